@@ -1,0 +1,44 @@
+/* dispatch.h: one Thrift message in, one reply out.
+ *
+ * StgDispatch runs the generated StaggerScheduler processor over in-memory
+ * transports, so every transport (framed TCP, HTTP) shares one path: it
+ * hands over the bytes of one request and gets the bytes of the reply. A
+ * request that cannot be read gets a TApplicationException reply when its
+ * method name and sequence id can be read, and an error otherwise.
+ * Main-loop thread only.
+ */
+#pragma once
+
+#include "api/handler.h"
+
+G_BEGIN_DECLS
+
+#define STG_DISPATCH_ERROR (stg_dispatch_error_quark ())
+GQuark stg_dispatch_error_quark (void);
+typedef enum { STG_DISPATCH_ERROR_FAILED, STG_DISPATCH_ERROR_MALFORMED } StgDispatchError;
+
+/* Makes a protocol (reader and writer) over a transport. */
+typedef ThriftProtocol *(*StgProtocolFactory) (ThriftTransport *transport);
+
+/* The binary protocol. */
+ThriftProtocol *stg_protocol_binary (ThriftTransport *transport);
+
+typedef struct _StgDispatch StgDispatch;
+
+/* A dispatcher for @handler (referenced). Replies larger than @max_reply
+ * bytes fail (0: no limit). */
+StgDispatch *stg_dispatch_new (StgHandler *handler, gsize max_reply);
+void stg_dispatch_free (StgDispatch *dispatch);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDispatch, stg_dispatch_free)
+
+/* Processes @request, read and answered with @protocol, acting as @user
+ * (nullable). Returns the reply (empty for a oneway call), or NULL with
+ * STG_DISPATCH_ERROR_MALFORMED when not even the message header reads. */
+GBytes *stg_dispatch_process (StgDispatch *dispatch, StgProtocolFactory protocol,
+                              GBytes *request, const gchar *user, GError **error);
+
+/* Calls served so far, and those answered with an exception. */
+guint64 stg_dispatch_calls (StgDispatch *dispatch);
+guint64 stg_dispatch_exceptions (StgDispatch *dispatch);
+
+G_END_DECLS

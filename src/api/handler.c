@@ -1,0 +1,330 @@
+/* handler.c: StgHandler, Aurora's scheduler calls answered from the engine
+ * and the store.
+ *
+ * Each method fills the Response the generated processor passes in and
+ * returns TRUE: a failure is a Response code with a message, never a Thrift
+ * exception. Reads go to the store; changes go through the engine.
+ * Main-loop thread only.
+ */
+#include "config.h"
+
+#include "api/handler.h"
+#include "api/response.h"
+#include "common/jobkey.h"
+
+struct _StgHandler
+{
+  ApiStaggerSchedulerHandler parent;
+
+  StgHandlerContext ctx;
+  gchar *user;          /* (nullable) who the current call acts as */
+};
+
+G_DEFINE_TYPE (StgHandler, stg_handler, API_TYPE_STAGGER_SCHEDULER_HANDLER)
+
+#define HANDLER(iface) STG_HANDLER (iface)
+
+/* ---- answering ------------------------------------------------------------ */
+
+/* Answers @error: bad input is INVALID_REQUEST; anything else is ERROR and
+ * is logged, since the caller did nothing wrong. */
+static gboolean
+answer_error (StgHandler *self, ApiResponse *response, const gchar *method, GError *error)
+{
+  ApiResponseCode code = API_RESPONSE_CODE_ERROR;
+
+  if (error->domain == STG_ENGINE_ERROR)
+    switch ((StgEngineError) error->code)
+      {
+      case STG_ENGINE_ERROR_INVALID:
+      case STG_ENGINE_ERROR_NOT_FOUND:
+      case STG_ENGINE_ERROR_ACTIVE_UPDATE:
+      case STG_ENGINE_ERROR_STATE:
+        code = API_RESPONSE_CODE_INVALID_REQUEST;
+        break;
+      case STG_ENGINE_ERROR_UNAVAILABLE:
+      case STG_ENGINE_ERROR_FAILED:
+      default:
+        break;
+      }
+  if (code == API_RESPONSE_CODE_ERROR)
+    g_warning ("api: %s failed: %s", method, error->message);
+  stg_response_fail (response, self->ctx.cluster, code, "%s", error->message);
+  return TRUE;
+}
+
+static gboolean
+answer_unavailable (StgHandler *self, ApiResponse *response, const gchar *method)
+{
+  stg_response_fail (response, self->ctx.cluster, API_RESPONSE_CODE_ERROR,
+                     "%s is not available yet in this version of Stagger", method);
+  return TRUE;
+}
+
+/* ---- jobs ----------------------------------------------------------------- */
+
+/* The JobConfiguration of a stored job. Its taskConfig is the newest
+ * configuration any of its instances should run. */
+static ApiJobConfiguration *
+job_configuration (StgHandler *self, StgJobRow *job, GError **error)
+{
+  g_autoptr (GArray) counts = stg_store_count_configs (self->ctx.store, job->id, error);
+  gint64 newest = 0;
+
+  if (counts == NULL)
+    return NULL;
+  for (guint i = 0; i < counts->len; i++)
+    newest = MAX (newest, g_array_index (counts, StgCount, i).key);
+
+  g_autoptr (ApiTaskConfig) task = NULL;
+  if (newest > 0)
+    {
+      task = stg_store_get_config (self->ctx.store, newest, error);
+      if (task == NULL)
+        return NULL;
+    }
+  else
+    task = g_object_new (API_TYPE_TASK_CONFIG, "job", job->key, NULL);
+
+  g_autoptr (ApiIdentity) owner = g_object_new (API_TYPE_IDENTITY, "user", job->owner, NULL);
+  return g_object_new (API_TYPE_JOB_CONFIGURATION,
+                       "key", job->key,
+                       "owner", owner,
+                       "cronCollisionPolicy", API_CRON_COLLISION_POLICY_KILL_EXISTING,
+                       "taskConfig", task,
+                       "instanceCount", job->instance_count,
+                       NULL);
+}
+
+static gboolean
+handler_get_jobs (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, const gchar *role,
+                  GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  g_autoptr (GPtrArray) jobs = stg_store_list_jobs (self->ctx.store,
+                                                    role && role[0] ? role : NULL, &error);
+  if (jobs == NULL)
+    return answer_error (self, *_return, "getJobs", error);
+
+  g_autoptr (ApiGetJobsResult) jr = g_object_new (API_TYPE_GET_JOBS_RESULT, NULL);
+  for (guint i = 0; i < jobs->len; i++)
+    {
+      ApiJobConfiguration *jc = job_configuration (self, jobs->pdata[i], &error);
+      if (jc == NULL)
+        return answer_error (self, *_return, "getJobs", error);
+      g_hash_table_add (jr->configs, jc);
+    }
+  jr->__isset_configs = TRUE;
+
+  ApiResult *result = stg_result_new ();
+  g_object_set (result, "getJobsResult", jr, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
+/* Task counts of a job by kind of status, as Aurora groups them. */
+static ApiJobStats *
+job_stats (StgHandler *self, StgJobRow *job, GError **error)
+{
+  g_autoptr (GArray) counts = stg_store_count_statuses (self->ctx.store, job->id, error);
+  gint32 active = 0, finished = 0, failed = 0, pending = 0;
+
+  if (counts == NULL)
+    return NULL;
+  for (guint i = 0; i < counts->len; i++)
+    {
+      StgCount c = g_array_index (counts, StgCount, i);
+      switch ((ApiScheduleStatus) c.key)
+        {
+        case API_SCHEDULE_STATUS_PENDING:
+        case API_SCHEDULE_STATUS_THROTTLED:
+        case API_SCHEDULE_STATUS_INIT:
+          pending += (gint32) c.count;
+          break;
+        case API_SCHEDULE_STATUS_FINISHED:
+          finished += (gint32) c.count;
+          break;
+        case API_SCHEDULE_STATUS_FAILED:
+        case API_SCHEDULE_STATUS_LOST:
+          failed += (gint32) c.count;
+          break;
+        case API_SCHEDULE_STATUS_KILLED:
+          finished += (gint32) c.count;
+          break;
+        default:
+          active += (gint32) c.count;
+          break;
+        }
+    }
+  return g_object_new (API_TYPE_JOB_STATS,
+                       "activeTaskCount", active, "finishedTaskCount", finished,
+                       "failedTaskCount", failed, "pendingTaskCount", pending, NULL);
+}
+
+static gboolean
+handler_get_job_summary (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, const gchar *role,
+                         GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  g_autoptr (GPtrArray) jobs = stg_store_list_jobs (self->ctx.store,
+                                                    role && role[0] ? role : NULL, &error);
+  if (jobs == NULL)
+    return answer_error (self, *_return, "getJobSummary", error);
+
+  g_autoptr (ApiJobSummaryResult) sr = g_object_new (API_TYPE_JOB_SUMMARY_RESULT, NULL);
+  for (guint i = 0; i < jobs->len; i++)
+    {
+      g_autoptr (ApiJobConfiguration) jc = job_configuration (self, jobs->pdata[i], &error);
+      g_autoptr (ApiJobStats) stats = jc ? job_stats (self, jobs->pdata[i], &error) : NULL;
+      if (stats == NULL)
+        return answer_error (self, *_return, "getJobSummary", error);
+      g_hash_table_add (sr->summaries, g_object_new (API_TYPE_JOB_SUMMARY,
+                                                     "job", jc, "stats", stats, NULL));
+    }
+  sr->__isset_summaries = TRUE;
+
+  ApiResult *result = stg_result_new ();
+  g_object_set (result, "jobSummaryResult", sr, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
+static gboolean
+handler_create_job (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
+                    const ApiJobConfiguration *description, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  if (!stg_engine_create_job (self->ctx.engine, description, self->user, &error))
+    return answer_error (self, *_return, "createJob", error);
+  stg_response_ok (*_return, self->ctx.cluster, NULL);
+  return TRUE;
+}
+
+/* ---- updates -------------------------------------------------------------- */
+
+static gboolean
+handler_get_job_update_summaries (ApiReadOnlySchedulerIf *iface, ApiResponse **_return,
+                                  const ApiJobUpdateQuery *query, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  g_autoptr (GPtrArray) summaries = stg_store_query_update_summaries (self->ctx.store, query, &error);
+  if (summaries == NULL)
+    return answer_error (self, *_return, "getJobUpdateSummaries", error);
+
+  g_autoptr (ApiGetJobUpdateSummariesResult) sr =
+    g_object_new (API_TYPE_GET_JOB_UPDATE_SUMMARIES_RESULT, "updateSummaries", summaries, NULL);
+  ApiResult *result = stg_result_new ();
+  g_object_set (result, "getJobUpdateSummariesResult", sr, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
+/* ---- not yet available ------------------------------------------------------ */
+
+#define UNAVAILABLE_RO(fn, method, ...)                                                   \
+  static gboolean fn (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, __VA_ARGS__,  \
+                      GError **unused)                                                    \
+  {                                                                                       \
+    (void) unused;                                                                        \
+    return answer_unavailable (HANDLER (iface), *_return, method);                        \
+  }
+#define UNAVAILABLE_RW(fn, method, ...)                                                        \
+  static gboolean fn (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return, __VA_ARGS__, \
+                      GError **unused)                                                         \
+  {                                                                                            \
+    (void) unused;                                                                             \
+    return answer_unavailable (HANDLER (iface), *_return, method);                             \
+  }
+
+UNAVAILABLE_RO (handler_get_tasks_status, "getTasksStatus", G_GNUC_UNUSED const ApiTaskQuery *q)
+UNAVAILABLE_RO (handler_get_tasks_without_configs, "getTasksWithoutConfigs", G_GNUC_UNUSED const ApiTaskQuery *q)
+UNAVAILABLE_RO (handler_get_config_summary, "getConfigSummary", G_GNUC_UNUSED const ApiJobKey *k)
+UNAVAILABLE_RO (handler_get_job_update_details, "getJobUpdateDetails", G_GNUC_UNUSED const ApiJobUpdateKey *k,
+                G_GNUC_UNUSED const ApiJobUpdateQuery *q)
+UNAVAILABLE_RO (handler_get_job_update_diff, "getJobUpdateDiff", G_GNUC_UNUSED const ApiJobUpdateRequest *r)
+UNAVAILABLE_RW (handler_restart_shards, "restartShards", G_GNUC_UNUSED const ApiJobKey *k, G_GNUC_UNUSED const GHashTable *s)
+UNAVAILABLE_RW (handler_kill_tasks, "killTasks", G_GNUC_UNUSED const ApiJobKey *k, G_GNUC_UNUSED const GHashTable *s,
+                G_GNUC_UNUSED const gchar *m)
+UNAVAILABLE_RW (handler_add_instances, "addInstances", G_GNUC_UNUSED const ApiInstanceKey *k, G_GNUC_UNUSED const gint32 c)
+UNAVAILABLE_RW (handler_start_job_update, "startJobUpdate", G_GNUC_UNUSED const ApiJobUpdateRequest *r,
+                G_GNUC_UNUSED const gchar *m)
+UNAVAILABLE_RW (handler_pause_job_update, "pauseJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k, G_GNUC_UNUSED const gchar *m)
+UNAVAILABLE_RW (handler_resume_job_update, "resumeJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k, G_GNUC_UNUSED const gchar *m)
+UNAVAILABLE_RW (handler_abort_job_update, "abortJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k, G_GNUC_UNUSED const gchar *m)
+UNAVAILABLE_RW (handler_rollback_job_update, "rollbackJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k,
+                G_GNUC_UNUSED const gchar *m)
+UNAVAILABLE_RW (handler_pulse_job_update, "pulseJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k)
+
+/* ---- the object ------------------------------------------------------------- */
+
+static void
+stg_handler_finalize (GObject *object)
+{
+  StgHandler *self = STG_HANDLER (object);
+
+  g_free (self->user);
+  G_OBJECT_CLASS (stg_handler_parent_class)->finalize (object);
+}
+
+static void
+stg_handler_class_init (StgHandlerClass *klass)
+{
+  ApiReadOnlySchedulerHandlerClass *ro = API_READ_ONLY_SCHEDULER_HANDLER_CLASS (klass);
+  ApiAuroraSchedulerManagerHandlerClass *rw = API_AURORA_SCHEDULER_MANAGER_HANDLER_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = stg_handler_finalize;
+
+  ro->get_job_summary = handler_get_job_summary;
+  ro->get_tasks_status = handler_get_tasks_status;
+  ro->get_tasks_without_configs = handler_get_tasks_without_configs;
+  ro->get_config_summary = handler_get_config_summary;
+  ro->get_jobs = handler_get_jobs;
+  ro->get_job_update_summaries = handler_get_job_update_summaries;
+  ro->get_job_update_details = handler_get_job_update_details;
+  ro->get_job_update_diff = handler_get_job_update_diff;
+
+  rw->create_job = handler_create_job;
+  rw->restart_shards = handler_restart_shards;
+  rw->kill_tasks = handler_kill_tasks;
+  rw->add_instances = handler_add_instances;
+  rw->start_job_update = handler_start_job_update;
+  rw->pause_job_update = handler_pause_job_update;
+  rw->resume_job_update = handler_resume_job_update;
+  rw->abort_job_update = handler_abort_job_update;
+  rw->rollback_job_update = handler_rollback_job_update;
+  rw->pulse_job_update = handler_pulse_job_update;
+}
+
+static void
+stg_handler_init (StgHandler *self)
+{
+  (void) self;
+}
+
+StgHandler *
+stg_handler_new (const StgHandlerContext *context)
+{
+  StgHandler *self = g_object_new (STG_TYPE_HANDLER, NULL);
+
+  self->ctx = *context;
+  return self;
+}
+
+void
+stg_handler_set_user (StgHandler *handler, const gchar *user)
+{
+  g_free (handler->user);
+  handler->user = g_strdup (user);
+}

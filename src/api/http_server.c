@@ -1,0 +1,440 @@
+/* http_server.c: StgHttpServer, libmicrohttpd driven by the GLib main loop.
+ *
+ * libmicrohttpd runs in "external event loop" mode with epoll: one
+ * descriptor tells when it has work. A GLib fd source on it and a timer for
+ * its own timeouts call MHD_run(); after every run the timer is set again
+ * from MHD_get_timeout(). A request's body is collected into a GByteArray
+ * (up to max_body) before its route's handler runs. Main-loop thread only.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <glib-unix.h>
+#include <microhttpd.h>
+#include <string.h>
+
+#include "api/http_server.h"
+
+#define HTTP_TOO_LARGE 413
+
+typedef struct
+{
+  gchar *path;
+  gboolean prefix;
+  StgHttpHandler handler;
+  gpointer data;
+} Route;
+
+struct _StgHttpServer
+{
+  struct MHD_Daemon *daemon;
+  StgHttpOptions options;
+  guint16 port;
+  guint fd_source;
+  guint timer;
+  GPtrArray *routes;         /* Route* */
+  gchar *tls_cert_pem;
+  gchar *tls_key_pem;
+};
+
+struct _StgHttpRequest
+{
+  struct MHD_Connection *conn;
+  gchar *method;
+  gchar *path;
+  GByteArray *body;
+  gboolean too_large;
+  gchar peer[INET6_ADDRSTRLEN];
+};
+
+struct _StgHttpResponse
+{
+  guint status;
+  gchar *content_type;
+  GBytes *body;
+  GPtrArray *headers;        /* name, value, name, value, ... */
+};
+
+void
+stg_http_options_init (StgHttpOptions *options)
+{
+  memset (options, 0, sizeof *options);
+  options->max_body = 16 * 1024 * 1024;
+  options->idle_timeout_s = 60;
+}
+
+/* ---- driving MHD from the main loop -------------------------------------- */
+
+static void schedule (StgHttpServer *server);
+
+static void
+run (StgHttpServer *server)
+{
+  MHD_run (server->daemon);
+  schedule (server);
+}
+
+static gboolean
+on_timer (gpointer user_data)
+{
+  StgHttpServer *server = user_data;
+
+  server->timer = 0;
+  run (server);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_fd (gint fd, GIOCondition condition, gpointer user_data)
+{
+  (void) fd;
+  (void) condition;
+  run (user_data);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+schedule (StgHttpServer *server)
+{
+  MHD_UNSIGNED_LONG_LONG ms = 0;
+
+  g_clear_handle_id (&server->timer, g_source_remove);
+  if (MHD_get_timeout (server->daemon, &ms) == MHD_YES)
+    server->timer = g_timeout_add ((guint) MIN (ms, (MHD_UNSIGNED_LONG_LONG) G_MAXUINT),
+                                   on_timer, server);
+}
+
+/* ---- requests -------------------------------------------------------------- */
+
+static void
+request_free (StgHttpRequest *request)
+{
+  if (request == NULL)
+    return;
+  g_free (request->method);
+  g_free (request->path);
+  if (request->body)
+    g_byte_array_unref (request->body);
+  g_free (request);
+}
+
+static void
+on_completed (void *cls, struct MHD_Connection *connection, void **con_cls,
+              enum MHD_RequestTerminationCode toe)
+{
+  (void) cls;
+  (void) connection;
+  (void) toe;
+  request_free (*con_cls);
+  *con_cls = NULL;
+}
+
+static Route *
+find_route (StgHttpServer *server, const gchar *path)
+{
+  Route *best = NULL;
+  gsize best_len = 0;
+
+  for (guint i = 0; i < server->routes->len; i++)
+    {
+      Route *r = server->routes->pdata[i];
+      gsize n = strlen (r->path);
+      gboolean match = r->prefix ? g_str_has_prefix (path, r->path) : strcmp (path, r->path) == 0;
+      if (match && n >= best_len)
+        {
+          best = r;
+          best_len = n;
+        }
+    }
+  return best;
+}
+
+static enum MHD_Result
+send_response (struct MHD_Connection *conn, StgHttpResponse *resp)
+{
+  gsize n = 0;
+  const void *data = resp->body ? g_bytes_get_data (resp->body, &n) : "";
+  struct MHD_Response *r =
+    MHD_create_response_from_buffer (n, (void *) data, MHD_RESPMEM_MUST_COPY);
+  enum MHD_Result ret;
+
+  if (resp->content_type != NULL)
+    MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+  for (guint i = 0; i + 1 < resp->headers->len; i += 2)
+    MHD_add_response_header (r, resp->headers->pdata[i], resp->headers->pdata[i + 1]);
+  ret = MHD_queue_response (conn, resp->status, r);
+  MHD_destroy_response (r);
+  return ret;
+}
+
+static void
+response_clear (StgHttpResponse *resp)
+{
+  g_free (resp->content_type);
+  g_clear_pointer (&resp->body, g_bytes_unref);
+  g_ptr_array_unref (resp->headers);
+}
+
+static enum MHD_Result
+simple (struct MHD_Connection *conn, guint status, const gchar *text)
+{
+  StgHttpResponse resp = { 0 };
+
+  resp.headers = g_ptr_array_new_with_free_func (g_free);
+  stg_http_response_text (&resp, status, text);
+  enum MHD_Result ret = send_response (conn, &resp);
+  response_clear (&resp);
+  return ret;
+}
+
+static enum MHD_Result
+on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+           const char *version, const char *upload_data, size_t *upload_data_size,
+           void **con_cls)
+{
+  StgHttpServer *server = cls;
+  StgHttpRequest *req = *con_cls;
+  (void) version;
+
+  if (req == NULL)
+    {
+      req = g_new0 (StgHttpRequest, 1);
+      req->conn = conn;
+      req->method = g_strdup (method);
+      req->path = g_strdup (url);
+      req->body = g_byte_array_new ();
+      const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info (conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+      if (ci != NULL && ci->client_addr != NULL)
+        {
+          const struct sockaddr *sa = ci->client_addr;
+          if (sa->sa_family == AF_INET)
+            inet_ntop (AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, req->peer, sizeof req->peer);
+          else if (sa->sa_family == AF_INET6)
+            inet_ntop (AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, req->peer, sizeof req->peer);
+        }
+      *con_cls = req;
+
+      /* A body announced as too large is refused before it is read. */
+      const char *length = MHD_lookup_connection_value (conn, MHD_HEADER_KIND,
+                                                        MHD_HTTP_HEADER_CONTENT_LENGTH);
+      if (length != NULL && g_ascii_strtoull (length, NULL, 10) > server->options.max_body)
+        return simple (conn, HTTP_TOO_LARGE, "request body too large\n");
+      return MHD_YES;
+    }
+
+  if (*upload_data_size > 0)
+    {
+      if (!req->too_large && req->body->len + *upload_data_size > server->options.max_body)
+        req->too_large = TRUE;
+      if (!req->too_large)
+        g_byte_array_append (req->body, (const guint8 *) upload_data, (guint) *upload_data_size);
+      *upload_data_size = 0;
+      return MHD_YES;
+    }
+
+  if (req->too_large)
+    return simple (conn, HTTP_TOO_LARGE, "request body too large\n");
+
+  Route *route = find_route (server, req->path);
+  if (route == NULL)
+    return simple (conn, MHD_HTTP_NOT_FOUND, "not found\n");
+
+  StgHttpResponse resp = { 0 };
+  resp.status = MHD_HTTP_OK;
+  resp.headers = g_ptr_array_new_with_free_func (g_free);
+  route->handler (req, &resp, route->data);
+  enum MHD_Result ret = send_response (conn, &resp);
+  response_clear (&resp);
+  return ret;
+}
+
+static void
+on_log (void *cls, const char *fmt, va_list ap)
+{
+  g_autofree gchar *text = g_strdup_vprintf (fmt, ap);
+  (void) cls;
+  g_strchomp (text);
+  g_info ("http: %s", text);
+}
+
+/* ---- the server ------------------------------------------------------------ */
+
+StgHttpServer *
+stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *options,
+                     GError **error)
+{
+  g_autoptr (GInetAddress) inet = g_inet_address_new_from_string (address);
+  struct sockaddr_storage ss = { 0 };
+  StgHttpServer *server;
+  unsigned int flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+
+  if (inet == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "'%s' is not an IP address", address);
+      return NULL;
+    }
+  {
+    g_autoptr (GSocketAddress) sa = g_inet_socket_address_new (inet, port);
+    if (!g_socket_address_to_native (sa, &ss, sizeof ss, error))
+      return NULL;
+  }
+  if (g_inet_address_get_family (inet) == G_SOCKET_FAMILY_IPV6)
+    flags |= MHD_USE_IPv6;
+
+  server = g_new0 (StgHttpServer, 1);
+  if (options != NULL)
+    server->options = *options;
+  else
+    stg_http_options_init (&server->options);
+  server->routes = g_ptr_array_new ();
+
+  if (server->options.tls_cert != NULL || server->options.tls_key != NULL)
+    {
+      if (server->options.tls_cert == NULL || server->options.tls_key == NULL)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       "TLS needs both a certificate and a key");
+          goto fail;
+        }
+      if (!g_file_get_contents (server->options.tls_cert, &server->tls_cert_pem, NULL, error) ||
+          !g_file_get_contents (server->options.tls_key, &server->tls_key_pem, NULL, error))
+        goto fail;
+      flags |= MHD_USE_TLS;
+    }
+
+  if (flags & MHD_USE_TLS)
+    server->daemon = MHD_start_daemon (flags, port, NULL, NULL, on_access, server,
+                                       MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
+                                       MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
+                                       MHD_OPTION_CONNECTION_TIMEOUT, server->options.idle_timeout_s,
+                                       MHD_OPTION_EXTERNAL_LOGGER, on_log, server,
+                                       MHD_OPTION_HTTPS_MEM_CERT, server->tls_cert_pem,
+                                       MHD_OPTION_HTTPS_MEM_KEY, server->tls_key_pem,
+                                       MHD_OPTION_END);
+  else
+    server->daemon = MHD_start_daemon (flags, port, NULL, NULL, on_access, server,
+                                       MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
+                                       MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
+                                       MHD_OPTION_CONNECTION_TIMEOUT, server->options.idle_timeout_s,
+                                       MHD_OPTION_EXTERNAL_LOGGER, on_log, server,
+                                       MHD_OPTION_END);
+  if (server->daemon == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                   "cannot serve HTTP on %s:%u (address in use, or bad TLS files?)", address, port);
+      goto fail;
+    }
+
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info (server->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  server->port = info ? info->port : port;
+  info = MHD_get_daemon_info (server->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+  server->fd_source = g_unix_fd_add (info->epoll_fd, G_IO_IN, on_fd, server);
+  schedule (server);
+  return server;
+
+fail:
+  stg_http_server_free (server);
+  return NULL;
+}
+
+void
+stg_http_server_free (StgHttpServer *server)
+{
+  if (server == NULL)
+    return;
+  g_clear_handle_id (&server->fd_source, g_source_remove);
+  g_clear_handle_id (&server->timer, g_source_remove);
+  if (server->daemon != NULL)
+    MHD_stop_daemon (server->daemon);
+  for (guint i = 0; i < server->routes->len; i++)
+    {
+      Route *r = server->routes->pdata[i];
+      g_free (r->path);
+      g_free (r);
+    }
+  g_ptr_array_unref (server->routes);
+  g_free (server->tls_cert_pem);
+  g_free (server->tls_key_pem);
+  g_free (server);
+}
+
+guint16
+stg_http_server_port (StgHttpServer *server)
+{
+  return server->port;
+}
+
+void
+stg_http_server_route (StgHttpServer *server, const gchar *path, StgHttpHandler handler,
+                       gpointer user_data)
+{
+  Route *r = g_new0 (Route, 1);
+
+  r->path = g_strdup (path);
+  r->prefix = g_str_has_suffix (path, "/");
+  r->handler = handler;
+  r->data = user_data;
+  g_ptr_array_add (server->routes, r);
+}
+
+const gchar *
+stg_http_request_method (StgHttpRequest *request)
+{
+  return request->method;
+}
+
+const gchar *
+stg_http_request_path (StgHttpRequest *request)
+{
+  return request->path;
+}
+
+const gchar *
+stg_http_request_header (StgHttpRequest *request, const gchar *name)
+{
+  return MHD_lookup_connection_value (request->conn, MHD_HEADER_KIND, name);
+}
+
+const gchar *
+stg_http_request_query (StgHttpRequest *request, const gchar *name)
+{
+  return MHD_lookup_connection_value (request->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+GBytes *
+stg_http_request_body (StgHttpRequest *request)
+{
+  return g_bytes_new (request->body->data, request->body->len);
+}
+
+const gchar *
+stg_http_request_peer (StgHttpRequest *request)
+{
+  return request->peer;
+}
+
+void
+stg_http_response_set (StgHttpResponse *response, guint status, const gchar *content_type,
+                       GBytes *body)
+{
+  response->status = status;
+  g_free (response->content_type);
+  response->content_type = g_strdup (content_type);
+  g_clear_pointer (&response->body, g_bytes_unref);
+  response->body = body;
+}
+
+void
+stg_http_response_text (StgHttpResponse *response, guint status, const gchar *text)
+{
+  stg_http_response_set (response, status, "text/plain; charset=utf-8",
+                         g_bytes_new (text, strlen (text)));
+}
+
+void
+stg_http_response_header (StgHttpResponse *response, const gchar *name, const gchar *value)
+{
+  g_ptr_array_add (response->headers, g_strdup (name));
+  g_ptr_array_add (response->headers, g_strdup (value));
+}

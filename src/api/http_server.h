@@ -1,0 +1,67 @@
+/* http_server.h: HTTP on the main loop, with libmicrohttpd.
+ *
+ * StgHttpServer runs libmicrohttpd without threads of its own: its epoll
+ * descriptor is watched by a GLib source and its timeouts are GLib timers,
+ * so every request is handled on the main loop beside everything else.
+ * Routes map a path (exact, or a prefix ending in '/') to a handler that
+ * gets the whole request (body collected, size-capped) and fills in a
+ * response. Main-loop thread only.
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+typedef struct _StgHttpServer StgHttpServer;
+typedef struct _StgHttpRequest StgHttpRequest;
+typedef struct _StgHttpResponse StgHttpResponse;
+
+typedef struct
+{
+  gsize max_body;            /* bytes; larger requests get 413. Default 16 MiB */
+  guint idle_timeout_s;      /* default 60 */
+  const gchar *tls_cert;     /* PEM file, or NULL for plain HTTP */
+  const gchar *tls_key;
+} StgHttpOptions;
+
+void stg_http_options_init (StgHttpOptions *options);
+
+/* Fills @response for @request. */
+typedef void (*StgHttpHandler) (StgHttpRequest *request, StgHttpResponse *response,
+                                gpointer user_data);
+
+StgHttpServer *stg_http_server_new (const gchar *address, guint16 port,
+                                    const StgHttpOptions *options, GError **error);
+void stg_http_server_free (StgHttpServer *server);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgHttpServer, stg_http_server_free)
+
+guint16 stg_http_server_port (StgHttpServer *server);
+
+/* Routes @path to @handler. A @path ending in '/' matches every path under
+ * it; otherwise the match is exact. The longest match wins. */
+void stg_http_server_route (StgHttpServer *server, const gchar *path, StgHttpHandler handler,
+                            gpointer user_data);
+
+/* ---- requests ---------------------------------------------------------- */
+
+const gchar *stg_http_request_method (StgHttpRequest *request);
+const gchar *stg_http_request_path (StgHttpRequest *request);
+/* A header's value (case-insensitive name), or NULL. */
+const gchar *stg_http_request_header (StgHttpRequest *request, const gchar *name);
+/* A query-string argument, or NULL. */
+const gchar *stg_http_request_query (StgHttpRequest *request, const gchar *name);
+GBytes *stg_http_request_body (StgHttpRequest *request);
+/* The peer's address, e.g. "127.0.0.1". */
+const gchar *stg_http_request_peer (StgHttpRequest *request);
+
+/* ---- responses --------------------------------------------------------- */
+
+/* Status, content type and body (taken). */
+void stg_http_response_set (StgHttpResponse *response, guint status, const gchar *content_type,
+                            GBytes *body);
+/* A text/plain body. */
+void stg_http_response_text (StgHttpResponse *response, guint status, const gchar *text);
+void stg_http_response_header (StgHttpResponse *response, const gchar *name, const gchar *value);
+
+G_END_DECLS

@@ -1,0 +1,9 @@
+# src/api/local.mk: Thrift handler, dispatch, TCP and HTTP servers.
+noinst_LIBRARIES += libstg_api.a
+libstg_api_a_SOURCES = \
+	src/api/dispatch.c src/api/dispatch.h \
+	src/api/handler.c src/api/handler.h \
+	src/api/http_server.c src/api/http_server.h \
+	src/api/response.c src/api/response.h \
+	src/api/tcp_server.c src/api/tcp_server.h
+EXTRA_DIST += src/api/local.mk

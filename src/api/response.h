@@ -1,0 +1,30 @@
+/* response.h: building Aurora-style Responses.
+ *
+ * Every call answers with a Response: a code, serverInfo naming the cluster,
+ * details carrying messages, and a result only with OK. These helpers fill
+ * the Response the generated processor hands to each handler method.
+ * Main-loop thread only.
+ */
+#pragma once
+
+#include "common/thrift_glue.h"
+
+G_BEGIN_DECLS
+
+/* Sets code and serverInfo; clears result and details. */
+void stg_response_init (ApiResponse *response, ApiResponseCode code, const gchar *cluster);
+
+/* Appends a detail message. */
+void stg_response_add_detail (ApiResponse *response, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
+
+/* OK with @result (taken: may be NULL for none). */
+void stg_response_ok (ApiResponse *response, const gchar *cluster, ApiResult *result);
+
+/* A failure with @code and one detail message. */
+void stg_response_fail (ApiResponse *response, const gchar *cluster, ApiResponseCode code,
+                        const gchar *format, ...) G_GNUC_PRINTF (4, 5);
+
+/* A new, empty Result. */
+ApiResult *stg_result_new (void);
+
+G_END_DECLS

@@ -1,0 +1,11 @@
+# src/common/local.mk: shared small pieces (lowest layer).
+noinst_LIBRARIES += libstg_common.a
+libstg_common_a_SOURCES = \
+	src/common/binary_protocol.c src/common/binary_protocol.h \
+	src/common/clock.c src/common/clock.h \
+	src/common/framed_client.c src/common/framed_client.h \
+	src/common/jobkey.c src/common/jobkey.h \
+	src/common/mem_transport.c src/common/mem_transport.h \
+	src/common/ranges.c src/common/ranges.h \
+	src/common/thrift_glue.c src/common/thrift_glue.h
+EXTRA_DIST += src/common/local.mk

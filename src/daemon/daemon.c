@@ -1,0 +1,268 @@
+/* daemon.c: StgDaemon: builds the layers bottom-up and tears them down
+ * top-down. Owns every part it builds. Main-loop thread only.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <unistd.h>
+
+#include "api/dispatch.h"
+#include "api/handler.h"
+#include "api/http_server.h"
+#include "api/tcp_server.h"
+#include "daemon/daemon.h"
+#include "engine/engine.h"
+#include "store/store.h"
+
+struct _StgDaemon
+{
+  StgDaemonSettings settings;   /* copies of the strings */
+  StgStore *store;
+  StgClock *clock;
+  StgEngine *engine;
+  StgHandler *handler;
+  StgDispatch *dispatch;
+  StgTcpServer *tcp;
+  StgHttpServer *http;
+};
+
+void
+stg_daemon_settings_init (StgDaemonSettings *settings)
+{
+  settings->data_dir = g_strdup ("./var");
+  settings->bind = g_strdup ("127.0.0.1");
+  settings->http_port = 8081;
+  settings->thrift_port = 8082;
+  settings->cluster = g_strdup ("local");
+  settings->max_frame = 16 * 1024 * 1024;
+  settings->idle_timeout_s = 300;
+  settings->ready_file = NULL;
+}
+
+void
+stg_daemon_settings_clear (StgDaemonSettings *settings)
+{
+  g_clear_pointer (&settings->data_dir, g_free);
+  g_clear_pointer (&settings->bind, g_free);
+  g_clear_pointer (&settings->cluster, g_free);
+  g_clear_pointer (&settings->ready_file, g_free);
+}
+
+static gboolean
+load_string (GKeyFile *kf, const gchar *key, gchar **out, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  gchar *value = g_key_file_get_string (kf, "staggerd", key, &local);
+
+  if (value == NULL)
+    {
+      if (g_error_matches (local, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND))
+        return TRUE;
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  g_free (*out);
+  *out = value;
+  return TRUE;
+}
+
+static gboolean
+load_int (GKeyFile *kf, const gchar *key, gint64 min, gint64 max, gint64 *out, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  gint64 value;
+
+  if (!g_key_file_has_key (kf, "staggerd", key, NULL))
+    return TRUE;
+  value = g_key_file_get_int64 (kf, "staggerd", key, &local);
+  if (local != NULL)
+    {
+      g_propagate_prefixed_error (error, g_steal_pointer (&local), "[staggerd] %s: ", key);
+      return FALSE;
+    }
+  if (value < min || value > max)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "[staggerd] %s must be between %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT,
+                   key, min, max);
+      return FALSE;
+    }
+  *out = value;
+  return TRUE;
+}
+
+gboolean
+stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError **error)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  static const gchar *const known[] = {
+    "data_dir", "bind", "http_port", "thrift_port", "cluster", "max_frame_bytes",
+    "idle_timeout_secs", NULL
+  };
+  gint64 http = settings->http_port, thrift = settings->thrift_port;
+  gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
+
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error))
+    {
+      g_prefix_error (error, "%s: ", path);
+      return FALSE;
+    }
+  if (g_key_file_has_group (kf, "staggerd"))
+    {
+      g_auto (GStrv) keys = g_key_file_get_keys (kf, "staggerd", NULL, NULL);
+      for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+        if (!g_strv_contains (known, keys[i]))
+          {
+            g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                         "%s: unknown key '%s' in [staggerd]", path, keys[i]);
+            return FALSE;
+          }
+    }
+  if (!load_string (kf, "data_dir", &settings->data_dir, error) ||
+      !load_string (kf, "bind", &settings->bind, error) ||
+      !load_string (kf, "cluster", &settings->cluster, error) ||
+      !load_int (kf, "http_port", 0, 65535, &http, error) ||
+      !load_int (kf, "thrift_port", 0, 65535, &thrift, error) ||
+      !load_int (kf, "max_frame_bytes", 1024, G_MAXINT32, &frame, error) ||
+      !load_int (kf, "idle_timeout_secs", 0, 86400, &idle, error))
+    {
+      g_prefix_error (error, "%s: ", path);
+      return FALSE;
+    }
+  settings->http_port = (gint) http;
+  settings->thrift_port = (gint) thrift;
+  settings->max_frame = frame;
+  settings->idle_timeout_s = (gint) idle;
+  return TRUE;
+}
+
+/* ---- HTTP routes ---------------------------------------------------------- */
+
+static void
+route_health (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+{
+  (void) request;
+  (void) user_data;
+  stg_http_response_text (response, 200, "ok\n");
+}
+
+/* ---- start and stop ------------------------------------------------------- */
+
+static gboolean
+write_ready_file (StgDaemon *d, GError **error)
+{
+  g_autofree gchar *tmp = g_strconcat (d->settings.ready_file, ".tmp", NULL);
+  g_autofree gchar *text = g_strdup_printf (
+      "{\"pid\": %d, \"http_port\": %u, \"thrift_port\": %u}\n", (int) getpid (),
+      stg_http_server_port (d->http), stg_tcp_server_port (d->tcp));
+
+  /* Written then renamed, so a reader never sees half of it. */
+  if (!g_file_set_contents (tmp, text, -1, error))
+    return FALSE;
+  if (g_rename (tmp, d->settings.ready_file) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved), "renaming %s: %s", tmp,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+StgDaemon *
+stg_daemon_start (const StgDaemonSettings *settings, GError **error)
+{
+  StgDaemon *d = g_new0 (StgDaemon, 1);
+  StgHttpOptions http_options;
+  StgTcpOptions tcp_options;
+  StgHandlerContext ctx;
+  g_autofree gchar *db = NULL;
+
+  d->settings.data_dir = g_strdup (settings->data_dir);
+  d->settings.bind = g_strdup (settings->bind);
+  d->settings.http_port = settings->http_port;
+  d->settings.thrift_port = settings->thrift_port;
+  d->settings.cluster = g_strdup (settings->cluster);
+  d->settings.max_frame = settings->max_frame;
+  d->settings.idle_timeout_s = settings->idle_timeout_s;
+  d->settings.ready_file = g_strdup (settings->ready_file);
+
+  if (g_mkdir_with_parents (d->settings.data_dir, 0700) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+                   "cannot create the data directory %s: %s", d->settings.data_dir,
+                   g_strerror (saved));
+      goto fail;
+    }
+  db = g_build_filename (d->settings.data_dir, "stagger.db", NULL);
+  d->store = stg_store_open (db, error);
+  if (d->store == NULL)
+    goto fail;
+  d->clock = stg_clock_new_real ();
+  d->engine = stg_engine_new (d->store, d->clock, NULL, NULL);
+  if (!stg_engine_recover (d->engine, error))
+    goto fail;
+
+  ctx = (StgHandlerContext) {
+    .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
+  };
+  d->handler = stg_handler_new (&ctx);
+  d->dispatch = stg_dispatch_new (d->handler, (gsize) d->settings.max_frame);
+
+  stg_tcp_options_init (&tcp_options);
+  tcp_options.max_frame = (gsize) d->settings.max_frame;
+  tcp_options.idle_timeout_s = (guint) d->settings.idle_timeout_s;
+  d->tcp = stg_tcp_server_new (d->dispatch, d->settings.bind, (guint16) d->settings.thrift_port,
+                               &tcp_options, error);
+  if (d->tcp == NULL)
+    goto fail;
+
+  stg_http_options_init (&http_options);
+  d->http = stg_http_server_new (d->settings.bind, (guint16) d->settings.http_port,
+                                 &http_options, error);
+  if (d->http == NULL)
+    goto fail;
+  stg_http_server_route (d->http, "/health", route_health, d);
+
+  if (d->settings.ready_file != NULL && !write_ready_file (d, error))
+    goto fail;
+  g_message ("staggerd: cluster '%s', data in %s, HTTP on %s:%u, Thrift on %s:%u",
+             d->settings.cluster, d->settings.data_dir, d->settings.bind,
+             stg_http_server_port (d->http), d->settings.bind, stg_tcp_server_port (d->tcp));
+  return d;
+
+fail:
+  stg_daemon_stop (d);
+  return NULL;
+}
+
+void
+stg_daemon_stop (StgDaemon *d)
+{
+  if (d == NULL)
+    return;
+  /* Top-down: stop taking requests, then the core, then storage. */
+  g_clear_pointer (&d->http, stg_http_server_free);
+  g_clear_pointer (&d->tcp, stg_tcp_server_free);
+  g_clear_pointer (&d->dispatch, stg_dispatch_free);
+  g_clear_object (&d->handler);
+  g_clear_pointer (&d->engine, stg_engine_free);
+  g_clear_pointer (&d->clock, stg_clock_free);
+  g_clear_pointer (&d->store, stg_store_close);
+  stg_daemon_settings_clear (&d->settings);
+  g_free (d);
+}
+
+guint16
+stg_daemon_http_port (StgDaemon *daemon)
+{
+  return stg_http_server_port (daemon->http);
+}
+
+guint16
+stg_daemon_thrift_port (StgDaemon *daemon)
+{
+  return stg_tcp_server_port (daemon->tcp);
+}

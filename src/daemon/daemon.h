@@ -1,0 +1,44 @@
+/* daemon.h: staggerd's settings and the wiring of its parts.
+ *
+ * StgDaemon owns everything the daemon runs: the store, clock, runtime,
+ * engine, handler, dispatcher and the TCP and HTTP servers. main() fills
+ * StgDaemonSettings (defaults, then the config file, then the command line),
+ * starts a daemon and runs the main loop until a signal stops it.
+ * Main-loop thread only.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  gchar *data_dir;          /* default ./var */
+  gchar *bind;              /* default 127.0.0.1 */
+  gint http_port;           /* default 8081; 0: any free port */
+  gint thrift_port;         /* default 8082; 0: any free port */
+  gchar *cluster;           /* default "local" */
+  gint64 max_frame;         /* bytes; default 16 MiB */
+  gint idle_timeout_s;      /* TCP idle timeout; default 300 */
+  gchar *ready_file;        /* (nullable) JSON with pid and ports, written once serving */
+} StgDaemonSettings;
+
+void stg_daemon_settings_init (StgDaemonSettings *settings);
+void stg_daemon_settings_clear (StgDaemonSettings *settings);
+
+/* Reads [staggerd] keys of a GKeyFile into @settings (only keys present). */
+gboolean stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError **error);
+
+typedef struct _StgDaemon StgDaemon;
+
+/* Opens the store, recovers, and starts serving. */
+StgDaemon *stg_daemon_start (const StgDaemonSettings *settings, GError **error);
+
+/* Stops accepting, closes connections, closes the store, frees. */
+void stg_daemon_stop (StgDaemon *daemon);
+
+guint16 stg_daemon_http_port (StgDaemon *daemon);
+guint16 stg_daemon_thrift_port (StgDaemon *daemon);
+
+G_END_DECLS

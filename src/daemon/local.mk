@@ -1,0 +1,12 @@
+# src/daemon/local.mk: staggerd itself.
+noinst_LIBRARIES += libstg_daemon.a
+libstg_daemon_a_SOURCES = src/daemon/daemon.c src/daemon/daemon.h
+
+# Layers in link order: each library needs only those after it.
+STG_CORE_LIBS = libstg_daemon.a libstg_api.a libstg_engine.a libstg_runtime.a \
+	libstg_store.a libstg_common.a libstg_gen.a
+
+sbin_PROGRAMS += staggerd
+staggerd_SOURCES = src/daemon/main.c
+staggerd_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
+EXTRA_DIST += src/daemon/local.mk

@@ -1,0 +1,5 @@
+# src/engine/local.mk: the scheduler core (pure logic behind clock, store, runtime).
+noinst_LIBRARIES += libstg_engine.a
+libstg_engine_a_SOURCES = \
+	src/engine/engine.c src/engine/engine.h src/engine/engine_private.h
+EXTRA_DIST += src/engine/local.mk

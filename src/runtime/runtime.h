@@ -1,0 +1,142 @@
+/* runtime.h: the runtime seam: what the engine asks of whatever runs tasks.
+ *
+ * A runtime keeps each instance slot (job id, instance id) running the
+ * configuration the store says it should (instances.config_id), and reports
+ * what it sees. It is deliberately narrow and free of local-process
+ * assumptions, so another runtime (a bridge to a cluster manager) fits the
+ * same interface. Implementations: the local process runtime (local.c), and
+ * scripted/bench runtimes in tests and bench/.
+ *
+ * Contract:
+ *  - apply(): make the slot run @config_id: start it if nothing runs, replace
+ *    what runs if it is another config, start it again now if it runs
+ *    @config_id but has exited or failed. Nothing if it already runs
+ *    @config_id and is live. The caller has already stored the intent.
+ *  - kill(): stop the slot's task; once it is gone, the runtime removes the
+ *    slot's instance row and reports the slot ABSENT.
+ *  - restart(): stop the slot's task and start the same config again.
+ *  - observe(): what the slot looks like now; never blocks.
+ *  - Every change a caller could observe is announced through the listener,
+ *    on the main loop, never from inside apply/kill/restart.
+ *  - failures counts failed runs of the slot (exits, failed health, failed
+ *    hooks); it only grows while the slot exists.
+ * Main-loop thread only.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define STG_RUNTIME_ERROR (stg_runtime_error_quark ())
+GQuark stg_runtime_error_quark (void);
+typedef enum
+{
+  STG_RUNTIME_ERROR_FAILED,
+  STG_RUNTIME_ERROR_INVALID,     /* the config cannot run here */
+  STG_RUNTIME_ERROR_NOT_FOUND,   /* no such slot */
+} StgRuntimeError;
+
+typedef enum
+{
+  STG_TASK_ABSENT,     /* nothing in the slot */
+  STG_TASK_PENDING,    /* wanted, not started yet (e.g. waiting out a back-off) */
+  STG_TASK_STARTING,   /* started, not yet healthy */
+  STG_TASK_RUNNING,    /* running and healthy */
+  STG_TASK_KILLING,    /* being stopped */
+  STG_TASK_FAILED,     /* exited or unhealthy; waits to be started again */
+  STG_TASK_FINISHED,   /* exited with status 0 and will not be restarted */
+} StgTaskPhase;
+
+typedef struct
+{
+  StgTaskPhase phase;
+  gint64 config_id;          /* the config of what runs or starts; 0 when ABSENT */
+  gint64 healthy_since_ms;   /* RUNNING: when it last became healthy */
+  gint64 phase_since_ms;     /* when the phase last changed */
+  guint32 failures;          /* failed runs of this slot so far */
+  gint32 status;             /* ScheduleStatus, for display */
+} StgTaskObservation;
+
+typedef struct _StgRuntime StgRuntime;
+
+/* Called when a slot's observation may have changed. */
+typedef void (*StgRuntimeListener) (gpointer user_data, gint64 job_id, gint32 instance_id);
+
+typedef struct
+{
+  gboolean (*apply) (StgRuntime *rt, gint64 job_id, gint32 instance_id, gint64 config_id,
+                     GError **error);
+  gboolean (*kill) (StgRuntime *rt, gint64 job_id, gint32 instance_id, GError **error);
+  gboolean (*restart) (StgRuntime *rt, gint64 job_id, gint32 instance_id, GError **error);
+  void (*observe) (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgTaskObservation *out);
+  /* Checks that @executor_data (with @executor_name) can run here. */
+  gboolean (*validate) (StgRuntime *rt, const gchar *executor_name, const gchar *executor_data,
+                        GError **error);
+  void (*free) (StgRuntime *rt);
+} StgRuntimeOps;
+
+/* Every runtime starts with this header. */
+struct _StgRuntime
+{
+  const StgRuntimeOps *ops;
+  StgRuntimeListener listener;
+  gpointer listener_data;
+};
+
+static inline gboolean
+stg_runtime_apply (StgRuntime *rt, gint64 job_id, gint32 instance_id, gint64 config_id,
+                   GError **error)
+{
+  return rt->ops->apply (rt, job_id, instance_id, config_id, error);
+}
+
+static inline gboolean
+stg_runtime_kill (StgRuntime *rt, gint64 job_id, gint32 instance_id, GError **error)
+{
+  return rt->ops->kill (rt, job_id, instance_id, error);
+}
+
+static inline gboolean
+stg_runtime_restart (StgRuntime *rt, gint64 job_id, gint32 instance_id, GError **error)
+{
+  return rt->ops->restart (rt, job_id, instance_id, error);
+}
+
+static inline void
+stg_runtime_observe (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgTaskObservation *out)
+{
+  rt->ops->observe (rt, job_id, instance_id, out);
+}
+
+static inline gboolean
+stg_runtime_validate (StgRuntime *rt, const gchar *executor_name, const gchar *executor_data,
+                      GError **error)
+{
+  return rt->ops->validate == NULL ||
+         rt->ops->validate (rt, executor_name, executor_data, error);
+}
+
+/* Sets the one listener (the engine). */
+static inline void
+stg_runtime_set_listener (StgRuntime *rt, StgRuntimeListener listener, gpointer user_data)
+{
+  rt->listener = listener;
+  rt->listener_data = user_data;
+}
+
+/* For implementations: tell the listener about a slot. */
+static inline void
+stg_runtime_notify (StgRuntime *rt, gint64 job_id, gint32 instance_id)
+{
+  if (rt->listener != NULL)
+    rt->listener (rt->listener_data, job_id, instance_id);
+}
+
+void stg_runtime_free (StgRuntime *rt);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgRuntime, stg_runtime_free)
+
+/* A short name for a phase ("running", ...). */
+const gchar *stg_task_phase_name (StgTaskPhase phase);
+
+G_END_DECLS

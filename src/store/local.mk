@@ -1,0 +1,16 @@
+# src/store/local.mk: SQLite persistence and its embedded migrations.
+noinst_LIBRARIES += libstg_store.a
+libstg_store_a_SOURCES = \
+	src/store/store.c src/store/store.h src/store/store_private.h \
+	src/store/jobs.c \
+	src/store/updates.c
+nodist_libstg_store_a_SOURCES = src/store/schema-resources.c
+
+STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql
+src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)
+	$(AM_V_GEN)$(MKDIR_P) src/store && \
+	$(GLIB_COMPILE_RESOURCES) --target=$@ --sourcedir=$(srcdir)/schema \
+	  --generate-source --c-name stg_schema $(srcdir)/schema/schema.gresource.xml
+BUILT_SOURCES += src/store/schema-resources.c
+CLEANFILES += src/store/schema-resources.c
+EXTRA_DIST += src/store/local.mk schema/schema.gresource.xml $(STG_SCHEMA_FILES)

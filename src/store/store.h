@@ -1,0 +1,170 @@
+/* store.h: Stagger's persistence: SQLite behind a small API.
+ *
+ * StgStore owns one SQLite connection (WAL, synchronous=FULL, foreign keys,
+ * busy timeout) and the migrations in schema/. No SQL lives outside
+ * src/store/. Calls outside a transaction commit on their own; a caller that
+ * needs several writes to land together brackets them with
+ * stg_store_begin()/stg_store_commit() (nestable: inner levels are
+ * savepoints, and only the outermost commit reaches the disk).
+ * Main-loop thread only.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "common/ranges.h"
+#include "common/thrift_glue.h"
+
+G_BEGIN_DECLS
+
+#define STG_STORE_ERROR (stg_store_error_quark ())
+GQuark stg_store_error_quark (void);
+
+typedef enum
+{
+  STG_STORE_ERROR_FAILED,     /* SQLite said no */
+  STG_STORE_ERROR_NEWER,      /* database written by a newer Stagger */
+  STG_STORE_ERROR_EXISTS,     /* unique row already there */
+  STG_STORE_ERROR_NOT_FOUND,
+  STG_STORE_ERROR_CORRUPT,    /* a stored blob does not decode */
+  STG_STORE_ERROR_INJECTED,   /* a fault injected by a test */
+} StgStoreError;
+
+typedef struct _StgStore StgStore;
+
+/* ---- opening, transactions -------------------------------------------- */
+
+/* Opens (creating if needed) the database at @path (":memory:" works) and
+ * applies pending migrations, each in its own transaction. */
+StgStore *stg_store_open (const gchar *path, GError **error);
+void stg_store_close (StgStore *store);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgStore, stg_store_close)
+
+/* The schema version the database is at, and the newest this build knows. */
+gint stg_store_schema_version (StgStore *store);
+gint stg_store_latest_schema_version (void);
+
+gboolean stg_store_begin (StgStore *store, GError **error);
+gboolean stg_store_commit (StgStore *store, GError **error);
+/* Undoes everything since the matching begin. Never fails. */
+void stg_store_rollback (StgStore *store);
+gboolean stg_store_in_transaction (StgStore *store);
+
+/* Outermost commits so far (each is one durable write). */
+guint64 stg_store_commit_count (StgStore *store);
+
+/* Tests: the @n-th outermost commit from now fails (and rolls back) with
+ * STG_STORE_ERROR_INJECTED; 0 turns injection off. */
+void stg_store_fail_commit (StgStore *store, guint n);
+
+/* ---- task configurations ---------------------------------------------- */
+
+typedef struct
+{
+  gint64 id;
+  gint version;      /* per job key: 1, 2, ... */
+  gchar *hash;
+} StgConfigRef;
+
+/* Stores @config once (by canonical hash) and returns its id and version.
+ * Storing an equal config again returns the same id. */
+gboolean stg_store_put_config (StgStore *store, ApiTaskConfig *config,
+                               gint64 *id, gint *version, GError **error);
+
+/* The config with @id (a new reference; do not modify it). */
+ApiTaskConfig *stg_store_get_config (StgStore *store, gint64 id, GError **error);
+
+/* The version number of config @id within its job (0 if unknown). */
+gint stg_store_config_version (StgStore *store, gint64 id);
+
+/* ---- jobs and instances ----------------------------------------------- */
+
+typedef struct
+{
+  gint64 id;
+  ApiJobKey *key;
+  gchar *owner;
+  gint64 created_ms;
+  gint32 instance_count;   /* rows in instances */
+} StgJobRow;
+
+void stg_job_row_free (StgJobRow *row);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgJobRow, stg_job_row_free)
+
+/* Creates the job with instances 0..@instance_count-1 running @config_id.
+ * STG_STORE_ERROR_EXISTS when a job with that key exists. */
+gboolean stg_store_create_job (StgStore *store, const ApiJobKey *key, const gchar *owner,
+                               gint64 config_id, gint32 instance_count, gint64 now_ms,
+                               gint64 *job_id, GError **error);
+
+/* The job with @key, or NULL with STG_STORE_ERROR_NOT_FOUND. */
+StgJobRow *stg_store_get_job (StgStore *store, const ApiJobKey *key, GError **error);
+
+/* Jobs, all or those of @role (nullable), sorted by key. */
+GPtrArray *stg_store_list_jobs (StgStore *store, const gchar *role, GError **error);
+
+/* Removes the job and its instance rows (update history stays). */
+gboolean stg_store_delete_job (StgStore *store, gint64 job_id, GError **error);
+
+typedef struct
+{
+  gint32 instance_id;
+  gint64 config_id;       /* what the slot should run */
+  gint64 run_config_id;   /* what actually runs (0: nothing) */
+  gint32 status;          /* ScheduleStatus */
+  gint64 run_id;
+  gint64 pid;             /* 0: none */
+  gint64 pid_start;
+  gint32 failure_count;
+  gint64 status_ms;
+} StgInstanceRow;
+
+typedef struct
+{
+  gint64 key;     /* a config id, or a ScheduleStatus */
+  gint64 count;
+} StgCount;
+
+/* How many of the job's instances should run each config (GArray of
+ * StgCount, by config id). */
+GArray *stg_store_count_configs (StgStore *store, gint64 job_id, GError **error);
+
+/* How many of the job's instances are in each ScheduleStatus (GArray of
+ * StgCount, by status). */
+GArray *stg_store_count_statuses (StgStore *store, gint64 job_id, GError **error);
+
+/* Instance rows of a job in instance-id order (GArray of StgInstanceRow). */
+GArray *stg_store_list_instances (StgStore *store, gint64 job_id, GError **error);
+
+/* One instance row; FALSE with STG_STORE_ERROR_NOT_FOUND if absent. */
+gboolean stg_store_get_instance (StgStore *store, gint64 job_id, gint32 instance_id,
+                                 StgInstanceRow *row, GError **error);
+
+/* Sets what slot @instance_id should run, creating the slot if absent. */
+gboolean stg_store_set_instance_config (StgStore *store, gint64 job_id, gint32 instance_id,
+                                        gint64 config_id, GError **error);
+
+/* Records the runtime's facts about a slot (everything but config_id). */
+gboolean stg_store_set_instance_facts (StgStore *store, gint64 job_id,
+                                       const StgInstanceRow *row, GError **error);
+
+gboolean stg_store_delete_instance (StgStore *store, gint64 job_id, gint32 instance_id,
+                                    GError **error);
+
+/* Appends a TaskEvent to a slot's history. */
+gboolean stg_store_add_task_event (StgStore *store, gint64 job_id, gint32 instance_id,
+                                   gint64 ts_ms, gint32 status, const gchar *message,
+                                   GError **error);
+
+/* The newest @limit TaskEvents of a slot, oldest first (ApiTaskEvent*). */
+GPtrArray *stg_store_list_task_events (StgStore *store, gint64 job_id, gint32 instance_id,
+                                       guint limit, GError **error);
+
+/* ---- update queries --------------------------------------------------- */
+
+/* Summaries of the updates matching @query (any field may be unset),
+ * newest first, as ApiJobUpdateSummary*. */
+GPtrArray *stg_store_query_update_summaries (StgStore *store, const ApiJobUpdateQuery *query,
+                                             GError **error);
+
+G_END_DECLS

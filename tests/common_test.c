@@ -1,0 +1,351 @@
+/* common_test.c: Check suite for src/common: ranges, job keys, the clock,
+ * the memory transport and canonical hashing. */
+#include "config.h"
+
+#include <check.h>
+
+#include "common/clock.h"
+#include "common/jobkey.h"
+#include "common/mem_transport.h"
+#include "common/ranges.h"
+#include "common/thrift_glue.h"
+
+/* ---- ranges ------------------------------------------------------------- */
+
+START_TEST (ranges_parse_and_format)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgRanges) r = stg_ranges_parse ("5-7,0-1,3,2", &error);
+
+  ck_assert_ptr_nonnull (r);
+  g_autofree gchar *text = stg_ranges_to_string (r);
+  ck_assert_str_eq (text, "0-3,5-7");
+  ck_assert_int_eq (stg_ranges_count (r), 7);
+  ck_assert (stg_ranges_contains (r, 0));
+  ck_assert (stg_ranges_contains (r, 3));
+  ck_assert (!stg_ranges_contains (r, 4));
+  ck_assert (stg_ranges_contains (r, 7));
+  ck_assert (!stg_ranges_contains (r, 8));
+  ck_assert (!stg_ranges_contains (r, -1));
+  ck_assert_uint_eq (stg_ranges_n (r), 2);
+}
+END_TEST
+
+START_TEST (ranges_merge_touching_and_overlapping)
+{
+  g_autoptr (StgRanges) r = stg_ranges_new ();
+
+  stg_ranges_add (r, 10, 20);
+  stg_ranges_add (r, 0, 4);
+  stg_ranges_add (r, 5, 9);      /* touches both neighbours */
+  stg_ranges_add (r, 15, 30);    /* overlaps */
+  g_autofree gchar *text = stg_ranges_to_string (r);
+  ck_assert_str_eq (text, "0-30");
+
+  g_autoptr (StgRanges) asc = stg_ranges_new ();
+  for (gint i = 0; i < 1000; i++)
+    if (i % 10 != 9)
+      stg_ranges_add_one (asc, i);
+  ck_assert_uint_eq (stg_ranges_n (asc), 100);
+  ck_assert_int_eq (stg_ranges_count (asc), 900);
+}
+END_TEST
+
+START_TEST (ranges_parse_errors)
+{
+  static const gchar *const bad[] = { "", "a", "1-", "-1", "3-1", "1,,2", "1-2-3", "99999999999", "1 " };
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (StgRanges) r = stg_ranges_parse (bad[i], &error);
+      ck_assert_msg (r == NULL, "'%s' parsed", bad[i]);
+      ck_assert (g_error_matches (error, STG_RANGES_ERROR, STG_RANGES_ERROR_INVALID));
+    }
+}
+END_TEST
+
+START_TEST (ranges_equal)
+{
+  g_autoptr (StgRanges) a = stg_ranges_parse ("0-2,4", NULL);
+  g_autoptr (StgRanges) b = stg_ranges_parse ("4,2,1,0", NULL);
+  g_autoptr (StgRanges) c = stg_ranges_parse ("0-4", NULL);
+
+  ck_assert (stg_ranges_equal (a, b));
+  ck_assert (!stg_ranges_equal (a, c));
+}
+END_TEST
+
+/* ---- job keys ------------------------------------------------------------ */
+
+START_TEST (job_key_checks)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiJobKey) good = stg_job_key_new ("www-data", "prod.1", "hello_world");
+  g_autoptr (ApiJobKey) bad = stg_job_key_new ("www", "prod", "he llo");
+  g_autoptr (ApiJobKey) empty = stg_job_key_new ("www", "", "x");
+  g_autofree gchar *longname = g_strnfill (STG_JOB_KEY_PART_MAX + 1, 'a');
+  g_autoptr (ApiJobKey) toolong = stg_job_key_new ("www", "prod", longname);
+
+  ck_assert (stg_job_key_check (good, "key", &error));
+  ck_assert (!stg_job_key_check (bad, "description.key", &error));
+  ck_assert_str_eq (error->message,
+                    "description.key.name 'he llo' may hold only letters, digits, '.', '_' and '-'");
+  g_clear_error (&error);
+  ck_assert (!stg_job_key_check (empty, "key", &error));
+  ck_assert_str_eq (error->message, "key.environment is missing");
+  g_clear_error (&error);
+  ck_assert (!stg_job_key_check (toolong, "key", &error));
+  g_clear_error (&error);
+  ck_assert (!stg_job_key_check (NULL, "key", &error));
+}
+END_TEST
+
+START_TEST (job_path_parse)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgJobPath) p = stg_job_path_parse ("local/www/prod/hello/0-1,3", TRUE, &error);
+
+  ck_assert_ptr_nonnull (p);
+  ck_assert_str_eq (p->cluster, "local");
+  ck_assert_str_eq (p->key->name, "hello");
+  g_autofree gchar *text = stg_ranges_to_string (p->instances);
+  ck_assert_str_eq (text, "0-1,3");
+
+  g_autoptr (StgJobPath) q = stg_job_path_parse ("local/www/prod/hello/0", FALSE, &error);
+  ck_assert_ptr_null (q);
+  g_clear_error (&error);
+  g_autoptr (StgJobPath) r = stg_job_path_parse ("www/prod/hello", TRUE, &error);
+  ck_assert_ptr_null (r);
+  g_clear_error (&error);
+  g_autoptr (StgJobPath) s = stg_job_path_parse ("local/www/prod/hello", TRUE, &error);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_ptr_null (s->instances);
+}
+END_TEST
+
+/* ---- clock ----------------------------------------------------------------- */
+
+static void
+record (gpointer data)
+{
+  GArray *fired = data;
+  gint v = (gint) fired->len;
+  g_array_append_val (fired, v);
+}
+
+typedef struct
+{
+  StgClock *clock;
+  GString *log;
+  gint64 seen[3];
+} Order;
+
+static void fire_a (gpointer d) { Order *o = d; g_string_append_c (o->log, 'a'); o->seen[0] = stg_clock_now_ms (o->clock); }
+static void fire_b (gpointer d) { Order *o = d; g_string_append_c (o->log, 'b'); o->seen[1] = stg_clock_now_ms (o->clock); }
+static void fire_c (gpointer d) { Order *o = d; g_string_append_c (o->log, 'c'); o->seen[2] = stg_clock_now_ms (o->clock); }
+
+START_TEST (fake_clock_fires_in_order)
+{
+  g_autoptr (StgClock) clock = stg_clock_new_fake (1000);
+  Order o = { clock, g_string_new (NULL), { 0 } };
+
+  stg_clock_add_timer (clock, 50, fire_b, &o);
+  stg_clock_add_timer (clock, 10, fire_a, &o);
+  guint c = stg_clock_add_timer (clock, 60, fire_c, &o);
+  stg_clock_add_timer (clock, 50, fire_c, &o);   /* same due time as b: after b */
+  stg_clock_cancel_timer (clock, c);
+  ck_assert_uint_eq (stg_clock_pending (clock), 3);
+
+  stg_clock_advance (clock, 49);
+  ck_assert_str_eq (o.log->str, "a");
+  ck_assert_int_eq (o.seen[0], 1010);
+  stg_clock_advance (clock, 100);
+  ck_assert_str_eq (o.log->str, "abc");
+  ck_assert_int_eq (o.seen[1], 1050);
+  ck_assert_int_eq (stg_clock_now_ms (clock), 1149);
+  ck_assert_uint_eq (stg_clock_pending (clock), 0);
+  g_string_free (o.log, TRUE);
+}
+END_TEST
+
+static gboolean
+array_has_one (gpointer data)
+{
+  return ((GArray *) data)->len == 1;
+}
+
+START_TEST (real_clock_timer_fires)
+{
+  g_autoptr (StgClock) clock = stg_clock_new_real ();
+  g_autoptr (GArray) fired = g_array_new (FALSE, FALSE, sizeof (gint));
+  gint64 before = stg_clock_now_ms (clock);
+
+  stg_clock_add_timer (clock, 20, record, fired);
+  guint cancelled = stg_clock_add_timer (clock, 10, record, fired);
+  stg_clock_cancel_timer (clock, cancelled);
+  while (fired->len == 0)
+    g_main_context_iteration (NULL, TRUE);
+  ck_assert (array_has_one (fired));
+  ck_assert_int_ge (stg_clock_now_ms (clock) - before, 19);
+}
+END_TEST
+
+/* ---- memory transport and serialization ----------------------------------- */
+
+START_TEST (mem_transport_truncated_fails)
+{
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("r", "e", "n");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) bytes = stg_thrift_to_bytes (THRIFT_STRUCT (key), &error);
+  gsize n = g_bytes_get_size (bytes);
+
+  for (gsize cut = 0; cut < n; cut++)
+    {
+      g_autoptr (GBytes) part = g_bytes_new_from_bytes (bytes, 0, cut);
+      g_autoptr (ApiJobKey) back = g_object_new (API_TYPE_JOB_KEY, NULL);
+      ck_assert_msg (!stg_thrift_from_bytes (THRIFT_STRUCT (back), part, &error),
+                     "a struct cut to %" G_GSIZE_FORMAT " bytes decoded", cut);
+      g_clear_error (&error);
+    }
+  g_autoptr (ApiJobKey) back = stg_thrift_new_from_bytes (API_TYPE_JOB_KEY, bytes, &error);
+  ck_assert_ptr_nonnull (back);
+  ck_assert_str_eq (back->name, "n");
+
+  /* Trailing bytes are an error too. */
+  g_autoptr (GByteArray) more = g_byte_array_new ();
+  g_byte_array_append (more, g_bytes_get_data (bytes, NULL), (guint) n);
+  g_byte_array_append (more, (const guint8 *) "x", 1);
+  g_autoptr (GBytes) longer = g_byte_array_free_to_bytes (g_steal_pointer (&more));
+  g_autoptr (ApiJobKey) again = stg_thrift_new_from_bytes (API_TYPE_JOB_KEY, longer, &error);
+  ck_assert_ptr_null (again);
+  ck_assert (g_error_matches (error, STG_THRIFT_ERROR, STG_THRIFT_ERROR_TRAILING));
+}
+END_TEST
+
+START_TEST (mem_transport_output_limit)
+{
+  g_autoptr (StgMemTransport) t = stg_mem_transport_new (NULL, 8);
+  g_autoptr (GError) error = NULL;
+  guint8 buf[16] = { 0 };
+
+  ck_assert (thrift_transport_write (THRIFT_TRANSPORT (t), buf, 8, &error));
+  ck_assert (!thrift_transport_write (THRIFT_TRANSPORT (t), buf, 1, &error));
+  ck_assert_ptr_nonnull (error);
+}
+END_TEST
+
+/* A task config with the same sets built in a different order. */
+static ApiTaskConfig *
+config_with (const gchar *const *ports, guint n, const gchar *link_order)
+{
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("r", "e", "n");
+  ApiTaskConfig *t = g_object_new (API_TYPE_TASK_CONFIG, "job", key, "isService", TRUE, NULL);
+
+  for (guint i = 0; i < n; i++)
+    g_hash_table_add (t->resources, g_object_new (API_TYPE_RESOURCE, "namedPort", ports[i], NULL));
+  g_hash_table_add (t->resources, g_object_new (API_TYPE_RESOURCE, "ramMb", (gint64) 64, NULL));
+  t->__isset_resources = TRUE;
+  for (const gchar *p = link_order; *p; p++)
+    {
+      gchar k[2] = { *p, 0 };
+      g_hash_table_insert (t->taskLinks, g_strdup (k), g_strdup ("http://x"));
+    }
+  t->__isset_taskLinks = TRUE;
+  return t;
+}
+
+START_TEST (canonical_hash_ignores_set_order)
+{
+  static const gchar *const fwd[] = { "http", "admin", "debug", "grpc", "metrics" };
+  static const gchar *const rev[] = { "metrics", "grpc", "debug", "admin", "http" };
+  g_autoptr (ApiTaskConfig) a = config_with (fwd, 5, "abcdef");
+  g_autoptr (ApiTaskConfig) b = config_with (rev, 5, "fedcba");
+  g_autoptr (ApiTaskConfig) c = config_with (rev, 4, "fedcba");
+  g_autoptr (GError) error = NULL;
+
+  g_autofree gchar *ha = stg_thrift_hash (THRIFT_STRUCT (a), &error);
+  g_autofree gchar *hb = stg_thrift_hash (THRIFT_STRUCT (b), &error);
+  g_autofree gchar *hc = stg_thrift_hash (THRIFT_STRUCT (c), &error);
+  ck_assert_str_eq (ha, hb);
+  ck_assert_str_ne (ha, hc);
+  ck_assert_uint_eq (strlen (ha), 64);
+  ck_assert (stg_thrift_equal (THRIFT_STRUCT (a), THRIFT_STRUCT (b)));
+  ck_assert (!stg_thrift_equal (THRIFT_STRUCT (a), THRIFT_STRUCT (c)));
+
+  g_object_set (b, "priority", 1, NULL);
+  g_autofree gchar *hb2 = stg_thrift_hash (THRIFT_STRUCT (b), &error);
+  ck_assert_str_ne (ha, hb2);
+}
+END_TEST
+
+START_TEST (canonicalize_rejects_garbage)
+{
+  static const guint8 cut[] = { 12, 0, 1, 12, 0, 1, 12, 0, 1 };
+  static const guint8 bad_type[] = { 99, 0, 1, 0 };
+  static const guint8 huge_list[] = { 15, 0, 1, 8, 0x7f, 0xff, 0xff, 0xff, 0 };
+  g_autoptr (GError) error = NULL;
+
+  g_autoptr (GBytes) a = g_bytes_new_static (cut, sizeof cut);
+  ck_assert_ptr_null (stg_thrift_canonicalize (a, &error));
+  g_clear_error (&error);
+
+  /* 100 nested structs, well formed, but deeper than allowed. */
+  g_autoptr (GByteArray) deep = g_byte_array_new ();
+  for (int i = 0; i < 100; i++)
+    g_byte_array_append (deep, (const guint8 *) "\x0c\x00\x01", 3);
+  for (int i = 0; i < 101; i++)
+    g_byte_array_append (deep, (const guint8 *) "", 1);
+  g_autoptr (GBytes) d = g_byte_array_free_to_bytes (g_steal_pointer (&deep));
+  ck_assert_ptr_null (stg_thrift_canonicalize (d, &error));
+  ck_assert_ptr_nonnull (strstr (error->message, "nesting"));
+  g_clear_error (&error);
+  g_autoptr (GBytes) b = g_bytes_new_static (bad_type, sizeof bad_type);
+  ck_assert_ptr_null (stg_thrift_canonicalize (b, &error));
+  g_clear_error (&error);
+  g_autoptr (GBytes) c = g_bytes_new_static (huge_list, sizeof huge_list);
+  ck_assert_ptr_null (stg_thrift_canonicalize (c, &error));
+}
+END_TEST
+
+static Suite *
+common_suite (void)
+{
+  Suite *s = suite_create ("common");
+  TCase *tc;
+
+  tc = tcase_create ("ranges");
+  tcase_add_test (tc, ranges_parse_and_format);
+  tcase_add_test (tc, ranges_merge_touching_and_overlapping);
+  tcase_add_test (tc, ranges_parse_errors);
+  tcase_add_test (tc, ranges_equal);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("jobkey");
+  tcase_add_test (tc, job_key_checks);
+  tcase_add_test (tc, job_path_parse);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("clock");
+  tcase_add_test (tc, fake_clock_fires_in_order);
+  tcase_add_test (tc, real_clock_timer_fires);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("thrift");
+  tcase_add_test (tc, mem_transport_truncated_fails);
+  tcase_add_test (tc, mem_transport_output_limit);
+  tcase_add_test (tc, canonical_hash_ignores_set_order);
+  tcase_add_test (tc, canonicalize_rejects_garbage);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (common_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,449 @@
+/* daemon_test.c: integration tests against a real staggerd on free ports:
+ * Thrift over framed TCP (many clients, oversize and malformed frames),
+ * HTTP /health, persistence across restarts, settings and shutdown. */
+#include "config.h"
+
+#include <check.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+
+#include "common/binary_protocol.h"
+#include "common/jobkey.h"
+#include "testutil.h"
+
+static gchar *dir;
+
+static void
+setup (void)
+{
+  dir = stg_test_tmpdir ();
+}
+
+static void
+teardown (void)
+{
+  stg_test_rmtree (dir);
+  g_clear_pointer (&dir, g_free);
+}
+
+static ApiResponse *
+create_job (StgTestClient *c, const gchar *name, gint32 instances)
+{
+  g_autoptr (ApiJobConfiguration) job = stg_test_job ("www", "prod", name, instances, "sleep 60");
+  g_autoptr (GError) error = NULL;
+  ApiResponse *response = g_object_new (API_TYPE_RESPONSE, NULL);
+
+  ck_assert_msg (api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                             &response, job, &error),
+                 "createJob: %s", error ? error->message : "");
+  return response;
+}
+
+static ApiResponse *
+get_jobs (StgTestClient *c, const gchar *role)
+{
+  g_autoptr (GError) error = NULL;
+  ApiResponse *response = g_object_new (API_TYPE_RESPONSE, NULL);
+
+  ck_assert_msg (api_read_only_scheduler_if_get_jobs (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                      &response, role, &error),
+                 "getJobs: %s", error ? error->message : "");
+  return response;
+}
+
+START_TEST (health_and_clean_shutdown)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  g_autofree gchar *body = NULL;
+
+  ck_assert_uint_eq (stg_test_http_get (d->http_port, "/health", &body), 200);
+  ck_assert_str_eq (body, "ok\n");
+  g_free (g_steal_pointer (&body));
+  ck_assert_uint_eq (stg_test_http_get (d->http_port, "/no/such/page", &body), 404);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+START_TEST (create_and_read_jobs)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--cluster=devcluster", NULL);
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+
+  g_autoptr (ApiResponse) r1 = create_job (c, "hello", 3);
+  ck_assert_int_eq (r1->responseCode, API_RESPONSE_CODE_OK);
+  ck_assert_str_eq (r1->serverInfo->clusterName, "devcluster");
+
+  /* A second create of the same key is refused, naming it. */
+  g_autoptr (ApiResponse) r2 = create_job (c, "hello", 3);
+  ck_assert_int_eq (r2->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
+  ck_assert_uint_eq (r2->details->len, 1);
+  ck_assert_str_eq (((ApiResponseDetail *) r2->details->pdata[0])->message,
+                    "job www/prod/hello already exists");
+
+  /* Bad input names the field. */
+  g_autoptr (ApiResponse) r3 = create_job (c, "bad name", 3);
+  ck_assert_int_eq (r3->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
+  ck_assert_ptr_nonnull (strstr (((ApiResponseDetail *) r3->details->pdata[0])->message,
+                                 "description.key.name"));
+  g_autoptr (ApiResponse) r4 = create_job (c, "zero", 0);
+  ck_assert_int_eq (r4->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
+  ck_assert_ptr_nonnull (strstr (((ApiResponseDetail *) r4->details->pdata[0])->message,
+                                 "instanceCount"));
+
+  g_autoptr (ApiResponse) jobs = get_jobs (c, "www");
+  ck_assert_int_eq (jobs->responseCode, API_RESPONSE_CODE_OK);
+  ck_assert (jobs->__isset_result);
+  ck_assert_uint_eq (g_hash_table_size (jobs->result->getJobsResult->configs), 1);
+  g_autoptr (GList) configs = g_hash_table_get_keys (jobs->result->getJobsResult->configs);
+  ApiJobConfiguration *jc = configs->data;
+  ck_assert_str_eq (jc->key->name, "hello");
+  ck_assert_int_eq (jc->instanceCount, 3);
+  ck_assert_str_eq (jc->taskConfig->job->name, "hello");
+  ck_assert_str_eq (jc->taskConfig->executorConfig->name, "stagger");
+
+  g_autoptr (ApiResponse) none = get_jobs (c, "nobody");
+  ck_assert_uint_eq (g_hash_table_size (none->result->getJobsResult->configs), 0);
+
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiResponse) summary = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_read_only_scheduler_if_get_job_summary (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                         &summary, "www", &error));
+  ck_assert_int_eq (summary->responseCode, API_RESPONSE_CODE_OK);
+  g_autoptr (GList) sums = g_hash_table_get_keys (summary->result->jobSummaryResult->summaries);
+  ck_assert_uint_eq (g_list_length (sums), 1);
+  ApiJobSummary *js = sums->data;
+  ck_assert_int_eq (js->stats->pendingTaskCount + js->stats->activeTaskCount, 3);
+
+  g_autoptr (ApiResponse) updates = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "role", "www", NULL);
+  ck_assert (api_read_only_scheduler_if_get_job_update_summaries (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                                  &updates, q, &error));
+  ck_assert_int_eq (updates->responseCode, API_RESPONSE_CODE_OK);
+  ck_assert_uint_eq (updates->result->getJobUpdateSummariesResult->updateSummaries->len, 0);
+
+  stg_test_client_free (g_steal_pointer (&c));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+typedef struct
+{
+  guint16 port;
+  gint index;
+  gboolean ok;
+  gchar *why;
+} Worker;
+
+static gpointer
+worker_run (gpointer data)
+{
+  Worker *w = data;
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *name = g_strdup_printf ("job%02d", w->index);
+  g_autoptr (ThriftTransport) framed =
+    THRIFT_TRANSPORT (stg_framed_client_new ("127.0.0.1", w->port, 60, 64 << 20));
+  g_autoptr (ThriftProtocol) proto = stg_binary_protocol_new (framed);
+  g_autoptr (ApiStaggerSchedulerClient) client =
+    g_object_new (API_TYPE_STAGGER_SCHEDULER_CLIENT, "input_protocol", proto,
+                  "output_protocol", proto, NULL);
+  g_autoptr (ApiJobConfiguration) job = stg_test_job ("many", "prod", name, 2, "sleep 60");
+  g_autoptr (ApiResponse) created = g_object_new (API_TYPE_RESPONSE, NULL);
+
+  if (!thrift_transport_open (framed, &error))
+    {
+      w->why = g_strdup_printf ("connect: %s", error->message);
+      return NULL;
+    }
+  if (!api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (client),
+                                                   &created, job, &error))
+    {
+      w->why = g_strdup_printf ("createJob: %s", error->message);
+      return NULL;
+    }
+  if (created->responseCode != API_RESPONSE_CODE_OK)
+    {
+      w->why = g_strdup_printf ("createJob answered %d", created->responseCode);
+      return NULL;
+    }
+  /* Several reads on the same connection. */
+  for (int i = 0; i < 5; i++)
+    {
+      g_autoptr (ApiResponse) jobs = g_object_new (API_TYPE_RESPONSE, NULL);
+      if (!api_read_only_scheduler_if_get_jobs (API_READ_ONLY_SCHEDULER_IF (client), &jobs, "many",
+                                                &error) ||
+          jobs->responseCode != API_RESPONSE_CODE_OK)
+        {
+          w->why = g_strdup_printf ("getJobs: %s", error ? error->message : "not OK");
+          return NULL;
+        }
+    }
+  thrift_transport_close (framed, NULL);
+  w->ok = TRUE;
+  return NULL;
+}
+
+START_TEST (fifty_clients_at_once)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  Worker workers[50];
+  GThread *threads[50];
+
+  for (gint i = 0; i < 50; i++)
+    {
+      workers[i] = (Worker) { d->thrift_port, i, FALSE, NULL };
+      threads[i] = g_thread_new ("client", worker_run, &workers[i]);
+    }
+  for (gint i = 0; i < 50; i++)
+    {
+      g_thread_join (threads[i]);
+      ck_assert_msg (workers[i].ok, "client %d failed: %s", i, workers[i].why);
+    }
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) jobs = get_jobs (c, "many");
+  ck_assert_uint_eq (g_hash_table_size (jobs->result->getJobsResult->configs), 50);
+  stg_test_client_free (g_steal_pointer (&c));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+/* Opens a plain socket to @port. */
+static GSocketConnection *
+raw_connect (guint16 port)
+{
+  g_autoptr (GSocketClient) client = g_socket_client_new ();
+  g_autoptr (GError) error = NULL;
+  GSocketConnection *conn = g_socket_client_connect_to_host (client, "127.0.0.1", port, NULL, &error);
+
+  ck_assert_msg (conn != NULL, "connect: %s", error ? error->message : "");
+  return conn;
+}
+
+/* TRUE when the server closed @conn (a read sees end of stream). */
+static gboolean
+closed_by_server (GSocketConnection *conn)
+{
+  guint8 buf[64];
+  g_autoptr (GError) error = NULL;
+  GSocket *sock = g_socket_connection_get_socket (conn);
+
+  g_socket_set_timeout (sock, 10);
+  gssize n = g_socket_receive (sock, (gchar *) buf, sizeof buf, NULL, &error);
+  return n == 0 || (n < 0 && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT));
+}
+
+START_TEST (oversize_frame_rejected)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--max-frame-size=4096", NULL);
+  g_autoptr (StgTestClient) before = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r0 = create_job (before, "first", 1);
+  ck_assert_int_eq (r0->responseCode, API_RESPONSE_CODE_OK);
+
+  /* A header announcing 100 MB: closed before any body is read. */
+  g_autoptr (GSocketConnection) big = raw_connect (d->thrift_port);
+  static const guint8 header[4] = { 0x05, 0xf5, 0xe1, 0x00 };
+  ck_assert (g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (big)), header,
+                                        4, NULL, NULL, NULL));
+  ck_assert (closed_by_server (big));
+
+  /* A real frame just over the limit is refused the same way. */
+  g_autoptr (GSocketConnection) over = raw_connect (d->thrift_port);
+  guint8 *frame = g_malloc0 (4 + 4097);
+  guint32 be = GUINT32_TO_BE (4097);
+  memcpy (frame, &be, 4);
+  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (over)), frame, 4 + 4097,
+                             NULL, NULL, NULL);
+  g_free (frame);
+  ck_assert (closed_by_server (over));
+
+  /* The connection opened before, and a new one, still work. */
+  g_autoptr (ApiResponse) r1 = create_job (before, "second", 1);
+  ck_assert_int_eq (r1->responseCode, API_RESPONSE_CODE_OK);
+  g_autoptr (StgTestClient) after = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) jobs = get_jobs (after, "www");
+  ck_assert_uint_eq (g_hash_table_size (jobs->result->getJobsResult->configs), 2);
+
+  stg_test_client_free (g_steal_pointer (&before));
+  stg_test_client_free (g_steal_pointer (&after));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+START_TEST (malformed_frames_close_only_their_connection)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  g_autoptr (StgTestClient) good = stg_test_client_new (d->thrift_port);
+
+  /* Garbage that is not even a message header. */
+  g_autoptr (GSocketConnection) junk = raw_connect (d->thrift_port);
+  static const guint8 garbage[] = { 0, 0, 0, 6, 'h', 'e', 'l', 'l', 'o', '!' };
+  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (junk)), garbage,
+                             sizeof garbage, NULL, NULL, NULL);
+  ck_assert (closed_by_server (junk));
+
+  /* A frame cut short by a client that goes away. */
+  g_autoptr (GSocketConnection) cut = raw_connect (d->thrift_port);
+  static const guint8 partial[] = { 0, 0, 1, 0, 0x80, 0x01 };
+  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (cut)), partial,
+                             sizeof partial, NULL, NULL, NULL);
+  g_io_stream_close (G_IO_STREAM (cut), NULL, NULL);
+
+  g_autoptr (ApiResponse) r = create_job (good, "still", 1);
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  stg_test_client_free (g_steal_pointer (&good));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+START_TEST (jobs_survive_restart)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  {
+    g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+    g_autoptr (ApiResponse) r = create_job (c, "durable", 4);
+    ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  }
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+
+  /* A clean restart... */
+  d = stg_test_daemon_start (dir, NULL);
+  {
+    g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+    g_autoptr (ApiResponse) jobs = get_jobs (c, "www");
+    ck_assert_uint_eq (g_hash_table_size (jobs->result->getJobsResult->configs), 1);
+    g_autoptr (ApiResponse) r = create_job (c, "another", 1);
+    ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  }
+  /* ...and one after kill -9. */
+  stg_test_daemon_kill9 (d);
+  stg_test_daemon_free (d);
+  d = stg_test_daemon_start (dir, NULL);
+  {
+    g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+    g_autoptr (ApiResponse) jobs = get_jobs (c, "www");
+    ck_assert_uint_eq (g_hash_table_size (jobs->result->getJobsResult->configs), 2);
+    g_autoptr (GList) configs = g_hash_table_get_keys (jobs->result->getJobsResult->configs);
+    for (GList *l = configs; l; l = l->next)
+      {
+        ApiJobConfiguration *jc = l->data;
+        ck_assert_int_eq (jc->instanceCount, g_str_equal (jc->key->name, "durable") ? 4 : 1);
+      }
+  }
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+/* Runs staggerd with @args and returns its exit status and stderr. */
+static gint
+run_staggerd (gchar **err, ...)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GError) error = NULL;
+  va_list ap;
+  const gchar *arg;
+  gint status;
+
+  g_ptr_array_add (argv, stg_test_program ("staggerd"));
+  va_start (ap, err);
+  while ((arg = va_arg (ap, const gchar *)) != NULL)
+    g_ptr_array_add (argv, g_strdup (arg));
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  ck_assert (g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+                           err, &status, &error));
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+START_TEST (settings_from_config_file)
+{
+  g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
+  g_autofree gchar *data = g_build_filename (dir, "data", NULL);
+  g_autofree gchar *text = g_strdup_printf ("[staggerd]\ncluster = fromfile\ndata_dir = %s\n", data);
+  g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
+
+  ck_assert (g_file_set_contents (conf, text, -1, NULL));
+  StgTestDaemon *d = stg_test_daemon_start (data, conf_arg, NULL);
+  {
+    g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+    g_autoptr (ApiResponse) jobs = get_jobs (c, "");
+    ck_assert_str_eq (jobs->serverInfo->clusterName, "fromfile");
+  }
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+
+  /* The command line wins over the file. */
+  d = stg_test_daemon_start (data, conf_arg, "--cluster=fromflag", NULL);
+  {
+    g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+    g_autoptr (ApiResponse) jobs = get_jobs (c, "");
+    ck_assert_str_eq (jobs->serverInfo->clusterName, "fromflag");
+  }
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+
+  /* Typos and bad values are refused with a clear message. */
+  ck_assert (g_file_set_contents (conf, "[staggerd]\nclustr = x\n", -1, NULL));
+  g_autofree gchar *err1 = NULL;
+  ck_assert_int_eq (run_staggerd (&err1, conf_arg, NULL), 2);
+  ck_assert_ptr_nonnull (strstr (err1, "unknown key 'clustr'"));
+  ck_assert (g_file_set_contents (conf, "[staggerd]\nhttp_port = 70000\n", -1, NULL));
+  g_autofree gchar *err2 = NULL;
+  ck_assert_int_eq (run_staggerd (&err2, conf_arg, NULL), 2);
+  ck_assert_ptr_nonnull (strstr (err2, "http_port"));
+  g_autofree gchar *err3 = NULL;
+  ck_assert_int_eq (run_staggerd (&err3, "--no-such-flag", NULL), 2);
+  g_autofree gchar *out4 = NULL;
+  ck_assert_int_eq (run_staggerd (&out4, "--help", NULL), 0);
+}
+END_TEST
+
+START_TEST (busy_port_reported)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  g_autofree gchar *other = g_build_filename (dir, "other", NULL);
+  g_autofree gchar *data_arg = g_strconcat ("--data-dir=", other, NULL);
+  g_autofree gchar *port_arg = g_strdup_printf ("--thrift-port=%u", d->thrift_port);
+  g_autofree gchar *err = NULL;
+
+  ck_assert_int_eq (run_staggerd (&err, data_arg, port_arg, "--http-port=0", NULL), 1);
+  ck_assert_ptr_nonnull (strstr (err, "cannot listen"));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+static Suite *
+daemon_suite (void)
+{
+  Suite *s = suite_create ("daemon");
+  TCase *tc = tcase_create ("staggerd");
+
+  tcase_set_timeout (tc, 120);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, health_and_clean_shutdown);
+  tcase_add_test (tc, create_and_read_jobs);
+  tcase_add_test (tc, fifty_clients_at_once);
+  tcase_add_test (tc, oversize_frame_rejected);
+  tcase_add_test (tc, malformed_frames_close_only_their_connection);
+  tcase_add_test (tc, jobs_survive_restart);
+  tcase_add_test (tc, settings_from_config_file);
+  tcase_add_test (tc, busy_port_reported);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (daemon_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? 0 : 1;
+}

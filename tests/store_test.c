@@ -1,0 +1,501 @@
+/* store_test.c: Check suite for src/store: migrations, round trips of
+ * configs, jobs, instances and task events, update queries and their
+ * indexes, transactions and injected faults. */
+#include "config.h"
+
+#include <check.h>
+#include <sqlite3.h>
+#include <glib/gstdio.h>
+
+#include "common/jobkey.h"
+#include "store/store.h"
+#include "testutil.h"
+
+static gchar *dir;
+static gchar *db_path;
+
+static void
+setup (void)
+{
+  dir = stg_test_tmpdir ();
+  db_path = g_build_filename (dir, "stagger.db", NULL);
+}
+
+static void
+teardown (void)
+{
+  stg_test_rmtree (dir);
+  g_clear_pointer (&dir, g_free);
+  g_clear_pointer (&db_path, g_free);
+}
+
+static StgStore *
+open_store (void)
+{
+  g_autoptr (GError) error = NULL;
+  StgStore *store = stg_store_open (db_path, &error);
+
+  ck_assert_msg (store != NULL, "open: %s", error ? error->message : "");
+  return store;
+}
+
+/* Runs one SQL statement on the file directly, as another program would. */
+static void
+raw_sql (const gchar *sql)
+{
+  sqlite3 *db = NULL;
+  ck_assert_int_eq (sqlite3_open (db_path, &db), SQLITE_OK);
+  ck_assert_int_eq (sqlite3_exec (db, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close (db);
+}
+
+static gint64
+raw_count (const gchar *sql)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  gint64 n;
+
+  ck_assert_int_eq (sqlite3_open (db_path, &db), SQLITE_OK);
+  ck_assert_int_eq (sqlite3_prepare_v2 (db, sql, -1, &st, NULL), SQLITE_OK);
+  ck_assert_int_eq (sqlite3_step (st), SQLITE_ROW);
+  n = sqlite3_column_int64 (st, 0);
+  sqlite3_finalize (st);
+  sqlite3_close (db);
+  return n;
+}
+
+static ApiTaskConfig *
+make_config (const gchar *role, const gchar *name, const gchar *command)
+{
+  g_autoptr (ApiJobKey) key = stg_job_key_new (role, "prod", name);
+  g_autoptr (ApiExecutorConfig) exec = g_object_new (API_TYPE_EXECUTOR_CONFIG,
+                                                     "name", "stagger", "data", command, NULL);
+  return g_object_new (API_TYPE_TASK_CONFIG, "job", key, "isService", TRUE,
+                       "executorConfig", exec, NULL);
+}
+
+/* ---- migrations ------------------------------------------------------------ */
+
+START_TEST (migrations_apply_in_order_once)
+{
+  {
+    g_autoptr (StgStore) store = open_store ();
+    ck_assert_int_eq (stg_store_schema_version (store), stg_store_latest_schema_version ());
+    ck_assert_int_ge (stg_store_latest_schema_version (), 1);
+  }
+  /* Mark the file so a second run of the migrations would be visible. */
+  raw_sql ("INSERT INTO jobs (role, environment, name, created_ms) VALUES ('m', 'e', 'n', 1)");
+  {
+    g_autoptr (StgStore) store = open_store ();
+    ck_assert_int_eq (stg_store_schema_version (store), stg_store_latest_schema_version ());
+  }
+  ck_assert_int_eq (raw_count ("SELECT COUNT(*) FROM jobs"), 1);
+  ck_assert_int_eq (raw_count ("PRAGMA user_version"), stg_store_latest_schema_version ());
+  ck_assert_int_eq (raw_count ("PRAGMA foreign_keys"), 0);   /* per connection: ours sets it */
+  ck_assert_int_eq (raw_count ("SELECT COUNT(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'"), 1);
+}
+END_TEST
+
+START_TEST (newer_database_refused)
+{
+  {
+    g_autoptr (StgStore) store = open_store ();
+  }
+  g_autofree gchar *bump = g_strdup_printf ("PRAGMA user_version = %d",
+                                            stg_store_latest_schema_version () + 1);
+  raw_sql (bump);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgStore) store = stg_store_open (db_path, &error);
+  ck_assert_ptr_null (store);
+  ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NEWER));
+  ck_assert_ptr_nonnull (strstr (error->message, "newer staggerd"));
+  /* Untouched. */
+  ck_assert_int_eq (raw_count ("PRAGMA user_version"), stg_store_latest_schema_version () + 1);
+}
+END_TEST
+
+START_TEST (pragmas_set)
+{
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) c = make_config ("www", "a", "x");
+  gint64 config_id;
+
+  ck_assert (stg_store_put_config (store, c, &config_id, NULL, &error));
+  /* Foreign keys are enforced on our connection. */
+  ck_assert (!stg_store_set_instance_config (store, 4242, 0, config_id, &error));
+  ck_assert_ptr_nonnull (error);
+}
+END_TEST
+
+/* ---- configs ------------------------------------------------------------------ */
+
+START_TEST (configs_stored_once_and_numbered)
+{
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) a = make_config ("www", "hello", "v1");
+  g_autoptr (ApiTaskConfig) a2 = make_config ("www", "hello", "v1");
+  g_autoptr (ApiTaskConfig) b = make_config ("www", "hello", "v2");
+  g_autoptr (ApiTaskConfig) other = make_config ("www", "other", "v1");
+  gint64 ia, ia2, ib, io;
+  gint va, va2, vb, vo;
+
+  ck_assert (stg_store_put_config (store, a, &ia, &va, &error));
+  ck_assert (stg_store_put_config (store, a2, &ia2, &va2, &error));
+  ck_assert (stg_store_put_config (store, b, &ib, &vb, &error));
+  ck_assert (stg_store_put_config (store, other, &io, &vo, &error));
+  ck_assert_int_eq (ia, ia2);
+  ck_assert_int_eq (va, 1);
+  ck_assert_int_eq (va2, 1);
+  ck_assert_int_eq (vb, 2);
+  ck_assert_int_eq (vo, 1);
+  ck_assert_int_ne (ia, ib);
+  ck_assert_int_eq (stg_store_config_version (store, ib), 2);
+
+  g_autoptr (ApiTaskConfig) back = stg_store_get_config (store, ib, &error);
+  ck_assert_ptr_nonnull (back);
+  ck_assert (stg_thrift_equal (THRIFT_STRUCT (back), THRIFT_STRUCT (b)));
+  ck_assert_str_eq (back->executorConfig->data, "v2");
+
+  ck_assert_ptr_null (stg_store_get_config (store, 999, &error));
+  ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND));
+}
+END_TEST
+
+START_TEST (damaged_config_reported)
+{
+  gint64 id;
+  {
+    g_autoptr (StgStore) store = open_store ();
+    g_autoptr (ApiTaskConfig) a = make_config ("www", "hello", "v1");
+    ck_assert (stg_store_put_config (store, a, &id, NULL, NULL));
+  }
+  raw_sql ("UPDATE task_configs SET blob = x'0c0001'");
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  ck_assert_ptr_null (stg_store_get_config (store, id, &error));
+  ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_CORRUPT));
+}
+END_TEST
+
+/* ---- jobs and instances ------------------------------------------------------- */
+
+START_TEST (jobs_round_trip)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hello");
+  gint64 job_id, config_id;
+
+  {
+    g_autoptr (StgStore) store = open_store ();
+    g_autoptr (ApiTaskConfig) c = make_config ("www", "hello", "v1");
+    ck_assert (stg_store_put_config (store, c, &config_id, NULL, &error));
+    ck_assert (stg_store_create_job (store, key, "alice", config_id, 3, 1234, &job_id, &error));
+    ck_assert (!stg_store_create_job (store, key, "bob", config_id, 1, 1, &job_id, &error));
+    ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_EXISTS));
+    ck_assert_str_eq (error->message, "job www/prod/hello already exists");
+    g_clear_error (&error);
+  }
+  /* Survives closing and reopening. */
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgJobRow) job = stg_store_get_job (store, key, &error);
+  ck_assert_ptr_nonnull (job);
+  ck_assert_int_eq (job->id, job_id);
+  ck_assert_str_eq (job->owner, "alice");
+  ck_assert_int_eq (job->created_ms, 1234);
+  ck_assert_int_eq (job->instance_count, 3);
+
+  g_autoptr (GArray) rows = stg_store_list_instances (store, job_id, &error);
+  ck_assert_uint_eq (rows->len, 3);
+  for (guint i = 0; i < 3; i++)
+    {
+      StgInstanceRow *r = &g_array_index (rows, StgInstanceRow, i);
+      ck_assert_int_eq (r->instance_id, (gint) i);
+      ck_assert_int_eq (r->config_id, config_id);
+      ck_assert_int_eq (r->status, API_SCHEDULE_STATUS_PENDING);
+    }
+
+  StgInstanceRow facts = g_array_index (rows, StgInstanceRow, 1);
+  facts.status = API_SCHEDULE_STATUS_RUNNING;
+  facts.pid = 4321;
+  facts.pid_start = 99;
+  facts.run_id = 2;
+  facts.run_config_id = config_id;
+  facts.failure_count = 1;
+  facts.status_ms = 555;
+  ck_assert (stg_store_set_instance_facts (store, job_id, &facts, &error));
+  StgInstanceRow back;
+  ck_assert (stg_store_get_instance (store, job_id, 1, &back, &error));
+  ck_assert_int_eq (back.pid, 4321);
+  ck_assert_int_eq (back.pid_start, 99);
+  ck_assert_int_eq (back.status, API_SCHEDULE_STATUS_RUNNING);
+  ck_assert_int_eq (back.run_config_id, config_id);
+  ck_assert_int_eq (back.failure_count, 1);
+
+  g_autoptr (GArray) statuses = stg_store_count_statuses (store, job_id, &error);
+  ck_assert_uint_eq (statuses->len, 2);
+  g_autoptr (GArray) configs = stg_store_count_configs (store, job_id, &error);
+  ck_assert_uint_eq (configs->len, 1);
+  ck_assert_int_eq (g_array_index (configs, StgCount, 0).count, 3);
+
+  ck_assert (stg_store_delete_instance (store, job_id, 2, &error));
+  ck_assert (!stg_store_get_instance (store, job_id, 2, &back, &error));
+  ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND));
+  g_clear_error (&error);
+
+  g_autoptr (ApiJobKey) key2 = stg_job_key_new ("aaa", "prod", "first");
+  gint64 job2;
+  ck_assert (stg_store_create_job (store, key2, "", config_id, 1, 1, &job2, &error));
+  g_autoptr (GPtrArray) all = stg_store_list_jobs (store, NULL, &error);
+  ck_assert_uint_eq (all->len, 2);
+  ck_assert_str_eq (((StgJobRow *) all->pdata[0])->key->role, "aaa");
+  g_autoptr (GPtrArray) www = stg_store_list_jobs (store, "www", &error);
+  ck_assert_uint_eq (www->len, 1);
+
+  ck_assert (stg_store_delete_job (store, job_id, &error));
+  g_autoptr (StgJobRow) gone = stg_store_get_job (store, key, &error);
+  ck_assert_ptr_null (gone);
+  ck_assert_int_eq (raw_count ("SELECT COUNT(*) FROM instances WHERE job_id = 1"), 0);
+}
+END_TEST
+
+START_TEST (task_events_newest_kept)
+{
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hello");
+  g_autoptr (ApiTaskConfig) c = make_config ("www", "hello", "v1");
+  gint64 job_id, config_id;
+
+  ck_assert (stg_store_put_config (store, c, &config_id, NULL, &error));
+  ck_assert (stg_store_create_job (store, key, "", config_id, 1, 0, &job_id, &error));
+  for (gint i = 0; i < 10; i++)
+    ck_assert (stg_store_add_task_event (store, job_id, 0, 100 + i, i % 3,
+                                         i == 9 ? "last one" : NULL, &error));
+  g_autoptr (GPtrArray) events = stg_store_list_task_events (store, job_id, 0, 4, &error);
+  ck_assert_uint_eq (events->len, 4);
+  ApiTaskEvent *first = events->pdata[0];
+  ApiTaskEvent *last = events->pdata[3];
+  ck_assert_int_eq (first->timestamp, 106);
+  ck_assert_int_eq (last->timestamp, 109);
+  ck_assert (last->__isset_message);
+  ck_assert_str_eq (last->message, "last one");
+  ck_assert (!first->__isset_message);
+}
+END_TEST
+
+/* ---- transactions --------------------------------------------------------------- */
+
+START_TEST (transactions_nest_and_roll_back)
+{
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) c = make_config ("www", "hello", "v1");
+  g_autoptr (ApiJobKey) k1 = stg_job_key_new ("www", "prod", "one");
+  g_autoptr (ApiJobKey) k2 = stg_job_key_new ("www", "prod", "two");
+  gint64 config_id, job;
+  guint64 commits;
+
+  ck_assert (stg_store_put_config (store, c, &config_id, NULL, &error));
+  commits = stg_store_commit_count (store);
+
+  ck_assert (stg_store_begin (store, &error));
+  ck_assert (stg_store_create_job (store, k1, "", config_id, 2, 0, &job, &error));
+  ck_assert (stg_store_begin (store, &error));
+  ck_assert (stg_store_create_job (store, k2, "", config_id, 2, 0, &job, &error));
+  stg_store_rollback (store);   /* only the inner level */
+  ck_assert (stg_store_commit (store, &error));
+  ck_assert_uint_eq (stg_store_commit_count (store), commits + 1);
+
+  g_autoptr (StgJobRow) one = stg_store_get_job (store, k1, NULL);
+  g_autoptr (StgJobRow) two = stg_store_get_job (store, k2, NULL);
+  ck_assert_ptr_nonnull (one);
+  ck_assert_ptr_null (two);
+}
+END_TEST
+
+START_TEST (injected_commit_failure_leaves_nothing)
+{
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) c = make_config ("www", "hello", "v1");
+  g_autoptr (ApiJobKey) k = stg_job_key_new ("www", "prod", "one");
+  gint64 config_id, job;
+
+  ck_assert (stg_store_put_config (store, c, &config_id, NULL, &error));
+  stg_store_fail_commit (store, 2);
+  ck_assert (stg_store_begin (store, &error));
+  ck_assert (stg_store_commit (store, &error));           /* the first passes */
+  ck_assert (!stg_store_create_job (store, k, "", config_id, 5, 0, &job, &error));
+  ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_INJECTED));
+  ck_assert (!stg_store_in_transaction (store));
+  g_autoptr (StgJobRow) row = stg_store_get_job (store, k, NULL);
+  ck_assert_ptr_null (row);
+  ck_assert_int_eq (raw_count ("SELECT COUNT(*) FROM instances"), 0);
+  /* And the next one works. */
+  g_clear_error (&error);
+  ck_assert (stg_store_create_job (store, k, "", config_id, 5, 0, &job, &error));
+}
+END_TEST
+
+/* ---- update queries ---------------------------------------------------------------- */
+
+static void
+insert_update (const gchar *uid, const gchar *role, const gchar *name, const gchar *user,
+               gint status, gint64 created)
+{
+  g_autofree gchar *sql = g_strdup_printf (
+      "INSERT INTO updates (uid, role, environment, name, user, status, active, created_ms, "
+      "modified_ms, request, instructions) VALUES ('%s', '%s', 'prod', '%s', '%s', %d, %d, %"
+      G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", x'00', x'00')",
+      uid, role, name, user, status, status <= 3 || status >= 9, created, created + 1);
+  raw_sql (sql);
+}
+
+static GPtrArray *
+query (StgStore *store, ApiJobUpdateQuery *q)
+{
+  g_autoptr (GError) error = NULL;
+  GPtrArray *out = stg_store_query_update_summaries (store, q, &error);
+  ck_assert_msg (out != NULL, "query: %s", error ? error->message : "");
+  return out;
+}
+
+START_TEST (update_queries_filter_page_and_order)
+{
+  {
+    g_autoptr (StgStore) store = open_store ();
+  }
+  insert_update ("u1", "www", "hello", "alice", API_JOB_UPDATE_STATUS_ROLLED_FORWARD, 100);
+  insert_update ("u2", "www", "hello", "bob", API_JOB_UPDATE_STATUS_ROLLED_BACK, 200);
+  insert_update ("u3", "www", "other", "alice", API_JOB_UPDATE_STATUS_ABORTED, 300);
+  insert_update ("u4", "db", "pg", "carol", API_JOB_UPDATE_STATUS_ROLLING_FORWARD, 400);
+  g_autoptr (StgStore) store = open_store ();
+
+  g_autoptr (GPtrArray) all = query (store, NULL);
+  ck_assert_uint_eq (all->len, 4);
+  ApiJobUpdateSummary *newest = all->pdata[0];
+  ck_assert_str_eq (newest->key->id, "u4");
+  ck_assert_str_eq (newest->key->job->name, "pg");
+  ck_assert_str_eq (newest->user, "carol");
+  ck_assert_int_eq (newest->state->status, API_JOB_UPDATE_STATUS_ROLLING_FORWARD);
+  ck_assert_int_eq (newest->state->createdTimestampMs, 400);
+  ck_assert_int_eq (newest->state->lastModifiedTimestampMs, 401);
+
+  g_autoptr (ApiJobUpdateQuery) by_role = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "role", "www", NULL);
+  g_autoptr (GPtrArray) r1 = query (store, by_role);
+  ck_assert_uint_eq (r1->len, 3);
+
+  g_autoptr (ApiJobKey) hello = stg_job_key_new ("www", "prod", "hello");
+  g_autoptr (ApiJobUpdateQuery) by_job = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", hello, NULL);
+  g_autoptr (GPtrArray) r2 = query (store, by_job);
+  ck_assert_uint_eq (r2->len, 2);
+  ck_assert_str_eq (((ApiJobUpdateSummary *) r2->pdata[0])->key->id, "u2");
+
+  g_autoptr (ApiJobUpdateQuery) by_user = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "user", "alice", NULL);
+  g_autoptr (GPtrArray) r3 = query (store, by_user);
+  ck_assert_uint_eq (r3->len, 2);
+
+  g_autoptr (ApiJobUpdateQuery) by_status = g_object_new (API_TYPE_JOB_UPDATE_QUERY, NULL);
+  /* ROLLING_FORWARD is 0: a value the generated reader used to drop. */
+  g_hash_table_add (by_status->updateStatuses, GINT_TO_POINTER (API_JOB_UPDATE_STATUS_ABORTED));
+  g_hash_table_add (by_status->updateStatuses,
+                    GINT_TO_POINTER (API_JOB_UPDATE_STATUS_ROLLING_FORWARD));
+  by_status->__isset_updateStatuses = TRUE;
+  g_autoptr (GPtrArray) r4 = query (store, by_status);
+  ck_assert_uint_eq (r4->len, 2);
+
+  g_autoptr (ApiJobUpdateQuery) page = g_object_new (API_TYPE_JOB_UPDATE_QUERY,
+                                                     "offset", 1, "limit", 2, NULL);
+  g_autoptr (GPtrArray) r5 = query (store, page);
+  ck_assert_uint_eq (r5->len, 2);
+  ck_assert_str_eq (((ApiJobUpdateSummary *) r5->pdata[0])->key->id, "u3");
+  ck_assert_str_eq (((ApiJobUpdateSummary *) r5->pdata[1])->key->id, "u2");
+
+  g_autoptr (ApiJobUpdateKey) ukey = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", hello, "id", "u1", NULL);
+  g_autoptr (ApiJobUpdateQuery) by_key = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "key", ukey, NULL);
+  g_autoptr (GPtrArray) r6 = query (store, by_key);
+  ck_assert_uint_eq (r6->len, 1);
+}
+END_TEST
+
+/* The planner uses an index for each filter shape. */
+START_TEST (update_queries_use_indexes)
+{
+  {
+    g_autoptr (StgStore) store = open_store ();
+  }
+  static const gchar *const shapes[] = {
+    "SELECT uid FROM updates WHERE 1 AND role = 'a' AND environment = 'b' AND name = 'c' "
+    "ORDER BY created_ms DESC, id DESC LIMIT 10",
+    "SELECT uid FROM updates WHERE 1 AND role = 'a' ORDER BY created_ms DESC, id DESC LIMIT 10",
+    "SELECT uid FROM updates WHERE 1 AND user = 'a' ORDER BY created_ms DESC, id DESC LIMIT 10",
+    "SELECT uid FROM updates WHERE 1 AND status IN (1) ORDER BY created_ms DESC, id DESC LIMIT 10",
+    "SELECT uid FROM updates WHERE 1 ORDER BY created_ms DESC, id DESC LIMIT 10",
+  };
+  sqlite3 *db = NULL;
+  ck_assert_int_eq (sqlite3_open (db_path, &db), SQLITE_OK);
+  for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
+    {
+      g_autofree gchar *sql = g_strconcat ("EXPLAIN QUERY PLAN ", shapes[i], NULL);
+      sqlite3_stmt *st = NULL;
+      g_autoptr (GString) plan = g_string_new (NULL);
+      ck_assert_int_eq (sqlite3_prepare_v2 (db, sql, -1, &st, NULL), SQLITE_OK);
+      while (sqlite3_step (st) == SQLITE_ROW)
+        g_string_append_printf (plan, "%s; ", sqlite3_column_text (st, 3));
+      sqlite3_finalize (st);
+      ck_assert_msg (strstr (plan->str, "INDEX updates_by_") != NULL,
+                     "no index for: %s\nplan: %s", shapes[i], plan->str);
+      ck_assert_msg (strstr (plan->str, "TEMP B-TREE") == NULL,
+                     "sorts for: %s\nplan: %s", shapes[i], plan->str);
+    }
+  sqlite3_close (db);
+}
+END_TEST
+
+static Suite *
+store_suite (void)
+{
+  Suite *s = suite_create ("store");
+  TCase *tc;
+
+  tc = tcase_create ("migrations");
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, migrations_apply_in_order_once);
+  tcase_add_test (tc, newer_database_refused);
+  tcase_add_test (tc, pragmas_set);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("rows");
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, configs_stored_once_and_numbered);
+  tcase_add_test (tc, damaged_config_reported);
+  tcase_add_test (tc, jobs_round_trip);
+  tcase_add_test (tc, task_events_newest_kept);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("transactions");
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, transactions_nest_and_roll_back);
+  tcase_add_test (tc, injected_commit_failure_leaves_nothing);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("updates");
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, update_queries_filter_page_and_order);
+  tcase_add_test (tc, update_queries_use_indexes);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (store_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,230 @@
+/* testutil.c: helpers for Stagger's Check suites (see testutil.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <signal.h>
+
+#include "common/binary_protocol.h"
+#include "common/jobkey.h"
+#include "testutil.h"
+
+gchar *
+stg_test_tmpdir (void)
+{
+  g_autoptr (GError) error = NULL;
+  gchar *dir = g_dir_make_tmp ("stagger-test-XXXXXX", &error);
+
+  ck_assert_msg (dir != NULL, "cannot make a temporary directory: %s", error ? error->message : "");
+  return dir;
+}
+
+void
+stg_test_rmtree (const gchar *path)
+{
+  g_autoptr (GDir) dir = NULL;
+  const gchar *name;
+
+  if (path == NULL)
+    return;
+  dir = g_dir_open (path, 0, NULL);
+  if (dir != NULL)
+    while ((name = g_dir_read_name (dir)) != NULL)
+      {
+        g_autofree gchar *child = g_build_filename (path, name, NULL);
+        if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+          stg_test_rmtree (child);
+        else
+          g_unlink (child);
+      }
+  g_rmdir (path);
+}
+
+gchar *
+stg_test_program (const gchar *name)
+{
+  return g_build_filename (STG_BUILDDIR, name, NULL);
+}
+
+static gboolean
+read_ready (StgTestDaemon *d)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  if (!g_file_test (d->ready_file, G_FILE_TEST_EXISTS) ||
+      !json_parser_load_from_file (parser, d->ready_file, NULL))
+    return FALSE;
+  JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+  d->pid = (gint) json_object_get_int_member (o, "pid");
+  d->http_port = (guint16) json_object_get_int_member (o, "http_port");
+  d->thrift_port = (guint16) json_object_get_int_member (o, "thrift_port");
+  return TRUE;
+}
+
+StgTestDaemon *
+stg_test_daemon_start (const gchar *data_dir, ...)
+{
+  StgTestDaemon *d = g_new0 (StgTestDaemon, 1);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GError) error = NULL;
+  va_list ap;
+  const gchar *arg;
+
+  d->data_dir = g_strdup (data_dir);
+  d->ready_file = g_build_filename (data_dir, "ready.json", NULL);
+  g_unlink (d->ready_file);
+  g_ptr_array_add (argv, stg_test_program ("staggerd"));
+  g_ptr_array_add (argv, g_strconcat ("--data-dir=", data_dir, NULL));
+  g_ptr_array_add (argv, g_strdup ("--http-port=0"));
+  g_ptr_array_add (argv, g_strdup ("--thrift-port=0"));
+  g_ptr_array_add (argv, g_strconcat ("--ready-file=", d->ready_file, NULL));
+  va_start (ap, data_dir);
+  while ((arg = va_arg (ap, const gchar *)) != NULL)
+    g_ptr_array_add (argv, g_strdup (arg));
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+
+  d->process = g_subprocess_newv ((const gchar *const *) argv->pdata, G_SUBPROCESS_FLAGS_NONE, &error);
+  ck_assert_msg (d->process != NULL, "cannot start staggerd: %s", error ? error->message : "");
+
+  /* Wait for the ready file (the daemon writes it once it serves). */
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (!read_ready (d))
+    {
+      ck_assert_msg (g_subprocess_get_identifier (d->process) != NULL,
+                     "staggerd exited before it was ready");
+      ck_assert_msg (g_get_monotonic_time () < deadline, "staggerd not ready after 30 s");
+      g_usleep (10 * 1000);
+    }
+  return d;
+}
+
+gint
+stg_test_daemon_stop (StgTestDaemon *d)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (d->process == NULL)
+    return 0;
+  g_subprocess_send_signal (d->process, SIGTERM);
+  ck_assert_msg (g_subprocess_wait (d->process, NULL, &error), "waiting for staggerd: %s",
+                 error ? error->message : "");
+  gint status = g_subprocess_get_if_exited (d->process) ? g_subprocess_get_exit_status (d->process)
+                                                       : -g_subprocess_get_term_sig (d->process);
+  g_clear_object (&d->process);
+  return status;
+}
+
+void
+stg_test_daemon_kill9 (StgTestDaemon *d)
+{
+  if (d->process == NULL)
+    return;
+  g_subprocess_force_exit (d->process);
+  g_subprocess_wait (d->process, NULL, NULL);
+  g_clear_object (&d->process);
+}
+
+void
+stg_test_daemon_free (StgTestDaemon *d)
+{
+  if (d == NULL)
+    return;
+  if (d->process != NULL)
+    stg_test_daemon_kill9 (d);
+  g_free (d->data_dir);
+  g_free (d->ready_file);
+  g_free (d);
+}
+
+StgTestClient *
+stg_test_client_new (guint16 port)
+{
+  StgTestClient *c = g_new0 (StgTestClient, 1);
+  g_autoptr (GError) error = NULL;
+
+  c->transport = THRIFT_TRANSPORT (stg_framed_client_new ("127.0.0.1", port, 60, 64 << 20));
+  c->protocol = stg_binary_protocol_new (c->transport);
+  c->client = g_object_new (API_TYPE_STAGGER_SCHEDULER_CLIENT,
+                            "input_protocol", c->protocol, "output_protocol", c->protocol, NULL);
+  ck_assert_msg (thrift_transport_open (c->transport, &error), "cannot connect to port %u: %s",
+                 port, error ? error->message : "");
+  return c;
+}
+
+void
+stg_test_client_free (StgTestClient *c)
+{
+  if (c == NULL)
+    return;
+  if (c->transport != NULL && thrift_transport_is_open (c->transport))
+    thrift_transport_close (c->transport, NULL);
+  g_clear_object (&c->client);
+  g_clear_object (&c->protocol);
+  g_clear_object (&c->transport);
+  g_free (c);
+}
+
+ApiJobConfiguration *
+stg_test_job (const gchar *role, const gchar *env, const gchar *name, gint32 instances,
+              const gchar *command)
+{
+  g_autoptr (ApiJobKey) key = stg_job_key_new (role, env, name);
+  g_autoptr (ApiIdentity) owner = g_object_new (API_TYPE_IDENTITY, "user", role, NULL);
+  g_autofree gchar *data = g_strdup_printf ("{\"command\": \"%s\"}", command);
+  g_autoptr (ApiExecutorConfig) exec = g_object_new (API_TYPE_EXECUTOR_CONFIG,
+                                                     "name", "stagger", "data", data, NULL);
+  g_autoptr (ApiTaskConfig) task = g_object_new (API_TYPE_TASK_CONFIG,
+      "job", key, "owner", owner, "isService", TRUE, "priority", 0, "maxTaskFailures", 1,
+      "executorConfig", exec, NULL);
+  ApiResource *cpu = g_object_new (API_TYPE_RESOURCE, "numCpus", 0.25, NULL);
+  g_hash_table_add (task->resources, cpu);
+  task->__isset_resources = TRUE;
+  return g_object_new (API_TYPE_JOB_CONFIGURATION, "key", key, "owner", owner,
+                       "taskConfig", task, "instanceCount", instances, NULL);
+}
+
+gboolean
+stg_test_wait (gboolean (*cond) (gpointer data), gpointer data, guint timeout_ms)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+
+  while (!cond (data))
+    {
+      if (g_get_monotonic_time () >= deadline)
+        return FALSE;
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (2000);
+    }
+  return TRUE;
+}
+
+guint
+stg_test_http_get (guint16 port, const gchar *path, gchar **body)
+{
+  g_autoptr (GSocketClient) client = g_socket_client_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1", port,
+                                                                        NULL, &error);
+  ck_assert_msg (conn != NULL, "cannot connect to HTTP port %u: %s", port, error ? error->message : "");
+  g_autofree gchar *req = g_strdup_printf ("GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+  ck_assert (g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req,
+                                        strlen (req), NULL, NULL, &error));
+  g_autoptr (GByteArray) all = g_byte_array_new ();
+  guint8 buf[4096];
+  gssize n;
+  while ((n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (conn)), buf,
+                                   sizeof buf, NULL, &error)) > 0)
+    g_byte_array_append (all, buf, (guint) n);
+  g_byte_array_append (all, (const guint8 *) "", 1);
+  const gchar *text = (const gchar *) all->data;
+  guint status = 0;
+  ck_assert_msg (sscanf (text, "HTTP/1.%*d %u", &status) == 1, "bad HTTP reply: %s", text);
+  if (body != NULL)
+    {
+      const gchar *start = strstr (text, "\r\n\r\n");
+      *body = g_strdup (start ? start + 4 : "");
+    }
+  return status;
+}

@@ -1,0 +1,70 @@
+/* testutil.h: helpers shared by Stagger's Check suites.
+ *
+ * Temporary directories, a real staggerd started on free ports (found
+ * through its --ready-file) and stopped with SIGTERM, Thrift clients over
+ * framed TCP, and waiting on a condition with a deadline instead of sleeping
+ * a fixed time. Test processes only.
+ */
+#pragma once
+
+#include <check.h>
+#include <gio/gio.h>
+
+#include "common/framed_client.h"
+#include "common/thrift_glue.h"
+
+G_BEGIN_DECLS
+
+/* A new empty directory under $TMPDIR; removed by stg_test_rmtree(). */
+gchar *stg_test_tmpdir (void);
+void stg_test_rmtree (const gchar *path);
+
+/* Path of a program built in this tree (e.g. "staggerd"). */
+gchar *stg_test_program (const gchar *name);
+
+typedef struct
+{
+  GSubprocess *process;
+  gchar *data_dir;
+  gchar *ready_file;
+  gint pid;
+  guint16 http_port;
+  guint16 thrift_port;
+} StgTestDaemon;
+
+/* Starts staggerd on free ports with @data_dir and extra arguments (NULL-
+ * terminated), and waits until it is serving (fails the test otherwise). */
+StgTestDaemon *stg_test_daemon_start (const gchar *data_dir, ...) G_GNUC_NULL_TERMINATED;
+
+/* SIGTERM, then waits for the exit; returns the exit status (or -signal). */
+gint stg_test_daemon_stop (StgTestDaemon *daemon);
+
+/* SIGKILL, then waits. */
+void stg_test_daemon_kill9 (StgTestDaemon *daemon);
+void stg_test_daemon_free (StgTestDaemon *daemon);
+
+/* A client of staggerd's TCP port (framed, binary). */
+typedef struct
+{
+  ThriftTransport *transport;
+  ThriftProtocol *protocol;
+  ApiStaggerSchedulerIf *client;
+} StgTestClient;
+
+StgTestClient *stg_test_client_new (guint16 port);
+void stg_test_client_free (StgTestClient *client);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgTestClient, stg_test_client_free)
+
+/* A JobConfiguration with @instances instances running @command. */
+ApiJobConfiguration *stg_test_job (const gchar *role, const gchar *env, const gchar *name,
+                                   gint32 instances, const gchar *command);
+
+/* Iterates the default main context until @cond(@data) holds or @timeout_ms
+ * passes; returns whether it held. */
+gboolean stg_test_wait (gboolean (*cond) (gpointer data), gpointer data, guint timeout_ms);
+
+/* An HTTP GET of @path on 127.0.0.1:@port; returns the status and sets
+ * *@body (nullable). */
+guint stg_test_http_get (guint16 port, const gchar *path, gchar **body);
+
+G_END_DECLS

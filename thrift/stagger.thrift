@@ -1,0 +1,451 @@
+/*
+ * stagger.thrift: Stagger's RPC interface.
+ *
+ * The job and job-update part is wire-compatible with Apache Aurora's scheduler API: every
+ * struct, enum, service and method below keeps Aurora's name, field ids, types, enum values and
+ * argument ids, so a client generated from Aurora's own IDL talks to staggerd unchanged.
+ * Fields and calls Stagger has no use for are left out (never renumbered); readers skip them.
+ * Stagger's own additions use field ids from 100 up, or methods of StaggerScheduler.
+ *
+ * Generated C lands in the build tree (src/gen/), prefixed Api/api_.
+ */
+
+namespace c_glib Api
+namespace py stagger.api
+
+/* Outcome of a call. A result accompanies OK only. */
+enum ResponseCode {
+  INVALID_REQUEST    = 0,
+  OK                 = 1,
+  ERROR              = 2,
+  WARNING            = 3,
+  AUTH_FAILED        = 4,
+  JOB_UPDATING_ERROR = 5,
+  ERROR_TRANSIENT    = 6
+}
+
+/* Kept for compatibility: the user part of the job owner. */
+struct Identity {
+  2: string user
+}
+
+/* Free-form key/value pairs attached to tasks and updates. */
+struct Metadata {
+  1: string key
+  2: string value
+}
+
+/* Names a job: role (the account), environment, name. The cluster is not part of it: a
+ * client checks it against ServerInfo.clusterName. */
+struct JobKey {
+  1: string role
+  2: string environment
+  3: string name
+}
+
+/* One instance of a job. */
+struct InstanceKey {
+  1: JobKey jobKey
+  2: i32 instanceId
+}
+
+/* What runs inside a task. Stagger's local runtime reads name "stagger" with JSON data. */
+struct ExecutorConfig {
+  1: string name
+  2: string data
+}
+
+/* One resource a task asks for; exactly one member is set. */
+union Resource {
+  1: double numCpus
+  2: i64 ramMb
+  3: i64 diskMb
+  4: string namedPort
+}
+
+/* The configuration every instance of a job runs. */
+struct TaskConfig {
+  28: JobKey job
+  17: Identity owner
+   7: bool isService
+  11: i32 priority
+  13: i32 maxTaskFailures
+  30: optional string tier
+  32: set<Resource> resources
+  22: optional map<string, string> taskLinks
+  23: optional string contactEmail
+  25: optional ExecutorConfig executorConfig
+  27: optional set<Metadata> metadata
+}
+
+/* Cron collision policies; Stagger runs no cron jobs but keeps the field's type. */
+enum CronCollisionPolicy {
+  KILL_EXISTING = 0,
+  CANCEL_NEW    = 1,
+  RUN_OVERLAP   = 2
+}
+
+/* A job: its key, its task configuration and how many instances run it (ids 0..N-1). */
+struct JobConfiguration {
+  9: JobKey key
+  7: Identity owner
+  4: optional string cronSchedule
+  5: CronCollisionPolicy cronCollisionPolicy
+  6: TaskConfig taskConfig
+  8: i32 instanceCount
+}
+
+/* Task counts of a job by kind of state. */
+struct JobStats {
+  1: i32 activeTaskCount
+  2: i32 finishedTaskCount
+  3: i32 failedTaskCount
+  4: i32 pendingTaskCount
+}
+
+struct JobSummary {
+  1: JobConfiguration job
+  2: JobStats stats
+  3: optional i64 nextCronRunMs
+}
+
+/* Instance ids first..last, both included. */
+struct Range {
+  1: i32 first
+  2: i32 last
+}
+
+/* The instances that run one configuration. */
+struct ConfigGroup {
+  1: TaskConfig config
+  3: set<Range> instances
+}
+
+struct ConfigSummary {
+  1: JobKey key
+  2: set<ConfigGroup> groups
+}
+
+/* Life cycle of a task. Values are Aurora's, including states Stagger never enters. */
+enum ScheduleStatus {
+  INIT        = 11,
+  THROTTLED   = 16,
+  PENDING     = 0,
+  ASSIGNED    = 9,
+  STARTING    = 1,
+  RUNNING     = 2,
+  FINISHED    = 3,
+  PREEMPTING  = 13,
+  RESTARTING  = 12,
+  DRAINING    = 17,
+  FAILED      = 4,
+  KILLED      = 5,
+  KILLING     = 6,
+  LOST        = 7,
+  PARTITIONED = 18
+}
+
+/* A change of a task's status, with the time (ms since the epoch) and why. */
+struct TaskEvent {
+  1: i64 timestamp
+  2: ScheduleStatus status
+  3: optional string message
+  4: optional string scheduler
+}
+
+/* A task placed on a host: its id, where, what it runs and on which ports. */
+struct AssignedTask {
+  1: string taskId
+  2: string slaveId
+  3: string slaveHost
+  4: TaskConfig task
+  5: map<string, i32> assignedPorts
+  6: i32 instanceId
+}
+
+struct ScheduledTask {
+  1: AssignedTask assignedTask
+  2: ScheduleStatus status
+  3: i32 failureCount
+  6: i32 timesPartitioned
+  4: list<TaskEvent> taskEvents
+  5: string ancestorId
+}
+
+struct ScheduleStatusResult {
+  1: list<ScheduledTask> tasks
+}
+
+struct GetJobsResult {
+  1: set<JobConfiguration> configs
+}
+
+/* A task filter; every term that is set must match. */
+struct TaskQuery {
+  14: optional string role
+   9: optional string environment
+   2: optional string jobName
+   4: optional set<string> taskIds
+   5: optional set<ScheduleStatus> statuses
+   7: optional set<i32> instanceIds
+  10: optional set<string> slaveHosts
+  11: optional set<JobKey> jobKeys
+  12: optional i32 offset
+  13: optional i32 limit
+}
+
+/* Life cycle of a job update. */
+enum JobUpdateStatus {
+  ROLLING_FORWARD             = 0,
+  ROLLING_BACK                = 1,
+  ROLL_FORWARD_PAUSED         = 2,
+  ROLL_BACK_PAUSED            = 3,
+  ROLLED_FORWARD              = 4,
+  ROLLED_BACK                 = 5,
+  ABORTED                     = 6,
+  ERROR                       = 7,
+  FAILED                      = 8,
+  ROLL_FORWARD_AWAITING_PULSE = 9,
+  ROLL_BACK_AWAITING_PULSE    = 10
+}
+
+/* What an update did to one instance. */
+enum JobUpdateAction {
+  INSTANCE_UPDATED         = 1,
+  INSTANCE_ROLLED_BACK     = 2,
+  INSTANCE_UPDATING        = 3,
+  INSTANCE_ROLLING_BACK    = 4,
+  INSTANCE_UPDATE_FAILED   = 5,
+  INSTANCE_ROLLBACK_FAILED = 6
+}
+
+/* Answer to pulseJobUpdate: the update is still active (OK) or has ended (FINISHED). */
+enum JobUpdatePulseStatus {
+  OK       = 1,
+  FINISHED = 2
+}
+
+/* Names one update of one job. */
+struct JobUpdateKey {
+  1: JobKey job
+  2: string id
+}
+
+/* Up to groupSize instances change at once; the next starts as soon as one finishes. */
+struct QueueJobUpdateStrategy {
+  1: i32 groupSize
+}
+
+/* Instances change in groups of groupSize; a group starts when the previous one is done. */
+struct BatchJobUpdateStrategy {
+  1: i32 groupSize
+  2: bool autopauseAfterBatch
+}
+
+/* Like Batch, with the group sizes given in order and the last one repeated. */
+struct VariableBatchJobUpdateStrategy {
+  1: list<i32> groupSizes
+  2: bool autopauseAfterBatch
+}
+
+union JobUpdateStrategy {
+  1: QueueJobUpdateStrategy queueStrategy
+  2: BatchJobUpdateStrategy batchStrategy
+  3: VariableBatchJobUpdateStrategy varBatchStrategy
+}
+
+/* How an update proceeds and when it gives up. */
+struct JobUpdateSettings {
+  /* Older form of the strategy: group size, with waitForBatchCompletion choosing Batch. */
+  1: i32 updateGroupSize
+  /* Failures one instance may have before it counts as failed. */
+  2: i32 maxPerInstanceFailures
+  /* Failed instances the update tolerates before it stops rolling forward. */
+  3: i32 maxFailedInstances
+  /* How long a changed instance must stay running and healthy before it counts (the watch). */
+  5: i32 minWaitInInstanceRunningMs
+  6: bool rollbackOnFailure
+  /* Only these instances take part; all of them when unset. */
+  7: set<Range> updateOnlyTheseInstances
+  8: bool waitForBatchCompletion
+  /* Coordinated update: progress only within this long after the last pulse. */
+  9: optional i32 blockIfNoPulsesAfterMs
+  10: optional bool slaAware
+  11: optional JobUpdateStrategy updateStrategy
+
+  /* Stagger: an instance not healthy this long after work on it began has failed (0 = off). */
+  100: optional i64 maxInstanceStartMs
+  /* Stagger: each completed batch multiplies the next batch size by this, rounded up. */
+  101: optional double growthFactor
+  /* Stagger: at least this many instances stay running and healthy at every moment. */
+  102: optional i32 minInService
+  /* Stagger: a fixed wait after each completed batch. */
+  103: optional i64 pauseBetweenBatchesMs
+}
+
+/* A change of an update's status. */
+struct JobUpdateEvent {
+  1: JobUpdateStatus status
+  2: i64 timestampMs
+  3: optional string user
+  4: optional string message
+}
+
+/* Something an update did to one instance. */
+struct JobInstanceUpdateEvent {
+  1: i32 instanceId
+  2: i64 timestampMs
+  3: JobUpdateAction action
+  4: optional string message
+}
+
+/* A configuration and the instances that run it. */
+struct InstanceTaskConfig {
+  1: TaskConfig task
+  2: set<Range> instances
+}
+
+struct JobUpdateState {
+  1: JobUpdateStatus status
+  2: i64 createdTimestampMs
+  3: i64 lastModifiedTimestampMs
+}
+
+struct JobUpdateSummary {
+  5: JobUpdateKey key
+  3: string user
+  4: JobUpdateState state
+  6: optional set<Metadata> metadata
+}
+
+/* Where an update started from and where it goes. */
+struct JobUpdateInstructions {
+  1: set<InstanceTaskConfig> initialState
+  2: InstanceTaskConfig desiredState
+  3: JobUpdateSettings settings
+}
+
+struct JobUpdate {
+  1: JobUpdateSummary summary
+  2: JobUpdateInstructions instructions
+}
+
+struct JobUpdateDetails {
+  1: JobUpdate update
+  2: list<JobUpdateEvent> updateEvents
+  3: list<JobInstanceUpdateEvent> instanceEvents
+}
+
+/* Asks for a job to run taskConfig on instanceCount instances. */
+struct JobUpdateRequest {
+  1: TaskConfig taskConfig
+  2: i32 instanceCount
+  3: JobUpdateSettings settings
+  4: optional set<Metadata> metadata
+}
+
+/* An update filter; every term that is set must match. */
+struct JobUpdateQuery {
+  2: string role
+  8: JobUpdateKey key
+  3: JobKey jobKey
+  4: string user
+  5: set<JobUpdateStatus> updateStatuses
+  6: i32 offset
+  7: i32 limit
+}
+
+struct JobSummaryResult {
+  1: set<JobSummary> summaries
+}
+
+struct ConfigSummaryResult {
+  1: ConfigSummary summary
+}
+
+struct StartJobUpdateResult {
+  1: JobUpdateKey key
+  /* When refused because the job has an active update: that update. */
+  2: optional JobUpdateSummary updateSummary
+}
+
+struct GetJobUpdateSummariesResult {
+  1: list<JobUpdateSummary> updateSummaries
+}
+
+struct GetJobUpdateDetailsResult {
+  1: JobUpdateDetails details
+  2: list<JobUpdateDetails> detailsList
+}
+
+struct PulseJobUpdateResult {
+  1: JobUpdatePulseStatus status
+}
+
+/* What an update would do, instance range by instance range. */
+struct GetJobUpdateDiffResult {
+  1: set<ConfigGroup> add
+  2: set<ConfigGroup> remove
+  3: set<ConfigGroup> update
+  4: set<ConfigGroup> unchanged
+}
+
+struct ServerInfo {
+  1: string clusterName
+  3: string statsUrlPrefix
+}
+
+/* The payload of a Response; one member is set. */
+union Result {
+   3: ScheduleStatusResult scheduleStatusResult
+   4: GetJobsResult getJobsResult
+  18: JobSummaryResult jobSummaryResult
+  20: ConfigSummaryResult configSummaryResult
+  22: StartJobUpdateResult startJobUpdateResult
+  23: GetJobUpdateSummariesResult getJobUpdateSummariesResult
+  24: GetJobUpdateDetailsResult getJobUpdateDetailsResult
+  25: PulseJobUpdateResult pulseJobUpdateResult
+  26: GetJobUpdateDiffResult getJobUpdateDiffResult
+}
+
+struct ResponseDetail {
+  1: string message
+}
+
+/* Every call answers with one of these. */
+struct Response {
+  1: ResponseCode responseCode
+  5: ServerInfo serverInfo
+  3: optional Result result
+  6: list<ResponseDetail> details
+}
+
+/* Calls that change nothing. */
+service ReadOnlyScheduler {
+  Response getJobSummary(1: string role)
+  Response getTasksStatus(1: TaskQuery query)
+  Response getTasksWithoutConfigs(1: TaskQuery query)
+  Response getConfigSummary(1: JobKey job)
+  Response getJobs(1: string ownerRole)
+  Response getJobUpdateSummaries(1: JobUpdateQuery jobUpdateQuery)
+  Response getJobUpdateDetails(1: JobUpdateKey key, 2: JobUpdateQuery query)
+  Response getJobUpdateDiff(1: JobUpdateRequest request)
+}
+
+/* Calls that change jobs and updates. */
+service AuroraSchedulerManager extends ReadOnlyScheduler {
+  Response createJob(1: JobConfiguration description)
+  Response restartShards(5: JobKey job, 3: set<i32> shardIds)
+  Response killTasks(4: JobKey job, 5: set<i32> instances, 6: string message)
+  Response addInstances(3: InstanceKey key, 4: i32 count)
+  Response startJobUpdate(1: JobUpdateRequest request, 3: string message)
+  Response pauseJobUpdate(1: JobUpdateKey key, 3: string message)
+  Response resumeJobUpdate(1: JobUpdateKey key, 3: string message)
+  Response abortJobUpdate(1: JobUpdateKey key, 3: string message)
+  Response rollbackJobUpdate(1: JobUpdateKey key, 2: string message)
+  Response pulseJobUpdate(1: JobUpdateKey key)
+}
+
+/* Stagger's own calls, beside Aurora's. */
+service StaggerScheduler extends AuroraSchedulerManager {
+}
