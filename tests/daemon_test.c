@@ -153,13 +153,13 @@ worker_run (gpointer data)
 
   if (!thrift_transport_open (framed, &error))
     {
-      w->why = g_strdup_printf ("connect: %s", error->message);
+      w->why = g_strdup_printf ("connect: %s", error ? error->message : "failed");
       return NULL;
     }
   if (!api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (client),
                                                    &created, job, &error))
     {
-      w->why = g_strdup_printf ("createJob: %s", error->message);
+      w->why = g_strdup_printf ("createJob: %s", error ? error->message : "failed");
       return NULL;
     }
   if (created->responseCode != API_RESPONSE_CODE_OK)
@@ -189,6 +189,19 @@ START_TEST (fifty_clients_at_once)
   StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
   Worker workers[50];
   GThread *threads[50];
+
+  /* The generated get_type() functions are not thread-safe: register every
+   * type the workers use from this thread first, with one round trip. */
+  {
+    g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+    g_autoptr (ApiResponse) warm = get_jobs (c, "many");
+    g_autoptr (ApiJobConfiguration) job = stg_test_job ("warm", "prod", "up", 1, "true");
+    g_type_ensure (API_TYPE_STAGGER_SCHEDULER_CLIENT);
+    g_type_ensure (API_TYPE_AURORA_SCHEDULER_MANAGER_CREATE_JOB_ARGS);
+    g_type_ensure (API_TYPE_AURORA_SCHEDULER_MANAGER_CREATE_JOB_RESULT);
+    g_type_ensure (API_TYPE_READ_ONLY_SCHEDULER_GET_JOBS_ARGS);
+    g_type_ensure (API_TYPE_READ_ONLY_SCHEDULER_GET_JOBS_RESULT);
+  }
 
   for (gint i = 0; i < 50; i++)
     {

@@ -8,28 +8,15 @@
  */
 #include "config.h"
 
-#include "api/handler.h"
-#include "api/response.h"
+#include "api/handler_private.h"
 #include "common/jobkey.h"
-
-struct _StgHandler
-{
-  ApiStaggerSchedulerHandler parent;
-
-  StgHandlerContext ctx;
-  gchar *user;          /* (nullable) who the current call acts as */
-};
 
 G_DEFINE_TYPE (StgHandler, stg_handler, API_TYPE_STAGGER_SCHEDULER_HANDLER)
 
-#define HANDLER(iface) STG_HANDLER (iface)
-
 /* ---- answering ------------------------------------------------------------ */
 
-/* Answers @error: bad input is INVALID_REQUEST; anything else is ERROR and
- * is logged, since the caller did nothing wrong. */
-static gboolean
-answer_error (StgHandler *self, ApiResponse *response, const gchar *method, GError *error)
+gboolean
+stg_handler_answer_error (StgHandler *self, ApiResponse *response, const gchar *method, GError *error)
 {
   ApiResponseCode code = API_RESPONSE_CODE_ERROR;
 
@@ -53,8 +40,8 @@ answer_error (StgHandler *self, ApiResponse *response, const gchar *method, GErr
   return TRUE;
 }
 
-static gboolean
-answer_unavailable (StgHandler *self, ApiResponse *response, const gchar *method)
+gboolean
+stg_handler_answer_unavailable (StgHandler *self, ApiResponse *response, const gchar *method)
 {
   stg_response_fail (response, self->ctx.cluster, API_RESPONSE_CODE_ERROR,
                      "%s is not available yet in this version of Stagger", method);
@@ -107,14 +94,14 @@ handler_get_jobs (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, const gc
   g_autoptr (GPtrArray) jobs = stg_store_list_jobs (self->ctx.store,
                                                     role && role[0] ? role : NULL, &error);
   if (jobs == NULL)
-    return answer_error (self, *_return, "getJobs", error);
+    return stg_handler_answer_error (self, *_return, "getJobs", error);
 
   g_autoptr (ApiGetJobsResult) jr = g_object_new (API_TYPE_GET_JOBS_RESULT, NULL);
   for (guint i = 0; i < jobs->len; i++)
     {
       ApiJobConfiguration *jc = job_configuration (self, jobs->pdata[i], &error);
       if (jc == NULL)
-        return answer_error (self, *_return, "getJobs", error);
+        return stg_handler_answer_error (self, *_return, "getJobs", error);
       g_hash_table_add (jr->configs, jc);
     }
   jr->__isset_configs = TRUE;
@@ -175,7 +162,7 @@ handler_get_job_summary (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, c
   g_autoptr (GPtrArray) jobs = stg_store_list_jobs (self->ctx.store,
                                                     role && role[0] ? role : NULL, &error);
   if (jobs == NULL)
-    return answer_error (self, *_return, "getJobSummary", error);
+    return stg_handler_answer_error (self, *_return, "getJobSummary", error);
 
   g_autoptr (ApiJobSummaryResult) sr = g_object_new (API_TYPE_JOB_SUMMARY_RESULT, NULL);
   for (guint i = 0; i < jobs->len; i++)
@@ -183,7 +170,7 @@ handler_get_job_summary (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, c
       g_autoptr (ApiJobConfiguration) jc = job_configuration (self, jobs->pdata[i], &error);
       g_autoptr (ApiJobStats) stats = jc ? job_stats (self, jobs->pdata[i], &error) : NULL;
       if (stats == NULL)
-        return answer_error (self, *_return, "getJobSummary", error);
+        return stg_handler_answer_error (self, *_return, "getJobSummary", error);
       g_hash_table_add (sr->summaries, g_object_new (API_TYPE_JOB_SUMMARY,
                                                      "job", jc, "stats", stats, NULL));
     }
@@ -204,68 +191,20 @@ handler_create_job (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
   (void) unused;
 
   if (!stg_engine_create_job (self->ctx.engine, description, self->user, &error))
-    return answer_error (self, *_return, "createJob", error);
+    return stg_handler_answer_error (self, *_return, "createJob", error);
   stg_response_ok (*_return, self->ctx.cluster, NULL);
-  return TRUE;
-}
-
-/* ---- updates -------------------------------------------------------------- */
-
-static gboolean
-handler_get_job_update_summaries (ApiReadOnlySchedulerIf *iface, ApiResponse **_return,
-                                  const ApiJobUpdateQuery *query, GError **unused)
-{
-  StgHandler *self = HANDLER (iface);
-  g_autoptr (GError) error = NULL;
-  (void) unused;
-
-  g_autoptr (GPtrArray) summaries = stg_store_query_update_summaries (self->ctx.store, query, &error);
-  if (summaries == NULL)
-    return answer_error (self, *_return, "getJobUpdateSummaries", error);
-
-  g_autoptr (ApiGetJobUpdateSummariesResult) sr =
-    g_object_new (API_TYPE_GET_JOB_UPDATE_SUMMARIES_RESULT, "updateSummaries", summaries, NULL);
-  ApiResult *result = stg_result_new ();
-  g_object_set (result, "getJobUpdateSummariesResult", sr, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
   return TRUE;
 }
 
 /* ---- not yet available ------------------------------------------------------ */
 
-#define UNAVAILABLE_RO(fn, method, ...)                                                   \
-  static gboolean fn (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, __VA_ARGS__,  \
-                      GError **unused)                                                    \
-  {                                                                                       \
-    (void) unused;                                                                        \
-    return answer_unavailable (HANDLER (iface), *_return, method);                        \
-  }
-#define UNAVAILABLE_RW(fn, method, ...)                                                        \
-  static gboolean fn (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return, __VA_ARGS__, \
-                      GError **unused)                                                         \
-  {                                                                                            \
-    (void) unused;                                                                             \
-    return answer_unavailable (HANDLER (iface), *_return, method);                             \
-  }
-
 UNAVAILABLE_RO (handler_get_tasks_status, "getTasksStatus", G_GNUC_UNUSED const ApiTaskQuery *q)
 UNAVAILABLE_RO (handler_get_tasks_without_configs, "getTasksWithoutConfigs", G_GNUC_UNUSED const ApiTaskQuery *q)
 UNAVAILABLE_RO (handler_get_config_summary, "getConfigSummary", G_GNUC_UNUSED const ApiJobKey *k)
-UNAVAILABLE_RO (handler_get_job_update_details, "getJobUpdateDetails", G_GNUC_UNUSED const ApiJobUpdateKey *k,
-                G_GNUC_UNUSED const ApiJobUpdateQuery *q)
-UNAVAILABLE_RO (handler_get_job_update_diff, "getJobUpdateDiff", G_GNUC_UNUSED const ApiJobUpdateRequest *r)
 UNAVAILABLE_RW (handler_restart_shards, "restartShards", G_GNUC_UNUSED const ApiJobKey *k, G_GNUC_UNUSED const GHashTable *s)
 UNAVAILABLE_RW (handler_kill_tasks, "killTasks", G_GNUC_UNUSED const ApiJobKey *k, G_GNUC_UNUSED const GHashTable *s,
                 G_GNUC_UNUSED const gchar *m)
 UNAVAILABLE_RW (handler_add_instances, "addInstances", G_GNUC_UNUSED const ApiInstanceKey *k, G_GNUC_UNUSED const gint32 c)
-UNAVAILABLE_RW (handler_start_job_update, "startJobUpdate", G_GNUC_UNUSED const ApiJobUpdateRequest *r,
-                G_GNUC_UNUSED const gchar *m)
-UNAVAILABLE_RW (handler_pause_job_update, "pauseJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k, G_GNUC_UNUSED const gchar *m)
-UNAVAILABLE_RW (handler_resume_job_update, "resumeJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k, G_GNUC_UNUSED const gchar *m)
-UNAVAILABLE_RW (handler_abort_job_update, "abortJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k, G_GNUC_UNUSED const gchar *m)
-UNAVAILABLE_RW (handler_rollback_job_update, "rollbackJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k,
-                G_GNUC_UNUSED const gchar *m)
-UNAVAILABLE_RW (handler_pulse_job_update, "pulseJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k)
 
 /* ---- the object ------------------------------------------------------------- */
 
@@ -291,20 +230,12 @@ stg_handler_class_init (StgHandlerClass *klass)
   ro->get_tasks_without_configs = handler_get_tasks_without_configs;
   ro->get_config_summary = handler_get_config_summary;
   ro->get_jobs = handler_get_jobs;
-  ro->get_job_update_summaries = handler_get_job_update_summaries;
-  ro->get_job_update_details = handler_get_job_update_details;
-  ro->get_job_update_diff = handler_get_job_update_diff;
 
   rw->create_job = handler_create_job;
   rw->restart_shards = handler_restart_shards;
   rw->kill_tasks = handler_kill_tasks;
   rw->add_instances = handler_add_instances;
-  rw->start_job_update = handler_start_job_update;
-  rw->pause_job_update = handler_pause_job_update;
-  rw->resume_job_update = handler_resume_job_update;
-  rw->abort_job_update = handler_abort_job_update;
-  rw->rollback_job_update = handler_rollback_job_update;
-  rw->pulse_job_update = handler_pulse_job_update;
+  stg_handler_install_update_methods (ro, rw);
 }
 
 static void

@@ -2,7 +2,8 @@
 noinst_LIBRARIES += libstg_api.a
 libstg_api_a_SOURCES = \
 	src/api/dispatch.c src/api/dispatch.h \
-	src/api/handler.c src/api/handler.h \
+	src/api/handler.c src/api/handler.h src/api/handler_private.h \
+	src/api/handler_updates.c \
 	src/api/http_server.c src/api/http_server.h \
 	src/api/response.c src/api/response.h \
 	src/api/tcp_server.c src/api/tcp_server.h

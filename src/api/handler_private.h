@@ -1,0 +1,45 @@
+/* handler_private.h: what the handler's files share. Not for use outside
+ * src/api/. Main-loop thread only. */
+#pragma once
+
+#include "api/handler.h"
+#include "api/response.h"
+
+struct _StgHandler
+{
+  ApiStaggerSchedulerHandler parent;
+
+  StgHandlerContext ctx;
+  gchar *user;          /* (nullable) who the current call acts as */
+};
+
+#define HANDLER(iface) STG_HANDLER (iface)
+
+/* Answers @error: bad input is INVALID_REQUEST; anything else is ERROR and
+ * is logged, since the caller did nothing wrong. Returns TRUE. */
+gboolean stg_handler_answer_error (StgHandler *self, ApiResponse *response, const gchar *method,
+                                   GError *error);
+
+/* Answers ERROR: @method is not available in this build. Returns TRUE. */
+gboolean stg_handler_answer_unavailable (StgHandler *self, ApiResponse *response,
+                                         const gchar *method);
+
+/* Update methods (handler_updates.c), installed by the class init. */
+void stg_handler_install_update_methods (ApiReadOnlySchedulerHandlerClass *ro,
+                                         ApiAuroraSchedulerManagerHandlerClass *rw);
+
+/* Defines a method that answers "not available yet". */
+#define UNAVAILABLE_RO(fn, method, ...)                                                   \
+  static gboolean fn (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, __VA_ARGS__,  \
+                      GError **unused)                                                    \
+  {                                                                                       \
+    (void) unused;                                                                        \
+    return stg_handler_answer_unavailable (HANDLER (iface), *_return, method);                        \
+  }
+#define UNAVAILABLE_RW(fn, method, ...)                                                        \
+  static gboolean fn (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return, __VA_ARGS__, \
+                      GError **unused)                                                         \
+  {                                                                                            \
+    (void) unused;                                                                             \
+    return stg_handler_answer_unavailable (HANDLER (iface), *_return, method);                             \
+  }
