@@ -11,7 +11,8 @@ STG_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 STG_CHECK_SUITES = \
 	tests/common_test \
 	tests/store_test \
-	tests/daemon_test
+	tests/daemon_test \
+	tests/webui_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
 TESTS += $(STG_CHECK_SUITES)
@@ -27,6 +28,10 @@ tests_store_test_LDADD = $(STG_TEST_LDADD)
 tests_daemon_test_SOURCES = tests/daemon_test.c
 tests_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_daemon_test_LDADD = $(STG_TEST_LDADD)
+
+tests_webui_test_SOURCES = tests/webui_test.c
+tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_webui_test_LDADD = $(STG_TEST_LDADD)
 
 # The integration tests run the staggerd built here ("make check" builds
 # "all" first).

@@ -4,7 +4,13 @@
  * descriptor tells when it has work. A GLib fd source on it and a timer for
  * its own timeouts call MHD_run(); after every run the timer is set again
  * from MHD_get_timeout(). A request's body is collected into a GByteArray
- * (up to max_body) before its route's handler runs. Main-loop thread only.
+ * (up to max_body) before its route's handler runs.
+ *
+ * Streams: a stream's body comes from a content-reader callback. When its
+ * queue is empty the reader suspends the connection and returns 0 (MHD's way
+ * of saying "no data yet"); stg_http_stream_send() resumes it. Suspended
+ * connections must be resumed before MHD stops, so the server keeps a list.
+ * Main-loop thread only.
  */
 #include "config.h"
 
@@ -35,6 +41,7 @@ struct _StgHttpServer
   GPtrArray *routes;         /* Route* */
   gchar *tls_cert_pem;
   gchar *tls_key_pem;
+  GHashTable *streams;       /* StgHttpStream* set */
 };
 
 struct _StgHttpRequest
@@ -53,6 +60,20 @@ struct _StgHttpResponse
   gchar *content_type;
   GBytes *body;
   GPtrArray *headers;        /* name, value, name, value, ... */
+  StgHttpServer *server;
+  struct MHD_Connection *conn;
+  StgHttpStream *stream;     /* (nullable) set by stg_http_response_stream() */
+};
+
+struct _StgHttpStream
+{
+  StgHttpServer *server;
+  struct MHD_Connection *conn;
+  GByteArray *queue;
+  gboolean suspended;
+  gboolean closed;           /* too slow: the next read ends the stream */
+  void (*on_close) (StgHttpStream *stream, gpointer data);
+  gpointer data;
 };
 
 void
@@ -149,14 +170,110 @@ find_route (StgHttpServer *server, const gchar *path)
   return best;
 }
 
+/* ---- streams ---------------------------------------------------------------- */
+
+static ssize_t
+stream_read (void *cls, uint64_t pos, char *buf, size_t max)
+{
+  StgHttpStream *st = cls;
+  (void) pos;
+
+  if (st->closed)
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+  if (st->queue->len == 0)
+    {
+      /* Nothing to send: park the connection until there is. */
+      MHD_suspend_connection (st->conn);
+      st->suspended = TRUE;
+      return 0;
+    }
+  gsize n = MIN (max, (gsize) st->queue->len);
+  memcpy (buf, st->queue->data, n);
+  g_byte_array_remove_range (st->queue, 0, (guint) n);
+  return (ssize_t) n;
+}
+
+static void
+stream_free (void *cls)
+{
+  StgHttpStream *st = cls;
+
+  g_hash_table_remove (st->server->streams, st);
+  if (st->on_close != NULL)
+    st->on_close (st, st->data);
+  g_byte_array_unref (st->queue);
+  g_free (st);
+}
+
+static void
+stream_wake (StgHttpStream *st)
+{
+  if (!st->suspended)
+    return;
+  st->suspended = FALSE;
+  MHD_resume_connection (st->conn);
+  /* Let MHD see the resumed connection on the next iteration. */
+  g_clear_handle_id (&st->server->timer, g_source_remove);
+  st->server->timer = g_idle_add (on_timer, st->server);
+}
+
+StgHttpStream *
+stg_http_response_stream (StgHttpResponse *response, const gchar *content_type,
+                          void (*on_close) (StgHttpStream *stream, gpointer data), gpointer data)
+{
+  StgHttpStream *st;
+
+  g_return_val_if_fail (response->stream == NULL, NULL);
+  st = g_new0 (StgHttpStream, 1);
+  st->server = response->server;
+  st->conn = response->conn;
+  st->queue = g_byte_array_new ();
+  st->on_close = on_close;
+  st->data = data;
+  response->stream = st;
+  response->status = 200;
+  g_free (response->content_type);
+  response->content_type = g_strdup (content_type);
+  g_hash_table_add (st->server->streams, st);
+  return st;
+}
+
+void
+stg_http_stream_send (StgHttpStream *stream, const gchar *bytes, gsize len)
+{
+  if (stream->closed)
+    return;
+  if (stream->queue->len + len > STG_HTTP_STREAM_MAX_QUEUE)
+    {
+      g_info ("http: closing a stream whose client does not keep up");
+      stream->closed = TRUE;
+      g_byte_array_set_size (stream->queue, 0);
+    }
+  else
+    g_byte_array_append (stream->queue, (const guint8 *) bytes, (guint) len);
+  stream_wake (stream);
+}
+
+void
+stg_http_stream_detach (StgHttpStream *stream)
+{
+  stream->on_close = NULL;
+  stream->data = NULL;
+}
+
 static enum MHD_Result
 send_response (struct MHD_Connection *conn, StgHttpResponse *resp)
 {
   gsize n = 0;
   const void *data = resp->body ? g_bytes_get_data (resp->body, &n) : "";
-  struct MHD_Response *r =
-    MHD_create_response_from_buffer (n, (void *) data, MHD_RESPMEM_MUST_COPY);
+  struct MHD_Response *r;
   enum MHD_Result ret;
+
+  if (resp->stream != NULL)
+    r = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 4096, stream_read, resp->stream,
+                                           stream_free);
+  else
+    r = MHD_create_response_from_buffer (n, (void *) data, MHD_RESPMEM_MUST_COPY);
 
   if (resp->content_type != NULL)
     MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
@@ -243,6 +360,8 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
   StgHttpResponse resp = { 0 };
   resp.status = MHD_HTTP_OK;
   resp.headers = g_ptr_array_new_with_free_func (g_free);
+  resp.server = server;
+  resp.conn = conn;
   route->handler (req, &resp, route->data);
   enum MHD_Result ret = send_response (conn, &resp);
   response_clear (&resp);
@@ -288,6 +407,7 @@ stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *o
   else
     stg_http_options_init (&server->options);
   server->routes = g_ptr_array_new ();
+  server->streams = g_hash_table_new (NULL, NULL);
 
   if (server->options.tls_cert != NULL || server->options.tls_key != NULL)
     {
@@ -346,7 +466,24 @@ stg_http_server_free (StgHttpServer *server)
   g_clear_handle_id (&server->fd_source, g_source_remove);
   g_clear_handle_id (&server->timer, g_source_remove);
   if (server->daemon != NULL)
-    MHD_stop_daemon (server->daemon);
+    {
+      /* MHD cannot stop with suspended connections: end every stream. */
+      GHashTableIter it;
+      gpointer key;
+      g_hash_table_iter_init (&it, server->streams);
+      while (g_hash_table_iter_next (&it, &key, NULL))
+        {
+          StgHttpStream *st = key;
+          st->closed = TRUE;
+          if (st->suspended)
+            {
+              st->suspended = FALSE;
+              MHD_resume_connection (st->conn);
+            }
+        }
+      MHD_run (server->daemon);
+      MHD_stop_daemon (server->daemon);
+    }
   for (guint i = 0; i < server->routes->len; i++)
     {
       Route *r = server->routes->pdata[i];
@@ -354,6 +491,7 @@ stg_http_server_free (StgHttpServer *server)
       g_free (r);
     }
   g_ptr_array_unref (server->routes);
+  g_hash_table_unref (server->streams);
   g_free (server->tls_cert_pem);
   g_free (server->tls_key_pem);
   g_free (server);

@@ -64,4 +64,25 @@ void stg_http_response_set (StgHttpResponse *response, guint status, const gchar
 void stg_http_response_text (StgHttpResponse *response, guint status, const gchar *text);
 void stg_http_response_header (StgHttpResponse *response, const gchar *name, const gchar *value);
 
+/* ---- streams (Server-Sent Events and the like) -------------------------- */
+
+typedef struct _StgHttpStream StgHttpStream;
+
+/* Makes @response a stream with @content_type: the status and headers go out
+ * now, the body as it is sent. The stream lives until the client goes away
+ * or the server stops; then @on_close (nullable) is called with @data, and
+ * the stream must not be used after that. */
+StgHttpStream *stg_http_response_stream (StgHttpResponse *response, const gchar *content_type,
+                                         void (*on_close) (StgHttpStream *stream, gpointer data),
+                                         gpointer data);
+
+/* Queues @len bytes of body. Streams whose client reads too slowly are
+ * closed once STG_HTTP_STREAM_MAX_QUEUE bytes wait. */
+void stg_http_stream_send (StgHttpStream *stream, const gchar *bytes, gsize len);
+
+/* Forgets @on_close: the stream's owner is going away first. */
+void stg_http_stream_detach (StgHttpStream *stream);
+
+#define STG_HTTP_STREAM_MAX_QUEUE (1024 * 1024)
+
 G_END_DECLS

@@ -6,5 +6,8 @@ libstg_api_a_SOURCES = \
 	src/api/handler_updates.c \
 	src/api/http_server.c src/api/http_server.h \
 	src/api/response.c src/api/response.h \
-	src/api/tcp_server.c src/api/tcp_server.h
+	src/api/tcp_server.c src/api/tcp_server.h \
+	src/api/webui.c src/api/webui.h src/api/webui_private.h \
+	src/api/webui_data.c
+nodist_libstg_api_a_SOURCES = src/api/webui-resources.c
 EXTRA_DIST += src/api/local.mk

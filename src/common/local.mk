@@ -3,6 +3,7 @@ noinst_LIBRARIES += libstg_common.a
 libstg_common_a_SOURCES = \
 	src/common/binary_protocol.c src/common/binary_protocol.h \
 	src/common/clock.c src/common/clock.h \
+	src/common/enums.c src/common/enums.h \
 	src/common/framed_client.c src/common/framed_client.h \
 	src/common/jobkey.c src/common/jobkey.h \
 	src/common/mem_transport.c src/common/mem_transport.h \

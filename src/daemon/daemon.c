@@ -11,6 +11,7 @@
 #include "api/handler.h"
 #include "api/http_server.h"
 #include "api/tcp_server.h"
+#include "api/webui.h"
 #include "daemon/daemon.h"
 #include "engine/engine.h"
 #include "store/store.h"
@@ -25,6 +26,7 @@ struct _StgDaemon
   StgDispatch *dispatch;
   StgTcpServer *tcp;
   StgHttpServer *http;
+  StgWebUi *webui;
 };
 
 void
@@ -38,6 +40,7 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
   settings->max_frame = 16 * 1024 * 1024;
   settings->idle_timeout_s = 300;
   settings->ready_file = NULL;
+  settings->webui_dir = NULL;
 }
 
 void
@@ -47,6 +50,7 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   g_clear_pointer (&settings->bind, g_free);
   g_clear_pointer (&settings->cluster, g_free);
   g_clear_pointer (&settings->ready_file, g_free);
+  g_clear_pointer (&settings->webui_dir, g_free);
 }
 
 static gboolean
@@ -98,7 +102,7 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   static const gchar *const known[] = {
     "data_dir", "bind", "http_port", "thrift_port", "cluster", "max_frame_bytes",
-    "idle_timeout_secs", NULL
+    "idle_timeout_secs", "webui_dir", NULL
   };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
@@ -122,6 +126,7 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   if (!load_string (kf, "data_dir", &settings->data_dir, error) ||
       !load_string (kf, "bind", &settings->bind, error) ||
       !load_string (kf, "cluster", &settings->cluster, error) ||
+      !load_string (kf, "webui_dir", &settings->webui_dir, error) ||
       !load_int (kf, "http_port", 0, 65535, &http, error) ||
       !load_int (kf, "thrift_port", 0, 65535, &thrift, error) ||
       !load_int (kf, "max_frame_bytes", 1024, G_MAXINT32, &frame, error) ||
@@ -187,6 +192,7 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.max_frame = settings->max_frame;
   d->settings.idle_timeout_s = settings->idle_timeout_s;
   d->settings.ready_file = g_strdup (settings->ready_file);
+  d->settings.webui_dir = g_strdup (settings->webui_dir);
 
   if (g_mkdir_with_parents (d->settings.data_dir, 0700) != 0)
     {
@@ -225,6 +231,13 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   if (d->http == NULL)
     goto fail;
   stg_http_server_route (d->http, "/health", route_health, d);
+  {
+    StgWebUiContext ui = {
+      .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
+      .assets_dir = d->settings.webui_dir,
+    };
+    d->webui = stg_webui_new (d->http, &ui);
+  }
 
   if (d->settings.ready_file != NULL && !write_ready_file (d, error))
     goto fail;
@@ -245,6 +258,7 @@ stg_daemon_stop (StgDaemon *d)
     return;
   /* Top-down: stop taking requests, then the core, then storage. */
   g_clear_pointer (&d->http, stg_http_server_free);
+  g_clear_pointer (&d->webui, stg_webui_free);
   g_clear_pointer (&d->tcp, stg_tcp_server_free);
   g_clear_pointer (&d->dispatch, stg_dispatch_free);
   g_clear_object (&d->handler);

@@ -22,6 +22,7 @@ typedef struct
   gint64 max_frame;         /* bytes; default 16 MiB */
   gint idle_timeout_s;      /* TCP idle timeout; default 300 */
   gchar *ready_file;        /* (nullable) JSON with pid and ports, written once serving */
+  gchar *webui_dir;         /* (nullable) serve the web UI's files from here */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);

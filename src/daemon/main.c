@@ -26,7 +26,7 @@ int
 main (int argc, char **argv)
 {
   g_autofree gchar *config = NULL, *data_dir = NULL, *bind = NULL, *cluster = NULL;
-  g_autofree gchar *ready_file = NULL;
+  g_autofree gchar *ready_file = NULL, *webui_dir = NULL;
   gint http_port = -1, thrift_port = -1;
   gint64 max_frame = -1;
   gboolean version = FALSE, verbose = FALSE;
@@ -41,7 +41,7 @@ main (int argc, char **argv)
     { "bind", 'b', 0, G_OPTION_ARG_STRING, &bind,
       "Listen on this IP address (default: 127.0.0.1)", "ADDR" },
     { "http-port", 0, 0, G_OPTION_ARG_INT, &http_port,
-      "Serve HTTP (/health) on PORT; 0 picks a free port (default: 8081)", "PORT" },
+      "Serve HTTP (the web UI, /health) on PORT; 0 picks a free port (default: 8081)", "PORT" },
     { "thrift-port", 0, 0, G_OPTION_ARG_INT, &thrift_port,
       "Serve framed binary Thrift on PORT; 0 picks a free port (default: 8082)", "PORT" },
     { "cluster", 0, 0, G_OPTION_ARG_STRING, &cluster,
@@ -50,6 +50,8 @@ main (int argc, char **argv)
       "Close Thrift connections that send a frame over BYTES (default: 16777216)", "BYTES" },
     { "ready-file", 0, 0, G_OPTION_ARG_FILENAME, &ready_file,
       "Once serving, write the pid and bound ports to FILE as JSON", "FILE" },
+    { "webui-dir", 0, 0, G_OPTION_ARG_FILENAME, &webui_dir,
+      "Serve the web UI's files from DIR instead of the copies built in (for development)", "DIR" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL },
     G_OPTION_ENTRY_NULL
@@ -94,6 +96,8 @@ main (int argc, char **argv)
     g_free (settings.cluster), settings.cluster = g_steal_pointer (&cluster);
   if (ready_file != NULL)
     g_free (settings.ready_file), settings.ready_file = g_steal_pointer (&ready_file);
+  if (webui_dir != NULL)
+    g_free (settings.webui_dir), settings.webui_dir = g_steal_pointer (&webui_dir);
   if (http_port != -1)
     settings.http_port = http_port;
   if (thrift_port != -1)

@@ -1,0 +1,340 @@
+/* webui.c: StgWebUi: serving the page and its assets, the session, and the
+ * Server-Sent Events feed.
+ *
+ * Assets come from the GResource bundle made from webui/ (or from a
+ * directory, for development) with a strong ETag so browsers revalidate
+ * cheaply (304). Announced changes are coalesced for COALESCE_MS and then
+ * sent to every open stream as "event: change"; a comment line every
+ * HEARTBEAT_S keeps proxies from closing idle streams and lets a vanished
+ * client be noticed. The JSON data lives in webui_data.c. Main-loop thread
+ * only.
+ */
+#include "config.h"
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#include "api/webui.h"
+#include "api/webui_private.h"
+
+#define COALESCE_MS 100
+#define HEARTBEAT_S 15
+
+/* Made by glib-compile-resources from webui/webui.gresource.xml. */
+GResource *stg_webui_get_resource (void);
+
+static const gchar NOT_FOUND_PAGE[] =
+  "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+  "<meta name=\"color-scheme\" content=\"light dark\">"
+  "<title>Not found - Stagger</title>"
+  "<link rel=\"stylesheet\" href=\"/static/app.css\"></head>\n"
+  "<body><main id=\"main\"><h1>Not found</h1>"
+  "<p>There is no page at this address. <a href=\"/\">See all jobs.</a></p></main></body></html>\n";
+
+/* ---- assets ------------------------------------------------------------------ */
+
+static const gchar *
+content_type_for (const gchar *name)
+{
+  if (g_str_has_suffix (name, ".html"))
+    return "text/html; charset=utf-8";
+  if (g_str_has_suffix (name, ".css"))
+    return "text/css; charset=utf-8";
+  if (g_str_has_suffix (name, ".js"))
+    return "text/javascript; charset=utf-8";
+  if (g_str_has_suffix (name, ".svg"))
+    return "image/svg+xml";
+  return "application/octet-stream";
+}
+
+/* The bytes of asset @name ("app.js"), or NULL. Names are checked so a
+ * request can never leave the asset folder. */
+static GBytes *
+load_asset (StgWebUi *ui, const gchar *name)
+{
+  for (const gchar *p = name; *p; p++)
+    if (!(g_ascii_isalnum (*p) || *p == '-' || *p == '_' || *p == '.'))
+      return NULL;
+  if (name[0] == '\0' || name[0] == '.')
+    return NULL;
+
+  if (ui->ctx.assets_dir != NULL)
+    {
+      g_autofree gchar *path = g_build_filename (ui->ctx.assets_dir, name, NULL);
+      gchar *data = NULL;
+      gsize len = 0;
+      if (!g_file_get_contents (path, &data, &len, NULL))
+        return NULL;
+      return g_bytes_new_take (data, len);
+    }
+  g_autofree gchar *path = g_strconcat ("/org/stagger/webui/", name, NULL);
+  return g_resource_lookup_data (stg_webui_get_resource (), path, 0, NULL);
+}
+
+static gboolean
+method_is_read (StgHttpRequest *request, StgHttpResponse *response)
+{
+  const gchar *m = stg_http_request_method (request);
+
+  if (g_str_equal (m, "GET") || g_str_equal (m, "HEAD"))
+    return TRUE;
+  stg_http_response_header (response, "Allow", "GET, HEAD");
+  stg_http_response_text (response, 405, "method not allowed\n");
+  return FALSE;
+}
+
+/* Answers @bytes as asset @name, or 304 when the client has it already. */
+static void
+send_asset (StgHttpRequest *request, StgHttpResponse *response, const gchar *name, GBytes *bytes)
+{
+  g_autofree gchar *sum = g_compute_checksum_for_bytes (G_CHECKSUM_SHA1, bytes);
+  g_autofree gchar *etag = g_strdup_printf ("\"%s\"", sum);
+  const gchar *have = stg_http_request_header (request, "If-None-Match");
+
+  stg_http_response_header (response, "ETag", etag);
+  stg_http_response_header (response, "Cache-Control", "no-cache");
+  stg_http_response_header (response, "X-Content-Type-Options", "nosniff");
+  if (have != NULL && strstr (have, etag) != NULL)
+    {
+      stg_http_response_set (response, 304, NULL, NULL);
+      return;
+    }
+  stg_http_response_set (response, 200, content_type_for (name), g_bytes_ref (bytes));
+}
+
+static void
+route_root (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+{
+  StgWebUi *ui = user_data;
+  const gchar *path = stg_http_request_path (request);
+
+  if (!g_str_equal (path, "/") && !g_str_equal (path, "/index.html"))
+    {
+      stg_http_response_set (response, 404, "text/html; charset=utf-8",
+                             g_bytes_new_static (NOT_FOUND_PAGE, sizeof NOT_FOUND_PAGE - 1));
+      return;
+    }
+  if (!method_is_read (request, response))
+    return;
+  g_autoptr (GBytes) page = load_asset (ui, "index.html");
+  if (page == NULL)
+    {
+      stg_http_response_text (response, 500, "the web UI's page is missing\n");
+      return;
+    }
+  send_asset (request, response, "index.html", page);
+}
+
+static void
+route_static (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+{
+  StgWebUi *ui = user_data;
+  const gchar *name = stg_http_request_path (request) + strlen ("/static/");
+
+  if (!method_is_read (request, response))
+    return;
+  g_autoptr (GBytes) bytes = load_asset (ui, name);
+  if (bytes == NULL || g_str_equal (name, "index.html"))
+    {
+      stg_http_response_set (response, 404, "text/html; charset=utf-8",
+                             g_bytes_new_static (NOT_FOUND_PAGE, sizeof NOT_FOUND_PAGE - 1));
+      return;
+    }
+  send_asset (request, response, name, bytes);
+}
+
+/* ---- JSON answers --------------------------------------------------------------- */
+
+void
+stg_webui_send_json (StgHttpResponse *response, guint status, JsonNode *root)
+{
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  gsize len = 0;
+
+  json_generator_set_root (gen, root);
+  gchar *text = json_generator_to_data (gen, &len);
+  stg_http_response_header (response, "Cache-Control", "no-store");
+  stg_http_response_header (response, "X-Content-Type-Options", "nosniff");
+  stg_http_response_set (response, status, "application/json; charset=utf-8",
+                         g_bytes_new_take (text, len));
+}
+
+void
+stg_webui_send_error (StgHttpResponse *response, guint status, const gchar *message)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "error");
+  json_builder_add_string_value (b, message);
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  stg_webui_send_json (response, status, root);
+}
+
+static void
+route_session (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+{
+  StgWebUi *ui = user_data;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  if (!method_is_read (request, response))
+    return;
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "cluster");
+  json_builder_add_string_value (b, ui->ctx.cluster);
+  json_builder_set_member_name (b, "user");
+  json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "can_act");
+  json_builder_add_boolean_value (b, ui->can_act);
+  json_builder_set_member_name (b, "csrf");
+  json_builder_add_string_value (b, ui->csrf);
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  stg_webui_send_json (response, 200, root);
+}
+
+/* ---- the change feed -------------------------------------------------------------- */
+
+static void
+on_stream_closed (StgHttpStream *stream, gpointer data)
+{
+  StgWebUi *ui = data;
+  g_hash_table_remove (ui->listeners, stream);
+}
+
+static void
+route_events (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+{
+  StgWebUi *ui = user_data;
+  static const gchar hello[] = "retry: 2000\n: connected\n\n";
+
+  if (!method_is_read (request, response))
+    return;
+  stg_http_response_header (response, "Cache-Control", "no-store");
+  StgHttpStream *st = stg_http_response_stream (response, "text/event-stream", on_stream_closed, ui);
+  g_hash_table_add (ui->listeners, st);
+  stg_http_stream_send (st, hello, sizeof hello - 1);
+}
+
+static void
+broadcast (StgWebUi *ui, const gchar *text)
+{
+  GHashTableIter it;
+  gpointer key;
+  gsize len = strlen (text);
+
+  g_hash_table_iter_init (&it, ui->listeners);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    stg_http_stream_send (key, text, len);
+}
+
+static gboolean
+flush_changes (gpointer user_data)
+{
+  StgWebUi *ui = user_data;
+  GHashTableIter it;
+  gpointer key;
+  g_autoptr (GString) out = g_string_new (NULL);
+
+  ui->flush_id = 0;
+  g_hash_table_iter_init (&it, ui->changes);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    g_string_append_printf (out, "event: change\ndata: %s\n\n", (const gchar *) key);
+  g_hash_table_remove_all (ui->changes);
+  if (out->len > 0)
+    broadcast (ui, out->str);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+heartbeat (gpointer user_data)
+{
+  broadcast (user_data, ": ping\n\n");
+  return G_SOURCE_CONTINUE;
+}
+
+void
+stg_webui_announce (StgWebUi *ui, const gchar *kind, const gchar *role, const gchar *environment,
+                    const gchar *name, const gchar *id)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+
+  if (g_hash_table_size (ui->listeners) == 0)
+    return;
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "kind");
+  json_builder_add_string_value (b, kind);
+  json_builder_set_member_name (b, "role");
+  json_builder_add_string_value (b, role);
+  json_builder_set_member_name (b, "environment");
+  json_builder_add_string_value (b, environment);
+  json_builder_set_member_name (b, "name");
+  json_builder_add_string_value (b, name);
+  if (id != NULL)
+    {
+      json_builder_set_member_name (b, "id");
+      json_builder_add_string_value (b, id);
+    }
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  g_hash_table_add (ui->changes, json_generator_to_data (gen, NULL));
+  if (ui->flush_id == 0)
+    ui->flush_id = g_timeout_add (COALESCE_MS, flush_changes, ui);
+}
+
+guint
+stg_webui_listeners (StgWebUi *ui)
+{
+  return g_hash_table_size (ui->listeners);
+}
+
+/* ---- construction ---------------------------------------------------------------- */
+
+StgWebUi *
+stg_webui_new (StgHttpServer *http, const StgWebUiContext *context)
+{
+  StgWebUi *ui = g_new0 (StgWebUi, 1);
+
+  ui->ctx = *context;
+  ui->ctx.assets_dir = g_strdup (context->assets_dir);
+  ui->ctx.cluster = g_strdup (context->cluster);
+  ui->csrf = g_uuid_string_random ();
+  ui->can_act = TRUE;
+  ui->listeners = g_hash_table_new (NULL, NULL);
+  ui->changes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  ui->heartbeat_id = g_timeout_add_seconds (HEARTBEAT_S, heartbeat, ui);
+
+  stg_http_server_route (http, "/", route_root, ui);
+  stg_http_server_route (http, "/static/", route_static, ui);
+  stg_http_server_route (http, "/ui/api/session", route_session, ui);
+  stg_http_server_route (http, "/ui/api/events", route_events, ui);
+  stg_webui_data_routes (ui, http);
+  return ui;
+}
+
+void
+stg_webui_free (StgWebUi *ui)
+{
+  if (ui == NULL)
+    return;
+  g_clear_handle_id (&ui->flush_id, g_source_remove);
+  g_clear_handle_id (&ui->heartbeat_id, g_source_remove);
+  /* The HTTP server is freed first and closes every stream, so this is
+   * normally empty; a stream still open must not call back into us. */
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init (&it, ui->listeners);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    stg_http_stream_detach (key);
+  g_hash_table_unref (ui->listeners);
+  g_hash_table_unref (ui->changes);
+  g_free (ui->csrf);
+  g_free ((gchar *) ui->ctx.assets_dir);
+  g_free ((gchar *) ui->ctx.cluster);
+  g_free (ui);
+}

@@ -1,0 +1,41 @@
+/* webui.h: the web UI: its pages, its JSON data and its live change feed.
+ *
+ * StgWebUi registers routes on the HTTP server: "/" (the page, or an HTML
+ * 404 for unknown paths), "/static/..." (CSS and JavaScript, embedded with
+ * GResource or read from --webui-dir), "/ui/api/..." (JSON data) and
+ * "/ui/api/events" (Server-Sent Events announcing changes, so pages update
+ * in place). GET never changes anything. Main-loop thread only.
+ */
+#pragma once
+
+#include "api/http_server.h"
+#include "engine/engine.h"
+#include "store/store.h"
+
+G_BEGIN_DECLS
+
+typedef struct _StgWebUi StgWebUi;
+
+typedef struct
+{
+  StgStore *store;           /* borrowed */
+  StgEngine *engine;         /* borrowed */
+  StgClock *clock;           /* borrowed */
+  const gchar *cluster;
+  const gchar *assets_dir;   /* (nullable) serve assets from here instead of the binary */
+} StgWebUiContext;
+
+/* Adds the UI's routes to @http. */
+StgWebUi *stg_webui_new (StgHttpServer *http, const StgWebUiContext *context);
+void stg_webui_free (StgWebUi *ui);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgWebUi, stg_webui_free)
+
+/* Announces a change to every open page. @kind is "job" or "update"; @id is
+ * the update id (NULL for a job change). */
+void stg_webui_announce (StgWebUi *ui, const gchar *kind, const gchar *role,
+                         const gchar *environment, const gchar *name, const gchar *id);
+
+/* Open event streams (for tests). */
+guint stg_webui_listeners (StgWebUi *ui);
+
+G_END_DECLS

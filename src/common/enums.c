@@ -1,0 +1,79 @@
+/* enums.c: enum value names, from the generated toString_* functions with
+ * their "API_<ENUM>_" prefix removed. Any thread. */
+#include "config.h"
+
+#include <string.h>
+
+#include "common/enums.h"
+#include "common/thrift_glue.h"
+
+static const gchar *
+strip (const gchar *full, const gchar *prefix)
+{
+  gsize n = strlen (prefix);
+  return strncmp (full, prefix, n) == 0 ? full + n : full;
+}
+
+const gchar *
+stg_update_status_name (gint value)
+{
+  return strip (toString_JobUpdateStatus (value), "API_JOB_UPDATE_STATUS_");
+}
+
+const gchar *
+stg_schedule_status_name (gint value)
+{
+  return strip (toString_ScheduleStatus (value), "API_SCHEDULE_STATUS_");
+}
+
+const gchar *
+stg_update_action_name (gint value)
+{
+  return strip (toString_JobUpdateAction (value), "API_JOB_UPDATE_ACTION_");
+}
+
+const gchar *
+stg_response_code_name (gint value)
+{
+  return strip (toString_ResponseCode (value), "API_RESPONSE_CODE_");
+}
+
+static gint
+from_name (const gchar *name, const gchar *(*to_name) (gint), gint max)
+{
+  if (name == NULL)
+    return -1;
+  for (gint v = 0; v <= max; v++)
+    if (g_ascii_strcasecmp (name, to_name (v)) == 0)
+      return v;
+  return -1;
+}
+
+gint
+stg_update_status_from_name (const gchar *name)
+{
+  return from_name (name, stg_update_status_name, API_JOB_UPDATE_STATUS_ROLL_BACK_AWAITING_PULSE);
+}
+
+gint
+stg_schedule_status_from_name (const gchar *name)
+{
+  return from_name (name, stg_schedule_status_name, API_SCHEDULE_STATUS_PARTITIONED);
+}
+
+gboolean
+stg_update_status_is_active (gint value)
+{
+  switch (value)
+    {
+    case API_JOB_UPDATE_STATUS_ROLLING_FORWARD:
+    case API_JOB_UPDATE_STATUS_ROLLING_BACK:
+    case API_JOB_UPDATE_STATUS_ROLL_FORWARD_PAUSED:
+    case API_JOB_UPDATE_STATUS_ROLL_BACK_PAUSED:
+    case API_JOB_UPDATE_STATUS_ROLL_FORWARD_AWAITING_PULSE:
+    case API_JOB_UPDATE_STATUS_ROLL_BACK_AWAITING_PULSE:
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}

@@ -1,0 +1,367 @@
+/* webui_test.c: integration tests of the web UI against a real staggerd:
+ * pages and assets (types, ETags, 304, 404, methods), --webui-dir, the JSON
+ * data (shapes, paging, bad queries), and the Server-Sent Events feed. */
+#include "config.h"
+
+#include <check.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+
+#include "common/jobkey.h"
+#include "testutil.h"
+
+static gchar *dir;
+
+static void
+setup (void)
+{
+  dir = stg_test_tmpdir ();
+}
+
+static void
+teardown (void)
+{
+  stg_test_rmtree (dir);
+  g_clear_pointer (&dir, g_free);
+}
+
+typedef struct
+{
+  guint status;
+  gchar *head;      /* status line and headers */
+  gchar *body;
+} Reply;
+
+static void
+reply_clear (Reply *r)
+{
+  g_free (r->head);
+  g_free (r->body);
+}
+
+/* One HTTP/1.0 request with extra header lines (each ending in \r\n). */
+static Reply
+http (guint16 port, const gchar *method, const gchar *path, const gchar *headers, const gchar *body)
+{
+  g_autoptr (GSocketClient) client = g_socket_client_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1", port,
+                                                                        NULL, &error);
+  Reply r = { 0 };
+
+  ck_assert_msg (conn != NULL, "connect: %s", error ? error->message : "");
+  g_autofree gchar *req = g_strdup_printf ("%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%sContent-Length: %zu\r\n\r\n%s",
+                                           method, path, headers ? headers : "",
+                                           body ? strlen (body) : 0, body ? body : "");
+  ck_assert (g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req,
+                                        strlen (req), NULL, NULL, &error));
+  g_autoptr (GByteArray) all = g_byte_array_new ();
+  guint8 buf[8192];
+  gssize n;
+  while ((n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (conn)), buf,
+                                   sizeof buf, NULL, &error)) > 0)
+    g_byte_array_append (all, buf, (guint) n);
+  g_byte_array_append (all, (const guint8 *) "", 1);
+  const gchar *text = (const gchar *) all->data;
+  const gchar *split = strstr (text, "\r\n\r\n");
+  ck_assert_msg (split != NULL, "no header end in: %s", text);
+  r.head = g_strndup (text, (gsize) (split - text));
+  r.body = g_strdup (split + 4);
+  ck_assert (sscanf (text, "HTTP/1.%*d %u", &r.status) == 1);
+  return r;
+}
+
+/* The value of header @name in @head, or NULL (new string). */
+static gchar *
+header (const gchar *head, const gchar *name)
+{
+  g_auto (GStrv) lines = g_strsplit (head, "\r\n", -1);
+  for (guint i = 1; lines[i] != NULL; i++)
+    {
+      const gchar *colon = strchr (lines[i], ':');
+      if (colon != NULL && (gsize) (colon - lines[i]) == strlen (name) &&
+          g_ascii_strncasecmp (lines[i], name, strlen (name)) == 0)
+        return g_strstrip (g_strdup (colon + 1));
+    }
+  return NULL;
+}
+
+static JsonNode *
+parse_json (const gchar *text)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (json_parser_load_from_data (parser, text, -1, &error), "bad JSON (%s): %s",
+                 error ? error->message : "", text);
+  return json_node_copy (json_parser_get_root (parser));
+}
+
+static void
+create_job (StgTestDaemon *d, const gchar *name, gint32 instances)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiJobConfiguration) job = stg_test_job ("www", "prod", name, instances, "sleep 60");
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                         &r, job, &error));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+}
+
+START_TEST (pages_and_assets)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+
+  Reply page = http (d->http_port, "GET", "/", NULL, NULL);
+  ck_assert_uint_eq (page.status, 200);
+  g_autofree gchar *type = header (page.head, "Content-Type");
+  ck_assert_str_eq (type, "text/html; charset=utf-8");
+  ck_assert_ptr_nonnull (strstr (page.body, "/static/app.js"));
+  g_autofree gchar *etag = header (page.head, "ETag");
+  ck_assert_ptr_nonnull (etag);
+  g_autofree gchar *cache = header (page.head, "Cache-Control");
+  ck_assert_str_eq (cache, "no-cache");
+
+  /* A client that has the page gets 304 and no body. */
+  g_autofree gchar *cond = g_strdup_printf ("If-None-Match: %s\r\n", etag);
+  Reply again = http (d->http_port, "GET", "/", cond, NULL);
+  ck_assert_uint_eq (again.status, 304);
+  ck_assert_str_eq (again.body, "");
+
+  Reply js = http (d->http_port, "GET", "/static/app.js", NULL, NULL);
+  ck_assert_uint_eq (js.status, 200);
+  g_autofree gchar *js_type = header (js.head, "Content-Type");
+  ck_assert_str_eq (js_type, "text/javascript; charset=utf-8");
+  ck_assert_ptr_nonnull (strstr (js.body, "EventSource"));
+  Reply css = http (d->http_port, "GET", "/static/app.css", NULL, NULL);
+  g_autofree gchar *css_type = header (css.head, "Content-Type");
+  ck_assert_str_eq (css_type, "text/css; charset=utf-8");
+  ck_assert_ptr_nonnull (strstr (css.body, "prefers-color-scheme: dark"));
+
+  /* Unknown pages and assets get the HTML 404 page; no escaping the folder. */
+  static const gchar *const missing[] = {
+    "/nothing/here", "/static/nope.js", "/static/../schema/001_initial.sql", "/static/.hidden",
+    "/static/index.html",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (missing); i++)
+    {
+      Reply r = http (d->http_port, "GET", missing[i], NULL, NULL);
+      ck_assert_msg (r.status == 404, "%s answered %u", missing[i], r.status);
+      g_autofree gchar *t = header (r.head, "Content-Type");
+      ck_assert_str_eq (t, "text/html; charset=utf-8");
+      ck_assert_ptr_nonnull (strstr (r.body, "Not found"));
+      reply_clear (&r);
+    }
+
+  /* Pages are read-only. */
+  Reply post = http (d->http_port, "POST", "/", NULL, "x=1");
+  ck_assert_uint_eq (post.status, 405);
+  g_autofree gchar *allow = header (post.head, "Allow");
+  ck_assert_str_eq (allow, "GET, HEAD");
+
+  reply_clear (&page);
+  reply_clear (&again);
+  reply_clear (&js);
+  reply_clear (&css);
+  reply_clear (&post);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+START_TEST (assets_from_a_folder)
+{
+  g_autofree gchar *assets = g_build_filename (dir, "assets", NULL);
+  g_autofree gchar *data = g_build_filename (dir, "data", NULL);
+  g_autofree gchar *index = g_build_filename (assets, "index.html", NULL);
+  g_autofree gchar *arg = g_strconcat ("--webui-dir=", assets, NULL);
+
+  g_mkdir_with_parents (assets, 0700);
+  ck_assert (g_file_set_contents (index, "<!doctype html><title>dev copy</title>", -1, NULL));
+  StgTestDaemon *d = stg_test_daemon_start (data, arg, NULL);
+  Reply r = http (d->http_port, "GET", "/", NULL, NULL);
+  ck_assert_uint_eq (r.status, 200);
+  ck_assert_ptr_nonnull (strstr (r.body, "dev copy"));
+  /* Edits show without a restart. */
+  ck_assert (g_file_set_contents (index, "<!doctype html><title>edited</title>", -1, NULL));
+  Reply r2 = http (d->http_port, "GET", "/", NULL, NULL);
+  ck_assert_ptr_nonnull (strstr (r2.body, "edited"));
+  reply_clear (&r);
+  reply_clear (&r2);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+START_TEST (session_and_jobs_data)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--cluster=webcluster", NULL);
+
+  Reply s = http (d->http_port, "GET", "/ui/api/session", NULL, NULL);
+  ck_assert_uint_eq (s.status, 200);
+  g_autofree gchar *type = header (s.head, "Content-Type");
+  ck_assert_str_eq (type, "application/json; charset=utf-8");
+  g_autoptr (JsonNode) session = parse_json (s.body);
+  JsonObject *so = json_node_get_object (session);
+  ck_assert_str_eq (json_object_get_string_member (so, "cluster"), "webcluster");
+  ck_assert_uint_ge (strlen (json_object_get_string_member (so, "csrf")), 16);
+
+  create_job (d, "alpha", 3);
+  create_job (d, "beta", 2);
+  Reply j = http (d->http_port, "GET", "/ui/api/jobs", NULL, NULL);
+  ck_assert_uint_eq (j.status, 200);
+  g_autoptr (JsonNode) jobs = parse_json (j.body);
+  JsonArray *list = json_object_get_array_member (json_node_get_object (jobs), "jobs");
+  ck_assert_uint_eq (json_array_get_length (list), 2);
+  JsonObject *alpha = json_array_get_object_element (list, 0);
+  ck_assert_str_eq (json_object_get_string_member (alpha, "name"), "alpha");
+  ck_assert_int_eq (json_object_get_int_member (alpha, "instances"), 3);
+  JsonArray *versions = json_object_get_array_member (alpha, "versions");
+  ck_assert_uint_eq (json_array_get_length (versions), 1);
+  ck_assert_int_eq (json_object_get_int_member (json_array_get_object_element (versions, 0), "version"), 1);
+  ck_assert_int_eq (json_object_get_int_member (json_array_get_object_element (versions, 0), "instances"), 3);
+  ck_assert (json_object_get_null_member (alpha, "update"));
+
+  Reply one = http (d->http_port, "GET", "/ui/api/job?role=www&environment=prod&name=beta", NULL, NULL);
+  ck_assert_uint_eq (one.status, 200);
+  g_autoptr (JsonNode) job = parse_json (one.body);
+  JsonObject *jo = json_node_get_object (job);
+  ck_assert_int_eq (json_object_get_int_member (jo, "instances_total"), 2);
+  JsonArray *instances = json_object_get_array_member (jo, "instances");
+  ck_assert_uint_eq (json_array_get_length (instances), 2);
+  JsonObject *i1 = json_array_get_object_element (instances, 1);
+  ck_assert_int_eq (json_object_get_int_member (i1, "id"), 1);
+  ck_assert_str_eq (json_object_get_string_member (i1, "status"), "PENDING");
+  JsonArray *groups = json_object_get_array_member (jo, "groups");
+  ck_assert_uint_eq (json_array_get_length (groups), 1);
+  ck_assert_str_eq (json_object_get_string_member (json_array_get_object_element (groups, 0), "ranges"), "0-1");
+
+  Reply none = http (d->http_port, "GET", "/ui/api/job?role=www&environment=prod&name=gamma", NULL, NULL);
+  ck_assert_uint_eq (none.status, 404);
+  Reply bad = http (d->http_port, "GET", "/ui/api/job?role=www&environment=prod&name=%3Cscript%3E", NULL, NULL);
+  ck_assert_uint_eq (bad.status, 400);
+  /* The error is JSON, with the name escaped by the JSON writer. */
+  g_autoptr (JsonNode) err = parse_json (bad.body);
+  ck_assert_ptr_nonnull (strstr (json_object_get_string_member (json_node_get_object (err), "error"),
+                                 "<script>"));
+
+  reply_clear (&s);
+  reply_clear (&j);
+  reply_clear (&one);
+  reply_clear (&none);
+  reply_clear (&bad);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+START_TEST (updates_data_checks_queries)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  static const gchar *const bad[] = {
+    "/ui/api/updates?limit=abc", "/ui/api/updates?limit=201", "/ui/api/updates?offset=-1",
+    "/ui/api/updates?status=SLEEPING", "/ui/api/updates?job=only/two",
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      Reply r = http (d->http_port, "GET", bad[i], NULL, NULL);
+      ck_assert_msg (r.status == 400, "%s answered %u", bad[i], r.status);
+      g_autoptr (JsonNode) e = parse_json (r.body);
+      ck_assert (json_object_has_member (json_node_get_object (e), "error"));
+      reply_clear (&r);
+    }
+  Reply ok = http (d->http_port, "GET", "/ui/api/updates?status=rolling_forward&limit=5", NULL, NULL);
+  ck_assert_uint_eq (ok.status, 200);
+  g_autoptr (JsonNode) page = parse_json (ok.body);
+  JsonObject *po = json_node_get_object (page);
+  ck_assert_int_eq (json_object_get_int_member (po, "limit"), 5);
+  ck_assert (!json_object_get_boolean_member (po, "more"));
+  ck_assert_uint_eq (json_array_get_length (json_object_get_array_member (po, "updates")), 0);
+  Reply post = http (d->http_port, "POST", "/ui/api/updates", NULL, "{}");
+  ck_assert_uint_eq (post.status, 405);
+  reply_clear (&ok);
+  reply_clear (&post);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+/* Reads from @conn until @needle shows up or the deadline passes. */
+static gboolean
+read_until (GSocketConnection *conn, GString *seen, const gchar *needle, guint timeout_ms)
+{
+  GSocket *sock = g_socket_connection_get_socket (conn);
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+
+  while (strstr (seen->str, needle) == NULL)
+    {
+      gint64 left = (deadline - g_get_monotonic_time ()) / 1000;
+      if (left <= 0)
+        return FALSE;
+      GPollFD pfd = { g_socket_get_fd (sock), G_IO_IN, 0 };
+      if (g_poll (&pfd, 1, (gint) left) <= 0)
+        continue;
+      gchar buf[1024];
+      gssize n = g_socket_receive (sock, buf, sizeof buf, NULL, NULL);
+      if (n <= 0)
+        return FALSE;
+      g_string_append_len (seen, buf, n);
+    }
+  return TRUE;
+}
+
+START_TEST (event_stream_opens_and_survives_shutdown)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  g_autoptr (GSocketClient) client = g_socket_client_new ();
+  g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1",
+                                                                        d->http_port, NULL, NULL);
+  static const gchar req[] = "GET /ui/api/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n";
+  g_autoptr (GString) seen = g_string_new (NULL);
+
+  ck_assert_ptr_nonnull (conn);
+  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req, sizeof req - 1,
+                             NULL, NULL, NULL);
+  ck_assert_msg (read_until (conn, seen, ": connected\n\n", 10000), "no stream start: %s", seen->str);
+  ck_assert_ptr_nonnull (strstr (seen->str, "text/event-stream"));
+  ck_assert_ptr_nonnull (strstr (seen->str, "retry: 2000"));
+
+  /* The daemon still answers other requests while the stream is parked... */
+  Reply r = http (d->http_port, "GET", "/ui/api/jobs", NULL, NULL);
+  ck_assert_uint_eq (r.status, 200);
+  reply_clear (&r);
+  /* ...and stops cleanly with it open. */
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+static Suite *
+webui_suite (void)
+{
+  Suite *s = suite_create ("webui");
+  TCase *tc = tcase_create ("http");
+
+  tcase_set_timeout (tc, 120);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, pages_and_assets);
+  tcase_add_test (tc, assets_from_a_folder);
+  tcase_add_test (tc, session_and_jobs_data);
+  tcase_add_test (tc, updates_data_checks_queries);
+  tcase_add_test (tc, event_stream_opens_and_survives_shutdown);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (webui_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,550 @@
+/* app.js: Stagger's web UI.
+ *
+ * A single page with hash routes (#/, #/job/R/E/N, #/update/R/E/N/ID,
+ * #/updates?...). Data comes from staggerd's JSON endpoints under /ui/api/;
+ * changes are pushed over Server-Sent Events (/ui/api/events), and when those
+ * are unavailable the current view is polled once a second. Views re-render
+ * in place. All user-provided text goes through textContent, never HTML.
+ */
+'use strict';
+
+const STATE_NAMES = {
+  p: 'pending', u: 'updating', U: 'updated', b: 'rolling back', B: 'rolled back', f: 'failed',
+};
+const STATE_VARS = {
+  p: '--pending', u: '--updating', U: '--updated', b: '--rolling-back', B: '--rolled-back', f: '--failed',
+};
+const ACTIVE = new Set(['ROLLING_FORWARD', 'ROLLING_BACK', 'ROLL_FORWARD_PAUSED', 'ROLL_BACK_PAUSED',
+  'ROLL_FORWARD_AWAITING_PULSE', 'ROLL_BACK_AWAITING_PULSE']);
+const ALL_STATUSES = ['ROLLING_FORWARD', 'ROLLING_BACK', 'ROLL_FORWARD_PAUSED', 'ROLL_BACK_PAUSED',
+  'ROLLED_FORWARD', 'ROLLED_BACK', 'ABORTED', 'ERROR', 'FAILED', 'ROLL_FORWARD_AWAITING_PULSE',
+  'ROLL_BACK_AWAITING_PULSE'];
+const PAGE_SIZE = 25;
+
+let session = { can_act: false, csrf: '', cluster: '' };
+let current = null;          /* the view on screen: { render, matches(change), timer } */
+let live = null;             /* the EventSource, when connected */
+let pollTimer = 0;
+
+/* ---- small helpers ------------------------------------------------------ */
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === 'class') node.className = v;
+    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function badge(status) {
+  return el('span', { class: 'badge ' + status }, status.replace(/_/g, ' ').toLowerCase());
+}
+
+function jobPath(j) {
+  return encodeURIComponent(j.role) + '/' + encodeURIComponent(j.environment) + '/' +
+    encodeURIComponent(j.name);
+}
+
+function jobLabel(j) {
+  return j.role + '/' + j.environment + '/' + j.name;
+}
+
+function when(ms) {
+  if (!ms) return '';
+  const d = new Date(ms);
+  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+function timeEl(ms) {
+  return el('time', { datetime: ms ? new Date(ms).toISOString() : null }, when(ms));
+}
+
+function duration(ms) {
+  if (ms === null || ms === undefined || ms < 0) return '–';
+  let s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600); s -= h * 3600;
+  const m = Math.floor(s / 60); s -= m * 60;
+  if (h) return h + 'h ' + m + 'm';
+  if (m) return m + 'm ' + s + 's';
+  return s + 's';
+}
+
+function progressBar(done, busy, bad, total) {
+  const pct = (n) => (total > 0 ? (100 * n / total).toFixed(2) : 0) + '%';
+  return el('div', {
+    class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': total,
+    'aria-valuenow': done, 'aria-label': done + ' of ' + total + ' done',
+  },
+  el('span', { class: 'done', style: 'width:' + pct(done) }),
+  el('span', { class: 'busy', style: 'width:' + pct(busy) }),
+  el('span', { class: 'bad', style: 'width:' + pct(bad) }));
+}
+
+async function getJSON(url) {
+  const r = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' });
+  let body = null;
+  try { body = await r.json(); } catch (e) { body = null; }
+  if (!r.ok) throw new Error((body && body.error) || (r.status + ' ' + r.statusText));
+  return body;
+}
+
+function show(...nodes) {
+  const main = document.getElementById('main');
+  main.replaceChildren(...nodes);
+}
+
+function failure(err) {
+  return el('p', { class: 'notice error', role: 'alert' }, 'Could not load this page: ' + err.message);
+}
+
+function setNav(which) {
+  for (const a of document.querySelectorAll('[data-nav]')) {
+    if (a.dataset.nav === which) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+/* ---- instance ranges ------------------------------------------------------- */
+
+/* "0-3,7" -> [0,1,2,3,7] */
+function expandRanges(text) {
+  const out = [];
+  if (!text) return out;
+  for (const part of text.split(',')) {
+    const [a, b] = part.split('-').map(Number);
+    for (let i = a; i <= (b === undefined ? a : b); i++) out.push(i);
+  }
+  return out;
+}
+
+/* ---- the per-instance grid (canvas: stays light at 10,000 cells) ------------ */
+
+function instanceGrid(ids, states, onPick) {
+  const canvas = el('canvas', {
+    class: 'grid', tabindex: 0, role: 'img',
+    'aria-label': 'Instances by state; use the arrow keys to inspect one',
+  });
+  const info = el('div', { class: 'grid-info', 'aria-live': 'polite' });
+  const wrap = el('div', { class: 'grid-wrap' }, canvas, info);
+  let focus = -1;
+  let geometry = null;
+
+  function colours() {
+    const cs = getComputedStyle(document.documentElement);
+    const c = {};
+    for (const [k, v] of Object.entries(STATE_VARS)) c[k] = cs.getPropertyValue(v).trim();
+    c.focus = cs.getPropertyValue('--focus').trim();
+    return c;
+  }
+
+  function draw() {
+    const width = Math.max(canvas.clientWidth, 100);
+    const n = ids.length;
+    /* Cells shrink with the count, but never below 4 px. */
+    const cell = n <= 200 ? 18 : n <= 1000 ? 12 : n <= 4000 ? 8 : 5;
+    const gap = cell >= 8 ? 2 : 1;
+    const perRow = Math.max(1, Math.floor(width / (cell + gap)));
+    const rows = Math.ceil(n / perRow);
+    const ratio = window.devicePixelRatio || 1;
+    const height = Math.max(rows * (cell + gap), cell);
+    canvas.style.height = height + 'px';
+    canvas.width = Math.round(width * ratio);
+    canvas.height = Math.round(height * ratio);
+    const ctx = canvas.getContext('2d');
+    ctx.scale(ratio, ratio);
+    const c = colours();
+    for (let i = 0; i < n; i++) {
+      const x = (i % perRow) * (cell + gap);
+      const y = Math.floor(i / perRow) * (cell + gap);
+      ctx.fillStyle = c[states[i]] || c.p;
+      ctx.fillRect(x, y, cell, cell);
+    }
+    if (focus >= 0 && focus < n) {
+      ctx.strokeStyle = c.focus;
+      ctx.lineWidth = 2;
+      ctx.strokeRect((focus % perRow) * (cell + gap) - 1, Math.floor(focus / perRow) * (cell + gap) - 1,
+        cell + 2, cell + 2);
+    }
+    geometry = { cell, gap, perRow };
+  }
+
+  function describe(i) {
+    if (i < 0 || i >= ids.length) { info.textContent = ''; return; }
+    info.textContent = 'Instance ' + ids[i] + ': ' + (STATE_NAMES[states[i]] || 'pending');
+    if (onPick) onPick(ids[i]);
+  }
+
+  function indexAt(ev) {
+    if (!geometry) return -1;
+    const r = canvas.getBoundingClientRect();
+    const col = Math.floor((ev.clientX - r.left) / (geometry.cell + geometry.gap));
+    const row = Math.floor((ev.clientY - r.top) / (geometry.cell + geometry.gap));
+    if (col < 0 || col >= geometry.perRow) return -1;
+    const i = row * geometry.perRow + col;
+    return i < ids.length ? i : -1;
+  }
+
+  canvas.addEventListener('mousemove', (ev) => describe(indexAt(ev)));
+  canvas.addEventListener('click', (ev) => { focus = indexAt(ev); draw(); describe(focus); });
+  canvas.addEventListener('keydown', (ev) => {
+    if (!geometry || ids.length === 0) return;
+    const step = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: geometry.perRow, ArrowUp: -geometry.perRow,
+      Home: -Infinity, End: Infinity }[ev.key];
+    if (step === undefined) return;
+    ev.preventDefault();
+    focus = Math.min(ids.length - 1, Math.max(0, (focus < 0 ? 0 : focus) + (Number.isFinite(step) ? step
+      : step > 0 ? ids.length : -ids.length)));
+    draw();
+    describe(focus);
+  });
+  new ResizeObserver(() => draw()).observe(canvas);
+  requestAnimationFrame(draw);
+  return wrap;
+}
+
+function legend(states) {
+  const counts = {};
+  for (const ch of states) counts[ch] = (counts[ch] || 0) + 1;
+  return el('div', { class: 'legend' },
+    Object.keys(STATE_NAMES).map((k) => el('span', {},
+      el('i', { style: 'background: var(' + STATE_VARS[k] + ')' }),
+      STATE_NAMES[k] + ' ' + (counts[k] || 0))));
+}
+
+/* ---- views ------------------------------------------------------------------ */
+
+async function viewJobs() {
+  setNav('jobs');
+  const data = await getJSON('/ui/api/jobs');
+  const rows = data.jobs.map((j) => el('tr', {},
+    el('td', {}, el('a', { href: '#/job/' + jobPath(j) }, jobLabel(j))),
+    el('td', { class: 'num' }, j.instances),
+    el('td', { class: 'num' }, j.healthy),
+    el('td', { class: 'hide-narrow' }, j.versions.map((v) => el('span', { class: 'chip' },
+      'v' + v.version + ' × ' + v.instances))),
+    el('td', {}, j.update ? el('a', { href: '#/update/' + jobPath(j) + '/' + encodeURIComponent(j.update.id) },
+      badge(j.update.status)) : el('span', { class: 'muted' }, '–')),
+    el('td', {}, j.update ? [progressBar(j.update.done, 0, j.update.failed, j.update.total),
+      el('span', { class: 'muted' }, j.update.done + '/' + j.update.total)] : '')));
+  show(el('h1', {}, 'Jobs'),
+    data.jobs.length === 0
+      ? el('p', { class: 'notice' }, 'No jobs yet. Create one with: stagger job create CLUSTER/ROLE/ENV/NAME job.json')
+      : el('div', { class: 'table-wrap' }, el('table', {},
+        el('thead', {}, el('tr', {}, el('th', {}, 'Job'), el('th', { class: 'num' }, 'Instances'),
+          el('th', { class: 'num' }, 'Healthy'), el('th', { class: 'hide-narrow' }, 'Versions in use'),
+          el('th', {}, 'Active update'), el('th', {}, 'Progress'))),
+        el('tbody', {}, rows))));
+}
+
+function summaryRows(list) {
+  return list.map((u) => el('tr', {},
+    el('td', {}, el('a', { href: '#/update/' + jobPath(u) + '/' + encodeURIComponent(u.id) }, u.id.slice(0, 8))),
+    el('td', {}, el('a', { href: '#/job/' + jobPath(u) }, jobLabel(u))),
+    el('td', {}, badge(u.status)),
+    el('td', {}, u.user),
+    el('td', { class: 'hide-narrow' }, timeEl(u.created_ms)),
+    el('td', { class: 'hide-narrow' }, timeEl(u.modified_ms))));
+}
+
+function summaryTable(list) {
+  return el('div', { class: 'table-wrap' }, el('table', {},
+    el('thead', {}, el('tr', {}, el('th', {}, 'Update'), el('th', {}, 'Job'), el('th', {}, 'Status'),
+      el('th', {}, 'User'), el('th', { class: 'hide-narrow' }, 'Started'),
+      el('th', { class: 'hide-narrow' }, 'Last change'))),
+    el('tbody', {}, summaryRows(list))));
+}
+
+async function viewJob(role, env, name) {
+  setNav('jobs');
+  const q = 'role=' + encodeURIComponent(role) + '&environment=' + encodeURIComponent(env) +
+    '&name=' + encodeURIComponent(name);
+  const data = await getJSON('/ui/api/job?' + q);
+  const now = data.now_ms;
+  const rows = data.instances.map((i) => el('tr', {},
+    el('td', { class: 'num' }, i.id),
+    el('td', {}, badge(i.status)),
+    el('td', {}, i.healthy ? 'healthy' : el('span', { class: 'muted' }, 'not healthy')),
+    el('td', { class: 'num' }, i.port === null ? '–' : i.port),
+    el('td', { class: 'num' }, 'v' + i.version),
+    el('td', { class: 'num hide-narrow' }, i.pid === null ? '–' : i.pid),
+    el('td', { class: 'hide-narrow' }, i.started_ms ? duration(now - i.started_ms) : '–'),
+    el('td', {}, i.last_event ? [badge(i.last_event.status), ' ', i.last_event.message || '',
+      ' ', el('span', { class: 'muted' }, when(i.last_event.ts_ms))] : '')));
+  show(el('h1', {}, jobLabel(data)),
+    el('h2', {}, 'Configurations'),
+    el('ul', {}, data.groups.map((g) => el('li', {}, 'v' + g.version + ': instances ' + g.ranges))),
+    el('h2', {}, 'Instances (' + data.instances.length + ')'),
+    el('div', { class: 'table-wrap' }, el('table', {},
+      el('thead', {}, el('tr', {}, el('th', { class: 'num' }, 'Id'), el('th', {}, 'Status'),
+        el('th', {}, 'Health'), el('th', { class: 'num' }, 'Port'), el('th', { class: 'num' }, 'Version'),
+        el('th', { class: 'num hide-narrow' }, 'Pid'), el('th', { class: 'hide-narrow' }, 'Uptime'),
+        el('th', {}, 'Last event'))),
+      el('tbody', {}, rows))),
+    data.instances_total > data.instances.length
+      ? el('p', { class: 'muted' }, 'Showing the first ' + data.instances.length + ' of ' +
+        data.instances_total + ' instances.') : '',
+    el('h2', {}, 'Updates'),
+    data.updates.length ? summaryTable(data.updates) : el('p', { class: 'muted' }, 'No updates yet.'));
+}
+
+async function act(u, action, confirmText) {
+  if (confirmText && !window.confirm(confirmText)) return;
+  const message = action === 'abort' || action === 'rollback'
+    ? (window.prompt('A message for the update\'s history (optional):', '') || '') : '';
+  const r = await fetch('/ui/api/update/' + action, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Stagger-CSRF': session.csrf },
+    body: JSON.stringify({ role: u.role, environment: u.environment, name: u.name, id: u.id, message }),
+  });
+  let body = null;
+  try { body = await r.json(); } catch (e) { body = null; }
+  if (!r.ok) window.alert('Could not ' + action + ': ' + ((body && body.error) || r.statusText));
+  refresh();
+}
+
+function controls(u) {
+  if (!session.can_act || !ACTIVE.has(u.status)) return '';
+  const paused = u.status.endsWith('_PAUSED');
+  const forward = u.status.startsWith('ROLL_FORWARD') || u.status === 'ROLLING_FORWARD';
+  return el('div', { class: 'controls' },
+    paused ? el('button', { onclick: () => act(u, 'resume') }, 'Resume')
+      : el('button', { onclick: () => act(u, 'pause') }, 'Pause'),
+    forward ? el('button', { class: 'danger', onclick: () => act(u, 'rollback',
+      'Roll this update back? Changed instances get their previous configuration again.') }, 'Roll back') : '',
+    el('button', { class: 'danger', onclick: () => act(u, 'abort',
+      'Abort this update? Instances stay as they are now.') }, 'Abort'));
+}
+
+function settingsFacts(s) {
+  const facts = [
+    ['Strategy', s.strategy + (s.group_sizes.length ? ' (' + s.group_sizes.join(', ') + ')' : '') +
+      (s.autopause ? ', pause after each batch' : '')],
+    ['Watch time', duration(s.watch_ms)],
+    ['Failures per instance', s.max_per_instance_failures],
+    ['Failed instances allowed', s.max_failed_instances],
+    ['Roll back on failure', s.rollback_on_failure ? 'yes' : 'no'],
+    ['Pulse interval', s.pulse_ms ? duration(s.pulse_ms) : 'not coordinated'],
+    ['Batch growth factor', s.growth_factor || 1],
+    ['Kept in service', s.min_in_service || 0],
+    ['Pause between batches', s.pause_between_batches_ms ? duration(s.pause_between_batches_ms) : 'none'],
+    ['Start deadline', s.max_instance_start_ms ? duration(s.max_instance_start_ms) : 'none'],
+    ['Instances', s.only || 'all'],
+  ];
+  return el('dl', { class: 'facts' }, facts.map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, v))));
+}
+
+function diffView(diff) {
+  if (!diff) return el('p', { class: 'muted' }, 'No configuration change.');
+  const pre = el('pre', { class: 'diff' });
+  for (const line of diff.lines) {
+    const cls = line[0] === '+' ? 'add' : line[0] === '-' ? 'del' : null;
+    pre.append(cls ? el('span', { class: cls }, line + '\n') : document.createTextNode(line + '\n'));
+  }
+  return pre;
+}
+
+function timeline(data) {
+  const items = [];
+  for (const e of data.events) {
+    items.push({ ts: e.ts_ms, node: [badge(e.status), ' ', e.user ? 'by ' + e.user : '',
+      e.message ? ' — ' + e.message : ''] });
+  }
+  for (const e of data.instance_events) {
+    items.push({ ts: e.ts_ms, node: ['instance ' + e.instance + ': ' +
+      e.action.replace(/^INSTANCE_/, '').replace(/_/g, ' ').toLowerCase(), e.message ? ' — ' + e.message : ''] });
+  }
+  items.sort((a, b) => b.ts - a.ts);
+  return el('ol', { class: 'timeline', reversed: true },
+    items.map((i) => el('li', {}, timeEl(i.ts), el('span', {}, i.node))));
+}
+
+async function viewUpdate(role, env, name, id) {
+  setNav('updates');
+  const q = 'role=' + encodeURIComponent(role) + '&environment=' + encodeURIComponent(env) +
+    '&name=' + encodeURIComponent(name) + '&id=' + encodeURIComponent(id);
+  const u = await getJSON('/ui/api/update?' + q);
+  const p = u.progress;
+  const ids = expandRanges(u.instances.ranges);
+  const facts = [
+    ['Status', badge(u.status)],
+    ['Started by', u.user],
+    ['Started', when(u.created_ms)],
+    ['Message', u.message || '–'],
+    ['Progress', p.done + ' of ' + p.total + ' instances'],
+    ['Current batch', p.in_flight.length ? 'instances ' + p.in_flight.join(', ') : '–'],
+    ['Failed', p.failed + ' (limit ' + u.settings.max_failed_instances + ')'],
+    ['Elapsed', duration(p.elapsed_ms)],
+    ['Time left (estimate)', ACTIVE.has(u.status) ? duration(p.eta_ms) : '–'],
+  ];
+  if (u.pulse) {
+    const since = u.now_ms - u.pulse.last_ms;
+    facts.push(['Last pulse', u.pulse.last_ms ? duration(since) + ' ago' : 'never']);
+    facts.push(['Blocks in', u.pulse.last_ms ? duration(Math.max(0, u.pulse.block_after_ms - since)) : 'blocked']);
+  }
+  show(el('h1', {}, 'Update ', el('span', { class: 'mono' }, u.id), ' of ',
+    el('a', { href: '#/job/' + jobPath(u) }, jobLabel(u))),
+  controls(u),
+  el('dl', { class: 'facts' }, facts.map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, v)))),
+  progressBar(p.done, p.in_flight.length, p.failed, p.total),
+  el('h2', {}, 'Instances'),
+  legend(u.instances.states),
+  ids.length ? instanceGrid(ids, u.instances.states) : el('p', { class: 'muted' }, 'No instance changes.'),
+  el('h2', {}, 'Settings'),
+  settingsFacts(u.settings),
+  el('h2', {}, 'Timeline'),
+  timeline(u),
+  u.instance_events_total > u.instance_events.length
+    ? el('p', { class: 'muted' }, 'Showing the newest ' + u.instance_events.length + ' of ' +
+      u.instance_events_total + ' instance events.') : '',
+  el('h2', {}, 'Configuration change'),
+  diffView(u.diff));
+}
+
+async function viewUpdates(params) {
+  setNav('updates');
+  const offset = Number(params.get('offset') || 0);
+  const api = new URLSearchParams();
+  for (const k of ['role', 'job', 'status', 'user']) if (params.get(k)) api.set(k, params.get(k));
+  api.set('offset', offset);
+  api.set('limit', PAGE_SIZE);
+  const data = await getJSON('/ui/api/updates?' + api.toString());
+
+  const field = (name, label, placeholder) => el('label', {}, label,
+    el('input', { name, value: params.get(name) || '', placeholder }));
+  const statusSelect = el('select', { name: 'status' }, el('option', { value: '' }, 'any'),
+    ALL_STATUSES.map((s) => el('option', { value: s, selected: params.get('status') === s },
+      s.replace(/_/g, ' ').toLowerCase())));
+  const form = el('form', {
+    class: 'filters', role: 'search',
+    onsubmit: (ev) => {
+      ev.preventDefault();
+      const next = new URLSearchParams();
+      for (const [k, v] of new FormData(form)) if (v) next.set(k, v);
+      location.hash = '#/updates' + (next.toString() ? '?' + next.toString() : '');
+    },
+  }, field('role', 'Role', 'www'), field('job', 'Job', 'role/env/name'),
+  el('label', {}, 'Status', statusSelect), field('user', 'User', 'alice'),
+  el('button', { type: 'submit' }, 'Filter'));
+
+  const page = (o) => {
+    const next = new URLSearchParams(params);
+    next.set('offset', Math.max(0, o));
+    return '#/updates?' + next.toString();
+  };
+  show(el('h1', {}, 'Updates'), form,
+    data.updates.length ? summaryTable(data.updates) : el('p', { class: 'muted' }, 'No updates match.'),
+    el('nav', { class: 'pager', 'aria-label': 'Pages' },
+      offset > 0 ? el('a', { href: page(offset - PAGE_SIZE) }, '← Newer') : '',
+      el('span', { class: 'muted' }, data.updates.length ? (offset + 1) + '–' + (offset + data.updates.length) : ''),
+      data.more ? el('a', { href: page(offset + PAGE_SIZE) }, 'Older →') : ''));
+}
+
+/* ---- routing and live changes ------------------------------------------------ */
+
+function route() {
+  const hash = location.hash.replace(/^#/, '') || '/';
+  const [path, query] = hash.split('?');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const params = new URLSearchParams(query || '');
+  if (parts.length === 0) return { render: viewJobs, matches: () => true };
+  if (parts[0] === 'job' && parts.length === 4) {
+    return {
+      render: () => viewJob(parts[1], parts[2], parts[3]),
+      matches: (c) => c.role === parts[1] && c.environment === parts[2] && c.name === parts[3],
+    };
+  }
+  if (parts[0] === 'update' && parts.length === 5) {
+    return {
+      render: () => viewUpdate(parts[1], parts[2], parts[3], parts[4]),
+      matches: (c) => c.kind !== 'job' && c.id === parts[4],
+    };
+  }
+  if (parts[0] === 'updates') return { render: () => viewUpdates(params), matches: (c) => c.kind === 'update' };
+  return {
+    render: async () => show(el('h1', {}, 'Not found'), el('p', {}, 'There is no page here. ',
+      el('a', { href: '#/' }, 'See all jobs.'))),
+    matches: () => false,
+  };
+}
+
+let rendering = false;
+let again = false;
+
+async function refresh() {
+  if (!current) return;
+  if (rendering) { again = true; return; }
+  rendering = true;
+  const y = window.scrollY;
+  try {
+    await current.render();
+    window.scrollTo(0, y);
+  } catch (err) {
+    show(failure(err));
+  }
+  rendering = false;
+  if (again) { again = false; setTimeout(refresh, 250); }
+}
+
+function navigate() {
+  current = route();
+  window.scrollTo(0, 0);
+  refresh().then(() => document.getElementById('main').focus({ preventScroll: true }));
+}
+
+function setLive(on, text) {
+  const l = document.getElementById('live');
+  l.className = 'live ' + (on ? 'on' : 'off');
+  l.textContent = text;
+}
+
+/* Changes arrive in bursts; repaint at most a few times a second. */
+let pending = false;
+function onChange(change) {
+  if (!current || !current.matches(change) || pending) return;
+  pending = true;
+  setTimeout(() => { pending = false; refresh(); }, 200);
+}
+
+function startPolling() {
+  if (pollTimer) return;
+  setLive(false, 'polling');
+  pollTimer = setInterval(refresh, 1000);
+}
+
+function connect() {
+  if (!window.EventSource) { startPolling(); return; }
+  live = new EventSource('/ui/api/events');
+  live.addEventListener('open', () => {
+    setLive(true, 'live');
+    if (pollTimer) { clearInterval(pollTimer); pollTimer = 0; }
+    refresh();
+  });
+  live.addEventListener('change', (ev) => {
+    try { onChange(JSON.parse(ev.data)); } catch (e) { /* ignore a bad event */ }
+  });
+  live.addEventListener('error', () => {
+    /* EventSource reconnects by itself; poll meanwhile so nothing goes stale. */
+    startPolling();
+  });
+}
+
+async function start() {
+  try {
+    session = await getJSON('/ui/api/session');
+    document.getElementById('cluster').textContent = 'cluster ' + session.cluster;
+  } catch (err) {
+    /* Views still work read-only. */
+  }
+  window.addEventListener('hashchange', navigate);
+  navigate();
+  connect();
+}
+
+start();
