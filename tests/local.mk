@@ -12,7 +12,9 @@ STG_CHECK_SUITES = \
 	tests/common_test \
 	tests/store_test \
 	tests/daemon_test \
-	tests/webui_test
+	tests/webui_test \
+	tests/engine_test \
+	tests/engine_recover_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
 TESTS += $(STG_CHECK_SUITES)
@@ -28,6 +30,17 @@ tests_store_test_LDADD = $(STG_TEST_LDADD)
 tests_daemon_test_SOURCES = tests/daemon_test.c
 tests_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_daemon_test_LDADD = $(STG_TEST_LDADD)
+
+STG_ENGINE_FIXTURE = tests/engine_fixture.c tests/engine_fixture.h \
+	tests/scripted_runtime.c tests/scripted_runtime.h
+
+tests_engine_test_SOURCES = tests/engine_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_test_LDADD = $(STG_TEST_LDADD)
+
+tests_engine_recover_test_SOURCES = tests/engine_recover_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_recover_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_recover_test_LDADD = $(STG_TEST_LDADD)
 
 tests_webui_test_SOURCES = tests/webui_test.c
 tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)

@@ -29,6 +29,9 @@ stg_handler_answer_error (StgHandler *self, ApiResponse *response, const gchar *
       case STG_ENGINE_ERROR_STATE:
         code = API_RESPONSE_CODE_INVALID_REQUEST;
         break;
+      case STG_ENGINE_ERROR_UPDATING:
+        code = API_RESPONSE_CODE_JOB_UPDATING_ERROR;
+        break;
       case STG_ENGINE_ERROR_UNAVAILABLE:
       case STG_ENGINE_ERROR_FAILED:
       default:
@@ -196,15 +199,61 @@ handler_create_job (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
   return TRUE;
 }
 
+static gboolean
+handler_kill_tasks (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return, const ApiJobKey *job,
+                    const GHashTable *instances, const gchar *message, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  if (!stg_engine_kill_instances (self->ctx.engine, job, (GHashTable *) instances, self->user,
+                                  message, &error))
+    return stg_handler_answer_error (self, *_return, "killTasks", error);
+  stg_response_ok (*_return, self->ctx.cluster, NULL);
+  return TRUE;
+}
+
+static gboolean
+handler_add_instances (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
+                       const ApiInstanceKey *key, const gint32 count, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  if (key == NULL || !key->__isset_jobKey)
+    {
+      stg_response_fail (*_return, self->ctx.cluster, API_RESPONSE_CODE_INVALID_REQUEST,
+                         "key.jobKey is missing");
+      return TRUE;
+    }
+  if (!stg_engine_add_instances (self->ctx.engine, key->jobKey, key->instanceId, count, self->user,
+                                 &error))
+    return stg_handler_answer_error (self, *_return, "addInstances", error);
+  stg_response_ok (*_return, self->ctx.cluster, NULL);
+  return TRUE;
+}
+
+static gboolean
+handler_restart_shards (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
+                        const ApiJobKey *job, const GHashTable *ids, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  if (!stg_engine_restart_instances (self->ctx.engine, job, (GHashTable *) ids, self->user, &error))
+    return stg_handler_answer_error (self, *_return, "restartShards", error);
+  stg_response_ok (*_return, self->ctx.cluster, NULL);
+  return TRUE;
+}
+
 /* ---- not yet available ------------------------------------------------------ */
 
 UNAVAILABLE_RO (handler_get_tasks_status, "getTasksStatus", G_GNUC_UNUSED const ApiTaskQuery *q)
 UNAVAILABLE_RO (handler_get_tasks_without_configs, "getTasksWithoutConfigs", G_GNUC_UNUSED const ApiTaskQuery *q)
 UNAVAILABLE_RO (handler_get_config_summary, "getConfigSummary", G_GNUC_UNUSED const ApiJobKey *k)
-UNAVAILABLE_RW (handler_restart_shards, "restartShards", G_GNUC_UNUSED const ApiJobKey *k, G_GNUC_UNUSED const GHashTable *s)
-UNAVAILABLE_RW (handler_kill_tasks, "killTasks", G_GNUC_UNUSED const ApiJobKey *k, G_GNUC_UNUSED const GHashTable *s,
-                G_GNUC_UNUSED const gchar *m)
-UNAVAILABLE_RW (handler_add_instances, "addInstances", G_GNUC_UNUSED const ApiInstanceKey *k, G_GNUC_UNUSED const gint32 c)
 
 /* ---- the object ------------------------------------------------------------- */
 

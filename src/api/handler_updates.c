@@ -27,19 +27,167 @@ handler_get_job_update_summaries (ApiReadOnlySchedulerIf *iface, ApiResponse **_
   return TRUE;
 }
 
-/* ---- not yet available ------------------------------------------------------ */
+static gboolean
+handler_get_job_update_details (ApiReadOnlySchedulerIf *iface, ApiResponse **_return,
+                                const ApiJobUpdateKey *key, const ApiJobUpdateQuery *query,
+                                GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiJobUpdateQuery) q = NULL;
+  (void) unused;
 
-UNAVAILABLE_RO (handler_get_job_update_details, "getJobUpdateDetails", G_GNUC_UNUSED const ApiJobUpdateKey *k,
-                G_GNUC_UNUSED const ApiJobUpdateQuery *q)
-UNAVAILABLE_RO (handler_get_job_update_diff, "getJobUpdateDiff", G_GNUC_UNUSED const ApiJobUpdateRequest *r)
-UNAVAILABLE_RW (handler_start_job_update, "startJobUpdate", G_GNUC_UNUSED const ApiJobUpdateRequest *r,
-                G_GNUC_UNUSED const gchar *m)
-UNAVAILABLE_RW (handler_pause_job_update, "pauseJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k, G_GNUC_UNUSED const gchar *m)
-UNAVAILABLE_RW (handler_resume_job_update, "resumeJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k, G_GNUC_UNUSED const gchar *m)
-UNAVAILABLE_RW (handler_abort_job_update, "abortJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k, G_GNUC_UNUSED const gchar *m)
-UNAVAILABLE_RW (handler_rollback_job_update, "rollbackJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k,
-                G_GNUC_UNUSED const gchar *m)
-UNAVAILABLE_RW (handler_pulse_job_update, "pulseJobUpdate", G_GNUC_UNUSED const ApiJobUpdateKey *k)
+  /* The older form names one update by key; the newer takes a query. */
+  if (query != NULL && (query->__isset_key || query->__isset_jobKey || query->__isset_role ||
+                        query->__isset_user || query->__isset_updateStatuses ||
+                        query->__isset_limit || query->__isset_offset))
+    q = stg_thrift_copy ((gpointer) query);
+  else if (key != NULL && key->__isset_id && key->id != NULL)
+    q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "key", key, NULL);
+  else
+    {
+      stg_response_fail (*_return, self->ctx.cluster, API_RESPONSE_CODE_INVALID_REQUEST,
+                         "give key or query");
+      return TRUE;
+    }
+  g_autoptr (GPtrArray) list = stg_engine_update_details (self->ctx.engine, q, &error);
+  if (list == NULL)
+    return stg_handler_answer_error (self, *_return, "getJobUpdateDetails", error);
+
+  g_autoptr (ApiGetJobUpdateDetailsResult) dr =
+    g_object_new (API_TYPE_GET_JOB_UPDATE_DETAILS_RESULT, "detailsList", list, NULL);
+  if (list->len > 0)
+    g_object_set (dr, "details", list->pdata[0], NULL);
+  else if (q->__isset_key)
+    {
+      stg_response_fail (*_return, self->ctx.cluster, API_RESPONSE_CODE_INVALID_REQUEST,
+                         "no update with id %s", q->key->id ? q->key->id : "");
+      return TRUE;
+    }
+  ApiResult *result = stg_result_new ();
+  g_object_set (result, "getJobUpdateDetailsResult", dr, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
+static gboolean
+handler_get_job_update_diff (ApiReadOnlySchedulerIf *iface, ApiResponse **_return,
+                             const ApiJobUpdateRequest *request, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (self->ctx.engine, request, &error);
+  if (diff == NULL)
+    return stg_handler_answer_error (self, *_return, "getJobUpdateDiff", error);
+  ApiResult *result = stg_result_new ();
+  g_object_set (result, "getJobUpdateDiffResult", diff, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
+static gboolean
+handler_start_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
+                          const ApiJobUpdateRequest *request, const gchar *message, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiJobUpdateSummary) active = NULL;
+  (void) unused;
+
+  g_autoptr (ApiJobUpdateKey) key = stg_engine_start_update (self->ctx.engine, request, self->user,
+                                                             message, &active, &error);
+  if (key == NULL)
+    {
+      stg_handler_answer_error (self, *_return, "startJobUpdate", error);
+      if (active != NULL)
+        {
+          /* As Aurora does: the refusal carries the active update. */
+          g_autoptr (ApiStartJobUpdateResult) sr = g_object_new (API_TYPE_START_JOB_UPDATE_RESULT,
+                                                                 "key", active->key,
+                                                                 "updateSummary", active, NULL);
+          ApiResult *result = stg_result_new ();
+          g_object_set (result, "startJobUpdateResult", sr, NULL);
+          g_object_set (*_return, "result", result, NULL);
+          g_object_unref (result);
+        }
+      return TRUE;
+    }
+  g_autoptr (ApiStartJobUpdateResult) sr = g_object_new (API_TYPE_START_JOB_UPDATE_RESULT,
+                                                         "key", key, NULL);
+  ApiResult *result = stg_result_new ();
+  g_object_set (result, "startJobUpdateResult", sr, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
+typedef gboolean (*UpdateCall) (StgEngine *engine, const ApiJobUpdateKey *key, const gchar *user,
+                                const gchar *message, GError **error);
+
+static gboolean
+simple_call (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return, const gchar *method,
+             UpdateCall call, const ApiJobUpdateKey *key, const gchar *message)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+
+  if (!call (self->ctx.engine, key, self->user, message, &error))
+    return stg_handler_answer_error (self, *_return, method, error);
+  stg_response_ok (*_return, self->ctx.cluster, NULL);
+  return TRUE;
+}
+
+static gboolean
+handler_pause_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
+                          const ApiJobUpdateKey *key, const gchar *message, GError **unused)
+{
+  (void) unused;
+  return simple_call (iface, _return, "pauseJobUpdate", stg_engine_pause_update, key, message);
+}
+
+static gboolean
+handler_resume_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
+                           const ApiJobUpdateKey *key, const gchar *message, GError **unused)
+{
+  (void) unused;
+  return simple_call (iface, _return, "resumeJobUpdate", stg_engine_resume_update, key, message);
+}
+
+static gboolean
+handler_abort_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
+                          const ApiJobUpdateKey *key, const gchar *message, GError **unused)
+{
+  (void) unused;
+  return simple_call (iface, _return, "abortJobUpdate", stg_engine_abort_update, key, message);
+}
+
+static gboolean
+handler_rollback_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
+                             const ApiJobUpdateKey *key, const gchar *message, GError **unused)
+{
+  (void) unused;
+  return simple_call (iface, _return, "rollbackJobUpdate", stg_engine_rollback_update, key, message);
+}
+
+static gboolean
+handler_pulse_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
+                          const ApiJobUpdateKey *key, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  ApiJobUpdatePulseStatus status = API_JOB_UPDATE_PULSE_STATUS_OK;
+  (void) unused;
+
+  if (!stg_engine_pulse_update (self->ctx.engine, key, &status, &error))
+    return stg_handler_answer_error (self, *_return, "pulseJobUpdate", error);
+  g_autoptr (ApiPulseJobUpdateResult) pr = g_object_new (API_TYPE_PULSE_JOB_UPDATE_RESULT,
+                                                         "status", status, NULL);
+  ApiResult *result = stg_result_new ();
+  g_object_set (result, "pulseJobUpdateResult", pr, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
 
 void
 stg_handler_install_update_methods (ApiReadOnlySchedulerHandlerClass *ro,

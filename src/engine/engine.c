@@ -1,11 +1,16 @@
-/* engine.c: StgEngine: construction, recovery and job mutations.
+/* engine.c: StgEngine: construction, the runtime's news, watchers,
+ * invariants, and createJob.
  *
- * Owns nothing but its limits: the store, clock and runtime are borrowed
- * from the daemon. Job mutations validate first, then write the store (one
- * transaction), then tell the runtime. Main-loop thread only.
+ * Owns the active updates; the store, clock and runtime are borrowed from
+ * the daemon. Runtime news for a slot goes to the job's active update, if
+ * any; a job whose last instance is gone (and has no update) is removed.
+ * Main-loop thread only.
  */
 #include "config.h"
 
+#include <stdio.h>
+
+#include "common/enums.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
 
@@ -17,6 +22,77 @@ stg_engine_limits_init (StgEngineLimits *limits)
   limits->max_instances = 100000;
   limits->max_watch_ms = 24 * 3600 * 1000LL;
   limits->max_pulse_ms = 7 * 24 * 3600 * 1000LL;
+}
+
+GPtrArray *stg_engine_retries_new (void);
+
+/* Looks at one slot the runtime (or a timer) had news about (in a step). */
+static void
+look_at (StgEngine *e, gint64 job_id, gint32 instance)
+{
+  StgUpdate *u = stg_engine_update_for_job (e, job_id);
+
+  if (e->watchers->len > 0)
+    {
+      g_autoptr (StgJobRow) job = stg_store_get_job_by_id (e->store, job_id, NULL);
+      if (job != NULL)
+        stg_engine_announce (e, job->key, NULL);
+    }
+  if (u != NULL)
+    {
+      stg_update_on_instance (u, instance);
+      return;
+    }
+  if (e->runtime == NULL)
+    return;
+  /* A job whose last instance is gone has been killed: remove it. */
+  StgTaskObservation obs;
+  stg_runtime_observe (e->runtime, job_id, instance, &obs);
+  if (obs.phase == STG_TASK_ABSENT)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GArray) counts = stg_store_count_configs (e->store, job_id, &error);
+      if (counts != NULL && counts->len == 0 && !stg_store_delete_job (e->store, job_id, &error))
+        stg_engine_step_fail (e, error);
+    }
+}
+
+/* Handles every slot noted since the last time, in one step. */
+static void
+handle_news (gpointer data)
+{
+  StgEngine *e = data;
+  g_autoptr (GHashTable) news = e->news;
+
+  e->news_timer = 0;
+  e->news = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  stg_engine_step_begin (e);
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init (&it, news);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    {
+      gint64 job_id = 0;
+      gint32 instance = 0;
+      if (sscanf (key, "%" G_GINT64_FORMAT ":%d", &job_id, &instance) == 2)
+        look_at (e, job_id, instance);
+    }
+  stg_engine_step_end (e, NULL);
+}
+
+void
+stg_engine_note (StgEngine *e, gint64 job_id, gint32 instance)
+{
+  g_hash_table_add (e->news, g_strdup_printf ("%" G_GINT64_FORMAT ":%d", job_id, instance));
+  if (e->news_timer == 0)
+    e->news_timer = stg_clock_add_timer (e->clock, 0, handle_news, e);
+}
+
+/* The runtime's news about a slot. */
+static void
+on_instance (gpointer data, gint64 job_id, gint32 instance)
+{
+  stg_engine_note (data, job_id, instance);
 }
 
 StgEngine *
@@ -32,21 +108,111 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
     engine->limits = *limits;
   else
     stg_engine_limits_init (&engine->limits);
+  engine->updates = g_hash_table_new (g_str_hash, g_str_equal);
+  engine->by_job = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  engine->watchers = g_array_new (FALSE, FALSE, sizeof (StgWatcher));
+  engine->news = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  engine->retries = stg_engine_retries_new ();
+  if (runtime != NULL)
+    stg_runtime_set_listener (runtime, on_instance, engine);
   return engine;
 }
 
 void
 stg_engine_free (StgEngine *engine)
 {
+  if (engine == NULL)
+    return;
+  if (engine->runtime != NULL)
+    stg_runtime_set_listener (engine->runtime, NULL, NULL);
+  stg_clock_cancel_timer (engine->clock, engine->news_timer);
+  g_hash_table_unref (engine->news);
+  stg_engine_cancel_retries (engine);
+  g_ptr_array_unref (engine->retries);
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init (&it, engine->updates);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    stg_update_free (value);
+  g_hash_table_unref (engine->updates);
+  g_hash_table_unref (engine->by_job);
+  g_array_unref (engine->watchers);
   g_free (engine);
 }
 
-gboolean
-stg_engine_recover (StgEngine *engine, GError **error)
+void
+stg_engine_add_watcher (StgEngine *engine, StgEngineWatchFunc func, gpointer data)
 {
-  (void) engine;
-  (void) error;
-  return TRUE;
+  StgWatcher w = { func, data };
+  g_array_append_val (engine->watchers, w);
+}
+
+guint64
+stg_engine_step_count (StgEngine *engine)
+{
+  return engine->steps;
+}
+
+gboolean
+stg_engine_transition_allowed (gint from, gint to)
+{
+  return stg_update_transition_allowed (from, to);
+}
+
+guint
+stg_engine_active_updates (StgEngine *engine)
+{
+  return g_hash_table_size (engine->updates);
+}
+
+StgUpdate *
+stg_engine_update_for_job (StgEngine *engine, gint64 job_id)
+{
+  return g_hash_table_lookup (engine->by_job, &job_id);
+}
+
+void
+stg_engine_check_invariants (StgEngine *engine)
+{
+  GHashTableIter it;
+  gpointer key, value;
+
+  g_assert_cmpuint (engine->step_depth, ==, 0);
+  g_assert_cmpuint (g_hash_table_size (engine->updates), ==, g_hash_table_size (engine->by_job));
+  g_hash_table_iter_init (&it, engine->updates);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      StgUpdate *u = value;
+      /* 1. Active, registered under its uid and its job. */
+      g_assert_true (stg_update_status_is_active (u->status));
+      g_assert_cmpstr (key, ==, u->uid);
+      g_assert_true (stg_engine_update_for_job (engine, u->job_id) == u);
+      /* 2. In-flight items are exactly those in the direction's in-flight state. */
+      gint in_flight = u->back ? STG_WORK_ROLLING_BACK : STG_WORK_UPDATING;
+      guint counted = 0;
+      for (guint i = 0; i < u->work->len; i++)
+        {
+          StgWork *w = &g_array_index (u->work, StgWork, i);
+          gboolean active = g_hash_table_contains (u->active, GUINT_TO_POINTER (i));
+          g_assert_true (active == (w->state == in_flight));
+          counted += active;
+          g_assert_true (GPOINTER_TO_UINT (g_hash_table_lookup (u->position,
+                                                                GINT_TO_POINTER (w->instance))) == i + 1);
+        }
+      g_assert_cmpuint (counted, ==, g_hash_table_size (u->active));
+      /* 3. order[0..cursor) started, order[cursor..] not. */
+      g_assert_cmpuint (u->cursor, <=, u->order->len);
+      for (guint p = 0; p < u->order->len; p++)
+        {
+          StgWork *w = &g_array_index (u->work, StgWork, g_array_index (u->order, guint, p));
+          gboolean pending = w->state == (u->back ? STG_WORK_ROLLBACK_PENDING : STG_WORK_PENDING);
+          g_assert_true (pending == (p >= u->cursor));
+          if (u->s.kind != STG_STRATEGY_QUEUE && w->state == in_flight)
+            g_assert_true (p >= u->batch_start && p < u->batch_end);
+        }
+      /* 4. Every started item is done, failed or in flight. */
+      g_assert_cmpuint (u->n_done + u->n_failed + g_hash_table_size (u->active), ==, u->cursor);
+    }
 }
 
 void

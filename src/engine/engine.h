@@ -11,6 +11,7 @@
  * field), _NOT_FOUND (no such job or update), _ACTIVE_UPDATE (the job
  * already has one; see @active_out of stg_engine_start_update()), _STATE
  * (the transition is not allowed; the message names both states),
+ * _UPDATING (the job has an active update that the call would disturb),
  * _UNAVAILABLE (not supported by this build), _FAILED (storage or runtime
  * trouble). Main-loop thread only.
  */
@@ -34,6 +35,7 @@ typedef enum
   STG_ENGINE_ERROR_ACTIVE_UPDATE,
   STG_ENGINE_ERROR_STATE,
   STG_ENGINE_ERROR_UNAVAILABLE,
+  STG_ENGINE_ERROR_UPDATING,
 } StgEngineError;
 
 typedef struct _StgEngine StgEngine;
@@ -59,11 +61,45 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgEngine, stg_engine_free)
 /* Reloads every active update from the store and continues it. */
 gboolean stg_engine_recover (StgEngine *engine, GError **error);
 
+/* Called after each committed change: @job changed, and so did update
+ * @update_uid when not NULL. For live displays. */
+typedef void (*StgEngineWatchFunc) (gpointer data, const ApiJobKey *job, const gchar *update_uid);
+void stg_engine_add_watcher (StgEngine *engine, StgEngineWatchFunc func, gpointer data);
+
+/* TRUE when an update may go from status @from to status @to. */
+gboolean stg_engine_transition_allowed (gint from, gint to);
+
+/* Asserts the engine's invariants (tests). */
+void stg_engine_check_invariants (StgEngine *engine);
+
+/* Steps taken so far (each writes in one transaction). */
+guint64 stg_engine_step_count (StgEngine *engine);
+
+/* Active updates held in memory. */
+guint stg_engine_active_updates (StgEngine *engine);
+
 /* ---- jobs ------------------------------------------------------------- */
 
 /* Creates a job and starts its instances. */
 gboolean stg_engine_create_job (StgEngine *engine, const ApiJobConfiguration *config,
                                 const gchar *user, GError **error);
+
+/* Stops instances @instances (a set of gint32*, as Thrift gives it; NULL or
+ * empty: all). A job left with no instance is removed once they are gone.
+ * Refused with _UPDATING while the job has an active update. */
+gboolean stg_engine_kill_instances (StgEngine *engine, const ApiJobKey *job,
+                                    GHashTable *instances, const gchar *user,
+                                    const gchar *message, GError **error);
+
+/* Adds @count instances running instance @from's configuration, numbered
+ * after the job's highest instance. */
+gboolean stg_engine_add_instances (StgEngine *engine, const ApiJobKey *job, gint32 from,
+                                   gint32 count, const gchar *user, GError **error);
+
+/* Restarts instances @instances (a set of gint32*; NULL or empty: all). */
+gboolean stg_engine_restart_instances (StgEngine *engine, const ApiJobKey *job,
+                                       GHashTable *instances, const gchar *user,
+                                       GError **error);
 
 /* ---- updates ---------------------------------------------------------- */
 
@@ -90,5 +126,31 @@ gboolean stg_engine_pulse_update (StgEngine *engine, const ApiJobUpdateKey *key,
 /* What @request would change, without starting anything. */
 ApiGetJobUpdateDiffResult *stg_engine_diff (StgEngine *engine, const ApiJobUpdateRequest *request,
                                             GError **error);
+
+/* Details of the updates matching @query (see stg_store_query_update_details). */
+GPtrArray *stg_engine_update_details (StgEngine *engine, const ApiJobUpdateQuery *query,
+                                      GError **error);
+
+/* Where an update stands, for displays. */
+typedef struct
+{
+  gint status;              /* JobUpdateStatus */
+  gboolean back;            /* rolling back (or rolled back) */
+  guint total;              /* instances in the current direction */
+  guint done;               /* finished in the current direction */
+  guint failed;             /* failed in the current direction */
+  GArray *in_flight;        /* gint32 instance ids being worked on */
+  StgRanges *instances;     /* every instance the update changes */
+  gchar *states;            /* one letter per instance of @instances, ascending: p pending,
+                               u updating, U updated, b rolling back, B rolled back, f failed */
+  gint64 last_pulse_ms;
+  gint64 started_ms;
+} StgUpdateProgress;
+
+void stg_update_progress_clear (StgUpdateProgress *progress);
+
+/* The progress of update @uid (active or not). */
+gboolean stg_engine_update_progress (StgEngine *engine, const gchar *uid,
+                                     StgUpdateProgress *progress, GError **error);
 
 G_END_DECLS

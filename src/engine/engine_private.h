@@ -1,8 +1,172 @@
-/* engine_private.h: the StgEngine struct and what the engine's files share.
- * Not for use outside src/engine/. Main-loop thread only. */
+/* engine_private.h: the engine's internal model, shared by its files.
+ * Not for use outside src/engine/. Main-loop thread only.
+ *
+ * An active update lives in memory as a StgUpdate: its settings, one
+ * StgWork per instance it changes (ascending instance id), the order of the
+ * current direction (forward: every work item ascending; back: the touched
+ * ones descending), a cursor into that order, and the batch in flight.
+ * Terminal updates are not kept in memory; the store has them.
+ *
+ * Every change happens inside a step (stg_engine_step_begin/_end): the step
+ * writes the changed rows, events and progress in one store transaction, and
+ * only after the commit tells the runtime what to do.
+ */
 #pragma once
 
 #include "engine/engine.h"
+
+/* ---- settings ------------------------------------------------------------ */
+
+typedef enum
+{
+  STG_STRATEGY_QUEUE,      /* up to N in flight; the next starts as one finishes */
+  STG_STRATEGY_BATCH,      /* groups of N; a group starts when the previous is done */
+  STG_STRATEGY_VARIABLE,   /* groups sized by a list, the last repeated */
+} StgStrategyKind;
+
+/* JobUpdateSettings, checked and with defaults applied. */
+typedef struct
+{
+  StgStrategyKind kind;
+  GArray *sizes;                 /* gint32; one entry for queue and batch */
+  gboolean autopause;
+  gint32 max_per_instance_failures;
+  gint32 max_failed_instances;
+  gint64 watch_ms;
+  gboolean rollback_on_failure;
+  gint64 pulse_ms;               /* 0: not coordinated */
+  gint64 max_start_ms;           /* 0: no deadline */
+  gdouble growth;                /* >= 1 */
+  gint32 min_in_service;
+  gint64 pause_between_ms;
+  StgRanges *only;               /* (nullable) updateOnlyTheseInstances */
+} StgSettings;
+
+void stg_settings_clear (StgSettings *s);
+
+/* Checks @settings (field names prefixed with @what) and fills @out. */
+gboolean stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *settings,
+                             const gchar *what, StgSettings *out, GError **error);
+
+/* The size of the first batch, and of the one after a batch of @size that
+ * was batch number @index (0-based) and had @failures failures. */
+guint stg_strategy_first_size (const StgSettings *s);
+guint stg_strategy_next_size (const StgSettings *s, guint index, guint size, gboolean failures);
+
+/* ---- the diff -------------------------------------------------------------- */
+
+/* One instance an update changes. Config ids of 0 mean "absent". */
+typedef struct
+{
+  gint32 instance;
+  gint64 from_config;
+  gint64 to_config;
+} StgChange;
+
+typedef struct
+{
+  GArray *changes;        /* StgChange, ascending instance */
+  GArray *unchanged;      /* StgChange (from == to), ascending instance */
+  gint64 current_count;   /* instances the job has now */
+} StgDiff;
+
+void stg_diff_clear (StgDiff *diff);
+
+/* What moving job @job_id (0: no such job yet) to @desired_config on
+ * @instance_count instances changes, within @only (nullable: all). */
+gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_config,
+                           gint32 instance_count, StgRanges *only, StgDiff *diff, GError **error);
+
+/* ---- per-instance work ------------------------------------------------------- */
+
+/* update_instances.state. Forward states, then the same four for rollback. */
+typedef enum
+{
+  STG_WORK_PENDING = 0,
+  STG_WORK_UPDATING = 1,
+  STG_WORK_UPDATED = 2,
+  STG_WORK_UPDATE_FAILED = 3,
+  STG_WORK_ROLLBACK_PENDING = 4,
+  STG_WORK_ROLLING_BACK = 5,
+  STG_WORK_ROLLED_BACK = 6,
+  STG_WORK_ROLLBACK_FAILED = 7,
+} StgWorkState;
+
+typedef struct
+{
+  gint32 instance;
+  gint64 from_config;      /* 0: absent before the update */
+  gint64 to_config;        /* 0: absent after it */
+  gint state;              /* StgWorkState */
+  gint32 failures;         /* failures counted in the current direction */
+  gint64 started_ms;       /* when the current attempt began (deadline) */
+  gint64 seen_failures;    /* the runtime's failure count already accounted for */
+  /* memory only */
+  struct _StgUpdate *owner;
+  guint timer;             /* watch or deadline */
+  gboolean asked;          /* the runtime was asked to act in this direction */
+} StgWork;
+
+/* ---- updates ---------------------------------------------------------------- */
+
+typedef struct _StgUpdate StgUpdate;
+
+struct _StgUpdate
+{
+  StgEngine *engine;
+  gint64 id;                 /* updates.id */
+  gchar *uid;                /* JobUpdateKey.id */
+  ApiJobKey *job;
+  gint64 job_id;
+  gchar *user;
+  gint status;               /* JobUpdateStatus */
+  gint64 created_ms;
+  StgSettings s;
+
+  GArray *work;              /* StgWork, ascending instance */
+  GHashTable *position;      /* instance -> index in work, +1 */
+  GArray *order;             /* guint indexes into work, the current direction's order */
+  gboolean back;             /* rolling back */
+  guint cursor;              /* order[cursor] is the next to start */
+  guint batch_start;         /* batch strategies: the batch is order[batch_start..batch_end) */
+  guint batch_end;
+  guint batch_index;         /* batches completed in this direction */
+  guint batch_size;          /* current batch size (queue: in-flight limit) */
+  guint queue_done;          /* queue: completions since the limit last grew */
+  gboolean batch_failed;     /* a failure in the current batch (no growth) */
+  GHashTable *active;        /* index -> TRUE: in flight */
+  guint n_done;              /* finished in this direction */
+  guint n_failed;            /* failed in this direction */
+  gint64 gate_ms;            /* no new batch before this */
+  gint64 last_pulse_ms;
+  gchar *last_failure;       /* why the last instance failed, for the update's message */
+
+  GHashTable *healthy;       /* instance -> TRUE: the job's running, healthy instances
+                                (kept only when min_in_service > 0) */
+  guint pulse_timer;
+  guint gate_timer;
+  gboolean dirty;            /* progress to write in this step */
+  GHashTable *dirty_work;    /* index -> TRUE: rows to write in this step */
+};
+
+/* A runtime action waiting for the step's commit. */
+typedef enum { STG_ACT_APPLY, STG_ACT_KILL, STG_ACT_RESTART } StgActKind;
+
+typedef struct
+{
+  StgActKind kind;
+  gint64 job_id;
+  gint32 instance;
+  gint64 config;
+  gchar *uid;               /* (nullable) the update asking */
+} StgAct;
+
+/* A watcher of changes (see stg_engine_add_watcher). */
+typedef struct
+{
+  StgEngineWatchFunc func;
+  gpointer data;
+} StgWatcher;
 
 struct _StgEngine
 {
@@ -10,7 +174,105 @@ struct _StgEngine
   StgClock *clock;          /* borrowed */
   StgRuntime *runtime;      /* borrowed, nullable */
   StgEngineLimits limits;
+
+  GHashTable *updates;      /* uid -> StgUpdate* (active updates only; owned) */
+  GHashTable *by_job;       /* job id (gint64*) -> StgUpdate* */
+  GArray *watchers;         /* StgWatcher */
+
+  GHashTable *news;         /* "job:instance" -> TRUE: slots to look at in the next step */
+  GPtrArray *retries;       /* pending retries of updates whose step failed (recover.c) */
+  guint news_timer;
+  guint64 steps;            /* outermost steps ended */
+
+  guint step_depth;
+  GPtrArray *acts;          /* StgAct*, waiting for the commit */
+  GPtrArray *touched;       /* StgUpdate* changed in this step */
+  GPtrArray *announce;      /* gchar* "kind\tjob\tuid" to tell watchers after the commit */
+  gboolean step_failed;
 };
+
+/* ---- steps (update.c) ------------------------------------------------------- */
+
+void stg_engine_step_begin (StgEngine *engine);
+/* Writes what the step changed in one transaction, then runs its runtime
+ * actions. On failure the changed updates are reloaded from the store. */
+gboolean stg_engine_step_end (StgEngine *engine, GError **error);
+
+/* Marks a store failure inside a step: the step's end will not commit. */
+void stg_engine_step_fail (StgEngine *engine, const GError *error);
+
+/* Queues a runtime action for after the commit. */
+void stg_engine_queue (StgEngine *engine, StgActKind kind, gint64 job_id, gint32 instance,
+                       gint64 config, const gchar *uid);
+
+/* Tells watchers about a job (and update, nullable) after the commit. */
+void stg_engine_announce (StgEngine *engine, const ApiJobKey *job, const gchar *uid);
+
+/* ---- updates (update.c) ----------------------------------------------------- */
+
+StgUpdate *stg_update_new (StgEngine *engine);
+void stg_update_free (StgUpdate *u);
+
+/* Registers @u as active (takes it). */
+void stg_engine_add_update (StgEngine *engine, StgUpdate *u);
+
+/* Marks @u's progress for writing with the step. */
+void stg_update_touch (StgUpdate *u);
+
+/* Moves @u forward as far as it can now (inside a step). */
+void stg_update_pump (StgUpdate *u);
+
+/* Evaluates every in-flight instance, then pumps (inside a step). */
+void stg_update_evaluate_all (StgUpdate *u);
+
+/* Changes status, recording an event (inside a step). Terminal statuses
+ * retire the update. */
+void stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *message);
+
+/* Starts rolling back (inside a step). */
+void stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message);
+
+/* Schedules the pulse-expiry timer from last_pulse_ms. */
+void stg_update_arm_pulse (StgUpdate *u);
+
+/* TRUE when a coordinated update's last pulse is too old. */
+gboolean stg_update_pulse_expired (StgUpdate *u);
+
+/* Builds the healthy set when min_in_service needs it. */
+void stg_update_track_health (StgUpdate *u);
+
+/* The progress JSON, and reading it back (recover.c). */
+gchar *stg_update_progress_json (StgUpdate *u);
+gboolean stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error);
+
+/* Rebuilds the order of the current direction from the work states. */
+void stg_update_rebuild_order (StgUpdate *u);
+
+/* The state machine's table (see update.c). */
+gboolean stg_update_transition_allowed (gint from, gint to);
+
+/* Runtime news for a slot (engine.c routes it here, inside a step). */
+void stg_update_on_instance (StgUpdate *u, gint32 instance);
+
+/* Queues slot (@job_id, @instance) to be looked at in the next step. News
+ * that arrives in one main-loop iteration is handled in one step. */
+void stg_engine_note (StgEngine *engine, gint64 job_id, gint32 instance);
+
+/* ---- recovery (recover.c) ---------------------------------------------------- */
+
+/* Loads update @row into memory (no evaluation). */
+StgUpdate *stg_update_load (StgEngine *engine, StgUpdateRow *row, GError **error);
+
+/* Replaces the in-memory update @uid with what the store has, and
+ * continues it after STG_ENGINE_RETRY_MS. */
+#define STG_ENGINE_RETRY_MS 1000
+void stg_engine_reload_update (StgEngine *engine, const gchar *uid);
+
+/* Cancels pending retries (engine teardown). */
+void stg_engine_cancel_retries (StgEngine *engine);
+void stg_engine_reload_update (StgEngine *engine, const gchar *uid);
+
+/* ---- helpers (engine.c) -------------------------------------------------------- */
 
 /* Checks @config and returns a normalized copy of its task config (job key
  * and owner filled in), or NULL with STG_ENGINE_ERROR_INVALID. */
@@ -20,3 +282,6 @@ ApiTaskConfig *stg_engine_check_task_config (StgEngine *engine, const ApiTaskCon
 
 /* Turns a store or runtime error into an engine error, keeping the message. */
 void stg_engine_wrap_error (GError **error);
+
+/* The active update of job @job_id, or NULL. */
+StgUpdate *stg_engine_update_for_job (StgEngine *engine, gint64 job_id);

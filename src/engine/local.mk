@@ -1,5 +1,11 @@
 # src/engine/local.mk: the scheduler core (pure logic behind clock, store, runtime).
 noinst_LIBRARIES += libstg_engine.a
 libstg_engine_a_SOURCES = \
-	src/engine/engine.c src/engine/engine.h src/engine/engine_private.h
+	src/engine/engine.c src/engine/engine.h src/engine/engine_private.h \
+	src/engine/control.c \
+	src/engine/diff.c \
+	src/engine/jobs.c \
+	src/engine/recover.c \
+	src/engine/settings.c \
+	src/engine/update.c
 EXTRA_DIST += src/engine/local.mk

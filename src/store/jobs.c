@@ -88,6 +88,21 @@ fail:
   return FALSE;
 }
 
+gint64
+stg_store_find_config (StgStore *store, const gchar *hash, GError **error)
+{
+  g_autoptr (StgStmt) st = stg_store_stmt (store, "SELECT id FROM task_configs WHERE hash = ?", error);
+  if (st == NULL)
+    return 0;
+  stg_bind_text (st, 1, hash);
+  int rc = sqlite3_step (st);
+  if (rc == SQLITE_ROW)
+    return sqlite3_column_int64 (st, 0);
+  if (rc != SQLITE_DONE)
+    stg_store_fail (store, error, "looking up a config");
+  return 0;
+}
+
 static gboolean
 load_config (StgStore *store, gint64 id, GError **error)
 {
@@ -230,6 +245,24 @@ stg_store_get_job (StgStore *store, const ApiJobKey *key, GError **error)
       g_autofree gchar *name = stg_job_key_to_string (key);
       g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND, "no job %s", name);
     }
+  else
+    stg_store_fail (store, error, "reading a job");
+  return NULL;
+}
+
+StgJobRow *
+stg_store_get_job_by_id (StgStore *store, gint64 id, GError **error)
+{
+  g_autoptr (StgStmt) st = stg_store_stmt (store, "SELECT " JOB_COLUMNS " FROM jobs j WHERE id = ?",
+                                           error);
+  if (st == NULL)
+    return NULL;
+  sqlite3_bind_int64 (st, 1, id);
+  int rc = sqlite3_step (st);
+  if (rc == SQLITE_ROW)
+    return read_job (st);
+  if (rc == SQLITE_DONE)
+    g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND, "no job %" G_GINT64_FORMAT, id);
   else
     stg_store_fail (store, error, "reading a job");
   return NULL;

@@ -71,6 +71,9 @@ typedef struct
 gboolean stg_store_put_config (StgStore *store, ApiTaskConfig *config,
                                gint64 *id, gint *version, GError **error);
 
+/* The id of the stored config with canonical hash @hash, or 0. */
+gint64 stg_store_find_config (StgStore *store, const gchar *hash, GError **error);
+
 /* The config with @id (a new reference; do not modify it). */
 ApiTaskConfig *stg_store_get_config (StgStore *store, gint64 id, GError **error);
 
@@ -99,6 +102,9 @@ gboolean stg_store_create_job (StgStore *store, const ApiJobKey *key, const gcha
 
 /* The job with @key, or NULL with STG_STORE_ERROR_NOT_FOUND. */
 StgJobRow *stg_store_get_job (StgStore *store, const ApiJobKey *key, GError **error);
+
+/* The job with row id @id, or NULL with STG_STORE_ERROR_NOT_FOUND. */
+StgJobRow *stg_store_get_job_by_id (StgStore *store, gint64 id, GError **error);
 
 /* Jobs, all or those of @role (nullable), sorted by key. */
 GPtrArray *stg_store_list_jobs (StgStore *store, const gchar *role, GError **error);
@@ -160,11 +166,109 @@ gboolean stg_store_add_task_event (StgStore *store, gint64 job_id, gint32 instan
 GPtrArray *stg_store_list_task_events (StgStore *store, gint64 job_id, gint32 instance_id,
                                        guint limit, GError **error);
 
+/* ---- updates ------------------------------------------------------------ */
+
+/* One row of the updates table. */
+typedef struct
+{
+  gint64 id;
+  gchar *uid;                /* JobUpdateKey.id */
+  ApiJobKey *job;
+  gchar *user;
+  gint status;               /* JobUpdateStatus */
+  gint64 created_ms;
+  gint64 modified_ms;
+  gint64 desired_config_id;  /* 0: the update removes every instance it touches */
+  gint64 last_pulse_ms;      /* 0: never pulsed */
+  gchar *progress;           /* the engine's bookkeeping, JSON */
+} StgUpdateRow;
+
+void stg_update_row_free (StgUpdateRow *row);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgUpdateRow, stg_update_row_free)
+
+/* Records a new update with its request and instructions. The job key,
+ * metadata and settings come from them. */
+gboolean stg_store_insert_update (StgStore *store, const gchar *uid, const ApiJobKey *job,
+                                  const gchar *user, gint status, gint64 now_ms,
+                                  ApiJobUpdateRequest *request,
+                                  ApiJobUpdateInstructions *instructions,
+                                  gint64 desired_config_id, gint64 *update_id, GError **error);
+
+/* Sets an update's status (and whether it is active) and modified time. */
+gboolean stg_store_set_update_status (StgStore *store, gint64 update_id, gint status,
+                                      gint64 now_ms, GError **error);
+
+/* Sets the engine's bookkeeping and the last pulse. */
+gboolean stg_store_set_update_progress (StgStore *store, gint64 update_id, const gchar *progress,
+                                        gint64 last_pulse_ms, GError **error);
+
+gboolean stg_store_add_update_event (StgStore *store, gint64 update_id, gint status, gint64 ts_ms,
+                                     const gchar *user, const gchar *message, GError **error);
+
+gboolean stg_store_add_instance_event (StgStore *store, gint64 update_id, gint32 instance_id,
+                                       gint64 ts_ms, gint action, const gchar *message,
+                                       GError **error);
+
+/* An update's work on one instance. Config ids of 0 mean "absent". */
+typedef struct
+{
+  gint32 instance_id;
+  gint64 initial_config_id;
+  gint64 desired_config_id;
+  gint state;                /* the engine's per-instance state */
+  gint failures;
+  gint64 started_ms;
+  gint64 baseline;
+} StgUpdateInstanceRow;
+
+/* Inserts @n rows (one statement, reused). */
+gboolean stg_store_insert_update_instances (StgStore *store, gint64 update_id,
+                                            const StgUpdateInstanceRow *rows, guint n,
+                                            GError **error);
+
+/* Saves state, failures, started_ms and baseline of one row. */
+gboolean stg_store_set_update_instance (StgStore *store, gint64 update_id,
+                                        const StgUpdateInstanceRow *row, GError **error);
+
+/* Rows of an update in instance-id order (GArray of StgUpdateInstanceRow). */
+GArray *stg_store_list_update_instances (StgStore *store, gint64 update_id, GError **error);
+
+/* The update with JobUpdateKey.id @uid, or NULL with STG_STORE_ERROR_NOT_FOUND. */
+StgUpdateRow *stg_store_get_update (StgStore *store, const gchar *uid, GError **error);
+
+/* Every active update, oldest first (StgUpdateRow*). */
+GPtrArray *stg_store_list_active_updates (StgStore *store, GError **error);
+
+/* The job's active update; NULL without an error when there is none. */
+StgUpdateRow *stg_store_get_active_update (StgStore *store, const ApiJobKey *job, GError **error);
+
+/* The instructions recorded when the update started. */
+ApiJobUpdateInstructions *stg_store_get_update_instructions (StgStore *store, gint64 update_id,
+                                                             GError **error);
+
+/* The summary of one update. */
+ApiJobUpdateSummary *stg_store_get_update_summary (StgStore *store, gint64 update_id,
+                                                   GError **error);
+
 /* ---- update queries --------------------------------------------------- */
 
 /* Summaries of the updates matching @query (any field may be unset),
  * newest first, as ApiJobUpdateSummary*. */
 GPtrArray *stg_store_query_update_summaries (StgStore *store, const ApiJobUpdateQuery *query,
                                              GError **error);
+
+/* Full details (summary, instructions, update and instance events, oldest
+ * first) of the updates matching @query, newest first, as
+ * ApiJobUpdateDetails*. */
+GPtrArray *stg_store_query_update_details (StgStore *store, const ApiJobUpdateQuery *query,
+                                           GError **error);
+
+/* The newest @limit instance events of an update (0: all), oldest first, as
+ * ApiJobInstanceUpdateEvent*, and the total count in *@total (nullable). */
+GPtrArray *stg_store_list_instance_events (StgStore *store, gint64 update_id, guint limit,
+                                           gint64 *total, GError **error);
+
+/* The update's events, oldest first, as ApiJobUpdateEvent*. */
+GPtrArray *stg_store_list_update_events (StgStore *store, gint64 update_id, GError **error);
 
 G_END_DECLS

@@ -1,0 +1,271 @@
+/* recover.c: bringing active updates back into memory from the store.
+ *
+ * At start-up every active update is loaded: its settings from the recorded
+ * instructions, its per-instance work from update_instances, and its
+ * position (direction, cursor, batch) from the progress JSON. Then each is
+ * continued: paused stays paused, awaiting-pulse keeps waiting, a rolling
+ * update re-evaluates its in-flight instances against what the runtime sees
+ * now, and pulse expiry counts from the stored last pulse. An update whose
+ * record cannot be read goes to ERROR. The same loader rebuilds one update
+ * when a step could not be stored. Main-loop thread only.
+ */
+#include "config.h"
+
+#include <json-glib/json-glib.h>
+
+#include "common/enums.h"
+#include "engine/engine_private.h"
+
+static gint64
+member_int (JsonObject *o, const gchar *name)
+{
+  return json_object_has_member (o, name) ? json_object_get_int_member (o, name) : 0;
+}
+
+gboolean
+stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  if (!json_parser_load_from_data (parser, json, -1, error))
+    return FALSE;
+  JsonNode *root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_FAILED, "progress is not an object");
+      return FALSE;
+    }
+  JsonObject *o = json_node_get_object (root);
+  u->back = json_object_has_member (o, "back") && json_object_get_boolean_member (o, "back");
+  u->cursor = (guint) member_int (o, "cursor");
+  u->batch_start = (guint) member_int (o, "batch_start");
+  u->batch_end = (guint) member_int (o, "batch_end");
+  u->batch_index = (guint) member_int (o, "batch_index");
+  u->batch_size = (guint) member_int (o, "batch_size");
+  u->queue_done = (guint) member_int (o, "queue_done");
+  u->batch_failed = json_object_has_member (o, "batch_failed") &&
+                    json_object_get_boolean_member (o, "batch_failed");
+  u->gate_ms = member_int (o, "gate_ms");
+  if (json_object_has_member (o, "last_failure") && !json_object_get_null_member (o, "last_failure"))
+    u->last_failure = g_strdup (json_object_get_string_member (o, "last_failure"));
+  return TRUE;
+}
+
+StgUpdate *
+stg_update_load (StgEngine *e, StgUpdateRow *row, GError **error)
+{
+  g_autoptr (ApiJobUpdateInstructions) ins = stg_store_get_update_instructions (e->store, row->id, error);
+  if (ins == NULL)
+    return NULL;
+  g_autoptr (StgJobRow) job = stg_store_get_job (e->store, row->job, error);
+  if (job == NULL)
+    return NULL;
+  g_autoptr (GArray) rows = stg_store_list_update_instances (e->store, row->id, error);
+  if (rows == NULL)
+    return NULL;
+
+  StgUpdate *u = stg_update_new (e);
+  u->id = row->id;
+  u->uid = g_strdup (row->uid);
+  u->job = g_object_ref (row->job);
+  u->job_id = job->id;
+  u->user = g_strdup (row->user);
+  u->status = row->status;
+  u->created_ms = row->created_ms;
+  u->last_pulse_ms = row->last_pulse_ms;
+  if (!stg_settings_parse (e, ins->settings, "settings", &u->s, error) ||
+      !stg_update_progress_load (u, row->progress, error))
+    {
+      stg_update_free (u);
+      return NULL;
+    }
+  if (u->batch_size == 0)
+    u->batch_size = stg_strategy_first_size (&u->s);
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      StgUpdateInstanceRow *r = &g_array_index (rows, StgUpdateInstanceRow, i);
+      StgWork w = {
+        .instance = r->instance_id, .from_config = r->initial_config_id,
+        .to_config = r->desired_config_id, .state = r->state, .failures = r->failures,
+        .started_ms = r->started_ms, .seen_failures = r->baseline,
+        /* The runtime may not have heard of it before the restart: ask again. */
+        .asked = FALSE,
+      };
+      g_array_append_val (u->work, w);
+      g_hash_table_insert (u->position, GINT_TO_POINTER (r->instance_id), GUINT_TO_POINTER (i + 1));
+    }
+  for (guint i = 0; i < u->work->len; i++)
+    {
+      StgWork *w = &g_array_index (u->work, StgWork, i);
+      w->owner = u;
+      gint in_flight = u->back ? STG_WORK_ROLLING_BACK : STG_WORK_UPDATING;
+      gint done = u->back ? STG_WORK_ROLLED_BACK : STG_WORK_UPDATED;
+      gint failed = u->back ? STG_WORK_ROLLBACK_FAILED : STG_WORK_UPDATE_FAILED;
+      if (w->state == in_flight)
+        g_hash_table_add (u->active, GUINT_TO_POINTER (i));
+      else if (w->state == done)
+        u->n_done++;
+      else if (w->state == failed)
+        u->n_failed++;
+    }
+  stg_update_rebuild_order (u);
+  if (u->cursor > u->order->len || u->batch_end > u->order->len ||
+      u->n_done + u->n_failed + g_hash_table_size (u->active) != u->cursor)
+    {
+      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_FAILED,
+                   "the stored progress does not match the instances (cursor %u of %u)",
+                   u->cursor, u->order->len);
+      stg_update_free (u);
+      return NULL;
+    }
+  return u;
+}
+
+/* Marks a damaged update ERROR in the store; it cannot be continued. */
+static void
+give_up (StgEngine *e, StgUpdateRow *row, const GError *why)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 now = stg_clock_now_ms (e->clock);
+  g_autofree gchar *message = g_strdup_printf ("cannot continue: %s", why->message);
+
+  g_warning ("engine: update %s %s", row->uid, message);
+  if (!stg_store_begin (e->store, &error) ||
+      !stg_store_set_update_status (e->store, row->id, API_JOB_UPDATE_STATUS_ERROR, now, &error) ||
+      !stg_store_add_update_event (e->store, row->id, API_JOB_UPDATE_STATUS_ERROR, now, NULL,
+                                   message, &error) ||
+      !stg_store_commit (e->store, &error))
+    {
+      if (stg_store_in_transaction (e->store))
+        stg_store_rollback (e->store);
+      g_warning ("engine: cannot record the error of update %s: %s", row->uid, error->message);
+    }
+}
+
+/* Continues a loaded update (inside a step). */
+static void
+resume_loaded (StgUpdate *u)
+{
+  stg_update_arm_pulse (u);
+  stg_update_evaluate_all (u);
+}
+
+gboolean
+stg_engine_recover (StgEngine *e, GError **error)
+{
+  g_autoptr (GPtrArray) rows = stg_store_list_active_updates (e->store, error);
+  g_autoptr (GPtrArray) loaded = g_ptr_array_new_with_free_func (g_free);
+
+  if (rows == NULL)
+    {
+      stg_engine_wrap_error (error);
+      return FALSE;
+    }
+  for (guint i = 0; i < rows->len; i++)
+    {
+      StgUpdateRow *row = rows->pdata[i];
+      g_autoptr (GError) local = NULL;
+      StgUpdate *u = stg_update_load (e, row, &local);
+      if (u == NULL)
+        {
+          give_up (e, row, local);
+          continue;
+        }
+      stg_engine_add_update (e, u);
+      stg_update_track_health (u);
+      g_ptr_array_add (loaded, g_strdup (u->uid));
+      g_info ("engine: continuing update %s (%s)", u->uid, stg_update_status_name (u->status));
+    }
+  for (guint i = 0; i < loaded->len; i++)
+    {
+      StgUpdate *u = g_hash_table_lookup (e->updates, loaded->pdata[i]);
+      if (u == NULL)
+        continue;
+      stg_engine_step_begin (e);
+      resume_loaded (u);
+      stg_engine_step_end (e, NULL);
+    }
+  return TRUE;
+}
+
+typedef struct
+{
+  StgEngine *engine;
+  gchar *uid;
+  guint timer;
+} Later;
+
+static void
+later_free (gpointer data)
+{
+  Later *l = data;
+  g_free (l->uid);
+  g_free (l);
+}
+
+static void
+reevaluate_later (gpointer data)
+{
+  Later *l = data;
+  StgEngine *e = l->engine;
+  StgUpdate *u = g_hash_table_lookup (e->updates, l->uid);
+
+  if (u != NULL)
+    {
+      stg_engine_step_begin (e);
+      stg_update_evaluate_all (u);
+      stg_engine_step_end (e, NULL);
+    }
+  g_ptr_array_remove (e->retries, l);
+}
+
+void
+stg_engine_cancel_retries (StgEngine *e)
+{
+  for (guint i = 0; i < e->retries->len; i++)
+    stg_clock_cancel_timer (e->clock, ((Later *) e->retries->pdata[i])->timer);
+  g_ptr_array_set_size (e->retries, 0);
+}
+
+GPtrArray *stg_engine_retries_new (void);
+
+GPtrArray *
+stg_engine_retries_new (void)
+{
+  return g_ptr_array_new_with_free_func (later_free);
+}
+
+void
+stg_engine_reload_update (StgEngine *e, const gchar *uid)
+{
+  g_autofree gchar *id = g_strdup (uid);
+  StgUpdate *old = g_hash_table_lookup (e->updates, id);
+  g_autoptr (GError) error = NULL;
+
+  if (old != NULL)
+    {
+      g_hash_table_remove (e->by_job, &old->job_id);
+      g_hash_table_remove (e->updates, id);
+      stg_update_free (old);
+    }
+  g_autoptr (StgUpdateRow) row = stg_store_get_update (e->store, id, &error);
+  if (row == NULL || !stg_update_status_is_active (row->status))
+    return;
+  StgUpdate *u = stg_update_load (e, row, &error);
+  if (u == NULL)
+    {
+      g_warning ("engine: cannot reload update %s: %s", id, error->message);
+      return;
+    }
+  stg_engine_add_update (e, u);
+  stg_update_track_health (u);
+  /* Continue on the next iteration, outside the failed step. */
+  stg_update_arm_pulse (u);
+  Later *l = g_new0 (Later, 1);
+  l->engine = e;
+  l->uid = g_strdup (id);
+  /* Not at once: a store that keeps failing must not make a busy loop. */
+  l->timer = stg_clock_add_timer (e->clock, STG_ENGINE_RETRY_MS, reevaluate_later, l);
+  g_ptr_array_add (e->retries, l);
+}

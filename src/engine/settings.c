@@ -1,0 +1,186 @@
+/* settings.c: JobUpdateSettings checked and turned into StgSettings, and the
+ * strategies' batch sizes.
+ *
+ * Strategy: updateStrategy when set; otherwise the older updateGroupSize
+ * (default 1) with waitForBatchCompletion choosing Batch over Queue.
+ * Batch sizes: the first is the group size (VariableBatch: the first of the
+ * list); after a batch, VariableBatch takes the next listed size while the
+ * list lasts, and otherwise the size is multiplied by growthFactor (rounded
+ * up) when the batch had no failure, or kept when it had one. Pure functions;
+ * any thread.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "engine/engine_private.h"
+
+void
+stg_settings_clear (StgSettings *s)
+{
+  g_clear_pointer (&s->sizes, g_array_unref);
+  g_clear_pointer (&s->only, stg_ranges_free);
+}
+
+static gboolean
+bad (GError **error, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
+
+static gboolean
+bad (GError **error, const gchar *format, ...)
+{
+  va_list ap;
+
+  va_start (ap, format);
+  g_autofree gchar *text = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  g_set_error_literal (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, text);
+  return FALSE;
+}
+
+static gboolean
+check_size (gint32 size, const gchar *what, GError **error)
+{
+  if (size < 1)
+    return bad (error, "%s must be at least 1, not %d", what, size);
+  return TRUE;
+}
+
+gboolean
+stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gchar *what,
+                    StgSettings *out, GError **error)
+{
+  memset (out, 0, sizeof *out);
+  out->sizes = g_array_new (FALSE, FALSE, sizeof (gint32));
+  out->growth = 1.0;
+
+  if (in == NULL)
+    return bad (error, "%s is missing", what);
+
+  ApiJobUpdateStrategy *strategy = in->__isset_updateStrategy ? in->updateStrategy : NULL;
+  if (strategy != NULL && strategy->__isset_queueStrategy)
+    {
+      g_autofree gchar *f = g_strdup_printf ("%s.updateStrategy.queueStrategy.groupSize", what);
+      if (!check_size (strategy->queueStrategy->groupSize, f, error))
+        return FALSE;
+      out->kind = STG_STRATEGY_QUEUE;
+      g_array_append_val (out->sizes, strategy->queueStrategy->groupSize);
+    }
+  else if (strategy != NULL && strategy->__isset_batchStrategy)
+    {
+      g_autofree gchar *f = g_strdup_printf ("%s.updateStrategy.batchStrategy.groupSize", what);
+      if (!check_size (strategy->batchStrategy->groupSize, f, error))
+        return FALSE;
+      out->kind = STG_STRATEGY_BATCH;
+      out->autopause = strategy->batchStrategy->autopauseAfterBatch;
+      g_array_append_val (out->sizes, strategy->batchStrategy->groupSize);
+    }
+  else if (strategy != NULL && strategy->__isset_varBatchStrategy)
+    {
+      GArray *sizes = strategy->varBatchStrategy->groupSizes;
+      if (sizes == NULL || sizes->len == 0)
+        return bad (error, "%s.updateStrategy.varBatchStrategy.groupSizes must not be empty", what);
+      for (guint i = 0; i < sizes->len; i++)
+        {
+          gint32 size = g_array_index (sizes, gint32, i);
+          g_autofree gchar *f = g_strdup_printf ("%s.updateStrategy.varBatchStrategy.groupSizes[%u]",
+                                                 what, i);
+          if (!check_size (size, f, error))
+            return FALSE;
+          g_array_append_val (out->sizes, size);
+        }
+      out->kind = STG_STRATEGY_VARIABLE;
+      out->autopause = strategy->varBatchStrategy->autopauseAfterBatch;
+    }
+  else
+    {
+      gint32 size = in->__isset_updateGroupSize && in->updateGroupSize != 0 ? in->updateGroupSize : 1;
+      g_autofree gchar *f = g_strdup_printf ("%s.updateGroupSize", what);
+      if (!check_size (size, f, error))
+        return FALSE;
+      out->kind = in->waitForBatchCompletion ? STG_STRATEGY_BATCH : STG_STRATEGY_QUEUE;
+      g_array_append_val (out->sizes, size);
+    }
+
+  if (in->maxPerInstanceFailures < 0)
+    return bad (error, "%s.maxPerInstanceFailures must not be negative", what);
+  if (in->maxFailedInstances < 0)
+    return bad (error, "%s.maxFailedInstances must not be negative", what);
+  out->max_per_instance_failures = in->maxPerInstanceFailures;
+  out->max_failed_instances = in->maxFailedInstances;
+
+  if (in->minWaitInInstanceRunningMs < 0 || in->minWaitInInstanceRunningMs > engine->limits.max_watch_ms)
+    return bad (error, "%s.minWaitInInstanceRunningMs must be between 0 and %" G_GINT64_FORMAT,
+                what, engine->limits.max_watch_ms);
+  out->watch_ms = in->minWaitInInstanceRunningMs;
+  out->rollback_on_failure = in->rollbackOnFailure;
+
+  if (in->__isset_blockIfNoPulsesAfterMs)
+    {
+      if (in->blockIfNoPulsesAfterMs < 0 || in->blockIfNoPulsesAfterMs > engine->limits.max_pulse_ms)
+        return bad (error, "%s.blockIfNoPulsesAfterMs must be between 0 and %" G_GINT64_FORMAT,
+                    what, engine->limits.max_pulse_ms);
+      out->pulse_ms = in->blockIfNoPulsesAfterMs;
+    }
+
+  if (in->__isset_maxInstanceStartMs)
+    {
+      if (in->maxInstanceStartMs < 0 || in->maxInstanceStartMs > engine->limits.max_watch_ms)
+        return bad (error, "%s.maxInstanceStartMs must be between 0 and %" G_GINT64_FORMAT,
+                    what, engine->limits.max_watch_ms);
+      out->max_start_ms = in->maxInstanceStartMs;
+    }
+  if (in->__isset_growthFactor)
+    {
+      if (!(in->growthFactor >= 1.0 && in->growthFactor <= 1000.0))
+        return bad (error, "%s.growthFactor must be between 1 and 1000", what);
+      out->growth = in->growthFactor;
+    }
+  if (in->__isset_minInService)
+    {
+      if (in->minInService < 0)
+        return bad (error, "%s.minInService must not be negative", what);
+      out->min_in_service = in->minInService;
+    }
+  if (in->__isset_pauseBetweenBatchesMs)
+    {
+      if (in->pauseBetweenBatchesMs < 0 || in->pauseBetweenBatchesMs > engine->limits.max_watch_ms)
+        return bad (error, "%s.pauseBetweenBatchesMs must be between 0 and %" G_GINT64_FORMAT,
+                    what, engine->limits.max_watch_ms);
+      out->pause_between_ms = in->pauseBetweenBatchesMs;
+    }
+
+  if (in->__isset_updateOnlyTheseInstances && in->updateOnlyTheseInstances != NULL &&
+      g_hash_table_size (in->updateOnlyTheseInstances) > 0)
+    {
+      out->only = stg_ranges_new ();
+      GHashTableIter it;
+      gpointer key;
+      g_hash_table_iter_init (&it, in->updateOnlyTheseInstances);
+      while (g_hash_table_iter_next (&it, &key, NULL))
+        {
+          ApiRange *r = key;
+          if (r->first < 0 || r->last < r->first)
+            return bad (error, "%s.updateOnlyTheseInstances has a bad range %d-%d", what,
+                        r->first, r->last);
+          stg_ranges_add (out->only, r->first, r->last);
+        }
+    }
+  return TRUE;
+}
+
+guint
+stg_strategy_first_size (const StgSettings *s)
+{
+  return (guint) g_array_index (s->sizes, gint32, 0);
+}
+
+guint
+stg_strategy_next_size (const StgSettings *s, guint index, guint size, gboolean failures)
+{
+  if (s->kind == STG_STRATEGY_VARIABLE && index + 1 < s->sizes->len)
+    return (guint) g_array_index (s->sizes, gint32, index + 1);
+  if (failures || s->growth <= 1.0)
+    return size;
+  gdouble next = ceil ((gdouble) size * s->growth);
+  return next > (gdouble) G_MAXINT32 ? (guint) G_MAXINT32 : MAX ((guint) next, size);
+}

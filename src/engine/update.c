@@ -1,0 +1,1026 @@
+/* update.c: the update state machine, instance evaluation and steps.
+ *
+ * Statuses and the transitions allowed between them (Aurora's table; each
+ * arrow names the function that takes it):
+ *
+ *                 pause                     pulse expired (pump)
+ *  ROLL_FORWARD_PAUSED <---- ROLLING_FORWARD ----> ROLL_FORWARD_AWAITING_PULSE
+ *          |  resume ---------->  |  <------------- pulse / resume  |
+ *          |                      |-- all done ------------> ROLLED_FORWARD
+ *          |                      |-- failures, no rollback --> FAILED
+ *          +-- rollback --------> | -- failures / rollback --+
+ *                                                            v
+ *  ROLL_BACK_PAUSED <-------- ROLLING_BACK ------------> ROLL_BACK_AWAITING_PULSE
+ *                                 |-- all done ------------> ROLLED_BACK
+ *                                 |-- failures ------------> FAILED
+ *  abort: any active status -> ABORTED. ERROR: a fault the engine cannot
+ *  handle (a damaged update record).
+ *
+ * Invariants (stg_engine_check_invariants):
+ *  1. An update is in engine->updates exactly while its status is active,
+ *     and by_job maps its job to it; one active update per job.
+ *  2. active holds exactly the work items in UPDATING (forward) or
+ *     ROLLING_BACK (back); in a batch strategy they all lie in
+ *     order[batch_start..batch_end).
+ *  3. order[0..cursor) have been started in this direction; none of
+ *     order[cursor..] has.
+ *  4. n_done + n_failed + |active| == cursor.
+ *  5. Only ROLLING_FORWARD and ROLLING_BACK make progress: paused and
+ *     awaiting-pulse updates start nothing and finish nothing.
+ *
+ * A step (stg_engine_step_begin/_end) brackets every change: rows, events
+ * and progress go to the store in one transaction, and the runtime actions
+ * queued during the step run only after it commits. Main-loop thread only.
+ */
+#include "config.h"
+
+#include <json-glib/json-glib.h>
+
+#include "common/enums.h"
+#include "engine/engine_private.h"
+
+#define PULSE_TIMEOUT_MESSAGE "Pulses from the coordinator have timed out"
+
+static void evaluate (StgUpdate *u, guint idx);
+
+/* ---- the transition table --------------------------------------------------- */
+
+gboolean
+stg_update_transition_allowed (gint from, gint to)
+{
+#define S(x) API_JOB_UPDATE_STATUS_##x
+  switch (from)
+    {
+    case S (ROLLING_FORWARD):
+      return to == S (ROLLING_BACK) || to == S (ROLL_FORWARD_PAUSED) ||
+             to == S (ROLL_FORWARD_AWAITING_PULSE) || to == S (ROLLED_FORWARD) ||
+             to == S (ABORTED) || to == S (FAILED) || to == S (ERROR);
+    case S (ROLLING_BACK):
+      return to == S (ROLL_BACK_PAUSED) || to == S (ROLL_BACK_AWAITING_PULSE) ||
+             to == S (ROLLED_BACK) || to == S (ABORTED) || to == S (ERROR) || to == S (FAILED);
+    case S (ROLL_FORWARD_PAUSED):
+      return to == S (ROLLING_BACK) || to == S (ROLLING_FORWARD) ||
+             to == S (ROLL_FORWARD_AWAITING_PULSE) || to == S (ABORTED) || to == S (ERROR);
+    case S (ROLL_BACK_PAUSED):
+      return to == S (ROLLING_BACK) || to == S (ROLL_BACK_AWAITING_PULSE) || to == S (ABORTED) ||
+             to == S (ERROR);
+    case S (ROLL_FORWARD_AWAITING_PULSE):
+      return to == S (ROLLING_BACK) || to == S (ROLLING_FORWARD) ||
+             to == S (ROLL_FORWARD_PAUSED) || to == S (ABORTED) || to == S (ERROR);
+    case S (ROLL_BACK_AWAITING_PULSE):
+      return to == S (ROLLING_BACK) || to == S (ROLL_BACK_PAUSED) || to == S (ABORTED) ||
+             to == S (ERROR);
+    default:
+      return FALSE;
+    }
+#undef S
+}
+
+static gboolean
+running (StgUpdate *u)
+{
+  return u->status == API_JOB_UPDATE_STATUS_ROLLING_FORWARD ||
+         u->status == API_JOB_UPDATE_STATUS_ROLLING_BACK;
+}
+
+/* ---- steps --------------------------------------------------------------------- */
+
+static void
+act_free (gpointer p)
+{
+  StgAct *a = p;
+  g_free (a->uid);
+  g_free (a);
+}
+
+void
+stg_engine_step_begin (StgEngine *engine)
+{
+  if (engine->step_depth++ > 0)
+    return;
+  engine->acts = g_ptr_array_new_with_free_func (act_free);
+  engine->touched = g_ptr_array_new_with_free_func (g_free);   /* uids */
+  engine->announce = g_ptr_array_new_with_free_func (g_free);
+  engine->step_failed = FALSE;
+  GError *error = NULL;
+  if (!stg_store_begin (engine->store, &error))
+    {
+      g_warning ("engine: cannot begin a step: %s", error->message);
+      engine->step_failed = TRUE;
+      g_error_free (error);
+    }
+}
+
+void
+stg_engine_step_fail (StgEngine *engine, const GError *error)
+{
+  /* A NULL error is a refusal: the step is dropped, nothing went wrong. */
+  if (!engine->step_failed && error != NULL)
+    g_warning ("engine: a step failed: %s", error->message);
+  engine->step_failed = TRUE;
+}
+
+void
+stg_engine_queue (StgEngine *engine, StgActKind kind, gint64 job_id, gint32 instance,
+                  gint64 config, const gchar *uid)
+{
+  StgAct *a = g_new0 (StgAct, 1);
+
+  g_return_if_fail (engine->step_depth > 0);
+  a->kind = kind;
+  a->job_id = job_id;
+  a->instance = instance;
+  a->config = config;
+  a->uid = g_strdup (uid);
+  g_ptr_array_add (engine->acts, a);
+}
+
+void
+stg_engine_announce (StgEngine *engine, const ApiJobKey *job, const gchar *uid)
+{
+  if (engine->watchers->len == 0)
+    return;
+  if (engine->step_depth == 0)
+    {
+      for (guint i = 0; i < engine->watchers->len; i++)
+        {
+          StgWatcher *w = &g_array_index (engine->watchers, StgWatcher, i);
+          w->func (w->data, job, uid);
+        }
+      return;
+    }
+  g_autofree gchar *line = g_strdup_printf ("%s\t%s\t%s\t%s", job->role, job->environment,
+                                            job->name, uid ? uid : "");
+  for (guint i = 0; i < engine->announce->len; i++)
+    if (g_str_equal (engine->announce->pdata[i], line))
+      return;
+  g_ptr_array_add (engine->announce, g_steal_pointer (&line));
+}
+
+void
+stg_update_touch (StgUpdate *u)
+{
+  StgEngine *e = u->engine;
+
+  g_return_if_fail (e->step_depth > 0);
+  u->dirty = TRUE;
+  for (guint i = 0; i < e->touched->len; i++)
+    if (g_str_equal (e->touched->pdata[i], u->uid))
+      return;
+  g_ptr_array_add (e->touched, g_strdup (u->uid));
+}
+
+#define touch stg_update_touch
+
+static void
+touch_work (StgUpdate *u, guint idx)
+{
+  g_hash_table_add (u->dirty_work, GUINT_TO_POINTER (idx));
+  touch (u);
+}
+
+/* Writes @u's dirty rows and progress. */
+static gboolean
+write_update (StgUpdate *u, GError **error)
+{
+  GHashTableIter it;
+  gpointer key;
+
+  g_hash_table_iter_init (&it, u->dirty_work);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    {
+      StgWork *w = &g_array_index (u->work, StgWork, GPOINTER_TO_UINT (key));
+      StgUpdateInstanceRow row = {
+        .instance_id = w->instance, .state = w->state, .failures = w->failures,
+        .started_ms = w->started_ms, .baseline = w->seen_failures,
+      };
+      if (!stg_store_set_update_instance (u->engine->store, u->id, &row, error))
+        return FALSE;
+    }
+  g_hash_table_remove_all (u->dirty_work);
+  if (u->dirty)
+    {
+      g_autofree gchar *progress = stg_update_progress_json (u);
+      if (!stg_store_set_update_progress (u->engine->store, u->id, progress, u->last_pulse_ms, error))
+        return FALSE;
+      u->dirty = FALSE;
+    }
+  return TRUE;
+}
+
+static void run_acts (StgEngine *engine, GPtrArray *acts);
+
+gboolean
+stg_engine_step_end (StgEngine *engine, GError **error)
+{
+  g_autoptr (GPtrArray) acts = NULL;
+  g_autoptr (GPtrArray) touched = NULL;
+  g_autoptr (GPtrArray) announce = NULL;
+  g_autoptr (GError) local = NULL;
+
+  g_return_val_if_fail (engine->step_depth > 0, FALSE);
+  if (--engine->step_depth > 0)
+    return TRUE;
+  engine->steps++;
+
+  acts = g_steal_pointer (&engine->acts);
+  touched = g_steal_pointer (&engine->touched);
+  announce = g_steal_pointer (&engine->announce);
+
+  gboolean ok = !engine->step_failed;
+  for (guint i = 0; ok && i < touched->len; i++)
+    {
+      StgUpdate *u = g_hash_table_lookup (engine->updates, touched->pdata[i]);
+      if (u != NULL && !write_update (u, &local))
+        ok = FALSE;
+    }
+  if (ok && !stg_store_commit (engine->store, &local))
+    ok = FALSE;
+  else if (!ok && stg_store_in_transaction (engine->store))
+    stg_store_rollback (engine->store);
+
+  if (!ok)
+    {
+      /* Memory ran ahead of the store: go back to what the store has. */
+      if (local != NULL)
+        g_warning ("engine: a step did not reach the store: %s", local->message);
+      for (guint i = 0; i < touched->len; i++)
+        stg_engine_reload_update (engine, touched->pdata[i]);
+      if (local != NULL)
+        g_propagate_error (error, g_steal_pointer (&local));
+      else
+        g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_FAILED,
+                     "the change could not be stored");
+      stg_engine_wrap_error (error);
+      return FALSE;
+    }
+
+  run_acts (engine, acts);
+  for (guint i = 0; i < announce->len; i++)
+    {
+      g_auto (GStrv) f = g_strsplit (announce->pdata[i], "\t", 4);
+      g_autoptr (ApiJobKey) job = g_object_new (API_TYPE_JOB_KEY, "role", f[0], "environment", f[1],
+                                                "name", f[2], NULL);
+      for (guint w = 0; w < engine->watchers->len; w++)
+        {
+          StgWatcher *watcher = &g_array_index (engine->watchers, StgWatcher, w);
+          watcher->func (watcher->data, job, f[3][0] ? f[3] : NULL);
+        }
+    }
+  return TRUE;
+}
+
+/* A runtime call that failed counts as a failure of that instance. */
+static void
+act_failed (StgEngine *engine, StgAct *a, const GError *error)
+{
+  StgUpdate *u = a->uid ? g_hash_table_lookup (engine->updates, a->uid) : NULL;
+
+  g_warning ("engine: the runtime refused to act on instance %d: %s", a->instance, error->message);
+  if (u == NULL)
+    return;
+  gpointer pos = g_hash_table_lookup (u->position, GINT_TO_POINTER (a->instance));
+  if (pos == NULL)
+    return;
+  guint idx = GPOINTER_TO_UINT (pos) - 1;
+  if (!g_hash_table_contains (u->active, GUINT_TO_POINTER (idx)))
+    return;
+  StgWork *w = &g_array_index (u->work, StgWork, idx);
+  stg_engine_step_begin (engine);
+  w->failures++;
+  w->asked = FALSE;
+  g_free (u->last_failure);
+  u->last_failure = g_strdup_printf ("instance %d: %s", w->instance, error->message);
+  touch_work (u, idx);
+  evaluate (u, idx);
+  stg_update_pump (u);
+  stg_engine_step_end (engine, NULL);
+}
+
+static void
+run_acts (StgEngine *engine, GPtrArray *acts)
+{
+  if (engine->runtime == NULL)
+    return;
+  for (guint i = 0; i < acts->len; i++)
+    {
+      StgAct *a = acts->pdata[i];
+      g_autoptr (GError) error = NULL;
+      gboolean ok = TRUE;
+      switch (a->kind)
+        {
+        case STG_ACT_APPLY:
+          ok = stg_runtime_apply (engine->runtime, a->job_id, a->instance, a->config, &error);
+          break;
+        case STG_ACT_KILL:
+          ok = stg_runtime_kill (engine->runtime, a->job_id, a->instance, &error);
+          break;
+        case STG_ACT_RESTART:
+          ok = stg_runtime_restart (engine->runtime, a->job_id, a->instance, &error);
+          break;
+        }
+      if (!ok)
+        act_failed (engine, a, error);
+    }
+}
+
+/* ---- update objects ------------------------------------------------------------ */
+
+StgUpdate *
+stg_update_new (StgEngine *engine)
+{
+  StgUpdate *u = g_new0 (StgUpdate, 1);
+
+  u->engine = engine;
+  u->work = g_array_new (FALSE, TRUE, sizeof (StgWork));
+  u->position = g_hash_table_new (NULL, NULL);
+  u->order = g_array_new (FALSE, FALSE, sizeof (guint));
+  u->active = g_hash_table_new (NULL, NULL);
+  u->dirty_work = g_hash_table_new (NULL, NULL);
+  return u;
+}
+
+static void
+cancel_timers (StgUpdate *u)
+{
+  StgClock *clock = u->engine->clock;
+
+  for (guint i = 0; i < u->work->len; i++)
+    {
+      StgWork *w = &g_array_index (u->work, StgWork, i);
+      stg_clock_cancel_timer (clock, w->timer);
+      w->timer = 0;
+    }
+  stg_clock_cancel_timer (clock, u->pulse_timer);
+  stg_clock_cancel_timer (clock, u->gate_timer);
+  u->pulse_timer = u->gate_timer = 0;
+}
+
+void
+stg_update_free (StgUpdate *u)
+{
+  if (u == NULL)
+    return;
+  cancel_timers (u);
+  g_free (u->uid);
+  g_clear_object (&u->job);
+  g_free (u->user);
+  g_free (u->last_failure);
+  stg_settings_clear (&u->s);
+  g_array_unref (u->work);
+  g_hash_table_unref (u->position);
+  g_array_unref (u->order);
+  g_hash_table_unref (u->active);
+  g_hash_table_unref (u->dirty_work);
+  g_clear_pointer (&u->healthy, g_hash_table_unref);
+  g_free (u);
+}
+
+void
+stg_engine_add_update (StgEngine *engine, StgUpdate *u)
+{
+  g_hash_table_insert (engine->updates, u->uid, u);
+  g_hash_table_insert (engine->by_job, g_memdup2 (&u->job_id, sizeof u->job_id), u);
+}
+
+/* Removes a terminal update from memory; its rows stay in the store. */
+static void
+retire (StgUpdate *u)
+{
+  StgEngine *e = u->engine;
+
+  cancel_timers (u);
+  g_hash_table_remove (e->by_job, &u->job_id);
+  g_hash_table_remove (e->updates, u->uid);
+  /* The step writes touched updates by looking them up: write this one's
+   * final rows now, inside the step's transaction. */
+  GError *error = NULL;
+  if (e->step_depth > 0 && !e->step_failed && !write_update (u, &error))
+    {
+      stg_engine_step_fail (e, error);
+      g_error_free (error);
+    }
+  stg_update_free (u);
+}
+
+/* ---- events ------------------------------------------------------------------------ */
+
+static void
+instance_event (StgUpdate *u, StgWork *w, gint action, const gchar *message)
+{
+  StgEngine *e = u->engine;
+  GError *error = NULL;
+
+  if (e->step_failed)
+    return;
+  if (!stg_store_add_instance_event (e->store, u->id, w->instance, stg_clock_now_ms (e->clock),
+                                     action, message, &error))
+    {
+      stg_engine_step_fail (e, error);
+      g_error_free (error);
+    }
+}
+
+void
+stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *message)
+{
+  StgEngine *e = u->engine;
+  GError *error = NULL;
+  gint64 now = stg_clock_now_ms (e->clock);
+
+  g_return_if_fail (stg_update_transition_allowed (u->status, to));
+  g_debug ("engine: update %s: %s -> %s (%s)", u->uid, stg_update_status_name (u->status),
+           stg_update_status_name (to), message ? message : "");
+  u->status = to;
+  touch (u);
+  if (!e->step_failed &&
+      (!stg_store_set_update_status (e->store, u->id, to, now, &error) ||
+       !stg_store_add_update_event (e->store, u->id, to, now, user, message, &error)))
+    {
+      stg_engine_step_fail (e, error);
+      g_error_free (error);
+    }
+  stg_engine_announce (e, u->job, u->uid);
+  if (!stg_update_status_is_active (to))
+    retire (u);
+}
+
+/* ---- pulses -------------------------------------------------------------------- */
+
+gboolean
+stg_update_pulse_expired (StgUpdate *u)
+{
+  if (u->s.pulse_ms <= 0)
+    return FALSE;
+  if (u->last_pulse_ms <= 0)
+    return TRUE;
+  return stg_clock_now_ms (u->engine->clock) >= u->last_pulse_ms + u->s.pulse_ms;
+}
+
+static void
+on_pulse_timer (gpointer data)
+{
+  StgUpdate *u = data;
+  StgEngine *e = u->engine;
+
+  u->pulse_timer = 0;
+  stg_engine_step_begin (e);
+  stg_update_pump (u);
+  stg_engine_step_end (e, NULL);
+}
+
+void
+stg_update_arm_pulse (StgUpdate *u)
+{
+  StgClock *clock = u->engine->clock;
+
+  stg_clock_cancel_timer (clock, u->pulse_timer);
+  u->pulse_timer = 0;
+  if (u->s.pulse_ms <= 0 || u->last_pulse_ms <= 0 || !running (u))
+    return;
+  u->pulse_timer = stg_clock_add_timer (clock, u->last_pulse_ms + u->s.pulse_ms -
+                                                 stg_clock_now_ms (clock),
+                                        on_pulse_timer, u);
+}
+
+/* ---- health tracking for min_in_service -------------------------------------------- */
+
+void
+stg_update_track_health (StgUpdate *u)
+{
+  StgEngine *e = u->engine;
+  g_autoptr (GError) error = NULL;
+
+  if (u->s.min_in_service <= 0 || e->runtime == NULL)
+    return;
+  g_clear_pointer (&u->healthy, g_hash_table_unref);
+  u->healthy = g_hash_table_new (NULL, NULL);
+  g_autoptr (GArray) rows = stg_store_list_instances (e->store, u->job_id, &error);
+  if (rows == NULL)
+    {
+      g_warning ("engine: cannot list instances of update %s: %s", u->uid, error->message);
+      return;
+    }
+  for (guint i = 0; i < rows->len; i++)
+    {
+      gint32 id = g_array_index (rows, StgInstanceRow, i).instance_id;
+      StgTaskObservation obs;
+      stg_runtime_observe (e->runtime, u->job_id, id, &obs);
+      if (obs.phase == STG_TASK_RUNNING)
+        g_hash_table_add (u->healthy, GINT_TO_POINTER (id));
+    }
+}
+
+/* Running, healthy instances of the job that the update is not changing. */
+static gint64
+in_service (StgUpdate *u)
+{
+  gint64 n = g_hash_table_size (u->healthy);
+  GHashTableIter it;
+  gpointer key;
+
+  g_hash_table_iter_init (&it, u->active);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    {
+      StgWork *w = &g_array_index (u->work, StgWork, GPOINTER_TO_UINT (key));
+      if (g_hash_table_contains (u->healthy, GINT_TO_POINTER (w->instance)))
+        n--;
+    }
+  return n;
+}
+
+/* Whether starting work on @idx keeps min_in_service instances in service. */
+static gboolean
+may_start (StgUpdate *u, guint idx)
+{
+  if (u->s.min_in_service <= 0 || u->healthy == NULL)
+    return TRUE;
+  StgWork *w = &g_array_index (u->work, StgWork, idx);
+  gint64 after = in_service (u) - (g_hash_table_contains (u->healthy, GINT_TO_POINTER (w->instance)) ? 1 : 0);
+  return after >= u->s.min_in_service;
+}
+
+/* ---- one instance -------------------------------------------------------------------- */
+
+static gint64
+target_of (StgUpdate *u, StgWork *w)
+{
+  return u->back ? w->from_config : w->to_config;
+}
+
+/* A work item's watch or deadline timer; @data is the StgWork (work arrays
+ * never move once built). Timers due together are handled in one step. */
+static void
+fire_work_timer (gpointer data)
+{
+  StgWork *w = data;
+  StgUpdate *u = w->owner;
+
+  w->timer = 0;
+  stg_engine_note (u->engine, u->job_id, w->instance);
+}
+
+static void
+arm_work_timer (StgUpdate *u, StgWork *w, gint64 at)
+{
+  StgClock *clock = u->engine->clock;
+
+  stg_clock_cancel_timer (clock, w->timer);
+  w->owner = u;
+  w->timer = stg_clock_add_timer (clock, at - stg_clock_now_ms (clock), fire_work_timer, w);
+}
+
+static void
+finish_work (StgUpdate *u, guint idx, gboolean ok, const gchar *message)
+{
+  StgWork *w = &g_array_index (u->work, StgWork, idx);
+
+  g_debug ("engine: update %s: instance %d %s", u->uid, w->instance,
+           ok ? (u->back ? "rolled back" : "updated") : "failed");
+  stg_clock_cancel_timer (u->engine->clock, w->timer);
+  w->timer = 0;
+  g_hash_table_remove (u->active, GUINT_TO_POINTER (idx));
+  if (ok)
+    {
+      w->state = u->back ? STG_WORK_ROLLED_BACK : STG_WORK_UPDATED;
+      u->n_done++;
+      instance_event (u, w, u->back ? API_JOB_UPDATE_ACTION_INSTANCE_ROLLED_BACK
+                                     : API_JOB_UPDATE_ACTION_INSTANCE_UPDATED, NULL);
+    }
+  else
+    {
+      w->state = u->back ? STG_WORK_ROLLBACK_FAILED : STG_WORK_UPDATE_FAILED;
+      u->n_failed++;
+      u->batch_failed = TRUE;
+      g_free (u->last_failure);
+      u->last_failure = g_strdup_printf ("instance %d: %s", w->instance, message);
+      instance_event (u, w, u->back ? API_JOB_UPDATE_ACTION_INSTANCE_ROLLBACK_FAILED
+                                     : API_JOB_UPDATE_ACTION_INSTANCE_UPDATE_FAILED, message);
+    }
+  u->queue_done++;
+  touch_work (u, idx);
+  stg_engine_announce (u->engine, u->job, u->uid);
+}
+
+/* Asks the runtime to move @w to its target (after the commit). */
+static void
+ask (StgUpdate *u, StgWork *w, gint64 target)
+{
+  StgEngine *e = u->engine;
+  GError *error = NULL;
+
+  w->asked = TRUE;
+  if (target == 0)
+    {
+      stg_engine_queue (e, STG_ACT_KILL, u->job_id, w->instance, 0, u->uid);
+      return;
+    }
+  /* The intent is stored with the step, before the runtime hears of it. */
+  if (!e->step_failed && !stg_store_set_instance_config (e->store, u->job_id, w->instance, target, &error))
+    {
+      stg_engine_step_fail (e, error);
+      g_error_free (error);
+    }
+  stg_engine_queue (e, STG_ACT_APPLY, u->job_id, w->instance, target, u->uid);
+}
+
+/* Counts a failure of @w; returns TRUE if the instance is now failed. */
+static gboolean
+count_failure (StgUpdate *u, guint idx, gint n, const gchar *why)
+{
+  StgWork *w = &g_array_index (u->work, StgWork, idx);
+
+  w->failures += n;
+  touch_work (u, idx);
+  g_debug ("engine: update %s: instance %d failed (%s), %d of %d tolerated", u->uid, w->instance,
+           why, w->failures, u->s.max_per_instance_failures);
+  if (w->failures > u->s.max_per_instance_failures)
+    {
+      g_autofree gchar *message = g_strdup_printf ("failed %d time%s; last: %s", w->failures,
+                                                   w->failures == 1 ? "" : "s", why);
+      finish_work (u, idx, FALSE, message);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* Arms @w's deadline timer, or counts the missed deadline. Returns TRUE if
+ * the instance failed for good. */
+static gboolean
+check_deadline (StgUpdate *u, guint idx, gint64 target)
+{
+  StgEngine *e = u->engine;
+  StgWork *w = &g_array_index (u->work, StgWork, idx);
+  gint64 now = stg_clock_now_ms (e->clock);
+
+  if (u->s.max_start_ms <= 0)
+    return FALSE;
+  gint64 due = w->started_ms + u->s.max_start_ms;
+  if (now >= due)
+    {
+      g_autofree gchar *why = g_strdup_printf ("not healthy within %" G_GINT64_FORMAT " ms",
+                                               u->s.max_start_ms);
+      if (count_failure (u, idx, 1, why))
+        return TRUE;
+      w->started_ms = now;
+      stg_engine_queue (e, STG_ACT_RESTART, u->job_id, w->instance, target, u->uid);
+      due = now + u->s.max_start_ms;
+    }
+  arm_work_timer (u, w, due);
+  return FALSE;
+}
+
+/* Looks at in-flight instance @idx and decides: done, failed, ask, or wait. */
+static void
+evaluate (StgUpdate *u, guint idx)
+{
+  StgEngine *e = u->engine;
+  StgWork *w = &g_array_index (u->work, StgWork, idx);
+  gint64 target = target_of (u, w);
+  gint64 now = stg_clock_now_ms (e->clock);
+  StgTaskObservation obs = { 0 };
+
+  if (e->runtime == NULL)
+    return;
+  stg_runtime_observe (e->runtime, u->job_id, w->instance, &obs);
+
+  if (target == 0)
+    {
+      /* Removing the instance: done once it is gone. */
+      if (obs.phase == STG_TASK_ABSENT)
+        finish_work (u, idx, TRUE, NULL);
+      else if (!w->asked)
+        ask (u, w, 0);
+      return;
+    }
+
+  /* Failures of the slot since we last looked (exits, failed health checks
+   * or hooks): count them, and try again unless there were too many. */
+  if (obs.phase != STG_TASK_ABSENT && (gint64) obs.failures > w->seen_failures)
+    {
+      gint n = (gint) ((gint64) obs.failures - w->seen_failures);
+      w->seen_failures = obs.failures;
+      if (count_failure (u, idx, n, obs.config_id == target ? "the new configuration did not stay up"
+                                                            : "the change did not take"))
+        return;
+      w->started_ms = now;
+      ask (u, w, target);
+      check_deadline (u, idx, target);
+      return;
+    }
+
+  if (obs.phase == STG_TASK_RUNNING && obs.config_id == target)
+    {
+      gint64 stable_at = obs.healthy_since_ms + u->s.watch_ms;
+      if (now >= stable_at)
+        finish_work (u, idx, TRUE, NULL);
+      else
+        arm_work_timer (u, w, stable_at);
+      return;
+    }
+
+  if (!w->asked)
+    ask (u, w, target);
+  else if (obs.config_id == target && obs.phase == STG_TASK_FINISHED)
+    {
+      /* It ran and ended by itself without counting as a failed run: for
+       * an update that wants it running, that is a failure all the same. */
+      if (count_failure (u, idx, 1, "exited"))
+        return;
+      w->started_ms = now;
+      ask (u, w, target);
+    }
+  check_deadline (u, idx, target);
+}
+
+/* Begins work on work item @idx. The runtime is always told the target,
+ * even when the slot seems to be there already: a rollback must override a
+ * forward change the runtime may still be carrying out. */
+static void
+start (StgUpdate *u, guint idx)
+{
+  StgEngine *e = u->engine;
+  StgWork *w = &g_array_index (u->work, StgWork, idx);
+  StgTaskObservation obs = { 0 };
+
+  if (e->runtime != NULL)
+    stg_runtime_observe (e->runtime, u->job_id, w->instance, &obs);
+  w->state = u->back ? STG_WORK_ROLLING_BACK : STG_WORK_UPDATING;
+  w->failures = 0;
+  w->asked = FALSE;
+  w->started_ms = stg_clock_now_ms (e->clock);
+  w->seen_failures = obs.phase == STG_TASK_ABSENT ? 0 : obs.failures;
+  g_hash_table_add (u->active, GUINT_TO_POINTER (idx));
+  touch_work (u, idx);
+  instance_event (u, w, u->back ? API_JOB_UPDATE_ACTION_INSTANCE_ROLLING_BACK
+                                 : API_JOB_UPDATE_ACTION_INSTANCE_UPDATING, NULL);
+  stg_engine_announce (e, u->job, u->uid);
+  ask (u, w, target_of (u, w));
+  evaluate (u, idx);
+}
+
+/* ---- the pump ---------------------------------------------------------------------- */
+
+static void
+on_gate_timer (gpointer data)
+{
+  StgUpdate *u = data;
+  StgEngine *e = u->engine;
+
+  u->gate_timer = 0;
+  stg_engine_step_begin (e);
+  stg_update_pump (u);
+  stg_engine_step_end (e, NULL);
+}
+
+/* TRUE when the failure threshold is crossed (and the update moved on). */
+static gboolean
+check_failures (StgUpdate *u)
+{
+  if (u->n_failed <= (guint) u->s.max_failed_instances)
+    return FALSE;
+  g_autofree gchar *why = g_strdup_printf ("failure threshold reached: %u instance%s failed%s%s",
+                                           u->n_failed, u->n_failed == 1 ? "" : "s",
+                                           u->last_failure ? "; " : "",
+                                           u->last_failure ? u->last_failure : "");
+  if (!u->back && u->s.rollback_on_failure)
+    stg_update_start_rollback (u, NULL, why);
+  else
+    stg_update_transition (u, API_JOB_UPDATE_STATUS_FAILED, NULL, why);
+  return TRUE;
+}
+
+static gboolean
+gate_closed (StgUpdate *u)
+{
+  gint64 now = stg_clock_now_ms (u->engine->clock);
+
+  if (u->gate_ms <= now)
+    return FALSE;
+  if (u->gate_timer == 0)
+    u->gate_timer = stg_clock_add_timer (u->engine->clock, u->gate_ms - now, on_gate_timer, u);
+  return TRUE;
+}
+
+/* A batch (or, for a queue, a group of batch_size completions) is done. */
+static gboolean
+batch_done (StgUpdate *u)
+{
+  u->batch_size = stg_strategy_next_size (&u->s, u->batch_index, u->batch_size, u->batch_failed);
+  u->batch_index++;
+  u->batch_failed = FALSE;
+  u->queue_done = 0;
+  touch (u);
+  if (u->s.pause_between_ms > 0)
+    u->gate_ms = stg_clock_now_ms (u->engine->clock) + u->s.pause_between_ms;
+  if (u->s.autopause && !u->back && u->cursor < u->order->len)
+    {
+      g_autofree gchar *why = g_strdup_printf ("paused after batch %u", u->batch_index);
+      stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLL_FORWARD_PAUSED, NULL, why);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+finish (StgUpdate *u)
+{
+  if (u->back)
+    stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLED_BACK, NULL,
+                           "all changed instances have their previous configuration again");
+  else
+    stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLED_FORWARD, NULL, NULL);
+}
+
+void
+stg_update_pump (StgUpdate *u)
+{
+  if (!running (u))
+    return;
+  if (stg_update_pulse_expired (u))
+    {
+      stg_update_transition (u, u->back ? API_JOB_UPDATE_STATUS_ROLL_BACK_AWAITING_PULSE
+                                         : API_JOB_UPDATE_STATUS_ROLL_FORWARD_AWAITING_PULSE,
+                             NULL, PULSE_TIMEOUT_MESSAGE);
+      return;
+    }
+  if (check_failures (u))
+    return;
+
+  if (u->s.kind == STG_STRATEGY_QUEUE)
+    {
+      while (u->queue_done >= u->batch_size)
+        if (!batch_done (u))
+          return;
+      while (u->cursor < u->order->len && g_hash_table_size (u->active) < u->batch_size &&
+             !gate_closed (u))
+        {
+          guint idx = g_array_index (u->order, guint, u->cursor);
+          if (!may_start (u, idx))
+            break;
+          u->cursor++;
+          touch (u);
+          start (u, idx);
+          if (!running (u) || check_failures (u))
+            return;
+        }
+    }
+  else
+    {
+      for (;;)
+        {
+          /* Start what the current batch still has to start. */
+          while (u->cursor < u->batch_end)
+            {
+              guint idx = g_array_index (u->order, guint, u->cursor);
+              if (!may_start (u, idx))
+                break;
+              u->cursor++;
+              touch (u);
+              start (u, idx);
+              if (!running (u) || check_failures (u))
+                return;
+            }
+          if (u->cursor < u->batch_end || g_hash_table_size (u->active) > 0)
+            break;                        /* the batch is still under way */
+          if (u->batch_end > u->batch_start)
+            {
+              u->batch_start = u->batch_end;   /* that batch is complete */
+              if (!batch_done (u))
+                return;
+            }
+          if (u->cursor >= u->order->len || gate_closed (u))
+            break;
+          u->batch_end = MIN (u->order->len, u->cursor + u->batch_size);
+          touch (u);
+        }
+    }
+
+  if (running (u) && u->cursor >= u->order->len && g_hash_table_size (u->active) == 0)
+    finish (u);
+}
+
+void
+stg_update_evaluate_all (StgUpdate *u)
+{
+  g_autoptr (GList) in_flight = g_hash_table_get_keys (u->active);
+
+  for (GList *l = in_flight; l != NULL && running (u); l = l->next)
+    if (g_hash_table_contains (u->active, l->data))
+      evaluate (u, GPOINTER_TO_UINT (l->data));
+  stg_update_pump (u);
+}
+
+void
+stg_update_on_instance (StgUpdate *u, gint32 instance)
+{
+  StgEngine *e = u->engine;
+
+  if (u->healthy != NULL && e->runtime != NULL)
+    {
+      StgTaskObservation obs;
+      stg_runtime_observe (e->runtime, u->job_id, instance, &obs);
+      if (obs.phase == STG_TASK_RUNNING)
+        g_hash_table_add (u->healthy, GINT_TO_POINTER (instance));
+      else
+        g_hash_table_remove (u->healthy, GINT_TO_POINTER (instance));
+    }
+  if (!running (u))
+    return;
+  gpointer pos = g_hash_table_lookup (u->position, GINT_TO_POINTER (instance));
+  if (pos != NULL && g_hash_table_contains (u->active, GUINT_TO_POINTER (GPOINTER_TO_UINT (pos) - 1)))
+    evaluate (u, GPOINTER_TO_UINT (pos) - 1);
+  if (g_hash_table_lookup (e->updates, u->uid) == u)
+    stg_update_pump (u);
+}
+
+/* ---- direction --------------------------------------------------------------------- */
+
+static gint
+compare_desc (gconstpointer a, gconstpointer b, gpointer data)
+{
+  GArray *work = data;
+  gint32 x = g_array_index (work, StgWork, *(const guint *) a).instance;
+  gint32 y = g_array_index (work, StgWork, *(const guint *) b).instance;
+  return (y > x) - (y < x);
+}
+
+void
+stg_update_rebuild_order (StgUpdate *u)
+{
+  g_array_set_size (u->order, 0);
+  for (guint i = 0; i < u->work->len; i++)
+    {
+      StgWork *w = &g_array_index (u->work, StgWork, i);
+      if (!u->back || w->state >= STG_WORK_ROLLBACK_PENDING)
+        g_array_append_val (u->order, i);
+    }
+  if (u->back)
+    g_array_sort_with_data (u->order, compare_desc, u->work);
+}
+
+void
+stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message)
+{
+  for (guint i = 0; i < u->work->len; i++)
+    {
+      StgWork *w = &g_array_index (u->work, StgWork, i);
+      stg_clock_cancel_timer (u->engine->clock, w->timer);
+      w->timer = 0;
+      if (w->state == STG_WORK_PENDING)
+        continue;                          /* never touched: nothing to undo */
+      w->state = STG_WORK_ROLLBACK_PENDING;
+      w->failures = 0;
+      w->asked = FALSE;
+      touch_work (u, i);
+    }
+  g_hash_table_remove_all (u->active);
+  u->back = TRUE;
+  stg_update_rebuild_order (u);
+  u->cursor = u->batch_start = u->batch_end = 0;
+  u->batch_index = 0;
+  u->batch_size = stg_strategy_first_size (&u->s);
+  u->queue_done = 0;
+  u->batch_failed = FALSE;
+  u->n_done = u->n_failed = 0;
+  u->gate_ms = 0;
+  touch (u);
+  stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLING_BACK, user, message);
+  stg_update_arm_pulse (u);
+  stg_update_pump (u);
+}
+
+/* ---- progress ---------------------------------------------------------------------- */
+
+gchar *
+stg_update_progress_json (StgUpdate *u)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+
+#define INT(name, v) json_builder_set_member_name (b, name), json_builder_add_int_value (b, v)
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "back");
+  json_builder_add_boolean_value (b, u->back);
+  INT ("cursor", u->cursor);
+  INT ("batch_start", u->batch_start);
+  INT ("batch_end", u->batch_end);
+  INT ("batch_index", u->batch_index);
+  INT ("batch_size", u->batch_size);
+  INT ("queue_done", u->queue_done);
+  json_builder_set_member_name (b, "batch_failed");
+  json_builder_add_boolean_value (b, u->batch_failed);
+  INT ("gate_ms", u->gate_ms);
+  INT ("done", u->n_done);
+  INT ("failed", u->n_failed);
+  json_builder_set_member_name (b, "last_failure");
+  if (u->last_failure)
+    json_builder_add_string_value (b, u->last_failure);
+  else
+    json_builder_add_null_value (b);
+  json_builder_end_object (b);
+#undef INT
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, NULL);
+}
