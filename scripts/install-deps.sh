@@ -12,7 +12,7 @@ PACKAGES="
   libjson-glib-dev
   check
   python3 python3-thrift
-  groff-base
+  groff-base mandoc
 "
 
 if [ "$(id -u)" -eq 0 ]; then

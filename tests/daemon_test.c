@@ -431,6 +431,150 @@ START_TEST (busy_port_reported)
 }
 END_TEST
 
+/* ---- updates over Thrift (no runtime in this build of the daemon) ---------- */
+
+static ApiJobUpdateRequest *
+update_request (const gchar *name, const gchar *command, gint32 count)
+{
+  g_autoptr (ApiJobConfiguration) job = stg_test_job ("www", "prod", name, count, command);
+  g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
+      "updateGroupSize", 1, "minWaitInInstanceRunningMs", 1000, "rollbackOnFailure", TRUE, NULL);
+  return g_object_new (API_TYPE_JOB_UPDATE_REQUEST, "taskConfig", job->taskConfig,
+                       "instanceCount", count, "settings", settings, NULL);
+}
+
+static ApiResponse *
+call_start (StgTestClient *c, ApiJobUpdateRequest *r, const gchar *message)
+{
+  g_autoptr (GError) error = NULL;
+  ApiResponse *response = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert_msg (api_aurora_scheduler_manager_if_start_job_update (
+                   API_AURORA_SCHEDULER_MANAGER_IF (c->client), &response, r, message, &error),
+                 "startJobUpdate: %s", error ? error->message : "");
+  return response;
+}
+
+static gint
+update_status (StgTestClient *c, ApiJobUpdateKey *key)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  /* A C GLib client sends every field, so "no key" is an empty key. */
+  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "key", key, NULL);
+  g_autoptr (ApiJobUpdateKey) none = g_object_new (API_TYPE_JOB_UPDATE_KEY, NULL);
+  ck_assert (api_read_only_scheduler_if_get_job_update_details (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                                &r, none, q, &error));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  ck_assert_uint_eq (r->result->getJobUpdateDetailsResult->detailsList->len, 1);
+  ApiJobUpdateDetails *d = r->result->getJobUpdateDetailsResult->detailsList->pdata[0];
+  return d->update->summary->state->status;
+}
+
+START_TEST (update_calls_over_thrift)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (GError) error = NULL;
+
+  g_autoptr (ApiResponse) created = create_job (c, "svc", 3);
+  ck_assert_int_eq (created->responseCode, API_RESPONSE_CODE_OK);
+
+  /* The diff says what would change, without starting anything. */
+  g_autoptr (ApiJobUpdateRequest) req = update_request ("svc", "sleep 61", 4);
+  g_autoptr (ApiResponse) diff = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_read_only_scheduler_if_get_job_update_diff (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                             &diff, req, &error));
+  ck_assert_int_eq (diff->responseCode, API_RESPONSE_CODE_OK);
+  ck_assert_uint_eq (g_hash_table_size (diff->result->getJobUpdateDiffResult->add), 1);
+  ck_assert_uint_eq (g_hash_table_size (diff->result->getJobUpdateDiffResult->update), 1);
+
+  g_autoptr (ApiResponse) started = call_start (c, req, "first rollout");
+  ck_assert_int_eq (started->responseCode, API_RESPONSE_CODE_OK);
+  ApiJobUpdateKey *key = started->result->startJobUpdateResult->key;
+  ck_assert_str_eq (key->job->name, "svc");
+  ck_assert_int_eq (update_status (c, key), API_JOB_UPDATE_STATUS_ROLLING_FORWARD);
+
+  /* A second one is refused and points at the first. */
+  g_autoptr (ApiResponse) again = call_start (c, req, NULL);
+  ck_assert_int_eq (again->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
+  ck_assert (again->__isset_result);
+  ck_assert_str_eq (again->result->startJobUpdateResult->key->id, key->id);
+  ck_assert_str_eq (again->result->startJobUpdateResult->updateSummary->key->id, key->id);
+
+  /* Pause, resume, pulse, abort. */
+  g_autoptr (ApiResponse) paused = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_pause_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                               &paused, key, "wait", &error));
+  ck_assert_int_eq (paused->responseCode, API_RESPONSE_CODE_OK);
+  ck_assert_int_eq (update_status (c, key), API_JOB_UPDATE_STATUS_ROLL_FORWARD_PAUSED);
+  g_autoptr (ApiResponse) resumed = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_resume_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                                &resumed, key, NULL, &error));
+  ck_assert_int_eq (resumed->responseCode, API_RESPONSE_CODE_OK);
+  g_autoptr (ApiResponse) resumed2 = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_resume_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                                &resumed2, key, NULL, &error));
+  ck_assert_int_eq (resumed2->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
+  ck_assert_ptr_nonnull (strstr (((ApiResponseDetail *) resumed2->details->pdata[0])->message,
+                                 "ROLLING_FORWARD -> ROLLING_FORWARD"));
+  g_autoptr (ApiResponse) pulsed = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_pulse_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                               &pulsed, key, &error));
+  ck_assert_int_eq (pulsed->result->pulseJobUpdateResult->status, API_JOB_UPDATE_PULSE_STATUS_OK);
+  g_autoptr (ApiResponse) aborted = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_abort_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                               &aborted, key, "enough", &error));
+  ck_assert_int_eq (aborted->responseCode, API_RESPONSE_CODE_OK);
+  ck_assert_int_eq (update_status (c, key), API_JOB_UPDATE_STATUS_ABORTED);
+  g_autoptr (ApiResponse) finished = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_pulse_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                               &finished, key, &error));
+  ck_assert_int_eq (finished->result->pulseJobUpdateResult->status, API_JOB_UPDATE_PULSE_STATUS_FINISHED);
+
+  /* Unknown keys are INVALID_REQUEST. */
+  g_autoptr (ApiJobKey) job = g_object_ref (key->job);
+  g_autoptr (ApiJobUpdateKey) unknown = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job,
+                                                      "id", "nope", NULL);
+  g_autoptr (ApiResponse) nope = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_pulse_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                               &nope, unknown, &error));
+  ck_assert_int_eq (nope->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
+
+  /* The details carry events with users and messages. */
+  g_autoptr (ApiResponse) details = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiJobUpdateQuery) empty = g_object_new (API_TYPE_JOB_UPDATE_QUERY, NULL);
+  ck_assert (api_read_only_scheduler_if_get_job_update_details (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                                &details, key, empty, &error));
+  ApiJobUpdateDetails *dd = details->result->getJobUpdateDetailsResult->details;
+  ck_assert_uint_eq (dd->updateEvents->len, 4);
+  ApiJobUpdateEvent *first = dd->updateEvents->pdata[0];
+  ck_assert_str_eq (first->message, "first rollout");
+  ck_assert_uint_eq (g_hash_table_size (dd->update->instructions->initialState), 1);
+
+  /* killTasks and addInstances work on the job once no update is active. */
+  g_autoptr (GHashTable) one = g_hash_table_new_full (g_int_hash, g_int_equal, g_free, NULL);
+  gint32 *id = g_new (gint32, 1);
+  *id = 2;
+  g_hash_table_add (one, id);
+  g_autoptr (ApiResponse) killed = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_kill_tasks (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                         &killed, job, one, "bye", &error));
+  ck_assert_int_eq (killed->responseCode, API_RESPONSE_CODE_OK);
+  g_autoptr (ApiInstanceKey) ik = g_object_new (API_TYPE_INSTANCE_KEY, "jobKey", job, "instanceId", 0, NULL);
+  g_autoptr (ApiResponse) added = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_add_instances (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                            &added, ik, 2, &error));
+  ck_assert_int_eq (added->responseCode, API_RESPONSE_CODE_OK);
+  g_autoptr (ApiResponse) jobs = get_jobs (c, "www");
+  g_autoptr (GList) configs = g_hash_table_get_keys (jobs->result->getJobsResult->configs);
+  ck_assert_int_eq (((ApiJobConfiguration *) configs->data)->instanceCount, 4);
+
+  stg_test_client_free (g_steal_pointer (&c));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
 static Suite *
 daemon_suite (void)
 {
@@ -447,6 +591,7 @@ daemon_suite (void)
   tcase_add_test (tc, jobs_survive_restart);
   tcase_add_test (tc, settings_from_config_file);
   tcase_add_test (tc, busy_port_reported);
+  tcase_add_test (tc, update_calls_over_thrift);
   suite_add_tcase (s, tc);
   return s;
 }

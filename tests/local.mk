@@ -17,7 +17,7 @@ STG_CHECK_SUITES = \
 	tests/engine_recover_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
-TESTS += $(STG_CHECK_SUITES)
+TESTS += $(STG_CHECK_SUITES) tests/man_test.sh
 
 tests_common_test_SOURCES = tests/common_test.c
 tests_common_test_CFLAGS = $(STG_TEST_CFLAGS)
@@ -50,8 +50,9 @@ tests_webui_test_LDADD = $(STG_TEST_LDADD)
 # "all" first).
 # GSlice's caches look like leaks to LeakSanitizer: allocate plainly.
 AM_TESTS_ENVIRONMENT = \
+	srcdir=$(srcdir); export srcdir; \
 	CK_VERBOSITY=normal; export CK_VERBOSITY; \
 	G_SLICE=always-malloc; export G_SLICE; \
 	G_DEBUG=gc-friendly; export G_DEBUG;
 
-EXTRA_DIST += tests/local.mk
+EXTRA_DIST += tests/local.mk tests/man_test.sh

@@ -339,6 +339,162 @@ START_TEST (event_stream_opens_and_survives_shutdown)
 }
 END_TEST
 
+/* Starts an update of www/prod/NAME to a new command; returns its id. */
+static gchar *
+start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *message)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiJobConfiguration) job = stg_test_job ("www", "prod", name, count, "sleep 61");
+  g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
+      "updateGroupSize", 1, "minWaitInInstanceRunningMs", 1000, NULL);
+  g_autoptr (ApiJobUpdateRequest) req = g_object_new (API_TYPE_JOB_UPDATE_REQUEST,
+      "taskConfig", job->taskConfig, "instanceCount", count, "settings", settings, NULL);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (api_aurora_scheduler_manager_if_start_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                               &r, req, message, &error));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  return g_strdup (r->result->startJobUpdateResult->key->id);
+}
+
+static gchar *
+get_csrf (StgTestDaemon *d)
+{
+  Reply s = http (d->http_port, "GET", "/ui/api/session", NULL, NULL);
+  g_autoptr (JsonNode) session = parse_json (s.body);
+  gchar *token = g_strdup (json_object_get_string_member (json_node_get_object (session), "csrf"));
+  reply_clear (&s);
+  return token;
+}
+
+START_TEST (update_page_data_and_controls)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  static const gchar message[] = "<script>alert(\"hi\")</script> & more";
+
+  create_job (d, "web", 3);
+  g_autofree gchar *id = start_update (d, "web", 3, message);
+  g_autofree gchar *path = g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=web&id=%s", id);
+  Reply u = http (d->http_port, "GET", path, NULL, NULL);
+  ck_assert_uint_eq (u.status, 200);
+  g_autoptr (JsonNode) node = parse_json (u.body);
+  JsonObject *o = json_node_get_object (node);
+  ck_assert_str_eq (json_object_get_string_member (o, "status"), "ROLLING_FORWARD");
+  ck_assert_str_eq (json_object_get_string_member (o, "message"), message);   /* as written */
+  JsonObject *prog = json_object_get_object_member (o, "progress");
+  ck_assert_int_eq (json_object_get_int_member (prog, "total"), 3);
+  JsonObject *inst = json_object_get_object_member (o, "instances");
+  ck_assert_str_eq (json_object_get_string_member (inst, "ranges"), "0-2");
+  ck_assert_uint_eq (strlen (json_object_get_string_member (inst, "states")), 3);
+  JsonObject *settings = json_object_get_object_member (o, "settings");
+  ck_assert_str_eq (json_object_get_string_member (settings, "strategy"), "queue");
+  ck_assert_int_eq (json_object_get_int_member (settings, "watch_ms"), 1000);
+  JsonArray *diff = json_object_get_array_member (json_object_get_object_member (o, "diff"), "lines");
+  gboolean changed = FALSE;
+  for (guint i = 0; i < json_array_get_length (diff); i++)
+    changed |= strstr (json_array_get_string_element (diff, i), "+ task command: \"sleep 61\"") != NULL;
+  ck_assert_msg (changed, "the diff does not show the new command");
+  ck_assert_uint_eq (json_array_get_length (json_object_get_array_member (o, "events")), 1);
+
+  /* Controls need POST and the session's token. */
+  g_autofree gchar *body = g_strdup_printf ("{\"role\":\"www\",\"environment\":\"prod\","
+                                            "\"name\":\"web\",\"id\":\"%s\"}", id);
+  Reply get = http (d->http_port, "GET", "/ui/api/update/pause", NULL, NULL);
+  ck_assert_uint_eq (get.status, 405);
+  Reply none = http (d->http_port, "POST", "/ui/api/update/pause", NULL, body);
+  ck_assert_uint_eq (none.status, 403);
+  Reply wrong = http (d->http_port, "POST", "/ui/api/update/pause", "X-Stagger-CSRF: guess\r\n", body);
+  ck_assert_uint_eq (wrong.status, 403);
+  g_autofree gchar *token = get_csrf (d);
+  g_autofree gchar *hdr = g_strdup_printf ("X-Stagger-CSRF: %s\r\nContent-Type: application/json\r\n", token);
+  Reply ok = http (d->http_port, "POST", "/ui/api/update/pause", hdr, body);
+  ck_assert_msg (ok.status == 200, "pause answered %u: %s", ok.status, ok.body);
+  Reply again = http (d->http_port, "POST", "/ui/api/update/resume", hdr, body);
+  ck_assert_uint_eq (again.status, 200);
+  Reply bad = http (d->http_port, "POST", "/ui/api/update/resume", hdr, body);
+  ck_assert_uint_eq (bad.status, 409);
+  Reply junk = http (d->http_port, "POST", "/ui/api/update/abort", hdr, "not json");
+  ck_assert_uint_eq (junk.status, 400);
+  Reply unknown = http (d->http_port, "POST", "/ui/api/update/explode", hdr, body);
+  ck_assert_uint_eq (unknown.status, 404);
+  Reply aborted = http (d->http_port, "POST", "/ui/api/update/abort", hdr, body);
+  ck_assert_uint_eq (aborted.status, 200);
+
+  Reply after = http (d->http_port, "GET", path, NULL, NULL);
+  g_autoptr (JsonNode) node2 = parse_json (after.body);
+  JsonObject *o2 = json_node_get_object (node2);
+  ck_assert_str_eq (json_object_get_string_member (o2, "status"), "ABORTED");
+  JsonArray *events = json_object_get_array_member (o2, "events");
+  ck_assert_uint_eq (json_array_get_length (events), 4);
+  JsonObject *pause_ev = json_array_get_object_element (events, 1);
+  ck_assert_str_eq (json_object_get_string_member (pause_ev, "status"), "ROLL_FORWARD_PAUSED");
+  ck_assert_str_eq (json_object_get_string_member (pause_ev, "user"), "web");
+
+  Reply missing = http (d->http_port, "GET", "/ui/api/update?role=www&environment=prod&name=web&id=nope",
+                        NULL, NULL);
+  ck_assert_uint_eq (missing.status, 404);
+
+  Reply *all[] = { &u, &get, &none, &wrong, &ok, &again, &bad, &junk, &unknown, &aborted, &after, &missing };
+  for (guint i = 0; i < G_N_ELEMENTS (all); i++)
+    reply_clear (all[i]);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+START_TEST (ten_thousand_instances_stay_small)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+
+  create_job (d, "big", 10000);
+  g_autofree gchar *id = start_update (d, "big", 10000, "wide");
+  g_autofree gchar *path = g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=big&id=%s", id);
+  Reply u = http (d->http_port, "GET", path, NULL, NULL);
+  ck_assert_uint_eq (u.status, 200);
+  g_autoptr (JsonNode) node = parse_json (u.body);
+  JsonObject *inst = json_object_get_object_member (json_node_get_object (node), "instances");
+  ck_assert_str_eq (json_object_get_string_member (inst, "ranges"), "0-9999");
+  ck_assert_uint_eq (strlen (json_object_get_string_member (inst, "states")), 10000);
+  /* One letter an instance, plus a fixed part. */
+  ck_assert_uint_lt (strlen (u.body), 10000 + 16 * 1024);
+  Reply jobs = http (d->http_port, "GET", "/ui/api/jobs", NULL, NULL);
+  ck_assert_uint_eq (jobs.status, 200);
+  g_autoptr (JsonNode) jn = parse_json (jobs.body);
+  JsonObject *job = json_array_get_object_element (
+      json_object_get_array_member (json_node_get_object (jn), "jobs"), 0);
+  JsonObject *upd = json_object_get_object_member (job, "update");
+  ck_assert_int_eq (json_object_get_int_member (upd, "total"), 10000);
+  reply_clear (&u);
+  reply_clear (&jobs);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+START_TEST (changes_are_pushed_to_open_pages)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  g_autoptr (GSocketClient) client = g_socket_client_new ();
+  g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1",
+                                                                        d->http_port, NULL, NULL);
+  static const gchar req[] = "GET /ui/api/events HTTP/1.1\r\nHost: x\r\n\r\n";
+  g_autoptr (GString) seen = g_string_new (NULL);
+
+  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req, sizeof req - 1,
+                             NULL, NULL, NULL);
+  ck_assert (read_until (conn, seen, ": connected\n\n", 10000));
+  create_job (d, "live", 2);
+  g_autofree gchar *id = start_update (d, "live", 2, NULL);
+  g_autofree gchar *want = g_strdup_printf ("\"id\":\"%s\"", id);
+  ck_assert_msg (read_until (conn, seen, want, 10000), "no change event: %s", seen->str);
+  ck_assert_ptr_nonnull (strstr (seen->str, "event: change"));
+  ck_assert_ptr_nonnull (strstr (seen->str, "\"kind\":\"update\""));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
 static Suite *
 webui_suite (void)
 {
@@ -352,6 +508,9 @@ webui_suite (void)
   tcase_add_test (tc, session_and_jobs_data);
   tcase_add_test (tc, updates_data_checks_queries);
   tcase_add_test (tc, event_stream_opens_and_survives_shutdown);
+  tcase_add_test (tc, update_page_data_and_controls);
+  tcase_add_test (tc, ten_thousand_instances_stay_small);
+  tcase_add_test (tc, changes_are_pushed_to_open_pages);
   suite_add_tcase (s, tc);
   return s;
 }

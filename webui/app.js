@@ -296,8 +296,7 @@ async function viewJob(role, env, name) {
 
 async function act(u, action, confirmText) {
   if (confirmText && !window.confirm(confirmText)) return;
-  const message = action === 'abort' || action === 'rollback'
-    ? (window.prompt('A message for the update\'s history (optional):', '') || '') : '';
+  const message = 'from the web page';
   const r = await fetch('/ui/api/update/' + action, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-Stagger-CSRF': session.csrf },

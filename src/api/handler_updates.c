@@ -38,9 +38,7 @@ handler_get_job_update_details (ApiReadOnlySchedulerIf *iface, ApiResponse **_re
   (void) unused;
 
   /* The older form names one update by key; the newer takes a query. */
-  if (query != NULL && (query->__isset_key || query->__isset_jobKey || query->__isset_role ||
-                        query->__isset_user || query->__isset_updateStatuses ||
-                        query->__isset_limit || query->__isset_offset))
+  if (!stg_store_update_query_is_empty (query))
     q = stg_thrift_copy ((gpointer) query);
   else if (key != NULL && key->__isset_id && key->id != NULL)
     q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "key", key, NULL);

@@ -293,6 +293,17 @@ stg_webui_listeners (StgWebUi *ui)
   return g_hash_table_size (ui->listeners);
 }
 
+/* The engine committed a change: tell the open pages. */
+static void
+on_engine_change (gpointer data, const ApiJobKey *job, const gchar *update_uid)
+{
+  StgWebUi *ui = data;
+
+  stg_webui_announce (ui, "job", job->role, job->environment, job->name, NULL);
+  if (update_uid != NULL)
+    stg_webui_announce (ui, "update", job->role, job->environment, job->name, update_uid);
+}
+
 /* ---- construction ---------------------------------------------------------------- */
 
 StgWebUi *
@@ -314,6 +325,9 @@ stg_webui_new (StgHttpServer *http, const StgWebUiContext *context)
   stg_http_server_route (http, "/ui/api/session", route_session, ui);
   stg_http_server_route (http, "/ui/api/events", route_events, ui);
   stg_webui_data_routes (ui, http);
+  stg_webui_update_routes (ui, http);
+  if (ui->ctx.engine != NULL)
+    stg_engine_add_watcher (ui->ctx.engine, on_engine_change, ui);
   return ui;
 }
 
@@ -334,6 +348,7 @@ stg_webui_free (StgWebUi *ui)
   g_hash_table_unref (ui->listeners);
   g_hash_table_unref (ui->changes);
   g_free (ui->csrf);
+  g_free (ui->user);
   g_free ((gchar *) ui->ctx.assets_dir);
   g_free ((gchar *) ui->ctx.cluster);
   g_free (ui);

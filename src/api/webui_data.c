@@ -108,10 +108,17 @@ stg_webui_add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key,
       return TRUE;
     }
   ApiJobUpdateSummary *s = list->pdata[0];
+  StgUpdateProgress p;
+  if (!stg_engine_update_progress (ui->ctx.engine, s->key->id, &p, error))
+    return FALSE;
   json_builder_begin_object (b);
   member_string (b, "id", s->key->id);
   member_string (b, "status", stg_update_status_name (s->state->status));
+  member_int (b, "total", p.total);
+  member_int (b, "done", p.done);
+  member_int (b, "failed", p.failed);
   json_builder_end_object (b);
+  stg_update_progress_clear (&p);
   return TRUE;
 }
 

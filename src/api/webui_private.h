@@ -11,6 +11,7 @@ struct _StgWebUi
   StgWebUiContext ctx;        /* strings owned */
   gchar *csrf;                /* token a mutating POST must echo in X-Stagger-CSRF */
   gboolean can_act;           /* whether this viewer may pause, resume, abort, roll back */
+  gchar *user;                /* (nullable) who the page acts as in update events */
   GHashTable *listeners;      /* StgHttpStream* set: open event streams */
   GHashTable *changes;        /* JSON text set: changes waiting to be sent */
   guint flush_id;
@@ -29,6 +30,9 @@ gboolean stg_webui_add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJob
 
 /* Adds the instance's first named port (a number or null) as a value. */
 void stg_webui_add_port (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, gint32 instance_id);
+
+/* Adds the update page's routes (webui_update.c). */
+void stg_webui_update_routes (StgWebUi *ui, StgHttpServer *http);
 
 /* Adds the JSON data routes (webui_data.c). */
 void stg_webui_data_routes (StgWebUi *ui, StgHttpServer *http);

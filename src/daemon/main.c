@@ -62,7 +62,7 @@ main (int argc, char **argv)
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
       "staggerd keeps jobs and their rolling updates in SQLite and serves Apache Aurora's\n"
-      "Thrift API over TCP (framed, binary). See staggerd(8).");
+      "Thrift API over TCP (framed, binary) and a web UI over HTTP. See staggerd(8).");
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
       g_printerr ("staggerd: %s\nTry 'staggerd --help'.\n", error->message);

@@ -252,6 +252,10 @@ ApiJobUpdateSummary *stg_store_get_update_summary (StgStore *store, gint64 updat
 
 /* ---- update queries --------------------------------------------------- */
 
+/* TRUE when @query (nullable) has no term: unset, empty strings, empty keys
+ * and zero limits all count as "no term". */
+gboolean stg_store_update_query_is_empty (const ApiJobUpdateQuery *query);
+
 /* Summaries of the updates matching @query (any field may be unset),
  * newest first, as ApiJobUpdateSummary*. */
 GPtrArray *stg_store_query_update_summaries (StgStore *store, const ApiJobUpdateQuery *query,

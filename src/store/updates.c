@@ -471,6 +471,19 @@ stg_store_list_instance_events (StgStore *store, gint64 update_id, guint limit, 
 
 /* ---- queries ----------------------------------------------------------------------- */
 
+gboolean
+stg_store_update_query_is_empty (const ApiJobUpdateQuery *q)
+{
+#define SET(s) ((s) != NULL && (s)[0] != '\0')
+  return q == NULL ||
+         !((q->__isset_key && q->key != NULL && SET (q->key->id)) ||
+           (q->__isset_jobKey && q->jobKey != NULL && SET (q->jobKey->role)) ||
+           (q->__isset_role && SET (q->role)) || (q->__isset_user && SET (q->user)) ||
+           (q->__isset_updateStatuses && q->updateStatuses && g_hash_table_size (q->updateStatuses) > 0) ||
+           (q->__isset_limit && q->limit > 0) || (q->__isset_offset && q->offset > 0));
+#undef SET
+}
+
 /* Builds the statement for @query over @columns (the row id comes first). */
 static StgStmt *
 prepare_query (StgStore *store, const gchar *columns, const ApiJobUpdateQuery *query,
@@ -481,17 +494,19 @@ prepare_query (StgStore *store, const gchar *columns, const ApiJobUpdateQuery *q
   const ApiJobKey *job = NULL;
   gint32 limit = -1, offset = 0;
 
+  /* Empty strings and keys count as unset: some clients send every field. */
+#define SET(s) ((s) != NULL && (s)[0] != '\0')
   g_string_printf (sql, "SELECT id, %s FROM updates WHERE 1", columns);
   if (query != NULL)
     {
-      if (query->__isset_key && query->key != NULL)
+      if (query->__isset_key && query->key != NULL && SET (query->key->id))
         {
           g_string_append (sql, " AND uid = ?");
-          g_ptr_array_add (binds, query->key->id ? query->key->id : (gchar *) "");
-          if (query->key->job != NULL && query->key->job->__isset_role)
+          g_ptr_array_add (binds, query->key->id);
+          if (query->key->job != NULL && SET (query->key->job->role))
             job = query->key->job;
         }
-      if (query->__isset_jobKey && query->jobKey != NULL)
+      if (query->__isset_jobKey && query->jobKey != NULL && SET (query->jobKey->role))
         job = query->jobKey;
       if (job != NULL)
         {
@@ -500,12 +515,12 @@ prepare_query (StgStore *store, const gchar *columns, const ApiJobUpdateQuery *q
           g_ptr_array_add (binds, job->environment ? job->environment : (gchar *) "");
           g_ptr_array_add (binds, job->name ? job->name : (gchar *) "");
         }
-      else if (query->__isset_role && query->role != NULL)
+      else if (query->__isset_role && SET (query->role))
         {
           g_string_append (sql, " AND role = ?");
           g_ptr_array_add (binds, query->role);
         }
-      if (query->__isset_user && query->user != NULL)
+      if (query->__isset_user && SET (query->user))
         {
           g_string_append (sql, " AND user = ?");
           g_ptr_array_add (binds, query->user);
@@ -541,6 +556,7 @@ prepare_query (StgStore *store, const gchar *columns, const ApiJobUpdateQuery *q
       if (query->__isset_offset && query->offset > 0)
         offset = query->offset;
     }
+#undef SET
   g_string_append (sql, " ORDER BY created_ms DESC, id DESC LIMIT ? OFFSET ?");
 
   StgStmt *st = stg_store_stmt (store, g_intern_string (sql->str), error);
