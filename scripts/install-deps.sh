@@ -10,6 +10,7 @@ PACKAGES="
   libsqlite3-dev
   libmicrohttpd-dev
   libjson-glib-dev
+  libsoup-3.0-dev glib-networking
   check
   python3 python3-thrift
   groff-base mandoc

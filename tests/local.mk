@@ -14,7 +14,9 @@ STG_CHECK_SUITES = \
 	tests/daemon_test \
 	tests/webui_test \
 	tests/engine_test \
-	tests/engine_recover_test
+	tests/engine_recover_test \
+	tests/runtime_test \
+	tests/runtime_daemon_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
 TESTS += $(STG_CHECK_SUITES) tests/man_test.sh
@@ -41,6 +43,14 @@ tests_engine_test_LDADD = $(STG_TEST_LDADD)
 tests_engine_recover_test_SOURCES = tests/engine_recover_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_recover_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_recover_test_LDADD = $(STG_TEST_LDADD)
+
+tests_runtime_test_SOURCES = tests/runtime_test.c
+tests_runtime_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_runtime_test_LDADD = $(STG_TEST_LDADD)
+
+tests_runtime_daemon_test_SOURCES = tests/runtime_daemon_test.c
+tests_runtime_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_runtime_daemon_test_LDADD = $(STG_TEST_LDADD)
 
 tests_webui_test_SOURCES = tests/webui_test.c
 tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)

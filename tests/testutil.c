@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <signal.h>
+#include <stdlib.h>
 
 #include "common/binary_protocol.h"
 #include "common/jobkey.h"
@@ -28,6 +29,10 @@ stg_test_rmtree (const gchar *path)
 
   if (path == NULL)
     return;
+  /* A data directory: its instances go first, they outlive staggerd. */
+  g_autofree gchar *sandboxes = g_build_filename (path, "sandboxes", NULL);
+  if (g_file_test (sandboxes, G_FILE_TEST_IS_DIR))
+    stg_test_kill_instances (path);
   dir = g_dir_open (path, 0, NULL);
   if (dir != NULL)
     while ((name = g_dir_read_name (dir)) != NULL)
@@ -138,6 +143,60 @@ stg_test_daemon_free (StgTestDaemon *d)
   g_free (d);
 }
 
+gchar *
+stg_test_process_env (gint pid, const gchar *name)
+{
+  g_autofree gchar *path = g_strdup_printf ("/proc/%d/environ", pid);
+  g_autofree gchar *data = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (path, &data, &len, NULL))
+    return NULL;
+  gsize n = strlen (name);
+  for (gsize i = 0; i < len; i += strlen (data + i) + 1)
+    if (strncmp (data + i, name, n) == 0 && data[i + n] == '=')
+      return g_strdup (data + i + n + 1);
+  return NULL;
+}
+
+gboolean
+stg_test_process_alive (gint pid)
+{
+  g_autofree gchar *path = g_strdup_printf ("/proc/%d/stat", pid);
+  g_autofree gchar *text = NULL;
+
+  if (pid <= 0 || !g_file_get_contents (path, &text, NULL, NULL))
+    return FALSE;
+  const gchar *p = strrchr (text, ')');
+  return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+guint
+stg_test_kill_instances (const gchar *data_dir)
+{
+  g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
+  g_autofree gchar *prefix = g_build_filename (data_dir, "sandboxes", NULL);
+  const gchar *name;
+  guint n = 0;
+
+  if (proc == NULL)
+    return 0;
+  while ((name = g_dir_read_name (proc)) != NULL)
+    {
+      if (!g_ascii_isdigit (name[0]))
+        continue;
+      gint pid = atoi (name);
+      g_autofree gchar *sandbox = stg_test_process_env (pid, "STAGGER_SANDBOX");
+      if (sandbox != NULL && g_str_has_prefix (sandbox, prefix))
+        {
+          kill (-pid, SIGKILL);
+          kill (pid, SIGKILL);
+          n++;
+        }
+    }
+  return n;
+}
+
 StgTestClient *
 stg_test_client_new (guint16 port)
 {
@@ -167,12 +226,11 @@ stg_test_client_free (StgTestClient *c)
 }
 
 ApiJobConfiguration *
-stg_test_job (const gchar *role, const gchar *env, const gchar *name, gint32 instances,
-              const gchar *command)
+stg_test_job_full (const gchar *role, const gchar *env, const gchar *name, gint32 instances,
+                   const gchar *data, const gchar *ports)
 {
   g_autoptr (ApiJobKey) key = stg_job_key_new (role, env, name);
   g_autoptr (ApiIdentity) owner = g_object_new (API_TYPE_IDENTITY, "user", role, NULL);
-  g_autofree gchar *data = g_strdup_printf ("{\"command\": \"%s\"}", command);
   g_autoptr (ApiExecutorConfig) exec = g_object_new (API_TYPE_EXECUTOR_CONFIG,
                                                      "name", "stagger", "data", data, NULL);
   g_autoptr (ApiTaskConfig) task = g_object_new (API_TYPE_TASK_CONFIG,
@@ -180,9 +238,32 @@ stg_test_job (const gchar *role, const gchar *env, const gchar *name, gint32 ins
       "executorConfig", exec, NULL);
   ApiResource *cpu = g_object_new (API_TYPE_RESOURCE, "numCpus", 0.25, NULL);
   g_hash_table_add (task->resources, cpu);
+  g_auto (GStrv) names = g_strsplit (ports ? ports : "", " ", -1);
+  for (guint i = 0; names[i] != NULL; i++)
+    if (names[i][0] != '\0')
+      g_hash_table_add (task->resources, g_object_new (API_TYPE_RESOURCE, "namedPort", names[i], NULL));
   task->__isset_resources = TRUE;
   return g_object_new (API_TYPE_JOB_CONFIGURATION, "key", key, "owner", owner,
                        "taskConfig", task, "instanceCount", instances, NULL);
+}
+
+ApiJobConfiguration *
+stg_test_job (const gchar *role, const gchar *env, const gchar *name, gint32 instances,
+              const gchar *command)
+{
+  g_autofree gchar *data = g_strdup_printf ("{\"command\": \"%s\"}", command);
+  return stg_test_job_full (role, env, name, instances, data, NULL);
+}
+
+JsonNode *
+stg_test_parse_json (const gchar *text)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (json_parser_load_from_data (parser, text, -1, &error), "bad JSON (%s): %s",
+                 error ? error->message : "", text);
+  return json_node_copy (json_parser_get_root (parser));
 }
 
 gboolean

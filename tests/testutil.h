@@ -9,13 +9,15 @@
 
 #include <check.h>
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 
 #include "common/framed_client.h"
 #include "common/thrift_glue.h"
 
 G_BEGIN_DECLS
 
-/* A new empty directory under $TMPDIR; removed by stg_test_rmtree(). */
+/* A new empty directory under $TMPDIR; removed by stg_test_rmtree(), which
+ * also kills the instances of a data directory (stg_test_kill_instances). */
 gchar *stg_test_tmpdir (void);
 void stg_test_rmtree (const gchar *path);
 
@@ -43,6 +45,17 @@ gint stg_test_daemon_stop (StgTestDaemon *daemon);
 void stg_test_daemon_kill9 (StgTestDaemon *daemon);
 void stg_test_daemon_free (StgTestDaemon *daemon);
 
+/* Kills (SIGKILL, whole process group) every instance process whose
+ * sandbox lies under @data_dir: instances outlive staggerd by design, so
+ * tests clean them up themselves. Returns how many were found. */
+guint stg_test_kill_instances (const gchar *data_dir);
+
+/* The value of @name in the environment of process @pid, or NULL. */
+gchar *stg_test_process_env (gint pid, const gchar *name);
+
+/* TRUE when process @pid exists (and is not a zombie). */
+gboolean stg_test_process_alive (gint pid);
+
 /* A client of staggerd's TCP port (framed, binary). */
 typedef struct
 {
@@ -58,6 +71,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgTestClient, stg_test_client_free)
 /* A JobConfiguration with @instances instances running @command. */
 ApiJobConfiguration *stg_test_job (const gchar *role, const gchar *env, const gchar *name,
                                    gint32 instances, const gchar *command);
+/* The same with the executor's JSON @data and named @ports (space-separated,
+ * nullable). */
+ApiJobConfiguration *stg_test_job_full (const gchar *role, const gchar *env, const gchar *name,
+                                        gint32 instances, const gchar *data, const gchar *ports);
+
+/* Parses @text as JSON (fails the test if it is not). */
+JsonNode *stg_test_parse_json (const gchar *text);
 
 /* Iterates the default main context until @cond(@data) holds or @timeout_ms
  * passes; returns whether it held. */

@@ -86,17 +86,6 @@ header (const gchar *head, const gchar *name)
   return NULL;
 }
 
-static JsonNode *
-parse_json (const gchar *text)
-{
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  g_autoptr (GError) error = NULL;
-
-  ck_assert_msg (json_parser_load_from_data (parser, text, -1, &error), "bad JSON (%s): %s",
-                 error ? error->message : "", text);
-  return json_node_copy (json_parser_get_root (parser));
-}
-
 static void
 create_job (StgTestDaemon *d, const gchar *name, gint32 instances)
 {
@@ -197,13 +186,14 @@ END_TEST
 
 START_TEST (session_and_jobs_data)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--cluster=webcluster", NULL);
+  /* Simulated instances: healthy the moment they are created. */
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--cluster=webcluster", "--runtime=simulated", NULL);
 
   Reply s = http (d->http_port, "GET", "/ui/api/session", NULL, NULL);
   ck_assert_uint_eq (s.status, 200);
   g_autofree gchar *type = header (s.head, "Content-Type");
   ck_assert_str_eq (type, "application/json; charset=utf-8");
-  g_autoptr (JsonNode) session = parse_json (s.body);
+  g_autoptr (JsonNode) session = stg_test_parse_json (s.body);
   JsonObject *so = json_node_get_object (session);
   ck_assert_str_eq (json_object_get_string_member (so, "cluster"), "webcluster");
   ck_assert_uint_ge (strlen (json_object_get_string_member (so, "csrf")), 16);
@@ -212,7 +202,7 @@ START_TEST (session_and_jobs_data)
   create_job (d, "beta", 2);
   Reply j = http (d->http_port, "GET", "/ui/api/jobs", NULL, NULL);
   ck_assert_uint_eq (j.status, 200);
-  g_autoptr (JsonNode) jobs = parse_json (j.body);
+  g_autoptr (JsonNode) jobs = stg_test_parse_json (j.body);
   JsonArray *list = json_object_get_array_member (json_node_get_object (jobs), "jobs");
   ck_assert_uint_eq (json_array_get_length (list), 2);
   JsonObject *alpha = json_array_get_object_element (list, 0);
@@ -226,14 +216,14 @@ START_TEST (session_and_jobs_data)
 
   Reply one = http (d->http_port, "GET", "/ui/api/job?role=www&environment=prod&name=beta", NULL, NULL);
   ck_assert_uint_eq (one.status, 200);
-  g_autoptr (JsonNode) job = parse_json (one.body);
+  g_autoptr (JsonNode) job = stg_test_parse_json (one.body);
   JsonObject *jo = json_node_get_object (job);
   ck_assert_int_eq (json_object_get_int_member (jo, "instances_total"), 2);
   JsonArray *instances = json_object_get_array_member (jo, "instances");
   ck_assert_uint_eq (json_array_get_length (instances), 2);
   JsonObject *i1 = json_array_get_object_element (instances, 1);
   ck_assert_int_eq (json_object_get_int_member (i1, "id"), 1);
-  ck_assert_str_eq (json_object_get_string_member (i1, "status"), "PENDING");
+  ck_assert_str_eq (json_object_get_string_member (i1, "status"), "RUNNING");
   JsonArray *groups = json_object_get_array_member (jo, "groups");
   ck_assert_uint_eq (json_array_get_length (groups), 1);
   ck_assert_str_eq (json_object_get_string_member (json_array_get_object_element (groups, 0), "ranges"), "0-1");
@@ -243,7 +233,7 @@ START_TEST (session_and_jobs_data)
   Reply bad = http (d->http_port, "GET", "/ui/api/job?role=www&environment=prod&name=%3Cscript%3E", NULL, NULL);
   ck_assert_uint_eq (bad.status, 400);
   /* The error is JSON, with the name escaped by the JSON writer. */
-  g_autoptr (JsonNode) err = parse_json (bad.body);
+  g_autoptr (JsonNode) err = stg_test_parse_json (bad.body);
   ck_assert_ptr_nonnull (strstr (json_object_get_string_member (json_node_get_object (err), "error"),
                                  "<script>"));
 
@@ -269,13 +259,13 @@ START_TEST (updates_data_checks_queries)
     {
       Reply r = http (d->http_port, "GET", bad[i], NULL, NULL);
       ck_assert_msg (r.status == 400, "%s answered %u", bad[i], r.status);
-      g_autoptr (JsonNode) e = parse_json (r.body);
+      g_autoptr (JsonNode) e = stg_test_parse_json (r.body);
       ck_assert (json_object_has_member (json_node_get_object (e), "error"));
       reply_clear (&r);
     }
   Reply ok = http (d->http_port, "GET", "/ui/api/updates?status=rolling_forward&limit=5", NULL, NULL);
   ck_assert_uint_eq (ok.status, 200);
-  g_autoptr (JsonNode) page = parse_json (ok.body);
+  g_autoptr (JsonNode) page = stg_test_parse_json (ok.body);
   JsonObject *po = json_node_get_object (page);
   ck_assert_int_eq (json_object_get_int_member (po, "limit"), 5);
   ck_assert (!json_object_get_boolean_member (po, "more"));
@@ -362,7 +352,7 @@ static gchar *
 get_csrf (StgTestDaemon *d)
 {
   Reply s = http (d->http_port, "GET", "/ui/api/session", NULL, NULL);
-  g_autoptr (JsonNode) session = parse_json (s.body);
+  g_autoptr (JsonNode) session = stg_test_parse_json (s.body);
   gchar *token = g_strdup (json_object_get_string_member (json_node_get_object (session), "csrf"));
   reply_clear (&s);
   return token;
@@ -378,7 +368,7 @@ START_TEST (update_page_data_and_controls)
   g_autofree gchar *path = g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=web&id=%s", id);
   Reply u = http (d->http_port, "GET", path, NULL, NULL);
   ck_assert_uint_eq (u.status, 200);
-  g_autoptr (JsonNode) node = parse_json (u.body);
+  g_autoptr (JsonNode) node = stg_test_parse_json (u.body);
   JsonObject *o = json_node_get_object (node);
   ck_assert_str_eq (json_object_get_string_member (o, "status"), "ROLLING_FORWARD");
   ck_assert_str_eq (json_object_get_string_member (o, "message"), message);   /* as written */
@@ -422,7 +412,7 @@ START_TEST (update_page_data_and_controls)
   ck_assert_uint_eq (aborted.status, 200);
 
   Reply after = http (d->http_port, "GET", path, NULL, NULL);
-  g_autoptr (JsonNode) node2 = parse_json (after.body);
+  g_autoptr (JsonNode) node2 = stg_test_parse_json (after.body);
   JsonObject *o2 = json_node_get_object (node2);
   ck_assert_str_eq (json_object_get_string_member (o2, "status"), "ABORTED");
   JsonArray *events = json_object_get_array_member (o2, "events");
@@ -445,14 +435,15 @@ END_TEST
 
 START_TEST (ten_thousand_instances_stay_small)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  /* Ten thousand processes are no test; simulated instances are rows. */
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
 
   create_job (d, "big", 10000);
   g_autofree gchar *id = start_update (d, "big", 10000, "wide");
   g_autofree gchar *path = g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=big&id=%s", id);
   Reply u = http (d->http_port, "GET", path, NULL, NULL);
   ck_assert_uint_eq (u.status, 200);
-  g_autoptr (JsonNode) node = parse_json (u.body);
+  g_autoptr (JsonNode) node = stg_test_parse_json (u.body);
   JsonObject *inst = json_object_get_object_member (json_node_get_object (node), "instances");
   ck_assert_str_eq (json_object_get_string_member (inst, "ranges"), "0-9999");
   ck_assert_uint_eq (strlen (json_object_get_string_member (inst, "states")), 10000);
@@ -460,7 +451,7 @@ START_TEST (ten_thousand_instances_stay_small)
   ck_assert_uint_lt (strlen (u.body), 10000 + 16 * 1024);
   Reply jobs = http (d->http_port, "GET", "/ui/api/jobs", NULL, NULL);
   ck_assert_uint_eq (jobs.status, 200);
-  g_autoptr (JsonNode) jn = parse_json (jobs.body);
+  g_autoptr (JsonNode) jn = stg_test_parse_json (jobs.body);
   JsonObject *job = json_array_get_object_element (
       json_object_get_array_member (json_node_get_object (jn), "jobs"), 0);
   JsonObject *upd = json_object_get_object_member (job, "update");

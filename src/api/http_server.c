@@ -425,19 +425,19 @@ stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *o
 
   if (flags & MHD_USE_TLS)
     server->daemon = MHD_start_daemon (flags, port, NULL, NULL, on_access, server,
+                                       MHD_OPTION_EXTERNAL_LOGGER, on_log, server,
                                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
                                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
                                        MHD_OPTION_CONNECTION_TIMEOUT, server->options.idle_timeout_s,
-                                       MHD_OPTION_EXTERNAL_LOGGER, on_log, server,
                                        MHD_OPTION_HTTPS_MEM_CERT, server->tls_cert_pem,
                                        MHD_OPTION_HTTPS_MEM_KEY, server->tls_key_pem,
                                        MHD_OPTION_END);
   else
     server->daemon = MHD_start_daemon (flags, port, NULL, NULL, on_access, server,
+                                       MHD_OPTION_EXTERNAL_LOGGER, on_log, server,
                                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
                                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
                                        MHD_OPTION_CONNECTION_TIMEOUT, server->options.idle_timeout_s,
-                                       MHD_OPTION_EXTERNAL_LOGGER, on_log, server,
                                        MHD_OPTION_END);
   if (server->daemon == NULL)
     {

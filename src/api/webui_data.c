@@ -125,10 +125,25 @@ stg_webui_add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key,
 void
 stg_webui_add_port (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, gint32 instance_id)
 {
-  (void) ui;
-  (void) job;
-  (void) instance_id;
-  json_builder_add_null_value (b);
+  g_autoptr (GHashTable) ports = stg_store_list_ports (ui->ctx.store, job->key, instance_id, NULL);
+  gint best = 0;
+  const gchar *best_name = NULL;
+
+  /* The port named "http" if there is one, else the first by name. */
+  if (ports != NULL)
+    {
+      GHashTableIter it;
+      gpointer key, value;
+      g_hash_table_iter_init (&it, ports);
+      while (g_hash_table_iter_next (&it, &key, &value))
+        if (best_name == NULL || g_str_equal (key, "http") ||
+            (!g_str_equal (best_name, "http") && g_strcmp0 (key, best_name) < 0))
+          best_name = key, best = GPOINTER_TO_INT (value);
+    }
+  if (best > 0)
+    json_builder_add_int_value (b, best);
+  else
+    json_builder_add_null_value (b);
 }
 
 /* ---- /ui/api/jobs -------------------------------------------------------------- */
@@ -224,6 +239,7 @@ add_instance (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, const StgInstanceRow
   member_int (b, "version", stg_store_config_version (ui->ctx.store,
                                                       row->run_config_id ? row->run_config_id
                                                                          : row->config_id));
+  member_int (b, "failures", row->failure_count);
   json_builder_set_member_name (b, "pid");
   if (row->pid > 0)
     json_builder_add_int_value (b, row->pid);

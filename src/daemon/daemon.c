@@ -14,6 +14,8 @@
 #include "api/webui.h"
 #include "daemon/daemon.h"
 #include "engine/engine.h"
+#include "runtime/local.h"
+#include "runtime/simulated.h"
 #include "store/store.h"
 
 struct _StgDaemon
@@ -21,6 +23,7 @@ struct _StgDaemon
   StgDaemonSettings settings;   /* copies of the strings */
   StgStore *store;
   StgClock *clock;
+  StgRuntime *runtime;
   StgEngine *engine;
   StgHandler *handler;
   StgDispatch *dispatch;
@@ -41,6 +44,42 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
   settings->idle_timeout_s = 300;
   settings->ready_file = NULL;
   settings->webui_dir = NULL;
+  settings->port_min = 20000;
+  settings->port_max = 29999;
+  settings->runtime = g_strdup ("local");
+}
+
+gboolean
+stg_daemon_settings_runtime (StgDaemonSettings *settings, const gchar *name, GError **error)
+{
+  if (!g_str_equal (name, "local") && !g_str_equal (name, "simulated"))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "unknown runtime '%s' (known: local, simulated)", name);
+      return FALSE;
+    }
+  g_free (settings->runtime);
+  settings->runtime = g_strdup (name);
+  return TRUE;
+}
+
+gboolean
+stg_daemon_settings_port_range (StgDaemonSettings *settings, const gchar *text, GError **error)
+{
+  g_auto (GStrv) parts = g_strsplit (text, "-", 3);
+  gint64 lo = 0, hi = 0;
+
+  if (g_strv_length (parts) != 2 ||
+      !g_ascii_string_to_signed (parts[0], 10, 1, 65535, &lo, NULL) ||
+      !g_ascii_string_to_signed (parts[1], 10, 1, 65535, &hi, NULL) || lo > hi)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "port range '%s' is not MIN-MAX with 1 <= MIN <= MAX <= 65535", text);
+      return FALSE;
+    }
+  settings->port_min = (gint) lo;
+  settings->port_max = (gint) hi;
+  return TRUE;
 }
 
 void
@@ -51,6 +90,7 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   g_clear_pointer (&settings->cluster, g_free);
   g_clear_pointer (&settings->ready_file, g_free);
   g_clear_pointer (&settings->webui_dir, g_free);
+  g_clear_pointer (&settings->runtime, g_free);
 }
 
 static gboolean
@@ -102,10 +142,11 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   static const gchar *const known[] = {
     "data_dir", "bind", "http_port", "thrift_port", "cluster", "max_frame_bytes",
-    "idle_timeout_secs", "webui_dir", NULL
+    "idle_timeout_secs", "webui_dir", "port_range", "runtime", NULL
   };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
+  g_autofree gchar *range = NULL, *runtime = NULL;
 
   if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error))
     {
@@ -127,12 +168,24 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_string (kf, "bind", &settings->bind, error) ||
       !load_string (kf, "cluster", &settings->cluster, error) ||
       !load_string (kf, "webui_dir", &settings->webui_dir, error) ||
+      !load_string (kf, "port_range", &range, error) ||
+      !load_string (kf, "runtime", &runtime, error) ||
       !load_int (kf, "http_port", 0, 65535, &http, error) ||
       !load_int (kf, "thrift_port", 0, 65535, &thrift, error) ||
       !load_int (kf, "max_frame_bytes", 1024, G_MAXINT32, &frame, error) ||
       !load_int (kf, "idle_timeout_secs", 0, 86400, &idle, error))
     {
       g_prefix_error (error, "%s: ", path);
+      return FALSE;
+    }
+  if (range != NULL && !stg_daemon_settings_port_range (settings, range, error))
+    {
+      g_prefix_error (error, "%s: [staggerd] port_range: ", path);
+      return FALSE;
+    }
+  if (runtime != NULL && !stg_daemon_settings_runtime (settings, runtime, error))
+    {
+      g_prefix_error (error, "%s: [staggerd] runtime: ", path);
       return FALSE;
     }
   settings->http_port = (gint) http;
@@ -193,6 +246,9 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.idle_timeout_s = settings->idle_timeout_s;
   d->settings.ready_file = g_strdup (settings->ready_file);
   d->settings.webui_dir = g_strdup (settings->webui_dir);
+  d->settings.runtime = g_strdup (settings->runtime);
+  d->settings.port_min = settings->port_min;
+  d->settings.port_max = settings->port_max;
 
   if (g_mkdir_with_parents (d->settings.data_dir, 0700) != 0)
     {
@@ -207,8 +263,29 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   if (d->store == NULL)
     goto fail;
   d->clock = stg_clock_new_real ();
-  d->engine = stg_engine_new (d->store, d->clock, NULL, NULL);
-  if (!stg_engine_recover (d->engine, error))
+  if (g_str_equal (d->settings.runtime, "simulated"))
+    {
+      d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
+      if (d->runtime == NULL)
+        goto fail;
+    }
+  else
+  {
+    StgLocalOptions lo;
+    stg_local_options_init (&lo);
+    g_free (lo.data_dir), lo.data_dir = g_strdup (d->settings.data_dir);
+    g_free (lo.cluster), lo.cluster = g_strdup (d->settings.cluster);
+    lo.port_min = d->settings.port_min;
+    lo.port_max = d->settings.port_max;
+    d->runtime = stg_local_runtime_new (d->store, d->clock, &lo, error);
+    stg_local_options_clear (&lo);
+    if (d->runtime == NULL)
+      goto fail;
+  }
+  d->engine = stg_engine_new (d->store, d->clock, d->runtime, NULL);
+  /* Instances first (adopted, or reported dead), then the updates over them. */
+  if ((!g_str_equal (d->settings.runtime, "simulated") && !stg_local_runtime_adopt (d->runtime, error)) ||
+      !stg_engine_recover (d->engine, error))
     goto fail;
 
   ctx = (StgHandlerContext) {
@@ -263,6 +340,8 @@ stg_daemon_stop (StgDaemon *d)
   g_clear_pointer (&d->dispatch, stg_dispatch_free);
   g_clear_object (&d->handler);
   g_clear_pointer (&d->engine, stg_engine_free);
+  /* Instances keep running: the next staggerd adopts them. */
+  g_clear_pointer (&d->runtime, stg_runtime_free);
   g_clear_pointer (&d->clock, stg_clock_free);
   g_clear_pointer (&d->store, stg_store_close);
   stg_daemon_settings_clear (&d->settings);

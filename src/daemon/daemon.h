@@ -23,10 +23,21 @@ typedef struct
   gint idle_timeout_s;      /* TCP idle timeout; default 300 */
   gchar *ready_file;        /* (nullable) JSON with pid and ports, written once serving */
   gchar *webui_dir;         /* (nullable) serve the web UI's files from here */
+  gint port_min;            /* instances' named ports come from port_min..port_max */
+  gint port_max;
+  gchar *runtime;           /* "local" (default) or "simulated" */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);
 void stg_daemon_settings_clear (StgDaemonSettings *settings);
+
+/* Parses "MIN-MAX" into the port range of @settings. */
+gboolean stg_daemon_settings_port_range (StgDaemonSettings *settings, const gchar *text,
+                                         GError **error);
+
+/* Checks and sets the runtime's name ("local" or "simulated"). */
+gboolean stg_daemon_settings_runtime (StgDaemonSettings *settings, const gchar *name,
+                                      GError **error);
 
 /* Reads [staggerd] keys of a GKeyFile into @settings (only keys present). */
 gboolean stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError **error);

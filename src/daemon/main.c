@@ -26,7 +26,8 @@ int
 main (int argc, char **argv)
 {
   g_autofree gchar *config = NULL, *data_dir = NULL, *bind = NULL, *cluster = NULL;
-  g_autofree gchar *ready_file = NULL, *webui_dir = NULL;
+  g_autofree gchar *ready_file = NULL, *webui_dir = NULL, *port_range = NULL;
+  g_autofree gchar *runtime = NULL;
   gint http_port = -1, thrift_port = -1;
   gint64 max_frame = -1;
   gboolean version = FALSE, verbose = FALSE;
@@ -50,6 +51,11 @@ main (int argc, char **argv)
       "Close Thrift connections that send a frame over BYTES (default: 16777216)", "BYTES" },
     { "ready-file", 0, 0, G_OPTION_ARG_FILENAME, &ready_file,
       "Once serving, write the pid and bound ports to FILE as JSON", "FILE" },
+    { "port-range", 0, 0, G_OPTION_ARG_STRING, &port_range,
+      "Give instances' named ports from MIN-MAX (default: 20000-29999)", "MIN-MAX" },
+    { "runtime", 0, 0, G_OPTION_ARG_STRING, &runtime,
+      "Run instances with NAME: local (processes on this host, the default) or simulated "
+      "(no processes: instances are healthy at once; for benchmarks)", "NAME" },
     { "webui-dir", 0, 0, G_OPTION_ARG_FILENAME, &webui_dir,
       "Serve the web UI's files from DIR instead of the copies built in (for development)", "DIR" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
@@ -61,8 +67,9 @@ main (int argc, char **argv)
   setlocale (LC_ALL, "");
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
-      "staggerd keeps jobs and their rolling updates in SQLite and serves Apache Aurora's\n"
-      "Thrift API over TCP (framed, binary) and a web UI over HTTP. See staggerd(8).");
+      "staggerd keeps jobs and their rolling updates in SQLite, runs their instances as\n"
+      "processes on this host, and serves Apache Aurora's Thrift API over TCP (framed,\n"
+      "binary) and a web UI over HTTP. See staggerd(8).");
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
       g_printerr ("staggerd: %s\nTry 'staggerd --help'.\n", error->message);
@@ -79,7 +86,7 @@ main (int argc, char **argv)
       return 2;
     }
   if (verbose)
-    g_setenv ("G_MESSAGES_DEBUG", "all", TRUE);
+    g_setenv ("G_MESSAGES_DEBUG", G_LOG_DOMAIN, TRUE);
 
   stg_daemon_settings_init (&settings);
   if (config != NULL && !stg_daemon_settings_load (&settings, config, &error))
@@ -98,6 +105,18 @@ main (int argc, char **argv)
     g_free (settings.ready_file), settings.ready_file = g_steal_pointer (&ready_file);
   if (webui_dir != NULL)
     g_free (settings.webui_dir), settings.webui_dir = g_steal_pointer (&webui_dir);
+  if (port_range != NULL && !stg_daemon_settings_port_range (&settings, port_range, &error))
+    {
+      g_printerr ("staggerd: --port-range: %s\n", error->message);
+      stg_daemon_settings_clear (&settings);
+      return 2;
+    }
+  if (runtime != NULL && !stg_daemon_settings_runtime (&settings, runtime, &error))
+    {
+      g_printerr ("staggerd: --runtime: %s\n", error->message);
+      stg_daemon_settings_clear (&settings);
+      return 2;
+    }
   if (http_port != -1)
     settings.http_port = http_port;
   if (thrift_port != -1)

@@ -251,11 +251,7 @@ stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config,
     }
   if (engine->runtime != NULL)
     {
-      const gchar *name = config->__isset_executorConfig && config->executorConfig
-                            ? config->executorConfig->name : NULL;
-      const gchar *data = config->__isset_executorConfig && config->executorConfig
-                            ? config->executorConfig->data : NULL;
-      if (!stg_runtime_validate (engine->runtime, name, data, error))
+      if (!stg_runtime_validate (engine->runtime, config, error))
         {
           g_prefix_error (error, "%s.executorConfig: ", what);
           stg_engine_wrap_error (error);

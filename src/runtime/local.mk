@@ -1,5 +1,13 @@
-# src/runtime/local.mk: the runtime seam and its implementations.
+# src/runtime/local.mk: the runtime seam, the local process runtime and the
+# simulated one.
 noinst_LIBRARIES += libstg_runtime.a
 libstg_runtime_a_SOURCES = \
-	src/runtime/runtime.c src/runtime/runtime.h
+	src/runtime/runtime.c src/runtime/runtime.h \
+	src/runtime/executor.c src/runtime/executor.h \
+	src/runtime/health.c src/runtime/health.h \
+	src/runtime/local.c src/runtime/local.h src/runtime/local_private.h \
+	src/runtime/ports.c \
+	src/runtime/process.c src/runtime/process.h \
+	src/runtime/run.c \
+	src/runtime/simulated.c src/runtime/simulated.h
 EXTRA_DIST += src/runtime/local.mk

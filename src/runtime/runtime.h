@@ -18,13 +18,16 @@
  *  - observe(): what the slot looks like now; never blocks.
  *  - Every change a caller could observe is announced through the listener,
  *    on the main loop, never from inside apply/kill/restart.
- *  - failures counts failed runs of the slot (exits, failed health, failed
- *    hooks); it only grows while the slot exists.
+ *  - failures counts failed runs of the slot: a service's exit of any status,
+ *    another task's non-zero exit, a failed health check, a failed hook,
+ *    a process that could not start. It only grows while the slot exists.
  * Main-loop thread only.
  */
 #pragma once
 
 #include <glib.h>
+
+#include "common/thrift_glue.h"
 
 G_BEGIN_DECLS
 
@@ -70,18 +73,19 @@ typedef struct
   gboolean (*kill) (StgRuntime *rt, gint64 job_id, gint32 instance_id, GError **error);
   gboolean (*restart) (StgRuntime *rt, gint64 job_id, gint32 instance_id, GError **error);
   void (*observe) (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgTaskObservation *out);
-  /* Checks that @executor_data (with @executor_name) can run here. */
-  gboolean (*validate) (StgRuntime *rt, const gchar *executor_name, const gchar *executor_data,
-                        GError **error);
+  /* Checks that @config can run here (its executor, data, ports). */
+  gboolean (*validate) (StgRuntime *rt, const ApiTaskConfig *config, GError **error);
   void (*free) (StgRuntime *rt);
 } StgRuntimeOps;
 
-/* Every runtime starts with this header. */
+/* Every runtime starts with this header (zeroed by the implementation). */
 struct _StgRuntime
 {
   const StgRuntimeOps *ops;
   StgRuntimeListener listener;
   gpointer listener_data;
+  GHashTable *later;         /* slots to announce from an idle callback */
+  guint later_idle;
 };
 
 static inline gboolean
@@ -110,11 +114,9 @@ stg_runtime_observe (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgTaskO
 }
 
 static inline gboolean
-stg_runtime_validate (StgRuntime *rt, const gchar *executor_name, const gchar *executor_data,
-                      GError **error)
+stg_runtime_validate (StgRuntime *rt, const ApiTaskConfig *config, GError **error)
 {
-  return rt->ops->validate == NULL ||
-         rt->ops->validate (rt, executor_name, executor_data, error);
+  return rt->ops->validate == NULL || rt->ops->validate (rt, config, error);
 }
 
 /* Sets the one listener (the engine). */
@@ -132,6 +134,10 @@ stg_runtime_notify (StgRuntime *rt, gint64 job_id, gint32 instance_id)
   if (rt->listener != NULL)
     rt->listener (rt->listener_data, job_id, instance_id);
 }
+
+/* For implementations: tell the listener about a slot from an idle
+ * callback (once, however often it changed meanwhile). */
+void stg_runtime_notify_later (StgRuntime *rt, gint64 job_id, gint32 instance_id);
 
 void stg_runtime_free (StgRuntime *rt);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgRuntime, stg_runtime_free)

@@ -166,6 +166,33 @@ gboolean stg_store_add_task_event (StgStore *store, gint64 job_id, gint32 instan
 GPtrArray *stg_store_list_task_events (StgStore *store, gint64 job_id, gint32 instance_id,
                                        guint limit, GError **error);
 
+/* ---- runtime facts: ports, all slots ------------------------------------ */
+
+/* The port kept for (@job, @instance, @name), or 0. */
+gint stg_store_get_port (StgStore *store, const ApiJobKey *job, gint32 instance,
+                         const gchar *name, GError **error);
+
+/* Keeps @port for (@job, @instance, @name). STG_STORE_ERROR_EXISTS when
+ * another slot has that port. */
+gboolean stg_store_put_port (StgStore *store, const ApiJobKey *job, gint32 instance,
+                             const gchar *name, gint port, GError **error);
+
+/* TRUE when some slot keeps @port. */
+gboolean stg_store_port_used (StgStore *store, gint port, GError **error);
+
+/* The ports of one instance: name -> port (GINT_TO_POINTER). */
+GHashTable *stg_store_list_ports (StgStore *store, const ApiJobKey *job, gint32 instance,
+                                  GError **error);
+
+typedef struct
+{
+  gint64 job_id;
+  StgInstanceRow row;
+} StgSlotRow;
+
+/* Every instance row of every job (GArray of StgSlotRow), by job and id. */
+GArray *stg_store_list_all_instances (StgStore *store, GError **error);
+
 /* ---- updates ------------------------------------------------------------ */
 
 /* One row of the updates table. */

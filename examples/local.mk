@@ -1,0 +1,8 @@
+# examples/local.mk: the example service the demo and the tests run, and the
+# example job files.
+bin_PROGRAMS += stagger-example-server
+stagger_example_server_SOURCES = examples/example-server.c
+stagger_example_server_CPPFLAGS =
+stagger_example_server_CFLAGS = -std=gnu11 $(WARN_CFLAGS) $(WERROR_CFLAGS) $(SANITIZER_CFLAGS)
+stagger_example_server_LDADD =
+EXTRA_DIST += examples/local.mk

@@ -1,0 +1,96 @@
+/* executor.h: what an instance runs: the "stagger" executor's JSON data.
+ *
+ * TaskConfig.executorConfig is { name: "stagger", data: <JSON> }. The JSON
+ * says what to run (command or argv, env, workdir), how to tell it is
+ * healthy (HTTP or shell checks, Aurora's HealthCheckConfig names and
+ * defaults), how to stop it, the hooks around an update and whether to hot
+ * upgrade it. Parsing checks every key, type and template, so a bad config
+ * is refused when it is submitted, not when it runs. Any thread.
+ */
+#pragma once
+
+#include "common/thrift_glue.h"
+
+G_BEGIN_DECLS
+
+#define STG_EXECUTOR_NAME "stagger"
+
+#define STG_EXECUTOR_ERROR (stg_executor_error_quark ())
+GQuark stg_executor_error_quark (void);
+typedef enum { STG_EXECUTOR_ERROR_FAILED, STG_EXECUTOR_ERROR_INVALID } StgExecutorError;
+
+typedef enum
+{
+  STG_HEALTH_NONE,      /* healthy means running */
+  STG_HEALTH_HTTP,
+  STG_HEALTH_SHELL,
+} StgHealthKind;
+
+typedef struct
+{
+  StgHealthKind kind;
+  gchar *endpoint;               /* http: default "/health" */
+  gchar *expected_response;      /* http: default "ok" */
+  gint expected_response_code;   /* http: 0 = check the body instead */
+  gchar *shell_command;          /* shell */
+  gdouble initial_interval_secs; /* default 15 */
+  gdouble interval_secs;         /* default 10 */
+  gdouble timeout_secs;          /* default 1 */
+  gint max_consecutive_failures; /* default 0 */
+  gint min_consecutive_successes;/* default 1 */
+} StgHealthSpec;
+
+typedef struct
+{
+  gchar *command;                /* NULL: no hook */
+  gdouble timeout_secs;          /* default 60 */
+} StgHookSpec;
+
+typedef struct
+{
+  gchar *command;                /* run with /bin/sh -c; or ... */
+  gchar **argv;                  /* ... run directly */
+  gchar **env;                   /* NAME=value (templates unexpanded) */
+  gchar *workdir;                /* NULL: the sandbox */
+  StgHealthSpec health;
+  gdouble stop_timeout_secs;     /* default 5 */
+  StgHookSpec pre_update;
+  StgHookSpec post_update;
+  gboolean hot_upgrade;
+} StgExecutorSpec;
+
+void stg_executor_spec_free (StgExecutorSpec *spec);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgExecutorSpec, stg_executor_spec_free)
+
+/* Parses and checks @data. @ports (nullable, NULL-terminated) are the
+ * config's named ports: {{ports[NAME]}} must name one of them. */
+StgExecutorSpec *stg_executor_spec_parse (const gchar *data, const gchar *const *ports,
+                                          GError **error);
+
+/* Checks a whole task config for this executor: name, data, templates. */
+gboolean stg_executor_check_config (const ApiTaskConfig *config, GError **error);
+
+/* The config's named ports, in name order (NULL-terminated, owned). */
+gchar **stg_executor_port_names (const ApiTaskConfig *config);
+
+/* ---- templates ----------------------------------------------------------- */
+
+typedef struct
+{
+  gint32 instance;
+  const gchar *cluster;
+  const gchar *role;
+  const gchar *environment;
+  const gchar *name;
+  gint version;
+  GHashTable *ports;             /* name -> port (GINT_TO_POINTER) */
+} StgTemplateVars;
+
+/* Replaces {{instance}}, {{ports[NAME]}}, {{cluster}}, {{role}},
+ * {{environment}}, {{name}}, {{version}} (and Aurora's {{mesos.instance}}
+ * and {{thermos.ports[NAME]}}). With @vars NULL, only checks names (and
+ * port names against @ports). */
+gchar *stg_template_expand (const gchar *text, const StgTemplateVars *vars,
+                            const gchar *const *ports, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,308 @@
+/* health.c: StgHealth, the health checks of one instance.
+ *
+ * One check at a time: the first soon after start, then one every
+ * interval_secs, each bounded by timeout_secs. A check in flight when the
+ * StgHealth is freed is cancelled; its callback finds its Check detached and
+ * only frees it. Main-loop thread only.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "runtime/health.h"
+
+#define FIRST_CHECK_MS 50
+
+struct _StgHealth
+{
+  StgHealthSpec spec;        /* strings owned */
+  StgHealthTarget target;    /* strings owned; session referenced */
+  StgHealthFunc func;
+  gpointer data;
+  gboolean healthy;
+  gboolean failed;
+  gint successes;
+  gint failures;
+  gint64 started_us;         /* monotonic */
+  guint timer;
+  struct _Check *check;      /* in flight */
+  gchar *last;
+};
+
+typedef struct _Check
+{
+  StgHealth *health;         /* NULL once the StgHealth is gone */
+  GCancellable *cancel;
+  guint timeout;
+  gboolean timed_out;
+  SoupMessage *msg;
+  GSubprocess *proc;
+} Check;
+
+static void schedule (StgHealth *h, guint ms);
+
+static void
+check_free (Check *c)
+{
+  g_clear_handle_id (&c->timeout, g_source_remove);
+  g_clear_object (&c->cancel);
+  g_clear_object (&c->msg);
+  g_clear_object (&c->proc);
+  g_free (c);
+}
+
+/* Takes the outcome of a check. */
+static void
+result (StgHealth *h, gboolean ok, const gchar *why)
+{
+  gint64 elapsed_ms = (g_get_monotonic_time () - h->started_us) / 1000;
+
+  g_free (h->last);
+  h->last = g_strdup (why);
+  if (ok)
+    {
+      h->failures = 0;
+      h->successes++;
+      if (!h->healthy && h->successes >= h->spec.min_consecutive_successes)
+        {
+          h->healthy = TRUE;
+          schedule (h, (guint) (h->spec.interval_secs * 1000));
+          h->func (h->data, TRUE, why);
+          return;       /* @h may be gone now */
+        }
+    }
+  else
+    {
+      h->successes = 0;
+      /* Failures while the instance warms up do not count. */
+      if (!h->healthy && elapsed_ms < (gint64) (h->spec.initial_interval_secs * 1000))
+        ;
+      else if (++h->failures > h->spec.max_consecutive_failures)
+        {
+          h->failed = TRUE;
+          h->healthy = FALSE;
+          h->func (h->data, FALSE, why);
+          return;       /* @h may be gone now */
+        }
+    }
+  schedule (h, (guint) (h->spec.interval_secs * 1000));
+}
+
+static gboolean
+on_timeout (gpointer data)
+{
+  Check *c = data;
+
+  c->timeout = 0;
+  c->timed_out = TRUE;
+  g_cancellable_cancel (c->cancel);
+  if (c->proc != NULL)
+    g_subprocess_force_exit (c->proc);
+  return G_SOURCE_REMOVE;
+}
+
+/* Detaches the finished check; returns its health or NULL if gone. */
+static StgHealth *
+finish_check (Check *c)
+{
+  StgHealth *h = c->health;
+
+  if (h != NULL)
+    h->check = NULL;
+  return h;
+}
+
+static void
+on_http (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Check *c = data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) body = soup_session_send_and_read_finish (SOUP_SESSION (source), res, &error);
+  StgHealth *h = finish_check (c);
+  g_autofree gchar *why = NULL;
+  gboolean ok = FALSE;
+
+  if (h != NULL)
+    {
+      if (body == NULL)
+        why = g_strdup_printf ("no answer from %s: %s", h->target.url,
+                               c->timed_out ? "timed out" : error->message);
+      else
+        {
+          guint status = soup_message_get_status (c->msg);
+          gsize n = 0;
+          const gchar *data_ = g_bytes_get_data (body, &n);
+          g_autofree gchar *text = g_strndup (data_ ? data_ : "", MIN (n, 200));
+          g_strstrip (text);
+          if (h->spec.expected_response_code != 0)
+            ok = (gint) status == h->spec.expected_response_code;
+          else
+            ok = g_ascii_strcasecmp (text, g_strstrip (h->spec.expected_response)) == 0;
+          why = g_strdup_printf ("%s answered %u \"%s\"", h->target.url, status, text);
+        }
+      result (h, ok, why);
+    }
+  check_free (c);
+}
+
+static void
+on_shell (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Check *c = data;
+  g_autoptr (GError) error = NULL;
+  gboolean done = g_subprocess_wait_finish (G_SUBPROCESS (source), res, &error);
+  StgHealth *h = finish_check (c);
+
+  if (h != NULL)
+    {
+      g_autofree gchar *why = NULL;
+      gboolean ok = FALSE;
+      if (c->timed_out)
+        why = g_strdup_printf ("the health command took longer than %g s", h->spec.timeout_secs);
+      else if (!done)
+        why = g_strdup_printf ("the health command failed: %s", error->message);
+      else if (g_subprocess_get_if_exited (c->proc))
+        {
+          gint code = g_subprocess_get_exit_status (c->proc);
+          ok = code == 0;
+          why = g_strdup_printf ("the health command exited with status %d", code);
+        }
+      else
+        why = g_strdup_printf ("the health command was killed by signal %d",
+                               g_subprocess_get_term_sig (c->proc));
+      result (h, ok, why);
+    }
+  check_free (c);
+}
+
+static gboolean
+run_check (gpointer data)
+{
+  StgHealth *h = data;
+  Check *c = g_new0 (Check, 1);
+
+  h->timer = 0;
+  c->health = h;
+  c->cancel = g_cancellable_new ();
+  c->timeout = g_timeout_add ((guint) (h->spec.timeout_secs * 1000), on_timeout, c);
+  h->check = c;
+
+  if (h->spec.kind == STG_HEALTH_HTTP)
+    {
+      c->msg = soup_message_new ("GET", h->target.url);
+      if (c->msg == NULL)
+        {
+          h->check = NULL;
+          check_free (c);
+          result (h, FALSE, "the health check URL is not valid");
+          return G_SOURCE_REMOVE;
+        }
+      soup_session_send_and_read_async (h->target.session, c->msg, G_PRIORITY_DEFAULT, c->cancel,
+                                        on_http, c);
+      return G_SOURCE_REMOVE;
+    }
+
+  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                                                                 G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autoptr (GError) error = NULL;
+  g_subprocess_launcher_set_environ (l, h->target.envp);
+  if (h->target.cwd)
+    g_subprocess_launcher_set_cwd (l, h->target.cwd);
+  c->proc = g_subprocess_launcher_spawnv (l, (const gchar *const *) h->target.shell_argv, &error);
+  if (c->proc == NULL)
+    {
+      h->check = NULL;
+      check_free (c);
+      g_autofree gchar *why = g_strdup_printf ("cannot run the health command: %s", error->message);
+      result (h, FALSE, why);
+      return G_SOURCE_REMOVE;
+    }
+  g_subprocess_wait_async (c->proc, NULL, on_shell, c);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+report_running (gpointer data)
+{
+  StgHealth *h = data;
+
+  h->timer = 0;
+  h->healthy = TRUE;
+  h->func (h->data, TRUE, "running");
+  return G_SOURCE_REMOVE;
+}
+
+static void
+schedule (StgHealth *h, guint ms)
+{
+  g_clear_handle_id (&h->timer, g_source_remove);
+  h->timer = g_timeout_add (MAX (ms, 1u), run_check, h);
+}
+
+StgHealth *
+stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *target, gboolean already_healthy,
+                StgHealthFunc func, gpointer data)
+{
+  StgHealth *h = g_new0 (StgHealth, 1);
+
+  h->spec = *spec;
+  h->spec.endpoint = g_strdup (spec->endpoint);
+  h->spec.expected_response = g_strdup (spec->expected_response ? spec->expected_response : "");
+  h->spec.shell_command = g_strdup (spec->shell_command);
+  h->target.session = target->session ? g_object_ref (target->session) : NULL;
+  h->target.url = g_strdup (target->url);
+  h->target.shell_argv = g_strdupv (target->shell_argv);
+  h->target.envp = g_strdupv (target->envp);
+  h->target.cwd = g_strdup (target->cwd);
+  h->func = func;
+  h->data = data;
+  h->started_us = g_get_monotonic_time ();
+  h->healthy = already_healthy;
+
+  if (spec->kind == STG_HEALTH_NONE)
+    {
+      if (!already_healthy)
+        h->timer = g_idle_add (report_running, h);
+    }
+  else
+    schedule (h, already_healthy ? (guint) (spec->interval_secs * 1000) : FIRST_CHECK_MS);
+  return h;
+}
+
+void
+stg_health_free (StgHealth *h)
+{
+  if (h == NULL)
+    return;
+  g_clear_handle_id (&h->timer, g_source_remove);
+  if (h->check != NULL)
+    {
+      Check *c = h->check;
+      c->health = NULL;
+      g_cancellable_cancel (c->cancel);
+      if (c->proc != NULL)
+        g_subprocess_force_exit (c->proc);
+    }
+  g_clear_object (&h->target.session);
+  g_free (h->target.url);
+  g_strfreev (h->target.shell_argv);
+  g_strfreev (h->target.envp);
+  g_free (h->target.cwd);
+  g_free (h->spec.endpoint);
+  g_free (h->spec.expected_response);
+  g_free (h->spec.shell_command);
+  g_free (h->last);
+  g_free (h);
+}
+
+gboolean
+stg_health_is_healthy (StgHealth *h)
+{
+  return h->healthy;
+}
+
+const gchar *
+stg_health_last (StgHealth *h)
+{
+  return h->last ? h->last : "";
+}

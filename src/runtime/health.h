@@ -1,0 +1,44 @@
+/* health.h: health checks of one running instance, on the main loop.
+ *
+ * StgHealth runs HTTP checks (libsoup, asynchronous) or shell checks (a
+ * child process with a timeout) every interval, and reports a change:
+ * healthy after min_consecutive_successes successes in a row; unhealthy
+ * after more than max_consecutive_failures failures in a row, where failures
+ * during the first initial_interval_secs do not count. Without a check, an
+ * instance is healthy as soon as it runs. Main-loop thread only.
+ */
+#pragma once
+
+#include <libsoup/soup.h>
+
+#include "runtime/executor.h"
+
+G_BEGIN_DECLS
+
+typedef struct _StgHealth StgHealth;
+
+/* @healthy TRUE: it became healthy; FALSE: it failed for good (@why says
+ * how, e.g. the last response). Called at most once with FALSE. */
+typedef void (*StgHealthFunc) (gpointer data, gboolean healthy, const gchar *why);
+
+typedef struct
+{
+  SoupSession *session;      /* shared, for HTTP checks */
+  gchar *url;                /* HTTP: the full URL to GET */
+  gchar **shell_argv;        /* shell: the command */
+  gchar **envp;
+  gchar *cwd;
+} StgHealthTarget;
+
+/* Starts checking. @already_healthy: an adopted instance known to be
+ * healthy starts out healthy (no new initial interval). */
+StgHealth *stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *target,
+                           gboolean already_healthy, StgHealthFunc func, gpointer data);
+void stg_health_free (StgHealth *health);
+
+gboolean stg_health_is_healthy (StgHealth *health);
+
+/* The last check's outcome, for messages. */
+const gchar *stg_health_last (StgHealth *health);
+
+G_END_DECLS

@@ -1,0 +1,607 @@
+/* local.c: StgLocalRuntime: slots, what they report, restarts with
+ * back-off, the runtime operations, pre_update hooks, and adoption.
+ *
+ * Owns its slots and runs (run.c), a libsoup session for health checks, and
+ * the listening sockets of hot-upgradable instances. Instance processes are
+ * never killed when the runtime is freed: they outlive the daemon and are
+ * adopted by the next one. Changes are announced to the listener from an
+ * idle callback, never from inside an operation. Main-loop thread only.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/local_private.h"
+#include "runtime/process.h"
+
+#define BACKOFF_FIRST_MS 1000
+#define BACKOFF_MAX_MS 60000
+#define LOG_TRIM_S 30
+
+void
+stg_local_options_init (StgLocalOptions *o)
+{
+  memset (o, 0, sizeof *o);
+  o->data_dir = g_strdup ("./var");
+  o->cluster = g_strdup ("local");
+  o->bind = g_strdup ("127.0.0.1");
+  o->port_min = 20000;
+  o->port_max = 29999;
+  o->keep_runs = 3;
+  o->log_limit = 10 * 1024 * 1024;
+}
+
+void
+stg_local_options_clear (StgLocalOptions *o)
+{
+  g_clear_pointer (&o->data_dir, g_free);
+  g_clear_pointer (&o->cluster, g_free);
+  g_clear_pointer (&o->bind, g_free);
+}
+
+/* ---- slots ------------------------------------------------------------------- */
+
+static gchar *
+slot_key (gint64 job_id, gint32 instance)
+{
+  return g_strdup_printf ("%" G_GINT64_FORMAT ":%d", job_id, instance);
+}
+
+static void
+slot_free (gpointer data)
+{
+  Slot *slot = data;
+
+  g_clear_handle_id (&slot->restart_timer, g_source_remove);
+  g_clear_handle_id (&slot->pre_hook_timer, g_source_remove);
+  g_cancellable_cancel (slot->cancel);
+  g_clear_object (&slot->cancel);
+  if (slot->pre_hook != NULL)
+    g_clear_object (&slot->pre_hook);
+  /* Runs are forgotten, not killed: their processes outlive us. */
+  stg_run_free (slot->run);
+  stg_run_free (slot->next);
+  if (slot->sockets != NULL)
+    {
+      for (guint i = 0; i < slot->sockets->len; i++)
+        close (g_array_index (slot->sockets, gint, i));
+      g_array_unref (slot->sockets);
+    }
+  g_clear_object (&slot->job);
+  g_free (slot);
+}
+
+Slot *
+stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean create)
+{
+  g_autofree gchar *key = slot_key (job_id, instance);
+  Slot *slot = g_hash_table_lookup (rt->slots, key);
+
+  if (slot != NULL || !create)
+    return slot;
+  g_autoptr (StgJobRow) job = stg_store_get_job_by_id (rt->store, job_id, NULL);
+  if (job == NULL)
+    return NULL;
+  slot = g_new0 (Slot, 1);
+  slot->rt = rt;
+  slot->job_id = job_id;
+  slot->instance = instance;
+  slot->job = g_object_ref (job->key);
+  slot->phase = STG_TASK_ABSENT;
+  slot->status = API_SCHEDULE_STATUS_PENDING;
+  slot->cancel = g_cancellable_new ();
+  StgInstanceRow row;
+  if (stg_store_get_instance (rt->store, job_id, instance, &row, NULL))
+    {
+      slot->failures = (guint32) row.failure_count;
+      slot->run_seq = row.run_id;
+      slot->want = row.config_id;
+    }
+  g_hash_table_insert (rt->slots, g_steal_pointer (&key), slot);
+  return slot;
+}
+
+void
+stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint status,
+                     const gchar *message)
+{
+  StgLocalRuntime *rt = slot->rt;
+  gint64 now = stg_clock_now_ms (rt->clock);
+  g_autoptr (GError) error = NULL;
+
+  slot->phase = phase;
+  slot->config_id = config_id;
+  slot->status = status;
+  slot->phase_since_ms = now;
+  StgInstanceRow facts = {
+    .instance_id = slot->instance,
+    .status = status,
+    .run_id = slot->run_seq,
+    .pid = slot->run ? slot->run->pid : 0,
+    .pid_start = slot->run ? slot->run->pid_start : 0,
+    .failure_count = (gint32) slot->failures,
+    .status_ms = now,
+    .run_config_id = slot->run ? slot->run->config_id : 0,
+  };
+  if (!stg_store_set_instance_facts (rt->store, slot->job_id, &facts, &error) ||
+      !stg_store_add_task_event (rt->store, slot->job_id, slot->instance, now, status, message, &error))
+    g_warning ("runtime: cannot record instance %d of %s/%s/%s: %s", slot->instance,
+               slot->job->role, slot->job->environment, slot->job->name, error->message);
+  g_debug ("runtime: %s/%s/%s/%d: %s (%s)", slot->job->role, slot->job->environment,
+           slot->job->name, slot->instance, stg_task_phase_name (phase), message ? message : "");
+  stg_runtime_notify_later (&rt->base, slot->job_id, slot->instance);
+}
+
+void
+stg_local_count_failure (Slot *slot)
+{
+  slot->failures++;
+}
+
+void
+stg_local_finish_removal (Slot *slot)
+{
+  StgLocalRuntime *rt = slot->rt;
+  g_autoptr (GError) error = NULL;
+  gint64 job_id = slot->job_id;
+  gint32 instance = slot->instance;
+
+  if (!stg_store_delete_instance (rt->store, job_id, instance, &error))
+    g_warning ("runtime: cannot remove instance %d: %s", instance, error->message);
+  g_autofree gchar *key = slot_key (job_id, instance);
+  g_hash_table_remove (rt->slots, key);
+  stg_runtime_notify_later (&rt->base, job_id, instance);
+}
+
+static gboolean
+on_restart (gpointer data)
+{
+  Slot *slot = data;
+
+  slot->restart_timer = 0;
+  if (slot->want != 0 && slot->run == NULL)
+    stg_run_start (slot, slot->want, FALSE, slot->want == slot->post_owed);
+  return G_SOURCE_REMOVE;
+}
+
+void
+stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *message)
+{
+  StgLocalRuntime *rt = slot->rt;
+  gboolean service = run ? run->service : TRUE;
+
+  if (run != NULL && message != NULL)
+    {
+      if (!service && success)
+        {
+          stg_local_set_phase (slot, STG_TASK_FINISHED, run->config_id, API_SCHEDULE_STATUS_FINISHED,
+                               message);
+          return;
+        }
+      if (!run->failed)
+        stg_local_count_failure (slot);
+      stg_local_set_phase (slot, STG_TASK_FAILED, run->config_id, API_SCHEDULE_STATUS_FAILED, message);
+    }
+  if (slot->want == 0 || slot->run != NULL)
+    return;
+  if (!service)
+    {
+      /* A task that is not a service is retried up to maxTaskFailures. */
+      g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, run->config_id, NULL);
+      gint max = config ? config->maxTaskFailures : 0;
+      if (max >= 0 && (gint) slot->failures > max)
+        return;
+    }
+  slot->backoff_ms = slot->backoff_ms == 0 ? BACKOFF_FIRST_MS : MIN (slot->backoff_ms * 2, BACKOFF_MAX_MS);
+  g_clear_handle_id (&slot->restart_timer, g_source_remove);
+  slot->restart_timer = g_timeout_add ((guint) slot->backoff_ms, on_restart, slot);
+}
+
+/* ---- replacing: pre_update hooks, then hot or cold ----------------------------- */
+
+static void
+proceed_replace (Slot *slot, gint64 config)
+{
+  StgLocalRuntime *rt = slot->rt;
+  Run *r = slot->run;
+  g_autoptr (ApiTaskConfig) c = stg_store_get_config (rt->store, config, NULL);
+  g_auto (GStrv) names = c ? stg_executor_port_names (c) : NULL;
+  g_autoptr (StgExecutorSpec) spec = c && c->executorConfig
+      ? stg_executor_spec_parse (c->executorConfig->data, (const gchar *const *) names, NULL) : NULL;
+
+  slot->post_owed = config;
+  if (r == NULL || r->stopping)
+    {
+      if (r == NULL)
+        stg_run_start (slot, config, FALSE, TRUE);
+      return;
+    }
+  if (spec != NULL && spec->hot_upgrade && r->spec->hot_upgrade && r->healthy)
+    {
+      /* Both versions know the protocol: start the new one beside the old. */
+      stg_run_start (slot, config, TRUE, TRUE);
+      return;
+    }
+  r->stopping = STOP_REPLACE;
+  stg_run_stop (r);
+  g_autofree gchar *m = g_strdup_printf ("stopping version %d to start version %d", r->version,
+                                         stg_store_config_version (rt->store, config));
+  stg_local_set_phase (slot, STG_TASK_KILLING, r->config_id, API_SCHEDULE_STATUS_KILLING, m);
+}
+
+static void
+on_pre_hook (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Slot *slot = data;
+  GSubprocess *hook = G_SUBPROCESS (source);
+  g_autoptr (GError) error = NULL;
+
+  if (!g_subprocess_wait_finish (hook, res, &error) && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  if (slot->pre_hook != hook)
+    return;
+  g_clear_handle_id (&slot->pre_hook_timer, g_source_remove);
+  gboolean ok = g_subprocess_get_if_exited (hook) && g_subprocess_get_exit_status (hook) == 0;
+  g_autofree gchar *why = g_subprocess_get_if_exited (hook)
+      ? g_strdup_printf ("pre_update hook exited with status %d", g_subprocess_get_exit_status (hook))
+      : g_strdup ("pre_update hook was stopped (timed out)");
+  gint64 config = slot->pre_hook_config;
+  g_clear_object (&slot->pre_hook);
+  if (slot->want != config)
+    return;                            /* wanted something else meanwhile */
+  if (ok)
+    {
+      proceed_replace (slot, config);
+      return;
+    }
+  /* The instance is left as it is, and the failure is counted. */
+  stg_local_count_failure (slot);
+  g_autofree gchar *m = g_strdup_printf ("%s: version %d left running", why,
+                                         slot->run ? slot->run->version : 0);
+  if (slot->run != NULL)
+    stg_local_set_phase (slot, slot->run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING,
+                         slot->run->config_id,
+                         slot->run->healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING, m);
+}
+
+static gboolean
+on_pre_hook_timeout (gpointer data)
+{
+  Slot *slot = data;
+
+  slot->pre_hook_timer = 0;
+  if (slot->pre_hook != NULL)
+    g_subprocess_force_exit (slot->pre_hook);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+replace (Slot *slot, gint64 config)
+{
+  StgLocalRuntime *rt = slot->rt;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) c = stg_store_get_config (rt->store, config, NULL);
+  g_auto (GStrv) names = c ? stg_executor_port_names (c) : NULL;
+  g_autoptr (StgExecutorSpec) spec = c && c->executorConfig
+      ? stg_executor_spec_parse (c->executorConfig->data, (const gchar *const *) names, NULL) : NULL;
+
+  if (spec == NULL || spec->pre_update.command == NULL)
+    {
+      proceed_replace (slot, config);
+      return;
+    }
+  /* The configuration being applied says how to check before going down. */
+  slot->pre_hook_config = config;
+  slot->pre_hook = stg_run_hook (slot, &spec->pre_update, config, "pre_update", &error);
+  if (slot->pre_hook == NULL)
+    {
+      stg_local_count_failure (slot);
+      g_autofree gchar *m = g_strdup_printf ("cannot run the pre_update hook: %s", error->message);
+      stg_local_set_phase (slot, slot->phase, slot->config_id, slot->status, m);
+      return;
+    }
+  slot->pre_hook_timer = g_timeout_add ((guint) (spec->pre_update.timeout_secs * 1000),
+                                        on_pre_hook_timeout, slot);
+  g_subprocess_wait_async (slot->pre_hook, slot->cancel, on_pre_hook, slot);
+}
+
+/* ---- operations ---------------------------------------------------------------- */
+
+static gboolean
+local_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GError **error)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+  Slot *slot = stg_local_slot (rt, job_id, instance, TRUE);
+
+  if (slot == NULL)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND, "no job %" G_GINT64_FORMAT, job_id);
+      return FALSE;
+    }
+  slot->want = config;
+  if (slot->pre_hook != NULL)
+    {
+      slot->pre_hook_config = config;   /* the hook's outcome goes on from here */
+      return TRUE;
+    }
+  if (slot->next != NULL)
+    {
+      if (slot->next->config_id == config)
+        return TRUE;
+      slot->next->stopping = STOP_ABANDON;
+      stg_run_stop (slot->next);
+    }
+  Run *r = slot->run;
+  if (r == NULL)
+    {
+      g_clear_handle_id (&slot->restart_timer, g_source_remove);
+      if (slot->config_id != 0 && slot->config_id != config)
+        slot->post_owed = config;
+      stg_run_start (slot, config, FALSE, config == slot->post_owed);
+      return TRUE;
+    }
+  if (r->stopping)
+    {
+      /* Whatever it was stopped for, start what is wanted once it is gone. */
+      if (r->stopping != 2 && r->stopping != 3)
+        r->stopping = STOP_REPLACE;
+      return TRUE;
+    }
+  if (r->config_id == config)
+    return TRUE;            /* already runs it */
+  replace (slot, config);
+  return TRUE;
+}
+
+static gboolean
+local_kill (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+  Slot *slot = stg_local_slot (rt, job_id, instance, TRUE);
+
+  if (slot == NULL)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND, "no job %" G_GINT64_FORMAT, job_id);
+      return FALSE;
+    }
+  slot->want = 0;
+  g_clear_handle_id (&slot->restart_timer, g_source_remove);
+  if (slot->pre_hook != NULL)
+    {
+      g_subprocess_force_exit (slot->pre_hook);
+      g_clear_object (&slot->pre_hook);
+      g_clear_handle_id (&slot->pre_hook_timer, g_source_remove);
+    }
+  if (slot->next != NULL)
+    {
+      slot->next->stopping = STOP_KILL;
+      stg_run_stop (slot->next);
+    }
+  if (slot->run != NULL)
+    {
+      slot->run->stopping = STOP_KILL;
+      stg_run_stop (slot->run);
+      stg_local_set_phase (slot, STG_TASK_KILLING, slot->run->config_id, API_SCHEDULE_STATUS_KILLING,
+                           "killing");
+      return TRUE;
+    }
+  if (slot->next == NULL)
+    stg_local_finish_removal (slot);
+  return TRUE;
+}
+
+static gboolean
+local_restart (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+  Slot *slot = stg_local_slot (rt, job_id, instance, TRUE);
+
+  if (slot == NULL)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND, "no job %" G_GINT64_FORMAT, job_id);
+      return FALSE;
+    }
+  if (slot->run != NULL && !slot->run->stopping)
+    {
+      slot->run->stopping = STOP_RESTART;
+      stg_run_stop (slot->run);
+      stg_local_set_phase (slot, STG_TASK_KILLING, slot->run->config_id, API_SCHEDULE_STATUS_RESTARTING,
+                           "restarting");
+      return TRUE;
+    }
+  if (slot->run == NULL && slot->want != 0)
+    {
+      g_clear_handle_id (&slot->restart_timer, g_source_remove);
+      stg_run_start (slot, slot->want, FALSE, FALSE);
+    }
+  return TRUE;
+}
+
+static void
+local_observe (StgRuntime *base, gint64 job_id, gint32 instance, StgTaskObservation *out)
+{
+  Slot *slot = stg_local_slot ((StgLocalRuntime *) base, job_id, instance, FALSE);
+
+  memset (out, 0, sizeof *out);
+  if (slot == NULL)
+    {
+      out->phase = STG_TASK_ABSENT;
+      return;
+    }
+  out->phase = slot->phase;
+  out->config_id = slot->config_id;
+  out->healthy_since_ms = slot->healthy_since_ms;
+  out->phase_since_ms = slot->phase_since_ms;
+  out->failures = slot->failures;
+  out->status = slot->status;
+}
+
+static gboolean
+local_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
+{
+  (void) base;
+  if (!stg_executor_check_config (config, error))
+    {
+      if (error && *error)
+        {
+          (*error)->domain = STG_RUNTIME_ERROR;
+          (*error)->code = STG_RUNTIME_ERROR_INVALID;
+        }
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+local_free (StgRuntime *base)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+
+  g_clear_handle_id (&rt->log_timer, g_source_remove);
+  g_hash_table_unref (rt->slots);
+  g_clear_object (&rt->session);
+  stg_local_options_clear (&rt->options);
+  g_free (rt);
+}
+
+static const StgRuntimeOps local_ops = {
+  .apply = local_apply,
+  .kill = local_kill,
+  .restart = local_restart,
+  .observe = local_observe,
+  .validate = local_validate,
+  .free = local_free,
+};
+
+static gboolean
+on_log_timer (gpointer data)
+{
+  stg_local_trim_logs (data);
+  return G_SOURCE_CONTINUE;
+}
+
+StgRuntime *
+stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *options,
+                       GError **error)
+{
+  StgLocalRuntime *rt = g_new0 (StgLocalRuntime, 1);
+  g_autofree gchar *sandboxes = g_build_filename (options->data_dir, "sandboxes", NULL);
+
+  if (options->port_min < 1 || options->port_max > 65535 || options->port_min > options->port_max)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID, "bad port range %d-%d",
+                   options->port_min, options->port_max);
+      g_free (rt);
+      return NULL;
+    }
+  if (g_mkdir_with_parents (sandboxes, 0755) != 0)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED, "cannot create %s", sandboxes);
+      g_free (rt);
+      return NULL;
+    }
+  rt->base.ops = &local_ops;
+  rt->store = store;
+  rt->clock = clock;
+  rt->options.data_dir = g_strdup (options->data_dir);
+  rt->options.cluster = g_strdup (options->cluster);
+  rt->options.bind = g_strdup (options->bind);
+  rt->options.port_min = options->port_min;
+  rt->options.port_max = options->port_max;
+  rt->options.keep_runs = MAX (options->keep_runs, 1u);
+  rt->options.log_limit = MAX (options->log_limit, (gsize) 4096);
+  /* Health checks go straight to this host: no proxy lookups. */
+  rt->session = soup_session_new_with_options ("max-conns", 4096, "max-conns-per-host", 4,
+                                               "proxy-resolver", NULL, NULL);
+  rt->slots = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, slot_free);
+  rt->log_timer = g_timeout_add_seconds (LOG_TRIM_S, on_log_timer, rt);
+  return &rt->base;
+}
+
+/* ---- adoption --------------------------------------------------------------------- */
+
+gboolean
+stg_local_runtime_adopt (StgRuntime *base, GError **error)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+  g_autoptr (GArray) rows = stg_store_list_all_instances (rt->store, error);
+
+  if (rows == NULL)
+    return FALSE;
+  for (guint i = 0; i < rows->len; i++)
+    {
+      StgSlotRow *s = &g_array_index (rows, StgSlotRow, i);
+      const StgInstanceRow *row = &s->row;
+      Slot *slot = stg_local_slot (rt, s->job_id, row->instance_id, TRUE);
+      g_autoptr (GError) local = NULL;
+
+      if (slot == NULL)
+        continue;
+      if (row->pid > 0 && stg_process_is ((GPid) row->pid, row->pid_start))
+        {
+          Run *run = stg_run_adopt (slot, row, &local);
+          if (run == NULL)
+            {
+              g_warning ("runtime: cannot adopt pid %" G_GINT64_FORMAT ": %s", row->pid, local->message);
+              continue;
+            }
+          g_autofree gchar *m = g_strdup_printf ("adopted by a new staggerd (pid %d)", (int) run->pid);
+          slot->healthy_since_ms = run->healthy_since_ms;
+          if (row->status == API_SCHEDULE_STATUS_KILLING)
+            {
+              /* A kill was under way: finish it. */
+              local_kill (base, s->job_id, row->instance_id, NULL);
+              continue;
+            }
+          stg_local_set_phase (slot, run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING, run->config_id,
+                               run->healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING, m);
+          continue;
+        }
+      if (row->pid > 0)
+        {
+          /* It died while no daemon watched it. */
+          stg_local_count_failure (slot);
+          stg_local_set_phase (slot, STG_TASK_FAILED, row->run_config_id ? row->run_config_id : row->config_id,
+                               API_SCHEDULE_STATUS_FAILED,
+                               "exited while staggerd was not running");
+          if (row->status == API_SCHEDULE_STATUS_KILLING)
+            {
+              stg_local_finish_removal (slot);
+              continue;
+            }
+          stg_local_after_exit (slot, NULL, FALSE, NULL);
+          continue;
+        }
+      if (row->status == API_SCHEDULE_STATUS_FINISHED)
+        continue;
+      stg_run_start (slot, row->config_id, FALSE, FALSE);
+    }
+  return TRUE;
+}
+
+GPid
+stg_local_runtime_pid (StgRuntime *base, gint64 job_id, gint32 instance)
+{
+  Slot *slot = stg_local_slot ((StgLocalRuntime *) base, job_id, instance, FALSE);
+  return slot && slot->run ? slot->run->pid : 0;
+}
+
+guint
+stg_local_runtime_processes (StgRuntime *base)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+  GHashTableIter it;
+  gpointer value;
+  guint n = 0;
+
+  g_hash_table_iter_init (&it, rt->slots);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      Slot *slot = value;
+      n += (slot->run != NULL) + (slot->next != NULL);
+    }
+  return n;
+}

@@ -1,0 +1,50 @@
+/* local.h: the local process runtime, Stagger's embedded default.
+ *
+ * StgLocalRuntime runs each instance as a process on this host (see
+ * runtime.h for the contract it keeps): its own session and process group, a
+ * sandbox folder with its output, stable named ports, health checks, hooks
+ * around updates, restarts with back-off, hot upgrades that hand listening
+ * sockets from the old version to the new, and adoption of instances that
+ * outlived a previous staggerd. Main-loop thread only.
+ */
+#pragma once
+
+#include "common/clock.h"
+#include "runtime/runtime.h"
+#include "store/store.h"
+
+G_BEGIN_DECLS
+
+typedef struct _StgLocalRuntime StgLocalRuntime;
+
+typedef struct
+{
+  gchar *data_dir;           /* sandboxes go under data_dir/sandboxes */
+  gchar *cluster;            /* for {{cluster}} */
+  gchar *bind;               /* address for health checks and hot-upgrade sockets */
+  gint port_min;             /* named ports come from port_min..port_max */
+  gint port_max;
+  guint keep_runs;           /* sandbox folders kept per instance */
+  gsize log_limit;           /* bytes kept per output file */
+} StgLocalOptions;
+
+void stg_local_options_init (StgLocalOptions *options);
+void stg_local_options_clear (StgLocalOptions *options);
+
+/* A local runtime over @store and @clock (borrowed). */
+StgRuntime *stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *options,
+                                   GError **error);
+
+/* Takes over the instances the store knows: adopts processes that are
+ * still running (by pid and start time), reports those that died while no
+ * daemon watched, and starts those that should run but do not. Call once,
+ * before the engine recovers. */
+gboolean stg_local_runtime_adopt (StgRuntime *rt, GError **error);
+
+/* The pid of a slot's serving process, or 0 (for tests and displays). */
+GPid stg_local_runtime_pid (StgRuntime *rt, gint64 job_id, gint32 instance);
+
+/* Processes this runtime watches. */
+guint stg_local_runtime_processes (StgRuntime *rt);
+
+G_END_DECLS

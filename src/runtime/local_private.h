@@ -1,0 +1,151 @@
+/* local_private.h: the local runtime's model, shared by local.c, run.c and
+ * ports.c. Not for use outside src/runtime/. Main-loop thread only.
+ *
+ * A Slot is one instance of one job (job id, instance id). It has at most
+ * two Runs: the one serving (run) and, during a hot upgrade, the new
+ * version starting beside it (next). A Run is one process: spawned here or
+ * adopted after a restart, with its health checks and its sandbox.
+ */
+#pragma once
+
+#include <libsoup/soup.h>
+
+#include "runtime/executor.h"
+#include "runtime/health.h"
+#include "runtime/local.h"
+#include "store/store.h"
+
+typedef struct _Slot Slot;
+typedef struct _Run Run;
+
+/* Why a run was asked to stop; it decides what follows its exit. */
+typedef enum
+{
+  STOP_NONE = 0,     /* running, or ended on its own */
+  STOP_KILL,         /* the slot is being removed */
+  STOP_REPLACE,      /* a cold replace: start the slot's wanted config */
+  STOP_RESTART,      /* restartShards: start the same config again */
+  STOP_FAILED,       /* it failed (health, hook): restart after back-off */
+  STOP_OLD,          /* the old version after a hot upgrade */
+  STOP_ABANDON,      /* a new version that is no longer wanted */
+} StopReason;
+
+struct _Run
+{
+  Slot *slot;
+  gint64 id;                 /* run id: grows with each start of the slot */
+  gint64 config_id;
+  gint version;              /* STAGGER_VERSION */
+  StgExecutorSpec *spec;
+  gboolean service;
+  GPid pid;
+  gint64 pid_start;
+  guint child_watch;         /* a child of ours */
+  gint pidfd;                /* an adopted process */
+  guint pidfd_watch;
+  StgHealth *health;
+  StgHealthTarget target;    /* where its checks go once it serves alone */
+  gboolean healthy;          /* checks pass, and post_update (if any) passed */
+  gint64 healthy_since_ms;
+  gboolean from_update;      /* started to replace another config: run post_update */
+  GSubprocess *hook;         /* post_update in flight */
+  guint hook_timer;
+  StopReason stopping;       /* why we asked it to stop; STOP_NONE: running */
+  GCancellable *cancel;      /* cancels waits that hold the run */
+  gboolean failed;           /* counted as a failed run already */
+  guint kill_timer;
+  gchar *sandbox;
+};
+
+struct _Slot
+{
+  StgLocalRuntime *rt;
+  gint64 job_id;
+  gint32 instance;
+  ApiJobKey *job;
+  gint64 want;               /* config the slot should run; 0 while removing */
+  Run *run;
+  Run *next;                 /* hot upgrade: the new version starting beside run */
+  StgTaskPhase phase;
+  gint64 config_id;          /* what observe reports */
+  gint status;               /* ScheduleStatus shown */
+  gint64 phase_since_ms;
+  gint64 healthy_since_ms;
+  guint32 failures;
+  gint64 run_seq;
+  guint restart_timer;
+  gint backoff_ms;
+  GSubprocess *pre_hook;     /* pre_update in flight */
+  GCancellable *cancel;      /* cancels waits that hold the slot */
+  guint pre_hook_timer;
+  gint64 pre_hook_config;
+  gint64 post_owed;          /* config whose post_update has not passed yet */
+  GArray *sockets;           /* gint: listening sockets for hot upgrade, by port name */
+  GHashTable *ports;         /* name -> port (GINT_TO_POINTER) */
+};
+
+struct _StgLocalRuntime
+{
+  StgRuntime base;
+  StgStore *store;           /* borrowed */
+  StgClock *clock;           /* borrowed */
+  StgLocalOptions options;   /* strings owned */
+  SoupSession *session;      /* health checks */
+  GHashTable *slots;         /* "job:instance" -> Slot* */
+  guint log_timer;
+};
+
+/* ---- slots (local.c) ----------------------------------------------------- */
+
+Slot *stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean create);
+
+/* Changes what observe reports, records a TaskEvent with @message, saves
+ * the slot's facts and announces the change. */
+void stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint status,
+                          const gchar *message);
+
+/* Counts a failed run of the slot (saved with the next phase change). */
+void stg_local_count_failure (Slot *slot);
+
+/* Decides what follows a run that ended on its own (@run NULL: one that
+ * could not start). @message (nullable) is recorded. */
+void stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *message);
+
+/* Removes a slot whose last run is gone (a kill). */
+void stg_local_finish_removal (Slot *slot);
+
+/* ---- runs (run.c) ---------------------------------------------------------- */
+
+/* Starts config @config_id in @slot as a new run. @beside: a hot upgrade
+ * (start next beside run). @from_update: run post_update once healthy.
+ * Returns NULL after counting the failure when it cannot start. */
+Run *stg_run_start (Slot *slot, gint64 config_id, gboolean beside, gboolean from_update);
+
+/* Adopts a process that outlived the previous daemon. */
+Run *stg_run_adopt (Slot *slot, const StgInstanceRow *row, GError **error);
+
+/* Asks a run to stop: SIGTERM to its group, SIGKILL after its stop timeout. */
+void stg_run_stop (Run *run);
+
+void stg_run_free (Run *run);
+
+/* Starts a hook command for @slot (output appended to hooks.log in the
+ * slot's folder); the caller waits for it and bounds it with a timer. */
+GSubprocess *stg_run_hook (Slot *slot, const StgHookSpec *hook, gint64 config_id,
+                           const gchar *name, GError **error);
+
+/* ---- ports (ports.c) ------------------------------------------------------- */
+
+/* The slot's named ports (kept in the store, stable across runs and
+ * restarts), allocating those it has not got yet. */
+GHashTable *stg_local_ports (StgLocalRuntime *rt, Slot *slot, gchar **names, GError **error);
+
+/* A listening socket on @port (SO_REUSEADDR), or -1 with @error. */
+gint stg_local_listen (StgLocalRuntime *rt, gint port, GError **error);
+/* The local port a listening socket is bound to (0 if unknown). */
+gint stg_local_socket_port (gint fd);
+
+/* ---- sandboxes (run.c) ------------------------------------------------------ */
+
+/* Trims output files over the size limit; removes old run folders. */
+void stg_local_trim_logs (StgLocalRuntime *rt);

@@ -1,0 +1,806 @@
+/* run.c: one run of an instance: starting it (sandbox, environment,
+ * templates, sockets), adopting it after a restart, its health, its
+ * post_update hook, stopping it, and what its end means.
+ *
+ * A run's life: started (STARTING) -> healthy (RUNNING; after post_update
+ * when it replaces another config) -> stopped or exited. Why a run was
+ * stopped decides what follows its exit (StopReason). Main-loop thread only.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/local_private.h"
+#include "runtime/process.h"
+
+static void run_ended (Run *run, gboolean success, const gchar *how);
+
+/* ---- sandboxes ------------------------------------------------------------ */
+
+static gchar *
+slot_root (Slot *slot)
+{
+  g_autofree gchar *instance = g_strdup_printf ("%d", slot->instance);
+  return g_build_filename (slot->rt->options.data_dir, "sandboxes", slot->job->role,
+                           slot->job->environment, slot->job->name, instance, NULL);
+}
+
+static gint
+compare_runs (gconstpointer a, gconstpointer b)
+{
+  gint64 x = g_ascii_strtoll (*(const gchar *const *) a, NULL, 10);
+  gint64 y = g_ascii_strtoll (*(const gchar *const *) b, NULL, 10);
+  return (x > y) - (x < y);
+}
+
+static void
+remove_tree (const gchar *path)
+{
+  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+  const gchar *name;
+
+  if (dir != NULL)
+    while ((name = g_dir_read_name (dir)) != NULL)
+      {
+        g_autofree gchar *child = g_build_filename (path, name, NULL);
+        if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+          remove_tree (child);
+        else
+          g_unlink (child);
+      }
+  g_rmdir (path);
+}
+
+/* Keeps the newest keep_runs run folders of a slot. */
+static void
+prune (Slot *slot)
+{
+  g_autofree gchar *root = slot_root (slot);
+  g_autoptr (GDir) dir = g_dir_open (root, 0, NULL);
+  g_autoptr (GPtrArray) runs = g_ptr_array_new_with_free_func (g_free);
+  const gchar *name;
+
+  if (dir == NULL)
+    return;
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_ascii_isdigit (name[0]))
+      g_ptr_array_add (runs, g_strdup (name));
+  g_ptr_array_sort (runs, compare_runs);
+  for (guint i = 0; i + slot->rt->options.keep_runs < runs->len; i++)
+    {
+      g_autofree gchar *path = g_build_filename (root, runs->pdata[i], NULL);
+      gint64 id = g_ascii_strtoll (runs->pdata[i], NULL, 10);
+      if ((slot->run && slot->run->id == id) || (slot->next && slot->next->id == id))
+        continue;
+      remove_tree (path);
+    }
+}
+
+/* Keeps the last half of @path when it is over @limit bytes. */
+static void
+trim_file (const gchar *path, gsize limit)
+{
+  struct stat st;
+
+  if (g_stat (path, &st) != 0 || (gsize) st.st_size <= limit)
+    return;
+  gint fd = g_open (path, O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0)
+    return;
+  gsize keep = limit / 2;
+  g_autofree gchar *tail = g_malloc (keep);
+  ssize_t got = pread (fd, tail, keep, st.st_size - (off_t) keep);
+  if (got > 0 && ftruncate (fd, 0) == 0)
+    {
+      static const gchar mark[] = "[staggerd: earlier output removed to keep this file small]\n";
+      (void) !write (fd, mark, sizeof mark - 1);
+      (void) !write (fd, tail, (size_t) got);
+    }
+  close (fd);
+}
+
+static void
+trim_run (Run *run)
+{
+  g_autofree gchar *out = g_build_filename (run->sandbox, "stdout", NULL);
+  g_autofree gchar *err = g_build_filename (run->sandbox, "stderr", NULL);
+
+  trim_file (out, run->slot->rt->options.log_limit);
+  trim_file (err, run->slot->rt->options.log_limit);
+}
+
+void
+stg_local_trim_logs (StgLocalRuntime *rt)
+{
+  GHashTableIter it;
+  gpointer value;
+
+  g_hash_table_iter_init (&it, rt->slots);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      Slot *slot = value;
+      if (slot->run != NULL)
+        trim_run (slot->run);
+      if (slot->next != NULL)
+        trim_run (slot->next);
+    }
+}
+
+/* ---- the instance's environment ------------------------------------------------ */
+
+static gchar **
+environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports, gchar **port_names,
+             const StgTemplateVars *vars, GError **error)
+{
+  gchar **env = g_get_environ ();
+  g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->job->role, slot->job->environment,
+                                           slot->job->name);
+  g_autofree gchar *inst = g_strdup_printf ("%d", slot->instance);
+  g_autofree gchar *ver = g_strdup_printf ("%d", run->version);
+  g_autofree gchar *alt = g_strdup_printf ("%d", alt_version);
+
+  /* Nothing of the daemon's own sockets or tests' settings leaks through. */
+  env = g_environ_unsetenv (env, "LISTEN_FDS");
+  env = g_environ_unsetenv (env, "LISTEN_PID");
+  env = g_environ_unsetenv (env, "LISTEN_FDNAMES");
+  env = g_environ_setenv (env, "STAGGER_INSTANCE", inst, TRUE);
+  env = g_environ_setenv (env, "STAGGER_JOB", job, TRUE);
+  env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
+  env = g_environ_setenv (env, "STAGGER_VERSION_ALT", alt, TRUE);
+  env = g_environ_setenv (env, "STAGGER_SANDBOX", run->sandbox, TRUE);
+  for (guint i = 0; port_names[i] != NULL; i++)
+    {
+      g_autofree gchar *var = g_ascii_strup (port_names[i], -1);
+      g_strdelimit (var, "-", '_');
+      g_autofree gchar *name = g_strconcat ("PORT_", var, NULL);
+      g_autofree gchar *value = g_strdup_printf ("%d", GPOINTER_TO_INT (g_hash_table_lookup (ports, port_names[i])));
+      env = g_environ_setenv (env, name, value, TRUE);
+      if (i == 0)
+        env = g_environ_setenv (env, "PORT", value, TRUE);
+    }
+  for (guint i = 0; run->spec->env != NULL && run->spec->env[i] != NULL; i++)
+    {
+      const gchar *eq = strchr (run->spec->env[i], '=');
+      g_autofree gchar *name = g_strndup (run->spec->env[i], (gsize) (eq - run->spec->env[i]));
+      g_autofree gchar *value = stg_template_expand (eq + 1, vars, NULL, error);
+      if (value == NULL)
+        {
+          g_strfreev (env);
+          return NULL;
+        }
+      env = g_environ_setenv (env, name, value, TRUE);
+    }
+  return env;
+}
+
+/* The port health checks go to: "health", else "http", else the first. */
+static gint
+health_port (GHashTable *ports, gchar **names)
+{
+  gpointer p = g_hash_table_lookup (ports, "health");
+  if (p == NULL)
+    p = g_hash_table_lookup (ports, "http");
+  if (p == NULL && names[0] != NULL)
+    p = g_hash_table_lookup (ports, names[0]);
+  return GPOINTER_TO_INT (p);
+}
+
+/* ---- health and hooks ------------------------------------------------------------ */
+
+static void on_health (gpointer data, gboolean healthy, const gchar *why);
+
+/* Starts checking @run at @target (kept for later), or at @probe_url
+ * (nullable) for now: a new version beside the old one is checked on its
+ * private probe socket, since either process may answer on the shared ones. */
+static void
+run_watch (Run *run, const StgHealthTarget *target, const gchar *probe_url, gboolean healthy)
+{
+  run->target.session = target->session;
+  run->target.url = g_strdup (target->url);
+  run->target.shell_argv = g_strdupv (target->shell_argv);
+  run->target.envp = g_strdupv (target->envp);
+  run->target.cwd = g_strdup (target->cwd);
+  StgHealthTarget now = run->target;
+  if (probe_url != NULL)
+    now.url = (gchar *) probe_url;
+  run->health = stg_health_new (&run->spec->health, &now, healthy, on_health, run);
+}
+
+/* Checks @run again at its kept target, e.g. once it serves alone. */
+static void
+run_rewatch (Run *run)
+{
+  g_clear_pointer (&run->health, stg_health_free);
+  run->health = stg_health_new (&run->spec->health, &run->target, run->healthy, on_health, run);
+}
+
+static void
+commit (Run *run, const gchar *why)
+{
+  Slot *slot = run->slot;
+  g_autofree gchar *message = NULL;
+
+  run->healthy = TRUE;
+  run->healthy_since_ms = stg_clock_now_ms (slot->rt->clock);
+  slot->backoff_ms = 0;
+  if (slot->post_owed == run->config_id)
+    slot->post_owed = 0;
+  if (slot->next == run)
+    {
+      /* Hot upgrade: the new version serves; the old one goes. From now
+       * on its checks go where clients go. */
+      Run *old = slot->run;
+      run_rewatch (run);
+      slot->run = run;
+      slot->next = NULL;
+      if (old != NULL)
+        {
+          old->stopping = STOP_OLD;
+          stg_run_stop (old);
+        }
+      message = g_strdup_printf ("hot upgrade done: version %d serves (%s)", run->version, why);
+    }
+  else
+    message = g_strdup_printf ("healthy: %s", why);
+  slot->healthy_since_ms = run->healthy_since_ms;
+  stg_local_set_phase (slot, STG_TASK_RUNNING, run->config_id, API_SCHEDULE_STATUS_RUNNING, message);
+}
+
+/* A run that failed while still running (health, hook): count, stop. */
+static void
+fail_running (Run *run, const gchar *why)
+{
+  Slot *slot = run->slot;
+
+  if (run->failed || run->stopping)
+    return;
+  run->failed = TRUE;
+  stg_local_count_failure (slot);
+  run->stopping = slot->next == run ? STOP_ABANDON : STOP_FAILED;
+  stg_run_stop (run);
+  if (slot->next == run && slot->run != NULL)
+    {
+      /* The old version keeps serving. */
+      g_autofree gchar *m = g_strdup_printf ("new version %d failed, version %d keeps serving: %s",
+                                             run->version, slot->run->version, why);
+      stg_local_set_phase (slot, slot->run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING,
+                           slot->run->config_id,
+                           slot->run->healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING, m);
+    }
+  else
+    stg_local_set_phase (slot, STG_TASK_FAILED, run->config_id, API_SCHEDULE_STATUS_FAILED, why);
+}
+
+static gboolean
+on_hook_timeout (gpointer data)
+{
+  Run *run = data;
+
+  run->hook_timer = 0;
+  if (run->hook != NULL)
+    g_subprocess_force_exit (run->hook);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_post_hook (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Run *run = data;
+  GSubprocess *hook = G_SUBPROCESS (source);
+  g_autoptr (GError) error = NULL;
+
+  if (!g_subprocess_wait_finish (hook, res, &error) && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;       /* the run was freed */
+  g_clear_handle_id (&run->hook_timer, g_source_remove);
+  gboolean ok = g_subprocess_get_if_exited (hook) && g_subprocess_get_exit_status (hook) == 0;
+  g_autofree gchar *why = g_subprocess_get_if_exited (hook)
+      ? g_strdup_printf ("post_update hook exited with status %d", g_subprocess_get_exit_status (hook))
+      : g_strdup ("post_update hook was stopped (timed out)");
+  g_clear_object (&run->hook);
+  if (ok)
+    commit (run, why);
+  else
+    fail_running (run, why);
+}
+
+static void
+on_health (gpointer data, gboolean healthy, const gchar *why)
+{
+  Run *run = data;
+  Slot *slot = run->slot;
+
+  if (run->stopping)
+    return;
+  if (!healthy)
+    {
+      g_autofree gchar *m = g_strdup_printf ("failed its health check: %s", why);
+      fail_running (run, m);
+      return;
+    }
+  if (run->healthy || run->hook != NULL)
+    return;
+  if (run->from_update && run->spec->post_update.command != NULL)
+    {
+      g_autoptr (GError) error = NULL;
+      run->hook = stg_run_hook (slot, &run->spec->post_update, run->config_id, "post_update", &error);
+      if (run->hook == NULL)
+        {
+          g_autofree gchar *m = g_strdup_printf ("cannot run the post_update hook: %s", error->message);
+          fail_running (run, m);
+          return;
+        }
+      run->hook_timer = g_timeout_add ((guint) (run->spec->post_update.timeout_secs * 1000),
+                                       on_hook_timeout, run);
+      g_subprocess_wait_async (run->hook, run->cancel, on_post_hook, run);
+      return;
+    }
+  commit (run, why);
+}
+
+GSubprocess *
+stg_run_hook (Slot *slot, const StgHookSpec *hook, gint64 config_id, const gchar *name,
+              GError **error)
+{
+  StgLocalRuntime *rt = slot->rt;
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, config_id, error);
+  if (config == NULL)
+    return NULL;
+  g_auto (GStrv) names = stg_executor_port_names (config);
+  g_autoptr (GHashTable) ports = stg_local_ports (rt, slot, names, error);
+  if (ports == NULL)
+    return NULL;
+  StgTemplateVars vars = {
+    .instance = slot->instance, .cluster = rt->options.cluster, .role = slot->job->role,
+    .environment = slot->job->environment, .name = slot->job->name,
+    .version = stg_store_config_version (rt->store, config_id), .ports = ports,
+  };
+  g_autofree gchar *command = stg_template_expand (hook->command, &vars, NULL, error);
+  if (command == NULL)
+    return NULL;
+  g_autofree gchar *root = slot_root (slot);
+  g_mkdir_with_parents (root, 0755);
+  g_autofree gchar *log = g_build_filename (root, "hooks.log", NULL);
+  gint fd = g_open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "%s: %s", log, g_strerror (saved));
+      return NULL;
+    }
+  g_autofree gchar *banner = g_strdup_printf ("== %s hook for version %d: %s\n", name, vars.version, command);
+  (void) !write (fd, banner, strlen (banner));
+  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_MERGE);
+  g_subprocess_launcher_take_stdout_fd (l, fd);
+  g_subprocess_launcher_set_cwd (l, root);
+  g_autofree gchar *inst = g_strdup_printf ("%d", slot->instance);
+  g_autofree gchar *ver = g_strdup_printf ("%d", vars.version);
+  g_subprocess_launcher_setenv (l, "STAGGER_INSTANCE", inst, TRUE);
+  g_subprocess_launcher_setenv (l, "STAGGER_VERSION", ver, TRUE);
+  g_subprocess_launcher_setenv (l, "STAGGER_HOOK", name, TRUE);
+  return g_subprocess_launcher_spawn (l, error, "/bin/sh", "-c", command, NULL);
+}
+
+/* ---- watching the process ------------------------------------------------------ */
+
+static void
+on_child (GPid pid, gint wait_status, gpointer data)
+{
+  Run *run = data;
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *how = NULL;
+  gboolean success;
+
+  (void) pid;
+  run->child_watch = 0;
+  success = g_spawn_check_wait_status (wait_status, &error);
+  if (WIFEXITED (wait_status))
+    how = g_strdup_printf ("exited with status %d", WEXITSTATUS (wait_status));
+  else if (WIFSIGNALED (wait_status))
+    how = g_strdup_printf ("killed by signal %d (%s)", WTERMSIG (wait_status),
+                           g_strsignal (WTERMSIG (wait_status)));
+  else
+    how = g_strdup (error ? error->message : "ended");
+  run_ended (run, success, how);
+}
+
+static gboolean
+on_pidfd (gint fd, GIOCondition condition, gpointer data)
+{
+  Run *run = data;
+
+  (void) fd;
+  (void) condition;
+  run->pidfd_watch = 0;
+  /* Not our child: its exit status is not ours to know. */
+  run_ended (run, FALSE, "ended (its exit status is unknown: it was adopted)");
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_kill_timeout (gpointer data)
+{
+  Run *run = data;
+
+  run->kill_timer = 0;
+  g_info ("runtime: run %" G_GINT64_FORMAT " of instance %d did not stop in time: SIGKILL",
+          run->id, run->slot->instance);
+  stg_process_signal_group (run->pid, SIGKILL);
+  return G_SOURCE_REMOVE;
+}
+
+void
+stg_run_stop (Run *run)
+{
+  if (run->pid <= 0)
+    return;
+  if (run->health != NULL)
+    g_clear_pointer (&run->health, stg_health_free);
+  if (run->hook != NULL)
+    g_subprocess_force_exit (run->hook);
+  stg_process_signal_group (run->pid, SIGTERM);
+  if (run->kill_timer == 0)
+    run->kill_timer = g_timeout_add ((guint) (run->spec->stop_timeout_secs * 1000) + 1,
+                                     on_kill_timeout, run);
+}
+
+void
+stg_run_free (Run *run)
+{
+  if (run == NULL)
+    return;
+  g_clear_handle_id (&run->child_watch, g_source_remove);
+  g_clear_handle_id (&run->pidfd_watch, g_source_remove);
+  g_clear_handle_id (&run->kill_timer, g_source_remove);
+  g_clear_handle_id (&run->hook_timer, g_source_remove);
+  g_clear_pointer (&run->health, stg_health_free);
+  /* A hook's wait in flight sees the cancellation and leaves us alone. */
+  g_cancellable_cancel (run->cancel);
+  g_clear_object (&run->cancel);
+  if (run->hook != NULL)
+    {
+      g_subprocess_force_exit (run->hook);
+      g_clear_object (&run->hook);
+    }
+  if (run->pidfd >= 0)
+    close (run->pidfd);
+  stg_executor_spec_free (run->spec);
+  g_free (run->target.url);
+  g_strfreev (run->target.shell_argv);
+  g_strfreev (run->target.envp);
+  g_free (run->target.cwd);
+  g_free (run->sandbox);
+  g_free (run);
+}
+
+/* The run's process is gone: decide what follows, by why it stopped. */
+static void
+run_ended (Run *run, gboolean success, const gchar *how)
+{
+  Slot *slot = run->slot;
+  gboolean was_next = slot->next == run;
+  StopReason reason = run->stopping;
+  g_autofree gchar *message = g_strdup_printf ("run %" G_GINT64_FORMAT " (pid %d) %s", run->id,
+                                               (int) run->pid, how);
+
+  g_clear_handle_id (&run->kill_timer, g_source_remove);
+  g_clear_pointer (&run->health, stg_health_free);
+  if (was_next)
+    slot->next = NULL;
+  else if (slot->run == run)
+    slot->run = NULL;
+  if (was_next && slot->run != NULL && slot->run->health == NULL && !slot->run->stopping)
+    run_rewatch (slot->run);    /* the old version serves alone again */
+
+  if (was_next && reason == STOP_NONE)
+    {
+      /* The new version of a hot upgrade died: the old one keeps serving. */
+      stg_local_count_failure (slot);
+      g_autofree gchar *m = g_strdup_printf ("new version %s; version %d keeps serving", message,
+                                             slot->run ? slot->run->version : 0);
+      if (slot->run != NULL)
+        stg_local_set_phase (slot, slot->run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING,
+                             slot->run->config_id, slot->run->healthy ? API_SCHEDULE_STATUS_RUNNING
+                                                                      : API_SCHEDULE_STATUS_STARTING, m);
+      stg_run_free (run);
+      return;
+    }
+  switch (reason)
+    {
+    case STOP_NONE:
+      stg_local_after_exit (slot, run, success, message);
+      break;
+    case STOP_FAILED:
+      /* Counted already; restart like any failed run. */
+      stg_local_after_exit (slot, run, FALSE, NULL);
+      break;
+    case STOP_KILL:
+      if (slot->run == NULL && slot->next == NULL)
+        {
+          stg_local_set_phase (slot, STG_TASK_ABSENT, 0, API_SCHEDULE_STATUS_KILLED, message);
+          stg_run_free (run);
+          stg_local_finish_removal (slot);
+          return;
+        }
+      break;
+    case STOP_REPLACE:
+    case STOP_RESTART:
+      stg_local_set_phase (slot, STG_TASK_PENDING, run->config_id, API_SCHEDULE_STATUS_KILLED, message);
+      if (slot->want != 0)
+        stg_run_start (slot, slot->want, FALSE, reason == STOP_REPLACE);
+      break;
+    case STOP_OLD:
+    case STOP_ABANDON:
+      break;
+    }
+  stg_run_free (run);
+}
+
+/* ---- starting --------------------------------------------------------------------- */
+
+/* Counts a run that could not start and decides what follows. */
+static Run *
+start_failed (Slot *slot, gint64 config_id, const gchar *why)
+{
+  g_autofree gchar *m = g_strdup_printf ("cannot start: %s", why);
+
+  g_warning ("runtime: instance %d of %s/%s/%s %s", slot->instance, slot->job->role,
+             slot->job->environment, slot->job->name, m);
+  stg_local_count_failure (slot);
+  stg_local_set_phase (slot, STG_TASK_FAILED, config_id, API_SCHEDULE_STATUS_FAILED, m);
+  stg_local_after_exit (slot, NULL, FALSE, NULL);
+  return NULL;
+}
+
+Run *
+stg_run_start (Slot *slot, gint64 config_id, gboolean beside, gboolean from_update)
+{
+  StgLocalRuntime *rt = slot->rt;
+  g_autoptr (GError) error = NULL;
+
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, config_id, &error);
+  if (config == NULL)
+    return start_failed (slot, config_id, error->message);
+  g_auto (GStrv) names = stg_executor_port_names (config);
+  g_autoptr (StgExecutorSpec) spec = config->__isset_executorConfig && config->executorConfig
+      ? stg_executor_spec_parse (config->executorConfig->data, (const gchar *const *) names, &error)
+      : NULL;
+  if (spec == NULL)
+    return start_failed (slot, config_id, error ? error->message : "no executor data");
+  g_autoptr (GHashTable) ports = stg_local_ports (rt, slot, names, &error);
+  if (ports == NULL)
+    return start_failed (slot, config_id, error->message);
+
+  Run *run = g_new0 (Run, 1);
+  run->slot = slot;
+  run->pidfd = -1;
+  run->cancel = g_cancellable_new ();
+  run->id = ++slot->run_seq;
+  run->config_id = config_id;
+  run->version = stg_store_config_version (rt->store, config_id);
+  run->service = config->isService;
+  run->from_update = from_update;
+  run->spec = g_steal_pointer (&spec);
+  g_autofree gchar *root = slot_root (slot);
+  g_autofree gchar *seq = g_strdup_printf ("%" G_GINT64_FORMAT, run->id);
+  run->sandbox = g_build_filename (root, seq, NULL);
+  if (g_mkdir_with_parents (run->sandbox, 0755) != 0)
+    {
+      int saved = errno;
+      g_autofree gchar *why = g_strdup_printf ("%s: %s", run->sandbox, g_strerror (saved));
+      stg_run_free (run);
+      return start_failed (slot, config_id, why);
+    }
+  prune (slot);
+
+  StgTemplateVars vars = {
+    .instance = slot->instance, .cluster = rt->options.cluster, .role = slot->job->role,
+    .environment = slot->job->environment, .name = slot->job->name, .version = run->version,
+    .ports = ports,
+  };
+  gint alt = beside && slot->run != NULL ? slot->run->version : 0;
+  g_auto (GStrv) env = environment (slot, run, alt, ports, names, &vars, &error);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree gchar *cwd = run->spec->workdir ? stg_template_expand (run->spec->workdir, &vars, NULL, &error)
+                                             : g_strdup (run->sandbox);
+  if (env == NULL || cwd == NULL)
+    {
+      g_autofree gchar *why = g_strdup (error->message);
+      stg_run_free (run);
+      return start_failed (slot, config_id, why);
+    }
+  if (run->spec->command != NULL)
+    {
+      g_ptr_array_add (argv, g_strdup ("/bin/sh"));
+      g_ptr_array_add (argv, g_strdup ("-c"));
+      g_ptr_array_add (argv, stg_template_expand (run->spec->command, &vars, NULL, &error));
+    }
+  else
+    for (guint i = 0; run->spec->argv[i] != NULL; i++)
+      g_ptr_array_add (argv, stg_template_expand (run->spec->argv[i], &vars, NULL, &error));
+  for (guint i = 0; i < argv->len; i++)
+    if (argv->pdata[i] == NULL)
+      {
+        g_autofree gchar *why = g_strdup (error->message);
+        stg_run_free (run);
+        return start_failed (slot, config_id, why);
+      }
+  g_ptr_array_add (argv, NULL);
+
+  /* Hot upgrade: the runtime holds the listening sockets and hands them on. */
+  g_autoptr (GArray) fds = g_array_new (FALSE, FALSE, sizeof (gint));
+  g_autofree gchar *fd_names = NULL;
+  if (run->spec->hot_upgrade)
+    {
+      if (slot->sockets == NULL)
+        {
+          slot->sockets = g_array_new (FALSE, FALSE, sizeof (gint));
+          for (guint i = 0; names[i] != NULL; i++)
+            {
+              gint fd = stg_local_listen (rt, GPOINTER_TO_INT (g_hash_table_lookup (ports, names[i])), &error);
+              if (fd < 0)
+                {
+                  g_autofree gchar *why = g_strdup (error->message);
+                  for (guint j = 0; j < slot->sockets->len; j++)
+                    close (g_array_index (slot->sockets, gint, j));
+                  g_clear_pointer (&slot->sockets, g_array_unref);
+                  stg_run_free (run);
+                  return start_failed (slot, config_id, why);
+                }
+              g_array_append_val (slot->sockets, fd);
+            }
+        }
+      g_array_append_vals (fds, slot->sockets->data, slot->sockets->len);
+      fd_names = g_strjoinv (":", names);
+    }
+
+  /* Beside the old version both answer on the shared sockets, so the new
+   * one's HTTP checks go to a socket only it holds: "probe", an ephemeral
+   * port named in LISTEN_FDNAMES and STAGGER_PROBE_PORT. */
+  gint probe_fd = -1, probe_port = 0;
+  if (beside)
+    {
+      probe_fd = stg_local_listen (rt, 0, &error);
+      probe_port = probe_fd >= 0 ? stg_local_socket_port (probe_fd) : 0;
+      if (probe_port == 0)
+        {
+          g_autofree gchar *why = g_strdup_printf ("cannot open a probe socket: %s",
+                                                   error ? error->message : "no port");
+          if (probe_fd >= 0)
+            close (probe_fd);
+          stg_run_free (run);
+          return start_failed (slot, config_id, why);
+        }
+      g_array_append_val (fds, probe_fd);
+      g_autofree gchar *with_probe = g_strconcat (fd_names, ":probe", NULL);
+      g_free (fd_names);
+      fd_names = g_steal_pointer (&with_probe);
+      g_autofree gchar *value = g_strdup_printf ("%d", probe_port);
+      env = g_environ_setenv (env, "STAGGER_PROBE_PORT", value, TRUE);
+    }
+
+  g_autofree gchar *out = g_build_filename (run->sandbox, "stdout", NULL);
+  g_autofree gchar *err = g_build_filename (run->sandbox, "stderr", NULL);
+  StgSpawn sp = {
+    .argv = (gchar **) argv->pdata, .envp = env, .cwd = cwd, .stdout_path = out,
+    .stderr_path = err, .fds = (const gint *) fds->data, .n_fds = fds->len, .fd_names = fd_names,
+  };
+  gboolean spawned = stg_process_spawn (&sp, &run->pid, &run->pid_start, &error);
+  if (probe_fd >= 0)
+    close (probe_fd);             /* the child holds it now */
+  if (!spawned)
+    {
+      g_autofree gchar *why = g_strdup (error->message);
+      stg_run_free (run);
+      return start_failed (slot, config_id, why);
+    }
+  run->child_watch = g_child_watch_add (run->pid, on_child, run);
+  if (beside)
+    slot->next = run;
+  else
+    slot->run = run;
+
+  const gchar *endpoint = run->spec->health.endpoint ? run->spec->health.endpoint : "/";
+  g_autofree gchar *url = g_strdup_printf ("http://%s:%d%s", rt->options.bind,
+                                           health_port (ports, names), endpoint);
+  g_autofree gchar *probe_url = probe_port != 0
+      ? g_strdup_printf ("http://%s:%d%s", rt->options.bind, probe_port, endpoint) : NULL;
+  g_autofree gchar *shell = run->spec->health.shell_command
+      ? stg_template_expand (run->spec->health.shell_command, &vars, NULL, NULL) : NULL;
+  gchar *shell_argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", shell, NULL };
+  StgHealthTarget target = { .session = rt->session, .url = url, .shell_argv = shell_argv,
+                             .envp = env, .cwd = cwd };
+  run_watch (run, &target, probe_url, FALSE);
+  /* The old version's checks could reach the new one: they pause until it
+   * is alone again. */
+  if (beside && slot->run != NULL)
+    g_clear_pointer (&slot->run->health, stg_health_free);
+
+  g_autofree gchar *m = beside
+      ? g_strdup_printf ("started version %d beside version %d (pid %d, run %" G_GINT64_FORMAT ")",
+                         run->version, alt, (int) run->pid, run->id)
+      : g_strdup_printf ("started version %d (pid %d, run %" G_GINT64_FORMAT ")", run->version,
+                         (int) run->pid, run->id);
+  stg_local_set_phase (slot, STG_TASK_STARTING, config_id, API_SCHEDULE_STATUS_STARTING, m);
+  return run;
+}
+
+/* ---- adopting ---------------------------------------------------------------------- */
+
+Run *
+stg_run_adopt (Slot *slot, const StgInstanceRow *row, GError **error)
+{
+  StgLocalRuntime *rt = slot->rt;
+  gint64 config_id = row->run_config_id ? row->run_config_id : row->config_id;
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, config_id, error);
+  if (config == NULL)
+    return NULL;
+  g_auto (GStrv) names = stg_executor_port_names (config);
+  g_autoptr (StgExecutorSpec) spec = stg_executor_spec_parse (
+      config->executorConfig ? config->executorConfig->data : NULL, (const gchar *const *) names, error);
+  g_autoptr (GHashTable) ports = spec ? stg_local_ports (rt, slot, names, error) : NULL;
+  if (ports == NULL)
+    return NULL;
+  gint pidfd = stg_process_pidfd ((GPid) row->pid, error);
+  if (pidfd < 0)
+    return NULL;
+
+  Run *run = g_new0 (Run, 1);
+  run->slot = slot;
+  run->cancel = g_cancellable_new ();
+  run->id = row->run_id;
+  run->config_id = config_id;
+  run->version = stg_store_config_version (rt->store, config_id);
+  run->service = config->isService;
+  run->spec = g_steal_pointer (&spec);
+  run->pid = (GPid) row->pid;
+  run->pid_start = row->pid_start;
+  run->pidfd = pidfd;
+  run->pidfd_watch = g_unix_fd_add (pidfd, G_IO_IN, on_pidfd, run);
+  g_autofree gchar *root = slot_root (slot);
+  g_autofree gchar *seq = g_strdup_printf ("%" G_GINT64_FORMAT, run->id);
+  run->sandbox = g_build_filename (root, seq, NULL);
+  slot->run = run;
+  slot->run_seq = MAX (slot->run_seq, row->run_id);
+
+  /* Its listening sockets, taken back from it for the next hot upgrade. */
+  if (run->spec->hot_upgrade && slot->sockets == NULL)
+    {
+      slot->sockets = g_array_new (FALSE, FALSE, sizeof (gint));
+      for (guint i = 0; names[i] != NULL; i++)
+        {
+          g_autoptr (GError) local = NULL;
+          gint fd = stg_process_getfd (pidfd, 3 + (gint) i, &local);
+          if (fd < 0)
+            fd = stg_local_listen (rt, GPOINTER_TO_INT (g_hash_table_lookup (ports, names[i])), NULL);
+          if (fd >= 0)
+            g_array_append_val (slot->sockets, fd);
+        }
+    }
+
+  gboolean healthy = row->status == API_SCHEDULE_STATUS_RUNNING;
+  run->healthy = healthy;
+  run->healthy_since_ms = healthy ? row->status_ms : 0;
+  gint hport = health_port (ports, names);
+  g_autofree gchar *url = g_strdup_printf ("http://%s:%d%s", rt->options.bind, hport,
+                                           run->spec->health.endpoint ? run->spec->health.endpoint : "/");
+  StgTemplateVars vars = {
+    .instance = slot->instance, .cluster = rt->options.cluster, .role = slot->job->role,
+    .environment = slot->job->environment, .name = slot->job->name, .version = run->version,
+    .ports = ports,
+  };
+  g_autofree gchar *shell = run->spec->health.shell_command
+      ? stg_template_expand (run->spec->health.shell_command, &vars, NULL, NULL) : NULL;
+  gchar *shell_argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", shell, NULL };
+  g_auto (GStrv) env = g_get_environ ();
+  StgHealthTarget target = { .session = rt->session, .url = url, .shell_argv = shell_argv,
+                             .envp = env, .cwd = run->sandbox };
+  run_watch (run, &target, NULL, healthy);
+  return run;
+}

@@ -1,0 +1,121 @@
+/* runtime_facts.c: the store's part for runtimes: stable named ports and a
+ * listing of every slot (for adoption after a restart). Main-loop thread
+ * only. */
+#include "config.h"
+
+#include "store/store_private.h"
+
+gint
+stg_store_get_port (StgStore *store, const ApiJobKey *job, gint32 instance, const gchar *name,
+                    GError **error)
+{
+  g_autoptr (StgStmt) st = stg_store_stmt (store,
+      "SELECT port FROM ports WHERE role = ? AND environment = ? AND name = ? AND instance_id = ? "
+      "AND port_name = ?", error);
+  if (st == NULL)
+    return 0;
+  stg_bind_text (st, 1, job->role);
+  stg_bind_text (st, 2, job->environment);
+  stg_bind_text (st, 3, job->name);
+  sqlite3_bind_int (st, 4, instance);
+  stg_bind_text (st, 5, name);
+  int rc = sqlite3_step (st);
+  if (rc == SQLITE_ROW)
+    return sqlite3_column_int (st, 0);
+  if (rc != SQLITE_DONE)
+    stg_store_fail (store, error, "reading a port");
+  return 0;
+}
+
+gboolean
+stg_store_put_port (StgStore *store, const ApiJobKey *job, gint32 instance, const gchar *name,
+                    gint port, GError **error)
+{
+  g_autoptr (StgStmt) st = stg_store_stmt (store,
+      "INSERT INTO ports (role, environment, name, instance_id, port_name, port) "
+      "VALUES (?, ?, ?, ?, ?, ?)", error);
+  if (st == NULL)
+    return FALSE;
+  stg_bind_text (st, 1, job->role);
+  stg_bind_text (st, 2, job->environment);
+  stg_bind_text (st, 3, job->name);
+  sqlite3_bind_int (st, 4, instance);
+  stg_bind_text (st, 5, name);
+  sqlite3_bind_int (st, 6, port);
+  return stg_store_exec_stmt (store, st, error, "keeping a port");
+}
+
+gboolean
+stg_store_port_used (StgStore *store, gint port, GError **error)
+{
+  g_autoptr (StgStmt) st = stg_store_stmt (store, "SELECT 1 FROM ports WHERE port = ?", error);
+  if (st == NULL)
+    return TRUE;
+  sqlite3_bind_int (st, 1, port);
+  int rc = sqlite3_step (st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    {
+      stg_store_fail (store, error, "looking up a port");
+      return TRUE;
+    }
+  return rc == SQLITE_ROW;
+}
+
+GHashTable *
+stg_store_list_ports (StgStore *store, const ApiJobKey *job, gint32 instance, GError **error)
+{
+  g_autoptr (GHashTable) out = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (StgStmt) st = stg_store_stmt (store,
+      "SELECT port_name, port FROM ports WHERE role = ? AND environment = ? AND name = ? "
+      "AND instance_id = ?", error);
+  int rc;
+
+  if (st == NULL)
+    return NULL;
+  stg_bind_text (st, 1, job->role);
+  stg_bind_text (st, 2, job->environment);
+  stg_bind_text (st, 3, job->name);
+  sqlite3_bind_int (st, 4, instance);
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    g_hash_table_insert (out, stg_column_dup (st, 0), GINT_TO_POINTER (sqlite3_column_int (st, 1)));
+  if (rc != SQLITE_DONE)
+    {
+      stg_store_fail (store, error, "listing ports");
+      return NULL;
+    }
+  return g_steal_pointer (&out);
+}
+
+GArray *
+stg_store_list_all_instances (StgStore *store, GError **error)
+{
+  g_autoptr (GArray) out = g_array_new (FALSE, TRUE, sizeof (StgSlotRow));
+  g_autoptr (StgStmt) st = stg_store_stmt (store,
+      "SELECT job_id, instance_id, config_id, status, run_id, pid, pid_start, failure_count, "
+      "status_ms, COALESCE(run_config_id, 0) FROM instances ORDER BY job_id, instance_id", error);
+  int rc;
+
+  if (st == NULL)
+    return NULL;
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      StgSlotRow s = { 0 };
+      s.job_id = sqlite3_column_int64 (st, 0);
+      s.row.instance_id = sqlite3_column_int (st, 1);
+      s.row.config_id = sqlite3_column_int64 (st, 2);
+      s.row.status = sqlite3_column_int (st, 3);
+      s.row.run_id = sqlite3_column_int64 (st, 4);
+      s.row.pid = sqlite3_column_int64 (st, 5);
+      s.row.pid_start = sqlite3_column_int64 (st, 6);
+      s.row.failure_count = sqlite3_column_int (st, 7);
+      s.row.status_ms = sqlite3_column_int64 (st, 8);
+      s.row.run_config_id = sqlite3_column_int64 (st, 9);
+      g_array_append_val (out, s);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      stg_store_fail (store, error, "listing instances");
+      return NULL;
+    }
+  return g_steal_pointer (&out);
+}

@@ -1,0 +1,769 @@
+/* runtime_test.c: Check suite for the local runtime, with real processes
+ * (stagger-example-server and shell commands), real sockets and a real
+ * store: start, kill, crash and back-off, exit statuses, health checks,
+ * ports and environment, templates, hooks, and hot upgrade under load. */
+#include "config.h"
+
+#include <check.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include "common/jobkey.h"
+#include "runtime/local.h"
+#include "testutil.h"
+
+typedef struct
+{
+  gchar *dir;
+  StgStore *store;
+  StgClock *clock;
+  StgRuntime *rt;
+  guint notices;
+} Fx;
+
+static Fx fx;
+
+static void
+on_notice (gpointer data, gint64 job_id, gint32 instance)
+{
+  (void) data;
+  (void) job_id;
+  (void) instance;
+  fx.notices++;
+}
+
+static void
+setup (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *db = NULL;
+  StgLocalOptions o;
+
+  memset (&fx, 0, sizeof fx);
+  fx.dir = stg_test_tmpdir ();
+  db = g_build_filename (fx.dir, "stagger.db", NULL);
+  fx.store = stg_store_open (db, &error);
+  ck_assert_ptr_nonnull (fx.store);
+  fx.clock = stg_clock_new_real ();
+  stg_local_options_init (&o);
+  g_free (o.data_dir);
+  o.data_dir = g_strdup (fx.dir);
+  o.port_min = 30000;
+  o.port_max = 30999;
+  fx.rt = stg_local_runtime_new (fx.store, fx.clock, &o, &error);
+  stg_local_options_clear (&o);
+  ck_assert_msg (fx.rt != NULL, "runtime: %s", error ? error->message : "");
+  stg_runtime_set_listener (fx.rt, on_notice, NULL);
+}
+
+static void
+teardown (void)
+{
+  g_clear_pointer (&fx.rt, stg_runtime_free);
+  stg_test_kill_instances (fx.dir);
+  g_clear_pointer (&fx.clock, stg_clock_free);
+  g_clear_pointer (&fx.store, stg_store_close);
+  stg_test_rmtree (fx.dir);
+  g_clear_pointer (&fx.dir, g_free);
+}
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+static gchar *
+server (void)
+{
+  return stg_test_program ("stagger-example-server");
+}
+
+/* A config of job www/prod/NAME with executor data @data and named ports
+ * (space-separated, may be ""). */
+static ApiTaskConfig *
+config (const gchar *name, const gchar *data, const gchar *ports, gboolean service)
+{
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", name);
+  g_autoptr (ApiExecutorConfig) exec = g_object_new (API_TYPE_EXECUTOR_CONFIG, "name", "stagger",
+                                                     "data", data, NULL);
+  ApiTaskConfig *t = g_object_new (API_TYPE_TASK_CONFIG, "job", key, "isService", service,
+                                   "maxTaskFailures", 0, "executorConfig", exec, NULL);
+  g_auto (GStrv) names = g_strsplit (ports, " ", -1);
+  for (guint i = 0; names[i] != NULL; i++)
+    if (names[i][0] != '\0')
+      g_hash_table_add (t->resources, g_object_new (API_TYPE_RESOURCE, "namedPort", names[i], NULL));
+  t->__isset_resources = TRUE;
+  return t;
+}
+
+/* Stores @t and a job of @n instances running it; returns the job id. */
+static gint64
+make_job (ApiTaskConfig *t, gint32 n, gint64 *config_id)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 job_id = 0;
+
+  ck_assert_msg (stg_runtime_validate (fx.rt, t, &error), "invalid: %s", error ? error->message : "");
+  ck_assert (stg_store_put_config (fx.store, t, config_id, NULL, &error));
+  ck_assert (stg_store_create_job (fx.store, t->job, "www", *config_id, n, 0, &job_id, &error));
+  return job_id;
+}
+
+static gint64
+add_config (ApiTaskConfig *t)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 id = 0;
+  ck_assert_msg (stg_runtime_validate (fx.rt, t, &error), "invalid: %s", error ? error->message : "");
+  ck_assert (stg_store_put_config (fx.store, t, &id, NULL, &error));
+  return id;
+}
+
+static void
+apply (gint64 job, gint32 i, gint64 config_id)
+{
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (stg_store_set_instance_config (fx.store, job, i, config_id, &error));
+  ck_assert_msg (stg_runtime_apply (fx.rt, job, i, config_id, &error), "apply: %s",
+                 error ? error->message : "");
+}
+
+typedef struct
+{
+  gint64 job;
+  gint32 instance;
+  StgTaskPhase phase;
+  gint64 config;       /* 0: any */
+  guint32 failures;    /* at least */
+} Want;
+
+static gboolean
+reached (gpointer data)
+{
+  Want *w = data;
+  StgTaskObservation o;
+
+  stg_runtime_observe (fx.rt, w->job, w->instance, &o);
+  return o.phase == w->phase && (w->config == 0 || o.config_id == w->config) &&
+         o.failures >= w->failures;
+}
+
+static void
+wait_for (gint64 job, gint32 i, StgTaskPhase phase, gint64 config, guint32 failures, guint ms)
+{
+  Want w = { job, i, phase, config, failures };
+  StgTaskObservation o;
+
+  if (!stg_test_wait (reached, &w, ms))
+    {
+      stg_runtime_observe (fx.rt, job, i, &o);
+      ck_abort_msg ("instance %d: wanted %s (config %" G_GINT64_FORMAT ", failures >= %u), got %s "
+                    "(config %" G_GINT64_FORMAT ", failures %u)", i, stg_task_phase_name (phase), config,
+                    failures, stg_task_phase_name (o.phase), o.config_id, o.failures);
+    }
+}
+
+static StgTaskObservation
+observe (gint64 job, gint32 i)
+{
+  StgTaskObservation o;
+  stg_runtime_observe (fx.rt, job, i, &o);
+  return o;
+}
+
+/* The task events of an instance, as one string of "STATUS: message" lines. */
+static gchar *
+events (gint64 job, gint32 i)
+{
+  g_autoptr (GPtrArray) list = stg_store_list_task_events (fx.store, job, i, 100, NULL);
+  g_autoptr (GString) s = g_string_new (NULL);
+
+  for (guint k = 0; list != NULL && k < list->len; k++)
+    {
+      ApiTaskEvent *e = list->pdata[k];
+      g_string_append_printf (s, "%d: %s\n", e->status, e->__isset_message ? e->message : "");
+    }
+  return g_strdup (s->str);
+}
+
+static gint
+pid_of (gint64 job, gint32 i)
+{
+  return (gint) stg_local_runtime_pid (fx.rt, job, i);
+}
+
+/* A server config: HTTP-checked, quick checks. @extra: more argv, JSON. */
+static gchar *
+server_data (const gchar *extra_argv, const gchar *extra)
+{
+  g_autofree gchar *bin = server ();
+  return g_strdup_printf ("{\"argv\": [\"%s\", \"--port\", \"{{ports[http]}}\"%s],"
+                          " \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
+                          " \"initial_interval_secs\": 2, \"interval_secs\": 0.05, \"timeout_secs\": 1}%s}",
+                          bin, extra_argv ? extra_argv : "", extra ? extra : "");
+}
+
+static gboolean
+quit_loop (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs the main loop for @ms (things must keep happening meanwhile). */
+static void
+spin (guint ms)
+{
+  g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  g_timeout_add (ms, quit_loop, loop);
+  g_main_loop_run (loop);
+}
+
+/* ---- start, kill, crash ---------------------------------------------------------- */
+
+START_TEST (starts_healthy_and_kills)
+{
+  g_autofree gchar *data = server_data (NULL, NULL);
+  g_autoptr (ApiTaskConfig) t = config ("web", data, "http", TRUE);
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  gint pid = pid_of (job, 0);
+  ck_assert (stg_test_process_alive (pid));
+  StgInstanceRow row;
+  ck_assert (stg_store_get_instance (fx.store, job, 0, &row, NULL));
+  ck_assert_int_eq (row.pid, pid);
+  ck_assert_int_eq (row.status, API_SCHEDULE_STATUS_RUNNING);
+  ck_assert_int_eq (row.run_config_id, c);
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_nonnull (strstr (ev, "started version 1"));
+  ck_assert_ptr_nonnull (strstr (ev, "answered 200 \"ok\""));
+  /* Applying what runs already changes nothing. */
+  apply (job, 0, c);
+  ck_assert_int_eq (pid_of (job, 0), pid);
+
+  g_autoptr (GError) error = NULL;
+  ck_assert (stg_runtime_kill (fx.rt, job, 0, &error));
+  wait_for (job, 0, STG_TASK_ABSENT, 0, 0, 10000);
+  ck_assert (!stg_test_process_alive (pid));
+  ck_assert (!stg_store_get_instance (fx.store, job, 0, &row, NULL));
+}
+END_TEST
+
+START_TEST (crashes_restart_with_back_off)
+{
+  g_autofree gchar *bin = server ();
+  g_autofree gchar *data = g_strdup_printf ("{\"argv\": [\"%s\", \"--port\", \"{{ports[http]}}\", "
+                                            "\"--crash-after\", \"0.2\"]}", bin);
+  g_autoptr (ApiTaskConfig) t = config ("crashy", data, "http", TRUE);
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_FAILED, c, 1, 10000);
+  gint64 t1 = g_get_monotonic_time ();
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_nonnull (strstr (ev, "exited with status 1"));
+  /* Restarted after the first back-off (1 s), and it fails again. */
+  wait_for (job, 0, STG_TASK_FAILED, c, 2, 10000);
+  wait_for (job, 0, STG_TASK_STARTING, c, 2, 10000);
+  gint64 gap_ms = (g_get_monotonic_time () - t1) / 1000;
+  ck_assert_int_ge (gap_ms, 1500);         /* 1 s, then 2 s of back-off */
+  StgInstanceRow row;
+  ck_assert (stg_store_get_instance (fx.store, job, 0, &row, NULL));
+  ck_assert_int_ge (row.failure_count, 2);
+}
+END_TEST
+
+START_TEST (exit_statuses_are_recorded)
+{
+  g_autoptr (ApiTaskConfig) fail = config ("batch", "{\"command\": \"exit 3\"}", "", FALSE);
+  g_autoptr (ApiTaskConfig) ok = config ("batch2", "{\"command\": \"echo done\"}", "", FALSE);
+  gint64 cf, co;
+  gint64 jf = make_job (fail, 1, &cf);
+  gint64 jo = make_job (ok, 1, &co);
+
+  apply (jf, 0, cf);
+  apply (jo, 0, co);
+  wait_for (jf, 0, STG_TASK_FAILED, cf, 1, 10000);
+  wait_for (jo, 0, STG_TASK_FINISHED, co, 0, 10000);
+  g_autofree gchar *ef = events (jf, 0);
+  ck_assert_ptr_nonnull (strstr (ef, "exited with status 3"));
+  g_autofree gchar *eo = events (jo, 0);
+  ck_assert_ptr_nonnull (strstr (eo, "exited with status 0"));
+  /* A task that is not a service and failed more than maxTaskFailures (0)
+   * is not started again; one that finished is not either. */
+  spin (2000);
+  ck_assert_int_eq (observe (jf, 0).phase, STG_TASK_FAILED);
+  ck_assert_int_eq (observe (jf, 0).failures, 1);
+  ck_assert_int_eq (observe (jo, 0).phase, STG_TASK_FINISHED);
+  /* The output went to the sandbox. */
+  g_autofree gchar *out = g_build_filename (fx.dir, "sandboxes", "www", "prod", "batch2", "0", "1",
+                                            "stdout", NULL);
+  g_autofree gchar *text = NULL;
+  ck_assert (g_file_get_contents (out, &text, NULL, NULL));
+  ck_assert_str_eq (text, "done\n");
+}
+END_TEST
+
+/* ---- health checks ------------------------------------------------------------------ */
+
+START_TEST (http_health_failure_fails_the_run)
+{
+  g_autofree gchar *bin = server ();
+  g_autofree gchar *data = g_strdup_printf (
+      "{\"argv\": [\"%s\", \"--port\", \"{{ports[http]}}\", \"--unhealthy\"],"
+      " \"health_check\": {\"http\": {}, \"initial_interval_secs\": 0, \"interval_secs\": 0.05,"
+      " \"max_consecutive_failures\": 2}}", bin);
+  g_autoptr (ApiTaskConfig) t = config ("sick", data, "http", TRUE);
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_FAILED, c, 1, 10000);
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_nonnull (strstr (ev, "failed its health check"));
+  ck_assert_ptr_nonnull (strstr (ev, "answered 500 \"failing\""));
+}
+END_TEST
+
+START_TEST (health_check_timeout)
+{
+  g_autoptr (ApiTaskConfig) t = config ("slowcheck",
+      "{\"command\": \"sleep 100\", \"health_check\": {\"shell\": {\"shell_command\": \"sleep 5\"},"
+      " \"initial_interval_secs\": 0, \"interval_secs\": 0.05, \"timeout_secs\": 0.2}}", "", TRUE);
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_FAILED, c, 1, 10000);
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_nonnull (strstr (ev, "took longer than 0.2 s"));
+}
+END_TEST
+
+START_TEST (initial_interval_forgives_a_slow_start)
+{
+  g_autofree gchar *slow = server_data (", \"--start-delay\", \"0.6\"", NULL);
+  g_autoptr (ApiTaskConfig) t = config ("slow", slow, "http", TRUE);
+  g_autofree gchar *bin = server ();
+  g_autofree gchar *strict = g_strdup_printf (
+      "{\"argv\": [\"%s\", \"--port\", \"{{ports[http]}}\", \"--start-delay\", \"0.6\"],"
+      " \"health_check\": {\"http\": {}, \"initial_interval_secs\": 0, \"interval_secs\": 0.05}}", bin);
+  g_autoptr (ApiTaskConfig) t2 = config ("strict", strict, "http", TRUE);
+  gint64 c, c2;
+  gint64 job = make_job (t, 1, &c);
+  gint64 job2 = make_job (t2, 1, &c2);
+
+  apply (job, 0, c);
+  apply (job2, 0, c2);
+  /* With a grace period, refused connections at first do not count... */
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  ck_assert_int_eq (observe (job, 0).failures, 0);
+  /* ...without one, the first failure fails the run. */
+  wait_for (job2, 0, STG_TASK_FAILED, c2, 1, 10000);
+  g_autofree gchar *ev = events (job2, 0);
+  ck_assert_ptr_nonnull (strstr (ev, "no answer from"));
+}
+END_TEST
+
+/* A shell check that counts its calls in the sandbox and passes from
+ * call @from on (or fails from call @from on, with @invert). */
+static gchar *
+counting_check (gint from, gboolean invert, const gchar *thresholds)
+{
+  return g_strdup_printf (
+      "{\"command\": \"sleep 100\", \"health_check\": {\"shell\": {\"shell_command\":"
+      " \"n=$(cat calls 2>/dev/null || echo 0); n=$((n+1)); echo $n > calls; [ $n %s %d ]\"},"
+      " \"initial_interval_secs\": 0, \"interval_secs\": 0.05, %s}}",
+      invert ? "-lt" : "-ge", from, thresholds);
+}
+
+static gint
+calls (gint64 job, gint32 i)
+{
+  gint pid = pid_of (job, i);
+  g_autofree gchar *sandbox = stg_test_process_env (pid, "STAGGER_SANDBOX");
+  g_autofree gchar *path = g_build_filename (sandbox, "calls", NULL);
+  g_autofree gchar *text = NULL;
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return -1;
+  return atoi (text);
+}
+
+START_TEST (consecutive_thresholds)
+{
+  /* Passes from call 3 on; healthy after 2 successes in a row: call 4. */
+  g_autofree gchar *ok_data = counting_check (3, FALSE,
+      "\"min_consecutive_successes\": 2, \"max_consecutive_failures\": 5");
+  g_autoptr (ApiTaskConfig) ok = config ("warm", ok_data, "", TRUE);
+  gint64 c;
+  gint64 job = make_job (ok, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  ck_assert_int_eq (calls (job, 0), 4);
+
+  /* Passes for calls 1-2, fails from 3 on; unhealthy after more than 2
+   * failures in a row: at call 5. */
+  g_autofree gchar *bad_data = counting_check (3, TRUE, "\"max_consecutive_failures\": 2");
+  g_autoptr (ApiTaskConfig) bad = config ("tired", bad_data, "", TRUE);
+  gint64 c2;
+  gint64 job2 = make_job (bad, 1, &c2);
+  apply (job2, 0, c2);
+  wait_for (job2, 0, STG_TASK_RUNNING, c2, 0, 10000);
+  gint pid = pid_of (job2, 0);
+  g_autofree gchar *sandbox = stg_test_process_env (pid, "STAGGER_SANDBOX");
+  wait_for (job2, 0, STG_TASK_FAILED, c2, 1, 10000);
+  g_autofree gchar *path = g_build_filename (sandbox, "calls", NULL);
+  g_autofree gchar *text = NULL;
+  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
+  ck_assert_int_eq (atoi (text), 5);
+}
+END_TEST
+
+START_TEST (shell_health_passes)
+{
+  g_autoptr (ApiTaskConfig) t = config ("shelly",
+      "{\"command\": \"sleep 100\", \"health_check\": {\"shell\": {\"shell_command\": \"true\"},"
+      " \"interval_secs\": 0.05}}", "", TRUE);
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_nonnull (strstr (ev, "exited with status 0"));
+}
+END_TEST
+
+/* ---- ports, environment, templates ----------------------------------------------------- */
+
+START_TEST (ports_and_environment)
+{
+  g_autofree gchar *bin = server ();
+  g_autofree gchar *v1 = g_strdup_printf (
+      "{\"argv\": [\"%s\", \"--port\", \"{{ports[http]}}\"], \"env\": {\"WHO\": "
+      "\"{{role}}-{{environment}}-{{name}}-{{instance}}-v{{version}}-{{cluster}}\", "
+      "\"OLD\": \"{{mesos.instance}}:{{thermos.ports[admin]}}\"},"
+      " \"health_check\": {\"http\": {}, \"interval_secs\": 0.05}}", bin);
+  g_autoptr (ApiTaskConfig) t1 = config ("env", v1, "http admin", TRUE);
+  gint64 c1;
+  gint64 job = make_job (t1, 2, &c1);
+
+  apply (job, 1, c1);
+  wait_for (job, 1, STG_TASK_RUNNING, c1, 0, 10000);
+  gint pid = pid_of (job, 1);
+  g_autofree gchar *http = stg_test_process_env (pid, "PORT_HTTP");
+  g_autofree gchar *admin = stg_test_process_env (pid, "PORT_ADMIN");
+  g_autofree gchar *first = stg_test_process_env (pid, "PORT");
+  ck_assert_ptr_nonnull (http);
+  ck_assert_ptr_nonnull (admin);
+  ck_assert_str_ne (http, admin);
+  ck_assert_str_eq (first, admin);          /* the first port by name */
+  g_autofree gchar *who = stg_test_process_env (pid, "WHO");
+  ck_assert_str_eq (who, "www-prod-env-1-v1-local");
+  g_autofree gchar *old = stg_test_process_env (pid, "OLD");
+  g_autofree gchar *want_old = g_strdup_printf ("1:%s", admin);
+  ck_assert_str_eq (old, want_old);
+  g_autofree gchar *inst = stg_test_process_env (pid, "STAGGER_INSTANCE");
+  g_autofree gchar *jobname = stg_test_process_env (pid, "STAGGER_JOB");
+  g_autofree gchar *ver = stg_test_process_env (pid, "STAGGER_VERSION");
+  g_autofree gchar *alt = stg_test_process_env (pid, "STAGGER_VERSION_ALT");
+  ck_assert_str_eq (inst, "1");
+  ck_assert_str_eq (jobname, "www/prod/env");
+  ck_assert_str_eq (ver, "1");
+  ck_assert_str_eq (alt, "0");
+
+  /* A new config: new process, new version, same ports. */
+  g_autofree gchar *v2 = g_strconcat (v1, "", NULL);
+  v2[strlen (v2) - 1] = '\0';
+  g_autofree gchar *v2b = g_strconcat (v2, ", \"stop_timeout_secs\": 2}", NULL);
+  g_autoptr (ApiTaskConfig) t2 = config ("env", v2b, "http admin", TRUE);
+  gint64 c2 = add_config (t2);
+  apply (job, 1, c2);
+  wait_for (job, 1, STG_TASK_RUNNING, c2, 0, 10000);
+  gint pid2 = pid_of (job, 1);
+  ck_assert_int_ne (pid2, pid);
+  g_autofree gchar *http2 = stg_test_process_env (pid2, "PORT_HTTP");
+  g_autofree gchar *ver2 = stg_test_process_env (pid2, "STAGGER_VERSION");
+  ck_assert_str_eq (http2, http);
+  ck_assert_str_eq (ver2, "2");
+}
+END_TEST
+
+START_TEST (bad_configs_are_refused_when_submitted)
+{
+  static const struct { const gchar *data; const gchar *ports; const gchar *says; } cases[] = {
+    { "{\"command\": \"run {{nope}}\"}", "", "unknown template {{nope}}" },
+    { "{\"command\": \"run {{ports[admin]}}\"}", "http", "names port 'admin'" },
+    { "{\"comand\": \"x\"}", "", "did you mean 'command'" },
+    { "{\"command\": \"x\", \"argv\": [\"y\"]}", "", "exactly one of command" },
+    { "{\"argv\": []}", "", "argv must be a non-empty array" },
+    { "{\"command\": \"x\", \"health_check\": {\"http\": {}}}", "", "needs a named port" },
+    { "{\"command\": \"x\", \"health_check\": {\"shell\": {}}}", "", "shell_command is missing" },
+    { "{\"command\": \"x\", \"health_check\": {\"interval_secs\": \"often\"}}", "", "interval_secs must be a number" },
+    { "{\"command\": \"x\", \"hooks\": {\"pre_update\": 3}}", "", "hooks.pre_update must be" },
+    { "{\"command\": \"x\", \"hot_upgrade\": true}", "", "hot_upgrade needs" },
+    { "{\"command\": \"x\", \"env\": {\"1BAD\": \"v\"}}", "", "env.1BAD" },
+    { "not json", "", "not valid JSON" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ApiTaskConfig) t = config ("bad", cases[i].data, cases[i].ports, TRUE);
+      ck_assert_msg (!stg_runtime_validate (fx.rt, t, &error), "accepted %s", cases[i].data);
+      ck_assert_msg (strstr (error->message, cases[i].says) != NULL, "%s: %s", cases[i].data,
+                     error->message);
+      ck_assert (g_error_matches (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID));
+    }
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) aurora = config ("x", "{}", "", TRUE);
+  g_object_set (aurora->executorConfig, "name", "AuroraExecutor", NULL);
+  ck_assert (!stg_runtime_validate (fx.rt, aurora, &error));
+  ck_assert_ptr_nonnull (strstr (error->message, "supports only 'stagger'"));
+}
+END_TEST
+
+/* ---- hooks ----------------------------------------------------------------------------- */
+
+static gchar *
+slot_file (const gchar *job, gint32 i, const gchar *file)
+{
+  g_autofree gchar *inst = g_strdup_printf ("%d", i);
+  return g_build_filename (fx.dir, "sandboxes", "www", "prod", job, inst, file, NULL);
+}
+
+START_TEST (pre_update_hook)
+{
+  g_autofree gchar *v1 = server_data (NULL, NULL);
+  g_autoptr (ApiTaskConfig) t1 = config ("hooked", v1, "http", TRUE);
+  gint64 c1;
+  gint64 job = make_job (t1, 1, &c1);
+  apply (job, 0, c1);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 0, 10000);
+  gint pid = pid_of (job, 0);
+
+  /* A failing check before going down leaves the instance as it is. */
+  g_autofree gchar *v2 = server_data (NULL, ", \"hooks\": {\"pre_update\": \"echo refusing; exit 1\"}");
+  g_autoptr (ApiTaskConfig) t2 = config ("hooked", v2, "http", TRUE);
+  gint64 c2 = add_config (t2);
+  apply (job, 0, c2);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 1, 10000);
+  ck_assert_int_eq (pid_of (job, 0), pid);
+  ck_assert (stg_test_process_alive (pid));
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_nonnull (strstr (ev, "pre_update hook exited with status 1"));
+  g_autofree gchar *log = slot_file ("hooked", 0, "hooks.log");
+  g_autofree gchar *text = NULL;
+  ck_assert (g_file_get_contents (log, &text, NULL, NULL));
+  ck_assert_ptr_nonnull (strstr (text, "refusing"));
+
+  /* A passing one lets the replace go on. */
+  g_autofree gchar *v3 = server_data (NULL, ", \"hooks\": {\"pre_update\": {\"command\": \"echo checked v{{version}}\", \"timeout_secs\": 5}}");
+  g_autoptr (ApiTaskConfig) t3 = config ("hooked", v3, "http", TRUE);
+  gint64 c3 = add_config (t3);
+  apply (job, 0, c3);
+  wait_for (job, 0, STG_TASK_RUNNING, c3, 1, 10000);
+  ck_assert_int_ne (pid_of (job, 0), pid);
+  g_autofree gchar *text2 = NULL;
+  ck_assert (g_file_get_contents (log, &text2, NULL, NULL));
+  ck_assert_ptr_nonnull (strstr (text2, "checked v3"));
+}
+END_TEST
+
+START_TEST (post_update_hook)
+{
+  g_autofree gchar *v1 = server_data (NULL, NULL);
+  g_autoptr (ApiTaskConfig) t1 = config ("posthook", v1, "http", TRUE);
+  gint64 c1;
+  gint64 job = make_job (t1, 1, &c1);
+  apply (job, 0, c1);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 0, 10000);
+
+  /* The new version comes up, its check after the update fails: counted. */
+  g_autofree gchar *v2 = server_data (NULL, ", \"hooks\": {\"post_update\": \"exit 2\"}");
+  g_autoptr (ApiTaskConfig) t2 = config ("posthook", v2, "http", TRUE);
+  gint64 c2 = add_config (t2);
+  apply (job, 0, c2);
+  wait_for (job, 0, STG_TASK_FAILED, c2, 1, 10000);
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_nonnull (strstr (ev, "post_update hook exited with status 2"));
+
+  /* Asked again, it runs the hook again (and fails again). */
+  apply (job, 0, c2);
+  wait_for (job, 0, STG_TASK_FAILED, c2, 2, 10000);
+
+  g_autofree gchar *v3 = server_data (NULL, ", \"hooks\": {\"post_update\": \"true\"}");
+  g_autoptr (ApiTaskConfig) t3 = config ("posthook", v3, "http", TRUE);
+  gint64 c3 = add_config (t3);
+  apply (job, 0, c3);
+  wait_for (job, 0, STG_TASK_RUNNING, c3, 2, 10000);
+}
+END_TEST
+
+/* ---- hot upgrade ------------------------------------------------------------------------- */
+
+typedef struct
+{
+  gint port;
+  volatile gint stop;
+  gint ok;
+  gint failed;
+  GHashTable *versions;     /* "1", "2", ... */
+  GMutex lock;
+  gchar *last_error;
+} Load;
+
+static gpointer
+load_run (gpointer data)
+{
+  Load *l = data;
+
+  while (!g_atomic_int_get (&l->stop))
+    {
+      gint fd = socket (AF_INET, SOCK_STREAM, 0);
+      struct sockaddr_in sa = { 0 };
+      sa.sin_family = AF_INET;
+      sa.sin_port = htons ((guint16) l->port);
+      sa.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+      gboolean ok = FALSE;
+      gchar buf[512] = { 0 };
+      if (connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0 &&
+          write (fd, "GET / HTTP/1.0\r\n\r\n", 18) == 18)
+        {
+          gsize have = 0;
+          gssize n;
+          while (have < sizeof buf - 1 && (n = read (fd, buf + have, sizeof buf - 1 - have)) > 0)
+            have += (gsize) n;
+          const gchar *v = strstr (buf, "hello from version ");
+          if (v != NULL)
+            {
+              ok = TRUE;
+              g_autofree gchar *ver = g_strndup (v + 19, strcspn (v + 19, ","));
+              g_mutex_lock (&l->lock);
+              g_hash_table_add (l->versions, g_steal_pointer (&ver));
+              g_mutex_unlock (&l->lock);
+            }
+        }
+      close (fd);
+      g_mutex_lock (&l->lock);
+      if (ok)
+        l->ok++;
+      else
+        {
+          l->failed++;
+          g_free (l->last_error);
+          l->last_error = g_strdup (buf[0] ? buf : g_strerror (errno));
+        }
+      g_mutex_unlock (&l->lock);
+      g_usleep (2000);
+    }
+  return NULL;
+}
+
+START_TEST (hot_upgrade_keeps_every_connection)
+{
+  g_autofree gchar *v1 = server_data (NULL, ", \"hot_upgrade\": true");
+  g_autoptr (ApiTaskConfig) t1 = config ("hot", v1, "http", TRUE);
+  gint64 c1;
+  gint64 job = make_job (t1, 1, &c1);
+  apply (job, 0, c1);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 0, 10000);
+  gint pid1 = pid_of (job, 0);
+  g_autofree gchar *port = stg_test_process_env (pid1, "PORT_HTTP");
+  g_autofree gchar *fds = stg_test_process_env (pid1, "LISTEN_FDS");
+  g_autofree gchar *names = stg_test_process_env (pid1, "LISTEN_FDNAMES");
+  ck_assert_str_eq (fds, "1");
+  ck_assert_str_eq (names, "http");
+
+  Load l = { .port = atoi (port), .versions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL) };
+  g_mutex_init (&l.lock);
+  GThread *client = g_thread_new ("load", load_run, &l);
+  spin (300);
+
+  /* Version 2 starts beside version 1 on the same socket, then 1 goes. */
+  g_autofree gchar *v2 = server_data (NULL, ", \"hot_upgrade\": true, \"env\": {\"V\": \"2\"}");
+  g_autoptr (ApiTaskConfig) t2 = config ("hot", v2, "http", TRUE);
+  gint64 c2 = add_config (t2);
+  apply (job, 0, c2);
+  wait_for (job, 0, STG_TASK_RUNNING, c2, 0, 10000);
+  gint pid2 = pid_of (job, 0);
+  ck_assert_int_ne (pid2, pid1);
+  g_autofree gchar *alt = stg_test_process_env (pid2, "STAGGER_VERSION_ALT");
+  ck_assert_str_eq (alt, "1");
+  for (gint i = 0; i < 500 && stg_test_process_alive (pid1); i++)
+    spin (10);
+  ck_assert (!stg_test_process_alive (pid1));
+  spin (300);
+
+  /* Version 3 never gets healthy: version 2 keeps serving. */
+  g_autofree gchar *v3 = server_data (", \"--unhealthy\"", ", \"hot_upgrade\": true");
+  /* Fail fast: no grace period for the new version. */
+  g_auto (GStrv) v3parts = g_strsplit (v3, "\"initial_interval_secs\": 2", -1);
+  g_autofree gchar *v3c = g_strjoinv ("\"initial_interval_secs\": 0", v3parts);
+  g_autoptr (ApiTaskConfig) t3 = config ("hot", v3c, "http", TRUE);
+  gint64 c3 = add_config (t3);
+  apply (job, 0, c3);
+  wait_for (job, 0, STG_TASK_RUNNING, c2, 1, 10000);
+  ck_assert_int_eq (pid_of (job, 0), pid2);
+  spin (300);
+
+  g_atomic_int_set (&l.stop, 1);
+  g_thread_join (client);
+  ck_assert_msg (l.failed == 0, "%d of %d connections failed (last: %s)", l.failed, l.ok + l.failed,
+                 l.last_error ? l.last_error : "");
+  ck_assert_int_gt (l.ok, 50);
+  ck_assert (g_hash_table_contains (l.versions, "1"));
+  ck_assert (g_hash_table_contains (l.versions, "2"));
+  g_hash_table_unref (l.versions);
+  g_free (l.last_error);
+  g_mutex_clear (&l.lock);
+}
+END_TEST
+
+static Suite *
+runtime_suite (void)
+{
+  Suite *s = suite_create ("runtime");
+  TCase *tc;
+
+#define CASE(name) tc = tcase_create (name); tcase_set_timeout (tc, 90); \
+  tcase_add_checked_fixture (tc, setup, teardown); suite_add_tcase (s, tc)
+  CASE ("processes");
+  tcase_add_test (tc, starts_healthy_and_kills);
+  tcase_add_test (tc, crashes_restart_with_back_off);
+  tcase_add_test (tc, exit_statuses_are_recorded);
+  CASE ("health");
+  tcase_add_test (tc, http_health_failure_fails_the_run);
+  tcase_add_test (tc, health_check_timeout);
+  tcase_add_test (tc, initial_interval_forgives_a_slow_start);
+  tcase_add_test (tc, consecutive_thresholds);
+  tcase_add_test (tc, shell_health_passes);
+  CASE ("config");
+  tcase_add_test (tc, ports_and_environment);
+  tcase_add_test (tc, bad_configs_are_refused_when_submitted);
+  CASE ("hooks");
+  tcase_add_test (tc, pre_update_hook);
+  tcase_add_test (tc, post_update_hook);
+  CASE ("hot");
+  tcase_add_test (tc, hot_upgrade_keeps_every_connection);
+#undef CASE
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (runtime_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? 0 : 1;
+}
