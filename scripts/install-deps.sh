@@ -14,7 +14,13 @@ PACKAGES="
   check
   python3 python3-thrift
   groff-base mandoc
+  chromium fonts-dejavu-core
 "
+# The browser test drives Chromium with playwright-core from npm. A machine
+# that already has node and npm (from elsewhere) keeps them.
+if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+  PACKAGES="$PACKAGES nodejs npm"
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
   SUDO=""

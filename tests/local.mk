@@ -16,7 +16,8 @@ STG_CHECK_SUITES = \
 	tests/engine_test \
 	tests/engine_recover_test \
 	tests/runtime_test \
-	tests/runtime_daemon_test
+	tests/runtime_daemon_test \
+	tests/browser_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
 TESTS += $(STG_CHECK_SUITES) tests/man_test.sh
@@ -48,9 +49,15 @@ tests_runtime_test_SOURCES = tests/runtime_test.c
 tests_runtime_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_test_LDADD = $(STG_TEST_LDADD)
 
-tests_runtime_daemon_test_SOURCES = tests/runtime_daemon_test.c
+STG_ROLLOUT = tests/rollout.c tests/rollout.h
+
+tests_runtime_daemon_test_SOURCES = tests/runtime_daemon_test.c $(STG_ROLLOUT)
 tests_runtime_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_daemon_test_LDADD = $(STG_TEST_LDADD)
+
+tests_browser_test_SOURCES = tests/browser_test.c $(STG_ROLLOUT)
+tests_browser_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_browser_test_LDADD = $(STG_TEST_LDADD)
 
 tests_webui_test_SOURCES = tests/webui_test.c
 tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)
@@ -65,4 +72,11 @@ AM_TESTS_ENVIRONMENT = \
 	G_SLICE=always-malloc; export G_SLICE; \
 	G_DEBUG=gc-friendly; export G_DEBUG;
 
-EXTRA_DIST += tests/local.mk tests/man_test.sh
+EXTRA_DIST += tests/local.mk tests/man_test.sh \
+	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs
+
+# The browser test's node_modules and screenshots.
+clean-local: clean-browser-test
+clean-browser-test:
+	rm -rf tests/browser-env tests/browser-shots
+.PHONY: clean-browser-test

@@ -5,7 +5,9 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/binary_protocol.h"
 #include "common/jobkey.h"
@@ -19,6 +21,26 @@ stg_test_tmpdir (void)
 
   ck_assert_msg (dir != NULL, "cannot make a temporary directory: %s", error ? error->message : "");
   return dir;
+}
+
+gchar *
+stg_test_scope_begin (void)
+{
+  const gchar *tmp = g_getenv ("TMPDIR");
+  gchar *base = g_build_filename (tmp && *tmp ? tmp : "/tmp", "stagger-suite-XXXXXX", NULL);
+
+  if (g_mkdtemp (base) == NULL)
+    g_error ("cannot make a temporary directory %s: %s", base, g_strerror (errno));
+  g_setenv ("TMPDIR", base, TRUE);
+  return base;
+}
+
+void
+stg_test_scope_end (gchar *base)
+{
+  stg_test_kill_instances (base);
+  stg_test_rmtree (base);
+  g_free (base);
 }
 
 void
@@ -67,6 +89,12 @@ read_ready (StgTestDaemon *d)
   return TRUE;
 }
 
+static void
+die_with_parent (gpointer data G_GNUC_UNUSED)
+{
+  prctl (PR_SET_PDEATHSIG, SIGTERM);
+}
+
 StgTestDaemon *
 stg_test_daemon_start (const gchar *data_dir, ...)
 {
@@ -90,7 +118,10 @@ stg_test_daemon_start (const gchar *data_dir, ...)
   va_end (ap);
   g_ptr_array_add (argv, NULL);
 
-  d->process = g_subprocess_newv ((const gchar *const *) argv->pdata, G_SUBPROCESS_FLAGS_NONE, &error);
+  /* A test that fails ends its process at once: the daemon goes with it. */
+  g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
+  d->process = g_subprocess_launcher_spawnv (launcher, (const gchar *const *) argv->pdata, &error);
   ck_assert_msg (d->process != NULL, "cannot start staggerd: %s", error ? error->message : "");
 
   /* Wait for the ready file (the daemon writes it once it serves). */
@@ -175,7 +206,7 @@ guint
 stg_test_kill_instances (const gchar *data_dir)
 {
   g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
-  g_autofree gchar *prefix = g_build_filename (data_dir, "sandboxes", NULL);
+  g_autofree gchar *prefix = g_build_filename (data_dir, "/", NULL);
   const gchar *name;
   guint n = 0;
 
@@ -187,7 +218,7 @@ stg_test_kill_instances (const gchar *data_dir)
         continue;
       gint pid = atoi (name);
       g_autofree gchar *sandbox = stg_test_process_env (pid, "STAGGER_SANDBOX");
-      if (sandbox != NULL && g_str_has_prefix (sandbox, prefix))
+      if (sandbox != NULL && g_str_has_prefix (sandbox, prefix) && strstr (sandbox, "/sandboxes/") != NULL)
         {
           kill (-pid, SIGKILL);
           kill (pid, SIGKILL);

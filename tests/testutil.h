@@ -21,6 +21,13 @@ G_BEGIN_DECLS
 gchar *stg_test_tmpdir (void);
 void stg_test_rmtree (const gchar *path);
 
+/* For a suite's main(): a directory that holds every temporary directory
+ * of the suite (it becomes TMPDIR), so that stg_test_scope_end() can kill
+ * the instances of tests that failed before their teardown, and remove it
+ * all. Call before anything asks GLib for the temporary directory. */
+gchar *stg_test_scope_begin (void);
+void stg_test_scope_end (gchar *base);
+
 /* Path of a program built in this tree (e.g. "staggerd"). */
 gchar *stg_test_program (const gchar *name);
 
@@ -46,8 +53,8 @@ void stg_test_daemon_kill9 (StgTestDaemon *daemon);
 void stg_test_daemon_free (StgTestDaemon *daemon);
 
 /* Kills (SIGKILL, whole process group) every instance process whose
- * sandbox lies under @data_dir: instances outlive staggerd by design, so
- * tests clean them up themselves. Returns how many were found. */
+ * sandbox lies under @data_dir (at any depth): instances outlive staggerd by
+ * design, so tests clean them up themselves. Returns how many were found. */
 guint stg_test_kill_instances (const gchar *data_dir);
 
 /* The value of @name in the environment of process @pid, or NULL. */

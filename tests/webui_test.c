@@ -509,9 +509,11 @@ webui_suite (void)
 int
 main (void)
 {
+  gchar *scope = stg_test_scope_begin ();
   SRunner *sr = srunner_create (webui_suite ());
   srunner_run_all (sr, CK_NORMAL);
   int failed = srunner_ntests_failed (sr);
   srunner_free (sr);
+  stg_test_scope_end (scope);
   return failed == 0 ? 0 : 1;
 }

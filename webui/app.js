@@ -68,6 +68,7 @@ function timeEl(ms) {
 
 function duration(ms) {
   if (ms === null || ms === undefined || ms < 0) return '–';
+  if (ms < 10000 && ms % 1000) return (ms / 1000).toFixed(1) + 's';
   let s = Math.round(ms / 1000);
   const h = Math.floor(s / 3600); s -= h * 3600;
   const m = Math.floor(s / 60); s -= m * 60;
@@ -130,6 +131,8 @@ function instanceGrid(ids, states, onPick) {
   const canvas = el('canvas', {
     class: 'grid', tabindex: 0, role: 'img',
     'aria-label': 'Instances by state; use the arrow keys to inspect one',
+    /* What is drawn, for tools that read the page (one letter an instance). */
+    'data-states': states,
   });
   const info = el('div', { class: 'grid-info', 'aria-live': 'polite' });
   const wrap = el('div', { class: 'grid-wrap' }, canvas, info);
@@ -371,14 +374,16 @@ async function viewUpdate(role, env, name, id) {
   const u = await getJSON('/ui/api/update?' + q);
   const p = u.progress;
   const ids = expandRanges(u.instances.ranges);
+  const back = /BACK/.test(u.status);
   const facts = [
     ['Status', badge(u.status)],
-    ['Started by', u.user],
+    ['Started by', u.user || '–'],
     ['Started', when(u.created_ms)],
     ['Message', u.message || '–'],
-    ['Progress', p.done + ' of ' + p.total + ' instances'],
+    /* Counts start over when an update turns back. */
+    ['Progress', p.done + ' of ' + p.total + ' instances' + (back ? ' rolled back' : '')],
     ['Current batch', p.in_flight.length ? 'instances ' + p.in_flight.join(', ') : '–'],
-    ['Failed', p.failed + ' (limit ' + u.settings.max_failed_instances + ')'],
+    [back ? 'Failed while rolling back' : 'Failed', p.failed + ' (limit ' + u.settings.max_failed_instances + ')'],
     ['Elapsed', duration(p.elapsed_ms)],
     ['Time left (estimate)', ACTIVE.has(u.status) ? duration(p.eta_ms) : '–'],
   ];

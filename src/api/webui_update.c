@@ -106,13 +106,25 @@ add_settings (JsonBuilder *b, ApiJobUpdateSettings *s)
 
 /* ---- the configuration diff ---------------------------------------------------------- */
 
+/* Compares two "key: value" lines by key alone. */
+static gint
+key_cmp (const gchar *x, const gchar *y)
+{
+  gsize kx = strcspn (x, ":"), ky = strcspn (y, ":");
+  gint c = strncmp (x, y, MIN (kx, ky));
+  return c != 0 ? c : (gint) kx - (gint) ky;
+}
+
+/* By key, then by the whole line. */
 static gint
 compare_lines (gconstpointer a, gconstpointer b)
 {
-  return g_strcmp0 (*(const gchar *const *) a, *(const gchar *const *) b);
+  const gchar *x = *(const gchar *const *) a, *y = *(const gchar *const *) b;
+  gint c = key_cmp (x, y);
+  return c != 0 ? c : strcmp (x, y);
 }
 
-/* A task config as readable lines, "key: value", sorted. */
+/* A task config as readable lines, "key: value", sorted by key. */
 static GPtrArray *
 config_lines (ApiTaskConfig *t)
 {
@@ -178,7 +190,15 @@ config_lines (ApiTaskConfig *t)
   return lines;
 }
 
-/* A line-by-line diff of two sorted lists: "  same", "- old", "+ new". */
+static void
+add_line (JsonBuilder *b, const gchar *mark, const gchar *text)
+{
+  g_autofree gchar *line = g_strconcat (mark, text, NULL);
+  json_builder_add_string_value (b, line);
+}
+
+/* A line-by-line diff of two lists sorted by key: "  same", and for a
+ * changed key "- old" then "+ new". */
 static void
 add_diff (JsonBuilder *b, ApiTaskConfig *old, ApiTaskConfig *new)
 {
@@ -191,15 +211,15 @@ add_diff (JsonBuilder *b, ApiTaskConfig *old, ApiTaskConfig *new)
   json_builder_begin_array (b);
   while (i < a->len || j < c->len)
     {
-      gint cmp = i >= a->len ? 1 : j >= c->len ? -1 : g_strcmp0 (a->pdata[i], c->pdata[j]);
-      g_autofree gchar *line = NULL;
-      if (cmp == 0)
-        line = g_strconcat ("  ", (gchar *) a->pdata[i++], NULL), j++;
+      gint cmp = i >= a->len ? 1 : j >= c->len ? -1 : key_cmp (a->pdata[i], c->pdata[j]);
+      if (cmp == 0 && g_str_equal (a->pdata[i], c->pdata[j]))
+        add_line (b, "  ", a->pdata[i++]), j++;
+      else if (cmp == 0)
+        add_line (b, "- ", a->pdata[i++]), add_line (b, "+ ", c->pdata[j++]);
       else if (cmp < 0)
-        line = g_strconcat ("- ", (gchar *) a->pdata[i++], NULL);
+        add_line (b, "- ", a->pdata[i++]);
       else
-        line = g_strconcat ("+ ", (gchar *) c->pdata[j++], NULL);
-      json_builder_add_string_value (b, line);
+        add_line (b, "+ ", c->pdata[j++]);
     }
   json_builder_end_array (b);
   json_builder_end_object (b);

@@ -1,0 +1,74 @@
+// watch_update.mjs: opens an update's page in headless Chromium and watches
+// it, without reloading, until it reaches a terminal status.
+//
+//   node watch_update.mjs URL EXPECTED_STATUS SCREENSHOT_DIR
+//
+// Prints one JSON line: the statuses seen in order, the final instance
+// states (one letter per instance, see webui/app.js), whether the page was
+// reloaded, and the screenshots written. Exits 0 when the page reached
+// EXPECTED_STATUS without a reload, 1 otherwise, 2 on bad usage.
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [url, expected, shots] = process.argv.slice(2);
+if (!url || !expected || !shots) {
+  console.error('usage: node watch_update.mjs URL EXPECTED_STATUS SCREENSHOT_DIR');
+  process.exit(2);
+}
+mkdirSync(shots, { recursive: true });
+
+const TERMINAL = new Set(['ROLLED_FORWARD', 'ROLLED_BACK', 'ABORTED', 'ERROR', 'FAILED']);
+const result = { seen: [], states: '', reloaded: false, screenshots: [], errors: [] };
+let code = 1;
+let browser = null;
+try {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  page.on('pageerror', (e) => result.errors.push(String(e)));
+  let loads = 0;
+  page.on('load', () => { loads++; });
+  await page.goto(url);
+  await page.waitForSelector('.facts .badge');
+  // A marker that only survives if the page is never reloaded.
+  await page.evaluate(() => { window.__staggerMarker = 1; });
+
+  const deadline = Date.now() + 90000;
+  let status = '';
+  let shot = 0;
+  while (Date.now() < deadline) {
+    const now = await page.evaluate(() => {
+      const b = document.querySelector('.facts .badge');
+      return b ? b.classList[1] : '';
+    });
+    if (now && now !== status) {
+      status = now;
+      result.seen.push(status);
+      const file = join(shots, `${String(++shot).padStart(2, '0')}-${status}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+      result.screenshots.push(file);
+    }
+    if (TERMINAL.has(status)) break;
+    await page.waitForTimeout(100);
+  }
+  // The page keeps refreshing for a moment after the last change.
+  await page.waitForTimeout(500);
+  result.states = await page.evaluate(() => {
+    const c = document.querySelector('canvas.grid');
+    return c ? c.dataset.states : '';
+  });
+  result.reloaded = loads > 1 || !(await page.evaluate(() => window.__staggerMarker === 1));
+  const final = join(shots, 'final.png');
+  await page.screenshot({ path: final, fullPage: true });
+  result.screenshots.push(final);
+  if (status === expected && !result.reloaded && result.errors.length === 0) code = 0;
+} catch (e) {
+  result.errors.push(String(e));
+} finally {
+  if (browser) await browser.close();
+}
+console.log(JSON.stringify(result));
+process.exit(code);

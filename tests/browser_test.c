@@ -1,0 +1,208 @@
+/* browser_test.c: the web UI end to end, in Debian's headless Chromium.
+ *
+ * A real staggerd rolls real instances while tests/browser/watch_update.mjs
+ * (playwright-core from npm, pinned by tests/browser/package-lock.json)
+ * keeps an update's page open and watches it move, without a reload, to its
+ * end: ROLLED_FORWARD with every instance updated, or ROLLED_BACK. The
+ * screenshots land in tests/browser-shots/ of the build tree. */
+#include "config.h"
+
+#include <check.h>
+#include <string.h>
+
+#include "rollout.h"
+
+#define PORT_RANGE "--port-range=32000-32999"
+
+static gchar *dir;
+static gchar *env_dir;          /* node_modules and the script, in the build tree */
+
+/* Copies @name from tests/browser/ of the source tree to @env_dir. */
+static void
+copy_in (const gchar *name)
+{
+  g_autofree gchar *from = g_build_filename (STG_SRCDIR, "tests", "browser", name, NULL);
+  g_autofree gchar *to = g_build_filename (env_dir, name, NULL);
+  g_autofree gchar *text = NULL;
+  gsize len = 0;
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (g_file_get_contents (from, &text, &len, &error), "%s", error ? error->message : "");
+  ck_assert_msg (g_file_set_contents (to, text, (gssize) len, &error), "%s", error ? error->message : "");
+}
+
+/* Node, Chromium and playwright-core, once per run of the suite. */
+static void
+prepare_browser (void)
+{
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (g_file_test ("/usr/bin/chromium", G_FILE_TEST_IS_EXECUTABLE) || g_getenv ("CHROMIUM"),
+                 "no /usr/bin/chromium: scripts/install-deps.sh installs it");
+  g_autofree gchar *npm = g_find_program_in_path ("npm");
+  ck_assert_msg (npm != NULL, "no npm: scripts/install-deps.sh installs it");
+  env_dir = g_build_filename (STG_BUILDDIR, "tests", "browser-env", NULL);
+  g_mkdir_with_parents (env_dir, 0755);
+  copy_in ("package.json");
+  copy_in ("package-lock.json");
+  copy_in ("watch_update.mjs");
+  g_autofree gchar *module = g_build_filename (env_dir, "node_modules", "playwright-core", "package.json", NULL);
+  if (g_file_test (module, G_FILE_TEST_EXISTS))
+    return;
+  const gchar *argv[] = { npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", NULL };
+  g_autofree gchar *out = NULL, *err = NULL;
+  gint status = 0;
+  ck_assert_msg (g_spawn_sync (env_dir, (gchar **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                               &status, &error), "cannot run npm: %s", error ? error->message : "");
+  ck_assert_msg (g_spawn_check_wait_status (status, NULL),
+                 "npm ci in %s failed (is the npm registry reachable?):\n%s", env_dir, err);
+}
+
+static void
+setup (void)
+{
+  dir = stg_test_tmpdir ();
+}
+
+static void
+teardown (void)
+{
+  stg_test_rmtree (dir);
+  g_clear_pointer (&dir, g_free);
+}
+
+typedef struct
+{
+  gint exit_status;
+  gchar *output;                /* what the script printed */
+  JsonNode *result;             /* its last line */
+} Watch;
+
+/* Starts watching the update's page; finish with watch_end(). */
+static GSubprocess *
+watch_start (StgTestDaemon *d, ApiJobUpdateKey *key, const gchar *expected, const gchar *shots)
+{
+  g_autofree gchar *node = g_find_program_in_path ("node");
+  g_autofree gchar *script = g_build_filename (env_dir, "watch_update.mjs", NULL);
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u/#/update/www/prod/%s/%s", d->http_port,
+                                           key->job->name, key->id);
+  g_autofree gchar *out = g_build_filename (STG_BUILDDIR, "tests", "browser-shots", shots, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (node != NULL, "no node: scripts/install-deps.sh installs it");
+  GSubprocess *p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, node, script, url, expected,
+                                     out, NULL);
+  ck_assert_msg (p != NULL, "cannot run node: %s", error ? error->message : "");
+  return p;
+}
+
+static Watch
+watch_end (GSubprocess *p)
+{
+  g_autofree gchar *out = NULL;
+  g_autoptr (GError) error = NULL;
+  Watch w = { 0 };
+
+  ck_assert_msg (g_subprocess_communicate_utf8 (p, NULL, NULL, &out, NULL, &error), "%s",
+                 error ? error->message : "");
+  w.exit_status = g_subprocess_get_exit_status (p);
+  g_object_unref (p);
+  g_strstrip (out);
+  const gchar *last = strrchr (out, '\n');
+  w.result = stg_test_parse_json (last ? last + 1 : out);
+  w.output = g_steal_pointer (&out);
+  return w;
+}
+
+/* TRUE when @seen (a JSON array of statuses) holds @status. */
+static gboolean
+saw (JsonObject *o, const gchar *status)
+{
+  JsonArray *seen = json_object_get_array_member (o, "seen");
+  for (guint i = 0; i < json_array_get_length (seen); i++)
+    if (g_str_equal (json_array_get_string_element (seen, i), status))
+      return TRUE;
+  return FALSE;
+}
+
+START_TEST (rollout_is_followed_live_to_the_end)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (d, "web", 6, v1);
+  stg_rollout_wait_running (d, "web", 6, 1);
+
+  /* Batches of two with a watch time, so the page has something to follow. */
+  g_autofree gchar *v2 = stg_rollout_server_data (NULL, ", \"env\": {\"GREETING\": \"v2\"}");
+  g_autoptr (ApiJobUpdateKey) key = stg_rollout_start_update (d, "web", 6, v2, 2, 1500);
+  GSubprocess *p = watch_start (d, key, "ROLLED_FORWARD", "rollout");
+  ck_assert_int_eq (stg_rollout_wait_terminal (d, key), API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  Watch w = watch_end (p);
+  g_autoptr (JsonNode) result = w.result;
+  g_autofree gchar *output = w.output;
+  JsonObject *o = json_node_get_object (result);
+
+  ck_assert_msg (w.exit_status == 0, "the page did not follow the update: %s", output);
+  ck_assert (saw (o, "ROLLING_FORWARD"));
+  ck_assert (saw (o, "ROLLED_FORWARD"));
+  ck_assert (!json_object_get_boolean_member (o, "reloaded"));
+  /* Every instance is drawn as updated. */
+  ck_assert_str_eq (json_object_get_string_member (o, "states"), "UUUUUU");
+  ck_assert_uint_ge (json_array_get_length (json_object_get_array_member (o, "screenshots")), 3);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+START_TEST (failing_update_shows_the_rollback)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (d, "api", 3, v1);
+  stg_rollout_wait_running (d, "api", 3, 1);
+
+  g_autofree gchar *bad = stg_rollout_server_data (", \"--unhealthy\"", NULL);
+  g_autoptr (ApiJobUpdateKey) key = stg_rollout_start_update (d, "api", 3, bad, 1, 1000);
+  GSubprocess *p = watch_start (d, key, "ROLLED_BACK", "rollback");
+  ck_assert_int_eq (stg_rollout_wait_terminal (d, key), API_JOB_UPDATE_STATUS_ROLLED_BACK);
+  Watch w = watch_end (p);
+  g_autoptr (JsonNode) result = w.result;
+  g_autofree gchar *output = w.output;
+  JsonObject *o = json_node_get_object (result);
+
+  ck_assert_msg (w.exit_status == 0, "the page did not follow the rollback: %s", output);
+  ck_assert (saw (o, "ROLLED_BACK"));
+  ck_assert (!json_object_get_boolean_member (o, "reloaded"));
+  /* The instance that failed is drawn as rolled back; the others never moved. */
+  ck_assert_str_eq (json_object_get_string_member (o, "states"), "Bpp");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+static Suite *
+browser_suite (void)
+{
+  Suite *s = suite_create ("browser");
+  TCase *tc = tcase_create ("update page");
+
+  tcase_set_timeout (tc, 240);
+  tcase_add_unchecked_fixture (tc, prepare_browser, NULL);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, rollout_is_followed_live_to_the_end);
+  tcase_add_test (tc, failing_update_shows_the_rollback);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  gchar *scope = stg_test_scope_begin ();
+  SRunner *sr = srunner_create (browser_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  stg_test_scope_end (scope);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,51 @@
+/* rollout.h: helpers for tests that drive real rollouts through a real
+ * staggerd: jobs of stagger-example-server instances, what the web UI's
+ * JSON says of them, and updates started and watched over Thrift. Every
+ * job is www/prod/NAME with one named port, "http". Test processes only. */
+#pragma once
+
+#include "testutil.h"
+
+G_BEGIN_DECLS
+
+/* Executor data for the example server: @args are more argv entries (JSON,
+ * each with its leading comma), @extra more members of the object. */
+gchar *stg_rollout_server_data (const gchar *args, const gchar *extra);
+
+/* createJob of @instances instances running @data; asserts OK. */
+void stg_rollout_create_job (StgTestDaemon *d, const gchar *name, gint32 instances, const gchar *data);
+
+/* What the web UI's JSON says of one instance. */
+typedef struct
+{
+  gchar *status;
+  gint pid;
+  gint port;
+  gint version;
+  gint failures;
+} StgRolloutInstance;
+
+/* The job's instances (GArray of StgRolloutInstance); free with
+ * stg_rollout_instances_free(). */
+GArray *stg_rollout_instances (StgTestDaemon *d, const gchar *name);
+void stg_rollout_instances_free (GArray *instances);
+
+/* Waits until all @count instances run, healthy, config version @version
+ * (0: any); fails the test after 30 s. */
+void stg_rollout_wait_running (StgTestDaemon *d, const gchar *name, gint count, gint version);
+
+/* startJobUpdate to @data with the Batch strategy (groups of @group), a
+ * watch time of @watch_ms, no failure allowed and rollback on failure. */
+ApiJobUpdateKey *stg_rollout_start_update (StgTestDaemon *d, const gchar *name, gint32 count,
+                                           const gchar *data, gint32 group, gint32 watch_ms);
+
+ApiJobUpdateDetails *stg_rollout_details (StgTestDaemon *d, ApiJobUpdateKey *key);
+
+/* Waits (90 s at most) for the update to end; returns its status. */
+gint stg_rollout_wait_terminal (StgTestDaemon *d, ApiJobUpdateKey *key);
+
+/* The first and last time of @action for @instance in @det, or -1. */
+void stg_rollout_action_times (ApiJobUpdateDetails *det, gint instance, gint action, gint64 *first,
+                               gint64 *last);
+
+G_END_DECLS
