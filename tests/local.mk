@@ -30,6 +30,18 @@ tests_store_test_SOURCES = tests/store_test.c
 tests_store_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_store_test_LDADD = $(STG_TEST_LDADD)
 
+# A tool the Python suites use: rewrites a Thrift message between protocols.
+check_PROGRAMS += tests/thrift_transcode
+tests_thrift_transcode_SOURCES = tests/thrift_transcode.c
+tests_thrift_transcode_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
+
+# Python suites (python3-thrift): each prints "N passed, N failed".
+STG_PY_SUITES = tests/json_compat.py
+TESTS += $(STG_PY_SUITES)
+TEST_EXTENSIONS = .py
+PY_LOG_COMPILER = $(PYTHON3)
+EXTRA_DIST += $(STG_PY_SUITES) tests/stgtest.py
+
 tests_daemon_test_SOURCES = tests/daemon_test.c
 tests_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_daemon_test_LDADD = $(STG_TEST_LDADD)
@@ -70,7 +82,11 @@ AM_TESTS_ENVIRONMENT = \
 	srcdir=$(srcdir); export srcdir; \
 	CK_VERBOSITY=normal; export CK_VERBOSITY; \
 	G_SLICE=always-malloc; export G_SLICE; \
-	G_DEBUG=gc-friendly; export G_DEBUG;
+	G_DEBUG=gc-friendly; export G_DEBUG; \
+	PYTHONDONTWRITEBYTECODE=1; export PYTHONDONTWRITEBYTECODE; \
+	STG_BUILDDIR='$(abs_top_builddir)'; export STG_BUILDDIR; \
+	STG_SRCDIR='$(abs_top_srcdir)'; export STG_SRCDIR; \
+	THRIFT='$(THRIFT_COMPILER)'; export THRIFT;
 
 EXTRA_DIST += tests/local.mk tests/man_test.sh \
 	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs

@@ -5,6 +5,7 @@
 #include <thrift/c_glib/thrift_application_exception.h>
 
 #include "api/dispatch.h"
+#include "api/json_protocol.h"
 #include "common/binary_protocol.h"
 #include "common/mem_transport.h"
 
@@ -23,6 +24,12 @@ ThriftProtocol *
 stg_protocol_binary (ThriftTransport *transport)
 {
   return stg_binary_protocol_new (transport);
+}
+
+ThriftProtocol *
+stg_protocol_json (ThriftTransport *transport)
+{
+  return stg_json_protocol_new (transport);
 }
 
 StgDispatch *

@@ -23,6 +23,9 @@ typedef ThriftProtocol *(*StgProtocolFactory) (ThriftTransport *transport);
 /* The binary protocol. */
 ThriftProtocol *stg_protocol_binary (ThriftTransport *transport);
 
+/* The JSON protocol (TJSONProtocol). */
+ThriftProtocol *stg_protocol_json (ThriftTransport *transport);
+
 typedef struct _StgDispatch StgDispatch;
 
 /* A dispatcher for @handler (referenced). Replies larger than @max_reply

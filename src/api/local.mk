@@ -5,6 +5,7 @@ libstg_api_a_SOURCES = \
 	src/api/handler.c src/api/handler.h src/api/handler_private.h \
 	src/api/handler_updates.c \
 	src/api/http_server.c src/api/http_server.h \
+	src/api/json_protocol.c src/api/json_protocol.h \
 	src/api/response.c src/api/response.h \
 	src/api/tcp_server.c src/api/tcp_server.h \
 	src/api/webui.c src/api/webui.h src/api/webui_private.h \
