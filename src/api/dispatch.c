@@ -56,11 +56,11 @@ stg_dispatch_free (StgDispatch *dispatch)
 /* The reply for a request whose arguments could not be read: a
  * TApplicationException naming what went wrong. */
 static GBytes *
-exception_reply (StgDispatch *d, StgProtocolFactory protocol, GBytes *request,
-                 const GError *cause, GError **error)
+exception_reply (StgDispatch *d, StgProtocolFactory reader, StgProtocolFactory writer,
+                 GBytes *request, const GError *cause, GError **error)
 {
   g_autoptr (StgMemTransport) in = stg_mem_transport_new (request, 0);
-  g_autoptr (ThriftProtocol) in_proto = protocol (THRIFT_TRANSPORT (in));
+  g_autoptr (ThriftProtocol) in_proto = reader (THRIFT_TRANSPORT (in));
   g_autofree gchar *name = NULL;
   ThriftMessageType type;
   gint32 seqid;
@@ -73,7 +73,7 @@ exception_reply (StgDispatch *d, StgProtocolFactory protocol, GBytes *request,
     }
 
   g_autoptr (StgMemTransport) out = stg_mem_transport_new (NULL, d->max_reply);
-  g_autoptr (ThriftProtocol) out_proto = protocol (THRIFT_TRANSPORT (out));
+  g_autoptr (ThriftProtocol) out_proto = writer (THRIFT_TRANSPORT (out));
   g_autofree gchar *text = g_strdup_printf ("cannot read the call to %s: %s", name,
                                             cause ? cause->message : "unknown error");
   g_autoptr (ThriftApplicationException) xception =
@@ -92,10 +92,18 @@ GBytes *
 stg_dispatch_process (StgDispatch *dispatch, StgProtocolFactory protocol, GBytes *request,
                       const gchar *user, GError **error)
 {
+  return stg_dispatch_process_with (dispatch, protocol, protocol, request, user, error);
+}
+
+GBytes *
+stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory reader,
+                           StgProtocolFactory writer, GBytes *request, const gchar *user,
+                           GError **error)
+{
   g_autoptr (StgMemTransport) in = stg_mem_transport_new (request, 0);
   g_autoptr (StgMemTransport) out = stg_mem_transport_new (NULL, dispatch->max_reply);
-  g_autoptr (ThriftProtocol) in_proto = protocol (THRIFT_TRANSPORT (in));
-  g_autoptr (ThriftProtocol) out_proto = protocol (THRIFT_TRANSPORT (out));
+  g_autoptr (ThriftProtocol) in_proto = reader (THRIFT_TRANSPORT (in));
+  g_autoptr (ThriftProtocol) out_proto = writer (THRIFT_TRANSPORT (out));
   g_autoptr (GError) local = NULL;
 
   dispatch->calls++;
@@ -106,7 +114,7 @@ stg_dispatch_process (StgDispatch *dispatch, StgProtocolFactory protocol, GBytes
    * an exception of its own. */
   if (ok)
     return stg_mem_transport_steal_output (out);
-  return exception_reply (dispatch, protocol, request, local, error);
+  return exception_reply (dispatch, reader, writer, request, local, error);
 }
 
 guint64

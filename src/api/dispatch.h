@@ -40,6 +40,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDispatch, stg_dispatch_free)
 GBytes *stg_dispatch_process (StgDispatch *dispatch, StgProtocolFactory protocol,
                               GBytes *request, const gchar *user, GError **error);
 
+/* The same, read with @reader and answered with @writer (HTTP lets the
+ * two differ). */
+GBytes *stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory reader,
+                                   StgProtocolFactory writer, GBytes *request, const gchar *user,
+                                   GError **error);
+
 /* Calls served so far, and those answered with an exception. */
 guint64 stg_dispatch_calls (StgDispatch *dispatch);
 guint64 stg_dispatch_exceptions (StgDispatch *dispatch);

@@ -37,17 +37,12 @@ stg_handler_answer_error (StgHandler *self, ApiResponse *response, const gchar *
       default:
         break;
       }
+  if (error->domain == STG_JOB_KEY_ERROR ||
+      g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND))
+    code = API_RESPONSE_CODE_INVALID_REQUEST;
   if (code == API_RESPONSE_CODE_ERROR)
     g_warning ("api: %s failed: %s", method, error->message);
   stg_response_fail (response, self->ctx.cluster, code, "%s", error->message);
-  return TRUE;
-}
-
-gboolean
-stg_handler_answer_unavailable (StgHandler *self, ApiResponse *response, const gchar *method)
-{
-  stg_response_fail (response, self->ctx.cluster, API_RESPONSE_CODE_ERROR,
-                     "%s is not available yet in this version of Stagger", method);
   return TRUE;
 }
 
@@ -249,12 +244,6 @@ handler_restart_shards (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_retur
   return TRUE;
 }
 
-/* ---- not yet available ------------------------------------------------------ */
-
-UNAVAILABLE_RO (handler_get_tasks_status, "getTasksStatus", G_GNUC_UNUSED const ApiTaskQuery *q)
-UNAVAILABLE_RO (handler_get_tasks_without_configs, "getTasksWithoutConfigs", G_GNUC_UNUSED const ApiTaskQuery *q)
-UNAVAILABLE_RO (handler_get_config_summary, "getConfigSummary", G_GNUC_UNUSED const ApiJobKey *k)
-
 /* ---- the object ------------------------------------------------------------- */
 
 static void
@@ -275,9 +264,6 @@ stg_handler_class_init (StgHandlerClass *klass)
   G_OBJECT_CLASS (klass)->finalize = stg_handler_finalize;
 
   ro->get_job_summary = handler_get_job_summary;
-  ro->get_tasks_status = handler_get_tasks_status;
-  ro->get_tasks_without_configs = handler_get_tasks_without_configs;
-  ro->get_config_summary = handler_get_config_summary;
   ro->get_jobs = handler_get_jobs;
 
   rw->create_job = handler_create_job;
@@ -285,6 +271,7 @@ stg_handler_class_init (StgHandlerClass *klass)
   rw->kill_tasks = handler_kill_tasks;
   rw->add_instances = handler_add_instances;
   stg_handler_install_update_methods (ro, rw);
+  stg_handler_install_task_methods (ro);
 }
 
 static void

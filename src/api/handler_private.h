@@ -20,26 +20,9 @@ struct _StgHandler
 gboolean stg_handler_answer_error (StgHandler *self, ApiResponse *response, const gchar *method,
                                    GError *error);
 
-/* Answers ERROR: @method is not available in this build. Returns TRUE. */
-gboolean stg_handler_answer_unavailable (StgHandler *self, ApiResponse *response,
-                                         const gchar *method);
+/* Task methods (handler_tasks.c), installed by the class init. */
+void stg_handler_install_task_methods (ApiReadOnlySchedulerHandlerClass *ro);
 
 /* Update methods (handler_updates.c), installed by the class init. */
 void stg_handler_install_update_methods (ApiReadOnlySchedulerHandlerClass *ro,
                                          ApiAuroraSchedulerManagerHandlerClass *rw);
-
-/* Defines a method that answers "not available yet". */
-#define UNAVAILABLE_RO(fn, method, ...)                                                   \
-  static gboolean fn (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, __VA_ARGS__,  \
-                      GError **unused)                                                    \
-  {                                                                                       \
-    (void) unused;                                                                        \
-    return stg_handler_answer_unavailable (HANDLER (iface), *_return, method);                        \
-  }
-#define UNAVAILABLE_RW(fn, method, ...)                                                        \
-  static gboolean fn (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return, __VA_ARGS__, \
-                      GError **unused)                                                         \
-  {                                                                                            \
-    (void) unused;                                                                             \
-    return stg_handler_answer_unavailable (HANDLER (iface), *_return, method);                             \
-  }

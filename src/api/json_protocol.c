@@ -688,7 +688,7 @@ static gboolean
 read_numeric_chars (StgJsonProtocol *self, gchar buf[MAX_NUMBER_CHARS], GError **error)
 {
   gsize n = 0;
-  guchar c;
+  guchar c = 0;
 
   for (;;)
     {

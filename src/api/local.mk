@@ -3,7 +3,9 @@ noinst_LIBRARIES += libstg_api.a
 libstg_api_a_SOURCES = \
 	src/api/dispatch.c src/api/dispatch.h \
 	src/api/handler.c src/api/handler.h src/api/handler_private.h \
+	src/api/handler_tasks.c \
 	src/api/handler_updates.c \
+	src/api/http_api.c src/api/http_api.h \
 	src/api/http_server.c src/api/http_server.h \
 	src/api/json_protocol.c src/api/json_protocol.h \
 	src/api/response.c src/api/response.h \

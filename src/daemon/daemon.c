@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "api/dispatch.h"
+#include "api/http_api.h"
 #include "api/handler.h"
 #include "api/http_server.h"
 #include "api/tcp_server.h"
@@ -303,11 +304,13 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
     goto fail;
 
   stg_http_options_init (&http_options);
+  http_options.max_body = (gsize) d->settings.max_frame;   /* one message, as on TCP */
   d->http = stg_http_server_new (d->settings.bind, (guint16) d->settings.http_port,
                                  &http_options, error);
   if (d->http == NULL)
     goto fail;
   stg_http_server_route (d->http, "/health", route_health, d);
+  stg_http_api_route (d->http, d->dispatch);
   {
     StgWebUiContext ui = {
       .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,

@@ -1,0 +1,272 @@
+/* handler_tasks.c: the task read methods: getTasksStatus,
+ * getTasksWithoutConfigs (TaskQuery filters, offset and limit) and
+ * getConfigSummary. Tasks are the instance rows the runtime keeps up to
+ * date; a task id names the job, the instance and the run:
+ * ROLE-ENV-NAME-INSTANCE-RUN. Main-loop thread only.
+ */
+#include "config.h"
+
+#include "api/handler_private.h"
+#include "common/jobkey.h"
+#include "common/ranges.h"
+#include "store/store.h"
+
+#define MAX_TASK_EVENTS 50
+
+/* A C GLib client writes every field, so an empty string means "unset". */
+static const gchar *
+term (gboolean isset, const gchar *value)
+{
+  return isset && value != NULL && value[0] != '\0' ? value : NULL;
+}
+
+static gboolean
+job_matches (const ApiTaskQuery *q, const ApiJobKey *key)
+{
+  const gchar *env = term (q->__isset_environment, q->environment);
+  const gchar *name = term (q->__isset_jobName, q->jobName);
+
+  if ((env && g_strcmp0 (env, key->environment) != 0) || (name && g_strcmp0 (name, key->name) != 0))
+    return FALSE;
+  if (!q->__isset_jobKeys || q->jobKeys == NULL || g_hash_table_size (q->jobKeys) == 0)
+    return TRUE;
+  GHashTableIter it;
+  gpointer k;
+  g_hash_table_iter_init (&it, q->jobKeys);
+  while (g_hash_table_iter_next (&it, &k, NULL))
+    if (stg_job_key_equal (k, key))
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+instance_matches (const ApiTaskQuery *q, const StgInstanceRow *row, const gchar *task_id)
+{
+  GHashTableIter it;
+  gpointer k;
+  gboolean any = FALSE, found = FALSE;
+
+  if (q->__isset_statuses && q->statuses != NULL && g_hash_table_size (q->statuses) > 0 &&
+      !g_hash_table_contains (q->statuses, GINT_TO_POINTER (row->status)))
+    return FALSE;
+  if (q->__isset_instanceIds && q->instanceIds != NULL)
+    {
+      g_hash_table_iter_init (&it, q->instanceIds);
+      while (g_hash_table_iter_next (&it, &k, NULL))
+        {
+          any = TRUE;
+          found = found || *(const gint32 *) k == row->instance_id;
+        }
+      if (any && !found)
+        return FALSE;
+    }
+  if (q->__isset_taskIds && q->taskIds != NULL && g_hash_table_size (q->taskIds) > 0 &&
+      !g_hash_table_contains (q->taskIds, task_id))
+    return FALSE;
+  return TRUE;
+}
+
+/* A copy of @config that carries no executor data (getTasksWithoutConfigs). */
+static ApiTaskConfig *
+without_data (ApiTaskConfig *config)
+{
+  ApiTaskConfig *copy = stg_thrift_copy (config);
+  if (copy != NULL && copy->executorConfig != NULL)
+    g_object_set (copy->executorConfig, "data", "", NULL);
+  return copy;
+}
+
+static ApiScheduledTask *
+scheduled_task (StgHandler *self, StgJobRow *job, const StgInstanceRow *row, const gchar *task_id,
+                ApiTaskConfig *config, GError **error)
+{
+  g_autoptr (GHashTable) ports = stg_store_list_ports (self->ctx.store, job->key, row->instance_id, error);
+  g_autoptr (GPtrArray) events = ports ? stg_store_list_task_events (self->ctx.store, job->id, row->instance_id,
+                                                                     MAX_TASK_EVENTS, error) : NULL;
+  if (events == NULL)
+    return NULL;
+
+  g_autoptr (ApiAssignedTask) assigned = g_object_new (API_TYPE_ASSIGNED_TASK,
+      "taskId", task_id, "slaveId", "local", "slaveHost", g_get_host_name (),
+      "task", config, "instanceId", row->instance_id, NULL);
+  GHashTableIter it;
+  gpointer name, port;
+  g_hash_table_iter_init (&it, ports);
+  while (g_hash_table_iter_next (&it, &name, &port))
+    {
+      gint32 *value = g_new (gint32, 1);
+      *value = GPOINTER_TO_INT (port);
+      g_hash_table_insert (assigned->assignedPorts, g_strdup (name), value);
+    }
+  ApiScheduledTask *task = g_object_new (API_TYPE_SCHEDULED_TASK, "assignedTask", assigned,
+                                         "status", row->status, "failureCount", row->failure_count,
+                                         "ancestorId", "", NULL);
+  for (guint i = 0; i < events->len; i++)
+    g_ptr_array_add (task->taskEvents, g_object_ref (events->pdata[i]));
+  return task;
+}
+
+/* The tasks matching @q, in job key and instance order, paged. */
+static GPtrArray *
+query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_configs, GError **error)
+{
+  const gchar *role = term (q->__isset_role, q->role);
+  g_autoptr (GPtrArray) jobs = stg_store_list_jobs (self->ctx.store, role, error);
+  g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_object_unref);
+  gint64 skip = q->__isset_offset ? MAX (q->offset, 0) : 0;
+  gint64 limit = q->__isset_limit && q->limit > 0 ? q->limit : G_MAXINT64;
+
+  if (jobs == NULL)
+    return NULL;
+  for (guint j = 0; j < jobs->len && (gint64) out->len < limit; j++)
+    {
+      StgJobRow *job = jobs->pdata[j];
+      if (!job_matches (q, job->key))
+        continue;
+      g_autoptr (GArray) rows = stg_store_list_instances (self->ctx.store, job->id, error);
+      g_autoptr (GHashTable) configs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                                              g_object_unref);
+      if (rows == NULL)
+        return NULL;
+      for (guint i = 0; i < rows->len && (gint64) out->len < limit; i++)
+        {
+          const StgInstanceRow *row = &g_array_index (rows, StgInstanceRow, i);
+          g_autofree gchar *task_id = g_strdup_printf ("%s-%s-%s-%d-%" G_GINT64_FORMAT, job->key->role,
+                                                       job->key->environment, job->key->name,
+                                                       row->instance_id, row->run_id);
+          if (!instance_matches (q, row, task_id))
+            continue;
+          if (skip > 0)
+            {
+              skip--;
+              continue;
+            }
+          gint64 config_id = row->run_config_id ? row->run_config_id : row->config_id;
+          ApiTaskConfig *config = g_hash_table_lookup (configs, &config_id);
+          if (config == NULL)
+            {
+              g_autoptr (ApiTaskConfig) stored = stg_store_get_config (self->ctx.store, config_id, error);
+              if (stored == NULL)
+                return NULL;
+              config = with_configs ? g_object_ref (stored) : without_data (stored);
+              if (config == NULL)
+                {
+                  g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FAILED,
+                               "cannot copy configuration %" G_GINT64_FORMAT, config_id);
+                  return NULL;
+                }
+              g_hash_table_insert (configs, g_memdup2 (&config_id, sizeof config_id), config);
+            }
+          ApiScheduledTask *task = scheduled_task (self, job, row, task_id, config, error);
+          if (task == NULL)
+            return NULL;
+          g_ptr_array_add (out, task);
+        }
+    }
+  return g_steal_pointer (&out);
+}
+
+static gboolean
+answer_tasks (StgHandler *self, ApiResponse *response, const ApiTaskQuery *q, gboolean with_configs,
+              const gchar *method)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (q == NULL)
+    {
+      g_autoptr (ApiTaskQuery) all = g_object_new (API_TYPE_TASK_QUERY, NULL);
+      return answer_tasks (self, response, all, with_configs, method);
+    }
+  g_autoptr (GPtrArray) tasks = query_tasks (self, q, with_configs, &error);
+  if (tasks == NULL)
+    return stg_handler_answer_error (self, response, method, error);
+  g_autoptr (ApiScheduleStatusResult) sr = g_object_new (API_TYPE_SCHEDULE_STATUS_RESULT, NULL);
+  for (guint i = 0; i < tasks->len; i++)
+    g_ptr_array_add (sr->tasks, g_object_ref (tasks->pdata[i]));
+  ApiResult *result = stg_result_new ();
+  g_object_set (result, "scheduleStatusResult", sr, NULL);
+  stg_response_ok (response, self->ctx.cluster, result);
+  return TRUE;
+}
+
+static gboolean
+handler_get_tasks_status (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, const ApiTaskQuery *q,
+                          GError **unused)
+{
+  (void) unused;
+  return answer_tasks (HANDLER (iface), *_return, q, TRUE, "getTasksStatus");
+}
+
+static gboolean
+handler_get_tasks_without_configs (ApiReadOnlySchedulerIf *iface, ApiResponse **_return,
+                                   const ApiTaskQuery *q, GError **unused)
+{
+  (void) unused;
+  return answer_tasks (HANDLER (iface), *_return, q, FALSE, "getTasksWithoutConfigs");
+}
+
+/* getConfigSummary: the job's configurations and the instances of each. */
+static gboolean
+handler_get_config_summary (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, const ApiJobKey *key,
+                            GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  if (key == NULL || !stg_job_key_check (key, "job", &error))
+    {
+      if (error == NULL)
+        g_set_error_literal (&error, STG_JOB_KEY_ERROR, STG_JOB_KEY_ERROR_INVALID, "job: missing");
+      return stg_handler_answer_error (self, *_return, "getConfigSummary", error);
+    }
+  g_autoptr (StgJobRow) job = stg_store_get_job (self->ctx.store, key, &error);
+  g_autoptr (GArray) rows = job ? stg_store_list_instances (self->ctx.store, job->id, &error) : NULL;
+  if (rows == NULL)
+    return stg_handler_answer_error (self, *_return, "getConfigSummary", error);
+
+  /* Instances by the config they run (or are to run). */
+  g_autoptr (GHashTable) by_config = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                                            (GDestroyNotify) stg_ranges_free);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const StgInstanceRow *row = &g_array_index (rows, StgInstanceRow, i);
+      gint64 id = row->run_config_id ? row->run_config_id : row->config_id;
+      StgRanges *r = g_hash_table_lookup (by_config, &id);
+      if (r == NULL)
+        g_hash_table_insert (by_config, g_memdup2 (&id, sizeof id), r = stg_ranges_new ());
+      stg_ranges_add_one (r, row->instance_id);
+    }
+  g_autoptr (ApiConfigSummary) summary = g_object_new (API_TYPE_CONFIG_SUMMARY, "key", job->key, NULL);
+  GHashTableIter it;
+  gpointer id, ranges;
+  g_hash_table_iter_init (&it, by_config);
+  while (g_hash_table_iter_next (&it, &id, &ranges))
+    {
+      g_autoptr (ApiTaskConfig) config = stg_store_get_config (self->ctx.store, *(gint64 *) id, &error);
+      if (config == NULL)
+        return stg_handler_answer_error (self, *_return, "getConfigSummary", error);
+      ApiConfigGroup *group = g_object_new (API_TYPE_CONFIG_GROUP, "config", config, NULL);
+      for (guint i = 0; i < stg_ranges_n (ranges); i++)
+        {
+          StgRange r = stg_ranges_get (ranges, i);
+          g_hash_table_add (group->instances, g_object_new (API_TYPE_RANGE, "first", r.first,
+                                                            "last", r.last, NULL));
+        }
+      g_hash_table_add (summary->groups, group);
+    }
+  g_autoptr (ApiConfigSummaryResult) cr = g_object_new (API_TYPE_CONFIG_SUMMARY_RESULT,
+                                                        "summary", summary, NULL);
+  ApiResult *result = stg_result_new ();
+  g_object_set (result, "configSummaryResult", cr, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
+void
+stg_handler_install_task_methods (ApiReadOnlySchedulerHandlerClass *ro)
+{
+  ro->get_tasks_status = handler_get_tasks_status;
+  ro->get_tasks_without_configs = handler_get_tasks_without_configs;
+  ro->get_config_summary = handler_get_config_summary;
+}

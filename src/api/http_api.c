@@ -1,0 +1,84 @@
+/* http_api.c: POST /api (see http_api.h). Main-loop thread only. */
+#include "config.h"
+
+#include <string.h>
+
+#include "api/http_api.h"
+
+/* A media type without parameters, lower case ("" for none). */
+static gchar *
+media_type (const gchar *value)
+{
+  if (value == NULL)
+    return g_strdup ("");
+  g_autofree gchar *type = g_strndup (value, strcspn (value, ";"));
+  return g_ascii_strdown (g_strstrip (type), -1);
+}
+
+/* Whether an Accept header names @type (parameters aside). */
+static gboolean
+accepts (const gchar *accept, const gchar *type)
+{
+  g_auto (GStrv) items = g_strsplit (accept ? accept : "", ",", -1);
+
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      g_autofree gchar *t = media_type (items[i]);
+      if (g_str_equal (t, type))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+handle (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+{
+  StgDispatch *dispatch = user_data;
+  g_autoptr (GError) error = NULL;
+  StgProtocolFactory reader;
+
+  if (!g_str_equal (stg_http_request_method (request), "POST"))
+    {
+      stg_http_response_header (response, "Allow", "POST");
+      stg_http_response_text (response, 405, "/api takes one Thrift message by POST\n");
+      return;
+    }
+  g_autofree gchar *type = media_type (stg_http_request_header (request, "Content-Type"));
+  if (g_str_equal (type, STG_HTTP_API_BINARY))
+    reader = stg_protocol_binary;
+  else if (type[0] == '\0' || g_str_equal (type, "application/x-thrift") ||
+           g_str_equal (type, "application/json") || g_str_equal (type, STG_HTTP_API_JSON))
+    reader = stg_protocol_json;
+  else
+    {
+      stg_http_response_text (response, 415,
+                              "/api reads " STG_HTTP_API_BINARY ", application/x-thrift, "
+                              "application/json or " STG_HTTP_API_JSON "\n");
+      return;
+    }
+  gboolean binary = accepts (stg_http_request_header (request, "Accept"), STG_HTTP_API_BINARY);
+
+  g_autoptr (GBytes) body = stg_http_request_body (request);
+  if (body == NULL || g_bytes_get_size (body) == 0)
+    {
+      stg_http_response_text (response, 400, "empty request: POST one Thrift message\n");
+      return;
+    }
+  GBytes *reply = stg_dispatch_process_with (dispatch, reader,
+                                             binary ? stg_protocol_binary : stg_protocol_json,
+                                             body, NULL, &error);
+  if (reply == NULL)
+    {
+      g_autofree gchar *text = g_strdup_printf ("bad Thrift message: %s\n", error->message);
+      g_info ("http: /api from %s: %s", stg_http_request_peer (request), error->message);
+      stg_http_response_text (response, 400, text);
+      return;
+    }
+  stg_http_response_set (response, 200, binary ? STG_HTTP_API_BINARY : STG_HTTP_API_JSON, reply);
+}
+
+void
+stg_http_api_route (StgHttpServer *server, StgDispatch *dispatch)
+{
+  stg_http_server_route (server, "/api", handle, dispatch);
+}

@@ -1,0 +1,265 @@
+"""api_compat.py: a stock Thrift client (Debian's python3-thrift, stubs
+generated now from thrift/stagger.thrift) drives a real staggerd three ways:
+HTTP /api with the JSON protocol, HTTP /api with the binary protocol, and
+framed binary over TCP. The same story runs on each: create a job, start an
+update, pause, resume, read it back (summaries, details, diff), abort it,
+kill the job. Then /api's HTTP rules: 405, 415, 413, 400, Accept
+negotiation, and a daemon that keeps serving after bad messages.
+"""
+import http.client
+import sys
+
+from thrift.protocol import TBinaryProtocol, TJSONProtocol
+from thrift.transport import TSocket, TTransport
+
+import stgtest
+
+BINARY = "application/vnd.apache.thrift.binary"
+JSON = "application/vnd.apache.thrift.json"
+
+
+class HttpTransport(TTransport.TTransportBase):
+    """One POST to /api per message, with the headers we choose."""
+
+    def __init__(self, port, content_type, accept):
+        self.port = port
+        self.headers = {"Content-Type": content_type, "Accept": accept}
+        self.out = bytearray()
+        self.inbuf = TTransport.TMemoryBuffer(b"")
+        self.reply_type = None
+
+    def isOpen(self):
+        return True
+
+    def open(self):
+        pass
+
+    def close(self):
+        pass
+
+    def write(self, buf):
+        self.out += buf
+
+    def read(self, sz):
+        return self.inbuf.read(sz)
+
+    def flush(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn.request("POST", "/api", bytes(self.out), self.headers)
+        resp = conn.getresponse()
+        body = resp.read()
+        self.reply_type = resp.getheader("Content-Type")
+        conn.close()
+        self.out = bytearray()
+        if resp.status != 200:
+            raise RuntimeError("HTTP %d: %r" % (resp.status, body[:200]))
+        self.inbuf = TTransport.TMemoryBuffer(body)
+
+
+def client(mod, transport, protocol):
+    return mod.Client(protocol(transport))
+
+
+def job_config(t, name, count, command):
+    key = t.JobKey(role="www", environment="prod", name=name)
+    owner = t.Identity(user="www")
+    task = t.TaskConfig(
+        job=key, owner=owner, isService=True, priority=0, maxTaskFailures=1,
+        resources={t.Resource(numCpus=0.25)},
+        executorConfig=t.ExecutorConfig(name="stagger", data='{"command": "%s"}' % command))
+    return t.JobConfiguration(key=key, owner=owner, taskConfig=task, instanceCount=count)
+
+
+def story(r, t, c, label, name):
+    """One job's life through one transport."""
+    ok = t.ResponseCode.OK
+    created = c.createJob(job_config(t, name, 4, "sleep 60"))
+    r.check("%s: createJob" % label, created.responseCode == ok, created.details)
+    r.check("%s: clusterName" % label, created.serverInfo.clusterName == "compat")
+    again = c.createJob(job_config(t, name, 4, "sleep 60"))
+    r.check("%s: createJob twice is refused" % label,
+            again.responseCode == t.ResponseCode.INVALID_REQUEST, again.responseCode)
+
+    jobs = c.getJobs("www")
+    names = [j.key.name for j in jobs.result.getJobsResult.configs]
+    r.check("%s: getJobs" % label, jobs.responseCode == ok and name in names, names)
+
+    new = job_config(t, name, 4, "sleep 61")
+    settings = t.JobUpdateSettings(updateGroupSize=1, minWaitInInstanceRunningMs=60000,
+                                   rollbackOnFailure=True, maxPerInstanceFailures=0,
+                                   maxFailedInstances=0)
+    request = t.JobUpdateRequest(taskConfig=new.taskConfig, instanceCount=4, settings=settings)
+    started = c.startJobUpdate(request, "compat " + label)
+    r.check("%s: startJobUpdate" % label, started.responseCode == ok, started.details)
+    key = started.result.startJobUpdateResult.key
+
+    def status():
+        q = t.JobUpdateQuery(key=key)
+        d = c.getJobUpdateDetails(None, q)
+        return d.result.getJobUpdateDetailsResult.detailsList[0].update.summary.state.status
+
+    r.check("%s: rolling forward" % label, status() == t.JobUpdateStatus.ROLLING_FORWARD, status())
+    paused = c.pauseJobUpdate(key, "hold on")
+    r.check("%s: pauseJobUpdate" % label, paused.responseCode == ok, paused.details)
+    r.check("%s: paused" % label, status() == t.JobUpdateStatus.ROLL_FORWARD_PAUSED, status())
+    resumed = c.resumeJobUpdate(key, "go on")
+    r.check("%s: resumeJobUpdate" % label, resumed.responseCode == ok, resumed.details)
+
+    summaries = c.getJobUpdateSummaries(t.JobUpdateQuery(jobKey=new.key))
+    found = [s.key.id for s in summaries.result.getJobUpdateSummariesResult.updateSummaries]
+    r.check("%s: getJobUpdateSummaries" % label, key.id in found, found)
+    details = c.getJobUpdateDetails(key, None)
+    d = details.result.getJobUpdateDetailsResult.detailsList[0]
+    r.check("%s: getJobUpdateDetails events" % label,
+            [e.status for e in d.updateEvents][:3] == [t.JobUpdateStatus.ROLLING_FORWARD,
+                                                         t.JobUpdateStatus.ROLL_FORWARD_PAUSED,
+                                                         t.JobUpdateStatus.ROLLING_FORWARD],
+            d.updateEvents)
+    r.check("%s: the message is kept" % label, d.updateEvents[0].message == "compat " + label)
+
+    diff = c.getJobUpdateDiff(t.JobUpdateRequest(taskConfig=job_config(t, name, 6, "sleep 62").taskConfig,
+                                                 instanceCount=6, settings=settings))
+    dr = diff.result.getJobUpdateDiffResult if diff.result else None
+
+    def ids(groups):
+        return sorted(i for g in groups for rg in g.instances for i in range(rg.first, rg.last + 1))
+
+    # Instance 0 already runs the update's config, 1-3 the first one: two groups.
+    r.check("%s: getJobUpdateDiff" % label,
+            diff.responseCode == ok and ids(dr.add) == [4, 5] and ids(dr.update) == [0, 1, 2, 3]
+            and len(dr.update) == 2 and not dr.remove and not dr.unchanged, diff)
+
+    aborted = c.abortJobUpdate(key, "enough")
+    r.check("%s: abortJobUpdate" % label, aborted.responseCode == ok, aborted.details)
+    r.check("%s: aborted" % label, status() == t.JobUpdateStatus.ABORTED, status())
+
+    tasks(r, t, c, label, name)
+
+    killed = c.killTasks(new.key, None, "done")
+    r.check("%s: killTasks" % label, killed.responseCode == ok, killed.details)
+
+
+def tasks(r, t, c, label, name):
+    """getTasksStatus, getTasksWithoutConfigs and getConfigSummary."""
+    ok = t.ResponseCode.OK
+
+    def query(**kw):
+        resp = c.getTasksStatus(t.TaskQuery(role="www", jobName=name, **kw))
+        r.check("%s: getTasksStatus %s" % (label, kw), resp.responseCode == ok, resp.details)
+        return resp.result.scheduleStatusResult.tasks
+
+    every = query()
+    r.check("%s: four tasks, in instance order" % label,
+            [x.assignedTask.instanceId for x in every] == [0, 1, 2, 3], every)
+    r.check("%s: tasks are running" % label,
+            all(x.status == t.ScheduleStatus.RUNNING for x in every), [x.status for x in every])
+    r.check("%s: task ids name the job" % label,
+            every[0].assignedTask.taskId.startswith("www-prod-%s-0-" % name), every[0].assignedTask.taskId)
+    r.check("%s: events come along" % label, len(every[0].taskEvents) >= 1)
+    r.check("%s: configs come along" % label,
+            "sleep" in every[1].assignedTask.task.executorConfig.data)
+    picked = query(instanceIds={1, 3})
+    r.check("%s: by instance" % label, [x.assignedTask.instanceId for x in picked] == [1, 3])
+    r.check("%s: by status" % label, query(statuses={t.ScheduleStatus.FINISHED}) == [])
+    paged = query(offset=1, limit=2)
+    r.check("%s: offset and limit" % label, [x.assignedTask.instanceId for x in paged] == [1, 2])
+    r.check("%s: by task id" % label,
+            [x.assignedTask.instanceId for x in query(taskIds={every[2].assignedTask.taskId})] == [2])
+    other = c.getTasksStatus(t.TaskQuery(role="nobody"))
+    r.check("%s: another role has none" % label, other.result.scheduleStatusResult.tasks == [])
+    bare = c.getTasksWithoutConfigs(t.TaskQuery(jobKeys={t.JobKey(role="www", environment="prod", name=name)}))
+    bt = bare.result.scheduleStatusResult.tasks
+    r.check("%s: getTasksWithoutConfigs" % label,
+            bare.responseCode == ok and len(bt) == 4 and bt[0].assignedTask.task.executorConfig.data == "",
+            bare)
+
+    summary = c.getConfigSummary(t.JobKey(role="www", environment="prod", name=name))
+    groups = summary.result.configSummaryResult.summary.groups if summary.result else []
+    covered = sorted(i for g in groups for rg in g.instances for i in range(rg.first, rg.last + 1))
+    r.check("%s: getConfigSummary" % label, summary.responseCode == ok and covered == [0, 1, 2, 3], summary)
+    missing = c.getConfigSummary(t.JobKey(role="www", environment="prod", name="nosuchjob"))
+    r.check("%s: getConfigSummary of no job" % label,
+            missing.responseCode == t.ResponseCode.INVALID_REQUEST, missing)
+    bad = c.getConfigSummary(t.JobKey(role="w w", environment="prod", name=name))
+    r.check("%s: a bad key names the field" % label,
+            bad.responseCode == t.ResponseCode.INVALID_REQUEST and "role" in bad.details[0].message, bad)
+
+
+def post(port, body, headers, method="POST"):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request(method, "/api", body, headers)
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    return resp.status, resp.getheader("Content-Type"), data
+
+
+def encoded_get_jobs(mod, protocol):
+    buf = TTransport.TMemoryBuffer()
+    mod.Client(protocol(buf)).send_getJobs("www")
+    return buf.getvalue()
+
+
+def http_rules(r, mod, port):
+    jobs_json = encoded_get_jobs(mod, TJSONProtocol.TJSONProtocol)
+    jobs_binary = encoded_get_jobs(mod, TBinaryProtocol.TBinaryProtocol)
+
+    status, _, _ = post(port, None, {}, method="GET")
+    r.check("GET /api is 405", status == 405, status)
+    status, _, _ = post(port, jobs_json, {"Content-Type": "text/plain"})
+    r.check("text/plain is 415", status == 415, status)
+    for ctype in (None, "application/x-thrift", "application/json", JSON,
+                  "application/json; charset=utf-8"):
+        headers = {"Content-Type": ctype} if ctype else {}
+        status, rtype, data = post(port, jobs_json, headers)
+        r.check("%s is read as JSON, answered in JSON" % ctype,
+                status == 200 and rtype == JSON and data.startswith(b"[1,"), (status, rtype))
+    status, rtype, data = post(port, jobs_binary, {"Content-Type": BINARY, "Accept": BINARY})
+    r.check("binary in, binary out", status == 200 and rtype == BINARY and data[:2] == b"\x80\x01",
+            (status, rtype))
+    status, rtype, data = post(port, jobs_binary, {"Content-Type": BINARY})
+    r.check("binary in, JSON out without Accept", status == 200 and rtype == JSON, (status, rtype))
+    status, rtype, _ = post(port, jobs_json, {"Content-Type": JSON, "Accept": "text/html, " + BINARY})
+    r.check("Accept naming binary among others", status == 200 and rtype == BINARY, (status, rtype))
+
+    status, _, _ = post(port, b"not thrift at all", {"Content-Type": JSON})
+    r.check("garbage is 400", status == 400, status)
+    status, _, _ = post(port, jobs_binary[:-3], {"Content-Type": BINARY})
+    r.check("a truncated binary call is answered", status in (200, 400), status)
+    status, rtype, data = post(port, jobs_json[:-5], {"Content-Type": JSON})
+    r.check("a truncated JSON call is answered", status in (200, 400), status)
+    status, _, _ = post(port, b"", {"Content-Type": JSON})
+    r.check("an empty body is 400", status == 400, status)
+    status, _, _ = post(port, b"[" * 5000, {"Content-Type": JSON})
+    r.check("deep nesting is 400", status == 400, status)
+    status, _, _ = post(port, b"x" * (64 * 1024), {"Content-Type": JSON})
+    r.check("a body over the limit is 413", status == 413, status)
+    status, rtype, _ = post(port, jobs_json, {"Content-Type": JSON})
+    r.check("still serving after bad messages", status == 200 and rtype == JSON, status)
+
+
+def main():
+    r = stgtest.Results("api_compat")
+    t, mod = stgtest.load_stubs()
+    d = stgtest.Daemon("--cluster=compat", "--runtime=simulated", "--max-frame-size=32768")
+    try:
+        r.run("HTTP JSON", story, r, t,
+              client(mod, HttpTransport(d.http_port, JSON, JSON), TJSONProtocol.TJSONProtocol),
+              "http-json", "viajson")
+        r.run("HTTP binary", story, r, t,
+              client(mod, HttpTransport(d.http_port, BINARY, BINARY), TBinaryProtocol.TBinaryProtocol),
+              "http-binary", "viabinary")
+        sock = TSocket.TSocket("127.0.0.1", d.thrift_port)
+        framed = TTransport.TFramedTransport(sock)
+        framed.open()
+        r.run("TCP", story, r, t, client(mod, framed, TBinaryProtocol.TBinaryProtocol), "tcp", "viatcp")
+        framed.close()
+        r.run("HTTP rules", http_rules, r, mod, d.http_port)
+    finally:
+        r.check("staggerd exits cleanly", d.stop() == 0)
+        stgtest.cleanup_stubs()
+    return r.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
