@@ -11,6 +11,7 @@ PACKAGES="
   libmicrohttpd-dev
   libjson-glib-dev
   libsoup-3.0-dev glib-networking
+  libcrypt-dev openssl
   check
   python3 python3-thrift
   groff-base mandoc

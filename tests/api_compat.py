@@ -18,44 +18,6 @@ BINARY = "application/vnd.apache.thrift.binary"
 JSON = "application/vnd.apache.thrift.json"
 
 
-class HttpTransport(TTransport.TTransportBase):
-    """One POST to /api per message, with the headers we choose."""
-
-    def __init__(self, port, content_type, accept):
-        self.port = port
-        self.headers = {"Content-Type": content_type, "Accept": accept}
-        self.out = bytearray()
-        self.inbuf = TTransport.TMemoryBuffer(b"")
-        self.reply_type = None
-
-    def isOpen(self):
-        return True
-
-    def open(self):
-        pass
-
-    def close(self):
-        pass
-
-    def write(self, buf):
-        self.out += buf
-
-    def read(self, sz):
-        return self.inbuf.read(sz)
-
-    def flush(self):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        conn.request("POST", "/api", bytes(self.out), self.headers)
-        resp = conn.getresponse()
-        body = resp.read()
-        self.reply_type = resp.getheader("Content-Type")
-        conn.close()
-        self.out = bytearray()
-        if resp.status != 200:
-            raise RuntimeError("HTTP %d: %r" % (resp.status, body[:200]))
-        self.inbuf = TTransport.TMemoryBuffer(body)
-
-
 def client(mod, transport, protocol):
     return mod.Client(protocol(transport))
 
@@ -244,10 +206,10 @@ def main():
     d = stgtest.Daemon("--cluster=compat", "--runtime=simulated", "--max-frame-size=32768")
     try:
         r.run("HTTP JSON", story, r, t,
-              client(mod, HttpTransport(d.http_port, JSON, JSON), TJSONProtocol.TJSONProtocol),
+              client(mod, stgtest.HttpTransport(d.http_port, JSON, JSON), TJSONProtocol.TJSONProtocol),
               "http-json", "viajson")
         r.run("HTTP binary", story, r, t,
-              client(mod, HttpTransport(d.http_port, BINARY, BINARY), TBinaryProtocol.TBinaryProtocol),
+              client(mod, stgtest.HttpTransport(d.http_port, BINARY, BINARY), TBinaryProtocol.TBinaryProtocol),
               "http-binary", "viabinary")
         sock = TSocket.TSocket("127.0.0.1", d.thrift_port)
         framed = TTransport.TFramedTransport(sock)

@@ -5,15 +5,19 @@ trees (from STG_BUILDDIR and STG_SRCDIR, set by `make check`), Python stubs
 generated at test time from thrift/stagger.thrift, and a real staggerd
 started on free ports (--ready-file) and stopped with SIGTERM.
 """
+import http.client
 import json
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
+
+from thrift.transport import TTransport
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.environ.get("STG_SRCDIR", os.path.dirname(HERE))
@@ -138,3 +142,47 @@ class Daemon:
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
         return status
+
+
+class HttpTransport(TTransport.TTransportBase):
+    """One POST to /api per message, with the headers we choose."""
+
+    def __init__(self, port, content_type, accept, headers=None, tls=False):
+        self.port = port
+        self.tls = tls
+        self.headers = {"Content-Type": content_type, "Accept": accept}
+        self.headers.update(headers or {})
+        self.out = bytearray()
+        self.inbuf = TTransport.TMemoryBuffer(b"")
+        self.reply_type = None
+
+    def isOpen(self):
+        return True
+
+    def open(self):
+        pass
+
+    def close(self):
+        pass
+
+    def write(self, buf):
+        self.out += buf
+
+    def read(self, sz):
+        return self.inbuf.read(sz)
+
+    def flush(self):
+        if self.tls:
+            conn = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=30,
+                                               context=ssl._create_unverified_context())
+        else:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn.request("POST", "/api", bytes(self.out), self.headers)
+        resp = conn.getresponse()
+        body = resp.read()
+        self.reply_type = resp.getheader("Content-Type")
+        conn.close()
+        self.out = bytearray()
+        if resp.status != 200:
+            raise RuntimeError("HTTP %d: %r" % (resp.status, body[:200]))
+        self.inbuf = TTransport.TMemoryBuffer(body)

@@ -543,6 +543,12 @@ async function start() {
   try {
     session = await getJSON('/ui/api/session');
     document.getElementById('cluster').textContent = 'cluster ' + session.cluster;
+    /* With auth on, the controls need a signed-in user: the browser asks. */
+    if (session.auth) {
+      document.getElementById('cluster').after(session.user
+        ? el('span', { class: 'muted' }, ' · ' + session.user)
+        : el('a', { href: '/ui/login', class: 'signin' }, 'Sign in'));
+    }
   } catch (err) {
     /* Views still work read-only. */
   }

@@ -76,12 +76,18 @@ exception_reply (StgDispatch *d, StgProtocolFactory reader, StgProtocolFactory w
   g_autoptr (ThriftProtocol) out_proto = writer (THRIFT_TRANSPORT (out));
   g_autofree gchar *text = g_strdup_printf ("cannot read the call to %s: %s", name,
                                             cause ? cause->message : "unknown error");
-  g_autoptr (ThriftApplicationException) xception =
-    g_object_new (THRIFT_TYPE_APPLICATION_EXCEPTION,
-                  "type", THRIFT_APPLICATION_EXCEPTION_ERROR_PROTOCOL_ERROR,
-                  "message", text, NULL);
+  /* TApplicationException {1: string message, 2: i32 type}, written by hand:
+   * the library's own object leaks on finalize. */
   if (thrift_protocol_write_message_begin (out_proto, name, T_EXCEPTION, seqid, error) < 0 ||
-      thrift_struct_write (THRIFT_STRUCT (xception), out_proto, error) < 0 ||
+      thrift_protocol_write_struct_begin (out_proto, "TApplicationException", error) < 0 ||
+      thrift_protocol_write_field_begin (out_proto, "message", T_STRING, 1, error) < 0 ||
+      thrift_protocol_write_string (out_proto, text, error) < 0 ||
+      thrift_protocol_write_field_end (out_proto, error) < 0 ||
+      thrift_protocol_write_field_begin (out_proto, "type", T_I32, 2, error) < 0 ||
+      thrift_protocol_write_i32 (out_proto, THRIFT_APPLICATION_EXCEPTION_ERROR_PROTOCOL_ERROR, error) < 0 ||
+      thrift_protocol_write_field_end (out_proto, error) < 0 ||
+      thrift_protocol_write_field_stop (out_proto, error) < 0 ||
+      thrift_protocol_write_struct_end (out_proto, error) < 0 ||
       thrift_protocol_write_message_end (out_proto, error) < 0)
     return NULL;
   d->exceptions++;
@@ -90,14 +96,14 @@ exception_reply (StgDispatch *d, StgProtocolFactory reader, StgProtocolFactory w
 
 GBytes *
 stg_dispatch_process (StgDispatch *dispatch, StgProtocolFactory protocol, GBytes *request,
-                      const gchar *user, GError **error)
+                      const StgCaller *caller, GError **error)
 {
-  return stg_dispatch_process_with (dispatch, protocol, protocol, request, user, error);
+  return stg_dispatch_process_with (dispatch, protocol, protocol, request, caller, error);
 }
 
 GBytes *
 stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory reader,
-                           StgProtocolFactory writer, GBytes *request, const gchar *user,
+                           StgProtocolFactory writer, GBytes *request, const StgCaller *caller,
                            GError **error)
 {
   g_autoptr (StgMemTransport) in = stg_mem_transport_new (request, 0);
@@ -107,9 +113,9 @@ stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory reader,
   g_autoptr (GError) local = NULL;
 
   dispatch->calls++;
-  stg_handler_set_user (dispatch->handler, user);
+  stg_handler_set_caller (dispatch->handler, caller);
   gboolean ok = thrift_processor_process (dispatch->processor, in_proto, out_proto, &local);
-  stg_handler_set_user (dispatch->handler, NULL);
+  stg_handler_set_caller (dispatch->handler, NULL);
   /* An unknown method counts as processed: the processor answers it with
    * an exception of its own. */
   if (ok)

@@ -34,17 +34,17 @@ StgDispatch *stg_dispatch_new (StgHandler *handler, gsize max_reply);
 void stg_dispatch_free (StgDispatch *dispatch);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDispatch, stg_dispatch_free)
 
-/* Processes @request, read and answered with @protocol, acting as @user
- * (nullable). Returns the reply (empty for a oneway call), or NULL with
+/* Processes @request, read and answered with @protocol, for @caller
+ * (NULL: trusted, anonymous). Returns the reply (empty for a oneway call), or NULL with
  * STG_DISPATCH_ERROR_MALFORMED when not even the message header reads. */
 GBytes *stg_dispatch_process (StgDispatch *dispatch, StgProtocolFactory protocol,
-                              GBytes *request, const gchar *user, GError **error);
+                              GBytes *request, const StgCaller *caller, GError **error);
 
 /* The same, read with @reader and answered with @writer (HTTP lets the
  * two differ). */
 GBytes *stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory reader,
-                                   StgProtocolFactory writer, GBytes *request, const gchar *user,
-                                   GError **error);
+                                   StgProtocolFactory writer, GBytes *request,
+                                   const StgCaller *caller, GError **error);
 
 /* Calls served so far, and those answered with an exception. */
 guint64 stg_dispatch_calls (StgDispatch *dispatch);

@@ -89,6 +89,9 @@ handler_get_jobs (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, const gc
   g_autoptr (GError) error = NULL;
   (void) unused;
 
+  if (!stg_handler_allowed (self, *_return, "getJobs", NULL, FALSE))
+    return TRUE;
+
   g_autoptr (GPtrArray) jobs = stg_store_list_jobs (self->ctx.store,
                                                     role && role[0] ? role : NULL, &error);
   if (jobs == NULL)
@@ -157,6 +160,9 @@ handler_get_job_summary (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, c
   g_autoptr (GError) error = NULL;
   (void) unused;
 
+  if (!stg_handler_allowed (self, *_return, "getJobSummary", NULL, FALSE))
+    return TRUE;
+
   g_autoptr (GPtrArray) jobs = stg_store_list_jobs (self->ctx.store,
                                                     role && role[0] ? role : NULL, &error);
   if (jobs == NULL)
@@ -188,6 +194,9 @@ handler_create_job (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return,
   g_autoptr (GError) error = NULL;
   (void) unused;
 
+  if (!stg_handler_allowed (self, *_return, "createJob", description && description->key ? description->key->role : NULL, TRUE))
+    return TRUE;
+
   if (!stg_engine_create_job (self->ctx.engine, description, self->user, &error))
     return stg_handler_answer_error (self, *_return, "createJob", error);
   stg_response_ok (*_return, self->ctx.cluster, NULL);
@@ -201,6 +210,9 @@ handler_kill_tasks (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return, c
   StgHandler *self = HANDLER (iface);
   g_autoptr (GError) error = NULL;
   (void) unused;
+
+  if (!stg_handler_allowed (self, *_return, "killTasks", job ? job->role : NULL, TRUE))
+    return TRUE;
 
   if (!stg_engine_kill_instances (self->ctx.engine, job, (GHashTable *) instances, self->user,
                                   message, &error))
@@ -216,6 +228,9 @@ handler_add_instances (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return
   StgHandler *self = HANDLER (iface);
   g_autoptr (GError) error = NULL;
   (void) unused;
+
+  if (!stg_handler_allowed (self, *_return, "addInstances", key && key->jobKey ? key->jobKey->role : NULL, TRUE))
+    return TRUE;
 
   if (key == NULL || !key->__isset_jobKey)
     {
@@ -238,6 +253,9 @@ handler_restart_shards (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_retur
   g_autoptr (GError) error = NULL;
   (void) unused;
 
+  if (!stg_handler_allowed (self, *_return, "restartShards", job ? job->role : NULL, TRUE))
+    return TRUE;
+
   if (!stg_engine_restart_instances (self->ctx.engine, job, (GHashTable *) ids, self->user, &error))
     return stg_handler_answer_error (self, *_return, "restartShards", error);
   stg_response_ok (*_return, self->ctx.cluster, NULL);
@@ -252,6 +270,7 @@ stg_handler_finalize (GObject *object)
   StgHandler *self = STG_HANDLER (object);
 
   g_free (self->user);
+  g_free (self->why);
   G_OBJECT_CLASS (stg_handler_parent_class)->finalize (object);
 }
 
@@ -277,7 +296,7 @@ stg_handler_class_init (StgHandlerClass *klass)
 static void
 stg_handler_init (StgHandler *self)
 {
-  (void) self;
+  self->access = STG_ACCESS_WRITE;
 }
 
 StgHandler *
@@ -290,8 +309,35 @@ stg_handler_new (const StgHandlerContext *context)
 }
 
 void
-stg_handler_set_user (StgHandler *handler, const gchar *user)
+stg_handler_set_caller (StgHandler *handler, const StgCaller *caller)
 {
-  g_free (handler->user);
-  handler->user = g_strdup (user);
+  g_clear_pointer (&handler->user, g_free);
+  g_clear_pointer (&handler->why, g_free);
+  handler->access = caller ? caller->access : STG_ACCESS_WRITE;
+  handler->auth = caller ? caller->auth : NULL;
+  if (caller != NULL)
+    {
+      handler->user = g_strdup (caller->user);
+      handler->why = g_strdup (caller->why);
+    }
+}
+
+gboolean
+stg_handler_allowed (StgHandler *self, ApiResponse *response, const gchar *method, const gchar *role,
+                     gboolean write)
+{
+  StgAccess need = write ? STG_ACCESS_WRITE : STG_ACCESS_READ;
+
+  if (self->access >= need &&
+      (!write || self->user == NULL || stg_auth_user_may (self->auth, self->user, role)))
+    return TRUE;
+  if (self->access >= need)
+    stg_response_fail (response, self->ctx.cluster, API_RESPONSE_CODE_AUTH_FAILED,
+                       "%s: user %s may not change jobs of role %s", method, self->user,
+                       role ? role : "(none)");
+  else
+    stg_response_fail (response, self->ctx.cluster, API_RESPONSE_CODE_AUTH_FAILED, "%s: %s", method,
+                       self->why ? self->why
+                       : write ? "this connection may only read" : "authentication required");
+  return FALSE;
 }

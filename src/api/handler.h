@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "engine/engine.h"
+#include "api/auth.h"
 #include "store/store.h"
 
 G_BEGIN_DECLS
@@ -29,8 +30,26 @@ typedef struct
 
 StgHandler *stg_handler_new (const StgHandlerContext *context);
 
-/* The user the next calls act as (NULL: anonymous). Set by the transport
- * before it dispatches a message. */
-void stg_handler_set_user (StgHandler *handler, const gchar *user);
+typedef enum
+{
+  STG_ACCESS_NONE,           /* every call is refused (AUTH_FAILED) */
+  STG_ACCESS_READ,           /* reads only */
+  STG_ACCESS_WRITE,          /* reads, and changes to jobs of the user's roles */
+} StgAccess;
+
+/* Who makes the next calls, as the transport found out. */
+typedef struct
+{
+  const gchar *user;         /* (nullable) recorded in update events; NULL with
+                              * STG_ACCESS_WRITE: trusted, every role */
+  StgAccess access;
+  StgAuth *auth;             /* (nullable) the users' roles */
+  const gchar *why;          /* (nullable) why access is limited, for refusals */
+} StgCaller;
+
+/* The caller of the next calls (NULL: trusted, anonymous). Set by the
+ * transport before it dispatches a message; the strings must live until
+ * the next call to this. */
+void stg_handler_set_caller (StgHandler *handler, const StgCaller *caller);
 
 G_END_DECLS

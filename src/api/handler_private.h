@@ -11,7 +11,16 @@ struct _StgHandler
 
   StgHandlerContext ctx;
   gchar *user;          /* (nullable) who the current call acts as */
+  StgAccess access;
+  StgAuth *auth;         /* (nullable) borrowed from the caller */
+  gchar *why;
 };
+
+/* Whether the current caller may make this call: a read (@role NULL,
+ * @write FALSE) or a change to a job of @role. If not, answers AUTH_FAILED
+ * and returns FALSE. */
+gboolean stg_handler_allowed (StgHandler *self, ApiResponse *response, const gchar *method,
+                              const gchar *role, gboolean write);
 
 #define HANDLER(iface) STG_HANDLER (iface)
 

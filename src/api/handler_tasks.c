@@ -172,6 +172,8 @@ answer_tasks (StgHandler *self, ApiResponse *response, const ApiTaskQuery *q, gb
 {
   g_autoptr (GError) error = NULL;
 
+  if (!stg_handler_allowed (self, response, method, NULL, FALSE))
+    return TRUE;
   if (q == NULL)
     {
       g_autoptr (ApiTaskQuery) all = g_object_new (API_TYPE_TASK_QUERY, NULL);
@@ -214,6 +216,8 @@ handler_get_config_summary (ApiReadOnlySchedulerIf *iface, ApiResponse **_return
   g_autoptr (GError) error = NULL;
   (void) unused;
 
+  if (!stg_handler_allowed (self, *_return, "getConfigSummary", NULL, FALSE))
+    return TRUE;
   if (key == NULL || !stg_job_key_check (key, "job", &error))
     {
       if (error == NULL)

@@ -15,6 +15,9 @@ handler_get_job_update_summaries (ApiReadOnlySchedulerIf *iface, ApiResponse **_
   g_autoptr (GError) error = NULL;
   (void) unused;
 
+  if (!stg_handler_allowed (self, *_return, "getJobUpdateSummaries", NULL, FALSE))
+    return TRUE;
+
   g_autoptr (GPtrArray) summaries = stg_store_query_update_summaries (self->ctx.store, query, &error);
   if (summaries == NULL)
     return stg_handler_answer_error (self, *_return, "getJobUpdateSummaries", error);
@@ -36,6 +39,9 @@ handler_get_job_update_details (ApiReadOnlySchedulerIf *iface, ApiResponse **_re
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiJobUpdateQuery) q = NULL;
   (void) unused;
+
+  if (!stg_handler_allowed (self, *_return, "getJobUpdateDetails", NULL, FALSE))
+    return TRUE;
 
   /* The older form names one update by key; the newer takes a query. */
   if (!stg_store_update_query_is_empty (query))
@@ -76,6 +82,9 @@ handler_get_job_update_diff (ApiReadOnlySchedulerIf *iface, ApiResponse **_retur
   g_autoptr (GError) error = NULL;
   (void) unused;
 
+  if (!stg_handler_allowed (self, *_return, "getJobUpdateDiff", NULL, FALSE))
+    return TRUE;
+
   g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (self->ctx.engine, request, &error);
   if (diff == NULL)
     return stg_handler_answer_error (self, *_return, "getJobUpdateDiff", error);
@@ -93,6 +102,9 @@ handler_start_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_ret
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiJobUpdateSummary) active = NULL;
   (void) unused;
+
+  if (!stg_handler_allowed (self, *_return, "startJobUpdate", request && request->taskConfig && request->taskConfig->job ? request->taskConfig->job->role : NULL, TRUE))
+    return TRUE;
 
   g_autoptr (ApiJobUpdateKey) key = stg_engine_start_update (self->ctx.engine, request, self->user,
                                                              message, &active, &error);
@@ -130,6 +142,8 @@ simple_call (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return, const gc
   StgHandler *self = HANDLER (iface);
   g_autoptr (GError) error = NULL;
 
+  if (!stg_handler_allowed (self, *_return, method, key && key->job ? key->job->role : NULL, TRUE))
+    return TRUE;
   if (!call (self->ctx.engine, key, self->user, message, &error))
     return stg_handler_answer_error (self, *_return, method, error);
   stg_response_ok (*_return, self->ctx.cluster, NULL);
@@ -176,6 +190,9 @@ handler_pulse_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_ret
   g_autoptr (GError) error = NULL;
   ApiJobUpdatePulseStatus status = API_JOB_UPDATE_PULSE_STATUS_OK;
   (void) unused;
+
+  if (!stg_handler_allowed (self, *_return, "pulseJobUpdate", key && key->job ? key->job->role : NULL, TRUE))
+    return TRUE;
 
   if (!stg_engine_pulse_update (self->ctx.engine, key, &status, &error))
     return stg_handler_answer_error (self, *_return, "pulseJobUpdate", error);

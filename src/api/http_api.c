@@ -30,11 +30,40 @@ accepts (const gchar *accept, const gchar *type)
   return FALSE;
 }
 
+typedef struct
+{
+  StgDispatch *dispatch;
+  StgAuth *auth;
+} Api;
+
+/* Who calls, from the Authorization header: with auth off, anyone may do
+ * anything; without credentials, reads only (or nothing, if reads need
+ * auth); with bad ones, nothing. *@user and *@why hold the strings. */
+static StgCaller
+caller_for (Api *api, StgHttpRequest *request, gchar **user, gchar **why)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!stg_auth_enabled (api->auth))
+    return (StgCaller) { .access = STG_ACCESS_WRITE };
+  *user = stg_auth_check_header (api->auth, stg_http_request_header (request, "Authorization"), &error);
+  if (*user != NULL)
+    return (StgCaller) { .user = *user, .access = STG_ACCESS_WRITE, .auth = api->auth };
+  *why = g_strdup (error->message);
+  if (g_error_matches (error, STG_AUTH_ERROR, STG_AUTH_ERROR_NO_CREDENTIALS))
+    return (StgCaller) { .access = stg_auth_read_requires_auth (api->auth) ? STG_ACCESS_NONE
+                                                                          : STG_ACCESS_READ,
+                         .auth = api->auth, .why = *why };
+  g_info ("http: /api from %s: %s", stg_http_request_peer (request), error->message);
+  return (StgCaller) { .access = STG_ACCESS_NONE, .auth = api->auth, .why = *why };
+}
+
 static void
 handle (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
 {
-  StgDispatch *dispatch = user_data;
+  Api *api = user_data;
   g_autoptr (GError) error = NULL;
+  g_autofree gchar *user = NULL, *why = NULL;
   StgProtocolFactory reader;
 
   if (!g_str_equal (stg_http_request_method (request), "POST"))
@@ -64,9 +93,10 @@ handle (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
       stg_http_response_text (response, 400, "empty request: POST one Thrift message\n");
       return;
     }
-  GBytes *reply = stg_dispatch_process_with (dispatch, reader,
+  StgCaller caller = caller_for (api, request, &user, &why);
+  GBytes *reply = stg_dispatch_process_with (api->dispatch, reader,
                                              binary ? stg_protocol_binary : stg_protocol_json,
-                                             body, NULL, &error);
+                                             body, &caller, &error);
   if (reply == NULL)
     {
       g_autofree gchar *text = g_strdup_printf ("bad Thrift message: %s\n", error->message);
@@ -77,8 +107,19 @@ handle (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
   stg_http_response_set (response, 200, binary ? STG_HTTP_API_BINARY : STG_HTTP_API_JSON, reply);
 }
 
-void
-stg_http_api_route (StgHttpServer *server, StgDispatch *dispatch)
+StgHttpApi *
+stg_http_api_new (StgHttpServer *server, StgDispatch *dispatch, StgAuth *auth)
 {
-  stg_http_server_route (server, "/api", handle, dispatch);
+  Api *api = g_new0 (Api, 1);
+
+  api->dispatch = dispatch;
+  api->auth = auth;
+  stg_http_server_route (server, "/api", handle, api);
+  return (StgHttpApi *) api;
+}
+
+void
+stg_http_api_free (StgHttpApi *api)
+{
+  g_free (api);
 }

@@ -6,10 +6,12 @@
  * or none is JSON) and the reply is written by the Accept header (binary
  * only when Accept names the binary type), labelled with its type. Other
  * methods get 405, other types 415, an unreadable message 400; the body
- * limit (413) is the HTTP server's. Main-loop thread only.
+ * limit (413) is the HTTP server's. With auth on, the Authorization header
+ * (HTTP Basic or Bearer) says who calls. Main-loop thread only.
  */
 #pragma once
 
+#include "api/auth.h"
 #include "api/dispatch.h"
 #include "api/http_server.h"
 
@@ -18,7 +20,11 @@ G_BEGIN_DECLS
 #define STG_HTTP_API_BINARY "application/vnd.apache.thrift.binary"
 #define STG_HTTP_API_JSON "application/vnd.apache.thrift.json"
 
-/* Routes /api of @server to @dispatch (borrowed: it must outlive @server). */
-void stg_http_api_route (StgHttpServer *server, StgDispatch *dispatch);
+typedef struct _StgHttpApi StgHttpApi;
+
+/* Routes /api of @server to @dispatch, with credentials checked by @auth
+ * (nullable: off). All borrowed; free the result after @server. */
+StgHttpApi *stg_http_api_new (StgHttpServer *server, StgDispatch *dispatch, StgAuth *auth);
+void stg_http_api_free (StgHttpApi *api);
 
 G_END_DECLS

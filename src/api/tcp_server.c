@@ -49,6 +49,7 @@ stg_tcp_options_init (StgTcpOptions *options)
 {
   options->max_frame = 16 * 1024 * 1024;
   options->idle_timeout_s = 300;
+  options->caller = (StgCaller) { .access = STG_ACCESS_WRITE };
 }
 
 static void read_header (Conn *c);
@@ -141,7 +142,7 @@ on_body (GObject *source, GAsyncResult *res, gpointer user_data)
 
   g_autoptr (GBytes) request = g_bytes_new_take (g_steal_pointer (&c->body), c->body_len);
   g_autoptr (GBytes) reply = stg_dispatch_process (c->server->dispatch, stg_protocol_binary,
-                                                   request, NULL, &error);
+                                                   request, &c->server->options.caller, &error);
   if (reply == NULL)
     {
       conn_close (c, G_LOG_LEVEL_WARNING, error->message);

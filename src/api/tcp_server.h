@@ -19,6 +19,8 @@ typedef struct
 {
   gsize max_frame;          /* bytes; default 16 MiB */
   guint idle_timeout_s;     /* default 300; 0: never */
+  StgCaller caller;         /* who every call is from (plain TCP carries no
+                             * credentials); default: trusted */
 } StgTcpOptions;
 
 void stg_tcp_options_init (StgTcpOptions *options);

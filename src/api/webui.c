@@ -185,15 +185,106 @@ route_session (StgHttpRequest *request, StgHttpResponse *response, gpointer user
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "cluster");
   json_builder_add_string_value (b, ui->ctx.cluster);
+  gboolean auth = stg_auth_enabled (ui->ctx.auth);
   json_builder_set_member_name (b, "user");
-  json_builder_add_null_value (b);
+  if (ui->who != NULL)
+    json_builder_add_string_value (b, ui->who);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "auth");
+  json_builder_add_boolean_value (b, auth);
   json_builder_set_member_name (b, "can_act");
-  json_builder_add_boolean_value (b, ui->can_act);
+  json_builder_add_boolean_value (b, !auth || ui->who != NULL);
   json_builder_set_member_name (b, "csrf");
   json_builder_add_string_value (b, ui->csrf);
   json_builder_end_object (b);
   g_autoptr (JsonNode) root = json_builder_get_root (b);
   stg_webui_send_json (response, 200, root);
+}
+
+/* /ui/login: asks the browser for credentials until they are good. */
+static void
+route_login (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+{
+  StgWebUi *ui = user_data;
+
+  if (!method_is_read (request, response))
+    return;
+  if (stg_webui_may_act (ui, request, response, NULL))
+    {
+      stg_http_response_header (response, "Location", "/");
+      stg_http_response_text (response, 303, "signed in\n");
+    }
+}
+
+/* ---- credentials ------------------------------------------------------------------ */
+
+typedef struct
+{
+  StgWebUi *ui;
+  StgHttpHandler handler;
+} Route;
+
+static void
+ask_credentials (StgHttpResponse *response, const gchar *why)
+{
+  stg_http_response_header (response, "WWW-Authenticate", "Basic realm=\"stagger\", charset=\"UTF-8\"");
+  stg_webui_send_error (response, 401, why);
+}
+
+/* Finds out who asks, then serves; with read_requires_auth, nobody
+ * unknown gets anything. */
+static void
+gate (StgHttpRequest *request, StgHttpResponse *response, gpointer data)
+{
+  Route *r = data;
+  StgWebUi *ui = r->ui;
+  g_autoptr (GError) error = NULL;
+
+  if (stg_auth_enabled (ui->ctx.auth))
+    {
+      const gchar *header = stg_http_request_header (request, "Authorization");
+      ui->who = header ? stg_auth_check_header (ui->ctx.auth, header, &error) : NULL;
+      if (ui->who == NULL && (header != NULL || stg_auth_read_requires_auth (ui->ctx.auth)))
+        {
+          ask_credentials (response, error ? error->message : "authentication required");
+          return;
+        }
+    }
+  r->handler (request, response, ui);
+  g_clear_pointer (&ui->who, g_free);
+}
+
+void
+stg_webui_route (StgWebUi *ui, StgHttpServer *http, const gchar *path, StgHttpHandler handler)
+{
+  Route *r = g_new (Route, 1);
+
+  r->ui = ui;
+  r->handler = handler;
+  g_ptr_array_add (ui->routes, r);
+  stg_http_server_route (http, path, gate, r);
+}
+
+gboolean
+stg_webui_may_act (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *response,
+                   const gchar *role)
+{
+  (void) request;
+  if (!stg_auth_enabled (ui->ctx.auth))
+    return TRUE;
+  if (ui->who == NULL)
+    {
+      ask_credentials (response, "sign in to change updates");
+      return FALSE;
+    }
+  if (role != NULL && !stg_auth_user_may (ui->ctx.auth, ui->who, role))
+    {
+      g_autofree gchar *why = g_strdup_printf ("user %s may not change jobs of role %s", ui->who, role);
+      stg_webui_send_error (response, 403, why);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* ---- the change feed -------------------------------------------------------------- */
@@ -315,15 +406,16 @@ stg_webui_new (StgHttpServer *http, const StgWebUiContext *context)
   ui->ctx.assets_dir = g_strdup (context->assets_dir);
   ui->ctx.cluster = g_strdup (context->cluster);
   ui->csrf = g_uuid_string_random ();
-  ui->can_act = TRUE;
+  ui->routes = g_ptr_array_new_with_free_func (g_free);
   ui->listeners = g_hash_table_new (NULL, NULL);
   ui->changes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   ui->heartbeat_id = g_timeout_add_seconds (HEARTBEAT_S, heartbeat, ui);
 
-  stg_http_server_route (http, "/", route_root, ui);
-  stg_http_server_route (http, "/static/", route_static, ui);
-  stg_http_server_route (http, "/ui/api/session", route_session, ui);
-  stg_http_server_route (http, "/ui/api/events", route_events, ui);
+  stg_webui_route (ui, http, "/", route_root);
+  stg_webui_route (ui, http, "/static/", route_static);
+  stg_webui_route (ui, http, "/ui/api/session", route_session);
+  stg_webui_route (ui, http, "/ui/api/events", route_events);
+  stg_webui_route (ui, http, "/ui/login", route_login);
   stg_webui_data_routes (ui, http);
   stg_webui_update_routes (ui, http);
   if (ui->ctx.engine != NULL)
@@ -348,7 +440,7 @@ stg_webui_free (StgWebUi *ui)
   g_hash_table_unref (ui->listeners);
   g_hash_table_unref (ui->changes);
   g_free (ui->csrf);
-  g_free (ui->user);
+  g_ptr_array_unref (ui->routes);
   g_free ((gchar *) ui->ctx.assets_dir);
   g_free ((gchar *) ui->ctx.cluster);
   g_free (ui);

@@ -4,10 +4,14 @@
  * 404 for unknown paths), "/static/..." (CSS and JavaScript, embedded with
  * GResource or read from --webui-dir), "/ui/api/..." (JSON data) and
  * "/ui/api/events" (Server-Sent Events announcing changes, so pages update
- * in place). GET never changes anything. Main-loop thread only.
+ * in place). GET never changes anything. With auth on, the UI takes HTTP
+ * Basic credentials ("/ui/login" asks the browser for them): reads need
+ * them only with read_requires_auth, the update controls always, and a
+ * user acts only on jobs of its roles. Main-loop thread only.
  */
 #pragma once
 
+#include "api/auth.h"
 #include "api/http_server.h"
 #include "engine/engine.h"
 #include "store/store.h"
@@ -23,6 +27,7 @@ typedef struct
   StgClock *clock;           /* borrowed */
   const gchar *cluster;
   const gchar *assets_dir;   /* (nullable) serve assets from here instead of the binary */
+  StgAuth *auth;             /* (nullable) borrowed: who may look and act */
 } StgWebUiContext;
 
 /* Adds the UI's routes to @http. */

@@ -433,7 +433,7 @@ route_updates (StgHttpRequest *request, StgHttpResponse *response, gpointer user
 void
 stg_webui_data_routes (StgWebUi *ui, StgHttpServer *http)
 {
-  stg_http_server_route (http, "/ui/api/jobs", route_jobs, ui);
-  stg_http_server_route (http, "/ui/api/job", route_job, ui);
-  stg_http_server_route (http, "/ui/api/updates", route_updates, ui);
+  stg_webui_route (ui, http, "/ui/api/jobs", route_jobs);
+  stg_webui_route (ui, http, "/ui/api/job", route_job);
+  stg_webui_route (ui, http, "/ui/api/updates", route_updates);
 }

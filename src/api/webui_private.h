@@ -10,13 +10,22 @@ struct _StgWebUi
 {
   StgWebUiContext ctx;        /* strings owned */
   gchar *csrf;                /* token a mutating POST must echo in X-Stagger-CSRF */
-  gboolean can_act;           /* whether this viewer may pause, resume, abort, roll back */
-  gchar *user;                /* (nullable) who the page acts as in update events */
+  gchar *who;                 /* (nullable) the signed-in user of the request being served */
+  GPtrArray *routes;          /* Route*: the handlers behind the credentials gate */
   GHashTable *listeners;      /* StgHttpStream* set: open event streams */
   GHashTable *changes;        /* JSON text set: changes waiting to be sent */
   guint flush_id;
   guint heartbeat_id;
 };
+
+/* Routes @path to @handler behind the credentials gate (see webui.h);
+ * @handler gets the StgWebUi. */
+void stg_webui_route (StgWebUi *ui, StgHttpServer *http, const gchar *path, StgHttpHandler handler);
+
+/* Whether the current request's viewer may act on jobs of @role; if not,
+ * answers 401 (no credentials: the browser asks for them) or 403. */
+gboolean stg_webui_may_act (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *response,
+                            const gchar *role);
 
 /* Answers @root as JSON with @status. */
 void stg_webui_send_json (StgHttpResponse *response, guint status, JsonNode *root);

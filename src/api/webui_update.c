@@ -413,11 +413,6 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
       stg_webui_send_error (response, 403, "missing or wrong X-Stagger-CSRF token");
       return;
     }
-  if (!ui->can_act)
-    {
-      stg_webui_send_error (response, 403, "this viewer may not change updates");
-      return;
-    }
 
   g_autoptr (GBytes) body = stg_http_request_body (request);
   g_autoptr (JsonParser) parser = json_parser_new ();
@@ -443,8 +438,10 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
       stg_webui_send_error (response, 400, error ? error->message : "body.id is missing");
       return;
     }
+  if (!stg_webui_may_act (ui, request, response, job->role))
+    return;
   g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id", id, NULL);
-  const gchar *user = ui->user != NULL ? ui->user : "web";
+  const gchar *user = ui->who != NULL ? ui->who : "web";
   if (message != NULL && message[0] == '\0')
     message = NULL;
 
@@ -480,6 +477,6 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
 void
 stg_webui_update_routes (StgWebUi *ui, StgHttpServer *http)
 {
-  stg_http_server_route (http, "/ui/api/update", route_update, ui);
-  stg_http_server_route (http, "/ui/api/update/", route_action, ui);
+  stg_webui_route (ui, http, "/ui/api/update", route_update);
+  stg_webui_route (ui, http, "/ui/api/update/", route_action);
 }

@@ -28,6 +28,8 @@ struct _StgDaemon
   StgEngine *engine;
   StgHandler *handler;
   StgDispatch *dispatch;
+  StgAuth *auth;
+  StgHttpApi *api;
   StgTcpServer *tcp;
   StgHttpServer *http;
   StgWebUi *webui;
@@ -36,6 +38,7 @@ struct _StgDaemon
 void
 stg_daemon_settings_init (StgDaemonSettings *settings)
 {
+  *settings = (StgDaemonSettings) { 0 };
   settings->data_dir = g_strdup ("./var");
   settings->bind = g_strdup ("127.0.0.1");
   settings->http_port = 8081;
@@ -92,6 +95,43 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   g_clear_pointer (&settings->ready_file, g_free);
   g_clear_pointer (&settings->webui_dir, g_free);
   g_clear_pointer (&settings->runtime, g_free);
+  g_clear_pointer (&settings->tls_cert, g_free);
+  g_clear_pointer (&settings->tls_key, g_free);
+  g_clear_pointer (&settings->users, g_hash_table_unref);
+}
+
+static gboolean
+load_bool (GKeyFile *kf, const gchar *key, gboolean *out, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  gboolean value = g_key_file_get_boolean (kf, "staggerd", key, &local);
+
+  if (local != NULL)
+    {
+      if (g_error_matches (local, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND) ||
+          g_error_matches (local, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND))
+        return TRUE;
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "[staggerd] %s: expected true or false", key);
+      return FALSE;
+    }
+  *out = value;
+  return TRUE;
+}
+
+/* [users]: name = HASH ROLE... (checked when the daemon starts). */
+static void
+load_users (GKeyFile *kf, StgDaemonSettings *settings)
+{
+  g_auto (GStrv) names = g_key_file_get_keys (kf, "users", NULL, NULL);
+
+  if (names == NULL)
+    return;
+  g_clear_pointer (&settings->users, g_hash_table_unref);
+  settings->users = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  for (guint i = 0; names[i] != NULL; i++)
+    g_hash_table_insert (settings->users, g_strdup (names[i]),
+                         g_key_file_get_value (kf, "users", names[i], NULL));
 }
 
 static gboolean
@@ -102,7 +142,8 @@ load_string (GKeyFile *kf, const gchar *key, gchar **out, GError **error)
 
   if (value == NULL)
     {
-      if (g_error_matches (local, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND))
+      if (g_error_matches (local, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND) ||
+          g_error_matches (local, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND))
         return TRUE;
       g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
@@ -143,7 +184,8 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   static const gchar *const known[] = {
     "data_dir", "bind", "http_port", "thrift_port", "cluster", "max_frame_bytes",
-    "idle_timeout_secs", "webui_dir", "port_range", "runtime", NULL
+    "idle_timeout_secs", "webui_dir", "port_range", "runtime", "tls_cert", "tls_key",
+    "read_requires_auth", "tcp_trusted", NULL
   };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
@@ -171,6 +213,10 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_string (kf, "webui_dir", &settings->webui_dir, error) ||
       !load_string (kf, "port_range", &range, error) ||
       !load_string (kf, "runtime", &runtime, error) ||
+      !load_string (kf, "tls_cert", &settings->tls_cert, error) ||
+      !load_string (kf, "tls_key", &settings->tls_key, error) ||
+      !load_bool (kf, "read_requires_auth", &settings->read_requires_auth, error) ||
+      !load_bool (kf, "tcp_trusted", &settings->tcp_trusted, error) ||
       !load_int (kf, "http_port", 0, 65535, &http, error) ||
       !load_int (kf, "thrift_port", 0, 65535, &thrift, error) ||
       !load_int (kf, "max_frame_bytes", 1024, G_MAXINT32, &frame, error) ||
@@ -189,6 +235,7 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       g_prefix_error (error, "%s: [staggerd] runtime: ", path);
       return FALSE;
     }
+  load_users (kf, settings);
   settings->http_port = (gint) http;
   settings->thrift_port = (gint) thrift;
   settings->max_frame = frame;
@@ -248,6 +295,11 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.ready_file = g_strdup (settings->ready_file);
   d->settings.webui_dir = g_strdup (settings->webui_dir);
   d->settings.runtime = g_strdup (settings->runtime);
+  d->settings.tls_cert = g_strdup (settings->tls_cert);
+  d->settings.tls_key = g_strdup (settings->tls_key);
+  d->settings.users = settings->users ? g_hash_table_ref (settings->users) : NULL;
+  d->settings.read_requires_auth = settings->read_requires_auth;
+  d->settings.tcp_trusted = settings->tcp_trusted;
   d->settings.port_min = settings->port_min;
   d->settings.port_max = settings->port_max;
 
@@ -295,9 +347,21 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->handler = stg_handler_new (&ctx);
   d->dispatch = stg_dispatch_new (d->handler, (gsize) d->settings.max_frame);
 
+  d->auth = stg_auth_new (d->settings.users, d->settings.read_requires_auth, d->settings.tcp_trusted,
+                          error);
+  if (d->auth == NULL)
+    goto fail;
+
   stg_tcp_options_init (&tcp_options);
   tcp_options.max_frame = (gsize) d->settings.max_frame;
   tcp_options.idle_timeout_s = (guint) d->settings.idle_timeout_s;
+  /* Plain TCP carries no credentials: with users, it may only read unless
+   * the operator trusts it. */
+  if (!stg_auth_tcp_trusted (d->auth))
+    tcp_options.caller = (StgCaller) {
+      .access = stg_auth_read_requires_auth (d->auth) ? STG_ACCESS_NONE : STG_ACCESS_READ,
+      .why = "the TCP port is read-only when auth is on (use /api over HTTP, or tcp_trusted)",
+    };
   d->tcp = stg_tcp_server_new (d->dispatch, d->settings.bind, (guint16) d->settings.thrift_port,
                                &tcp_options, error);
   if (d->tcp == NULL)
@@ -305,16 +369,18 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
 
   stg_http_options_init (&http_options);
   http_options.max_body = (gsize) d->settings.max_frame;   /* one message, as on TCP */
+  http_options.tls_cert = d->settings.tls_cert;
+  http_options.tls_key = d->settings.tls_key;
   d->http = stg_http_server_new (d->settings.bind, (guint16) d->settings.http_port,
                                  &http_options, error);
   if (d->http == NULL)
     goto fail;
   stg_http_server_route (d->http, "/health", route_health, d);
-  stg_http_api_route (d->http, d->dispatch);
+  d->api = stg_http_api_new (d->http, d->dispatch, d->auth);
   {
     StgWebUiContext ui = {
       .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
-      .assets_dir = d->settings.webui_dir,
+      .assets_dir = d->settings.webui_dir, .auth = d->auth,
     };
     d->webui = stg_webui_new (d->http, &ui);
   }
@@ -339,7 +405,9 @@ stg_daemon_stop (StgDaemon *d)
   /* Top-down: stop taking requests, then the core, then storage. */
   g_clear_pointer (&d->http, stg_http_server_free);
   g_clear_pointer (&d->webui, stg_webui_free);
+  g_clear_pointer (&d->api, stg_http_api_free);
   g_clear_pointer (&d->tcp, stg_tcp_server_free);
+  g_clear_pointer (&d->auth, stg_auth_free);
   g_clear_pointer (&d->dispatch, stg_dispatch_free);
   g_clear_object (&d->handler);
   g_clear_pointer (&d->engine, stg_engine_free);

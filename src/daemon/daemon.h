@@ -26,6 +26,11 @@ typedef struct
   gint port_min;            /* instances' named ports come from port_min..port_max */
   gint port_max;
   gchar *runtime;           /* "local" (default) or "simulated" */
+  gchar *tls_cert;          /* (nullable) PEM files: serve HTTPS */
+  gchar *tls_key;
+  GHashTable *users;        /* (nullable) [users]: name -> "HASH ROLE..." */
+  gboolean read_requires_auth;
+  gboolean tcp_trusted;     /* with users: TCP may change jobs too */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);

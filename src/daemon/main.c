@@ -8,8 +8,10 @@
 
 #include <glib-unix.h>
 #include <locale.h>
+#include <string.h>
 #include <stdlib.h>
 
+#include "api/auth.h"
 #include "daemon/daemon.h"
 
 static gboolean
@@ -22,12 +24,38 @@ on_signal (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
+/* --hash-password: one line of standard input, hashed for [users]. */
+static int
+print_password_hash (void)
+{
+  g_autoptr (GIOChannel) in = g_io_channel_unix_new (0);
+  g_autofree gchar *line = NULL;
+  g_autoptr (GError) error = NULL;
+
+  if (g_io_channel_read_line (in, &line, NULL, NULL, &error) != G_IO_STATUS_NORMAL || line == NULL)
+    {
+      g_printerr ("staggerd: --hash-password: no password on standard input\n");
+      return 2;
+    }
+  g_strchomp (line);
+  g_autofree gchar *hash = stg_auth_hash_password (line, &error);
+  explicit_bzero (line, strlen (line));
+  if (hash == NULL)
+    {
+      g_printerr ("staggerd: --hash-password: %s\n", error->message);
+      return 2;
+    }
+  g_print ("%s\n", hash);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
   g_autofree gchar *config = NULL, *data_dir = NULL, *bind = NULL, *cluster = NULL;
   g_autofree gchar *ready_file = NULL, *webui_dir = NULL, *port_range = NULL;
-  g_autofree gchar *runtime = NULL;
+  g_autofree gchar *runtime = NULL, *tls_cert = NULL, *tls_key = NULL;
+  gboolean hash_password = FALSE;
   gint http_port = -1, thrift_port = -1;
   gint64 max_frame = -1;
   gboolean version = FALSE, verbose = FALSE;
@@ -56,6 +84,12 @@ main (int argc, char **argv)
     { "runtime", 0, 0, G_OPTION_ARG_STRING, &runtime,
       "Run instances with NAME: local (processes on this host, the default) or simulated "
       "(no processes: instances are healthy at once; for benchmarks)", "NAME" },
+    { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &tls_cert,
+      "Serve HTTPS with this PEM certificate (with --tls-key)", "FILE" },
+    { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &tls_key,
+      "The PEM private key of --tls-cert", "FILE" },
+    { "hash-password", 0, 0, G_OPTION_ARG_NONE, &hash_password,
+      "Read a password or token on standard input, print its hash for [users], and exit", NULL },
     { "webui-dir", 0, 0, G_OPTION_ARG_FILENAME, &webui_dir,
       "Serve the web UI's files from DIR instead of the copies built in (for development)", "DIR" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
@@ -80,6 +114,8 @@ main (int argc, char **argv)
       g_print ("staggerd %s\n", PACKAGE_VERSION);
       return 0;
     }
+  if (hash_password)
+    return print_password_hash ();
   if (argc > 1)
     {
       g_printerr ("staggerd: unexpected argument '%s'\nTry 'staggerd --help'.\n", argv[1]);
@@ -111,6 +147,10 @@ main (int argc, char **argv)
       stg_daemon_settings_clear (&settings);
       return 2;
     }
+  if (tls_cert != NULL)
+    g_free (settings.tls_cert), settings.tls_cert = g_steal_pointer (&tls_cert);
+  if (tls_key != NULL)
+    g_free (settings.tls_key), settings.tls_key = g_steal_pointer (&tls_key);
   if (runtime != NULL && !stg_daemon_settings_runtime (&settings, runtime, &error))
     {
       g_printerr ("staggerd: --runtime: %s\n", error->message);

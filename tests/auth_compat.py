@@ -1,0 +1,218 @@
+"""auth_compat.py: staggerd with [users]: HTTP Basic and Bearer on /api,
+roles, reads open or closed, the TCP port read-only unless trusted, the
+user recorded in update events, the web UI's sign-in and controls, bad
+[users] entries refused, and HTTPS with a certificate made now.
+"""
+import base64
+import http.client
+import json
+import os
+import ssl
+import subprocess
+import sys
+import tempfile
+
+from thrift.protocol import TBinaryProtocol, TJSONProtocol
+from thrift.transport import TSocket, TTransport
+
+import stgtest
+
+JSON = "application/vnd.apache.thrift.json"
+
+
+def hash_password(secret):
+    out = subprocess.run([stgtest.program("staggerd"), "--hash-password"], input=secret + "\n",
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def basic(user, password):
+    return {"Authorization": "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()}
+
+
+def http_client(mod, port, headers=None, tls=False):
+    transport = stgtest.HttpTransport(port, JSON, JSON, headers, tls)
+    return mod.Client(TJSONProtocol.TJSONProtocol(transport))
+
+
+def tcp_client(mod, port):
+    framed = TTransport.TFramedTransport(TSocket.TSocket("127.0.0.1", port))
+    framed.open()
+    return mod.Client(TBinaryProtocol.TBinaryProtocol(framed)), framed
+
+
+def job(t, role, name):
+    key = t.JobKey(role=role, environment="prod", name=name)
+    task = t.TaskConfig(job=key, owner=t.Identity(user=role), isService=True, priority=0,
+                        maxTaskFailures=1, resources={t.Resource(numCpus=0.25)},
+                        executorConfig=t.ExecutorConfig(name="stagger", data='{"command": "sleep 60"}'))
+    return t.JobConfiguration(key=key, owner=t.Identity(user=role), taskConfig=task, instanceCount=2)
+
+
+def update_request(t, role, name):
+    settings = t.JobUpdateSettings(updateGroupSize=1, minWaitInInstanceRunningMs=60000)
+    task = job(t, role, name).taskConfig
+    task.executorConfig = t.ExecutorConfig(name="stagger", data='{"command": "sleep 61"}')
+    return t.JobUpdateRequest(taskConfig=task, instanceCount=2, settings=settings)
+
+
+def users_config(extra=""):
+    return ("[staggerd]\n%s\n[users]\nalice = %s www\nbob = %s *\n"
+            % (extra, hash_password("alice-secret"), hash_password("bob-token")))
+
+
+def open_reads(r, t, mod):
+    d = stgtest.Daemon("--runtime=simulated", config=users_config())
+    try:
+        AUTH, OK = t.ResponseCode.AUTH_FAILED, t.ResponseCode.OK
+        anon = http_client(mod, d.http_port)
+        r.check("reads need no credentials", anon.getJobs("www").responseCode == OK)
+        refused = anon.createJob(job(t, "www", "a"))
+        r.check("a change without credentials is AUTH_FAILED", refused.responseCode == AUTH,
+                refused.responseCode)
+        r.check("the refusal says why", "authentication required" in refused.details[0].message,
+                refused.details)
+
+        alice = http_client(mod, d.http_port, basic("alice", "alice-secret"))
+        r.check("alice creates a www job (Basic)", alice.createJob(job(t, "www", "a")).responseCode == OK)
+        other = alice.createJob(job(t, "ops", "a"))
+        r.check("alice may not change role ops", other.responseCode == AUTH
+                and "may not change jobs of role ops" in other.details[0].message, other.details)
+        wrong = http_client(mod, d.http_port, basic("alice", "guess"))
+        r.check("a wrong password is refused, even for reads",
+                wrong.getJobs("www").responseCode == AUTH)
+
+        bob = http_client(mod, d.http_port, {"Authorization": "Bearer bob-token"})
+        r.check("bob creates an ops job (Bearer)", bob.createJob(job(t, "ops", "b")).responseCode == OK)
+        started = bob.startJobUpdate(update_request(t, "ops", "b"), "by bob")
+        r.check("bob starts an update", started.responseCode == OK, started.details)
+        key = started.result.startJobUpdateResult.key
+        details = anon.getJobUpdateDetails(key, None).result.getJobUpdateDetailsResult.detailsList[0]
+        r.check("the update event records bob", details.updateEvents[0].user == "bob",
+                details.updateEvents)
+        paused = alice.pauseJobUpdate(key, "not mine")
+        r.check("alice may not pause bob's ops update", paused.responseCode == AUTH)
+
+        tcp, framed = tcp_client(mod, d.thrift_port)
+        r.check("TCP reads", tcp.getJobs("www").responseCode == OK)
+        denied = tcp.createJob(job(t, "www", "c"))
+        r.check("TCP is read-only with auth on", denied.responseCode == AUTH
+                and "read-only" in denied.details[0].message, denied.details)
+        framed.close()
+
+        web_ui(r, t, d, key)
+    finally:
+        r.check("staggerd exits cleanly (open reads)", d.stop() == 0)
+
+
+def get(port, path, headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", path, headers=headers or {})
+    resp = conn.getresponse()
+    body = resp.read()
+    conn.close()
+    return resp, body
+
+
+def web_ui(r, t, d, key):
+    resp, body = get(d.http_port, "/ui/api/session")
+    session = json.loads(body)
+    r.check("the UI knows auth is on", session["auth"] and not session["can_act"] and session["user"] is None,
+            session)
+    resp, _ = get(d.http_port, "/ui/login")
+    r.check("/ui/login asks for credentials", resp.status == 401
+            and resp.getheader("WWW-Authenticate", "").startswith("Basic"), resp.status)
+    resp, _ = get(d.http_port, "/ui/login", basic("bob", "bob-token"))
+    r.check("/ui/login with them goes home", resp.status == 303, resp.status)
+    resp, body = get(d.http_port, "/ui/api/session", basic("bob", "bob-token"))
+    r.check("the session names the user", json.loads(body)["user"] == "bob", body)
+
+    def act(headers):
+        conn = http.client.HTTPConnection("127.0.0.1", d.http_port, timeout=30)
+        body = json.dumps({"role": "ops", "environment": "prod", "name": "b", "id": key.id,
+                           "message": "from the page"})
+        h = {"Content-Type": "application/json", "X-Stagger-CSRF": session["csrf"]}
+        h.update(headers)
+        conn.request("POST", "/ui/api/update/pause", body, h)
+        resp = conn.getresponse()
+        resp.read()
+        conn.close()
+        return resp.status
+
+    r.check("the UI's pause needs a user", act({}) == 401)
+    r.check("and one of the job's role", act(basic("alice", "alice-secret")) == 403)
+    r.check("bob pauses from the page", act(basic("bob", "bob-token")) == 200)
+
+
+def closed_reads(r, t, mod):
+    d = stgtest.Daemon("--runtime=simulated",
+                       config=users_config("read_requires_auth = true\ntcp_trusted = true"))
+    try:
+        AUTH, OK = t.ResponseCode.AUTH_FAILED, t.ResponseCode.OK
+        r.check("with read_requires_auth, anonymous reads are refused",
+                http_client(mod, d.http_port).getJobs("www").responseCode == AUTH)
+        r.check("and signed-in reads work",
+                http_client(mod, d.http_port, basic("alice", "alice-secret")).getJobs("www").responseCode == OK)
+        resp, _ = get(d.http_port, "/ui/api/jobs")
+        r.check("the UI asks for credentials too", resp.status == 401, resp.status)
+        tcp, framed = tcp_client(mod, d.thrift_port)
+        r.check("a trusted TCP port may change jobs", tcp.createJob(job(t, "ops", "t")).responseCode == OK)
+        framed.close()
+    finally:
+        r.check("staggerd exits cleanly (closed reads)", d.stop() == 0)
+
+
+def bad_users(r):
+    with tempfile.TemporaryDirectory(prefix="stagger-auth-") as tmp:
+        conf = os.path.join(tmp, "staggerd.conf")
+        with open(conf, "w") as f:
+            f.write("[users]\nmallory = plaintext www\n")
+        out = subprocess.run([stgtest.program("staggerd"), "--config=" + conf, "--data-dir=" + tmp,
+                              "--http-port=0", "--thrift-port=0", "--runtime=simulated"],
+                             capture_output=True, text=True, timeout=60)
+        r.check("a [users] entry without a hash is refused",
+                out.returncode != 0 and "mallory" in out.stderr and "hash" in out.stderr, out.stderr)
+
+
+def tls(r, t, mod):
+    with tempfile.TemporaryDirectory(prefix="stagger-tls-") as tmp:
+        cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        "-subj", "/CN=127.0.0.1", "-keyout", key, "-out", cert],
+                       check=True, capture_output=True)
+        d = stgtest.Daemon("--runtime=simulated", "--tls-cert=" + cert, "--tls-key=" + key)
+        try:
+            c = http_client(mod, d.http_port, tls=True)
+            r.check("/api over HTTPS", c.getJobs("www").responseCode == t.ResponseCode.OK)
+            conn = http.client.HTTPSConnection("127.0.0.1", d.http_port, timeout=30,
+                                               context=ssl._create_unverified_context())
+            conn.request("GET", "/health")
+            resp = conn.getresponse()
+            r.check("/health over HTTPS", resp.status == 200 and resp.read() == b"ok\n")
+            conn.close()
+            plain = http.client.HTTPConnection("127.0.0.1", d.http_port, timeout=10)
+            try:
+                plain.request("GET", "/health")
+                status = plain.getresponse().status
+            except (http.client.HTTPException, OSError):
+                status = None
+            r.check("plain HTTP gets no page from the HTTPS port", status != 200, status)
+        finally:
+            r.check("staggerd exits cleanly (TLS)", d.stop() == 0)
+
+
+def main():
+    r = stgtest.Results("auth_compat")
+    t, mod = stgtest.load_stubs()
+    try:
+        r.run("open reads", open_reads, r, t, mod)
+        r.run("closed reads", closed_reads, r, t, mod)
+        r.run("bad users", bad_users, r)
+        r.run("TLS", tls, r, t, mod)
+    finally:
+        stgtest.cleanup_stubs()
+    return r.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
