@@ -6,3 +6,6 @@ stagger_example_server_CPPFLAGS =
 stagger_example_server_CFLAGS = -std=gnu11 $(WARN_CFLAGS) $(WERROR_CFLAGS) $(SANITIZER_CFLAGS)
 stagger_example_server_LDADD =
 EXTRA_DIST += examples/local.mk
+EXTRA_DIST += examples/README.md examples/hello.json examples/hello-v2.json \
+	examples/hello-coordinated.json examples/hot.json examples/hot-v2.json \
+	examples/hello-broken.json

@@ -127,6 +127,25 @@ class Daemon:
     def alive(self):
         return self.proc.poll() is None
 
+    def kill_instances(self):
+        """Instances outlive staggerd by design: kill those of this daemon."""
+        prefix = self.dir + "/"
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open("/proc/%s/environ" % pid, "rb") as f:
+                    env = f.read().split(b"\0")
+            except OSError:
+                continue
+            for var in env:
+                if var.startswith(b"STAGGER_SANDBOX=") and var[16:].decode(errors="replace").startswith(prefix):
+                    for target in (-int(pid), int(pid)):
+                        try:
+                            os.kill(target, signal.SIGKILL)
+                        except OSError:
+                            pass
+
     def stop(self):
         """SIGTERM; returns the exit status."""
         if self.proc.poll() is None:
@@ -139,6 +158,7 @@ class Daemon:
         status = self.proc.returncode
         if status != 0:
             sys.stdout.write(self.output())
+        self.kill_instances()
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
         return status

@@ -38,6 +38,18 @@ stg_response_code_name (gint value)
   return strip (toString_ResponseCode (value), "API_RESPONSE_CODE_");
 }
 
+const gchar *
+stg_pulse_status_name (gint value)
+{
+  return strip (toString_JobUpdatePulseStatus (value), "API_JOB_UPDATE_PULSE_STATUS_");
+}
+
+const gchar *
+stg_cron_policy_name (gint value)
+{
+  return strip (toString_CronCollisionPolicy (value), "API_CRON_COLLISION_POLICY_");
+}
+
 static gint
 from_name (const gchar *name, const gchar *(*to_name) (gint), gint max)
 {

@@ -13,6 +13,8 @@ const gchar *stg_update_status_name (gint value);
 const gchar *stg_schedule_status_name (gint value);
 const gchar *stg_update_action_name (gint value);
 const gchar *stg_response_code_name (gint value);
+const gchar *stg_pulse_status_name (gint value);
+const gchar *stg_cron_policy_name (gint value);
 
 /* The value named @name (case-insensitive), or -1. */
 gint stg_update_status_from_name (const gchar *name);

@@ -127,21 +127,6 @@ fc_read (ThriftTransport *transport, gpointer buf, guint32 len, GError **error)
   return (gint32) give;
 }
 
-static gint32
-fc_read_all (ThriftTransport *transport, gpointer buf, guint32 len, GError **error)
-{
-  guint32 have = 0;
-
-  while (have < len)
-    {
-      gint32 n = fc_read (transport, (guint8 *) buf + have, len - have, error);
-      if (n < 0)
-        return -1;
-      have += (guint32) n;
-    }
-  return (gint32) have;
-}
-
 static gboolean
 fc_read_end (ThriftTransport *transport, GError **error)
 {
@@ -216,7 +201,7 @@ stg_framed_client_class_init (StgFramedClientClass *klass)
   ttc->open = fc_open;
   ttc->close = fc_close;
   ttc->read = fc_read;
-  ttc->read_all = fc_read_all;
+  ttc->read_all = stg_transport_read_all;
   ttc->read_end = fc_read_end;
   ttc->write = fc_write;
   ttc->write_end = fc_read_end;

@@ -372,3 +372,19 @@ stg_thrift_equal (ThriftStruct *a, ThriftStruct *b)
   g_autoptr (GBytes) cb = stg_thrift_canonicalize (eb, NULL);
   return ca != NULL && cb != NULL && g_bytes_equal (ca, cb);
 }
+
+gint32
+stg_transport_read_all (ThriftTransport *transport, gpointer buf, guint32 len, GError **error)
+{
+  ThriftTransportClass *klass = THRIFT_TRANSPORT_GET_CLASS (transport);
+  guint32 have = 0;
+
+  while (have < len)
+    {
+      gint32 n = klass->read (transport, (guint8 *) buf + have, len - have, error);
+      if (n < 0)
+        return -1;
+      have += (guint32) n;
+    }
+  return (gint32) have;
+}

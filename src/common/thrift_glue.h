@@ -49,6 +49,10 @@ gpointer stg_thrift_new_from_bytes (GType type, GBytes *bytes, GError **error);
 /* A deep copy, made by encoding and decoding. */
 gpointer stg_thrift_copy (gpointer object);
 
+/* A ThriftTransport read_all for transports whose read() may return less
+ * than asked: calls read() until @len bytes came, or fails. */
+gint32 stg_transport_read_all (ThriftTransport *transport, gpointer buf, guint32 len, GError **error);
+
 /* The canonical encoding of a binary-protocol struct: fields in id order,
  * set elements and map entries sorted by their own encodings. Two structs are
  * equal exactly when their canonical encodings are. */

@@ -1,0 +1,384 @@
+/* client.c: StgCliClient: the HTTP transport, the binary protocol and the
+ * generated client, and the checks every answer goes through. Owns them
+ * all. One thread: the process's main thread.
+ */
+#include "config.h"
+
+#include <gio/gio.h>
+#include <string.h>
+
+#include "cli/client.h"
+#include "common/enums.h"
+#include "common/binary_protocol.h"
+#include "common/http_client_transport.h"
+
+struct _StgCliClient
+{
+  StgCli *cli;
+  gchar *cluster;                   /* (nullable) what the command names */
+  gchar *served;                    /* (nullable) what the daemon says it serves */
+  StgCliTarget *target;
+  ThriftTransport *transport;
+  ThriftProtocol *protocol;
+  ApiStaggerSchedulerClient *client;
+};
+
+void
+stg_cli_client_free (StgCliClient *c)
+{
+  if (c == NULL)
+    return;
+  g_clear_object (&c->client);
+  g_clear_object (&c->protocol);
+  g_clear_object (&c->transport);
+  stg_cli_target_free (c->target);
+  g_free (c->cluster);
+  g_free (c->served);
+  g_free (c);
+}
+
+static gboolean
+is_loopback (const gchar *url)
+{
+  g_autoptr (GUri) uri = g_uri_parse (url, G_URI_FLAGS_NONE, NULL);
+  const gchar *host = uri ? g_uri_get_host (uri) : NULL;
+
+  if (host == NULL)
+    return FALSE;
+  if (g_ascii_strcasecmp (host, "localhost") == 0)
+    return TRUE;
+  g_autoptr (GInetAddress) addr = g_inet_address_new_from_string (host);
+  return addr != NULL && g_inet_address_get_is_loopback (addr);
+}
+
+StgCliClient *
+stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
+{
+  g_autoptr (StgCliClient) c = g_new0 (StgCliClient, 1);
+  StgCliSources sources;
+  StgHttpClientOptions options;
+
+  c->cli = cli;
+  c->cluster = g_strdup (cluster);
+  stg_cli_sources_init (&sources);
+  sources.url_option = cli->url;
+  sources.user_option = cli->user;
+  sources.cluster = cluster;
+  c->target = stg_cli_target_resolve (&sources, error);
+  stg_cli_sources_clear (&sources);
+  if (c->target == NULL)
+    return NULL;
+
+  if ((c->target->user != NULL || c->target->token != NULL) &&
+      g_str_has_prefix (c->target->api_url, "http:") && !is_loopback (c->target->api_url))
+    stg_cli_warn (cli, "credentials go in the clear to %s; use https", c->target->base_url);
+
+  stg_http_client_options_init (&options);
+  options.user = c->target->user;
+  options.password = c->target->password;
+  options.token = c->target->token;
+  options.ca_file = c->target->ca_file;
+  StgHttpClientTransport *t = stg_http_client_transport_new (c->target->api_url, &options, error);
+  if (t == NULL)
+    return NULL;
+  c->transport = THRIFT_TRANSPORT (t);
+  c->protocol = stg_binary_protocol_new (c->transport);
+  c->client = g_object_new (API_TYPE_STAGGER_SCHEDULER_CLIENT, "input_protocol", c->protocol,
+                            "output_protocol", c->protocol, NULL);
+  if (!thrift_transport_open (c->transport, error))
+    return NULL;
+  return g_steal_pointer (&c);
+}
+
+const StgCliTarget *
+stg_cli_client_target (StgCliClient *c)
+{
+  return c->target;
+}
+
+const gchar *
+stg_cli_client_cluster (StgCliClient *c)
+{
+  return c->served;
+}
+
+/* ---- answers ------------------------------------------------------------- */
+
+static gchar *
+details (ApiResponse *r)
+{
+  g_autoptr (GString) s = g_string_new (NULL);
+
+  for (guint i = 0; r->details != NULL && i < r->details->len; i++)
+    {
+      ApiResponseDetail *d = r->details->pdata[i];
+      if (d->message == NULL || d->message[0] == '\0')
+        continue;
+      if (s->len > 0)
+        g_string_append (s, "; ");
+      g_string_append (s, d->message);
+    }
+  if (s->len == 0)
+    g_string_append (s, "no details given");
+  return g_string_free (g_steal_pointer (&s), FALSE);
+}
+
+/* Why a call that did not complete failed, with a hint where one helps. */
+static void
+call_failed (StgCliClient *c, const gchar *method, GError *local, GError **error)
+{
+  const gchar *from = c->target->url_from;
+
+  if (local == NULL)
+    {
+      g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_BAD_REPLY,
+                   "%s to %s failed", method, c->target->api_url);
+      return;
+    }
+  if (local->domain == STG_HTTP_CLIENT_ERROR)
+    {
+      switch ((StgHttpClientError) local->code)
+        {
+        case STG_HTTP_CLIENT_ERROR_UNREACHABLE:
+          g_set_error (error, local->domain, local->code,
+                       "%s\nIs staggerd running there? The URL came from %s; choose another "
+                       "with --url, STAGGER_URL or a clusters file.", local->message, from);
+          return;
+        case STG_HTTP_CLIENT_ERROR_STATUS:
+          if (stg_http_client_transport_last_status (STG_HTTP_CLIENT_TRANSPORT (c->transport)) == 404)
+            {
+              g_set_error (error, local->domain, local->code,
+                           "%s\nThe server at %s does not serve Stagger's API at /api (the URL "
+                           "came from %s).", local->message, c->target->base_url, from);
+              return;
+            }
+          break;
+        case STG_HTTP_CLIENT_ERROR_TLS:
+          g_set_error (error, local->domain, local->code,
+                       "%s\nTo trust a private CA, set STAGGER_CA_FILE or \"ca_file\" in the "
+                       "clusters file.", local->message);
+          return;
+        default:
+          break;
+        }
+      g_propagate_error (error, g_error_copy (local));
+      return;
+    }
+  if (local->domain == THRIFT_APPLICATION_EXCEPTION_ERROR)
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_FAILED,
+                   "the daemon could not handle %s: %s", method, local->message);
+      return;
+    }
+  g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_BAD_REPLY,
+               "the reply to %s from %s cannot be read: %s", method, c->target->api_url,
+               local->message);
+}
+
+/* The last step of every call. */
+static ApiResponse *
+finish (StgCliClient *c, const gchar *method, gboolean ok, ApiResponse *response, GError *local,
+        GError **error)
+{
+  g_autoptr (ApiResponse) r = response;
+
+  if (!ok)
+    {
+      call_failed (c, method, local, error);
+      return NULL;
+    }
+  const gchar *served = r->serverInfo ? r->serverInfo->clusterName : NULL;
+  if (served != NULL && served[0] != '\0')
+    {
+      g_free (c->served);
+      c->served = g_strdup (served);
+      if (c->cluster != NULL && strcmp (c->cluster, served) != 0)
+        {
+          g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                       "%s serves the cluster '%s', not '%s' (the URL came from %s)",
+                       c->target->base_url, served, c->cluster, c->target->url_from);
+          return NULL;
+        }
+    }
+  g_autofree gchar *text = details (r);
+  switch (r->responseCode)
+    {
+    case API_RESPONSE_CODE_OK:
+      return g_steal_pointer (&r);
+    case API_RESPONSE_CODE_WARNING:
+      stg_cli_warn (c->cli, "%s: %s", method, text);
+      return g_steal_pointer (&r);
+    case API_RESPONSE_CODE_AUTH_FAILED:
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_AUTH, "%s answered AUTH_FAILED: %s%s", method,
+                   text, c->target->credentials_from ? "" : " (no credentials were given)");
+      return NULL;
+    default:
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_FAILED, "%s answered %s: %s", method,
+                   stg_response_code_name (r->responseCode), text);
+      return NULL;
+    }
+}
+
+#define RO(c) API_READ_ONLY_SCHEDULER_IF ((c)->client)
+#define RW(c) API_AURORA_SCHEDULER_MANAGER_IF ((c)->client)
+
+/* Declares the response and the error every wrapper uses. */
+#define CALL_BEGIN                                                     \
+  ApiResponse *r = g_object_new (API_TYPE_RESPONSE, NULL);             \
+  g_autoptr (GError) local = NULL;                                     \
+  gboolean ok
+
+ApiResponse *
+stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error)
+{
+  CALL_BEGIN = api_read_only_scheduler_if_get_job_summary (RO (c), &r, role ? role : "", &local);
+  return finish (c, "getJobSummary", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_jobs (StgCliClient *c, const gchar *role, GError **error)
+{
+  CALL_BEGIN = api_read_only_scheduler_if_get_jobs (RO (c), &r, role ? role : "", &local);
+  return finish (c, "getJobs", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error)
+{
+  CALL_BEGIN = api_read_only_scheduler_if_get_tasks_status (RO (c), &r, query, &local);
+  return finish (c, "getTasksStatus", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_job_update_summaries (StgCliClient *c, ApiJobUpdateQuery *query, GError **error)
+{
+  CALL_BEGIN = api_read_only_scheduler_if_get_job_update_summaries (RO (c), &r, query, &local);
+  return finish (c, "getJobUpdateSummaries", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_job_update_details (StgCliClient *c, ApiJobUpdateKey *key, GError **error)
+{
+  /* The update is named by key; the query stays empty. */
+  g_autoptr (ApiJobUpdateQuery) query = g_object_new (API_TYPE_JOB_UPDATE_QUERY, NULL);
+  CALL_BEGIN = api_read_only_scheduler_if_get_job_update_details (RO (c), &r, key, query, &local);
+  return finish (c, "getJobUpdateDetails", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_job_update_diff (StgCliClient *c, ApiJobUpdateRequest *request, GError **error)
+{
+  CALL_BEGIN = api_read_only_scheduler_if_get_job_update_diff (RO (c), &r, request, &local);
+  return finish (c, "getJobUpdateDiff", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_create_job (StgCliClient *c, ApiJobConfiguration *job, GError **error)
+{
+  CALL_BEGIN = api_aurora_scheduler_manager_if_create_job (RW (c), &r, job, &local);
+  return finish (c, "createJob", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_kill_tasks (StgCliClient *c, ApiJobKey *key, GHashTable *ids, const gchar *message,
+                    GError **error)
+{
+  CALL_BEGIN = api_aurora_scheduler_manager_if_kill_tasks (RW (c), &r, key, ids,
+                                                           message ? message : "", &local);
+  return finish (c, "killTasks", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_restart_shards (StgCliClient *c, ApiJobKey *key, GHashTable *ids, GError **error)
+{
+  CALL_BEGIN = api_aurora_scheduler_manager_if_restart_shards (RW (c), &r, key, ids, &local);
+  return finish (c, "restartShards", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_start_job_update (StgCliClient *c, ApiJobUpdateRequest *request, const gchar *message,
+                          GError **error)
+{
+  CALL_BEGIN = api_aurora_scheduler_manager_if_start_job_update (RW (c), &r, request,
+                                                                 message ? message : "", &local);
+  return finish (c, "startJobUpdate", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_control_job_update (StgCliClient *c, StgCliUpdateAction action, ApiJobUpdateKey *key,
+                            const gchar *message, GError **error)
+{
+  const gchar *m = message ? message : "";
+  const gchar *method = NULL;
+  CALL_BEGIN = FALSE;
+
+  switch (action)
+    {
+    case STG_CLI_UPDATE_PAUSE:
+      method = "pauseJobUpdate";
+      ok = api_aurora_scheduler_manager_if_pause_job_update (RW (c), &r, key, m, &local);
+      break;
+    case STG_CLI_UPDATE_RESUME:
+      method = "resumeJobUpdate";
+      ok = api_aurora_scheduler_manager_if_resume_job_update (RW (c), &r, key, m, &local);
+      break;
+    case STG_CLI_UPDATE_ABORT:
+      method = "abortJobUpdate";
+      ok = api_aurora_scheduler_manager_if_abort_job_update (RW (c), &r, key, m, &local);
+      break;
+    case STG_CLI_UPDATE_ROLLBACK:
+    default:
+      method = "rollbackJobUpdate";
+      ok = api_aurora_scheduler_manager_if_rollback_job_update (RW (c), &r, key, m, &local);
+      break;
+    }
+  return finish (c, method, ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_pulse_job_update (StgCliClient *c, ApiJobUpdateKey *key, GError **error)
+{
+  CALL_BEGIN = api_aurora_scheduler_manager_if_pulse_job_update (RW (c), &r, key, &local);
+  return finish (c, "pulseJobUpdate", ok, r, local, error);
+}
+
+gboolean
+stg_cli_client_verify_cluster (StgCliClient *c, const ApiJobKey *key, GError **error)
+{
+  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY,
+                                                  "jobKey", key, "limit", 1, NULL);
+  g_autoptr (ApiResponse) r = stg_cli_get_job_update_summaries (c, q, error);
+
+  return r != NULL;
+}
+
+GHashTable *
+stg_cli_id_set (StgRanges *ranges)
+{
+  GHashTable *set = g_hash_table_new_full (g_int_hash, g_int_equal, g_free, NULL);
+
+  for (guint i = 0; ranges != NULL && i < stg_ranges_n (ranges); i++)
+    {
+      StgRange r = stg_ranges_get (ranges, i);
+      for (gint32 id = r.first; id <= r.last; id++)
+        {
+          gint32 *p = g_new (gint32, 1);
+          *p = id;
+          g_hash_table_add (set, p);
+        }
+    }
+  return set;
+}
+
+StgCliClient *
+stg_cli_client_for_job (StgCli *cli, const gchar *text, gboolean allow_instances, StgJobPath **path,
+                        GError **error)
+{
+  *path = stg_job_path_parse (text, allow_instances, error);
+  if (*path == NULL)
+    return NULL;
+  g_autoptr (StgCliClient) c = stg_cli_client_new (cli, (*path)->cluster, error);
+  if (c == NULL || !stg_cli_client_verify_cluster (c, (*path)->key, error))
+    return NULL;
+  return g_steal_pointer (&c);
+}

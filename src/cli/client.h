@@ -1,0 +1,76 @@
+/* client.h: the CLI's Thrift client of staggerd's /api.
+ *
+ * StgCliClient resolves where to connect (connect.h), speaks Thrift binary
+ * over HTTP(S) (common/http_client_transport.h), and turns every answer
+ * into a Response or a GError: transport trouble, a daemon that serves
+ * another cluster than the command names, and any response code but OK
+ * (WARNING is OK with its details printed). One wrapper per API call.
+ * One thread: the process's main thread.
+ */
+#pragma once
+
+#include "cli/cli.h"
+#include "cli/connect.h"
+#include "common/jobkey.h"
+#include "common/ranges.h"
+
+G_BEGIN_DECLS
+
+typedef struct _StgCliClient StgCliClient;
+
+/* A client for a command about @cluster (nullable: any). */
+StgCliClient *stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error);
+void stg_cli_client_free (StgCliClient *client);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgCliClient, stg_cli_client_free)
+
+const StgCliTarget *stg_cli_client_target (StgCliClient *client);
+
+/* The cluster the daemon said it serves (NULL before any answer). */
+const gchar *stg_cli_client_cluster (StgCliClient *client);
+
+/* Makes a cheap read so that the daemon's cluster is known to match before
+ * anything is changed. */
+gboolean stg_cli_client_verify_cluster (StgCliClient *client, const ApiJobKey *key, GError **error);
+
+/* Parses a command line's job @text (cluster/role/env/name, and with
+ * @allow_instances "/0-1,3") into *@path and connects to its cluster,
+ * checking that the daemon serves it. */
+StgCliClient *stg_cli_client_for_job (StgCli *cli, const gchar *text, gboolean allow_instances,
+                                      StgJobPath **path, GError **error);
+
+/* The calls. Each returns the OK (or WARNING) Response, or NULL with
+ * @error set. */
+ApiResponse *stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error);
+ApiResponse *stg_cli_get_jobs (StgCliClient *c, const gchar *role, GError **error);
+ApiResponse *stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error);
+ApiResponse *stg_cli_get_job_update_summaries (StgCliClient *c, ApiJobUpdateQuery *query,
+                                               GError **error);
+ApiResponse *stg_cli_get_job_update_details (StgCliClient *c, ApiJobUpdateKey *key, GError **error);
+ApiResponse *stg_cli_get_job_update_diff (StgCliClient *c, ApiJobUpdateRequest *request,
+                                          GError **error);
+ApiResponse *stg_cli_create_job (StgCliClient *c, ApiJobConfiguration *job, GError **error);
+/* @ids: set<i32> (gint32* elements); empty means every instance. */
+ApiResponse *stg_cli_kill_tasks (StgCliClient *c, ApiJobKey *key, GHashTable *ids,
+                                 const gchar *message, GError **error);
+ApiResponse *stg_cli_restart_shards (StgCliClient *c, ApiJobKey *key, GHashTable *ids,
+                                     GError **error);
+ApiResponse *stg_cli_start_job_update (StgCliClient *c, ApiJobUpdateRequest *request,
+                                       const gchar *message, GError **error);
+
+typedef enum
+{
+  STG_CLI_UPDATE_PAUSE,
+  STG_CLI_UPDATE_RESUME,
+  STG_CLI_UPDATE_ABORT,
+  STG_CLI_UPDATE_ROLLBACK,
+} StgCliUpdateAction;
+
+ApiResponse *stg_cli_control_job_update (StgCliClient *c, StgCliUpdateAction action,
+                                         ApiJobUpdateKey *key, const gchar *message,
+                                         GError **error);
+ApiResponse *stg_cli_pulse_job_update (StgCliClient *c, ApiJobUpdateKey *key, GError **error);
+
+/* A set<i32> of @ranges' ids, as the generated code holds it. */
+GHashTable *stg_cli_id_set (StgRanges *ranges);
+
+G_END_DECLS

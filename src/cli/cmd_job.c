@@ -1,0 +1,381 @@
+/* cmd_job.c: stagger job create|kill|status|list|diff|restart|inspect.
+ * One thread: the process's main thread.
+ */
+#include "config.h"
+
+#include "cli/cli.h"
+#include "cli/client.h"
+#include "cli/jobfile.h"
+#include "common/enums.h"
+#include "cli/output.h"
+#include "cli/thrift_json.h"
+
+static const StgCliCommand *
+self (const gchar *name)
+{
+  for (const StgCliCommand *c = stg_cli_job_commands; c->name != NULL; c++)
+    if (g_str_equal (c->name, name))
+      return c;
+  g_assert_not_reached ();
+}
+
+static StgJobFile *
+load_for (const gchar *file, const StgJobPath *path, GError **error)
+{
+  g_autoptr (StgJobFile) jf = stg_job_file_load (file, g_get_user_name (), error);
+  if (jf == NULL || (path != NULL && !stg_job_file_check_key (jf, path, error)))
+    return NULL;
+  return g_steal_pointer (&jf);
+}
+
+static int
+job_create (StgCli *cli, int argc, gchar **argv)
+{
+  int code;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgJobPath) path = NULL;
+
+  if (!stg_cli_parse (cli, self ("create"), "job", NULL,
+                      "Creates the job from a job file (stagger-job(5)) and starts its instances.",
+                      2, 2, &argc, &argv, &code))
+    return code;
+  g_autoptr (StgJobPath) parsed = stg_job_path_parse (argv[1], FALSE, &error);
+  g_autoptr (StgJobFile) jf = parsed ? load_for (argv[2], parsed, &error) : NULL;
+  g_autoptr (StgCliClient) c = jf ? stg_cli_client_for_job (cli, argv[1], FALSE, &path, &error) : NULL;
+  g_autoptr (ApiResponse) r = c ? stg_cli_create_job (c, jf->job, &error) : NULL;
+  if (r == NULL)
+    return stg_cli_fail (cli, error);
+  if (!cli->json)
+    fprintf (cli->out, "created %s with %d instance%s\n", argv[1], jf->job->instanceCount,
+             jf->job->instanceCount == 1 ? "" : "s");
+  else
+    {
+      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (jf->job);
+      stg_cli_print_json (cli, n, FALSE);
+    }
+  return STG_EXIT_OK;
+}
+
+static int
+job_kill (StgCli *cli, int argc, gchar **argv)
+{
+  int code;
+  g_autofree gchar *message = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgJobPath) path = NULL;
+  const GOptionEntry entries[] = {
+    { "message", 'm', 0, G_OPTION_ARG_STRING, &message, "Why, for the record", "TEXT" },
+    { NULL },
+  };
+
+  if (!stg_cli_parse (cli, self ("kill"), "job", entries,
+                      "Stops the job's instances (all, or those listed after the key: "
+                      "cluster/role/env/name/0-1,3). Killing every instance removes the job.",
+                      1, 1, &argc, &argv, &code))
+    return code;
+  g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
+  g_autoptr (GHashTable) ids = c && path->instances ? stg_cli_id_set (path->instances) : NULL;
+  g_autoptr (ApiResponse) r = c ? stg_cli_kill_tasks (c, path->key, ids, message, &error) : NULL;
+  if (r == NULL)
+    return stg_cli_fail (cli, error);
+  if (!cli->json)
+    fprintf (cli->out, "killing %s\n", argv[1]);
+  return STG_EXIT_OK;
+}
+
+static int
+job_restart (StgCli *cli, int argc, gchar **argv)
+{
+  int code;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgJobPath) path = NULL;
+
+  if (!stg_cli_parse (cli, self ("restart"), "job", NULL,
+                      "Restarts the job's instances (all, or those listed after the key).",
+                      1, 1, &argc, &argv, &code))
+    return code;
+  g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
+  g_autoptr (GHashTable) ids = c ? (path->instances ? stg_cli_id_set (path->instances)
+                                                    : g_hash_table_new (NULL, NULL)) : NULL;
+  g_autoptr (ApiResponse) r = c ? stg_cli_restart_shards (c, path->key, ids, &error) : NULL;
+  if (r == NULL)
+    return stg_cli_fail (cli, error);
+  if (!cli->json)
+    fprintf (cli->out, "restarting %s\n", argv[1]);
+  return STG_EXIT_OK;
+}
+
+/* The ports of a task, "http=20001 admin=20002". */
+static gchar *
+ports_text (ApiAssignedTask *a)
+{
+  g_autoptr (GString) s = g_string_new (NULL);
+  g_autoptr (GList) names = g_hash_table_get_keys (a->assignedPorts);
+
+  names = g_list_sort (names, (GCompareFunc) g_strcmp0);
+  for (GList *l = names; l != NULL; l = l->next)
+    g_string_append_printf (s, "%s%s=%d", s->len ? " " : "", (gchar *) l->data,
+                            *(gint32 *) g_hash_table_lookup (a->assignedPorts, l->data));
+  return g_strdup (s->len ? s->str : "-");
+}
+
+static int
+job_status (StgCli *cli, int argc, gchar **argv)
+{
+  int code;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgJobPath) path = NULL;
+
+  if (!stg_cli_parse (cli, self ("status"), "job", NULL,
+                      "Shows each instance: status, ports, failures, uptime and its last event.",
+                      1, 1, &argc, &argv, &code))
+    return code;
+  g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
+  if (c == NULL)
+    return stg_cli_fail (cli, error);
+  g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, NULL);
+  g_hash_table_add (q->jobKeys, g_object_ref (path->key));
+  q->__isset_jobKeys = TRUE;
+  if (path->instances != NULL)
+    {
+      g_autoptr (GHashTable) ids = stg_cli_id_set (path->instances);
+      g_object_set (q, "instanceIds", ids, NULL);
+    }
+  g_autoptr (ApiResponse) r = stg_cli_get_tasks_status (c, q, &error);
+  if (r == NULL)
+    return stg_cli_fail (cli, error);
+  GPtrArray *tasks = r->result->scheduleStatusResult->tasks;
+  if (tasks->len == 0)
+    {
+      g_set_error (&error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "no instances of %s", argv[1]);
+      return stg_cli_fail (cli, error);
+    }
+  if (cli->json)
+    {
+      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->scheduleStatusResult);
+      stg_cli_print_json (cli, n, FALSE);
+      return STG_EXIT_OK;
+    }
+  g_autoptr (StgTable) t = stg_table_new ("INSTANCE", "STATUS", "PORTS", "FAILURES", "UP", "LAST EVENT", NULL);
+  gint64 now = stg_cli_now_ms ();
+  for (guint i = 0; i < tasks->len; i++)
+    {
+      ApiScheduledTask *task = tasks->pdata[i];
+      ApiTaskEvent *last = task->taskEvents->len ? task->taskEvents->pdata[task->taskEvents->len - 1] : NULL;
+      g_autofree gchar *ports = ports_text (task->assignedTask);
+      g_autofree gchar *up = last && task->status == API_SCHEDULE_STATUS_RUNNING
+          ? stg_cli_format_duration (now - last->timestamp) : g_strdup ("-");
+      stg_table_row (t);
+      stg_table_cell (t, STG_STYLE_PLAIN, "%d", task->assignedTask->instanceId);
+      stg_table_cell (t, stg_cli_schedule_status_style (task->status), "%s",
+                      stg_schedule_status_name (task->status));
+      stg_table_cell (t, STG_STYLE_PLAIN, "%s", ports);
+      stg_table_cell (t, task->failureCount ? STG_STYLE_WARN : STG_STYLE_PLAIN, "%d", task->failureCount);
+      stg_table_cell (t, STG_STYLE_PLAIN, "%s", up);
+      stg_table_cell (t, STG_STYLE_DIM, "%s", last && last->__isset_message && last->message ? last->message : "-");
+    }
+  stg_table_print (t, cli);
+  return STG_EXIT_OK;
+}
+
+static int
+job_list (StgCli *cli, int argc, gchar **argv)
+{
+  int code;
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *cluster = NULL, *role = NULL;
+
+  if (!stg_cli_parse (cli, self ("list"), "job", NULL, "Lists jobs with their instance counts.",
+                      0, 1, &argc, &argv, &code))
+    return code;
+  if (!stg_cli_parse_scope (argc > 1 ? argv[1] : NULL, &cluster, &role, &error))
+    return stg_cli_fail (cli, error);
+  g_autoptr (StgCliClient) c = stg_cli_client_new (cli, cluster, &error);
+  g_autoptr (ApiResponse) r = c ? stg_cli_get_job_summary (c, role ? role : "", &error) : NULL;
+  if (r == NULL)
+    return stg_cli_fail (cli, error);
+  if (cli->json)
+    {
+      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->jobSummaryResult);
+      stg_cli_print_json (cli, n, FALSE);
+      return STG_EXIT_OK;
+    }
+  g_autoptr (StgTable) t = stg_table_new ("JOB", "INSTANCES", "ACTIVE", "PENDING", "FAILED", NULL);
+  g_autoptr (GList) summaries = g_hash_table_get_keys (r->result->jobSummaryResult->summaries);
+  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (g_free);
+  for (GList *l = summaries; l != NULL; l = l->next)
+    {
+      ApiJobSummary *s = l->data;
+      g_autofree gchar *key = stg_job_key_to_string (s->job->key);
+      g_ptr_array_add (rows, g_strdup_printf ("%s/%s\t%d\t%d\t%d\t%d", stg_cli_client_cluster (c), key,
+                                              s->job->instanceCount, s->stats->activeTaskCount,
+                                              s->stats->pendingTaskCount, s->stats->failedTaskCount));
+    }
+  g_ptr_array_sort (rows, (GCompareFunc) g_ascii_strcasecmp);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      g_auto (GStrv) f = g_strsplit (rows->pdata[i], "\t", -1);
+      stg_table_row (t);
+      for (guint k = 0; f[k] != NULL; k++)
+        stg_table_cell (t, k == 4 && !g_str_equal (f[k], "0") ? STG_STYLE_BAD : STG_STYLE_PLAIN, "%s", f[k]);
+    }
+  if (stg_table_rows (t) == 0)
+    fprintf (cli->out, "no jobs\n");
+  else
+    stg_table_print (t, cli);
+  return STG_EXIT_OK;
+}
+
+static void
+print_groups (StgCli *cli, const gchar *label, StgStyle style, GHashTable *groups)
+{
+  g_autoptr (StgRanges) all = stg_ranges_new ();
+  GHashTableIter it;
+  gpointer g;
+
+  g_hash_table_iter_init (&it, groups);
+  while (g_hash_table_iter_next (&it, &g, NULL))
+    {
+      g_autoptr (StgRanges) r = stg_cli_ranges_from_set (((ApiConfigGroup *) g)->instances);
+      for (guint i = 0; i < stg_ranges_n (r); i++)
+        {
+          StgRange one = stg_ranges_get (r, i);
+          stg_ranges_add (all, one.first, one.last);
+        }
+    }
+  g_autofree gchar *text = stg_cli_ranges_text (all);
+  g_autofree gchar *shown = stg_cli_styled (cli->color_out, style, label);
+  fprintf (cli->out, "%s %s\n", shown, text);
+}
+
+/* The task config's lines, "field: value", for a readable diff. */
+static GPtrArray *
+config_lines (ApiTaskConfig *config)
+{
+  g_autoptr (JsonNode) n = stg_cli_thrift_to_json (config);
+  JsonObject *o = json_node_get_object (n);
+  g_autoptr (GList) members = json_object_get_members (o);
+  GPtrArray *lines = g_ptr_array_new_with_free_func (g_free);
+
+  members = g_list_sort (members, (GCompareFunc) g_strcmp0);
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      if (g_str_equal (l->data, "job") || g_str_equal (l->data, "owner"))
+        continue;
+      /* The executor's data is JSON itself: one line per member. */
+      g_autoptr (JsonParser) p = json_parser_new ();
+      if (g_str_equal (l->data, "executorConfig") && config->executorConfig != NULL &&
+          json_parser_load_from_data (p, config->executorConfig->data, -1, NULL) &&
+          JSON_NODE_HOLDS_OBJECT (json_parser_get_root (p)))
+        {
+          JsonObject *data = json_node_get_object (json_parser_get_root (p));
+          g_autoptr (GList) keys = json_object_get_members (data);
+          for (GList *k = keys; k != NULL; k = k->next)
+            {
+              g_autofree gchar *v = json_to_string (json_object_get_member (data, k->data), FALSE);
+              g_ptr_array_add (lines, g_strdup_printf ("task.%s: %s", (gchar *) k->data, v));
+            }
+          continue;
+        }
+      g_autofree gchar *v = json_to_string (json_object_get_member (o, l->data), FALSE);
+      g_ptr_array_add (lines, g_strdup_printf ("%s: %s", (gchar *) l->data, v));
+    }
+  return lines;
+}
+
+static int
+job_diff (StgCli *cli, int argc, gchar **argv)
+{
+  int code;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgJobPath) path = NULL;
+
+  if (!stg_cli_parse (cli, self ("diff"), "job", NULL,
+                      "Shows what an update to the job file would change: instances added, "
+                      "removed, updated and unchanged, and the task fields that differ.",
+                      2, 2, &argc, &argv, &code))
+    return code;
+  g_autoptr (StgJobPath) parsed = stg_job_path_parse (argv[1], TRUE, &error);
+  g_autoptr (StgJobFile) jf = parsed ? load_for (argv[2], parsed, &error) : NULL;
+  g_autoptr (StgCliClient) c = jf ? stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error) : NULL;
+  g_autoptr (ApiJobUpdateRequest) req = c ? stg_job_file_update_request (jf, path->instances) : NULL;
+  g_autoptr (ApiResponse) r = req ? stg_cli_get_job_update_diff (c, req, &error) : NULL;
+  if (r == NULL)
+    return stg_cli_fail (cli, error);
+  ApiGetJobUpdateDiffResult *d = r->result->getJobUpdateDiffResult;
+  if (cli->json)
+    {
+      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (d);
+      stg_cli_print_json (cli, n, FALSE);
+      return STG_EXIT_OK;
+    }
+  print_groups (cli, "add:      ", STG_STYLE_GOOD, d->add);
+  print_groups (cli, "remove:   ", STG_STYLE_BAD, d->remove);
+  print_groups (cli, "update:   ", STG_STYLE_WARN, d->update);
+  print_groups (cli, "unchanged:", STG_STYLE_DIM, d->unchanged);
+
+  /* Field by field, each current config against the file's. */
+  g_autoptr (GPtrArray) want = config_lines (jf->job->taskConfig);
+  GHashTableIter it;
+  gpointer g;
+  g_hash_table_iter_init (&it, d->update);
+  while (g_hash_table_iter_next (&it, &g, NULL))
+    {
+      ApiConfigGroup *group = g;
+      g_autoptr (StgRanges) ids = stg_cli_ranges_from_set (group->instances);
+      g_autofree gchar *ids_text = stg_cli_ranges_text (ids);
+      g_autoptr (GPtrArray) have = config_lines (group->config);
+      fprintf (cli->out, "\ninstances %s:\n", ids_text);
+      for (guint i = 0; i < have->len; i++)
+        if (!g_ptr_array_find_with_equal_func (want, have->pdata[i], g_str_equal, NULL))
+          {
+            g_autofree gchar *line = g_strconcat ("- ", (gchar *) have->pdata[i], NULL);
+            g_autofree gchar *shown = stg_cli_styled (cli->color_out, STG_STYLE_BAD, line);
+            fprintf (cli->out, "  %s\n", shown);
+          }
+      for (guint i = 0; i < want->len; i++)
+        if (!g_ptr_array_find_with_equal_func (have, want->pdata[i], g_str_equal, NULL))
+          {
+            g_autofree gchar *line = g_strconcat ("+ ", (gchar *) want->pdata[i], NULL);
+            g_autofree gchar *shown = stg_cli_styled (cli->color_out, STG_STYLE_GOOD, line);
+            fprintf (cli->out, "  %s\n", shown);
+          }
+    }
+  return STG_EXIT_OK;
+}
+
+static int
+job_inspect (StgCli *cli, int argc, gchar **argv)
+{
+  int code;
+  g_autoptr (GError) error = NULL;
+
+  if (!stg_cli_parse (cli, self ("inspect"), "job", NULL,
+                      "Prints, as JSON, what the job file turns into: the JobConfiguration and "
+                      "the JobUpdateSettings sent to staggerd. Needs no daemon.",
+                      1, 1, &argc, &argv, &code))
+    return code;
+  g_autoptr (StgJobFile) jf = load_for (argv[1], NULL, &error);
+  if (jf == NULL)
+    return stg_cli_fail (cli, error);
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  stg_json_string (b, "cluster", jf->cluster);
+  stg_json_node (b, "job", stg_cli_thrift_to_json (jf->job));
+  stg_json_node (b, "settings", stg_cli_thrift_to_json (jf->settings));
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  stg_cli_print_json (cli, root, FALSE);
+  return STG_EXIT_OK;
+}
+
+const StgCliCommand stg_cli_job_commands[] = {
+  { "create", "CLUSTER/ROLE/ENV/NAME CONFIG", "Create a job from a job file", job_create },
+  { "kill", "CLUSTER/ROLE/ENV/NAME[/INSTANCES]", "Stop a job's instances (all: remove the job)", job_kill },
+  { "status", "CLUSTER/ROLE/ENV/NAME[/INSTANCES]", "Show a job's instances", job_status },
+  { "list", "[CLUSTER[/ROLE]]", "List jobs", job_list },
+  { "diff", "CLUSTER/ROLE/ENV/NAME[/INSTANCES] CONFIG", "Show what an update to CONFIG would change", job_diff },
+  { "restart", "CLUSTER/ROLE/ENV/NAME[/INSTANCES]", "Restart a job's instances", job_restart },
+  { "inspect", "CONFIG", "Print what a job file sends, as JSON", job_inspect },
+  { NULL, NULL, NULL, NULL },
+};

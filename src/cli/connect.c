@@ -1,0 +1,412 @@
+/* connect.c: resolving the daemon's URL (option, environment, clusters
+ * files, default) and the credentials (option, environment, credentials
+ * file with its permissions checked). One thread.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/connect.h"
+
+static const gchar *
+nonempty (const gchar *s)
+{
+  return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
+void
+stg_cli_sources_init (StgCliSources *s)
+{
+  memset (s, 0, sizeof *s);
+  s->env_url = nonempty (g_getenv ("STAGGER_URL"));
+  s->env_token = nonempty (g_getenv ("STAGGER_TOKEN"));
+  s->env_ca_file = nonempty (g_getenv ("STAGGER_CA_FILE"));
+  s->owned_dir = g_build_filename (g_get_user_config_dir (), "stagger", NULL);
+  s->user_config_dir = s->owned_dir;
+  s->system_config_dir = STG_CLI_SYSTEM_CONFIG_DIR;
+  s->prompt = stg_cli_prompt_tty;
+}
+
+void
+stg_cli_sources_clear (StgCliSources *s)
+{
+  g_clear_pointer (&s->owned_dir, g_free);
+}
+
+void
+stg_cli_target_free (StgCliTarget *t)
+{
+  if (t == NULL)
+    return;
+  g_free (t->base_url);
+  g_free (t->api_url);
+  g_free (t->url_from);
+  g_free (t->user);
+  if (t->password != NULL)
+    memset (t->password, 0, strlen (t->password));
+  g_free (t->password);
+  g_free (t->token);
+  g_free (t->credentials_from);
+  g_free (t->ca_file);
+  g_free (t);
+}
+
+/* ---- the URL ------------------------------------------------------------ */
+
+static gboolean
+set_url (StgCliTarget *t, const gchar *url, const gchar *from, GError **error)
+{
+  g_autoptr (GUri) uri = g_uri_parse (url, G_URI_FLAGS_NONE, NULL);
+  const gchar *scheme = uri ? g_uri_get_scheme (uri) : NULL;
+
+  if (uri == NULL || scheme == NULL ||
+      (g_ascii_strcasecmp (scheme, "http") != 0 && g_ascii_strcasecmp (scheme, "https") != 0) ||
+      g_uri_get_host (uri) == NULL || g_uri_get_host (uri)[0] == '\0' ||
+      g_uri_get_query (uri) != NULL || g_uri_get_fragment (uri) != NULL)
+    {
+      g_set_error (error, STG_CLI_ERROR, g_str_equal (from, "--url") ? STG_CLI_ERROR_USAGE : STG_CLI_ERROR_CONFIG,
+                   "bad URL '%s' (from %s): expected http://HOST:PORT or https://HOST:PORT", url, from);
+      return FALSE;
+    }
+  t->base_url = g_strdup (url);
+  gsize n = strlen (t->base_url);
+  while (n > 0 && t->base_url[n - 1] == '/')
+    t->base_url[--n] = '\0';
+  /* A URL that already ends in /api is taken as the endpoint itself. */
+  if (g_str_has_suffix (t->base_url, "/api"))
+    {
+      t->api_url = g_strdup (t->base_url);
+      t->base_url[n - strlen ("/api")] = '\0';
+    }
+  else
+    t->api_url = g_strconcat (t->base_url, "/api", NULL);
+  t->url_from = g_strdup (from);
+  return TRUE;
+}
+
+/* Parses the JSON file at @path into a new root node. */
+static JsonNode *
+load_json (const gchar *path, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) local = NULL;
+
+  if (!json_parser_load_from_file (parser, path, &local))
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG, "%s: %s", path, local->message);
+      return NULL;
+    }
+  JsonNode *root = json_parser_get_root (parser);
+  if (root == NULL)
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG, "%s: the file is empty", path);
+      return NULL;
+    }
+  return json_node_copy (root);
+}
+
+static const gchar *
+string_member (JsonObject *o, const gchar *name)
+{
+  JsonNode *n = json_object_get_member (o, name);
+
+  if (n == NULL || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
+    return NULL;
+  return nonempty (json_node_get_string (n));
+}
+
+/* Looks @cluster up in the clusters file at @path. Both forms work:
+ *   {"local": "http://127.0.0.1:8081", "prod": {"url": "...", "ca_file": "..."}}
+ *   [{"name": "local", "url": "..."}, ...]   (Aurora's, with scheduler_uri too)
+ * *@found stays FALSE when the file or the entry is absent. */
+static gboolean
+cluster_from_file (const gchar *path, const gchar *cluster, StgCliTarget *t, gboolean *found,
+                   GError **error)
+{
+  JsonObject *entry = NULL;
+  const gchar *url = NULL;
+
+  *found = FALSE;
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    return TRUE;
+  g_autoptr (JsonNode) root = load_json (path, error);
+  if (root == NULL)
+    return FALSE;
+  if (JSON_NODE_HOLDS_OBJECT (root))
+    {
+      JsonNode *n = json_object_get_member (json_node_get_object (root), cluster);
+      if (n == NULL)
+        return TRUE;
+      if (JSON_NODE_HOLDS_OBJECT (n))
+        entry = json_node_get_object (n);
+      else if (JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING)
+        url = json_node_get_string (n);
+    }
+  else if (JSON_NODE_HOLDS_ARRAY (root))
+    {
+      JsonArray *a = json_node_get_array (root);
+      for (guint i = 0; i < json_array_get_length (a) && entry == NULL; i++)
+        {
+          JsonNode *e = json_array_get_element (a, i);
+          if (JSON_NODE_HOLDS_OBJECT (e) &&
+              g_strcmp0 (string_member (json_node_get_object (e), "name"), cluster) == 0)
+            entry = json_node_get_object (e);
+        }
+      if (entry == NULL)
+        return TRUE;
+    }
+  else
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                   "%s: expected an object mapping cluster names to URLs, or a list of "
+                   "{\"name\": ..., \"url\": ...}", path);
+      return FALSE;
+    }
+
+  if (entry != NULL)
+    {
+      url = string_member (entry, "url");
+      if (url == NULL)
+        url = string_member (entry, "scheduler_uri");
+      const gchar *ca = string_member (entry, "ca_file");
+      if (ca != NULL)
+        {
+          /* Relative to the clusters file. */
+          g_autofree gchar *dir = g_path_get_dirname (path);
+          t->ca_file = g_path_is_absolute (ca) ? g_strdup (ca) : g_build_filename (dir, ca, NULL);
+        }
+    }
+  if (url == NULL || url[0] == '\0')
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                   "%s: the cluster '%s' has no \"url\"", path, cluster);
+      return FALSE;
+    }
+  *found = TRUE;
+  return set_url (t, url, path, error);
+}
+
+static gboolean
+resolve_url (const StgCliSources *s, StgCliTarget *t, GError **error)
+{
+  if (s->url_option != NULL)
+    return set_url (t, s->url_option, "--url", error);
+  if (s->env_url != NULL)
+    return set_url (t, s->env_url, "STAGGER_URL", error);
+  if (s->cluster != NULL)
+    {
+      const gchar *dirs[] = { s->user_config_dir, s->system_config_dir };
+      for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
+        {
+          gboolean found = FALSE;
+          if (dirs[i] == NULL)
+            continue;
+          g_autofree gchar *path = g_build_filename (dirs[i], "clusters.json", NULL);
+          if (!cluster_from_file (path, s->cluster, t, &found, error))
+            return FALSE;
+          if (found)
+            return TRUE;
+        }
+    }
+  return set_url (t, STG_CLI_DEFAULT_URL, "the default", error);
+}
+
+/* ---- credentials --------------------------------------------------------- */
+
+/* The credentials file must be a regular file of ours that nobody else may
+ * read or write. */
+static gboolean
+check_private (const gchar *path, GError **error)
+{
+  GStatBuf st;
+
+  if (g_lstat (path, &st) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG, "%s: %s", path, g_strerror (saved));
+      return FALSE;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG, "%s: not a regular file", path);
+      return FALSE;
+    }
+  if (st.st_uid != getuid ())
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                   "%s: belongs to another user; it must be yours alone", path);
+      return FALSE;
+    }
+  if ((st.st_mode & 077) != 0)
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                   "%s: others may read or change it (mode %04o); run: chmod 600 %s", path,
+                   (unsigned) (st.st_mode & 07777), path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Reads the entry for @cluster (or "*") from the credentials file:
+ *   {"local": {"user": "alice", "password": "..."}, "*": {"token": "..."}} */
+static gboolean
+credentials_from_file (const gchar *path, const gchar *cluster, StgCliTarget *t, GError **error)
+{
+  JsonNode *n = NULL;
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS) && !g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+    return TRUE;
+  if (!check_private (path, error))
+    return FALSE;
+  g_autoptr (JsonNode) root = load_json (path, error);
+  if (root == NULL)
+    return FALSE;
+  if (!JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                   "%s: expected an object mapping cluster names to credentials", path);
+      return FALSE;
+    }
+  JsonObject *all = json_node_get_object (root);
+  const gchar *name = cluster;
+  if (cluster != NULL)
+    n = json_object_get_member (all, cluster);
+  if (n == NULL)
+    {
+      name = "*";
+      n = json_object_get_member (all, "*");
+    }
+  if (n == NULL)
+    return TRUE;
+  JsonObject *entry = JSON_NODE_HOLDS_OBJECT (n) ? json_node_get_object (n) : NULL;
+  const gchar *user = entry ? string_member (entry, "user") : NULL;
+  const gchar *password = entry ? string_member (entry, "password") : NULL;
+  const gchar *token = entry ? string_member (entry, "token") : NULL;
+  if ((user != NULL) == (token != NULL) || (user != NULL && password == NULL))
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                   "%s: the entry '%s' needs either \"user\" and \"password\", or \"token\"",
+                   path, name);
+      return FALSE;
+    }
+  t->user = g_strdup (user);
+  t->password = g_strdup (password);
+  t->token = g_strdup (token);
+  t->credentials_from = g_strdup (path);
+  return TRUE;
+}
+
+static gboolean
+resolve_credentials (const StgCliSources *s, StgCliTarget *t, GError **error)
+{
+  if (s->user_option != NULL)
+    {
+      const gchar *colon = strchr (s->user_option, ':');
+      t->user = colon ? g_strndup (s->user_option, (gsize) (colon - s->user_option))
+                      : g_strdup (s->user_option);
+      if (t->user[0] == '\0')
+        {
+          g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE,
+                       "--user needs a user name: --user USER or --user USER:PASSWORD");
+          return FALSE;
+        }
+      if (colon != NULL)
+        t->password = g_strdup (colon + 1);
+      else
+        {
+          g_autofree gchar *question = g_strdup_printf ("Password for %s: ", t->user);
+          t->password = s->prompt ? s->prompt (question, s->prompt_data) : NULL;
+          if (t->password == NULL)
+            {
+              g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE,
+                           "no password for %s and no terminal to ask on: give --user %s:PASSWORD "
+                           "or put it in the credentials file", t->user, t->user);
+              return FALSE;
+            }
+        }
+      t->credentials_from = g_strdup ("--user");
+      return TRUE;
+    }
+  if (s->env_token != NULL)
+    {
+      t->token = g_strdup (s->env_token);
+      t->credentials_from = g_strdup ("STAGGER_TOKEN");
+      return TRUE;
+    }
+  if (s->user_config_dir == NULL)
+    return TRUE;
+  g_autofree gchar *path = g_build_filename (s->user_config_dir, "credentials.json", NULL);
+  return credentials_from_file (path, s->cluster, t, error);
+}
+
+StgCliTarget *
+stg_cli_target_resolve (const StgCliSources *sources, GError **error)
+{
+  g_autoptr (StgCliTarget) t = g_new0 (StgCliTarget, 1);
+
+  if (!resolve_url (sources, t, error) || !resolve_credentials (sources, t, error))
+    return NULL;
+  if (sources->env_ca_file != NULL)
+    {
+      g_free (t->ca_file);
+      t->ca_file = g_strdup (sources->env_ca_file);
+    }
+  return g_steal_pointer (&t);
+}
+
+/* ---- asking for a password -------------------------------------------------- */
+
+gchar *
+stg_cli_prompt_tty (const gchar *question, gpointer data)
+{
+  struct termios old, quiet;
+  GString *line = g_string_new (NULL);
+  gboolean got = FALSE;
+  int fd = open ("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  (void) data;
+
+  if (fd < 0 || tcgetattr (fd, &old) != 0)
+    {
+      if (fd >= 0)
+        close (fd);
+      g_string_free (line, TRUE);
+      return NULL;
+    }
+  quiet = old;
+  quiet.c_lflag &= ~(tcflag_t) ECHO;
+  if (write (fd, question, strlen (question)) < 0 || tcsetattr (fd, TCSAFLUSH, &quiet) != 0)
+    {
+      close (fd);
+      g_string_free (line, TRUE);
+      return NULL;
+    }
+  for (;;)
+    {
+      char c;
+      ssize_t n = read (fd, &c, 1);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      got = TRUE;
+      if (c == '\n' || c == '\r')
+        break;
+      if (line->len < 4096)
+        g_string_append_c (line, c);
+    }
+  tcsetattr (fd, TCSAFLUSH, &old);
+  if (write (fd, "\n", 1) < 0)
+    {
+      /* Only the line break after the hidden input is lost. */
+    }
+  close (fd);
+  return got ? g_string_free (line, FALSE) : (g_string_free (line, TRUE), NULL);
+}

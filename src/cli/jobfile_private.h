@@ -1,0 +1,81 @@
+/* jobfile_private.h: what the job-file parser's files share: typed reads of
+ * JSON members that report the file, the JSON path and what was expected.
+ * Not for use outside src/cli/jobfile*.c. Any thread.
+ */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "cli/jobfile.h"
+
+G_BEGIN_DECLS
+
+/* The parse in progress: the file name for messages. */
+typedef struct
+{
+  const gchar *file;
+} StgJfCtx;
+
+/* The keys of each section of a job file (NULL-terminated). */
+extern const gchar *const stg_jf_top_keys[];
+extern const gchar *const stg_jf_resources_keys[];
+extern const gchar *const stg_jf_metadata_keys[];
+extern const gchar *const stg_jf_task_keys[];
+extern const gchar *const stg_jf_hooks_keys[];
+extern const gchar *const stg_jf_hook_keys[];
+extern const gchar *const stg_jf_health_keys[];
+extern const gchar *const stg_jf_checker_keys[];
+extern const gchar *const stg_jf_http_keys[];
+extern const gchar *const stg_jf_shell_keys[];
+extern const gchar *const stg_jf_update_keys[];
+extern const gchar *const stg_jf_strategy_keys[];
+extern const gchar *const stg_jf_queue_keys[];
+extern const gchar *const stg_jf_batch_keys[];
+extern const gchar *const stg_jf_variable_batch_keys[];
+
+/* "parent.key" (or "key" at the top), and "parent[i]". */
+gchar *stg_jf_path (const gchar *parent, const gchar *key);
+gchar *stg_jf_index (const gchar *parent, guint i);
+
+/* Sets @error to "<file>: <path>: <message>" ("<file>: <message>" when
+ * @path is empty) with @code; returns FALSE. */
+gboolean stg_jf_fail (const StgJfCtx *c, GError **error, StgJobFileError code, const gchar *path,
+                      const gchar *format, ...) G_GNUC_PRINTF (5, 6);
+
+/* "the string \"x\"", "the number 3", "an object", ...: how a value reads
+ * in a message. */
+gchar *stg_jf_describe (JsonNode *node);
+
+/* Fails on the first member of @object not in @known (NULL-terminated),
+ * suggesting the closest known key, or the section the key belongs in. */
+gboolean stg_jf_check_keys (const StgJfCtx *c, JsonObject *object, const gchar *path,
+                            const gchar *const *known, GError **error);
+
+/* Typed members. Each leaves *@out alone when the member is absent (so it
+ * holds the default) and sets *@present (nullable) to whether it was there.
+ * A required member that is absent is an error. */
+gboolean stg_jf_int_value (const StgJfCtx *c, JsonNode *node, const gchar *where, gint64 min,
+                           gint64 max, gint64 *out, GError **error);
+gboolean stg_jf_int (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
+                     gint64 min, gint64 max, gint64 *out, gboolean *present, GError **error);
+gboolean stg_jf_number (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
+                        gdouble min, gboolean min_included, gdouble max, gdouble *out,
+                        gboolean *present, GError **error);
+gboolean stg_jf_bool (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
+                      gboolean *out, gboolean *present, GError **error);
+/* A non-empty string; *@out is a new copy. */
+gboolean stg_jf_string (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
+                        gboolean required, gchar **out, GError **error);
+/* An object or an array member (borrowed; NULL when absent). */
+gboolean stg_jf_object (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
+                        gboolean required, JsonObject **out, GError **error);
+gboolean stg_jf_array (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
+                       gboolean required, JsonArray **out, GError **error);
+
+/* The task section (jobfile_task.c): checks @task and @health (nullable)
+ * against @ports (declared port names) and the job's key, and returns the
+ * executor data as a JSON string. */
+gchar *stg_jf_executor_data (const StgJfCtx *c, JsonObject *task, JsonObject *health,
+                             GStrv ports, GError **error);
+
+G_END_DECLS

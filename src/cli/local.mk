@@ -1,0 +1,18 @@
+# src/cli/local.mk: stagger, the command-line client.
+bin_PROGRAMS += stagger
+noinst_LIBRARIES += libstg_cli.a
+libstg_cli_a_SOURCES = \
+	src/cli/cli.h \
+	src/cli/client.c src/cli/client.h \
+	src/cli/cmd_job.c \
+	src/cli/cmd_update.c \
+	src/cli/command.c \
+	src/cli/connect.c src/cli/connect.h \
+	src/cli/jobfile.c src/cli/jobfile.h src/cli/jobfile_private.h \
+	src/cli/jobfile_read.c src/cli/jobfile_task.c \
+	src/cli/output.c src/cli/output.h \
+	src/cli/suggest.c src/cli/suggest.h \
+	src/cli/thrift_json.c src/cli/thrift_json.h
+stagger_SOURCES = src/cli/main.c
+stagger_LDADD = libstg_cli.a libstg_common.a libstg_gen.a $(STG_LIBS)
+EXTRA_DIST += src/cli/local.mk

@@ -1,0 +1,341 @@
+/* output.c: colours, tables, times and JSON printing for the CLI. One
+ * thread: the process's main thread. */
+#include "config.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/output.h"
+
+gboolean
+stg_cli_color_wanted (int fd)
+{
+  const gchar *no_color = g_getenv ("NO_COLOR");
+  const gchar *term = g_getenv ("TERM");
+
+  if (no_color != NULL && no_color[0] != '\0')
+    return FALSE;
+  if (term != NULL && strcmp (term, "dumb") == 0)
+    return FALSE;
+  return isatty (fd) == 1;
+}
+
+gchar *
+stg_cli_styled (gboolean color, StgStyle style, const gchar *text)
+{
+  static const gchar *const codes[] = {
+    [STG_STYLE_PLAIN] = NULL, [STG_STYLE_BOLD] = "1", [STG_STYLE_GOOD] = "32",
+    [STG_STYLE_BAD] = "31", [STG_STYLE_WARN] = "33", [STG_STYLE_DIM] = "2",
+  };
+
+  if (!color || codes[style] == NULL)
+    return g_strdup (text);
+  return g_strdup_printf ("\033[%sm%s\033[0m", codes[style], text);
+}
+
+StgStyle
+stg_cli_update_status_style (gint status)
+{
+  switch (status)
+    {
+    case API_JOB_UPDATE_STATUS_ROLLED_FORWARD:
+      return STG_STYLE_GOOD;
+    case API_JOB_UPDATE_STATUS_ROLLED_BACK:
+    case API_JOB_UPDATE_STATUS_ABORTED:
+    case API_JOB_UPDATE_STATUS_ERROR:
+    case API_JOB_UPDATE_STATUS_FAILED:
+      return STG_STYLE_BAD;
+    default:
+      return STG_STYLE_WARN;
+    }
+}
+
+StgStyle
+stg_cli_schedule_status_style (gint status)
+{
+  switch (status)
+    {
+    case API_SCHEDULE_STATUS_RUNNING:
+      return STG_STYLE_GOOD;
+    case API_SCHEDULE_STATUS_FAILED:
+    case API_SCHEDULE_STATUS_LOST:
+      return STG_STYLE_BAD;
+    case API_SCHEDULE_STATUS_FINISHED:
+    case API_SCHEDULE_STATUS_KILLED:
+      return STG_STYLE_DIM;
+    default:
+      return STG_STYLE_WARN;
+    }
+}
+
+StgStyle
+stg_cli_update_action_style (gint action)
+{
+  switch (action)
+    {
+    case API_JOB_UPDATE_ACTION_INSTANCE_UPDATED:
+      return STG_STYLE_GOOD;
+    case API_JOB_UPDATE_ACTION_INSTANCE_UPDATE_FAILED:
+    case API_JOB_UPDATE_ACTION_INSTANCE_ROLLBACK_FAILED:
+    case API_JOB_UPDATE_ACTION_INSTANCE_ROLLED_BACK:
+      return STG_STYLE_BAD;
+    default:
+      return STG_STYLE_WARN;
+    }
+}
+
+/* ---- tables ------------------------------------------------------------------ */
+
+typedef struct
+{
+  gchar *text;
+  StgStyle style;
+} Cell;
+
+struct _StgTable
+{
+  guint columns;
+  GPtrArray *headers;      /* gchar* */
+  GPtrArray *rows;         /* GArray of Cell */
+};
+
+static void
+row_free (gpointer data)
+{
+  GArray *row = data;
+
+  for (guint i = 0; i < row->len; i++)
+    g_free (g_array_index (row, Cell, i).text);
+  g_array_unref (row);
+}
+
+StgTable *
+stg_table_new (const gchar *first, ...)
+{
+  StgTable *t = g_new0 (StgTable, 1);
+  va_list ap;
+
+  t->headers = g_ptr_array_new_with_free_func (g_free);
+  t->rows = g_ptr_array_new_with_free_func (row_free);
+  va_start (ap, first);
+  for (const gchar *h = first; h != NULL; h = va_arg (ap, const gchar *))
+    g_ptr_array_add (t->headers, g_strdup (h));
+  va_end (ap);
+  t->columns = t->headers->len;
+  return t;
+}
+
+void
+stg_table_free (StgTable *table)
+{
+  if (table == NULL)
+    return;
+  g_ptr_array_unref (table->headers);
+  g_ptr_array_unref (table->rows);
+  g_free (table);
+}
+
+void
+stg_table_row (StgTable *table)
+{
+  g_ptr_array_add (table->rows, g_array_new (FALSE, TRUE, sizeof (Cell)));
+}
+
+void
+stg_table_cell (StgTable *table, StgStyle style, const gchar *format, ...)
+{
+  va_list ap;
+  Cell cell;
+
+  g_return_if_fail (table->rows->len > 0);
+  va_start (ap, format);
+  cell.text = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  /* One line per cell: tables stay aligned whatever a message holds. */
+  g_strdelimit (cell.text, "\n\r\t", ' ');
+  cell.style = style;
+  g_array_append_val (table->rows->pdata[table->rows->len - 1], cell);
+}
+
+guint
+stg_table_rows (StgTable *table)
+{
+  return table->rows->len;
+}
+
+static glong
+width_of (const gchar *text)
+{
+  return g_utf8_validate (text, -1, NULL) ? g_utf8_strlen (text, -1) : (glong) strlen (text);
+}
+
+static void
+print_cell (StgCli *cli, const gchar *text, StgStyle style, glong width, gboolean last)
+{
+  g_autofree gchar *shown = stg_cli_styled (cli->color_out, style, text);
+
+  fputs (shown, cli->out);
+  if (!last)
+    for (glong pad = width - width_of (text) + 2; pad > 0; pad--)
+      fputc (' ', cli->out);
+}
+
+void
+stg_table_print (StgTable *table, StgCli *cli)
+{
+  g_autofree glong *widths = g_new0 (glong, table->columns);
+
+  for (guint c = 0; c < table->columns; c++)
+    widths[c] = width_of (table->headers->pdata[c]);
+  for (guint r = 0; r < table->rows->len; r++)
+    {
+      GArray *row = table->rows->pdata[r];
+      for (guint c = 0; c < row->len && c < table->columns; c++)
+        widths[c] = MAX (widths[c], width_of (g_array_index (row, Cell, c).text));
+    }
+  for (guint c = 0; c < table->columns; c++)
+    print_cell (cli, table->headers->pdata[c], STG_STYLE_BOLD, widths[c], c + 1 == table->columns);
+  fputc ('\n', cli->out);
+  for (guint r = 0; r < table->rows->len; r++)
+    {
+      GArray *row = table->rows->pdata[r];
+      for (guint c = 0; c < table->columns; c++)
+        {
+          const Cell *cell = c < row->len ? &g_array_index (row, Cell, c) : NULL;
+          print_cell (cli, cell && cell->text[0] ? cell->text : "-",
+                      cell ? cell->style : STG_STYLE_PLAIN, widths[c], c + 1 == table->columns);
+        }
+      fputc ('\n', cli->out);
+    }
+}
+
+/* ---- times ---------------------------------------------------------------------- */
+
+gchar *
+stg_cli_format_time (gint64 ms)
+{
+  if (ms <= 0)
+    return g_strdup ("-");
+  g_autoptr (GDateTime) utc = g_date_time_new_from_unix_utc (ms / 1000);
+  if (utc == NULL)
+    return g_strdup ("-");
+  g_autoptr (GDateTime) local = g_date_time_to_local (utc);
+  return g_date_time_format (local, "%Y-%m-%d %H:%M:%S");
+}
+
+gchar *
+stg_cli_format_iso (gint64 ms)
+{
+  g_autoptr (GDateTime) utc = g_date_time_new_from_unix_utc (ms / 1000);
+
+  if (utc == NULL)
+    return g_strdup ("");
+  g_autofree gchar *base = g_date_time_format (utc, "%Y-%m-%dT%H:%M:%S");
+  return g_strdup_printf ("%s.%03dZ", base, (int) (((ms % 1000) + 1000) % 1000));
+}
+
+gchar *
+stg_cli_format_duration (gint64 ms)
+{
+  gint64 s = MAX (ms, 0) / 1000;
+
+  if (s < 60)
+    return g_strdup_printf ("%" G_GINT64_FORMAT "s", s);
+  if (s < 3600)
+    return g_strdup_printf ("%" G_GINT64_FORMAT "m %" G_GINT64_FORMAT "s", s / 60, s % 60);
+  if (s < 86400)
+    return g_strdup_printf ("%" G_GINT64_FORMAT "h %" G_GINT64_FORMAT "m", s / 3600, s % 3600 / 60);
+  return g_strdup_printf ("%" G_GINT64_FORMAT "d %" G_GINT64_FORMAT "h", s / 86400, s % 86400 / 3600);
+}
+
+gint64
+stg_cli_now_ms (void)
+{
+  return g_get_real_time () / 1000;
+}
+
+/* ---- JSON -------------------------------------------------------------------------- */
+
+void
+stg_cli_print_json (StgCli *cli, JsonNode *node, gboolean compact)
+{
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+
+  json_generator_set_root (gen, node);
+  json_generator_set_pretty (gen, !compact);
+  json_generator_set_indent (gen, 2);
+  g_autofree gchar *text = json_generator_to_data (gen, NULL);
+  fputs (text, cli->out);
+  fputc ('\n', cli->out);
+  fflush (cli->out);
+}
+
+void
+stg_json_string (JsonBuilder *b, const gchar *name, const gchar *value)
+{
+  json_builder_set_member_name (b, name);
+  if (value == NULL)
+    json_builder_add_null_value (b);
+  else
+    json_builder_add_string_value (b, value);
+}
+
+void
+stg_json_int (JsonBuilder *b, const gchar *name, gint64 value)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_int_value (b, value);
+}
+
+void
+stg_json_bool (JsonBuilder *b, const gchar *name, gboolean value)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_boolean_value (b, value);
+}
+
+void
+stg_json_time (JsonBuilder *b, const gchar *name, gint64 ms)
+{
+  g_autofree gchar *ms_name = g_strconcat (name, "_ms", NULL);
+  g_autofree gchar *iso = stg_cli_format_iso (ms);
+
+  stg_json_int (b, ms_name, ms);
+  stg_json_string (b, name, ms > 0 ? iso : NULL);
+}
+
+void
+stg_json_node (JsonBuilder *b, const gchar *name, JsonNode *node)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_value (b, node);
+}
+
+/* ---- ranges ----------------------------------------------------------------------- */
+
+StgRanges *
+stg_cli_ranges_from_set (GHashTable *set)
+{
+  StgRanges *ranges = stg_ranges_new ();
+  GHashTableIter it;
+  gpointer key;
+
+  if (set == NULL)
+    return ranges;
+  g_hash_table_iter_init (&it, set);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    {
+      ApiRange *r = key;
+      if (r->first >= 0 && r->first <= r->last)
+        stg_ranges_add (ranges, r->first, r->last);
+    }
+  return ranges;
+}
+
+gchar *
+stg_cli_ranges_text (StgRanges *ranges)
+{
+  if (ranges == NULL || stg_ranges_is_empty (ranges))
+    return g_strdup ("-");
+  return stg_ranges_to_string (ranges);
+}

@@ -1,0 +1,377 @@
+/* http_client_transport.c: StgHttpClientTransport, Thrift messages POSTed
+ * over libsoup-3's synchronous API. Owns its SoupSession, the message being
+ * written and the reply being read. Any thread; one owner at a time.
+ */
+#include "config.h"
+
+#include <libsoup/soup.h>
+#include <string.h>
+
+#include "common/http_client_transport.h"
+
+G_DEFINE_QUARK (stg-http-client-error-quark, stg_http_client_error)
+
+#define SNIPPET_MAX 200
+
+struct _StgHttpClientTransport
+{
+  ThriftTransport parent;
+
+  gchar *url;
+  GUri *uri;
+  SoupSession *session;      /* (owned) */
+  gchar *authorization;      /* (nullable) the header's value */
+  gsize max_reply;
+  gboolean open;
+  guint last_status;
+  GByteArray *out;           /* the message being written */
+  GByteArray *in;            /* the reply being read */
+  gsize in_pos;
+};
+
+G_DEFINE_TYPE (StgHttpClientTransport, stg_http_client_transport, THRIFT_TYPE_TRANSPORT)
+
+void
+stg_http_client_options_init (StgHttpClientOptions *options)
+{
+  memset (options, 0, sizeof *options);
+  options->timeout_s = 60;
+  options->max_reply = 64 * 1024 * 1024;
+}
+
+/* ---- the exchange ------------------------------------------------------- */
+
+/* The first line of a short text body, for error messages ("" if none). */
+static gchar *
+snippet (GByteArray *body)
+{
+  gsize n = MIN (body->len, (gsize) SNIPPET_MAX);
+  g_autofree gchar *text = g_strndup ((const gchar *) body->data, n);
+  gchar *nl = strchr (text, '\n');
+
+  if (nl != NULL)
+    *nl = '\0';
+  g_strstrip (text);
+  if (text[0] == '\0' || !g_utf8_validate (text, -1, NULL))
+    return g_strdup ("");
+  return g_strdup_printf (": %s", text);
+}
+
+static gboolean
+fail_send (StgHttpClientTransport *self, GError *cause, GError **error)
+{
+  if (cause->domain == G_TLS_ERROR)
+    g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_TLS,
+                 "TLS with %s failed: %s", self->url, cause->message);
+  else
+    g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_UNREACHABLE,
+                 "cannot reach %s: %s", self->url, cause->message);
+  return FALSE;
+}
+
+/* Reads the whole reply body into self->in, refusing more than max_reply. */
+static gboolean
+read_body (StgHttpClientTransport *self, GInputStream *stream, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  guint8 buf[16384];
+  gssize n;
+
+  g_byte_array_set_size (self->in, 0);
+  self->in_pos = 0;
+  while ((n = g_input_stream_read (stream, buf, sizeof buf, NULL, &local)) > 0)
+    {
+      if (self->in->len + (gsize) n > self->max_reply)
+        {
+          g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_BAD_REPLY,
+                       "the reply from %s is larger than %" G_GSIZE_FORMAT " bytes",
+                       self->url, self->max_reply);
+          return FALSE;
+        }
+      g_byte_array_append (self->in, buf, (guint) n);
+    }
+  if (n < 0)
+    {
+      g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_UNREACHABLE,
+                   "reading the reply from %s: %s", self->url, local->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_reply (StgHttpClientTransport *self, SoupMessage *msg, GError **error)
+{
+  guint status = soup_message_get_status (msg);
+  const gchar *reason = soup_message_get_reason_phrase (msg);
+  g_autofree gchar *text = snippet (self->in);
+
+  if (status == SOUP_STATUS_UNAUTHORIZED || status == SOUP_STATUS_FORBIDDEN)
+    {
+      g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_AUTH_FAILED,
+                   "%s refused the credentials: HTTP %u %s%s", self->url, status,
+                   reason ? reason : "", text);
+      return FALSE;
+    }
+  if (!SOUP_STATUS_IS_SUCCESSFUL (status))
+    {
+      g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_STATUS,
+                   "%s answered HTTP %u %s%s", self->url, status, reason ? reason : "", text);
+      return FALSE;
+    }
+  const gchar *type = soup_message_headers_get_content_type (
+      soup_message_get_response_headers (msg), NULL);
+  if (type == NULL || g_ascii_strcasecmp (type, STG_HTTP_CLIENT_CONTENT_TYPE) != 0)
+    {
+      g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_BAD_REPLY,
+                   "%s answered with %s, not a Thrift binary reply", self->url,
+                   type ? type : "no content type");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+hc_flush (ThriftTransport *transport, GError **error)
+{
+  StgHttpClientTransport *self = STG_HTTP_CLIENT_TRANSPORT (transport);
+  g_autoptr (GBytes) body = g_byte_array_free_to_bytes (self->out);
+  g_autoptr (SoupMessage) msg = soup_message_new_from_uri (SOUP_METHOD_POST, self->uri);
+  g_autoptr (GError) local = NULL;
+  SoupMessageHeaders *headers = soup_message_get_request_headers (msg);
+
+  self->out = g_byte_array_new ();
+  self->last_status = 0;
+  g_byte_array_set_size (self->in, 0);
+  self->in_pos = 0;
+
+  /* A POST must not turn into a GET on a redirect: report it instead. */
+  soup_message_set_flags (msg, SOUP_MESSAGE_NO_REDIRECT);
+  soup_message_headers_replace (headers, "Accept", STG_HTTP_CLIENT_CONTENT_TYPE);
+  if (self->authorization != NULL)
+    soup_message_headers_replace (headers, "Authorization", self->authorization);
+  soup_message_set_request_body_from_bytes (msg, STG_HTTP_CLIENT_CONTENT_TYPE, body);
+
+  g_autoptr (GInputStream) stream = soup_session_send (self->session, msg, NULL, &local);
+  if (stream == NULL)
+    return fail_send (self, local, error);
+  self->last_status = soup_message_get_status (msg);
+  gboolean ok = read_body (self, stream, error);
+  (void) g_input_stream_close (stream, NULL, NULL);
+  if (!ok || !check_reply (self, msg, error))
+    {
+      g_byte_array_set_size (self->in, 0);
+      return FALSE;
+    }
+  transport->remainingMessageSize_ = (glong) self->in->len;
+  return TRUE;
+}
+
+/* ---- ThriftTransport ------------------------------------------------------ */
+
+static gboolean
+hc_is_open (ThriftTransport *transport)
+{
+  return STG_HTTP_CLIENT_TRANSPORT (transport)->open;
+}
+
+static gboolean
+hc_open (ThriftTransport *transport, GError **error)
+{
+  (void) error;
+  STG_HTTP_CLIENT_TRANSPORT (transport)->open = TRUE;
+  return TRUE;
+}
+
+static gboolean
+hc_close (ThriftTransport *transport, GError **error)
+{
+  (void) error;
+  STG_HTTP_CLIENT_TRANSPORT (transport)->open = FALSE;
+  return TRUE;
+}
+
+static gint32
+hc_read (ThriftTransport *transport, gpointer buf, guint32 len, GError **error)
+{
+  StgHttpClientTransport *self = STG_HTTP_CLIENT_TRANSPORT (transport);
+  gsize give = MIN ((gsize) len, self->in->len - self->in_pos);
+
+  if (len == 0)
+    return 0;
+  if (give == 0)
+    {
+      g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
+                   "the reply from %s ended early", self->url);
+      return -1;
+    }
+  memcpy (buf, self->in->data + self->in_pos, give);
+  self->in_pos += give;
+  transport->remainingMessageSize_ = (glong) (self->in->len - self->in_pos);
+  return (gint32) give;
+}
+
+static gboolean
+hc_nothing (ThriftTransport *transport, GError **error)
+{
+  (void) transport;
+  (void) error;
+  return TRUE;
+}
+
+static gboolean
+hc_write (ThriftTransport *transport, const gpointer buf, const guint32 len, GError **error)
+{
+  (void) error;
+  g_byte_array_append (STG_HTTP_CLIENT_TRANSPORT (transport)->out, buf, len);
+  return TRUE;
+}
+
+static gboolean
+hc_check_available (ThriftTransport *transport, glong bytes, GError **error)
+{
+  StgHttpClientTransport *self = STG_HTTP_CLIENT_TRANSPORT (transport);
+
+  /* Sizes in a reply are checked against what the reply holds. */
+  if (bytes < 0 || (gsize) bytes > self->in->len - self->in_pos)
+    {
+      g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_MAX_MESSAGE_SIZE_REACHED,
+                   "the reply from %s claims more data than it holds", self->url);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+stg_http_client_transport_finalize (GObject *object)
+{
+  StgHttpClientTransport *self = STG_HTTP_CLIENT_TRANSPORT (object);
+
+  g_clear_object (&self->session);
+  g_clear_pointer (&self->uri, g_uri_unref);
+  g_free (self->url);
+  g_free (self->authorization);
+  g_byte_array_unref (self->out);
+  g_byte_array_unref (self->in);
+  G_OBJECT_CLASS (stg_http_client_transport_parent_class)->finalize (object);
+}
+
+static void
+stg_http_client_transport_class_init (StgHttpClientTransportClass *klass)
+{
+  ThriftTransportClass *ttc = THRIFT_TRANSPORT_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = stg_http_client_transport_finalize;
+  ttc->is_open = hc_is_open;
+  ttc->open = hc_open;
+  ttc->close = hc_close;
+  ttc->read = hc_read;
+  ttc->read_all = stg_transport_read_all;
+  ttc->read_end = hc_nothing;
+  ttc->write = hc_write;
+  ttc->write_end = hc_nothing;
+  ttc->flush = hc_flush;
+  ttc->checkReadBytesAvailable = hc_check_available;
+}
+
+static void
+stg_http_client_transport_init (StgHttpClientTransport *self)
+{
+  self->out = g_byte_array_new ();
+  self->in = g_byte_array_new ();
+}
+
+/* ---- construction ----------------------------------------------------------- */
+
+static gboolean invalid (GError **error, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
+
+static gboolean
+invalid (GError **error, const gchar *format, ...)
+{
+  va_list ap;
+
+  va_start (ap, format);
+  g_autofree gchar *text = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  g_set_error_literal (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_INVALID, text);
+  return FALSE;
+}
+
+static gboolean
+setup (StgHttpClientTransport *self, const gchar *url, const StgHttpClientOptions *o,
+       GError **error)
+{
+  self->uri = g_uri_parse (url, SOUP_HTTP_URI_FLAGS, NULL);
+  if (self->uri == NULL)
+    return invalid (error, "'%s' is not a URL", url);
+  const gchar *scheme = g_uri_get_scheme (self->uri);
+  if (g_ascii_strcasecmp (scheme, "http") != 0 && g_ascii_strcasecmp (scheme, "https") != 0)
+    return invalid (error, "'%s' is not an http:// or https:// URL", url);
+  if (g_uri_get_host (self->uri) == NULL || g_uri_get_host (self->uri)[0] == '\0')
+    return invalid (error, "'%s' names no host", url);
+  if (o->user != NULL && o->token != NULL)
+    return invalid (error, "%s: give a user or a token, not both", url);
+
+  g_autofree gchar *agent = g_strdup_printf ("stagger/%s", PACKAGE_VERSION);
+  self->session = soup_session_new_with_options (
+      "timeout", o->timeout_s,
+      "user-agent", o->user_agent ? o->user_agent : agent,
+      NULL);
+  /* Credentials go with every request; no negotiation on a 401. */
+  soup_session_remove_feature_by_type (self->session, SOUP_TYPE_AUTH_MANAGER);
+  if (o->ca_file != NULL)
+    {
+      g_autoptr (GError) local = NULL;
+      g_autoptr (GTlsDatabase) db = g_tls_file_database_new (o->ca_file, &local);
+      if (db == NULL)
+        {
+          g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_INVALID,
+                       "cannot use %s as the trusted CAs: %s", o->ca_file, local->message);
+          return FALSE;
+        }
+      soup_session_set_tls_database (self->session, db);
+    }
+
+  if (o->user != NULL)
+    {
+      g_autofree gchar *pair = g_strdup_printf ("%s:%s", o->user, o->password ? o->password : "");
+      g_autofree gchar *b64 = g_base64_encode ((const guchar *) pair, strlen (pair));
+      self->authorization = g_strdup_printf ("Basic %s", b64);
+    }
+  else if (o->token != NULL)
+    self->authorization = g_strdup_printf ("Bearer %s", o->token);
+  self->max_reply = o->max_reply ? o->max_reply : 64 * 1024 * 1024;
+  return TRUE;
+}
+
+StgHttpClientTransport *
+stg_http_client_transport_new (const gchar *url, const StgHttpClientOptions *options,
+                               GError **error)
+{
+  g_autoptr (StgHttpClientTransport) self = g_object_new (STG_TYPE_HTTP_CLIENT_TRANSPORT, NULL);
+  StgHttpClientOptions defaults;
+
+  g_return_val_if_fail (url != NULL, NULL);
+  if (options == NULL)
+    {
+      stg_http_client_options_init (&defaults);
+      options = &defaults;
+    }
+  self->url = g_strdup (url);
+  if (!setup (self, url, options, error))
+    return NULL;
+  THRIFT_TRANSPORT (self)->remainingMessageSize_ = G_MAXLONG;
+  return g_steal_pointer (&self);
+}
+
+const gchar *
+stg_http_client_transport_url (StgHttpClientTransport *self)
+{
+  return self->url;
+}
+
+guint
+stg_http_client_transport_last_status (StgHttpClientTransport *self)
+{
+  return self->last_status;
+}

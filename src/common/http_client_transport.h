@@ -1,0 +1,65 @@
+/* http_client_transport.h: a blocking Thrift client transport over HTTP(S).
+ *
+ * StgHttpClientTransport buffers one message's writes and, on flush, POSTs
+ * them to an endpoint URL (Stagger's and Aurora's /api) as
+ * application/vnd.apache.thrift.binary, with an optional Basic or Bearer
+ * Authorization header, over TLS when the URL is https. The reply body is
+ * then read back by the protocol. Built on libsoup-3's synchronous API; for
+ * clients (the CLI, tests, benchmarks), not the daemon. Any thread; one
+ * owner at a time.
+ */
+#pragma once
+
+#include "common/thrift_glue.h"
+
+G_BEGIN_DECLS
+
+#define STG_HTTP_CLIENT_CONTENT_TYPE "application/vnd.apache.thrift.binary"
+
+#define STG_HTTP_CLIENT_ERROR (stg_http_client_error_quark ())
+GQuark stg_http_client_error_quark (void);
+
+typedef enum
+{
+  STG_HTTP_CLIENT_ERROR_FAILED,
+  STG_HTTP_CLIENT_ERROR_INVALID,       /* bad URL or options */
+  STG_HTTP_CLIENT_ERROR_UNREACHABLE,   /* no connection: refused, unknown host, timeout */
+  STG_HTTP_CLIENT_ERROR_TLS,           /* TLS handshake or certificate refused */
+  STG_HTTP_CLIENT_ERROR_AUTH_FAILED,   /* HTTP 401 or 403 */
+  STG_HTTP_CLIENT_ERROR_STATUS,        /* any other status outside 2xx */
+  STG_HTTP_CLIENT_ERROR_BAD_REPLY,     /* not a Thrift binary reply, or too large */
+} StgHttpClientError;
+
+typedef struct
+{
+  const gchar *user;         /* with @password: HTTP Basic */
+  const gchar *password;
+  const gchar *token;        /* Authorization: Bearer; not with @user */
+  const gchar *ca_file;      /* PEM file of trusted CAs instead of the system's */
+  guint timeout_s;           /* each socket operation; 0: none. Default 60 */
+  gsize max_reply;           /* bytes; default 64 MiB */
+  const gchar *user_agent;   /* default "stagger/<version>" */
+} StgHttpClientOptions;
+
+void stg_http_client_options_init (StgHttpClientOptions *options);
+
+#define STG_TYPE_HTTP_CLIENT_TRANSPORT (stg_http_client_transport_get_type ())
+G_DECLARE_FINAL_TYPE (StgHttpClientTransport, stg_http_client_transport, STG,
+                      HTTP_CLIENT_TRANSPORT, ThriftTransport)
+
+/* A transport that POSTs each message to @url (http or https, used as
+ * given: pass ".../api"). @options may be NULL. Fails with
+ * STG_HTTP_CLIENT_ERROR_INVALID on a bad URL, both user and token, or an
+ * unreadable @ca_file. */
+StgHttpClientTransport *stg_http_client_transport_new (const gchar *url,
+                                                       const StgHttpClientOptions *options,
+                                                       GError **error);
+
+/* The endpoint URL. */
+const gchar *stg_http_client_transport_url (StgHttpClientTransport *self);
+
+/* The HTTP status of the last exchange (0 before any, or when no reply
+ * came). */
+guint stg_http_client_transport_last_status (StgHttpClientTransport *self);
+
+G_END_DECLS

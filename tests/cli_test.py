@@ -1,0 +1,219 @@
+"""cli_test.py: the stagger command against a real staggerd with real
+instances (stagger-example-server): every command's happy path, its
+errors and exit codes, update start --wait to ROLLED_FORWARD and
+ROLLED_BACK, pause/resume/abort, a coordinated update kept going by
+update pulse --every, and credentials.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import stgtest
+
+
+def job_file(tmp, name, greeting, extra_argv=(), count=3, update=None, task=None):
+    conf = {
+        "cluster": "local", "role": "www", "environment": "prod", "name": name,
+        "instances": count,
+        "resources": {"cpu": 0.1, "ports": ["http"]},
+        "task": {"argv": [stgtest.program("stagger-example-server"), "--port", "{{ports[http]}}"]
+                 + list(extra_argv), "env": {"GREETING": greeting}},
+        "health_check_config": {"health_checker": {"http": {"endpoint": "/health"}},
+                                "initial_interval_secs": 1, "interval_secs": 0.2},
+        "update_config": {"batch_size": 1, "watch_secs": 1, "rollback_on_failure": True},
+    }
+    conf["update_config"].update(update or {})
+    conf["task"].update(task or {})
+    path = os.path.join(tmp, "%s-%s.json" % (name, abs(hash(greeting + str(extra_argv) + str(update)))))
+    with open(path, "w") as f:
+        json.dump(conf, f)
+    return path
+
+
+class Cli:
+    def __init__(self, port, env=None):
+        self.url = "http://127.0.0.1:%d" % port
+        self.env = dict(os.environ, NO_COLOR="")
+        self.env.pop("STAGGER_URL", None)
+        self.env.pop("STAGGER_TOKEN", None)
+        self.env.update(env or {})
+
+    def __call__(self, *args, url=True, timeout=120):
+        argv = [stgtest.program("stagger")] + (["--url", self.url] if url else []) + list(args)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=self.env)
+        return p.returncode, p.stdout, p.stderr
+
+    def background(self, *args):
+        argv = [stgtest.program("stagger"), "--url", self.url] + list(args)
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=self.env)
+
+
+def wait_running(cli, key, count, deadline=30):
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        code, out, _ = cli("--json", "job", "status", key)
+        if code == 0:
+            tasks = json.loads(out)["tasks"]
+            if len(tasks) == count and all(t["status"] == "RUNNING" for t in tasks):
+                return True
+        time.sleep(0.2)
+    return False
+
+
+def jobs_and_updates(r, cli, tmp):
+    key = "local/www/prod/web"
+    v1 = job_file(tmp, "web", "one")
+    code, out, err = cli("job", "create", key, v1)
+    r.check("job create", code == 0 and "created local/www/prod/web with 3 instances" in out, err)
+    r.check("instances come up", wait_running(cli, key, 3))
+    code, out, err = cli("job", "status", key)
+    r.check("job status is a table", code == 0 and out.count("RUNNING") == 3 and "http=" in out, out + err)
+    r.check("no colour on a pipe", "\033[" not in out)
+    code, out, _ = cli("job", "status", key + "/1-2")
+    r.check("job status of some instances", code == 0 and out.count("RUNNING") == 2, out)
+    code, out, _ = cli("job", "list")
+    r.check("job list", code == 0 and "local/www/prod/web" in out, out)
+    code, out, _ = cli("job", "inspect", v1)
+    r.check("job inspect needs no daemon", code == 0 and json.loads(out)["cluster"] == "local", out)
+
+    v2 = job_file(tmp, "web", "two")
+    code, out, _ = cli("job", "diff", key, v2)
+    r.check("job diff", code == 0 and "update:    0-2" in out and '+ task.env: {"GREETING":"two"}' in out, out)
+    code, out, err = cli("update", "start", key, v2, "--wait", "--message", "to two")
+    r.check("update start --wait rolls forward (exit 0)", code == 0 and "ROLLED_FORWARD" in out, out + err)
+    r.check("one line per event on a pipe", out.count("INSTANCE_UPDATED") == 3, out)
+    code, out, _ = cli("update", "info", key)
+    r.check("update info", code == 0 and "progress:  3 of 3 instances" in out
+            and "ROLLED_FORWARD" in out and "to two" in out, out)
+    code, out, _ = cli("--json", "update", "info", key)
+    r.check("update info --json", code == 0 and json.loads(out)["update"]["summary"]["state"]["status"]
+            == "ROLLED_FORWARD", out)
+    code, out, _ = cli("update", "list", "--status", "ROLLED_FORWARD")
+    r.check("update list --status", code == 0 and "local/www/prod/web" in out, out)
+    code, out, _ = cli("update", "list", "local/nobody")
+    r.check("update list of another role", code == 0 and "no updates" in out, out)
+
+    # A canary on instance 0 only, then the broken version rolls back.
+    v3 = job_file(tmp, "web", "three")
+    code, out, err = cli("update", "start", key + "/0", v3, "--wait")
+    r.check("a canary of instance 0", code == 0, out + err)
+    code, out, _ = cli("job", "diff", key, v3)
+    r.check("the canary left two configs", "update:    1-2" in out and "unchanged: 0" in out, out)
+    broken = job_file(tmp, "web", "broken", ["--unhealthy"])
+    code, out, err = cli("update", "start", key, broken, "--wait")
+    r.check("a failing update rolls back (exit 10)", code == 10 and "ROLLED_BACK" in out, (code, out, err))
+    r.check("still running after the rollback", wait_running(cli, key, 3))
+
+    # Pause, resume, abort.
+    slow = job_file(tmp, "web", "slow", update={"watch_secs": 30})
+    code, out, err = cli("update", "start", key, slow)
+    r.check("update start", code == 0 and out.startswith("started update "), out + err)
+    code, out, _ = cli("update", "pause", key, "--message", "hold on")
+    r.check("update pause", code == 0 and out.startswith("paused update"), out)
+    code, out, _ = cli("update", "resume", key)
+    r.check("update resume", code == 0, out)
+    code, out, _ = cli("update", "abort", key)
+    r.check("update abort", code == 0, out)
+    code, out, _ = cli("update", "wait", key)
+    r.check("update wait on an aborted update exits 11", code == 11 and "ABORTED" in out, (code, out))
+    code, _, err = cli("update", "pause", key)
+    r.check("pausing with no active update is not found (6)", code == 6 and "no active update" in err, err)
+
+    # A coordinated update goes on only while pulsed.
+    co = job_file(tmp, "web", "pulsed", update={"pulse_interval_secs": 2})
+    code, out, err = cli("update", "start", key, co)
+    r.check("a coordinated update starts", code == 0, err)
+    time.sleep(3)
+    code, out, _ = cli("--json", "update", "info", key)
+    r.check("without pulses it waits", json.loads(out)["update"]["summary"]["state"]["status"]
+            == "ROLL_FORWARD_AWAITING_PULSE", out)
+    pulser = cli.background("update", "pulse", key, "--every", "1")
+    code, out, err = cli("update", "wait", key)
+    r.check("pulsed, it rolls forward", code == 0, (code, out, err))
+    try:
+        pout, _ = pulser.communicate(timeout=30)
+        r.check("update pulse --every stops when the update ends",
+                pulser.returncode == 0 and "FINISHED" in pout, pout)
+    except subprocess.TimeoutExpired:
+        pulser.kill()
+        r.check("update pulse --every stops when the update ends", False)
+
+    code, out, _ = cli("job", "restart", key + "/2")
+    r.check("job restart", code == 0, out)
+    code, out, _ = cli("job", "kill", key)
+    r.check("job kill", code == 0, out)
+    end = time.monotonic() + 30
+    while time.monotonic() < end and cli("job", "status", key)[0] != 6:
+        time.sleep(0.2)
+    r.check("a killed job is gone (6)", cli("job", "status", key)[0] == 6)
+
+
+def errors(r, cli, tmp, port):
+    bad = os.path.join(tmp, "typo.json")
+    with open(bad, "w") as f:
+        f.write('{"cluster": "local", "role": "www", "environment": "prod", "name": "x", '
+                '"instances": 1, "task": {"command": "sleep 9"}, "update_confg": {}}')
+    code, _, err = cli("job", "create", "local/www/prod/x", bad)
+    r.check("an unknown key is a config error (3) naming the closest",
+            code == 3 and "update_confg" in err and "update_config" in err, err)
+    good = job_file(tmp, "x", "x")
+    code, _, err = cli("job", "create", "local/www/prod/other", good)
+    r.check("a key that is not the file's (3)", code == 3, err)
+    code, _, err = cli("job", "create", "elsewhere/www/prod/x", job_file(tmp, "x", "y"))
+    r.check("a cluster that is not the file's (3)", code == 3, err)
+    code, _, err = cli("--url", "http://127.0.0.1:1", "job", "list", url=False)
+    r.check("an unreachable daemon (4) says where", code == 4 and "127.0.0.1:1" in err, err)
+    code, _, err = cli("job", "status", "local/www/prod/nothing")
+    r.check("no such job (6)", code == 6, err)
+    code, _, err = cli("job", "status", "not-a-key")
+    r.check("a bad key is a usage error (2)", code == 2, err)
+    code, _, err = cli("job", "frobnicate")
+    r.check("an unknown command (2) with a suggestion", code == 2, err)
+    code, _, err = cli("update", "strat", "local/www/prod/x")
+    r.check("a near miss is suggested", code == 2 and "start" in err, err)
+    code, out, _ = cli("update", "start", "--help")
+    r.check("--help tells the truth", code == 0 and "--wait" in out and "CONFIG" in out, out)
+    code, out, _ = cli("--help", url=False)
+    r.check("stagger --help lists the commands", code == 0 and "update wait" in out and "job create" in out, out)
+
+
+def credentials(r, tmp):
+    h = subprocess.run([stgtest.program("staggerd"), "--hash-password"], input="s3cret\n",
+                       capture_output=True, text=True, check=True).stdout.strip()
+    d = stgtest.Daemon("--runtime=simulated", config="[users]\nalice = %s www\n" % h)
+    try:
+        cli = Cli(d.http_port)
+        conf = job_file(tmp, "authed", "a")
+        code, _, err = cli("job", "create", "local/www/prod/authed", conf)
+        r.check("a change without credentials is refused (5)", code == 5, err)
+        code, out, err = cli("--user", "alice:s3cret", "job", "create", "local/www/prod/authed", conf)
+        r.check("--user USER:PASSWORD", code == 0, err)
+        code, _, err = cli("--user", "alice:wrong", "job", "list")
+        r.check("a wrong password (5)", code == 5, err)
+        tok = Cli(d.http_port, {"STAGGER_TOKEN": "s3cret"})
+        code, out, err = tok("update", "start", "local/www/prod/authed", job_file(tmp, "authed", "b"))
+        r.check("STAGGER_TOKEN as a Bearer token", code == 0, err)
+    finally:
+        r.check("staggerd exits cleanly (auth)", d.stop() == 0)
+
+
+def main():
+    r = stgtest.Results("cli_test")
+    with tempfile.TemporaryDirectory(prefix="stagger-cli-") as tmp:
+        d = stgtest.Daemon("--port-range=34000-34999")
+        try:
+            cli = Cli(d.http_port)
+            r.run("jobs and updates", jobs_and_updates, r, cli, tmp)
+            r.run("errors", errors, r, cli, tmp, d.http_port)
+        finally:
+            r.check("staggerd exits cleanly", d.stop() == 0)
+        r.run("credentials", credentials, r, tmp)
+    return r.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
