@@ -184,6 +184,12 @@ def http_rules(r, mod, port):
     status, rtype, _ = post(port, jobs_json, {"Content-Type": JSON, "Accept": "text/html, " + BINARY})
     r.check("Accept naming binary among others", status == 200 and rtype == BINARY, (status, rtype))
 
+    # An unknown method is answered with an application exception (this
+    # once sent the processor round in circles).
+    unknown = jobs_binary.replace(b"getJobs", b"\x98etJobs")
+    status, rtype, data = post(port, unknown, {"Content-Type": BINARY, "Accept": BINARY})
+    r.check("an unknown method gets an exception", status == 200 and data[:4] == b"\x80\x01\x00\x03",
+            (status, data[:40]))
     status, _, _ = post(port, b"not thrift at all", {"Content-Type": JSON})
     r.check("garbage is 400", status == 400, status)
     status, _, _ = post(port, jobs_binary[:-3], {"Content-Type": BINARY})
@@ -198,6 +204,19 @@ def http_rules(r, mod, port):
     r.check("a body over the limit is 413", status == 413, status)
     status, rtype, _ = post(port, jobs_json, {"Content-Type": JSON})
     r.check("still serving after bad messages", status == 200 and rtype == JSON, status)
+
+
+def limits(r, t, mod):
+    d = stgtest.Daemon("--runtime=simulated", config="[staggerd]\nmax_instances_per_job = 5\n")
+    try:
+        c = client(mod, stgtest.HttpTransport(d.http_port, JSON, JSON), TJSONProtocol.TJSONProtocol)
+        big = c.createJob(job_config(t, "big", 6, "sleep 60"))
+        r.check("max_instances_per_job is enforced", big.responseCode == t.ResponseCode.INVALID_REQUEST
+                and "5" in big.details[0].message, big.details)
+        r.check("and the limit itself is fine",
+                c.createJob(job_config(t, "big", 5, "sleep 60")).responseCode == t.ResponseCode.OK)
+    finally:
+        r.check("staggerd exits cleanly (limits)", d.stop() == 0)
 
 
 def main():
@@ -217,6 +236,7 @@ def main():
         r.run("TCP", story, r, t, client(mod, framed, TBinaryProtocol.TBinaryProtocol), "tcp", "viatcp")
         framed.close()
         r.run("HTTP rules", http_rules, r, mod, d.http_port)
+        r.run("limits", limits, r, t, mod)
     finally:
         r.check("staggerd exits cleanly", d.stop() == 0)
         stgtest.cleanup_stubs()

@@ -124,13 +124,26 @@ def jobs_and_updates(r, cli, tmp):
     r.check("pausing with no active update is not found (6)", code == 6 and "no active update" in err, err)
 
     # A coordinated update goes on only while pulsed.
-    co = job_file(tmp, "web", "pulsed", update={"pulse_interval_secs": 2})
+    co = job_file(tmp, "web", "pulsed", update={"pulse_interval_secs": 2, "watch_secs": 2})
     code, out, err = cli("update", "start", key, co)
     r.check("a coordinated update starts", code == 0, err)
     time.sleep(3)
     code, out, _ = cli("--json", "update", "info", key)
     r.check("without pulses it waits", json.loads(out)["update"]["summary"]["state"]["status"]
             == "ROLL_FORWARD_AWAITING_PULSE", out)
+    # Pulsed for a moment, then left alone: it blocks again.
+    first = cli.background("update", "pulse", key, "--every", "1")
+    time.sleep(1.5)
+    first.kill()
+    first.communicate()
+    end = time.monotonic() + 10
+    status = ""
+    while time.monotonic() < end:
+        status = json.loads(cli("--json", "update", "info", key)[1])["update"]["summary"]["state"]["status"]
+        if status in ("ROLL_FORWARD_AWAITING_PULSE", "ROLLED_FORWARD"):
+            break
+        time.sleep(0.2)
+    r.check("when the pulses stop it blocks", status == "ROLL_FORWARD_AWAITING_PULSE", status)
     pulser = cli.background("update", "pulse", key, "--every", "1")
     code, out, err = cli("update", "wait", key)
     r.check("pulsed, it rolls forward", code == 0, (code, out, err))

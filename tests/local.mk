@@ -96,3 +96,26 @@ clean-local: clean-browser-test
 clean-browser-test:
 	rm -rf tests/browser-env tests/browser-shots
 .PHONY: clean-browser-test
+
+# Fuzz targets. With --enable-fuzzing (clang) they are libFuzzer programs and
+# `make check` runs each for a few seconds from the seed corpus; otherwise
+# tests/fuzz/replay.c drives them over the seeds and their mutations.
+STG_FUZZ_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/tests/fuzz
+if FUZZING
+STG_FUZZ_DRIVER =
+STG_FUZZ_LD = $(FUZZ_LDFLAGS)
+else
+STG_FUZZ_DRIVER = tests/fuzz/replay.c
+STG_FUZZ_LD =
+endif
+check_PROGRAMS += tests/fuzz/fuzz_json tests/fuzz/fuzz_dispatch
+tests_fuzz_fuzz_json_SOURCES = tests/fuzz/fuzz_json.c tests/fuzz/fuzz.h $(STG_FUZZ_DRIVER)
+tests_fuzz_fuzz_json_CFLAGS = $(STG_FUZZ_CFLAGS)
+tests_fuzz_fuzz_json_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
+tests_fuzz_fuzz_json_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
+tests_fuzz_fuzz_dispatch_SOURCES = tests/fuzz/fuzz_dispatch.c tests/fuzz/fuzz.h $(STG_FUZZ_DRIVER)
+tests_fuzz_fuzz_dispatch_CFLAGS = $(STG_FUZZ_CFLAGS)
+tests_fuzz_fuzz_dispatch_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
+tests_fuzz_fuzz_dispatch_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
+TESTS += tests/fuzz_test.sh
+EXTRA_DIST += tests/fuzz_test.sh tests/fuzz/replay.c tests/fuzz/corpus

@@ -9,9 +9,10 @@ STG_GENERATED_C = \
 	src/gen/api_stagger_scheduler.c
 STG_GENERATED_H = $(STG_GENERATED_C:.c=.h)
 
-# Two generator bugs are repaired (see fix-generated.awk); the
-# build stops if the number patched differs from the number of finalizers.
-src/gen/.stamp: $(srcdir)/thrift/stagger.thrift $(srcdir)/thrift/fix-generated.awk
+# Generator bugs are repaired (see fix-generated.awk and fix-processor.awk);
+# the build stops if the number of places patched is not the expected one.
+src/gen/.stamp: $(srcdir)/thrift/stagger.thrift $(srcdir)/thrift/fix-generated.awk \
+		$(srcdir)/thrift/fix-processor.awk
 	$(AM_V_GEN)rm -rf src/gen && $(MKDIR_P) src/gen && \
 	$(THRIFT_COMPILER) --gen c_glib -out src/gen $(srcdir)/thrift/stagger.thrift && \
 	want=`grep -c '^api_[a-z0-9_]*_finalize (GObject \*object)$$' src/gen/api_stagger_types.c` && \
@@ -19,6 +20,11 @@ src/gen/.stamp: $(srcdir)/thrift/stagger.thrift $(srcdir)/thrift/fix-generated.a
 	  > src/gen/types.tmp 2> src/gen/patched.count && \
 	test "`cat src/gen/patched.count`" = "$$want" && \
 	mv src/gen/types.tmp src/gen/api_stagger_types.c && \
+	for f in api_read_only_scheduler api_aurora_scheduler_manager api_stagger_scheduler; do \
+	  $(AWK) -f $(srcdir)/thrift/fix-processor.awk src/gen/$$f.c > src/gen/$$f.tmp \
+	    2> src/gen/patched.count && \
+	  test "`cat src/gen/patched.count`" = 1 && mv src/gen/$$f.tmp src/gen/$$f.c || exit 1; \
+	done && \
 	touch $@
 
 $(STG_GENERATED_C) $(STG_GENERATED_H): src/gen/.stamp
@@ -29,7 +35,8 @@ nodist_libstg_gen_a_SOURCES = $(STG_GENERATED_C) $(STG_GENERATED_H)
 libstg_gen_a_CPPFLAGS = -I$(top_builddir)/src/gen
 libstg_gen_a_CFLAGS = -w $(SANITIZER_CFLAGS) $(GLIB_CFLAGS) $(THRIFT_CFLAGS)
 
-EXTRA_DIST += thrift/stagger.thrift thrift/local.mk thrift/fix-generated.awk
+EXTRA_DIST += thrift/stagger.thrift thrift/local.mk thrift/fix-generated.awk \
+	thrift/fix-processor.awk
 clean-local: clean-gen
 clean-gen:
 	-rm -rf src/gen

@@ -51,6 +51,7 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
   settings->port_min = 20000;
   settings->port_max = 29999;
   settings->runtime = g_strdup ("local");
+  settings->max_instances = 100000;
 }
 
 gboolean
@@ -185,10 +186,11 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   static const gchar *const known[] = {
     "data_dir", "bind", "http_port", "thrift_port", "cluster", "max_frame_bytes",
     "idle_timeout_secs", "webui_dir", "port_range", "runtime", "tls_cert", "tls_key",
-    "read_requires_auth", "tcp_trusted", NULL
+    "read_requires_auth", "tcp_trusted", "max_instances_per_job", NULL
   };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
+  gint64 max_instances = settings->max_instances;
   g_autofree gchar *range = NULL, *runtime = NULL;
 
   if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error))
@@ -220,7 +222,8 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_int (kf, "http_port", 0, 65535, &http, error) ||
       !load_int (kf, "thrift_port", 0, 65535, &thrift, error) ||
       !load_int (kf, "max_frame_bytes", 1024, G_MAXINT32, &frame, error) ||
-      !load_int (kf, "idle_timeout_secs", 0, 86400, &idle, error))
+      !load_int (kf, "idle_timeout_secs", 0, 86400, &idle, error) ||
+      !load_int (kf, "max_instances_per_job", 1, 1000000, &max_instances, error))
     {
       g_prefix_error (error, "%s: ", path);
       return FALSE;
@@ -240,6 +243,7 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   settings->thrift_port = (gint) thrift;
   settings->max_frame = frame;
   settings->idle_timeout_s = (gint) idle;
+  settings->max_instances = (gint) max_instances;
   return TRUE;
 }
 
@@ -300,6 +304,7 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.users = settings->users ? g_hash_table_ref (settings->users) : NULL;
   d->settings.read_requires_auth = settings->read_requires_auth;
   d->settings.tcp_trusted = settings->tcp_trusted;
+  d->settings.max_instances = settings->max_instances;
   d->settings.port_min = settings->port_min;
   d->settings.port_max = settings->port_max;
 
@@ -335,7 +340,12 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
     if (d->runtime == NULL)
       goto fail;
   }
-  d->engine = stg_engine_new (d->store, d->clock, d->runtime, NULL);
+  {
+    StgEngineLimits limits;
+    stg_engine_limits_init (&limits);
+    limits.max_instances = d->settings.max_instances;
+    d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
+  }
   /* Instances first (adopted, or reported dead), then the updates over them. */
   if ((!g_str_equal (d->settings.runtime, "simulated") && !stg_local_runtime_adopt (d->runtime, error)) ||
       !stg_engine_recover (d->engine, error))
