@@ -5,7 +5,16 @@ bench_engine_bench_SOURCES = bench/engine_bench.c
 bench_engine_bench_LDADD = libstg_engine.a libstg_runtime.a libstg_store.a libstg_common.a \
 	libstg_gen.a $(STG_LIBS)
 
-STG_BENCH_DEPS = bench/engine_bench staggerd stagger stagger-example-server
+STG_BENCH_API_LIBS = libstg_api.a libstg_engine.a libstg_runtime.a libstg_store.a libstg_common.a \
+	libstg_gen.a $(STG_LIBS)
+EXTRA_PROGRAMS += bench/rpc_bench bench/noop_server
+bench_rpc_bench_SOURCES = bench/rpc_bench.c
+bench_rpc_bench_LDADD = $(STG_BENCH_API_LIBS)
+bench_noop_server_SOURCES = bench/noop_server.c
+bench_noop_server_LDADD = $(STG_BENCH_API_LIBS)
+
+STG_BENCH_DEPS = bench/engine_bench bench/rpc_bench bench/noop_server staggerd stagger \
+	stagger-example-server
 
 bench: $(STG_BENCH_DEPS)
 	@mkdir -p bench
@@ -16,8 +25,16 @@ bench: $(STG_BENCH_DEPS)
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/rollout.sh $(BENCH_ROLLOUT_FLAGS) \
 		--json bench/rollout.json
 	@echo
-	@echo "figures: bench/engine.json bench/rollout.json"
+	@echo "== 3. RPC throughput and latency against a no-op server (bench/rpc_bench)"
+	./bench/rpc_bench $(BENCH_RPC_FLAGS) --json bench/rpc.json
+	@echo
+	@echo "== 4. memory with many jobs, and the update page's data at 10,000 instances (bench/memory.sh)"
+	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/memory.sh $(BENCH_MEMORY_FLAGS) \
+		--json bench/memory.json
+	@echo
+	@echo "figures: bench/engine.json bench/rollout.json bench/rpc.json bench/memory.json"
 
 .PHONY: bench
-CLEANFILES += $(EXTRA_PROGRAMS) bench/engine.json bench/rollout.json
-EXTRA_DIST += bench/local.mk bench/rollout.sh
+CLEANFILES += $(EXTRA_PROGRAMS) bench/engine.json bench/rollout.json bench/rpc.json \
+	bench/memory.json
+EXTRA_DIST += bench/local.mk bench/common.sh bench/rollout.sh bench/memory.sh

@@ -26,13 +26,13 @@ while [ $# -gt 0 ]; do
   esac
 done
 : "${BUILDDIR:?set BUILDDIR to the build tree}"
+. "$(dirname "$0")/common.sh"
 server="$BUILDDIR/stagger-example-server"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/stagger-rollout-XXXXXX")
 daemon=
 pids=
 
 now () { date +%s.%N; }
-calc () { awk "BEGIN { print $1 }"; }
 ticks () { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 cleanup () {
@@ -61,15 +61,7 @@ EOF
 # ---- Stagger ----------------------------------------------------------------
 job_file 1
 job_file 2
-"$BUILDDIR/staggerd" --data-dir "$tmp/data" --http-port 0 --thrift-port 0 \
-  --ready-file "$tmp/ready.json" --port-range 35000-35999 >"$tmp/staggerd.log" 2>&1 &
-daemon=$!
-i=0
-while [ ! -f "$tmp/ready.json" ]; do
-  i=$((i + 1)); [ "$i" -lt 300 ] || { echo "staggerd did not start" >&2; exit 1; }; sleep 0.1
-done
-port=$(sed -e 's/.*"http_port" *: *\([0-9]*\).*/\1/' "$tmp/ready.json")
-stagger="$BUILDDIR/stagger --url http://127.0.0.1:$port"
+start_staggerd --port-range 35000-35999
 $stagger job create local/bench/prod/fleet "$tmp/v1.json" >/dev/null
 i=0
 until [ "$($stagger job status local/bench/prod/fleet | grep -c ' RUNNING ')" -eq "$N" ]; do

@@ -14,7 +14,7 @@ G_DEFINE_QUARK (stg-dispatch-error-quark, stg_dispatch_error)
 struct _StgDispatch
 {
   ThriftProcessor *processor;   /* (owned) */
-  StgHandler *handler;          /* (owned) */
+  ApiStaggerSchedulerHandler *handler;   /* (owned) */
   gsize max_reply;
   guint64 calls;
   guint64 exceptions;
@@ -33,7 +33,7 @@ stg_protocol_json (ThriftTransport *transport)
 }
 
 StgDispatch *
-stg_dispatch_new (StgHandler *handler, gsize max_reply)
+stg_dispatch_new (gpointer handler, gsize max_reply)
 {
   StgDispatch *d = g_new0 (StgDispatch, 1);
 
@@ -137,9 +137,11 @@ stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory reader,
                                   THRIFT_APPLICATION_EXCEPTION_ERROR_UNKNOWN_METHOD, text, error);
         }
     }
-  stg_handler_set_caller (dispatch->handler, caller);
+  if (STG_IS_HANDLER (dispatch->handler))
+    stg_handler_set_caller (STG_HANDLER (dispatch->handler), caller);
   gboolean ok = thrift_processor_process (dispatch->processor, in_proto, out_proto, &local);
-  stg_handler_set_caller (dispatch->handler, NULL);
+  if (STG_IS_HANDLER (dispatch->handler))
+    stg_handler_set_caller (STG_HANDLER (dispatch->handler), NULL);
   if (ok)
     return stg_mem_transport_steal_output (out);
   if (name == NULL)

@@ -28,9 +28,11 @@ ThriftProtocol *stg_protocol_json (ThriftTransport *transport);
 
 typedef struct _StgDispatch StgDispatch;
 
-/* A dispatcher for @handler (referenced). Replies larger than @max_reply
- * bytes fail (0: no limit). */
-StgDispatch *stg_dispatch_new (StgHandler *handler, gsize max_reply);
+/* A dispatcher for @handler (referenced): an StgHandler, or any
+ * ApiStaggerSchedulerHandler (the benchmarks' no-op one); callers are only
+ * passed on to an StgHandler. Replies larger than @max_reply bytes fail (0:
+ * no limit). */
+StgDispatch *stg_dispatch_new (gpointer handler, gsize max_reply);
 void stg_dispatch_free (StgDispatch *dispatch);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDispatch, stg_dispatch_free)
 

@@ -22,6 +22,7 @@ struct _StgHttpClientTransport
   SoupSession *session;      /* (owned) */
   gchar *authorization;      /* (nullable) the header's value */
   gsize max_reply;
+  gchar *content_type;
   gboolean open;
   guint last_status;
   GByteArray *out;           /* the message being written */
@@ -121,11 +122,11 @@ check_reply (StgHttpClientTransport *self, SoupMessage *msg, GError **error)
     }
   const gchar *type = soup_message_headers_get_content_type (
       soup_message_get_response_headers (msg), NULL);
-  if (type == NULL || g_ascii_strcasecmp (type, STG_HTTP_CLIENT_CONTENT_TYPE) != 0)
+  if (type == NULL || g_ascii_strcasecmp (type, self->content_type) != 0)
     {
       g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_BAD_REPLY,
-                   "%s answered with %s, not a Thrift binary reply", self->url,
-                   type ? type : "no content type");
+                   "%s answered with %s, not %s", self->url,
+                   type ? type : "no content type", self->content_type);
       return FALSE;
     }
   return TRUE;
@@ -147,10 +148,10 @@ hc_flush (ThriftTransport *transport, GError **error)
 
   /* A POST must not turn into a GET on a redirect: report it instead. */
   soup_message_set_flags (msg, SOUP_MESSAGE_NO_REDIRECT);
-  soup_message_headers_replace (headers, "Accept", STG_HTTP_CLIENT_CONTENT_TYPE);
+  soup_message_headers_replace (headers, "Accept", self->content_type);
   if (self->authorization != NULL)
     soup_message_headers_replace (headers, "Authorization", self->authorization);
-  soup_message_set_request_body_from_bytes (msg, STG_HTTP_CLIENT_CONTENT_TYPE, body);
+  soup_message_set_request_body_from_bytes (msg, self->content_type, body);
 
   g_autoptr (GInputStream) stream = soup_session_send (self->session, msg, NULL, &local);
   if (stream == NULL)
@@ -250,6 +251,7 @@ stg_http_client_transport_finalize (GObject *object)
   g_clear_object (&self->session);
   g_clear_pointer (&self->uri, g_uri_unref);
   g_free (self->url);
+  g_free (self->content_type);
   g_free (self->authorization);
   g_byte_array_unref (self->out);
   g_byte_array_unref (self->in);
@@ -312,6 +314,7 @@ setup (StgHttpClientTransport *self, const gchar *url, const StgHttpClientOption
   if (o->user != NULL && o->token != NULL)
     return invalid (error, "%s: give a user or a token, not both", url);
 
+  self->content_type = g_strdup (o->content_type ? o->content_type : STG_HTTP_CLIENT_CONTENT_TYPE);
   g_autofree gchar *agent = g_strdup_printf ("stagger/%s", PACKAGE_VERSION);
   self->session = soup_session_new_with_options (
       "timeout", o->timeout_s,

@@ -39,6 +39,8 @@ typedef struct
   guint timeout_s;           /* each socket operation; 0: none. Default 60 */
   gsize max_reply;           /* bytes; default 64 MiB */
   const gchar *user_agent;   /* default "stagger/<version>" */
+  const gchar *content_type; /* the protocol's media type, sent and expected back;
+                              * default STG_HTTP_CLIENT_CONTENT_TYPE (binary) */
 } StgHttpClientOptions;
 
 void stg_http_client_options_init (StgHttpClientOptions *options);
