@@ -73,6 +73,9 @@ def jobs_and_updates(r, cli, tmp):
     code, out, err = cli("job", "status", key)
     r.check("job status is a table", code == 0 and out.count("RUNNING") == 3 and "http=" in out, out + err)
     r.check("no colour on a pipe", "\033[" not in out)
+    row = out.splitlines()[1].split()
+    r.check("job status shows health, version and pid",
+            row[2] == "yes" and row[4] == "1" and row[5].isdigit(), out)
     code, out, _ = cli("job", "status", key + "/1-2")
     r.check("job status of some instances", code == 0 and out.count("RUNNING") == 2, out)
     code, out, _ = cli("job", "list")

@@ -7,6 +7,8 @@
 #include <gio/gio.h>
 #include <string.h>
 
+#include <json-glib/json-glib.h>
+
 #include "cli/client.h"
 #include "common/enums.h"
 #include "common/binary_protocol.h"
@@ -381,4 +383,23 @@ stg_cli_client_for_job (StgCli *cli, const gchar *text, gboolean allow_instances
   if (c == NULL || !stg_cli_client_verify_cluster (c, (*path)->key, error))
     return NULL;
   return g_steal_pointer (&c);
+}
+
+JsonNode *
+stg_cli_client_ui_job (StgCliClient *c, const ApiJobKey *key)
+{
+  g_autofree gchar *role = g_uri_escape_string (key->role, NULL, FALSE);
+  g_autofree gchar *env = g_uri_escape_string (key->environment, NULL, FALSE);
+  g_autofree gchar *name = g_uri_escape_string (key->name, NULL, FALSE);
+  g_autofree gchar *url = g_strdup_printf ("%s/ui/api/job?role=%s&environment=%s&name=%s",
+                                           c->target->base_url, role, env, name);
+  g_autoptr (GBytes) body = stg_http_client_transport_get (STG_HTTP_CLIENT_TRANSPORT (c->transport), url, NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  gsize len = 0;
+  const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
+
+  if (data == NULL || !json_parser_load_from_data (parser, data, (gssize) len, NULL) ||
+      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return NULL;
+  return json_node_copy (json_parser_get_root (parser));
 }

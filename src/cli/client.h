@@ -9,6 +9,8 @@
  */
 #pragma once
 
+#include <json-glib/json-glib.h>
+
 #include "cli/cli.h"
 #include "cli/connect.h"
 #include "common/jobkey.h"
@@ -69,6 +71,11 @@ ApiResponse *stg_cli_control_job_update (StgCliClient *c, StgCliUpdateAction act
                                          ApiJobUpdateKey *key, const gchar *message,
                                          GError **error);
 ApiResponse *stg_cli_pulse_job_update (StgCliClient *c, ApiJobUpdateKey *key, GError **error);
+
+/* What staggerd's web UI knows of a job ({"instances": [{"id", "pid",
+ * "version", ...}]}), or NULL when it cannot say (another scheduler, no
+ * web UI): for details the Thrift API does not carry. */
+JsonNode *stg_cli_client_ui_job (StgCliClient *c, const ApiJobKey *key);
 
 /* A set<i32> of @ranges' ids, as the generated code holds it. */
 GHashTable *stg_cli_id_set (StgRanges *ranges);

@@ -127,7 +127,8 @@ job_status (StgCli *cli, int argc, gchar **argv)
   g_autoptr (StgJobPath) path = NULL;
 
   if (!stg_cli_parse (cli, self ("status"), "job", NULL,
-                      "Shows each instance: status, ports, failures, uptime and its last event.",
+                      "Shows each instance: status, health, ports, config version, pid, failures, "
+                      "uptime and its last event.",
                       1, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
@@ -156,7 +157,20 @@ job_status (StgCli *cli, int argc, gchar **argv)
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
-  g_autoptr (StgTable) t = stg_table_new ("INSTANCE", "STATUS", "PORTS", "FAILURES", "UP", "LAST EVENT", NULL);
+  /* The pid and config version come from the web UI's data when there is
+   * one: Thrift's ScheduledTask has no place for them. */
+  g_autoptr (JsonNode) ui = stg_cli_client_ui_job (c, path->key);
+  g_autoptr (GHashTable) extra = g_hash_table_new (NULL, NULL);
+  if (ui != NULL && json_object_has_member (json_node_get_object (ui), "instances"))
+    {
+      JsonArray *list = json_object_get_array_member (json_node_get_object (ui), "instances");
+      for (guint i = 0; i < json_array_get_length (list); i++)
+        g_hash_table_insert (extra, GINT_TO_POINTER (json_object_get_int_member (
+                                 json_array_get_object_element (list, i), "id") + 1),
+                             json_array_get_object_element (list, i));
+    }
+  g_autoptr (StgTable) t = stg_table_new ("INSTANCE", "STATUS", "HEALTHY", "PORTS", "VERSION", "PID",
+                                          "FAILURES", "UP", "LAST EVENT", NULL);
   gint64 now = stg_cli_now_ms ();
   for (guint i = 0; i < tasks->len; i++)
     {
@@ -169,7 +183,18 @@ job_status (StgCli *cli, int argc, gchar **argv)
       stg_table_cell (t, STG_STYLE_PLAIN, "%d", task->assignedTask->instanceId);
       stg_table_cell (t, stg_cli_schedule_status_style (task->status), "%s",
                       stg_schedule_status_name (task->status));
+      JsonObject *x = g_hash_table_lookup (extra, GINT_TO_POINTER (task->assignedTask->instanceId + 1));
+      gboolean healthy = task->status == API_SCHEDULE_STATUS_RUNNING;
+      stg_table_cell (t, healthy ? STG_STYLE_GOOD : STG_STYLE_WARN, "%s", healthy ? "yes" : "no");
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", ports);
+      if (x != NULL && json_object_has_member (x, "version"))
+        stg_table_cell (t, STG_STYLE_PLAIN, "%" G_GINT64_FORMAT, json_object_get_int_member (x, "version"));
+      else
+        stg_table_cell (t, STG_STYLE_DIM, "-");
+      if (x != NULL && json_object_has_member (x, "pid") && !json_object_get_null_member (x, "pid"))
+        stg_table_cell (t, STG_STYLE_PLAIN, "%" G_GINT64_FORMAT, json_object_get_int_member (x, "pid"));
+      else
+        stg_table_cell (t, STG_STYLE_DIM, "-");
       stg_table_cell (t, task->failureCount ? STG_STYLE_WARN : STG_STYLE_PLAIN, "%d", task->failureCount);
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", up);
       stg_table_cell (t, STG_STYLE_DIM, "%s", last && last->__isset_message && last->message ? last->message : "-");

@@ -378,3 +378,33 @@ stg_http_client_transport_last_status (StgHttpClientTransport *self)
 {
   return self->last_status;
 }
+
+GBytes *
+stg_http_client_transport_get (StgHttpClientTransport *self, const gchar *url, GError **error)
+{
+  g_autoptr (SoupMessage) msg = soup_message_new (SOUP_METHOD_GET, url);
+  g_autoptr (GError) local = NULL;
+
+  if (msg == NULL)
+    {
+      g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_INVALID, "'%s' is not a URL", url);
+      return NULL;
+    }
+  if (self->authorization != NULL)
+    soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization",
+                                  self->authorization);
+  g_autoptr (GBytes) body = soup_session_send_and_read (self->session, msg, NULL, &local);
+  if (body == NULL)
+    {
+      g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_UNREACHABLE, "%s: %s", url,
+                   local->message);
+      return NULL;
+    }
+  if (!SOUP_STATUS_IS_SUCCESSFUL (soup_message_get_status (msg)))
+    {
+      g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_STATUS, "%s answered HTTP %u", url,
+                   soup_message_get_status (msg));
+      return NULL;
+    }
+  return g_steal_pointer (&body);
+}

@@ -64,4 +64,8 @@ const gchar *stg_http_client_transport_url (StgHttpClientTransport *self);
  * came). */
 guint stg_http_client_transport_last_status (StgHttpClientTransport *self);
 
+/* A plain GET of @url with the same session and credentials (for other
+ * pages of the same server); the body, or NULL with @error set. */
+GBytes *stg_http_client_transport_get (StgHttpClientTransport *self, const gchar *url, GError **error);
+
 G_END_DECLS
