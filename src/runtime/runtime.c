@@ -6,24 +6,28 @@
 
 G_DEFINE_QUARK (stg-runtime-error-quark, stg_runtime_error)
 
-typedef struct
+guint
+stg_slot_key_hash (gconstpointer p)
 {
-  gint64 job_id;
-  gint32 instance_id;
-} SlotKey;
-
-static guint
-slot_key_hash (gconstpointer p)
-{
-  const SlotKey *k = p;
-  return g_int64_hash (&k->job_id) * 31u + (guint) k->instance_id;
+  const StgSlotKey *k = p;
+  return g_int64_hash (&k->job_id) * 31u + (guint) k->instance;
 }
 
-static gboolean
-slot_key_equal (gconstpointer a, gconstpointer b)
+gboolean
+stg_slot_key_equal (gconstpointer a, gconstpointer b)
 {
-  const SlotKey *x = a, *y = b;
-  return x->job_id == y->job_id && x->instance_id == y->instance_id;
+  const StgSlotKey *x = a, *y = b;
+  return x->job_id == y->job_id && x->instance == y->instance;
+}
+
+StgSlotKey *
+stg_slot_key_new (gint64 job_id, gint32 instance)
+{
+  StgSlotKey *k = g_new (StgSlotKey, 1);
+
+  k->job_id = job_id;
+  k->instance = instance;
+  return k;
 }
 
 static gboolean
@@ -38,8 +42,8 @@ flush_later (gpointer data)
   g_hash_table_iter_init (&it, later);
   while (g_hash_table_iter_next (&it, &key, NULL))
     {
-      const SlotKey *k = key;
-      stg_runtime_notify (rt, k->job_id, k->instance_id);
+      const StgSlotKey *k = key;
+      stg_runtime_notify (rt, k->job_id, k->instance);
     }
   return G_SOURCE_REMOVE;
 }
@@ -47,13 +51,9 @@ flush_later (gpointer data)
 void
 stg_runtime_notify_later (StgRuntime *rt, gint64 job_id, gint32 instance_id)
 {
-  SlotKey *k = g_new (SlotKey, 1);
-
-  k->job_id = job_id;
-  k->instance_id = instance_id;
   if (rt->later == NULL)
-    rt->later = g_hash_table_new_full (slot_key_hash, slot_key_equal, g_free, NULL);
-  g_hash_table_add (rt->later, k);
+    rt->later = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, NULL);
+  g_hash_table_add (rt->later, stg_slot_key_new (job_id, instance_id));
   if (rt->later_idle == 0)
     rt->later_idle = g_idle_add (flush_later, rt);
 }

@@ -51,6 +51,21 @@ typedef enum
   STG_TASK_FINISHED,   /* exited with status 0 and will not be restarted */
 } StgTaskPhase;
 
+/* One instance slot: (job row id, instance id). The one key type for
+ * slots everywhere (hash tables, queues, news); hash and compare it with
+ * stg_slot_key_hash/stg_slot_key_equal. */
+typedef struct
+{
+  gint64 job_id;
+  gint32 instance;
+} StgSlotKey;
+
+/* GHashFunc/GEqualFunc for StgSlotKey pointers. */
+guint stg_slot_key_hash (gconstpointer key);
+gboolean stg_slot_key_equal (gconstpointer a, gconstpointer b);
+/* A newly allocated copy of (job_id, instance), freed with g_free. */
+StgSlotKey *stg_slot_key_new (gint64 job_id, gint32 instance);
+
 typedef struct
 {
   StgTaskPhase phase;
@@ -59,6 +74,10 @@ typedef struct
   gint64 phase_since_ms;     /* when the phase last changed */
   guint32 failures;          /* failed runs of this slot so far */
   gint32 status;             /* ScheduleStatus, for display */
+  /* Why the slot's last run failed, in words (a health check's answer, an
+   * exit status, a start error, the last lines of stderr), or NULL.
+   * Owned by the runtime; valid until the next call into it. */
+  const gchar *cause;
 } StgTaskObservation;
 
 typedef struct _StgRuntime StgRuntime;
