@@ -7,6 +7,7 @@ kill the job. Then /api's HTTP rules: 405, 415, 413, 400, Accept
 negotiation, and a daemon that keeps serving after bad messages.
 """
 import http.client
+import json
 import sys
 
 from thrift.protocol import TBinaryProtocol, TJSONProtocol
@@ -219,6 +220,65 @@ def limits(r, t, mod):
         r.check("staggerd exits cleanly (limits)", d.stop() == 0)
 
 
+def deep_nesting(r, t, mod):
+    """Executor data and web UI bodies nested 100,000 deep (json-glib's
+    recursion once overflowed the stack on them) are clean refusals on every
+    route, and the daemon serves on."""
+    d = stgtest.Daemon("--port-range=42000-42099")
+    deep = "[" * 100000 + "]" * 100000
+    try:
+        json_client = client(mod, stgtest.HttpTransport(d.http_port, JSON, JSON), TJSONProtocol.TJSONProtocol)
+        ok = json_client.createJob(job_config(t, "deep", 1, "sleep 60"))
+        r.check("deep: a job to diff against", ok.responseCode == t.ResponseCode.OK, ok.details)
+        settings = t.JobUpdateSettings(updateGroupSize=1)
+        config = job_config(t, "deep", 1, "sleep 60")
+        config.taskConfig.executorConfig.data = deep
+        sock = TSocket.TSocket("127.0.0.1", d.thrift_port)
+        framed = TTransport.TFramedTransport(sock)
+        framed.open()
+        routes = [("HTTP JSON", json_client),
+                  ("HTTP binary", client(mod, stgtest.HttpTransport(d.http_port, BINARY, BINARY),
+                                         TBinaryProtocol.TBinaryProtocol)),
+                  ("TCP", client(mod, framed, TBinaryProtocol.TBinaryProtocol))]
+        for label, c in routes:
+            diff = c.getJobUpdateDiff(t.JobUpdateRequest(taskConfig=config.taskConfig, instanceCount=1,
+                                                         settings=settings))
+            r.check("deep: getJobUpdateDiff over %s is INVALID_REQUEST" % label,
+                    diff.responseCode == t.ResponseCode.INVALID_REQUEST
+                    and "nested deeper" in diff.details[0].message, diff.details)
+        framed.close()
+        config.key.name = config.taskConfig.job.name = "deeper"
+        created = json_client.createJob(config)
+        r.check("deep: createJob is INVALID_REQUEST",
+                created.responseCode == t.ResponseCode.INVALID_REQUEST, created.details)
+        status, body = webui_post(d.http_port, "/ui/api/update/pause", deep.encode())
+        r.check("deep: a web UI control body is 400", status == 400 and b"nested deeper" in body,
+                (status, body[:200]))
+        conn = http.client.HTTPConnection("127.0.0.1", d.http_port, timeout=30)
+        conn.request("GET", "/health")
+        r.check("deep: still serving", conn.getresponse().status == 200 and d.alive())
+        conn.close()
+    finally:
+        r.check("staggerd exits cleanly (deep nesting)", d.stop() == 0)
+
+
+def webui_post(port, path, body):
+    """POSTs @body to a web UI control with the session's CSRF token."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/ui/api/session")
+    resp = conn.getresponse()
+    session = json.loads(resp.read())
+    headers = {"Content-Type": "application/json", "X-Stagger-CSRF": session["csrf"]}
+    cookie = resp.getheader("Set-Cookie")
+    if cookie:
+        headers["Cookie"] = cookie.split(";")[0]
+    conn.request("POST", path, body, headers)
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    return resp.status, data
+
+
 def main():
     r = stgtest.Results("api_compat")
     t, mod = stgtest.load_stubs()
@@ -237,6 +297,7 @@ def main():
         framed.close()
         r.run("HTTP rules", http_rules, r, mod, d.http_port)
         r.run("limits", limits, r, t, mod)
+        r.run("deep nesting", deep_nesting, r, t, mod)
     finally:
         r.check("staggerd exits cleanly", d.stop() == 0)
         stgtest.cleanup_stubs()

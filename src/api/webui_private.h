@@ -40,6 +40,22 @@ gboolean stg_webui_add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJob
 /* Adds the instance's first named port (a number or null) as a value. */
 void stg_webui_add_port (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, gint32 instance_id);
 
+/* A web UI control's body: {role, environment, name, id, message?}. */
+typedef struct
+{
+  ApiJobKey *job;
+  gchar *id;
+  gchar *message; /* (nullable): NULL when absent or empty */
+} StgWebUiAction;
+
+/* Parses a control's body (@len bytes of @data, nesting bounded before
+ * json-glib sees it) into @action, which the caller clears with
+ * stg_webui_action_clear() whatever the result. */
+gboolean stg_webui_action_parse (const gchar *data, gsize len, StgWebUiAction *action,
+                                 GError **error);
+void stg_webui_action_clear (StgWebUiAction *action);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (StgWebUiAction, stg_webui_action_clear)
+
 /* Adds the update page's routes (webui_update.c). */
 void stg_webui_update_routes (StgWebUi *ui, StgHttpServer *http);
 
