@@ -117,6 +117,7 @@ def get(port, path, headers=None):
 def web_ui(r, t, d, key):
     resp, body = get(d.http_port, "/ui/api/session")
     session = json.loads(body)
+    session_cookie = resp.getheader("Set-Cookie").split(";")[0]
     r.check("the UI knows auth is on", session["auth"] and not session["can_act"] and session["user"] is None,
             session)
     resp, _ = get(d.http_port, "/ui/login")
@@ -131,7 +132,8 @@ def web_ui(r, t, d, key):
         conn = http.client.HTTPConnection("127.0.0.1", d.http_port, timeout=30)
         body = json.dumps({"role": "ops", "environment": "prod", "name": "b", "id": key.id,
                            "message": "from the page"})
-        h = {"Content-Type": "application/json", "X-Stagger-CSRF": session["csrf"]}
+        h = {"Content-Type": "application/json", "X-Stagger-CSRF": session["csrf"],
+             "Cookie": session_cookie}
         h.update(headers)
         conn.request("POST", "/ui/api/update/pause", body, h)
         resp = conn.getresponse()
@@ -141,6 +143,8 @@ def web_ui(r, t, d, key):
 
     r.check("the UI's pause needs a user", act({}) == 401)
     r.check("and one of the job's role", act(basic("alice", "alice-secret")) == 403)
+    r.check("another session's token is refused",
+            act(dict(basic("bob", "bob-token"), Cookie="stagger_session=" + "0" * 32)) == 403)
     r.check("bob pauses from the page", act(basic("bob", "bob-token")) == 200)
 
 

@@ -17,7 +17,8 @@ STG_CHECK_SUITES = \
 	tests/engine_recover_test \
 	tests/runtime_test \
 	tests/runtime_daemon_test \
-	tests/browser_test
+	tests/browser_test \
+	tests/cross_site_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
 TESTS += $(STG_CHECK_SUITES) tests/man_test.sh
@@ -67,6 +68,10 @@ tests_runtime_daemon_test_SOURCES = tests/runtime_daemon_test.c $(STG_ROLLOUT)
 tests_runtime_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_daemon_test_LDADD = $(STG_TEST_LDADD)
 
+tests_cross_site_test_SOURCES = tests/cross_site_test.c tests/browser_env.c tests/browser_env.h
+tests_cross_site_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_cross_site_test_LDADD = $(STG_TEST_LDADD)
+
 tests_browser_test_SOURCES = tests/browser_test.c $(STG_ROLLOUT)
 tests_browser_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_browser_test_LDADD = $(STG_TEST_LDADD)
@@ -89,12 +94,13 @@ AM_TESTS_ENVIRONMENT = \
 	THRIFT='$(THRIFT_COMPILER)'; export THRIFT;
 
 EXTRA_DIST += tests/local.mk tests/man_test.sh \
-	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs
+	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs \
+	tests/browser/cross_site.mjs
 
 # The browser test's node_modules and screenshots.
 clean-local: clean-browser-test
 clean-browser-test:
-	rm -rf tests/browser-env tests/browser-shots
+	rm -rf tests/browser-env tests/browser-shots tests/browser-env-security
 .PHONY: clean-browser-test
 
 # Fuzz targets. With --enable-fuzzing (clang) they are libFuzzer programs and

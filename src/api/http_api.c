@@ -75,13 +75,13 @@ handle (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
   g_autofree gchar *type = media_type (stg_http_request_header (request, "Content-Type"));
   if (g_str_equal (type, STG_HTTP_API_BINARY))
     reader = stg_protocol_binary;
-  else if (type[0] == '\0' || g_str_equal (type, "application/x-thrift") ||
+  else if (g_str_equal (type, "application/x-thrift") ||
            g_str_equal (type, "application/json") || g_str_equal (type, STG_HTTP_API_JSON))
     reader = stg_protocol_json;
   else
     {
       stg_http_response_text (response, 415,
-                              "/api reads " STG_HTTP_API_BINARY ", application/x-thrift, "
+                              "/api needs a Content-Type of " STG_HTTP_API_BINARY ", application/x-thrift, "
                               "application/json or " STG_HTTP_API_JSON "\n");
       return;
     }

@@ -19,6 +19,7 @@
 #include <microhttpd.h>
 #include <string.h>
 
+#include "api/http_guard.h"
 #include "api/http_server.h"
 
 #define HTTP_TOO_LARGE 413
@@ -277,6 +278,10 @@ send_response (struct MHD_Connection *conn, StgHttpResponse *resp)
 
   if (resp->content_type != NULL)
     MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+  MHD_add_response_header (r, "X-Content-Type-Options", "nosniff");
+  MHD_add_response_header (r, "X-Frame-Options", "DENY");
+  MHD_add_response_header (r, "Content-Security-Policy", STG_HTTP_GUARD_CSP);
+  MHD_add_response_header (r, "Referrer-Policy", "same-origin");
   for (guint i = 0; i + 1 < resp->headers->len; i += 2)
     MHD_add_response_header (r, resp->headers->pdata[i], resp->headers->pdata[i + 1]);
   ret = MHD_queue_response (conn, resp->status, r);
@@ -302,6 +307,21 @@ simple (struct MHD_Connection *conn, guint status, const gchar *text)
   enum MHD_Result ret = send_response (conn, &resp);
   response_clear (&resp);
   return ret;
+}
+
+/* Whether the request's Host and Origin let it in (http_guard.h). */
+static gboolean
+guard (StgHttpServer *server, struct MHD_Connection *conn, const gchar *method, GError **error)
+{
+  StgHttpGuard g = { server->options.host_names, server->options.allowed_origins,
+                     server->tls_cert_pem != NULL };
+  const gchar *host = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+
+  return stg_http_guard_host (&g, host, error) &&
+         stg_http_guard_origin (&g, method, host,
+                                MHD_lookup_connection_value (conn, MHD_HEADER_KIND, "Origin"),
+                                MHD_lookup_connection_value (conn, MHD_HEADER_KIND, "Sec-Fetch-Site"),
+                                error);
 }
 
 static enum MHD_Result
@@ -331,6 +351,15 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
             inet_ntop (AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, req->peer, sizeof req->peer);
         }
       *con_cls = req;
+
+      /* Foreign hosts and origins are refused before the body is read. */
+      g_autoptr (GError) refused = NULL;
+      if (!guard (server, conn, method, &refused))
+        {
+          g_info ("http: %s %s from %s: %s", method, url, req->peer, refused->message);
+          g_autofree gchar *text = g_strconcat (refused->message, "\n", NULL);
+          return simple (conn, MHD_HTTP_FORBIDDEN, text);
+        }
 
       /* A body announced as too large is refused before it is read. */
       const char *length = MHD_lookup_connection_value (conn, MHD_HEADER_KIND,
@@ -532,6 +561,12 @@ const gchar *
 stg_http_request_header (StgHttpRequest *request, const gchar *name)
 {
   return MHD_lookup_connection_value (request->conn, MHD_HEADER_KIND, name);
+}
+
+const gchar *
+stg_http_request_cookie (StgHttpRequest *request, const gchar *name)
+{
+  return MHD_lookup_connection_value (request->conn, MHD_COOKIE_KIND, name);
 }
 
 const gchar *

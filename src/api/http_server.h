@@ -5,7 +5,10 @@
  * so every request is handled on the main loop beside everything else.
  * Routes map a path (exact, or a prefix ending in '/') to a handler that
  * gets the whole request (body collected, size-capped) and fills in a
- * response. Main-loop thread only.
+ * response. Requests whose Host or Origin fail http_guard.h's checks are
+ * refused (403) before any route sees them, and every response carries
+ * the security headers (no framing, no sniffing, a content policy).
+ * Main-loop thread only.
  */
 #pragma once
 
@@ -23,6 +26,8 @@ typedef struct
   guint idle_timeout_s;      /* default 60 */
   const gchar *tls_cert;     /* PEM file, or NULL for plain HTTP */
   const gchar *tls_key;
+  const gchar *const *host_names;      /* (nullable) Host names served besides IPs and localhost */
+  const gchar *const *allowed_origins; /* (nullable) other origins that may change state */
 } StgHttpOptions;
 
 void stg_http_options_init (StgHttpOptions *options);
@@ -49,6 +54,8 @@ const gchar *stg_http_request_method (StgHttpRequest *request);
 const gchar *stg_http_request_path (StgHttpRequest *request);
 /* A header's value (case-insensitive name), or NULL. */
 const gchar *stg_http_request_header (StgHttpRequest *request, const gchar *name);
+/* A cookie's value, or NULL. */
+const gchar *stg_http_request_cookie (StgHttpRequest *request, const gchar *name);
 /* A query-string argument, or NULL. */
 const gchar *stg_http_request_query (StgHttpRequest *request, const gchar *name);
 GBytes *stg_http_request_body (StgHttpRequest *request);

@@ -7,6 +7,7 @@ libstg_api_a_SOURCES = \
 	src/api/handler_tasks.c \
 	src/api/handler_updates.c \
 	src/api/http_api.c src/api/http_api.h \
+	src/api/http_guard.c src/api/http_guard.h \
 	src/api/http_server.c src/api/http_server.h \
 	src/api/json_protocol.c src/api/json_protocol.h \
 	src/api/response.c src/api/response.h \

@@ -9,7 +9,7 @@
 struct _StgWebUi
 {
   StgWebUiContext ctx;        /* strings owned */
-  gchar *csrf;                /* token a mutating POST must echo in X-Stagger-CSRF */
+  gchar *secret;              /* key of the sessions' CSRF tokens (HMAC of the session id) */
   gchar *who;                 /* (nullable) the signed-in user of the request being served */
   GPtrArray *routes;          /* Route*: the handlers behind the credentials gate */
   GHashTable *listeners;      /* StgHttpStream* set: open event streams */
@@ -21,6 +21,13 @@ struct _StgWebUi
 /* Routes @path to @handler behind the credentials gate (see webui.h);
  * @handler gets the StgWebUi. */
 void stg_webui_route (StgWebUi *ui, StgHttpServer *http, const gchar *path, StgHttpHandler handler);
+
+/* The cookie naming a browser's session; /ui/api/session sets it. */
+#define STG_WEBUI_SESSION_COOKIE "stagger_session"
+
+/* Whether the request carries its session's CSRF token in X-Stagger-CSRF
+ * (the one /ui/api/session gave that session's page). */
+gboolean stg_webui_csrf_ok (StgWebUi *ui, StgHttpRequest *request);
 
 /* Whether the current request's viewer may act on jobs of @role; if not,
  * answers 401 (no credentials: the browser asks for them) or 403. */

@@ -452,7 +452,6 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
 {
   StgWebUi *ui = user_data;
   const gchar *name = stg_http_request_path (request) + strlen ("/ui/api/update/");
-  const gchar *token = stg_http_request_header (request, "X-Stagger-CSRF");
   g_autoptr (GError) error = NULL;
   g_auto (StgWebUiAction) action = { 0 };
 
@@ -462,9 +461,9 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
       stg_webui_send_error (response, 405, "use POST");
       return;
     }
-  if (token == NULL || !g_str_equal (token, ui->csrf))
+  if (!stg_webui_csrf_ok (ui, request))
     {
-      stg_webui_send_error (response, 403, "missing or wrong X-Stagger-CSRF token");
+      stg_webui_send_error (response, 403, "missing or wrong X-Stagger-CSRF token for this session");
       return;
     }
   /* Who asks is known before the body is read; the role comes from it. */

@@ -99,6 +99,8 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   g_clear_pointer (&settings->tls_cert, g_free);
   g_clear_pointer (&settings->tls_key, g_free);
   g_clear_pointer (&settings->users, g_hash_table_unref);
+  g_clear_pointer (&settings->http_names, g_strfreev);
+  g_clear_pointer (&settings->allowed_origins, g_strfreev);
 }
 
 static gboolean
@@ -154,6 +156,26 @@ load_string (GKeyFile *kf, const gchar *key, gchar **out, GError **error)
   return TRUE;
 }
 
+/* A list of words separated by commas or spaces; absent keys leave *@out. */
+static gboolean
+load_list (GKeyFile *kf, const gchar *key, gchar ***out, GError **error)
+{
+  g_autofree gchar *text = NULL;
+
+  if (!load_string (kf, key, &text, error))
+    return FALSE;
+  if (text == NULL)
+    return TRUE;
+  g_auto (GStrv) parts = g_strsplit_set (text, ", \t", -1);
+  g_autoptr (GStrvBuilder) words = g_strv_builder_new ();
+  for (guint i = 0; parts[i] != NULL; i++)
+    if (parts[i][0] != '\0')
+      g_strv_builder_add (words, parts[i]);
+  g_strfreev (*out);
+  *out = g_strv_builder_end (words);
+  return TRUE;
+}
+
 static gboolean
 load_int (GKeyFile *kf, const gchar *key, gint64 min, gint64 max, gint64 *out, GError **error)
 {
@@ -186,7 +208,8 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   static const gchar *const known[] = {
     "data_dir", "bind", "http_port", "thrift_port", "cluster", "max_frame_bytes",
     "idle_timeout_secs", "webui_dir", "port_range", "runtime", "tls_cert", "tls_key",
-    "read_requires_auth", "tcp_trusted", "max_instances_per_job", NULL
+    "read_requires_auth", "tcp_trusted", "max_instances_per_job", "http_names", "allowed_origins",
+    NULL
   };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
@@ -217,6 +240,8 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_string (kf, "runtime", &runtime, error) ||
       !load_string (kf, "tls_cert", &settings->tls_cert, error) ||
       !load_string (kf, "tls_key", &settings->tls_key, error) ||
+      !load_list (kf, "http_names", &settings->http_names, error) ||
+      !load_list (kf, "allowed_origins", &settings->allowed_origins, error) ||
       !load_bool (kf, "read_requires_auth", &settings->read_requires_auth, error) ||
       !load_bool (kf, "tcp_trusted", &settings->tcp_trusted, error) ||
       !load_int (kf, "http_port", 0, 65535, &http, error) ||
@@ -298,6 +323,8 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.idle_timeout_s = settings->idle_timeout_s;
   d->settings.ready_file = g_strdup (settings->ready_file);
   d->settings.webui_dir = g_strdup (settings->webui_dir);
+  d->settings.http_names = g_strdupv (settings->http_names);
+  d->settings.allowed_origins = g_strdupv (settings->allowed_origins);
   d->settings.runtime = g_strdup (settings->runtime);
   d->settings.tls_cert = g_strdup (settings->tls_cert);
   d->settings.tls_key = g_strdup (settings->tls_key);
@@ -381,6 +408,8 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   http_options.max_body = (gsize) d->settings.max_frame;   /* one message, as on TCP */
   http_options.tls_cert = d->settings.tls_cert;
   http_options.tls_key = d->settings.tls_key;
+  http_options.host_names = (const gchar *const *) d->settings.http_names;
+  http_options.allowed_origins = (const gchar *const *) d->settings.allowed_origins;
   d->http = stg_http_server_new (d->settings.bind, (guint16) d->settings.http_port,
                                  &http_options, error);
   if (d->http == NULL)

@@ -32,6 +32,8 @@ typedef struct
   gboolean read_requires_auth;
   gboolean tcp_trusted;     /* with users: TCP may change jobs too */
   gint max_instances;       /* per job; default 100000 */
+  gchar **http_names;       /* (nullable) Host names served besides IPs and localhost */
+  gchar **allowed_origins;  /* (nullable) web origins besides our own that may call /api */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);
