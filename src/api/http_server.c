@@ -43,6 +43,10 @@ struct _StgHttpServer
   gchar *tls_cert_pem;
   gchar *tls_key_pem;
   GHashTable *streams;       /* StgHttpStream* set */
+  StgHttpGate gate;
+  GDestroyNotify gate_release;
+  gpointer gate_data;
+  GHashTable *waiting;       /* StgHttpRequest* set: parked by the gate */
 };
 
 struct _StgHttpRequest
@@ -53,6 +57,9 @@ struct _StgHttpRequest
   GByteArray *body;
   gboolean too_large;
   gchar peer[INET6_ADDRSTRLEN];
+  StgHttpServer *server;
+  gboolean gated;            /* the gate has seen it */
+  gpointer pending;          /* (nullable) the gate's handle while it waits */
 };
 
 struct _StgHttpResponse
@@ -128,11 +135,23 @@ schedule (StgHttpServer *server)
 
 /* ---- requests -------------------------------------------------------------- */
 
+/* The request stops waiting for the gate. */
+static void
+request_unpark (StgHttpRequest *request)
+{
+  StgHttpServer *server = request->server;
+
+  g_hash_table_remove (server->waiting, request);
+  if (request->pending != NULL)
+    server->gate_release (g_steal_pointer (&request->pending));
+}
+
 static void
 request_free (StgHttpRequest *request)
 {
   if (request == NULL)
     return;
+  request_unpark (request);
   g_free (request->method);
   g_free (request->path);
   if (request->body)
@@ -337,6 +356,7 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
     {
       req = g_new0 (StgHttpRequest, 1);
       req->conn = conn;
+      req->server = server;
       req->method = g_strdup (method);
       req->path = g_strdup (url);
       req->body = g_byte_array_new ();
@@ -381,6 +401,17 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
 
   if (req->too_large)
     return simple (conn, HTTP_TOO_LARGE, "request body too large\n");
+  if (server->gate != NULL && !req->gated)
+    {
+      req->gated = TRUE;
+      req->pending = server->gate (req, server->gate_data);
+      if (req->pending != NULL)
+        {
+          g_hash_table_add (server->waiting, req);
+          MHD_suspend_connection (conn);
+          return MHD_YES;
+        }
+    }
 
   Route *route = find_route (server, req->path);
   if (route == NULL)
@@ -437,6 +468,7 @@ stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *o
     stg_http_options_init (&server->options);
   server->routes = g_ptr_array_new ();
   server->streams = g_hash_table_new (NULL, NULL);
+  server->waiting = g_hash_table_new (NULL, NULL);
 
   if (server->options.tls_cert != NULL || server->options.tls_key != NULL)
     {
@@ -510,6 +542,13 @@ stg_http_server_free (StgHttpServer *server)
               MHD_resume_connection (st->conn);
             }
         }
+      /* Nor with parked requests. */
+      g_autoptr (GList) parked = g_hash_table_get_keys (server->waiting);
+      for (GList *l = parked; l != NULL; l = l->next)
+        {
+          request_unpark (l->data);
+          MHD_resume_connection (((StgHttpRequest *) l->data)->conn);
+        }
       MHD_run (server->daemon);
       MHD_stop_daemon (server->daemon);
     }
@@ -521,6 +560,7 @@ stg_http_server_free (StgHttpServer *server)
     }
   g_ptr_array_unref (server->routes);
   g_hash_table_unref (server->streams);
+  g_hash_table_unref (server->waiting);
   g_free (server->tls_cert_pem);
   g_free (server->tls_key_pem);
   g_free (server);
@@ -543,6 +583,29 @@ stg_http_server_route (StgHttpServer *server, const gchar *path, StgHttpHandler 
   r->handler = handler;
   r->data = user_data;
   g_ptr_array_add (server->routes, r);
+}
+
+void
+stg_http_server_set_gate (StgHttpServer *server, StgHttpGate gate, GDestroyNotify release,
+                          gpointer data)
+{
+  server->gate = gate;
+  server->gate_release = release;
+  server->gate_data = data;
+}
+
+void
+stg_http_request_resume (StgHttpRequest *request)
+{
+  StgHttpServer *server = request->server;
+
+  if (!g_hash_table_contains (server->waiting, request))
+    return;
+  request_unpark (request);
+  MHD_resume_connection (request->conn);
+  /* Let MHD see the resumed connection on the next iteration. */
+  g_clear_handle_id (&server->timer, g_source_remove);
+  server->timer = g_idle_add (on_timer, server);
 }
 
 const gchar *

@@ -48,7 +48,21 @@ guint16 stg_http_server_port (StgHttpServer *server);
 void stg_http_server_route (StgHttpServer *server, const gchar *path, StgHttpHandler handler,
                             gpointer user_data);
 
+/* Runs once before each request's route, its body read: returns NULL to
+ * go on, or a pending handle to make the request wait (its connection
+ * parked) until stg_http_request_resume(). The server hands the handle to
+ * @release once the request stops waiting or goes away. */
+typedef gpointer (*StgHttpGate) (StgHttpRequest *request, gpointer data);
+
+/* Sets the gate (one per server; @gate NULL: none). */
+void stg_http_server_set_gate (StgHttpServer *server, StgHttpGate gate, GDestroyNotify release,
+                               gpointer data);
+
 /* ---- requests ---------------------------------------------------------- */
+
+/* Lets a request the gate parked go on to its route (main loop). */
+void stg_http_request_resume (StgHttpRequest *request);
+
 
 const gchar *stg_http_request_method (StgHttpRequest *request);
 const gchar *stg_http_request_path (StgHttpRequest *request);

@@ -1,7 +1,8 @@
 # src/api/local.mk: Thrift handler, dispatch, TCP and HTTP servers.
 noinst_LIBRARIES += libstg_api.a
 libstg_api_a_SOURCES = \
-	src/api/auth.c src/api/auth.h \
+	src/api/auth.c src/api/auth.h src/api/auth_private.h \
+	src/api/auth_check.c \
 	src/api/dispatch.c src/api/dispatch.h \
 	src/api/handler.c src/api/handler.h src/api/handler_private.h \
 	src/api/handler_tasks.c \

@@ -307,7 +307,8 @@ gate (StgHttpRequest *request, StgHttpResponse *response, gpointer data)
   if (stg_auth_enabled (ui->ctx.auth))
     {
       const gchar *header = stg_http_request_header (request, "Authorization");
-      ui->who = header ? stg_auth_check_header (ui->ctx.auth, header, &error) : NULL;
+      ui->who = header ? stg_auth_check_header (ui->ctx.auth, header, stg_http_request_peer (request),
+                                                &error) : NULL;
       if (ui->who == NULL && (header != NULL || stg_auth_read_requires_auth (ui->ctx.auth)))
         {
           ask_credentials (response, error ? error->message : "authentication required");
