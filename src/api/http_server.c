@@ -19,6 +19,7 @@
 #include <microhttpd.h>
 #include <string.h>
 
+#include "api/body_buffer.h"
 #include "api/http_guard.h"
 #include "api/http_server.h"
 
@@ -47,6 +48,8 @@ struct _StgHttpServer
   GDestroyNotify gate_release;
   gpointer gate_data;
   GHashTable *waiting;       /* StgHttpRequest* set: parked by the gate */
+  StgBodyBudget own_budget;
+  StgBodyBudget *budget;     /* what unfinished bodies hold: own_budget or a shared one */
 };
 
 struct _StgHttpRequest
@@ -54,7 +57,8 @@ struct _StgHttpRequest
   struct MHD_Connection *conn;
   gchar *method;
   gchar *path;
-  GByteArray *body;
+  StgBodyBuffer body;
+  gint64 started;            /* monotonic µs */
   gboolean too_large;
   gchar peer[INET6_ADDRSTRLEN];
   StgHttpServer *server;
@@ -89,7 +93,11 @@ stg_http_options_init (StgHttpOptions *options)
 {
   memset (options, 0, sizeof *options);
   options->max_body = 16 * 1024 * 1024;
+  options->max_buffered = 48 * 1024 * 1024;
   options->idle_timeout_s = 60;
+  options->request_timeout_s = 60;
+  options->max_connections = 4096;
+  options->max_per_address = 1024;
 }
 
 /* ---- driving MHD from the main loop -------------------------------------- */
@@ -154,8 +162,7 @@ request_free (StgHttpRequest *request)
   request_unpark (request);
   g_free (request->method);
   g_free (request->path);
-  if (request->body)
-    g_byte_array_unref (request->body);
+  stg_body_buffer_clear (&request->body);
   g_free (request);
 }
 
@@ -328,6 +335,35 @@ simple (struct MHD_Connection *conn, guint status, const gchar *text)
   return ret;
 }
 
+/* Keeps a piece of a request's body, or drops the connection (MHD_NO)
+ * when its sender is too slow or the server holds too much already. */
+static enum MHD_Result
+take_upload (StgHttpServer *server, StgHttpRequest *req, const char *data, size_t *size)
+{
+  gsize n = *size;
+
+  *size = 0;
+  if (server->options.request_timeout_s > 0 &&
+      g_get_monotonic_time () - req->started > server->options.request_timeout_s * G_USEC_PER_SEC)
+    {
+      g_info ("http: dropping a request from %s: its body is too slow", req->peer);
+      return MHD_NO;
+    }
+  if (req->too_large || req->body.len + n > server->options.max_body)
+    {
+      req->too_large = TRUE;
+      stg_body_buffer_clear (&req->body);
+      return MHD_YES;
+    }
+  if (!stg_body_buffer_append (&req->body, (const guint8 *) data, n))
+    {
+      g_info ("http: dropping a request from %s: unfinished bodies hold %" G_GSIZE_FORMAT
+              " bytes already", req->peer, server->budget->used);
+      return MHD_NO;
+    }
+  return MHD_YES;
+}
+
 /* Whether the request's Host and Origin let it in (http_guard.h). */
 static gboolean
 guard (StgHttpServer *server, struct MHD_Connection *conn, const gchar *method, GError **error)
@@ -359,7 +395,7 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
       req->server = server;
       req->method = g_strdup (method);
       req->path = g_strdup (url);
-      req->body = g_byte_array_new ();
+      req->started = g_get_monotonic_time ();
       const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info (conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
       if (ci != NULL && ci->client_addr != NULL)
@@ -384,20 +420,15 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
       /* A body announced as too large is refused before it is read. */
       const char *length = MHD_lookup_connection_value (conn, MHD_HEADER_KIND,
                                                         MHD_HTTP_HEADER_CONTENT_LENGTH);
-      if (length != NULL && g_ascii_strtoull (length, NULL, 10) > server->options.max_body)
+      guint64 want = length != NULL ? g_ascii_strtoull (length, NULL, 10) : 0;
+      if (want > server->options.max_body)
         return simple (conn, HTTP_TOO_LARGE, "request body too large\n");
+      stg_body_buffer_init (&req->body, server->budget, (gsize) want);
       return MHD_YES;
     }
 
   if (*upload_data_size > 0)
-    {
-      if (!req->too_large && req->body->len + *upload_data_size > server->options.max_body)
-        req->too_large = TRUE;
-      if (!req->too_large)
-        g_byte_array_append (req->body, (const guint8 *) upload_data, (guint) *upload_data_size);
-      *upload_data_size = 0;
-      return MHD_YES;
-    }
+    return take_upload (server, req, upload_data, upload_data_size);
 
   if (req->too_large)
     return simple (conn, HTTP_TOO_LARGE, "request body too large\n");
@@ -469,6 +500,10 @@ stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *o
   server->routes = g_ptr_array_new ();
   server->streams = g_hash_table_new (NULL, NULL);
   server->waiting = g_hash_table_new (NULL, NULL);
+  /* One largest body always fits. */
+  server->own_budget.max = server->options.max_buffered == 0 ? 0
+                         : MAX (server->options.max_buffered, server->options.max_body);
+  server->budget = server->options.budget ? server->options.budget : &server->own_budget;
 
   if (server->options.tls_cert != NULL || server->options.tls_key != NULL)
     {
@@ -490,6 +525,8 @@ stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *o
                                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
                                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
                                        MHD_OPTION_CONNECTION_TIMEOUT, server->options.idle_timeout_s,
+                                       MHD_OPTION_CONNECTION_LIMIT, server->options.max_connections,
+                                       MHD_OPTION_PER_IP_CONNECTION_LIMIT, server->options.max_per_address,
                                        MHD_OPTION_HTTPS_MEM_CERT, server->tls_cert_pem,
                                        MHD_OPTION_HTTPS_MEM_KEY, server->tls_key_pem,
                                        MHD_OPTION_END);
@@ -499,6 +536,8 @@ stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *o
                                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
                                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
                                        MHD_OPTION_CONNECTION_TIMEOUT, server->options.idle_timeout_s,
+                                       MHD_OPTION_CONNECTION_LIMIT, server->options.max_connections,
+                                       MHD_OPTION_PER_IP_CONNECTION_LIMIT, server->options.max_per_address,
                                        MHD_OPTION_END);
   if (server->daemon == NULL)
     {
@@ -641,7 +680,7 @@ stg_http_request_query (StgHttpRequest *request, const gchar *name)
 GBytes *
 stg_http_request_body (StgHttpRequest *request)
 {
-  return g_bytes_new (request->body->data, request->body->len);
+  return g_bytes_new (request->body.data, request->body.len);
 }
 
 const gchar *

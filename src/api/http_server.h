@@ -14,6 +14,8 @@
 
 #include <gio/gio.h>
 
+#include "api/body_buffer.h"
+
 G_BEGIN_DECLS
 
 typedef struct _StgHttpServer StgHttpServer;
@@ -23,7 +25,14 @@ typedef struct _StgHttpResponse StgHttpResponse;
 typedef struct
 {
   gsize max_body;            /* bytes; larger requests get 413. Default 16 MiB */
+  gsize max_buffered;        /* bytes all unfinished bodies may hold; over it a request
+                              * is dropped. Default 48 MiB; 0: no limit */
+  StgBodyBudget *budget;     /* (nullable) shared with other servers instead of
+                              * max_buffered; borrowed */
   guint idle_timeout_s;      /* default 60 */
+  guint request_timeout_s;   /* a request's body must be in within this; default 60 */
+  guint max_connections;     /* default 4096 */
+  guint max_per_address;     /* connections from one address; default 1024 */
   const gchar *tls_cert;     /* PEM file, or NULL for plain HTTP */
   const gchar *tls_key;
   const gchar *const *host_names;      /* (nullable) Host names served besides IPs and localhost */

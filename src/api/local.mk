@@ -3,6 +3,7 @@ noinst_LIBRARIES += libstg_api.a
 libstg_api_a_SOURCES = \
 	src/api/auth.c src/api/auth.h src/api/auth_private.h \
 	src/api/auth_check.c \
+	src/api/body_buffer.c src/api/body_buffer.h \
 	src/api/dispatch.c src/api/dispatch.h \
 	src/api/handler.c src/api/handler.h src/api/handler_private.h \
 	src/api/handler_tasks.c \

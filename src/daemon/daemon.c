@@ -33,6 +33,7 @@ struct _StgDaemon
   StgTcpServer *tcp;
   StgHttpServer *http;
   StgWebUi *webui;
+  StgBodyBudget budget;     /* what unfinished requests hold, on both ports */
 };
 
 void
@@ -52,6 +53,9 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
   settings->port_max = 29999;
   settings->runtime = g_strdup ("local");
   settings->max_instances = 100000;
+  settings->tcp_backlog = 4096;
+  settings->max_connections = 4096;
+  settings->max_per_address = 1024;
 }
 
 gboolean
@@ -209,11 +213,13 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
     "data_dir", "bind", "http_port", "thrift_port", "cluster", "max_frame_bytes",
     "idle_timeout_secs", "webui_dir", "port_range", "runtime", "tls_cert", "tls_key",
     "read_requires_auth", "tcp_trusted", "max_instances_per_job", "http_names", "allowed_origins",
-    NULL
+    "tcp_backlog", "max_connections", "max_connections_per_address", NULL
   };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
   gint64 max_instances = settings->max_instances;
+  gint64 backlog = settings->tcp_backlog, conns = settings->max_connections;
+  gint64 per_address = settings->max_per_address;
   g_autofree gchar *range = NULL, *runtime = NULL;
 
   if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error))
@@ -248,7 +254,10 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_int (kf, "thrift_port", 0, 65535, &thrift, error) ||
       !load_int (kf, "max_frame_bytes", 1024, G_MAXINT32, &frame, error) ||
       !load_int (kf, "idle_timeout_secs", 0, 86400, &idle, error) ||
-      !load_int (kf, "max_instances_per_job", 1, 1000000, &max_instances, error))
+      !load_int (kf, "max_instances_per_job", 1, 1000000, &max_instances, error) ||
+      !load_int (kf, "tcp_backlog", 1, 65535, &backlog, error) ||
+      !load_int (kf, "max_connections", 1, 1000000, &conns, error) ||
+      !load_int (kf, "max_connections_per_address", 1, 1000000, &per_address, error))
     {
       g_prefix_error (error, "%s: ", path);
       return FALSE;
@@ -269,6 +278,9 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   settings->max_frame = frame;
   settings->idle_timeout_s = (gint) idle;
   settings->max_instances = (gint) max_instances;
+  settings->tcp_backlog = (gint) backlog;
+  settings->max_connections = (gint) conns;
+  settings->max_per_address = (gint) per_address;
   return TRUE;
 }
 
@@ -332,6 +344,9 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.read_requires_auth = settings->read_requires_auth;
   d->settings.tcp_trusted = settings->tcp_trusted;
   d->settings.max_instances = settings->max_instances;
+  d->settings.tcp_backlog = settings->tcp_backlog;
+  d->settings.max_connections = settings->max_connections;
+  d->settings.max_per_address = settings->max_per_address;
   d->settings.port_min = settings->port_min;
   d->settings.port_max = settings->port_max;
 
@@ -392,6 +407,11 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   stg_tcp_options_init (&tcp_options);
   tcp_options.max_frame = (gsize) d->settings.max_frame;
   tcp_options.idle_timeout_s = (guint) d->settings.idle_timeout_s;
+  tcp_options.backlog = d->settings.tcp_backlog;
+  d->budget.max = MAX ((gsize) STG_DAEMON_BUFFERED_MAX, (gsize) d->settings.max_frame);
+  tcp_options.budget = &d->budget;
+  tcp_options.max_connections = (guint) d->settings.max_connections;
+  tcp_options.max_per_address = (guint) d->settings.max_per_address;
   /* Plain TCP carries no credentials: with users, it may only read unless
    * the operator trusts it. */
   if (!stg_auth_tcp_trusted (d->auth))
@@ -408,6 +428,9 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   http_options.max_body = (gsize) d->settings.max_frame;   /* one message, as on TCP */
   http_options.tls_cert = d->settings.tls_cert;
   http_options.tls_key = d->settings.tls_key;
+  http_options.budget = &d->budget;
+  http_options.max_connections = (guint) d->settings.max_connections;
+  http_options.max_per_address = (guint) d->settings.max_per_address;
   http_options.host_names = (const gchar *const *) d->settings.http_names;
   http_options.allowed_origins = (const gchar *const *) d->settings.allowed_origins;
   d->http = stg_http_server_new (d->settings.bind, (guint16) d->settings.http_port,

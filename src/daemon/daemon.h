@@ -12,6 +12,10 @@
 
 G_BEGIN_DECLS
 
+/* Bytes unfinished requests may hold on both ports together (at least
+ * one largest frame). */
+#define STG_DAEMON_BUFFERED_MAX (48 * 1024 * 1024)
+
 typedef struct
 {
   gchar *data_dir;          /* default ./var */
@@ -34,6 +38,9 @@ typedef struct
   gint max_instances;       /* per job; default 100000 */
   gchar **http_names;       /* (nullable) Host names served besides IPs and localhost */
   gchar **allowed_origins;  /* (nullable) web origins besides our own that may call /api */
+  gint tcp_backlog;         /* TCP listen queue; default 4096 (capped by somaxconn) */
+  gint max_connections;     /* per port; default 4096 */
+  gint max_per_address;     /* connections per port from one address; default 1024 */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);
