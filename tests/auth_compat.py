@@ -169,15 +169,55 @@ def closed_reads(r, t, mod):
 
 
 def bad_users(r):
+    cheap_sha = "$6$rounds=1000$abcdefgh$4TrI6cXa4n9N0SC1fS0MHCSOjLGo8LvKKddTcWCgNfCi7WcWMCAoAaYAPNlItHgu68UaJgvsZH7rlRtu1l5rW/"
+    cheap_y = "$y$j75$abcdefghijklmnop$c.lzC1pTolfLAI1s1X79ztlevV1wV8wSysz7T8TNUjD"
+    fine_sha = "$6$rounds=5000$abcdefgh$D7W7qyozKBT.t6FD3DVYHvADbIO0eSyI4.p20LaEUjro8PqTGYYo/EQcuNjhFbzo9Yg5ir1KIEqFY/yJpgFph0"
+    cases = (("mallory = plaintext www", "a [users] entry without a hash", "hash"),
+             ("mallory = %s www" % cheap_sha, "$6$ with 1000 rounds", "cheaper"),
+             ("mallory = %s www" % cheap_y, "yescrypt below the default cost", "cheaper"),
+             ("mallory = token:abc:def www", "a malformed token digest", "token"))
     with tempfile.TemporaryDirectory(prefix="stagger-auth-") as tmp:
         conf = os.path.join(tmp, "staggerd.conf")
-        with open(conf, "w") as f:
-            f.write("[users]\nmallory = plaintext www\n")
-        out = subprocess.run([stgtest.program("staggerd"), "--config=" + conf, "--data-dir=" + tmp,
-                              "--http-port=0", "--thrift-port=0", "--runtime=simulated"],
-                             capture_output=True, text=True, timeout=60)
-        r.check("a [users] entry without a hash is refused",
-                out.returncode != 0 and "mallory" in out.stderr and "hash" in out.stderr, out.stderr)
+        for entry, label, word in cases:
+            with open(conf, "w") as f:
+                f.write("[users]\n%s\n" % entry)
+            out = subprocess.run([stgtest.program("staggerd"), "--config=" + conf, "--data-dir=" + tmp,
+                                  "--http-port=0", "--thrift-port=0", "--runtime=simulated"],
+                                 capture_output=True, text=True, timeout=60)
+            r.check("%s is refused" % label,
+                    out.returncode != 0 and "mallory" in out.stderr and word in out.stderr, out.stderr)
+        d = stgtest.Daemon("--runtime=simulated", config="[users]\nmallory = %s www\n" % fine_sha)
+        r.check("$6$ with 5000 rounds is taken", d.alive())
+        r.check("staggerd exits cleanly (5000 rounds)", d.stop() == 0)
+
+
+def no_echo(r):
+    """--hash-password and --hash-token read from a terminal without echo."""
+    import pty
+    import select
+    for option in ("--hash-password", "--hash-token"):
+        master, slave = pty.openpty()
+        p = subprocess.Popen([stgtest.program("staggerd"), option], stdin=slave, stdout=subprocess.PIPE,
+                             stderr=slave, text=True)
+        os.close(slave)
+        seen = b""
+        deadline = time.monotonic() + 30
+        while b":" not in seen and time.monotonic() < deadline:   # the prompt
+            if select.select([master], [], [], 1)[0]:
+                seen += os.read(master, 1024)
+        os.write(master, b"terminal-secret-0123456789\n")
+        out, _ = p.communicate(timeout=60)
+        while select.select([master], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(master, 1024)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        r.check("%s does not echo the secret" % option,
+                p.returncode == 0 and b"terminal-secret" not in seen and out.strip(), (seen, out))
 
 
 def tls(r, t, mod):
@@ -203,6 +243,14 @@ def tls(r, t, mod):
             except (http.client.HTTPException, OSError):
                 status = None
             r.check("plain HTTP gets no page from the HTTPS port", status != 200, status)
+            # The client allows old versions and ciphers, so only the server can refuse.
+            for version, want in (("-tls1", False), ("-tls1_1", False), ("-tls1_2", True), ("-tls1_3", True)):
+                hs = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % d.http_port,
+                                     version, "-cipher", "DEFAULT:@SECLEVEL=0"],
+                                    input="", capture_output=True, text=True, timeout=30)
+                agreed = "New, TLSv1" in hs.stdout and "Cipher is (NONE)" not in hs.stdout
+                r.check("TLS %s is %s" % (version, "served" if want else "refused"), agreed == want,
+                        (hs.stdout + hs.stderr)[-300:])
         finally:
             r.check("staggerd exits cleanly (TLS)", d.stop() == 0)
 
@@ -289,6 +337,7 @@ def main():
         r.run("open reads", open_reads, r, t, mod)
         r.run("closed reads", closed_reads, r, t, mod)
         r.run("bad users", bad_users, r)
+        r.run("no echo", no_echo, r)
         r.run("TLS", tls, r, t, mod)
         r.run("wrong credentials", wrong_credentials, r, t, mod)
     finally:

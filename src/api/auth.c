@@ -129,6 +129,32 @@ bad_user (GError **error, const gchar *name, const gchar *why)
   return FALSE;
 }
 
+/* Whether @hash uses less work than crypt(3)'s defaults: SHA-512 with
+ * fewer than 5000 rounds, or yescrypt with a smaller N or r than
+ * crypt_gensalt() picks today ("$y$" FLAGS N r ...: one itoa64 digit
+ * each for the first two parameters). */
+static gboolean
+too_cheap (const gchar *hash)
+{
+  static const gchar itoa64[] = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+  if (g_str_has_prefix (hash, "$6$rounds="))
+    return g_ascii_strtoull (hash + strlen ("$6$rounds="), NULL, 10) < 5000;
+  if (!g_str_has_prefix (hash, "$y$"))
+    return FALSE;
+  g_autofree gchar *want = crypt_gensalt_ra ("$y$", 0, NULL, 0);
+  if (want == NULL || strlen (want) < 6 || strlen (hash) < 6)
+    return TRUE;
+  /* Flags, then N's exponent, then r: each must be the default's or more. */
+  for (guint i = 4; i < 6; i++)
+    {
+      const gchar *got = strchr (itoa64, hash[i]), *need = strchr (itoa64, want[i]);
+      if (got == NULL || need == NULL || got < need)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* One word of a user's entry: a password hash, a token digest, a role or *. */
 static gboolean
 parse_word (User *u, GPtrArray *roles, const gchar *word, GError **error)
@@ -141,6 +167,10 @@ parse_word (User *u, GPtrArray *roles, const gchar *word, GError **error)
           crypt_checksalt (word) != CRYPT_SALT_OK)
         return bad_user (error, u->name, "expected a yescrypt ($y$) or SHA-512 ($6$) password hash "
                                          "(make one with staggerd --hash-password)");
+      if (too_cheap (word))
+        return bad_user (error, u->name, "the password hash is cheaper to guess than the defaults "
+                                         "allow ($6$ needs rounds of at least 5000, $y$ the default "
+                                         "cost); make a new one with staggerd --hash-password");
       u->hash = g_strdup (word);
     }
   else if (g_str_has_prefix (word, TOKEN_PREFIX))
