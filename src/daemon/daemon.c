@@ -34,6 +34,7 @@ struct _StgDaemon
   StgHttpServer *http;
   StgWebUi *webui;
   StgBodyBudget budget;     /* what unfinished requests hold, on both ports */
+  guint prune_id;           /* the retention timer */
 };
 
 void
@@ -56,6 +57,8 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
   settings->tcp_backlog = 4096;
   settings->max_connections = 4096;
   settings->max_per_address = 1024;
+  settings->keep_updates = 100;
+  settings->keep_events_days = 30;
 }
 
 gboolean
@@ -213,13 +216,15 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
     "data_dir", "bind", "http_port", "thrift_port", "cluster", "max_frame_bytes",
     "idle_timeout_secs", "webui_dir", "port_range", "runtime", "tls_cert", "tls_key",
     "read_requires_auth", "tcp_trusted", "max_instances_per_job", "http_names", "allowed_origins",
-    "tcp_backlog", "max_connections", "max_connections_per_address", NULL
+    "tcp_backlog", "max_connections", "max_connections_per_address", "keep_updates_per_job",
+    "keep_events_days", NULL
   };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
   gint64 max_instances = settings->max_instances;
   gint64 backlog = settings->tcp_backlog, conns = settings->max_connections;
   gint64 per_address = settings->max_per_address;
+  gint64 keep_updates = settings->keep_updates, keep_days = settings->keep_events_days;
   g_autofree gchar *range = NULL, *runtime = NULL;
 
   if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error))
@@ -257,7 +262,9 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_int (kf, "max_instances_per_job", 1, 1000000, &max_instances, error) ||
       !load_int (kf, "tcp_backlog", 1, 65535, &backlog, error) ||
       !load_int (kf, "max_connections", 1, 1000000, &conns, error) ||
-      !load_int (kf, "max_connections_per_address", 1, 1000000, &per_address, error))
+      !load_int (kf, "max_connections_per_address", 1, 1000000, &per_address, error) ||
+      !load_int (kf, "keep_updates_per_job", 0, 1000000, &keep_updates, error) ||
+      !load_int (kf, "keep_events_days", 0, 100000, &keep_days, error))
     {
       g_prefix_error (error, "%s: ", path);
       return FALSE;
@@ -281,7 +288,32 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   settings->tcp_backlog = (gint) backlog;
   settings->max_connections = (gint) conns;
   settings->max_per_address = (gint) per_address;
+  settings->keep_updates = (gint) keep_updates;
+  settings->keep_events_days = (gint) keep_days;
   return TRUE;
+}
+
+/* ---- retention ------------------------------------------------------------ */
+
+/* Timer: one small step of retention (see STG_DAEMON_PRUNE_S). */
+static gboolean
+prune_step (gpointer user_data)
+{
+  StgDaemon *d = user_data;
+  g_autoptr (GError) error = NULL;
+  gint64 days = d->settings.keep_events_days;
+  gint64 before = days > 0 ? stg_clock_now_ms (d->clock) - days * 24 * 3600 * 1000 : 0;
+  guint deleted = 0;
+
+  if (stg_store_in_transaction (d->store))
+    return G_SOURCE_CONTINUE;
+  if (!stg_store_prune (d->store, (guint) d->settings.keep_updates, before, STG_DAEMON_PRUNE_ROWS,
+                        &deleted, &error) ||
+      !stg_store_reclaim (d->store, STG_DAEMON_RECLAIM_PAGES, &error))
+    g_warning ("staggerd: retention: %s", error->message);
+  else if (deleted > 0)
+    g_info ("staggerd: retention: deleted %u rows", deleted);
+  return G_SOURCE_CONTINUE;
 }
 
 /* ---- HTTP routes ---------------------------------------------------------- */
@@ -347,6 +379,8 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.tcp_backlog = settings->tcp_backlog;
   d->settings.max_connections = settings->max_connections;
   d->settings.max_per_address = settings->max_per_address;
+  d->settings.keep_updates = settings->keep_updates;
+  d->settings.keep_events_days = settings->keep_events_days;
   d->settings.port_min = settings->port_min;
   d->settings.port_max = settings->port_max;
 
@@ -363,6 +397,7 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   if (d->store == NULL)
     goto fail;
   d->clock = stg_clock_new_real ();
+  d->prune_id = g_timeout_add_seconds (STG_DAEMON_PRUNE_S, prune_step, d);
   if (g_str_equal (d->settings.runtime, "simulated"))
     {
       d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
@@ -464,6 +499,7 @@ stg_daemon_stop (StgDaemon *d)
 {
   if (d == NULL)
     return;
+  g_clear_handle_id (&d->prune_id, g_source_remove);
   /* Top-down: stop taking requests, then the core, then storage. */
   g_clear_pointer (&d->http, stg_http_server_free);
   g_clear_pointer (&d->webui, stg_webui_free);
