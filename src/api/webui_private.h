@@ -44,9 +44,6 @@ void stg_webui_send_error (StgHttpResponse *response, guint status, const gchar 
 gboolean stg_webui_add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key,
                                       GError **error);
 
-/* Adds the instance's first named port (a number or null) as a value. */
-void stg_webui_add_port (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, gint32 instance_id);
-
 /* A web UI control's body: {role, environment, name, id, message?}. */
 typedef struct
 {

@@ -302,6 +302,15 @@ GPtrArray *stg_store_list_instance_events (StgStore *store, gint64 update_id, gu
 /* The update's events, oldest first, as ApiJobUpdateEvent*. */
 GPtrArray *stg_store_list_update_events (StgStore *store, gint64 update_id, GError **error);
 
+/* ---- a whole job at once (job_lookups.c) -------------------------------- */
+
+/* Instance id (GINT_TO_POINTER) -> the port to link to (GINT_TO_POINTER):
+ * the one named "http", else the first by name. */
+GHashTable *stg_store_job_link_ports (StgStore *store, const ApiJobKey *job, GError **error);
+
+/* Instance id (GINT_TO_POINTER) -> its newest ApiTaskEvent (owned). */
+GHashTable *stg_store_job_last_task_events (StgStore *store, gint64 job_id, GError **error);
+
 /* ---- retention (retention.c) -------------------------------------------- */
 
 /* In one transaction, deletes at most @limit rows of each kind: finished
