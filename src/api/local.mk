@@ -11,7 +11,8 @@ libstg_api_a_SOURCES = \
 	src/api/http_api.c src/api/http_api.h \
 	src/api/http_guard.c src/api/http_guard.h \
 	src/api/http_server.c src/api/http_server.h \
-	src/api/json_protocol.c src/api/json_protocol.h \
+	src/api/json_protocol.c src/api/json_protocol.h src/api/json_protocol_private.h \
+	src/api/json_reader.c src/api/json_writer.c \
 	src/api/response.c src/api/response.h \
 	src/api/tcp_server.c src/api/tcp_server.h \
 	src/api/webui.c src/api/webui.h src/api/webui_private.h \
