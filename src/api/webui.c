@@ -386,9 +386,11 @@ stg_webui_listeners (StgWebUi *ui)
 
 /* The engine committed a change: tell the open pages. */
 static void
-on_engine_change (gpointer data, const ApiJobKey *job, const gchar *update_uid)
+on_engine_change (gpointer data, const StgEngineChange *change)
 {
   StgWebUi *ui = data;
+  const ApiJobKey *job = change->job;
+  const gchar *update_uid = change->update_uid;
 
   stg_webui_announce (ui, "job", job->role, job->environment, job->name, NULL);
   if (update_uid != NULL)

@@ -61,9 +61,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgEngine, stg_engine_free)
 /* Reloads every active update from the store and continues it. */
 gboolean stg_engine_recover (StgEngine *engine, GError **error);
 
-/* Called after each committed change: @job changed, and so did update
- * @update_uid when not NULL. For live displays. */
-typedef void (*StgEngineWatchFunc) (gpointer data, const ApiJobKey *job, const gchar *update_uid);
+/* A committed change: @job changed, and so did update @update_uid when not
+ * NULL. */
+typedef struct
+{
+  ApiJobKey *job;
+  gchar *update_uid;        /* (nullable) */
+} StgEngineChange;
+
+/* Called after each committed change, with the change (valid for the call
+ * only). For live displays. */
+typedef void (*StgEngineWatchFunc) (gpointer data, const StgEngineChange *change);
 void stg_engine_add_watcher (StgEngine *engine, StgEngineWatchFunc func, gpointer data);
 
 /* TRUE when an update may go from status @from to status @to. */

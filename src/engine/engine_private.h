@@ -168,6 +168,18 @@ typedef struct
   gpointer data;
 } StgWatcher;
 
+/* What step.c needs from the files above it, set by engine.c, so that
+ * step.c calls nothing above it (no cycle between the engine's files). */
+typedef struct
+{
+  /* recover.c: reload update @uid after a step that was not stored */
+  void (*reload) (StgEngine *engine, const gchar *uid);
+  /* update.c: the runtime refused queued action @act */
+  void (*act_failed) (StgEngine *engine, const StgAct *act, const GError *error);
+  /* engine.c: a noted slot's news, inside the news step */
+  void (*look_at) (StgEngine *engine, gint64 job_id, gint32 instance);
+} StgEngineUp;
+
 struct _StgEngine
 {
   StgStore *store;          /* borrowed */
@@ -179,7 +191,7 @@ struct _StgEngine
   GHashTable *by_job;       /* job id (gint64*) -> StgUpdate* */
   GArray *watchers;         /* StgWatcher */
 
-  GHashTable *news;         /* "job:instance" -> TRUE: slots to look at in the next step */
+  GHashTable *news;         /* StgSlotKey* set: slots to look at in the next step */
   GPtrArray *retries;       /* pending retries of updates whose step failed (recover.c) */
   guint news_timer;
   guint64 steps;            /* outermost steps ended */
@@ -187,11 +199,12 @@ struct _StgEngine
   guint step_depth;
   GPtrArray *acts;          /* StgAct*, waiting for the commit */
   GPtrArray *touched;       /* StgUpdate* changed in this step */
-  GPtrArray *announce;      /* gchar* "kind\tjob\tuid" to tell watchers after the commit */
+  GPtrArray *announce;      /* StgEngineChange*: to tell watchers after the commit */
   gboolean step_failed;
+  StgEngineUp up;
 };
 
-/* ---- steps (update.c) ------------------------------------------------------- */
+/* ---- steps and news (step.c) ------------------------------------------------------- */
 
 void stg_engine_step_begin (StgEngine *engine);
 /* Writes what the step changed in one transaction, then runs its runtime
@@ -208,6 +221,20 @@ void stg_engine_queue (StgEngine *engine, StgActKind kind, gint64 job_id, gint32
 /* Tells watchers about a job (and update, nullable) after the commit. */
 void stg_engine_announce (StgEngine *engine, const ApiJobKey *job, const gchar *uid);
 
+/* Marks @u's progress (and work item @idx's row) for writing with the step. */
+void stg_update_touch (StgUpdate *u);
+void stg_update_touch_work (StgUpdate *u, guint idx);
+
+/* Writes @u's marked rows and progress now (inside the step's transaction). */
+gboolean stg_update_write (StgUpdate *u, GError **error);
+
+/* Queues slot (@job_id, @instance) to be looked at in the next step. News
+ * that arrives in one main-loop iteration is handled in one step. */
+void stg_engine_note (StgEngine *engine, gint64 job_id, gint32 instance);
+
+/* An empty set of noted slots (StgSlotKey*, owned). */
+GHashTable *stg_engine_news_new (void);
+
 /* ---- updates (update.c) ----------------------------------------------------- */
 
 StgUpdate *stg_update_new (StgEngine *engine);
@@ -215,9 +242,6 @@ void stg_update_free (StgUpdate *u);
 
 /* Registers @u as active (takes it). */
 void stg_engine_add_update (StgEngine *engine, StgUpdate *u);
-
-/* Marks @u's progress for writing with the step. */
-void stg_update_touch (StgUpdate *u);
 
 /* Moves @u forward as far as it can now (inside a step). */
 void stg_update_pump (StgUpdate *u);
@@ -241,9 +265,11 @@ gboolean stg_update_pulse_expired (StgUpdate *u);
 /* Builds the healthy set when min_in_service needs it. */
 void stg_update_track_health (StgUpdate *u);
 
-/* The progress JSON, and reading it back (recover.c). */
-gchar *stg_update_progress_json (StgUpdate *u);
-gboolean stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error);
+/* The runtime refused action @act of a step: a failure of its instance. */
+void stg_update_act_failed (StgEngine *engine, const StgAct *act, const GError *error);
+
+/* The active update of job @job_id, or NULL. */
+StgUpdate *stg_engine_update_for_job (StgEngine *engine, gint64 job_id);
 
 /* Rebuilds the order of the current direction from the work states. */
 void stg_update_rebuild_order (StgUpdate *u);
@@ -254,9 +280,11 @@ gboolean stg_update_transition_allowed (gint from, gint to);
 /* Runtime news for a slot (engine.c routes it here, inside a step). */
 void stg_update_on_instance (StgUpdate *u, gint32 instance);
 
-/* Queues slot (@job_id, @instance) to be looked at in the next step. News
- * that arrives in one main-loop iteration is handled in one step. */
-void stg_engine_note (StgEngine *engine, gint64 job_id, gint32 instance);
+/* ---- progress (progress.c) --------------------------------------------------- */
+
+/* The progress JSON, and reading it back (recover.c). */
+gchar *stg_update_progress_json (StgUpdate *u);
+gboolean stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error);
 
 /* ---- recovery (recover.c) ---------------------------------------------------- */
 
@@ -270,9 +298,11 @@ void stg_engine_reload_update (StgEngine *engine, const gchar *uid);
 
 /* Cancels pending retries (engine teardown). */
 void stg_engine_cancel_retries (StgEngine *engine);
-void stg_engine_reload_update (StgEngine *engine, const gchar *uid);
 
-/* ---- helpers (engine.c) -------------------------------------------------------- */
+/* An empty list of pending retries, for engine->retries. */
+GPtrArray *stg_engine_retries_new (void);
+
+/* ---- checks (settings.c) and errors (errors.c) ---------------------------------- */
 
 /* Checks @config and returns a normalized copy of its task config (job key
  * and owner filled in), or NULL with STG_ENGINE_ERROR_INVALID. */
@@ -282,6 +312,3 @@ ApiTaskConfig *stg_engine_check_task_config (StgEngine *engine, const ApiTaskCon
 
 /* Turns a store or runtime error into an engine error, keeping the message. */
 void stg_engine_wrap_error (GError **error);
-
-/* The active update of job @job_id, or NULL. */
-StgUpdate *stg_engine_update_for_job (StgEngine *engine, gint64 job_id);

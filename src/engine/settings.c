@@ -13,6 +13,7 @@
 
 #include <math.h>
 
+#include "common/jobkey.h"
 #include "engine/engine_private.h"
 
 void
@@ -45,17 +46,12 @@ check_size (gint32 size, const gchar *what, GError **error)
   return TRUE;
 }
 
-gboolean
-stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gchar *what,
-                    StgSettings *out, GError **error)
+/* The strategy and its group sizes: updateStrategy when set, otherwise the
+ * older updateGroupSize and waitForBatchCompletion. */
+static gboolean
+parse_strategy (const ApiJobUpdateSettings *in, const gchar *what, StgSettings *out,
+                GError **error)
 {
-  memset (out, 0, sizeof *out);
-  out->sizes = g_array_new (FALSE, FALSE, sizeof (gint32));
-  out->growth = 1.0;
-
-  if (in == NULL)
-    return bad (error, "%s is missing", what);
-
   ApiJobUpdateStrategy *strategy = in->__isset_updateStrategy ? in->updateStrategy : NULL;
   if (strategy != NULL && strategy->__isset_queueStrategy)
     {
@@ -100,7 +96,22 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
       out->kind = in->waitForBatchCompletion ? STG_STRATEGY_BATCH : STG_STRATEGY_QUEUE;
       g_array_append_val (out->sizes, size);
     }
+  return TRUE;
+}
 
+gboolean
+stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gchar *what,
+                    StgSettings *out, GError **error)
+{
+  memset (out, 0, sizeof *out);
+  out->sizes = g_array_new (FALSE, FALSE, sizeof (gint32));
+  out->growth = 1.0;
+
+  if (in == NULL)
+    return bad (error, "%s is missing", what);
+
+  if (!parse_strategy (in, what, out, error))
+    return FALSE;
   if (in->maxPerInstanceFailures < 0)
     return bad (error, "%s.maxPerInstanceFailures must not be negative", what);
   if (in->maxFailedInstances < 0)
@@ -183,4 +194,43 @@ stg_strategy_next_size (const StgSettings *s, guint index, guint size, gboolean 
     return size;
   gdouble next = ceil ((gdouble) size * s->growth);
   return next > (gdouble) G_MAXINT32 ? (guint) G_MAXINT32 : MAX ((guint) next, size);
+}
+
+ApiTaskConfig *
+stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config,
+                              const ApiJobKey *key, const gchar *what, GError **error)
+{
+  if (config == NULL)
+    {
+      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, "%s is missing", what);
+      return NULL;
+    }
+  if (config->__isset_job && config->job != NULL && config->job->role != NULL &&
+      !stg_job_key_equal (config->job, key))
+    {
+      g_autofree gchar *a = stg_job_key_to_string (config->job);
+      g_autofree gchar *b = stg_job_key_to_string (key);
+      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID,
+                   "%s.job is %s but the job is %s", what, a, b);
+      return NULL;
+    }
+  if (engine->runtime != NULL)
+    {
+      if (!stg_runtime_validate (engine->runtime, config, error))
+        {
+          g_prefix_error (error, "%s.executorConfig: ", what);
+          stg_engine_wrap_error (error);
+          return NULL;
+        }
+    }
+
+  ApiTaskConfig *copy = stg_thrift_copy ((gpointer) config);
+  g_autoptr (ApiJobKey) job = stg_thrift_copy ((gpointer) key);
+  g_object_set (copy, "job", job, NULL);
+  if (!copy->__isset_owner || copy->owner == NULL || copy->owner->user == NULL)
+    {
+      g_autoptr (ApiIdentity) owner = g_object_new (API_TYPE_IDENTITY, "user", key->role, NULL);
+      g_object_set (copy, "owner", owner, NULL);
+    }
+  return copy;
 }

@@ -83,247 +83,6 @@ running (StgUpdate *u)
          u->status == API_JOB_UPDATE_STATUS_ROLLING_BACK;
 }
 
-/* ---- steps --------------------------------------------------------------------- */
-
-static void
-act_free (gpointer p)
-{
-  StgAct *a = p;
-  g_free (a->uid);
-  g_free (a);
-}
-
-void
-stg_engine_step_begin (StgEngine *engine)
-{
-  if (engine->step_depth++ > 0)
-    return;
-  engine->acts = g_ptr_array_new_with_free_func (act_free);
-  engine->touched = g_ptr_array_new_with_free_func (g_free);   /* uids */
-  engine->announce = g_ptr_array_new_with_free_func (g_free);
-  engine->step_failed = FALSE;
-  GError *error = NULL;
-  if (!stg_store_begin (engine->store, &error))
-    {
-      g_warning ("engine: cannot begin a step: %s", error->message);
-      engine->step_failed = TRUE;
-      g_error_free (error);
-    }
-}
-
-void
-stg_engine_step_fail (StgEngine *engine, const GError *error)
-{
-  /* A NULL error is a refusal: the step is dropped, nothing went wrong. */
-  if (!engine->step_failed && error != NULL)
-    g_warning ("engine: a step failed: %s", error->message);
-  engine->step_failed = TRUE;
-}
-
-void
-stg_engine_queue (StgEngine *engine, StgActKind kind, gint64 job_id, gint32 instance,
-                  gint64 config, const gchar *uid)
-{
-  StgAct *a = g_new0 (StgAct, 1);
-
-  g_return_if_fail (engine->step_depth > 0);
-  a->kind = kind;
-  a->job_id = job_id;
-  a->instance = instance;
-  a->config = config;
-  a->uid = g_strdup (uid);
-  g_ptr_array_add (engine->acts, a);
-}
-
-void
-stg_engine_announce (StgEngine *engine, const ApiJobKey *job, const gchar *uid)
-{
-  if (engine->watchers->len == 0)
-    return;
-  if (engine->step_depth == 0)
-    {
-      for (guint i = 0; i < engine->watchers->len; i++)
-        {
-          StgWatcher *w = &g_array_index (engine->watchers, StgWatcher, i);
-          w->func (w->data, job, uid);
-        }
-      return;
-    }
-  g_autofree gchar *line = g_strdup_printf ("%s\t%s\t%s\t%s", job->role, job->environment,
-                                            job->name, uid ? uid : "");
-  for (guint i = 0; i < engine->announce->len; i++)
-    if (g_str_equal (engine->announce->pdata[i], line))
-      return;
-  g_ptr_array_add (engine->announce, g_steal_pointer (&line));
-}
-
-void
-stg_update_touch (StgUpdate *u)
-{
-  StgEngine *e = u->engine;
-
-  g_return_if_fail (e->step_depth > 0);
-  u->dirty = TRUE;
-  for (guint i = 0; i < e->touched->len; i++)
-    if (g_str_equal (e->touched->pdata[i], u->uid))
-      return;
-  g_ptr_array_add (e->touched, g_strdup (u->uid));
-}
-
-#define touch stg_update_touch
-
-static void
-touch_work (StgUpdate *u, guint idx)
-{
-  g_hash_table_add (u->dirty_work, GUINT_TO_POINTER (idx));
-  touch (u);
-}
-
-/* Writes @u's dirty rows and progress. */
-static gboolean
-write_update (StgUpdate *u, GError **error)
-{
-  GHashTableIter it;
-  gpointer key;
-
-  g_hash_table_iter_init (&it, u->dirty_work);
-  while (g_hash_table_iter_next (&it, &key, NULL))
-    {
-      StgWork *w = &g_array_index (u->work, StgWork, GPOINTER_TO_UINT (key));
-      StgUpdateInstanceRow row = {
-        .instance_id = w->instance, .state = w->state, .failures = w->failures,
-        .started_ms = w->started_ms, .baseline = w->seen_failures,
-      };
-      if (!stg_store_set_update_instance (u->engine->store, u->id, &row, error))
-        return FALSE;
-    }
-  g_hash_table_remove_all (u->dirty_work);
-  if (u->dirty)
-    {
-      g_autofree gchar *progress = stg_update_progress_json (u);
-      if (!stg_store_set_update_progress (u->engine->store, u->id, progress, u->last_pulse_ms, error))
-        return FALSE;
-      u->dirty = FALSE;
-    }
-  return TRUE;
-}
-
-static void run_acts (StgEngine *engine, GPtrArray *acts);
-
-gboolean
-stg_engine_step_end (StgEngine *engine, GError **error)
-{
-  g_autoptr (GPtrArray) acts = NULL;
-  g_autoptr (GPtrArray) touched = NULL;
-  g_autoptr (GPtrArray) announce = NULL;
-  g_autoptr (GError) local = NULL;
-
-  g_return_val_if_fail (engine->step_depth > 0, FALSE);
-  if (--engine->step_depth > 0)
-    return TRUE;
-  engine->steps++;
-
-  acts = g_steal_pointer (&engine->acts);
-  touched = g_steal_pointer (&engine->touched);
-  announce = g_steal_pointer (&engine->announce);
-
-  gboolean ok = !engine->step_failed;
-  for (guint i = 0; ok && i < touched->len; i++)
-    {
-      StgUpdate *u = g_hash_table_lookup (engine->updates, touched->pdata[i]);
-      if (u != NULL && !write_update (u, &local))
-        ok = FALSE;
-    }
-  if (ok && !stg_store_commit (engine->store, &local))
-    ok = FALSE;
-  else if (!ok && stg_store_in_transaction (engine->store))
-    stg_store_rollback (engine->store);
-
-  if (!ok)
-    {
-      /* Memory ran ahead of the store: go back to what the store has. */
-      if (local != NULL)
-        g_warning ("engine: a step did not reach the store: %s", local->message);
-      for (guint i = 0; i < touched->len; i++)
-        stg_engine_reload_update (engine, touched->pdata[i]);
-      if (local != NULL)
-        g_propagate_error (error, g_steal_pointer (&local));
-      else
-        g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_FAILED,
-                     "the change could not be stored");
-      stg_engine_wrap_error (error);
-      return FALSE;
-    }
-
-  run_acts (engine, acts);
-  for (guint i = 0; i < announce->len; i++)
-    {
-      g_auto (GStrv) f = g_strsplit (announce->pdata[i], "\t", 4);
-      g_autoptr (ApiJobKey) job = g_object_new (API_TYPE_JOB_KEY, "role", f[0], "environment", f[1],
-                                                "name", f[2], NULL);
-      for (guint w = 0; w < engine->watchers->len; w++)
-        {
-          StgWatcher *watcher = &g_array_index (engine->watchers, StgWatcher, w);
-          watcher->func (watcher->data, job, f[3][0] ? f[3] : NULL);
-        }
-    }
-  return TRUE;
-}
-
-/* A runtime call that failed counts as a failure of that instance. */
-static void
-act_failed (StgEngine *engine, StgAct *a, const GError *error)
-{
-  StgUpdate *u = a->uid ? g_hash_table_lookup (engine->updates, a->uid) : NULL;
-
-  g_warning ("engine: the runtime refused to act on instance %d: %s", a->instance, error->message);
-  if (u == NULL)
-    return;
-  gpointer pos = g_hash_table_lookup (u->position, GINT_TO_POINTER (a->instance));
-  if (pos == NULL)
-    return;
-  guint idx = GPOINTER_TO_UINT (pos) - 1;
-  if (!g_hash_table_contains (u->active, GUINT_TO_POINTER (idx)))
-    return;
-  StgWork *w = &g_array_index (u->work, StgWork, idx);
-  stg_engine_step_begin (engine);
-  w->failures++;
-  w->asked = FALSE;
-  g_free (u->last_failure);
-  u->last_failure = g_strdup_printf ("instance %d: %s", w->instance, error->message);
-  touch_work (u, idx);
-  evaluate (u, idx);
-  stg_update_pump (u);
-  stg_engine_step_end (engine, NULL);
-}
-
-static void
-run_acts (StgEngine *engine, GPtrArray *acts)
-{
-  if (engine->runtime == NULL)
-    return;
-  for (guint i = 0; i < acts->len; i++)
-    {
-      StgAct *a = acts->pdata[i];
-      g_autoptr (GError) error = NULL;
-      gboolean ok = TRUE;
-      switch (a->kind)
-        {
-        case STG_ACT_APPLY:
-          ok = stg_runtime_apply (engine->runtime, a->job_id, a->instance, a->config, &error);
-          break;
-        case STG_ACT_KILL:
-          ok = stg_runtime_kill (engine->runtime, a->job_id, a->instance, &error);
-          break;
-        case STG_ACT_RESTART:
-          ok = stg_runtime_restart (engine->runtime, a->job_id, a->instance, &error);
-          break;
-        }
-      if (!ok)
-        act_failed (engine, a, error);
-    }
-}
-
 /* ---- update objects ------------------------------------------------------------ */
 
 StgUpdate *
@@ -383,6 +142,12 @@ stg_engine_add_update (StgEngine *engine, StgUpdate *u)
   g_hash_table_insert (engine->by_job, g_memdup2 (&u->job_id, sizeof u->job_id), u);
 }
 
+StgUpdate *
+stg_engine_update_for_job (StgEngine *engine, gint64 job_id)
+{
+  return g_hash_table_lookup (engine->by_job, &job_id);
+}
+
 /* Removes a terminal update from memory; its rows stay in the store. */
 static void
 retire (StgUpdate *u)
@@ -395,7 +160,7 @@ retire (StgUpdate *u)
   /* The step writes touched updates by looking them up: write this one's
    * final rows now, inside the step's transaction. */
   GError *error = NULL;
-  if (e->step_depth > 0 && !e->step_failed && !write_update (u, &error))
+  if (e->step_depth > 0 && !e->step_failed && !stg_update_write (u, &error))
     {
       stg_engine_step_fail (e, error);
       g_error_free (error);
@@ -432,7 +197,7 @@ stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *me
   g_debug ("engine: update %s: %s -> %s (%s)", u->uid, stg_update_status_name (u->status),
            stg_update_status_name (to), message ? message : "");
   u->status = to;
-  touch (u);
+  stg_update_touch (u);
   if (!e->step_failed &&
       (!stg_store_set_update_status (e->store, u->id, to, now, &error) ||
        !stg_store_add_update_event (e->store, u->id, to, now, user, message, &error)))
@@ -598,7 +363,7 @@ finish_work (StgUpdate *u, guint idx, gboolean ok, const gchar *message)
                                      : API_JOB_UPDATE_ACTION_INSTANCE_UPDATE_FAILED, message);
     }
   u->queue_done++;
-  touch_work (u, idx);
+  stg_update_touch_work (u, idx);
   stg_engine_announce (u->engine, u->job, u->uid);
 }
 
@@ -631,7 +396,7 @@ count_failure (StgUpdate *u, guint idx, gint n, const gchar *why)
   StgWork *w = &g_array_index (u->work, StgWork, idx);
 
   w->failures += n;
-  touch_work (u, idx);
+  stg_update_touch_work (u, idx);
   g_debug ("engine: update %s: instance %d failed (%s), %d of %d tolerated", u->uid, w->instance,
            why, w->failures, u->s.max_per_instance_failures);
   if (w->failures > u->s.max_per_instance_failures)
@@ -751,7 +516,7 @@ start (StgUpdate *u, guint idx)
   w->started_ms = stg_clock_now_ms (e->clock);
   w->seen_failures = obs.phase == STG_TASK_ABSENT ? 0 : obs.failures;
   g_hash_table_add (u->active, GUINT_TO_POINTER (idx));
-  touch_work (u, idx);
+  stg_update_touch_work (u, idx);
   instance_event (u, w, u->back ? API_JOB_UPDATE_ACTION_INSTANCE_ROLLING_BACK
                                  : API_JOB_UPDATE_ACTION_INSTANCE_UPDATING, NULL);
   stg_engine_announce (e, u->job, u->uid);
@@ -810,7 +575,7 @@ batch_done (StgUpdate *u)
   u->batch_index++;
   u->batch_failed = FALSE;
   u->queue_done = 0;
-  touch (u);
+  stg_update_touch (u);
   if (u->s.pause_between_ms > 0)
     u->gate_ms = stg_clock_now_ms (u->engine->clock) + u->s.pause_between_ms;
   if (u->s.autopause && !u->back && u->cursor < u->order->len)
@@ -859,7 +624,7 @@ stg_update_pump (StgUpdate *u)
           if (!may_start (u, idx))
             break;
           u->cursor++;
-          touch (u);
+          stg_update_touch (u);
           start (u, idx);
           if (!running (u) || check_failures (u))
             return;
@@ -876,7 +641,7 @@ stg_update_pump (StgUpdate *u)
               if (!may_start (u, idx))
                 break;
               u->cursor++;
-              touch (u);
+              stg_update_touch (u);
               start (u, idx);
               if (!running (u) || check_failures (u))
                 return;
@@ -892,7 +657,7 @@ stg_update_pump (StgUpdate *u)
           if (u->cursor >= u->order->len || gate_closed (u))
             break;
           u->batch_end = MIN (u->order->len, u->cursor + u->batch_size);
-          touch (u);
+          stg_update_touch (u);
         }
     }
 
@@ -934,6 +699,33 @@ stg_update_on_instance (StgUpdate *u, gint32 instance)
     stg_update_pump (u);
 }
 
+/* A runtime call that failed counts as a failure of that instance. */
+void
+stg_update_act_failed (StgEngine *engine, const StgAct *a, const GError *error)
+{
+  StgUpdate *u = a->uid ? g_hash_table_lookup (engine->updates, a->uid) : NULL;
+
+  g_warning ("engine: the runtime refused to act on instance %d: %s", a->instance, error->message);
+  if (u == NULL)
+    return;
+  gpointer pos = g_hash_table_lookup (u->position, GINT_TO_POINTER (a->instance));
+  if (pos == NULL)
+    return;
+  guint idx = GPOINTER_TO_UINT (pos) - 1;
+  if (!g_hash_table_contains (u->active, GUINT_TO_POINTER (idx)))
+    return;
+  StgWork *w = &g_array_index (u->work, StgWork, idx);
+  stg_engine_step_begin (engine);
+  w->failures++;
+  w->asked = FALSE;
+  g_free (u->last_failure);
+  u->last_failure = g_strdup_printf ("instance %d: %s", w->instance, error->message);
+  stg_update_touch_work (u, idx);
+  evaluate (u, idx);
+  stg_update_pump (u);
+  stg_engine_step_end (engine, NULL);
+}
+
 /* ---- direction --------------------------------------------------------------------- */
 
 static gint
@@ -972,7 +764,7 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
       w->state = STG_WORK_ROLLBACK_PENDING;
       w->failures = 0;
       w->asked = FALSE;
-      touch_work (u, i);
+      stg_update_touch_work (u, i);
     }
   g_hash_table_remove_all (u->active);
   u->back = TRUE;
@@ -984,43 +776,9 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
   u->batch_failed = FALSE;
   u->n_done = u->n_failed = 0;
   u->gate_ms = 0;
-  touch (u);
+  stg_update_touch (u);
   stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLING_BACK, user, message);
   stg_update_arm_pulse (u);
   stg_update_pump (u);
 }
 
-/* ---- progress ---------------------------------------------------------------------- */
-
-gchar *
-stg_update_progress_json (StgUpdate *u)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-
-#define INT(name, v) json_builder_set_member_name (b, name), json_builder_add_int_value (b, v)
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "back");
-  json_builder_add_boolean_value (b, u->back);
-  INT ("cursor", u->cursor);
-  INT ("batch_start", u->batch_start);
-  INT ("batch_end", u->batch_end);
-  INT ("batch_index", u->batch_index);
-  INT ("batch_size", u->batch_size);
-  INT ("queue_done", u->queue_done);
-  json_builder_set_member_name (b, "batch_failed");
-  json_builder_add_boolean_value (b, u->batch_failed);
-  INT ("gate_ms", u->gate_ms);
-  INT ("done", u->n_done);
-  INT ("failed", u->n_failed);
-  json_builder_set_member_name (b, "last_failure");
-  if (u->last_failure)
-    json_builder_add_string_value (b, u->last_failure);
-  else
-    json_builder_add_null_value (b);
-  json_builder_end_object (b);
-#undef INT
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
-}
