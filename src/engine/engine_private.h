@@ -79,7 +79,37 @@ gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_conf
 
 /* ---- per-instance work ------------------------------------------------------- */
 
-/* update_instances.state. Forward states, then the same four for rollback. */
+/* update_instances.state: one instance's work, forward states then the
+ * same four for rollback. Each arrow names the function (update.c) that
+ * takes it:
+ *
+ *   PENDING --[start]--> UPDATING --[finish_work: ok]--> UPDATED
+ *                            |
+ *                            +--[finish_work: failed (count_failure)]--> UPDATE_FAILED
+ *
+ *   UPDATING, UPDATED, UPDATE_FAILED
+ *        --[stg_update_start_rollback]--> ROLLBACK_PENDING   (PENDING stays PENDING)
+ *
+ *   ROLLBACK_PENDING --[start]--> ROLLING_BACK --[finish_work: ok]--> ROLLED_BACK
+ *                                      |
+ *                                      +--[finish_work: failed]--> ROLLBACK_FAILED
+ *
+ * What holds in each state:
+ *   PENDING            not started: the runtime was never asked; the slot
+ *                      has from_config (or is absent when from_config is 0).
+ *   UPDATING           in update->active; started_ms is this attempt's start;
+ *                      seen_failures is the runtime's failure count already
+ *                      counted; a watch or deadline timer may be armed.
+ *   UPDATED            to_config has run healthy for the watch time (or the
+ *                      slot is gone when to_config is 0); counted in n_done.
+ *   UPDATE_FAILED      failures > maxPerInstanceFailures; counted in n_failed.
+ *   ROLLBACK_PENDING   touched forward, to be moved back to from_config; in
+ *                      the back order (descending instance), not started.
+ *   ROLLING_BACK       as UPDATING, with from_config as the target.
+ *   ROLLED_BACK        from_config is back and healthy (or the slot is gone
+ *                      when from_config is 0); counted in n_done.
+ *   ROLLBACK_FAILED    as UPDATE_FAILED, in the back direction.
+ */
 typedef enum
 {
   STG_WORK_PENDING = 0,
@@ -262,8 +292,6 @@ void stg_update_arm_pulse (StgUpdate *u);
 /* TRUE when a coordinated update's last pulse is too old. */
 gboolean stg_update_pulse_expired (StgUpdate *u);
 
-/* Builds the healthy set when min_in_service needs it. */
-void stg_update_track_health (StgUpdate *u);
 
 /* The runtime refused action @act of a step: a failure of its instance. */
 void stg_update_act_failed (StgEngine *engine, const StgAct *act, const GError *error);
@@ -279,6 +307,17 @@ gboolean stg_update_transition_allowed (gint from, gint to);
 
 /* Runtime news for a slot (engine.c routes it here, inside a step). */
 void stg_update_on_instance (StgUpdate *u, gint32 instance);
+
+/* ---- minInService (service.c) ------------------------------------------------ */
+
+/* Builds the healthy set when min_in_service needs it. */
+void stg_update_track_health (StgUpdate *u);
+
+/* Updates the healthy set with the runtime's view of @instance. */
+void stg_update_note_health (StgUpdate *u, gint32 instance);
+
+/* Whether starting work item @idx keeps min_in_service instances in service. */
+gboolean stg_update_may_start (StgUpdate *u, guint idx);
 
 /* ---- progress (progress.c) --------------------------------------------------- */
 

@@ -8,6 +8,7 @@ libstg_engine_a_SOURCES = \
 	src/engine/jobs.c \
 	src/engine/progress.c \
 	src/engine/recover.c \
+	src/engine/service.c \
 	src/engine/settings.c \
 	src/engine/step.c \
 	src/engine/update.c

@@ -1,36 +1,54 @@
-/* update.c: the update state machine, instance evaluation and steps.
+/* update.c: the update state machine and instance evaluation.
  *
- * Statuses and the transitions allowed between them (Aurora's table; each
- * arrow names the function that takes it):
+ * An update's status (JobUpdateStatus, Aurora's table) moves only through
+ * stg_update_transition, and only along these arrows; each names the
+ * function that takes it [file when not this one]:
  *
- *                 pause                     pulse expired (pump)
- *  ROLL_FORWARD_PAUSED <---- ROLLING_FORWARD ----> ROLL_FORWARD_AWAITING_PULSE
- *          |  resume ---------->  |  <------------- pulse / resume  |
- *          |                      |-- all done ------------> ROLLED_FORWARD
- *          |                      |-- failures, no rollback --> FAILED
- *          +-- rollback --------> | -- failures / rollback --+
- *                                                            v
- *  ROLL_BACK_PAUSED <-------- ROLLING_BACK ------------> ROLL_BACK_AWAITING_PULSE
- *                                 |-- all done ------------> ROLLED_BACK
- *                                 |-- failures ------------> FAILED
- *  abort: any active status -> ABORTED. ERROR: a fault the engine cannot
- *  handle (a damaged update record).
+ *   (start) --[stg_engine_start_update, control.c]--> ROLLING_FORWARD, or
+ *           ROLL_FORWARD_AWAITING_PULSE when coordinated, or ROLLED_FORWARD
+ *           at once when nothing changes
  *
- * Invariants (stg_engine_check_invariants):
- *  1. An update is in engine->updates exactly while its status is active,
- *     and by_job maps its job to it; one active update per job.
+ *   ROLLING_FORWARD --[stg_engine_pause_update; batch_done: autopause]--> ROLL_FORWARD_PAUSED
+ *   ROLLING_FORWARD --[stg_update_pump: pulse expired]--> ROLL_FORWARD_AWAITING_PULSE
+ *   ROLLING_FORWARD --[finish]--> ROLLED_FORWARD
+ *   ROLLING_FORWARD --[check_failures: no rollback]--> FAILED
+ *   ROLLING_FORWARD --[check_failures; stg_engine_rollback_update]
+ *                     (stg_update_start_rollback)--> ROLLING_BACK
+ *   ROLL_FORWARD_PAUSED --[stg_engine_resume_update]--> ROLLING_FORWARD
+ *                                                  or ROLL_FORWARD_AWAITING_PULSE
+ *   ROLL_FORWARD_AWAITING_PULSE --[stg_engine_pulse_update]--> ROLLING_FORWARD
+ *   ROLL_FORWARD_AWAITING_PULSE --[stg_engine_pause_update]--> ROLL_FORWARD_PAUSED
+ *   ROLL_FORWARD_PAUSED, ROLL_FORWARD_AWAITING_PULSE
+ *                     --[stg_engine_rollback_update]--> ROLLING_BACK
+ *   ROLLING_BACK --[stg_engine_pause_update]--> ROLL_BACK_PAUSED
+ *   ROLLING_BACK --[stg_update_pump: pulse expired]--> ROLL_BACK_AWAITING_PULSE
+ *   ROLLING_BACK --[finish]--> ROLLED_BACK
+ *   ROLLING_BACK --[check_failures]--> FAILED
+ *   ROLL_BACK_PAUSED --[stg_engine_resume_update]--> ROLLING_BACK or ROLL_BACK_AWAITING_PULSE
+ *   ROLL_BACK_AWAITING_PULSE --[stg_engine_pulse_update]--> ROLLING_BACK
+ *   ROLL_BACK_AWAITING_PULSE --[stg_engine_pause_update]--> ROLL_BACK_PAUSED
+ *   any active status --[stg_engine_abort_update]--> ABORTED
+ *   (a damaged record) --[give_up, recover.c]--> ERROR
+ *
+ * What holds in each status (stg_engine_check_invariants checks 1-4):
+ *  1. Active statuses: the update is in engine->updates and by_job maps its
+ *     job to it (one active update per job). Terminal statuses (ROLLED_*,
+ *     ABORTED, FAILED, ERROR): it is in neither; the store has it.
  *  2. active holds exactly the work items in UPDATING (forward) or
  *     ROLLING_BACK (back); in a batch strategy they all lie in
  *     order[batch_start..batch_end).
  *  3. order[0..cursor) have been started in this direction; none of
  *     order[cursor..] has.
  *  4. n_done + n_failed + |active| == cursor.
- *  5. Only ROLLING_FORWARD and ROLLING_BACK make progress: paused and
- *     awaiting-pulse updates start nothing and finish nothing.
+ *  5. ROLLING_FORWARD, ROLLING_BACK: the only statuses that start or finish
+ *     work; back is FALSE in the first and TRUE in the second.
+ *  6. *_PAUSED, *_AWAITING_PULSE: nothing starts or finishes; news about
+ *     in-flight instances is ignored until stg_update_evaluate_all looks
+ *     at them all again on resume or pulse; back tells which direction
+ *     they return to. AWAITING_PULSE: blockIfNoPulsesAfterMs is set and
+ *     the last pulse is older than it.
  *
- * A step (stg_engine_step_begin/_end) brackets every change: rows, events
- * and progress go to the store in one transaction, and the runtime actions
- * queued during the step run only after it commits. Main-loop thread only.
+ * Steps (step.c) bracket every change here. Main-loop thread only.
  */
 #include "config.h"
 
@@ -246,63 +264,6 @@ stg_update_arm_pulse (StgUpdate *u)
   u->pulse_timer = stg_clock_add_timer (clock, u->last_pulse_ms + u->s.pulse_ms -
                                                  stg_clock_now_ms (clock),
                                         on_pulse_timer, u);
-}
-
-/* ---- health tracking for min_in_service -------------------------------------------- */
-
-void
-stg_update_track_health (StgUpdate *u)
-{
-  StgEngine *e = u->engine;
-  g_autoptr (GError) error = NULL;
-
-  if (u->s.min_in_service <= 0 || e->runtime == NULL)
-    return;
-  g_clear_pointer (&u->healthy, g_hash_table_unref);
-  u->healthy = g_hash_table_new (NULL, NULL);
-  g_autoptr (GArray) rows = stg_store_list_instances (e->store, u->job_id, &error);
-  if (rows == NULL)
-    {
-      g_warning ("engine: cannot list instances of update %s: %s", u->uid, error->message);
-      return;
-    }
-  for (guint i = 0; i < rows->len; i++)
-    {
-      gint32 id = g_array_index (rows, StgInstanceRow, i).instance_id;
-      StgTaskObservation obs;
-      stg_runtime_observe (e->runtime, u->job_id, id, &obs);
-      if (obs.phase == STG_TASK_RUNNING)
-        g_hash_table_add (u->healthy, GINT_TO_POINTER (id));
-    }
-}
-
-/* Running, healthy instances of the job that the update is not changing. */
-static gint64
-in_service (StgUpdate *u)
-{
-  gint64 n = g_hash_table_size (u->healthy);
-  GHashTableIter it;
-  gpointer key;
-
-  g_hash_table_iter_init (&it, u->active);
-  while (g_hash_table_iter_next (&it, &key, NULL))
-    {
-      StgWork *w = &g_array_index (u->work, StgWork, GPOINTER_TO_UINT (key));
-      if (g_hash_table_contains (u->healthy, GINT_TO_POINTER (w->instance)))
-        n--;
-    }
-  return n;
-}
-
-/* Whether starting work on @idx keeps min_in_service instances in service. */
-static gboolean
-may_start (StgUpdate *u, guint idx)
-{
-  if (u->s.min_in_service <= 0 || u->healthy == NULL)
-    return TRUE;
-  StgWork *w = &g_array_index (u->work, StgWork, idx);
-  gint64 after = in_service (u) - (g_hash_table_contains (u->healthy, GINT_TO_POINTER (w->instance)) ? 1 : 0);
-  return after >= u->s.min_in_service;
 }
 
 /* ---- one instance -------------------------------------------------------------------- */
@@ -621,7 +582,7 @@ stg_update_pump (StgUpdate *u)
              !gate_closed (u))
         {
           guint idx = g_array_index (u->order, guint, u->cursor);
-          if (!may_start (u, idx))
+          if (!stg_update_may_start (u, idx))
             break;
           u->cursor++;
           stg_update_touch (u);
@@ -638,7 +599,7 @@ stg_update_pump (StgUpdate *u)
           while (u->cursor < u->batch_end)
             {
               guint idx = g_array_index (u->order, guint, u->cursor);
-              if (!may_start (u, idx))
+              if (!stg_update_may_start (u, idx))
                 break;
               u->cursor++;
               stg_update_touch (u);
@@ -681,15 +642,7 @@ stg_update_on_instance (StgUpdate *u, gint32 instance)
 {
   StgEngine *e = u->engine;
 
-  if (u->healthy != NULL && e->runtime != NULL)
-    {
-      StgTaskObservation obs;
-      stg_runtime_observe (e->runtime, u->job_id, instance, &obs);
-      if (obs.phase == STG_TASK_RUNNING)
-        g_hash_table_add (u->healthy, GINT_TO_POINTER (instance));
-      else
-        g_hash_table_remove (u->healthy, GINT_TO_POINTER (instance));
-    }
+  stg_update_note_health (u, instance);
   if (!running (u))
     return;
   gpointer pos = g_hash_table_lookup (u->position, GINT_TO_POINTER (instance));
