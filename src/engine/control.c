@@ -568,13 +568,3 @@ out:
   checked_clear (&c);
   return result;
 }
-
-GPtrArray *
-stg_engine_update_details (StgEngine *e, const ApiJobUpdateQuery *query, GError **error)
-{
-  GPtrArray *out = stg_store_query_update_details (e->store, query, error);
-
-  if (out == NULL)
-    stg_engine_wrap_error (error);
-  return out;
-}

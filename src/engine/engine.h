@@ -135,10 +135,6 @@ gboolean stg_engine_pulse_update (StgEngine *engine, const ApiJobUpdateKey *key,
 ApiGetJobUpdateDiffResult *stg_engine_diff (StgEngine *engine, const ApiJobUpdateRequest *request,
                                             GError **error);
 
-/* Details of the updates matching @query (see stg_store_query_update_details). */
-GPtrArray *stg_engine_update_details (StgEngine *engine, const ApiJobUpdateQuery *query,
-                                      GError **error);
-
 /* Where an update stands, for displays. */
 typedef struct
 {
@@ -157,7 +153,10 @@ typedef struct
 
 void stg_update_progress_clear (StgUpdateProgress *progress);
 
-/* The progress of update @uid (active or not). */
+/* The progress of update @uid (active or not). Reads: the engine owns an
+ * active update's live position (this call); every record (summaries,
+ * details, events, instructions) is history, read from the store, which each
+ * step has written before its news is announced. */
 gboolean stg_engine_update_progress (StgEngine *engine, const gchar *uid,
                                      StgUpdateProgress *progress, GError **error);
 
