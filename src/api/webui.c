@@ -378,12 +378,6 @@ stg_webui_announce (StgWebUi *ui, const gchar *kind, const gchar *role, const gc
     ui->flush_id = g_timeout_add (COALESCE_MS, flush_changes, ui);
 }
 
-guint
-stg_webui_listeners (StgWebUi *ui)
-{
-  return g_hash_table_size (ui->listeners);
-}
-
 /* The engine committed a change: tell the open pages. */
 static void
 on_engine_change (gpointer data, const StgEngineChange *change)

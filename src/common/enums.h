@@ -18,7 +18,6 @@ const gchar *stg_cron_policy_name (gint value);
 
 /* The value named @name (case-insensitive), or -1. */
 gint stg_update_status_from_name (const gchar *name);
-gint stg_schedule_status_from_name (const gchar *name);
 
 /* TRUE for the six active (non-terminal) update statuses. */
 gboolean stg_update_status_is_active (gint value);

@@ -367,12 +367,6 @@ stg_http_client_transport_new (const gchar *url, const StgHttpClientOptions *opt
   return g_steal_pointer (&self);
 }
 
-const gchar *
-stg_http_client_transport_url (StgHttpClientTransport *self)
-{
-  return self->url;
-}
-
 guint
 stg_http_client_transport_last_status (StgHttpClientTransport *self)
 {

@@ -25,7 +25,6 @@ typedef struct _StgRanges StgRanges;
 
 StgRanges *stg_ranges_new (void);
 void stg_ranges_free (StgRanges *ranges);
-StgRanges *stg_ranges_copy (StgRanges *ranges);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgRanges, stg_ranges_free)
 
 /* Adds first..last (first <= last). */

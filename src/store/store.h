@@ -266,9 +266,6 @@ StgUpdateRow *stg_store_get_update (StgStore *store, const gchar *uid, GError **
 /* Every active update, oldest first (StgUpdateRow*). */
 GPtrArray *stg_store_list_active_updates (StgStore *store, GError **error);
 
-/* The job's active update; NULL without an error when there is none. */
-StgUpdateRow *stg_store_get_active_update (StgStore *store, const ApiJobKey *job, GError **error);
-
 /* The instructions recorded when the update started. */
 ApiJobUpdateInstructions *stg_store_get_update_instructions (StgStore *store, gint64 update_id,
                                                              GError **error);
