@@ -10,23 +10,11 @@
 #include <json-glib/json-glib.h>
 
 #include "common/enums.h"
+#include "common/error.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
 
-static gboolean
-fail (GError **error, StgEngineError code, const gchar *format, ...) G_GNUC_PRINTF (3, 4);
-
-static gboolean
-fail (GError **error, StgEngineError code, const gchar *format, ...)
-{
-  va_list ap;
-
-  va_start (ap, format);
-  g_autofree gchar *text = g_strdup_vprintf (format, ap);
-  va_end (ap);
-  g_set_error_literal (error, STG_ENGINE_ERROR, code, text);
-  return FALSE;
-}
+#define fail(error, code, ...) stg_fail (error, STG_ENGINE_ERROR, code, __VA_ARGS__)
 
 /* ---- checking a request ------------------------------------------------------ */
 

@@ -13,6 +13,7 @@
 
 #include <math.h>
 
+#include "common/error.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
 
@@ -23,20 +24,7 @@ stg_settings_clear (StgSettings *s)
   g_clear_pointer (&s->only, stg_ranges_free);
 }
 
-static gboolean
-bad (GError **error, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-bad (GError **error, const gchar *format, ...)
-{
-  va_list ap;
-
-  va_start (ap, format);
-  g_autofree gchar *text = g_strdup_vprintf (format, ap);
-  va_end (ap);
-  g_set_error_literal (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, text);
-  return FALSE;
-}
+#define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
 
 static gboolean
 check_size (gint32 size, const gchar *what, GError **error)
