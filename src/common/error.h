@@ -13,6 +13,6 @@ G_BEGIN_DECLS
  * message is @format expanded, and returns FALSE, so a failing function can
  * end with `return stg_fail (...)`. */
 gboolean stg_fail (GError **error, GQuark domain, gint code, const gchar *format, ...)
-  G_GNUC_PRINTF (4, 5);
+    G_GNUC_PRINTF (4, 5);
 
 G_END_DECLS

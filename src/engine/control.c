@@ -269,8 +269,10 @@ activate (StgEngine *e, gint64 update_id, const gchar *uid, const gchar *user, g
   for (guint i = 0; i < diff->changes->len; i++)
     {
       StgChange *ch = &g_array_index (diff->changes, StgChange, i);
-      StgWork w = { .instance = ch->instance, .from_config = ch->from_config,
-                    .to_config = ch->to_config, .state = STG_WORK_PENDING };
+      StgWork w = { .instance = ch->instance,
+                    .from_config = ch->from_config,
+                    .to_config = ch->to_config,
+                    .state = STG_WORK_PENDING };
       g_array_append_val (u->work, w);
       g_hash_table_insert (u->position, GINT_TO_POINTER (ch->instance), GUINT_TO_POINTER (i + 1));
     }
@@ -287,8 +289,7 @@ activate (StgEngine *e, gint64 update_id, const gchar *uid, const gchar *user, g
 
 /* Refuses a second active update for @c's job. */
 static gboolean
-check_no_active (StgEngine *e, const Checked *c, ApiJobUpdateSummary **active_out,
-                 GError **error)
+check_no_active (StgEngine *e, const Checked *c, ApiJobUpdateSummary **active_out, GError **error)
 {
   StgUpdate *active = c->job != NULL ? stg_engine_update_for_job (e, c->job->id) : NULL;
 

@@ -66,7 +66,7 @@ gboolean stg_engine_recover (StgEngine *engine, GError **error);
 typedef struct
 {
   ApiJobKey *job;
-  gchar *update_uid;        /* (nullable) */
+  gchar *update_uid; /* (nullable) */
 } StgEngineChange;
 
 /* Called after each committed change, with the change (valid for the call

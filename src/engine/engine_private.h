@@ -292,7 +292,6 @@ void stg_update_arm_pulse (StgUpdate *u);
 /* TRUE when a coordinated update's last pulse is too old. */
 gboolean stg_update_pulse_expired (StgUpdate *u);
 
-
 /* The runtime refused action @act of a step: a failure of its instance. */
 void stg_update_act_failed (StgEngine *engine, const StgAct *act, const GError *error);
 

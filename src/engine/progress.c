@@ -77,7 +77,8 @@ stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error)
   u->batch_failed = json_object_has_member (o, "batch_failed") &&
                     json_object_get_boolean_member (o, "batch_failed");
   u->gate_ms = member_int (o, "gate_ms");
-  if (json_object_has_member (o, "last_failure") && !json_object_get_null_member (o, "last_failure"))
+  if (json_object_has_member (o, "last_failure") &&
+      !json_object_get_null_member (o, "last_failure"))
     u->last_failure = g_strdup (json_object_get_string_member (o, "last_failure"));
   return TRUE;
 }
@@ -97,15 +98,24 @@ state_letter (gint state)
 {
   switch (state)
     {
-    case STG_WORK_PENDING: return 'p';
-    case STG_WORK_UPDATING: return 'u';
-    case STG_WORK_UPDATED: return 'U';
-    case STG_WORK_UPDATE_FAILED: return 'f';
-    case STG_WORK_ROLLBACK_PENDING: return 'U';   /* still holds the new config */
-    case STG_WORK_ROLLING_BACK: return 'b';
-    case STG_WORK_ROLLED_BACK: return 'B';
-    case STG_WORK_ROLLBACK_FAILED: return 'f';
-    default: return 'p';
+    case STG_WORK_PENDING:
+      return 'p';
+    case STG_WORK_UPDATING:
+      return 'u';
+    case STG_WORK_UPDATED:
+      return 'U';
+    case STG_WORK_UPDATE_FAILED:
+      return 'f';
+    case STG_WORK_ROLLBACK_PENDING:
+      return 'U'; /* still holds the new config */
+    case STG_WORK_ROLLING_BACK:
+      return 'b';
+    case STG_WORK_ROLLED_BACK:
+      return 'B';
+    case STG_WORK_ROLLBACK_FAILED:
+      return 'f';
+    default:
+      return 'p';
     }
 }
 

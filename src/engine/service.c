@@ -60,7 +60,8 @@ stg_update_may_start (StgUpdate *u, guint idx)
   if (u->s.min_in_service <= 0 || u->healthy == NULL)
     return TRUE;
   StgWork *w = &g_array_index (u->work, StgWork, idx);
-  gint64 after = in_service (u) - (g_hash_table_contains (u->healthy, GINT_TO_POINTER (w->instance)) ? 1 : 0);
+  gint64 after = in_service (u) -
+                 (g_hash_table_contains (u->healthy, GINT_TO_POINTER (w->instance)) ? 1 : 0);
   return after >= u->s.min_in_service;
 }
 

@@ -37,8 +37,7 @@ check_size (gint32 size, const gchar *what, GError **error)
 /* The strategy and its group sizes: updateStrategy when set, otherwise the
  * older updateGroupSize and waitForBatchCompletion. */
 static gboolean
-parse_strategy (const ApiJobUpdateSettings *in, const gchar *what, StgSettings *out,
-                GError **error)
+parse_strategy (const ApiJobUpdateSettings *in, const gchar *what, StgSettings *out, GError **error)
 {
   ApiJobUpdateStrategy *strategy = in->__isset_updateStrategy ? in->updateStrategy : NULL;
   if (strategy != NULL && strategy->__isset_queueStrategy)
@@ -185,8 +184,8 @@ stg_strategy_next_size (const StgSettings *s, guint index, guint size, gboolean 
 }
 
 ApiTaskConfig *
-stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config,
-                              const ApiJobKey *key, const gchar *what, GError **error)
+stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config, const ApiJobKey *key,
+                              const gchar *what, GError **error)
 {
   if (config == NULL)
     {

@@ -37,7 +37,7 @@ stg_engine_step_begin (StgEngine *engine)
   if (engine->step_depth++ > 0)
     return;
   engine->acts = g_ptr_array_new_with_free_func (act_free);
-  engine->touched = g_ptr_array_new_with_free_func (g_free);   /* uids */
+  engine->touched = g_ptr_array_new_with_free_func (g_free); /* uids */
   engine->announce = g_ptr_array_new_with_free_func (change_free);
   engine->step_failed = FALSE;
   GError *error = NULL;
@@ -59,8 +59,8 @@ stg_engine_step_fail (StgEngine *engine, const GError *error)
 }
 
 void
-stg_engine_queue (StgEngine *engine, StgActKind kind, gint64 job_id, gint32 instance,
-                  gint64 config, const gchar *uid)
+stg_engine_queue (StgEngine *engine, StgActKind kind, gint64 job_id, gint32 instance, gint64 config,
+                  const gchar *uid)
 {
   StgAct *a = g_new0 (StgAct, 1);
 
@@ -137,8 +137,11 @@ stg_update_write (StgUpdate *u, GError **error)
     {
       StgWork *w = &g_array_index (u->work, StgWork, GPOINTER_TO_UINT (key));
       StgUpdateInstanceRow row = {
-        .instance_id = w->instance, .state = w->state, .failures = w->failures,
-        .started_ms = w->started_ms, .baseline = w->seen_failures,
+        .instance_id = w->instance,
+        .state = w->state,
+        .failures = w->failures,
+        .started_ms = w->started_ms,
+        .baseline = w->seen_failures,
       };
       if (!stg_store_set_update_instance (u->engine->store, u->id, &row, error))
         return FALSE;
@@ -147,7 +150,8 @@ stg_update_write (StgUpdate *u, GError **error)
   if (u->dirty)
     {
       g_autofree gchar *progress = stg_update_progress_json (u);
-      if (!stg_store_set_update_progress (u->engine->store, u->id, progress, u->last_pulse_ms, error))
+      if (!stg_store_set_update_progress (u->engine->store, u->id, progress, u->last_pulse_ms,
+                                          error))
         return FALSE;
       u->dirty = FALSE;
     }
@@ -233,7 +237,6 @@ run_acts (StgEngine *engine, GPtrArray *acts)
         engine->up.act_failed (engine, a, error);
     }
 }
-
 
 /* ---- news ---------------------------------------------------------------------- */
 

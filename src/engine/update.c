@@ -734,4 +734,3 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
   stg_update_arm_pulse (u);
   stg_update_pump (u);
 }
-

@@ -15,7 +15,8 @@
 
 G_DEFINE_QUARK (stg-executor-error-quark, stg_executor_error)
 
-#define bad(error, ...) stg_fail (error, STG_EXECUTOR_ERROR, STG_EXECUTOR_ERROR_INVALID, __VA_ARGS__)
+#define bad(error, ...) \
+  stg_fail (error, STG_EXECUTOR_ERROR, STG_EXECUTOR_ERROR_INVALID, __VA_ARGS__)
 
 void
 stg_executor_spec_free (StgExecutorSpec *spec)
