@@ -14,6 +14,7 @@ STG_CHECK_SUITES = \
 	tests/daemon_test \
 	tests/webui_test \
 	tests/engine_test \
+	tests/engine_control_test \
 	tests/engine_recover_test \
 	tests/runtime_test \
 	tests/runtime_daemon_test \
@@ -52,6 +53,10 @@ STG_ENGINE_FIXTURE = tests/engine_fixture.c tests/engine_fixture.h \
 tests_engine_test_SOURCES = tests/engine_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_test_LDADD = $(STG_TEST_LDADD)
+
+tests_engine_control_test_SOURCES = tests/engine_control_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_control_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_control_test_LDADD = $(STG_TEST_LDADD)
 
 tests_engine_recover_test_SOURCES = tests/engine_recover_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_recover_test_CFLAGS = $(STG_TEST_CFLAGS)

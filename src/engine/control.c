@@ -22,6 +22,7 @@ typedef struct
 {
   const ApiJobKey *key;
   ApiTaskConfig *task;        /* normalized copy */
+  ApiJobUpdateSettings *settings; /* owned copy, backfilled when starting */
   StgSettings s;
   StgJobRow *job;             /* (nullable) the job, if it exists */
 } Checked;
@@ -32,10 +33,12 @@ checked_clear (Checked *c)
   g_clear_object (&c->task);
   stg_settings_clear (&c->s);
   g_clear_pointer (&c->job, stg_job_row_free);
+  g_clear_object (&c->settings);
 }
 
 static gboolean
-check_request (StgEngine *e, const ApiJobUpdateRequest *request, Checked *c, GError **error)
+check_request (StgEngine *e, const ApiJobUpdateRequest *request, gboolean starting, Checked *c,
+               GError **error)
 {
   g_autoptr (GError) local = NULL;
 
@@ -49,8 +52,11 @@ check_request (StgEngine *e, const ApiJobUpdateRequest *request, Checked *c, GEr
     return fail (error, STG_ENGINE_ERROR_INVALID,
                  "request.instanceCount must be between 1 and %d, not %d",
                  e->limits.max_instances, request->instanceCount);
-  if (!stg_settings_parse (e, request->__isset_settings ? request->settings : NULL,
-                           "request.settings", &c->s, error))
+  if (request->__isset_settings && request->settings != NULL)
+    c->settings = stg_thrift_copy (request->settings);
+  if (starting && !stg_settings_backfill (c->settings, "request.settings", error))
+    return FALSE;
+  if (!stg_settings_parse (e, c->settings, "request.settings", &c->s, error))
     return FALSE;
   c->task = stg_engine_check_task_config (e, request->taskConfig, c->key, "request.taskConfig",
                                           error);
@@ -165,7 +171,8 @@ fill_groups (StgEngine *e, GHashTable *groups, GHashTable *out, GType type, GErr
 
 static ApiJobUpdateInstructions *
 build_instructions (StgEngine *e, const ApiJobUpdateRequest *request, ApiTaskConfig *task,
-                    StgSettings *s, const StgDiff *diff, GError **error)
+                    ApiJobUpdateSettings *settings, StgSettings *s, const StgDiff *diff,
+                    GError **error)
 {
   g_autoptr (GHashTable) initial = group_new ();
   g_autoptr (StgRanges) desired = stg_ranges_new ();
@@ -194,7 +201,6 @@ build_instructions (StgEngine *e, const ApiJobUpdateRequest *request, ApiTaskCon
   add_ranges (ranges, desired);
   g_autoptr (ApiInstanceTaskConfig) want = g_object_new (API_TYPE_INSTANCE_TASK_CONFIG, "task", task,
                                                          "instances", ranges, NULL);
-  g_autoptr (ApiJobUpdateSettings) settings = stg_thrift_copy (request->settings);
   g_object_set (ins, "desiredState", want, "settings", settings, NULL);
   return g_steal_pointer (&ins);
 }
@@ -314,7 +320,7 @@ stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const
   g_autofree gchar *uid = NULL;
   ApiJobUpdateKey *result = NULL;
 
-  if (!check_request (e, request, &c, error) || !check_no_active (e, &c, active_out, error))
+  if (!check_request (e, request, TRUE, &c, error) || !check_no_active (e, &c, active_out, error))
     goto out;
 
   stg_engine_step_begin (e);
@@ -331,7 +337,7 @@ stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const
   if (!check_scope (&c.s, request->instanceCount, &diff, &local))
     goto refused;
 
-  ins = build_instructions (e, request, c.task, &c.s, &diff, &local);
+  ins = build_instructions (e, request, c.task, c.settings, &c.s, &diff, &local);
   if (ins == NULL)
     goto store_failed;
 
@@ -503,7 +509,7 @@ stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **erro
   g_autoptr (StgRanges) added = stg_ranges_new ();
   g_autoptr (ApiGetJobUpdateDiffResult) r = NULL;
 
-  if (!check_request (e, request, &c, error))
+  if (!check_request (e, request, FALSE, &c, error))
     goto out;
   /* The config need not be stored to compare: compare canonical hashes. */
   want_hash = stg_thrift_hash (THRIFT_STRUCT (c.task), error);

@@ -44,6 +44,12 @@ typedef struct
 
 void stg_settings_clear (StgSettings *s);
 
+/* Aurora's backfill for startJobUpdate: without an updateStrategy, @settings
+ * gets a queue strategy of updateGroupSize (a batch strategy when
+ * waitForBatchCompletion); then the group sizes must add up to more than 0
+ * (STG_ENGINE_ERROR_INVALID with Aurora's message otherwise). */
+gboolean stg_settings_backfill (ApiJobUpdateSettings *settings, const gchar *what, GError **error);
+
 /* Checks @settings (field names prefixed with @what) and fills @out. */
 gboolean stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *settings,
                              const gchar *what, StgSettings *out, GError **error);

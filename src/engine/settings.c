@@ -1,8 +1,10 @@
-/* settings.c: JobUpdateSettings checked and turned into StgSettings, and the
- * strategies' batch sizes.
+/* settings.c: JobUpdateSettings checked and turned into StgSettings, the
+ * strategies' batch sizes, and task configs checked.
  *
- * Strategy: updateStrategy when set; otherwise the older updateGroupSize
- * (default 1) with waitForBatchCompletion choosing Batch over Queue.
+ * Strategy: updateStrategy when set. startJobUpdate first backfills it from
+ * the older updateGroupSize and waitForBatchCompletion (Batch over Queue) as
+ * Aurora does, and refuses groups that add up to nothing; updates recorded
+ * before that take updateGroupSize (0: 1) directly.
  * Batch sizes: the first is the group size (VariableBatch: the first of the
  * list); after a batch, VariableBatch takes the next listed size while the
  * list lasts, and otherwise the size is multiplied by growthFactor (rounded
@@ -34,8 +36,80 @@ check_size (gint32 size, const gchar *what, GError **error)
   return TRUE;
 }
 
+/* The group sizes of @in's strategy add up to a positive total, as Aurora's
+ * startJobUpdate requires (its messages, after the field's name). */
+static gboolean
+check_groups (const ApiJobUpdateStrategy *strategy, const gchar *field, const gchar *what,
+              GError **error)
+{
+  gint64 total = 0;
+
+  if (strategy->__isset_queueStrategy && strategy->queueStrategy != NULL)
+    total = strategy->queueStrategy->groupSize;
+  else if (strategy->__isset_batchStrategy && strategy->batchStrategy != NULL)
+    total = strategy->batchStrategy->groupSize;
+  else if (strategy->__isset_varBatchStrategy && strategy->varBatchStrategy != NULL)
+    {
+      GArray *sizes = strategy->varBatchStrategy->groupSizes;
+      for (guint i = 0; sizes != NULL && i < sizes->len; i++)
+        {
+          gint32 size = g_array_index (sizes, gint32, i);
+          if (size <= 0)
+            return bad (error, "%s.%s[%u] is %d: All update group sizes must be positive.", what,
+                        field, i, size);
+          total += size;
+        }
+    }
+  else
+    return bad (error, "%s.updateStrategy: Update strategy provided is unknown.", what);
+  if (total <= 0)
+    return bad (error,
+                "%s.%s is %" G_GINT64_FORMAT ": Update results in no instance being "
+                "modified.",
+                what, field, total);
+  return TRUE;
+}
+
+gboolean
+stg_settings_backfill (ApiJobUpdateSettings *in, const gchar *what, GError **error)
+{
+  const gchar *field;
+
+  if (in == NULL)
+    return bad (error, "%s is missing", what);
+  if (!in->__isset_updateStrategy || in->updateStrategy == NULL)
+    {
+      g_autoptr (ApiJobUpdateStrategy) strategy = g_object_new (API_TYPE_JOB_UPDATE_STRATEGY, NULL);
+      if (in->waitForBatchCompletion)
+        {
+          g_autoptr (ApiBatchJobUpdateStrategy) batch =
+              g_object_new (API_TYPE_BATCH_JOB_UPDATE_STRATEGY, "groupSize", in->updateGroupSize,
+                            NULL);
+          g_object_set (strategy, "batchStrategy", batch, NULL);
+        }
+      else
+        {
+          g_autoptr (ApiQueueJobUpdateStrategy) queue =
+              g_object_new (API_TYPE_QUEUE_JOB_UPDATE_STRATEGY, "groupSize", in->updateGroupSize,
+                            NULL);
+          g_object_set (strategy, "queueStrategy", queue, NULL);
+        }
+      g_object_set (in, "updateStrategy", strategy, NULL);
+      field = "updateGroupSize";
+    }
+  else if (in->updateStrategy->__isset_queueStrategy)
+    field = "updateStrategy.queueStrategy.groupSize";
+  else if (in->updateStrategy->__isset_batchStrategy)
+    field = "updateStrategy.batchStrategy.groupSize";
+  else
+    field = "updateStrategy.varBatchStrategy.groupSizes";
+  return check_groups (in->updateStrategy, field, what, error);
+}
+
 /* The strategy and its group sizes: updateStrategy when set, otherwise the
- * older updateGroupSize and waitForBatchCompletion. */
+ * older updateGroupSize (0: 1) and waitForBatchCompletion. Requests are
+ * backfilled first (stg_settings_backfill), so only updates recorded before
+ * backfilling existed take the older way. */
 static gboolean
 parse_strategy (const ApiJobUpdateSettings *in, const gchar *what, StgSettings *out, GError **error)
 {
@@ -100,13 +174,15 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
   if (!parse_strategy (in, what, out, error))
     return FALSE;
   if (in->maxPerInstanceFailures < 0)
-    return bad (error, "%s.maxPerInstanceFailures must not be negative", what);
+    return bad (error, "%s.maxPerInstanceFailures must be non-negative.", what);
   if (in->maxFailedInstances < 0)
-    return bad (error, "%s.maxFailedInstances must not be negative", what);
+    return bad (error, "%s.maxFailedInstances must be non-negative.", what);
   out->max_per_instance_failures = in->maxPerInstanceFailures;
   out->max_failed_instances = in->maxFailedInstances;
 
-  if (in->minWaitInInstanceRunningMs < 0 || in->minWaitInInstanceRunningMs > engine->limits.max_watch_ms)
+  if (in->minWaitInInstanceRunningMs < 0)
+    return bad (error, "%s.minWaitInInstanceRunningMs must be non-negative.", what);
+  if (in->minWaitInInstanceRunningMs > engine->limits.max_watch_ms)
     return bad (error, "%s.minWaitInInstanceRunningMs must be between 0 and %" G_GINT64_FORMAT,
                 what, engine->limits.max_watch_ms);
   out->watch_ms = in->minWaitInInstanceRunningMs;
@@ -114,7 +190,9 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
 
   if (in->__isset_blockIfNoPulsesAfterMs)
     {
-      if (in->blockIfNoPulsesAfterMs < 0 || in->blockIfNoPulsesAfterMs > engine->limits.max_pulse_ms)
+      if (in->blockIfNoPulsesAfterMs < 0)
+        return bad (error, "%s.blockIfNoPulsesAfterMs must be positive.", what);
+      if (in->blockIfNoPulsesAfterMs > engine->limits.max_pulse_ms)
         return bad (error, "%s.blockIfNoPulsesAfterMs must be between 0 and %" G_GINT64_FORMAT,
                     what, engine->limits.max_pulse_ms);
       out->pulse_ms = in->blockIfNoPulsesAfterMs;
