@@ -155,7 +155,16 @@ START_TEST (diff_without_starting)
   ck_assert_uint_eq (g_hash_table_size (d->add), 1);
   ck_assert_uint_eq (g_hash_table_size (d->update), 1);
   ck_assert_uint_eq (g_hash_table_size (d->remove), 0);
-  ck_assert_uint_eq (g_hash_table_size (d->unchanged), 0);
+  /* Instance 0 would change but lies outside the scope: Aurora's
+   * JobDiff.compute reports it as unchanged, with its current config. */
+  ck_assert_uint_eq (g_hash_table_size (d->unchanged), 1);
+  g_autoptr (GList) kept = g_hash_table_get_keys (d->unchanged);
+  ApiConfigGroup *same = kept->data;
+  ck_assert_str_eq (same->config->executorConfig->data, "v1");
+  g_autoptr (GList) same_ranges = g_hash_table_get_keys (same->instances);
+  ck_assert_uint_eq (g_list_length (same_ranges), 1);
+  ck_assert_int_eq (((ApiRange *) same_ranges->data)->first, 0);
+  ck_assert_int_eq (((ApiRange *) same_ranges->data)->last, 0);
   g_autoptr (GList) adds = g_hash_table_get_keys (d->add);
   ApiConfigGroup *add = adds->data;
   g_autoptr (GList) add_ranges = g_hash_table_get_keys (add->instances);

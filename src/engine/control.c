@@ -536,9 +536,15 @@ stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **erro
       else
         group_add (update, ch->from_config, ch->instance);
     }
+  /* As Aurora's JobDiff.compute: what lies outside the scope is unchanged. */
   for (guint i = 0; i < diff.unchanged->len; i++)
     {
       StgChange *ch = &g_array_index (diff.unchanged, StgChange, i);
+      group_add (unchanged, ch->from_config, ch->instance);
+    }
+  for (guint i = 0; i < diff.outside->len; i++)
+    {
+      StgChange *ch = &g_array_index (diff.outside, StgChange, i);
       group_add (unchanged, ch->from_config, ch->instance);
     }
 

@@ -73,6 +73,8 @@ typedef struct
 {
   GArray *changes;        /* StgChange, ascending instance */
   GArray *unchanged;      /* StgChange (from == to), ascending instance */
+  GArray *outside;        /* StgChange (from == to): instances the job has outside
+                             updateOnlyTheseInstances, ascending instance */
   gint64 current_count;   /* instances the job has now */
 } StgDiff;
 
