@@ -407,6 +407,46 @@ START_TEST (retries_then_fails_without_rollback)
 }
 END_TEST
 
+/* The runtime's cause of a failure reaches the instance's event and the
+ * update's message, which names the failing instance. */
+START_TEST (failure_cause_reaches_events_and_message)
+{
+  static const gchar cause[] = "exit status 3; stderr: cannot bind port 8080";
+
+  fx_create_job (3);
+  g_autoptr (ApiJobUpdateRequest) r = fx_request ("v2", 3);
+  g_autoptr (ApiJobUpdateKey) key = fx_start (r);
+  gint64 v2 = fx_desired (key);
+  scripted_runtime_behave (fx.rt, 1, v2, SCRIPT_CRASH);
+  scripted_runtime_cause (fx.rt, 1, cause);
+
+  fx_run (20000);
+  ck_assert_int_eq (fx_status (key), S (ROLLED_BACK));
+  g_autoptr (GPtrArray) iev = stg_store_list_instance_events (fx.store, fx_update_id (key), 0, NULL,
+                                                              NULL);
+  gboolean seen = FALSE;
+  for (guint i = 0; i < iev->len; i++)
+    {
+      ApiJobInstanceUpdateEvent *ev = iev->pdata[i];
+      if (ev->action != API_JOB_UPDATE_ACTION_INSTANCE_UPDATE_FAILED)
+        continue;
+      ck_assert_int_eq (ev->instanceId, 1);
+      ck_assert (ev->__isset_message);
+      ck_assert_msg (strstr (ev->message, cause) != NULL, "%s", ev->message);
+      seen = TRUE;
+    }
+  ck_assert (seen);
+  g_autoptr (GPtrArray) events = stg_store_list_update_events (fx.store, fx_update_id (key), NULL);
+  ApiJobUpdateEvent *back = NULL;
+  for (guint i = 0; i < events->len; i++)
+    if (((ApiJobUpdateEvent *) events->pdata[i])->status == S (ROLLING_BACK))
+      back = events->pdata[i];
+  ck_assert_ptr_nonnull (back);
+  ck_assert_msg (strstr (back->message, "instance 1: ") != NULL, "%s", back->message);
+  ck_assert_msg (strstr (back->message, cause) != NULL, "%s", back->message);
+}
+END_TEST
+
 START_TEST (threshold_rolls_back_in_reverse_batches)
 {
   fx_create_job (9);
@@ -559,6 +599,7 @@ engine_suite (void)
 
   CASE ("failures");
   tcase_add_test (tc, retries_then_fails_without_rollback);
+  tcase_add_test (tc, failure_cause_reaches_events_and_message);
   tcase_add_test (tc, threshold_rolls_back_in_reverse_batches);
   tcase_add_test (tc, rollback_skips_untouched_instances);
   tcase_add_test (tc, rollback_restores_removed_and_removes_added);

@@ -350,6 +350,17 @@ ask (StgUpdate *u, StgWork *w, gint64 target)
   stg_engine_queue (e, STG_ACT_APPLY, u->job_id, w->instance, target, u->uid);
 }
 
+/* @what happened, with the runtime's cause (StgTaskObservation.cause: the
+ * health check's answer, the exit status, the start error, the last lines
+ * of stderr) when it gave one. */
+static gchar *
+with_cause (const gchar *what, const gchar *cause)
+{
+  if (cause == NULL || cause[0] == '\0')
+    return g_strdup (what);
+  return g_strdup_printf ("%s: %s", what, cause);
+}
+
 /* Counts a failure of @w; returns TRUE if the instance is now failed. */
 static gboolean
 count_failure (StgUpdate *u, guint idx, gint n, const gchar *why)
@@ -373,7 +384,7 @@ count_failure (StgUpdate *u, guint idx, gint n, const gchar *why)
 /* Arms @w's deadline timer, or counts the missed deadline. Returns TRUE if
  * the instance failed for good. */
 static gboolean
-check_deadline (StgUpdate *u, guint idx, gint64 target)
+check_deadline (StgUpdate *u, guint idx, gint64 target, const gchar *cause)
 {
   StgEngine *e = u->engine;
   StgWork *w = &g_array_index (u->work, StgWork, idx);
@@ -384,8 +395,9 @@ check_deadline (StgUpdate *u, guint idx, gint64 target)
   gint64 due = w->started_ms + u->s.max_start_ms;
   if (now >= due)
     {
-      g_autofree gchar *why = g_strdup_printf ("not healthy within %" G_GINT64_FORMAT " ms",
-                                               u->s.max_start_ms);
+      g_autofree gchar *late = g_strdup_printf ("not healthy within %" G_GINT64_FORMAT " ms",
+                                                u->s.max_start_ms);
+      g_autofree gchar *why = with_cause (late, cause);
       if (count_failure (u, idx, 1, why))
         return TRUE;
       w->started_ms = now;
@@ -426,12 +438,15 @@ evaluate (StgUpdate *u, guint idx)
     {
       gint n = (gint) ((gint64) obs.failures - w->seen_failures);
       w->seen_failures = obs.failures;
-      if (count_failure (u, idx, n, obs.config_id == target ? "the new configuration did not stay up"
-                                                            : "the change did not take"))
+      g_autofree gchar *why = with_cause (obs.config_id == target
+                                              ? "the new configuration did not stay up"
+                                              : "the change did not take",
+                                          obs.cause);
+      if (count_failure (u, idx, n, why))
         return;
       w->started_ms = now;
       ask (u, w, target);
-      check_deadline (u, idx, target);
+      check_deadline (u, idx, target, NULL);
       return;
     }
 
@@ -451,12 +466,13 @@ evaluate (StgUpdate *u, guint idx)
     {
       /* It ran and ended by itself without counting as a failed run: for
        * an update that wants it running, that is a failure all the same. */
-      if (count_failure (u, idx, 1, "exited"))
+      g_autofree gchar *why = with_cause ("exited", obs.cause);
+      if (count_failure (u, idx, 1, why))
         return;
       w->started_ms = now;
       ask (u, w, target);
     }
-  check_deadline (u, idx, target);
+  check_deadline (u, idx, target, obs.cause);
 }
 
 /* Begins work on work item @idx. The runtime is always told the target,
