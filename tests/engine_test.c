@@ -181,6 +181,76 @@ START_TEST (diff_without_starting)
 }
 END_TEST
 
+/* ---- rolling restarts ------------------------------------------------------- */
+
+/* restartInstances with the same config restarts every instance in scope,
+ * batch by batch, each waiting for a run that came up after its restart
+ * and stayed healthy for the watch time. */
+START_TEST (rolling_restart_goes_batch_by_batch)
+{
+  fx_create_job (5);
+  g_autoptr (ApiJobUpdateRequest) r = fx_request ("v1", 5);
+  fx_set_strategy_batch (r, 2, FALSE);
+  g_object_set (r->settings, "restartInstances", TRUE, NULL);
+  g_autoptr (ApiRange) range = g_object_new (API_TYPE_RANGE, "first", 0, "last", 3, NULL);
+  g_hash_table_add (r->settings->updateOnlyTheseInstances, g_object_ref (range));
+  r->settings->__isset_updateOnlyTheseInstances = TRUE;
+  g_autoptr (ApiJobUpdateKey) key = fx_start (r);
+
+  /* The first batch restarts; a run from before the restart does not count. */
+  fx_run (50);
+  g_autofree gchar *first = fx_take_log ();
+  ck_assert_str_eq (first, "restart 0, restart 1");
+  fx_run (500);
+  ck_assert_int_eq (fx_status (key), S (ROLLING_FORWARD));
+  g_autofree gchar *still = fx_take_log ();
+  ck_assert_str_eq (still, "");
+  /* Watch time (1 s) after the restarted runs came up, then the next batch. */
+  fx_run (1000);
+  g_autofree gchar *second = fx_take_log ();
+  ck_assert_str_eq (second, "restart 2, restart 3");
+  fx_run (5000);
+  ck_assert_int_eq (fx_status (key), S (ROLLED_FORWARD));
+  g_autofree gchar *iev = fx_instance_events (key);
+  /* The second batch began only after both of the first were done. */
+  const gchar *next = strstr (iev, "2:UPDATING");
+  ck_assert_ptr_nonnull (next);
+  for (gint32 i = 0; i < 4; i++)
+    {
+      g_autofree gchar *done = g_strdup_printf ("%d:UPDATED", i);
+      const gchar *at = strstr (iev, done);
+      ck_assert_msg (at != NULL, "%s", iev);
+      ck_assert_msg (i < 2 ? at < next : at > next, "%s", iev);
+    }
+  g_autofree gchar *rest = fx_take_log ();
+  ck_assert_str_eq (rest, ""); /* instance 4 lies outside the scope */
+  ck_assert_uint_eq (scripted_runtime_running (fx.rt, fx.job_id), 5);
+}
+END_TEST
+
+/* A restart that does not come back counts as a failure and rolls back. */
+START_TEST (rolling_restart_failure_rolls_back)
+{
+  fx_create_job (3);
+  scripted_runtime_behave (fx.rt, 1, fx.v1, SCRIPT_CRASH);
+  scripted_runtime_cause (fx.rt, 1, "exit status 2");
+  g_autoptr (ApiJobUpdateRequest) r = fx_request ("v1", 3);
+  g_object_set (r->settings, "restartInstances", TRUE, NULL);
+  g_autoptr (ApiJobUpdateKey) key = fx_start (r);
+
+  fx_run (20000);
+  g_autofree gchar *ev = fx_update_events (key);
+  ck_assert_msg (g_str_has_prefix (ev, "ROLLING_FORWARD ROLLING_BACK"), "%s", ev);
+  g_autoptr (GPtrArray) events = stg_store_list_update_events (fx.store, fx_update_id (key), NULL);
+  ApiJobUpdateEvent *back = events->pdata[1];
+  ck_assert_msg (strstr (back->message, "instance 1: ") != NULL, "%s", back->message);
+  ck_assert_msg (strstr (back->message, "exit status 2") != NULL, "%s", back->message);
+  /* Instance 2 was never restarted. */
+  g_autofree gchar *log = fx_take_log ();
+  ck_assert_ptr_null (strstr (log, "restart 2"));
+}
+END_TEST
+
 /* ---- strategies -------------------------------------------------------------- */
 
 START_TEST (queue_starts_the_next_as_one_finishes)
@@ -586,6 +656,8 @@ engine_suite (void)
   tcase_add_test (tc, removes_instances);
   tcase_add_test (tc, only_some_instances_leaves_two_configs);
   tcase_add_test (tc, diff_without_starting);
+  tcase_add_test (tc, rolling_restart_goes_batch_by_batch);
+  tcase_add_test (tc, rolling_restart_failure_rolls_back);
 
   CASE ("strategies");
   tcase_add_test (tc, queue_starts_the_next_as_one_finishes);

@@ -332,7 +332,8 @@ stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const
     goto store_failed;
   if (!stg_store_put_config (e->store, c.task, &config_id, NULL, &local))
     goto store_failed;
-  if (!stg_diff_compute (e, job_id, config_id, request->instanceCount, c.s.only, &diff, &local))
+  if (!stg_diff_compute (e, job_id, config_id, request->instanceCount, c.s.only, c.s.restart, &diff,
+                         &local))
     goto store_failed;
   if (!check_scope (&c.s, request->instanceCount, &diff, &local))
     goto refused;
@@ -522,7 +523,7 @@ stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **erro
     want = stg_store_find_config (e->store, want_hash, &ignored);
   }
   if (!stg_diff_compute (e, c.job ? c.job->id : 0, want > 0 ? want : -1, request->instanceCount,
-                         c.s.only, &diff, error) ||
+                         c.s.only, c.s.restart, &diff, error) ||
       !check_scope (&c.s, request->instanceCount, &diff, error))
     goto out;
 

@@ -6,7 +6,8 @@
  * (present, another config), unchanged (same config). Instances the job has
  * outside that scope are listed apart (outside), with their current config:
  * the update leaves them as they are (Aurora's JobDiff.compute reports them
- * as unchanged). Configs compare by id: the store keeps each canonical
+ * as unchanged). A rolling restart (restartInstances) makes the instances in
+ * scope that keep their config changes as well: restarts (from == to). Configs compare by id: the store keeps each canonical
  * encoding once, so equal configs have equal ids. Main-loop thread only.
  */
 #include "config.h"
@@ -23,7 +24,7 @@ stg_diff_clear (StgDiff *diff)
 
 gboolean
 stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_config, gint32 instance_count,
-                  StgRanges *only, StgDiff *diff, GError **error)
+                  StgRanges *only, gboolean restart, StgDiff *diff, GError **error)
 {
   g_autoptr (GArray) rows = NULL;
 
@@ -75,7 +76,7 @@ stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_config, gint3
           continue;
         }
       StgChange c = { id, current, id < instance_count ? desired_config : 0 };
-      if (c.from_config == c.to_config)
+      if (c.from_config == c.to_config && !(restart && c.from_config != 0))
         g_array_append_val (diff->unchanged, c);
       else
         g_array_append_val (diff->changes, c);

@@ -40,6 +40,7 @@ typedef struct
   gint32 min_in_service;
   gint64 pause_between_ms;
   StgRanges *only;               /* (nullable) updateOnlyTheseInstances */
+  gboolean restart;              /* restartInstances: same-config instances are restarted */
 } StgSettings;
 
 void stg_settings_clear (StgSettings *s);
@@ -81,9 +82,12 @@ typedef struct
 void stg_diff_clear (StgDiff *diff);
 
 /* What moving job @job_id (0: no such job yet) to @desired_config on
- * @instance_count instances changes, within @only (nullable: all). */
+ * @instance_count instances changes, within @only (nullable: all). With
+ * @restart, instances in scope that already run @desired_config are changes
+ * too (from == to: restarts), not unchanged. */
 gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_config,
-                           gint32 instance_count, StgRanges *only, StgDiff *diff, GError **error);
+                           gint32 instance_count, StgRanges *only, gboolean restart, StgDiff *diff,
+                           GError **error);
 
 /* ---- per-instance work ------------------------------------------------------- */
 

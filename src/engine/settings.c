@@ -225,6 +225,7 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
       out->pause_between_ms = in->pauseBetweenBatchesMs;
     }
 
+  out->restart = in->__isset_restartInstances && in->restartInstances;
   if (in->__isset_updateOnlyTheseInstances && in->updateOnlyTheseInstances != NULL &&
       g_hash_table_size (in->updateOnlyTheseInstances) > 0)
     {

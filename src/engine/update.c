@@ -328,6 +328,14 @@ finish_work (StgUpdate *u, guint idx, gboolean ok, const gchar *message)
   stg_engine_announce (u->engine, u->job, u->uid);
 }
 
+/* TRUE for a rolling restart's work item going forward: the instance keeps
+ * its config and is restarted. */
+static gboolean
+restarting (StgUpdate *u, StgWork *w)
+{
+  return !u->back && w->from_config != 0 && w->from_config == w->to_config;
+}
+
 /* Asks the runtime to move @w to its target (after the commit). */
 static void
 ask (StgUpdate *u, StgWork *w, gint64 target)
@@ -339,6 +347,11 @@ ask (StgUpdate *u, StgWork *w, gint64 target)
   if (target == 0)
     {
       stg_engine_queue (e, STG_ACT_KILL, u->job_id, w->instance, 0, u->uid);
+      return;
+    }
+  if (restarting (u, w))
+    {
+      stg_engine_queue (e, STG_ACT_RESTART, u->job_id, w->instance, target, u->uid);
       return;
     }
   /* The intent is stored with the step, before the runtime hears of it. */
@@ -450,7 +463,9 @@ evaluate (StgUpdate *u, guint idx)
       return;
     }
 
-  if (obs.phase == STG_TASK_RUNNING && obs.config_id == target)
+  /* A restart is done only with a run that became healthy after it began. */
+  if (obs.phase == STG_TASK_RUNNING && obs.config_id == target &&
+      (!restarting (u, w) || obs.healthy_since_ms >= w->started_ms))
     {
       gint64 stable_at = obs.healthy_since_ms + u->s.watch_ms;
       if (now >= stable_at)
