@@ -7,8 +7,9 @@
  * outside that scope are listed apart (outside), with their current config:
  * the update leaves them as they are (Aurora's JobDiff.compute reports them
  * as unchanged). A rolling restart (restartInstances) makes the instances in
- * scope that keep their config changes as well: restarts (from == to). Configs compare by id: the store keeps each canonical
- * encoding once, so equal configs have equal ids. Main-loop thread only.
+ * scope that keep their config changes as well: restarts (from == to).
+ * Configs compare by id: the store keeps each canonical encoding once, so
+ * equal configs have equal ids. Main-loop thread only.
  */
 #include "config.h"
 
