@@ -8,6 +8,7 @@
 #include <check.h>
 
 #include "common/enums.h"
+#include "common/jobkey.h"
 #include "engine_fixture.h"
 
 #define S(x) API_JOB_UPDATE_STATUS_##x
@@ -401,6 +402,50 @@ START_TEST (strategy_is_backfilled_from_the_older_fields)
 }
 END_TEST
 
+/* Key parts become folder names: ".", ".." and leading dots are refused
+ * with a message naming the part, on every route a key comes in by. */
+START_TEST (dot_key_parts_are_refused)
+{
+  static const gchar *const keys[][3] = {
+    { "..", "prod", "app" },
+    { "www", ".", "app" },
+    { "www", "prod", ".hidden" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    {
+      g_autoptr (ApiJobKey) key = stg_job_key_new (keys[i][0], keys[i][1], keys[i][2]);
+      g_autoptr (ApiTaskConfig) task = fx_config ("v1");
+      g_object_set (task, "job", key, NULL);
+      g_autoptr (ApiJobConfiguration) job = g_object_new (API_TYPE_JOB_CONFIGURATION, "key", key,
+                                                          "taskConfig", task, "instanceCount", 1,
+                                                          NULL);
+      g_autoptr (GError) error = NULL;
+      ck_assert (!stg_engine_create_job (fx.engine, job, "www", &error));
+      ck_assert (g_error_matches (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID));
+      ck_assert_msg (strstr (error->message, "may not start with '.'") != NULL, "%s",
+                     error->message);
+      g_clear_error (&error);
+
+      g_autoptr (ApiJobUpdateRequest) r = fx_request ("v1", 1);
+      g_object_set (r->taskConfig, "job", key, NULL);
+      assert_refused (r, "may not start with '.'");
+
+      g_autofree gchar *text = g_strdup_printf ("local/%s/%s/%s", keys[i][0], keys[i][1],
+                                                keys[i][2]);
+      g_autoptr (StgJobPath) path = stg_job_path_parse (text, FALSE, &error);
+      ck_assert_ptr_null (path);
+      ck_assert_msg (strstr (error->message, "may not start with '.'") != NULL, "%s",
+                     error->message);
+    }
+  g_autoptr (GPtrArray) jobs = stg_store_list_jobs (fx.store, NULL, NULL);
+  ck_assert_uint_eq (jobs->len, 0);
+  /* Dots inside a part are fine. */
+  g_autoptr (ApiJobKey) inner = stg_job_key_new ("www", "prod.1", "a..b");
+  ck_assert (stg_job_key_check (inner, "key", NULL));
+}
+END_TEST
+
 static Suite *
 engine_control_suite (void)
 {
@@ -420,6 +465,7 @@ engine_control_suite (void)
   tcase_add_test (tc, coordinated_update_needs_pulses);
   tcase_add_test (tc, group_size_zero_without_strategy_is_refused);
   tcase_add_test (tc, strategy_is_backfilled_from_the_older_fields);
+  tcase_add_test (tc, dot_key_parts_are_refused);
   return s;
 }
 
