@@ -15,6 +15,7 @@
 
 #include "common/jobkey.h"
 #include "runtime/local.h"
+#include "runtime/spec_cache.h"
 #include "testutil.h"
 
 typedef struct
@@ -221,6 +222,38 @@ spin (guint ms)
   g_timeout_add (ms, quit_loop, loop);
   g_main_loop_run (loop);
 }
+
+/* ---- the spec cache ------------------------------------------------------------ */
+
+START_TEST (spec_cache_parses_once)
+{
+  g_autoptr (ApiTaskConfig) t = config ("web", "{\"command\": \"sleep 9\", \"hot_upgrade\": true}",
+                                        "http admin", TRUE);
+  g_autoptr (ApiTaskConfig) bad = config ("web", "{\"command\": 5}", "", TRUE);
+  g_autoptr (StgSpecCache) cache = stg_spec_cache_new (fx.store);
+  g_autoptr (GError) error = NULL;
+  gint64 c = add_config (t), b = 0;
+
+  const StgTaskSpec *spec = stg_spec_cache_get (cache, c, &error);
+  ck_assert_msg (spec != NULL, "%s", error ? error->message : "");
+  ck_assert_int_eq (spec->config_id, c);
+  ck_assert_str_eq (spec->exec->command, "sleep 9");
+  ck_assert (spec->exec->hot_upgrade);
+  ck_assert_str_eq (spec->port_names[0], "admin");
+  ck_assert_str_eq (spec->port_names[1], "http");
+  ck_assert_ptr_null (spec->port_names[2]);
+  ck_assert (spec->config->isService);
+  /* The same spec, not a second parse. */
+  ck_assert_ptr_eq (stg_spec_cache_get (cache, c, NULL), spec);
+  /* A missing config and one that does not parse are errors, not crashes. */
+  ck_assert_ptr_null (stg_spec_cache_get (cache, c + 1000, &error));
+  ck_assert_ptr_nonnull (error);
+  g_clear_error (&error);
+  ck_assert (stg_store_put_config (fx.store, bad, &b, NULL, &error));
+  ck_assert_ptr_null (stg_spec_cache_get (cache, b, &error));
+  ck_assert_ptr_nonnull (strstr (error->message, "command"));
+}
+END_TEST
 
 /* ---- start, kill, crash ---------------------------------------------------------- */
 
@@ -737,6 +770,7 @@ runtime_suite (void)
 #define CASE(name) tc = tcase_create (name); tcase_set_timeout (tc, 90); \
   tcase_add_checked_fixture (tc, setup, teardown); suite_add_tcase (s, tc)
   CASE ("processes");
+  tcase_add_test (tc, spec_cache_parses_once);
   tcase_add_test (tc, starts_healthy_and_kills);
   tcase_add_test (tc, crashes_restart_with_back_off);
   tcase_add_test (tc, exit_statuses_are_recorded);

@@ -44,12 +44,6 @@ stg_local_options_clear (StgLocalOptions *o)
 
 /* ---- slots ------------------------------------------------------------------- */
 
-static gchar *
-slot_key (gint64 job_id, gint32 instance)
-{
-  return g_strdup_printf ("%" G_GINT64_FORMAT ":%d", job_id, instance);
-}
-
 static void
 slot_free (gpointer data)
 {
@@ -77,8 +71,8 @@ slot_free (gpointer data)
 Slot *
 stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean create)
 {
-  g_autofree gchar *key = slot_key (job_id, instance);
-  Slot *slot = g_hash_table_lookup (rt->slots, key);
+  StgSlotKey key = { .job_id = job_id, .instance = instance };
+  Slot *slot = g_hash_table_lookup (rt->slots, &key);
 
   if (slot != NULL || !create)
     return slot;
@@ -87,8 +81,7 @@ stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean cr
     return NULL;
   slot = g_new0 (Slot, 1);
   slot->rt = rt;
-  slot->job_id = job_id;
-  slot->instance = instance;
+  slot->key = key;
   slot->job = g_object_ref (job->key);
   slot->phase = STG_TASK_ABSENT;
   slot->status = API_SCHEDULE_STATUS_PENDING;
@@ -100,7 +93,7 @@ stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean cr
       slot->run_seq = row.run_id;
       slot->want = row.config_id;
     }
-  g_hash_table_insert (rt->slots, g_steal_pointer (&key), slot);
+  g_hash_table_insert (rt->slots, &slot->key, slot);
   return slot;
 }
 
@@ -117,7 +110,7 @@ stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint stat
   slot->status = status;
   slot->phase_since_ms = now;
   StgInstanceRow facts = {
-    .instance_id = slot->instance,
+    .instance_id = slot->key.instance,
     .status = status,
     .run_id = slot->run_seq,
     .pid = slot->run ? slot->run->pid : 0,
@@ -126,13 +119,13 @@ stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint stat
     .status_ms = now,
     .run_config_id = slot->run ? slot->run->config_id : 0,
   };
-  if (!stg_store_set_instance_facts (rt->store, slot->job_id, &facts, &error) ||
-      !stg_store_add_task_event (rt->store, slot->job_id, slot->instance, now, status, message, &error))
-    g_warning ("runtime: cannot record instance %d of %s/%s/%s: %s", slot->instance,
+  if (!stg_store_set_instance_facts (rt->store, slot->key.job_id, &facts, &error) ||
+      !stg_store_add_task_event (rt->store, slot->key.job_id, slot->key.instance, now, status, message, &error))
+    g_warning ("runtime: cannot record instance %d of %s/%s/%s: %s", slot->key.instance,
                slot->job->role, slot->job->environment, slot->job->name, error->message);
   g_debug ("runtime: %s/%s/%s/%d: %s (%s)", slot->job->role, slot->job->environment,
-           slot->job->name, slot->instance, stg_task_phase_name (phase), message ? message : "");
-  stg_runtime_notify_later (&rt->base, slot->job_id, slot->instance);
+           slot->job->name, slot->key.instance, stg_task_phase_name (phase), message ? message : "");
+  stg_runtime_notify_later (&rt->base, slot->key.job_id, slot->key.instance);
 }
 
 void
@@ -146,13 +139,13 @@ stg_local_finish_removal (Slot *slot)
 {
   StgLocalRuntime *rt = slot->rt;
   g_autoptr (GError) error = NULL;
-  gint64 job_id = slot->job_id;
-  gint32 instance = slot->instance;
+  gint64 job_id = slot->key.job_id;
+  gint32 instance = slot->key.instance;
 
   if (!stg_store_delete_instance (rt->store, job_id, instance, &error))
     g_warning ("runtime: cannot remove instance %d: %s", instance, error->message);
-  g_autofree gchar *key = slot_key (job_id, instance);
-  g_hash_table_remove (rt->slots, key);
+  StgSlotKey key = slot->key;
+  g_hash_table_remove (rt->slots, &key);
   stg_runtime_notify_later (&rt->base, job_id, instance);
 }
 
@@ -163,14 +156,13 @@ on_restart (gpointer data)
 
   slot->restart_timer = 0;
   if (slot->want != 0 && slot->run == NULL)
-    stg_run_start (slot, slot->want, FALSE, slot->want == slot->post_owed);
+    stg_run_start_config (slot, slot->want, FALSE, slot->want == slot->post_owed);
   return G_SOURCE_REMOVE;
 }
 
 void
 stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *message)
 {
-  StgLocalRuntime *rt = slot->rt;
   gboolean service = run ? run->service : TRUE;
 
   if (run != NULL && message != NULL)
@@ -190,8 +182,7 @@ stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *messa
   if (!service)
     {
       /* A task that is not a service is retried up to maxTaskFailures. */
-      g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, run->config_id, NULL);
-      gint max = config ? config->maxTaskFailures : 0;
+      gint max = run->task->config->maxTaskFailures;
       if (max >= 0 && (gint) slot->failures > max)
         return;
     }
@@ -202,27 +193,25 @@ stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *messa
 
 /* ---- replacing: pre_update hooks, then hot or cold ----------------------------- */
 
+/* Replaces what runs by @config (@spec: its parsed spec, NULL when it
+ * does not parse: the old run is stopped and the start then fails). */
 static void
-proceed_replace (Slot *slot, gint64 config)
+proceed_replace (Slot *slot, gint64 config, const StgTaskSpec *spec)
 {
   StgLocalRuntime *rt = slot->rt;
   Run *r = slot->run;
-  g_autoptr (ApiTaskConfig) c = stg_store_get_config (rt->store, config, NULL);
-  g_auto (GStrv) names = c ? stg_executor_port_names (c) : NULL;
-  g_autoptr (StgExecutorSpec) spec = c && c->executorConfig
-      ? stg_executor_spec_parse (c->executorConfig->data, (const gchar *const *) names, NULL) : NULL;
 
   slot->post_owed = config;
   if (r == NULL || r->stopping)
     {
       if (r == NULL)
-        stg_run_start (slot, config, FALSE, TRUE);
+        stg_run_start_config (slot, config, FALSE, TRUE);
       return;
     }
-  if (spec != NULL && spec->hot_upgrade && r->spec->hot_upgrade && r->healthy)
+  if (spec != NULL && spec->exec->hot_upgrade && r->spec->hot_upgrade && r->healthy)
     {
       /* Both versions know the protocol: start the new one beside the old. */
-      stg_run_start (slot, config, TRUE, TRUE);
+      stg_run_start (slot, spec, TRUE, TRUE);
       return;
     }
   r->stopping = STOP_REPLACE;
@@ -254,7 +243,7 @@ on_pre_hook (GObject *source, GAsyncResult *res, gpointer data)
     return;                            /* wanted something else meanwhile */
   if (ok)
     {
-      proceed_replace (slot, config);
+      proceed_replace (slot, config, stg_spec_cache_get (slot->rt->specs, config, NULL));
       return;
     }
   /* The instance is left as it is, and the failure is counted. */
@@ -281,21 +270,17 @@ on_pre_hook_timeout (gpointer data)
 static void
 replace (Slot *slot, gint64 config)
 {
-  StgLocalRuntime *rt = slot->rt;
   g_autoptr (GError) error = NULL;
-  g_autoptr (ApiTaskConfig) c = stg_store_get_config (rt->store, config, NULL);
-  g_auto (GStrv) names = c ? stg_executor_port_names (c) : NULL;
-  g_autoptr (StgExecutorSpec) spec = c && c->executorConfig
-      ? stg_executor_spec_parse (c->executorConfig->data, (const gchar *const *) names, NULL) : NULL;
+  const StgTaskSpec *spec = stg_spec_cache_get (slot->rt->specs, config, NULL);
 
-  if (spec == NULL || spec->pre_update.command == NULL)
+  if (spec == NULL || spec->exec->pre_update.command == NULL)
     {
-      proceed_replace (slot, config);
+      proceed_replace (slot, config, spec);
       return;
     }
   /* The configuration being applied says how to check before going down. */
   slot->pre_hook_config = config;
-  slot->pre_hook = stg_run_hook (slot, &spec->pre_update, config, "pre_update", &error);
+  slot->pre_hook = stg_run_hook (slot, &spec->exec->pre_update, spec, "pre_update", &error);
   if (slot->pre_hook == NULL)
     {
       stg_local_count_failure (slot);
@@ -303,7 +288,7 @@ replace (Slot *slot, gint64 config)
       stg_local_set_phase (slot, slot->phase, slot->config_id, slot->status, m);
       return;
     }
-  slot->pre_hook_timer = g_timeout_add ((guint) (spec->pre_update.timeout_secs * 1000),
+  slot->pre_hook_timer = g_timeout_add ((guint) (spec->exec->pre_update.timeout_secs * 1000),
                                         on_pre_hook_timeout, slot);
   g_subprocess_wait_async (slot->pre_hook, slot->cancel, on_pre_hook, slot);
 }
@@ -340,13 +325,13 @@ local_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GE
       g_clear_handle_id (&slot->restart_timer, g_source_remove);
       if (slot->config_id != 0 && slot->config_id != config)
         slot->post_owed = config;
-      stg_run_start (slot, config, FALSE, config == slot->post_owed);
+      stg_run_start_config (slot, config, FALSE, config == slot->post_owed);
       return TRUE;
     }
   if (r->stopping)
     {
       /* Whatever it was stopped for, start what is wanted once it is gone. */
-      if (r->stopping != 2 && r->stopping != 3)
+      if (r->stopping != STOP_REPLACE && r->stopping != STOP_RESTART)
         r->stopping = STOP_REPLACE;
       return TRUE;
     }
@@ -415,7 +400,7 @@ local_restart (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
   if (slot->run == NULL && slot->want != 0)
     {
       g_clear_handle_id (&slot->restart_timer, g_source_remove);
-      stg_run_start (slot, slot->want, FALSE, FALSE);
+      stg_run_start_config (slot, slot->want, FALSE, FALSE);
     }
   return TRUE;
 }
@@ -462,6 +447,7 @@ local_free (StgRuntime *base)
 
   g_clear_handle_id (&rt->log_timer, g_source_remove);
   g_hash_table_unref (rt->slots);
+  g_clear_pointer (&rt->specs, stg_spec_cache_free);
   g_clear_object (&rt->session);
   stg_local_options_clear (&rt->options);
   g_free (rt);
@@ -516,7 +502,8 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   /* Health checks go straight to this host: no proxy lookups. */
   rt->session = soup_session_new_with_options ("max-conns", 4096, "max-conns-per-host", 4,
                                                "proxy-resolver", NULL, NULL);
-  rt->slots = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, slot_free);
+  rt->specs = stg_spec_cache_new (store);
+  rt->slots = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, NULL, slot_free);
   rt->log_timer = g_timeout_add_seconds (LOG_TRIM_S, on_log_timer, rt);
   return &rt->base;
 }
@@ -577,7 +564,7 @@ stg_local_runtime_adopt (StgRuntime *base, GError **error)
         }
       if (row->status == API_SCHEDULE_STATUS_FINISHED)
         continue;
-      stg_run_start (slot, row->config_id, FALSE, FALSE);
+      stg_run_start_config (slot, row->config_id, FALSE, FALSE);
     }
   return TRUE;
 }

@@ -9,5 +9,7 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/ports.c \
 	src/runtime/process.c src/runtime/process.h \
 	src/runtime/run.c \
-	src/runtime/simulated.c src/runtime/simulated.h
+	src/runtime/sandbox.c \
+	src/runtime/simulated.c src/runtime/simulated.h \
+	src/runtime/spec_cache.c src/runtime/spec_cache.h
 EXTRA_DIST += src/runtime/local.mk
