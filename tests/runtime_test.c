@@ -288,6 +288,42 @@ START_TEST (starts_healthy_and_kills)
 }
 END_TEST
 
+/* A slot killed after several runs and added again starts at a run number
+ * above all before it: the pruning never deletes the folder it just made. */
+START_TEST (kill_then_add_again)
+{
+  g_autoptr (ApiTaskConfig) t = config ("again", "{\"command\": \"exec sleep 60\"}", "", TRUE);
+  g_autoptr (GError) error = NULL;
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  for (gint k = 0; k < 4; k++)
+    {
+      gint pid = pid_of (job, 0);
+      ck_assert (stg_runtime_restart (fx.rt, job, 0, &error));
+      for (gint w = 0; w < 1000 && (pid_of (job, 0) == pid || observe (job, 0).phase != STG_TASK_RUNNING); w++)
+        spin (10);
+      wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+    }
+  StgInstanceRow row;
+  ck_assert (stg_store_get_instance (fx.store, job, 0, &row, NULL));
+  gint64 last = row.run_id;
+  ck_assert_int_eq (last, 5);
+  ck_assert (stg_runtime_kill (fx.rt, job, 0, &error));
+  wait_for (job, 0, STG_TASK_ABSENT, 0, 0, 10000);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  ck_assert (stg_store_get_instance (fx.store, job, 0, &row, NULL));
+  ck_assert_int_eq (row.run_id, last + 1);
+  ck_assert (stg_test_process_alive (pid_of (job, 0)));
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_null (strstr (ev, "cannot start"));
+}
+END_TEST
+
 START_TEST (crashes_restart_with_back_off)
 {
   g_autofree gchar *bin = server ();
@@ -773,6 +809,7 @@ runtime_suite (void)
   tcase_add_test (tc, spec_cache_parses_once);
   tcase_add_test (tc, starts_healthy_and_kills);
   tcase_add_test (tc, crashes_restart_with_back_off);
+  tcase_add_test (tc, kill_then_add_again);
   tcase_add_test (tc, exit_statuses_are_recorded);
   CASE ("health");
   tcase_add_test (tc, http_health_failure_fails_the_run);

@@ -93,6 +93,8 @@ stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean cr
       slot->run_seq = row.run_id;
       slot->want = row.config_id;
     }
+  /* Run numbers never repeat for a slot, across a kill and a re-add too. */
+  slot->run_seq = MAX (slot->run_seq, stg_local_last_run (slot));
   g_hash_table_insert (rt->slots, &slot->key, slot);
   return slot;
 }

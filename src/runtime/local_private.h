@@ -191,8 +191,14 @@ gint stg_local_socket_port (gint fd);
 /* The slot's folder: one folder per run inside it, and hooks.log. */
 gchar *stg_local_slot_root (Slot *slot);
 
-/* Keeps the newest keep_runs run folders of a slot, and those of its runs. */
-void stg_local_prune (Slot *slot);
+/* Keeps the newest keep_runs run folders of a slot, those of its runs and
+ * that of run @keep_id (one just made). */
+void stg_local_prune (Slot *slot, gint64 keep_id);
+
+/* The highest run number with a folder in the slot's folder (0: none). The
+ * newest folders are never pruned, so a slot that is removed and added
+ * again goes on counting from there. */
+gint64 stg_local_last_run (Slot *slot);
 
 /* Trims output files over the size limit; removes old run folders. */
 void stg_local_trim_logs (StgLocalRuntime *rt);

@@ -497,7 +497,7 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
       stg_run_free (run);
       return NULL;
     }
-  stg_local_prune (slot);
+  stg_local_prune (slot, run->id);
   return run;
 }
 

@@ -46,25 +46,41 @@ remove_tree (const gchar *path)
   g_rmdir (path);
 }
 
-void
-stg_local_prune (Slot *slot)
+/* The slot's run folders ("1", "2", ...), oldest first. */
+static GPtrArray *
+list_runs (const gchar *root)
 {
-  g_autofree gchar *root = stg_local_slot_root (slot);
   g_autoptr (GDir) dir = g_dir_open (root, 0, NULL);
-  g_autoptr (GPtrArray) runs = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *runs = g_ptr_array_new_with_free_func (g_free);
   const gchar *name;
 
-  if (dir == NULL)
-    return;
-  while ((name = g_dir_read_name (dir)) != NULL)
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
     if (g_ascii_isdigit (name[0]))
       g_ptr_array_add (runs, g_strdup (name));
   g_ptr_array_sort (runs, compare_runs);
+  return runs;
+}
+
+gint64
+stg_local_last_run (Slot *slot)
+{
+  g_autofree gchar *root = stg_local_slot_root (slot);
+  g_autoptr (GPtrArray) runs = list_runs (root);
+
+  return runs->len > 0 ? g_ascii_strtoll (runs->pdata[runs->len - 1], NULL, 10) : 0;
+}
+
+void
+stg_local_prune (Slot *slot, gint64 keep_id)
+{
+  g_autofree gchar *root = stg_local_slot_root (slot);
+  g_autoptr (GPtrArray) runs = list_runs (root);
+
   for (guint i = 0; i + slot->rt->options.keep_runs < runs->len; i++)
     {
       g_autofree gchar *path = g_build_filename (root, runs->pdata[i], NULL);
       gint64 id = g_ascii_strtoll (runs->pdata[i], NULL, 10);
-      if ((slot->run && slot->run->id == id) || (slot->next && slot->next->id == id))
+      if (id == keep_id || (slot->run && slot->run->id == id) || (slot->next && slot->next->id == id))
         continue;
       remove_tree (path);
     }
