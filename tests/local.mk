@@ -17,6 +17,7 @@ STG_CHECK_SUITES = \
 	tests/engine_recover_test \
 	tests/runtime_test \
 	tests/runtime_daemon_test \
+	tests/crash_test \
 	tests/browser_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
@@ -66,6 +67,10 @@ STG_ROLLOUT = tests/rollout.c tests/rollout.h
 tests_runtime_daemon_test_SOURCES = tests/runtime_daemon_test.c $(STG_ROLLOUT)
 tests_runtime_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_daemon_test_LDADD = $(STG_TEST_LDADD)
+
+tests_crash_test_SOURCES = tests/crash_test.c $(STG_ROLLOUT)
+tests_crash_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_crash_test_LDADD = $(STG_TEST_LDADD)
 
 tests_browser_test_SOURCES = tests/browser_test.c $(STG_ROLLOUT)
 tests_browser_test_CFLAGS = $(STG_TEST_CFLAGS)

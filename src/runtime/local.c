@@ -1,5 +1,6 @@
 /* local.c: StgLocalRuntime: slots, what they report, restarts with
- * back-off, the runtime operations, pre_update hooks, and adoption.
+ * back-off, the runtime operations and pre_update hooks (adoption is in
+ * adopt.c).
  *
  * Owns its slots and runs (run.c), a libsoup session for health checks, and
  * the listening sockets of hot-upgradable instances. Instance processes are
@@ -99,6 +100,50 @@ stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean cr
   return slot;
 }
 
+/* The slot's facts as the store keeps them: its runs (the one beside it
+ * too), their pids once known, and why the current one is stopping. */
+static gboolean
+save_facts (Slot *slot, GError **error)
+{
+  Run *r = slot->run, *n = slot->next;
+  StgInstanceRow facts = {
+    .instance_id = slot->key.instance,
+    .status = slot->status,
+    .run_id = r ? r->id : slot->run_seq,
+    .pid = r ? r->pid : 0,
+    .pid_start = r ? r->pid_start : 0,
+    .failure_count = (gint32) slot->failures,
+    .status_ms = slot->phase_since_ms,
+    .run_config_id = r ? r->config_id : 0,
+    .next_run_id = n ? n->id : 0,
+    .next_config_id = n ? n->config_id : 0,
+    .next_pid = n ? n->pid : 0,
+    .next_pid_start = n ? n->pid_start : 0,
+    .stop_reason = r ? (gint32) r->stopping : 0,
+  };
+  return stg_store_set_instance_facts (slot->rt->store, slot->key.job_id, &facts, error);
+}
+
+void
+stg_local_save (Slot *slot)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!save_facts (slot, &error))
+    g_warning ("runtime: cannot record instance %d of %s/%s/%s: %s", slot->key.instance,
+               slot->job->role, slot->job->environment, slot->job->name, error->message);
+}
+
+void
+stg_local_crash_point (StgLocalRuntime *rt, const gchar *name)
+{
+  if (rt->crash_at != NULL && g_str_equal (rt->crash_at, name))
+    {
+      g_message ("runtime: stopping dead at %s (STAGGER_TEST_CRASH_AT)", name);
+      _exit (99);
+    }
+}
+
 void
 stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint status,
                      const gchar *message)
@@ -111,17 +156,7 @@ stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint stat
   slot->config_id = config_id;
   slot->status = status;
   slot->phase_since_ms = now;
-  StgInstanceRow facts = {
-    .instance_id = slot->key.instance,
-    .status = status,
-    .run_id = slot->run_seq,
-    .pid = slot->run ? slot->run->pid : 0,
-    .pid_start = slot->run ? slot->run->pid_start : 0,
-    .failure_count = (gint32) slot->failures,
-    .status_ms = now,
-    .run_config_id = slot->run ? slot->run->config_id : 0,
-  };
-  if (!stg_store_set_instance_facts (rt->store, slot->key.job_id, &facts, &error) ||
+  if (!save_facts (slot, &error) ||
       !stg_store_add_task_event (rt->store, slot->key.job_id, slot->key.instance, now, status, message, &error))
     g_warning ("runtime: cannot record instance %d of %s/%s/%s: %s", slot->key.instance,
                slot->job->role, slot->job->environment, slot->job->name, error->message);
@@ -221,6 +256,7 @@ proceed_replace (Slot *slot, gint64 config, const StgTaskSpec *spec)
   g_autofree gchar *m = g_strdup_printf ("stopping version %d to start version %d", r->version,
                                          stg_store_config_version (rt->store, config));
   stg_local_set_phase (slot, STG_TASK_KILLING, r->config_id, API_SCHEDULE_STATUS_KILLING, m);
+  stg_local_crash_point (rt, "replace-stopping");
 }
 
 static void
@@ -450,6 +486,8 @@ local_free (StgRuntime *base)
   g_clear_handle_id (&rt->log_timer, g_source_remove);
   g_hash_table_unref (rt->slots);
   g_clear_pointer (&rt->specs, stg_spec_cache_free);
+  g_free (rt->mark_dir);
+  g_free (rt->crash_at);
   g_clear_object (&rt->session);
   stg_local_options_clear (&rt->options);
   g_free (rt);
@@ -505,70 +543,11 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->session = soup_session_new_with_options ("max-conns", 4096, "max-conns-per-host", 4,
                                                "proxy-resolver", NULL, NULL);
   rt->specs = stg_spec_cache_new (store);
+  rt->mark_dir = g_canonicalize_filename (options->data_dir, NULL);
+  rt->crash_at = g_strdup (g_getenv ("STAGGER_TEST_CRASH_AT"));
   rt->slots = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, NULL, slot_free);
   rt->log_timer = g_timeout_add_seconds (LOG_TRIM_S, on_log_timer, rt);
   return &rt->base;
-}
-
-/* ---- adoption --------------------------------------------------------------------- */
-
-gboolean
-stg_local_runtime_adopt (StgRuntime *base, GError **error)
-{
-  StgLocalRuntime *rt = (StgLocalRuntime *) base;
-  g_autoptr (GArray) rows = stg_store_list_all_instances (rt->store, error);
-
-  if (rows == NULL)
-    return FALSE;
-  for (guint i = 0; i < rows->len; i++)
-    {
-      StgSlotRow *s = &g_array_index (rows, StgSlotRow, i);
-      const StgInstanceRow *row = &s->row;
-      Slot *slot = stg_local_slot (rt, s->job_id, row->instance_id, TRUE);
-      g_autoptr (GError) local = NULL;
-
-      if (slot == NULL)
-        continue;
-      if (row->pid > 0 && stg_process_is ((GPid) row->pid, row->pid_start))
-        {
-          Run *run = stg_run_adopt (slot, row, &local);
-          if (run == NULL)
-            {
-              g_warning ("runtime: cannot adopt pid %" G_GINT64_FORMAT ": %s", row->pid, local->message);
-              continue;
-            }
-          g_autofree gchar *m = g_strdup_printf ("adopted by a new staggerd (pid %d)", (int) run->pid);
-          slot->healthy_since_ms = run->healthy_since_ms;
-          if (row->status == API_SCHEDULE_STATUS_KILLING)
-            {
-              /* A kill was under way: finish it. */
-              local_kill (base, s->job_id, row->instance_id, NULL);
-              continue;
-            }
-          stg_local_set_phase (slot, run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING, run->config_id,
-                               run->healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING, m);
-          continue;
-        }
-      if (row->pid > 0)
-        {
-          /* It died while no daemon watched it. */
-          stg_local_count_failure (slot);
-          stg_local_set_phase (slot, STG_TASK_FAILED, row->run_config_id ? row->run_config_id : row->config_id,
-                               API_SCHEDULE_STATUS_FAILED,
-                               "exited while staggerd was not running");
-          if (row->status == API_SCHEDULE_STATUS_KILLING)
-            {
-              stg_local_finish_removal (slot);
-              continue;
-            }
-          stg_local_after_exit (slot, NULL, FALSE, NULL);
-          continue;
-        }
-      if (row->status == API_SCHEDULE_STATUS_FINISHED)
-        continue;
-      stg_run_start_config (slot, row->config_id, FALSE, FALSE);
-    }
-  return TRUE;
 }
 
 GPid

@@ -51,6 +51,10 @@
 #include "runtime/spec_cache.h"
 #include "store/store.h"
 
+/* Every instance process carries STG_LOCAL_MARK=JOB:INSTANCE:RUN:DATADIR
+ * in its environment, so a restarted daemon finds it without its pid. */
+#define STG_LOCAL_MARK "STAGGER_RUN_MARK"
+
 typedef struct _Slot Slot;
 typedef struct _Run Run;
 
@@ -129,6 +133,8 @@ struct _StgLocalRuntime
   SoupSession *session;      /* health checks */
   StgSpecCache *specs;       /* parsed configs by config id */
   GHashTable *slots;         /* &slot->key -> Slot* (owned) */
+  gchar *mark_dir;           /* the data dir, absolute: instances' markers name it */
+  gchar *crash_at;           /* STAGGER_TEST_CRASH_AT (tests only), or NULL */
   guint log_timer;
 };
 
@@ -140,6 +146,14 @@ Slot *stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gbool
  * the slot's facts and announces the change. */
 void stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint status,
                           const gchar *message);
+
+/* Saves the slot's facts (runs, pids, why it stops) without an event: the
+ * intent, written before acting on it. */
+void stg_local_save (Slot *slot);
+
+/* Test hook: _exit here when STAGGER_TEST_CRASH_AT names @name (read once
+ * when the runtime is made; inert when unset). */
+void stg_local_crash_point (StgLocalRuntime *rt, const gchar *name);
 
 /* Counts a failed run of the slot (saved with the next phase change). */
 void stg_local_count_failure (Slot *slot);
@@ -162,8 +176,18 @@ Run *stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboole
  * config that cannot be loaded or parsed counts as a failed start). */
 Run *stg_run_start_config (Slot *slot, gint64 config_id, gboolean beside, gboolean from_update);
 
-/* Adopts a process that outlived the previous daemon. */
-Run *stg_run_adopt (Slot *slot, const StgInstanceRow *row, GError **error);
+/* What a restarted daemon knows of a process it adopts. */
+typedef struct
+{
+  gint64 run_id;
+  gint64 config_id;
+  gint64 pid;
+  gint64 pid_start;
+  gint64 healthy_since_ms;   /* 0: not known to be healthy */
+} StgRunFacts;
+
+/* Adopts a process that outlived the previous daemon, as slot->run. */
+Run *stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error);
 
 /* Asks a run to stop: SIGTERM to its group, SIGKILL after its stop timeout. */
 void stg_run_stop (Run *run);

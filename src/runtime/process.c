@@ -89,6 +89,75 @@ stg_process_signal_group (GPid pid, gint sig)
     kill (-pid, sig);
 }
 
+void
+stg_marked_process_free (StgMarkedProcess *p)
+{
+  if (p == NULL)
+    return;
+  g_free (p->mark);
+  g_free (p);
+}
+
+/* The session id of @pid (field 6 of /proc/PID/stat), or -1. */
+static gint64
+session_of (const gchar *pid)
+{
+  g_autofree gchar *path = g_strdup_printf ("/proc/%s/stat", pid);
+  g_autofree gchar *text = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return -1;
+  const gchar *p = strrchr (text, ')');
+  if (p == NULL)
+    return -1;
+  g_auto (GStrv) f = g_strsplit (p + 2, " ", 6);
+  return g_strv_length (f) >= 5 ? g_ascii_strtoll (f[3], NULL, 10) : -1;
+}
+
+/* The value of @prefix ("NAME=") in /proc/@pid/environ, or NULL. */
+static gchar *
+environ_value (const gchar *pid, const gchar *prefix)
+{
+  g_autofree gchar *path = g_strdup_printf ("/proc/%s/environ", pid);
+  g_autofree gchar *text = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (path, &text, &len, NULL))
+    return NULL;
+  for (gsize at = 0; at < len; at += strlen (text + at) + 1)
+    if (g_str_has_prefix (text + at, prefix))
+      return g_strdup (text + at + strlen (prefix));
+  return NULL;
+}
+
+GPtrArray *
+stg_process_find_marked (const gchar *name)
+{
+  GPtrArray *found = g_ptr_array_new_with_free_func ((GDestroyNotify) stg_marked_process_free);
+  g_autoptr (GDir) dir = g_dir_open ("/proc", 0, NULL);
+  g_autofree gchar *prefix = g_strconcat (name, "=", NULL);
+  const gchar *entry;
+
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    {
+      if (!g_ascii_isdigit (entry[0]))
+        continue;
+      GPid pid = (GPid) g_ascii_strtoll (entry, NULL, 10);
+      if (session_of (entry) != pid)
+        continue;
+      g_autofree gchar *mark = environ_value (entry, prefix);
+      gint64 start = mark != NULL ? stg_process_start_time (pid) : -1;
+      if (start < 0)
+        continue;
+      StgMarkedProcess *p = g_new0 (StgMarkedProcess, 1);
+      p->pid = pid;
+      p->start_time = start;
+      p->mark = g_steal_pointer (&mark);
+      g_ptr_array_add (found, p);
+    }
+  return found;
+}
+
 /* Writes @v in decimal to @buf (async-signal-safe). */
 static void
 put_number (gchar *buf, long v)

@@ -44,6 +44,10 @@ environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports, gchar **
   env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
   env = g_environ_setenv (env, "STAGGER_VERSION_ALT", alt, TRUE);
   env = g_environ_setenv (env, "STAGGER_SANDBOX", run->sandbox, TRUE);
+  g_autofree gchar *mark = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT ":%s",
+                                            slot->key.job_id, slot->key.instance, run->id,
+                                            slot->rt->mark_dir);
+  env = g_environ_setenv (env, STG_LOCAL_MARK, mark, TRUE);
   for (guint i = 0; port_names[i] != NULL; i++)
     {
       g_autofree gchar *var = g_ascii_strup (port_names[i], -1);
@@ -594,6 +598,23 @@ launch_sockets (Run *run, Launch *l, gboolean beside, GError **error)
   return TRUE;
 }
 
+/* Writes the intent before the fork: "starting run R of slot S (beside
+ * run Q)", so a daemon that dies before it records the pid knows which
+ * marked process to look for. Always TRUE (a store failure is logged). */
+static gboolean
+launch_intent (Run *run, gboolean beside)
+{
+  Slot *slot = run->slot;
+
+  if (beside)
+    slot->next = run;
+  else
+    slot->run = run;
+  stg_local_save (slot);
+  stg_local_crash_point (slot->rt, beside ? "beside-intent" : "intent");
+  return TRUE;
+}
+
 /* Forks and execs the process, output appended to the sandbox's files. */
 static gboolean
 launch_spawn (Run *run, Launch *l, GError **error)
@@ -654,17 +675,18 @@ stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean fr
       };
     }
   if (run == NULL || !launch_argv (run, &l, beside, &error) || !launch_sockets (run, &l, beside, &error)
-      || !launch_spawn (run, &l, &error))
+      || !launch_intent (run, beside) || !launch_spawn (run, &l, &error))
     {
       launch_clear (&l);
+      if (run != NULL && slot->run == run)
+        slot->run = NULL;
+      if (run != NULL && slot->next == run)
+        slot->next = NULL;
       stg_run_free (run);
       return start_failed (slot, spec->config_id, error->message);
     }
+  stg_local_crash_point (rt, beside ? "beside-spawned" : "spawned");
   gint alt = beside && slot->run != NULL ? slot->run->version : 0;
-  if (beside)
-    slot->next = run;
-  else
-    slot->run = run;
   launch_watch (run, &l, beside);
   launch_clear (&l);              /* the child holds the probe socket now */
 
@@ -691,10 +713,10 @@ stg_run_start_config (Slot *slot, gint64 config_id, gboolean beside, gboolean fr
 /* ---- adopting ---------------------------------------------------------------------- */
 
 Run *
-stg_run_adopt (Slot *slot, const StgInstanceRow *row, GError **error)
+stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
 {
   StgLocalRuntime *rt = slot->rt;
-  gint64 config_id = row->run_config_id ? row->run_config_id : row->config_id;
+  gint64 config_id = row->config_id;
   const StgTaskSpec *spec = stg_spec_cache_get (rt->specs, config_id, error);
   if (spec == NULL)
     return NULL;
@@ -740,9 +762,9 @@ stg_run_adopt (Slot *slot, const StgInstanceRow *row, GError **error)
         }
     }
 
-  gboolean healthy = row->status == API_SCHEDULE_STATUS_RUNNING;
+  gboolean healthy = row->healthy_since_ms > 0;
   run->healthy = healthy;
-  run->healthy_since_ms = healthy ? row->status_ms : 0;
+  run->healthy_since_ms = row->healthy_since_ms;
   gint hport = health_port (ports, names);
   g_autofree gchar *url = g_strdup_printf ("http://%s:%d%s", rt->options.bind, hport,
                                            run->spec->health.endpoint ? run->spec->health.endpoint : "/");

@@ -1,0 +1,181 @@
+/* crash_test.c: staggerd dying at the worst moments of a rollout (issue
+ * "crash safety of instances"). A test hook (STAGGER_TEST_CRASH_AT=name)
+ * makes the daemon _exit at a named point; a new daemon then has to find
+ * every process the old one made, keep one process per instance with its
+ * pid recorded, and bring the update to the end it would have reached
+ * without the crash. Ports 40000-40999. */
+#include "config.h"
+
+#include <check.h>
+#include <signal.h>
+#include <string.h>
+
+#include "rollout.h"
+#include "runtime/process.h"
+
+#define PORT_RANGE "--port-range=40000-40999"
+
+static gchar *dir;
+
+static void
+setup (void)
+{
+  dir = stg_test_tmpdir ();
+}
+
+static void
+teardown (void)
+{
+  g_unsetenv ("STAGGER_TEST_CRASH_AT");
+  stg_test_rmtree (dir);
+  g_clear_pointer (&dir, g_free);
+}
+
+static gboolean
+daemon_gone (gpointer data)
+{
+  StgTestDaemon *d = data;
+  return g_subprocess_get_identifier (d->process) == NULL;
+}
+
+/* Starts staggerd set to die at @point. */
+static StgTestDaemon *
+start_doomed (const gchar *point)
+{
+  g_setenv ("STAGGER_TEST_CRASH_AT", point, TRUE);
+  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  g_unsetenv ("STAGGER_TEST_CRASH_AT");
+  return d;
+}
+
+/* Waits for @d to die at its crash point, then frees it. */
+static void
+wait_crash (StgTestDaemon *d)
+{
+  ck_assert_msg (stg_test_wait (daemon_gone, d, 60000), "staggerd did not reach its crash point");
+  ck_assert (g_subprocess_get_if_exited (d->process));
+  ck_assert_int_eq (g_subprocess_get_exit_status (d->process), 99);
+  g_clear_object (&d->process);
+  stg_test_daemon_free (d);
+}
+
+/* The pids of this data dir's instance processes for instance @i of any
+ * job (every session leader carrying the runtime's marker). */
+static GArray *
+marked_pids (gint i)
+{
+  g_autofree gchar *canon = g_canonicalize_filename (dir, NULL);
+  g_autoptr (GPtrArray) all = stg_process_find_marked ("STAGGER_RUN_MARK");
+  GArray *pids = g_array_new (FALSE, FALSE, sizeof (gint));
+
+  for (guint k = 0; k < all->len; k++)
+    {
+      StgMarkedProcess *p = all->pdata[k];
+      g_auto (GStrv) parts = g_strsplit (p->mark, ":", 4);
+      if (g_strv_length (parts) == 4 && g_str_equal (parts[3], canon) && atoi (parts[1]) == i)
+        g_array_append_val (pids, p->pid);
+    }
+  return pids;
+}
+
+/* After the rollout: every instance is one process, the one recorded,
+ * running config version @version, never counted as failed. */
+static void
+assert_one_each (StgTestDaemon *d, gint count, gint version)
+{
+  stg_rollout_wait_running (d, "web", count, version);
+  GArray *now = stg_rollout_instances (d, "web");
+  for (gint i = 0; i < count; i++)
+    {
+      StgRolloutInstance *a = &g_array_index (now, StgRolloutInstance, i);
+      g_autoptr (GArray) pids = marked_pids (i);
+      ck_assert_msg (pids->len == 1, "instance %d has %u processes", i, pids->len);
+      ck_assert_int_eq (g_array_index (pids, gint, 0), a->pid);
+      ck_assert_int_eq (a->failures, 0);
+    }
+  stg_rollout_instances_free (now);
+}
+
+/* A job of @count instances of version 1 (@extra: more executor JSON),
+ * then a daemon that dies at @point during the update to version 2, then
+ * one that finishes it. */
+static void
+crash_during_update (const gchar *point, gint count, const gchar *extra)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, extra);
+  stg_rollout_create_job (d, "web", count, v1);
+  stg_rollout_wait_running (d, "web", count, 1);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+
+  d = start_doomed (point);
+  g_autofree gchar *more = g_strdup_printf ("%s, \"env\": {\"GREETING\": \"v2\"}", extra ? extra : "");
+  g_autofree gchar *v2 = stg_rollout_server_data (NULL, more);
+  /* The daemon may die before it answers. */
+  g_autoptr (ApiJobUpdateKey) sent = stg_rollout_try_start_update (d, "web", count, v2, 1, 300, NULL);
+  wait_crash (d);
+
+  d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  g_autoptr (ApiJobUpdateKey) key = stg_rollout_only_update (d);
+  ck_assert_int_eq (stg_rollout_wait_terminal (d, key), API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  assert_one_each (d, count, 2);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+
+/* Cause 2: the process runs, its pid is not stored yet. */
+START_TEST (crash_after_fork_before_pid)
+{
+  crash_during_update ("spawned", 2, NULL);
+}
+END_TEST
+
+/* The intent is written, the fork not made: nothing to find, no failure. */
+START_TEST (crash_after_intent_before_fork)
+{
+  crash_during_update ("intent", 2, NULL);
+}
+END_TEST
+
+/* Cause 3: a replace stopping the old version is not a kill. */
+START_TEST (crash_during_replace)
+{
+  crash_during_update ("replace-stopping", 2, NULL);
+}
+END_TEST
+
+/* Cause 1: a hot upgrade's new process started beside the old one. */
+START_TEST (crash_during_hot_upgrade)
+{
+  crash_during_update ("beside-spawned", 2, ", \"hot_upgrade\": true");
+}
+END_TEST
+
+static Suite *
+crash_suite (void)
+{
+  Suite *s = suite_create ("crash");
+  TCase *tc = tcase_create ("points");
+
+  tcase_set_timeout (tc, 240);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, crash_after_fork_before_pid);
+  tcase_add_test (tc, crash_after_intent_before_fork);
+  tcase_add_test (tc, crash_during_replace);
+  tcase_add_test (tc, crash_during_hot_upgrade);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  gchar *scope = stg_test_scope_begin ();
+  SRunner *sr = srunner_create (crash_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  stg_test_scope_end (scope);
+  return failed == 0 ? 0 : 1;
+}
