@@ -124,3 +124,9 @@ tests_fuzz_fuzz_dispatch_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
 tests_fuzz_fuzz_dispatch_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 TESTS += tests/fuzz_test.sh
 EXTRA_DIST += tests/fuzz_test.sh tests/fuzz/replay.c tests/fuzz/corpus
+
+# `make soak`: the random kill test of crash_test with 200 kills of
+# staggerd instead of 20; figures go in RELIABILITY.md.
+soak: all tests/crash_test$(EXEEXT)
+	STAGGER_KILLS=200 CK_RUN_CASE=random G_SLICE=always-malloc tests/crash_test$(EXEEXT)
+.PHONY: soak

@@ -59,12 +59,7 @@ slot_free (gpointer data)
   /* Runs are forgotten, not killed: their processes outlive us. */
   stg_run_free (slot->run);
   stg_run_free (slot->next);
-  if (slot->sockets != NULL)
-    {
-      for (guint i = 0; i < slot->sockets->len; i++)
-        close (g_array_index (slot->sockets, gint, i));
-      g_array_unref (slot->sockets);
-    }
+  stg_local_close_sockets (slot);
   g_clear_object (&slot->job);
   g_free (slot);
 }
@@ -163,6 +158,16 @@ stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint stat
   g_debug ("runtime: %s/%s/%s/%d: %s (%s)", slot->job->role, slot->job->environment,
            slot->job->name, slot->key.instance, stg_task_phase_name (phase), message ? message : "");
   stg_runtime_notify_later (&rt->base, slot->key.job_id, slot->key.instance);
+}
+
+void
+stg_local_close_sockets (Slot *slot)
+{
+  if (slot->sockets == NULL)
+    return;
+  for (guint i = 0; i < slot->sockets->len; i++)
+    close (g_array_index (slot->sockets, gint, i));
+  g_clear_pointer (&slot->sockets, g_array_unref);
 }
 
 void

@@ -155,6 +155,10 @@ void stg_local_save (Slot *slot);
  * when the runtime is made; inert when unset). */
 void stg_local_crash_point (StgLocalRuntime *rt, const gchar *name);
 
+/* Closes the listening sockets the runtime holds for a hot-upgradable
+ * slot (when a run that binds its own ports replaces it, or the slot goes). */
+void stg_local_close_sockets (Slot *slot);
+
 /* Counts a failed run of the slot (saved with the next phase change). */
 void stg_local_count_failure (Slot *slot);
 

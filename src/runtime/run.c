@@ -551,9 +551,7 @@ slot_sockets (Slot *slot, GHashTable *ports, gchar **names, GError **error)
       gint fd = stg_local_listen (slot->rt, GPOINTER_TO_INT (g_hash_table_lookup (ports, names[i])), error);
       if (fd < 0)
         {
-          for (guint j = 0; j < slot->sockets->len; j++)
-            close (g_array_index (slot->sockets, gint, j));
-          g_clear_pointer (&slot->sockets, g_array_unref);
+          stg_local_close_sockets (slot);
           return FALSE;
         }
       g_array_append_val (slot->sockets, fd);
@@ -571,6 +569,8 @@ launch_sockets (Run *run, Launch *l, gboolean beside, GError **error)
   Slot *slot = run->slot;
 
   l->fds = g_array_new (FALSE, FALSE, sizeof (gint));
+  if (!run->spec->hot_upgrade && !beside)
+    stg_local_close_sockets (slot);     /* it binds its ports itself */
   if (run->spec->hot_upgrade)
     {
       if (!slot_sockets (slot, l->ports, run->task->port_names, error))
