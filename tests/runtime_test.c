@@ -38,12 +38,30 @@ on_notice (gpointer data, gint64 job_id, gint32 instance)
   fx.notices++;
 }
 
+/* (Re)makes the fixture's runtime with ports @min-@max. */
+static void
+make_runtime (gint min, gint max)
+{
+  g_autoptr (GError) error = NULL;
+  StgLocalOptions o;
+
+  g_clear_pointer (&fx.rt, stg_runtime_free);
+  stg_local_options_init (&o);
+  g_free (o.data_dir);
+  o.data_dir = g_strdup (fx.dir);
+  o.port_min = min;
+  o.port_max = max;
+  fx.rt = stg_local_runtime_new (fx.store, fx.clock, &o, &error);
+  stg_local_options_clear (&o);
+  ck_assert_msg (fx.rt != NULL, "runtime: %s", error ? error->message : "");
+  stg_runtime_set_listener (fx.rt, on_notice, NULL);
+}
+
 static void
 setup (void)
 {
   g_autoptr (GError) error = NULL;
   g_autofree gchar *db = NULL;
-  StgLocalOptions o;
 
   memset (&fx, 0, sizeof fx);
   fx.dir = stg_test_tmpdir ();
@@ -51,15 +69,7 @@ setup (void)
   fx.store = stg_store_open (db, &error);
   ck_assert_ptr_nonnull (fx.store);
   fx.clock = stg_clock_new_real ();
-  stg_local_options_init (&o);
-  g_free (o.data_dir);
-  o.data_dir = g_strdup (fx.dir);
-  o.port_min = 30000;
-  o.port_max = 30999;
-  fx.rt = stg_local_runtime_new (fx.store, fx.clock, &o, &error);
-  stg_local_options_clear (&o);
-  ck_assert_msg (fx.rt != NULL, "runtime: %s", error ? error->message : "");
-  stg_runtime_set_listener (fx.rt, on_notice, NULL);
+  make_runtime (30000, 30999);
 }
 
 static void
@@ -797,6 +807,42 @@ START_TEST (hot_upgrade_keeps_every_connection)
 }
 END_TEST
 
+/* A hot-upgradable `command` (run through /bin/sh -c) gets its sockets:
+ * LISTEN_PID names the program, not a shell around it. */
+START_TEST (hot_upgrade_with_a_command)
+{
+  make_runtime (40000, 40099);
+  g_autofree gchar *bin = server ();
+  g_autofree gchar *v1 = g_strdup_printf ("{\"command\": \"%s --port {{ports[http]}}\", \"hot_upgrade\": true,"
+                                          " \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
+                                          " \"initial_interval_secs\": 2, \"interval_secs\": 0.05}}", bin);
+  g_autoptr (ApiTaskConfig) t1 = config ("hotcmd", v1, "http", TRUE);
+  gint64 c1;
+  gint64 job = make_job (t1, 1, &c1);
+  apply (job, 0, c1);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 0, 10000);
+  gint pid1 = pid_of (job, 0);
+  g_autofree gchar *listen_pid = stg_test_process_env (pid1, "LISTEN_PID");
+  g_autofree gchar *expect = g_strdup_printf ("%d", pid1);
+  ck_assert_str_eq (listen_pid, expect);
+  ck_assert_int_eq (observe (job, 0).failures, 0);
+
+  /* Version 2 starts beside it on the same socket and takes over. */
+  g_autofree gchar *v2 = g_strdup_printf ("{\"command\": \"%s --port {{ports[http]}}\", \"hot_upgrade\": true,"
+                                          " \"env\": {\"V\": \"2\"}, \"health_check\": {\"http\":"
+                                          " {\"endpoint\": \"/health\"}, \"initial_interval_secs\": 2,"
+                                          " \"interval_secs\": 0.05}}", bin);
+  g_autoptr (ApiTaskConfig) t2 = config ("hotcmd", v2, "http", TRUE);
+  gint64 c2 = add_config (t2);
+  apply (job, 0, c2);
+  wait_for (job, 0, STG_TASK_RUNNING, c2, 0, 10000);
+  ck_assert_int_ne (pid_of (job, 0), pid1);
+  ck_assert_int_eq (observe (job, 0).failures, 0);
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_nonnull (strstr (ev, "hot upgrade done"));
+}
+END_TEST
+
 static Suite *
 runtime_suite (void)
 {
@@ -825,6 +871,7 @@ runtime_suite (void)
   tcase_add_test (tc, post_update_hook);
   CASE ("hot");
   tcase_add_test (tc, hot_upgrade_keeps_every_connection);
+  tcase_add_test (tc, hot_upgrade_with_a_command);
 #undef CASE
   return s;
 }

@@ -505,6 +505,21 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
   return run;
 }
 
+/* A `command` that is one simple command (no ; & | ( ) ` $( or newline):
+ * the shell execs it, so the program keeps the shell's pid, and
+ * LISTEN_PID (set to that pid) names the program for socket activation. */
+static gchar *
+shell_command (const gchar *command)
+{
+  const gchar *p = command;
+
+  while (g_ascii_isspace (*p))
+    p++;
+  if (g_str_has_prefix (p, "exec ") || strpbrk (p, ";&|()`\n") != NULL || strstr (p, "$(") != NULL)
+    return g_strdup (command);
+  return g_strconcat ("exec ", p, NULL);
+}
+
 /* The environment, working directory and argv, templates expanded. */
 static gboolean
 launch_argv (Run *run, Launch *l, gboolean beside, GError **error)
@@ -521,12 +536,13 @@ launch_argv (Run *run, Launch *l, gboolean beside, GError **error)
   if (l->cwd == NULL)
     return FALSE;
   l->argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree gchar *exec_command = spec->command ? shell_command (spec->command) : NULL;
   if (spec->command != NULL)
     {
       g_ptr_array_add (l->argv, g_strdup ("/bin/sh"));
       g_ptr_array_add (l->argv, g_strdup ("-c"));
     }
-  gchar *command[] = { spec->command, NULL };
+  gchar *command[] = { exec_command, NULL };
   gchar **words = spec->command != NULL ? command : spec->argv;
   for (guint i = 0; words[i] != NULL; i++)
     {
