@@ -14,9 +14,11 @@ STG_CHECK_SUITES = \
 	tests/daemon_test \
 	tests/webui_test \
 	tests/engine_test \
+	tests/engine_control_test \
 	tests/engine_recover_test \
 	tests/runtime_test \
 	tests/runtime_daemon_test \
+	tests/crash_test \
 	tests/browser_test \
 	tests/cross_site_test
 
@@ -55,6 +57,10 @@ tests_engine_test_SOURCES = tests/engine_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_test_LDADD = $(STG_TEST_LDADD)
 
+tests_engine_control_test_SOURCES = tests/engine_control_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_control_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_control_test_LDADD = $(STG_TEST_LDADD)
+
 tests_engine_recover_test_SOURCES = tests/engine_recover_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_recover_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_recover_test_LDADD = $(STG_TEST_LDADD)
@@ -69,6 +75,9 @@ tests_runtime_daemon_test_SOURCES = tests/runtime_daemon_test.c $(STG_ROLLOUT)
 tests_runtime_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_daemon_test_LDADD = $(STG_TEST_LDADD)
 
+tests_crash_test_SOURCES = tests/crash_test.c $(STG_ROLLOUT)
+tests_crash_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_crash_test_LDADD = $(STG_TEST_LDADD)
 tests_cross_site_test_SOURCES = tests/cross_site_test.c tests/browser_env.c tests/browser_env.h
 tests_cross_site_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_cross_site_test_LDADD = $(STG_TEST_LDADD)
@@ -135,3 +144,9 @@ tests_fuzz_fuzz_webui_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
 tests_fuzz_fuzz_webui_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 TESTS += tests/fuzz_test.sh
 EXTRA_DIST += tests/fuzz_test.sh tests/fuzz/replay.c tests/fuzz/corpus
+
+# `make soak`: the random kill test of crash_test with 200 kills of
+# staggerd instead of 20; figures go in RELIABILITY.md.
+soak: all tests/crash_test$(EXEEXT)
+	STAGGER_KILLS=200 CK_RUN_CASE=random G_SLICE=always-malloc tests/crash_test$(EXEEXT)
+.PHONY: soak

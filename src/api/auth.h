@@ -81,7 +81,4 @@ gchar *stg_auth_hash_password (const gchar *password, GError **error);
 /* A new token digest of @token ("token:SALT:DIGEST"), for [users]. */
 gchar *stg_auth_hash_token (const gchar *token, GError **error);
 
-/* Whether Thrift method @name only reads. */
-gboolean stg_auth_method_is_read_only (const gchar *name);
-
 G_END_DECLS
