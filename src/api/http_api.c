@@ -64,7 +64,7 @@ caller_for (Api *api, StgHttpRequest *request, gchar **user, gchar **why)
       const gchar *claimed = stg_http_request_header (request, STG_HTTP_API_USER_HEADER);
       if (claimed != NULL && claimed_user_valid (claimed))
         *user = g_strdup_printf ("%s (unauthenticated)", claimed);
-      return (StgCaller) { .access = STG_ACCESS_WRITE, .user = *user };
+      return (StgCaller){ .access = STG_ACCESS_WRITE, .user = *user };
     }
   *user = stg_auth_check_header (api->auth, stg_http_request_header (request, "Authorization"),
                                  stg_http_request_peer (request), &error);

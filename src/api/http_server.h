@@ -79,7 +79,6 @@ void stg_http_server_set_gate (StgHttpServer *server, StgHttpGate gate, GDestroy
 /* Lets a request the gate parked go on to its route (main loop). */
 void stg_http_request_resume (StgHttpRequest *request);
 
-
 /* The request's method ("GET", "POST", ...) and path (without the query). */
 const gchar *stg_http_request_method (StgHttpRequest *request);
 const gchar *stg_http_request_path (StgHttpRequest *request);

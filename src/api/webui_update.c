@@ -227,7 +227,8 @@ add_progress (JsonBuilder *b, const StgUpdateRow *row, const StgUpdateProgress *
   for (guint i = 0; i < p->in_flight->len; i++)
     json_builder_add_int_value (b, g_array_index (p->in_flight, gint32, i));
   json_builder_end_array (b);
-  gint64 elapsed = (stg_update_status_is_active (row->status) ? now : row->modified_ms) - row->created_ms;
+  gint64 elapsed = (stg_update_status_is_active (row->status) ? now : row->modified_ms) -
+                   row->created_ms;
   member_int (b, "elapsed_ms", elapsed);
   json_builder_set_member_name (b, "eta_ms");
   if (p->done > 0 && p->total > p->done && stg_update_status_is_active (row->status))

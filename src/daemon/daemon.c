@@ -405,7 +405,8 @@ open_core (StgDaemon *d, GError **error)
   limits.max_instances = d->settings.max_instances;
   d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
   /* Instances first (adopted, or reported dead), then the updates over them. */
-  return (g_str_equal (d->settings.runtime, "simulated") || stg_local_runtime_adopt (d->runtime, error)) &&
+  return (g_str_equal (d->settings.runtime, "simulated") ||
+          stg_local_runtime_adopt (d->runtime, error)) &&
          stg_engine_recover (d->engine, error);
 }
 
@@ -456,8 +457,12 @@ start_http (StgDaemon *d, GError **error)
   stg_http_server_route (d->http, "/health", route_health, d);
   d->api = stg_http_api_new (d->http, d->dispatch, d->auth);
   StgWebUiContext ui = {
-    .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
-    .assets_dir = d->settings.webui_dir, .auth = d->auth,
+    .store = d->store,
+    .engine = d->engine,
+    .clock = d->clock,
+    .cluster = d->settings.cluster,
+    .assets_dir = d->settings.webui_dir,
+    .auth = d->auth,
   };
   d->webui = stg_webui_new (d->http, &ui);
   return TRUE;
@@ -472,12 +477,15 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   if (!open_core (d, error))
     goto fail;
   StgHandlerContext ctx = {
-    .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
+    .store = d->store,
+    .engine = d->engine,
+    .clock = d->clock,
+    .cluster = d->settings.cluster,
   };
   d->handler = stg_handler_new (&ctx);
   d->dispatch = stg_dispatch_new (d->handler, (gsize) d->settings.max_frame);
-  d->auth = stg_auth_new (d->settings.users, d->settings.read_requires_auth, d->settings.tcp_trusted,
-                          error);
+  d->auth = stg_auth_new (d->settings.users, d->settings.read_requires_auth,
+                          d->settings.tcp_trusted, error);
   /* What unfinished requests hold, on both ports together. */
   d->budget.max = MAX ((gsize) STG_DAEMON_BUFFERED_MAX, (gsize) d->settings.max_frame);
   if (d->auth == NULL || !start_tcp (d, error) || !start_http (d, error))

@@ -117,8 +117,8 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       "Serve HTTP (the web UI, /health) on PORT; 0 picks a free port (default: 8081)", "PORT" },
     { "thrift-port", 0, 0, G_OPTION_ARG_INT, &o->thrift_port,
       "Serve framed binary Thrift on PORT; 0 picks a free port (default: 8082)", "PORT" },
-    { "cluster", 0, 0, G_OPTION_ARG_STRING, &o->cluster,
-      "Name this cluster (default: local)", "NAME" },
+    { "cluster", 0, 0, G_OPTION_ARG_STRING, &o->cluster, "Name this cluster (default: local)",
+      "NAME" },
     { "max-frame-size", 0, 0, G_OPTION_ARG_INT64, &o->max_frame,
       "Close Thrift connections that send a frame over BYTES (default: 16777216)", "BYTES" },
     { "ready-file", 0, 0, G_OPTION_ARG_FILENAME, &o->ready_file,
@@ -127,11 +127,12 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       "Give instances' named ports from MIN-MAX (default: 20000-29999)", "MIN-MAX" },
     { "runtime", 0, 0, G_OPTION_ARG_STRING, &o->runtime,
       "Run instances with NAME: local (processes on this host, the default) or simulated "
-      "(no processes: instances are healthy at once; for benchmarks)", "NAME" },
+      "(no processes: instances are healthy at once; for benchmarks)",
+      "NAME" },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert,
       "Serve HTTPS with this PEM certificate (with --tls-key)", "FILE" },
-    { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key,
-      "The PEM private key of --tls-cert", "FILE" },
+    { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "The PEM private key of --tls-cert",
+      "FILE" },
     { "hash-password", 0, 0, G_OPTION_ARG_NONE, &o->hash_password,
       "Read a password on standard input (not echoed), print its hash for [users], and exit",
       NULL },
@@ -146,7 +147,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("- the Stagger rolling update scheduler");
 
-  *o = (Options) { .http_port = -1, .thrift_port = -1, .max_frame = -1 };
+  *o = (Options){ .http_port = -1, .thrift_port = -1, .max_frame = -1 };
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
       "staggerd keeps jobs and their rolling updates in SQLite, runs their instances as\n"
@@ -156,7 +157,8 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     return FALSE;
   if (*argc > 1)
     {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'", (*argv)[1]);
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'",
+                   (*argv)[1]);
       return FALSE;
     }
   return TRUE;
@@ -202,8 +204,8 @@ load_settings (StgDaemonSettings *settings, Options *o, GError **error)
     settings->thrift_port = o->thrift_port;
   if (o->max_frame != -1)
     settings->max_frame = o->max_frame;
-  if (settings->http_port < 0 || settings->http_port > 65535 ||
-      settings->thrift_port < 0 || settings->thrift_port > 65535)
+  if (settings->http_port < 0 || settings->http_port > 65535 || settings->thrift_port < 0 ||
+      settings->thrift_port > 65535)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                    "ports must be between 0 and 65535");
