@@ -2,7 +2,7 @@
 # Each suite is a program; `make check` runs them all in parallel.
 
 check_LIBRARIES = libstg_testutil.a
-libstg_testutil_a_SOURCES = tests/testutil.c tests/testutil.h
+libstg_testutil_a_SOURCES = tests/testutil.c tests/testutil.h tests/pgtest.c tests/pgtest.h
 libstg_testutil_a_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 STG_TEST_LDADD = libstg_testutil.a $(STG_CORE_LIBS) $(CHECK_LIBS) $(STG_LIBS)
@@ -17,7 +17,8 @@ STG_CHECK_SUITES = \
 	tests/engine_recover_test \
 	tests/runtime_test \
 	tests/runtime_daemon_test \
-	tests/browser_test
+	tests/browser_test \
+	tests/ha_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
 TESTS += $(STG_CHECK_SUITES) tests/man_test.sh
@@ -70,6 +71,10 @@ tests_runtime_daemon_test_LDADD = $(STG_TEST_LDADD)
 tests_browser_test_SOURCES = tests/browser_test.c $(STG_ROLLOUT)
 tests_browser_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_browser_test_LDADD = $(STG_TEST_LDADD)
+
+tests_ha_test_SOURCES = tests/ha_test.c
+tests_ha_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_ha_test_LDADD = $(STG_TEST_LDADD)
 
 tests_webui_test_SOURCES = tests/webui_test.c
 tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)
