@@ -35,8 +35,12 @@ typedef struct _StgStore StgStore;
 /* ---- opening, transactions -------------------------------------------- */
 
 /* Opens (creating if needed) the database at @path (":memory:" works) and
- * applies pending migrations, each in its own transaction. */
+ * applies pending migrations, each in its own transaction. @path may also
+ * be a PostgreSQL URL (postgresql://...) or libpq conninfo (host=...). */
 StgStore *stg_store_open (const gchar *path, GError **error);
+
+/* TRUE when @location names a PostgreSQL database, not a SQLite file. */
+gboolean stg_store_is_postgresql (const gchar *location);
 void stg_store_close (StgStore *store);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgStore, stg_store_close)
 
