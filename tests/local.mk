@@ -72,7 +72,7 @@ tests_browser_test_SOURCES = tests/browser_test.c $(STG_ROLLOUT)
 tests_browser_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_browser_test_LDADD = $(STG_TEST_LDADD)
 
-tests_ha_test_SOURCES = tests/ha_test.c
+tests_ha_test_SOURCES = tests/ha_test.c $(STG_ROLLOUT)
 tests_ha_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_ha_test_LDADD = $(STG_TEST_LDADD)
 

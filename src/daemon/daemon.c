@@ -91,6 +91,7 @@ void
 stg_daemon_settings_clear (StgDaemonSettings *settings)
 {
   g_clear_pointer (&settings->data_dir, g_free);
+  g_clear_pointer (&settings->store, g_free);
   g_clear_pointer (&settings->bind, g_free);
   g_clear_pointer (&settings->cluster, g_free);
   g_clear_pointer (&settings->ready_file, g_free);
@@ -228,6 +229,11 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       g_prefix_error (error, "%s: ", path);
       return FALSE;
     }
+  if (g_key_file_has_key (kf, "store", "url", NULL))
+    {
+      g_free (settings->store);
+      settings->store = g_key_file_get_string (kf, "store", "url", NULL);
+    }
   if (range != NULL && !stg_daemon_settings_port_range (settings, range, error))
     {
       g_prefix_error (error, "%s: [staggerd] port_range: ", path);
@@ -290,6 +296,7 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   g_autofree gchar *db = NULL;
 
   d->settings.data_dir = g_strdup (settings->data_dir);
+  d->settings.store = g_strdup (settings->store);
   d->settings.bind = g_strdup (settings->bind);
   d->settings.http_port = settings->http_port;
   d->settings.thrift_port = settings->thrift_port;
@@ -316,7 +323,16 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
                    g_strerror (saved));
       goto fail;
     }
-  db = g_build_filename (d->settings.data_dir, "stagger.db", NULL);
+  /* The default store is SQLite in the data directory; --store or
+   * [store] url names a PostgreSQL database instead. */
+  db = d->settings.store != NULL ? g_strdup (d->settings.store)
+                                 : g_build_filename (d->settings.data_dir, "stagger.db", NULL);
+  if (d->settings.store != NULL && !stg_store_is_postgresql (db))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--store takes a PostgreSQL URL (postgresql://...) or conninfo (host=...)");
+      goto fail;
+    }
   d->store = stg_store_open (db, error);
   if (d->store == NULL)
     goto fail;

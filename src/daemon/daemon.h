@@ -32,6 +32,7 @@ typedef struct
   gboolean read_requires_auth;
   gboolean tcp_trusted;     /* with users: TCP may change jobs too */
   gint max_instances;       /* per job; default 100000 */
+  gchar *store;             /* (nullable) PostgreSQL URL or conninfo; NULL: SQLite in data_dir */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);

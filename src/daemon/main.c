@@ -54,7 +54,7 @@ main (int argc, char **argv)
 {
   g_autofree gchar *config = NULL, *data_dir = NULL, *bind = NULL, *cluster = NULL;
   g_autofree gchar *ready_file = NULL, *webui_dir = NULL, *port_range = NULL;
-  g_autofree gchar *runtime = NULL, *tls_cert = NULL, *tls_key = NULL;
+  g_autofree gchar *runtime = NULL, *tls_cert = NULL, *tls_key = NULL, *store = NULL;
   gboolean hash_password = FALSE;
   gint http_port = -1, thrift_port = -1;
   gint64 max_frame = -1;
@@ -67,6 +67,10 @@ main (int argc, char **argv)
       "Read settings from the [staggerd] group of FILE (default: none)", "FILE" },
     { "data-dir", 'd', 0, G_OPTION_ARG_FILENAME, &data_dir,
       "Keep the database and sandboxes in DIR (default: ./var)", "DIR" },
+    { "store", 0, 0, G_OPTION_ARG_STRING, &store,
+      "Keep jobs and updates in PostgreSQL at URL (postgresql://USER@HOST:PORT/DB or a libpq "
+      "conninfo; the password comes from PGPASSWORD or PGPASSFILE, never the URL) instead of "
+      "SQLite in the data directory", "URL" },
     { "bind", 'b', 0, G_OPTION_ARG_STRING, &bind,
       "Listen on this IP address (default: 127.0.0.1)", "ADDR" },
     { "http-port", 0, 0, G_OPTION_ARG_INT, &http_port,
@@ -101,7 +105,7 @@ main (int argc, char **argv)
   setlocale (LC_ALL, "");
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
-      "staggerd keeps jobs and their rolling updates in SQLite, runs their instances as\n"
+      "staggerd keeps jobs and their rolling updates in SQLite (or PostgreSQL), runs their instances as\n"
       "processes on this host, and serves Apache Aurora's Thrift API over TCP (framed,\n"
       "binary) and a web UI over HTTP. See staggerd(8).");
   if (!g_option_context_parse (context, &argc, &argv, &error))
@@ -133,6 +137,8 @@ main (int argc, char **argv)
     }
   if (data_dir != NULL)
     g_free (settings.data_dir), settings.data_dir = g_steal_pointer (&data_dir);
+  if (store != NULL)
+    g_free (settings.store), settings.store = g_steal_pointer (&store);
   if (bind != NULL)
     g_free (settings.bind), settings.bind = g_steal_pointer (&bind);
   if (cluster != NULL)
