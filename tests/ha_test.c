@@ -9,7 +9,9 @@
 
 #include <glib/gstdio.h>
 
+#include "common/jobkey.h"
 #include "pgtest.h"
+#include "store/store.h"
 #include "rollout.h"
 
 #define PORT_RANGE "--port-range=46100-46499"
@@ -108,6 +110,111 @@ START_TEST (daemon_rolls_out_on_postgresql)
 }
 END_TEST
 
+/* ---- leadership in the store ----------------------------------------------------- */
+
+static StgStore *
+open_pg_store (const gchar *conninfo)
+{
+  g_autoptr (GError) error = NULL;
+  StgStore *store = stg_store_open (conninfo, &error);
+  ck_assert_msg (store != NULL, "%s", error ? error->message : "");
+  return store;
+}
+
+/* A write: stores a task configuration named @name. */
+static gboolean
+write_config (StgStore *store, const gchar *name, GError **error)
+{
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", name);
+  g_autoptr (ApiExecutorConfig) exec = g_object_new (API_TYPE_EXECUTOR_CONFIG, "name", "stagger",
+                                                     "data", name, NULL);
+  g_autoptr (ApiTaskConfig) config = g_object_new (API_TYPE_TASK_CONFIG, "job", key,
+                                                   "isService", TRUE, "executorConfig", exec, NULL);
+  gint64 id;
+  return stg_store_put_config (store, config, &id, NULL, error);
+}
+
+START_TEST (one_leader_at_a_time)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *db = stg_test_pg_new_database (pg, &error);
+  ck_assert_msg (db != NULL, "%s", error ? error->message : "");
+  StgStore *a = open_pg_store (db);
+  g_autoptr (StgStore) b = open_pg_store (db);
+  gint64 epoch_a = 0, epoch_b = 0;
+
+  ck_assert (stg_store_try_lead (a, "a:1", "http://a", 0, 1000, &epoch_a, &error));
+  ck_assert_int_eq (epoch_a, 1);
+  ck_assert (!stg_store_try_lead (b, "b:2", "http://b", 0, 1001, &epoch_b, &error));
+  ck_assert_ptr_null (error);
+  ck_assert_int_eq (stg_store_epoch (b), 0);
+
+  StgLeaderInfo info = { 0 };
+  ck_assert (stg_store_leader (b, &info, &error));
+  ck_assert_int_eq (info.epoch, 1);
+  ck_assert_str_eq (info.holder, "a:1");
+  ck_assert_str_eq (info.url, "http://a");
+  ck_assert_int_eq (info.since_ms, 1000);
+  stg_leader_info_clear (&info);
+
+  /* The leader's session ends: the lock is free, the epoch moves on. */
+  stg_store_close (a);
+  ck_assert (stg_store_try_lead (b, "b:2", "http://b", 0, 2000, &epoch_b, &error));
+  ck_assert_int_eq (epoch_b, 2);
+  ck_assert (write_config (b, "after", &error));
+}
+END_TEST
+
+START_TEST (fenced_leader_writes_nothing)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *db = stg_test_pg_new_database (pg, &error);
+  ck_assert_msg (db != NULL, "%s", error ? error->message : "");
+  g_autoptr (StgStore) a = open_pg_store (db);
+  gint64 epoch = 0;
+
+  ck_assert (stg_store_try_lead (a, "a:1", "http://a", 0, 1000, &epoch, &error));
+  ck_assert (write_config (a, "before", &error));
+  /* A takeover this leader did not see (as after a network partition). */
+  g_autofree gchar *bumped = query_value (db, "UPDATE stagger_leader SET epoch = epoch + 1 "
+                                              "RETURNING epoch::text");
+  ck_assert_str_eq (bumped, "2");
+  ck_assert (!write_config (a, "after", &error));
+  ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_FENCED));
+  g_autofree gchar *count = query_value (db, "SELECT count(*)::text FROM task_configs");
+  ck_assert_str_eq (count, "1");
+}
+END_TEST
+
+/* A leader that stops talking (paused, hung) loses the lock after its
+ * lease; the next leader takes over within the bound, and the old one's
+ * next write fails and lands nowhere. */
+START_TEST (paused_leader_loses_the_lock)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *db = stg_test_pg_new_database (pg, &error);
+  ck_assert_msg (db != NULL, "%s", error ? error->message : "");
+  g_autoptr (StgStore) a = open_pg_store (db);
+  g_autoptr (StgStore) b = open_pg_store (db);
+  gint64 epoch = 0;
+
+  ck_assert (stg_store_try_lead (a, "a:1", "http://a", 1500, 1000, &epoch, &error));
+  gint64 paused = g_get_monotonic_time ();
+  gint64 deadline = paused + 10 * G_USEC_PER_SEC;
+  while (!stg_store_try_lead (b, "b:2", "http://b", 1500, 2000, &epoch, &error))
+    {
+      ck_assert_ptr_null (error);
+      ck_assert_msg (g_get_monotonic_time () < deadline, "no takeover within 10 s");
+      ck_assert (stg_store_ping (b, &error));
+      g_usleep (100 * 1000);
+    }
+  ck_assert_int_eq (epoch, 2);
+  ck_assert (!write_config (a, "stale", &error));
+  g_autofree gchar *count = query_value (db, "SELECT count(*)::text FROM task_configs");
+  ck_assert_str_eq (count, "0");
+}
+END_TEST
+
 /* Runs staggerd with @args until it exits; returns its stderr. */
 static gchar *
 staggerd_fails (const gchar *dir, const gchar *arg)
@@ -152,6 +259,13 @@ ha_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, pg_serves_fresh_databases);
   tcase_add_test (tc, pg_stops_and_restarts_with_its_data);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("leadership");
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, one_leader_at_a_time);
+  tcase_add_test (tc, fenced_leader_writes_nothing);
+  tcase_add_test (tc, paused_leader_loses_the_lock);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("daemon");

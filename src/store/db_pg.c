@@ -3,7 +3,9 @@
  * `?` and `?N` placeholders become `$N` (outside string literals) and each
  * statement is prepared once per connection. Parameters go as text, blobs
  * as binary bytea; results come back as text. The schema version lives in
- * the one-row table stagger_schema. Calls only libpq. Main-loop thread only.
+ * the one-row table stagger_schema. Connections use TCP keepalives (about
+ * 5 s to notice a dead peer) unless the URL says otherwise. Calls only
+ * libpq. Main-loop thread only.
  */
 #include "config.h"
 
@@ -328,7 +330,14 @@ stg_db_open_pg (const gchar *conninfo, GError **error)
 
   if (!check_no_password (conninfo, error))
     return NULL;
-  conn = PQconnectdb (conninfo);
+  /* Our defaults first; the URL's own settings, expanded from dbname,
+   * override them. Keepalives notice a dead server or network within
+   * about five seconds instead of the kernel's two hours. */
+  const char *const keys[] = { "connect_timeout", "keepalives", "keepalives_idle",
+                               "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+                               "dbname", NULL };
+  const char *const values[] = { "5", "1", "2", "1", "3", "5000", conninfo, NULL };
+  conn = PQconnectdbParams (keys, values, 1);
   if (PQstatus (conn) != CONNECTION_OK)
     {
       g_autofree gchar *msg = g_strdup (PQerrorMessage (conn));

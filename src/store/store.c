@@ -273,6 +273,12 @@ stg_store_begin (StgStore *store, GError **error)
   if (!stg_store_exec (store, sql, error))
     return FALSE;
   store->depth++;
+  /* A leader writes only while the epoch is still its own. */
+  if (store->depth == 1 && !stg_store_check_epoch (store, error))
+    {
+      stg_store_rollback (store);
+      return FALSE;
+    }
   return TRUE;
 }
 
