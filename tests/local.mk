@@ -18,7 +18,8 @@ STG_CHECK_SUITES = \
 	tests/runtime_test \
 	tests/runtime_daemon_test \
 	tests/browser_test \
-	tests/ha_test
+	tests/ha_test \
+	tests/ha_replicas_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
 TESTS += $(STG_CHECK_SUITES) tests/man_test.sh
@@ -76,6 +77,10 @@ tests_ha_test_SOURCES = tests/ha_test.c $(STG_ROLLOUT)
 tests_ha_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_ha_test_LDADD = $(STG_TEST_LDADD)
 
+tests_ha_replicas_test_SOURCES = tests/ha_replicas_test.c $(STG_ROLLOUT)
+tests_ha_replicas_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_ha_replicas_test_LDADD = $(STG_TEST_LDADD)
+
 tests_webui_test_SOURCES = tests/webui_test.c
 tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_webui_test_LDADD = $(STG_TEST_LDADD)
@@ -124,3 +129,8 @@ tests_fuzz_fuzz_dispatch_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
 tests_fuzz_fuzz_dispatch_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 TESTS += tests/fuzz_test.sh
 EXTRA_DIST += tests/fuzz_test.sh tests/fuzz/replay.c tests/fuzz/corpus
+
+# The long high-availability run: 20 kills of the leader at random moments.
+soak-ha: tests/ha_replicas_test staggerd
+	$(AM_TESTS_ENVIRONMENT) STG_HA_KILLS=20; export STG_HA_KILLS; ./tests/ha_replicas_test
+.PHONY: soak-ha

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "pgtest.h"
+#include "testutil.h"
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -213,4 +214,28 @@ stg_test_pg_log (StgTestPg *pg)
   if (!g_file_get_contents (path, &text, NULL, NULL))
     return g_strdup ("(no log)");
   return text;
+}
+
+int
+stg_test_pg_main (const gchar *name, Suite *suite, StgTestPg **pg, gboolean nofork)
+{
+  g_autoptr (GError) error = NULL;
+  gchar *scope = stg_test_scope_begin ();
+  SRunner *sr = srunner_create (suite);
+  int failed = 1;
+
+  *pg = stg_test_pg_start (&error);
+  if (*pg == NULL)
+    g_printerr ("%s: cannot start PostgreSQL: %s\n", name, error->message);
+  else
+    {
+      if (nofork)
+        srunner_set_fork_status (sr, CK_NOFORK);
+      srunner_run_all (sr, CK_NORMAL);
+      failed = srunner_ntests_failed (sr);
+    }
+  srunner_free (sr);
+  g_clear_pointer (pg, stg_test_pg_free);
+  stg_test_scope_end (scope);
+  return failed == 0 ? 0 : 1;
 }

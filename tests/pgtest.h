@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <check.h>
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -40,5 +41,9 @@ gchar *stg_test_pg_conninfo (StgTestPg *pg, const gchar *name);
 
 /* The PostgreSQL server's log so far (for a failing test's message). */
 gchar *stg_test_pg_log (StgTestPg *pg);
+
+/* A suite's main() on a PostgreSQL of its own: starts it into *@pg, runs
+ * @suite (in this process when @nofork), stops it; the exit status. */
+int stg_test_pg_main (const gchar *name, Suite *suite, StgTestPg **pg, gboolean nofork);
 
 G_END_DECLS

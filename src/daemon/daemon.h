@@ -33,6 +33,8 @@ typedef struct
   gboolean tcp_trusted;     /* with users: TCP may change jobs too */
   gint max_instances;       /* per job; default 100000 */
   gchar *store;             /* (nullable) PostgreSQL URL or conninfo; NULL: SQLite in data_dir */
+  gchar *advertise_url;     /* (nullable) where followers send clients; default http://BIND:PORT */
+  gint lease_ms;            /* PostgreSQL: a silent leader loses the lead after this; default 5000 */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);

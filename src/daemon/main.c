@@ -55,6 +55,8 @@ main (int argc, char **argv)
   g_autofree gchar *config = NULL, *data_dir = NULL, *bind = NULL, *cluster = NULL;
   g_autofree gchar *ready_file = NULL, *webui_dir = NULL, *port_range = NULL;
   g_autofree gchar *runtime = NULL, *tls_cert = NULL, *tls_key = NULL, *store = NULL;
+  g_autofree gchar *advertise_url = NULL;
+  gint lease_ms = -1;
   gboolean hash_password = FALSE;
   gint http_port = -1, thrift_port = -1;
   gint64 max_frame = -1;
@@ -71,6 +73,12 @@ main (int argc, char **argv)
       "Keep jobs and updates in PostgreSQL at URL (postgresql://USER@HOST:PORT/DB or a libpq "
       "conninfo; the password comes from PGPASSWORD or PGPASSFILE, never the URL) instead of "
       "SQLite in the data directory", "URL" },
+    { "advertise-url", 0, 0, G_OPTION_ARG_STRING, &advertise_url,
+      "With --store: the URL other replicas send clients to while this one leads "
+      "(default: http://BIND:HTTP_PORT)", "URL" },
+    { "lease-ms", 0, 0, G_OPTION_ARG_INT, &lease_ms,
+      "With --store: a leader silent for MS loses the lead to another replica, and a leader "
+      "that cannot reach the database for about MS/4 steps down (default: 5000)", "MS" },
     { "bind", 'b', 0, G_OPTION_ARG_STRING, &bind,
       "Listen on this IP address (default: 127.0.0.1)", "ADDR" },
     { "http-port", 0, 0, G_OPTION_ARG_INT, &http_port,
@@ -139,6 +147,16 @@ main (int argc, char **argv)
     g_free (settings.data_dir), settings.data_dir = g_steal_pointer (&data_dir);
   if (store != NULL)
     g_free (settings.store), settings.store = g_steal_pointer (&store);
+  if (advertise_url != NULL)
+    g_free (settings.advertise_url), settings.advertise_url = g_steal_pointer (&advertise_url);
+  if (lease_ms != -1)
+    settings.lease_ms = lease_ms;
+  if (settings.lease_ms < 400 || settings.lease_ms > 600000)
+    {
+      g_printerr ("staggerd: --lease-ms must be between 400 and 600000\n");
+      stg_daemon_settings_clear (&settings);
+      return 2;
+    }
   if (bind != NULL)
     g_free (settings.bind), settings.bind = g_steal_pointer (&bind);
   if (cluster != NULL)

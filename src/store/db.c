@@ -62,6 +62,13 @@ stg_db_close (StgDb *db)
   g_free (db);
 }
 
+gboolean
+stg_db_reconnect (StgDb *db, GError **error)
+{
+  g_hash_table_remove_all (db->stmts);
+  return db->ops->reconnect (db, error);
+}
+
 StgDbEngine
 stg_db_engine (StgDb *db)
 {

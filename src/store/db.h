@@ -38,6 +38,10 @@ StgDb *stg_db_open_sqlite (const gchar *path, GError **error);
  * belongs in PGPASSWORD or a PGPASSFILE. */
 StgDb *stg_db_open_pg (const gchar *conninfo, GError **error);
 
+/* Connects again (PostgreSQL; nothing to do for SQLite). Every cached
+ * statement is forgotten: none may be in use. */
+gboolean stg_db_reconnect (StgDb *db, GError **error);
+
 /* Closes the connection and finalizes every statement. */
 void stg_db_close (StgDb *db);
 

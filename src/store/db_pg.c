@@ -275,6 +275,20 @@ pg_set_schema_version (StgDb *db, gint version, GError **error)
   return pg_exec (db, sql, error);
 }
 
+static gboolean
+pg_reconnect (StgDb *db, GError **error)
+{
+  PQreset (db->conn);
+  if (PQstatus (db->conn) != CONNECTION_OK)
+    {
+      g_autofree gchar *msg = g_strdup (PQerrorMessage (db->conn));
+      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FAILED, "connecting to PostgreSQL: %s",
+                   g_strchomp (msg));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 pg_close (StgDb *db)
 {
@@ -286,7 +300,7 @@ const StgDbOps stg_db_pg_ops = {
   pg_prepare, pg_finalize, pg_reset, pg_bind_int64, pg_bind_text, pg_bind_blob,
   pg_bind_null, pg_step, pg_column_int64, pg_column_text, pg_column_null,
   pg_column_bytes, pg_exec, pg_in_transaction, pg_schema_version,
-  pg_set_schema_version, pg_close,
+  pg_set_schema_version, pg_reconnect, pg_close,
 };
 
 /* Refuses a conninfo or URI that carries a password. */

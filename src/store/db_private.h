@@ -24,6 +24,7 @@ typedef struct
   gboolean (*in_transaction) (StgDb *db);
   gint (*schema_version) (StgDb *db);
   gboolean (*set_schema_version) (StgDb *db, gint version, GError **error);
+  gboolean (*reconnect) (StgDb *db, GError **error);
   void (*close) (StgDb *db);
 } StgDbOps;
 

@@ -143,3 +143,13 @@ stg_store_ping (StgStore *store, GError **error)
 {
   return stg_store_exec (store, "SELECT 1", error);
 }
+
+gboolean
+stg_store_reconnect (StgStore *store, GError **error)
+{
+  g_return_val_if_fail (store->depth == 0, FALSE);
+  store->epoch = 0;
+  g_hash_table_remove_all (store->configs);
+  g_hash_table_remove_all (store->versions);
+  return stg_db_reconnect (store->db, error);
+}

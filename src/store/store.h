@@ -73,6 +73,10 @@ gboolean stg_store_leader (StgStore *store, StgLeaderInfo *info, GError **error)
  * PostgreSQL, so the server's idle timeout does not end a live session). */
 gboolean stg_store_ping (StgStore *store, GError **error);
 
+/* Connects again after the connection failed (PostgreSQL restarted, the
+ * network came back); any leadership is gone. Only outside transactions. */
+gboolean stg_store_reconnect (StgStore *store, GError **error);
+
 /* TRUE when @location names a PostgreSQL database, not a SQLite file. */
 gboolean stg_store_is_postgresql (const gchar *location);
 void stg_store_close (StgStore *store);
