@@ -1,8 +1,10 @@
 /* ha_replicas_test.c: three staggerd replicas on one real PostgreSQL. One
  * leads, the others redirect to it; kill -9 the leader while an update
  * runs and another takes over within the bound and finishes the update;
- * a paused leader steps down. STG_HA_KILLS sets how many kills (default 3;
- * `make soak-ha` runs 20). Ports 46500-46999. */
+ * a paused leader steps down; PostgreSQL stops and starts again.
+ * STG_HA_KILLS sets how many kills (default 3; `make soak-ha` runs 20),
+ * STG_HA_OUTAGE_S how long PostgreSQL stays down (default 5; soak: 30).
+ * Ports 46500-46999. */
 #include "config.h"
 
 #include <check.h>
@@ -122,7 +124,7 @@ static void
 setup (void)
 {
   g_autoptr (GError) error = NULL;
-  guint16 base = (guint16) (46500 + (getpid () % 45) * 10);
+  guint16 base = (guint16) (46500 + (getpid () % 49) * 10);
 
   conninfo = stg_test_pg_new_database (pg, &error);
   ck_assert_msg (conninfo != NULL, "%s", error ? error->message : "");
@@ -208,6 +210,71 @@ START_TEST (leader_killed_during_updates)
 }
 END_TEST
 
+/* Paused past the lease, the leader loses the lead; resumed, it finds
+ * itself fenced, steps down and comes back as a follower. */
+START_TEST (paused_leader_steps_down)
+{
+  for (gint i = 0; i < REPLICAS; i++)
+    start_replica (i);
+  gint old = wait_leader (BOUND_S);
+  refresh_ports (&replicas[old]);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (replicas[old].d, "web", 4, v1);
+  g_autofree gchar *v2 = stg_rollout_server_data (NULL, ", \"env\": {\"K\": \"y\"}");
+  g_autoptr (ApiJobUpdateKey) key = stg_rollout_start_update (replicas[old].d, "web", 4, v2, 1, 400);
+
+  kill (replicas[old].d->pid, SIGSTOP);
+  StgTestDaemon *paused = g_steal_pointer (&replicas[old].d);   /* out of wait_leader's view */
+  gint next = wait_leader (BOUND_S);
+  ck_assert_int_ne (next, old);
+  refresh_ports (&replicas[next]);
+  kill (paused->pid, SIGCONT);
+  replicas[old].d = paused;
+
+  /* It steps down (a follower again, on the same port) while the new
+   * leader finishes the update. */
+  gint64 deadline = g_get_monotonic_time () + BOUND_S * G_USEC_PER_SEC;
+  for (;;)
+    {
+      g_autofree gchar *h = health (replicas[old].http);
+      if (g_str_equal (h, "follower"))
+        break;
+      ck_assert_msg (g_get_monotonic_time () < deadline, "the resumed leader says '%s'", h);
+      g_usleep (50 * 1000);
+    }
+  ck_assert_int_eq (wait_leader (BOUND_S), next);
+  ck_assert_int_eq (stg_rollout_wait_terminal (replicas[next].d, key),
+                    API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+}
+END_TEST
+
+/* PostgreSQL stops for a while: replicas say so and retry; when it is back
+ * one leads again and the update finishes. */
+START_TEST (database_outage_survived)
+{
+  const gchar *env = g_getenv ("STG_HA_OUTAGE_S");
+  gint outage_s = env != NULL ? (gint) g_ascii_strtoll (env, NULL, 10) : 5;
+  g_autoptr (GError) error = NULL;
+
+  for (gint i = 0; i < REPLICAS; i++)
+    start_replica (i);
+  gint leader = wait_leader (BOUND_S);
+  refresh_ports (&replicas[leader]);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (replicas[leader].d, "web", 4, v1);
+  g_autofree gchar *v2 = stg_rollout_server_data (NULL, ", \"env\": {\"K\": \"z\"}");
+  g_autoptr (ApiJobUpdateKey) key = stg_rollout_start_update (replicas[leader].d, "web", 4, v2, 1, 400);
+
+  ck_assert_msg (stg_test_pg_stop (pg, &error), "%s", error ? error->message : "");
+  g_usleep ((gulong) outage_s * G_USEC_PER_SEC);   /* the outage itself, not a wait */
+  ck_assert_msg (stg_test_pg_restart (pg, &error), "%s", error ? error->message : "");
+  leader = wait_leader (BOUND_S + 5);
+  refresh_ports (&replicas[leader]);
+  ck_assert_int_eq (stg_rollout_wait_terminal (replicas[leader].d, key),
+                    API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+}
+END_TEST
+
 static Suite *
 replicas_suite (void)
 {
@@ -217,6 +284,8 @@ replicas_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, followers_redirect_to_the_leader);
   tcase_add_test (tc, leader_killed_during_updates);
+  tcase_add_test (tc, paused_leader_steps_down);
+  tcase_add_test (tc, database_outage_survived);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -132,5 +132,6 @@ EXTRA_DIST += tests/fuzz_test.sh tests/fuzz/replay.c tests/fuzz/corpus
 
 # The long high-availability run: 20 kills of the leader at random moments.
 soak-ha: tests/ha_replicas_test staggerd
-	$(AM_TESTS_ENVIRONMENT) STG_HA_KILLS=20; export STG_HA_KILLS; ./tests/ha_replicas_test
+	$(AM_TESTS_ENVIRONMENT) STG_HA_KILLS=20; export STG_HA_KILLS; \
+	  STG_HA_OUTAGE_S=30; export STG_HA_OUTAGE_S; ./tests/ha_replicas_test
 .PHONY: soak-ha
