@@ -67,6 +67,11 @@ static void
 start_replica (gint i)
 {
   Replica *r = &replicas[i];
+
+  /* Our range lies among the kernel's ephemeral ports: a client socket may
+   * hold the port; then this replica takes another one. */
+  while (!stg_test_port_free (r->http))
+    r->http = (guint16) g_random_int_range (46500, 47000);
   g_autofree gchar *store = g_strconcat ("--store=", conninfo, NULL);
   g_autofree gchar *port = g_strdup_printf ("--http-port=%u", r->http);
   g_autofree gchar *url = g_strdup_printf ("--advertise-url=http://127.0.0.1:%u", r->http);
@@ -210,18 +215,30 @@ START_TEST (leader_killed_during_updates)
 }
 END_TEST
 
+/* Starts the replicas, creates www/prod/web (4 instances) on the leader
+ * and starts an update of it to @env (one instance at a time, 400 ms
+ * watch); returns the leader. */
+static gint
+start_update (const gchar *env, ApiJobUpdateKey **key)
+{
+  for (gint i = 0; i < REPLICAS; i++)
+    start_replica (i);
+  gint leader = wait_leader (BOUND_S);
+  refresh_ports (&replicas[leader]);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (replicas[leader].d, "web", 4, v1);
+  g_autofree gchar *extra = g_strdup_printf (", \"env\": {\"K\": \"%s\"}", env);
+  g_autofree gchar *v2 = stg_rollout_server_data (NULL, extra);
+  *key = stg_rollout_start_update (replicas[leader].d, "web", 4, v2, 1, 400);
+  return leader;
+}
+
 /* Paused past the lease, the leader loses the lead; resumed, it finds
  * itself fenced, steps down and comes back as a follower. */
 START_TEST (paused_leader_steps_down)
 {
-  for (gint i = 0; i < REPLICAS; i++)
-    start_replica (i);
-  gint old = wait_leader (BOUND_S);
-  refresh_ports (&replicas[old]);
-  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
-  stg_rollout_create_job (replicas[old].d, "web", 4, v1);
-  g_autofree gchar *v2 = stg_rollout_server_data (NULL, ", \"env\": {\"K\": \"y\"}");
-  g_autoptr (ApiJobUpdateKey) key = stg_rollout_start_update (replicas[old].d, "web", 4, v2, 1, 400);
+  g_autoptr (ApiJobUpdateKey) key = NULL;
+  gint old = start_update ("y", &key);
 
   kill (replicas[old].d->pid, SIGSTOP);
   StgTestDaemon *paused = g_steal_pointer (&replicas[old].d);   /* out of wait_leader's view */
@@ -255,15 +272,8 @@ START_TEST (database_outage_survived)
   const gchar *env = g_getenv ("STG_HA_OUTAGE_S");
   gint outage_s = env != NULL ? (gint) g_ascii_strtoll (env, NULL, 10) : 5;
   g_autoptr (GError) error = NULL;
-
-  for (gint i = 0; i < REPLICAS; i++)
-    start_replica (i);
-  gint leader = wait_leader (BOUND_S);
-  refresh_ports (&replicas[leader]);
-  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
-  stg_rollout_create_job (replicas[leader].d, "web", 4, v1);
-  g_autofree gchar *v2 = stg_rollout_server_data (NULL, ", \"env\": {\"K\": \"z\"}");
-  g_autoptr (ApiJobUpdateKey) key = stg_rollout_start_update (replicas[leader].d, "web", 4, v2, 1, 400);
+  g_autoptr (ApiJobUpdateKey) key = NULL;
+  gint leader = start_update ("z", &key);
 
   ck_assert_msg (stg_test_pg_stop (pg, &error), "%s", error ? error->message : "");
   g_usleep ((gulong) outage_s * G_USEC_PER_SEC);   /* the outage itself, not a wait */

@@ -62,15 +62,15 @@ run_pg (StgTestPg *pg, const gchar *prog, GError **error, ...)
   return TRUE;
 }
 
-static gboolean
-port_free (guint16 port)
+gboolean
+stg_test_port_free (guint16 port)
 {
   g_autoptr (GSocket) sock = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
                                            G_SOCKET_PROTOCOL_TCP, NULL);
   g_autoptr (GInetAddress) lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
   g_autoptr (GSocketAddress) addr = g_inet_socket_address_new (lo, port);
 
-  return sock != NULL && g_socket_bind (sock, addr, FALSE, NULL);
+  return sock != NULL && g_socket_bind (sock, addr, TRUE, NULL);
 }
 
 static gboolean
@@ -118,7 +118,7 @@ stg_test_pg_start (GError **error)
     {
       g_autoptr (GError) local = NULL;
       pg->port = (guint16) g_random_int_range (PORT_LOW, PORT_HIGH);
-      if (!port_free (pg->port))
+      if (!stg_test_port_free (pg->port))
         continue;
       if (pg_ctl_start (pg, &local))
         return g_steal_pointer (&pg);

@@ -42,6 +42,9 @@ gchar *stg_test_pg_conninfo (StgTestPg *pg, const gchar *name);
 /* The PostgreSQL server's log so far (for a failing test's message). */
 gchar *stg_test_pg_log (StgTestPg *pg);
 
+/* TRUE when a listening socket could bind 127.0.0.1:@port now. */
+gboolean stg_test_port_free (guint16 port);
+
 /* A suite's main() on a PostgreSQL of its own: starts it into *@pg, runs
  * @suite (in this process when @nofork), stops it; the exit status. */
 int stg_test_pg_main (const gchar *name, Suite *suite, StgTestPg **pg, gboolean nofork);
