@@ -172,6 +172,16 @@ START_TEST (followers_redirect_to_the_leader)
   ck_assert_uint_eq (stg_test_http_get (replicas[follower].http, "/leader", &who), 200);
   ck_assert_ptr_nonnull (strstr (who, want));
   ck_assert_ptr_nonnull (strstr (who, "\"self\":false"));
+
+  /* The CLI, pointed at a follower, follows it to the leader. */
+  g_autofree gchar *cli = stg_test_program ("stagger");
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u", replicas[follower].http);
+  const gchar *argv[] = { cli, "--url", url, "job", "list", "local", NULL };
+  g_autofree gchar *out = NULL, *err = NULL;
+  gint status = 0;
+  ck_assert (g_spawn_sync (NULL, (gchar **) argv, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
+  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger failed: %s", err);
+  ck_assert_ptr_nonnull (strstr (out, "no jobs"));
 }
 END_TEST
 
