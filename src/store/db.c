@@ -136,6 +136,12 @@ stg_db_step (StgDbStmt *stmt)
 }
 
 gint64
+stg_db_changes (StgDbStmt *stmt)
+{
+  return stmt->db->ops->changes (stmt->db, stmt->handle);
+}
+
+gint64
 stg_db_column_int64 (StgDbStmt *stmt, int col)
 {
   return stmt->db->ops->column_int64 (stmt->handle, col);

@@ -64,6 +64,9 @@ void stg_db_bind_null (StgDbStmt *stmt, int index);
  * next row. */
 StgDbStep stg_db_step (StgDbStmt *stmt);
 
+/* Rows the statement's last run inserted, updated or deleted. */
+gint64 stg_db_changes (StgDbStmt *stmt);
+
 /* Columns of the current row, from 0. NULL reads as 0 or NULL. */
 gint64 stg_db_column_int64 (StgDbStmt *stmt, int col);
 const gchar *stg_db_column_text (StgDbStmt *stmt, int col);

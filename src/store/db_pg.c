@@ -185,6 +185,14 @@ pg_step (StgDb *db, gpointer stmt)
   return st->row < PQntuples (st->res) ? STG_DB_ROW : STG_DB_DONE;
 }
 
+static gint64
+pg_changes (StgDb *db, gpointer stmt)
+{
+  PgStmt *st = stmt;
+  (void) db;
+  return st->res != NULL ? g_ascii_strtoll (PQcmdTuples (st->res), NULL, 10) : 0;
+}
+
 static gboolean
 pg_column_null (gpointer stmt, int col)
 {
@@ -298,7 +306,7 @@ pg_close (StgDb *db)
 
 const StgDbOps stg_db_pg_ops = {
   pg_prepare, pg_finalize, pg_reset, pg_bind_int64, pg_bind_text, pg_bind_blob,
-  pg_bind_null, pg_step, pg_column_int64, pg_column_text, pg_column_null,
+  pg_bind_null, pg_step, pg_changes, pg_column_int64, pg_column_text, pg_column_null,
   pg_column_bytes, pg_exec, pg_in_transaction, pg_schema_version,
   pg_set_schema_version, pg_reconnect, pg_close,
 };

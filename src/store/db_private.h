@@ -16,6 +16,7 @@ typedef struct
   void (*bind_blob) (gpointer stmt, int index, gconstpointer data, gsize size);
   void (*bind_null) (gpointer stmt, int index);
   StgDbStep (*step) (StgDb *db, gpointer stmt);
+  gint64 (*changes) (StgDb *db, gpointer stmt);
   gint64 (*column_int64) (gpointer stmt, int col);
   const gchar *(*column_text) (gpointer stmt, int col);
   gboolean (*column_null) (gpointer stmt, int col);

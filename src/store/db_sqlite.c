@@ -82,6 +82,13 @@ lite_step (StgDb *db, gpointer stmt)
 }
 
 static gint64
+lite_changes (StgDb *db, gpointer stmt)
+{
+  (void) stmt;
+  return sqlite3_changes64 (db->conn);
+}
+
+static gint64
 lite_column_int64 (gpointer stmt, int col)
 {
   return sqlite3_column_int64 (stmt, col);
@@ -170,7 +177,7 @@ lite_close (StgDb *db)
 
 const StgDbOps stg_db_sqlite_ops = {
   lite_prepare, lite_finalize, lite_reset, lite_bind_int64, lite_bind_text, lite_bind_blob,
-  lite_bind_null, lite_step, lite_column_int64, lite_column_text, lite_column_null,
+  lite_bind_null, lite_step, lite_changes, lite_column_int64, lite_column_text, lite_column_null,
   lite_column_bytes, lite_exec, lite_in_transaction, lite_schema_version,
   lite_set_schema_version, lite_reconnect, lite_close,
 };
@@ -193,7 +200,10 @@ stg_db_open_sqlite (const gchar *path, GError **error)
   db->conn = conn;
   sqlite3_extended_result_codes (conn, 1);
   sqlite3_busy_timeout (conn, 5000);
+  /* auto_vacuum takes only before the first table: new databases hand
+   * freed pages back with stg_store_reclaim() (retention.c). */
   if (!lite_exec (db,
+                  "PRAGMA auto_vacuum = INCREMENTAL;"
                   "PRAGMA journal_mode = WAL;"
                   "PRAGMA synchronous = FULL;"
                   "PRAGMA foreign_keys = ON;",
