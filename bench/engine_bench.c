@@ -3,14 +3,17 @@
  * by a bench runtime whose instances are healthy the moment they start (or
  * fail, past a given instance, to make an update roll back).
  *
- *   engine_bench [--quick] [--json FILE]
+ *   engine_bench [--quick] [--json FILE] [--postgresql URL]
  *
- * For each case: wall and CPU time per instance transition, SQLite commits
- * per engine step and in all, rows written (store events), peak RSS. Prints
+ * For each case (on SQLite, then on PostgreSQL with --postgresql): wall and
+ * CPU time per instance transition, commits per engine step and in all,
+ * rows written (store events), peak RSS. Prints
  * one table; --json writes the figures. Timings are for comparing runs on
  * one machine, not for asserting anything.
  */
 #include "config.h"
+
+#include <libpq-fe.h>
 
 #include <sys/resource.h>
 #include <glib/gstdio.h>
@@ -182,13 +185,30 @@ quit_when_done (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* Empties the PostgreSQL database at @url, so each case starts afresh. */
+static void
+reset_pg (const gchar *url)
+{
+  PGconn *conn = PQconnectdb (url);
+  PGresult *res = PQexec (conn, "SET client_min_messages = warning; "
+                               "DROP SCHEMA public CASCADE; CREATE SCHEMA public");
+
+  if (PQresultStatus (res) != PGRES_COMMAND_OK)
+    g_error ("bench: resetting %s: %s", url, PQerrorMessage (conn));
+  PQclear (res);
+  PQfinish (conn);
+}
+
+/* One case, on SQLite in a temporary directory or (@pg_url) PostgreSQL. */
 static Result
-run_case (const Case *c)
+run_case (const Case *c, const gchar *pg_url)
 {
   g_autoptr (GError) error = NULL;
   g_autofree gchar *dir = g_dir_make_tmp ("stagger-bench-XXXXXX", &error);
   g_autofree gchar *db = g_build_filename (dir, "stagger.db", NULL);
-  StgStore *store = stg_store_open (db, &error);
+  if (pg_url != NULL)
+    reset_pg (pg_url);
+  StgStore *store = stg_store_open (pg_url != NULL ? pg_url : db, &error);
   StgClock *clock = stg_clock_new_real ();
   BenchRuntime *rt = bench_runtime_new (clock);
   StgEngine *engine = stg_engine_new (store, clock, &rt->base, NULL);
@@ -272,8 +292,10 @@ int
 main (int argc, char **argv)
 {
   gboolean quick = FALSE;
-  g_autofree gchar *json_path = NULL;
+  g_autofree gchar *json_path = NULL, *pg_url = NULL;
   const GOptionEntry entries[] = {
+    { "postgresql", 0, 0, G_OPTION_ARG_STRING, &pg_url,
+      "Run each case on PostgreSQL at URL too, after SQLite (the database is emptied)", "URL" },
     { "quick", 0, 0, G_OPTION_ARG_NONE, &quick, "Only the small cases (a minute)", NULL },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the figures to FILE as JSON", "FILE" },
     G_OPTION_ENTRY_NULL
@@ -295,21 +317,23 @@ main (int argc, char **argv)
   };
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_array (b);
-  g_print ("%-9s %-6s %6s %-9s %-15s %9s %11s %11s %7s %9s %9s\n", "instances", "kind", "group", "fails",
+  g_print ("%-6s %-9s %-6s %6s %-9s %-15s %9s %11s %11s %7s %9s %9s\n", "store", "instances", "kind",
+           "group", "fails",
            "status", "wall s", "wall us/tr", "cpu us/tr", "steps", "commits", "rss MiB");
   gdouble cpu10k = 0, cpu100k = 0;
-  for (guint i = 0; i < G_N_ELEMENTS (all); i++)
+  for (guint k = 0; k < G_N_ELEMENTS (all) * 2; k++)
     {
-      const Case *c = &all[i];
-      if (quick && c->instances > 10000)
+      const Case *c = &all[k / 2];
+      const gchar *url = k % 2 ? pg_url : NULL;
+      if ((quick && c->instances > 10000) || (k % 2 && pg_url == NULL))
         continue;
-      Result r = run_case (c);
+      Result r = run_case (c, url);
       gdouble per_wall = r.wall_s * 1e6 / (gdouble) r.transitions;
       gdouble per_cpu = r.cpu_s * 1e6 / (gdouble) r.transitions;
-      g_print ("%-9d %-6s %6d %-9s %-15s %9.2f %11.1f %11.1f %7" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
-               " %9.1f\n", c->instances, c->strategy, c->group, c->fail_at > 0 ? "from 90%" : "none",
+      g_print ("%-6s %-9d %-6s %6d %-9s %-15s %9.2f %11.1f %11.1f %7" G_GUINT64_FORMAT " %9"
+               G_GUINT64_FORMAT " %9.1f\n", url ? "pg" : "sqlite", c->instances, c->strategy, c->group, c->fail_at > 0 ? "from 90%" : "none",
                r.status, r.wall_s, per_wall, per_cpu, r.steps, r.commits, r.rss_kb / 1024.0);
-      if (c->strategy[0] == 'b' && c->group == 1000 && c->fail_at == 0)
+      if (url == NULL && c->strategy[0] == 'b' && c->group == 1000 && c->fail_at == 0)
         {
           if (c->instances == 10000)
             cpu10k = r.cpu_s;
@@ -317,6 +341,8 @@ main (int argc, char **argv)
             cpu100k = r.cpu_s;
         }
       json_builder_begin_object (b);
+      json_builder_set_member_name (b, "store");
+      json_builder_add_string_value (b, url ? "postgresql" : "sqlite");
       json_builder_set_member_name (b, "instances"); json_builder_add_int_value (b, c->instances);
       json_builder_set_member_name (b, "strategy"); json_builder_add_string_value (b, c->strategy);
       json_builder_set_member_name (b, "group"); json_builder_add_int_value (b, c->group);

@@ -1,5 +1,7 @@
 # bench/local.mk: benchmarks. `make bench` builds and runs them all, prints
 # one table per benchmark and writes bench/results.json in the build tree.
+# BENCH_ENGINE_FLAGS='--postgresql=postgresql://USER@HOST/DB' runs the engine
+# cases on PostgreSQL too, beside SQLite (that database is emptied).
 EXTRA_PROGRAMS += bench/engine_bench
 bench_engine_bench_SOURCES = bench/engine_bench.c
 bench_engine_bench_LDADD = libstg_engine.a libstg_runtime.a libstg_store.a libstg_common.a \

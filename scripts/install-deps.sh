@@ -8,6 +8,7 @@ PACKAGES="
   thrift-compiler libthrift-c-glib-dev
   libglib2.0-dev libglib2.0-dev-bin
   libsqlite3-dev
+  libpq-dev postgresql
   libmicrohttpd-dev
   libjson-glib-dev
   libsoup-3.0-dev glib-networking

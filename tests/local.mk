@@ -2,7 +2,7 @@
 # Each suite is a program; `make check` runs them all in parallel.
 
 check_LIBRARIES = libstg_testutil.a
-libstg_testutil_a_SOURCES = tests/testutil.c tests/testutil.h
+libstg_testutil_a_SOURCES = tests/testutil.c tests/testutil.h tests/pgtest.c tests/pgtest.h
 libstg_testutil_a_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 STG_TEST_LDADD = libstg_testutil.a $(STG_CORE_LIBS) $(CHECK_LIBS) $(STG_LIBS)
@@ -20,7 +20,9 @@ STG_CHECK_SUITES = \
 	tests/runtime_daemon_test \
 	tests/crash_test \
 	tests/browser_test \
-	tests/cross_site_test
+	tests/cross_site_test \
+	tests/ha_test \
+	tests/ha_replicas_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
 TESTS += $(STG_CHECK_SUITES) tests/man_test.sh
@@ -86,6 +88,14 @@ tests_browser_test_SOURCES = tests/browser_test.c $(STG_ROLLOUT)
 tests_browser_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_browser_test_LDADD = $(STG_TEST_LDADD)
 
+tests_ha_test_SOURCES = tests/ha_test.c $(STG_ROLLOUT)
+tests_ha_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_ha_test_LDADD = $(STG_TEST_LDADD)
+
+tests_ha_replicas_test_SOURCES = tests/ha_replicas_test.c $(STG_ROLLOUT)
+tests_ha_replicas_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_ha_replicas_test_LDADD = $(STG_TEST_LDADD)
+
 tests_webui_test_SOURCES = tests/webui_test.c
 tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_webui_test_LDADD = $(STG_TEST_LDADD)
@@ -144,6 +154,12 @@ tests_fuzz_fuzz_webui_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
 tests_fuzz_fuzz_webui_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 TESTS += tests/fuzz_test.sh
 EXTRA_DIST += tests/fuzz_test.sh tests/fuzz/replay.c tests/fuzz/corpus
+
+# The long high-availability run: 20 kills of the leader at random moments.
+soak-ha: tests/ha_replicas_test staggerd
+	$(AM_TESTS_ENVIRONMENT) STG_HA_KILLS=20; export STG_HA_KILLS; \
+	  STG_HA_OUTAGE_S=30; export STG_HA_OUTAGE_S; ./tests/ha_replicas_test
+.PHONY: soak-ha
 
 # `make soak`: the random kill test of crash_test with 200 kills of
 # staggerd instead of 20; figures go in RELIABILITY.md.

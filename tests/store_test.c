@@ -1,24 +1,33 @@
 /* store_test.c: Check suite for src/store: migrations, round trips of
  * configs, jobs, instances and task events, update queries and their
- * indexes, transactions and injected faults. */
+ * indexes, transactions and injected faults. The same tests run twice: on
+ * SQLite files, then on a real PostgreSQL (tests/pgtest.h, one fresh
+ * database per test). */
 #include "config.h"
 
 #include <check.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 #include <glib/gstdio.h>
 
 #include "common/jobkey.h"
 #include "store/store.h"
+#include "pgtest.h"
 #include "testutil.h"
 
 static gchar *dir;
-static gchar *db_path;
+static gchar *db_path;      /* a SQLite file, or a PostgreSQL conninfo */
+static StgTestPg *pg;       /* set while the PostgreSQL run goes on */
 
 static void
 setup (void)
 {
+  g_autoptr (GError) error = NULL;
+
   dir = stg_test_tmpdir ();
-  db_path = g_build_filename (dir, "stagger.db", NULL);
+  db_path = pg != NULL ? stg_test_pg_new_database (pg, &error)
+                       : g_build_filename (dir, "stagger.db", NULL);
+  ck_assert_msg (db_path != NULL, "%s", error ? error->message : "");
 }
 
 static void
@@ -39,10 +48,37 @@ open_store (void)
   return store;
 }
 
-/* Runs one SQL statement on the file directly, as another program would. */
+/* One SQL statement on PostgreSQL, on a connection of its own; the first
+ * value of the result, if any, as an integer. */
+static gint64
+raw_pg (const gchar *sql, gboolean want_row)
+{
+  PGconn *conn = PQconnectdb (db_path);
+  PGresult *res = PQexec (conn, sql);
+  ExecStatusType status = PQresultStatus (res);
+  gint64 n = -1;
+
+  ck_assert_msg (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK, "%s: %s", sql,
+                 PQerrorMessage (conn));
+  if (want_row)
+    {
+      ck_assert_int_eq (PQntuples (res), 1);
+      n = g_ascii_strtoll (PQgetvalue (res, 0, 0), NULL, 10);
+    }
+  PQclear (res);
+  PQfinish (conn);
+  return n;
+}
+
+/* Runs one SQL statement on the database directly, as another program would. */
 static void
 raw_sql (const gchar *sql)
 {
+  if (pg != NULL)
+    {
+      raw_pg (sql, FALSE);
+      return;
+    }
   sqlite3 *db = NULL;
   ck_assert_int_eq (sqlite3_open (db_path, &db), SQLITE_OK);
   ck_assert_int_eq (sqlite3_exec (db, sql, NULL, NULL, NULL), SQLITE_OK);
@@ -56,6 +92,8 @@ raw_count (const gchar *sql)
   sqlite3_stmt *st = NULL;
   gint64 n;
 
+  if (pg != NULL)
+    return raw_pg (sql, TRUE);
   ck_assert_int_eq (sqlite3_open (db_path, &db), SQLITE_OK);
   ck_assert_int_eq (sqlite3_prepare_v2 (db, sql, -1, &st, NULL), SQLITE_OK);
   ck_assert_int_eq (sqlite3_step (st), SQLITE_ROW);
@@ -77,6 +115,13 @@ make_config (const gchar *role, const gchar *name, const gchar *command)
 
 /* ---- migrations ------------------------------------------------------------ */
 
+/* Where each engine records the schema version. */
+static const gchar *
+version_sql (void)
+{
+  return pg != NULL ? "SELECT MAX(version) FROM stagger_schema" : "PRAGMA user_version";
+}
+
 START_TEST (migrations_apply_in_order_once)
 {
   {
@@ -91,7 +136,9 @@ START_TEST (migrations_apply_in_order_once)
     ck_assert_int_eq (stg_store_schema_version (store), stg_store_latest_schema_version ());
   }
   ck_assert_int_eq (raw_count ("SELECT COUNT(*) FROM jobs"), 1);
-  ck_assert_int_eq (raw_count ("PRAGMA user_version"), stg_store_latest_schema_version ());
+  ck_assert_int_eq (raw_count (version_sql ()), stg_store_latest_schema_version ());
+  if (pg != NULL)
+    return;
   ck_assert_int_eq (raw_count ("PRAGMA foreign_keys"), 0);   /* per connection: ours sets it */
   ck_assert_int_eq (raw_count ("SELECT COUNT(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'"), 1);
 }
@@ -103,7 +150,8 @@ START_TEST (newer_database_refused)
     g_autoptr (StgStore) store = open_store ();
     (void) store;
   }
-  g_autofree gchar *bump = g_strdup_printf ("PRAGMA user_version = %d",
+  g_autofree gchar *bump = g_strdup_printf (pg != NULL ? "UPDATE stagger_schema SET version = %d"
+                                                       : "PRAGMA user_version = %d",
                                             stg_store_latest_schema_version () + 1);
   raw_sql (bump);
   g_autoptr (GError) error = NULL;
@@ -112,7 +160,7 @@ START_TEST (newer_database_refused)
   ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NEWER));
   ck_assert_ptr_nonnull (strstr (error->message, "newer staggerd"));
   /* Untouched. */
-  ck_assert_int_eq (raw_count ("PRAGMA user_version"), stg_store_latest_schema_version () + 1);
+  ck_assert_int_eq (raw_count (version_sql ()), stg_store_latest_schema_version () + 1);
 }
 END_TEST
 
@@ -127,6 +175,23 @@ START_TEST (pragmas_set)
   /* Foreign keys are enforced on our connection. */
   ck_assert (!stg_store_set_instance_config (store, 4242, 0, config_id, &error));
   ck_assert_ptr_nonnull (error);
+}
+END_TEST
+
+START_TEST (password_in_url_refused)
+{
+  static const gchar *const urls[] = {
+    "postgresql://stagger:secret@127.0.0.1:46999/stagger",
+    "host=127.0.0.1 port=46999 user=stagger password=secret dbname=stagger",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (urls); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (StgStore) store = stg_store_open (urls[i], &error);
+      ck_assert_ptr_null (store);
+      ck_assert_ptr_nonnull (strstr (error->message, "PGPASSWORD"));
+      ck_assert_ptr_null (strstr (error->message, "secret"));
+    }
 }
 END_TEST
 
@@ -173,7 +238,8 @@ START_TEST (damaged_config_reported)
     g_autoptr (ApiTaskConfig) a = make_config ("www", "hello", "v1");
     ck_assert (stg_store_put_config (store, a, &id, NULL, NULL));
   }
-  raw_sql ("UPDATE task_configs SET blob = x'0c0001'");
+  raw_sql (pg != NULL ? "UPDATE task_configs SET blob = '\\x0c0001'::bytea"
+                      : "UPDATE task_configs SET blob = x'0c0001'");
   g_autoptr (StgStore) store = open_store ();
   g_autoptr (GError) error = NULL;
   ck_assert_ptr_null (stg_store_get_config (store, id, &error));
@@ -250,6 +316,7 @@ START_TEST (jobs_round_trip)
   gint64 job2;
   ck_assert (stg_store_create_job (store, key2, "", config_id, 1, 1, &job2, &error));
   g_autoptr (GPtrArray) all = stg_store_list_jobs (store, NULL, &error);
+  ck_assert_msg (all != NULL, "%s", error ? error->message : "");
   ck_assert_uint_eq (all->len, 2);
   ck_assert_str_eq (((StgJobRow *) all->pdata[0])->key->role, "aaa");
   g_autoptr (GPtrArray) www = stg_store_list_jobs (store, "www", &error);
@@ -347,11 +414,13 @@ static void
 insert_update (const gchar *uid, const gchar *role, const gchar *name, const gchar *user,
                gint status, gint64 created)
 {
+  const gchar *blob = pg != NULL ? "'\\x00'::bytea" : "x'00'";
   g_autofree gchar *sql = g_strdup_printf (
-      "INSERT INTO updates (uid, role, environment, name, user, status, active, created_ms, "
+      "INSERT INTO updates (uid, role, environment, name, \"user\", status, active, created_ms, "
       "modified_ms, request, instructions) VALUES ('%s', '%s', 'prod', '%s', '%s', %d, %d, %"
-      G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", x'00', x'00')",
-      uid, role, name, user, status, status <= 3 || status >= 9, created, created + 1);
+      G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %s, %s)",
+      uid, role, name, user, status, status <= 3 || status >= 9, created, created + 1,
+      blob, blob);
   raw_sql (sql);
 }
 
@@ -458,10 +527,11 @@ START_TEST (update_queries_use_indexes)
 }
 END_TEST
 
+/* The suite; the query-plan test only where the plans are SQLite's. */
 static Suite *
-store_suite (void)
+store_suite (const gchar *name, gboolean sqlite)
 {
-  Suite *s = suite_create ("store");
+  Suite *s = suite_create (name);
   TCase *tc;
 
   tc = tcase_create ("migrations");
@@ -469,6 +539,7 @@ store_suite (void)
   tcase_add_test (tc, migrations_apply_in_order_once);
   tcase_add_test (tc, newer_database_refused);
   tcase_add_test (tc, pragmas_set);
+  tcase_add_test (tc, password_in_url_refused);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("rows");
@@ -488,7 +559,8 @@ store_suite (void)
   tc = tcase_create ("updates");
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, update_queries_filter_page_and_order);
-  tcase_add_test (tc, update_queries_use_indexes);
+  if (sqlite)
+    tcase_add_test (tc, update_queries_use_indexes);
   suite_add_tcase (s, tc);
   return s;
 }
@@ -496,9 +568,22 @@ store_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (store_suite ());
+  g_autoptr (GError) error = NULL;
+  SRunner *sr = srunner_create (store_suite ("store (SQLite)", TRUE));
   srunner_run_all (sr, CK_NORMAL);
   int failed = srunner_ntests_failed (sr);
   srunner_free (sr);
+
+  pg = stg_test_pg_start (&error);
+  if (pg == NULL)
+    {
+      g_printerr ("store_test: cannot start PostgreSQL: %s\n", error->message);
+      return 1;
+    }
+  sr = srunner_create (store_suite ("store (PostgreSQL)", FALSE));
+  srunner_run_all (sr, CK_NORMAL);
+  failed += srunner_ntests_failed (sr);
+  srunner_free (sr);
+  g_clear_pointer (&pg, stg_test_pg_free);
   return failed == 0 ? 0 : 1;
 }

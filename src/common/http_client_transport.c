@@ -133,40 +133,66 @@ check_reply (StgHttpClientTransport *self, SoupMessage *msg, GError **error)
   return TRUE;
 }
 
+/* A follower replica answers 307/308 naming the leader: TRUE (and the
+ * transport now talks to the leader) when @msg is such a redirect. */
+static gboolean
+follow_redirect (StgHttpClientTransport *self, SoupMessage *msg)
+{
+  guint status = soup_message_get_status (msg);
+  const gchar *location = soup_message_headers_get_one (soup_message_get_response_headers (msg),
+                                                        "Location");
+  if ((status != 307 && status != 308) || location == NULL)
+    return FALSE;
+  GUri *next = g_uri_parse_relative (self->uri, location, SOUP_HTTP_URI_FLAGS, NULL);
+  if (next == NULL)
+    return FALSE;
+  g_uri_unref (self->uri);
+  self->uri = next;
+  g_free (self->url);
+  self->url = g_uri_to_string (next);
+  return TRUE;
+}
+
 static gboolean
 hc_flush (ThriftTransport *transport, GError **error)
 {
   StgHttpClientTransport *self = STG_HTTP_CLIENT_TRANSPORT (transport);
   g_autoptr (GBytes) body = g_byte_array_free_to_bytes (self->out);
-  g_autoptr (SoupMessage) msg = soup_message_new_from_uri (SOUP_METHOD_POST, self->uri);
-  g_autoptr (GError) local = NULL;
-  SoupMessageHeaders *headers = soup_message_get_request_headers (msg);
 
   self->out = g_byte_array_new ();
-  self->last_status = 0;
-  g_byte_array_set_size (self->in, 0);
-  self->in_pos = 0;
-
-  /* A POST must not turn into a GET on a redirect: report it instead. */
-  soup_message_set_flags (msg, SOUP_MESSAGE_NO_REDIRECT);
-  soup_message_headers_replace (headers, "Accept", self->content_type);
-  if (self->authorization != NULL)
-    soup_message_headers_replace (headers, "Authorization", self->authorization);
-  soup_message_set_request_body_from_bytes (msg, self->content_type, body);
-
-  g_autoptr (GInputStream) stream = soup_session_send (self->session, msg, NULL, &local);
-  if (stream == NULL)
-    return fail_send (self, local, error);
-  self->last_status = soup_message_get_status (msg);
-  gboolean ok = read_body (self, stream, error);
-  (void) g_input_stream_close (stream, NULL, NULL);
-  if (!ok || !check_reply (self, msg, error))
+  for (guint hops = 0;; hops++)
     {
+      g_autoptr (SoupMessage) msg = soup_message_new_from_uri (SOUP_METHOD_POST, self->uri);
+      g_autoptr (GError) local = NULL;
+      SoupMessageHeaders *headers = soup_message_get_request_headers (msg);
+
+      self->last_status = 0;
       g_byte_array_set_size (self->in, 0);
-      return FALSE;
+      self->in_pos = 0;
+      /* A POST must not turn into a GET on a redirect: only 307 and 308
+       * (which keep the method and body) are followed, here. */
+      soup_message_set_flags (msg, SOUP_MESSAGE_NO_REDIRECT);
+      soup_message_headers_replace (headers, "Accept", self->content_type);
+      if (self->authorization != NULL)
+        soup_message_headers_replace (headers, "Authorization", self->authorization);
+      soup_message_set_request_body_from_bytes (msg, self->content_type, body);
+
+      g_autoptr (GInputStream) stream = soup_session_send (self->session, msg, NULL, &local);
+      if (stream == NULL)
+        return fail_send (self, local, error);
+      self->last_status = soup_message_get_status (msg);
+      gboolean ok = read_body (self, stream, error);
+      (void) g_input_stream_close (stream, NULL, NULL);
+      if (ok && hops < 3 && follow_redirect (self, msg))
+        continue;
+      if (!ok || !check_reply (self, msg, error))
+        {
+          g_byte_array_set_size (self->in, 0);
+          return FALSE;
+        }
+      transport->remainingMessageSize_ = (glong) self->in->len;
+      return TRUE;
     }
-  transport->remainingMessageSize_ = (glong) self->in->len;
-  return TRUE;
 }
 
 /* ---- ThriftTransport ------------------------------------------------------ */

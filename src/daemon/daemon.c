@@ -4,6 +4,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
 #include <glib/gstdio.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include "api/tcp_server.h"
 #include "api/webui.h"
 #include "daemon/daemon.h"
+#include "daemon/leadership.h"
 #include "engine/engine.h"
 #include "runtime/local.h"
 #include "runtime/simulated.h"
@@ -33,6 +36,8 @@ struct _StgDaemon
   StgTcpServer *tcp;
   StgHttpServer *http;
   StgWebUi *webui;
+  StgLeadership *leadership;    /* PostgreSQL only */
+  gchar *holder;                /* host:pid, as recorded when leading */
   StgBodyBudget budget;     /* what unfinished requests hold, on both ports */
   guint prune_id;           /* the retention timer */
 };
@@ -46,6 +51,7 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
   settings->http_port = 8081;
   settings->thrift_port = 8082;
   settings->cluster = g_strdup ("local");
+  settings->lease_ms = 5000;
   settings->max_frame = 16 * 1024 * 1024;
   settings->idle_timeout_s = 300;
   settings->ready_file = NULL;
@@ -98,6 +104,8 @@ void
 stg_daemon_settings_clear (StgDaemonSettings *settings)
 {
   g_clear_pointer (&settings->data_dir, g_free);
+  g_clear_pointer (&settings->store, g_free);
+  g_clear_pointer (&settings->advertise_url, g_free);
   g_clear_pointer (&settings->bind, g_free);
   g_clear_pointer (&settings->cluster, g_free);
   g_clear_pointer (&settings->ready_file, g_free);
@@ -217,11 +225,11 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
     "idle_timeout_secs", "webui_dir", "port_range", "runtime", "tls_cert", "tls_key",
     "read_requires_auth", "tcp_trusted", "max_instances_per_job", "http_names", "allowed_origins",
     "tcp_backlog", "max_connections", "max_connections_per_address", "keep_updates_per_job",
-    "keep_events_days", NULL
+    "keep_events_days", "advertise_url", "lease_ms", NULL
   };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
-  gint64 max_instances = settings->max_instances;
+  gint64 max_instances = settings->max_instances, lease = settings->lease_ms;
   gint64 backlog = settings->tcp_backlog, conns = settings->max_connections;
   gint64 per_address = settings->max_per_address;
   gint64 keep_updates = settings->keep_updates, keep_days = settings->keep_events_days;
@@ -264,10 +272,17 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_int (kf, "max_connections", 1, 1000000, &conns, error) ||
       !load_int (kf, "max_connections_per_address", 1, 1000000, &per_address, error) ||
       !load_int (kf, "keep_updates_per_job", 0, 1000000, &keep_updates, error) ||
-      !load_int (kf, "keep_events_days", 0, 100000, &keep_days, error))
+      !load_int (kf, "keep_events_days", 0, 100000, &keep_days, error) ||
+      !load_string (kf, "advertise_url", &settings->advertise_url, error) ||
+      !load_int (kf, "lease_ms", 400, 600000, &lease, error))
     {
       g_prefix_error (error, "%s: ", path);
       return FALSE;
+    }
+  if (g_key_file_has_key (kf, "store", "url", NULL))
+    {
+      g_free (settings->store);
+      settings->store = g_key_file_get_string (kf, "store", "url", NULL);
     }
   if (range != NULL && !stg_daemon_settings_port_range (settings, range, error))
     {
@@ -285,6 +300,7 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   settings->max_frame = frame;
   settings->idle_timeout_s = (gint) idle;
   settings->max_instances = (gint) max_instances;
+  settings->lease_ms = (gint) lease;
   settings->tcp_backlog = (gint) backlog;
   settings->max_connections = (gint) conns;
   settings->max_per_address = (gint) per_address;
@@ -321,9 +337,76 @@ prune_step (gpointer user_data)
 static void
 route_health (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
 {
+  StgDaemon *d = user_data;
+
   (void) request;
-  (void) user_data;
-  stg_http_response_text (response, 200, "ok\n");
+  if (d->leadership == NULL)
+    stg_http_response_text (response, 200, "ok\n");
+  else
+    stg_http_response_text (response, 200,
+                            stg_leadership_leading (d->leadership) ? "leader\n" : "follower\n");
+}
+
+/* /leader: who leads, as JSON. */
+static void
+route_leader (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+{
+  StgDaemon *d = user_data;
+  g_autoptr (GError) error = NULL;
+  StgLeaderInfo info = { 0 };
+
+  (void) request;
+  if (!stg_store_leader (d->store, &info, &error))
+    {
+      stg_http_response_text (response, 503, error->message);
+      return;
+    }
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "url");
+  json_builder_add_string_value (b, info.url);
+  json_builder_set_member_name (b, "holder");
+  json_builder_add_string_value (b, info.holder);
+  json_builder_set_member_name (b, "epoch");
+  json_builder_add_int_value (b, info.epoch);
+  json_builder_set_member_name (b, "since_ms");
+  json_builder_add_int_value (b, info.since_ms);
+  json_builder_set_member_name (b, "self");
+  json_builder_add_boolean_value (b, d->leadership != NULL && stg_leadership_leading (d->leadership));
+  json_builder_end_object (b);
+  stg_leader_info_clear (&info);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  gchar *text = json_to_string (root, FALSE);
+  stg_http_response_set (response, 200, "application/json", g_bytes_new_take (text, strlen (text)));
+}
+
+/* A follower answers every other path with a redirect to the leader (307
+ * keeps the method and body, so Thrift over HTTP follows it too). */
+static void
+route_follower (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+{
+  StgDaemon *d = user_data;
+  const gchar *path = stg_http_request_path (request);
+  StgLeaderInfo info = { 0 };
+
+  if (g_str_equal (path, "/health"))
+    return route_health (request, response, d);
+  if (g_str_equal (path, "/leader"))
+    return route_leader (request, response, d);
+  if (!stg_store_leader (d->store, &info, NULL) || info.url[0] == '\0')
+    stg_http_response_text (response, 503, "no replica leads yet; try again\n");
+  else
+    {
+      g_autofree gchar *base = g_strdup (info.url);
+      while (g_str_has_suffix (base, "/"))
+        base[strlen (base) - 1] = '\0';
+      g_autofree gchar *location = g_strconcat (base, path, NULL);
+      g_autofree gchar *text = g_strdup_printf ("this replica follows; the leader is %s\n",
+                                                info.url);
+      stg_http_response_text (response, 307, text);
+      stg_http_response_header (response, "Location", location);
+    }
+  stg_leader_info_clear (&info);
 }
 
 /* ---- start and stop ------------------------------------------------------- */
@@ -333,8 +416,9 @@ write_ready_file (StgDaemon *d, GError **error)
 {
   g_autofree gchar *tmp = g_strconcat (d->settings.ready_file, ".tmp", NULL);
   g_autofree gchar *text = g_strdup_printf (
-      "{\"pid\": %d, \"http_port\": %u, \"thrift_port\": %u}\n", (int) getpid (),
-      stg_http_server_port (d->http), stg_tcp_server_port (d->tcp));
+      "{\"pid\": %d, \"http_port\": %u, \"thrift_port\": %u, \"role\": \"%s\"}\n",
+      (int) getpid (), stg_http_server_port (d->http), d->tcp ? stg_tcp_server_port (d->tcp) : 0,
+      d->leadership == NULL ? "single" : d->tcp != NULL ? "leader" : "follower");
 
   /* Written then renamed, so a reader never sees half of it. */
   if (!g_file_set_contents (tmp, text, -1, error))
@@ -349,77 +433,234 @@ write_ready_file (StgDaemon *d, GError **error)
   return TRUE;
 }
 
-/* @dst gets a copy of @src (strings duplicated, tables referenced). */
-static void
-copy_settings (StgDaemonSettings *dst, const StgDaemonSettings *src)
+/* Opens the store; PostgreSQL may be down for a while: wait for it. */
+static gboolean
+open_store (StgDaemon *d, GError **error)
 {
-  *dst = *src;
-  dst->data_dir = g_strdup (src->data_dir);
-  dst->bind = g_strdup (src->bind);
-  dst->cluster = g_strdup (src->cluster);
-  dst->ready_file = g_strdup (src->ready_file);
-  dst->webui_dir = g_strdup (src->webui_dir);
-  dst->http_names = g_strdupv (src->http_names);
-  dst->allowed_origins = g_strdupv (src->allowed_origins);
-  dst->runtime = g_strdup (src->runtime);
-  dst->tls_cert = g_strdup (src->tls_cert);
-  dst->tls_key = g_strdup (src->tls_key);
-  dst->users = src->users ? g_hash_table_ref (src->users) : NULL;
+  g_autofree gchar *db = NULL;
+  gboolean pg = d->settings.store != NULL;
+
+  /* The default store is SQLite in the data directory; --store or
+   * [store] url names a PostgreSQL database instead. */
+  db = pg ? g_strdup (d->settings.store)
+          : g_build_filename (d->settings.data_dir, "stagger.db", NULL);
+  if (pg && !stg_store_is_postgresql (db))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--store takes a PostgreSQL URL (postgresql://...) or conninfo (host=...)");
+      return FALSE;
+    }
+  for (;;)
+    {
+      g_autoptr (GError) local = NULL;
+      d->store = stg_store_open (db, &local);
+      if (d->store != NULL)
+        return TRUE;
+      if (!pg || !g_error_matches (local, STG_STORE_ERROR, STG_STORE_ERROR_FAILED) ||
+          strstr (local->message, "connecting to PostgreSQL") == NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return FALSE;
+        }
+      g_warning ("ha: cannot open the store (%s); retrying in 1 s", local->message);
+      g_usleep (G_USEC_PER_SEC);
+    }
 }
 
-/* The data directory, the store, the runtime and the engine (recovered). */
-static gboolean
-open_core (StgDaemon *d, GError **error)
+/* Stepping down: this process becomes a new follower, in place, so that
+ * nothing of the old leader's state (engine, runtime, timers) can write. */
+static void
+step_down (gpointer data)
 {
+  g_autofree gchar *cmdline = NULL;
+  gsize len = 0;
+
+  (void) data;
+  if (g_file_get_contents ("/proc/self/cmdline", &cmdline, &len, NULL) && len > 0)
+    {
+      g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+      for (gsize i = 0; i < len; i += strlen (cmdline + i) + 1)
+        g_ptr_array_add (argv, cmdline + i);
+      g_ptr_array_add (argv, NULL);
+      g_message ("ha: restarting as a follower");
+      execv ("/proc/self/exe", (gchar **) argv->pdata);
+    }
+  g_error ("ha: cannot restart as a follower: %s", g_strerror (errno));
+}
+
+static gboolean start_core (StgDaemon *d, GError **error);
+
+/* Became the leader: the follower's HTTP server gives way to the full one,
+ * on the same port. */
+static void
+take_over (gpointer data)
+{
+  StgDaemon *d = data;
+  g_autoptr (GError) error = NULL;
+
+  d->settings.http_port = stg_http_server_port (d->http);
+  g_clear_pointer (&d->http, stg_http_server_free);
+  if (!start_core (d, &error))
+    {
+      g_warning ("ha: cannot start leading: %s", error->message);
+      step_down (d);
+    }
+}
+
+/* The HTTP server, as the settings say. */
+static gboolean
+start_http (StgDaemon *d, GError **error)
+{
+  StgHttpOptions http_options;
+
+  stg_http_options_init (&http_options);
+  http_options.max_body = (gsize) d->settings.max_frame;   /* one message, as on TCP */
+  http_options.tls_cert = d->settings.tls_cert;
+  http_options.tls_key = d->settings.tls_key;
+  d->budget.max = MAX ((gsize) STG_DAEMON_BUFFERED_MAX, (gsize) d->settings.max_frame);
+  http_options.budget = &d->budget;
+  http_options.max_connections = (guint) d->settings.max_connections;
+  http_options.max_per_address = (guint) d->settings.max_per_address;
+  http_options.host_names = (const gchar *const *) d->settings.http_names;
+  http_options.allowed_origins = (const gchar *const *) d->settings.allowed_origins;
+  d->http = stg_http_server_new (d->settings.bind, (guint16) d->settings.http_port,
+                                 &http_options, error);
+  return d->http != NULL;
+}
+
+static gboolean
+start_follower (StgDaemon *d, GError **error)
+{
+  if (!start_http (d, error))
+    return FALSE;
+  stg_http_server_route (d->http, "/", route_follower, d);
+  if (d->settings.ready_file != NULL && !write_ready_file (d, error))
+    return FALSE;
+  g_message ("staggerd: following; HTTP on %s:%u redirects to the leader", d->settings.bind,
+             stg_http_server_port (d->http));
+  return TRUE;
+}
+
+StgDaemon *
+stg_daemon_start (const StgDaemonSettings *settings, GError **error)
+{
+  StgDaemon *d = g_new0 (StgDaemon, 1);
+
+  d->settings.data_dir = g_strdup (settings->data_dir);
+  d->settings.store = g_strdup (settings->store);
+  d->settings.advertise_url = g_strdup (settings->advertise_url);
+  d->settings.lease_ms = settings->lease_ms;
+  d->settings.bind = g_strdup (settings->bind);
+  d->settings.http_port = settings->http_port;
+  d->settings.thrift_port = settings->thrift_port;
+  d->settings.cluster = g_strdup (settings->cluster);
+  d->settings.max_frame = settings->max_frame;
+  d->settings.idle_timeout_s = settings->idle_timeout_s;
+  d->settings.ready_file = g_strdup (settings->ready_file);
+  d->settings.webui_dir = g_strdup (settings->webui_dir);
+  d->settings.http_names = g_strdupv (settings->http_names);
+  d->settings.allowed_origins = g_strdupv (settings->allowed_origins);
+  d->settings.runtime = g_strdup (settings->runtime);
+  d->settings.tls_cert = g_strdup (settings->tls_cert);
+  d->settings.tls_key = g_strdup (settings->tls_key);
+  d->settings.users = settings->users ? g_hash_table_ref (settings->users) : NULL;
+  d->settings.read_requires_auth = settings->read_requires_auth;
+  d->settings.tcp_trusted = settings->tcp_trusted;
+  d->settings.max_instances = settings->max_instances;
+  d->settings.tcp_backlog = settings->tcp_backlog;
+  d->settings.max_connections = settings->max_connections;
+  d->settings.max_per_address = settings->max_per_address;
+  d->settings.keep_updates = settings->keep_updates;
+  d->settings.keep_events_days = settings->keep_events_days;
+  d->settings.port_min = settings->port_min;
+  d->settings.port_max = settings->port_max;
+
   if (g_mkdir_with_parents (d->settings.data_dir, 0700) != 0)
     {
       int saved = errno;
       g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
                    "cannot create the data directory %s: %s", d->settings.data_dir,
                    g_strerror (saved));
-      return FALSE;
+      goto fail;
     }
-  g_autofree gchar *db = g_build_filename (d->settings.data_dir, "stagger.db", NULL);
-  d->store = stg_store_open (db, error);
-  if (d->store == NULL)
-    return FALSE;
+  if (!open_store (d, error))
+    goto fail;
+  if (d->settings.store == NULL)
+    {
+      if (!start_core (d, error))
+        goto fail;
+      return d;
+    }
+  d->holder = g_strdup_printf ("%s:%d", g_get_host_name (), (int) getpid ());
+  if (d->settings.advertise_url == NULL)
+    d->settings.advertise_url = g_strdup_printf ("http://%s:%d", d->settings.bind,
+                                                 d->settings.http_port);
+  d->leadership = stg_leadership_new (d->store, d->holder, d->settings.advertise_url,
+                                      (guint) d->settings.lease_ms, take_over, step_down, d);
+  if (stg_leadership_try (d->leadership) ? !start_core (d, error) : !start_follower (d, error))
+    goto fail;
+  return d;
+
+fail:
+  stg_daemon_stop (d);
+  return NULL;
+}
+
+/* The leader's (or the only replica's) parts: runtime, engine, API, web UI. */
+static gboolean
+start_core (StgDaemon *d, GError **error)
+{
+  StgTcpOptions tcp_options;
+  StgHandlerContext ctx;
+
   d->clock = stg_clock_new_real ();
   d->prune_id = g_timeout_add_seconds (STG_DAEMON_PRUNE_S, prune_step, d);
   if (g_str_equal (d->settings.runtime, "simulated"))
-    d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
-  else
     {
-      StgLocalOptions lo;
-      stg_local_options_init (&lo);
-      g_free (lo.data_dir), lo.data_dir = g_strdup (d->settings.data_dir);
-      g_free (lo.cluster), lo.cluster = g_strdup (d->settings.cluster);
-      lo.port_min = d->settings.port_min;
-      lo.port_max = d->settings.port_max;
-      d->runtime = stg_local_runtime_new (d->store, d->clock, &lo, error);
-      stg_local_options_clear (&lo);
+      d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
+      if (d->runtime == NULL)
+        return FALSE;
     }
-  if (d->runtime == NULL)
-    return FALSE;
-  StgEngineLimits limits;
-  stg_engine_limits_init (&limits);
-  limits.max_instances = d->settings.max_instances;
-  d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
+  else
+  {
+    StgLocalOptions lo;
+    stg_local_options_init (&lo);
+    g_free (lo.data_dir), lo.data_dir = g_strdup (d->settings.data_dir);
+    g_free (lo.cluster), lo.cluster = g_strdup (d->settings.cluster);
+    lo.port_min = d->settings.port_min;
+    lo.port_max = d->settings.port_max;
+    d->runtime = stg_local_runtime_new (d->store, d->clock, &lo, error);
+    stg_local_options_clear (&lo);
+    if (d->runtime == NULL)
+      return FALSE;
+  }
+  {
+    StgEngineLimits limits;
+    stg_engine_limits_init (&limits);
+    limits.max_instances = d->settings.max_instances;
+    d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
+  }
   /* Instances first (adopted, or reported dead), then the updates over them. */
-  return (g_str_equal (d->settings.runtime, "simulated") ||
-          stg_local_runtime_adopt (d->runtime, error)) &&
-         stg_engine_recover (d->engine, error);
-}
+  if ((!g_str_equal (d->settings.runtime, "simulated") && !stg_local_runtime_adopt (d->runtime, error)) ||
+      !stg_engine_recover (d->engine, error))
+    return FALSE;
 
-/* The Thrift TCP port. */
-static gboolean
-start_tcp (StgDaemon *d, GError **error)
-{
-  StgTcpOptions tcp_options;
+  ctx = (StgHandlerContext) {
+    .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
+  };
+  d->handler = stg_handler_new (&ctx);
+  d->dispatch = stg_dispatch_new (d->handler, (gsize) d->settings.max_frame);
+
+  d->auth = stg_auth_new (d->settings.users, d->settings.read_requires_auth, d->settings.tcp_trusted,
+                          error);
+  if (d->auth == NULL)
+    return FALSE;
 
   stg_tcp_options_init (&tcp_options);
   tcp_options.max_frame = (gsize) d->settings.max_frame;
   tcp_options.idle_timeout_s = (guint) d->settings.idle_timeout_s;
   tcp_options.backlog = d->settings.tcp_backlog;
+  d->budget.max = MAX ((gsize) STG_DAEMON_BUFFERED_MAX, (gsize) d->settings.max_frame);
   tcp_options.budget = &d->budget;
   tcp_options.max_connections = (guint) d->settings.max_connections;
   tcp_options.max_per_address = (guint) d->settings.max_per_address;
@@ -432,74 +673,28 @@ start_tcp (StgDaemon *d, GError **error)
     };
   d->tcp = stg_tcp_server_new (d->dispatch, d->settings.bind, (guint16) d->settings.thrift_port,
                                &tcp_options, error);
-  return d->tcp != NULL;
-}
+  if (d->tcp == NULL)
+    return FALSE;
 
-/* The HTTP port: /health, /api and the web UI. */
-static gboolean
-start_http (StgDaemon *d, GError **error)
-{
-  StgHttpOptions http_options;
-
-  stg_http_options_init (&http_options);
-  http_options.max_body = (gsize) d->settings.max_frame;   /* one message, as on TCP */
-  http_options.tls_cert = d->settings.tls_cert;
-  http_options.tls_key = d->settings.tls_key;
-  http_options.budget = &d->budget;
-  http_options.max_connections = (guint) d->settings.max_connections;
-  http_options.max_per_address = (guint) d->settings.max_per_address;
-  http_options.host_names = (const gchar *const *) d->settings.http_names;
-  http_options.allowed_origins = (const gchar *const *) d->settings.allowed_origins;
-  d->http = stg_http_server_new (d->settings.bind, (guint16) d->settings.http_port,
-                                 &http_options, error);
-  if (d->http == NULL)
+  if (!start_http (d, error))
     return FALSE;
   stg_http_server_route (d->http, "/health", route_health, d);
+  stg_http_server_route (d->http, "/leader", route_leader, d);
   d->api = stg_http_api_new (d->http, d->dispatch, d->auth);
-  StgWebUiContext ui = {
-    .store = d->store,
-    .engine = d->engine,
-    .clock = d->clock,
-    .cluster = d->settings.cluster,
-    .assets_dir = d->settings.webui_dir,
-    .auth = d->auth,
-  };
-  d->webui = stg_webui_new (d->http, &ui);
-  return TRUE;
-}
+  {
+    StgWebUiContext ui = {
+      .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
+      .assets_dir = d->settings.webui_dir, .auth = d->auth,
+    };
+    d->webui = stg_webui_new (d->http, &ui);
+  }
 
-StgDaemon *
-stg_daemon_start (const StgDaemonSettings *settings, GError **error)
-{
-  StgDaemon *d = g_new0 (StgDaemon, 1);
-
-  copy_settings (&d->settings, settings);
-  if (!open_core (d, error))
-    goto fail;
-  StgHandlerContext ctx = {
-    .store = d->store,
-    .engine = d->engine,
-    .clock = d->clock,
-    .cluster = d->settings.cluster,
-  };
-  d->handler = stg_handler_new (&ctx);
-  d->dispatch = stg_dispatch_new (d->handler, (gsize) d->settings.max_frame);
-  d->auth = stg_auth_new (d->settings.users, d->settings.read_requires_auth,
-                          d->settings.tcp_trusted, error);
-  /* What unfinished requests hold, on both ports together. */
-  d->budget.max = MAX ((gsize) STG_DAEMON_BUFFERED_MAX, (gsize) d->settings.max_frame);
-  if (d->auth == NULL || !start_tcp (d, error) || !start_http (d, error))
-    goto fail;
   if (d->settings.ready_file != NULL && !write_ready_file (d, error))
-    goto fail;
+    return FALSE;
   g_message ("staggerd: cluster '%s', data in %s, HTTP on %s:%u, Thrift on %s:%u",
              d->settings.cluster, d->settings.data_dir, d->settings.bind,
              stg_http_server_port (d->http), d->settings.bind, stg_tcp_server_port (d->tcp));
-  return d;
-
-fail:
-  stg_daemon_stop (d);
-  return NULL;
+  return TRUE;
 }
 
 void
@@ -509,6 +704,7 @@ stg_daemon_stop (StgDaemon *d)
     return;
   g_clear_handle_id (&d->prune_id, g_source_remove);
   /* Top-down: stop taking requests, then the core, then storage. */
+  g_clear_pointer (&d->leadership, stg_leadership_free);
   g_clear_pointer (&d->http, stg_http_server_free);
   g_clear_pointer (&d->webui, stg_webui_free);
   g_clear_pointer (&d->api, stg_http_api_free);
@@ -522,5 +718,6 @@ stg_daemon_stop (StgDaemon *d)
   g_clear_pointer (&d->clock, stg_clock_free);
   g_clear_pointer (&d->store, stg_store_close);
   stg_daemon_settings_clear (&d->settings);
+  g_free (d->holder);
   g_free (d);
 }

@@ -42,6 +42,9 @@ typedef struct
   gboolean read_requires_auth;
   gboolean tcp_trusted;     /* with users: TCP may change jobs too */
   gint max_instances;       /* per job; default 100000 */
+  gchar *store;             /* (nullable) PostgreSQL URL or conninfo; NULL: SQLite in data_dir */
+  gchar *advertise_url;     /* (nullable) where followers send clients; default http://BIND:PORT */
+  gint lease_ms;            /* PostgreSQL: a silent leader loses the lead after this; default 5000 */
   gchar **http_names;       /* (nullable) Host names served besides IPs and localhost */
   gchar **allowed_origins;  /* (nullable) web origins besides our own that may call /api */
   gint tcp_backlog;         /* TCP listen queue; default 4096 (capped by somaxconn) */

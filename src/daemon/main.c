@@ -86,7 +86,8 @@ print_hash (gboolean token)
 typedef struct
 {
   gchar *config, *data_dir, *bind, *cluster, *ready_file, *webui_dir, *port_range;
-  gchar *runtime, *tls_cert, *tls_key;
+  gchar *runtime, *tls_cert, *tls_key, *store, *advertise_url;
+  gint lease_ms;
   gboolean hash_password, hash_token, version, verbose;
   gint http_port, thrift_port;
   gint64 max_frame;
@@ -97,7 +98,7 @@ options_clear (Options *o)
 {
   g_free (o->config), g_free (o->data_dir), g_free (o->bind), g_free (o->cluster);
   g_free (o->ready_file), g_free (o->webui_dir), g_free (o->port_range), g_free (o->runtime);
-  g_free (o->tls_cert), g_free (o->tls_key);
+  g_free (o->tls_cert), g_free (o->tls_key), g_free (o->store), g_free (o->advertise_url);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
@@ -111,6 +112,16 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       "Read settings from the [staggerd] group of FILE (default: none)", "FILE" },
     { "data-dir", 'd', 0, G_OPTION_ARG_FILENAME, &o->data_dir,
       "Keep the database and sandboxes in DIR (default: ./var)", "DIR" },
+    { "store", 0, 0, G_OPTION_ARG_STRING, &o->store,
+      "Keep jobs and updates in PostgreSQL at URL (postgresql://USER@HOST:PORT/DB or a libpq "
+      "conninfo; the password comes from PGPASSWORD or PGPASSFILE, never the URL) instead of "
+      "SQLite in the data directory", "URL" },
+    { "advertise-url", 0, 0, G_OPTION_ARG_STRING, &o->advertise_url,
+      "With --store: the URL other replicas send clients to while this one leads "
+      "(default: http://BIND:HTTP_PORT)", "URL" },
+    { "lease-ms", 0, 0, G_OPTION_ARG_INT, &o->lease_ms,
+      "With --store: a leader silent for MS loses the lead to another replica, and a leader "
+      "that cannot reach the database for about MS/4 steps down (default: 5000)", "MS" },
     { "bind", 'b', 0, G_OPTION_ARG_STRING, &o->bind,
       "Listen on this IP address (default: 127.0.0.1)", "ADDR" },
     { "http-port", 0, 0, G_OPTION_ARG_INT, &o->http_port,
@@ -147,10 +158,10 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("- the Stagger rolling update scheduler");
 
-  *o = (Options){ .http_port = -1, .thrift_port = -1, .max_frame = -1 };
+  *o = (Options){ .http_port = -1, .thrift_port = -1, .max_frame = -1, .lease_ms = -1 };
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
-      "staggerd keeps jobs and their rolling updates in SQLite, runs their instances as\n"
+      "staggerd keeps jobs and their rolling updates in SQLite (or PostgreSQL), runs their instances as\n"
       "processes on this host, and serves Apache Aurora's Thrift API over TCP (framed,\n"
       "binary) and a web UI over HTTP. See staggerd(8).");
   if (!g_option_context_parse (context, argc, argv, error))
@@ -188,6 +199,16 @@ load_settings (StgDaemonSettings *settings, Options *o, GError **error)
   take (&settings->webui_dir, &o->webui_dir);
   take (&settings->tls_cert, &o->tls_cert);
   take (&settings->tls_key, &o->tls_key);
+  take (&settings->store, &o->store);
+  take (&settings->advertise_url, &o->advertise_url);
+  if (o->lease_ms != -1)
+    settings->lease_ms = o->lease_ms;
+  if (settings->lease_ms < 400 || settings->lease_ms > 600000)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--lease-ms must be between 400 and 600000");
+      return FALSE;
+    }
   if (o->port_range != NULL && !stg_daemon_settings_port_range (settings, o->port_range, error))
     {
       g_prefix_error (error, "--port-range: ");

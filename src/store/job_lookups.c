@@ -22,13 +22,13 @@ stg_store_job_link_ports (StgStore *store, const ApiJobKey *job, GError **error)
   stg_bind_text (st, 1, job->role);
   stg_bind_text (st, 2, job->environment);
   stg_bind_text (st, 3, job->name);
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     {
-      gpointer instance = GINT_TO_POINTER (sqlite3_column_int (st, 0));
+      gpointer instance = GINT_TO_POINTER (stg_db_column_int (st, 0));
       if (!g_hash_table_contains (ports, instance))
-        g_hash_table_insert (ports, instance, GINT_TO_POINTER (sqlite3_column_int (st, 1)));
+        g_hash_table_insert (ports, instance, GINT_TO_POINTER (stg_db_column_int (st, 1)));
     }
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing a job's ports");
       return NULL;
@@ -47,17 +47,17 @@ stg_store_job_last_task_events (StgStore *store, gint64 job_id, GError **error)
 
   if (st == NULL)
     return NULL;
-  sqlite3_bind_int64 (st, 1, job_id);
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  stg_db_bind_int64 (st, 1, job_id);
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     {
       ApiTaskEvent *ev = g_object_new (API_TYPE_TASK_EVENT,
-                                       "timestamp", (gint64) sqlite3_column_int64 (st, 1),
-                                       "status", sqlite3_column_int (st, 2), NULL);
-      if (sqlite3_column_type (st, 3) != SQLITE_NULL)
-        g_object_set (ev, "message", (const gchar *) sqlite3_column_text (st, 3), NULL);
-      g_hash_table_insert (events, GINT_TO_POINTER (sqlite3_column_int (st, 0)), ev);
+                                       "timestamp", (gint64) stg_db_column_int64 (st, 1),
+                                       "status", stg_db_column_int (st, 2), NULL);
+      if (!stg_db_column_null (st, 3))
+        g_object_set (ev, "message", (const gchar *) stg_db_column_text (st, 3), NULL);
+      g_hash_table_insert (events, GINT_TO_POINTER (stg_db_column_int (st, 0)), ev);
     }
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing a job's last task events");
       return NULL;

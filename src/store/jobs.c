@@ -29,15 +29,15 @@ stg_store_put_config (StgStore *store, ApiTaskConfig *config, gint64 *id, gint *
     if (st == NULL)
       return FALSE;
     stg_bind_text (st, 1, hash);
-    int rc = sqlite3_step (st);
-    if (rc == SQLITE_ROW)
+    int rc = stg_db_step (st);
+    if (rc == STG_DB_ROW)
       {
-        *id = sqlite3_column_int64 (st, 0);
+        *id = stg_db_column_int64 (st, 0);
         if (version)
-          *version = sqlite3_column_int (st, 1);
+          *version = stg_db_column_int (st, 1);
         return TRUE;
       }
-    if (rc != SQLITE_DONE)
+    if (rc != STG_DB_DONE)
       return stg_store_fail (store, error, "looking up a config");
   }
 
@@ -55,30 +55,29 @@ stg_store_put_config (StgStore *store, ApiTaskConfig *config, gint64 *id, gint *
     stg_bind_text (st, 1, key->role);
     stg_bind_text (st, 2, key->environment);
     stg_bind_text (st, 3, key->name);
-    if (sqlite3_step (st) != SQLITE_ROW)
+    if (stg_db_step (st) != STG_DB_ROW)
       {
         stg_store_fail (store, error, "numbering a config");
         goto fail;
       }
-    next = sqlite3_column_int (st, 0);
+    next = stg_db_column_int (st, 0);
   }
   {
     g_autoptr (StgStmt) st = stg_store_stmt (store,
         "INSERT INTO task_configs (hash, role, environment, name, version, blob, created_ms) "
-        "VALUES (?, ?, ?, ?, ?, ?, CAST(strftime('%s','now') AS INTEGER) * 1000)", error);
+        "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id", error);
     if (st == NULL)
       goto fail;
     stg_bind_text (st, 1, hash);
     stg_bind_text (st, 2, key->role);
     stg_bind_text (st, 3, key->environment);
     stg_bind_text (st, 4, key->name);
-    sqlite3_bind_int (st, 5, next);
-    sqlite3_bind_blob (st, 6, g_bytes_get_data (blob, NULL), (int) g_bytes_get_size (blob),
-                       SQLITE_TRANSIENT);
-    if (!stg_store_exec_stmt (store, st, error, "storing a config"))
+    stg_db_bind_int64 (st, 5, next);
+    stg_db_bind_blob (st, 6, g_bytes_get_data (blob, NULL), g_bytes_get_size (blob));
+    stg_db_bind_int64 (st, 7, g_get_real_time () / 1000);
+    if (!stg_store_insert_id (store, st, id, error, "storing a config"))
       goto fail;
   }
-  *id = sqlite3_last_insert_rowid (store->db);
   if (version)
     *version = next;
   return stg_store_commit (store, error);
@@ -95,10 +94,10 @@ stg_store_find_config (StgStore *store, const gchar *hash, GError **error)
   if (st == NULL)
     return 0;
   stg_bind_text (st, 1, hash);
-  int rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
-    return sqlite3_column_int64 (st, 0);
-  if (rc != SQLITE_DONE)
+  int rc = stg_db_step (st);
+  if (rc == STG_DB_ROW)
+    return stg_db_column_int64 (st, 0);
+  if (rc != STG_DB_DONE)
     stg_store_fail (store, error, "looking up a config");
   return 0;
 }
@@ -109,14 +108,14 @@ load_config (StgStore *store, gint64 id, GError **error)
   g_autoptr (StgStmt) st = stg_store_stmt (store, "SELECT blob, version FROM task_configs WHERE id = ?", error);
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int64 (st, 1, id);
-  int rc = sqlite3_step (st);
-  if (rc == SQLITE_DONE)
+  stg_db_bind_int64 (st, 1, id);
+  int rc = stg_db_step (st);
+  if (rc == STG_DB_DONE)
     {
       g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND, "no config with id %" G_GINT64_FORMAT, id);
       return FALSE;
     }
-  if (rc != SQLITE_ROW)
+  if (rc != STG_DB_ROW)
     return stg_store_fail (store, error, "reading a config");
 
   g_autoptr (GBytes) blob = stg_column_bytes (st, 0);
@@ -130,7 +129,7 @@ load_config (StgStore *store, gint64 id, GError **error)
     }
   g_hash_table_insert (store->configs, g_memdup2 (&id, sizeof id), config);
   g_hash_table_insert (store->versions, g_memdup2 (&id, sizeof id),
-                       GINT_TO_POINTER (sqlite3_column_int (st, 1)));
+                       GINT_TO_POINTER (stg_db_column_int (st, 1)));
   return TRUE;
 }
 
@@ -179,15 +178,16 @@ stg_store_create_job (StgStore *store, const ApiJobKey *key, const gchar *owner,
     return FALSE;
   {
     g_autoptr (StgStmt) st = stg_store_stmt (store,
-        "INSERT INTO jobs (role, environment, name, owner, created_ms) VALUES (?, ?, ?, ?, ?)", error);
+        "INSERT INTO jobs (role, environment, name, owner, created_ms) VALUES (?, ?, ?, ?, ?) "
+        "RETURNING id", error);
     if (st == NULL)
       goto fail;
     stg_bind_text (st, 1, key->role);
     stg_bind_text (st, 2, key->environment);
     stg_bind_text (st, 3, key->name);
     stg_bind_text (st, 4, owner ? owner : "");
-    sqlite3_bind_int64 (st, 5, now_ms);
-    if (!stg_store_exec_stmt (store, st, error, "creating a job"))
+    stg_db_bind_int64 (st, 5, now_ms);
+    if (!stg_store_insert_id (store, st, job_id, error, "creating a job"))
       {
         if (g_error_matches (*error, STG_STORE_ERROR, STG_STORE_ERROR_EXISTS))
           {
@@ -198,7 +198,6 @@ stg_store_create_job (StgStore *store, const ApiJobKey *key, const gchar *owner,
         goto fail;
       }
   }
-  *job_id = sqlite3_last_insert_rowid (store->db);
   for (gint32 i = 0; i < instance_count; i++)
     if (!stg_store_set_instance_config (store, *job_id, i, config_id, error))
       goto fail;
@@ -213,13 +212,13 @@ static StgJobRow *
 read_job (StgStmt *st)
 {
   StgJobRow *row = g_new0 (StgJobRow, 1);
-  row->id = sqlite3_column_int64 (st, 0);
-  row->key = stg_job_key_new ((const gchar *) sqlite3_column_text (st, 1),
-                              (const gchar *) sqlite3_column_text (st, 2),
-                              (const gchar *) sqlite3_column_text (st, 3));
+  row->id = stg_db_column_int64 (st, 0);
+  row->key = stg_job_key_new ((const gchar *) stg_db_column_text (st, 1),
+                              (const gchar *) stg_db_column_text (st, 2),
+                              (const gchar *) stg_db_column_text (st, 3));
   row->owner = stg_column_dup (st, 4);
-  row->created_ms = sqlite3_column_int64 (st, 5);
-  row->instance_count = sqlite3_column_int (st, 6);
+  row->created_ms = stg_db_column_int64 (st, 5);
+  row->instance_count = stg_db_column_int (st, 6);
   return row;
 }
 
@@ -237,10 +236,10 @@ stg_store_get_job (StgStore *store, const ApiJobKey *key, GError **error)
   stg_bind_text (st, 1, key->role);
   stg_bind_text (st, 2, key->environment);
   stg_bind_text (st, 3, key->name);
-  int rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
+  int rc = stg_db_step (st);
+  if (rc == STG_DB_ROW)
     return read_job (st);
-  if (rc == SQLITE_DONE)
+  if (rc == STG_DB_DONE)
     {
       g_autofree gchar *name = stg_job_key_to_string (key);
       g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND, "no job %s", name);
@@ -257,11 +256,11 @@ stg_store_get_job_by_id (StgStore *store, gint64 id, GError **error)
                                            error);
   if (st == NULL)
     return NULL;
-  sqlite3_bind_int64 (st, 1, id);
-  int rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
+  stg_db_bind_int64 (st, 1, id);
+  int rc = stg_db_step (st);
+  if (rc == STG_DB_ROW)
     return read_job (st);
-  if (rc == SQLITE_DONE)
+  if (rc == STG_DB_DONE)
     g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND, "no job %" G_GINT64_FORMAT, id);
   else
     stg_store_fail (store, error, "reading a job");
@@ -273,16 +272,16 @@ stg_store_list_jobs (StgStore *store, const gchar *role, GError **error)
 {
   g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) stg_job_row_free);
   g_autoptr (StgStmt) st = stg_store_stmt (store,
-      "SELECT " JOB_COLUMNS " FROM jobs j WHERE ?1 IS NULL OR role = ?1 "
+      "SELECT " JOB_COLUMNS " FROM jobs j WHERE CAST(?1 AS TEXT) IS NULL OR role = ?1 "
       "ORDER BY role, environment, name", error);
   int rc;
 
   if (st == NULL)
     return NULL;
   stg_bind_text (st, 1, role);
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     g_ptr_array_add (rows, read_job (st));
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing jobs");
       return NULL;
@@ -296,7 +295,7 @@ stg_store_delete_job (StgStore *store, gint64 job_id, GError **error)
   g_autoptr (StgStmt) st = stg_store_stmt (store, "DELETE FROM jobs WHERE id = ?", error);
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int64 (st, 1, job_id);
+  stg_db_bind_int64 (st, 1, job_id);
   return stg_store_exec_stmt (store, st, error, "deleting a job");
 }
 
@@ -311,13 +310,13 @@ count_by (StgStore *store, const gchar *sql, gint64 job_id, GError **error)
 
   if (st == NULL)
     return NULL;
-  sqlite3_bind_int64 (st, 1, job_id);
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  stg_db_bind_int64 (st, 1, job_id);
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     {
-      StgCount c = { sqlite3_column_int64 (st, 0), sqlite3_column_int64 (st, 1) };
+      StgCount c = { stg_db_column_int64 (st, 0), stg_db_column_int64 (st, 1) };
       g_array_append_val (out, c);
     }
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "counting instances");
       return NULL;
@@ -346,20 +345,20 @@ stg_store_count_statuses (StgStore *store, gint64 job_id, GError **error)
 static void
 read_instance (StgStmt *st, StgInstanceRow *row)
 {
-  row->instance_id = sqlite3_column_int (st, 0);
-  row->config_id = sqlite3_column_int64 (st, 1);
-  row->status = sqlite3_column_int (st, 2);
-  row->run_id = sqlite3_column_int64 (st, 3);
-  row->pid = sqlite3_column_int64 (st, 4);
-  row->pid_start = sqlite3_column_int64 (st, 5);
-  row->failure_count = sqlite3_column_int (st, 6);
-  row->status_ms = sqlite3_column_int64 (st, 7);
-  row->run_config_id = sqlite3_column_int64 (st, 8);
-  row->next_run_id = sqlite3_column_int64 (st, 9);
-  row->next_config_id = sqlite3_column_int64 (st, 10);
-  row->next_pid = sqlite3_column_int64 (st, 11);
-  row->next_pid_start = sqlite3_column_int64 (st, 12);
-  row->stop_reason = sqlite3_column_int (st, 13);
+  row->instance_id = stg_db_column_int (st, 0);
+  row->config_id = stg_db_column_int64 (st, 1);
+  row->status = stg_db_column_int (st, 2);
+  row->run_id = stg_db_column_int64 (st, 3);
+  row->pid = stg_db_column_int64 (st, 4);
+  row->pid_start = stg_db_column_int64 (st, 5);
+  row->failure_count = stg_db_column_int (st, 6);
+  row->status_ms = stg_db_column_int64 (st, 7);
+  row->run_config_id = stg_db_column_int64 (st, 8);
+  row->next_run_id = stg_db_column_int64 (st, 9);
+  row->next_config_id = stg_db_column_int64 (st, 10);
+  row->next_pid = stg_db_column_int64 (st, 11);
+  row->next_pid_start = stg_db_column_int64 (st, 12);
+  row->stop_reason = stg_db_column_int (st, 13);
 }
 
 GArray *
@@ -372,14 +371,14 @@ stg_store_list_instances (StgStore *store, gint64 job_id, GError **error)
 
   if (st == NULL)
     return NULL;
-  sqlite3_bind_int64 (st, 1, job_id);
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  stg_db_bind_int64 (st, 1, job_id);
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     {
       StgInstanceRow row;
       read_instance (st, &row);
       g_array_append_val (rows, row);
     }
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing instances");
       return NULL;
@@ -395,15 +394,15 @@ stg_store_get_instance (StgStore *store, gint64 job_id, gint32 instance_id,
       "SELECT " INSTANCE_COLUMNS " FROM instances WHERE job_id = ? AND instance_id = ?", error);
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int64 (st, 1, job_id);
-  sqlite3_bind_int (st, 2, instance_id);
-  int rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
+  stg_db_bind_int64 (st, 1, job_id);
+  stg_db_bind_int64 (st, 2, instance_id);
+  int rc = stg_db_step (st);
+  if (rc == STG_DB_ROW)
     {
       read_instance (st, row);
       return TRUE;
     }
-  if (rc == SQLITE_DONE)
+  if (rc == STG_DB_DONE)
     g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND, "no instance %d", instance_id);
   else
     stg_store_fail (store, error, "reading an instance");
@@ -419,9 +418,9 @@ stg_store_set_instance_config (StgStore *store, gint64 job_id, gint32 instance_i
       "ON CONFLICT (job_id, instance_id) DO UPDATE SET config_id = excluded.config_id", error);
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int64 (st, 1, job_id);
-  sqlite3_bind_int (st, 2, instance_id);
-  sqlite3_bind_int64 (st, 3, config_id);
+  stg_db_bind_int64 (st, 1, job_id);
+  stg_db_bind_int64 (st, 2, instance_id);
+  stg_db_bind_int64 (st, 3, config_id);
   return stg_store_exec_stmt (store, st, error, "setting an instance's config");
 }
 
@@ -435,24 +434,24 @@ stg_store_set_instance_facts (StgStore *store, gint64 job_id, const StgInstanceR
       "next_pid_start = ?, stop_reason = ? WHERE job_id = ? AND instance_id = ?", error);
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int (st, 1, row->status);
-  sqlite3_bind_int64 (st, 2, row->run_id);
+  stg_db_bind_int64 (st, 1, row->status);
+  stg_db_bind_int64 (st, 2, row->run_id);
   if (row->pid > 0)
     {
-      sqlite3_bind_int64 (st, 3, row->pid);
-      sqlite3_bind_int64 (st, 4, row->pid_start);
+      stg_db_bind_int64 (st, 3, row->pid);
+      stg_db_bind_int64 (st, 4, row->pid_start);
     }
-  sqlite3_bind_int (st, 5, row->failure_count);
-  sqlite3_bind_int64 (st, 6, row->status_ms);
+  stg_db_bind_int64 (st, 5, row->failure_count);
+  stg_db_bind_int64 (st, 6, row->status_ms);
   if (row->run_config_id > 0)
-    sqlite3_bind_int64 (st, 7, row->run_config_id);
-  sqlite3_bind_int64 (st, 8, row->next_run_id);
-  sqlite3_bind_int64 (st, 9, row->next_config_id);
-  sqlite3_bind_int64 (st, 10, row->next_pid);
-  sqlite3_bind_int64 (st, 11, row->next_pid_start);
-  sqlite3_bind_int (st, 12, row->stop_reason);
-  sqlite3_bind_int64 (st, 13, job_id);
-  sqlite3_bind_int (st, 14, row->instance_id);
+    stg_db_bind_int64 (st, 7, row->run_config_id);
+  stg_db_bind_int64 (st, 8, row->next_run_id);
+  stg_db_bind_int64 (st, 9, row->next_config_id);
+  stg_db_bind_int64 (st, 10, row->next_pid);
+  stg_db_bind_int64 (st, 11, row->next_pid_start);
+  stg_db_bind_int64 (st, 12, row->stop_reason);
+  stg_db_bind_int64 (st, 13, job_id);
+  stg_db_bind_int64 (st, 14, row->instance_id);
   return stg_store_exec_stmt (store, st, error, "recording an instance's state");
 }
 
@@ -463,8 +462,8 @@ stg_store_delete_instance (StgStore *store, gint64 job_id, gint32 instance_id, G
       "DELETE FROM instances WHERE job_id = ? AND instance_id = ?", error);
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int64 (st, 1, job_id);
-  sqlite3_bind_int (st, 2, instance_id);
+  stg_db_bind_int64 (st, 1, job_id);
+  stg_db_bind_int64 (st, 2, instance_id);
   return stg_store_exec_stmt (store, st, error, "deleting an instance");
 }
 
@@ -477,10 +476,10 @@ stg_store_add_task_event (StgStore *store, gint64 job_id, gint32 instance_id, gi
       error);
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int64 (st, 1, job_id);
-  sqlite3_bind_int (st, 2, instance_id);
-  sqlite3_bind_int64 (st, 3, ts_ms);
-  sqlite3_bind_int (st, 4, status);
+  stg_db_bind_int64 (st, 1, job_id);
+  stg_db_bind_int64 (st, 2, instance_id);
+  stg_db_bind_int64 (st, 3, ts_ms);
+  stg_db_bind_int64 (st, 4, status);
   stg_bind_text (st, 5, message);
   return stg_store_exec_stmt (store, st, error, "recording a task event");
 }
@@ -492,24 +491,24 @@ stg_store_list_task_events (StgStore *store, gint64 job_id, gint32 instance_id, 
   g_autoptr (GPtrArray) events = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr (StgStmt) st = stg_store_stmt (store,
       "SELECT ts_ms, status, message FROM (SELECT id, ts_ms, status, message FROM task_events "
-      "WHERE job_id = ? AND instance_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id", error);
+      "WHERE job_id = ? AND instance_id = ? ORDER BY id DESC LIMIT ?) AS recent ORDER BY id", error);
   int rc;
 
   if (st == NULL)
     return NULL;
-  sqlite3_bind_int64 (st, 1, job_id);
-  sqlite3_bind_int (st, 2, instance_id);
-  sqlite3_bind_int64 (st, 3, limit);
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  stg_db_bind_int64 (st, 1, job_id);
+  stg_db_bind_int64 (st, 2, instance_id);
+  stg_db_bind_int64 (st, 3, limit);
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     {
       ApiTaskEvent *ev = g_object_new (API_TYPE_TASK_EVENT,
-                                       "timestamp", (gint64) sqlite3_column_int64 (st, 0),
-                                       "status", sqlite3_column_int (st, 1), NULL);
-      if (sqlite3_column_type (st, 2) != SQLITE_NULL)
-        g_object_set (ev, "message", (const gchar *) sqlite3_column_text (st, 2), NULL);
+                                       "timestamp", (gint64) stg_db_column_int64 (st, 0),
+                                       "status", stg_db_column_int (st, 1), NULL);
+      if (!stg_db_column_null (st, 2))
+        g_object_set (ev, "message", (const gchar *) stg_db_column_text (st, 2), NULL);
       g_ptr_array_add (events, ev);
     }
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing task events");
       return NULL;

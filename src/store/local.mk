@@ -1,7 +1,10 @@
-# src/store/local.mk: SQLite persistence and its embedded migrations.
+# src/store/local.mk: persistence (SQLite or PostgreSQL) and its embedded migrations.
 noinst_LIBRARIES += libstg_store.a
 libstg_store_a_SOURCES = \
 	src/store/store.c src/store/store.h src/store/store_private.h \
+	src/store/db.c src/store/db.h src/store/db_private.h \
+	src/store/db_sqlite.c src/store/db_pg.c \
+	src/store/leader.c \
 	src/store/jobs.c \
 	src/store/job_lookups.c \
 	src/store/retention.c \
@@ -10,7 +13,8 @@ libstg_store_a_SOURCES = \
 nodist_libstg_store_a_SOURCES = src/store/schema-resources.c
 
 STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.sql \
-	$(srcdir)/schema/006_runtime.sql
+	$(srcdir)/schema/001_initial.pg.sql $(srcdir)/schema/003_leader.sql \
+	$(srcdir)/schema/006_runtime.sql $(srcdir)/schema/006_runtime.pg.sql
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)
 	$(AM_V_GEN)$(MKDIR_P) src/store && \
 	$(GLIB_COMPILE_RESOURCES) --target=$@ --sourcedir=$(srcdir)/schema \

@@ -1,8 +1,9 @@
 /* retention.c: keeping the database from growing without end: old
  * finished updates and old events are deleted in small steps, and the
  * pages they leave are handed back to the file system a few at a time
- * (auto_vacuum = INCREMENTAL; never a whole-file VACUUM). The daemon calls
- * these from a timer. Main-loop thread only.
+ * (SQLite: auto_vacuum = INCREMENTAL, never a whole-file VACUUM;
+ * PostgreSQL's autovacuum does that part itself). The daemon calls these
+ * from a timer. Main-loop thread only.
  */
 #include "config.h"
 
@@ -18,11 +19,11 @@ delete_some (StgStore *store, const gchar *sql, gint64 bound, guint limit, guint
 
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int64 (st, 1, bound);
-  sqlite3_bind_int (st, 2, (int) limit);
+  stg_db_bind_int64 (st, 1, bound);
+  stg_db_bind_int64 (st, 2, (int) limit);
   if (!stg_store_exec_stmt (store, st, error, "pruning"))
     return FALSE;
-  *deleted += (guint) sqlite3_changes (store->db);
+  *deleted += (guint) stg_db_changes (st);
   return TRUE;
 }
 
@@ -42,7 +43,7 @@ stg_store_prune (StgStore *store, guint keep_updates, gint64 events_before_ms, g
      delete_some (store,
                   "DELETE FROM updates WHERE id IN (SELECT id FROM (SELECT id, active, "
                   "ROW_NUMBER () OVER (PARTITION BY role, environment, name "
-                  "ORDER BY created_ms DESC, id DESC) AS n FROM updates) "
+                  "ORDER BY created_ms DESC, id DESC) AS n FROM updates) AS ranked "
                   "WHERE active = 0 AND n > ?1 LIMIT ?2)",
                   keep_updates, limit, &n, error)) &&
     (events_before_ms <= 0 ||
@@ -70,18 +71,21 @@ stg_store_prune (StgStore *store, guint keep_updates, gint64 events_before_ms, g
 gboolean
 stg_store_reclaim (StgStore *store, guint pages, GError **error)
 {
-  g_autofree gchar *sql = g_strdup_printf ("PRAGMA incremental_vacuum (%u)", pages);
-  sqlite3_stmt *st = NULL;
+  g_autoptr (StgStmt) st = NULL;
   int rc;
 
   g_return_val_if_fail (!stg_store_in_transaction (store), FALSE);
-  if (sqlite3_prepare_v2 (store->db, sql, -1, &st, NULL) != SQLITE_OK)
-    return stg_store_fail (store, error, "reclaiming free pages");
+  /* PostgreSQL's autovacuum reclaims space by itself. */
+  if (stg_db_engine (store->db) != STG_DB_SQLITE)
+    return TRUE;
+  g_autofree gchar *sql = g_strdup_printf ("PRAGMA incremental_vacuum (%u)", pages);
+  st = stg_store_stmt (store, g_intern_string (sql), error);
+  if (st == NULL)
+    return FALSE;
   /* Each step frees one page. */
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     ;
-  sqlite3_finalize (st);
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     return stg_store_fail (store, error, "reclaiming free pages");
   return TRUE;
 }
@@ -89,12 +93,10 @@ stg_store_reclaim (StgStore *store, guint pages, GError **error)
 gint64
 stg_store_free_pages (StgStore *store)
 {
-  sqlite3_stmt *st = NULL;
-  gint64 n = -1;
+  g_autoptr (StgStmt) st = NULL;
 
-  if (sqlite3_prepare_v2 (store->db, "PRAGMA freelist_count", -1, &st, NULL) == SQLITE_OK &&
-      sqlite3_step (st) == SQLITE_ROW)
-    n = sqlite3_column_int64 (st, 0);
-  sqlite3_finalize (st);
-  return n;
+  if (stg_db_engine (store->db) != STG_DB_SQLITE)
+    return 0;
+  st = stg_store_stmt (store, "PRAGMA freelist_count", NULL);
+  return st != NULL && stg_db_step (st) == STG_DB_ROW ? stg_db_column_int64 (st, 0) : -1;
 }

@@ -17,12 +17,12 @@ stg_store_get_port (StgStore *store, const ApiJobKey *job, gint32 instance, cons
   stg_bind_text (st, 1, job->role);
   stg_bind_text (st, 2, job->environment);
   stg_bind_text (st, 3, job->name);
-  sqlite3_bind_int (st, 4, instance);
+  stg_db_bind_int64 (st, 4, instance);
   stg_bind_text (st, 5, name);
-  int rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
-    return sqlite3_column_int (st, 0);
-  if (rc != SQLITE_DONE)
+  int rc = stg_db_step (st);
+  if (rc == STG_DB_ROW)
+    return stg_db_column_int (st, 0);
+  if (rc != STG_DB_DONE)
     stg_store_fail (store, error, "reading a port");
   return 0;
 }
@@ -39,9 +39,9 @@ stg_store_put_port (StgStore *store, const ApiJobKey *job, gint32 instance, cons
   stg_bind_text (st, 1, job->role);
   stg_bind_text (st, 2, job->environment);
   stg_bind_text (st, 3, job->name);
-  sqlite3_bind_int (st, 4, instance);
+  stg_db_bind_int64 (st, 4, instance);
   stg_bind_text (st, 5, name);
-  sqlite3_bind_int (st, 6, port);
+  stg_db_bind_int64 (st, 6, port);
   return stg_store_exec_stmt (store, st, error, "keeping a port");
 }
 
@@ -51,14 +51,14 @@ stg_store_port_used (StgStore *store, gint port, GError **error)
   g_autoptr (StgStmt) st = stg_store_stmt (store, "SELECT 1 FROM ports WHERE port = ?", error);
   if (st == NULL)
     return TRUE;
-  sqlite3_bind_int (st, 1, port);
-  int rc = sqlite3_step (st);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+  stg_db_bind_int64 (st, 1, port);
+  int rc = stg_db_step (st);
+  if (rc != STG_DB_ROW && rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "looking up a port");
       return TRUE;
     }
-  return rc == SQLITE_ROW;
+  return rc == STG_DB_ROW;
 }
 
 GHashTable *
@@ -75,10 +75,10 @@ stg_store_list_ports (StgStore *store, const ApiJobKey *job, gint32 instance, GE
   stg_bind_text (st, 1, job->role);
   stg_bind_text (st, 2, job->environment);
   stg_bind_text (st, 3, job->name);
-  sqlite3_bind_int (st, 4, instance);
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-    g_hash_table_insert (out, stg_column_dup (st, 0), GINT_TO_POINTER (sqlite3_column_int (st, 1)));
-  if (rc != SQLITE_DONE)
+  stg_db_bind_int64 (st, 4, instance);
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
+    g_hash_table_insert (out, stg_column_dup (st, 0), GINT_TO_POINTER (stg_db_column_int (st, 1)));
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing ports");
       return NULL;
@@ -98,27 +98,27 @@ stg_store_list_all_instances (StgStore *store, GError **error)
 
   if (st == NULL)
     return NULL;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     {
       StgSlotRow s = { 0 };
-      s.job_id = sqlite3_column_int64 (st, 0);
-      s.row.instance_id = sqlite3_column_int (st, 1);
-      s.row.config_id = sqlite3_column_int64 (st, 2);
-      s.row.status = sqlite3_column_int (st, 3);
-      s.row.run_id = sqlite3_column_int64 (st, 4);
-      s.row.pid = sqlite3_column_int64 (st, 5);
-      s.row.pid_start = sqlite3_column_int64 (st, 6);
-      s.row.failure_count = sqlite3_column_int (st, 7);
-      s.row.status_ms = sqlite3_column_int64 (st, 8);
-      s.row.run_config_id = sqlite3_column_int64 (st, 9);
-      s.row.next_run_id = sqlite3_column_int64 (st, 10);
-      s.row.next_config_id = sqlite3_column_int64 (st, 11);
-      s.row.next_pid = sqlite3_column_int64 (st, 12);
-      s.row.next_pid_start = sqlite3_column_int64 (st, 13);
-      s.row.stop_reason = sqlite3_column_int (st, 14);
+      s.job_id = stg_db_column_int64 (st, 0);
+      s.row.instance_id = stg_db_column_int (st, 1);
+      s.row.config_id = stg_db_column_int64 (st, 2);
+      s.row.status = stg_db_column_int (st, 3);
+      s.row.run_id = stg_db_column_int64 (st, 4);
+      s.row.pid = stg_db_column_int64 (st, 5);
+      s.row.pid_start = stg_db_column_int64 (st, 6);
+      s.row.failure_count = stg_db_column_int (st, 7);
+      s.row.status_ms = stg_db_column_int64 (st, 8);
+      s.row.run_config_id = stg_db_column_int64 (st, 9);
+      s.row.next_run_id = stg_db_column_int64 (st, 10);
+      s.row.next_config_id = stg_db_column_int64 (st, 11);
+      s.row.next_pid = stg_db_column_int64 (st, 12);
+      s.row.next_pid_start = stg_db_column_int64 (st, 13);
+      s.row.stop_reason = stg_db_column_int (st, 14);
       g_array_append_val (out, s);
     }
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing instances");
       return NULL;

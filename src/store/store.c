@@ -1,9 +1,13 @@
 /* store.c: opening the database, migrations, transactions, statements.
  *
- * Migrations are the numbered files of schema/, embedded as GResources under
- * /org/stagger/schema/. The database's PRAGMA user_version is the number of
- * the last one applied; each applies in its own transaction. A database with
- * a higher number than this build knows is refused, untouched.
+ * The database is SQLite (a file) or PostgreSQL (a URL or conninfo), both
+ * behind the database layer (db.h). Migrations are the numbered files of
+ * schema/, embedded as GResources under /org/stagger/schema/:
+ * NNN_name.sql is shared by both engines unless NNN_name.pg.sql or
+ * NNN_name.sqlite.sql exists for the engine. The database records the
+ * number of the last one applied (SQLite: PRAGMA user_version; PostgreSQL:
+ * the stagger_schema table); each applies in its own transaction. A
+ * database with a higher number than this build knows is refused, untouched.
  *
  * Transactions nest: level 1 is BEGIN IMMEDIATE / COMMIT, deeper levels are
  * SAVEPOINTs. Main-loop thread only.
@@ -11,8 +15,6 @@
 #include "config.h"
 
 #include <gio/gio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "store/store_private.h"
 
@@ -28,88 +30,62 @@ GResource *stg_schema_get_resource (void);
 gboolean
 stg_store_fail (StgStore *store, GError **error, const gchar *what)
 {
-  int code = sqlite3_extended_errcode (store->db);
-  g_set_error (error, STG_STORE_ERROR,
-               (code & 0xff) == SQLITE_CONSTRAINT ? STG_STORE_ERROR_EXISTS : STG_STORE_ERROR_FAILED,
-               "%s: %s", what, sqlite3_errmsg (store->db));
-  return FALSE;
+  return stg_db_fail (store->db, error, what);
 }
 
 void
 stg_stmt_release (StgStmt *stmt)
 {
-  if (stmt == NULL)
-    return;
-  sqlite3_reset (stmt);
-  sqlite3_clear_bindings (stmt);
+  if (stmt != NULL)
+    stg_db_reset (stmt);
 }
 
 StgStmt *
 stg_store_stmt (StgStore *store, const gchar *sql, GError **error)
 {
-  sqlite3_stmt *stmt = g_hash_table_lookup (store->stmts, sql);
-
-  if (stmt != NULL)
-    return stmt;
-  if (sqlite3_prepare_v3 (store->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL) != SQLITE_OK)
-    {
-      stg_store_fail (store, error, "preparing a statement");
-      g_prefix_error (error, "%s: ", sql);
-      return NULL;
-    }
-  g_hash_table_insert (store->stmts, (gpointer) sql, stmt);
-  return stmt;
+  return stg_db_stmt (store->db, sql, error);
 }
 
 gboolean
 stg_store_exec_stmt (StgStore *store, StgStmt *stmt, GError **error, const gchar *what)
 {
-  int rc = sqlite3_step (stmt);
-
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+  if (stg_db_step (stmt) == STG_DB_FAILED)
     return stg_store_fail (store, error, what);
+  return TRUE;
+}
+
+gboolean
+stg_store_insert_id (StgStore *store, StgStmt *stmt, gint64 *id, GError **error, const gchar *what)
+{
+  if (stg_db_step (stmt) != STG_DB_ROW)
+    return stg_store_fail (store, error, what);
+  *id = stg_db_column_int64 (stmt, 0);
   return TRUE;
 }
 
 gboolean
 stg_store_exec (StgStore *store, const gchar *sql, GError **error)
 {
-  char *msg = NULL;
-
-  if (sqlite3_exec (store->db, sql, NULL, NULL, &msg) != SQLITE_OK)
-    {
-      int code = sqlite3_extended_errcode (store->db);
-      g_set_error (error, STG_STORE_ERROR,
-                   (code & 0xff) == SQLITE_CONSTRAINT ? STG_STORE_ERROR_EXISTS : STG_STORE_ERROR_FAILED,
-                   "%s", msg ? msg : sqlite3_errstr (code));
-      sqlite3_free (msg);
-      return FALSE;
-    }
-  return TRUE;
+  return stg_db_exec (store->db, sql, error);
 }
 
 void
 stg_bind_text (StgStmt *stmt, int index, const gchar *text)
 {
-  if (text == NULL)
-    sqlite3_bind_null (stmt, index);
-  else
-    sqlite3_bind_text (stmt, index, text, -1, SQLITE_TRANSIENT);
+  stg_db_bind_text (stmt, index, text);
 }
 
 gchar *
 stg_column_dup (StgStmt *stmt, int col)
 {
-  const unsigned char *t = sqlite3_column_text (stmt, col);
-  return g_strdup (t ? (const gchar *) t : "");
+  const gchar *t = stg_db_column_text (stmt, col);
+  return g_strdup (t ? t : "");
 }
 
 GBytes *
 stg_column_bytes (StgStmt *stmt, int col)
 {
-  const void *data = sqlite3_column_blob (stmt, col);
-  int n = sqlite3_column_bytes (stmt, col);
-  return g_bytes_new (data, (gsize) n);
+  return stg_db_column_bytes (stmt, col);
 }
 
 /* ---- migrations -------------------------------------------------------- */
@@ -122,15 +98,29 @@ migration_number (const gchar *name)
   return (gint) g_ascii_strtoll (name, NULL, 10);
 }
 
+/* The engine a migration file is for: NULL for a shared one (NNN_name.sql),
+ * else "pg" or "sqlite" (NNN_name.pg.sql, NNN_name.sqlite.sql). */
+static const gchar *
+migration_engine (const gchar *name)
+{
+  if (g_str_has_suffix (name, ".pg.sql"))
+    return "pg";
+  if (g_str_has_suffix (name, ".sqlite.sql"))
+    return "sqlite";
+  return NULL;
+}
+
 static gint
 compare_names (gconstpointer a, gconstpointer b)
 {
   return migration_number (*(const gchar *const *) a) - migration_number (*(const gchar *const *) b);
 }
 
-/* The migration file names, in order. */
+/* The migration file names for @engine ("pg", "sqlite", or NULL for any),
+ * in order: for each number the engine's own file if there is one, else the
+ * shared one. */
 static GPtrArray *
-list_migrations (void)
+list_migrations (const gchar *engine)
 {
   g_auto (GStrv) names = g_resource_enumerate_children (stg_schema_get_resource (),
                                                         SCHEMA_PREFIX, 0, NULL);
@@ -139,8 +129,18 @@ list_migrations (void)
   /* Without the embedded schema no store can be opened: a build error. */
   g_assert (names != NULL);
   for (guint i = 0; names[i] != NULL; i++)
-    if (migration_number (names[i]) > 0)
-      g_ptr_array_add (out, g_strdup (names[i]));
+    {
+      gint number = migration_number (names[i]);
+      const gchar *own = migration_engine (names[i]);
+      gboolean overridden = FALSE;
+      if (number <= 0 || (own != NULL && g_strcmp0 (own, engine) != 0))
+        continue;
+      for (guint j = 0; own == NULL && engine != NULL && names[j] != NULL; j++)
+        overridden |= migration_number (names[j]) == number &&
+                      g_strcmp0 (migration_engine (names[j]), engine) == 0;
+      if (!overridden)
+        g_ptr_array_add (out, g_strdup (names[i]));
+    }
   g_ptr_array_sort (out, compare_names);
   return out;
 }
@@ -148,27 +148,21 @@ list_migrations (void)
 gint
 stg_store_latest_schema_version (void)
 {
-  g_autoptr (GPtrArray) names = list_migrations ();
+  g_autoptr (GPtrArray) names = list_migrations ("sqlite");
   return names->len == 0 ? 0 : migration_number (names->pdata[names->len - 1]);
 }
 
 gint
 stg_store_schema_version (StgStore *store)
 {
-  sqlite3_stmt *stmt = NULL;
-  gint version = -1;
-
-  if (sqlite3_prepare_v2 (store->db, "PRAGMA user_version", -1, &stmt, NULL) == SQLITE_OK &&
-      sqlite3_step (stmt) == SQLITE_ROW)
-    version = sqlite3_column_int (stmt, 0);
-  sqlite3_finalize (stmt);
-  return version;
+  return stg_db_schema_version (store->db);
 }
 
 static gboolean
 migrate (StgStore *store, GError **error)
 {
-  g_autoptr (GPtrArray) names = list_migrations ();
+  g_autoptr (GPtrArray) names =
+      list_migrations (stg_db_engine (store->db) == STG_DB_POSTGRESQL ? "pg" : "sqlite");
   gint current = stg_store_schema_version (store);
   gint latest = stg_store_latest_schema_version ();
 
@@ -194,11 +188,11 @@ migrate (StgStore *store, GError **error)
       if (sql == NULL)
         return FALSE;
       g_autofree gchar *text = g_strndup (g_bytes_get_data (sql, NULL), g_bytes_get_size (sql));
-      g_autofree gchar *bump = g_strdup_printf ("PRAGMA user_version = %d", number);
 
       if (!stg_store_begin (store, error))
         return FALSE;
-      if (!stg_store_exec (store, text, error) || !stg_store_exec (store, bump, error) ||
+      if (!stg_store_exec (store, text, error) ||
+          !stg_db_set_schema_version (store->db, number, error) ||
           !stg_store_commit (store, error))
         {
           stg_store_rollback (store);
@@ -212,46 +206,48 @@ migrate (StgStore *store, GError **error)
 
 /* ---- open and close ---------------------------------------------------- */
 
-static void
-finalize_stmt (gpointer stmt)
+/* Replicas on one PostgreSQL database may start together: one migrates at a
+ * time, under this session advisory lock. */
+#define MIGRATION_LOCK "7387781501"
+
+static gboolean
+migrate_locked (StgStore *store, GError **error)
 {
-  sqlite3_finalize (stmt);
+  gboolean ok;
+
+  if (stg_db_engine (store->db) != STG_DB_POSTGRESQL)
+    return migrate (store, error);
+  if (!stg_store_exec (store, "SELECT pg_advisory_lock(" MIGRATION_LOCK ")", error))
+    return FALSE;
+  ok = migrate (store, error);
+  (void) stg_store_exec (store, "SELECT pg_advisory_unlock(" MIGRATION_LOCK ")", NULL);
+  return ok;
 }
 
 StgStore *
-stg_store_open (const gchar *path, GError **error)
+stg_store_open (const gchar *location, GError **error)
 {
   g_autoptr (StgStore) store = g_new0 (StgStore, 1);
+  gboolean pg = stg_db_is_postgresql (location);
 
-  store->stmts = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-                                        finalize_stmt);
   store->configs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref);
   store->versions = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-
-  if (sqlite3_open_v2 (path, &store->db,
-                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                       NULL) != SQLITE_OK)
+  store->db = pg ? stg_db_open_pg (location, error) : stg_db_open_sqlite (location, error);
+  if (store->db == NULL)
+    return NULL;
+  if (!migrate_locked (store, error))
     {
-      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FAILED, "opening %s: %s", path,
-                   store->db ? sqlite3_errmsg (store->db) : "out of memory");
-      return NULL;
-    }
-  sqlite3_extended_result_codes (store->db, 1);
-  sqlite3_busy_timeout (store->db, 5000);
-  /* auto_vacuum takes only before the first table: new databases hand
-   * freed pages back with stg_store_reclaim() (retention.c). */
-  if (!stg_store_exec (store,
-                       "PRAGMA auto_vacuum = INCREMENTAL;"
-                       "PRAGMA journal_mode = WAL;"
-                       "PRAGMA synchronous = FULL;"
-                       "PRAGMA foreign_keys = ON;",
-                       error) ||
-      !migrate (store, error))
-    {
-      g_prefix_error (error, "%s: ", path);
+      /* Never echo a conninfo: it may name more than the reader needs. */
+      g_prefix_error (error, "%s: ", pg ? "PostgreSQL store" : location);
       return NULL;
     }
   return g_steal_pointer (&store);
+}
+
+gboolean
+stg_store_is_postgresql (const gchar *location)
+{
+  return stg_db_is_postgresql (location);
 }
 
 void
@@ -261,11 +257,9 @@ stg_store_close (StgStore *store)
     return;
   while (store->depth > 0)
     stg_store_rollback (store);
-  g_clear_pointer (&store->stmts, g_hash_table_unref);
   g_clear_pointer (&store->configs, g_hash_table_unref);
   g_clear_pointer (&store->versions, g_hash_table_unref);
-  if (store->db != NULL)
-    sqlite3_close (store->db);
+  g_clear_pointer (&store->db, stg_db_close);
   g_free (store);
 }
 
@@ -274,11 +268,17 @@ stg_store_close (StgStore *store)
 gboolean
 stg_store_begin (StgStore *store, GError **error)
 {
-  g_autofree gchar *sql = store->depth == 0 ? g_strdup ("BEGIN IMMEDIATE")
+  g_autofree gchar *sql = store->depth == 0 ? g_strdup (stg_db_begin_sql (store->db))
                                             : g_strdup_printf ("SAVEPOINT s%u", store->depth);
   if (!stg_store_exec (store, sql, error))
     return FALSE;
   store->depth++;
+  /* A leader writes only while the epoch is still its own. */
+  if (store->depth == 1 && !stg_store_check_epoch (store, error))
+    {
+      stg_store_rollback (store);
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -322,7 +322,7 @@ stg_store_rollback (StgStore *store)
                                                store->depth - 1, store->depth - 1);
       (void) stg_store_exec (store, sql, NULL);
     }
-  else if (sqlite3_get_autocommit (store->db) == 0)
+  else if (stg_db_in_transaction (store->db))
     (void) stg_store_exec (store, "ROLLBACK", NULL);
   store->depth--;
   /* Rows read into the caches inside the transaction may be gone. */

@@ -28,6 +28,7 @@ typedef enum
   STG_STORE_ERROR_NOT_FOUND,
   STG_STORE_ERROR_CORRUPT,    /* a stored blob does not decode */
   STG_STORE_ERROR_INJECTED,   /* a fault injected by a test */
+  STG_STORE_ERROR_FENCED,     /* another replica leads now: this one may not write */
 } StgStoreError;
 
 typedef struct _StgStore StgStore;
@@ -35,8 +36,49 @@ typedef struct _StgStore StgStore;
 /* ---- opening, transactions -------------------------------------------- */
 
 /* Opens (creating if needed) the database at @path (":memory:" works) and
- * applies pending migrations, each in its own transaction. */
+ * applies pending migrations, each in its own transaction. @path may also
+ * be a PostgreSQL URL (postgresql://...) or libpq conninfo (host=...). */
 StgStore *stg_store_open (const gchar *path, GError **error);
+
+/* ---- leadership (replicas on one PostgreSQL database) ------------------ */
+
+/* Who leads, as the stagger_leader row says. */
+typedef struct
+{
+  gint64 epoch;             /* 0: nobody ever led */
+  gchar *holder;            /* the leader's name (host:pid) */
+  gchar *url;               /* its advertised URL */
+  gint64 since_ms;          /* when it took over */
+} StgLeaderInfo;
+void stg_leader_info_clear (StgLeaderInfo *info);
+
+/* Tries once to become the leader: on PostgreSQL, takes the session
+ * advisory lock without waiting; on SQLite (one process) always succeeds.
+ * Taking it increments the epoch and records @holder and @url; from then on
+ * every transaction checks the epoch (STG_STORE_ERROR_FENCED when another
+ * replica has taken over). On PostgreSQL the server ends this session
+ * when it stays idle for @lease_ms (a paused replica), which frees the
+ * lock for another: the leader pings more often. Returns FALSE without @error when another
+ * replica holds the lock, FALSE with @error when the database failed. */
+gboolean stg_store_try_lead (StgStore *store, const gchar *holder, const gchar *url,
+                             guint lease_ms, gint64 now_ms, gint64 *epoch, GError **error);
+
+/* The epoch this store leads under, or 0. */
+gint64 stg_store_epoch (StgStore *store);
+
+/* Reads the stagger_leader row. */
+gboolean stg_store_leader (StgStore *store, StgLeaderInfo *info, GError **error);
+
+/* A round trip to the database, so a lost connection is noticed (and, on
+ * PostgreSQL, so the server's idle timeout does not end a live session). */
+gboolean stg_store_ping (StgStore *store, GError **error);
+
+/* Connects again after the connection failed (PostgreSQL restarted, the
+ * network came back); any leadership is gone. Only outside transactions. */
+gboolean stg_store_reconnect (StgStore *store, GError **error);
+
+/* TRUE when @location names a PostgreSQL database, not a SQLite file. */
+gboolean stg_store_is_postgresql (const gchar *location);
 void stg_store_close (StgStore *store);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgStore, stg_store_close)
 

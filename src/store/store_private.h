@@ -1,27 +1,26 @@
 /* store_private.h: what the store's own files share: the StgStore struct,
- * the statement cache and SQLite error helpers. Not for use outside
- * src/store/. Main-loop thread only.
+ * statements of the database layer (db.h) and error helpers. Not for use
+ * outside src/store/. Main-loop thread only.
  */
 #pragma once
 
-#include <sqlite3.h>
-
+#include "store/db.h"
 #include "store/store.h"
 
 struct _StgStore
 {
-  sqlite3 *db;
-  GHashTable *stmts;       /* SQL text (static) -> sqlite3_stmt*, prepared once */
+  StgDb *db;               /* SQLite or PostgreSQL */
   GHashTable *configs;     /* config id -> ApiTaskConfig* (immutable, cached) */
   GHashTable *versions;    /* config id -> version */
   guint depth;             /* open transaction levels */
   guint64 commits;
   guint fail_commit_in;    /* 0: no injected fault */
+  gint64 epoch;            /* leading under this epoch; 0: not leading */
 };
 
 /* A cached statement, borrowed for one use: g_autoptr (StgStmt) resets it
  * and clears its bindings when it goes out of scope. */
-typedef sqlite3_stmt StgStmt;
+typedef StgDbStmt StgStmt;
 void stg_stmt_release (StgStmt *stmt);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgStmt, stg_stmt_release)
 
@@ -34,6 +33,15 @@ gboolean stg_store_fail (StgStore *store, GError **error, const gchar *what);
 /* Steps a statement that returns no rows. */
 gboolean stg_store_exec_stmt (StgStore *store, StgStmt *stmt, GError **error, const gchar *what);
 
+/* Inside a level-1 transaction of a leader: FALSE with
+ * STG_STORE_ERROR_FENCED unless the leader row still has our epoch (read
+ * FOR SHARE, so no takeover commits before this transaction ends). */
+gboolean stg_store_check_epoch (StgStore *store, GError **error);
+
+/* Steps an INSERT ... RETURNING id and reads the new row's id. */
+gboolean stg_store_insert_id (StgStore *store, StgStmt *stmt, gint64 *id, GError **error,
+                              const gchar *what);
+
 /* Runs SQL text with no parameters (schema, pragmas). */
 gboolean stg_store_exec (StgStore *store, const gchar *sql, GError **error);
 
@@ -45,3 +53,10 @@ gchar *stg_column_dup (StgStmt *stmt, int col);
 
 /* A blob column as new GBytes. */
 GBytes *stg_column_bytes (StgStmt *stmt, int col);
+
+/* An integer column that fits a gint (enum values, counts, instance ids). */
+static inline gint
+stg_db_column_int (StgStmt *stmt, int col)
+{
+  return (gint) stg_db_column_int64 (stmt, col);
+}

@@ -14,11 +14,11 @@
 #include "store/store_private.h"
 
 #define UPDATE_COLUMNS \
-  "id, uid, role, environment, name, user, status, created_ms, modified_ms, " \
+  "id, uid, role, environment, name, \"user\", status, created_ms, modified_ms, " \
   "COALESCE(desired_config_id, 0), last_pulse_ms, progress"
 
 #define SUMMARY_COLUMNS \
-  "uid, role, environment, name, user, status, created_ms, modified_ms, metadata"
+  "uid, role, environment, name, \"user\", status, created_ms, modified_ms, metadata"
 
 /* ---- rows ---------------------------------------------------------------------- */
 
@@ -39,17 +39,17 @@ read_update (StgStmt *st)
 {
   StgUpdateRow *row = g_new0 (StgUpdateRow, 1);
 
-  row->id = sqlite3_column_int64 (st, 0);
+  row->id = stg_db_column_int64 (st, 0);
   row->uid = stg_column_dup (st, 1);
-  row->job = stg_job_key_new ((const gchar *) sqlite3_column_text (st, 2),
-                              (const gchar *) sqlite3_column_text (st, 3),
-                              (const gchar *) sqlite3_column_text (st, 4));
+  row->job = stg_job_key_new ((const gchar *) stg_db_column_text (st, 2),
+                              (const gchar *) stg_db_column_text (st, 3),
+                              (const gchar *) stg_db_column_text (st, 4));
   row->user = stg_column_dup (st, 5);
-  row->status = sqlite3_column_int (st, 6);
-  row->created_ms = sqlite3_column_int64 (st, 7);
-  row->modified_ms = sqlite3_column_int64 (st, 8);
-  row->desired_config_id = sqlite3_column_int64 (st, 9);
-  row->last_pulse_ms = sqlite3_column_int64 (st, 10);
+  row->status = stg_db_column_int (st, 6);
+  row->created_ms = stg_db_column_int64 (st, 7);
+  row->modified_ms = stg_db_column_int64 (st, 8);
+  row->desired_config_id = stg_db_column_int64 (st, 9);
+  row->last_pulse_ms = stg_db_column_int64 (st, 10);
   row->progress = stg_column_dup (st, 11);
   return row;
 }
@@ -58,10 +58,9 @@ static void
 bind_blob (StgStmt *st, int index, GBytes *bytes)
 {
   if (bytes == NULL)
-    sqlite3_bind_null (st, index);
+    stg_db_bind_null (st, index);
   else
-    sqlite3_bind_blob (st, index, g_bytes_get_data (bytes, NULL), (int) g_bytes_get_size (bytes),
-                       SQLITE_TRANSIENT);
+    stg_db_bind_blob (st, index, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
 }
 
 gboolean
@@ -88,9 +87,9 @@ stg_store_insert_update (StgStore *store, const gchar *uid, const ApiJobKey *job
     }
 
   g_autoptr (StgStmt) st = stg_store_stmt (store,
-      "INSERT INTO updates (uid, role, environment, name, user, status, active, created_ms, "
+      "INSERT INTO updates (uid, role, environment, name, \"user\", status, active, created_ms, "
       "modified_ms, request, instructions, metadata, desired_config_id) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", error);
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id", error);
   if (st == NULL)
     return FALSE;
   stg_bind_text (st, 1, uid);
@@ -98,19 +97,16 @@ stg_store_insert_update (StgStore *store, const gchar *uid, const ApiJobKey *job
   stg_bind_text (st, 3, job->environment);
   stg_bind_text (st, 4, job->name);
   stg_bind_text (st, 5, user ? user : "");
-  sqlite3_bind_int (st, 6, status);
-  sqlite3_bind_int (st, 7, stg_update_status_is_active (status));
-  sqlite3_bind_int64 (st, 8, now_ms);
-  sqlite3_bind_int64 (st, 9, now_ms);
+  stg_db_bind_int64 (st, 6, status);
+  stg_db_bind_int64 (st, 7, stg_update_status_is_active (status));
+  stg_db_bind_int64 (st, 8, now_ms);
+  stg_db_bind_int64 (st, 9, now_ms);
   bind_blob (st, 10, req);
   bind_blob (st, 11, ins);
   bind_blob (st, 12, meta);
   if (desired_config_id > 0)
-    sqlite3_bind_int64 (st, 13, desired_config_id);
-  if (!stg_store_exec_stmt (store, st, error, "recording an update"))
-    return FALSE;
-  *update_id = sqlite3_last_insert_rowid (store->db);
-  return TRUE;
+    stg_db_bind_int64 (st, 13, desired_config_id);
+  return stg_store_insert_id (store, st, update_id, error, "recording an update");
 }
 
 gboolean
@@ -121,10 +117,10 @@ stg_store_set_update_status (StgStore *store, gint64 update_id, gint status, gin
       "UPDATE updates SET status = ?, active = ?, modified_ms = ? WHERE id = ?", error);
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int (st, 1, status);
-  sqlite3_bind_int (st, 2, stg_update_status_is_active (status));
-  sqlite3_bind_int64 (st, 3, now_ms);
-  sqlite3_bind_int64 (st, 4, update_id);
+  stg_db_bind_int64 (st, 1, status);
+  stg_db_bind_int64 (st, 2, stg_update_status_is_active (status));
+  stg_db_bind_int64 (st, 3, now_ms);
+  stg_db_bind_int64 (st, 4, update_id);
   return stg_store_exec_stmt (store, st, error, "changing an update's status");
 }
 
@@ -137,8 +133,8 @@ stg_store_set_update_progress (StgStore *store, gint64 update_id, const gchar *p
   if (st == NULL)
     return FALSE;
   stg_bind_text (st, 1, progress);
-  sqlite3_bind_int64 (st, 2, last_pulse_ms);
-  sqlite3_bind_int64 (st, 3, update_id);
+  stg_db_bind_int64 (st, 2, last_pulse_ms);
+  stg_db_bind_int64 (st, 3, update_id);
   return stg_store_exec_stmt (store, st, error, "recording an update's progress");
 }
 
@@ -147,13 +143,13 @@ stg_store_add_update_event (StgStore *store, gint64 update_id, gint status, gint
                             const gchar *user, const gchar *message, GError **error)
 {
   g_autoptr (StgStmt) st = stg_store_stmt (store,
-      "INSERT INTO update_events (update_id, status, ts_ms, user, message) VALUES (?, ?, ?, ?, ?)",
+      "INSERT INTO update_events (update_id, status, ts_ms, \"user\", message) VALUES (?, ?, ?, ?, ?)",
       error);
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int64 (st, 1, update_id);
-  sqlite3_bind_int (st, 2, status);
-  sqlite3_bind_int64 (st, 3, ts_ms);
+  stg_db_bind_int64 (st, 1, update_id);
+  stg_db_bind_int64 (st, 2, status);
+  stg_db_bind_int64 (st, 3, ts_ms);
   stg_bind_text (st, 4, user);
   stg_bind_text (st, 5, message);
   return stg_store_exec_stmt (store, st, error, "recording an update event");
@@ -168,10 +164,10 @@ stg_store_add_instance_event (StgStore *store, gint64 update_id, gint32 instance
       "VALUES (?, ?, ?, ?, ?)", error);
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int64 (st, 1, update_id);
-  sqlite3_bind_int (st, 2, instance_id);
-  sqlite3_bind_int64 (st, 3, ts_ms);
-  sqlite3_bind_int (st, 4, action);
+  stg_db_bind_int64 (st, 1, update_id);
+  stg_db_bind_int64 (st, 2, instance_id);
+  stg_db_bind_int64 (st, 3, ts_ms);
+  stg_db_bind_int64 (st, 4, action);
   stg_bind_text (st, 5, message);
   return stg_store_exec_stmt (store, st, error, "recording an instance event");
 }
@@ -190,16 +186,16 @@ stg_store_insert_update_instances (StgStore *store, gint64 update_id,
           "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", error);
       if (st == NULL)
         return FALSE;
-      sqlite3_bind_int64 (st, 1, update_id);
-      sqlite3_bind_int (st, 2, rows[i].instance_id);
+      stg_db_bind_int64 (st, 1, update_id);
+      stg_db_bind_int64 (st, 2, rows[i].instance_id);
       if (rows[i].initial_config_id > 0)
-        sqlite3_bind_int64 (st, 3, rows[i].initial_config_id);
+        stg_db_bind_int64 (st, 3, rows[i].initial_config_id);
       if (rows[i].desired_config_id > 0)
-        sqlite3_bind_int64 (st, 4, rows[i].desired_config_id);
-      sqlite3_bind_int (st, 5, rows[i].state);
-      sqlite3_bind_int (st, 6, rows[i].failures);
-      sqlite3_bind_int64 (st, 7, rows[i].started_ms);
-      sqlite3_bind_int64 (st, 8, rows[i].baseline);
+        stg_db_bind_int64 (st, 4, rows[i].desired_config_id);
+      stg_db_bind_int64 (st, 5, rows[i].state);
+      stg_db_bind_int64 (st, 6, rows[i].failures);
+      stg_db_bind_int64 (st, 7, rows[i].started_ms);
+      stg_db_bind_int64 (st, 8, rows[i].baseline);
       if (!stg_store_exec_stmt (store, st, error, "recording an update's instances"))
         return FALSE;
     }
@@ -215,12 +211,12 @@ stg_store_set_update_instance (StgStore *store, gint64 update_id, const StgUpdat
       "WHERE update_id = ? AND instance_id = ?", error);
   if (st == NULL)
     return FALSE;
-  sqlite3_bind_int (st, 1, row->state);
-  sqlite3_bind_int (st, 2, row->failures);
-  sqlite3_bind_int64 (st, 3, row->started_ms);
-  sqlite3_bind_int64 (st, 4, row->baseline);
-  sqlite3_bind_int64 (st, 5, update_id);
-  sqlite3_bind_int (st, 6, row->instance_id);
+  stg_db_bind_int64 (st, 1, row->state);
+  stg_db_bind_int64 (st, 2, row->failures);
+  stg_db_bind_int64 (st, 3, row->started_ms);
+  stg_db_bind_int64 (st, 4, row->baseline);
+  stg_db_bind_int64 (st, 5, update_id);
+  stg_db_bind_int64 (st, 6, row->instance_id);
   return stg_store_exec_stmt (store, st, error, "recording an instance's progress");
 }
 
@@ -236,21 +232,21 @@ stg_store_list_update_instances (StgStore *store, gint64 update_id, GError **err
 
   if (st == NULL)
     return NULL;
-  sqlite3_bind_int64 (st, 1, update_id);
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  stg_db_bind_int64 (st, 1, update_id);
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     {
       StgUpdateInstanceRow r = {
-        .instance_id = sqlite3_column_int (st, 0),
-        .initial_config_id = sqlite3_column_int64 (st, 1),
-        .desired_config_id = sqlite3_column_int64 (st, 2),
-        .state = sqlite3_column_int (st, 3),
-        .failures = sqlite3_column_int (st, 4),
-        .started_ms = sqlite3_column_int64 (st, 5),
-        .baseline = sqlite3_column_int64 (st, 6),
+        .instance_id = stg_db_column_int (st, 0),
+        .initial_config_id = stg_db_column_int64 (st, 1),
+        .desired_config_id = stg_db_column_int64 (st, 2),
+        .state = stg_db_column_int (st, 3),
+        .failures = stg_db_column_int (st, 4),
+        .started_ms = stg_db_column_int64 (st, 5),
+        .baseline = stg_db_column_int64 (st, 6),
       };
       g_array_append_val (rows, r);
     }
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing an update's instances");
       return NULL;
@@ -268,10 +264,10 @@ stg_store_get_update (StgStore *store, const gchar *uid, GError **error)
   if (st == NULL)
     return NULL;
   stg_bind_text (st, 1, uid);
-  int rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
+  int rc = stg_db_step (st);
+  if (rc == STG_DB_ROW)
     return read_update (st);
-  if (rc == SQLITE_DONE)
+  if (rc == STG_DB_DONE)
     g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND, "no update with id %s", uid);
   else
     stg_store_fail (store, error, "reading an update");
@@ -288,9 +284,9 @@ stg_store_list_active_updates (StgStore *store, GError **error)
 
   if (st == NULL)
     return NULL;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     g_ptr_array_add (out, read_update (st));
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing active updates");
       return NULL;
@@ -305,11 +301,11 @@ stg_store_get_update_instructions (StgStore *store, gint64 update_id, GError **e
       "SELECT instructions FROM updates WHERE id = ?", error);
   if (st == NULL)
     return NULL;
-  sqlite3_bind_int64 (st, 1, update_id);
-  int rc = sqlite3_step (st);
-  if (rc != SQLITE_ROW)
+  stg_db_bind_int64 (st, 1, update_id);
+  int rc = stg_db_step (st);
+  if (rc != STG_DB_ROW)
     {
-      if (rc == SQLITE_DONE)
+      if (rc == STG_DB_DONE)
         g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND, "no update %" G_GINT64_FORMAT,
                      update_id);
       else
@@ -328,25 +324,25 @@ stg_store_get_update_instructions (StgStore *store, gint64 update_id, GError **e
 static ApiJobUpdateSummary *
 read_summary (StgStmt *st, int c)
 {
-  g_autoptr (ApiJobKey) job = stg_job_key_new ((const gchar *) sqlite3_column_text (st, c + 1),
-                                               (const gchar *) sqlite3_column_text (st, c + 2),
-                                               (const gchar *) sqlite3_column_text (st, c + 3));
+  g_autoptr (ApiJobKey) job = stg_job_key_new ((const gchar *) stg_db_column_text (st, c + 1),
+                                               (const gchar *) stg_db_column_text (st, c + 2),
+                                               (const gchar *) stg_db_column_text (st, c + 3));
   g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY,
-      "job", job, "id", (const gchar *) sqlite3_column_text (st, c), NULL);
+      "job", job, "id", (const gchar *) stg_db_column_text (st, c), NULL);
   g_autoptr (ApiJobUpdateState) state = g_object_new (API_TYPE_JOB_UPDATE_STATE,
-      "status", sqlite3_column_int (st, c + 5),
-      "createdTimestampMs", (gint64) sqlite3_column_int64 (st, c + 6),
-      "lastModifiedTimestampMs", (gint64) sqlite3_column_int64 (st, c + 7), NULL);
+      "status", stg_db_column_int (st, c + 5),
+      "createdTimestampMs", (gint64) stg_db_column_int64 (st, c + 6),
+      "lastModifiedTimestampMs", (gint64) stg_db_column_int64 (st, c + 7), NULL);
   ApiJobUpdateSummary *summary = NULL;
 
-  if (sqlite3_column_type (st, c + 8) == SQLITE_BLOB)
+  if (!stg_db_column_null (st, c + 8))
     {
       g_autoptr (GBytes) blob = stg_column_bytes (st, c + 8);
       summary = stg_thrift_new_from_bytes (API_TYPE_JOB_UPDATE_SUMMARY, blob, NULL);
     }
   if (summary == NULL)
     summary = g_object_new (API_TYPE_JOB_UPDATE_SUMMARY, NULL);
-  g_object_set (summary, "key", key, "user", (const gchar *) sqlite3_column_text (st, c + 4),
+  g_object_set (summary, "key", key, "user", (const gchar *) stg_db_column_text (st, c + 4),
                 "state", state, NULL);
   return summary;
 }
@@ -358,11 +354,11 @@ stg_store_get_update_summary (StgStore *store, gint64 update_id, GError **error)
       "SELECT " SUMMARY_COLUMNS " FROM updates WHERE id = ?", error);
   if (st == NULL)
     return NULL;
-  sqlite3_bind_int64 (st, 1, update_id);
-  int rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
+  stg_db_bind_int64 (st, 1, update_id);
+  int rc = stg_db_step (st);
+  if (rc == STG_DB_ROW)
     return read_summary (st, 0);
-  if (rc == SQLITE_DONE)
+  if (rc == STG_DB_DONE)
     g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND, "no update %" G_GINT64_FORMAT,
                  update_id);
   else
@@ -375,26 +371,26 @@ stg_store_list_update_events (StgStore *store, gint64 update_id, GError **error)
 {
   g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr (StgStmt) st = stg_store_stmt (store,
-      "SELECT status, ts_ms, user, message FROM update_events WHERE update_id = ? ORDER BY id",
+      "SELECT status, ts_ms, \"user\", message FROM update_events WHERE update_id = ? ORDER BY id",
       error);
   int rc;
 
   if (st == NULL)
     return NULL;
-  sqlite3_bind_int64 (st, 1, update_id);
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  stg_db_bind_int64 (st, 1, update_id);
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     {
       ApiJobUpdateEvent *ev = g_object_new (API_TYPE_JOB_UPDATE_EVENT,
-                                            "status", sqlite3_column_int (st, 0),
-                                            "timestampMs", (gint64) sqlite3_column_int64 (st, 1),
+                                            "status", stg_db_column_int (st, 0),
+                                            "timestampMs", (gint64) stg_db_column_int64 (st, 1),
                                             NULL);
-      if (sqlite3_column_type (st, 2) != SQLITE_NULL)
-        g_object_set (ev, "user", (const gchar *) sqlite3_column_text (st, 2), NULL);
-      if (sqlite3_column_type (st, 3) != SQLITE_NULL)
-        g_object_set (ev, "message", (const gchar *) sqlite3_column_text (st, 3), NULL);
+      if (!stg_db_column_null (st, 2))
+        g_object_set (ev, "user", (const gchar *) stg_db_column_text (st, 2), NULL);
+      if (!stg_db_column_null (st, 3))
+        g_object_set (ev, "message", (const gchar *) stg_db_column_text (st, 3), NULL);
       g_ptr_array_add (out, ev);
     }
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing update events");
       return NULL;
@@ -415,34 +411,34 @@ stg_store_list_instance_events (StgStore *store, gint64 update_id, guint limit, 
           "SELECT COUNT(*) FROM instance_events WHERE update_id = ?", error);
       if (cnt == NULL)
         return NULL;
-      sqlite3_bind_int64 (cnt, 1, update_id);
-      if (sqlite3_step (cnt) != SQLITE_ROW)
+      stg_db_bind_int64 (cnt, 1, update_id);
+      if (stg_db_step (cnt) != STG_DB_ROW)
         {
           stg_store_fail (store, error, "counting instance events");
           return NULL;
         }
-      *total = sqlite3_column_int64 (cnt, 0);
+      *total = stg_db_column_int64 (cnt, 0);
     }
 
   g_autoptr (StgStmt) st = stg_store_stmt (store,
       "SELECT instance_id, ts_ms, action, message FROM (SELECT id, instance_id, ts_ms, action, "
-      "message FROM instance_events WHERE update_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id",
+      "message FROM instance_events WHERE update_id = ? ORDER BY id DESC LIMIT ?) AS recent ORDER BY id",
       error);
   if (st == NULL)
     return NULL;
-  sqlite3_bind_int64 (st, 1, update_id);
-  sqlite3_bind_int64 (st, 2, limit == 0 ? -1 : (gint64) limit);
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  stg_db_bind_int64 (st, 1, update_id);
+  stg_db_bind_int64 (st, 2, limit == 0 ? G_MAXINT64 : (gint64) limit);   /* 0: all */
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     {
       ApiJobInstanceUpdateEvent *ev = g_object_new (API_TYPE_JOB_INSTANCE_UPDATE_EVENT,
-          "instanceId", sqlite3_column_int (st, 0),
-          "timestampMs", (gint64) sqlite3_column_int64 (st, 1),
-          "action", sqlite3_column_int (st, 2), NULL);
-      if (sqlite3_column_type (st, 3) != SQLITE_NULL)
-        g_object_set (ev, "message", (const gchar *) sqlite3_column_text (st, 3), NULL);
+          "instanceId", stg_db_column_int (st, 0),
+          "timestampMs", (gint64) stg_db_column_int64 (st, 1),
+          "action", stg_db_column_int (st, 2), NULL);
+      if (!stg_db_column_null (st, 3))
+        g_object_set (ev, "message", (const gchar *) stg_db_column_text (st, 3), NULL);
       g_ptr_array_add (out, ev);
     }
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing instance events");
       return NULL;
@@ -477,7 +473,7 @@ prepare_query (StgStore *store, const gchar *columns, const ApiJobUpdateQuery *q
 
   /* Empty strings and keys count as unset: some clients send every field. */
 #define SET(s) ((s) != NULL && (s)[0] != '\0')
-  g_string_printf (sql, "SELECT id, %s FROM updates WHERE 1", columns);
+  g_string_printf (sql, "SELECT id, %s FROM updates WHERE TRUE", columns);
   if (query != NULL)
     {
       if (query->__isset_key && query->key != NULL && SET (query->key->id))
@@ -503,7 +499,7 @@ prepare_query (StgStore *store, const gchar *columns, const ApiJobUpdateQuery *q
         }
       if (query->__isset_user && SET (query->user))
         {
-          g_string_append (sql, " AND user = ?");
+          g_string_append (sql, " AND \"user\" = ?");
           g_ptr_array_add (binds, query->user);
         }
       if (query->__isset_updateStatuses && query->updateStatuses != NULL &&
@@ -546,8 +542,9 @@ prepare_query (StgStore *store, const gchar *columns, const ApiJobUpdateQuery *q
   guint i;
   for (i = 0; i < binds->len; i++)
     stg_bind_text (st, (int) i + 1, binds->pdata[i]);
-  sqlite3_bind_int64 (st, (int) i + 1, limit);
-  sqlite3_bind_int64 (st, (int) i + 2, offset);
+  /* No limit: the largest one (PostgreSQL refuses SQLite's -1). */
+  stg_db_bind_int64 (st, (int) i + 1, limit > 0 ? limit : G_MAXINT64);
+  stg_db_bind_int64 (st, (int) i + 2, offset);
   return st;
 }
 
@@ -561,9 +558,9 @@ stg_store_query_update_summaries (StgStore *store, const ApiJobUpdateQuery *quer
 
   if (st == NULL)
     return NULL;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
     g_ptr_array_add (out, read_summary (st, 1));
-  if (rc != SQLITE_DONE)
+  if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "querying updates");
       return NULL;
@@ -584,12 +581,12 @@ stg_store_query_update_details (StgStore *store, const ApiJobUpdateQuery *query,
     int rc;
     if (st == NULL)
       return NULL;
-    while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    while ((rc = stg_db_step (st)) == STG_DB_ROW)
       {
-        gint64 id = sqlite3_column_int64 (st, 0);
+        gint64 id = stg_db_column_int64 (st, 0);
         g_array_append_val (ids, id);
       }
-    if (rc != SQLITE_DONE)
+    if (rc != STG_DB_DONE)
       {
         stg_store_fail (store, error, "querying updates");
         return NULL;

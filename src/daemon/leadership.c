@@ -1,0 +1,133 @@
+/* leadership.c: the follower's retries and the leader's heartbeat.
+ *
+ * A follower tries the store's leadership lock every tick; when the
+ * database cannot be reached it says so once, reconnects each tick, and
+ * says when it is back. A leader reads the leader row each tick: a failed
+ * read (lost connection, so maybe lost lock) or another epoch there ends
+ * its leadership at once. Calls the
+ * store only; main-loop thread only.
+ */
+#include "config.h"
+
+#include "daemon/leadership.h"
+
+struct _StgLeadership
+{
+  StgStore *store;           /* borrowed */
+  gchar *holder;
+  gchar *url;
+  guint lease_ms;
+  StgLeadershipFunc on_lead;
+  StgLeadershipFunc on_lost;
+  gpointer data;
+  guint timer;
+  gboolean leading;
+  gboolean unreachable;      /* the last attempt could not reach the database */
+};
+
+static void
+note_unreachable (StgLeadership *l, const GError *error)
+{
+  if (!l->unreachable)
+    g_warning ("ha: cannot reach the database (%s); retrying every %u ms", error->message,
+               MAX (l->lease_ms / 4, 100u));
+  l->unreachable = TRUE;
+}
+
+gboolean
+stg_leadership_try (StgLeadership *l)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 epoch = 0;
+
+  if (l->leading)
+    return TRUE;
+  if (l->unreachable && !stg_store_reconnect (l->store, &error))
+    {
+      note_unreachable (l, error);
+      return FALSE;
+    }
+  if (!stg_store_try_lead (l->store, l->holder, l->url, l->lease_ms, g_get_real_time () / 1000,
+                           &epoch, &error))
+    {
+      if (error != NULL)
+        note_unreachable (l, error);
+      else if (l->unreachable)
+        {
+          g_message ("ha: the database is back; following");
+          l->unreachable = FALSE;
+        }
+      return FALSE;
+    }
+  if (l->unreachable)
+    g_message ("ha: the database is back");
+  l->unreachable = FALSE;
+  l->leading = TRUE;
+  g_message ("ha: leading as %s with epoch %" G_GINT64_FORMAT, l->holder, epoch);
+  return TRUE;
+}
+
+static gboolean
+tick (gpointer data)
+{
+  StgLeadership *l = data;
+  g_autoptr (GError) error = NULL;
+
+  if (!l->leading)
+    {
+      if (stg_leadership_try (l))
+        l->on_lead (l->data);
+      return G_SOURCE_CONTINUE;
+    }
+  if (stg_store_in_transaction (l->store))
+    return G_SOURCE_CONTINUE;
+  StgLeaderInfo info = { 0 };
+  gboolean ok = stg_store_leader (l->store, &info, &error);
+  gint64 epoch = info.epoch;
+  stg_leader_info_clear (&info);
+  if (ok && epoch == stg_store_epoch (l->store))
+    return G_SOURCE_CONTINUE;
+  if (ok)
+    g_warning ("ha: replica of epoch %" G_GINT64_FORMAT " took over from ours (%" G_GINT64_FORMAT
+               "): stepping down", epoch, stg_store_epoch (l->store));
+  else
+    g_warning ("ha: lost the database while leading (%s): stepping down", error->message);
+  l->leading = FALSE;
+  l->unreachable = TRUE;
+  l->on_lost (l->data);
+  return G_SOURCE_CONTINUE;
+}
+
+StgLeadership *
+stg_leadership_new (StgStore *store, const gchar *holder, const gchar *url, guint lease_ms,
+                    StgLeadershipFunc on_lead, StgLeadershipFunc on_lost, gpointer data)
+{
+  StgLeadership *l = g_new0 (StgLeadership, 1);
+
+  l->store = store;
+  l->holder = g_strdup (holder);
+  l->url = g_strdup (url);
+  l->lease_ms = lease_ms;
+  l->on_lead = on_lead;
+  l->on_lost = on_lost;
+  l->data = data;
+  l->timer = g_timeout_add (MAX (lease_ms / 4, 100u), tick, l);
+  return l;
+}
+
+void
+stg_leadership_free (StgLeadership *l)
+{
+  if (l == NULL)
+    return;
+  g_clear_handle_id (&l->timer, g_source_remove);
+  g_free (l->holder);
+  g_free (l->url);
+  g_free (l);
+}
+
+gboolean
+stg_leadership_leading (StgLeadership *l)
+{
+  return l->leading;
+}

@@ -1,0 +1,216 @@
+/* db_sqlite.c: the SQLite engine of the database layer (db.h): WAL,
+ * synchronous=FULL, foreign keys, PRAGMA user_version as the schema
+ * version. Calls only SQLite. Main-loop thread only.
+ */
+#include "config.h"
+
+#include <sqlite3.h>
+
+#include "store/db_private.h"
+#include "store/store.h"
+
+static gboolean
+note_error (StgDb *db)
+{
+  int code = sqlite3_extended_errcode (db->conn);
+  stg_db_set_error (db, sqlite3_errmsg (db->conn), (code & 0xff) == SQLITE_CONSTRAINT);
+  return FALSE;
+}
+
+static gpointer
+lite_prepare (StgDb *db, const gchar *sql, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+
+  if (sqlite3_prepare_v3 (db->conn, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL) != SQLITE_OK)
+    {
+      note_error (db);
+      stg_db_fail (db, error, "preparing a statement");
+      return NULL;
+    }
+  return stmt;
+}
+
+static void
+lite_finalize (gpointer stmt)
+{
+  sqlite3_finalize (stmt);
+}
+
+static void
+lite_reset (gpointer stmt)
+{
+  sqlite3_reset (stmt);
+  sqlite3_clear_bindings (stmt);
+}
+
+static void
+lite_bind_int64 (gpointer stmt, int index, gint64 value)
+{
+  sqlite3_bind_int64 (stmt, index, value);
+}
+
+static void
+lite_bind_text (gpointer stmt, int index, const gchar *text)
+{
+  sqlite3_bind_text (stmt, index, text, -1, SQLITE_TRANSIENT);
+}
+
+static void
+lite_bind_blob (gpointer stmt, int index, gconstpointer data, gsize size)
+{
+  sqlite3_bind_blob64 (stmt, index, data, size, SQLITE_TRANSIENT);
+}
+
+static void
+lite_bind_null (gpointer stmt, int index)
+{
+  sqlite3_bind_null (stmt, index);
+}
+
+static StgDbStep
+lite_step (StgDb *db, gpointer stmt)
+{
+  int rc = sqlite3_step (stmt);
+
+  if (rc == SQLITE_ROW)
+    return STG_DB_ROW;
+  if (rc == SQLITE_DONE)
+    return STG_DB_DONE;
+  note_error (db);
+  return STG_DB_FAILED;
+}
+
+static gint64
+lite_changes (StgDb *db, gpointer stmt)
+{
+  (void) stmt;
+  return sqlite3_changes64 (db->conn);
+}
+
+static gint64
+lite_column_int64 (gpointer stmt, int col)
+{
+  return sqlite3_column_int64 (stmt, col);
+}
+
+static const gchar *
+lite_column_text (gpointer stmt, int col)
+{
+  return (const gchar *) sqlite3_column_text (stmt, col);
+}
+
+static gboolean
+lite_column_null (gpointer stmt, int col)
+{
+  return sqlite3_column_type (stmt, col) == SQLITE_NULL;
+}
+
+static GBytes *
+lite_column_bytes (gpointer stmt, int col)
+{
+  const void *data = sqlite3_column_blob (stmt, col);
+  int n = sqlite3_column_bytes (stmt, col);
+  return g_bytes_new (data, (gsize) n);
+}
+
+static gboolean
+lite_exec (StgDb *db, const gchar *sql, GError **error)
+{
+  char *msg = NULL;
+
+  if (sqlite3_exec (db->conn, sql, NULL, NULL, &msg) != SQLITE_OK)
+    {
+      int code = sqlite3_extended_errcode (db->conn);
+      stg_db_set_error (db, msg ? msg : sqlite3_errstr (code), (code & 0xff) == SQLITE_CONSTRAINT);
+      sqlite3_free (msg);
+      g_set_error (error, STG_STORE_ERROR,
+                   db->last_constraint ? STG_STORE_ERROR_EXISTS : STG_STORE_ERROR_FAILED, "%s",
+                   db->last_error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+lite_in_transaction (StgDb *db)
+{
+  return sqlite3_get_autocommit (db->conn) == 0;
+}
+
+static gint
+lite_schema_version (StgDb *db)
+{
+  sqlite3_stmt *stmt = NULL;
+  gint version = -1;
+
+  if (sqlite3_prepare_v2 (db->conn, "PRAGMA user_version", -1, &stmt, NULL) == SQLITE_OK &&
+      sqlite3_step (stmt) == SQLITE_ROW)
+    version = sqlite3_column_int (stmt, 0);
+  else
+    note_error (db);
+  sqlite3_finalize (stmt);
+  return version;
+}
+
+static gboolean
+lite_set_schema_version (StgDb *db, gint version, GError **error)
+{
+  g_autofree gchar *sql = g_strdup_printf ("PRAGMA user_version = %d", version);
+  return lite_exec (db, sql, error);
+}
+
+static gboolean
+lite_reconnect (StgDb *db, GError **error)
+{
+  (void) db;
+  (void) error;
+  return TRUE;
+}
+
+static void
+lite_close (StgDb *db)
+{
+  if (db->conn != NULL)
+    sqlite3_close (db->conn);
+}
+
+const StgDbOps stg_db_sqlite_ops = {
+  lite_prepare, lite_finalize, lite_reset, lite_bind_int64, lite_bind_text, lite_bind_blob,
+  lite_bind_null, lite_step, lite_changes, lite_column_int64, lite_column_text, lite_column_null,
+  lite_column_bytes, lite_exec, lite_in_transaction, lite_schema_version,
+  lite_set_schema_version, lite_reconnect, lite_close,
+};
+
+StgDb *
+stg_db_open_sqlite (const gchar *path, GError **error)
+{
+  StgDb *db = stg_db_new (&stg_db_sqlite_ops, STG_DB_SQLITE);
+  sqlite3 *conn = NULL;
+
+  if (sqlite3_open_v2 (path, &conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                       NULL) != SQLITE_OK)
+    {
+      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FAILED, "opening %s: %s", path,
+                   conn ? sqlite3_errmsg (conn) : "out of memory");
+      sqlite3_close (conn);
+      stg_db_close (db);
+      return NULL;
+    }
+  db->conn = conn;
+  sqlite3_extended_result_codes (conn, 1);
+  sqlite3_busy_timeout (conn, 5000);
+  /* auto_vacuum takes only before the first table: new databases hand
+   * freed pages back with stg_store_reclaim() (retention.c). */
+  if (!lite_exec (db,
+                  "PRAGMA auto_vacuum = INCREMENTAL;"
+                  "PRAGMA journal_mode = WAL;"
+                  "PRAGMA synchronous = FULL;"
+                  "PRAGMA foreign_keys = ON;",
+                  error))
+    {
+      stg_db_close (db);
+      return NULL;
+    }
+  return db;
+}

@@ -1,0 +1,155 @@
+/* leader.c: leadership among replicas sharing one PostgreSQL database.
+ *
+ * A replica leads while its connection holds a session advisory lock; on
+ * taking it, it increments the epoch of the stagger_leader row, and each of
+ * its write transactions first reads that row FOR SHARE and stops unless
+ * the epoch is still its own (fencing). On SQLite, one process per file,
+ * leading always succeeds and nothing is checked. Calls the database layer
+ * (db.h) only; main-loop thread only.
+ */
+#include "config.h"
+
+#include "store/store_private.h"
+
+/* The advisory lock's key: "stg" and 1 in one bigint. */
+#define LEADER_LOCK "7566183001"
+
+void
+stg_leader_info_clear (StgLeaderInfo *info)
+{
+  g_clear_pointer (&info->holder, g_free);
+  g_clear_pointer (&info->url, g_free);
+}
+
+static gboolean
+is_pg (StgStore *store)
+{
+  return stg_db_engine (store->db) == STG_DB_POSTGRESQL;
+}
+
+/* Takes the lock without waiting: TRUE in *@got when this session holds it. */
+static gboolean
+take_lock (StgStore *store, guint lease_ms, gboolean *got, GError **error)
+{
+  g_autofree gchar *timeouts = g_strdup_printf ("SET idle_session_timeout = %u; "
+                                                "SET idle_in_transaction_session_timeout = %u",
+                                                lease_ms, lease_ms);
+  g_autoptr (StgStmt) st = NULL;
+
+  *got = TRUE;
+  if (!is_pg (store))
+    return TRUE;
+  if (lease_ms > 0 && !stg_store_exec (store, timeouts, error))
+    return FALSE;
+  st = stg_store_stmt (store, "SELECT CASE WHEN pg_try_advisory_lock(" LEADER_LOCK ") "
+                              "THEN 1 ELSE 0 END", error);
+  if (st == NULL)
+    return FALSE;
+  if (stg_db_step (st) != STG_DB_ROW)
+    return stg_store_fail (store, error, "taking the leadership lock");
+  *got = stg_db_column_int64 (st, 0) == 1;
+  return TRUE;
+}
+
+gboolean
+stg_store_try_lead (StgStore *store, const gchar *holder, const gchar *url, guint lease_ms,
+                    gint64 now_ms, gint64 *epoch, GError **error)
+{
+  gboolean got = FALSE;
+  gint64 mine = 0;
+
+  g_return_val_if_fail (store->depth == 0, FALSE);
+  if (store->epoch > 0)
+    {
+      *epoch = store->epoch;
+      return TRUE;
+    }
+  if (!take_lock (store, lease_ms, &got, error) || !got)
+    return FALSE;
+  if (!stg_store_begin (store, error))
+    return FALSE;
+  {
+    g_autoptr (StgStmt) st = stg_store_stmt (store,
+        "UPDATE stagger_leader SET epoch = epoch + 1, holder = ?, url = ?, since_ms = ? "
+        "WHERE id = 1 RETURNING epoch", error);
+    if (st == NULL)
+      goto fail;
+    stg_bind_text (st, 1, holder);
+    stg_bind_text (st, 2, url != NULL ? url : "");
+    stg_db_bind_int64 (st, 3, now_ms);
+    if (!stg_store_insert_id (store, st, &mine, error, "recording the new leader"))
+      goto fail;
+  }
+  if (!stg_store_commit (store, error))
+    return FALSE;
+  store->epoch = mine;
+  *epoch = mine;
+  return TRUE;
+
+fail:
+  stg_store_rollback (store);
+  return FALSE;
+}
+
+gint64
+stg_store_epoch (StgStore *store)
+{
+  return store->epoch;
+}
+
+gboolean
+stg_store_check_epoch (StgStore *store, GError **error)
+{
+  g_autoptr (StgStmt) st = NULL;
+  gint64 now;
+
+  if (store->epoch == 0 || !is_pg (store))
+    return TRUE;
+  st = stg_store_stmt (store, "SELECT epoch FROM stagger_leader WHERE id = 1 FOR SHARE", error);
+  if (st == NULL)
+    return FALSE;
+  if (stg_db_step (st) != STG_DB_ROW)
+    return stg_store_fail (store, error, "checking the leader's epoch");
+  now = stg_db_column_int64 (st, 0);
+  if (now != store->epoch)
+    {
+      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FENCED,
+                   "another replica leads now (epoch %" G_GINT64_FORMAT ", ours was %"
+                   G_GINT64_FORMAT "): this one may not write", now, store->epoch);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+stg_store_leader (StgStore *store, StgLeaderInfo *info, GError **error)
+{
+  g_autoptr (StgStmt) st = stg_store_stmt (store,
+      "SELECT epoch, holder, url, since_ms FROM stagger_leader WHERE id = 1", error);
+
+  if (st == NULL)
+    return FALSE;
+  if (stg_db_step (st) != STG_DB_ROW)
+    return stg_store_fail (store, error, "reading who leads");
+  info->epoch = stg_db_column_int64 (st, 0);
+  info->holder = stg_column_dup (st, 1);
+  info->url = stg_column_dup (st, 2);
+  info->since_ms = stg_db_column_int64 (st, 3);
+  return TRUE;
+}
+
+gboolean
+stg_store_ping (StgStore *store, GError **error)
+{
+  return stg_store_exec (store, "SELECT 1", error);
+}
+
+gboolean
+stg_store_reconnect (StgStore *store, GError **error)
+{
+  g_return_val_if_fail (store->depth == 0, FALSE);
+  store->epoch = 0;
+  g_hash_table_remove_all (store->configs);
+  g_hash_table_remove_all (store->versions);
+  return stg_db_reconnect (store->db, error);
+}

@@ -1,0 +1,317 @@
+/* ha_replicas_test.c: three staggerd replicas on one real PostgreSQL. One
+ * leads, the others redirect to it; kill -9 the leader while an update
+ * runs and another takes over within the bound and finishes the update;
+ * a paused leader steps down; PostgreSQL stops and starts again.
+ * STG_HA_KILLS sets how many kills (default 3; `make soak-ha` runs 20),
+ * STG_HA_OUTAGE_S how long PostgreSQL stays down (default 5; soak: 30).
+ * Ports 46500-46999. */
+#include "config.h"
+
+#include <check.h>
+#include <signal.h>
+#include <libpq-fe.h>
+
+#include "pgtest.h"
+#include "rollout.h"
+
+#define REPLICAS 3
+#define LEASE_MS 2000
+#define BOUND_S 10           /* documented takeover bound */
+
+static StgTestPg *pg;
+
+typedef struct
+{
+  gchar *dir;
+  guint16 http;
+  StgTestDaemon *d;
+} Replica;
+
+static Replica replicas[REPLICAS];
+static gchar *conninfo;
+
+/* "leader", "follower", or "" when nothing answers. */
+static gchar *
+health (guint16 port)
+{
+  g_autoptr (GSocketClient) client = g_socket_client_new ();
+  g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1", port,
+                                                                        NULL, NULL);
+  const gchar *req = "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  gchar buf[2048] = { 0 };
+  gsize got = 0;
+
+  if (conn == NULL ||
+      !g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req,
+                                  strlen (req), NULL, NULL, NULL))
+    return g_strdup ("");
+  (void) g_input_stream_read_all (g_io_stream_get_input_stream (G_IO_STREAM (conn)), buf,
+                                  sizeof buf - 1, &got, NULL, NULL);
+  const gchar *body = strstr (buf, "\r\n\r\n");
+  return g_strstrip (g_strdup (body ? body + 4 : ""));
+}
+
+static gchar *
+pg_value (const gchar *sql)
+{
+  PGconn *conn = PQconnectdb (conninfo);
+  PGresult *res = PQexec (conn, sql);
+  gchar *v = PQresultStatus (res) == PGRES_TUPLES_OK && PQntuples (res) == 1
+                 ? g_strdup (PQgetvalue (res, 0, 0)) : NULL;
+  PQclear (res);
+  PQfinish (conn);
+  return v;
+}
+
+static void
+start_replica (gint i)
+{
+  Replica *r = &replicas[i];
+
+  /* Our range lies among the kernel's ephemeral ports: a client socket may
+   * hold the port; then this replica takes another one. */
+  while (!stg_test_port_free (r->http))
+    r->http = (guint16) g_random_int_range (46500, 47000);
+  g_autofree gchar *store = g_strconcat ("--store=", conninfo, NULL);
+  g_autofree gchar *port = g_strdup_printf ("--http-port=%u", r->http);
+  g_autofree gchar *url = g_strdup_printf ("--advertise-url=http://127.0.0.1:%u", r->http);
+  g_autofree gchar *lease = g_strdup_printf ("--lease-ms=%d", LEASE_MS);
+
+  r->d = stg_test_daemon_start (r->dir, store, port, url, lease, "--runtime=simulated", NULL);
+}
+
+/* Waits until exactly one replica says "leader"; returns its index. Fails
+ * the test after @bound_s seconds. */
+static gint
+wait_leader (gint bound_s)
+{
+  gint64 deadline = g_get_monotonic_time () + bound_s * G_USEC_PER_SEC;
+  for (;;)
+    {
+      gint leader = -1, leaders = 0;
+      for (gint i = 0; i < REPLICAS; i++)
+        {
+          if (replicas[i].d == NULL)
+            continue;
+          g_autofree gchar *h = health (replicas[i].http);
+          if (g_str_equal (h, "leader"))
+            leader = i, leaders++;
+        }
+      ck_assert_int_le (leaders, 1);
+      if (leaders == 1)
+        return leader;
+      ck_assert_msg (g_get_monotonic_time () < deadline, "no leader within %d s", bound_s);
+      g_usleep (50 * 1000);
+    }
+}
+
+/* The leader's Thrift port, from its ready file (rewritten on takeover). */
+static void
+refresh_ports (Replica *r)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  for (;;)
+    {
+      if (json_parser_load_from_file (parser, r->d->ready_file, NULL))
+        {
+          JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+          r->d->thrift_port = (guint16) json_object_get_int_member (o, "thrift_port");
+          if (r->d->thrift_port != 0)
+            return;
+        }
+      ck_assert_msg (g_get_monotonic_time () < deadline, "no Thrift port in %s", r->d->ready_file);
+      g_usleep (20 * 1000);
+    }
+}
+
+static void
+setup (void)
+{
+  g_autoptr (GError) error = NULL;
+  guint16 base = (guint16) (46500 + (getpid () % 49) * 10);
+
+  conninfo = stg_test_pg_new_database (pg, &error);
+  ck_assert_msg (conninfo != NULL, "%s", error ? error->message : "");
+  for (gint i = 0; i < REPLICAS; i++)
+    {
+      replicas[i].dir = stg_test_tmpdir ();
+      replicas[i].http = (guint16) (base + i);
+    }
+}
+
+static void
+teardown (void)
+{
+  for (gint i = 0; i < REPLICAS; i++)
+    {
+      if (replicas[i].d != NULL)
+        {
+          ck_assert_int_eq (stg_test_daemon_stop (replicas[i].d), 0);
+          stg_test_daemon_free (replicas[i].d);
+        }
+      stg_test_rmtree (replicas[i].dir);
+      g_free (replicas[i].dir);
+    }
+  memset (replicas, 0, sizeof replicas);
+  g_clear_pointer (&conninfo, g_free);
+}
+
+START_TEST (followers_redirect_to_the_leader)
+{
+  for (gint i = 0; i < REPLICAS; i++)
+    start_replica (i);
+  gint leader = wait_leader (BOUND_S);
+  gint follower = (leader + 1) % REPLICAS;
+
+  g_autofree gchar *body = NULL;
+  ck_assert_uint_eq (stg_test_http_get (replicas[follower].http, "/api", &body), 307);
+  g_autofree gchar *want = g_strdup_printf ("http://127.0.0.1:%u", replicas[leader].http);
+  ck_assert_ptr_nonnull (strstr (body, want));
+  g_autofree gchar *who = NULL;
+  ck_assert_uint_eq (stg_test_http_get (replicas[follower].http, "/leader", &who), 200);
+  ck_assert_ptr_nonnull (strstr (who, want));
+  ck_assert_ptr_nonnull (strstr (who, "\"self\":false"));
+
+  /* The CLI, pointed at a follower, follows it to the leader. */
+  g_autofree gchar *cli = stg_test_program ("stagger");
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u", replicas[follower].http);
+  const gchar *argv[] = { cli, "--url", url, "job", "list", "local", NULL };
+  g_autofree gchar *out = NULL, *err = NULL;
+  gint status = 0;
+  ck_assert (g_spawn_sync (NULL, (gchar **) argv, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
+  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger failed: %s", err);
+  ck_assert_ptr_nonnull (strstr (out, "no jobs"));
+}
+END_TEST
+
+START_TEST (leader_killed_during_updates)
+{
+  const gchar *env = g_getenv ("STG_HA_KILLS");
+  gint kills = env != NULL ? (gint) g_ascii_strtoll (env, NULL, 10) : 3;
+
+  for (gint i = 0; i < REPLICAS; i++)
+    start_replica (i);
+  gint leader = wait_leader (BOUND_S);
+  refresh_ports (&replicas[leader]);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (replicas[leader].d, "web", 4, v1);
+
+  for (gint k = 0; k < kills; k++)
+    {
+      g_autofree gchar *data = stg_rollout_server_data (NULL, k % 2 ? NULL
+                                                        : ", \"env\": {\"K\": \"x\"}");
+      g_autoptr (ApiJobUpdateKey) key = stg_rollout_start_update (replicas[leader].d, "web", 4,
+                                                                  data, 1, 400);
+      g_autofree gchar *epoch_before = pg_value ("SELECT epoch::text FROM stagger_leader");
+      g_usleep ((gulong) g_random_int_range (0, 1500) * 1000);   /* a random moment */
+      stg_test_daemon_kill9 (replicas[leader].d);
+      stg_test_daemon_free (replicas[leader].d);
+      replicas[leader].d = NULL;
+      gint64 killed = g_get_monotonic_time ();
+
+      gint next = wait_leader (BOUND_S);
+      gint64 took = (g_get_monotonic_time () - killed) / 1000;
+      g_printerr ("kill %d: replica %d took over in %" G_GINT64_FORMAT " ms\n", k + 1, next, took);
+      g_autofree gchar *epoch_after = pg_value ("SELECT epoch::text FROM stagger_leader");
+      ck_assert_int_eq (g_ascii_strtoll (epoch_after, NULL, 10),
+                        g_ascii_strtoll (epoch_before, NULL, 10) + 1);
+      start_replica (leader);                      /* back, as a follower */
+      leader = next;
+      refresh_ports (&replicas[leader]);
+      ck_assert_int_eq (stg_rollout_wait_terminal (replicas[leader].d, key),
+                        API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+    }
+}
+END_TEST
+
+/* Starts the replicas, creates www/prod/web (4 instances) on the leader
+ * and starts an update of it to @env (one instance at a time, 400 ms
+ * watch); returns the leader. */
+static gint
+start_update (const gchar *env, ApiJobUpdateKey **key)
+{
+  for (gint i = 0; i < REPLICAS; i++)
+    start_replica (i);
+  gint leader = wait_leader (BOUND_S);
+  refresh_ports (&replicas[leader]);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (replicas[leader].d, "web", 4, v1);
+  g_autofree gchar *extra = g_strdup_printf (", \"env\": {\"K\": \"%s\"}", env);
+  g_autofree gchar *v2 = stg_rollout_server_data (NULL, extra);
+  *key = stg_rollout_start_update (replicas[leader].d, "web", 4, v2, 1, 400);
+  return leader;
+}
+
+/* Paused past the lease, the leader loses the lead; resumed, it finds
+ * itself fenced, steps down and comes back as a follower. */
+START_TEST (paused_leader_steps_down)
+{
+  g_autoptr (ApiJobUpdateKey) key = NULL;
+  gint old = start_update ("y", &key);
+
+  kill (replicas[old].d->pid, SIGSTOP);
+  StgTestDaemon *paused = g_steal_pointer (&replicas[old].d);   /* out of wait_leader's view */
+  gint next = wait_leader (BOUND_S);
+  ck_assert_int_ne (next, old);
+  refresh_ports (&replicas[next]);
+  kill (paused->pid, SIGCONT);
+  replicas[old].d = paused;
+
+  /* It steps down (a follower again, on the same port) while the new
+   * leader finishes the update. */
+  gint64 deadline = g_get_monotonic_time () + BOUND_S * G_USEC_PER_SEC;
+  for (;;)
+    {
+      g_autofree gchar *h = health (replicas[old].http);
+      if (g_str_equal (h, "follower"))
+        break;
+      ck_assert_msg (g_get_monotonic_time () < deadline, "the resumed leader says '%s'", h);
+      g_usleep (50 * 1000);
+    }
+  ck_assert_int_eq (wait_leader (BOUND_S), next);
+  ck_assert_int_eq (stg_rollout_wait_terminal (replicas[next].d, key),
+                    API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+}
+END_TEST
+
+/* PostgreSQL stops for a while: replicas say so and retry; when it is back
+ * one leads again and the update finishes. */
+START_TEST (database_outage_survived)
+{
+  const gchar *env = g_getenv ("STG_HA_OUTAGE_S");
+  gint outage_s = env != NULL ? (gint) g_ascii_strtoll (env, NULL, 10) : 5;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiJobUpdateKey) key = NULL;
+  gint leader = start_update ("z", &key);
+
+  ck_assert_msg (stg_test_pg_stop (pg, &error), "%s", error ? error->message : "");
+  g_usleep ((gulong) outage_s * G_USEC_PER_SEC);   /* the outage itself, not a wait */
+  ck_assert_msg (stg_test_pg_restart (pg, &error), "%s", error ? error->message : "");
+  leader = wait_leader (BOUND_S + 5);
+  refresh_ports (&replicas[leader]);
+  ck_assert_int_eq (stg_rollout_wait_terminal (replicas[leader].d, key),
+                    API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+}
+END_TEST
+
+static Suite *
+replicas_suite (void)
+{
+  Suite *s = suite_create ("ha replicas");
+  TCase *tc = tcase_create ("replicas");
+  tcase_set_timeout (tc, 600);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, followers_redirect_to_the_leader);
+  tcase_add_test (tc, leader_killed_during_updates);
+  tcase_add_test (tc, paused_leader_steps_down);
+  tcase_add_test (tc, database_outage_survived);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  return stg_test_pg_main ("ha_replicas_test", replicas_suite (), &pg, FALSE);
+}
