@@ -31,7 +31,7 @@ typedef struct
   GHashTable *users;        /* (nullable) [users]: name -> "HASH ROLE..." */
   gboolean read_requires_auth;
   gboolean tcp_trusted;     /* with users: TCP may change jobs too */
-  gint max_instances;       /* per job; default 100000 */
+  gint max_instances;       /* per job; 0: the runtime's default (local 1000, others 100000) */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);
