@@ -123,6 +123,11 @@ typedef struct
   gint64 pid_start;
   gint32 failure_count;
   gint64 status_ms;
+  gint64 next_run_id;     /* hot upgrade: the run starting beside run_id (0: none) */
+  gint64 next_config_id;
+  gint64 next_pid;
+  gint64 next_pid_start;
+  gint32 stop_reason;     /* why the runtime asked the run to stop (0: it did not) */
 } StgInstanceRow;
 
 typedef struct
