@@ -639,6 +639,7 @@ START_TEST (hundred_thousand_instances_in_one_call)
     /* Register the client's types on this thread first (see above). */
     g_autoptr (StgTestClient) warm = stg_test_client_new (d->thrift_port);
     g_autoptr (ApiResponse) none = get_jobs (warm, "www");
+    (void) none;
     g_type_ensure (API_TYPE_AURORA_SCHEDULER_MANAGER_CREATE_JOB_ARGS);
     g_type_ensure (API_TYPE_AURORA_SCHEDULER_MANAGER_CREATE_JOB_RESULT);
   }
