@@ -6,6 +6,8 @@
 #include <check.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <string.h>
+#include <unistd.h>
 #include <sqlite3.h>
 
 #include "common/binary_protocol.h"
@@ -586,6 +588,90 @@ START_TEST (update_calls_over_thrift)
 }
 END_TEST
 
+/* createJob of a big job on the simulated runtime: one call that comes back
+ * within a generous bound (correctness, not a benchmark: what once took
+ * minutes, one statement and commit per instance and a COUNT(*) per
+ * instance afterwards) while /health keeps answering, and the runtime's
+ * default limit. The bound is on the CPU time staggerd spends, which a
+ * machine busy with other work does not stretch, with a wall-clock deadline
+ * as well. */
+typedef struct
+{
+  guint16 port;
+  gint32 instances;
+  gint code;
+  gint64 took_us;
+  gint done; /* atomic */
+} BigCreate;
+
+/* CPU time (user + system) process @pid has used, in seconds. */
+static gdouble
+cpu_seconds (gint pid)
+{
+  g_autofree gchar *path = g_strdup_printf ("/proc/%d/stat", pid);
+  g_autofree gchar *text = NULL;
+
+  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
+  /* Fields after the command name, which ends at the last ')'. */
+  g_auto (GStrv) f = g_strsplit (strrchr (text, ')') + 2, " ", -1);
+  return (g_ascii_strtod (f[11], NULL) + g_ascii_strtod (f[12], NULL)) / sysconf (_SC_CLK_TCK);
+}
+
+static gpointer
+big_create_run (gpointer data)
+{
+  BigCreate *b = data;
+  g_autoptr (StgTestClient) c = stg_test_client_new (b->port);
+  gint64 t0 = g_get_monotonic_time ();
+  g_autoptr (ApiResponse) r = create_job (c, "big", b->instances);
+
+  b->took_us = g_get_monotonic_time () - t0;
+  b->code = r->responseCode;
+  g_atomic_int_set (&b->done, 1);
+  return NULL;
+}
+
+START_TEST (hundred_thousand_instances_in_one_call)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
+  BigCreate b = { d->thrift_port, 100000, -1, 0, 0 };
+  {
+    /* Register the client's types on this thread first (see above). */
+    g_autoptr (StgTestClient) warm = stg_test_client_new (d->thrift_port);
+    g_autoptr (ApiResponse) none = get_jobs (warm, "www");
+    (void) none;
+    g_type_ensure (API_TYPE_AURORA_SCHEDULER_MANAGER_CREATE_JOB_ARGS);
+    g_type_ensure (API_TYPE_AURORA_SCHEDULER_MANAGER_CREATE_JOB_RESULT);
+  }
+  gdouble cpu0 = cpu_seconds (d->pid);
+  GThread *t = g_thread_new ("create", big_create_run, &b);
+  guint answered = 0;
+  while (!g_atomic_int_get (&b.done))
+    {
+      g_autofree gchar *body = NULL;
+      ck_assert_uint_eq (stg_test_http_get (d->http_port, "/health", &body), 200);
+      answered++;
+    }
+  g_thread_join (t);
+  gdouble cpu = cpu_seconds (d->pid) - cpu0;
+  ck_assert_int_eq (b.code, API_RESPONSE_CODE_OK);
+  ck_assert_msg (cpu < 5.0, "createJob of %d instances took %.1f s of CPU", b.instances, cpu);
+  ck_assert_msg (b.took_us < 60 * G_USEC_PER_SEC, "createJob of %d instances took %.1f s",
+                 b.instances, b.took_us / 1e6);
+  ck_assert_uint_ge (answered, 1);
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) jobs = get_jobs (c, "www");
+  g_autoptr (GList) configs = g_hash_table_get_keys (jobs->result->getJobsResult->configs);
+  ck_assert_int_eq (((ApiJobConfiguration *) configs->data)->instanceCount, 100000);
+  /* One more is over the simulated runtime's default limit. */
+  g_autoptr (ApiResponse) over = create_job (c, "over", 100001);
+  ck_assert_int_eq (over->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
+  stg_test_client_free (g_steal_pointer (&c));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
 /* Runs @sql on the database file @path, or fails the test. */
 static void
 sql_on (const gchar *path, const gchar *sql)
@@ -691,6 +777,7 @@ daemon_suite (void)
   tcase_add_test (tc, settings_from_config_file);
   tcase_add_test (tc, busy_port_reported);
   tcase_add_test (tc, update_calls_over_thrift);
+  tcase_add_test (tc, hundred_thousand_instances_in_one_call);
   tcase_add_test (tc, retention_prunes_in_steps_and_reclaims);
   suite_add_tcase (s, tc);
   return s;

@@ -59,7 +59,7 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
   settings->port_min = 20000;
   settings->port_max = 29999;
   settings->runtime = g_strdup ("local");
-  settings->max_instances = 100000;
+  settings->max_instances = 0; /* the runtime's default */
   settings->tcp_backlog = 4096;
   settings->max_connections = 4096;
   settings->max_per_address = 1024;
@@ -637,7 +637,11 @@ start_core (StgDaemon *d, GError **error)
   {
     StgEngineLimits limits;
     stg_engine_limits_init (&limits);
-    limits.max_instances = d->settings.max_instances;
+    /* What one host can run for the local runtime; more where nothing or
+     * many hosts run the instances. */
+    limits.max_instances = d->settings.max_instances > 0                ? d->settings.max_instances
+                           : g_str_equal (d->settings.runtime, "local") ? 1000
+                                                                        : 100000;
     d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
   }
   /* Instances first (adopted, or reported dead), then the updates over them. */

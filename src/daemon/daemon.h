@@ -41,7 +41,7 @@ typedef struct
   GHashTable *users;        /* (nullable) [users]: name -> "HASH ROLE..." */
   gboolean read_requires_auth;
   gboolean tcp_trusted;     /* with users: TCP may change jobs too */
-  gint max_instances;       /* per job; default 100000 */
+  gint max_instances;       /* per job; 0: the runtime's default (local 1000, others 100000) */
   gchar *store;             /* (nullable) PostgreSQL URL or conninfo; NULL: SQLite in data_dir */
   gchar *advertise_url;     /* (nullable) where followers send clients; default http://BIND:PORT */
   gint lease_ms;            /* PostgreSQL: a silent leader loses the lead after this; default 5000 */

@@ -323,6 +323,8 @@ stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const
   if (!check_request (e, request, TRUE, &c, error) || !check_no_active (e, &c, active_out, error))
     goto out;
 
+  if (c.job != NULL)
+    stg_engine_finish_starts (e, c.job->id);
   stg_engine_step_begin (e);
   gint64 job_id = c.job ? c.job->id : 0;
   gint64 config_id = 0;

@@ -20,18 +20,23 @@ stg_engine_limits_init (StgEngineLimits *limits)
   limits->max_pulse_ms = 7 * 24 * 3600 * 1000LL;
 }
 
+/* Tells watchers that job @job_id had news (once per job and news step). */
+static void
+job_news (StgEngine *e, gint64 job_id)
+{
+  if (e->watchers->len == 0)
+    return;
+  g_autoptr (StgJobRow) job = stg_store_get_job_by_id (e->store, job_id, NULL);
+  if (job != NULL)
+    stg_engine_announce (e, job->key, NULL);
+}
+
 /* Looks at one slot the runtime (or a timer) had news about (in a step). */
 static void
 look_at (StgEngine *e, gint64 job_id, gint32 instance)
 {
   StgUpdate *u = stg_engine_update_for_job (e, job_id);
 
-  if (e->watchers->len > 0)
-    {
-      g_autoptr (StgJobRow) job = stg_store_get_job_by_id (e->store, job_id, NULL);
-      if (job != NULL)
-        stg_engine_announce (e, job->key, NULL);
-    }
   if (u != NULL)
     {
       stg_update_on_instance (u, instance);
@@ -75,9 +80,11 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
   engine->by_job = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   engine->watchers = g_array_new (FALSE, FALSE, sizeof (StgWatcher));
   engine->news = stg_engine_news_new ();
+  engine->starting = stg_engine_starts_new ();
   engine->up.reload = stg_engine_reload_update;
   engine->up.act_failed = stg_update_act_failed;
   engine->up.look_at = look_at;
+  engine->up.job_news = job_news;
   engine->retries = stg_engine_retries_new ();
   if (runtime != NULL)
     stg_runtime_set_listener (runtime, on_instance, engine);
@@ -92,6 +99,7 @@ stg_engine_free (StgEngine *engine)
   if (engine->runtime != NULL)
     stg_runtime_set_listener (engine->runtime, NULL, NULL);
   stg_clock_cancel_timer (engine->clock, engine->news_timer);
+  stg_engine_starts_free (engine);
   g_hash_table_unref (engine->news);
   stg_engine_cancel_retries (engine);
   g_ptr_array_unref (engine->retries);
@@ -236,13 +244,7 @@ stg_engine_create_job (StgEngine *engine, const ApiJobConfiguration *config, con
   if (!stg_store_commit (engine->store, error))
     goto fail;
 
-  if (engine->runtime != NULL)
-    for (gint32 i = 0; i < config->instanceCount; i++)
-      {
-        g_autoptr (GError) local = NULL;
-        if (!stg_runtime_apply (engine->runtime, job_id, i, config_id, &local))
-          g_warning ("engine: starting instance %d of a new job failed: %s", i, local->message);
-      }
+  stg_engine_start_instances (engine, job_id, config_id, config->instanceCount);
   return TRUE;
 
 fail:

@@ -220,6 +220,8 @@ typedef struct
   void (*act_failed) (StgEngine *engine, const StgAct *act, const GError *error);
   /* engine.c: a noted slot's news, inside the news step */
   void (*look_at) (StgEngine *engine, gint64 job_id, gint32 instance);
+  /* engine.c: a job with noted slots, once per job in the news step */
+  void (*job_news) (StgEngine *engine, gint64 job_id);
 } StgEngineUp;
 
 struct _StgEngine
@@ -234,6 +236,8 @@ struct _StgEngine
   GArray *watchers;         /* StgWatcher */
 
   GHashTable *news;         /* StgSlotKey* set: slots to look at in the next step */
+  GArray *starting;         /* new jobs' instances still to start (starts.c) */
+  guint start_timer;
   GPtrArray *retries;       /* pending retries of updates whose step failed (recover.c) */
   guint news_timer;
   guint64 steps;            /* outermost steps ended */
@@ -318,6 +322,22 @@ gboolean stg_update_transition_allowed (gint from, gint to);
 
 /* Runtime news for a slot (engine.c routes it here, inside a step). */
 void stg_update_on_instance (StgUpdate *u, gint32 instance);
+
+/* ---- starting new jobs (starts.c) ---------------------------------------------- */
+
+/* Jobs with more instances than this start them this many at a time. */
+#define STG_ENGINE_START_CHUNK 500
+
+/* Asks the runtime to start instances 0..@count-1 of new job @job_id at
+ * @config_id: at once for a small job, paced in chunks for a big one. */
+void stg_engine_start_instances (StgEngine *engine, gint64 job_id, gint64 config_id, gint32 count);
+
+/* Starts what job @job_id still has to start, now (before changing it). */
+void stg_engine_finish_starts (StgEngine *engine, gint64 job_id);
+
+/* engine->starting's constructor and destructor (timer included). */
+GArray *stg_engine_starts_new (void);
+void stg_engine_starts_free (StgEngine *engine);
 
 /* ---- minInService (service.c) ------------------------------------------------ */
 

@@ -38,6 +38,7 @@ job_for_change (StgEngine *e, const ApiJobKey *key, const gchar *verb, GError **
       stg_job_row_free (job);
       return NULL;
     }
+  stg_engine_finish_starts (e, job->id);
   return job;
 }
 

@@ -10,6 +10,7 @@ libstg_engine_a_SOURCES = \
 	src/engine/recover.c \
 	src/engine/service.c \
 	src/engine/settings.c \
+	src/engine/starts.c \
 	src/engine/step.c \
 	src/engine/update.c
 EXTRA_DIST += src/engine/local.mk

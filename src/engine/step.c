@@ -240,7 +240,8 @@ run_acts (StgEngine *engine, GPtrArray *acts)
 
 /* ---- news ---------------------------------------------------------------------- */
 
-/* Handles every slot noted since the last time, in one step. */
+/* Handles every slot noted since the last time, in one step: each job
+ * once (watchers), then each slot. */
 static void
 handle_news (gpointer data)
 {
@@ -249,6 +250,8 @@ handle_news (gpointer data)
   GHashTableIter it;
   gpointer key;
 
+  g_autoptr (GHashTable) jobs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+
   e->news_timer = 0;
   e->news = stg_engine_news_new ();
   stg_engine_step_begin (e);
@@ -256,6 +259,11 @@ handle_news (gpointer data)
   while (g_hash_table_iter_next (&it, &key, NULL))
     {
       const StgSlotKey *slot = key;
+      if (!g_hash_table_contains (jobs, &slot->job_id))
+        {
+          g_hash_table_add (jobs, g_memdup2 (&slot->job_id, sizeof slot->job_id));
+          e->up.job_news (e, slot->job_id);
+        }
       e->up.look_at (e, slot->job_id, slot->instance);
     }
   stg_engine_step_end (e, NULL);

@@ -198,9 +198,22 @@ stg_store_create_job (StgStore *store, const ApiJobKey *key, const gchar *owner,
         goto fail;
       }
   }
-  for (gint32 i = 0; i < instance_count; i++)
-    if (!stg_store_set_instance_config (store, *job_id, i, config_id, error))
-      goto fail;
+  if (instance_count > 0)
+    {
+      /* Every instance row in one statement, not one statement each. */
+      g_autoptr (StgStmt) st = stg_store_stmt (
+          store,
+          "WITH RECURSIVE ids (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM ids WHERE i + 1 < ?) "
+          "INSERT INTO instances (job_id, instance_id, config_id) SELECT ?, i, ? FROM ids",
+          error);
+      if (st == NULL)
+        goto fail;
+      stg_db_bind_int64 (st, 1, instance_count);
+      stg_db_bind_int64 (st, 2, *job_id);
+      stg_db_bind_int64 (st, 3, config_id);
+      if (!stg_store_exec_stmt (store, st, error, "creating a job's instances"))
+        goto fail;
+    }
   return stg_store_commit (store, error);
 
 fail:
