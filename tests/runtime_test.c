@@ -807,6 +807,54 @@ START_TEST (hot_upgrade_keeps_every_connection)
 }
 END_TEST
 
+/* The cause of a slot's last failure, as observe() reports it. */
+static void
+assert_cause (gint64 job, const gchar *part)
+{
+  StgTaskObservation o = observe (job, 0);
+  ck_assert_msg (o.cause != NULL && strstr (o.cause, part) != NULL, "cause \"%s\" lacks \"%s\"",
+                 o.cause ? o.cause : "(none)", part);
+}
+
+START_TEST (observe_reports_the_cause)
+{
+  make_runtime (40100, 40199);
+  g_autofree gchar *bin = server ();
+  g_autofree gchar *sick_data = g_strdup_printf (
+      "{\"argv\": [\"%s\", \"--port\", \"{{ports[http]}}\", \"--unhealthy\"],"
+      " \"health_check\": {\"http\": {}, \"initial_interval_secs\": 0, \"interval_secs\": 0.05}}", bin);
+  g_autoptr (ApiTaskConfig) exits = config ("exits", "{\"command\": \"echo first >&2; echo oops >&2; exit 3\"}",
+                                            "", FALSE);
+  g_autoptr (ApiTaskConfig) killed = config ("killed", "{\"command\": \"kill -9 $$\"}", "", FALSE);
+  g_autoptr (ApiTaskConfig) missing = config ("missing", "{\"argv\": [\"/nonexistent/prog\"]}", "", FALSE);
+  g_autoptr (ApiTaskConfig) sick = config ("sick", sick_data, "http", TRUE);
+  gint64 c1, c2, c3, c4;
+  gint64 j1 = make_job (exits, 1, &c1), j2 = make_job (killed, 1, &c2);
+  gint64 j3 = make_job (missing, 1, &c3), j4 = make_job (sick, 1, &c4);
+
+  ck_assert_ptr_null (observe (j1, 0).cause);
+  apply (j4, 0, c4);
+  apply (j1, 0, c1);
+  apply (j2, 0, c2);
+  apply (j3, 0, c3);
+  wait_for (j1, 0, STG_TASK_FAILED, c1, 1, 10000);
+  wait_for (j2, 0, STG_TASK_FAILED, c2, 1, 10000);
+  wait_for (j3, 0, STG_TASK_FAILED, c3, 1, 10000);
+  wait_for (j4, 0, STG_TASK_FAILED, c4, 1, 10000);
+  /* The exit status and the last lines of stderr. */
+  assert_cause (j1, "exited with status 3");
+  assert_cause (j1, "last lines of stderr:\nfirst\noops");
+  /* A signal. */
+  assert_cause (j2, "killed by signal 9");
+  /* The start error. */
+  assert_cause (j3, "cannot start");
+  assert_cause (j3, "/nonexistent/prog");
+  /* The health check's answer: status and body. */
+  assert_cause (j4, "failed its health check");
+  assert_cause (j4, "answered 500 \"failing\"");
+}
+END_TEST
+
 /* A hot-upgradable `command` (run through /bin/sh -c) gets its sockets:
  * LISTEN_PID names the program, not a shell around it. */
 START_TEST (hot_upgrade_with_a_command)
@@ -857,6 +905,7 @@ runtime_suite (void)
   tcase_add_test (tc, crashes_restart_with_back_off);
   tcase_add_test (tc, kill_then_add_again);
   tcase_add_test (tc, exit_statuses_are_recorded);
+  tcase_add_test (tc, observe_reports_the_cause);
   CASE ("health");
   tcase_add_test (tc, http_health_failure_fails_the_run);
   tcase_add_test (tc, health_check_timeout);

@@ -122,6 +122,7 @@ struct _Slot
   gint64 post_owed;          /* config whose post_update has not passed yet */
   GArray *sockets;           /* gint: listening sockets for hot upgrade, by port name */
   GHashTable *ports;         /* name -> port (GINT_TO_POINTER) */
+  gchar *cause;              /* why its last run failed, in words (observe's cause) */
 };
 
 struct _StgLocalRuntime
@@ -158,6 +159,10 @@ void stg_local_crash_point (StgLocalRuntime *rt, const gchar *name);
 /* Closes the listening sockets the runtime holds for a hot-upgradable
  * slot (when a run that binds its own ports replaces it, or the slot goes). */
 void stg_local_close_sockets (Slot *slot);
+
+/* Records why the slot's last run failed: @why, and the last lines of
+ * @run's stderr (@run nullable: a run that did not start). */
+void stg_local_set_cause (Slot *slot, const Run *run, const gchar *why);
 
 /* Counts a failed run of the slot (saved with the next phase change). */
 void stg_local_count_failure (Slot *slot);
@@ -218,6 +223,12 @@ gint stg_local_socket_port (gint fd);
 
 /* The slot's folder: one folder per run inside it, and hooks.log. */
 gchar *stg_local_slot_root (Slot *slot);
+
+#define STG_LOCAL_TAIL_BYTES 2048
+
+/* The last @lines lines of the run's stderr (its last
+ * STG_LOCAL_TAIL_BYTES bytes at most, made valid UTF-8), or NULL if empty. */
+gchar *stg_local_stderr_tail (const Run *run, guint lines);
 
 /* Keeps the newest keep_runs run folders of a slot, those of its runs and
  * that of run @keep_id (one just made). */

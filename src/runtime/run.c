@@ -156,6 +156,7 @@ fail_running (Run *run, const gchar *why)
     return;
   run->failed = TRUE;
   stg_local_count_failure (slot);
+  stg_local_set_cause (slot, run, why);
   run->stopping = slot->next == run ? STOP_ABANDON : STOP_FAILED;
   stg_run_stop (run);
   if (slot->next == run && slot->run != NULL)
@@ -392,6 +393,7 @@ run_ended (Run *run, gboolean success, const gchar *how)
       stg_local_count_failure (slot);
       g_autofree gchar *m = g_strdup_printf ("new version %s; version %d keeps serving", message,
                                              slot->run ? slot->run->version : 0);
+      stg_local_set_cause (slot, run, m);
       if (slot->run != NULL)
         stg_local_set_phase (slot, slot->run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING,
                              slot->run->config_id, slot->run->healthy ? API_SCHEDULE_STATUS_RUNNING
@@ -441,6 +443,7 @@ start_failed (Slot *slot, gint64 config_id, const gchar *why)
   g_warning ("runtime: instance %d of %s/%s/%s %s", slot->key.instance, slot->job->role,
              slot->job->environment, slot->job->name, m);
   stg_local_count_failure (slot);
+  stg_local_set_cause (slot, NULL, m);
   stg_local_set_phase (slot, STG_TASK_FAILED, config_id, API_SCHEDULE_STATUS_FAILED, m);
   stg_local_after_exit (slot, NULL, FALSE, NULL);
   return NULL;
@@ -505,18 +508,25 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
   return run;
 }
 
-/* A `command` that is one simple command (no ; & | ( ) ` $( or newline):
- * the shell execs it, so the program keeps the shell's pid, and
+/* The `command` of a hot-upgradable config, when it is one simple command
+ * (no ; & | ( ) ` $( or newline, no leading NAME=value, not a shell
+ * builtin): the shell execs it, so the program keeps the shell's pid and
  * LISTEN_PID (set to that pid) names the program for socket activation. */
 static gchar *
-shell_command (const gchar *command)
+shell_command (const StgExecutorSpec *spec)
 {
-  const gchar *p = command;
+  static const gchar *const builtins[] = {
+    "exit", "cd", "export", "set", "unset", "eval", "exec", ".", ":", "read", "trap", "wait",
+    "umask", "ulimit", "shift", "return", "readonly", "true", "false", "test", "[", NULL
+  };
+  const gchar *p = spec->command;
 
   while (g_ascii_isspace (*p))
     p++;
-  if (g_str_has_prefix (p, "exec ") || strpbrk (p, ";&|()`\n") != NULL || strstr (p, "$(") != NULL)
-    return g_strdup (command);
+  g_autofree gchar *first = g_strndup (p, strcspn (p, " \t"));
+  if (!spec->hot_upgrade || strpbrk (p, ";&|()`\n") != NULL || strstr (p, "$(") != NULL ||
+      strchr (first, '=') != NULL || g_strv_contains (builtins, first))
+    return g_strdup (spec->command);
   return g_strconcat ("exec ", p, NULL);
 }
 
@@ -536,7 +546,7 @@ launch_argv (Run *run, Launch *l, gboolean beside, GError **error)
   if (l->cwd == NULL)
     return FALSE;
   l->argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree gchar *exec_command = spec->command ? shell_command (spec->command) : NULL;
+  g_autofree gchar *exec_command = spec->command ? shell_command (spec) : NULL;
   if (spec->command != NULL)
     {
       g_ptr_array_add (l->argv, g_strdup ("/bin/sh"));

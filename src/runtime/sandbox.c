@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <string.h>
 #include <glib/gstdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -135,3 +136,35 @@ stg_local_trim_logs (StgLocalRuntime *rt)
         trim_run (slot->next);
     }
 }
+
+gchar *
+stg_local_stderr_tail (const Run *run, guint lines)
+{
+  g_autofree gchar *path = g_build_filename (run->sandbox, "stderr", NULL);
+  gint fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  struct stat st;
+
+  if (fd < 0)
+    return NULL;
+  gchar buf[STG_LOCAL_TAIL_BYTES + 1];
+  ssize_t got = -1;
+  if (fstat (fd, &st) == 0)
+    {
+      off_t from = st.st_size > STG_LOCAL_TAIL_BYTES ? st.st_size - STG_LOCAL_TAIL_BYTES : 0;
+      got = pread (fd, buf, STG_LOCAL_TAIL_BYTES, from);
+    }
+  close (fd);
+  if (got <= 0)
+    return NULL;
+  buf[got] = '\0';
+  g_strchomp (buf);
+  /* Back from the end over @lines line breaks. */
+  gchar *start = buf + strlen (buf);
+  for (guint n = 0; start > buf && n < lines; )
+    if (*--start == '\n')
+      n++;
+  if (*start == '\n')
+    start++;
+  return *start != '\0' ? g_utf8_make_valid (start, -1) : NULL;
+}
+
