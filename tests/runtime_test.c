@@ -334,6 +334,87 @@ START_TEST (kill_then_add_again)
 }
 END_TEST
 
+/* The pruning of old run folders deletes nothing it reaches through a
+ * symlink, and sandboxes are named by row ids, whatever the job's name. */
+START_TEST (pruning_stays_in_the_data_dir)
+{
+  g_autoptr (ApiTaskConfig) t = config ("prune", "{\"command\": \"exec sleep 60\"}", "", TRUE);
+  g_autoptr (GError) error = NULL;
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+  g_autofree gchar *outside = stg_test_tmpdir ();
+  g_autofree gchar *keep = g_build_filename (outside, "keep", NULL);
+  ck_assert (g_file_set_contents (keep, "precious", -1, NULL));
+  g_autofree gchar *jid = g_strdup_printf ("%" G_GINT64_FORMAT, job);
+  g_autofree gchar *root = g_build_filename (fx.dir, "sandboxes", jid, "0", NULL);
+  g_autofree gchar *link = g_build_filename (root, "0", NULL);
+  ck_assert_int_eq (g_mkdir_with_parents (root, 0700), 0);
+  ck_assert_int_eq (symlink (outside, link), 0);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  for (gint k = 0; k < 4; k++)
+    {
+      gint pid = pid_of (job, 0);
+      ck_assert (stg_runtime_restart (fx.rt, job, 0, &error));
+      for (gint w = 0; w < 1000 && (pid_of (job, 0) == pid || observe (job, 0).phase != STG_TASK_RUNNING); w++)
+        spin (10);
+    }
+  g_autofree gchar *sandbox = stg_test_process_env (pid_of (job, 0), "STAGGER_SANDBOX");
+  g_autofree gchar *canon_root = g_canonicalize_filename (root, NULL);
+  ck_assert (g_str_has_prefix (sandbox, canon_root));
+  /* The link went (it sorted first), what it pointed to stayed. */
+  ck_assert (!g_file_test (link, G_FILE_TEST_EXISTS));
+  ck_assert (g_file_test (keep, G_FILE_TEST_EXISTS));
+  stg_test_rmtree (outside);
+}
+END_TEST
+
+/* An instance's environment holds nothing of the daemon's, and its
+ * sandbox and output are not readable by other users. */
+START_TEST (instances_inherit_nothing)
+{
+  g_setenv ("CANARY_SECRET", "daemon-only", TRUE);
+  g_autoptr (ApiTaskConfig) t = config ("canary", "{\"command\": \"exec sleep 60\", \"env\": {\"MINE\": \"yes\"}}",
+                                        "", TRUE);
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  g_unsetenv ("CANARY_SECRET");
+  gint pid = pid_of (job, 0);
+  g_autofree gchar *canary = stg_test_process_env (pid, "CANARY_SECRET");
+  g_autofree gchar *mine = stg_test_process_env (pid, "MINE");
+  g_autofree gchar *path = stg_test_process_env (pid, "PATH");
+  g_autofree gchar *home = stg_test_process_env (pid, "HOME");
+  g_autofree gchar *sandbox = stg_test_process_env (pid, "STAGGER_SANDBOX");
+  ck_assert_ptr_null (canary);
+  ck_assert_str_eq (mine, "yes");
+  ck_assert_str_eq (path, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  ck_assert_str_eq (home, sandbox);
+  /* Only documented variables: STAGGER_*, PORT*, LISTEN_*, the task's own, PATH, HOME, LANG
+   * (and PWD, which /bin/sh sets). */
+  g_autofree gchar *file = g_strdup_printf ("/proc/%d/environ", pid);
+  g_autofree gchar *text = NULL;
+  gsize len = 0;
+  ck_assert (g_file_get_contents (file, &text, &len, NULL));
+  for (gsize at = 0; at < len; at += strlen (text + at) + 1)
+    ck_assert_msg (g_str_has_prefix (text + at, "STAGGER_") || g_str_has_prefix (text + at, "PORT") ||
+                   g_str_has_prefix (text + at, "LISTEN_") || g_str_has_prefix (text + at, "MINE=") ||
+                   g_str_has_prefix (text + at, "PATH=") || g_str_has_prefix (text + at, "HOME=") ||
+                   g_str_has_prefix (text + at, "LANG=") || g_str_has_prefix (text + at, "PWD="), "unexpected variable %s", text + at);
+  GStatBuf st;
+  ck_assert_int_eq (g_stat (sandbox, &st), 0);
+  ck_assert_int_eq (st.st_mode & 077, 0);
+  g_autofree gchar *err = g_build_filename (sandbox, "stderr", NULL);
+  ck_assert_int_eq (g_stat (err, &st), 0);
+  ck_assert_int_eq (st.st_mode & 077, 0);
+  ck_assert_int_eq (g_stat (fx.dir, &st), 0);
+  ck_assert_int_eq (st.st_mode & 077, 0);
+}
+END_TEST
+
 START_TEST (crashes_restart_with_back_off)
 {
   g_autofree gchar *bin = server ();
@@ -381,9 +462,9 @@ START_TEST (exit_statuses_are_recorded)
   ck_assert_int_eq (observe (jf, 0).phase, STG_TASK_FAILED);
   ck_assert_int_eq (observe (jf, 0).failures, 1);
   ck_assert_int_eq (observe (jo, 0).phase, STG_TASK_FINISHED);
-  /* The output went to the sandbox. */
-  g_autofree gchar *out = g_build_filename (fx.dir, "sandboxes", "www", "prod", "batch2", "0", "1",
-                                            "stdout", NULL);
+  /* The output went to the sandbox, named by the job's row id. */
+  g_autofree gchar *jid = g_strdup_printf ("%" G_GINT64_FORMAT, jo);
+  g_autofree gchar *out = g_build_filename (fx.dir, "sandboxes", jid, "0", "1", "stdout", NULL);
   g_autofree gchar *text = NULL;
   ck_assert (g_file_get_contents (out, &text, NULL, NULL));
   ck_assert_str_eq (text, "done\n");
@@ -612,11 +693,13 @@ END_TEST
 
 /* ---- hooks ----------------------------------------------------------------------------- */
 
+/* A file in the folder of instance @i of job row @job. */
 static gchar *
-slot_file (const gchar *job, gint32 i, const gchar *file)
+slot_file (gint64 job, gint32 i, const gchar *file)
 {
+  g_autofree gchar *jid = g_strdup_printf ("%" G_GINT64_FORMAT, job);
   g_autofree gchar *inst = g_strdup_printf ("%d", i);
-  return g_build_filename (fx.dir, "sandboxes", "www", "prod", job, inst, file, NULL);
+  return g_build_filename (fx.dir, "sandboxes", jid, inst, file, NULL);
 }
 
 START_TEST (pre_update_hook)
@@ -639,7 +722,7 @@ START_TEST (pre_update_hook)
   ck_assert (stg_test_process_alive (pid));
   g_autofree gchar *ev = events (job, 0);
   ck_assert_ptr_nonnull (strstr (ev, "pre_update hook exited with status 1"));
-  g_autofree gchar *log = slot_file ("hooked", 0, "hooks.log");
+  g_autofree gchar *log = slot_file (job, 0, "hooks.log");
   g_autofree gchar *text = NULL;
   ck_assert (g_file_get_contents (log, &text, NULL, NULL));
   ck_assert_ptr_nonnull (strstr (text, "refusing"));
@@ -904,6 +987,8 @@ runtime_suite (void)
   tcase_add_test (tc, starts_healthy_and_kills);
   tcase_add_test (tc, crashes_restart_with_back_off);
   tcase_add_test (tc, kill_then_add_again);
+  tcase_add_test (tc, pruning_stays_in_the_data_dir);
+  tcase_add_test (tc, instances_inherit_nothing);
   tcase_add_test (tc, exit_statuses_are_recorded);
   tcase_add_test (tc, observe_reports_the_cause);
   CASE ("health");

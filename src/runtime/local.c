@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -544,7 +545,10 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
       g_free (rt);
       return NULL;
     }
-  if (g_mkdir_with_parents (sandboxes, 0755) != 0)
+  /* Not readable by other users: the data dir holds the database and
+   * every instance's output. */
+  if (g_mkdir_with_parents (sandboxes, 0700) != 0 || g_chmod (sandboxes, 0700) != 0 ||
+      g_chmod (options->data_dir, 0700) != 0)
     {
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED, "cannot create %s", sandboxes);
       g_free (rt);

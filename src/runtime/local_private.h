@@ -55,6 +55,9 @@
  * in its environment, so a restarted daemon finds it without its pid. */
 #define STG_LOCAL_MARK "STAGGER_RUN_MARK"
 
+/* The PATH instances get (they inherit nothing of staggerd's environment). */
+#define STG_LOCAL_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 typedef struct _Slot Slot;
 typedef struct _Run Run;
 

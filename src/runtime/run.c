@@ -24,21 +24,30 @@ static void run_ended (Run *run, gboolean success, const gchar *how);
 
 /* ---- the instance's environment ------------------------------------------------ */
 
+/* What every instance, health command and hook starts from: nothing of
+ * staggerd's own environment, only a PATH, HOME (@home) and LANG. */
+static gchar **
+base_environ (const gchar *home)
+{
+  gchar **env = NULL;
+
+  env = g_environ_setenv (env, "PATH", STG_LOCAL_PATH, TRUE);
+  env = g_environ_setenv (env, "HOME", home, TRUE);
+  env = g_environ_setenv (env, "LANG", "C.UTF-8", TRUE);
+  return env;
+}
+
 static gchar **
 environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports, gchar **port_names,
              const StgTemplateVars *vars, GError **error)
 {
-  gchar **env = g_get_environ ();
+  gchar **env = base_environ (run->sandbox);
   g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->job->role, slot->job->environment,
                                            slot->job->name);
   g_autofree gchar *inst = g_strdup_printf ("%d", slot->key.instance);
   g_autofree gchar *ver = g_strdup_printf ("%d", run->version);
   g_autofree gchar *alt = g_strdup_printf ("%d", alt_version);
 
-  /* Nothing of the daemon's own sockets or tests' settings leaks through. */
-  env = g_environ_unsetenv (env, "LISTEN_FDS");
-  env = g_environ_unsetenv (env, "LISTEN_PID");
-  env = g_environ_unsetenv (env, "LISTEN_FDNAMES");
   env = g_environ_setenv (env, "STAGGER_INSTANCE", inst, TRUE);
   env = g_environ_setenv (env, "STAGGER_JOB", job, TRUE);
   env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
@@ -255,9 +264,9 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
   if (command == NULL)
     return NULL;
   g_autofree gchar *root = stg_local_slot_root (slot);
-  g_mkdir_with_parents (root, 0755);
+  g_mkdir_with_parents (root, 0700);
   g_autofree gchar *log = g_build_filename (root, "hooks.log", NULL);
-  gint fd = g_open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  gint fd = g_open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0)
     {
       int saved = errno;
@@ -269,6 +278,8 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
   g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_MERGE);
   g_subprocess_launcher_take_stdout_fd (l, fd);
   g_subprocess_launcher_set_cwd (l, root);
+  g_auto (GStrv) env = base_environ (root);
+  g_subprocess_launcher_set_environ (l, env);
   g_autofree gchar *inst = g_strdup_printf ("%d", slot->key.instance);
   g_autofree gchar *ver = g_strdup_printf ("%d", vars.version);
   g_subprocess_launcher_setenv (l, "STAGGER_INSTANCE", inst, TRUE);
@@ -496,7 +507,7 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
   g_autofree gchar *root = stg_local_slot_root (slot);
   g_autofree gchar *seq = g_strdup_printf ("%" G_GINT64_FORMAT, run->id);
   run->sandbox = g_build_filename (root, seq, NULL);
-  if (g_mkdir_with_parents (run->sandbox, 0755) != 0)
+  if (g_mkdir_with_parents (run->sandbox, 0700) != 0)
     {
       int saved = errno;
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "%s: %s", run->sandbox,
@@ -802,7 +813,7 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
   g_autofree gchar *shell = run->spec->health.shell_command
       ? stg_template_expand (run->spec->health.shell_command, &vars, NULL, NULL) : NULL;
   gchar *shell_argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", shell, NULL };
-  g_auto (GStrv) env = g_get_environ ();
+  g_auto (GStrv) env = base_environ (run->sandbox);
   StgHealthTarget target = { .session = rt->session, .url = url, .shell_argv = shell_argv,
                              .envp = env, .cwd = run->sandbox };
   run_watch (run, &target, NULL, healthy);

@@ -1,7 +1,9 @@
 /* sandbox.c: the local runtime's folders on disk: each slot's folder
- * under the data dir, one folder per run inside it, the pruning of old run
- * folders and the trimming of output files. Calls nothing above the
- * runtime; main-loop thread only.
+ * under the data dir (DATA_DIR/sandboxes/JOB_ROW_ID/INSTANCE, built from
+ * row ids, never from names), one folder per run inside it, the pruning of
+ * old run folders (which deletes nothing outside DATA_DIR/sandboxes and
+ * follows no symlink) and the trimming of output files. Calls nothing
+ * above the runtime; main-loop thread only.
  */
 #include "config.h"
 
@@ -13,12 +15,26 @@
 
 #include "runtime/local_private.h"
 
+/* TRUE when @path lies strictly inside DATA_DIR/sandboxes/ (lexically,
+ * after making it absolute and removing "." and ".."). */
+static gboolean
+inside_sandboxes (StgLocalRuntime *rt, const gchar *path)
+{
+  g_autofree gchar *canon = g_canonicalize_filename (path, NULL);
+  g_autofree gchar *top = g_build_filename (rt->mark_dir, "sandboxes", "", NULL);
+
+  return g_str_has_prefix (canon, top) && canon[strlen (top)] != '\0';
+}
+
 gchar *
 stg_local_slot_root (Slot *slot)
 {
+  g_autofree gchar *job = g_strdup_printf ("%" G_GINT64_FORMAT, slot->key.job_id);
   g_autofree gchar *instance = g_strdup_printf ("%d", slot->key.instance);
-  return g_build_filename (slot->rt->options.data_dir, "sandboxes", slot->job->role,
-                           slot->job->environment, slot->job->name, instance, NULL);
+  gchar *root = g_build_filename (slot->rt->mark_dir, "sandboxes", job, instance, NULL);
+
+  g_assert (inside_sandboxes (slot->rt, root));
+  return root;
 }
 
 static gint
@@ -29,9 +45,20 @@ compare_runs (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
+/* Deletes the real folder @path and what it holds; a symlink is removed,
+ * never followed, and nothing outside DATA_DIR/sandboxes is touched. */
 static void
-remove_tree (const gchar *path)
+remove_tree (StgLocalRuntime *rt, const gchar *path)
 {
+  struct stat st;
+
+  if (!inside_sandboxes (rt, path) || lstat (path, &st) != 0)
+    return;
+  if (!S_ISDIR (st.st_mode))
+    {
+      g_unlink (path);
+      return;
+    }
   g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
   const gchar *name;
 
@@ -39,10 +66,7 @@ remove_tree (const gchar *path)
     while ((name = g_dir_read_name (dir)) != NULL)
       {
         g_autofree gchar *child = g_build_filename (path, name, NULL);
-        if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-          remove_tree (child);
-        else
-          g_unlink (child);
+        remove_tree (rt, child);
       }
   g_rmdir (path);
 }
@@ -83,7 +107,7 @@ stg_local_prune (Slot *slot, gint64 keep_id)
       gint64 id = g_ascii_strtoll (runs->pdata[i], NULL, 10);
       if (id == keep_id || (slot->run && slot->run->id == id) || (slot->next && slot->next->id == id))
         continue;
-      remove_tree (path);
+      remove_tree (slot->rt, path);
     }
 }
 
