@@ -298,6 +298,23 @@ START_TEST (starts_healthy_and_kills)
 }
 END_TEST
 
+/* Restarts instance 0 of @job @n times, each time until a new process of
+ * @config runs. */
+static void
+restart_times (gint64 job, gint64 config, gint n)
+{
+  g_autoptr (GError) error = NULL;
+
+  for (gint k = 0; k < n; k++)
+    {
+      gint pid = pid_of (job, 0);
+      ck_assert (stg_runtime_restart (fx.rt, job, 0, &error));
+      for (gint w = 0; w < 1000 && (pid_of (job, 0) == pid || observe (job, 0).phase != STG_TASK_RUNNING); w++)
+        spin (10);
+      wait_for (job, 0, STG_TASK_RUNNING, config, 0, 10000);
+    }
+}
+
 /* A slot killed after several runs and added again starts at a run number
  * above all before it: the pruning never deletes the folder it just made. */
 START_TEST (kill_then_add_again)
@@ -309,14 +326,7 @@ START_TEST (kill_then_add_again)
 
   apply (job, 0, c);
   wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
-  for (gint k = 0; k < 4; k++)
-    {
-      gint pid = pid_of (job, 0);
-      ck_assert (stg_runtime_restart (fx.rt, job, 0, &error));
-      for (gint w = 0; w < 1000 && (pid_of (job, 0) == pid || observe (job, 0).phase != STG_TASK_RUNNING); w++)
-        spin (10);
-      wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
-    }
+  restart_times (job, c, 4);
   StgInstanceRow row;
   ck_assert (stg_store_get_instance (fx.store, job, 0, &row, NULL));
   gint64 last = row.run_id;
@@ -353,13 +363,7 @@ START_TEST (pruning_stays_in_the_data_dir)
 
   apply (job, 0, c);
   wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
-  for (gint k = 0; k < 4; k++)
-    {
-      gint pid = pid_of (job, 0);
-      ck_assert (stg_runtime_restart (fx.rt, job, 0, &error));
-      for (gint w = 0; w < 1000 && (pid_of (job, 0) == pid || observe (job, 0).phase != STG_TASK_RUNNING); w++)
-        spin (10);
-    }
+  restart_times (job, c, 4);
   g_autofree gchar *sandbox = stg_test_process_env (pid_of (job, 0), "STAGGER_SANDBOX");
   g_autofree gchar *canon_root = g_canonicalize_filename (root, NULL);
   ck_assert (g_str_has_prefix (sandbox, canon_root));
