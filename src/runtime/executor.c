@@ -10,24 +10,14 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "common/error.h"
+#include "common/json_check.h"
 #include "runtime/executor.h"
 
 G_DEFINE_QUARK (stg-executor-error-quark, stg_executor_error)
 
-static gboolean
-bad (GError **error, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-bad (GError **error, const gchar *format, ...)
-{
-  va_list ap;
-
-  va_start (ap, format);
-  g_autofree gchar *text = g_strdup_vprintf (format, ap);
-  va_end (ap);
-  g_set_error_literal (error, STG_EXECUTOR_ERROR, STG_EXECUTOR_ERROR_INVALID, text);
-  return FALSE;
-}
+#define bad(error, ...) \
+  stg_fail (error, STG_EXECUTOR_ERROR, STG_EXECUTOR_ERROR_INVALID, __VA_ARGS__)
 
 void
 stg_executor_spec_free (StgExecutorSpec *spec)
@@ -441,7 +431,8 @@ stg_executor_spec_parse (const gchar *data, const gchar *const *ports, GError **
   spec->pre_update.timeout_secs = 60;
   spec->post_update.timeout_secs = 60;
 
-  if (data == NULL || !json_parser_load_from_data (parser, data, -1, &local))
+  if (data == NULL || !stg_json_check_depth (data, -1, STG_JSON_NESTING_MAX, &local) ||
+      !json_parser_load_from_data (parser, data, -1, &local))
     {
       bad (error, "not valid JSON: %s", local ? local->message : "no data");
       return NULL;

@@ -581,20 +581,3 @@ stg_local_runtime_pid (StgRuntime *base, gint64 job_id, gint32 instance)
   Slot *slot = stg_local_slot ((StgLocalRuntime *) base, job_id, instance, FALSE);
   return slot && slot->run ? slot->run->pid : 0;
 }
-
-guint
-stg_local_runtime_processes (StgRuntime *base)
-{
-  StgLocalRuntime *rt = (StgLocalRuntime *) base;
-  GHashTableIter it;
-  gpointer value;
-  guint n = 0;
-
-  g_hash_table_iter_init (&it, rt->slots);
-  while (g_hash_table_iter_next (&it, NULL, &value))
-    {
-      Slot *slot = value;
-      n += (slot->run != NULL) + (slot->next != NULL);
-    }
-  return n;
-}
