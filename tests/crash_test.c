@@ -279,10 +279,11 @@ START_TEST (random_kills)
       one_kill (rand, round, count, v1, v2, &t);
       /* Figures so far, every 10 kills and at the end. */
       if (t.kills % 10 == 0 || round == kills - 1)
-        g_print ("random kills (seed %u): %u kills, %u wrong terminal states, %u orphans, %u doubles, "
-                 "%u instances without a process, time to heal: mean %.2f s, max %.2f s\n", seed,
-                 t.kills, t.wrong_state, t.orphans, t.doubles, t.missing,
-                 t.heal_sum_s / MAX (t.kills, 1u), t.heal_max_s);
+        g_print (
+            "random kills (seed %u): %u kills, %u wrong terminal states, %u orphans, %u doubles, "
+            "%u instances without a process, time to heal: mean %.2f s, max %.2f s\n",
+            seed, t.kills, t.wrong_state, t.orphans, t.doubles, t.missing,
+            t.heal_sum_s / MAX (t.kills, 1u), t.heal_max_s);
     }
   ck_assert_uint_eq (t.wrong_state, 0);
   ck_assert_uint_eq (t.orphans, 0);

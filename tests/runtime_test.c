@@ -309,7 +309,8 @@ restart_times (gint64 job, gint64 config, gint n)
     {
       gint pid = pid_of (job, 0);
       ck_assert (stg_runtime_restart (fx.rt, job, 0, &error));
-      for (gint w = 0; w < 1000 && (pid_of (job, 0) == pid || observe (job, 0).phase != STG_TASK_RUNNING); w++)
+      for (gint w = 0;
+           w < 1000 && (pid_of (job, 0) == pid || observe (job, 0).phase != STG_TASK_RUNNING); w++)
         spin (10);
       wait_for (job, 0, STG_TASK_RUNNING, config, 0, 10000);
     }
@@ -379,8 +380,8 @@ END_TEST
 START_TEST (instances_inherit_nothing)
 {
   g_setenv ("CANARY_SECRET", "daemon-only", TRUE);
-  g_autoptr (ApiTaskConfig) t = config ("canary", "{\"command\": \"exec sleep 60\", \"env\": {\"MINE\": \"yes\"}}",
-                                        "", TRUE);
+  g_autoptr (ApiTaskConfig) t =
+      config ("canary", "{\"command\": \"exec sleep 60\", \"env\": {\"MINE\": \"yes\"}}", "", TRUE);
   gint64 c;
   gint64 job = make_job (t, 1, &c);
 
@@ -404,10 +405,15 @@ START_TEST (instances_inherit_nothing)
   gsize len = 0;
   ck_assert (g_file_get_contents (file, &text, &len, NULL));
   for (gsize at = 0; at < len; at += strlen (text + at) + 1)
-    ck_assert_msg (g_str_has_prefix (text + at, "STAGGER_") || g_str_has_prefix (text + at, "PORT") ||
-                   g_str_has_prefix (text + at, "LISTEN_") || g_str_has_prefix (text + at, "MINE=") ||
-                   g_str_has_prefix (text + at, "PATH=") || g_str_has_prefix (text + at, "HOME=") ||
-                   g_str_has_prefix (text + at, "LANG=") || g_str_has_prefix (text + at, "PWD="), "unexpected variable %s", text + at);
+    ck_assert_msg (g_str_has_prefix (text + at, "STAGGER_") ||
+                       g_str_has_prefix (text + at, "PORT") ||
+                       g_str_has_prefix (text + at, "LISTEN_") ||
+                       g_str_has_prefix (text + at, "MINE=") ||
+                       g_str_has_prefix (text + at, "PATH=") ||
+                       g_str_has_prefix (text + at, "HOME=") ||
+                       g_str_has_prefix (text + at, "LANG=") ||
+                       g_str_has_prefix (text + at, "PWD="),
+                   "unexpected variable %s", text + at);
   GStatBuf st;
   ck_assert_int_eq (g_stat (sandbox, &st), 0);
   ck_assert_int_eq (st.st_mode & 077, 0);
@@ -909,11 +915,13 @@ START_TEST (observe_reports_the_cause)
   g_autofree gchar *bin = server ();
   g_autofree gchar *sick_data = g_strdup_printf (
       "{\"argv\": [\"%s\", \"--port\", \"{{ports[http]}}\", \"--unhealthy\"],"
-      " \"health_check\": {\"http\": {}, \"initial_interval_secs\": 0, \"interval_secs\": 0.05}}", bin);
-  g_autoptr (ApiTaskConfig) exits = config ("exits", "{\"command\": \"echo first >&2; echo oops >&2; exit 3\"}",
-                                            "", FALSE);
+      " \"health_check\": {\"http\": {}, \"initial_interval_secs\": 0, \"interval_secs\": 0.05}}",
+      bin);
+  g_autoptr (ApiTaskConfig) exits =
+      config ("exits", "{\"command\": \"echo first >&2; echo oops >&2; exit 3\"}", "", FALSE);
   g_autoptr (ApiTaskConfig) killed = config ("killed", "{\"command\": \"kill -9 $$\"}", "", FALSE);
-  g_autoptr (ApiTaskConfig) missing = config ("missing", "{\"argv\": [\"/nonexistent/prog\"]}", "", FALSE);
+  g_autoptr (ApiTaskConfig) missing = config ("missing", "{\"argv\": [\"/nonexistent/prog\"]}", "",
+                                              FALSE);
   g_autoptr (ApiTaskConfig) sick = config ("sick", sick_data, "http", TRUE);
   gint64 c1, c2, c3, c4;
   gint64 j1 = make_job (exits, 1, &c1), j2 = make_job (killed, 1, &c2);

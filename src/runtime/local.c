@@ -168,7 +168,8 @@ stg_local_set_cause (Slot *slot, const Run *run, const gchar *why)
   g_autofree gchar *tail = run != NULL ? stg_local_stderr_tail (run, 5) : NULL;
 
   g_free (slot->cause);
-  slot->cause = tail != NULL ? g_strdup_printf ("%s; last lines of stderr:\n%s", why, tail) : g_strdup (why);
+  slot->cause = tail != NULL ? g_strdup_printf ("%s; last lines of stderr:\n%s", why, tail)
+                             : g_strdup (why);
 }
 
 void

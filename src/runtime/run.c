@@ -526,10 +526,11 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
 static gchar *
 shell_command (const StgExecutorSpec *spec)
 {
-  static const gchar *const builtins[] = {
-    "exit", "cd", "export", "set", "unset", "eval", "exec", ".", ":", "read", "trap", "wait",
-    "umask", "ulimit", "shift", "return", "readonly", "true", "false", "test", "[", NULL
-  };
+  static const gchar *const builtins[] = { "exit",   "cd",       "export", "set",    "unset",
+                                           "eval",   "exec",     ".",      ":",      "read",
+                                           "trap",   "wait",     "umask",  "ulimit", "shift",
+                                           "return", "readonly", "true",   "false",  "test",
+                                           "[",      NULL };
   const gchar *p = spec->command;
 
   while (g_ascii_isspace (*p))

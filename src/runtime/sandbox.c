@@ -184,11 +184,10 @@ stg_local_stderr_tail (const Run *run, guint lines)
   g_strchomp (buf);
   /* Back from the end over @lines line breaks. */
   gchar *start = buf + strlen (buf);
-  for (guint n = 0; start > buf && n < lines; )
+  for (guint n = 0; start > buf && n < lines;)
     if (*--start == '\n')
       n++;
   if (*start == '\n')
     start++;
   return *start != '\0' ? g_utf8_make_valid (start, -1) : NULL;
 }
-
