@@ -222,6 +222,24 @@ gint stg_local_listen (StgLocalRuntime *rt, gint port, GError **error);
 /* The local port a listening socket is bound to (0 if unknown). */
 gint stg_local_socket_port (gint fd);
 
+/* ---- what a process starts with (environ.c) --------------------------------- */
+
+/* The base every instance, health command and hook starts from: PATH,
+ * HOME (@home) and LANG, nothing of staggerd's environment (owned). */
+gchar **stg_local_base_environ (const gchar *home);
+
+/* The whole environment of @run (NULL with @error when a template of the
+ * task's env fails). @alt_version: the version it starts beside, or 0. */
+gchar **stg_local_environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports,
+                               gchar **port_names, const StgTemplateVars *vars, GError **error);
+
+/* The port health checks go to: "health", else "http", else the first. */
+gint stg_local_health_port (GHashTable *ports, gchar **names);
+
+/* The shell line for the `command` of @spec (owned): "exec COMMAND" for a
+ * hot-upgradable simple command, so LISTEN_PID names the program. */
+gchar *stg_local_shell_command (const StgExecutorSpec *spec);
+
 /* ---- sandboxes (sandbox.c) -------------------------------------------------- */
 
 /* The slot's folder: one folder per run inside it, and hooks.log. */
