@@ -17,6 +17,7 @@ STG_CHECK_SUITES = \
 	tests/engine_control_test \
 	tests/engine_recover_test \
 	tests/runtime_test \
+	tests/runtime_sandbox_test \
 	tests/runtime_daemon_test \
 	tests/crash_test \
 	tests/browser_test \
@@ -67,11 +68,16 @@ tests_engine_recover_test_SOURCES = tests/engine_recover_test.c $(STG_ENGINE_FIX
 tests_engine_recover_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_recover_test_LDADD = $(STG_TEST_LDADD)
 
-tests_runtime_test_SOURCES = tests/runtime_test.c
+tests_runtime_test_SOURCES = tests/runtime_test.c tests/runtime_fixture.c tests/runtime_fixture.h
 tests_runtime_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_test_LDADD = $(STG_TEST_LDADD)
 
 STG_ROLLOUT = tests/rollout.c tests/rollout.h
+
+tests_runtime_sandbox_test_SOURCES = tests/runtime_sandbox_test.c tests/runtime_fixture.c \
+	tests/runtime_fixture.h
+tests_runtime_sandbox_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_runtime_sandbox_test_LDADD = $(STG_TEST_LDADD)
 
 tests_runtime_daemon_test_SOURCES = tests/runtime_daemon_test.c $(STG_ROLLOUT)
 tests_runtime_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)

@@ -13,257 +13,7 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
-#include "common/jobkey.h"
-#include "runtime/local.h"
-#include "runtime/spec_cache.h"
-#include "testutil.h"
-
-typedef struct
-{
-  gchar *dir;
-  StgStore *store;
-  StgClock *clock;
-  StgRuntime *rt;
-  guint notices;
-} Fx;
-
-static Fx fx;
-
-static void
-on_notice (gpointer data, gint64 job_id, gint32 instance)
-{
-  (void) data;
-  (void) job_id;
-  (void) instance;
-  fx.notices++;
-}
-
-/* (Re)makes the fixture's runtime with ports @min-@max. */
-static void
-make_runtime (gint min, gint max)
-{
-  g_autoptr (GError) error = NULL;
-  StgLocalOptions o;
-
-  g_clear_pointer (&fx.rt, stg_runtime_free);
-  stg_local_options_init (&o);
-  g_free (o.data_dir);
-  o.data_dir = g_strdup (fx.dir);
-  o.port_min = min;
-  o.port_max = max;
-  fx.rt = stg_local_runtime_new (fx.store, fx.clock, &o, &error);
-  stg_local_options_clear (&o);
-  ck_assert_msg (fx.rt != NULL, "runtime: %s", error ? error->message : "");
-  stg_runtime_set_listener (fx.rt, on_notice, NULL);
-}
-
-static void
-setup (void)
-{
-  g_autoptr (GError) error = NULL;
-  g_autofree gchar *db = NULL;
-
-  memset (&fx, 0, sizeof fx);
-  fx.dir = stg_test_tmpdir ();
-  db = g_build_filename (fx.dir, "stagger.db", NULL);
-  fx.store = stg_store_open (db, &error);
-  ck_assert_ptr_nonnull (fx.store);
-  fx.clock = stg_clock_new_real ();
-  make_runtime (30000, 30999);
-}
-
-static void
-teardown (void)
-{
-  g_clear_pointer (&fx.rt, stg_runtime_free);
-  stg_test_kill_instances (fx.dir);
-  g_clear_pointer (&fx.clock, stg_clock_free);
-  g_clear_pointer (&fx.store, stg_store_close);
-  stg_test_rmtree (fx.dir);
-  g_clear_pointer (&fx.dir, g_free);
-}
-
-/* ---- helpers ----------------------------------------------------------------- */
-
-static gchar *
-server (void)
-{
-  return stg_test_program ("stagger-example-server");
-}
-
-/* A config of job www/prod/NAME with executor data @data and named ports
- * (space-separated, may be ""). */
-static ApiTaskConfig *
-config (const gchar *name, const gchar *data, const gchar *ports, gboolean service)
-{
-  g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", name);
-  g_autoptr (ApiExecutorConfig) exec = g_object_new (API_TYPE_EXECUTOR_CONFIG, "name", "stagger",
-                                                     "data", data, NULL);
-  ApiTaskConfig *t = g_object_new (API_TYPE_TASK_CONFIG, "job", key, "isService", service,
-                                   "maxTaskFailures", 0, "executorConfig", exec, NULL);
-  g_auto (GStrv) names = g_strsplit (ports, " ", -1);
-  for (guint i = 0; names[i] != NULL; i++)
-    if (names[i][0] != '\0')
-      g_hash_table_add (t->resources, g_object_new (API_TYPE_RESOURCE, "namedPort", names[i], NULL));
-  t->__isset_resources = TRUE;
-  return t;
-}
-
-/* Stores @t and a job of @n instances running it; returns the job id. */
-static gint64
-make_job (ApiTaskConfig *t, gint32 n, gint64 *config_id)
-{
-  g_autoptr (GError) error = NULL;
-  gint64 job_id = 0;
-
-  ck_assert_msg (stg_runtime_validate (fx.rt, t, &error), "invalid: %s", error ? error->message : "");
-  ck_assert (stg_store_put_config (fx.store, t, config_id, NULL, &error));
-  ck_assert (stg_store_create_job (fx.store, t->job, "www", *config_id, n, 0, &job_id, &error));
-  return job_id;
-}
-
-static gint64
-add_config (ApiTaskConfig *t)
-{
-  g_autoptr (GError) error = NULL;
-  gint64 id = 0;
-  ck_assert_msg (stg_runtime_validate (fx.rt, t, &error), "invalid: %s", error ? error->message : "");
-  ck_assert (stg_store_put_config (fx.store, t, &id, NULL, &error));
-  return id;
-}
-
-static void
-apply (gint64 job, gint32 i, gint64 config_id)
-{
-  g_autoptr (GError) error = NULL;
-
-  ck_assert (stg_store_set_instance_config (fx.store, job, i, config_id, &error));
-  ck_assert_msg (stg_runtime_apply (fx.rt, job, i, config_id, &error), "apply: %s",
-                 error ? error->message : "");
-}
-
-typedef struct
-{
-  gint64 job;
-  gint32 instance;
-  StgTaskPhase phase;
-  gint64 config;       /* 0: any */
-  guint32 failures;    /* at least */
-} Want;
-
-static gboolean
-reached (gpointer data)
-{
-  Want *w = data;
-  StgTaskObservation o;
-
-  stg_runtime_observe (fx.rt, w->job, w->instance, &o);
-  return o.phase == w->phase && (w->config == 0 || o.config_id == w->config) &&
-         o.failures >= w->failures;
-}
-
-static void
-wait_for (gint64 job, gint32 i, StgTaskPhase phase, gint64 config, guint32 failures, guint ms)
-{
-  Want w = { job, i, phase, config, failures };
-  StgTaskObservation o;
-
-  if (!stg_test_wait (reached, &w, ms))
-    {
-      stg_runtime_observe (fx.rt, job, i, &o);
-      ck_abort_msg ("instance %d: wanted %s (config %" G_GINT64_FORMAT ", failures >= %u), got %s "
-                    "(config %" G_GINT64_FORMAT ", failures %u)", i, stg_task_phase_name (phase), config,
-                    failures, stg_task_phase_name (o.phase), o.config_id, o.failures);
-    }
-}
-
-static StgTaskObservation
-observe (gint64 job, gint32 i)
-{
-  StgTaskObservation o;
-  stg_runtime_observe (fx.rt, job, i, &o);
-  return o;
-}
-
-/* The task events of an instance, as one string of "STATUS: message" lines. */
-static gchar *
-events (gint64 job, gint32 i)
-{
-  g_autoptr (GPtrArray) list = stg_store_list_task_events (fx.store, job, i, 100, NULL);
-  g_autoptr (GString) s = g_string_new (NULL);
-
-  for (guint k = 0; list != NULL && k < list->len; k++)
-    {
-      ApiTaskEvent *e = list->pdata[k];
-      g_string_append_printf (s, "%d: %s\n", e->status, e->__isset_message ? e->message : "");
-    }
-  return g_strdup (s->str);
-}
-
-static gint
-pid_of (gint64 job, gint32 i)
-{
-  return (gint) stg_local_runtime_pid (fx.rt, job, i);
-}
-
-/* A server config: HTTP-checked, quick checks. @extra: more argv, JSON. */
-static gchar *
-server_data (const gchar *extra_argv, const gchar *extra)
-{
-  g_autofree gchar *bin = server ();
-  return g_strdup_printf ("{\"argv\": [\"%s\", \"--port\", \"{{ports[http]}}\"%s],"
-                          " \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
-                          " \"initial_interval_secs\": 2, \"interval_secs\": 0.05, \"timeout_secs\": 1}%s}",
-                          bin, extra_argv ? extra_argv : "", extra ? extra : "");
-}
-
-static gboolean
-quit_loop (gpointer loop)
-{
-  g_main_loop_quit (loop);
-  return G_SOURCE_REMOVE;
-}
-
-/* Runs the main loop for @ms (things must keep happening meanwhile). */
-static void
-spin (guint ms)
-{
-  g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
-  g_timeout_add (ms, quit_loop, loop);
-  g_main_loop_run (loop);
-}
-
-/* ---- the spec cache ------------------------------------------------------------ */
-
-START_TEST (spec_cache_parses_once)
-{
-  g_autoptr (ApiTaskConfig) t = config ("web", "{\"command\": \"sleep 9\", \"hot_upgrade\": true}",
-                                        "http admin", TRUE);
-  g_autoptr (ApiTaskConfig) bad = config ("web", "{\"command\": 5}", "", TRUE);
-  g_autoptr (StgSpecCache) cache = stg_spec_cache_new (fx.store);
-  g_autoptr (GError) error = NULL;
-  gint64 c = add_config (t), b = 0;
-
-  const StgTaskSpec *spec = stg_spec_cache_get (cache, c, &error);
-  ck_assert_msg (spec != NULL, "%s", error ? error->message : "");
-  ck_assert_int_eq (spec->config_id, c);
-  ck_assert_str_eq (spec->exec->command, "sleep 9");
-  ck_assert (spec->exec->hot_upgrade);
-  ck_assert_str_eq (spec->port_names[0], "admin");
-  ck_assert_str_eq (spec->port_names[1], "http");
-  ck_assert_ptr_null (spec->port_names[2]);
-  ck_assert (spec->config->isService);
-  /* The same spec, not a second parse. */
-  ck_assert_ptr_eq (stg_spec_cache_get (cache, c, NULL), spec);
-  /* A missing config and one that does not parse are errors, not crashes. */
-  ck_assert_ptr_null (stg_spec_cache_get (cache, c + 1000, &error));
-  ck_assert_ptr_nonnull (error);
-  g_clear_error (&error);
-  ck_assert (stg_store_put_config (fx.store, bad, &b, NULL, &error));
-  ck_assert_ptr_null (stg_spec_cache_get (cache, b, &error));
-  ck_assert_ptr_nonnull (strstr (error->message, "command"));
-}
-END_TEST
+#include "runtime_fixture.h"
 
 /* ---- start, kill, crash ---------------------------------------------------------- */
 
@@ -295,42 +45,6 @@ START_TEST (starts_healthy_and_kills)
   wait_for (job, 0, STG_TASK_ABSENT, 0, 0, 10000);
   ck_assert (!stg_test_process_alive (pid));
   ck_assert (!stg_store_get_instance (fx.store, job, 0, &row, NULL));
-}
-END_TEST
-
-/* A slot killed after several runs and added again starts at a run number
- * above all before it: the pruning never deletes the folder it just made. */
-START_TEST (kill_then_add_again)
-{
-  g_autoptr (ApiTaskConfig) t = config ("again", "{\"command\": \"exec sleep 60\"}", "", TRUE);
-  g_autoptr (GError) error = NULL;
-  gint64 c;
-  gint64 job = make_job (t, 1, &c);
-
-  apply (job, 0, c);
-  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
-  for (gint k = 0; k < 4; k++)
-    {
-      gint pid = pid_of (job, 0);
-      ck_assert (stg_runtime_restart (fx.rt, job, 0, &error));
-      for (gint w = 0; w < 1000 && (pid_of (job, 0) == pid || observe (job, 0).phase != STG_TASK_RUNNING); w++)
-        spin (10);
-      wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
-    }
-  StgInstanceRow row;
-  ck_assert (stg_store_get_instance (fx.store, job, 0, &row, NULL));
-  gint64 last = row.run_id;
-  ck_assert_int_eq (last, 5);
-  ck_assert (stg_runtime_kill (fx.rt, job, 0, &error));
-  wait_for (job, 0, STG_TASK_ABSENT, 0, 0, 10000);
-
-  apply (job, 0, c);
-  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
-  ck_assert (stg_store_get_instance (fx.store, job, 0, &row, NULL));
-  ck_assert_int_eq (row.run_id, last + 1);
-  ck_assert (stg_test_process_alive (pid_of (job, 0)));
-  g_autofree gchar *ev = events (job, 0);
-  ck_assert_ptr_null (strstr (ev, "cannot start"));
 }
 END_TEST
 
@@ -381,9 +95,9 @@ START_TEST (exit_statuses_are_recorded)
   ck_assert_int_eq (observe (jf, 0).phase, STG_TASK_FAILED);
   ck_assert_int_eq (observe (jf, 0).failures, 1);
   ck_assert_int_eq (observe (jo, 0).phase, STG_TASK_FINISHED);
-  /* The output went to the sandbox. */
-  g_autofree gchar *out = g_build_filename (fx.dir, "sandboxes", "www", "prod", "batch2", "0", "1",
-                                            "stdout", NULL);
+  /* The output went to the sandbox, named by the job's row id. */
+  g_autofree gchar *jid = g_strdup_printf ("%" G_GINT64_FORMAT, jo);
+  g_autofree gchar *out = g_build_filename (fx.dir, "sandboxes", jid, "0", "1", "stdout", NULL);
   g_autofree gchar *text = NULL;
   ck_assert (g_file_get_contents (out, &text, NULL, NULL));
   ck_assert_str_eq (text, "done\n");
@@ -612,11 +326,13 @@ END_TEST
 
 /* ---- hooks ----------------------------------------------------------------------------- */
 
+/* A file in the folder of instance @i of job row @job. */
 static gchar *
-slot_file (const gchar *job, gint32 i, const gchar *file)
+slot_file (gint64 job, gint32 i, const gchar *file)
 {
+  g_autofree gchar *jid = g_strdup_printf ("%" G_GINT64_FORMAT, job);
   g_autofree gchar *inst = g_strdup_printf ("%d", i);
-  return g_build_filename (fx.dir, "sandboxes", "www", "prod", job, inst, file, NULL);
+  return g_build_filename (fx.dir, "sandboxes", jid, inst, file, NULL);
 }
 
 START_TEST (pre_update_hook)
@@ -639,7 +355,7 @@ START_TEST (pre_update_hook)
   ck_assert (stg_test_process_alive (pid));
   g_autofree gchar *ev = events (job, 0);
   ck_assert_ptr_nonnull (strstr (ev, "pre_update hook exited with status 1"));
-  g_autofree gchar *log = slot_file ("hooked", 0, "hooks.log");
+  g_autofree gchar *log = slot_file (job, 0, "hooks.log");
   g_autofree gchar *text = NULL;
   ck_assert (g_file_get_contents (log, &text, NULL, NULL));
   ck_assert_ptr_nonnull (strstr (text, "refusing"));
@@ -807,55 +523,20 @@ START_TEST (hot_upgrade_keeps_every_connection)
 }
 END_TEST
 
-/* A hot-upgradable `command` (run through /bin/sh -c) gets its sockets:
- * LISTEN_PID names the program, not a shell around it. */
-START_TEST (hot_upgrade_with_a_command)
-{
-  make_runtime (40000, 40099);
-  g_autofree gchar *bin = server ();
-  g_autofree gchar *v1 = g_strdup_printf ("{\"command\": \"%s --port {{ports[http]}}\", \"hot_upgrade\": true,"
-                                          " \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
-                                          " \"initial_interval_secs\": 2, \"interval_secs\": 0.05}}", bin);
-  g_autoptr (ApiTaskConfig) t1 = config ("hotcmd", v1, "http", TRUE);
-  gint64 c1;
-  gint64 job = make_job (t1, 1, &c1);
-  apply (job, 0, c1);
-  wait_for (job, 0, STG_TASK_RUNNING, c1, 0, 10000);
-  gint pid1 = pid_of (job, 0);
-  g_autofree gchar *listen_pid = stg_test_process_env (pid1, "LISTEN_PID");
-  g_autofree gchar *expect = g_strdup_printf ("%d", pid1);
-  ck_assert_str_eq (listen_pid, expect);
-  ck_assert_int_eq (observe (job, 0).failures, 0);
-
-  /* Version 2 starts beside it on the same socket and takes over. */
-  g_autofree gchar *v2 = g_strdup_printf ("{\"command\": \"%s --port {{ports[http]}}\", \"hot_upgrade\": true,"
-                                          " \"env\": {\"V\": \"2\"}, \"health_check\": {\"http\":"
-                                          " {\"endpoint\": \"/health\"}, \"initial_interval_secs\": 2,"
-                                          " \"interval_secs\": 0.05}}", bin);
-  g_autoptr (ApiTaskConfig) t2 = config ("hotcmd", v2, "http", TRUE);
-  gint64 c2 = add_config (t2);
-  apply (job, 0, c2);
-  wait_for (job, 0, STG_TASK_RUNNING, c2, 0, 10000);
-  ck_assert_int_ne (pid_of (job, 0), pid1);
-  ck_assert_int_eq (observe (job, 0).failures, 0);
-  g_autofree gchar *ev = events (job, 0);
-  ck_assert_ptr_nonnull (strstr (ev, "hot upgrade done"));
-}
-END_TEST
-
 static Suite *
 runtime_suite (void)
 {
   Suite *s = suite_create ("runtime");
   TCase *tc;
 
-#define CASE(name) tc = tcase_create (name); tcase_set_timeout (tc, 90); \
-  tcase_add_checked_fixture (tc, setup, teardown); suite_add_tcase (s, tc)
+#define CASE(name) \
+  tc = tcase_create (name); \
+  tcase_set_timeout (tc, 90); \
+  tcase_add_checked_fixture (tc, stg_rt_setup, stg_rt_teardown); \
+  suite_add_tcase (s, tc)
   CASE ("processes");
-  tcase_add_test (tc, spec_cache_parses_once);
   tcase_add_test (tc, starts_healthy_and_kills);
   tcase_add_test (tc, crashes_restart_with_back_off);
-  tcase_add_test (tc, kill_then_add_again);
   tcase_add_test (tc, exit_statuses_are_recorded);
   CASE ("health");
   tcase_add_test (tc, http_health_failure_fails_the_run);
@@ -871,7 +552,6 @@ runtime_suite (void)
   tcase_add_test (tc, post_update_hook);
   CASE ("hot");
   tcase_add_test (tc, hot_upgrade_keeps_every_connection);
-  tcase_add_test (tc, hot_upgrade_with_a_command);
 #undef CASE
   return s;
 }

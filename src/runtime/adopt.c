@@ -140,7 +140,10 @@ judge_gone (Slot *slot, const StgInstanceRow *row)
       /* It died on its own, or was failing: a failed run, restarted
        * after the back-off. */
       if (reason == STOP_NONE)
-        stg_local_count_failure (slot);
+        {
+          stg_local_count_failure (slot);
+          stg_local_set_cause (slot, NULL, "exited while staggerd was not running");
+        }
       stg_local_set_phase (slot, STG_TASK_FAILED, ran, API_SCHEDULE_STATUS_FAILED,
                            "exited while staggerd was not running");
       slot->post_owed = row->config_id != ran ? row->config_id : 0;

@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,6 +62,7 @@ slot_free (gpointer data)
   stg_run_free (slot->next);
   stg_local_close_sockets (slot);
   g_clear_object (&slot->job);
+  g_free (slot->cause);
   g_free (slot);
 }
 
@@ -161,6 +163,16 @@ stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint stat
 }
 
 void
+stg_local_set_cause (Slot *slot, const Run *run, const gchar *why)
+{
+  g_autofree gchar *tail = run != NULL ? stg_local_stderr_tail (run, 5) : NULL;
+
+  g_free (slot->cause);
+  slot->cause = tail != NULL ? g_strdup_printf ("%s; last lines of stderr:\n%s", why, tail)
+                             : g_strdup (why);
+}
+
+void
 stg_local_close_sockets (Slot *slot)
 {
   if (slot->sockets == NULL)
@@ -216,7 +228,10 @@ stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *messa
           return;
         }
       if (!run->failed)
-        stg_local_count_failure (slot);
+        {
+          stg_local_count_failure (slot);
+          stg_local_set_cause (slot, run, message);
+        }
       stg_local_set_phase (slot, STG_TASK_FAILED, run->config_id, API_SCHEDULE_STATUS_FAILED, message);
     }
   if (slot->want == 0 || slot->run != NULL)
@@ -291,6 +306,7 @@ on_pre_hook (GObject *source, GAsyncResult *res, gpointer data)
     }
   /* The instance is left as it is, and the failure is counted. */
   stg_local_count_failure (slot);
+  stg_local_set_cause (slot, NULL, why);
   g_autofree gchar *m = g_strdup_printf ("%s: version %d left running", why,
                                          slot->run ? slot->run->version : 0);
   if (slot->run != NULL)
@@ -328,6 +344,7 @@ replace (Slot *slot, gint64 config)
     {
       stg_local_count_failure (slot);
       g_autofree gchar *m = g_strdup_printf ("cannot run the pre_update hook: %s", error->message);
+      stg_local_set_cause (slot, NULL, m);
       stg_local_set_phase (slot, slot->phase, slot->config_id, slot->status, m);
       return;
     }
@@ -465,6 +482,7 @@ local_observe (StgRuntime *base, gint64 job_id, gint32 instance, StgTaskObservat
   out->phase_since_ms = slot->phase_since_ms;
   out->failures = slot->failures;
   out->status = slot->status;
+  out->cause = slot->cause;
 }
 
 static gboolean
@@ -528,7 +546,10 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
       g_free (rt);
       return NULL;
     }
-  if (g_mkdir_with_parents (sandboxes, 0755) != 0)
+  /* Not readable by other users: the data dir holds the database and
+   * every instance's output. */
+  if (g_mkdir_with_parents (sandboxes, 0700) != 0 || g_chmod (sandboxes, 0700) != 0 ||
+      g_chmod (options->data_dir, 0700) != 0)
     {
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED, "cannot create %s", sandboxes);
       g_free (rt);

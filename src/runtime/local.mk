@@ -4,6 +4,7 @@ noinst_LIBRARIES += libstg_runtime.a
 libstg_runtime_a_SOURCES = \
 	src/runtime/runtime.c src/runtime/runtime.h \
 	src/runtime/adopt.c \
+	src/runtime/environ.c \
 	src/runtime/executor.c src/runtime/executor.h \
 	src/runtime/health.c src/runtime/health.h \
 	src/runtime/local.c src/runtime/local.h src/runtime/local_private.h \

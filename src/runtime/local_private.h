@@ -55,6 +55,9 @@
  * in its environment, so a restarted daemon finds it without its pid. */
 #define STG_LOCAL_MARK "STAGGER_RUN_MARK"
 
+/* The PATH instances get (they inherit nothing of staggerd's environment). */
+#define STG_LOCAL_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 typedef struct _Slot Slot;
 typedef struct _Run Run;
 
@@ -122,6 +125,7 @@ struct _Slot
   gint64 post_owed;          /* config whose post_update has not passed yet */
   GArray *sockets;           /* gint: listening sockets for hot upgrade, by port name */
   GHashTable *ports;         /* name -> port (GINT_TO_POINTER) */
+  gchar *cause;              /* why its last run failed, in words (observe's cause) */
 };
 
 struct _StgLocalRuntime
@@ -158,6 +162,10 @@ void stg_local_crash_point (StgLocalRuntime *rt, const gchar *name);
 /* Closes the listening sockets the runtime holds for a hot-upgradable
  * slot (when a run that binds its own ports replaces it, or the slot goes). */
 void stg_local_close_sockets (Slot *slot);
+
+/* Records why the slot's last run failed: @why, and the last lines of
+ * @run's stderr (@run nullable: a run that did not start). */
+void stg_local_set_cause (Slot *slot, const Run *run, const gchar *why);
 
 /* Counts a failed run of the slot (saved with the next phase change). */
 void stg_local_count_failure (Slot *slot);
@@ -214,10 +222,34 @@ gint stg_local_listen (StgLocalRuntime *rt, gint port, GError **error);
 /* The local port a listening socket is bound to (0 if unknown). */
 gint stg_local_socket_port (gint fd);
 
+/* ---- what a process starts with (environ.c) --------------------------------- */
+
+/* The base every instance, health command and hook starts from: PATH,
+ * HOME (@home) and LANG, nothing of staggerd's environment (owned). */
+gchar **stg_local_base_environ (const gchar *home);
+
+/* The whole environment of @run (NULL with @error when a template of the
+ * task's env fails). @alt_version: the version it starts beside, or 0. */
+gchar **stg_local_environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports,
+                               gchar **port_names, const StgTemplateVars *vars, GError **error);
+
+/* The port health checks go to: "health", else "http", else the first. */
+gint stg_local_health_port (GHashTable *ports, gchar **names);
+
+/* The shell line for the `command` of @spec (owned): "exec COMMAND" for a
+ * hot-upgradable simple command, so LISTEN_PID names the program. */
+gchar *stg_local_shell_command (const StgExecutorSpec *spec);
+
 /* ---- sandboxes (sandbox.c) -------------------------------------------------- */
 
 /* The slot's folder: one folder per run inside it, and hooks.log. */
 gchar *stg_local_slot_root (Slot *slot);
+
+#define STG_LOCAL_TAIL_BYTES 2048
+
+/* The last @lines lines of the run's stderr (its last
+ * STG_LOCAL_TAIL_BYTES bytes at most, made valid UTF-8), or NULL if empty. */
+gchar *stg_local_stderr_tail (const Run *run, guint lines);
 
 /* Keeps the newest keep_runs run folders of a slot, those of its runs and
  * that of run @keep_id (one just made). */

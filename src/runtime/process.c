@@ -255,8 +255,8 @@ spawn_fds_open (const StgSpawn *s, SpawnFds *f, GError **error)
       g_set_error (error, STG_PROCESS_ERROR, STG_PROCESS_ERROR_FAILED, "pipe: %s", g_strerror (saved));
       return FALSE;
     }
-  f->out = open (s->stdout_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  f->err = open (s->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  f->out = open (s->stdout_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  f->err = open (s->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   f->null = open ("/dev/null", O_RDONLY | O_CLOEXEC);
   if (f->out < 0 || f->err < 0 || f->null < 0)
     {

@@ -22,69 +22,6 @@
 
 static void run_ended (Run *run, gboolean success, const gchar *how);
 
-/* ---- the instance's environment ------------------------------------------------ */
-
-static gchar **
-environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports, gchar **port_names,
-             const StgTemplateVars *vars, GError **error)
-{
-  gchar **env = g_get_environ ();
-  g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->job->role, slot->job->environment,
-                                           slot->job->name);
-  g_autofree gchar *inst = g_strdup_printf ("%d", slot->key.instance);
-  g_autofree gchar *ver = g_strdup_printf ("%d", run->version);
-  g_autofree gchar *alt = g_strdup_printf ("%d", alt_version);
-
-  /* Nothing of the daemon's own sockets or tests' settings leaks through. */
-  env = g_environ_unsetenv (env, "LISTEN_FDS");
-  env = g_environ_unsetenv (env, "LISTEN_PID");
-  env = g_environ_unsetenv (env, "LISTEN_FDNAMES");
-  env = g_environ_setenv (env, "STAGGER_INSTANCE", inst, TRUE);
-  env = g_environ_setenv (env, "STAGGER_JOB", job, TRUE);
-  env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
-  env = g_environ_setenv (env, "STAGGER_VERSION_ALT", alt, TRUE);
-  env = g_environ_setenv (env, "STAGGER_SANDBOX", run->sandbox, TRUE);
-  g_autofree gchar *mark = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT ":%s",
-                                            slot->key.job_id, slot->key.instance, run->id,
-                                            slot->rt->mark_dir);
-  env = g_environ_setenv (env, STG_LOCAL_MARK, mark, TRUE);
-  for (guint i = 0; port_names[i] != NULL; i++)
-    {
-      g_autofree gchar *var = g_ascii_strup (port_names[i], -1);
-      g_strdelimit (var, "-", '_');
-      g_autofree gchar *name = g_strconcat ("PORT_", var, NULL);
-      g_autofree gchar *value = g_strdup_printf ("%d", GPOINTER_TO_INT (g_hash_table_lookup (ports, port_names[i])));
-      env = g_environ_setenv (env, name, value, TRUE);
-      if (i == 0)
-        env = g_environ_setenv (env, "PORT", value, TRUE);
-    }
-  for (guint i = 0; run->spec->env != NULL && run->spec->env[i] != NULL; i++)
-    {
-      const gchar *eq = strchr (run->spec->env[i], '=');
-      g_autofree gchar *name = g_strndup (run->spec->env[i], (gsize) (eq - run->spec->env[i]));
-      g_autofree gchar *value = stg_template_expand (eq + 1, vars, NULL, error);
-      if (value == NULL)
-        {
-          g_strfreev (env);
-          return NULL;
-        }
-      env = g_environ_setenv (env, name, value, TRUE);
-    }
-  return env;
-}
-
-/* The port health checks go to: "health", else "http", else the first. */
-static gint
-health_port (GHashTable *ports, gchar **names)
-{
-  gpointer p = g_hash_table_lookup (ports, "health");
-  if (p == NULL)
-    p = g_hash_table_lookup (ports, "http");
-  if (p == NULL && names[0] != NULL)
-    p = g_hash_table_lookup (ports, names[0]);
-  return GPOINTER_TO_INT (p);
-}
-
 /* ---- health and hooks ------------------------------------------------------------ */
 
 static void on_health (gpointer data, gboolean healthy, const gchar *why);
@@ -156,6 +93,7 @@ fail_running (Run *run, const gchar *why)
     return;
   run->failed = TRUE;
   stg_local_count_failure (slot);
+  stg_local_set_cause (slot, run, why);
   run->stopping = slot->next == run ? STOP_ABANDON : STOP_FAILED;
   stg_run_stop (run);
   if (slot->next == run && slot->run != NULL)
@@ -254,9 +192,9 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
   if (command == NULL)
     return NULL;
   g_autofree gchar *root = stg_local_slot_root (slot);
-  g_mkdir_with_parents (root, 0755);
+  g_mkdir_with_parents (root, 0700);
   g_autofree gchar *log = g_build_filename (root, "hooks.log", NULL);
-  gint fd = g_open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  gint fd = g_open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0)
     {
       int saved = errno;
@@ -268,6 +206,8 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
   g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_MERGE);
   g_subprocess_launcher_take_stdout_fd (l, fd);
   g_subprocess_launcher_set_cwd (l, root);
+  g_auto (GStrv) env = stg_local_base_environ (root);
+  g_subprocess_launcher_set_environ (l, env);
   g_autofree gchar *inst = g_strdup_printf ("%d", slot->key.instance);
   g_autofree gchar *ver = g_strdup_printf ("%d", vars.version);
   g_subprocess_launcher_setenv (l, "STAGGER_INSTANCE", inst, TRUE);
@@ -392,6 +332,7 @@ run_ended (Run *run, gboolean success, const gchar *how)
       stg_local_count_failure (slot);
       g_autofree gchar *m = g_strdup_printf ("new version %s; version %d keeps serving", message,
                                              slot->run ? slot->run->version : 0);
+      stg_local_set_cause (slot, run, m);
       if (slot->run != NULL)
         stg_local_set_phase (slot, slot->run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING,
                              slot->run->config_id, slot->run->healthy ? API_SCHEDULE_STATUS_RUNNING
@@ -441,6 +382,7 @@ start_failed (Slot *slot, gint64 config_id, const gchar *why)
   g_warning ("runtime: instance %d of %s/%s/%s %s", slot->key.instance, slot->job->role,
              slot->job->environment, slot->job->name, m);
   stg_local_count_failure (slot);
+  stg_local_set_cause (slot, NULL, m);
   stg_local_set_phase (slot, STG_TASK_FAILED, config_id, API_SCHEDULE_STATUS_FAILED, m);
   stg_local_after_exit (slot, NULL, FALSE, NULL);
   return NULL;
@@ -493,7 +435,7 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
   g_autofree gchar *root = stg_local_slot_root (slot);
   g_autofree gchar *seq = g_strdup_printf ("%" G_GINT64_FORMAT, run->id);
   run->sandbox = g_build_filename (root, seq, NULL);
-  if (g_mkdir_with_parents (run->sandbox, 0755) != 0)
+  if (g_mkdir_with_parents (run->sandbox, 0700) != 0)
     {
       int saved = errno;
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "%s: %s", run->sandbox,
@@ -505,21 +447,6 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
   return run;
 }
 
-/* A `command` that is one simple command (no ; & | ( ) ` $( or newline):
- * the shell execs it, so the program keeps the shell's pid, and
- * LISTEN_PID (set to that pid) names the program for socket activation. */
-static gchar *
-shell_command (const gchar *command)
-{
-  const gchar *p = command;
-
-  while (g_ascii_isspace (*p))
-    p++;
-  if (g_str_has_prefix (p, "exec ") || strpbrk (p, ";&|()`\n") != NULL || strstr (p, "$(") != NULL)
-    return g_strdup (command);
-  return g_strconcat ("exec ", p, NULL);
-}
-
 /* The environment, working directory and argv, templates expanded. */
 static gboolean
 launch_argv (Run *run, Launch *l, gboolean beside, GError **error)
@@ -528,7 +455,7 @@ launch_argv (Run *run, Launch *l, gboolean beside, GError **error)
   const StgExecutorSpec *spec = run->spec;
   gint alt = beside && slot->run != NULL ? slot->run->version : 0;
 
-  l->env = environment (slot, run, alt, l->ports, run->task->port_names, &l->vars, error);
+  l->env = stg_local_environment (slot, run, alt, l->ports, run->task->port_names, &l->vars, error);
   if (l->env == NULL)
     return FALSE;
   l->cwd = spec->workdir ? stg_template_expand (spec->workdir, &l->vars, NULL, error)
@@ -536,7 +463,7 @@ launch_argv (Run *run, Launch *l, gboolean beside, GError **error)
   if (l->cwd == NULL)
     return FALSE;
   l->argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree gchar *exec_command = spec->command ? shell_command (spec->command) : NULL;
+  g_autofree gchar *exec_command = spec->command ? stg_local_shell_command (spec) : NULL;
   if (spec->command != NULL)
     {
       g_ptr_array_add (l->argv, g_strdup ("/bin/sh"));
@@ -656,7 +583,8 @@ launch_watch (Run *run, Launch *l, gboolean beside)
   run->child_watch = g_child_watch_add (run->pid, on_child, run);
   const gchar *endpoint = spec->health.endpoint ? spec->health.endpoint : "/";
   g_autofree gchar *url = g_strdup_printf ("http://%s:%d%s", rt->options.bind,
-                                           health_port (l->ports, run->task->port_names), endpoint);
+                                           stg_local_health_port (l->ports, run->task->port_names),
+                                           endpoint);
   g_autofree gchar *probe_url = l->probe_port != 0
       ? g_strdup_printf ("http://%s:%d%s", rt->options.bind, l->probe_port, endpoint) : NULL;
   g_autofree gchar *shell = spec->health.shell_command
@@ -781,7 +709,7 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
   gboolean healthy = row->healthy_since_ms > 0;
   run->healthy = healthy;
   run->healthy_since_ms = row->healthy_since_ms;
-  gint hport = health_port (ports, names);
+  gint hport = stg_local_health_port (ports, names);
   g_autofree gchar *url = g_strdup_printf ("http://%s:%d%s", rt->options.bind, hport,
                                            run->spec->health.endpoint ? run->spec->health.endpoint : "/");
   StgTemplateVars vars = {
@@ -792,7 +720,7 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
   g_autofree gchar *shell = run->spec->health.shell_command
       ? stg_template_expand (run->spec->health.shell_command, &vars, NULL, NULL) : NULL;
   gchar *shell_argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", shell, NULL };
-  g_auto (GStrv) env = g_get_environ ();
+  g_auto (GStrv) env = stg_local_base_environ (run->sandbox);
   StgHealthTarget target = { .session = rt->session, .url = url, .shell_argv = shell_argv,
                              .envp = env, .cwd = run->sandbox };
   run_watch (run, &target, NULL, healthy);

@@ -1,23 +1,40 @@
 /* sandbox.c: the local runtime's folders on disk: each slot's folder
- * under the data dir, one folder per run inside it, the pruning of old run
- * folders and the trimming of output files. Calls nothing above the
- * runtime; main-loop thread only.
+ * under the data dir (DATA_DIR/sandboxes/JOB_ROW_ID/INSTANCE, built from
+ * row ids, never from names), one folder per run inside it, the pruning of
+ * old run folders (which deletes nothing outside DATA_DIR/sandboxes and
+ * follows no symlink) and the trimming of output files. Calls nothing
+ * above the runtime; main-loop thread only.
  */
 #include "config.h"
 
 #include <fcntl.h>
+#include <string.h>
 #include <glib/gstdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/local_private.h"
 
+/* TRUE when @path lies strictly inside DATA_DIR/sandboxes/ (lexically,
+ * after making it absolute and removing "." and ".."). */
+static gboolean
+inside_sandboxes (StgLocalRuntime *rt, const gchar *path)
+{
+  g_autofree gchar *canon = g_canonicalize_filename (path, NULL);
+  g_autofree gchar *top = g_build_filename (rt->mark_dir, "sandboxes", "", NULL);
+
+  return g_str_has_prefix (canon, top) && canon[strlen (top)] != '\0';
+}
+
 gchar *
 stg_local_slot_root (Slot *slot)
 {
+  g_autofree gchar *job = g_strdup_printf ("%" G_GINT64_FORMAT, slot->key.job_id);
   g_autofree gchar *instance = g_strdup_printf ("%d", slot->key.instance);
-  return g_build_filename (slot->rt->options.data_dir, "sandboxes", slot->job->role,
-                           slot->job->environment, slot->job->name, instance, NULL);
+  gchar *root = g_build_filename (slot->rt->mark_dir, "sandboxes", job, instance, NULL);
+
+  g_assert (inside_sandboxes (slot->rt, root));
+  return root;
 }
 
 static gint
@@ -28,9 +45,20 @@ compare_runs (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
+/* Deletes the real folder @path and what it holds; a symlink is removed,
+ * never followed, and nothing outside DATA_DIR/sandboxes is touched. */
 static void
-remove_tree (const gchar *path)
+remove_tree (StgLocalRuntime *rt, const gchar *path)
 {
+  struct stat st;
+
+  if (!inside_sandboxes (rt, path) || lstat (path, &st) != 0)
+    return;
+  if (!S_ISDIR (st.st_mode))
+    {
+      g_unlink (path);
+      return;
+    }
   g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
   const gchar *name;
 
@@ -38,10 +66,7 @@ remove_tree (const gchar *path)
     while ((name = g_dir_read_name (dir)) != NULL)
       {
         g_autofree gchar *child = g_build_filename (path, name, NULL);
-        if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-          remove_tree (child);
-        else
-          g_unlink (child);
+        remove_tree (rt, child);
       }
   g_rmdir (path);
 }
@@ -82,7 +107,7 @@ stg_local_prune (Slot *slot, gint64 keep_id)
       gint64 id = g_ascii_strtoll (runs->pdata[i], NULL, 10);
       if (id == keep_id || (slot->run && slot->run->id == id) || (slot->next && slot->next->id == id))
         continue;
-      remove_tree (path);
+      remove_tree (slot->rt, path);
     }
 }
 
@@ -134,4 +159,35 @@ stg_local_trim_logs (StgLocalRuntime *rt)
       if (slot->next != NULL)
         trim_run (slot->next);
     }
+}
+
+gchar *
+stg_local_stderr_tail (const Run *run, guint lines)
+{
+  g_autofree gchar *path = g_build_filename (run->sandbox, "stderr", NULL);
+  gint fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  struct stat st;
+
+  if (fd < 0)
+    return NULL;
+  gchar buf[STG_LOCAL_TAIL_BYTES + 1];
+  ssize_t got = -1;
+  if (fstat (fd, &st) == 0)
+    {
+      off_t from = st.st_size > STG_LOCAL_TAIL_BYTES ? st.st_size - STG_LOCAL_TAIL_BYTES : 0;
+      got = pread (fd, buf, STG_LOCAL_TAIL_BYTES, from);
+    }
+  close (fd);
+  if (got <= 0)
+    return NULL;
+  buf[got] = '\0';
+  g_strchomp (buf);
+  /* Back from the end over @lines line breaks. */
+  gchar *start = buf + strlen (buf);
+  for (guint n = 0; start > buf && n < lines;)
+    if (*--start == '\n')
+      n++;
+  if (*start == '\n')
+    start++;
+  return *start != '\0' ? g_utf8_make_valid (start, -1) : NULL;
 }

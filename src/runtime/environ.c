@@ -1,0 +1,105 @@
+/* environ.c: what an instance process is started with: its environment
+ * (nothing of staggerd's own, the documented STAGGER_*, PORT* variables and
+ * the task's env), the shell command line of a `command`, and the port its
+ * health checks go to. Calls the executor's templates; main-loop thread
+ * only.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "runtime/local_private.h"
+
+/* What every instance, health command and hook starts from: nothing of
+ * staggerd's own environment, only a PATH, HOME (@home) and LANG. */
+gchar **
+stg_local_base_environ (const gchar *home)
+{
+  gchar **env = NULL;
+
+  env = g_environ_setenv (env, "PATH", STG_LOCAL_PATH, TRUE);
+  env = g_environ_setenv (env, "HOME", home, TRUE);
+  env = g_environ_setenv (env, "LANG", "C.UTF-8", TRUE);
+  return env;
+}
+
+gchar **
+stg_local_environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports,
+                       gchar **port_names, const StgTemplateVars *vars, GError **error)
+{
+  gchar **env = stg_local_base_environ (run->sandbox);
+  g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->job->role, slot->job->environment,
+                                           slot->job->name);
+  g_autofree gchar *inst = g_strdup_printf ("%d", slot->key.instance);
+  g_autofree gchar *ver = g_strdup_printf ("%d", run->version);
+  g_autofree gchar *alt = g_strdup_printf ("%d", alt_version);
+
+  env = g_environ_setenv (env, "STAGGER_INSTANCE", inst, TRUE);
+  env = g_environ_setenv (env, "STAGGER_JOB", job, TRUE);
+  env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
+  env = g_environ_setenv (env, "STAGGER_VERSION_ALT", alt, TRUE);
+  env = g_environ_setenv (env, "STAGGER_SANDBOX", run->sandbox, TRUE);
+  g_autofree gchar *mark = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT ":%s",
+                                            slot->key.job_id, slot->key.instance, run->id,
+                                            slot->rt->mark_dir);
+  env = g_environ_setenv (env, STG_LOCAL_MARK, mark, TRUE);
+  for (guint i = 0; port_names[i] != NULL; i++)
+    {
+      g_autofree gchar *var = g_ascii_strup (port_names[i], -1);
+      g_strdelimit (var, "-", '_');
+      g_autofree gchar *name = g_strconcat ("PORT_", var, NULL);
+      g_autofree gchar *value =
+          g_strdup_printf ("%d", GPOINTER_TO_INT (g_hash_table_lookup (ports, port_names[i])));
+      env = g_environ_setenv (env, name, value, TRUE);
+      if (i == 0)
+        env = g_environ_setenv (env, "PORT", value, TRUE);
+    }
+  for (guint i = 0; run->spec->env != NULL && run->spec->env[i] != NULL; i++)
+    {
+      const gchar *eq = strchr (run->spec->env[i], '=');
+      g_autofree gchar *name = g_strndup (run->spec->env[i], (gsize) (eq - run->spec->env[i]));
+      g_autofree gchar *value = stg_template_expand (eq + 1, vars, NULL, error);
+      if (value == NULL)
+        {
+          g_strfreev (env);
+          return NULL;
+        }
+      env = g_environ_setenv (env, name, value, TRUE);
+    }
+  return env;
+}
+
+/* The port health checks go to: "health", else "http", else the first. */
+gint
+stg_local_health_port (GHashTable *ports, gchar **names)
+{
+  gpointer p = g_hash_table_lookup (ports, "health");
+  if (p == NULL)
+    p = g_hash_table_lookup (ports, "http");
+  if (p == NULL && names[0] != NULL)
+    p = g_hash_table_lookup (ports, names[0]);
+  return GPOINTER_TO_INT (p);
+}
+
+/* The `command` of a hot-upgradable config, when it is one simple command
+ * (no ; & | ( ) ` $( or newline, no leading NAME=value, not a shell
+ * builtin): the shell execs it, so the program keeps the shell's pid and
+ * LISTEN_PID (set to that pid) names the program for socket activation. */
+gchar *
+stg_local_shell_command (const StgExecutorSpec *spec)
+{
+  static const gchar *const builtins[] = { "exit",   "cd",       "export", "set",    "unset",
+                                           "eval",   "exec",     ".",      ":",      "read",
+                                           "trap",   "wait",     "umask",  "ulimit", "shift",
+                                           "return", "readonly", "true",   "false",  "test",
+                                           "[",      NULL };
+  const gchar *p = spec->command;
+
+  while (g_ascii_isspace (*p))
+    p++;
+  g_autofree gchar *first = g_strndup (p, strcspn (p, " \t"));
+  if (!spec->hot_upgrade || strpbrk (p, ";&|()`\n") != NULL || strstr (p, "$(") != NULL ||
+      strchr (first, '=') != NULL || g_strv_contains (builtins, first))
+    return g_strdup (spec->command);
+  return g_strconcat ("exec ", p, NULL);
+}
