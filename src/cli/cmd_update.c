@@ -29,10 +29,13 @@ find_update (StgCliClient *c, ApiJobKey *job, const gchar *id, gboolean active, 
 {
   g_autofree gchar *text = stg_job_key_to_string (job);
 
-  if (id != NULL)
-    return g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id", id, NULL);
+  g_autoptr (ApiJobUpdateKey) wanted = id ? g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id", id,
+                                                          NULL) : NULL;
   g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", job,
                                                   "limit", 1, NULL);
+  /* A named update is looked up too, so that a wrong --id is "not found". */
+  if (wanted != NULL)
+    g_object_set (q, "key", wanted, NULL);
   if (active)
     for (gint s = 0; s < 32; s++)
       if (stg_update_status_is_active (s))
@@ -41,6 +44,12 @@ find_update (StgCliClient *c, ApiJobKey *job, const gchar *id, gboolean active, 
   if (r == NULL)
     return NULL;
   GPtrArray *list = r->result->getJobUpdateSummariesResult->updateSummaries;
+  if (list->len == 0 && id != NULL)
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "%s has no %supdate %s", text,
+                   active ? "active " : "", id);
+      return NULL;
+    }
   if (list->len == 0)
     {
       g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "%s has no %supdate", text,
@@ -274,6 +283,22 @@ wait_for (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
     }
 }
 
+/* What update start says: the update, what it changes (when the daemon
+ * could say) and where to watch it, as Aurora's client prints the update's
+ * URL. */
+static void
+print_started (StgCli *cli, StgCliClient *c, const gchar *text, ApiJobUpdateKey *key,
+               ApiGetJobUpdateDiffResult *diff)
+{
+  g_autofree gchar *id = g_uri_escape_string (key->id, NULL, FALSE);
+
+  fprintf (cli->out, "started update %s of %s\n", key->id, text);
+  if (diff != NULL)
+    stg_cli_print_diff_groups (cli, diff);
+  fprintf (cli->out, "watch it at %s/#/update/%s/%s/%s/%s\n", stg_cli_client_target (c)->base_url,
+           key->job->role, key->job->environment, key->job->name, id);
+}
+
 static int
 update_start (StgCli *cli, int argc, gchar **argv)
 {
@@ -299,12 +324,13 @@ update_start (StgCli *cli, int argc, gchar **argv)
     g_clear_pointer (&jf, stg_job_file_free);
   g_autoptr (StgCliClient) c = jf ? stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error) : NULL;
   g_autoptr (ApiJobUpdateRequest) req = c ? stg_job_file_update_request (jf, path->instances) : NULL;
+  g_autoptr (ApiResponse) diff = req && !cli->json ? stg_cli_get_job_update_diff (c, req, NULL) : NULL;
   g_autoptr (ApiResponse) r = req ? stg_cli_start_job_update (c, req, message, &error) : NULL;
   if (r == NULL)
     return stg_cli_fail (cli, error);
   ApiJobUpdateKey *key = r->result->startJobUpdateResult->key;
   if (!cli->json)
-    fprintf (cli->out, "started update %s of %s\n", key->id, argv[1]);
+    print_started (cli, c, argv[1], key, diff ? diff->result->getJobUpdateDiffResult : NULL);
   else if (!wait)
     {
       g_autoptr (JsonNode) n = stg_cli_thrift_to_json (key);
