@@ -2,7 +2,7 @@
 # Each suite is a program; `make check` runs them all in parallel.
 
 check_LIBRARIES = libstg_testutil.a
-libstg_testutil_a_SOURCES = tests/testutil.c tests/testutil.h
+libstg_testutil_a_SOURCES = tests/testutil.c tests/testutil.h tests/framed_client.c tests/framed_client.h
 libstg_testutil_a_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 STG_TEST_LDADD = libstg_testutil.a $(STG_CORE_LIBS) $(CHECK_LIBS) $(STG_LIBS)

@@ -12,7 +12,7 @@
 #include "cli/client.h"
 #include "common/enums.h"
 #include "common/binary_protocol.h"
-#include "common/http_client_transport.h"
+#include "cli/http_client_transport.h"
 
 struct _StgCliClient
 {

@@ -10,7 +10,7 @@
 #include "cli/cli.h"
 #include "cli/jobfile.h"
 #include "cli/output.h"
-#include "common/http_client_transport.h"
+#include "cli/http_client_transport.h"
 #include "common/jobkey.h"
 #include "common/ranges.h"
 

@@ -4,8 +4,6 @@ libstg_common_a_SOURCES = \
 	src/common/binary_protocol.c src/common/binary_protocol.h \
 	src/common/clock.c src/common/clock.h \
 	src/common/enums.c src/common/enums.h \
-	src/common/framed_client.c src/common/framed_client.h \
-	src/common/http_client_transport.c src/common/http_client_transport.h \
 	src/common/jobkey.c src/common/jobkey.h \
 	src/common/json_write.c src/common/json_write.h \
 	src/common/mem_transport.c src/common/mem_transport.h \

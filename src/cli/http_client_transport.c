@@ -7,7 +7,7 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
-#include "common/http_client_transport.h"
+#include "cli/http_client_transport.h"
 
 G_DEFINE_QUARK (stg-http-client-error-quark, stg_http_client_error)
 
