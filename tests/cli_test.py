@@ -111,6 +111,9 @@ def jobs_and_updates(r, cli, tmp):
     broken = job_file(tmp, "web", "broken", ["--unhealthy"])
     code, out, err = cli("update", "start", key, broken, "--wait")
     r.check("a failing update rolls back (exit 10)", code == 10 and "ROLLED_BACK" in out, (code, out, err))
+    code, out, _ = cli("update", "info", key)
+    r.check("update info shows each instance's cause",
+            re.search(r"^\d+ +INSTANCE_ROLLED_BACK +.*did not stay up", out, re.M), out)
     r.check("still running after the rollback", wait_running(cli, key, 3))
 
     # Pause, resume, abort.

@@ -161,27 +161,33 @@ print_details (StgCli *cli, ApiJobUpdateDetails *d)
                st->maxFailedInstances, st->rollbackOnFailure ? "roll back on failure" : "no rollback");
     }
 
-  /* The latest action of each instance, by instance id. */
+  /* The latest event of each instance, by instance id, and the latest
+   * cause each one was given (why it failed, when it did). */
   g_autoptr (GHashTable) last = g_hash_table_new (NULL, NULL);
+  g_autoptr (GHashTable) cause = g_hash_table_new (NULL, NULL);
   gint max_id = -1;
   for (guint i = 0; i < d->instanceEvents->len; i++)
     {
       ApiJobInstanceUpdateEvent *e = d->instanceEvents->pdata[i];
-      g_hash_table_insert (last, GINT_TO_POINTER (e->instanceId + 1), GINT_TO_POINTER (e->action));
+      g_hash_table_insert (last, GINT_TO_POINTER (e->instanceId + 1), e);
+      if (e->__isset_message && e->message != NULL && e->message[0] != '\0')
+        g_hash_table_insert (cause, GINT_TO_POINTER (e->instanceId + 1), e->message);
       max_id = MAX (max_id, e->instanceId);
     }
   if (max_id >= 0)
     {
-      g_autoptr (StgTable) t = stg_table_new ("INSTANCE", "STATE", NULL);
+      g_autoptr (StgTable) t = stg_table_new ("INSTANCE", "STATE", "CAUSE", NULL);
       for (gint id = 0; id <= max_id; id++)
         {
-          gpointer a = g_hash_table_lookup (last, GINT_TO_POINTER (id + 1));
-          if (a == NULL)
+          ApiJobInstanceUpdateEvent *e = g_hash_table_lookup (last, GINT_TO_POINTER (id + 1));
+          const gchar *why = g_hash_table_lookup (cause, GINT_TO_POINTER (id + 1));
+          if (e == NULL)
             continue;
           stg_table_row (t);
           stg_table_cell (t, STG_STYLE_PLAIN, "%d", id);
-          stg_table_cell (t, stg_cli_update_action_style (GPOINTER_TO_INT (a)), "%s",
-                          stg_update_action_name (GPOINTER_TO_INT (a)));
+          stg_table_cell (t, stg_cli_update_action_style (e->action), "%s",
+                          stg_update_action_name (e->action));
+          stg_table_cell (t, why ? STG_STYLE_WARN : STG_STYLE_DIM, "%s", why ? why : "-");
         }
       fputc ('\n', cli->out);
       stg_table_print (t, cli);
@@ -205,7 +211,7 @@ update_info (StgCli *cli, int argc, gchar **argv)
 
   if (!stg_cli_parse (cli, self ("info"), "update", entries,
                       "Shows an update: status, who started it, settings, progress, each "
-                      "instance's latest action and the events.", 1, 1, &argc, &argv, &code))
+                      "instance's latest action with its last cause, and the events.", 1, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], FALSE, &path, &error);
   g_autoptr (ApiJobUpdateKey) key = c ? find_update (c, path->key, id, FALSE, &error) : NULL;
