@@ -13,6 +13,7 @@
 
 #include "api/auth.h"
 #include "daemon/daemon.h"
+#include "daemon/systemd.h"
 
 static gboolean
 on_signal (gpointer user_data)
@@ -66,7 +67,7 @@ main (int argc, char **argv)
     { "config", 'c', 0, G_OPTION_ARG_FILENAME, &config,
       "Read settings from the [staggerd] group of FILE (default: none)", "FILE" },
     { "data-dir", 'd', 0, G_OPTION_ARG_FILENAME, &data_dir,
-      "Keep the database and sandboxes in DIR (default: ./var)", "DIR" },
+      "Keep the database and sandboxes in DIR (default: $STATE_DIRECTORY, else " STG_DATA_DIR ")", "DIR" },
     { "bind", 'b', 0, G_OPTION_ARG_STRING, &bind,
       "Listen on this IP address (default: 127.0.0.1)", "ADDR" },
     { "http-port", 0, 0, G_OPTION_ARG_INT, &http_port,
@@ -187,6 +188,10 @@ main (int argc, char **argv)
     }
   guint term = g_unix_signal_add (SIGTERM, on_signal, loop);
   guint intr = g_unix_signal_add (SIGINT, on_signal, loop);
+  /* Ready for systemd only once SIGTERM stops staggerd cleanly. */
+  g_autoptr (GError) unnotified = NULL;
+  if (!stg_systemd_notify ("READY=1", &unnotified))
+    g_warning ("staggerd: cannot tell systemd it is ready: %s", unnotified->message);
   g_main_loop_run (loop);
   g_source_remove (term);
   g_source_remove (intr);
