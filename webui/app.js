@@ -77,13 +77,28 @@ function duration(ms) {
   return s + 's';
 }
 
-function progressBar(done, busy, bad, total) {
+/* "0-19, 40-59" for a list of instance ids. */
+function rangesText(ids) {
+  const sorted = [...ids].sort((a, b) => a - b);
+  const parts = [];
+  for (let i = 0; i < sorted.length; i++) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    parts.push(j > i ? sorted[i] + '-' + sorted[j] : String(sorted[i]));
+    i = j;
+  }
+  return parts.join(', ');
+}
+
+/* @back: the instances done were rolled back, drawn apart from success. */
+function progressBar(done, busy, bad, total, back) {
   const pct = (n) => (total > 0 ? (100 * n / total).toFixed(2) : 0) + '%';
   return el('div', {
-    class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': total,
-    'aria-valuenow': done, 'aria-label': done + ' of ' + total + ' done',
+    class: 'bar' + (back ? ' rolling-back' : ''), role: 'progressbar', 'aria-valuemin': 0,
+    'aria-valuemax': total, 'aria-valuenow': done,
+    'aria-label': done + ' of ' + total + (back ? ' rolled back' : ' done'),
   },
-  el('span', { class: 'done', style: 'width:' + pct(done) }),
+  el('span', { class: back ? 'back' : 'done', style: 'width:' + pct(done) }),
   el('span', { class: 'busy', style: 'width:' + pct(busy) }),
   el('span', { class: 'bad', style: 'width:' + pct(bad) }));
 }
@@ -234,7 +249,7 @@ async function viewJobs() {
       'v' + v.version + ' × ' + v.instances))),
     el('td', {}, j.update ? el('a', { href: '#/update/' + jobPath(j) + '/' + encodeURIComponent(j.update.id) },
       badge(j.update.status)) : el('span', { class: 'muted' }, '–')),
-    el('td', {}, j.update ? [progressBar(j.update.done, 0, j.update.failed, j.update.total),
+    el('td', {}, j.update ? [progressBar(j.update.done, 0, j.update.failed, j.update.total, /BACK/.test(j.update.status)),
       el('span', { class: 'muted' }, j.update.done + '/' + j.update.total)] : '')));
   show(el('h1', {}, 'Jobs'),
     data.jobs.length === 0
@@ -382,7 +397,7 @@ async function viewUpdate(role, env, name, id) {
     ['Message', u.message || '–'],
     /* Counts start over when an update turns back. */
     ['Progress', p.done + ' of ' + p.total + ' instances' + (back ? ' rolled back' : '')],
-    ['Current batch', p.in_flight.length ? 'instances ' + p.in_flight.join(', ') : '–'],
+    ['Current batch', p.in_flight.length ? 'instances ' + rangesText(p.in_flight) : '–'],
     [back ? 'Failed while rolling back' : 'Failed', p.failed + ' (limit ' + u.settings.max_failed_instances + ')'],
     ['Elapsed', duration(p.elapsed_ms)],
     ['Time left (estimate)', ACTIVE.has(u.status) ? duration(p.eta_ms) : '–'],
@@ -396,7 +411,7 @@ async function viewUpdate(role, env, name, id) {
     el('a', { href: '#/job/' + jobPath(u) }, jobLabel(u))),
   controls(u),
   el('dl', { class: 'facts' }, facts.map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, v)))),
-  progressBar(p.done, p.in_flight.length, p.failed, p.total),
+  progressBar(p.done, p.in_flight.length, p.failed, p.total, back),
   el('h2', {}, 'Instances'),
   legend(u.instances.states),
   ids.length ? instanceGrid(ids, u.instances.states) : el('p', { class: 'muted' }, 'No instance changes.'),
