@@ -196,6 +196,9 @@ START_TEST (rollout_is_followed_live_to_the_end)
   ck_assert_msg (has_text (o, "batches", "instances 2-3") || has_text (o, "batches", "instances 4-5"),
                  "batches: %s", output);
   ck_assert_msg (!has_text (o, "batches", ", "), "batches listed one by one: %s", output);
+  /* The update's own events stand apart from the instances' events. */
+  ck_assert_msg (has_text (o, "update_events", "rolled forward") && !has_text (o, "update_events", "instance "),
+                 "update events: %s", output);
   ck_assert_uint_ge (json_array_get_length (json_object_get_array_member (o, "screenshots")), 3);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);

@@ -367,19 +367,23 @@ function diffView(diff) {
   return pre;
 }
 
-function timeline(data) {
-  const items = [];
-  for (const e of data.events) {
-    items.push({ ts: e.ts_ms, node: [badge(e.status), ' ', e.user ? 'by ' + e.user : '',
-      e.message ? ' — ' + e.message : ''] });
-  }
-  for (const e of data.instance_events) {
-    items.push({ ts: e.ts_ms, node: ['instance ' + e.instance + ': ' +
-      e.action.replace(/^INSTANCE_/, '').replace(/_/g, ' ').toLowerCase(), e.message ? ' — ' + e.message : ''] });
-  }
+/* Update events and instance events apart, newest first, so that a big
+   update's thousands of instance events never bury its own. */
+function timeline(kind, items) {
   items.sort((a, b) => b.ts - a.ts);
-  return el('ol', { class: 'timeline', reversed: true },
+  return el('ol', { class: 'timeline ' + kind, reversed: true },
     items.map((i) => el('li', {}, timeEl(i.ts), el('span', {}, i.node))));
+}
+
+function updateTimeline(data) {
+  return timeline('update-events', data.events.map((e) => ({ ts: e.ts_ms, node: [badge(e.status), ' ',
+    e.user ? 'by ' + e.user : '', e.message ? ' — ' + e.message : ''] })));
+}
+
+function instanceTimeline(data) {
+  return timeline('instance-events', data.instance_events.map((e) => ({ ts: e.ts_ms, node: ['instance ' +
+    e.instance + ': ' + e.action.replace(/^INSTANCE_/, '').replace(/_/g, ' ').toLowerCase(),
+  e.message ? ' — ' + e.message : ''] })));
 }
 
 async function viewUpdate(role, env, name, id) {
@@ -417,8 +421,10 @@ async function viewUpdate(role, env, name, id) {
   ids.length ? instanceGrid(ids, u.instances.states) : el('p', { class: 'muted' }, 'No instance changes.'),
   el('h2', {}, 'Settings'),
   settingsFacts(u.settings),
-  el('h2', {}, 'Timeline'),
-  timeline(u),
+  el('h2', {}, 'Update events'),
+  updateTimeline(u),
+  el('h2', {}, 'Instance events'),
+  instanceTimeline(u),
   u.instance_events_total > u.instance_events.length
     ? el('p', { class: 'muted' }, 'Showing the newest ' + u.instance_events.length + ' of ' +
       u.instance_events_total + ' instance events.') : '',

@@ -23,7 +23,7 @@ mkdirSync(shots, { recursive: true });
 const TERMINAL = new Set(['ROLLED_FORWARD', 'ROLLED_BACK', 'ABORTED', 'ERROR', 'FAILED']);
 const result = {
   seen: [], states: '', reloaded: false, screenshots: [], errors: [], failed_requests: [],
-  main_outline: '', batches: [], bar: null,
+  main_outline: '', batches: [], bar: null, update_events: [],
 };
 let code = 1;
 let browser = null;
@@ -78,6 +78,8 @@ try {
     const c = document.querySelector('canvas.grid');
     return c ? c.dataset.states : '';
   });
+  result.update_events = await page.evaluate(() =>
+    [...document.querySelectorAll('ol.update-events li')].map((li) => li.textContent));
   result.bar = await page.evaluate(() => {
     const s = document.querySelector('main .bar > span');
     return s ? { class: s.className, color: getComputedStyle(s).backgroundColor, width: s.style.width } : null;
