@@ -15,6 +15,7 @@ PACKAGES="
   check
   python3 python3-thrift
   groff-base mandoc
+  clang clang-format
   chromium fonts-dejavu-core
 "
 # The browser test drives Chromium with playwright-core from npm. A machine

@@ -238,13 +238,6 @@ stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error)
 }
 
 ApiResponse *
-stg_cli_get_jobs (StgCliClient *c, const gchar *role, GError **error)
-{
-  CALL_BEGIN = api_read_only_scheduler_if_get_jobs (RO (c), &r, role ? role : "", &local);
-  return finish (c, "getJobs", ok, r, local, error);
-}
-
-ApiResponse *
 stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error)
 {
   CALL_BEGIN = api_read_only_scheduler_if_get_tasks_status (RO (c), &r, query, &local);

@@ -47,8 +47,6 @@ StgCliClient *stg_cli_client_for_job (StgCli *cli, const gchar *text, gboolean a
 
 /* getJobSummary: the jobs of @role (nullable or "": every role). */
 ApiResponse *stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error);
-/* getJobs: the configurations of @role's jobs (nullable or "": every role). */
-ApiResponse *stg_cli_get_jobs (StgCliClient *c, const gchar *role, GError **error);
 /* getTasksStatus: the tasks @query matches, with their events. */
 ApiResponse *stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error);
 /* getJobUpdateSummaries: the updates @query matches, newest first. */

@@ -3,11 +3,14 @@ noinst_LIBRARIES += libstg_store.a
 libstg_store_a_SOURCES = \
 	src/store/store.c src/store/store.h src/store/store_private.h \
 	src/store/jobs.c \
+	src/store/job_lookups.c \
+	src/store/retention.c \
 	src/store/runtime_facts.c \
 	src/store/updates.c
 nodist_libstg_store_a_SOURCES = src/store/schema-resources.c
 
-STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.sql
+STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.sql \
+	$(srcdir)/schema/006_runtime.sql
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)
 	$(AM_V_GEN)$(MKDIR_P) src/store && \
 	$(GLIB_COMPILE_RESOURCES) --target=$@ --sourcedir=$(srcdir)/schema \

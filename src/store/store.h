@@ -123,6 +123,11 @@ typedef struct
   gint64 pid_start;
   gint32 failure_count;
   gint64 status_ms;
+  gint64 next_run_id;     /* hot upgrade: the run starting beside run_id (0: none) */
+  gint64 next_config_id;
+  gint64 next_pid;
+  gint64 next_pid_start;
+  gint32 stop_reason;     /* why the runtime asked the run to stop (0: it did not) */
 } StgInstanceRow;
 
 typedef struct
@@ -266,9 +271,6 @@ StgUpdateRow *stg_store_get_update (StgStore *store, const gchar *uid, GError **
 /* Every active update, oldest first (StgUpdateRow*). */
 GPtrArray *stg_store_list_active_updates (StgStore *store, GError **error);
 
-/* The job's active update; NULL without an error when there is none. */
-StgUpdateRow *stg_store_get_active_update (StgStore *store, const ApiJobKey *job, GError **error);
-
 /* The instructions recorded when the update started. */
 ApiJobUpdateInstructions *stg_store_get_update_instructions (StgStore *store, gint64 update_id,
                                                              GError **error);
@@ -301,5 +303,31 @@ GPtrArray *stg_store_list_instance_events (StgStore *store, gint64 update_id, gu
 
 /* The update's events, oldest first, as ApiJobUpdateEvent*. */
 GPtrArray *stg_store_list_update_events (StgStore *store, gint64 update_id, GError **error);
+
+/* ---- a whole job at once (job_lookups.c) -------------------------------- */
+
+/* Instance id (GINT_TO_POINTER) -> the port to link to (GINT_TO_POINTER):
+ * the one named "http", else the first by name. */
+GHashTable *stg_store_job_link_ports (StgStore *store, const ApiJobKey *job, GError **error);
+
+/* Instance id (GINT_TO_POINTER) -> its newest ApiTaskEvent (owned). */
+GHashTable *stg_store_job_last_task_events (StgStore *store, gint64 job_id, GError **error);
+
+/* ---- retention (retention.c) -------------------------------------------- */
+
+/* In one transaction, deletes at most @limit rows of each kind: finished
+ * updates beyond the newest @keep_updates of their job (0: keep all), with
+ * their instances and events; task events, and instance events of finished
+ * updates, older than @events_before_ms (0: keep all). *@deleted
+ * (nullable) gets how many rows went. Not inside a transaction. */
+gboolean stg_store_prune (StgStore *store, guint keep_updates, gint64 events_before_ms,
+                          guint limit, guint *deleted, GError **error);
+
+/* Hands up to @pages free pages back to the file system (a database made
+ * with auto_vacuum = INCREMENTAL; others keep their pages). */
+gboolean stg_store_reclaim (StgStore *store, guint pages, GError **error);
+
+/* Free pages in the file (PRAGMA freelist_count), or -1. */
+gint64 stg_store_free_pages (StgStore *store);
 
 G_END_DECLS
