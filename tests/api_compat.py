@@ -249,6 +249,32 @@ def origins(r, t, mod, port):
     r.check("a 404 carries the headers too", resp.status == 404 and resp.getheader("X-Frame-Options") == "DENY")
 
 
+def claimed_user(r, t, mod, port):
+    """Without auth, the user a client claims (X-Stagger-User) is what the
+    update's events record, marked unauthenticated."""
+    c = client(mod, stgtest.HttpTransport(port, JSON, JSON, {"X-Stagger-User": "alice"}),
+               TJSONProtocol.TJSONProtocol)
+    created = c.createJob(job_config(t, "claimed", 1, "sleep 60"))
+    r.check("claimed: createJob", created.responseCode == t.ResponseCode.OK, created.details)
+    new = job_config(t, "claimed", 1, "sleep 61")
+    request = t.JobUpdateRequest(taskConfig=new.taskConfig, instanceCount=1,
+                                 settings=t.JobUpdateSettings(updateGroupSize=1,
+                                                              minWaitInInstanceRunningMs=60000))
+    started = c.startJobUpdate(request, "as alice")
+    key = started.result.startJobUpdateResult.key
+    details = c.getJobUpdateDetails(key, None).result.getJobUpdateDetailsResult.detailsList[0]
+    r.check("the claimed user is recorded, marked unauthenticated",
+            details.updateEvents[0].user == "alice (unauthenticated)"
+            and details.update.summary.user == "alice (unauthenticated)", details.updateEvents)
+    odd = client(mod, stgtest.HttpTransport(port, JSON, JSON, {"X-Stagger-User": "a b"}),
+                 TJSONProtocol.TJSONProtocol)
+    paused = odd.pauseJobUpdate(key, "odd name")
+    events = c.getJobUpdateDetails(key, None).result.getJobUpdateDetailsResult.detailsList[0].updateEvents
+    r.check("a claimed name that is not a user name is not recorded",
+            paused.responseCode == t.ResponseCode.OK and "a b" not in str(events[-1].user), events)
+    c.abortJobUpdate(key, "done")
+
+
 def limits(r, t, mod):
     d = stgtest.Daemon("--runtime=simulated",
                        config="[staggerd]\nmax_instances_per_job = 5\n"
@@ -348,6 +374,7 @@ def main():
         framed.close()
         r.run("HTTP rules", http_rules, r, mod, d.http_port)
         r.run("origins", origins, r, t, mod, d.http_port)
+        r.run("claimed user", claimed_user, r, t, mod, d.http_port)
         r.run("limits", limits, r, t, mod)
         r.run("deep nesting", deep_nesting, r, t, mod)
     finally:

@@ -300,6 +300,13 @@ def wrong_credentials(r, t, mod):
     try:
         ops = http_client(mod, d.http_port, {"Authorization": "Bearer " + token})
         r.check("a token digest signs in", ops.createJob(job(t, "www", "t")).responseCode == t.ResponseCode.OK)
+        # The machine is shared: what /health takes without the attack is the baseline.
+        quiet = []
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            quiet.append(health_ms(d.http_port))
+        quiet.sort()
+        base = quiet[len(quiet) * 95 // 100]
         threads = [threading.Thread(target=attack, args=(i,)) for i in range(8)]
         for th in threads:
             th.start()
@@ -312,10 +319,11 @@ def wrong_credentials(r, t, mod):
             th.join()
         samples.sort()
         p95 = samples[len(samples) * 95 // 100]
-        print("health under attack: %d samples, median %.1f ms, 95th percentile %.1f ms, max %.1f ms; "
-              "%d wrong requests" % (len(samples), samples[len(samples) // 2], p95, samples[-1], sum(counts)))
-        # The 95th percentile: the machine is shared, and a stalled loop shows in all of them.
-        r.check("/health stays under 50 ms", p95 < 50, samples[-10:])
+        print("health: 95th percentile %.1f ms without the attack; under it %d samples, median %.1f ms, "
+              "95th percentile %.1f ms, max %.1f ms; %d wrong requests"
+              % (base, len(samples), samples[len(samples) // 2], p95, samples[-1], sum(counts)))
+        # The 95th percentile over the baseline: a stalled loop shows in all samples.
+        r.check("/health stays under 50 ms (over the baseline)", p95 < 50 + base, samples[-10:])
         told = False
         for i in range(3 * 10):
             resp, body = get(d.http_port, "/ui/api/session", basic("user1", "guess-%d" % i))

@@ -9,7 +9,9 @@
  * can send a body without a type, or as text/plain, from any page without
  * asking), an unreadable message 400; the body
  * limit (413) is the HTTP server's. With auth on, the Authorization header
- * (HTTP Basic or Bearer) says who calls. Main-loop thread only.
+ * (HTTP Basic or Bearer) says who calls; with auth off, X-Stagger-User says
+ * whom the client claims to be, recorded as unauthenticated. Main-loop
+ * thread only.
  */
 #pragma once
 
@@ -21,6 +23,10 @@ G_BEGIN_DECLS
 
 #define STG_HTTP_API_BINARY "application/vnd.apache.thrift.binary"
 #define STG_HTTP_API_JSON "application/vnd.apache.thrift.json"
+
+/* With auth off, the user a client says it acts for (e.g. its OS user);
+ * update and job events record it as "NAME (unauthenticated)". */
+#define STG_HTTP_API_USER_HEADER "X-Stagger-User"
 
 typedef struct _StgHttpApi StgHttpApi;
 

@@ -39,17 +39,24 @@ typedef struct
   const gchar *const *allowed_origins; /* (nullable) other origins that may change state */
 } StgHttpOptions;
 
+/* Fills @options with the defaults given beside each field. */
 void stg_http_options_init (StgHttpOptions *options);
 
 /* Fills @response for @request. */
 typedef void (*StgHttpHandler) (StgHttpRequest *request, StgHttpResponse *response,
                                 gpointer user_data);
 
+/* Listens on @address:@port (0: any free port) with @options (nullable:
+ * defaults), driven by the thread-default main loop; NULL with @error when
+ * the address is bad, the port busy or the TLS files unreadable. */
 StgHttpServer *stg_http_server_new (const gchar *address, guint16 port,
                                     const StgHttpOptions *options, GError **error);
+/* Closes every connection (streams end, parked requests are dropped) and
+ * frees; @server may be NULL. */
 void stg_http_server_free (StgHttpServer *server);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgHttpServer, stg_http_server_free)
 
+/* The port actually bound. */
 guint16 stg_http_server_port (StgHttpServer *server);
 
 /* Routes @path to @handler. A @path ending in '/' matches every path under
@@ -72,7 +79,7 @@ void stg_http_server_set_gate (StgHttpServer *server, StgHttpGate gate, GDestroy
 /* Lets a request the gate parked go on to its route (main loop). */
 void stg_http_request_resume (StgHttpRequest *request);
 
-
+/* The request's method ("GET", "POST", ...) and path (without the query). */
 const gchar *stg_http_request_method (StgHttpRequest *request);
 const gchar *stg_http_request_path (StgHttpRequest *request);
 /* A header's value (case-insensitive name), or NULL. */
@@ -81,6 +88,7 @@ const gchar *stg_http_request_header (StgHttpRequest *request, const gchar *name
 const gchar *stg_http_request_cookie (StgHttpRequest *request, const gchar *name);
 /* A query-string argument, or NULL. */
 const gchar *stg_http_request_query (StgHttpRequest *request, const gchar *name);
+/* A copy of the whole body (empty when there is none). */
 GBytes *stg_http_request_body (StgHttpRequest *request);
 /* The peer's address, e.g. "127.0.0.1". */
 const gchar *stg_http_request_peer (StgHttpRequest *request);
@@ -92,6 +100,7 @@ void stg_http_response_set (StgHttpResponse *response, guint status, const gchar
                             GBytes *body);
 /* A text/plain body. */
 void stg_http_response_text (StgHttpResponse *response, guint status, const gchar *text);
+/* Adds a header (both strings copied). */
 void stg_http_response_header (StgHttpResponse *response, const gchar *name, const gchar *value);
 
 /* ---- streams (Server-Sent Events and the like) -------------------------- */

@@ -214,6 +214,89 @@ add_diff (JsonBuilder *b, ApiTaskConfig *old, ApiTaskConfig *new)
 
 /* ---- GET /ui/api/update ------------------------------------------------------------ */
 
+/* The progress object of an update's page. */
+static void
+add_progress (JsonBuilder *b, const StgUpdateRow *row, const StgUpdateProgress *p, gint64 now)
+{
+  json_builder_begin_object (b);
+  member_int (b, "total", p->total);
+  member_int (b, "done", p->done);
+  member_int (b, "failed", p->failed);
+  member_bool (b, "rolling_back", p->back);
+  json_builder_set_member_name (b, "in_flight");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < p->in_flight->len; i++)
+    json_builder_add_int_value (b, g_array_index (p->in_flight, gint32, i));
+  json_builder_end_array (b);
+  gint64 elapsed = (stg_update_status_is_active (row->status) ? now : row->modified_ms) -
+                   row->created_ms;
+  member_int (b, "elapsed_ms", elapsed);
+  json_builder_set_member_name (b, "eta_ms");
+  if (p->done > 0 && p->total > p->done && stg_update_status_is_active (row->status))
+    json_builder_add_int_value (b, elapsed * (gint64) (p->total - p->done) / (gint64) p->done);
+  else
+    json_builder_add_null_value (b);
+  json_builder_end_object (b);
+}
+
+/* The update's events and the newest instance events. */
+static void
+add_events (JsonBuilder *b, GPtrArray *events, GPtrArray *ievents, gint64 ievents_total)
+{
+  json_builder_set_member_name (b, "events");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < events->len; i++)
+    {
+      ApiJobUpdateEvent *e = events->pdata[i];
+      json_builder_begin_object (b);
+      member_string (b, "status", stg_update_status_name (e->status));
+      member_int (b, "ts_ms", e->timestampMs);
+      member_string (b, "user", e->__isset_user ? e->user : NULL);
+      member_string (b, "message", e->__isset_message ? e->message : NULL);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  member_int (b, "instance_events_total", ievents_total);
+  json_builder_set_member_name (b, "instance_events");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < ievents->len; i++)
+    {
+      ApiJobInstanceUpdateEvent *e = ievents->pdata[i];
+      json_builder_begin_object (b);
+      member_int (b, "instance", e->instanceId);
+      member_int (b, "ts_ms", e->timestampMs);
+      member_string (b, "action", stg_update_action_name (e->action));
+      member_string (b, "message", e->__isset_message ? e->message : NULL);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
+/* The configuration most of the changed instances had (the diff's "old"). */
+static ApiTaskConfig *
+most_common_initial (ApiJobUpdateInstructions *ins)
+{
+  ApiTaskConfig *old = NULL;
+  guint best = 0;
+  GHashTableIter it;
+  gpointer key;
+
+  g_hash_table_iter_init (&it, ins->initialState);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    {
+      ApiInstanceTaskConfig *itc = key;
+      guint n = 0;
+      GHashTableIter rit;
+      gpointer rk;
+      g_hash_table_iter_init (&rit, itc->instances);
+      while (g_hash_table_iter_next (&rit, &rk, NULL))
+        n += (guint) (((ApiRange *) rk)->last - ((ApiRange *) rk)->first + 1);
+      if (n > best)
+        best = n, old = itc->task;
+    }
+  return old;
+}
+
 static gboolean
 build_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *job, const gchar *uid, guint *status,
               GError **error)
@@ -255,25 +338,7 @@ build_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *job, const gchar *u
   add_settings (b, ins->settings);
 
   json_builder_set_member_name (b, "progress");
-  json_builder_begin_object (b);
-  member_int (b, "total", p.total);
-  member_int (b, "done", p.done);
-  member_int (b, "failed", p.failed);
-  member_bool (b, "rolling_back", p.back);
-  json_builder_set_member_name (b, "in_flight");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < p.in_flight->len; i++)
-    json_builder_add_int_value (b, g_array_index (p.in_flight, gint32, i));
-  json_builder_end_array (b);
-  gint64 elapsed = (stg_update_status_is_active (row->status) ? now : row->modified_ms) - row->created_ms;
-  member_int (b, "elapsed_ms", elapsed);
-  json_builder_set_member_name (b, "eta_ms");
-  if (p.done > 0 && p.total > p.done && stg_update_status_is_active (row->status))
-    json_builder_add_int_value (b, elapsed * (gint64) (p.total - p.done) / (gint64) p.done);
-  else
-    json_builder_add_null_value (b);
-  json_builder_end_object (b);
-
+  add_progress (b, row, &p, now);
   json_builder_set_member_name (b, "instances");
   json_builder_begin_object (b);
   g_autofree gchar *ranges = stg_ranges_to_string (p.instances);
@@ -292,55 +357,9 @@ build_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *job, const gchar *u
   else
     json_builder_add_null_value (b);
 
-  json_builder_set_member_name (b, "events");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < events->len; i++)
-    {
-      ApiJobUpdateEvent *e = events->pdata[i];
-      json_builder_begin_object (b);
-      member_string (b, "status", stg_update_status_name (e->status));
-      member_int (b, "ts_ms", e->timestampMs);
-      member_string (b, "user", e->__isset_user ? e->user : NULL);
-      member_string (b, "message", e->__isset_message ? e->message : NULL);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  member_int (b, "instance_events_total", ievents_total);
-  json_builder_set_member_name (b, "instance_events");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < ievents->len; i++)
-    {
-      ApiJobInstanceUpdateEvent *e = ievents->pdata[i];
-      json_builder_begin_object (b);
-      member_int (b, "instance", e->instanceId);
-      member_int (b, "ts_ms", e->timestampMs);
-      member_string (b, "action", stg_update_action_name (e->action));
-      member_string (b, "message", e->__isset_message ? e->message : NULL);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-
-  /* The diff: the configuration most of the changed instances had, and the
-   * one they move to. */
-  ApiTaskConfig *old = NULL;
-  guint best = 0;
-  GHashTableIter it;
-  gpointer key;
-  g_hash_table_iter_init (&it, ins->initialState);
-  while (g_hash_table_iter_next (&it, &key, NULL))
-    {
-      ApiInstanceTaskConfig *itc = key;
-      guint n = 0;
-      GHashTableIter rit;
-      gpointer rk;
-      g_hash_table_iter_init (&rit, itc->instances);
-      while (g_hash_table_iter_next (&rit, &rk, NULL))
-        n += (guint) (((ApiRange *) rk)->last - ((ApiRange *) rk)->first + 1);
-      if (n > best)
-        best = n, old = itc->task;
-    }
+  add_events (b, events, ievents, ievents_total);
   json_builder_set_member_name (b, "diff");
-  add_diff (b, old, ins->desiredState ? ins->desiredState->task : NULL);
+  add_diff (b, most_common_initial (ins), ins->desiredState ? ins->desiredState->task : NULL);
   json_builder_end_object (b);
   stg_update_progress_clear (&p);
   return TRUE;

@@ -350,101 +350,77 @@ write_ready_file (StgDaemon *d, GError **error)
   return TRUE;
 }
 
-StgDaemon *
-stg_daemon_start (const StgDaemonSettings *settings, GError **error)
+/* @dst gets a copy of @src (strings duplicated, tables referenced). */
+static void
+copy_settings (StgDaemonSettings *dst, const StgDaemonSettings *src)
 {
-  StgDaemon *d = g_new0 (StgDaemon, 1);
-  StgHttpOptions http_options;
-  StgTcpOptions tcp_options;
-  StgHandlerContext ctx;
-  g_autofree gchar *db = NULL;
+  *dst = *src;
+  dst->data_dir = g_strdup (src->data_dir);
+  dst->bind = g_strdup (src->bind);
+  dst->cluster = g_strdup (src->cluster);
+  dst->ready_file = g_strdup (src->ready_file);
+  dst->webui_dir = g_strdup (src->webui_dir);
+  dst->http_names = g_strdupv (src->http_names);
+  dst->allowed_origins = g_strdupv (src->allowed_origins);
+  dst->runtime = g_strdup (src->runtime);
+  dst->tls_cert = g_strdup (src->tls_cert);
+  dst->tls_key = g_strdup (src->tls_key);
+  dst->users = src->users ? g_hash_table_ref (src->users) : NULL;
+}
 
-  d->settings.data_dir = g_strdup (settings->data_dir);
-  d->settings.bind = g_strdup (settings->bind);
-  d->settings.http_port = settings->http_port;
-  d->settings.thrift_port = settings->thrift_port;
-  d->settings.cluster = g_strdup (settings->cluster);
-  d->settings.max_frame = settings->max_frame;
-  d->settings.idle_timeout_s = settings->idle_timeout_s;
-  d->settings.ready_file = g_strdup (settings->ready_file);
-  d->settings.webui_dir = g_strdup (settings->webui_dir);
-  d->settings.http_names = g_strdupv (settings->http_names);
-  d->settings.allowed_origins = g_strdupv (settings->allowed_origins);
-  d->settings.runtime = g_strdup (settings->runtime);
-  d->settings.tls_cert = g_strdup (settings->tls_cert);
-  d->settings.tls_key = g_strdup (settings->tls_key);
-  d->settings.users = settings->users ? g_hash_table_ref (settings->users) : NULL;
-  d->settings.read_requires_auth = settings->read_requires_auth;
-  d->settings.tcp_trusted = settings->tcp_trusted;
-  d->settings.max_instances = settings->max_instances;
-  d->settings.tcp_backlog = settings->tcp_backlog;
-  d->settings.max_connections = settings->max_connections;
-  d->settings.max_per_address = settings->max_per_address;
-  d->settings.keep_updates = settings->keep_updates;
-  d->settings.keep_events_days = settings->keep_events_days;
-  d->settings.port_min = settings->port_min;
-  d->settings.port_max = settings->port_max;
-
+/* The data directory, the store, the runtime and the engine (recovered). */
+static gboolean
+open_core (StgDaemon *d, GError **error)
+{
   if (g_mkdir_with_parents (d->settings.data_dir, 0700) != 0)
     {
       int saved = errno;
       g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
                    "cannot create the data directory %s: %s", d->settings.data_dir,
                    g_strerror (saved));
-      goto fail;
+      return FALSE;
     }
-  db = g_build_filename (d->settings.data_dir, "stagger.db", NULL);
+  g_autofree gchar *db = g_build_filename (d->settings.data_dir, "stagger.db", NULL);
   d->store = stg_store_open (db, error);
   if (d->store == NULL)
-    goto fail;
+    return FALSE;
   d->clock = stg_clock_new_real ();
   d->prune_id = g_timeout_add_seconds (STG_DAEMON_PRUNE_S, prune_step, d);
   if (g_str_equal (d->settings.runtime, "simulated"))
-    {
-      d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
-      if (d->runtime == NULL)
-        goto fail;
-    }
+    d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
   else
-  {
-    StgLocalOptions lo;
-    stg_local_options_init (&lo);
-    g_free (lo.data_dir), lo.data_dir = g_strdup (d->settings.data_dir);
-    g_free (lo.cluster), lo.cluster = g_strdup (d->settings.cluster);
-    lo.port_min = d->settings.port_min;
-    lo.port_max = d->settings.port_max;
-    d->runtime = stg_local_runtime_new (d->store, d->clock, &lo, error);
-    stg_local_options_clear (&lo);
-    if (d->runtime == NULL)
-      goto fail;
-  }
-  {
-    StgEngineLimits limits;
-    stg_engine_limits_init (&limits);
-    limits.max_instances = d->settings.max_instances;
-    d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
-  }
+    {
+      StgLocalOptions lo;
+      stg_local_options_init (&lo);
+      g_free (lo.data_dir), lo.data_dir = g_strdup (d->settings.data_dir);
+      g_free (lo.cluster), lo.cluster = g_strdup (d->settings.cluster);
+      lo.port_min = d->settings.port_min;
+      lo.port_max = d->settings.port_max;
+      d->runtime = stg_local_runtime_new (d->store, d->clock, &lo, error);
+      stg_local_options_clear (&lo);
+    }
+  if (d->runtime == NULL)
+    return FALSE;
+  StgEngineLimits limits;
+  stg_engine_limits_init (&limits);
+  limits.max_instances = d->settings.max_instances;
+  d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
   /* Instances first (adopted, or reported dead), then the updates over them. */
-  if ((!g_str_equal (d->settings.runtime, "simulated") && !stg_local_runtime_adopt (d->runtime, error)) ||
-      !stg_engine_recover (d->engine, error))
-    goto fail;
+  return (g_str_equal (d->settings.runtime, "simulated") ||
+          stg_local_runtime_adopt (d->runtime, error)) &&
+         stg_engine_recover (d->engine, error);
+}
 
-  ctx = (StgHandlerContext) {
-    .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
-  };
-  d->handler = stg_handler_new (&ctx);
-  d->dispatch = stg_dispatch_new (d->handler, (gsize) d->settings.max_frame);
-
-  d->auth = stg_auth_new (d->settings.users, d->settings.read_requires_auth, d->settings.tcp_trusted,
-                          error);
-  if (d->auth == NULL)
-    goto fail;
+/* The Thrift TCP port. */
+static gboolean
+start_tcp (StgDaemon *d, GError **error)
+{
+  StgTcpOptions tcp_options;
 
   stg_tcp_options_init (&tcp_options);
   tcp_options.max_frame = (gsize) d->settings.max_frame;
   tcp_options.idle_timeout_s = (guint) d->settings.idle_timeout_s;
   tcp_options.backlog = d->settings.tcp_backlog;
-  d->budget.max = MAX ((gsize) STG_DAEMON_BUFFERED_MAX, (gsize) d->settings.max_frame);
   tcp_options.budget = &d->budget;
   tcp_options.max_connections = (guint) d->settings.max_connections;
   tcp_options.max_per_address = (guint) d->settings.max_per_address;
@@ -457,8 +433,14 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
     };
   d->tcp = stg_tcp_server_new (d->dispatch, d->settings.bind, (guint16) d->settings.thrift_port,
                                &tcp_options, error);
-  if (d->tcp == NULL)
-    goto fail;
+  return d->tcp != NULL;
+}
+
+/* The HTTP port: /health, /api and the web UI. */
+static gboolean
+start_http (StgDaemon *d, GError **error)
+{
+  StgHttpOptions http_options;
 
   stg_http_options_init (&http_options);
   http_options.max_body = (gsize) d->settings.max_frame;   /* one message, as on TCP */
@@ -472,17 +454,43 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->http = stg_http_server_new (d->settings.bind, (guint16) d->settings.http_port,
                                  &http_options, error);
   if (d->http == NULL)
-    goto fail;
+    return FALSE;
   stg_http_server_route (d->http, "/health", route_health, d);
   d->api = stg_http_api_new (d->http, d->dispatch, d->auth);
-  {
-    StgWebUiContext ui = {
-      .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
-      .assets_dir = d->settings.webui_dir, .auth = d->auth,
-    };
-    d->webui = stg_webui_new (d->http, &ui);
-  }
+  StgWebUiContext ui = {
+    .store = d->store,
+    .engine = d->engine,
+    .clock = d->clock,
+    .cluster = d->settings.cluster,
+    .assets_dir = d->settings.webui_dir,
+    .auth = d->auth,
+  };
+  d->webui = stg_webui_new (d->http, &ui);
+  return TRUE;
+}
 
+StgDaemon *
+stg_daemon_start (const StgDaemonSettings *settings, GError **error)
+{
+  StgDaemon *d = g_new0 (StgDaemon, 1);
+
+  copy_settings (&d->settings, settings);
+  if (!open_core (d, error))
+    goto fail;
+  StgHandlerContext ctx = {
+    .store = d->store,
+    .engine = d->engine,
+    .clock = d->clock,
+    .cluster = d->settings.cluster,
+  };
+  d->handler = stg_handler_new (&ctx);
+  d->dispatch = stg_dispatch_new (d->handler, (gsize) d->settings.max_frame);
+  d->auth = stg_auth_new (d->settings.users, d->settings.read_requires_auth,
+                          d->settings.tcp_trusted, error);
+  /* What unfinished requests hold, on both ports together. */
+  d->budget.max = MAX ((gsize) STG_DAEMON_BUFFERED_MAX, (gsize) d->settings.max_frame);
+  if (d->auth == NULL || !start_tcp (d, error) || !start_http (d, error))
+    goto fail;
   if (d->settings.ready_file != NULL && !write_ready_file (d, error))
     goto fail;
   g_message ("staggerd: cluster '%s', data in %s, HTTP on %s:%u, Thrift on %s:%u",

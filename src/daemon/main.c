@@ -39,16 +39,17 @@ read_secret (const gchar *prompt)
 
   if (tty)
     {
-      g_printerr ("%s: ", prompt);
+      /* Echo goes off first (keeping what was typed ahead), then the prompt. */
       quiet = saved;
       quiet.c_lflag &= (tcflag_t) ~ECHO;
-      tcsetattr (STDIN_FILENO, TCSAFLUSH, &quiet);
+      tcsetattr (STDIN_FILENO, TCSANOW, &quiet);
+      g_printerr ("%s: ", prompt);
     }
   if (g_io_channel_read_line (in, &line, NULL, NULL, NULL) != G_IO_STATUS_NORMAL)
     g_clear_pointer (&line, g_free);
   if (tty)
     {
-      tcsetattr (STDIN_FILENO, TCSAFLUSH, &saved);
+      tcsetattr (STDIN_FILENO, TCSANOW, &saved);
       g_printerr ("\n");
     }
   if (line != NULL)
@@ -82,141 +83,153 @@ print_hash (gboolean token)
   return 0;
 }
 
-int
-main (int argc, char **argv)
+/* What the command line says; NULL and -1 mean "not given". */
+typedef struct
 {
-  g_autofree gchar *config = NULL, *data_dir = NULL, *bind = NULL, *cluster = NULL;
-  g_autofree gchar *ready_file = NULL, *webui_dir = NULL, *port_range = NULL;
-  g_autofree gchar *runtime = NULL, *tls_cert = NULL, *tls_key = NULL;
-  gboolean hash_password = FALSE, hash_token = FALSE;
-  gint http_port = -1, thrift_port = -1;
-  gint64 max_frame = -1;
-  gboolean version = FALSE, verbose = FALSE;
-  g_autoptr (GError) error = NULL;
-  StgDaemonSettings settings;
+  gchar *config, *data_dir, *bind, *cluster, *ready_file, *webui_dir, *port_range;
+  gchar *runtime, *tls_cert, *tls_key;
+  gboolean hash_password, hash_token, version, verbose;
+  gint http_port, thrift_port;
+  gint64 max_frame;
+} Options;
 
+static void
+options_clear (Options *o)
+{
+  g_free (o->config), g_free (o->data_dir), g_free (o->bind), g_free (o->cluster);
+  g_free (o->ready_file), g_free (o->webui_dir), g_free (o->port_range), g_free (o->runtime);
+  g_free (o->tls_cert), g_free (o->tls_key);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
+
+/* Parses the command line into @o; FALSE (with @error) on a bad one. */
+static gboolean
+parse_options (Options *o, int *argc, char ***argv, GError **error)
+{
   const GOptionEntry entries[] = {
-    { "config", 'c', 0, G_OPTION_ARG_FILENAME, &config,
+    { "config", 'c', 0, G_OPTION_ARG_FILENAME, &o->config,
       "Read settings from the [staggerd] group of FILE (default: none)", "FILE" },
-    { "data-dir", 'd', 0, G_OPTION_ARG_FILENAME, &data_dir,
-      "Keep the database and sandboxes in DIR (default: $STATE_DIRECTORY, else " STG_DATA_DIR ")", "DIR" },
-    { "bind", 'b', 0, G_OPTION_ARG_STRING, &bind,
+    { "data-dir", 'd', 0, G_OPTION_ARG_FILENAME, &o->data_dir,
+      "Keep the database and sandboxes in DIR (default: $STATE_DIRECTORY, else " STG_DATA_DIR ")",
+      "DIR" },
+    { "bind", 'b', 0, G_OPTION_ARG_STRING, &o->bind,
       "Listen on this IP address (default: 127.0.0.1)", "ADDR" },
-    { "http-port", 0, 0, G_OPTION_ARG_INT, &http_port,
+    { "http-port", 0, 0, G_OPTION_ARG_INT, &o->http_port,
       "Serve HTTP (the web UI, /health) on PORT; 0 picks a free port (default: 8081)", "PORT" },
-    { "thrift-port", 0, 0, G_OPTION_ARG_INT, &thrift_port,
+    { "thrift-port", 0, 0, G_OPTION_ARG_INT, &o->thrift_port,
       "Serve framed binary Thrift on PORT; 0 picks a free port (default: 8082)", "PORT" },
-    { "cluster", 0, 0, G_OPTION_ARG_STRING, &cluster,
-      "Name this cluster (default: local)", "NAME" },
-    { "max-frame-size", 0, 0, G_OPTION_ARG_INT64, &max_frame,
+    { "cluster", 0, 0, G_OPTION_ARG_STRING, &o->cluster, "Name this cluster (default: local)",
+      "NAME" },
+    { "max-frame-size", 0, 0, G_OPTION_ARG_INT64, &o->max_frame,
       "Close Thrift connections that send a frame over BYTES (default: 16777216)", "BYTES" },
-    { "ready-file", 0, 0, G_OPTION_ARG_FILENAME, &ready_file,
+    { "ready-file", 0, 0, G_OPTION_ARG_FILENAME, &o->ready_file,
       "Once serving, write the pid and bound ports to FILE as JSON", "FILE" },
-    { "port-range", 0, 0, G_OPTION_ARG_STRING, &port_range,
+    { "port-range", 0, 0, G_OPTION_ARG_STRING, &o->port_range,
       "Give instances' named ports from MIN-MAX (default: 20000-29999)", "MIN-MAX" },
-    { "runtime", 0, 0, G_OPTION_ARG_STRING, &runtime,
+    { "runtime", 0, 0, G_OPTION_ARG_STRING, &o->runtime,
       "Run instances with NAME: local (processes on this host, the default) or simulated "
-      "(no processes: instances are healthy at once; for benchmarks)", "NAME" },
-    { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &tls_cert,
+      "(no processes: instances are healthy at once; for benchmarks)",
+      "NAME" },
+    { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert,
       "Serve HTTPS with this PEM certificate (with --tls-key)", "FILE" },
-    { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &tls_key,
-      "The PEM private key of --tls-cert", "FILE" },
-    { "hash-password", 0, 0, G_OPTION_ARG_NONE, &hash_password,
+    { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "The PEM private key of --tls-cert",
+      "FILE" },
+    { "hash-password", 0, 0, G_OPTION_ARG_NONE, &o->hash_password,
       "Read a password on standard input (not echoed), print its hash for [users], and exit",
       NULL },
-    { "hash-token", 0, 0, G_OPTION_ARG_NONE, &hash_token,
+    { "hash-token", 0, 0, G_OPTION_ARG_NONE, &o->hash_token,
       "Read a Bearer token on standard input (not echoed), print its digest for [users], and exit",
       NULL },
-    { "webui-dir", 0, 0, G_OPTION_ARG_FILENAME, &webui_dir,
+    { "webui-dir", 0, 0, G_OPTION_ARG_FILENAME, &o->webui_dir,
       "Serve the web UI's files from DIR instead of the copies built in (for development)", "DIR" },
-    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
-    { "version", 'V', 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "Log debug messages", NULL },
+    { "version", 'V', 0, G_OPTION_ARG_NONE, &o->version, "Print the version and exit", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("- the Stagger rolling update scheduler");
 
-  setlocale (LC_ALL, "");
+  *o = (Options){ .http_port = -1, .thrift_port = -1, .max_frame = -1 };
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
       "staggerd keeps jobs and their rolling updates in SQLite, runs their instances as\n"
       "processes on this host, and serves Apache Aurora's Thrift API over TCP (framed,\n"
       "binary) and a web UI over HTTP. See staggerd(8).");
-  if (!g_option_context_parse (context, &argc, &argv, &error))
+  if (!g_option_context_parse (context, argc, argv, error))
+    return FALSE;
+  if (*argc > 1)
     {
-      g_printerr ("staggerd: %s\nTry 'staggerd --help'.\n", error->message);
-      return 2;
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "unexpected argument '%s'",
+                   (*argv)[1]);
+      return FALSE;
     }
-  if (version)
-    {
-      g_print ("staggerd %s\n", PACKAGE_VERSION);
-      return 0;
-    }
-  if (hash_password || hash_token)
-    return print_hash (hash_token);
-  if (argc > 1)
-    {
-      g_printerr ("staggerd: unexpected argument '%s'\nTry 'staggerd --help'.\n", argv[1]);
-      return 2;
-    }
-  if (verbose)
-    g_setenv ("G_MESSAGES_DEBUG", G_LOG_DOMAIN, TRUE);
+  return TRUE;
+}
 
-  stg_daemon_settings_init (&settings);
-  if (config != NULL && !stg_daemon_settings_load (&settings, config, &error))
+/* Replaces *@field with *@given when given. */
+static void
+take (gchar **field, gchar **given)
+{
+  if (*given != NULL)
     {
-      g_printerr ("staggerd: %s\n", error->message);
-      stg_daemon_settings_clear (&settings);
-      return 2;
+      g_free (*field);
+      *field = g_steal_pointer (given);
     }
-  if (data_dir != NULL)
-    g_free (settings.data_dir), settings.data_dir = g_steal_pointer (&data_dir);
-  if (bind != NULL)
-    g_free (settings.bind), settings.bind = g_steal_pointer (&bind);
-  if (cluster != NULL)
-    g_free (settings.cluster), settings.cluster = g_steal_pointer (&cluster);
-  if (ready_file != NULL)
-    g_free (settings.ready_file), settings.ready_file = g_steal_pointer (&ready_file);
-  if (webui_dir != NULL)
-    g_free (settings.webui_dir), settings.webui_dir = g_steal_pointer (&webui_dir);
-  if (port_range != NULL && !stg_daemon_settings_port_range (&settings, port_range, &error))
-    {
-      g_printerr ("staggerd: --port-range: %s\n", error->message);
-      stg_daemon_settings_clear (&settings);
-      return 2;
-    }
-  if (tls_cert != NULL)
-    g_free (settings.tls_cert), settings.tls_cert = g_steal_pointer (&tls_cert);
-  if (tls_key != NULL)
-    g_free (settings.tls_key), settings.tls_key = g_steal_pointer (&tls_key);
-  if (runtime != NULL && !stg_daemon_settings_runtime (&settings, runtime, &error))
-    {
-      g_printerr ("staggerd: --runtime: %s\n", error->message);
-      stg_daemon_settings_clear (&settings);
-      return 2;
-    }
-  if (http_port != -1)
-    settings.http_port = http_port;
-  if (thrift_port != -1)
-    settings.thrift_port = thrift_port;
-  if (max_frame != -1)
-    settings.max_frame = max_frame;
-  if (settings.http_port < 0 || settings.http_port > 65535 ||
-      settings.thrift_port < 0 || settings.thrift_port > 65535)
-    {
-      g_printerr ("staggerd: ports must be between 0 and 65535\n");
-      stg_daemon_settings_clear (&settings);
-      return 2;
-    }
-  if (settings.max_frame < 1024 || settings.max_frame > G_MAXINT32)
-    {
-      g_printerr ("staggerd: --max-frame-size must be between 1024 and %d\n", G_MAXINT32);
-      stg_daemon_settings_clear (&settings);
-      return 2;
-    }
+}
 
+/* @settings from the defaults, the config file, then the command line. */
+static gboolean
+load_settings (StgDaemonSettings *settings, Options *o, GError **error)
+{
+  if (o->config != NULL && !stg_daemon_settings_load (settings, o->config, error))
+    return FALSE;
+  take (&settings->data_dir, &o->data_dir);
+  take (&settings->bind, &o->bind);
+  take (&settings->cluster, &o->cluster);
+  take (&settings->ready_file, &o->ready_file);
+  take (&settings->webui_dir, &o->webui_dir);
+  take (&settings->tls_cert, &o->tls_cert);
+  take (&settings->tls_key, &o->tls_key);
+  if (o->port_range != NULL && !stg_daemon_settings_port_range (settings, o->port_range, error))
+    {
+      g_prefix_error (error, "--port-range: ");
+      return FALSE;
+    }
+  if (o->runtime != NULL && !stg_daemon_settings_runtime (settings, o->runtime, error))
+    {
+      g_prefix_error (error, "--runtime: ");
+      return FALSE;
+    }
+  if (o->http_port != -1)
+    settings->http_port = o->http_port;
+  if (o->thrift_port != -1)
+    settings->thrift_port = o->thrift_port;
+  if (o->max_frame != -1)
+    settings->max_frame = o->max_frame;
+  if (settings->http_port < 0 || settings->http_port > 65535 || settings->thrift_port < 0 ||
+      settings->thrift_port > 65535)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "ports must be between 0 and 65535");
+      return FALSE;
+    }
+  if (settings->max_frame < 1024 || settings->max_frame > G_MAXINT32)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--max-frame-size must be between 1024 and %d", G_MAXINT32);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Runs the daemon until SIGTERM or SIGINT; the exit status. */
+static int
+serve (const StgDaemonSettings *settings)
+{
+  g_autoptr (GError) error = NULL;
   g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
-  StgDaemon *daemon = stg_daemon_start (&settings, &error);
-  stg_daemon_settings_clear (&settings);
+  StgDaemon *daemon = stg_daemon_start (settings, &error);
+
   if (daemon == NULL)
     {
       g_printerr ("staggerd: %s\n", error->message);
@@ -233,4 +246,39 @@ main (int argc, char **argv)
   g_source_remove (intr);
   stg_daemon_stop (daemon);
   return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  g_auto (Options) o = { 0 };
+  g_autoptr (GError) error = NULL;
+  StgDaemonSettings settings;
+
+  setlocale (LC_ALL, "");
+  if (!parse_options (&o, &argc, &argv, &error))
+    {
+      g_printerr ("staggerd: %s\nTry 'staggerd --help'.\n", error->message);
+      return 2;
+    }
+  if (o.version)
+    {
+      g_print ("staggerd %s\n", PACKAGE_VERSION);
+      return 0;
+    }
+  if (o.hash_password || o.hash_token)
+    return print_hash (o.hash_token);
+  if (o.verbose)
+    g_setenv ("G_MESSAGES_DEBUG", G_LOG_DOMAIN, TRUE);
+
+  stg_daemon_settings_init (&settings);
+  if (!load_settings (&settings, &o, &error))
+    {
+      g_printerr ("staggerd: %s\n", error->message);
+      stg_daemon_settings_clear (&settings);
+      return 2;
+    }
+  int status = serve (&settings);
+  stg_daemon_settings_clear (&settings);
+  return status;
 }
