@@ -10,8 +10,8 @@ bench_engine_bench_LDADD = libstg_engine.a libstg_runtime.a libstg_store.a libst
 STG_BENCH_API_LIBS = libstg_api.a libstg_engine.a libstg_runtime.a libstg_store.a libstg_common.a \
 	libstg_gen.a $(STG_LIBS)
 EXTRA_PROGRAMS += bench/rpc_bench bench/noop_server
-bench_rpc_bench_SOURCES = bench/rpc_bench.c
-bench_rpc_bench_LDADD = $(STG_BENCH_API_LIBS)
+bench_rpc_bench_SOURCES = bench/rpc_bench.c tests/framed_client.c tests/framed_client.h
+bench_rpc_bench_LDADD = libstg_cli.a $(STG_BENCH_API_LIBS)
 bench_noop_server_SOURCES = bench/noop_server.c
 bench_noop_server_LDADD = $(STG_BENCH_API_LIBS)
 

@@ -18,8 +18,8 @@
 
 #include "api/json_protocol.h"
 #include "common/binary_protocol.h"
-#include "common/framed_client.h"
-#include "common/http_client_transport.h"
+#include "../tests/framed_client.h"
+#include "cli/http_client_transport.h"
 #include "common/jobkey.h"
 
 typedef struct

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "rollout.h"
@@ -114,6 +115,38 @@ watch_end (GSubprocess *p)
   return w;
 }
 
+/* Pauses the update, or resumes it (@resume), over Thrift. */
+static void
+hold (StgTestDaemon *d, ApiJobUpdateKey *key, gboolean resume)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+  ApiAuroraSchedulerManagerIf *m = API_AURORA_SCHEDULER_MANAGER_IF (c->client);
+  gboolean ok = resume ? api_aurora_scheduler_manager_if_resume_job_update (m, &r, key, "test", &error)
+                       : api_aurora_scheduler_manager_if_pause_job_update (m, &r, key, "test", &error);
+
+  ck_assert_msg (ok && r->responseCode == API_RESPONSE_CODE_OK, "%s update: %s",
+                 resume ? "resume" : "pause", error ? error->message : "not OK");
+}
+
+static gboolean
+file_exists (gpointer path)
+{
+  return g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+/* TRUE when the JSON array @name of @o holds a string containing @text. */
+static gboolean
+has_text (JsonObject *o, const gchar *name, const gchar *text)
+{
+  JsonArray *a = json_object_get_array_member (o, name);
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    if (strstr (json_array_get_string_element (a, i), text) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
 /* TRUE when @seen (a JSON array of statuses) holds @status. */
 static gboolean
 saw (JsonObject *o, const gchar *status)
@@ -132,10 +165,17 @@ START_TEST (rollout_is_followed_live_to_the_end)
   stg_rollout_create_job (d, "web", 6, v1);
   stg_rollout_wait_running (d, "web", 6, 1);
 
-  /* Batches of two with a watch time, so the page has something to follow. */
+  /* Batches of two with a watch time, so the page has something to follow;
+   * held until the page is up, as Chromium can be slow to start. */
   g_autofree gchar *v2 = stg_rollout_server_data (NULL, ", \"env\": {\"GREETING\": \"v2\"}");
+  g_autofree gchar *loaded = g_build_filename (STG_BUILDDIR, "tests", "browser-shots", "rollout", "loaded",
+                                               NULL);
+  g_remove (loaded);
   g_autoptr (ApiJobUpdateKey) key = stg_rollout_start_update (d, "web", 6, v2, 2, 1500);
+  hold (d, key, FALSE);
   GSubprocess *p = watch_start (d, key, "ROLLED_FORWARD", "rollout");
+  ck_assert_msg (stg_test_wait (file_exists, loaded, 120000), "the page did not load");
+  hold (d, key, TRUE);
   ck_assert_int_eq (stg_rollout_wait_terminal (d, key), API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
   Watch w = watch_end (p);
   g_autoptr (JsonNode) result = w.result;
@@ -143,11 +183,22 @@ START_TEST (rollout_is_followed_live_to_the_end)
   JsonObject *o = json_node_get_object (result);
 
   ck_assert_msg (w.exit_status == 0, "the page did not follow the update: %s", output);
-  ck_assert (saw (o, "ROLLING_FORWARD"));
+  ck_assert_msg (saw (o, "ROLLING_FORWARD"), "%s", output);
   ck_assert (saw (o, "ROLLED_FORWARD"));
   ck_assert (!json_object_get_boolean_member (o, "reloaded"));
   /* Every instance is drawn as updated. */
   ck_assert_str_eq (json_object_get_string_member (o, "states"), "UUUUUU");
+  /* No request fails (the favicon included), no frame around the page on
+   * load though <main> has the focus, batches of two shown as ranges. */
+  ck_assert_msg (json_array_get_length (json_object_get_array_member (o, "failed_requests")) == 0,
+                 "requests failed: %s", output);
+  ck_assert_str_eq (json_object_get_string_member (o, "main_outline"), "focused none");
+  ck_assert_msg (has_text (o, "batches", "instances 2-3") || has_text (o, "batches", "instances 4-5"),
+                 "batches: %s", output);
+  ck_assert_msg (!has_text (o, "batches", ", "), "batches listed one by one: %s", output);
+  /* The update's own events stand apart from the instances' events. */
+  ck_assert_msg (has_text (o, "update_events", "rolled forward") && !has_text (o, "update_events", "instance "),
+                 "update events: %s", output);
   ck_assert_uint_ge (json_array_get_length (json_object_get_array_member (o, "screenshots")), 3);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
@@ -175,6 +226,10 @@ START_TEST (failing_update_shows_the_rollback)
   ck_assert (!json_object_get_boolean_member (o, "reloaded"));
   /* The instance that failed is drawn as rolled back; the others never moved. */
   ck_assert_str_eq (json_object_get_string_member (o, "states"), "Bpp");
+  /* A rollback's bar is not the green of success. */
+  JsonObject *bar = json_object_get_object_member (o, "bar");
+  ck_assert_str_eq (json_object_get_string_member (bar, "class"), "back");
+  ck_assert_str_ne (json_object_get_string_member (bar, "color"), "rgb(31, 157, 85)");
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
 }

@@ -6,10 +6,12 @@ update pulse --every, and credentials.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 import stgtest
 
@@ -109,6 +111,9 @@ def jobs_and_updates(r, cli, tmp):
     broken = job_file(tmp, "web", "broken", ["--unhealthy"])
     code, out, err = cli("update", "start", key, broken, "--wait")
     r.check("a failing update rolls back (exit 10)", code == 10 and "ROLLED_BACK" in out, (code, out, err))
+    code, out, _ = cli("update", "info", key)
+    r.check("update info shows each instance's cause",
+            re.search(r"^\d+ +INSTANCE_ROLLED_BACK +.*did not stay up", out, re.M), out)
     r.check("still running after the rollback", wait_running(cli, key, 3))
 
     # Pause, resume, abort.
@@ -206,15 +211,71 @@ def credentials(r, tmp):
         conf = job_file(tmp, "authed", "a")
         code, _, err = cli("job", "create", "local/www/prod/authed", conf)
         r.check("a change without credentials is refused (5)", code == 5, err)
-        code, out, err = cli("--user", "alice:s3cret", "job", "create", "local/www/prod/authed", conf)
-        r.check("--user USER:PASSWORD", code == 0, err)
-        code, _, err = cli("--user", "alice:wrong", "job", "list")
+        code, out, err = cli("--auth-user", "alice:s3cret", "job", "create", "local/www/prod/authed", conf)
+        r.check("--auth-user USER:PASSWORD", code == 0, err)
+        code, _, err = cli("--auth-user", "alice:wrong", "job", "list")
         r.check("a wrong password (5)", code == 5, err)
         tok = Cli(d.http_port, {"STAGGER_TOKEN": "s3cret"})
         code, out, err = tok("update", "start", "local/www/prod/authed", job_file(tmp, "authed", "b"))
         r.check("STAGGER_TOKEN as a Bearer token", code == 0, err)
+        # update list --user is the filter (as in Aurora's client), not credentials.
+        code, out, err = tok("update", "list", "--user", "alice")
+        r.check("update list --user filters by who started it", code == 0 and "authed" in out
+                and "alice" in out, out + err)
+        code, out, err = tok("update", "list", "--user", "bob")
+        r.check("update list --user of someone else", code == 0 and "no updates" in out, out + err)
     finally:
         r.check("staggerd exits cleanly (auth)", d.stop() == 0)
+
+
+def version_of_configure():
+    with open(os.path.join(stgtest.SRCDIR, "configure.ac")) as f:
+        for line in f:
+            if line.startswith("AC_INIT("):
+                return line.split(",")[1].strip(" []")
+    return None
+
+
+def small_fixes(r, tmp):
+    """--version, --auth-user, --id not found, killall, update start's
+    summary and URL, and doubles in their shortest form."""
+    code, out, _ = Cli(0)("--version", url=False)
+    r.check("stagger --version is Stagger's", code == 0 and out.strip() == "stagger " + version_of_configure(),
+            out)
+    code, out, _ = Cli(0)("update", "list", "--help", url=False)
+    r.check("--help lists --user and --auth-user once each",
+            code == 0 and out.count("--user=") == 1 and out.count("--auth-user=") == 1, out)
+    code, _, err = Cli(0)("job", "killall", "local/www/prod/x", url=False)
+    r.check("job killall is refused with job kill (2)", code == 2 and "job kill" in err, err)
+    code, out, _ = Cli(0)("job", "inspect", job_file(tmp, "dbl", "d"), url=False)
+    r.check("job inspect prints 0.1, not 0.10000000000000001",
+            code == 0 and '"numCpus" : 0.1\n' in out and "0000000" not in out, out)
+    d = stgtest.Daemon("--runtime=simulated")
+    try:
+        cli = Cli(d.http_port)
+        key = "local/www/prod/small"
+        code, _, err = cli("job", "create", key, job_file(tmp, "small", "one"))
+        r.check("job create (small fixes)", code == 0, err)
+        code, out, err = cli("update", "start", key, job_file(tmp, "small", "two",
+                                                               update={"growth_factor": 1.1}))
+        r.check("update start prints the diff summary", code == 0 and "update:    0-2" in out
+                and "unchanged: -" in out, out + err)
+        url = "%s/#/update/www/prod/small/" % cli.url
+        r.check("update start prints the update page's URL", url in out, out)
+        uid = out.split(url)[-1].split()[0] if url in out else ""
+        code, _, err = cli("update", "info", key, "--id", "nope")
+        r.check("update info --id nope exits 6", code == 6 and "nope" in err, (code, err))
+        code, out, err = cli("update", "info", key, "--id", uid)
+        r.check("update info --id of a real update", code == 0 and uid in out, out + err)
+        code, out, _ = cli("--json", "update", "info", key)
+        r.check("--json prints 1.1, not 1.1000000000000001",
+                code == 0 and re.search(r'"growthFactor" : 1\.1\s', out) and "0000000" not in out, out)
+        page = urllib.request.urlopen("%s/ui/api/update?role=www&environment=prod&name=small&id=%s"
+                                      % (cli.url, uid), timeout=30).read().decode()
+        r.check("the web UI's update data prints 1.1, not 1.1000000000000001",
+                ":1.1," in page and "0000000" not in page, page[:3000])
+    finally:
+        r.check("staggerd exits cleanly (small fixes)", d.stop() == 0)
 
 
 def main():
@@ -228,6 +289,7 @@ def main():
         finally:
             r.check("staggerd exits cleanly", d.stop() == 0)
         r.run("credentials", credentials, r, tmp)
+        r.run("small fixes", small_fixes, r, tmp)
     return r.finish()
 
 

@@ -3,9 +3,11 @@
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
 
 #include "common/clock.h"
 #include "common/jobkey.h"
+#include "common/json_write.h"
 #include "common/json_check.h"
 #include "common/mem_transport.h"
 #include "common/ranges.h"
@@ -309,6 +311,30 @@ START_TEST (canonicalize_rejects_garbage)
 }
 END_TEST
 
+/* Doubles in the fewest digits that read back the same, still doubles. */
+START_TEST (json_doubles_shortest)
+{
+  static const struct { gdouble value; const gchar *text; } cases[] = {
+    { 0.1, "0.1" }, { 0.2, "0.2" }, { 1.1, "1.1" }, { 1.0, "1.0" }, { -2.5, "-2.5" },
+    { 1e21, "1e+21" }, { 1.0 / 3.0, "0.3333333333333333" }, { 5e-324, "5e-324" }, { 0.30000000000000004, "0.30000000000000004" },
+  };
+  gchar buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      ck_assert_str_eq (stg_json_format_double (buf, cases[i].value), cases[i].text);
+      ck_assert (g_ascii_strtod (buf, NULL) == cases[i].value);
+    }
+  ck_assert_str_eq (stg_json_format_double (buf, INFINITY), "null");
+  g_autoptr (JsonNode) n = json_from_string ("{\"a\":[0.1,2,\"x\\\"\\n\",true,null],\"b\":{}}", NULL);
+  g_autofree gchar *compact = stg_json_write (n, FALSE, NULL);
+  ck_assert_str_eq (compact, "{\"a\":[0.1,2,\"x\\\"\\n\",true,null],\"b\":{}}");
+  g_autofree gchar *pretty = stg_json_write (n, TRUE, NULL);
+  ck_assert_str_eq (pretty, "{\n  \"a\" : [\n    0.1,\n    2,\n    \"x\\\"\\n\",\n    true,\n"
+                    "    null\n  ],\n  \"b\" : {}\n}");
+}
+END_TEST
+
 START_TEST (json_depth_bound)
 {
   g_autoptr (GError) error = NULL;
@@ -351,6 +377,7 @@ common_suite (void)
 
   tc = tcase_create ("json");
   tcase_add_test (tc, json_depth_bound);
+  tcase_add_test (tc, json_doubles_shortest);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("clock");

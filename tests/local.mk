@@ -2,7 +2,8 @@
 # Each suite is a program; `make check` runs them all in parallel.
 
 check_LIBRARIES = libstg_testutil.a
-libstg_testutil_a_SOURCES = tests/testutil.c tests/testutil.h tests/pgtest.c tests/pgtest.h
+libstg_testutil_a_SOURCES = tests/testutil.c tests/testutil.h tests/pgtest.c tests/pgtest.h \
+	tests/framed_client.c tests/framed_client.h
 libstg_testutil_a_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 STG_TEST_LDADD = libstg_testutil.a $(STG_CORE_LIBS) $(CHECK_LIBS) $(STG_LIBS)
@@ -43,7 +44,7 @@ tests_thrift_transcode_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 
 # Python suites (python3-thrift): each prints "N passed, N failed".
 STG_PY_SUITES = tests/json_compat.py tests/api_compat.py tests/auth_compat.py tests/cli_test.py \
-	tests/limits_compat.py
+	tests/limits_compat.py tests/packaging_test.py tests/demo_test.py
 TESTS += $(STG_PY_SUITES)
 TEST_EXTENSIONS = .py
 PY_LOG_COMPILER = $(PYTHON3)

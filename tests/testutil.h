@@ -11,7 +11,7 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
-#include "common/framed_client.h"
+#include "framed_client.h"
 #include "common/thrift_glue.h"
 
 G_BEGIN_DECLS

@@ -77,13 +77,28 @@ function duration(ms) {
   return s + 's';
 }
 
-function progressBar(done, busy, bad, total) {
+/* "0-19, 40-59" for a list of instance ids. */
+function rangesText(ids) {
+  const sorted = [...ids].sort((a, b) => a - b);
+  const parts = [];
+  for (let i = 0; i < sorted.length; i++) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    parts.push(j > i ? sorted[i] + '-' + sorted[j] : String(sorted[i]));
+    i = j;
+  }
+  return parts.join(', ');
+}
+
+/* @back: the instances done were rolled back, drawn apart from success. */
+function progressBar(done, busy, bad, total, back) {
   const pct = (n) => (total > 0 ? (100 * n / total).toFixed(2) : 0) + '%';
   return el('div', {
-    class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': total,
-    'aria-valuenow': done, 'aria-label': done + ' of ' + total + ' done',
+    class: 'bar' + (back ? ' rolling-back' : ''), role: 'progressbar', 'aria-valuemin': 0,
+    'aria-valuemax': total, 'aria-valuenow': done,
+    'aria-label': done + ' of ' + total + (back ? ' rolled back' : ' done'),
   },
-  el('span', { class: 'done', style: 'width:' + pct(done) }),
+  el('span', { class: back ? 'back' : 'done', style: 'width:' + pct(done) }),
   el('span', { class: 'busy', style: 'width:' + pct(busy) }),
   el('span', { class: 'bad', style: 'width:' + pct(bad) }));
 }
@@ -234,7 +249,7 @@ async function viewJobs() {
       'v' + v.version + ' × ' + v.instances))),
     el('td', {}, j.update ? el('a', { href: '#/update/' + jobPath(j) + '/' + encodeURIComponent(j.update.id) },
       badge(j.update.status)) : el('span', { class: 'muted' }, '–')),
-    el('td', {}, j.update ? [progressBar(j.update.done, 0, j.update.failed, j.update.total),
+    el('td', {}, j.update ? [progressBar(j.update.done, 0, j.update.failed, j.update.total, /BACK/.test(j.update.status)),
       el('span', { class: 'muted' }, j.update.done + '/' + j.update.total)] : '')));
   show(el('h1', {}, 'Jobs'),
     data.jobs.length === 0
@@ -352,19 +367,23 @@ function diffView(diff) {
   return pre;
 }
 
-function timeline(data) {
-  const items = [];
-  for (const e of data.events) {
-    items.push({ ts: e.ts_ms, node: [badge(e.status), ' ', e.user ? 'by ' + e.user : '',
-      e.message ? ' — ' + e.message : ''] });
-  }
-  for (const e of data.instance_events) {
-    items.push({ ts: e.ts_ms, node: ['instance ' + e.instance + ': ' +
-      e.action.replace(/^INSTANCE_/, '').replace(/_/g, ' ').toLowerCase(), e.message ? ' — ' + e.message : ''] });
-  }
+/* Update events and instance events apart, newest first, so that a big
+   update's thousands of instance events never bury its own. */
+function timeline(kind, items) {
   items.sort((a, b) => b.ts - a.ts);
-  return el('ol', { class: 'timeline', reversed: true },
+  return el('ol', { class: 'timeline ' + kind, reversed: true },
     items.map((i) => el('li', {}, timeEl(i.ts), el('span', {}, i.node))));
+}
+
+function updateTimeline(data) {
+  return timeline('update-events', data.events.map((e) => ({ ts: e.ts_ms, node: [badge(e.status), ' ',
+    e.user ? 'by ' + e.user : '', e.message ? ' — ' + e.message : ''] })));
+}
+
+function instanceTimeline(data) {
+  return timeline('instance-events', data.instance_events.map((e) => ({ ts: e.ts_ms, node: ['instance ' +
+    e.instance + ': ' + e.action.replace(/^INSTANCE_/, '').replace(/_/g, ' ').toLowerCase(),
+  e.message ? ' — ' + e.message : ''] })));
 }
 
 async function viewUpdate(role, env, name, id) {
@@ -382,7 +401,7 @@ async function viewUpdate(role, env, name, id) {
     ['Message', u.message || '–'],
     /* Counts start over when an update turns back. */
     ['Progress', p.done + ' of ' + p.total + ' instances' + (back ? ' rolled back' : '')],
-    ['Current batch', p.in_flight.length ? 'instances ' + p.in_flight.join(', ') : '–'],
+    ['Current batch', p.in_flight.length ? 'instances ' + rangesText(p.in_flight) : '–'],
     [back ? 'Failed while rolling back' : 'Failed', p.failed + ' (limit ' + u.settings.max_failed_instances + ')'],
     ['Elapsed', duration(p.elapsed_ms)],
     ['Time left (estimate)', ACTIVE.has(u.status) ? duration(p.eta_ms) : '–'],
@@ -396,14 +415,16 @@ async function viewUpdate(role, env, name, id) {
     el('a', { href: '#/job/' + jobPath(u) }, jobLabel(u))),
   controls(u),
   el('dl', { class: 'facts' }, facts.map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, v)))),
-  progressBar(p.done, p.in_flight.length, p.failed, p.total),
+  progressBar(p.done, p.in_flight.length, p.failed, p.total, back),
   el('h2', {}, 'Instances'),
   legend(u.instances.states),
   ids.length ? instanceGrid(ids, u.instances.states) : el('p', { class: 'muted' }, 'No instance changes.'),
   el('h2', {}, 'Settings'),
   settingsFacts(u.settings),
-  el('h2', {}, 'Timeline'),
-  timeline(u),
+  el('h2', {}, 'Update events'),
+  updateTimeline(u),
+  el('h2', {}, 'Instance events'),
+  instanceTimeline(u),
   u.instance_events_total > u.instance_events.length
     ? el('p', { class: 'muted' }, 'Showing the newest ' + u.instance_events.length + ' of ' +
       u.instance_events_total + ' instance events.') : '',

@@ -3,7 +3,8 @@
 STG_WEBUI_FILES = \
 	$(srcdir)/webui/index.html \
 	$(srcdir)/webui/app.css \
-	$(srcdir)/webui/app.js
+	$(srcdir)/webui/app.js \
+	$(srcdir)/webui/favicon.svg
 
 src/api/webui-resources.c: $(srcdir)/webui/webui.gresource.xml $(STG_WEBUI_FILES)
 	$(AM_V_GEN)$(MKDIR_P) src/api && \

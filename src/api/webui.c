@@ -17,6 +17,7 @@
 
 #include "api/webui.h"
 #include "api/webui_private.h"
+#include "common/json_write.h"
 
 #define COALESCE_MS 100
 #define HEARTBEAT_S 15
@@ -150,11 +151,9 @@ route_static (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
 void
 stg_webui_send_json (StgHttpResponse *response, guint status, JsonNode *root)
 {
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
   gsize len = 0;
+  gchar *text = stg_json_write (root, FALSE, &len);
 
-  json_generator_set_root (gen, root);
-  gchar *text = json_generator_to_data (gen, &len);
   stg_http_response_header (response, "Cache-Control", "no-store");
   stg_http_response_header (response, "X-Content-Type-Options", "nosniff");
   stg_http_response_set (response, status, "application/json; charset=utf-8",

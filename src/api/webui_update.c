@@ -16,6 +16,7 @@
 #include "common/enums.h"
 #include "common/jobkey.h"
 #include "common/json_check.h"
+#include "common/json_write.h"
 
 #define INSTANCE_EVENTS_SHOWN 500
 
@@ -165,7 +166,7 @@ config_lines (ApiTaskConfig *t)
           g_autoptr (GList) members = json_object_get_members (o);
           for (GList *l = members; l; l = l->next)
             {
-              g_autofree gchar *v = json_to_string (json_object_get_member (o, l->data), FALSE);
+              g_autofree gchar *v = stg_json_write (json_object_get_member (o, l->data), FALSE, NULL);
               g_ptr_array_add (lines, g_strdup_printf ("task %s: %s", (gchar *) l->data, v));
             }
         }

@@ -12,7 +12,7 @@
 #include "cli/client.h"
 #include "common/enums.h"
 #include "common/binary_protocol.h"
-#include "common/http_client_transport.h"
+#include "cli/http_client_transport.h"
 
 struct _StgCliClient
 {
@@ -90,6 +90,12 @@ stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
   if (!thrift_transport_open (c->transport, error))
     return NULL;
   return g_steal_pointer (&c);
+}
+
+const StgCliTarget *
+stg_cli_client_target (StgCliClient *c)
+{
+  return c->target;
 }
 
 const gchar *

@@ -1,7 +1,7 @@
 /* client.h: the CLI's Thrift client of staggerd's /api.
  *
  * StgCliClient resolves where to connect (connect.h), speaks Thrift binary
- * over HTTP(S) (common/http_client_transport.h), and turns every answer
+ * over HTTP(S) (http_client_transport.h), and turns every answer
  * into a Response or a GError: transport trouble, a daemon that serves
  * another cluster than the command names, and any response code but OK
  * (WARNING is OK with its details printed). One wrapper per API call.
@@ -22,8 +22,12 @@ typedef struct _StgCliClient StgCliClient;
 
 /* A client for a command about @cluster (nullable: any). */
 StgCliClient *stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error);
+/* Closes the connection and frees @client (NULL is fine). */
 void stg_cli_client_free (StgCliClient *client);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgCliClient, stg_cli_client_free)
+
+/* Where @client talks to and as whom (owned by @client). */
+const StgCliTarget *stg_cli_client_target (StgCliClient *client);
 
 /* The cluster the daemon said it serves (NULL before any answer). */
 const gchar *stg_cli_client_cluster (StgCliClient *client);
@@ -40,19 +44,29 @@ StgCliClient *stg_cli_client_for_job (StgCli *cli, const gchar *text, gboolean a
 
 /* The calls. Each returns the OK (or WARNING) Response, or NULL with
  * @error set. */
+
+/* getJobSummary: the jobs of @role (nullable or "": every role). */
 ApiResponse *stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error);
+/* getTasksStatus: the tasks @query matches, with their events. */
 ApiResponse *stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error);
+/* getJobUpdateSummaries: the updates @query matches, newest first. */
 ApiResponse *stg_cli_get_job_update_summaries (StgCliClient *c, ApiJobUpdateQuery *query,
                                                GError **error);
+/* getJobUpdateDetails: one update with its instructions and events. */
 ApiResponse *stg_cli_get_job_update_details (StgCliClient *c, ApiJobUpdateKey *key, GError **error);
+/* getJobUpdateDiff: what @request would add, remove, update and keep. */
 ApiResponse *stg_cli_get_job_update_diff (StgCliClient *c, ApiJobUpdateRequest *request,
                                           GError **error);
+/* createJob: creates @job and starts its instances. */
 ApiResponse *stg_cli_create_job (StgCliClient *c, ApiJobConfiguration *job, GError **error);
-/* @ids: set<i32> (gint32* elements); empty means every instance. */
+/* killTasks: stops @key's instances @ids, with @message (nullable) saying
+ * why. @ids: set<i32> (gint32* elements); empty means every instance. */
 ApiResponse *stg_cli_kill_tasks (StgCliClient *c, ApiJobKey *key, GHashTable *ids,
                                  const gchar *message, GError **error);
+/* restartShards: restarts @key's instances @ids (a set<i32> as above). */
 ApiResponse *stg_cli_restart_shards (StgCliClient *c, ApiJobKey *key, GHashTable *ids,
                                      GError **error);
+/* startJobUpdate: starts @request, recording @message (nullable). */
 ApiResponse *stg_cli_start_job_update (StgCliClient *c, ApiJobUpdateRequest *request,
                                        const gchar *message, GError **error);
 
@@ -64,9 +78,12 @@ typedef enum
   STG_CLI_UPDATE_ROLLBACK,
 } StgCliUpdateAction;
 
+/* pauseJobUpdate, resumeJobUpdate, abortJobUpdate or rollbackJobUpdate
+ * (@action) of @key, recording @message (nullable). */
 ApiResponse *stg_cli_control_job_update (StgCliClient *c, StgCliUpdateAction action,
                                          ApiJobUpdateKey *key, const gchar *message,
                                          GError **error);
+/* pulseJobUpdate: lets the coordinated update @key go on for an interval. */
 ApiResponse *stg_cli_pulse_job_update (StgCliClient *c, ApiJobUpdateKey *key, GError **error);
 
 /* What staggerd's web UI knows of a job ({"instances": [{"id", "pid",

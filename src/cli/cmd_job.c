@@ -7,6 +7,7 @@
 #include "cli/client.h"
 #include "cli/jobfile.h"
 #include "common/enums.h"
+#include "common/json_write.h"
 #include "cli/output.h"
 #include "cli/thrift_json.h"
 
@@ -251,28 +252,6 @@ job_list (StgCli *cli, int argc, gchar **argv)
   return STG_EXIT_OK;
 }
 
-static void
-print_groups (StgCli *cli, const gchar *label, StgStyle style, GHashTable *groups)
-{
-  g_autoptr (StgRanges) all = stg_ranges_new ();
-  GHashTableIter it;
-  gpointer g;
-
-  g_hash_table_iter_init (&it, groups);
-  while (g_hash_table_iter_next (&it, &g, NULL))
-    {
-      g_autoptr (StgRanges) r = stg_cli_ranges_from_set (((ApiConfigGroup *) g)->instances);
-      for (guint i = 0; i < stg_ranges_n (r); i++)
-        {
-          StgRange one = stg_ranges_get (r, i);
-          stg_ranges_add (all, one.first, one.last);
-        }
-    }
-  g_autofree gchar *text = stg_cli_ranges_text (all);
-  g_autofree gchar *shown = stg_cli_styled (cli->color_out, style, label);
-  fprintf (cli->out, "%s %s\n", shown, text);
-}
-
 /* The task config's lines, "field: value", for a readable diff. */
 static GPtrArray *
 config_lines (ApiTaskConfig *config)
@@ -297,12 +276,12 @@ config_lines (ApiTaskConfig *config)
           g_autoptr (GList) keys = json_object_get_members (data);
           for (GList *k = keys; k != NULL; k = k->next)
             {
-              g_autofree gchar *v = json_to_string (json_object_get_member (data, k->data), FALSE);
+              g_autofree gchar *v = stg_json_write (json_object_get_member (data, k->data), FALSE, NULL);
               g_ptr_array_add (lines, g_strdup_printf ("task.%s: %s", (gchar *) k->data, v));
             }
           continue;
         }
-      g_autofree gchar *v = json_to_string (json_object_get_member (o, l->data), FALSE);
+      g_autofree gchar *v = stg_json_write (json_object_get_member (o, l->data), FALSE, NULL);
       g_ptr_array_add (lines, g_strdup_printf ("%s: %s", (gchar *) l->data, v));
     }
   return lines;
@@ -334,10 +313,7 @@ job_diff (StgCli *cli, int argc, gchar **argv)
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
-  print_groups (cli, "add:      ", STG_STYLE_GOOD, d->add);
-  print_groups (cli, "remove:   ", STG_STYLE_BAD, d->remove);
-  print_groups (cli, "update:   ", STG_STYLE_WARN, d->update);
-  print_groups (cli, "unchanged:", STG_STYLE_DIM, d->unchanged);
+  stg_cli_print_diff_groups (cli, d);
 
   /* Field by field, each current config against the file's. */
   g_autoptr (GPtrArray) want = config_lines (jf->job->taskConfig);

@@ -29,10 +29,13 @@ find_update (StgCliClient *c, ApiJobKey *job, const gchar *id, gboolean active, 
 {
   g_autofree gchar *text = stg_job_key_to_string (job);
 
-  if (id != NULL)
-    return g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id", id, NULL);
+  g_autoptr (ApiJobUpdateKey) wanted = id ? g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id", id,
+                                                          NULL) : NULL;
   g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", job,
                                                   "limit", 1, NULL);
+  /* A named update is looked up too, so that a wrong --id is "not found". */
+  if (wanted != NULL)
+    g_object_set (q, "key", wanted, NULL);
   if (active)
     for (gint s = 0; s < 32; s++)
       if (stg_update_status_is_active (s))
@@ -41,6 +44,12 @@ find_update (StgCliClient *c, ApiJobKey *job, const gchar *id, gboolean active, 
   if (r == NULL)
     return NULL;
   GPtrArray *list = r->result->getJobUpdateSummariesResult->updateSummaries;
+  if (list->len == 0 && id != NULL)
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "%s has no %supdate %s", text,
+                   active ? "active " : "", id);
+      return NULL;
+    }
   if (list->len == 0)
     {
       g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "%s has no %supdate", text,
@@ -152,27 +161,33 @@ print_details (StgCli *cli, ApiJobUpdateDetails *d)
                st->maxFailedInstances, st->rollbackOnFailure ? "roll back on failure" : "no rollback");
     }
 
-  /* The latest action of each instance, by instance id. */
+  /* The latest event of each instance, by instance id, and the latest
+   * cause each one was given (why it failed, when it did). */
   g_autoptr (GHashTable) last = g_hash_table_new (NULL, NULL);
+  g_autoptr (GHashTable) cause = g_hash_table_new (NULL, NULL);
   gint max_id = -1;
   for (guint i = 0; i < d->instanceEvents->len; i++)
     {
       ApiJobInstanceUpdateEvent *e = d->instanceEvents->pdata[i];
-      g_hash_table_insert (last, GINT_TO_POINTER (e->instanceId + 1), GINT_TO_POINTER (e->action));
+      g_hash_table_insert (last, GINT_TO_POINTER (e->instanceId + 1), e);
+      if (e->__isset_message && e->message != NULL && e->message[0] != '\0')
+        g_hash_table_insert (cause, GINT_TO_POINTER (e->instanceId + 1), e->message);
       max_id = MAX (max_id, e->instanceId);
     }
   if (max_id >= 0)
     {
-      g_autoptr (StgTable) t = stg_table_new ("INSTANCE", "STATE", NULL);
+      g_autoptr (StgTable) t = stg_table_new ("INSTANCE", "STATE", "CAUSE", NULL);
       for (gint id = 0; id <= max_id; id++)
         {
-          gpointer a = g_hash_table_lookup (last, GINT_TO_POINTER (id + 1));
-          if (a == NULL)
+          ApiJobInstanceUpdateEvent *e = g_hash_table_lookup (last, GINT_TO_POINTER (id + 1));
+          const gchar *why = g_hash_table_lookup (cause, GINT_TO_POINTER (id + 1));
+          if (e == NULL)
             continue;
           stg_table_row (t);
           stg_table_cell (t, STG_STYLE_PLAIN, "%d", id);
-          stg_table_cell (t, stg_cli_update_action_style (GPOINTER_TO_INT (a)), "%s",
-                          stg_update_action_name (GPOINTER_TO_INT (a)));
+          stg_table_cell (t, stg_cli_update_action_style (e->action), "%s",
+                          stg_update_action_name (e->action));
+          stg_table_cell (t, why ? STG_STYLE_WARN : STG_STYLE_DIM, "%s", why ? why : "-");
         }
       fputc ('\n', cli->out);
       stg_table_print (t, cli);
@@ -196,7 +211,7 @@ update_info (StgCli *cli, int argc, gchar **argv)
 
   if (!stg_cli_parse (cli, self ("info"), "update", entries,
                       "Shows an update: status, who started it, settings, progress, each "
-                      "instance's latest action and the events.", 1, 1, &argc, &argv, &code))
+                      "instance's latest action with its last cause, and the events.", 1, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], FALSE, &path, &error);
   g_autoptr (ApiJobUpdateKey) key = c ? find_update (c, path->key, id, FALSE, &error) : NULL;
@@ -274,6 +289,22 @@ wait_for (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
     }
 }
 
+/* What update start says: the update, what it changes (when the daemon
+ * could say) and where to watch it, as Aurora's client prints the update's
+ * URL. */
+static void
+print_started (StgCli *cli, StgCliClient *c, const gchar *text, ApiJobUpdateKey *key,
+               ApiGetJobUpdateDiffResult *diff)
+{
+  g_autofree gchar *id = g_uri_escape_string (key->id, NULL, FALSE);
+
+  fprintf (cli->out, "started update %s of %s\n", key->id, text);
+  if (diff != NULL)
+    stg_cli_print_diff_groups (cli, diff);
+  fprintf (cli->out, "watch it at %s/#/update/%s/%s/%s/%s\n", stg_cli_client_target (c)->base_url,
+           key->job->role, key->job->environment, key->job->name, id);
+}
+
 static int
 update_start (StgCli *cli, int argc, gchar **argv)
 {
@@ -299,12 +330,13 @@ update_start (StgCli *cli, int argc, gchar **argv)
     g_clear_pointer (&jf, stg_job_file_free);
   g_autoptr (StgCliClient) c = jf ? stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error) : NULL;
   g_autoptr (ApiJobUpdateRequest) req = c ? stg_job_file_update_request (jf, path->instances) : NULL;
+  g_autoptr (ApiResponse) diff = req && !cli->json ? stg_cli_get_job_update_diff (c, req, NULL) : NULL;
   g_autoptr (ApiResponse) r = req ? stg_cli_start_job_update (c, req, message, &error) : NULL;
   if (r == NULL)
     return stg_cli_fail (cli, error);
   ApiJobUpdateKey *key = r->result->startJobUpdateResult->key;
   if (!cli->json)
-    fprintf (cli->out, "started update %s of %s\n", key->id, argv[1]);
+    print_started (cli, c, argv[1], key, diff ? diff->result->getJobUpdateDiffResult : NULL);
   else if (!wait)
     {
       g_autoptr (JsonNode) n = stg_cli_thrift_to_json (key);

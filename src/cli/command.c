@@ -10,7 +10,7 @@
 #include "cli/cli.h"
 #include "cli/jobfile.h"
 #include "cli/output.h"
-#include "common/http_client_transport.h"
+#include "cli/http_client_transport.h"
 #include "common/jobkey.h"
 #include "common/ranges.h"
 
@@ -103,7 +103,7 @@ stg_cli_usage_error (StgCli *cli, const gchar *format, ...)
 /* ---- parsing a command's arguments -------------------------------------------- */
 
 static const gchar global_help[] =
-  "Global options (any command): --url URL, --user USER[:PASSWORD], --json.\n"
+  "Global options (any command): --url URL, --auth-user USER[:PASSWORD], --json.\n"
   "Exit codes: 0 done, 1 the daemon refused, 2 bad command line, 3 bad file or\n"
   "mismatched key or cluster, 4 daemon not reachable, 5 credentials refused,\n"
   "6 not found; see stagger(1).";
@@ -117,7 +117,7 @@ stg_cli_parse (StgCli *cli, const StgCliCommand *command, const gchar *group,
   const GOptionEntry globals[] = {
     { "url", 0, 0, G_OPTION_ARG_STRING, &url,
       "Base URL of staggerd (default: STAGGER_URL, the clusters file, http://127.0.0.1:8081)", "URL" },
-    { "user", 0, 0, G_OPTION_ARG_STRING, &user,
+    { "auth-user", 0, 0, G_OPTION_ARG_STRING, &user,
       "Authenticate as USER (asks for the password when it is not given)", "USER[:PASSWORD]" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &cli->json, "Print JSON instead of text", NULL },
     { "help", 'h', 0, G_OPTION_ARG_NONE, &cli->help, "Show this help", NULL },

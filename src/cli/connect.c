@@ -315,7 +315,7 @@ resolve_credentials (const StgCliSources *s, StgCliTarget *t, GError **error)
       if (t->user[0] == '\0')
         {
           g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE,
-                       "--user needs a user name: --user USER or --user USER:PASSWORD");
+                       "--auth-user needs a user name: --auth-user USER or --auth-user USER:PASSWORD");
           return FALSE;
         }
       if (colon != NULL)
@@ -327,12 +327,12 @@ resolve_credentials (const StgCliSources *s, StgCliTarget *t, GError **error)
           if (t->password == NULL)
             {
               g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE,
-                           "no password for %s and no terminal to ask on: give --user %s:PASSWORD "
+                           "no password for %s and no terminal to ask on: give --auth-user %s:PASSWORD "
                            "or put it in the credentials file", t->user, t->user);
               return FALSE;
             }
         }
-      t->credentials_from = g_strdup ("--user");
+      t->credentials_from = g_strdup ("--auth-user");
       return TRUE;
     }
   if (s->env_token != NULL)

@@ -2,7 +2,7 @@
  *
  * The URL: --url, else STAGGER_URL, else the cluster's entry in a clusters
  * file (the user's, then the system's), else http://127.0.0.1:8081. The
- * credentials: --user USER:PASSWORD (or USER, with the password asked on
+ * credentials: --auth-user USER:PASSWORD (or USER, with the password asked on
  * the terminal), else STAGGER_TOKEN (a Bearer token), else the cluster's
  * entry in the user's credentials file, which must be readable by its
  * owner only. Everything is passed in (StgCliSources), so tests can check
@@ -23,7 +23,7 @@ typedef gchar *(*StgCliPrompt) (const gchar *question, gpointer data);
 typedef struct
 {
   const gchar *url_option;          /* --url */
-  const gchar *user_option;         /* --user */
+  const gchar *user_option;         /* --auth-user */
   const gchar *env_url;             /* STAGGER_URL */
   const gchar *env_token;           /* STAGGER_TOKEN */
   const gchar *env_ca_file;         /* STAGGER_CA_FILE */
@@ -48,7 +48,7 @@ typedef struct
   gchar *user;          /* (nullable) Basic */
   gchar *password;
   gchar *token;         /* (nullable) Bearer */
-  gchar *credentials_from;  /* (nullable) "--user", "STAGGER_TOKEN", a credentials file */
+  gchar *credentials_from;  /* (nullable) "--auth-user", "STAGGER_TOKEN", a credentials file */
   gchar *ca_file;       /* (nullable) */
 } StgCliTarget;
 
@@ -56,7 +56,7 @@ void stg_cli_target_free (StgCliTarget *target);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgCliTarget, stg_cli_target_free)
 
 /* Resolves the URL and credentials. Errors: STG_CLI_ERROR_USAGE for a bad
- * --url or --user, STG_CLI_ERROR_CONFIG for a bad clusters or credentials
+ * --url or --auth-user, STG_CLI_ERROR_CONFIG for a bad clusters or credentials
  * file (unreadable, not JSON, or readable by others). */
 StgCliTarget *stg_cli_target_resolve (const StgCliSources *sources, GError **error);
 

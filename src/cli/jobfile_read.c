@@ -8,6 +8,7 @@
 
 #include "cli/jobfile_private.h"
 #include "cli/suggest.h"
+#include "common/json_write.h"
 
 G_DEFINE_QUARK (stg-job-file-error-quark, stg_job_file_error)
 
@@ -109,7 +110,7 @@ stg_jf_describe (JsonNode *node)
     default:
       break;
     }
-  g_autofree gchar *text = json_to_string (node, FALSE);
+  g_autofree gchar *text = stg_json_write (node, FALSE, NULL);
   if (g_utf8_strlen (text, -1) > 40)
     {
       gchar *end = g_utf8_offset_to_pointer (text, 37);

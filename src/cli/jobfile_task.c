@@ -11,6 +11,7 @@
 
 #include "cli/jobfile_private.h"
 #include "cli/suggest.h"
+#include "common/json_write.h"
 
 #define MAX_SECS 86400
 #define MAX_COUNT 1000000
@@ -434,5 +435,6 @@ stg_jf_executor_data (const StgJfCtx *c, JsonObject *task, JsonObject *health, G
   json_builder_end_object (b);
 
   g_autoptr (JsonNode) root = json_builder_get_root (b);
-  return json_to_string (root, FALSE);
+  /* Doubles as Aurora's client writes them: 0.2, not 0.20000000000000001. */
+  return stg_json_write (root, FALSE, NULL);
 }

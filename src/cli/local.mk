@@ -8,6 +8,7 @@ libstg_cli_a_SOURCES = \
 	src/cli/cmd_update.c \
 	src/cli/command.c \
 	src/cli/connect.c src/cli/connect.h \
+	src/cli/http_client_transport.c src/cli/http_client_transport.h \
 	src/cli/jobfile.c src/cli/jobfile.h src/cli/jobfile_private.h \
 	src/cli/jobfile_read.c src/cli/jobfile_task.c \
 	src/cli/output.c src/cli/output.h \

@@ -51,14 +51,15 @@ print_help (StgCli *cli, const Group *only)
         fputc ('\n', cli->out);
       }
   fputs ("Global options (before or after the command):\n"
-         "  --url URL                  staggerd's base URL; the API is at URL/api\n"
-         "  --user USER[:PASSWORD]     authenticate with HTTP Basic (asks for a missing password)\n"
-         "  --json                     print JSON instead of tables and text\n"
-         "  -h, --help                 show help (also after any command)\n"
-         "  --version                  print the version\n\n"
+         "  --url URL                    staggerd's base URL; the API is at URL/api\n"
+         "  --auth-user USER[:PASSWORD]  authenticate with HTTP Basic (asks for a missing\n"
+         "                               password)\n"
+         "  --json                       print JSON instead of tables and text\n"
+         "  -h, --help                   show help (also after any command)\n"
+         "  --version                    print the version\n\n"
          "Where to connect: --url, else STAGGER_URL, else the command's cluster in\n"
          "~/.config/stagger/clusters.json or /etc/stagger/clusters.json, else\n"
-         "http://127.0.0.1:8081. Credentials: --user, else STAGGER_TOKEN (Bearer), else\n"
+         "http://127.0.0.1:8081. Credentials: --auth-user, else STAGGER_TOKEN (Bearer), else\n"
          "~/.config/stagger/credentials.json (must be private to you). STAGGER_CA_FILE\n"
          "names extra trusted CAs for https. NO_COLOR turns colour off.\n\n"
          "Exit codes: 0 done; 1 the daemon refused or failed the request; 2 bad command\n"
@@ -97,6 +98,24 @@ unknown (StgCli *cli, const gchar *what, const gchar *name, GPtrArray *known)
   return stg_cli_usage_error (cli, "unknown %s '%s'", what, name);
 }
 
+/* Aurora's names for what Stagger calls otherwise: refused, with the way. */
+static const struct
+{
+  const gchar *group, *name, *hint;
+} aurora_names[] = {
+  { "job", "killall", "use 'stagger job kill CLUSTER/ROLE/ENV/NAME': without instances it kills "
+                      "every instance of the job" },
+};
+
+static const gchar *
+aurora_hint (const Group *g, const gchar *name)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (aurora_names); i++)
+    if (strcmp (aurora_names[i].group, g->name) == 0 && strcmp (aurora_names[i].name, name) == 0)
+      return aurora_names[i].hint;
+  return NULL;
+}
+
 static int
 run (StgCli *cli, int argc, gchar **argv)
 {
@@ -104,7 +123,7 @@ run (StgCli *cli, int argc, gchar **argv)
   g_autoptr (GError) error = NULL;
   const GOptionEntry entries[] = {
     { "url", 0, 0, G_OPTION_ARG_STRING, &cli->url, NULL, NULL },
-    { "user", 0, 0, G_OPTION_ARG_STRING, &cli->user, NULL, NULL },
+    { "auth-user", 0, 0, G_OPTION_ARG_STRING, &cli->user, NULL, NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &cli->json, NULL, NULL },
     { "help", 'h', 0, G_OPTION_ARG_NONE, &cli->help, NULL, NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &cli->version, NULL, NULL },
@@ -119,7 +138,7 @@ run (StgCli *cli, int argc, gchar **argv)
     return stg_cli_usage_error (cli, "%s", error->message);
   if (cli->version)
     {
-      fprintf (cli->out, "stagger %s\n", PACKAGE_VERSION);
+      fprintf (cli->out, "stagger %s\n", STG_VERSION);
       return STG_EXIT_OK;
     }
   if (argc < 2)
@@ -151,6 +170,10 @@ run (StgCli *cli, int argc, gchar **argv)
                                   group->name, group->name);
     }
   const StgCliCommand *command = find_command (group, argv[2]);
+  const gchar *hint = command == NULL ? aurora_hint (group, argv[2]) : NULL;
+  if (hint != NULL)
+    return stg_cli_usage_error (cli, "'%s %s' is not a command of stagger; %s", group->name, argv[2],
+                                hint);
   if (command == NULL)
     {
       g_autoptr (GPtrArray) names = g_ptr_array_new ();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/output.h"
+#include "common/json_write.h"
 
 gboolean
 stg_cli_color_wanted (int fd)
@@ -259,12 +260,7 @@ stg_cli_now_ms (void)
 void
 stg_cli_print_json (StgCli *cli, JsonNode *node, gboolean compact)
 {
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-
-  json_generator_set_root (gen, node);
-  json_generator_set_pretty (gen, !compact);
-  json_generator_set_indent (gen, 2);
-  g_autofree gchar *text = json_generator_to_data (gen, NULL);
+  g_autofree gchar *text = stg_json_write (node, !compact, NULL);
   fputs (text, cli->out);
   fputc ('\n', cli->out);
   fflush (cli->out);
@@ -321,4 +317,35 @@ stg_cli_ranges_text (StgRanges *ranges)
   if (ranges == NULL || stg_ranges_is_empty (ranges))
     return g_strdup ("-");
   return stg_ranges_to_string (ranges);
+}
+
+static void
+print_groups (StgCli *cli, const gchar *label, StgStyle style, GHashTable *groups)
+{
+  g_autoptr (StgRanges) all = stg_ranges_new ();
+  GHashTableIter it;
+  gpointer g;
+
+  g_hash_table_iter_init (&it, groups);
+  while (g_hash_table_iter_next (&it, &g, NULL))
+    {
+      g_autoptr (StgRanges) r = stg_cli_ranges_from_set (((ApiConfigGroup *) g)->instances);
+      for (guint i = 0; i < stg_ranges_n (r); i++)
+        {
+          StgRange one = stg_ranges_get (r, i);
+          stg_ranges_add (all, one.first, one.last);
+        }
+    }
+  g_autofree gchar *text = stg_cli_ranges_text (all);
+  g_autofree gchar *shown = stg_cli_styled (cli->color_out, style, label);
+  fprintf (cli->out, "%s %s\n", shown, text);
+}
+
+void
+stg_cli_print_diff_groups (StgCli *cli, ApiGetJobUpdateDiffResult *diff)
+{
+  print_groups (cli, "add:      ", STG_STYLE_GOOD, diff->add);
+  print_groups (cli, "remove:   ", STG_STYLE_BAD, diff->remove);
+  print_groups (cli, "update:   ", STG_STYLE_WARN, diff->update);
+  print_groups (cli, "unchanged:", STG_STYLE_DIM, diff->unchanged);
 }

@@ -77,5 +77,8 @@ void stg_json_node (JsonBuilder *b, const gchar *name, JsonNode *node);
 StgRanges *stg_cli_ranges_from_set (GHashTable *set);
 /* "0-2,5", or "-" when empty. */
 gchar *stg_cli_ranges_text (StgRanges *ranges);
+/* Prints a getJobUpdateDiff answer's instances, one line each for add,
+ * remove, update and unchanged ("update:    0-2,5"). */
+void stg_cli_print_diff_groups (StgCli *cli, ApiGetJobUpdateDiffResult *diff);
 
 G_END_DECLS

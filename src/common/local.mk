@@ -5,10 +5,9 @@ libstg_common_a_SOURCES = \
 	src/common/clock.c src/common/clock.h \
 	src/common/enums.c src/common/enums.h \
 	src/common/error.c src/common/error.h \
-	src/common/framed_client.c src/common/framed_client.h \
-	src/common/http_client_transport.c src/common/http_client_transport.h \
 	src/common/jobkey.c src/common/jobkey.h \
 	src/common/json_check.c src/common/json_check.h \
+	src/common/json_write.c src/common/json_write.h \
 	src/common/mem_transport.c src/common/mem_transport.h \
 	src/common/ranges.c src/common/ranges.h \
 	src/common/thrift_glue.c src/common/thrift_glue.h

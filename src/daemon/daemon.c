@@ -15,6 +15,7 @@
 #include "api/http_server.h"
 #include "api/tcp_server.h"
 #include "api/webui.h"
+#include "daemon/systemd.h"
 #include "daemon/daemon.h"
 #include "daemon/leadership.h"
 #include "engine/engine.h"
@@ -46,7 +47,7 @@ void
 stg_daemon_settings_init (StgDaemonSettings *settings)
 {
   *settings = (StgDaemonSettings) { 0 };
-  settings->data_dir = g_strdup ("./var");
+  settings->data_dir = stg_systemd_default_data_dir ();
   settings->bind = g_strdup ("127.0.0.1");
   settings->http_port = 8081;
   settings->thrift_port = 8082;

@@ -1,7 +1,8 @@
 # src/daemon/local.mk: staggerd itself.
 noinst_LIBRARIES += libstg_daemon.a
 libstg_daemon_a_SOURCES = src/daemon/daemon.c src/daemon/daemon.h \
-	src/daemon/leadership.c src/daemon/leadership.h
+	src/daemon/leadership.c src/daemon/leadership.h \
+	src/daemon/systemd.c src/daemon/systemd.h
 
 # Layers in link order: each library needs only those after it.
 STG_CORE_LIBS = libstg_daemon.a libstg_api.a libstg_engine.a libstg_runtime.a \

@@ -15,6 +15,7 @@
 
 #include "api/auth.h"
 #include "daemon/daemon.h"
+#include "daemon/systemd.h"
 
 static gboolean
 on_signal (gpointer user_data)
@@ -111,7 +112,8 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "config", 'c', 0, G_OPTION_ARG_FILENAME, &o->config,
       "Read settings from the [staggerd] group of FILE (default: none)", "FILE" },
     { "data-dir", 'd', 0, G_OPTION_ARG_FILENAME, &o->data_dir,
-      "Keep the database and sandboxes in DIR (default: ./var)", "DIR" },
+      "Keep the database and sandboxes in DIR (default: $STATE_DIRECTORY, else " STG_DATA_DIR ")",
+      "DIR" },
     { "store", 0, 0, G_OPTION_ARG_STRING, &o->store,
       "Keep jobs and updates in PostgreSQL at URL (postgresql://USER@HOST:PORT/DB or a libpq "
       "conninfo; the password comes from PGPASSWORD or PGPASSFILE, never the URL) instead of "
@@ -256,6 +258,10 @@ serve (const StgDaemonSettings *settings)
     }
   guint term = g_unix_signal_add (SIGTERM, on_signal, loop);
   guint intr = g_unix_signal_add (SIGINT, on_signal, loop);
+  /* Ready for systemd only once SIGTERM stops staggerd cleanly. */
+  g_autoptr (GError) unnotified = NULL;
+  if (!stg_systemd_notify ("READY=1", &unnotified))
+    g_warning ("staggerd: cannot tell systemd it is ready: %s", unnotified->message);
   g_main_loop_run (loop);
   g_source_remove (term);
   g_source_remove (intr);

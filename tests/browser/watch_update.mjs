@@ -5,10 +5,12 @@
 //
 // Prints one JSON line: the statuses seen in order, the final instance
 // states (one letter per instance, see webui/app.js), whether the page was
-// reloaded, and the screenshots written. Exits 0 when the page reached
+// reloaded, the screenshots written, the requests that failed (4xx/5xx),
+// the outline drawn around <main> on load, each "Current batch" text seen and
+// the final progress bar (its segment's class and colour). Exits 0 when the page reached
 // EXPECTED_STATUS without a reload, 1 otherwise, 2 on bad usage.
 import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const [url, expected, shots] = process.argv.slice(2);
@@ -19,7 +21,10 @@ if (!url || !expected || !shots) {
 mkdirSync(shots, { recursive: true });
 
 const TERMINAL = new Set(['ROLLED_FORWARD', 'ROLLED_BACK', 'ABORTED', 'ERROR', 'FAILED']);
-const result = { seen: [], states: '', reloaded: false, screenshots: [], errors: [] };
+const result = {
+  seen: [], states: '', reloaded: false, screenshots: [], errors: [], failed_requests: [],
+  main_outline: '', batches: [], bar: null, update_events: [],
+};
 let code = 1;
 let browser = null;
 try {
@@ -31,8 +36,16 @@ try {
   page.on('pageerror', (e) => result.errors.push(String(e)));
   let loads = 0;
   page.on('load', () => { loads++; });
+  page.on('response', (r) => { if (r.status() >= 400) result.failed_requests.push(r.status() + ' ' + r.url()); });
   await page.goto(url);
   await page.waitForSelector('.facts .badge');
+  await page.waitForTimeout(300);
+  result.main_outline = await page.evaluate(() => {
+    const m = document.getElementById('main');
+    return (document.activeElement === m ? 'focused ' : '') + getComputedStyle(m).outlineStyle;
+  });
+  // Tells the test the page is up (it may hold the update until then).
+  writeFileSync(join(shots, 'loaded'), '');
   // A marker that only survives if the page is never reloaded.
   await page.evaluate(() => { window.__staggerMarker = 1; });
 
@@ -51,6 +64,11 @@ try {
       await page.screenshot({ path: file, fullPage: true });
       result.screenshots.push(file);
     }
+    const batch = await page.evaluate(() => {
+      const dt = [...document.querySelectorAll('.facts dt')].find((d) => d.textContent === 'Current batch');
+      return dt ? dt.nextElementSibling.textContent : '';
+    });
+    if (batch && !result.batches.includes(batch)) result.batches.push(batch);
     if (TERMINAL.has(status)) break;
     await page.waitForTimeout(100);
   }
@@ -59,6 +77,12 @@ try {
   result.states = await page.evaluate(() => {
     const c = document.querySelector('canvas.grid');
     return c ? c.dataset.states : '';
+  });
+  result.update_events = await page.evaluate(() =>
+    [...document.querySelectorAll('ol.update-events li')].map((li) => li.textContent));
+  result.bar = await page.evaluate(() => {
+    const s = document.querySelector('main .bar > span');
+    return s ? { class: s.className, color: getComputedStyle(s).backgroundColor, width: s.style.width } : null;
   });
   result.reloaded = loads > 1 || !(await page.evaluate(() => window.__staggerMarker === 1));
   const final = join(shots, 'final.png');

@@ -5,7 +5,7 @@
 #include <gio/gio.h>
 #include <string.h>
 
-#include "common/framed_client.h"
+#include "framed_client.h"
 
 struct _StgFramedClient
 {

@@ -7,8 +7,8 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
+#include "cli/http_client_transport.h"
 #include "common/error.h"
-#include "common/http_client_transport.h"
 
 G_DEFINE_QUARK (stg-http-client-error-quark, stg_http_client_error)
 
@@ -331,7 +331,7 @@ setup (StgHttpClientTransport *self, const gchar *url, const StgHttpClientOption
     return invalid (error, "%s: give a user or a token, not both", url);
 
   self->content_type = g_strdup (o->content_type ? o->content_type : STG_HTTP_CLIENT_CONTENT_TYPE);
-  g_autofree gchar *agent = g_strdup_printf ("stagger/%s", PACKAGE_VERSION);
+  g_autofree gchar *agent = g_strdup_printf ("stagger/%s", STG_VERSION);
   self->session = soup_session_new_with_options (
       "timeout", o->timeout_s,
       "user-agent", o->user_agent ? o->user_agent : agent,

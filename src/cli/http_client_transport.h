@@ -5,7 +5,7 @@
  * application/vnd.apache.thrift.binary, with an optional Basic or Bearer
  * Authorization header, over TLS when the URL is https. The reply body is
  * then read back by the protocol. Built on libsoup-3's synchronous API; for
- * clients (the CLI, tests, benchmarks), not the daemon. Any thread; one
+ * the CLI (and the RPC benchmark), not the daemon. Any thread; one
  * owner at a time.
  */
 #pragma once

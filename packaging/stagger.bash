@@ -1,0 +1,55 @@
+# bash completion for stagger(1): groups, commands, options, and job files
+# where a command takes one. Installed by `make install` into
+# $(datadir)/bash-completion/completions/stagger.
+
+_stagger_commands ()
+{
+  case "$1" in
+    job) echo "create kill status list diff restart inspect" ;;
+    update) echo "start info pause resume abort rollback pulse list wait" ;;
+  esac
+}
+
+_stagger_options ()
+{
+  local common="--url --auth-user --json --help"
+  case "$1 $2" in
+    "update start") echo "$common --message --wait" ;;
+    "update info"|"update wait") echo "$common --id" ;;
+    "update pause"|"update resume"|"update abort"|"update rollback") echo "$common --message --id" ;;
+    "update pulse") echo "$common --every --id" ;;
+    "update list") echo "$common --status --user --limit" ;;
+    "job kill") echo "$common --message" ;;
+    *) echo "$common" ;;
+  esac
+}
+
+_stagger ()
+{
+  local cur="${COMP_WORDS[COMP_CWORD]}" group="" command="" i
+  COMPREPLY=()
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case "${COMP_WORDS[i]}" in
+      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit) ((i++)) ;;
+      -*) ;;
+      *) if [[ -z $group ]]; then group="${COMP_WORDS[i]}"; elif [[ -z $command ]]; then command="${COMP_WORDS[i]}"; fi ;;
+    esac
+  done
+  if [[ $cur == -* ]]; then
+    if [[ -z $group ]]; then
+      COMPREPLY=($(compgen -W "--url --auth-user --json --help --version" -- "$cur"))
+    else
+      COMPREPLY=($(compgen -W "$(_stagger_options "$group" "$command")" -- "$cur"))
+    fi
+  elif [[ -z $group ]]; then
+    COMPREPLY=($(compgen -W "job update" -- "$cur"))
+  elif [[ -z $command ]]; then
+    COMPREPLY=($(compgen -W "$(_stagger_commands "$group")" -- "$cur"))
+  else
+    case "$group $command" in
+      "job create"|"job diff"|"job inspect"|"update start")
+        COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur")) ;;
+    esac
+  fi
+}
+complete -F _stagger stagger

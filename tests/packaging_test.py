@@ -1,0 +1,111 @@
+"""packaging_test.py: what a system install adds. staggerd.service passes
+systemd-analyze verify (when systemd-analyze is there); staggerd tells
+$NOTIFY_SOCKET it is ready (Type=notify) and keeps its data in
+$STATE_DIRECTORY when no --data-dir is given; without either its default
+data dir is absolute; the bash completion offers every command that
+stagger --help lists, and each command's options.
+"""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import stgtest
+
+
+def unit_verifies(r, tmp):
+    unit = os.path.join(stgtest.BUILDDIR, "packaging", "staggerd.service")
+    with open(unit) as f:
+        text = f.read()
+    r.check("the unit is Type=notify with StateDirectory=stagger",
+            "Type=notify" in text and "StateDirectory=stagger" in text and "@sbindir@" not in text, text)
+    if shutil.which("systemd-analyze") is None:
+        print("NOTE systemd-analyze is not installed: the unit is not verified")
+        return
+    # ExecStart must name an executable for verify: use the build tree's.
+    local = os.path.join(tmp, "staggerd.service")
+    with open(local, "w") as f:
+        f.write(re.sub(r"^ExecStart=\S+", "ExecStart=" + stgtest.program("staggerd"), text, flags=re.M))
+    p = subprocess.run(["systemd-analyze", "verify", "--man=no", local], capture_output=True, text=True)
+    r.check("systemd-analyze verify staggerd.service", p.returncode == 0 and "staggerd.service" not in p.stderr,
+            p.stdout + p.stderr)
+
+
+def notify_and_state_directory(r, tmp):
+    state = os.path.join(tmp, "state")
+    os.mkdir(state)
+    path = os.path.join(tmp, "notify")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(30)
+    env = dict(os.environ, NOTIFY_SOCKET=path, STATE_DIRECTORY=state)
+    proc = subprocess.Popen([stgtest.program("staggerd"), "--http-port=0", "--thrift-port=0",
+                             "--runtime=simulated"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        try:
+            message = sock.recv(4096).decode()
+        except socket.timeout:
+            message = ""
+        r.check("staggerd sends READY=1 to $NOTIFY_SOCKET", message == "READY=1", message)
+        r.check("staggerd keeps its data in $STATE_DIRECTORY",
+                os.path.exists(os.path.join(state, "stagger.db")), os.listdir(state))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+        r.check("staggerd exits cleanly (notify)", proc.returncode == 0, (proc.returncode, out))
+        sock.close()
+    p = subprocess.run([stgtest.program("staggerd"), "--help"], capture_output=True, text=True)
+    m = re.search(r"--data-dir=DIR.*\(default: \$STATE_DIRECTORY, else (\S+)\)", p.stdout)
+    r.check("the default data dir is absolute", m is not None and os.path.isabs(m.group(1)), p.stdout)
+
+
+def complete(words):
+    """What the completion offers for the command line @words (the last
+    word is the one being completed)."""
+    script = os.path.join(stgtest.SRCDIR, "packaging", "stagger.bash")
+    line = " ".join("'%s'" % w for w in words)
+    code = 'source "%s"; COMP_WORDS=(%s); COMP_CWORD=%d; _stagger; echo "${COMPREPLY[*]}"' % (
+        script, line, len(words) - 1)
+    return subprocess.run(["bash", "-c", code], capture_output=True, text=True).stdout.split()
+
+
+def completion(r, tmp):
+    helptext = subprocess.run([stgtest.program("stagger"), "--help"], capture_output=True, text=True).stdout
+    listed = re.findall(r"^  (job|update) (\w+)", helptext, re.M)
+    r.check("stagger --help lists commands", len(listed) > 10, helptext)
+    r.check("the groups complete", complete(["stagger", ""]) == ["job", "update"], complete(["stagger", ""]))
+    for group in ("job", "update"):
+        offered = complete(["stagger", group, ""])
+        wanted = [c for g, c in listed if g == group]
+        r.check("every %s command completes" % group, sorted(offered) == sorted(wanted), (offered, wanted))
+    r.check("update list completes --user and --auth-user",
+            {"--user", "--auth-user"} <= set(complete(["stagger", "update", "list", "--"])))
+    r.check("options after a global option",
+            "--wait" in complete(["stagger", "--url", "http://x", "update", "start", "--w"]))
+    # Each command's options, as its --help lists them.
+    for group, command in listed:
+        text = subprocess.run([stgtest.program("stagger"), group, command, "--help"],
+                              capture_output=True, text=True).stdout
+        options = set(re.findall(r"^\s+(?:-\w, )?(--[\w-]+)", text, re.M))
+        offered = set(complete(["stagger", group, command, "--"]))
+        r.check("%s %s completes its options" % (group, command), options <= offered,
+                sorted(options - offered))
+
+
+def main():
+    r = stgtest.Results("packaging_test")
+    with tempfile.TemporaryDirectory(prefix="stagger-pkg-") as tmp:
+        r.run("unit", unit_verifies, r, tmp)
+        r.run("notify", notify_and_state_directory, r, tmp)
+        r.run("completion", completion, r, tmp)
+    return r.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
