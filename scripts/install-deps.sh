@@ -16,6 +16,7 @@ PACKAGES="
   python3 python3-thrift
   groff-base mandoc
   chromium fonts-dejavu-core
+  podman runc conmon catatonit slirp4netns uidmap busybox-static
 "
 # The browser test drives Chromium with playwright-core from npm. A machine
 # that already has node and npm (from elsewhere) keeps them.

@@ -119,3 +119,11 @@ tests_fuzz_fuzz_dispatch_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
 tests_fuzz_fuzz_dispatch_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 TESTS += tests/fuzz_test.sh
 EXTRA_DIST += tests/fuzz_test.sh tests/fuzz/replay.c tests/fuzz/corpus
+
+# The fleet runtime against real podman services (tests/podman_hosts.c).
+STG_PODMAN_HOSTS = tests/podman_hosts.c tests/podman_hosts.h
+check_PROGRAMS += tests/fleet_test
+TESTS += tests/fleet_test
+tests_fleet_test_SOURCES = tests/fleet_test.c $(STG_PODMAN_HOSTS)
+tests_fleet_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_fleet_test_LDADD = $(STG_TEST_LDADD)
