@@ -126,4 +126,4 @@ check_PROGRAMS += tests/fleet_test
 TESTS += tests/fleet_test
 tests_fleet_test_SOURCES = tests/fleet_test.c $(STG_PODMAN_HOSTS)
 tests_fleet_test_CFLAGS = $(STG_TEST_CFLAGS)
-tests_fleet_test_LDADD = $(STG_TEST_LDADD)
+tests_fleet_test_LDADD = libstg_cli.a $(STG_TEST_LDADD)
