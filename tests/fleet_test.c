@@ -4,10 +4,12 @@
 #include "config.h"
 
 #include <check.h>
+#include <gio/gunixsocketaddress.h>
 #include <string.h>
 
 #include "cli/jobfile.h"
 #include "podman_hosts.h"
+#include "runtime/docker.h"
 #include "testutil.h"
 
 /* The simulated hosts: each has its own storage and socket, images come from
@@ -163,6 +165,276 @@ START_TEST (job_inspect_shows_container_and_constraints)
 }
 END_TEST
 
+/* ---- the Docker Engine API client ------------------------------------------ */
+
+static gboolean
+result_arrived (gpointer data)
+{
+  return *(GAsyncResult **) data != NULL;
+}
+
+static void
+keep_result (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  GAsyncResult **slot = data;
+
+  ck_assert_msg (*slot == NULL, "a call called back twice");
+  *slot = g_object_ref (result);
+}
+
+/* Runs the main loop until @slot holds a result (30 s at most). */
+static GAsyncResult *
+await_result (GAsyncResult **slot)
+{
+  ck_assert_msg (stg_test_wait (result_arrived, slot, 30000), "no answer from the engine in 30 s");
+  return g_steal_pointer (slot);
+}
+
+static StgDocker *
+docker_for (StgTestPodmanHost *host, guint timeout_secs)
+{
+  g_autoptr (GError) error = NULL;
+  StgDocker *d = stg_docker_new (host->endpoint, NULL, timeout_secs, &error);
+
+  ck_assert_msg (d != NULL, "%s", error ? error->message : "");
+  return d;
+}
+
+static gboolean
+docker_done (StgDocker *d, GAsyncResult **slot, GError **error)
+{
+  g_autoptr (GAsyncResult) r = await_result (slot);
+
+  return stg_docker_finish (d, r, error);
+}
+
+static JsonNode *
+docker_inspect (StgDocker *d, const gchar *id, GError **error)
+{
+  GAsyncResult *slot = NULL;
+
+  stg_docker_inspect_async (d, id, NULL, keep_result, &slot);
+  g_autoptr (GAsyncResult) r = await_result (&slot);
+  return stg_docker_inspect_finish (d, r, error);
+}
+
+/* Labels of every container listed with @labels, joined by spaces. */
+static gchar *
+docker_list_names (StgDocker *d, const gchar *const *labels)
+{
+  g_autoptr (GError) error = NULL;
+  GAsyncResult *slot = NULL;
+  g_autoptr (GString) names = g_string_new (NULL);
+
+  stg_docker_list_async (d, labels, NULL, keep_result, &slot);
+  g_autoptr (GAsyncResult) r = await_result (&slot);
+  g_autoptr (JsonNode) list = stg_docker_list_finish (d, r, &error);
+  ck_assert_msg (list != NULL && JSON_NODE_HOLDS_ARRAY (list), "%s", error ? error->message : "not an array");
+  JsonArray *a = json_node_get_array (list);
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    {
+      JsonObject *c = json_array_get_object_element (a, i);
+      JsonObject *l = json_object_get_object_member (c, "Labels");
+      g_string_append_printf (names, "%s%s", i ? " " : "", json_object_get_string_member (l, "test.name"));
+    }
+  return g_string_free (g_steal_pointer (&names), FALSE);
+}
+
+static gchar *
+docker_create (StgDocker *d, const gchar *name, const gchar *image, guint16 port, GError **error)
+{
+  GAsyncResult *slot = NULL;
+  g_autofree gchar *json = g_strdup_printf (
+    "{\"Image\": \"%s\", \"Cmd\": [\"httpd\", \"-f\", \"-p\", \"127.0.0.1:%u\", \"-h\", \"/www\"], "
+    "\"Labels\": {\"test.name\": \"%s\", \"test.kind\": \"web\"}, "
+    "\"HostConfig\": {\"NetworkMode\": \"host\", \"Init\": true}}", image, port, name);
+  g_autoptr (JsonNode) spec = json_from_string (json, NULL);
+
+  stg_docker_create_async (d, name, spec, NULL, keep_result, &slot);
+  g_autoptr (GAsyncResult) r = await_result (&slot);
+  return stg_docker_create_finish (d, r, error);
+}
+
+static gint
+docker_exec (StgDocker *d, const gchar *id, const gchar *const *argv, gchar **output)
+{
+  g_autoptr (GError) error = NULL;
+  GAsyncResult *slot = NULL;
+  gint code = -1;
+
+  stg_docker_exec_async (d, id, argv, NULL, keep_result, &slot);
+  g_autoptr (GAsyncResult) r = await_result (&slot);
+  ck_assert_msg (stg_docker_exec_finish (d, r, &code, output, &error), "exec: %s", error ? error->message : "");
+  return code;
+}
+
+static gboolean
+json_running (JsonNode *inspect)
+{
+  JsonObject *state = json_object_get_object_member (json_node_get_object (inspect), "State");
+
+  return json_object_get_boolean_member (state, "Running");
+}
+
+/* Create, start, inspect, list by label, exec, stop, remove: each against
+ * a real engine, each answering through the main loop. */
+START_TEST (docker_client_runs_a_container_through_its_life)
+{
+  StgTestPodman *fleet = stg_test_podman_start (1);
+  g_autoptr (StgDocker) d = docker_for (fleet->hosts->pdata[0], 30);
+  g_autoptr (GError) error = NULL;
+  GAsyncResult *slot = NULL;
+
+  stg_test_podman_import (fleet, "localhost/stagger-test:1", "1");
+  stg_docker_ping_async (d, NULL, keep_result, &slot);
+  g_autoptr (GAsyncResult) pinged = await_result (&slot);
+  ck_assert_msg (stg_docker_ping_finish (d, pinged, &error), "%s", error ? error->message : "");
+
+  g_autofree gchar *id = docker_create (d, "web-0", "localhost/stagger-test:1", 44010, &error);
+  ck_assert_msg (id != NULL, "%s", error ? error->message : "");
+  stg_docker_start_async (d, id, NULL, keep_result, &slot);
+  ck_assert_msg (docker_done (d, &slot, &error), "%s", error ? error->message : "");
+  ck_assert (stg_test_wait_http_body (44010, "/version", "1", 30000));
+  g_autoptr (JsonNode) running = docker_inspect (d, id, &error);
+  ck_assert (running != NULL && json_running (running));
+
+  const gchar *mine[] = { "test.kind=web", "test.name=web-0", NULL };
+  const gchar *other[] = { "test.kind=db", NULL };
+  g_autofree gchar *listed = docker_list_names (d, mine);
+  g_autofree gchar *none = docker_list_names (d, other);
+  ck_assert_str_eq (listed, "web-0");
+  ck_assert_str_eq (none, "");
+
+  g_autofree gchar *out = NULL;
+  const gchar *cat[] = { "cat", "/www/version", NULL };
+  const gchar *fail[] = { "sh", "-c", "echo oops >&2; exit 3", NULL };
+  ck_assert_int_eq (docker_exec (d, id, cat, &out), 0);
+  ck_assert_str_eq (out, "1");
+  g_clear_pointer (&out, g_free);
+  ck_assert_int_eq (docker_exec (d, id, fail, &out), 3);
+  ck_assert_str_eq (out, "oops\n");
+
+  stg_docker_stop_async (d, id, 5, NULL, keep_result, &slot);
+  ck_assert_msg (docker_done (d, &slot, &error), "%s", error ? error->message : "");
+  g_autoptr (JsonNode) stopped = docker_inspect (d, id, &error);
+  ck_assert (stopped != NULL && !json_running (stopped));
+  ck_assert (!stg_test_port_open (44010));
+  stg_docker_remove_async (d, id, NULL, keep_result, &slot);
+  ck_assert_msg (docker_done (d, &slot, &error), "%s", error ? error->message : "");
+  g_autoptr (JsonNode) gone = docker_inspect (d, id, &error);
+  ck_assert (gone == NULL);
+  ck_assert_msg (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_NOT_FOUND), "%s", error->message);
+  g_clear_error (&error);
+  stg_docker_remove_async (d, id, NULL, keep_result, &slot); /* already gone: fine */
+  ck_assert_msg (docker_done (d, &slot, &error), "%s", error ? error->message : "");
+  stg_test_podman_stop (fleet);
+}
+END_TEST
+
+/* The engine's own words reach the caller, with a code by kind. */
+START_TEST (docker_client_passes_engine_errors_verbatim)
+{
+  StgTestPodman *fleet = stg_test_podman_start (1);
+  StgTestPodmanHost *host = fleet->hosts->pdata[0];
+  g_autoptr (StgDocker) d = docker_for (host, 30);
+  g_autoptr (GError) error = NULL;
+
+  stg_test_podman_import (fleet, "localhost/stagger-test:1", "1");
+  g_autofree gchar *missing = docker_create (d, "web-x", "localhost/no-such-image:9", 44011, &error);
+  ck_assert (missing == NULL);
+  ck_assert_msg (strstr (error->message, "localhost/no-such-image:9") != NULL, "%s", error->message);
+  ck_assert_msg (!g_str_has_prefix (error->message, "HTTP"), "%s", error->message);
+  g_clear_error (&error);
+
+  g_autofree gchar *first = docker_create (d, "web-1", "localhost/stagger-test:1", 44012, &error);
+  ck_assert_msg (first != NULL, "%s", error ? error->message : "");
+  g_autofree gchar *second = docker_create (d, "web-1", "localhost/stagger-test:1", 44012, &error);
+  ck_assert (second == NULL);
+  /* Docker answers 409 (CONFLICT), Podman 4.3 answers 500: the words count. */
+  ck_assert_msg (strstr (error->message, "\"web-1\" is already in use") != NULL, "%s", error->message);
+  g_clear_error (&error);
+
+  g_autoptr (JsonNode) nothing = docker_inspect (d, "no-such-container", &error);
+  ck_assert (nothing == NULL && g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_NOT_FOUND));
+  ck_assert_msg (strstr (error->message, "no-such-container") != NULL, "%s", error->message);
+  stg_test_podman_stop (fleet);
+}
+END_TEST
+
+/* A listening engine that never answers: its calls time out as
+ * UNREACHABLE while another engine's calls go on; a cancelled call calls
+ * back once, cancelled; an endpoint that is not a socket is unreachable. */
+START_TEST (docker_client_never_waits_on_a_dead_engine)
+{
+  StgTestPodman *fleet = stg_test_podman_start (1);
+  g_autoptr (StgDocker) live = docker_for (fleet->hosts->pdata[0], 30);
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *stuck_path = g_build_filename (fleet->dir, "stuck.sock", NULL);
+  g_autofree gchar *stuck_url = g_strconcat ("unix://", stuck_path, NULL);
+  g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (stuck_path);
+  g_autoptr (GSocket) listener = g_socket_new (G_SOCKET_FAMILY_UNIX, G_SOCKET_TYPE_STREAM, 0, &error);
+
+  ck_assert (listener != NULL && g_socket_bind (listener, addr, TRUE, &error) && g_socket_listen (listener, &error));
+  g_autoptr (StgDocker) stuck = stg_docker_new (stuck_url, NULL, 2, &error);
+  ck_assert_msg (stuck != NULL, "%s", error ? error->message : "");
+  GAsyncResult *stuck_slot = NULL, *live_slot = NULL, *cancel_slot = NULL;
+  gint64 t0 = g_get_monotonic_time ();
+  stg_docker_ping_async (stuck, NULL, keep_result, &stuck_slot);
+  stg_docker_ping_async (live, NULL, keep_result, &live_slot);
+  g_autoptr (GAsyncResult) live_r = await_result (&live_slot);
+  ck_assert (stuck_slot == NULL); /* the live engine answered first */
+  ck_assert (stg_docker_ping_finish (live, live_r, NULL));
+  g_autoptr (GAsyncResult) stuck_r = await_result (&stuck_slot);
+  ck_assert (!stg_docker_ping_finish (stuck, stuck_r, &error));
+  ck_assert_msg (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE), "%s", error->message);
+  ck_assert_msg (g_str_has_prefix (error->message, stuck_url), "%s", error->message);
+  ck_assert_int_ge (g_get_monotonic_time () - t0, 1 * G_USEC_PER_SEC);
+  g_clear_error (&error);
+
+  g_autoptr (GCancellable) cancel = g_cancellable_new ();
+  stg_docker_ping_async (stuck, cancel, keep_result, &cancel_slot);
+  g_cancellable_cancel (cancel);
+  g_autoptr (GAsyncResult) cancelled = await_result (&cancel_slot);
+  ck_assert (!stg_docker_ping_finish (stuck, cancelled, &error));
+  ck_assert (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED));
+  g_clear_error (&error);
+
+  g_autofree gchar *absent = g_strconcat ("unix://", fleet->dir, "/absent.sock", NULL);
+  g_autoptr (StgDocker) nowhere = stg_docker_new (absent, NULL, 2, &error);
+  stg_docker_ping_async (nowhere, NULL, keep_result, &cancel_slot);
+  g_autoptr (GAsyncResult) refused = await_result (&cancel_slot);
+  ck_assert (!stg_docker_ping_finish (nowhere, refused, &error));
+  ck_assert_msg (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE), "%s", error->message);
+  stg_test_podman_stop (fleet);
+}
+END_TEST
+
+static const struct
+{
+  const gchar *endpoint;
+  StgDockerTls tls;
+} bad_endpoints[] = {
+  { "/run/podman/podman.sock", { NULL, NULL, NULL } },
+  { "unix://relative.sock", { NULL, NULL, NULL } },
+  { "tcp://", { NULL, NULL, NULL } },
+  { "tcp://host:2376/path", { NULL, NULL, NULL } },
+  { "http://host:2375", { NULL, NULL, NULL } },
+  { "tcp://host:2376", { "/nonexistent/cert.pem", NULL, NULL } },
+  { "tcp://host:2376", { "/nonexistent/cert.pem", "/nonexistent/key.pem", "/nonexistent/ca.pem" } },
+};
+
+/* A bad endpoint or TLS setting is refused up front, saying what is wrong. */
+START_TEST (docker_client_refuses_bad_endpoints)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgDocker) d = stg_docker_new (bad_endpoints[_i].endpoint, &bad_endpoints[_i].tls, 5, &error);
+
+  ck_assert_msg (d == NULL, "accepted %s", bad_endpoints[_i].endpoint);
+  ck_assert_msg (strstr (error->message, bad_endpoints[_i].endpoint) != NULL ||
+                 strstr (error->message, "nonexistent") != NULL, "%s", error->message);
+}
+END_TEST
+
 static Suite *
 fleet_suite (void)
 {
@@ -179,6 +451,14 @@ fleet_suite (void)
 
   tcase_set_timeout (tc, 180);
   tcase_add_test (tc, podman_hosts_run_local_images);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("docker");
+  tcase_set_timeout (tc, 180);
+  tcase_add_test (tc, docker_client_runs_a_container_through_its_life);
+  tcase_add_test (tc, docker_client_passes_engine_errors_verbatim);
+  tcase_add_test (tc, docker_client_never_waits_on_a_dead_engine);
+  tcase_add_loop_test (tc, docker_client_refuses_bad_endpoints, 0, G_N_ELEMENTS (bad_endpoints));
   suite_add_tcase (s, tc);
   return s;
 }

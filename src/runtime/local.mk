@@ -10,4 +10,7 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/process.c src/runtime/process.h \
 	src/runtime/run.c \
 	src/runtime/simulated.c src/runtime/simulated.h
+# The fleet runtime: containers on many hosts through the Docker Engine API.
+libstg_runtime_a_SOURCES += \
+	src/runtime/docker.c src/runtime/docker.h
 EXTRA_DIST += src/runtime/local.mk
