@@ -10,6 +10,7 @@
 #include "cli/jobfile.h"
 #include "podman_hosts.h"
 #include "runtime/docker.h"
+#include "runtime/fleet_hosts.h"
 #include "testutil.h"
 
 /* The simulated hosts: each has its own storage and socket, images come from
@@ -162,6 +163,170 @@ START_TEST (job_inspect_shows_container_and_constraints)
   ck_assert_str_eq (json_object_get_string_member (docker, "image"), "localhost/web:2");
   ck_assert_msg (strstr (out, "\"limit\"") != NULL && strstr (out, "\"host\"") != NULL, "%s", out);
   stg_test_rmtree (dir);
+}
+END_TEST
+
+/* ---- hosts and placement ------------------------------------------------------ */
+
+static const gchar hosts_conf[] =
+  "[staggerd]\nruntime = fleet\n"
+  "[fleet]\nlost_after_secs = 5\npoll_interval_ms = 250\n"
+  "[host b]\nendpoint = tcp://10.0.0.2:2376\nattributes = zone=z1; rack=r2\n"
+  "tls_cert = /etc/c.pem\ntls_key = /etc/k.pem\ntls_ca = /etc/ca.pem\n"
+  "[host a]\nendpoint = unix:///run/podman/podman.sock\naddress = 10.0.0.1\nattributes = zone=z1\n"
+  "[host c]\nendpoint = unix:///var/run/docker.sock\nattributes = zone=z2\n";
+
+static void
+load_hosts (StgFleetOptions *o, const gchar *text)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_autoptr (GError) error = NULL;
+
+  stg_fleet_options_init (o);
+  ck_assert (g_key_file_load_from_data (kf, text, -1, G_KEY_FILE_NONE, &error));
+  ck_assert_msg (stg_fleet_options_load (o, kf, &error), "%s", error ? error->message : "");
+}
+
+/* [host NAME] groups become hosts in name order, with defaults. */
+START_TEST (fleet_hosts_come_from_the_config_file)
+{
+  StgFleetOptions o;
+
+  load_hosts (&o, hosts_conf);
+  ck_assert_uint_eq (o.hosts->len, 3);
+  const StgFleetHostConfig *a = o.hosts->pdata[0], *b = o.hosts->pdata[1], *c = o.hosts->pdata[2];
+  ck_assert_str_eq (a->name, "a");
+  ck_assert_str_eq (a->address, "10.0.0.1");
+  ck_assert_str_eq (b->address, "10.0.0.2"); /* a tcp endpoint's host */
+  ck_assert_str_eq (c->address, "127.0.0.1");
+  ck_assert_str_eq (b->tls_ca, "/etc/ca.pem");
+  ck_assert_str_eq (stg_fleet_host_attribute (b, "rack"), "r2");
+  ck_assert_str_eq (stg_fleet_host_attribute (b, "host"), "b");
+  ck_assert_uint_eq (o.lost_after_secs, 5);
+  ck_assert_uint_eq (o.poll_ms, 250);
+  ck_assert_uint_eq (o.call_timeout_secs, 30);
+  stg_fleet_options_clear (&o);
+}
+END_TEST
+
+static const struct
+{
+  const gchar *text;
+  const gchar *message;
+} bad_hosts[] = {
+  { "[host a]\naddress = 1.2.3.4\n", "[host a] endpoint" },
+  { "[host a]\nendpoint = http://x\n", "[host a] endpoint" },
+  { "[host a]\nendpoint = unix:///s\nzone = z1\n", "unknown key 'zone' in [host a]" },
+  { "[host a]\nendpoint = unix:///s\nattributes = zone\n", "not NAME=VALUE" },
+  { "[host a]\nendpoint = unix:///s\nattributes = host=b\n", "\"host\" is the host's own name" },
+  { "[host a/b]\nendpoint = unix:///s\n", "a host name has" },
+  { "[fleet]\nlost_after_secs = 0\n", "[fleet] lost_after_secs" },
+  { "[fleet]\ngrace = 3\n", "unknown key 'grace' in [fleet]" },
+};
+
+START_TEST (fleet_hosts_refuse_bad_config)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_autoptr (GError) error = NULL;
+  StgFleetOptions o;
+
+  stg_fleet_options_init (&o);
+  ck_assert (g_key_file_load_from_data (kf, bad_hosts[_i].text, -1, G_KEY_FILE_NONE, NULL));
+  ck_assert_msg (!stg_fleet_options_load (&o, kf, &error), "accepted %s", bad_hosts[_i].text);
+  ck_assert_msg (strstr (error->message, bad_hosts[_i].message) != NULL, "%s", error->message);
+  stg_fleet_options_clear (&o);
+}
+END_TEST
+
+/* A set of one constraint: @name limit:@limit, or a value set "a,b"
+ * (leading "!" negates). */
+static GHashTable *
+one_constraint (const gchar *name, gint limit, const gchar *values)
+{
+  GHashTable *set = g_hash_table_new_full (g_direct_hash, g_direct_equal, g_object_unref, NULL);
+  g_autoptr (ApiTaskConstraint) tc = NULL;
+
+  if (values == NULL)
+    {
+      g_autoptr (ApiLimitConstraint) l = g_object_new (API_TYPE_LIMIT_CONSTRAINT, "limit", limit, NULL);
+      tc = g_object_new (API_TYPE_TASK_CONSTRAINT, "limit", l, NULL);
+    }
+  else
+    {
+      g_autoptr (ApiValueConstraint) v = g_object_new (API_TYPE_VALUE_CONSTRAINT, "negated", values[0] == '!', NULL);
+      g_auto (GStrv) parts = g_strsplit (values + (values[0] == '!'), ",", -1);
+      for (guint i = 0; parts[i] != NULL; i++)
+        g_hash_table_add (v->values, g_strdup (parts[i]));
+      tc = g_object_new (API_TYPE_TASK_CONSTRAINT, "value", v, NULL);
+    }
+  g_hash_table_add (set, g_object_new (API_TYPE_CONSTRAINT, "name", name, "constraint", tc, NULL));
+  return set;
+}
+
+/* Places @n instances one after another; returns the hosts' names joined. */
+static gchar *
+place_many (StgPlaceHost *hosts, guint n_hosts, GHashTable *constraints, guint n, gchar **why)
+{
+  g_autoptr (GArray) job = g_array_new (FALSE, FALSE, sizeof (gint));
+  g_autoptr (GString) out = g_string_new (NULL);
+
+  for (guint i = 0; i < n; i++)
+    {
+      gint h = stg_fleet_place (hosts, n_hosts, constraints, job, why);
+      if (h < 0)
+        {
+          g_string_append (out, " -");
+          break;
+        }
+      g_array_append_val (job, h);
+      hosts[h].total++;
+      g_string_append_printf (out, " %s", hosts[h].config->name);
+    }
+  return g_strdup (out->str + 1);
+}
+
+/* Fewest of the job, then fewest overall, then name; unavailable hosts
+ * and failing constraints are skipped, and the message names them. */
+START_TEST (fleet_placement_spreads_under_constraints)
+{
+  StgFleetOptions o;
+  load_hosts (&o, hosts_conf);
+  StgPlaceHost hosts[3];
+  g_autofree gchar *why = NULL;
+
+  for (guint i = 0; i < 3; i++)
+    hosts[i] = (StgPlaceHost) { .config = o.hosts->pdata[i], .available = TRUE, .total = 0 };
+  hosts[0].total = 5; /* a is busy with other jobs */
+  g_autofree gchar *spread = place_many (hosts, 3, NULL, 4, NULL);
+  ck_assert_str_eq (spread, "b c a b");
+
+  for (guint i = 0; i < 3; i++)
+    hosts[i].total = 0;
+  g_autoptr (GHashTable) per_host = one_constraint ("host", 1, NULL);
+  g_autofree gchar *limited = place_many (hosts, 3, per_host, 4, &why);
+  ck_assert_str_eq (limited, "a b c -");
+  ck_assert_msg (strstr (why, "a: limit host:1 reached") != NULL && strstr (why, "c: limit host:1") != NULL, "%s",
+                 why);
+  g_clear_pointer (&why, g_free);
+
+  g_autoptr (GHashTable) per_zone = one_constraint ("zone", 2, NULL);
+  g_autofree gchar *zones = place_many (hosts, 3, per_zone, 5, &why);
+  ck_assert_str_eq (zones, "a b c c -"); /* z1 (a, b) is full after two */
+  g_clear_pointer (&why, g_free);
+
+  g_autoptr (GHashTable) only_z2 = one_constraint ("zone", 0, "z2");
+  g_autofree gchar *z2 = place_many (hosts, 3, only_z2, 2, NULL);
+  ck_assert_str_eq (z2, "c c");
+  g_autoptr (GHashTable) not_z1 = one_constraint ("zone", 0, "!z1");
+  g_autofree gchar *nz1 = place_many (hosts, 3, not_z1, 1, NULL);
+  ck_assert_str_eq (nz1, "c");
+  g_autoptr (GHashTable) rack = one_constraint ("rack", 0, "r2");
+  hosts[1].available = FALSE;
+  g_autofree gchar *none = place_many (hosts, 3, rack, 1, &why);
+  ck_assert_str_eq (none, "-");
+  ck_assert_msg (strstr (why, "a: rack in {r2} (the host has none)") != NULL, "%s", why);
+  ck_assert_msg (strstr (why, "b: unreachable or draining") != NULL, "%s", why);
+  stg_fleet_options_clear (&o);
 }
 END_TEST
 
@@ -445,6 +610,12 @@ fleet_suite (void)
   tcase_add_test (tc, job_file_without_placement_sets_nothing);
   tcase_add_loop_test (tc, job_file_refuses_bad_placement, 0, G_N_ELEMENTS (bad_placement));
   tcase_add_test (tc, job_inspect_shows_container_and_constraints);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("placement");
+  tcase_add_test (tc, fleet_hosts_come_from_the_config_file);
+  tcase_add_loop_test (tc, fleet_hosts_refuse_bad_config, 0, G_N_ELEMENTS (bad_hosts));
+  tcase_add_test (tc, fleet_placement_spreads_under_constraints);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("podman");

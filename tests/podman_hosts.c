@@ -311,11 +311,47 @@ unmount_under (const gchar *prefix)
     }
 }
 
+/* Removes every container of the podman storages under @dir (a fleet's
+ * folder, pm-XXXXXX/hN/storage, at any depth): container processes name
+ * no path of ours, only the engine can find them. */
+static void
+remove_containers_under (const gchar *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  g_autofree gchar *storage = g_build_filename (dir, "storage", NULL);
+  g_autofree gchar *conf = g_build_filename (dir, "..", "containers.conf", NULL);
+  const gchar *name;
+
+  if (g_file_test (storage, G_FILE_TEST_IS_DIR) && g_file_test (conf, G_FILE_TEST_EXISTS))
+    {
+      StgTestPodmanHost host = { .root = (gchar *) dir };
+      StgTestPodman fleet = { .dir = (gchar *) dir, .conf_path = conf };
+      g_autoptr (GPtrArray) argv = podman_argv (&host);
+      const gchar *rm[] = { "rm", "--all", "--force", "--time=0", NULL };
+      for (guint i = 0; rm[i] != NULL; i++)
+        g_ptr_array_add (argv, g_strdup (rm[i]));
+      g_ptr_array_add (argv, NULL);
+      g_autoptr (GSubprocessLauncher) l = podman_launcher (&fleet, G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                                                                     G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+      g_autoptr (GSubprocess) p = g_subprocess_launcher_spawnv (l, (const gchar *const *) argv->pdata, NULL);
+      if (p != NULL)
+        g_subprocess_wait (p, NULL, NULL);
+      return;
+    }
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree gchar *child = g_build_filename (dir, name, NULL);
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        remove_containers_under (child);
+    }
+}
+
 void
 stg_test_podman_purge (const gchar *dir)
 {
   g_autofree gchar *prefix = g_build_filename (dir, "/", NULL);
 
+  remove_containers_under (dir);
   kill_processes_under (prefix);
   unmount_under (prefix);
 }

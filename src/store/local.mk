@@ -8,6 +8,8 @@ libstg_store_a_SOURCES = \
 nodist_libstg_store_a_SOURCES = src/store/schema-resources.c
 
 STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.sql
+STG_SCHEMA_FILES += $(srcdir)/schema/003_fleet.sql
+libstg_store_a_SOURCES += src/store/fleet_facts.c
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)
 	$(AM_V_GEN)$(MKDIR_P) src/store && \
 	$(GLIB_COMPILE_RESOURCES) --target=$@ --sourcedir=$(srcdir)/schema \
