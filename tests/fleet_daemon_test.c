@@ -24,12 +24,13 @@ typedef struct
 
 /* Three podman hosts with both images, and a config file naming them. */
 static Env *
-env_new (void)
+env_new (const gchar *fleet_conf)
 {
   Env *e = g_new0 (Env, 1);
-  g_autoptr (GString) conf = g_string_new ("[fleet]\npoll_interval_ms = 200\ncall_timeout_secs = 120\nlost_after_secs = 600\n");
+  g_autoptr (GString) conf = g_string_new ("[fleet]\npoll_interval_ms = 200\ncall_timeout_secs = 120\n");
   g_autoptr (GError) error = NULL;
 
+  g_string_append (conf, fleet_conf);
   e->fleet = stg_test_podman_start (3);
   stg_test_podman_import (e->fleet, IMAGE_V1, "1");
   stg_test_podman_import (e->fleet, IMAGE_V2, "2");
@@ -251,7 +252,7 @@ wait_running (StgTestDaemon *d, const gchar *name, gint count)
  * back in reverse order, and the old containers' config runs afterwards. */
 START_TEST (fleet_rolls_thirty_instances_across_three_hosts)
 {
-  Env *e = env_new ();
+  Env *e = env_new ("lost_after_secs = 600\n");
   StgTestDaemon *d = daemon_start (e, "44100-44499");
   g_autoptr (ApiJobConfiguration) v1 = web_job ("web", 30, IMAGE_V1, "/health", 10);
   g_autoptr (ApiJobConfiguration) v2 = web_job ("web", 30, IMAGE_V2, "/health", 10);
@@ -309,7 +310,7 @@ some_updated (gpointer data)
  * every container (none restarted, none doubled) and finishes the update. */
 START_TEST (fleet_adopts_containers_after_kill9_mid_update)
 {
-  Env *e = env_new ();
+  Env *e = env_new ("lost_after_secs = 600\n");
   StgTestDaemon *d = daemon_start (e, "44500-44999");
   g_autoptr (ApiJobConfiguration) v1 = web_job ("api", 12, IMAGE_V1, "/health", 4);
   g_autoptr (ApiJobConfiguration) v2 = web_job ("api", 12, IMAGE_V2, "/health", 4);
@@ -345,6 +346,76 @@ START_TEST (fleet_adopts_containers_after_kill9_mid_update)
 }
 END_TEST
 
+typedef struct
+{
+  Env *e;
+  StgTestDaemon *d;
+} Lost;
+
+/* Six instances run again, three on each of host0 and host1. */
+static gboolean
+replaced_elsewhere (gpointer data)
+{
+  Lost *l = data;
+  Want w = { l->d, "lost", 6 };
+  g_autoptr (GPtrArray) list = NULL;
+
+  if (!all_running (&w))
+    return FALSE;
+  list = containers (l->e);
+  gboolean ok = count_on (list, "host0", NULL) == 3 && count_on (list, "host1", NULL) == 3;
+  if (!ok)
+    g_usleep (200000);
+  return ok;
+}
+
+static gboolean
+host2_empty (gpointer data)
+{
+  Env *e = data;
+  g_autofree gchar *ps = stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[2], "ps", "--all", "--quiet",
+                                              "--filter", "label=org.stagger.job", NULL);
+  gboolean empty = g_strstrip (ps)[0] == '\0';
+
+  if (!empty)
+    g_usleep (200000);
+  return empty;
+}
+
+/* #15: a host whose engine stops answering: after the grace period its
+ * instances are LOST (counted as failures) and placed on the other hosts;
+ * when it answers again, what it still holds of ours is removed. */
+START_TEST (fleet_replaces_instances_of_a_lost_host)
+{
+  Env *e = env_new ("lost_after_secs = 3\n");
+  StgTestDaemon *d = daemon_start (e, "44100-44499");
+  g_autoptr (ApiJobConfiguration) job = web_job ("lost", 6, IMAGE_V1, "/health", 3);
+  StgTestPodmanHost *h2 = e->fleet->hosts->pdata[2];
+
+  create_job (d, job);
+  wait_running (d, "lost", 6);
+  g_autoptr (GPtrArray) before = containers (e);
+  ck_assert_uint_eq (count_on (before, "host2", NULL), 2);
+  /* The machine goes away: its engine first, then its containers. */
+  stg_test_podman_host_down (h2);
+  g_autofree gchar *killed = stg_test_podman_cli (e->fleet, h2, "kill", "--all", NULL);
+  Lost l = { e, d };
+  ck_assert_msg (stg_test_wait (replaced_elsewhere, &l, 400000), "host2's instances were not placed elsewhere");
+  GArray *a = stg_rollout_instances (d, "lost");
+  guint failed = 0;
+  for (guint i = 0; i < a->len; i++)
+    failed += g_array_index (a, StgRolloutInstance, i).failures >= 1;
+  stg_rollout_instances_free (a);
+  ck_assert_uint_ge (failed, 2);
+  assert_versions (d, "lost", 6, "1");
+  stg_test_podman_host_up (e->fleet, h2);
+  ck_assert_msg (stg_test_wait (host2_empty, e, 120000), "host2 still holds the lost containers");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
 static Suite *
 fleet_daemon_suite (void)
 {
@@ -354,6 +425,11 @@ fleet_daemon_suite (void)
   tcase_set_timeout (tc, 1800);
   tcase_add_test (tc, fleet_rolls_thirty_instances_across_three_hosts);
   tcase_add_test (tc, fleet_adopts_containers_after_kill9_mid_update);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("hosts");
+  tcase_set_timeout (tc, 900);
+  tcase_add_test (tc, fleet_replaces_instances_of_a_lost_host);
   suite_add_tcase (s, tc);
   return s;
 }
