@@ -10,6 +10,7 @@
 #include "cli/jobfile.h"
 #include "podman_hosts.h"
 #include "runtime/docker.h"
+#include "runtime/fleet.h"
 #include "runtime/fleet_hosts.h"
 #include "testutil.h"
 
@@ -330,6 +331,83 @@ START_TEST (fleet_placement_spreads_under_constraints)
 }
 END_TEST
 
+/* ---- what the fleet runtime accepts ------------------------------------------ */
+
+static const struct
+{
+  const gchar *data;     /* executor data */
+  const gchar *image;    /* NULL: no container */
+  const gchar *param;    /* a docker parameter "name=value", or NULL */
+  const gchar *message;  /* NULL: accepted */
+} fleet_configs[] = {
+  { "{\"command\": \"httpd -f -p {{ports[http]}}\"}", "localhost/web:1", "network=host", NULL },
+  { "{\"command\": \"httpd -f\", \"hot_upgrade\": true}", "localhost/web:1", NULL,
+    "hot_upgrade is refused: listening sockets cannot be handed from one container to another" },
+  { "{\"command\": \"httpd -f\"}", NULL, NULL, "needs container.docker.image" },
+  { "{\"command\": \"httpd -f\"}", "localhost/web:1", "privileged=true",
+    "docker parameter \"privileged\" is not supported" },
+  { "{\"command\": \"httpd -f\"}", "localhost/web:1", "label=org.stagger.job=x", "Stagger's own" },
+  { "{\"command\": \"httpd -f\", \"hooks\": {\"pre_update\": {\"command\": \"true\"}}}", "localhost/web:1",
+    NULL, "update hooks are not supported" },
+  { "{\"command\": \"httpd -f {{ports[nope]}}\"}", "localhost/web:1", NULL, "nope" },
+};
+
+/* validate() takes what the fleet can run and says why it refuses the rest. */
+START_TEST (fleet_validate_says_what_it_cannot_run)
+{
+  StgFleetRuntimeOptions o = { .data_dir = (gchar *) "/nonexistent", .cluster = (gchar *) "local",
+                               .port_min = 44900, .port_max = 44999 };
+  g_autoptr (GError) error = NULL;
+
+  load_hosts (&o.fleet, "[host a]\nendpoint = unix:///nonexistent/podman.sock\n");
+  g_autoptr (StgRuntime) rt = stg_fleet_runtime_new (NULL, NULL, &o, &error);
+  ck_assert_msg (rt != NULL, "%s", error ? error->message : "");
+  g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", "web", 1, fleet_configs[_i].data, "http");
+  if (fleet_configs[_i].image != NULL)
+    {
+      g_autoptr (ApiDockerContainer) docker = g_object_new (API_TYPE_DOCKER_CONTAINER, "image",
+                                                            fleet_configs[_i].image, NULL);
+      if (fleet_configs[_i].param != NULL)
+        {
+          g_auto (GStrv) kv = g_strsplit (fleet_configs[_i].param, "=", 2);
+          g_ptr_array_add (docker->parameters,
+                           g_object_new (API_TYPE_DOCKER_PARAMETER, "name", kv[0], "value", kv[1], NULL));
+          docker->__isset_parameters = TRUE;
+        }
+      g_autoptr (ApiContainer) box = g_object_new (API_TYPE_CONTAINER, "docker", docker, NULL);
+      g_object_set (job->taskConfig, "container", box, NULL);
+    }
+  gboolean ok = stg_runtime_validate (rt, job->taskConfig, &error);
+  if (fleet_configs[_i].message == NULL)
+    ck_assert_msg (ok, "%s", error ? error->message : "");
+  else
+    {
+      ck_assert_msg (!ok, "accepted %s", fleet_configs[_i].data);
+      ck_assert_msg (strstr (error->message, fleet_configs[_i].message) != NULL, "%s", error->message);
+    }
+  stg_fleet_options_clear (&o.fleet);
+}
+END_TEST
+
+/* Without hosts there is no fleet, and a bad endpoint names its host. */
+START_TEST (fleet_runtime_needs_good_hosts)
+{
+  StgFleetRuntimeOptions o = { .data_dir = (gchar *) "/nonexistent", .cluster = (gchar *) "local" };
+  g_autoptr (GError) error = NULL;
+
+  stg_fleet_options_init (&o.fleet);
+  g_autoptr (StgRuntime) none = stg_fleet_runtime_new (NULL, NULL, &o, &error);
+  ck_assert (none == NULL && strstr (error->message, "[host NAME]") != NULL);
+  g_clear_error (&error);
+  stg_fleet_options_clear (&o.fleet);
+  load_hosts (&o.fleet, "[host x]\nendpoint = tcp://h:1\ntls_cert = /nonexistent/c.pem\n");
+  g_autoptr (StgRuntime) bad = stg_fleet_runtime_new (NULL, NULL, &o, &error);
+  ck_assert (bad == NULL);
+  ck_assert_msg (g_str_has_prefix (error->message, "host x: "), "%s", error->message);
+  stg_fleet_options_clear (&o.fleet);
+}
+END_TEST
+
 /* ---- the Docker Engine API client ------------------------------------------ */
 
 static gboolean
@@ -616,6 +694,8 @@ fleet_suite (void)
   tcase_add_test (tc, fleet_hosts_come_from_the_config_file);
   tcase_add_loop_test (tc, fleet_hosts_refuse_bad_config, 0, G_N_ELEMENTS (bad_hosts));
   tcase_add_test (tc, fleet_placement_spreads_under_constraints);
+  tcase_add_loop_test (tc, fleet_validate_says_what_it_cannot_run, 0, G_N_ELEMENTS (fleet_configs));
+  tcase_add_test (tc, fleet_runtime_needs_good_hosts);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("podman");
