@@ -15,6 +15,7 @@ PACKAGES="
   check
   python3 python3-thrift
   groff-base mandoc
+  clang clang-format
   chromium fonts-dejavu-core
   podman runc conmon catatonit slirp4netns uidmap busybox-static
 "

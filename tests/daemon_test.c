@@ -196,6 +196,8 @@ START_TEST (fifty_clients_at_once)
     g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
     g_autoptr (ApiResponse) warm = get_jobs (c, "many");
     g_autoptr (ApiJobConfiguration) job = stg_test_job ("warm", "prod", "up", 1, "true");
+    (void) warm;
+    (void) job;
     g_type_ensure (API_TYPE_STAGGER_SCHEDULER_CLIENT);
     g_type_ensure (API_TYPE_AURORA_SCHEDULER_MANAGER_CREATE_JOB_ARGS);
     g_type_ensure (API_TYPE_AURORA_SCHEDULER_MANAGER_CREATE_JOB_RESULT);

@@ -216,3 +216,48 @@ fx_watch_running (void)
   fx.min_running = G_MAXINT;
   scripted_runtime_on_change (fx.rt, count_running, NULL);
 }
+
+gchar *
+fx_expect_applies (const gchar *ids, gint64 config)
+{
+  g_auto (GStrv) parts = g_strsplit (ids, " ", -1);
+  g_autoptr (GString) s = g_string_new (NULL);
+
+  for (guint i = 0; parts[i] != NULL; i++)
+    g_string_append_printf (s, "%sapply %s %" G_GINT64_FORMAT, i ? ", " : "", parts[i], config);
+  return g_strdup (s->str);
+}
+
+void
+fx_set_strategy_batch (ApiJobUpdateRequest *r, gint32 size, gboolean autopause)
+{
+  g_autoptr (ApiBatchJobUpdateStrategy) b = g_object_new (API_TYPE_BATCH_JOB_UPDATE_STRATEGY,
+                                                          "groupSize", size, "autopauseAfterBatch",
+                                                          autopause, NULL);
+  g_autoptr (ApiJobUpdateStrategy) st = g_object_new (API_TYPE_JOB_UPDATE_STRATEGY, "batchStrategy",
+                                                      b, NULL);
+  g_object_set (r->settings, "updateStrategy", st, NULL);
+}
+
+void
+fx_set_strategy_queue (ApiJobUpdateRequest *r, gint32 size)
+{
+  g_autoptr (ApiQueueJobUpdateStrategy) q = g_object_new (API_TYPE_QUEUE_JOB_UPDATE_STRATEGY,
+                                                          "groupSize", size, NULL);
+  g_autoptr (ApiJobUpdateStrategy) st = g_object_new (API_TYPE_JOB_UPDATE_STRATEGY, "queueStrategy",
+                                                      q, NULL);
+  g_object_set (r->settings, "updateStrategy", st, NULL);
+}
+
+void
+fx_set_strategy_variable (ApiJobUpdateRequest *r, const gint32 *sizes, guint n, gboolean autopause)
+{
+  g_autoptr (GArray) list = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_array_append_vals (list, sizes, n);
+  g_autoptr (ApiVariableBatchJobUpdateStrategy) v =
+      g_object_new (API_TYPE_VARIABLE_BATCH_JOB_UPDATE_STRATEGY, "groupSizes", list,
+                    "autopauseAfterBatch", autopause, NULL);
+  g_autoptr (ApiJobUpdateStrategy) st = g_object_new (API_TYPE_JOB_UPDATE_STRATEGY,
+                                                      "varBatchStrategy", v, NULL);
+  g_object_set (r->settings, "updateStrategy", st, NULL);
+}

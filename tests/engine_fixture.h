@@ -73,3 +73,13 @@ gint64 fx_intent (gint32 i);
 
 /* Watches RUNNING slots: fx.min_running keeps the lowest count seen. */
 void fx_watch_running (void);
+
+/* The runtime log expected when instances @ids ("0 1") are applied config
+ * @config, in that order. */
+gchar *fx_expect_applies (const gchar *ids, gint64 config);
+
+/* Gives @r's settings a Batch, Queue or VariableBatch strategy. */
+void fx_set_strategy_batch (ApiJobUpdateRequest *r, gint32 size, gboolean autopause);
+void fx_set_strategy_queue (ApiJobUpdateRequest *r, gint32 size);
+void fx_set_strategy_variable (ApiJobUpdateRequest *r, const gint32 *sizes, guint n,
+                               gboolean autopause);

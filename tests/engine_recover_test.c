@@ -247,6 +247,7 @@ START_TEST (large_job_in_big_batches)
   gint64 total = 0;
   g_autoptr (GPtrArray) tail = stg_store_list_instance_events (fx.store, fx_update_id (key), 1,
                                                                &total, &error);
+  ck_assert_ptr_nonnull (tail);
   ck_assert_int_eq (total, 2 * n);
 }
 END_TEST

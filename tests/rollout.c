@@ -101,6 +101,17 @@ ApiJobUpdateKey *
 stg_rollout_start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *data,
                           gint32 group, gint32 watch_ms)
 {
+  g_autoptr (GError) error = NULL;
+  ApiJobUpdateKey *key = stg_rollout_try_start_update (d, name, count, data, group, watch_ms, &error);
+
+  ck_assert_msg (key != NULL, "startJobUpdate: %s", error ? error->message : "");
+  return key;
+}
+
+ApiJobUpdateKey *
+stg_rollout_try_start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *data,
+                              gint32 group, gint32 watch_ms, GError **error)
+{
   g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
   g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", name, count, data, "http");
   /* Batches: each one waits for the one before it to be done. */
@@ -114,13 +125,28 @@ stg_rollout_start_update (StgTestDaemon *d, const gchar *name, gint32 count, con
   g_autoptr (ApiJobUpdateRequest) request = g_object_new (API_TYPE_JOB_UPDATE_REQUEST,
       "taskConfig", job->taskConfig, "instanceCount", count, "settings", settings, NULL);
   g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
-  g_autoptr (GError) error = NULL;
 
-  ck_assert_msg (api_aurora_scheduler_manager_if_start_job_update (
-                   API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r, request, "test", &error),
-                 "startJobUpdate: %s", error ? error->message : "");
+  if (!api_aurora_scheduler_manager_if_start_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                         &r, request, "test", error))
+    return NULL;
   ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
   return g_object_ref (r->result->startJobUpdateResult->key);
+}
+
+ApiJobUpdateKey *
+stg_rollout_only_update (StgTestDaemon *d)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "role", "www", NULL);
+
+  ck_assert (api_read_only_scheduler_if_get_job_update_summaries (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                                  &r, q, &error));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  GPtrArray *list = r->result->getJobUpdateSummariesResult->updateSummaries;
+  ck_assert_uint_eq (list->len, 1);
+  return g_object_ref (((ApiJobUpdateSummary *) list->pdata[0])->key);
 }
 
 ApiJobUpdateDetails *

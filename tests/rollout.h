@@ -39,6 +39,15 @@ void stg_rollout_wait_running (StgTestDaemon *d, const gchar *name, gint count, 
 ApiJobUpdateKey *stg_rollout_start_update (StgTestDaemon *d, const gchar *name, gint32 count,
                                            const gchar *data, gint32 group, gint32 watch_ms);
 
+/* The same, but NULL with @error when the call gets no answer (the
+ * daemon died while handling it). */
+ApiJobUpdateKey *stg_rollout_try_start_update (StgTestDaemon *d, const gchar *name, gint32 count,
+                                               const gchar *data, gint32 group, gint32 watch_ms,
+                                               GError **error);
+
+/* The key of the one update of role www; asserts there is exactly one. */
+ApiJobUpdateKey *stg_rollout_only_update (StgTestDaemon *d);
+
 ApiJobUpdateDetails *stg_rollout_details (StgTestDaemon *d, ApiJobUpdateKey *key);
 
 /* Waits (90 s at most) for the update to end; returns its status. */

@@ -15,6 +15,7 @@
 
 #include "common/jobkey.h"
 #include "runtime/local.h"
+#include "runtime/spec_cache.h"
 #include "testutil.h"
 
 typedef struct
@@ -37,12 +38,30 @@ on_notice (gpointer data, gint64 job_id, gint32 instance)
   fx.notices++;
 }
 
+/* (Re)makes the fixture's runtime with ports @min-@max. */
+static void
+make_runtime (gint min, gint max)
+{
+  g_autoptr (GError) error = NULL;
+  StgLocalOptions o;
+
+  g_clear_pointer (&fx.rt, stg_runtime_free);
+  stg_local_options_init (&o);
+  g_free (o.data_dir);
+  o.data_dir = g_strdup (fx.dir);
+  o.port_min = min;
+  o.port_max = max;
+  fx.rt = stg_local_runtime_new (fx.store, fx.clock, &o, &error);
+  stg_local_options_clear (&o);
+  ck_assert_msg (fx.rt != NULL, "runtime: %s", error ? error->message : "");
+  stg_runtime_set_listener (fx.rt, on_notice, NULL);
+}
+
 static void
 setup (void)
 {
   g_autoptr (GError) error = NULL;
   g_autofree gchar *db = NULL;
-  StgLocalOptions o;
 
   memset (&fx, 0, sizeof fx);
   fx.dir = stg_test_tmpdir ();
@@ -50,15 +69,7 @@ setup (void)
   fx.store = stg_store_open (db, &error);
   ck_assert_ptr_nonnull (fx.store);
   fx.clock = stg_clock_new_real ();
-  stg_local_options_init (&o);
-  g_free (o.data_dir);
-  o.data_dir = g_strdup (fx.dir);
-  o.port_min = 30000;
-  o.port_max = 30999;
-  fx.rt = stg_local_runtime_new (fx.store, fx.clock, &o, &error);
-  stg_local_options_clear (&o);
-  ck_assert_msg (fx.rt != NULL, "runtime: %s", error ? error->message : "");
-  stg_runtime_set_listener (fx.rt, on_notice, NULL);
+  make_runtime (30000, 30999);
 }
 
 static void
@@ -222,6 +233,38 @@ spin (guint ms)
   g_main_loop_run (loop);
 }
 
+/* ---- the spec cache ------------------------------------------------------------ */
+
+START_TEST (spec_cache_parses_once)
+{
+  g_autoptr (ApiTaskConfig) t = config ("web", "{\"command\": \"sleep 9\", \"hot_upgrade\": true}",
+                                        "http admin", TRUE);
+  g_autoptr (ApiTaskConfig) bad = config ("web", "{\"command\": 5}", "", TRUE);
+  g_autoptr (StgSpecCache) cache = stg_spec_cache_new (fx.store);
+  g_autoptr (GError) error = NULL;
+  gint64 c = add_config (t), b = 0;
+
+  const StgTaskSpec *spec = stg_spec_cache_get (cache, c, &error);
+  ck_assert_msg (spec != NULL, "%s", error ? error->message : "");
+  ck_assert_int_eq (spec->config_id, c);
+  ck_assert_str_eq (spec->exec->command, "sleep 9");
+  ck_assert (spec->exec->hot_upgrade);
+  ck_assert_str_eq (spec->port_names[0], "admin");
+  ck_assert_str_eq (spec->port_names[1], "http");
+  ck_assert_ptr_null (spec->port_names[2]);
+  ck_assert (spec->config->isService);
+  /* The same spec, not a second parse. */
+  ck_assert_ptr_eq (stg_spec_cache_get (cache, c, NULL), spec);
+  /* A missing config and one that does not parse are errors, not crashes. */
+  ck_assert_ptr_null (stg_spec_cache_get (cache, c + 1000, &error));
+  ck_assert_ptr_nonnull (error);
+  g_clear_error (&error);
+  ck_assert (stg_store_put_config (fx.store, bad, &b, NULL, &error));
+  ck_assert_ptr_null (stg_spec_cache_get (cache, b, &error));
+  ck_assert_ptr_nonnull (strstr (error->message, "command"));
+}
+END_TEST
+
 /* ---- start, kill, crash ---------------------------------------------------------- */
 
 START_TEST (starts_healthy_and_kills)
@@ -252,6 +295,42 @@ START_TEST (starts_healthy_and_kills)
   wait_for (job, 0, STG_TASK_ABSENT, 0, 0, 10000);
   ck_assert (!stg_test_process_alive (pid));
   ck_assert (!stg_store_get_instance (fx.store, job, 0, &row, NULL));
+}
+END_TEST
+
+/* A slot killed after several runs and added again starts at a run number
+ * above all before it: the pruning never deletes the folder it just made. */
+START_TEST (kill_then_add_again)
+{
+  g_autoptr (ApiTaskConfig) t = config ("again", "{\"command\": \"exec sleep 60\"}", "", TRUE);
+  g_autoptr (GError) error = NULL;
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  for (gint k = 0; k < 4; k++)
+    {
+      gint pid = pid_of (job, 0);
+      ck_assert (stg_runtime_restart (fx.rt, job, 0, &error));
+      for (gint w = 0; w < 1000 && (pid_of (job, 0) == pid || observe (job, 0).phase != STG_TASK_RUNNING); w++)
+        spin (10);
+      wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+    }
+  StgInstanceRow row;
+  ck_assert (stg_store_get_instance (fx.store, job, 0, &row, NULL));
+  gint64 last = row.run_id;
+  ck_assert_int_eq (last, 5);
+  ck_assert (stg_runtime_kill (fx.rt, job, 0, &error));
+  wait_for (job, 0, STG_TASK_ABSENT, 0, 0, 10000);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  ck_assert (stg_store_get_instance (fx.store, job, 0, &row, NULL));
+  ck_assert_int_eq (row.run_id, last + 1);
+  ck_assert (stg_test_process_alive (pid_of (job, 0)));
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_null (strstr (ev, "cannot start"));
 }
 END_TEST
 
@@ -728,6 +807,42 @@ START_TEST (hot_upgrade_keeps_every_connection)
 }
 END_TEST
 
+/* A hot-upgradable `command` (run through /bin/sh -c) gets its sockets:
+ * LISTEN_PID names the program, not a shell around it. */
+START_TEST (hot_upgrade_with_a_command)
+{
+  make_runtime (40000, 40099);
+  g_autofree gchar *bin = server ();
+  g_autofree gchar *v1 = g_strdup_printf ("{\"command\": \"%s --port {{ports[http]}}\", \"hot_upgrade\": true,"
+                                          " \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
+                                          " \"initial_interval_secs\": 2, \"interval_secs\": 0.05}}", bin);
+  g_autoptr (ApiTaskConfig) t1 = config ("hotcmd", v1, "http", TRUE);
+  gint64 c1;
+  gint64 job = make_job (t1, 1, &c1);
+  apply (job, 0, c1);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 0, 10000);
+  gint pid1 = pid_of (job, 0);
+  g_autofree gchar *listen_pid = stg_test_process_env (pid1, "LISTEN_PID");
+  g_autofree gchar *expect = g_strdup_printf ("%d", pid1);
+  ck_assert_str_eq (listen_pid, expect);
+  ck_assert_int_eq (observe (job, 0).failures, 0);
+
+  /* Version 2 starts beside it on the same socket and takes over. */
+  g_autofree gchar *v2 = g_strdup_printf ("{\"command\": \"%s --port {{ports[http]}}\", \"hot_upgrade\": true,"
+                                          " \"env\": {\"V\": \"2\"}, \"health_check\": {\"http\":"
+                                          " {\"endpoint\": \"/health\"}, \"initial_interval_secs\": 2,"
+                                          " \"interval_secs\": 0.05}}", bin);
+  g_autoptr (ApiTaskConfig) t2 = config ("hotcmd", v2, "http", TRUE);
+  gint64 c2 = add_config (t2);
+  apply (job, 0, c2);
+  wait_for (job, 0, STG_TASK_RUNNING, c2, 0, 10000);
+  ck_assert_int_ne (pid_of (job, 0), pid1);
+  ck_assert_int_eq (observe (job, 0).failures, 0);
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_nonnull (strstr (ev, "hot upgrade done"));
+}
+END_TEST
+
 static Suite *
 runtime_suite (void)
 {
@@ -737,8 +852,10 @@ runtime_suite (void)
 #define CASE(name) tc = tcase_create (name); tcase_set_timeout (tc, 90); \
   tcase_add_checked_fixture (tc, setup, teardown); suite_add_tcase (s, tc)
   CASE ("processes");
+  tcase_add_test (tc, spec_cache_parses_once);
   tcase_add_test (tc, starts_healthy_and_kills);
   tcase_add_test (tc, crashes_restart_with_back_off);
+  tcase_add_test (tc, kill_then_add_again);
   tcase_add_test (tc, exit_statuses_are_recorded);
   CASE ("health");
   tcase_add_test (tc, http_health_failure_fails_the_run);
@@ -754,6 +871,7 @@ runtime_suite (void)
   tcase_add_test (tc, post_update_hook);
   CASE ("hot");
   tcase_add_test (tc, hot_upgrade_keeps_every_connection);
+  tcase_add_test (tc, hot_upgrade_with_a_command);
 #undef CASE
   return s;
 }

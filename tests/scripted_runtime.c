@@ -12,6 +12,7 @@ typedef struct
   StgTaskObservation obs;
   guint timer;          /* the pending change */
   gint pending;         /* what the pending change does: 0 none, 1 settle a start, 2 finish a kill */
+  gchar *cause;         /* (nullable) obs.cause: why the last run failed */
 } Slot;
 
 struct _ScriptedRuntime
@@ -20,7 +21,8 @@ struct _ScriptedRuntime
   StgClock *clock;
   StgStore *store;
   gint64 delay_ms;
-  GHashTable *slots;      /* "job:instance" -> Slot* */
+  GHashTable *slots;      /* StgSlotKey* -> Slot* */
+  GHashTable *causes;     /* instance -> gchar*: the cause a failure of it reports */
   GHashTable *behave;     /* "instance:config" -> behaviour + 1 */
   GHashTable *delays;     /* instance -> delay + 1 */
   GPtrArray *log;
@@ -30,17 +32,11 @@ struct _ScriptedRuntime
   gpointer on_change_data;
 };
 
-static gchar *
-slot_key (gint64 job_id, gint32 instance)
-{
-  return g_strdup_printf ("%" G_GINT64_FORMAT ":%d", job_id, instance);
-}
-
 static Slot *
 slot_get (ScriptedRuntime *rt, gint64 job_id, gint32 instance, gboolean create)
 {
-  g_autofree gchar *key = slot_key (job_id, instance);
-  Slot *s = g_hash_table_lookup (rt->slots, key);
+  StgSlotKey key = { job_id, instance };
+  Slot *s = g_hash_table_lookup (rt->slots, &key);
 
   if (s == NULL && create)
     {
@@ -49,7 +45,7 @@ slot_get (ScriptedRuntime *rt, gint64 job_id, gint32 instance, gboolean create)
       s->job_id = job_id;
       s->instance = instance;
       s->obs.phase = STG_TASK_ABSENT;
-      g_hash_table_insert (rt->slots, g_steal_pointer (&key), s);
+      g_hash_table_insert (rt->slots, stg_slot_key_new (job_id, instance), s);
     }
   return s;
 }
@@ -134,6 +130,9 @@ settle (gpointer data)
     case SCRIPT_CRASH:
       s->obs.phase = STG_TASK_FAILED;
       s->obs.failures++;
+      g_free (s->cause);
+      s->cause = g_strdup (g_hash_table_lookup (rt->causes, GINT_TO_POINTER (s->instance)));
+      s->obs.cause = s->cause;
       break;
     case SCRIPT_HANG:
       return;
@@ -222,6 +221,7 @@ slot_free (gpointer p)
 {
   Slot *s = p;
   stg_clock_cancel_timer (s->rt->clock, s->timer);
+  g_free (s->cause);
   g_free (s);
 }
 
@@ -232,6 +232,7 @@ sr_free (StgRuntime *base)
 
   stg_clock_cancel_timer (rt->clock, rt->notice_timer);
   g_hash_table_unref (rt->slots);
+  g_hash_table_unref (rt->causes);
   g_hash_table_unref (rt->behave);
   g_hash_table_unref (rt->delays);
   g_ptr_array_unref (rt->log);
@@ -257,7 +258,8 @@ scripted_runtime_new (StgClock *clock, StgStore *store, gint64 delay_ms)
   rt->clock = clock;
   rt->store = store;
   rt->delay_ms = delay_ms;
-  rt->slots = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, slot_free);
+  rt->slots = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, slot_free);
+  rt->causes = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   rt->behave = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   rt->delays = g_hash_table_new (NULL, NULL);
   rt->log = g_ptr_array_new_with_free_func (g_free);
@@ -357,4 +359,10 @@ scripted_runtime_on_change (ScriptedRuntime *rt, void (*func) (gpointer), gpoint
 {
   rt->on_change = func;
   rt->on_change_data = data;
+}
+
+void
+scripted_runtime_cause (ScriptedRuntime *rt, gint32 instance, const gchar *cause)
+{
+  g_hash_table_insert (rt->causes, GINT_TO_POINTER (instance), g_strdup (cause));
 }

@@ -33,6 +33,10 @@ StgRuntime *scripted_runtime_base (ScriptedRuntime *rt);
 void scripted_runtime_behave (ScriptedRuntime *rt, gint32 instance, gint64 config,
                               ScriptBehaviour behaviour);
 
+/* The cause (StgTaskObservation.cause) a crash of @instance reports, as a
+ * real runtime says why a run failed; without one it reports none. */
+void scripted_runtime_cause (ScriptedRuntime *rt, gint32 instance, const gchar *cause);
+
 /* A different delay for one instance. */
 void scripted_runtime_delay (ScriptedRuntime *rt, gint32 instance, gint64 delay_ms);
 

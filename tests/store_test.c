@@ -101,6 +101,7 @@ START_TEST (newer_database_refused)
 {
   {
     g_autoptr (StgStore) store = open_store ();
+    (void) store;
   }
   g_autofree gchar *bump = g_strdup_printf ("PRAGMA user_version = %d",
                                             stg_store_latest_schema_version () + 1);
@@ -367,6 +368,7 @@ START_TEST (update_queries_filter_page_and_order)
 {
   {
     g_autoptr (StgStore) store = open_store ();
+    (void) store;
   }
   insert_update ("u1", "www", "hello", "alice", API_JOB_UPDATE_STATUS_ROLLED_FORWARD, 100);
   insert_update ("u2", "www", "hello", "bob", API_JOB_UPDATE_STATUS_ROLLED_BACK, 200);
@@ -426,10 +428,11 @@ START_TEST (update_queries_use_indexes)
 {
   {
     g_autoptr (StgStore) store = open_store ();
+    (void) store;
   }
   static const gchar *const shapes[] = {
-    "SELECT uid FROM updates WHERE 1 AND role = 'a' AND environment = 'b' AND name = 'c' "
-    "ORDER BY created_ms DESC, id DESC LIMIT 10",
+    ("SELECT uid FROM updates WHERE 1 AND role = 'a' AND environment = 'b' AND name = 'c' "
+     "ORDER BY created_ms DESC, id DESC LIMIT 10"),
     "SELECT uid FROM updates WHERE 1 AND role = 'a' ORDER BY created_ms DESC, id DESC LIMIT 10",
     "SELECT uid FROM updates WHERE 1 AND user = 'a' ORDER BY created_ms DESC, id DESC LIMIT 10",
     "SELECT uid FROM updates WHERE 1 AND status IN (1) ORDER BY created_ms DESC, id DESC LIMIT 10",

@@ -361,6 +361,9 @@ struct JobUpdateSettings {
   102: optional i32 minInService
   /* Stagger: a fixed wait after each completed batch. */
   103: optional i64 pauseBetweenBatchesMs
+  /* Stagger: restart the instances in scope that already run the update's config, batch by
+     batch, as any other change (a rolling restart). */
+  104: optional bool restartInstances
 }
 
 /* A change of an update's status. */

@@ -36,11 +36,6 @@ struct _StgAuth
   GHashTable *verified;     /* hex HMAC -> user name (owned strings) */
 };
 
-static const gchar *const read_only_methods[] = {
-  "getJobSummary", "getTasksStatus", "getTasksWithoutConfigs", "getConfigSummary", "getJobs",
-  "getJobUpdateSummaries", "getJobUpdateDetails", "getJobUpdateDiff", NULL
-};
-
 static void
 user_free (User *u)
 {
@@ -347,10 +342,4 @@ stg_auth_hash_password (const gchar *password, GError **error)
   explicit_bzero (data, sizeof *data);
   g_free (data);
   return hash;
-}
-
-gboolean
-stg_auth_method_is_read_only (const gchar *name)
-{
-  return name != NULL && g_strv_contains (read_only_methods, name);
 }

@@ -51,7 +51,4 @@ gboolean stg_auth_user_may (StgAuth *auth, const gchar *user, const gchar *role)
 /* A new salted yescrypt hash of @password, for the [users] section. */
 gchar *stg_auth_hash_password (const gchar *password, GError **error);
 
-/* Whether Thrift method @name only reads. */
-gboolean stg_auth_method_is_read_only (const gchar *name);
-
 G_END_DECLS

@@ -16,8 +16,6 @@ struct _StgDispatch
   ThriftProcessor *processor;   /* (owned) */
   ApiStaggerSchedulerHandler *handler;   /* (owned) */
   gsize max_reply;
-  guint64 calls;
-  guint64 exceptions;
 };
 
 ThriftProtocol *
@@ -74,7 +72,6 @@ exception_bytes (StgDispatch *d, StgProtocolFactory writer, const gchar *name, g
       thrift_protocol_write_struct_end (p, error) < 0 ||
       thrift_protocol_write_message_end (p, error) < 0)
     return NULL;
-  d->exceptions++;
   return stg_mem_transport_steal_output (out);
 }
 
@@ -119,7 +116,6 @@ stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory reader,
   ThriftMessageType type = T_CALL;
   gint32 seqid = 0;
 
-  dispatch->calls++;
   /* What the library would refuse itself (leaking as it does) is refused
    * here: calls that are not calls, and methods nobody serves. */
   if (read_header (reader, request, &name, &type, &seqid))
@@ -154,16 +150,4 @@ stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory reader,
                                             local ? local->message : "unknown error");
   return exception_bytes (dispatch, writer, name, seqid,
                           THRIFT_APPLICATION_EXCEPTION_ERROR_PROTOCOL_ERROR, text, error);
-}
-
-guint64
-stg_dispatch_calls (StgDispatch *dispatch)
-{
-  return dispatch->calls;
-}
-
-guint64
-stg_dispatch_exceptions (StgDispatch *dispatch)
-{
-  return dispatch->exceptions;
 }

@@ -48,8 +48,4 @@ GBytes *stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory rea
                                    StgProtocolFactory writer, GBytes *request,
                                    const StgCaller *caller, GError **error);
 
-/* Calls served so far, and those answered with an exception. */
-guint64 stg_dispatch_calls (StgDispatch *dispatch);
-guint64 stg_dispatch_exceptions (StgDispatch *dispatch);
-
 G_END_DECLS

@@ -54,7 +54,7 @@ handler_get_job_update_details (ApiReadOnlySchedulerIf *iface, ApiResponse **_re
                          "give key or query");
       return TRUE;
     }
-  g_autoptr (GPtrArray) list = stg_engine_update_details (self->ctx.engine, q, &error);
+  g_autoptr (GPtrArray) list = stg_store_query_update_details (self->ctx.store, q, &error);
   if (list == NULL)
     return stg_handler_answer_error (self, *_return, "getJobUpdateDetails", error);
 

@@ -368,6 +368,9 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
   return ret;
 }
 
+/* libmicrohttpd's messages, as printf formats with their arguments. */
+static void on_log (void *cls, const char *fmt, va_list ap) G_GNUC_PRINTF (2, 0);
+
 static void
 on_log (void *cls, const char *fmt, va_list ap)
 {

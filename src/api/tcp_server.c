@@ -301,12 +301,6 @@ stg_tcp_server_port (StgTcpServer *server)
   return server->port;
 }
 
-guint
-stg_tcp_server_connections (StgTcpServer *server)
-{
-  return g_hash_table_size (server->conns);
-}
-
 void
 stg_tcp_server_free (StgTcpServer *server)
 {

@@ -34,9 +34,6 @@ StgTcpServer *stg_tcp_server_new (StgDispatch *dispatch, const gchar *address, g
 /* The port actually bound. */
 guint16 stg_tcp_server_port (StgTcpServer *server);
 
-/* Open connections. */
-guint stg_tcp_server_connections (StgTcpServer *server);
-
 /* Stops accepting, closes every connection and waits (iterating the
  * thread-default main context) until all are gone, then frees. */
 void stg_tcp_server_free (StgTcpServer *server);

@@ -378,17 +378,13 @@ stg_webui_announce (StgWebUi *ui, const gchar *kind, const gchar *role, const gc
     ui->flush_id = g_timeout_add (COALESCE_MS, flush_changes, ui);
 }
 
-guint
-stg_webui_listeners (StgWebUi *ui)
-{
-  return g_hash_table_size (ui->listeners);
-}
-
 /* The engine committed a change: tell the open pages. */
 static void
-on_engine_change (gpointer data, const ApiJobKey *job, const gchar *update_uid)
+on_engine_change (gpointer data, const StgEngineChange *change)
 {
   StgWebUi *ui = data;
+  const ApiJobKey *job = change->job;
+  const gchar *update_uid = change->update_uid;
 
   stg_webui_announce (ui, "job", job->role, job->environment, job->name, NULL);
   if (update_uid != NULL)

@@ -40,7 +40,4 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgWebUi, stg_webui_free)
 void stg_webui_announce (StgWebUi *ui, const gchar *kind, const gchar *role,
                          const gchar *environment, const gchar *name, const gchar *id);
 
-/* Open event streams (for tests). */
-guint stg_webui_listeners (StgWebUi *ui);
-
 G_END_DECLS

@@ -20,23 +20,6 @@
 /* ---- builders ----------------------------------------------------------------- */
 
 static void
-member_string (JsonBuilder *b, const gchar *name, const gchar *value)
-{
-  json_builder_set_member_name (b, name);
-  if (value == NULL)
-    json_builder_add_null_value (b);
-  else
-    json_builder_add_string_value (b, value);
-}
-
-static void
-member_int (JsonBuilder *b, const gchar *name, gint64 value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_int_value (b, value);
-}
-
-static void
 member_key (JsonBuilder *b, const ApiJobKey *key)
 {
   member_string (b, "role", key->role);

@@ -45,3 +45,22 @@ void stg_webui_update_routes (StgWebUi *ui, StgHttpServer *http);
 
 /* Adds the JSON data routes (webui_data.c). */
 void stg_webui_data_routes (StgWebUi *ui, StgHttpServer *http);
+
+/* Adds "name": value to the object being built (a NULL string as null);
+ * shared by the web UI's JSON builders. */
+static inline void
+member_string (JsonBuilder *b, const gchar *name, const gchar *value)
+{
+  json_builder_set_member_name (b, name);
+  if (value == NULL)
+    json_builder_add_null_value (b);
+  else
+    json_builder_add_string_value (b, value);
+}
+
+static inline void
+member_int (JsonBuilder *b, const gchar *name, gint64 value)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_int_value (b, value);
+}

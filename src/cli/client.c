@@ -92,12 +92,6 @@ stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
   return g_steal_pointer (&c);
 }
 
-const StgCliTarget *
-stg_cli_client_target (StgCliClient *c)
-{
-  return c->target;
-}
-
 const gchar *
 stg_cli_client_cluster (StgCliClient *c)
 {
@@ -235,13 +229,6 @@ stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error)
 {
   CALL_BEGIN = api_read_only_scheduler_if_get_job_summary (RO (c), &r, role ? role : "", &local);
   return finish (c, "getJobSummary", ok, r, local, error);
-}
-
-ApiResponse *
-stg_cli_get_jobs (StgCliClient *c, const gchar *role, GError **error)
-{
-  CALL_BEGIN = api_read_only_scheduler_if_get_jobs (RO (c), &r, role ? role : "", &local);
-  return finish (c, "getJobs", ok, r, local, error);
 }
 
 ApiResponse *

@@ -25,8 +25,6 @@ StgCliClient *stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **er
 void stg_cli_client_free (StgCliClient *client);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgCliClient, stg_cli_client_free)
 
-const StgCliTarget *stg_cli_client_target (StgCliClient *client);
-
 /* The cluster the daemon said it serves (NULL before any answer). */
 const gchar *stg_cli_client_cluster (StgCliClient *client);
 
@@ -43,7 +41,6 @@ StgCliClient *stg_cli_client_for_job (StgCli *cli, const gchar *text, gboolean a
 /* The calls. Each returns the OK (or WARNING) Response, or NULL with
  * @error set. */
 ApiResponse *stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error);
-ApiResponse *stg_cli_get_jobs (StgCliClient *c, const gchar *role, GError **error);
 ApiResponse *stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error);
 ApiResponse *stg_cli_get_job_update_summaries (StgCliClient *c, ApiJobUpdateQuery *query,
                                                GError **error);

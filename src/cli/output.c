@@ -288,23 +288,6 @@ stg_json_int (JsonBuilder *b, const gchar *name, gint64 value)
 }
 
 void
-stg_json_bool (JsonBuilder *b, const gchar *name, gboolean value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_boolean_value (b, value);
-}
-
-void
-stg_json_time (JsonBuilder *b, const gchar *name, gint64 ms)
-{
-  g_autofree gchar *ms_name = g_strconcat (name, "_ms", NULL);
-  g_autofree gchar *iso = stg_cli_format_iso (ms);
-
-  stg_json_int (b, ms_name, ms);
-  stg_json_string (b, name, ms > 0 ? iso : NULL);
-}
-
-void
 stg_json_node (JsonBuilder *b, const gchar *name, JsonNode *node)
 {
   json_builder_set_member_name (b, name);

@@ -68,9 +68,6 @@ void stg_cli_print_json (StgCli *cli, JsonNode *node, gboolean compact);
 /* Adds "name": value members to the object being built. */
 void stg_json_string (JsonBuilder *b, const gchar *name, const gchar *value);
 void stg_json_int (JsonBuilder *b, const gchar *name, gint64 value);
-void stg_json_bool (JsonBuilder *b, const gchar *name, gboolean value);
-/* "name_ms": @ms and "name": its ISO 8601 form. */
-void stg_json_time (JsonBuilder *b, const gchar *name, gint64 ms);
 /* "name": @node (taken). */
 void stg_json_node (JsonBuilder *b, const gchar *name, JsonNode *node);
 

@@ -181,13 +181,6 @@ stg_clock_advance (StgClock *clock, gint64 ms)
   clock->now = until;
 }
 
-void
-stg_clock_run_due (StgClock *clock)
-{
-  g_return_if_fail (clock->fake);
-  fire_until (clock, clock->now);
-}
-
 guint
 stg_clock_pending (StgClock *clock)
 {

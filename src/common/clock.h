@@ -34,9 +34,6 @@ void stg_clock_cancel_timer (StgClock *clock, guint id);
  * due (each sees the clock at its own due time). */
 void stg_clock_advance (StgClock *clock, gint64 ms);
 
-/* Fake clock only: fires timers already due (delay 0) without moving time. */
-void stg_clock_run_due (StgClock *clock);
-
 /* Fake clock only: number of timers waiting. */
 guint stg_clock_pending (StgClock *clock);
 

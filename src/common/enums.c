@@ -67,12 +67,6 @@ stg_update_status_from_name (const gchar *name)
   return from_name (name, stg_update_status_name, API_JOB_UPDATE_STATUS_ROLL_BACK_AWAITING_PULSE);
 }
 
-gint
-stg_schedule_status_from_name (const gchar *name)
-{
-  return from_name (name, stg_schedule_status_name, API_SCHEDULE_STATUS_PARTITIONED);
-}
-
 gboolean
 stg_update_status_is_active (gint value)
 {

@@ -9,16 +9,23 @@
 
 G_BEGIN_DECLS
 
+/* The IDL's name of a JobUpdateStatus value ("ROLLING_FORWARD"); a static
+ * string, or the number in a per-thread buffer when unknown. The same holds
+ * for the five below. */
 const gchar *stg_update_status_name (gint value);
+/* The name of a ScheduleStatus value ("RUNNING"). */
 const gchar *stg_schedule_status_name (gint value);
+/* The name of a JobUpdateAction value ("INSTANCE_UPDATED"). */
 const gchar *stg_update_action_name (gint value);
+/* The name of a ResponseCode value ("INVALID_REQUEST"). */
 const gchar *stg_response_code_name (gint value);
+/* The name of a JobUpdatePulseStatus value ("OK", "FINISHED"). */
 const gchar *stg_pulse_status_name (gint value);
+/* The name of a CronCollisionPolicy value ("KILL_EXISTING"). */
 const gchar *stg_cron_policy_name (gint value);
 
 /* The value named @name (case-insensitive), or -1. */
 gint stg_update_status_from_name (const gchar *name);
-gint stg_schedule_status_from_name (const gchar *name);
 
 /* TRUE for the six active (non-terminal) update statuses. */
 gboolean stg_update_status_is_active (gint value);

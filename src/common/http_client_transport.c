@@ -7,6 +7,7 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
+#include "common/error.h"
 #include "common/http_client_transport.h"
 
 G_DEFINE_QUARK (stg-http-client-error-quark, stg_http_client_error)
@@ -285,19 +286,8 @@ stg_http_client_transport_init (StgHttpClientTransport *self)
 
 /* ---- construction ----------------------------------------------------------- */
 
-static gboolean invalid (GError **error, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-invalid (GError **error, const gchar *format, ...)
-{
-  va_list ap;
-
-  va_start (ap, format);
-  g_autofree gchar *text = g_strdup_vprintf (format, ap);
-  va_end (ap);
-  g_set_error_literal (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_INVALID, text);
-  return FALSE;
-}
+#define invalid(error, ...) \
+  stg_fail (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_INVALID, __VA_ARGS__)
 
 static gboolean
 setup (StgHttpClientTransport *self, const gchar *url, const StgHttpClientOptions *o,
@@ -365,12 +355,6 @@ stg_http_client_transport_new (const gchar *url, const StgHttpClientOptions *opt
     return NULL;
   THRIFT_TRANSPORT (self)->remainingMessageSize_ = G_MAXLONG;
   return g_steal_pointer (&self);
-}
-
-const gchar *
-stg_http_client_transport_url (StgHttpClientTransport *self)
-{
-  return self->url;
 }
 
 guint

@@ -57,9 +57,6 @@ StgHttpClientTransport *stg_http_client_transport_new (const gchar *url,
                                                        const StgHttpClientOptions *options,
                                                        GError **error);
 
-/* The endpoint URL. */
-const gchar *stg_http_client_transport_url (StgHttpClientTransport *self);
-
 /* The HTTP status of the last exchange (0 before any, or when no reply
  * came). */
 guint stg_http_client_transport_last_status (StgHttpClientTransport *self);

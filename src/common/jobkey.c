@@ -1,4 +1,9 @@
-/* jobkey.c: job key checks, formatting and command-line parsing. Any thread. */
+/* jobkey.c: job key checks, formatting and command-line parsing.
+ *
+ * Key parts are letters, digits, '.', '_' and '-', at most
+ * STG_JOB_KEY_PART_MAX bytes, and never start with '.'. Calls GLib and the
+ * generated types only. Any thread.
+ */
 #include "config.h"
 
 #include <string.h>
@@ -7,43 +12,49 @@
 
 G_DEFINE_QUARK (stg-job-key-error-quark, stg_job_key_error)
 
-gboolean
-stg_job_key_part_valid (const gchar *part)
+/* What is wrong with key part @part, or NULL when it is valid. Parts become
+ * folder names (sandboxes), so "." and ".." (and any leading dot) are
+ * refused, though Aurora's [\w\-\.]+ would allow them. */
+static const gchar *
+part_problem (const gchar *part)
 {
   gsize n = 0;
 
   if (part == NULL || part[0] == '\0')
-    return FALSE;
+    return "is missing";
   for (const gchar *p = part; *p != '\0'; p++, n++)
     if (!(g_ascii_isalnum (*p) || *p == '.' || *p == '_' || *p == '-'))
-      return FALSE;
-  return n <= STG_JOB_KEY_PART_MAX;
+      return "may hold only letters, digits, '.', '_' and '-'";
+  if (n > STG_JOB_KEY_PART_MAX)
+    return "is longer than " G_STRINGIFY (STG_JOB_KEY_PART_MAX) " bytes";
+  if (part[0] == '.')
+    return "may not start with '.' (\".\" and \"..\" would name other folders)";
+  return NULL;
+}
+
+gboolean
+stg_job_key_part_valid (const gchar *part)
+{
+  return part_problem (part) == NULL;
 }
 
 static gboolean
 check_part (const gchar *value, const gchar *what, const gchar *field, GError **error)
 {
-  if (value == NULL || value[0] == '\0')
-    {
-      g_set_error (error, STG_JOB_KEY_ERROR, STG_JOB_KEY_ERROR_INVALID,
-                   "%s.%s is missing", what, field);
-      return FALSE;
-    }
-  if (strlen (value) > STG_JOB_KEY_PART_MAX)
-    {
-      g_set_error (error, STG_JOB_KEY_ERROR, STG_JOB_KEY_ERROR_INVALID,
-                   "%s.%s is longer than %d bytes", what, field, STG_JOB_KEY_PART_MAX);
-      return FALSE;
-    }
-  if (!stg_job_key_part_valid (value))
+  const gchar *problem = part_problem (value);
+
+  if (problem == NULL)
+    return TRUE;
+  if (value == NULL || value[0] == '\0' || strlen (value) > STG_JOB_KEY_PART_MAX)
+    g_set_error (error, STG_JOB_KEY_ERROR, STG_JOB_KEY_ERROR_INVALID, "%s.%s %s", what, field,
+                 problem);
+  else
     {
       g_autofree gchar *shown = g_utf8_make_valid (value, -1);
-      g_set_error (error, STG_JOB_KEY_ERROR, STG_JOB_KEY_ERROR_INVALID,
-                   "%s.%s '%s' may hold only letters, digits, '.', '_' and '-'",
-                   what, field, shown);
-      return FALSE;
+      g_set_error (error, STG_JOB_KEY_ERROR, STG_JOB_KEY_ERROR_INVALID, "%s.%s '%s' %s", what,
+                   field, shown, problem);
     }
-  return TRUE;
+  return FALSE;
 }
 
 gboolean
@@ -108,13 +119,15 @@ stg_job_path_parse (const gchar *text, gboolean allow_instances, GError **error)
       return NULL;
     }
   for (guint i = 0; i < 4; i++)
-    if (!stg_job_key_part_valid (parts[i]))
-      {
-        g_set_error (error, STG_JOB_KEY_ERROR, STG_JOB_KEY_ERROR_INVALID,
-                     "bad job key '%s': the %s '%s' may hold only letters, digits, '.', '_' and '-'",
-                     text, names[i], parts[i]);
-        return NULL;
-      }
+    {
+      const gchar *problem = part_problem (parts[i]);
+      if (problem != NULL)
+        {
+          g_set_error (error, STG_JOB_KEY_ERROR, STG_JOB_KEY_ERROR_INVALID,
+                       "bad job key '%s': the %s '%s' %s", text, names[i], parts[i], problem);
+          return NULL;
+        }
+    }
   g_autoptr (StgJobPath) path = g_new0 (StgJobPath, 1);
   path->cluster = g_strdup (parts[0]);
   path->key = stg_job_key_new (parts[1], parts[2], parts[3]);

@@ -18,7 +18,8 @@ G_BEGIN_DECLS
 GQuark stg_job_key_error_quark (void);
 typedef enum { STG_JOB_KEY_ERROR_FAILED, STG_JOB_KEY_ERROR_INVALID } StgJobKeyError;
 
-/* TRUE when @part is a valid key part. */
+/* TRUE when @part is a valid key part: 1 to STG_JOB_KEY_PART_MAX letters,
+ * digits, '.', '_' and '-', not starting with '.' ("." and ".." never). */
 gboolean stg_job_key_part_valid (const gchar *part);
 
 /* Checks every part of @key; the error names the field (@what, e.g.

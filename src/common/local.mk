@@ -4,6 +4,7 @@ libstg_common_a_SOURCES = \
 	src/common/binary_protocol.c src/common/binary_protocol.h \
 	src/common/clock.c src/common/clock.h \
 	src/common/enums.c src/common/enums.h \
+	src/common/error.c src/common/error.h \
 	src/common/framed_client.c src/common/framed_client.h \
 	src/common/http_client_transport.c src/common/http_client_transport.h \
 	src/common/jobkey.c src/common/jobkey.h \

@@ -70,16 +70,6 @@ normalize (StgRanges *r)
   r->sorted = TRUE;
 }
 
-StgRanges *
-stg_ranges_copy (StgRanges *ranges)
-{
-  StgRanges *copy = stg_ranges_new ();
-
-  normalize (ranges);
-  g_array_append_vals (copy->items, ranges->items->data, ranges->items->len);
-  return copy;
-}
-
 void
 stg_ranges_add (StgRanges *ranges, gint32 first, gint32 last)
 {

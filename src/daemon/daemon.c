@@ -447,15 +447,3 @@ stg_daemon_stop (StgDaemon *d)
   stg_daemon_settings_clear (&d->settings);
   g_free (d);
 }
-
-guint16
-stg_daemon_http_port (StgDaemon *daemon)
-{
-  return stg_http_server_port (daemon->http);
-}
-
-guint16
-stg_daemon_thrift_port (StgDaemon *daemon)
-{
-  return stg_tcp_server_port (daemon->tcp);
-}

@@ -59,7 +59,4 @@ StgDaemon *stg_daemon_start (const StgDaemonSettings *settings, GError **error);
 /* Stops accepting, closes connections, closes the store, frees. */
 void stg_daemon_stop (StgDaemon *daemon);
 
-guint16 stg_daemon_http_port (StgDaemon *daemon);
-guint16 stg_daemon_thrift_port (StgDaemon *daemon);
-
 G_END_DECLS

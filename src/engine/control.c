@@ -10,23 +10,11 @@
 #include <json-glib/json-glib.h>
 
 #include "common/enums.h"
+#include "common/error.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
 
-static gboolean
-fail (GError **error, StgEngineError code, const gchar *format, ...) G_GNUC_PRINTF (3, 4);
-
-static gboolean
-fail (GError **error, StgEngineError code, const gchar *format, ...)
-{
-  va_list ap;
-
-  va_start (ap, format);
-  g_autofree gchar *text = g_strdup_vprintf (format, ap);
-  va_end (ap);
-  g_set_error_literal (error, STG_ENGINE_ERROR, code, text);
-  return FALSE;
-}
+#define fail(error, code, ...) stg_fail (error, STG_ENGINE_ERROR, code, __VA_ARGS__)
 
 /* ---- checking a request ------------------------------------------------------ */
 
@@ -34,6 +22,7 @@ typedef struct
 {
   const ApiJobKey *key;
   ApiTaskConfig *task;        /* normalized copy */
+  ApiJobUpdateSettings *settings; /* owned copy, backfilled when starting */
   StgSettings s;
   StgJobRow *job;             /* (nullable) the job, if it exists */
 } Checked;
@@ -44,10 +33,12 @@ checked_clear (Checked *c)
   g_clear_object (&c->task);
   stg_settings_clear (&c->s);
   g_clear_pointer (&c->job, stg_job_row_free);
+  g_clear_object (&c->settings);
 }
 
 static gboolean
-check_request (StgEngine *e, const ApiJobUpdateRequest *request, Checked *c, GError **error)
+check_request (StgEngine *e, const ApiJobUpdateRequest *request, gboolean starting, Checked *c,
+               GError **error)
 {
   g_autoptr (GError) local = NULL;
 
@@ -61,8 +52,11 @@ check_request (StgEngine *e, const ApiJobUpdateRequest *request, Checked *c, GEr
     return fail (error, STG_ENGINE_ERROR_INVALID,
                  "request.instanceCount must be between 1 and %d, not %d",
                  e->limits.max_instances, request->instanceCount);
-  if (!stg_settings_parse (e, request->__isset_settings ? request->settings : NULL,
-                           "request.settings", &c->s, error))
+  if (request->__isset_settings && request->settings != NULL)
+    c->settings = stg_thrift_copy (request->settings);
+  if (starting && !stg_settings_backfill (c->settings, "request.settings", error))
+    return FALSE;
+  if (!stg_settings_parse (e, c->settings, "request.settings", &c->s, error))
     return FALSE;
   c->task = stg_engine_check_task_config (e, request->taskConfig, c->key, "request.taskConfig",
                                           error);
@@ -78,12 +72,24 @@ check_request (StgEngine *e, const ApiJobUpdateRequest *request, Checked *c, GEr
   return TRUE;
 }
 
-/* Ranges must lie within the job as it is or as it will be. */
+/* Ranges must lie within the job as it is or as it will be, and
+ * minInService must leave room to take an instance down. */
 static gboolean
 check_scope (StgSettings *s, gint32 instance_count, const StgDiff *diff, GError **error)
 {
   gint64 limit = MAX ((gint64) instance_count, diff->current_count);
 
+  if (s->min_in_service > 0)
+    {
+      gboolean takes_down = FALSE;
+      for (guint i = 0; i < diff->changes->len && !takes_down; i++)
+        takes_down = g_array_index (diff->changes, StgChange, i).from_config != 0;
+      if (takes_down && s->min_in_service >= diff->current_count)
+        return fail (error, STG_ENGINE_ERROR_INVALID,
+                     "request.settings.minInService is %d but the job has %" G_GINT64_FORMAT
+                     " instance%s: no instance could ever be taken down for the update",
+                     s->min_in_service, diff->current_count, diff->current_count == 1 ? "" : "s");
+    }
   if (s->only == NULL)
     return TRUE;
   for (guint i = 0; i < stg_ranges_n (s->only); i++)
@@ -165,7 +171,8 @@ fill_groups (StgEngine *e, GHashTable *groups, GHashTable *out, GType type, GErr
 
 static ApiJobUpdateInstructions *
 build_instructions (StgEngine *e, const ApiJobUpdateRequest *request, ApiTaskConfig *task,
-                    StgSettings *s, const StgDiff *diff, GError **error)
+                    ApiJobUpdateSettings *settings, StgSettings *s, const StgDiff *diff,
+                    GError **error)
 {
   g_autoptr (GHashTable) initial = group_new ();
   g_autoptr (StgRanges) desired = stg_ranges_new ();
@@ -194,7 +201,6 @@ build_instructions (StgEngine *e, const ApiJobUpdateRequest *request, ApiTaskCon
   add_ranges (ranges, desired);
   g_autoptr (ApiInstanceTaskConfig) want = g_object_new (API_TYPE_INSTANCE_TASK_CONFIG, "task", task,
                                                          "instances", ranges, NULL);
-  g_autoptr (ApiJobUpdateSettings) settings = stg_thrift_copy (request->settings);
   g_object_set (ins, "desiredState", want, "settings", settings, NULL);
   return g_steal_pointer (&ins);
 }
@@ -230,6 +236,79 @@ find (StgEngine *e, const ApiJobUpdateKey *key, gint intended, GError **error)
   return NULL;
 }
 
+/* ---- starting -------------------------------------------------------------- */
+
+/* Records the update's per-instance rows. */
+static gboolean
+store_work (StgEngine *e, gint64 update_id, const StgDiff *diff, GError **error)
+{
+  g_autoptr (GArray) rows = g_array_sized_new (FALSE, TRUE, sizeof (StgUpdateInstanceRow),
+                                               diff->changes->len);
+  for (guint i = 0; i < diff->changes->len; i++)
+    {
+      StgChange *ch = &g_array_index (diff->changes, StgChange, i);
+      StgUpdateInstanceRow row = { .instance_id = ch->instance,
+                                   .initial_config_id = ch->from_config,
+                                   .desired_config_id = ch->to_config };
+      g_array_append_val (rows, row);
+    }
+  return stg_store_insert_update_instances (e->store, update_id,
+                                            (StgUpdateInstanceRow *) rows->data, rows->len, error);
+}
+
+/* Builds the new update in memory (taking @c's settings) and sets it going
+ * (inside the step). */
+static void
+activate (StgEngine *e, gint64 update_id, const gchar *uid, const gchar *user, gint status,
+          gint64 now, gint64 job_id, Checked *c, const StgDiff *diff)
+{
+  StgUpdate *u = stg_update_new (e);
+  u->id = update_id;
+  u->uid = g_strdup (uid);
+  u->job = stg_thrift_copy ((gpointer) c->key);
+  u->job_id = job_id;
+  u->user = g_strdup (user);
+  u->status = status;
+  u->created_ms = now;
+  u->s = c->s;
+  memset (&c->s, 0, sizeof c->s);
+  for (guint i = 0; i < diff->changes->len; i++)
+    {
+      StgChange *ch = &g_array_index (diff->changes, StgChange, i);
+      StgWork w = { .instance = ch->instance,
+                    .from_config = ch->from_config,
+                    .to_config = ch->to_config,
+                    .state = STG_WORK_PENDING };
+      g_array_append_val (u->work, w);
+      g_hash_table_insert (u->position, GINT_TO_POINTER (ch->instance), GUINT_TO_POINTER (i + 1));
+    }
+  for (guint i = 0; i < u->work->len; i++)
+    g_array_index (u->work, StgWork, i).owner = u;
+  stg_update_rebuild_order (u);
+  u->batch_size = stg_strategy_first_size (&u->s);
+  stg_engine_add_update (e, u);
+  stg_update_track_health (u);
+  stg_update_touch (u);
+  stg_engine_announce (e, u->job, u->uid);
+  stg_update_pump (u);
+}
+
+/* Refuses a second active update for @c's job. */
+static gboolean
+check_no_active (StgEngine *e, const Checked *c, ApiJobUpdateSummary **active_out, GError **error)
+{
+  StgUpdate *active = c->job != NULL ? stg_engine_update_for_job (e, c->job->id) : NULL;
+
+  if (active == NULL)
+    return TRUE;
+  if (active_out != NULL)
+    *active_out = stg_store_get_update_summary (e->store, active->id, NULL);
+  g_autofree gchar *name = stg_job_key_to_string (c->key);
+  return fail (error, STG_ENGINE_ERROR_ACTIVE_UPDATE,
+               "job %s already has an active update (%s, %s)", name, active->uid,
+               stg_update_status_name (active->status));
+}
+
 ApiJobUpdateKey *
 stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const gchar *user,
                          const gchar *message, ApiJobUpdateSummary **active_out, GError **error)
@@ -241,24 +320,8 @@ stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const
   g_autofree gchar *uid = NULL;
   ApiJobUpdateKey *result = NULL;
 
-  if (!check_request (e, request, &c, error))
+  if (!check_request (e, request, TRUE, &c, error) || !check_no_active (e, &c, active_out, error))
     goto out;
-
-  /* One active update per job. */
-  if (c.job != NULL)
-    {
-      StgUpdate *active = stg_engine_update_for_job (e, c.job->id);
-      if (active != NULL)
-        {
-          if (active_out != NULL)
-            *active_out = stg_store_get_update_summary (e->store, active->id, NULL);
-          g_autofree gchar *name = stg_job_key_to_string (c.key);
-          fail (error, STG_ENGINE_ERROR_ACTIVE_UPDATE,
-                "job %s already has an active update (%s, %s)", name, active->uid,
-                stg_update_status_name (active->status));
-          goto out;
-        }
-    }
 
   stg_engine_step_begin (e);
   gint64 job_id = c.job ? c.job->id : 0;
@@ -269,26 +332,13 @@ stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const
     goto store_failed;
   if (!stg_store_put_config (e->store, c.task, &config_id, NULL, &local))
     goto store_failed;
-  if (!stg_diff_compute (e, job_id, config_id, request->instanceCount, c.s.only, &diff, &local))
+  if (!stg_diff_compute (e, job_id, config_id, request->instanceCount, c.s.only, c.s.restart, &diff,
+                         &local))
     goto store_failed;
   if (!check_scope (&c.s, request->instanceCount, &diff, &local))
     goto refused;
-  if (c.s.min_in_service > 0)
-    {
-      gboolean takes_down = FALSE;
-      for (guint i = 0; i < diff.changes->len && !takes_down; i++)
-        takes_down = g_array_index (diff.changes, StgChange, i).from_config != 0;
-      if (takes_down && c.s.min_in_service >= diff.current_count)
-        {
-          fail (&local, STG_ENGINE_ERROR_INVALID,
-                "request.settings.minInService is %d but the job has %" G_GINT64_FORMAT
-                " instance%s: no instance could ever be taken down for the update",
-                c.s.min_in_service, diff.current_count, diff.current_count == 1 ? "" : "s");
-          goto refused;
-        }
-    }
 
-  ins = build_instructions (e, request, c.task, &c.s, &diff, &local);
+  ins = build_instructions (e, request, c.task, c.settings, &c.s, &diff, &local);
   if (ins == NULL)
     goto store_failed;
 
@@ -312,47 +362,9 @@ stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const
     }
   else
     {
-      g_autoptr (GArray) rows = g_array_sized_new (FALSE, TRUE, sizeof (StgUpdateInstanceRow),
-                                                   diff.changes->len);
-      for (guint i = 0; i < diff.changes->len; i++)
-        {
-          StgChange *ch = &g_array_index (diff.changes, StgChange, i);
-          StgUpdateInstanceRow row = { .instance_id = ch->instance,
-                                       .initial_config_id = ch->from_config,
-                                       .desired_config_id = ch->to_config };
-          g_array_append_val (rows, row);
-        }
-      if (!stg_store_insert_update_instances (e->store, update_id,
-                                              (StgUpdateInstanceRow *) rows->data, rows->len, &local))
+      if (!store_work (e, update_id, &diff, &local))
         goto store_failed;
-
-      StgUpdate *u = stg_update_new (e);
-      u->id = update_id;
-      u->uid = g_strdup (uid);
-      u->job = stg_thrift_copy ((gpointer) c.key);
-      u->job_id = job_id;
-      u->user = g_strdup (user);
-      u->status = status;
-      u->created_ms = now;
-      u->s = c.s;
-      memset (&c.s, 0, sizeof c.s);
-      for (guint i = 0; i < diff.changes->len; i++)
-        {
-          StgChange *ch = &g_array_index (diff.changes, StgChange, i);
-          StgWork w = { .instance = ch->instance, .from_config = ch->from_config,
-                        .to_config = ch->to_config, .state = STG_WORK_PENDING };
-          g_array_append_val (u->work, w);
-          g_hash_table_insert (u->position, GINT_TO_POINTER (ch->instance), GUINT_TO_POINTER (i + 1));
-        }
-      for (guint i = 0; i < u->work->len; i++)
-        g_array_index (u->work, StgWork, i).owner = u;
-      stg_update_rebuild_order (u);
-      u->batch_size = stg_strategy_first_size (&u->s);
-      stg_engine_add_update (e, u);
-      stg_update_track_health (u);
-      stg_update_touch (u);
-      stg_engine_announce (e, u->job, u->uid);
-      stg_update_pump (u);
+      activate (e, update_id, uid, user, status, now, job_id, &c, &diff);
     }
   stg_engine_announce (e, c.key, uid);
   if (!stg_engine_step_end (e, error))
@@ -498,7 +510,7 @@ stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **erro
   g_autoptr (StgRanges) added = stg_ranges_new ();
   g_autoptr (ApiGetJobUpdateDiffResult) r = NULL;
 
-  if (!check_request (e, request, &c, error))
+  if (!check_request (e, request, FALSE, &c, error))
     goto out;
   /* The config need not be stored to compare: compare canonical hashes. */
   want_hash = stg_thrift_hash (THRIFT_STRUCT (c.task), error);
@@ -511,7 +523,7 @@ stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **erro
     want = stg_store_find_config (e->store, want_hash, &ignored);
   }
   if (!stg_diff_compute (e, c.job ? c.job->id : 0, want > 0 ? want : -1, request->instanceCount,
-                         c.s.only, &diff, error) ||
+                         c.s.only, c.s.restart, &diff, error) ||
       !check_scope (&c.s, request->instanceCount, &diff, error))
     goto out;
 
@@ -525,9 +537,15 @@ stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **erro
       else
         group_add (update, ch->from_config, ch->instance);
     }
+  /* As Aurora's JobDiff.compute: what lies outside the scope is unchanged. */
   for (guint i = 0; i < diff.unchanged->len; i++)
     {
       StgChange *ch = &g_array_index (diff.unchanged, StgChange, i);
+      group_add (unchanged, ch->from_config, ch->instance);
+    }
+  for (guint i = 0; i < diff.outside->len; i++)
+    {
+      StgChange *ch = &g_array_index (diff.outside, StgChange, i);
       group_add (unchanged, ch->from_config, ch->instance);
     }
 
@@ -551,100 +569,4 @@ out:
   stg_diff_clear (&diff);
   checked_clear (&c);
   return result;
-}
-
-GPtrArray *
-stg_engine_update_details (StgEngine *e, const ApiJobUpdateQuery *query, GError **error)
-{
-  GPtrArray *out = stg_store_query_update_details (e->store, query, error);
-
-  if (out == NULL)
-    stg_engine_wrap_error (error);
-  return out;
-}
-
-void
-stg_update_progress_clear (StgUpdateProgress *p)
-{
-  g_clear_pointer (&p->in_flight, g_array_unref);
-  g_clear_pointer (&p->instances, stg_ranges_free);
-  g_clear_pointer (&p->states, g_free);
-}
-
-static gchar
-state_letter (gint state)
-{
-  switch (state)
-    {
-    case STG_WORK_PENDING: return 'p';
-    case STG_WORK_UPDATING: return 'u';
-    case STG_WORK_UPDATED: return 'U';
-    case STG_WORK_UPDATE_FAILED: return 'f';
-    case STG_WORK_ROLLBACK_PENDING: return 'U';   /* still holds the new config */
-    case STG_WORK_ROLLING_BACK: return 'b';
-    case STG_WORK_ROLLED_BACK: return 'B';
-    case STG_WORK_ROLLBACK_FAILED: return 'f';
-    default: return 'p';
-    }
-}
-
-gboolean
-stg_engine_update_progress (StgEngine *e, const gchar *uid, StgUpdateProgress *p, GError **error)
-{
-  memset (p, 0, sizeof *p);
-  p->in_flight = g_array_new (FALSE, FALSE, sizeof (gint32));
-  p->instances = stg_ranges_new ();
-
-  StgUpdate *u = g_hash_table_lookup (e->updates, uid);
-  if (u != NULL)
-    {
-      GString *states = g_string_sized_new (u->work->len);
-      p->status = u->status;
-      p->back = u->back;
-      p->total = u->order->len;
-      p->done = u->n_done;
-      p->failed = u->n_failed;
-      p->last_pulse_ms = u->last_pulse_ms;
-      p->started_ms = u->created_ms;
-      for (guint i = 0; i < u->work->len; i++)
-        {
-          StgWork *w = &g_array_index (u->work, StgWork, i);
-          stg_ranges_add_one (p->instances, w->instance);
-          g_string_append_c (states, state_letter (w->state));
-          if (g_hash_table_contains (u->active, GUINT_TO_POINTER (i)))
-            g_array_append_val (p->in_flight, w->instance);
-        }
-      p->states = g_string_free (states, FALSE);
-      return TRUE;
-    }
-
-  g_autoptr (StgUpdateRow) row = stg_store_get_update (e->store, uid, error);
-  g_autoptr (GArray) rows = row ? stg_store_list_update_instances (e->store, row->id, error) : NULL;
-  if (rows == NULL)
-    {
-      stg_engine_wrap_error (error);
-      return FALSE;
-    }
-  GString *states = g_string_sized_new (rows->len);
-  gboolean back = FALSE;
-  for (guint i = 0; i < rows->len; i++)
-    back |= g_array_index (rows, StgUpdateInstanceRow, i).state >= STG_WORK_ROLLBACK_PENDING;
-  p->status = row->status;
-  p->back = back;
-  p->last_pulse_ms = row->last_pulse_ms;
-  p->started_ms = row->created_ms;
-  for (guint i = 0; i < rows->len; i++)
-    {
-      StgUpdateInstanceRow *r = &g_array_index (rows, StgUpdateInstanceRow, i);
-      stg_ranges_add_one (p->instances, r->instance_id);
-      g_string_append_c (states, state_letter (r->state));
-      if (back ? r->state >= STG_WORK_ROLLBACK_PENDING : TRUE)
-        p->total++;
-      if (r->state == (back ? STG_WORK_ROLLED_BACK : STG_WORK_UPDATED))
-        p->done++;
-      if (r->state == (back ? STG_WORK_ROLLBACK_FAILED : STG_WORK_UPDATE_FAILED))
-        p->failed++;
-    }
-  p->states = g_string_free (states, FALSE);
-  return TRUE;
 }

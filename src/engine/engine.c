@@ -8,13 +8,9 @@
  */
 #include "config.h"
 
-#include <stdio.h>
-
 #include "common/enums.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
-
-G_DEFINE_QUARK (stg-engine-error-quark, stg_engine_error)
 
 void
 stg_engine_limits_init (StgEngineLimits *limits)
@@ -23,8 +19,6 @@ stg_engine_limits_init (StgEngineLimits *limits)
   limits->max_watch_ms = 24 * 3600 * 1000LL;
   limits->max_pulse_ms = 7 * 24 * 3600 * 1000LL;
 }
-
-GPtrArray *stg_engine_retries_new (void);
 
 /* Looks at one slot the runtime (or a timer) had news about (in a step). */
 static void
@@ -57,37 +51,6 @@ look_at (StgEngine *e, gint64 job_id, gint32 instance)
     }
 }
 
-/* Handles every slot noted since the last time, in one step. */
-static void
-handle_news (gpointer data)
-{
-  StgEngine *e = data;
-  g_autoptr (GHashTable) news = e->news;
-
-  e->news_timer = 0;
-  e->news = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  stg_engine_step_begin (e);
-  GHashTableIter it;
-  gpointer key;
-  g_hash_table_iter_init (&it, news);
-  while (g_hash_table_iter_next (&it, &key, NULL))
-    {
-      gint64 job_id = 0;
-      gint32 instance = 0;
-      if (sscanf (key, "%" G_GINT64_FORMAT ":%d", &job_id, &instance) == 2)
-        look_at (e, job_id, instance);
-    }
-  stg_engine_step_end (e, NULL);
-}
-
-void
-stg_engine_note (StgEngine *e, gint64 job_id, gint32 instance)
-{
-  g_hash_table_add (e->news, g_strdup_printf ("%" G_GINT64_FORMAT ":%d", job_id, instance));
-  if (e->news_timer == 0)
-    e->news_timer = stg_clock_add_timer (e->clock, 0, handle_news, e);
-}
-
 /* The runtime's news about a slot. */
 static void
 on_instance (gpointer data, gint64 job_id, gint32 instance)
@@ -111,7 +74,10 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
   engine->updates = g_hash_table_new (g_str_hash, g_str_equal);
   engine->by_job = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   engine->watchers = g_array_new (FALSE, FALSE, sizeof (StgWatcher));
-  engine->news = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  engine->news = stg_engine_news_new ();
+  engine->up.reload = stg_engine_reload_update;
+  engine->up.act_failed = stg_update_act_failed;
+  engine->up.look_at = look_at;
   engine->retries = stg_engine_retries_new ();
   if (runtime != NULL)
     stg_runtime_set_listener (runtime, on_instance, engine);
@@ -165,12 +131,6 @@ stg_engine_active_updates (StgEngine *engine)
   return g_hash_table_size (engine->updates);
 }
 
-StgUpdate *
-stg_engine_update_for_job (StgEngine *engine, gint64 job_id)
-{
-  return g_hash_table_lookup (engine->by_job, &job_id);
-}
-
 void
 stg_engine_check_invariants (StgEngine *engine)
 {
@@ -213,61 +173,6 @@ stg_engine_check_invariants (StgEngine *engine)
       /* 4. Every started item is done, failed or in flight. */
       g_assert_cmpuint (u->n_done + u->n_failed + g_hash_table_size (u->active), ==, u->cursor);
     }
-}
-
-void
-stg_engine_wrap_error (GError **error)
-{
-  if (error == NULL || *error == NULL || (*error)->domain == STG_ENGINE_ERROR)
-    return;
-  if ((*error)->domain == STG_STORE_ERROR && (*error)->code == STG_STORE_ERROR_EXISTS)
-    (*error)->code = STG_ENGINE_ERROR_INVALID;
-  else if ((*error)->domain == STG_STORE_ERROR && (*error)->code == STG_STORE_ERROR_NOT_FOUND)
-    (*error)->code = STG_ENGINE_ERROR_NOT_FOUND;
-  else if ((*error)->domain == STG_RUNTIME_ERROR && (*error)->code == STG_RUNTIME_ERROR_INVALID)
-    (*error)->code = STG_ENGINE_ERROR_INVALID;
-  else
-    (*error)->code = STG_ENGINE_ERROR_FAILED;
-  (*error)->domain = STG_ENGINE_ERROR;
-}
-
-ApiTaskConfig *
-stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config,
-                              const ApiJobKey *key, const gchar *what, GError **error)
-{
-  if (config == NULL)
-    {
-      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, "%s is missing", what);
-      return NULL;
-    }
-  if (config->__isset_job && config->job != NULL && config->job->role != NULL &&
-      !stg_job_key_equal (config->job, key))
-    {
-      g_autofree gchar *a = stg_job_key_to_string (config->job);
-      g_autofree gchar *b = stg_job_key_to_string (key);
-      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID,
-                   "%s.job is %s but the job is %s", what, a, b);
-      return NULL;
-    }
-  if (engine->runtime != NULL)
-    {
-      if (!stg_runtime_validate (engine->runtime, config, error))
-        {
-          g_prefix_error (error, "%s.executorConfig: ", what);
-          stg_engine_wrap_error (error);
-          return NULL;
-        }
-    }
-
-  ApiTaskConfig *copy = stg_thrift_copy ((gpointer) config);
-  g_autoptr (ApiJobKey) job = stg_thrift_copy ((gpointer) key);
-  g_object_set (copy, "job", job, NULL);
-  if (!copy->__isset_owner || copy->owner == NULL || copy->owner->user == NULL)
-    {
-      g_autoptr (ApiIdentity) owner = g_object_new (API_TYPE_IDENTITY, "user", key->role, NULL);
-      g_object_set (copy, "owner", owner, NULL);
-    }
-  return copy;
 }
 
 gboolean

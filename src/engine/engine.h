@@ -61,9 +61,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgEngine, stg_engine_free)
 /* Reloads every active update from the store and continues it. */
 gboolean stg_engine_recover (StgEngine *engine, GError **error);
 
-/* Called after each committed change: @job changed, and so did update
- * @update_uid when not NULL. For live displays. */
-typedef void (*StgEngineWatchFunc) (gpointer data, const ApiJobKey *job, const gchar *update_uid);
+/* A committed change: @job changed, and so did update @update_uid when not
+ * NULL. */
+typedef struct
+{
+  ApiJobKey *job;
+  gchar *update_uid; /* (nullable) */
+} StgEngineChange;
+
+/* Called after each committed change, with the change (valid for the call
+ * only). For live displays. */
+typedef void (*StgEngineWatchFunc) (gpointer data, const StgEngineChange *change);
 void stg_engine_add_watcher (StgEngine *engine, StgEngineWatchFunc func, gpointer data);
 
 /* TRUE when an update may go from status @from to status @to. */
@@ -127,10 +135,6 @@ gboolean stg_engine_pulse_update (StgEngine *engine, const ApiJobUpdateKey *key,
 ApiGetJobUpdateDiffResult *stg_engine_diff (StgEngine *engine, const ApiJobUpdateRequest *request,
                                             GError **error);
 
-/* Details of the updates matching @query (see stg_store_query_update_details). */
-GPtrArray *stg_engine_update_details (StgEngine *engine, const ApiJobUpdateQuery *query,
-                                      GError **error);
-
 /* Where an update stands, for displays. */
 typedef struct
 {
@@ -149,7 +153,10 @@ typedef struct
 
 void stg_update_progress_clear (StgUpdateProgress *progress);
 
-/* The progress of update @uid (active or not). */
+/* The progress of update @uid (active or not). Reads: the engine owns an
+ * active update's live position (this call); every record (summaries,
+ * details, events, instructions) is history, read from the store, which each
+ * step has written before its news is announced. */
 gboolean stg_engine_update_progress (StgEngine *engine, const gchar *uid,
                                      StgUpdateProgress *progress, GError **error);
 

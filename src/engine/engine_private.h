@@ -40,9 +40,16 @@ typedef struct
   gint32 min_in_service;
   gint64 pause_between_ms;
   StgRanges *only;               /* (nullable) updateOnlyTheseInstances */
+  gboolean restart;              /* restartInstances: same-config instances are restarted */
 } StgSettings;
 
 void stg_settings_clear (StgSettings *s);
+
+/* Aurora's backfill for startJobUpdate: without an updateStrategy, @settings
+ * gets a queue strategy of updateGroupSize (a batch strategy when
+ * waitForBatchCompletion); then the group sizes must add up to more than 0
+ * (STG_ENGINE_ERROR_INVALID with Aurora's message otherwise). */
+gboolean stg_settings_backfill (ApiJobUpdateSettings *settings, const gchar *what, GError **error);
 
 /* Checks @settings (field names prefixed with @what) and fills @out. */
 gboolean stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *settings,
@@ -67,19 +74,54 @@ typedef struct
 {
   GArray *changes;        /* StgChange, ascending instance */
   GArray *unchanged;      /* StgChange (from == to), ascending instance */
+  GArray *outside;        /* StgChange (from == to): instances the job has outside
+                             updateOnlyTheseInstances, ascending instance */
   gint64 current_count;   /* instances the job has now */
 } StgDiff;
 
 void stg_diff_clear (StgDiff *diff);
 
 /* What moving job @job_id (0: no such job yet) to @desired_config on
- * @instance_count instances changes, within @only (nullable: all). */
+ * @instance_count instances changes, within @only (nullable: all). With
+ * @restart, instances in scope that already run @desired_config are changes
+ * too (from == to: restarts), not unchanged. */
 gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_config,
-                           gint32 instance_count, StgRanges *only, StgDiff *diff, GError **error);
+                           gint32 instance_count, StgRanges *only, gboolean restart, StgDiff *diff,
+                           GError **error);
 
 /* ---- per-instance work ------------------------------------------------------- */
 
-/* update_instances.state. Forward states, then the same four for rollback. */
+/* update_instances.state: one instance's work, forward states then the
+ * same four for rollback. Each arrow names the function (update.c) that
+ * takes it:
+ *
+ *   PENDING --[start]--> UPDATING --[finish_work: ok]--> UPDATED
+ *                            |
+ *                            +--[finish_work: failed (count_failure)]--> UPDATE_FAILED
+ *
+ *   UPDATING, UPDATED, UPDATE_FAILED
+ *        --[stg_update_start_rollback]--> ROLLBACK_PENDING   (PENDING stays PENDING)
+ *
+ *   ROLLBACK_PENDING --[start]--> ROLLING_BACK --[finish_work: ok]--> ROLLED_BACK
+ *                                      |
+ *                                      +--[finish_work: failed]--> ROLLBACK_FAILED
+ *
+ * What holds in each state:
+ *   PENDING            not started: the runtime was never asked; the slot
+ *                      has from_config (or is absent when from_config is 0).
+ *   UPDATING           in update->active; started_ms is this attempt's start;
+ *                      seen_failures is the runtime's failure count already
+ *                      counted; a watch or deadline timer may be armed.
+ *   UPDATED            to_config has run healthy for the watch time (or the
+ *                      slot is gone when to_config is 0); counted in n_done.
+ *   UPDATE_FAILED      failures > maxPerInstanceFailures; counted in n_failed.
+ *   ROLLBACK_PENDING   touched forward, to be moved back to from_config; in
+ *                      the back order (descending instance), not started.
+ *   ROLLING_BACK       as UPDATING, with from_config as the target.
+ *   ROLLED_BACK        from_config is back and healthy (or the slot is gone
+ *                      when from_config is 0); counted in n_done.
+ *   ROLLBACK_FAILED    as UPDATE_FAILED, in the back direction.
+ */
 typedef enum
 {
   STG_WORK_PENDING = 0,
@@ -168,6 +210,18 @@ typedef struct
   gpointer data;
 } StgWatcher;
 
+/* What step.c needs from the files above it, set by engine.c, so that
+ * step.c calls nothing above it (no cycle between the engine's files). */
+typedef struct
+{
+  /* recover.c: reload update @uid after a step that was not stored */
+  void (*reload) (StgEngine *engine, const gchar *uid);
+  /* update.c: the runtime refused queued action @act */
+  void (*act_failed) (StgEngine *engine, const StgAct *act, const GError *error);
+  /* engine.c: a noted slot's news, inside the news step */
+  void (*look_at) (StgEngine *engine, gint64 job_id, gint32 instance);
+} StgEngineUp;
+
 struct _StgEngine
 {
   StgStore *store;          /* borrowed */
@@ -179,7 +233,7 @@ struct _StgEngine
   GHashTable *by_job;       /* job id (gint64*) -> StgUpdate* */
   GArray *watchers;         /* StgWatcher */
 
-  GHashTable *news;         /* "job:instance" -> TRUE: slots to look at in the next step */
+  GHashTable *news;         /* StgSlotKey* set: slots to look at in the next step */
   GPtrArray *retries;       /* pending retries of updates whose step failed (recover.c) */
   guint news_timer;
   guint64 steps;            /* outermost steps ended */
@@ -187,11 +241,12 @@ struct _StgEngine
   guint step_depth;
   GPtrArray *acts;          /* StgAct*, waiting for the commit */
   GPtrArray *touched;       /* StgUpdate* changed in this step */
-  GPtrArray *announce;      /* gchar* "kind\tjob\tuid" to tell watchers after the commit */
+  GPtrArray *announce;      /* StgEngineChange*: to tell watchers after the commit */
   gboolean step_failed;
+  StgEngineUp up;
 };
 
-/* ---- steps (update.c) ------------------------------------------------------- */
+/* ---- steps and news (step.c) ------------------------------------------------------- */
 
 void stg_engine_step_begin (StgEngine *engine);
 /* Writes what the step changed in one transaction, then runs its runtime
@@ -208,6 +263,20 @@ void stg_engine_queue (StgEngine *engine, StgActKind kind, gint64 job_id, gint32
 /* Tells watchers about a job (and update, nullable) after the commit. */
 void stg_engine_announce (StgEngine *engine, const ApiJobKey *job, const gchar *uid);
 
+/* Marks @u's progress (and work item @idx's row) for writing with the step. */
+void stg_update_touch (StgUpdate *u);
+void stg_update_touch_work (StgUpdate *u, guint idx);
+
+/* Writes @u's marked rows and progress now (inside the step's transaction). */
+gboolean stg_update_write (StgUpdate *u, GError **error);
+
+/* Queues slot (@job_id, @instance) to be looked at in the next step. News
+ * that arrives in one main-loop iteration is handled in one step. */
+void stg_engine_note (StgEngine *engine, gint64 job_id, gint32 instance);
+
+/* An empty set of noted slots (StgSlotKey*, owned). */
+GHashTable *stg_engine_news_new (void);
+
 /* ---- updates (update.c) ----------------------------------------------------- */
 
 StgUpdate *stg_update_new (StgEngine *engine);
@@ -215,9 +284,6 @@ void stg_update_free (StgUpdate *u);
 
 /* Registers @u as active (takes it). */
 void stg_engine_add_update (StgEngine *engine, StgUpdate *u);
-
-/* Marks @u's progress for writing with the step. */
-void stg_update_touch (StgUpdate *u);
 
 /* Moves @u forward as far as it can now (inside a step). */
 void stg_update_pump (StgUpdate *u);
@@ -238,12 +304,11 @@ void stg_update_arm_pulse (StgUpdate *u);
 /* TRUE when a coordinated update's last pulse is too old. */
 gboolean stg_update_pulse_expired (StgUpdate *u);
 
-/* Builds the healthy set when min_in_service needs it. */
-void stg_update_track_health (StgUpdate *u);
+/* The runtime refused action @act of a step: a failure of its instance. */
+void stg_update_act_failed (StgEngine *engine, const StgAct *act, const GError *error);
 
-/* The progress JSON, and reading it back (recover.c). */
-gchar *stg_update_progress_json (StgUpdate *u);
-gboolean stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error);
+/* The active update of job @job_id, or NULL. */
+StgUpdate *stg_engine_update_for_job (StgEngine *engine, gint64 job_id);
 
 /* Rebuilds the order of the current direction from the work states. */
 void stg_update_rebuild_order (StgUpdate *u);
@@ -254,9 +319,22 @@ gboolean stg_update_transition_allowed (gint from, gint to);
 /* Runtime news for a slot (engine.c routes it here, inside a step). */
 void stg_update_on_instance (StgUpdate *u, gint32 instance);
 
-/* Queues slot (@job_id, @instance) to be looked at in the next step. News
- * that arrives in one main-loop iteration is handled in one step. */
-void stg_engine_note (StgEngine *engine, gint64 job_id, gint32 instance);
+/* ---- minInService (service.c) ------------------------------------------------ */
+
+/* Builds the healthy set when min_in_service needs it. */
+void stg_update_track_health (StgUpdate *u);
+
+/* Updates the healthy set with the runtime's view of @instance. */
+void stg_update_note_health (StgUpdate *u, gint32 instance);
+
+/* Whether starting work item @idx keeps min_in_service instances in service. */
+gboolean stg_update_may_start (StgUpdate *u, guint idx);
+
+/* ---- progress (progress.c) --------------------------------------------------- */
+
+/* The progress JSON, and reading it back (recover.c). */
+gchar *stg_update_progress_json (StgUpdate *u);
+gboolean stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error);
 
 /* ---- recovery (recover.c) ---------------------------------------------------- */
 
@@ -270,9 +348,11 @@ void stg_engine_reload_update (StgEngine *engine, const gchar *uid);
 
 /* Cancels pending retries (engine teardown). */
 void stg_engine_cancel_retries (StgEngine *engine);
-void stg_engine_reload_update (StgEngine *engine, const gchar *uid);
 
-/* ---- helpers (engine.c) -------------------------------------------------------- */
+/* An empty list of pending retries, for engine->retries. */
+GPtrArray *stg_engine_retries_new (void);
+
+/* ---- checks (settings.c) and errors (errors.c) ---------------------------------- */
 
 /* Checks @config and returns a normalized copy of its task config (job key
  * and owner filled in), or NULL with STG_ENGINE_ERROR_INVALID. */
@@ -282,6 +362,3 @@ ApiTaskConfig *stg_engine_check_task_config (StgEngine *engine, const ApiTaskCon
 
 /* Turns a store or runtime error into an engine error, keeping the message. */
 void stg_engine_wrap_error (GError **error);
-
-/* The active update of job @job_id, or NULL. */
-StgUpdate *stg_engine_update_for_job (StgEngine *engine, gint64 job_id);

@@ -4,8 +4,12 @@ libstg_engine_a_SOURCES = \
 	src/engine/engine.c src/engine/engine.h src/engine/engine_private.h \
 	src/engine/control.c \
 	src/engine/diff.c \
+	src/engine/errors.c \
 	src/engine/jobs.c \
+	src/engine/progress.c \
 	src/engine/recover.c \
+	src/engine/service.c \
 	src/engine/settings.c \
+	src/engine/step.c \
 	src/engine/update.c
 EXTRA_DIST += src/engine/local.mk

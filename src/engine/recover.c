@@ -11,45 +11,8 @@
  */
 #include "config.h"
 
-#include <json-glib/json-glib.h>
-
 #include "common/enums.h"
 #include "engine/engine_private.h"
-
-static gint64
-member_int (JsonObject *o, const gchar *name)
-{
-  return json_object_has_member (o, name) ? json_object_get_int_member (o, name) : 0;
-}
-
-gboolean
-stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error)
-{
-  g_autoptr (JsonParser) parser = json_parser_new ();
-
-  if (!json_parser_load_from_data (parser, json, -1, error))
-    return FALSE;
-  JsonNode *root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
-    {
-      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_FAILED, "progress is not an object");
-      return FALSE;
-    }
-  JsonObject *o = json_node_get_object (root);
-  u->back = json_object_has_member (o, "back") && json_object_get_boolean_member (o, "back");
-  u->cursor = (guint) member_int (o, "cursor");
-  u->batch_start = (guint) member_int (o, "batch_start");
-  u->batch_end = (guint) member_int (o, "batch_end");
-  u->batch_index = (guint) member_int (o, "batch_index");
-  u->batch_size = (guint) member_int (o, "batch_size");
-  u->queue_done = (guint) member_int (o, "queue_done");
-  u->batch_failed = json_object_has_member (o, "batch_failed") &&
-                    json_object_get_boolean_member (o, "batch_failed");
-  u->gate_ms = member_int (o, "gate_ms");
-  if (json_object_has_member (o, "last_failure") && !json_object_get_null_member (o, "last_failure"))
-    u->last_failure = g_strdup (json_object_get_string_member (o, "last_failure"));
-  return TRUE;
-}
 
 StgUpdate *
 stg_update_load (StgEngine *e, StgUpdateRow *row, GError **error)
@@ -227,8 +190,6 @@ stg_engine_cancel_retries (StgEngine *e)
     stg_clock_cancel_timer (e->clock, ((Later *) e->retries->pdata[i])->timer);
   g_ptr_array_set_size (e->retries, 0);
 }
-
-GPtrArray *stg_engine_retries_new (void);
 
 GPtrArray *
 stg_engine_retries_new (void)

@@ -1,8 +1,10 @@
-/* settings.c: JobUpdateSettings checked and turned into StgSettings, and the
- * strategies' batch sizes.
+/* settings.c: JobUpdateSettings checked and turned into StgSettings, the
+ * strategies' batch sizes, and task configs checked.
  *
- * Strategy: updateStrategy when set; otherwise the older updateGroupSize
- * (default 1) with waitForBatchCompletion choosing Batch over Queue.
+ * Strategy: updateStrategy when set. startJobUpdate first backfills it from
+ * the older updateGroupSize and waitForBatchCompletion (Batch over Queue) as
+ * Aurora does, and refuses groups that add up to nothing; updates recorded
+ * before that take updateGroupSize (0: 1) directly.
  * Batch sizes: the first is the group size (VariableBatch: the first of the
  * list); after a batch, VariableBatch takes the next listed size while the
  * list lasts, and otherwise the size is multiplied by growthFactor (rounded
@@ -13,6 +15,8 @@
 
 #include <math.h>
 
+#include "common/error.h"
+#include "common/jobkey.h"
 #include "engine/engine_private.h"
 
 void
@@ -22,20 +26,7 @@ stg_settings_clear (StgSettings *s)
   g_clear_pointer (&s->only, stg_ranges_free);
 }
 
-static gboolean
-bad (GError **error, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-bad (GError **error, const gchar *format, ...)
-{
-  va_list ap;
-
-  va_start (ap, format);
-  g_autofree gchar *text = g_strdup_vprintf (format, ap);
-  va_end (ap);
-  g_set_error_literal (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, text);
-  return FALSE;
-}
+#define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
 
 static gboolean
 check_size (gint32 size, const gchar *what, GError **error)
@@ -45,17 +36,83 @@ check_size (gint32 size, const gchar *what, GError **error)
   return TRUE;
 }
 
-gboolean
-stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gchar *what,
-                    StgSettings *out, GError **error)
+/* The group sizes of @in's strategy add up to a positive total, as Aurora's
+ * startJobUpdate requires (its messages, after the field's name). */
+static gboolean
+check_groups (const ApiJobUpdateStrategy *strategy, const gchar *field, const gchar *what,
+              GError **error)
 {
-  memset (out, 0, sizeof *out);
-  out->sizes = g_array_new (FALSE, FALSE, sizeof (gint32));
-  out->growth = 1.0;
+  gint64 total = 0;
+
+  if (strategy->__isset_queueStrategy && strategy->queueStrategy != NULL)
+    total = strategy->queueStrategy->groupSize;
+  else if (strategy->__isset_batchStrategy && strategy->batchStrategy != NULL)
+    total = strategy->batchStrategy->groupSize;
+  else if (strategy->__isset_varBatchStrategy && strategy->varBatchStrategy != NULL)
+    {
+      GArray *sizes = strategy->varBatchStrategy->groupSizes;
+      for (guint i = 0; sizes != NULL && i < sizes->len; i++)
+        {
+          gint32 size = g_array_index (sizes, gint32, i);
+          if (size <= 0)
+            return bad (error, "%s.%s[%u] is %d: All update group sizes must be positive.", what,
+                        field, i, size);
+          total += size;
+        }
+    }
+  else
+    return bad (error, "%s.updateStrategy: Update strategy provided is unknown.", what);
+  if (total <= 0)
+    return bad (error,
+                "%s.%s is %" G_GINT64_FORMAT ": Update results in no instance being "
+                "modified.",
+                what, field, total);
+  return TRUE;
+}
+
+gboolean
+stg_settings_backfill (ApiJobUpdateSettings *in, const gchar *what, GError **error)
+{
+  const gchar *field;
 
   if (in == NULL)
     return bad (error, "%s is missing", what);
+  if (!in->__isset_updateStrategy || in->updateStrategy == NULL)
+    {
+      g_autoptr (ApiJobUpdateStrategy) strategy = g_object_new (API_TYPE_JOB_UPDATE_STRATEGY, NULL);
+      if (in->waitForBatchCompletion)
+        {
+          g_autoptr (ApiBatchJobUpdateStrategy) batch =
+              g_object_new (API_TYPE_BATCH_JOB_UPDATE_STRATEGY, "groupSize", in->updateGroupSize,
+                            NULL);
+          g_object_set (strategy, "batchStrategy", batch, NULL);
+        }
+      else
+        {
+          g_autoptr (ApiQueueJobUpdateStrategy) queue =
+              g_object_new (API_TYPE_QUEUE_JOB_UPDATE_STRATEGY, "groupSize", in->updateGroupSize,
+                            NULL);
+          g_object_set (strategy, "queueStrategy", queue, NULL);
+        }
+      g_object_set (in, "updateStrategy", strategy, NULL);
+      field = "updateGroupSize";
+    }
+  else if (in->updateStrategy->__isset_queueStrategy)
+    field = "updateStrategy.queueStrategy.groupSize";
+  else if (in->updateStrategy->__isset_batchStrategy)
+    field = "updateStrategy.batchStrategy.groupSize";
+  else
+    field = "updateStrategy.varBatchStrategy.groupSizes";
+  return check_groups (in->updateStrategy, field, what, error);
+}
 
+/* The strategy and its group sizes: updateStrategy when set, otherwise the
+ * older updateGroupSize (0: 1) and waitForBatchCompletion. Requests are
+ * backfilled first (stg_settings_backfill), so only updates recorded before
+ * backfilling existed take the older way. */
+static gboolean
+parse_strategy (const ApiJobUpdateSettings *in, const gchar *what, StgSettings *out, GError **error)
+{
   ApiJobUpdateStrategy *strategy = in->__isset_updateStrategy ? in->updateStrategy : NULL;
   if (strategy != NULL && strategy->__isset_queueStrategy)
     {
@@ -100,15 +157,32 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
       out->kind = in->waitForBatchCompletion ? STG_STRATEGY_BATCH : STG_STRATEGY_QUEUE;
       g_array_append_val (out->sizes, size);
     }
+  return TRUE;
+}
 
+gboolean
+stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gchar *what,
+                    StgSettings *out, GError **error)
+{
+  memset (out, 0, sizeof *out);
+  out->sizes = g_array_new (FALSE, FALSE, sizeof (gint32));
+  out->growth = 1.0;
+
+  if (in == NULL)
+    return bad (error, "%s is missing", what);
+
+  if (!parse_strategy (in, what, out, error))
+    return FALSE;
   if (in->maxPerInstanceFailures < 0)
-    return bad (error, "%s.maxPerInstanceFailures must not be negative", what);
+    return bad (error, "%s.maxPerInstanceFailures must be non-negative.", what);
   if (in->maxFailedInstances < 0)
-    return bad (error, "%s.maxFailedInstances must not be negative", what);
+    return bad (error, "%s.maxFailedInstances must be non-negative.", what);
   out->max_per_instance_failures = in->maxPerInstanceFailures;
   out->max_failed_instances = in->maxFailedInstances;
 
-  if (in->minWaitInInstanceRunningMs < 0 || in->minWaitInInstanceRunningMs > engine->limits.max_watch_ms)
+  if (in->minWaitInInstanceRunningMs < 0)
+    return bad (error, "%s.minWaitInInstanceRunningMs must be non-negative.", what);
+  if (in->minWaitInInstanceRunningMs > engine->limits.max_watch_ms)
     return bad (error, "%s.minWaitInInstanceRunningMs must be between 0 and %" G_GINT64_FORMAT,
                 what, engine->limits.max_watch_ms);
   out->watch_ms = in->minWaitInInstanceRunningMs;
@@ -116,7 +190,9 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
 
   if (in->__isset_blockIfNoPulsesAfterMs)
     {
-      if (in->blockIfNoPulsesAfterMs < 0 || in->blockIfNoPulsesAfterMs > engine->limits.max_pulse_ms)
+      if (in->blockIfNoPulsesAfterMs < 0)
+        return bad (error, "%s.blockIfNoPulsesAfterMs must be positive.", what);
+      if (in->blockIfNoPulsesAfterMs > engine->limits.max_pulse_ms)
         return bad (error, "%s.blockIfNoPulsesAfterMs must be between 0 and %" G_GINT64_FORMAT,
                     what, engine->limits.max_pulse_ms);
       out->pulse_ms = in->blockIfNoPulsesAfterMs;
@@ -149,6 +225,7 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
       out->pause_between_ms = in->pauseBetweenBatchesMs;
     }
 
+  out->restart = in->__isset_restartInstances && in->restartInstances;
   if (in->__isset_updateOnlyTheseInstances && in->updateOnlyTheseInstances != NULL &&
       g_hash_table_size (in->updateOnlyTheseInstances) > 0)
     {
@@ -183,4 +260,43 @@ stg_strategy_next_size (const StgSettings *s, guint index, guint size, gboolean 
     return size;
   gdouble next = ceil ((gdouble) size * s->growth);
   return next > (gdouble) G_MAXINT32 ? (guint) G_MAXINT32 : MAX ((guint) next, size);
+}
+
+ApiTaskConfig *
+stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config, const ApiJobKey *key,
+                              const gchar *what, GError **error)
+{
+  if (config == NULL)
+    {
+      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, "%s is missing", what);
+      return NULL;
+    }
+  if (config->__isset_job && config->job != NULL && config->job->role != NULL &&
+      !stg_job_key_equal (config->job, key))
+    {
+      g_autofree gchar *a = stg_job_key_to_string (config->job);
+      g_autofree gchar *b = stg_job_key_to_string (key);
+      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID,
+                   "%s.job is %s but the job is %s", what, a, b);
+      return NULL;
+    }
+  if (engine->runtime != NULL)
+    {
+      if (!stg_runtime_validate (engine->runtime, config, error))
+        {
+          g_prefix_error (error, "%s.executorConfig: ", what);
+          stg_engine_wrap_error (error);
+          return NULL;
+        }
+    }
+
+  ApiTaskConfig *copy = stg_thrift_copy ((gpointer) config);
+  g_autoptr (ApiJobKey) job = stg_thrift_copy ((gpointer) key);
+  g_object_set (copy, "job", job, NULL);
+  if (!copy->__isset_owner || copy->owner == NULL || copy->owner->user == NULL)
+    {
+      g_autoptr (ApiIdentity) owner = g_object_new (API_TYPE_IDENTITY, "user", key->role, NULL);
+      g_object_set (copy, "owner", owner, NULL);
+    }
+  return copy;
 }

@@ -1,36 +1,54 @@
-/* update.c: the update state machine, instance evaluation and steps.
+/* update.c: the update state machine and instance evaluation.
  *
- * Statuses and the transitions allowed between them (Aurora's table; each
- * arrow names the function that takes it):
+ * An update's status (JobUpdateStatus, Aurora's table) moves only through
+ * stg_update_transition, and only along these arrows; each names the
+ * function that takes it [file when not this one]:
  *
- *                 pause                     pulse expired (pump)
- *  ROLL_FORWARD_PAUSED <---- ROLLING_FORWARD ----> ROLL_FORWARD_AWAITING_PULSE
- *          |  resume ---------->  |  <------------- pulse / resume  |
- *          |                      |-- all done ------------> ROLLED_FORWARD
- *          |                      |-- failures, no rollback --> FAILED
- *          +-- rollback --------> | -- failures / rollback --+
- *                                                            v
- *  ROLL_BACK_PAUSED <-------- ROLLING_BACK ------------> ROLL_BACK_AWAITING_PULSE
- *                                 |-- all done ------------> ROLLED_BACK
- *                                 |-- failures ------------> FAILED
- *  abort: any active status -> ABORTED. ERROR: a fault the engine cannot
- *  handle (a damaged update record).
+ *   (start) --[stg_engine_start_update, control.c]--> ROLLING_FORWARD, or
+ *           ROLL_FORWARD_AWAITING_PULSE when coordinated, or ROLLED_FORWARD
+ *           at once when nothing changes
  *
- * Invariants (stg_engine_check_invariants):
- *  1. An update is in engine->updates exactly while its status is active,
- *     and by_job maps its job to it; one active update per job.
+ *   ROLLING_FORWARD --[stg_engine_pause_update; batch_done: autopause]--> ROLL_FORWARD_PAUSED
+ *   ROLLING_FORWARD --[stg_update_pump: pulse expired]--> ROLL_FORWARD_AWAITING_PULSE
+ *   ROLLING_FORWARD --[finish]--> ROLLED_FORWARD
+ *   ROLLING_FORWARD --[check_failures: no rollback]--> FAILED
+ *   ROLLING_FORWARD --[check_failures; stg_engine_rollback_update]
+ *                     (stg_update_start_rollback)--> ROLLING_BACK
+ *   ROLL_FORWARD_PAUSED --[stg_engine_resume_update]--> ROLLING_FORWARD
+ *                                                  or ROLL_FORWARD_AWAITING_PULSE
+ *   ROLL_FORWARD_AWAITING_PULSE --[stg_engine_pulse_update]--> ROLLING_FORWARD
+ *   ROLL_FORWARD_AWAITING_PULSE --[stg_engine_pause_update]--> ROLL_FORWARD_PAUSED
+ *   ROLL_FORWARD_PAUSED, ROLL_FORWARD_AWAITING_PULSE
+ *                     --[stg_engine_rollback_update]--> ROLLING_BACK
+ *   ROLLING_BACK --[stg_engine_pause_update]--> ROLL_BACK_PAUSED
+ *   ROLLING_BACK --[stg_update_pump: pulse expired]--> ROLL_BACK_AWAITING_PULSE
+ *   ROLLING_BACK --[finish]--> ROLLED_BACK
+ *   ROLLING_BACK --[check_failures]--> FAILED
+ *   ROLL_BACK_PAUSED --[stg_engine_resume_update]--> ROLLING_BACK or ROLL_BACK_AWAITING_PULSE
+ *   ROLL_BACK_AWAITING_PULSE --[stg_engine_pulse_update]--> ROLLING_BACK
+ *   ROLL_BACK_AWAITING_PULSE --[stg_engine_pause_update]--> ROLL_BACK_PAUSED
+ *   any active status --[stg_engine_abort_update]--> ABORTED
+ *   (a damaged record) --[give_up, recover.c]--> ERROR
+ *
+ * What holds in each status (stg_engine_check_invariants checks 1-4):
+ *  1. Active statuses: the update is in engine->updates and by_job maps its
+ *     job to it (one active update per job). Terminal statuses (ROLLED_*,
+ *     ABORTED, FAILED, ERROR): it is in neither; the store has it.
  *  2. active holds exactly the work items in UPDATING (forward) or
  *     ROLLING_BACK (back); in a batch strategy they all lie in
  *     order[batch_start..batch_end).
  *  3. order[0..cursor) have been started in this direction; none of
  *     order[cursor..] has.
  *  4. n_done + n_failed + |active| == cursor.
- *  5. Only ROLLING_FORWARD and ROLLING_BACK make progress: paused and
- *     awaiting-pulse updates start nothing and finish nothing.
+ *  5. ROLLING_FORWARD, ROLLING_BACK: the only statuses that start or finish
+ *     work; back is FALSE in the first and TRUE in the second.
+ *  6. *_PAUSED, *_AWAITING_PULSE: nothing starts or finishes; news about
+ *     in-flight instances is ignored until stg_update_evaluate_all looks
+ *     at them all again on resume or pulse; back tells which direction
+ *     they return to. AWAITING_PULSE: blockIfNoPulsesAfterMs is set and
+ *     the last pulse is older than it.
  *
- * A step (stg_engine_step_begin/_end) brackets every change: rows, events
- * and progress go to the store in one transaction, and the runtime actions
- * queued during the step run only after it commits. Main-loop thread only.
+ * Steps (step.c) bracket every change here. Main-loop thread only.
  */
 #include "config.h"
 
@@ -81,247 +99,6 @@ running (StgUpdate *u)
 {
   return u->status == API_JOB_UPDATE_STATUS_ROLLING_FORWARD ||
          u->status == API_JOB_UPDATE_STATUS_ROLLING_BACK;
-}
-
-/* ---- steps --------------------------------------------------------------------- */
-
-static void
-act_free (gpointer p)
-{
-  StgAct *a = p;
-  g_free (a->uid);
-  g_free (a);
-}
-
-void
-stg_engine_step_begin (StgEngine *engine)
-{
-  if (engine->step_depth++ > 0)
-    return;
-  engine->acts = g_ptr_array_new_with_free_func (act_free);
-  engine->touched = g_ptr_array_new_with_free_func (g_free);   /* uids */
-  engine->announce = g_ptr_array_new_with_free_func (g_free);
-  engine->step_failed = FALSE;
-  GError *error = NULL;
-  if (!stg_store_begin (engine->store, &error))
-    {
-      g_warning ("engine: cannot begin a step: %s", error->message);
-      engine->step_failed = TRUE;
-      g_error_free (error);
-    }
-}
-
-void
-stg_engine_step_fail (StgEngine *engine, const GError *error)
-{
-  /* A NULL error is a refusal: the step is dropped, nothing went wrong. */
-  if (!engine->step_failed && error != NULL)
-    g_warning ("engine: a step failed: %s", error->message);
-  engine->step_failed = TRUE;
-}
-
-void
-stg_engine_queue (StgEngine *engine, StgActKind kind, gint64 job_id, gint32 instance,
-                  gint64 config, const gchar *uid)
-{
-  StgAct *a = g_new0 (StgAct, 1);
-
-  g_return_if_fail (engine->step_depth > 0);
-  a->kind = kind;
-  a->job_id = job_id;
-  a->instance = instance;
-  a->config = config;
-  a->uid = g_strdup (uid);
-  g_ptr_array_add (engine->acts, a);
-}
-
-void
-stg_engine_announce (StgEngine *engine, const ApiJobKey *job, const gchar *uid)
-{
-  if (engine->watchers->len == 0)
-    return;
-  if (engine->step_depth == 0)
-    {
-      for (guint i = 0; i < engine->watchers->len; i++)
-        {
-          StgWatcher *w = &g_array_index (engine->watchers, StgWatcher, i);
-          w->func (w->data, job, uid);
-        }
-      return;
-    }
-  g_autofree gchar *line = g_strdup_printf ("%s\t%s\t%s\t%s", job->role, job->environment,
-                                            job->name, uid ? uid : "");
-  for (guint i = 0; i < engine->announce->len; i++)
-    if (g_str_equal (engine->announce->pdata[i], line))
-      return;
-  g_ptr_array_add (engine->announce, g_steal_pointer (&line));
-}
-
-void
-stg_update_touch (StgUpdate *u)
-{
-  StgEngine *e = u->engine;
-
-  g_return_if_fail (e->step_depth > 0);
-  u->dirty = TRUE;
-  for (guint i = 0; i < e->touched->len; i++)
-    if (g_str_equal (e->touched->pdata[i], u->uid))
-      return;
-  g_ptr_array_add (e->touched, g_strdup (u->uid));
-}
-
-#define touch stg_update_touch
-
-static void
-touch_work (StgUpdate *u, guint idx)
-{
-  g_hash_table_add (u->dirty_work, GUINT_TO_POINTER (idx));
-  touch (u);
-}
-
-/* Writes @u's dirty rows and progress. */
-static gboolean
-write_update (StgUpdate *u, GError **error)
-{
-  GHashTableIter it;
-  gpointer key;
-
-  g_hash_table_iter_init (&it, u->dirty_work);
-  while (g_hash_table_iter_next (&it, &key, NULL))
-    {
-      StgWork *w = &g_array_index (u->work, StgWork, GPOINTER_TO_UINT (key));
-      StgUpdateInstanceRow row = {
-        .instance_id = w->instance, .state = w->state, .failures = w->failures,
-        .started_ms = w->started_ms, .baseline = w->seen_failures,
-      };
-      if (!stg_store_set_update_instance (u->engine->store, u->id, &row, error))
-        return FALSE;
-    }
-  g_hash_table_remove_all (u->dirty_work);
-  if (u->dirty)
-    {
-      g_autofree gchar *progress = stg_update_progress_json (u);
-      if (!stg_store_set_update_progress (u->engine->store, u->id, progress, u->last_pulse_ms, error))
-        return FALSE;
-      u->dirty = FALSE;
-    }
-  return TRUE;
-}
-
-static void run_acts (StgEngine *engine, GPtrArray *acts);
-
-gboolean
-stg_engine_step_end (StgEngine *engine, GError **error)
-{
-  g_autoptr (GPtrArray) acts = NULL;
-  g_autoptr (GPtrArray) touched = NULL;
-  g_autoptr (GPtrArray) announce = NULL;
-  g_autoptr (GError) local = NULL;
-
-  g_return_val_if_fail (engine->step_depth > 0, FALSE);
-  if (--engine->step_depth > 0)
-    return TRUE;
-  engine->steps++;
-
-  acts = g_steal_pointer (&engine->acts);
-  touched = g_steal_pointer (&engine->touched);
-  announce = g_steal_pointer (&engine->announce);
-
-  gboolean ok = !engine->step_failed;
-  for (guint i = 0; ok && i < touched->len; i++)
-    {
-      StgUpdate *u = g_hash_table_lookup (engine->updates, touched->pdata[i]);
-      if (u != NULL && !write_update (u, &local))
-        ok = FALSE;
-    }
-  if (ok && !stg_store_commit (engine->store, &local))
-    ok = FALSE;
-  else if (!ok && stg_store_in_transaction (engine->store))
-    stg_store_rollback (engine->store);
-
-  if (!ok)
-    {
-      /* Memory ran ahead of the store: go back to what the store has. */
-      if (local != NULL)
-        g_warning ("engine: a step did not reach the store: %s", local->message);
-      for (guint i = 0; i < touched->len; i++)
-        stg_engine_reload_update (engine, touched->pdata[i]);
-      if (local != NULL)
-        g_propagate_error (error, g_steal_pointer (&local));
-      else
-        g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_FAILED,
-                     "the change could not be stored");
-      stg_engine_wrap_error (error);
-      return FALSE;
-    }
-
-  run_acts (engine, acts);
-  for (guint i = 0; i < announce->len; i++)
-    {
-      g_auto (GStrv) f = g_strsplit (announce->pdata[i], "\t", 4);
-      g_autoptr (ApiJobKey) job = g_object_new (API_TYPE_JOB_KEY, "role", f[0], "environment", f[1],
-                                                "name", f[2], NULL);
-      for (guint w = 0; w < engine->watchers->len; w++)
-        {
-          StgWatcher *watcher = &g_array_index (engine->watchers, StgWatcher, w);
-          watcher->func (watcher->data, job, f[3][0] ? f[3] : NULL);
-        }
-    }
-  return TRUE;
-}
-
-/* A runtime call that failed counts as a failure of that instance. */
-static void
-act_failed (StgEngine *engine, StgAct *a, const GError *error)
-{
-  StgUpdate *u = a->uid ? g_hash_table_lookup (engine->updates, a->uid) : NULL;
-
-  g_warning ("engine: the runtime refused to act on instance %d: %s", a->instance, error->message);
-  if (u == NULL)
-    return;
-  gpointer pos = g_hash_table_lookup (u->position, GINT_TO_POINTER (a->instance));
-  if (pos == NULL)
-    return;
-  guint idx = GPOINTER_TO_UINT (pos) - 1;
-  if (!g_hash_table_contains (u->active, GUINT_TO_POINTER (idx)))
-    return;
-  StgWork *w = &g_array_index (u->work, StgWork, idx);
-  stg_engine_step_begin (engine);
-  w->failures++;
-  w->asked = FALSE;
-  g_free (u->last_failure);
-  u->last_failure = g_strdup_printf ("instance %d: %s", w->instance, error->message);
-  touch_work (u, idx);
-  evaluate (u, idx);
-  stg_update_pump (u);
-  stg_engine_step_end (engine, NULL);
-}
-
-static void
-run_acts (StgEngine *engine, GPtrArray *acts)
-{
-  if (engine->runtime == NULL)
-    return;
-  for (guint i = 0; i < acts->len; i++)
-    {
-      StgAct *a = acts->pdata[i];
-      g_autoptr (GError) error = NULL;
-      gboolean ok = TRUE;
-      switch (a->kind)
-        {
-        case STG_ACT_APPLY:
-          ok = stg_runtime_apply (engine->runtime, a->job_id, a->instance, a->config, &error);
-          break;
-        case STG_ACT_KILL:
-          ok = stg_runtime_kill (engine->runtime, a->job_id, a->instance, &error);
-          break;
-        case STG_ACT_RESTART:
-          ok = stg_runtime_restart (engine->runtime, a->job_id, a->instance, &error);
-          break;
-        }
-      if (!ok)
-        act_failed (engine, a, error);
-    }
 }
 
 /* ---- update objects ------------------------------------------------------------ */
@@ -383,6 +160,12 @@ stg_engine_add_update (StgEngine *engine, StgUpdate *u)
   g_hash_table_insert (engine->by_job, g_memdup2 (&u->job_id, sizeof u->job_id), u);
 }
 
+StgUpdate *
+stg_engine_update_for_job (StgEngine *engine, gint64 job_id)
+{
+  return g_hash_table_lookup (engine->by_job, &job_id);
+}
+
 /* Removes a terminal update from memory; its rows stay in the store. */
 static void
 retire (StgUpdate *u)
@@ -395,7 +178,7 @@ retire (StgUpdate *u)
   /* The step writes touched updates by looking them up: write this one's
    * final rows now, inside the step's transaction. */
   GError *error = NULL;
-  if (e->step_depth > 0 && !e->step_failed && !write_update (u, &error))
+  if (e->step_depth > 0 && !e->step_failed && !stg_update_write (u, &error))
     {
       stg_engine_step_fail (e, error);
       g_error_free (error);
@@ -432,7 +215,7 @@ stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *me
   g_debug ("engine: update %s: %s -> %s (%s)", u->uid, stg_update_status_name (u->status),
            stg_update_status_name (to), message ? message : "");
   u->status = to;
-  touch (u);
+  stg_update_touch (u);
   if (!e->step_failed &&
       (!stg_store_set_update_status (e->store, u->id, to, now, &error) ||
        !stg_store_add_update_event (e->store, u->id, to, now, user, message, &error)))
@@ -481,63 +264,6 @@ stg_update_arm_pulse (StgUpdate *u)
   u->pulse_timer = stg_clock_add_timer (clock, u->last_pulse_ms + u->s.pulse_ms -
                                                  stg_clock_now_ms (clock),
                                         on_pulse_timer, u);
-}
-
-/* ---- health tracking for min_in_service -------------------------------------------- */
-
-void
-stg_update_track_health (StgUpdate *u)
-{
-  StgEngine *e = u->engine;
-  g_autoptr (GError) error = NULL;
-
-  if (u->s.min_in_service <= 0 || e->runtime == NULL)
-    return;
-  g_clear_pointer (&u->healthy, g_hash_table_unref);
-  u->healthy = g_hash_table_new (NULL, NULL);
-  g_autoptr (GArray) rows = stg_store_list_instances (e->store, u->job_id, &error);
-  if (rows == NULL)
-    {
-      g_warning ("engine: cannot list instances of update %s: %s", u->uid, error->message);
-      return;
-    }
-  for (guint i = 0; i < rows->len; i++)
-    {
-      gint32 id = g_array_index (rows, StgInstanceRow, i).instance_id;
-      StgTaskObservation obs;
-      stg_runtime_observe (e->runtime, u->job_id, id, &obs);
-      if (obs.phase == STG_TASK_RUNNING)
-        g_hash_table_add (u->healthy, GINT_TO_POINTER (id));
-    }
-}
-
-/* Running, healthy instances of the job that the update is not changing. */
-static gint64
-in_service (StgUpdate *u)
-{
-  gint64 n = g_hash_table_size (u->healthy);
-  GHashTableIter it;
-  gpointer key;
-
-  g_hash_table_iter_init (&it, u->active);
-  while (g_hash_table_iter_next (&it, &key, NULL))
-    {
-      StgWork *w = &g_array_index (u->work, StgWork, GPOINTER_TO_UINT (key));
-      if (g_hash_table_contains (u->healthy, GINT_TO_POINTER (w->instance)))
-        n--;
-    }
-  return n;
-}
-
-/* Whether starting work on @idx keeps min_in_service instances in service. */
-static gboolean
-may_start (StgUpdate *u, guint idx)
-{
-  if (u->s.min_in_service <= 0 || u->healthy == NULL)
-    return TRUE;
-  StgWork *w = &g_array_index (u->work, StgWork, idx);
-  gint64 after = in_service (u) - (g_hash_table_contains (u->healthy, GINT_TO_POINTER (w->instance)) ? 1 : 0);
-  return after >= u->s.min_in_service;
 }
 
 /* ---- one instance -------------------------------------------------------------------- */
@@ -598,8 +324,16 @@ finish_work (StgUpdate *u, guint idx, gboolean ok, const gchar *message)
                                      : API_JOB_UPDATE_ACTION_INSTANCE_UPDATE_FAILED, message);
     }
   u->queue_done++;
-  touch_work (u, idx);
+  stg_update_touch_work (u, idx);
   stg_engine_announce (u->engine, u->job, u->uid);
+}
+
+/* TRUE for a rolling restart's work item going forward: the instance keeps
+ * its config and is restarted. */
+static gboolean
+restarting (StgUpdate *u, StgWork *w)
+{
+  return !u->back && w->from_config != 0 && w->from_config == w->to_config;
 }
 
 /* Asks the runtime to move @w to its target (after the commit). */
@@ -615,6 +349,11 @@ ask (StgUpdate *u, StgWork *w, gint64 target)
       stg_engine_queue (e, STG_ACT_KILL, u->job_id, w->instance, 0, u->uid);
       return;
     }
+  if (restarting (u, w))
+    {
+      stg_engine_queue (e, STG_ACT_RESTART, u->job_id, w->instance, target, u->uid);
+      return;
+    }
   /* The intent is stored with the step, before the runtime hears of it. */
   if (!e->step_failed && !stg_store_set_instance_config (e->store, u->job_id, w->instance, target, &error))
     {
@@ -624,6 +363,17 @@ ask (StgUpdate *u, StgWork *w, gint64 target)
   stg_engine_queue (e, STG_ACT_APPLY, u->job_id, w->instance, target, u->uid);
 }
 
+/* @what happened, with the runtime's cause (StgTaskObservation.cause: the
+ * health check's answer, the exit status, the start error, the last lines
+ * of stderr) when it gave one. */
+static gchar *
+with_cause (const gchar *what, const gchar *cause)
+{
+  if (cause == NULL || cause[0] == '\0')
+    return g_strdup (what);
+  return g_strdup_printf ("%s: %s", what, cause);
+}
+
 /* Counts a failure of @w; returns TRUE if the instance is now failed. */
 static gboolean
 count_failure (StgUpdate *u, guint idx, gint n, const gchar *why)
@@ -631,7 +381,7 @@ count_failure (StgUpdate *u, guint idx, gint n, const gchar *why)
   StgWork *w = &g_array_index (u->work, StgWork, idx);
 
   w->failures += n;
-  touch_work (u, idx);
+  stg_update_touch_work (u, idx);
   g_debug ("engine: update %s: instance %d failed (%s), %d of %d tolerated", u->uid, w->instance,
            why, w->failures, u->s.max_per_instance_failures);
   if (w->failures > u->s.max_per_instance_failures)
@@ -647,7 +397,7 @@ count_failure (StgUpdate *u, guint idx, gint n, const gchar *why)
 /* Arms @w's deadline timer, or counts the missed deadline. Returns TRUE if
  * the instance failed for good. */
 static gboolean
-check_deadline (StgUpdate *u, guint idx, gint64 target)
+check_deadline (StgUpdate *u, guint idx, gint64 target, const gchar *cause)
 {
   StgEngine *e = u->engine;
   StgWork *w = &g_array_index (u->work, StgWork, idx);
@@ -658,8 +408,9 @@ check_deadline (StgUpdate *u, guint idx, gint64 target)
   gint64 due = w->started_ms + u->s.max_start_ms;
   if (now >= due)
     {
-      g_autofree gchar *why = g_strdup_printf ("not healthy within %" G_GINT64_FORMAT " ms",
-                                               u->s.max_start_ms);
+      g_autofree gchar *late = g_strdup_printf ("not healthy within %" G_GINT64_FORMAT " ms",
+                                                u->s.max_start_ms);
+      g_autofree gchar *why = with_cause (late, cause);
       if (count_failure (u, idx, 1, why))
         return TRUE;
       w->started_ms = now;
@@ -700,16 +451,21 @@ evaluate (StgUpdate *u, guint idx)
     {
       gint n = (gint) ((gint64) obs.failures - w->seen_failures);
       w->seen_failures = obs.failures;
-      if (count_failure (u, idx, n, obs.config_id == target ? "the new configuration did not stay up"
-                                                            : "the change did not take"))
+      g_autofree gchar *why = with_cause (obs.config_id == target
+                                              ? "the new configuration did not stay up"
+                                              : "the change did not take",
+                                          obs.cause);
+      if (count_failure (u, idx, n, why))
         return;
       w->started_ms = now;
       ask (u, w, target);
-      check_deadline (u, idx, target);
+      check_deadline (u, idx, target, NULL);
       return;
     }
 
-  if (obs.phase == STG_TASK_RUNNING && obs.config_id == target)
+  /* A restart is done only with a run that became healthy after it began. */
+  if (obs.phase == STG_TASK_RUNNING && obs.config_id == target &&
+      (!restarting (u, w) || obs.healthy_since_ms >= w->started_ms))
     {
       gint64 stable_at = obs.healthy_since_ms + u->s.watch_ms;
       if (now >= stable_at)
@@ -725,12 +481,13 @@ evaluate (StgUpdate *u, guint idx)
     {
       /* It ran and ended by itself without counting as a failed run: for
        * an update that wants it running, that is a failure all the same. */
-      if (count_failure (u, idx, 1, "exited"))
+      g_autofree gchar *why = with_cause ("exited", obs.cause);
+      if (count_failure (u, idx, 1, why))
         return;
       w->started_ms = now;
       ask (u, w, target);
     }
-  check_deadline (u, idx, target);
+  check_deadline (u, idx, target, obs.cause);
 }
 
 /* Begins work on work item @idx. The runtime is always told the target,
@@ -751,7 +508,7 @@ start (StgUpdate *u, guint idx)
   w->started_ms = stg_clock_now_ms (e->clock);
   w->seen_failures = obs.phase == STG_TASK_ABSENT ? 0 : obs.failures;
   g_hash_table_add (u->active, GUINT_TO_POINTER (idx));
-  touch_work (u, idx);
+  stg_update_touch_work (u, idx);
   instance_event (u, w, u->back ? API_JOB_UPDATE_ACTION_INSTANCE_ROLLING_BACK
                                  : API_JOB_UPDATE_ACTION_INSTANCE_UPDATING, NULL);
   stg_engine_announce (e, u->job, u->uid);
@@ -810,7 +567,7 @@ batch_done (StgUpdate *u)
   u->batch_index++;
   u->batch_failed = FALSE;
   u->queue_done = 0;
-  touch (u);
+  stg_update_touch (u);
   if (u->s.pause_between_ms > 0)
     u->gate_ms = stg_clock_now_ms (u->engine->clock) + u->s.pause_between_ms;
   if (u->s.autopause && !u->back && u->cursor < u->order->len)
@@ -856,10 +613,10 @@ stg_update_pump (StgUpdate *u)
              !gate_closed (u))
         {
           guint idx = g_array_index (u->order, guint, u->cursor);
-          if (!may_start (u, idx))
+          if (!stg_update_may_start (u, idx))
             break;
           u->cursor++;
-          touch (u);
+          stg_update_touch (u);
           start (u, idx);
           if (!running (u) || check_failures (u))
             return;
@@ -873,10 +630,10 @@ stg_update_pump (StgUpdate *u)
           while (u->cursor < u->batch_end)
             {
               guint idx = g_array_index (u->order, guint, u->cursor);
-              if (!may_start (u, idx))
+              if (!stg_update_may_start (u, idx))
                 break;
               u->cursor++;
-              touch (u);
+              stg_update_touch (u);
               start (u, idx);
               if (!running (u) || check_failures (u))
                 return;
@@ -892,7 +649,7 @@ stg_update_pump (StgUpdate *u)
           if (u->cursor >= u->order->len || gate_closed (u))
             break;
           u->batch_end = MIN (u->order->len, u->cursor + u->batch_size);
-          touch (u);
+          stg_update_touch (u);
         }
     }
 
@@ -916,15 +673,7 @@ stg_update_on_instance (StgUpdate *u, gint32 instance)
 {
   StgEngine *e = u->engine;
 
-  if (u->healthy != NULL && e->runtime != NULL)
-    {
-      StgTaskObservation obs;
-      stg_runtime_observe (e->runtime, u->job_id, instance, &obs);
-      if (obs.phase == STG_TASK_RUNNING)
-        g_hash_table_add (u->healthy, GINT_TO_POINTER (instance));
-      else
-        g_hash_table_remove (u->healthy, GINT_TO_POINTER (instance));
-    }
+  stg_update_note_health (u, instance);
   if (!running (u))
     return;
   gpointer pos = g_hash_table_lookup (u->position, GINT_TO_POINTER (instance));
@@ -932,6 +681,33 @@ stg_update_on_instance (StgUpdate *u, gint32 instance)
     evaluate (u, GPOINTER_TO_UINT (pos) - 1);
   if (g_hash_table_lookup (e->updates, u->uid) == u)
     stg_update_pump (u);
+}
+
+/* A runtime call that failed counts as a failure of that instance. */
+void
+stg_update_act_failed (StgEngine *engine, const StgAct *a, const GError *error)
+{
+  StgUpdate *u = a->uid ? g_hash_table_lookup (engine->updates, a->uid) : NULL;
+
+  g_warning ("engine: the runtime refused to act on instance %d: %s", a->instance, error->message);
+  if (u == NULL)
+    return;
+  gpointer pos = g_hash_table_lookup (u->position, GINT_TO_POINTER (a->instance));
+  if (pos == NULL)
+    return;
+  guint idx = GPOINTER_TO_UINT (pos) - 1;
+  if (!g_hash_table_contains (u->active, GUINT_TO_POINTER (idx)))
+    return;
+  StgWork *w = &g_array_index (u->work, StgWork, idx);
+  stg_engine_step_begin (engine);
+  w->failures++;
+  w->asked = FALSE;
+  g_free (u->last_failure);
+  u->last_failure = g_strdup_printf ("instance %d: %s", w->instance, error->message);
+  stg_update_touch_work (u, idx);
+  evaluate (u, idx);
+  stg_update_pump (u);
+  stg_engine_step_end (engine, NULL);
 }
 
 /* ---- direction --------------------------------------------------------------------- */
@@ -972,7 +748,7 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
       w->state = STG_WORK_ROLLBACK_PENDING;
       w->failures = 0;
       w->asked = FALSE;
-      touch_work (u, i);
+      stg_update_touch_work (u, i);
     }
   g_hash_table_remove_all (u->active);
   u->back = TRUE;
@@ -984,43 +760,8 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
   u->batch_failed = FALSE;
   u->n_done = u->n_failed = 0;
   u->gate_ms = 0;
-  touch (u);
+  stg_update_touch (u);
   stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLING_BACK, user, message);
   stg_update_arm_pulse (u);
   stg_update_pump (u);
-}
-
-/* ---- progress ---------------------------------------------------------------------- */
-
-gchar *
-stg_update_progress_json (StgUpdate *u)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-
-#define INT(name, v) json_builder_set_member_name (b, name), json_builder_add_int_value (b, v)
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "back");
-  json_builder_add_boolean_value (b, u->back);
-  INT ("cursor", u->cursor);
-  INT ("batch_start", u->batch_start);
-  INT ("batch_end", u->batch_end);
-  INT ("batch_index", u->batch_index);
-  INT ("batch_size", u->batch_size);
-  INT ("queue_done", u->queue_done);
-  json_builder_set_member_name (b, "batch_failed");
-  json_builder_add_boolean_value (b, u->batch_failed);
-  INT ("gate_ms", u->gate_ms);
-  INT ("done", u->n_done);
-  INT ("failed", u->n_failed);
-  json_builder_set_member_name (b, "last_failure");
-  if (u->last_failure)
-    json_builder_add_string_value (b, u->last_failure);
-  else
-    json_builder_add_null_value (b);
-  json_builder_end_object (b);
-#undef INT
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
 }

@@ -10,24 +10,13 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "common/error.h"
 #include "runtime/executor.h"
 
 G_DEFINE_QUARK (stg-executor-error-quark, stg_executor_error)
 
-static gboolean
-bad (GError **error, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-bad (GError **error, const gchar *format, ...)
-{
-  va_list ap;
-
-  va_start (ap, format);
-  g_autofree gchar *text = g_strdup_vprintf (format, ap);
-  va_end (ap);
-  g_set_error_literal (error, STG_EXECUTOR_ERROR, STG_EXECUTOR_ERROR_INVALID, text);
-  return FALSE;
-}
+#define bad(error, ...) \
+  stg_fail (error, STG_EXECUTOR_ERROR, STG_EXECUTOR_ERROR_INVALID, __VA_ARGS__)
 
 void
 stg_executor_spec_free (StgExecutorSpec *spec)
@@ -333,6 +322,93 @@ parse_hook (JsonObject *hooks, const gchar *name, const gchar *const *ports, Stg
   return check_template (hook->command, cpath, ports, error);
 }
 
+/* "argv": a non-empty array of strings, each a valid template. */
+static gboolean
+parse_argv (JsonObject *o, const gchar *const *ports, StgExecutorSpec *spec, GError **error)
+{
+  if (!json_object_has_member (o, "argv"))
+    return TRUE;
+  JsonNode *n = json_object_get_member (o, "argv");
+  if (!JSON_NODE_HOLDS_ARRAY (n) || json_array_get_length (json_node_get_array (n)) == 0)
+    return bad (error, "argv must be a non-empty array of strings");
+  JsonArray *a = json_node_get_array (n);
+  spec->argv = g_new0 (gchar *, json_array_get_length (a) + 1);
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    {
+      JsonNode *e = json_array_get_element (a, i);
+      if (!JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_STRING)
+        return bad (error, "argv[%u] must be a string", i);
+      spec->argv[i] = g_strdup (json_node_get_string (e));
+      g_autofree gchar *path = g_strdup_printf ("argv[%u]", i);
+      if (!check_template (spec->argv[i], path, ports, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* "env": an object of NAME: "template" strings. */
+static gboolean
+parse_env (JsonObject *o, const gchar *const *ports, StgExecutorSpec *spec, GError **error)
+{
+  if (!json_object_has_member (o, "env"))
+    return TRUE;
+  JsonObject *env = get_object (o, "", "env", error);
+  if (env == NULL)
+    return FALSE;
+  g_autoptr (GList) names = json_object_get_members (env);
+  g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_free);
+  for (GList *l = names; l != NULL; l = l->next)
+    {
+      const gchar *name = l->data;
+      JsonNode *v = json_object_get_member (env, name);
+      gboolean good_name = name[0] != '\0' && !g_ascii_isdigit (name[0]);
+      for (const gchar *c = name; *c && good_name; c++)
+        good_name = g_ascii_isalnum (*c) || *c == '_';
+      if (!good_name)
+        return bad (error, "env.%s: names hold letters, digits and '_'", name);
+      if (!JSON_NODE_HOLDS_VALUE (v) || json_node_get_value_type (v) != G_TYPE_STRING)
+        return bad (error, "env.%s must be a string", name);
+      g_autofree gchar *path = g_strconcat ("env.", name, NULL);
+      if (!check_template (json_node_get_string (v), path, ports, error))
+        return FALSE;
+      g_ptr_array_add (list, g_strconcat (name, "=", json_node_get_string (v), NULL));
+    }
+  g_ptr_array_add (list, NULL);
+  spec->env = (gchar **) g_ptr_array_free (g_steal_pointer (&list), FALSE);
+  return TRUE;
+}
+
+/* "health_check", "hooks" and "hot_upgrade". */
+static gboolean
+parse_checks (JsonObject *o, const gchar *const *ports, StgExecutorSpec *spec, GError **error)
+{
+  static const gchar *const hook_names[] = { "pre_update", "post_update", NULL };
+
+  if (json_object_has_member (o, "health_check"))
+    {
+      JsonObject *h = get_object (o, "", "health_check", error);
+      if (h == NULL || !parse_health (h, ports, &spec->health, error))
+        return FALSE;
+    }
+  if (json_object_has_member (o, "hooks"))
+    {
+      JsonObject *hooks = get_object (o, "", "hooks", error);
+      if (hooks == NULL || !check_keys (hooks, "hooks", hook_names, error) ||
+          !parse_hook (hooks, "pre_update", ports, &spec->pre_update, error) ||
+          !parse_hook (hooks, "post_update", ports, &spec->post_update, error))
+        return FALSE;
+    }
+  if (!json_object_has_member (o, "hot_upgrade"))
+    return TRUE;
+  JsonNode *n = json_object_get_member (o, "hot_upgrade");
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
+    return bad (error, "hot_upgrade must be true or false");
+  spec->hot_upgrade = json_node_get_boolean (n);
+  if (spec->hot_upgrade && (ports == NULL || ports[0] == NULL))
+    return bad (error, "hot_upgrade needs at least one named port to hand over");
+  return TRUE;
+}
+
 StgExecutorSpec *
 stg_executor_spec_parse (const gchar *data, const gchar *const *ports, GError **error)
 {
@@ -340,7 +416,6 @@ stg_executor_spec_parse (const gchar *data, const gchar *const *ports, GError **
     "command", "argv", "env", "workdir", "health_check", "stop_timeout_secs", "hooks",
     "hot_upgrade", NULL
   };
-  static const gchar *const hook_names[] = { "pre_update", "post_update", NULL };
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) local = NULL;
   g_autoptr (StgExecutorSpec) spec = g_new0 (StgExecutorSpec, 1);
@@ -370,33 +445,9 @@ stg_executor_spec_parse (const gchar *data, const gchar *const *ports, GError **
   if (!check_keys (o, "", known, error) ||
       !get_string (o, "", "command", &spec->command, error) ||
       !get_string (o, "", "workdir", &spec->workdir, error) ||
-      !get_number (o, "", "stop_timeout_secs", 0, 3600, &spec->stop_timeout_secs, error))
+      !get_number (o, "", "stop_timeout_secs", 0, 3600, &spec->stop_timeout_secs, error) ||
+      !parse_argv (o, ports, spec, error))
     return NULL;
-
-  if (json_object_has_member (o, "argv"))
-    {
-      JsonNode *n = json_object_get_member (o, "argv");
-      if (!JSON_NODE_HOLDS_ARRAY (n) || json_array_get_length (json_node_get_array (n)) == 0)
-        {
-          bad (error, "argv must be a non-empty array of strings");
-          return NULL;
-        }
-      JsonArray *a = json_node_get_array (n);
-      spec->argv = g_new0 (gchar *, json_array_get_length (a) + 1);
-      for (guint i = 0; i < json_array_get_length (a); i++)
-        {
-          JsonNode *e = json_array_get_element (a, i);
-          if (!JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_STRING)
-            {
-              bad (error, "argv[%u] must be a string", i);
-              return NULL;
-            }
-          spec->argv[i] = g_strdup (json_node_get_string (e));
-          g_autofree gchar *path = g_strdup_printf ("argv[%u]", i);
-          if (!check_template (spec->argv[i], path, ports, error))
-            return NULL;
-        }
-    }
   if ((spec->command == NULL) == (spec->argv == NULL))
     {
       bad (error, "give exactly one of command (run with /bin/sh -c) and argv");
@@ -409,69 +460,8 @@ stg_executor_spec_parse (const gchar *data, const gchar *const *ports, GError **
         bad (error, "command is empty");
       return NULL;
     }
-
-  if (json_object_has_member (o, "env"))
-    {
-      JsonObject *env = get_object (o, "", "env", error);
-      if (env == NULL)
-        return NULL;
-      g_autoptr (GList) names = json_object_get_members (env);
-      g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_free);
-      for (GList *l = names; l != NULL; l = l->next)
-        {
-          const gchar *name = l->data;
-          JsonNode *v = json_object_get_member (env, name);
-          gboolean good_name = name[0] != '\0' && !g_ascii_isdigit (name[0]);
-          for (const gchar *c = name; *c && good_name; c++)
-            good_name = g_ascii_isalnum (*c) || *c == '_';
-          if (!good_name)
-            {
-              bad (error, "env.%s: names hold letters, digits and '_'", name);
-              return NULL;
-            }
-          if (!JSON_NODE_HOLDS_VALUE (v) || json_node_get_value_type (v) != G_TYPE_STRING)
-            {
-              bad (error, "env.%s must be a string", name);
-              return NULL;
-            }
-          g_autofree gchar *path = g_strconcat ("env.", name, NULL);
-          if (!check_template (json_node_get_string (v), path, ports, error))
-            return NULL;
-          g_ptr_array_add (list, g_strconcat (name, "=", json_node_get_string (v), NULL));
-        }
-      g_ptr_array_add (list, NULL);
-      spec->env = (gchar **) g_ptr_array_free (g_steal_pointer (&list), FALSE);
-    }
-
-  if (json_object_has_member (o, "health_check"))
-    {
-      JsonObject *h = get_object (o, "", "health_check", error);
-      if (h == NULL || !parse_health (h, ports, &spec->health, error))
-        return NULL;
-    }
-  if (json_object_has_member (o, "hooks"))
-    {
-      JsonObject *hooks = get_object (o, "", "hooks", error);
-      if (hooks == NULL || !check_keys (hooks, "hooks", hook_names, error) ||
-          !parse_hook (hooks, "pre_update", ports, &spec->pre_update, error) ||
-          !parse_hook (hooks, "post_update", ports, &spec->post_update, error))
-        return NULL;
-    }
-  if (json_object_has_member (o, "hot_upgrade"))
-    {
-      JsonNode *n = json_object_get_member (o, "hot_upgrade");
-      if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
-        {
-          bad (error, "hot_upgrade must be true or false");
-          return NULL;
-        }
-      spec->hot_upgrade = json_node_get_boolean (n);
-      if (spec->hot_upgrade && (ports == NULL || ports[0] == NULL))
-        {
-          bad (error, "hot_upgrade needs at least one named port to hand over");
-          return NULL;
-        }
-    }
+  if (!parse_env (o, ports, spec, error) || !parse_checks (o, ports, spec, error))
+    return NULL;
   return g_steal_pointer (&spec);
 }
 

@@ -225,8 +225,6 @@ stg_fleet_watch (Slot *slot, gboolean already_healthy)
   if (already_healthy)
     slot->phase = STG_TASK_RUNNING; /* adopted as it was */
   slot->health = stg_health_new (&spec->health, &target, already_healthy, on_health, slot);
-  if (stg_health_is_healthy (slot->health) && !already_healthy)
-    on_health (slot, TRUE, NULL);
 }
 
 /* ---- stopping and removing --------------------------------------------------- */

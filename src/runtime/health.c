@@ -294,15 +294,3 @@ stg_health_free (StgHealth *h)
   g_free (h->last);
   g_free (h);
 }
-
-gboolean
-stg_health_is_healthy (StgHealth *h)
-{
-  return h->healthy;
-}
-
-const gchar *
-stg_health_last (StgHealth *h)
-{
-  return h->last ? h->last : "";
-}

@@ -36,9 +36,4 @@ StgHealth *stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *tar
                            gboolean already_healthy, StgHealthFunc func, gpointer data);
 void stg_health_free (StgHealth *health);
 
-gboolean stg_health_is_healthy (StgHealth *health);
-
-/* The last check's outcome, for messages. */
-const gchar *stg_health_last (StgHealth *health);
-
 G_END_DECLS

@@ -1,5 +1,6 @@
 /* local.c: StgLocalRuntime: slots, what they report, restarts with
- * back-off, the runtime operations, pre_update hooks, and adoption.
+ * back-off, the runtime operations and pre_update hooks (adoption is in
+ * adopt.c).
  *
  * Owns its slots and runs (run.c), a libsoup session for health checks, and
  * the listening sockets of hot-upgradable instances. Instance processes are
@@ -44,12 +45,6 @@ stg_local_options_clear (StgLocalOptions *o)
 
 /* ---- slots ------------------------------------------------------------------- */
 
-static gchar *
-slot_key (gint64 job_id, gint32 instance)
-{
-  return g_strdup_printf ("%" G_GINT64_FORMAT ":%d", job_id, instance);
-}
-
 static void
 slot_free (gpointer data)
 {
@@ -64,12 +59,7 @@ slot_free (gpointer data)
   /* Runs are forgotten, not killed: their processes outlive us. */
   stg_run_free (slot->run);
   stg_run_free (slot->next);
-  if (slot->sockets != NULL)
-    {
-      for (guint i = 0; i < slot->sockets->len; i++)
-        close (g_array_index (slot->sockets, gint, i));
-      g_array_unref (slot->sockets);
-    }
+  stg_local_close_sockets (slot);
   g_clear_object (&slot->job);
   g_free (slot);
 }
@@ -77,8 +67,8 @@ slot_free (gpointer data)
 Slot *
 stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean create)
 {
-  g_autofree gchar *key = slot_key (job_id, instance);
-  Slot *slot = g_hash_table_lookup (rt->slots, key);
+  StgSlotKey key = { .job_id = job_id, .instance = instance };
+  Slot *slot = g_hash_table_lookup (rt->slots, &key);
 
   if (slot != NULL || !create)
     return slot;
@@ -87,8 +77,7 @@ stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean cr
     return NULL;
   slot = g_new0 (Slot, 1);
   slot->rt = rt;
-  slot->job_id = job_id;
-  slot->instance = instance;
+  slot->key = key;
   slot->job = g_object_ref (job->key);
   slot->phase = STG_TASK_ABSENT;
   slot->status = API_SCHEDULE_STATUS_PENDING;
@@ -100,8 +89,54 @@ stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean cr
       slot->run_seq = row.run_id;
       slot->want = row.config_id;
     }
-  g_hash_table_insert (rt->slots, g_steal_pointer (&key), slot);
+  /* Run numbers never repeat for a slot, across a kill and a re-add too. */
+  slot->run_seq = MAX (slot->run_seq, stg_local_last_run (slot));
+  g_hash_table_insert (rt->slots, &slot->key, slot);
   return slot;
+}
+
+/* The slot's facts as the store keeps them: its runs (the one beside it
+ * too), their pids once known, and why the current one is stopping. */
+static gboolean
+save_facts (Slot *slot, GError **error)
+{
+  Run *r = slot->run, *n = slot->next;
+  StgInstanceRow facts = {
+    .instance_id = slot->key.instance,
+    .status = slot->status,
+    .run_id = r ? r->id : slot->run_seq,
+    .pid = r ? r->pid : 0,
+    .pid_start = r ? r->pid_start : 0,
+    .failure_count = (gint32) slot->failures,
+    .status_ms = slot->phase_since_ms,
+    .run_config_id = r ? r->config_id : 0,
+    .next_run_id = n ? n->id : 0,
+    .next_config_id = n ? n->config_id : 0,
+    .next_pid = n ? n->pid : 0,
+    .next_pid_start = n ? n->pid_start : 0,
+    .stop_reason = r ? (gint32) r->stopping : 0,
+  };
+  return stg_store_set_instance_facts (slot->rt->store, slot->key.job_id, &facts, error);
+}
+
+void
+stg_local_save (Slot *slot)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!save_facts (slot, &error))
+    g_warning ("runtime: cannot record instance %d of %s/%s/%s: %s", slot->key.instance,
+               slot->job->role, slot->job->environment, slot->job->name, error->message);
+}
+
+void
+stg_local_crash_point (StgLocalRuntime *rt, const gchar *name)
+{
+  if (rt->crash_at != NULL && g_str_equal (rt->crash_at, name))
+    {
+      g_message ("runtime: stopping dead at %s (STAGGER_TEST_CRASH_AT)", name);
+      _exit (99);
+    }
 }
 
 void
@@ -116,23 +151,23 @@ stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint stat
   slot->config_id = config_id;
   slot->status = status;
   slot->phase_since_ms = now;
-  StgInstanceRow facts = {
-    .instance_id = slot->instance,
-    .status = status,
-    .run_id = slot->run_seq,
-    .pid = slot->run ? slot->run->pid : 0,
-    .pid_start = slot->run ? slot->run->pid_start : 0,
-    .failure_count = (gint32) slot->failures,
-    .status_ms = now,
-    .run_config_id = slot->run ? slot->run->config_id : 0,
-  };
-  if (!stg_store_set_instance_facts (rt->store, slot->job_id, &facts, &error) ||
-      !stg_store_add_task_event (rt->store, slot->job_id, slot->instance, now, status, message, &error))
-    g_warning ("runtime: cannot record instance %d of %s/%s/%s: %s", slot->instance,
+  if (!save_facts (slot, &error) ||
+      !stg_store_add_task_event (rt->store, slot->key.job_id, slot->key.instance, now, status, message, &error))
+    g_warning ("runtime: cannot record instance %d of %s/%s/%s: %s", slot->key.instance,
                slot->job->role, slot->job->environment, slot->job->name, error->message);
   g_debug ("runtime: %s/%s/%s/%d: %s (%s)", slot->job->role, slot->job->environment,
-           slot->job->name, slot->instance, stg_task_phase_name (phase), message ? message : "");
-  stg_runtime_notify_later (&rt->base, slot->job_id, slot->instance);
+           slot->job->name, slot->key.instance, stg_task_phase_name (phase), message ? message : "");
+  stg_runtime_notify_later (&rt->base, slot->key.job_id, slot->key.instance);
+}
+
+void
+stg_local_close_sockets (Slot *slot)
+{
+  if (slot->sockets == NULL)
+    return;
+  for (guint i = 0; i < slot->sockets->len; i++)
+    close (g_array_index (slot->sockets, gint, i));
+  g_clear_pointer (&slot->sockets, g_array_unref);
 }
 
 void
@@ -146,13 +181,13 @@ stg_local_finish_removal (Slot *slot)
 {
   StgLocalRuntime *rt = slot->rt;
   g_autoptr (GError) error = NULL;
-  gint64 job_id = slot->job_id;
-  gint32 instance = slot->instance;
+  gint64 job_id = slot->key.job_id;
+  gint32 instance = slot->key.instance;
 
   if (!stg_store_delete_instance (rt->store, job_id, instance, &error))
     g_warning ("runtime: cannot remove instance %d: %s", instance, error->message);
-  g_autofree gchar *key = slot_key (job_id, instance);
-  g_hash_table_remove (rt->slots, key);
+  StgSlotKey key = slot->key;
+  g_hash_table_remove (rt->slots, &key);
   stg_runtime_notify_later (&rt->base, job_id, instance);
 }
 
@@ -163,14 +198,13 @@ on_restart (gpointer data)
 
   slot->restart_timer = 0;
   if (slot->want != 0 && slot->run == NULL)
-    stg_run_start (slot, slot->want, FALSE, slot->want == slot->post_owed);
+    stg_run_start_config (slot, slot->want, FALSE, slot->want == slot->post_owed);
   return G_SOURCE_REMOVE;
 }
 
 void
 stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *message)
 {
-  StgLocalRuntime *rt = slot->rt;
   gboolean service = run ? run->service : TRUE;
 
   if (run != NULL && message != NULL)
@@ -190,8 +224,7 @@ stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *messa
   if (!service)
     {
       /* A task that is not a service is retried up to maxTaskFailures. */
-      g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, run->config_id, NULL);
-      gint max = config ? config->maxTaskFailures : 0;
+      gint max = run->task->config->maxTaskFailures;
       if (max >= 0 && (gint) slot->failures > max)
         return;
     }
@@ -202,27 +235,25 @@ stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *messa
 
 /* ---- replacing: pre_update hooks, then hot or cold ----------------------------- */
 
+/* Replaces what runs by @config (@spec: its parsed spec, NULL when it
+ * does not parse: the old run is stopped and the start then fails). */
 static void
-proceed_replace (Slot *slot, gint64 config)
+proceed_replace (Slot *slot, gint64 config, const StgTaskSpec *spec)
 {
   StgLocalRuntime *rt = slot->rt;
   Run *r = slot->run;
-  g_autoptr (ApiTaskConfig) c = stg_store_get_config (rt->store, config, NULL);
-  g_auto (GStrv) names = c ? stg_executor_port_names (c) : NULL;
-  g_autoptr (StgExecutorSpec) spec = c && c->executorConfig
-      ? stg_executor_spec_parse (c->executorConfig->data, (const gchar *const *) names, NULL) : NULL;
 
   slot->post_owed = config;
   if (r == NULL || r->stopping)
     {
       if (r == NULL)
-        stg_run_start (slot, config, FALSE, TRUE);
+        stg_run_start_config (slot, config, FALSE, TRUE);
       return;
     }
-  if (spec != NULL && spec->hot_upgrade && r->spec->hot_upgrade && r->healthy)
+  if (spec != NULL && spec->exec->hot_upgrade && r->spec->hot_upgrade && r->healthy)
     {
       /* Both versions know the protocol: start the new one beside the old. */
-      stg_run_start (slot, config, TRUE, TRUE);
+      stg_run_start (slot, spec, TRUE, TRUE);
       return;
     }
   r->stopping = STOP_REPLACE;
@@ -230,6 +261,7 @@ proceed_replace (Slot *slot, gint64 config)
   g_autofree gchar *m = g_strdup_printf ("stopping version %d to start version %d", r->version,
                                          stg_store_config_version (rt->store, config));
   stg_local_set_phase (slot, STG_TASK_KILLING, r->config_id, API_SCHEDULE_STATUS_KILLING, m);
+  stg_local_crash_point (rt, "replace-stopping");
 }
 
 static void
@@ -254,7 +286,7 @@ on_pre_hook (GObject *source, GAsyncResult *res, gpointer data)
     return;                            /* wanted something else meanwhile */
   if (ok)
     {
-      proceed_replace (slot, config);
+      proceed_replace (slot, config, stg_spec_cache_get (slot->rt->specs, config, NULL));
       return;
     }
   /* The instance is left as it is, and the failure is counted. */
@@ -281,21 +313,17 @@ on_pre_hook_timeout (gpointer data)
 static void
 replace (Slot *slot, gint64 config)
 {
-  StgLocalRuntime *rt = slot->rt;
   g_autoptr (GError) error = NULL;
-  g_autoptr (ApiTaskConfig) c = stg_store_get_config (rt->store, config, NULL);
-  g_auto (GStrv) names = c ? stg_executor_port_names (c) : NULL;
-  g_autoptr (StgExecutorSpec) spec = c && c->executorConfig
-      ? stg_executor_spec_parse (c->executorConfig->data, (const gchar *const *) names, NULL) : NULL;
+  const StgTaskSpec *spec = stg_spec_cache_get (slot->rt->specs, config, NULL);
 
-  if (spec == NULL || spec->pre_update.command == NULL)
+  if (spec == NULL || spec->exec->pre_update.command == NULL)
     {
-      proceed_replace (slot, config);
+      proceed_replace (slot, config, spec);
       return;
     }
   /* The configuration being applied says how to check before going down. */
   slot->pre_hook_config = config;
-  slot->pre_hook = stg_run_hook (slot, &spec->pre_update, config, "pre_update", &error);
+  slot->pre_hook = stg_run_hook (slot, &spec->exec->pre_update, spec, "pre_update", &error);
   if (slot->pre_hook == NULL)
     {
       stg_local_count_failure (slot);
@@ -303,7 +331,7 @@ replace (Slot *slot, gint64 config)
       stg_local_set_phase (slot, slot->phase, slot->config_id, slot->status, m);
       return;
     }
-  slot->pre_hook_timer = g_timeout_add ((guint) (spec->pre_update.timeout_secs * 1000),
+  slot->pre_hook_timer = g_timeout_add ((guint) (spec->exec->pre_update.timeout_secs * 1000),
                                         on_pre_hook_timeout, slot);
   g_subprocess_wait_async (slot->pre_hook, slot->cancel, on_pre_hook, slot);
 }
@@ -340,13 +368,13 @@ local_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GE
       g_clear_handle_id (&slot->restart_timer, g_source_remove);
       if (slot->config_id != 0 && slot->config_id != config)
         slot->post_owed = config;
-      stg_run_start (slot, config, FALSE, config == slot->post_owed);
+      stg_run_start_config (slot, config, FALSE, config == slot->post_owed);
       return TRUE;
     }
   if (r->stopping)
     {
       /* Whatever it was stopped for, start what is wanted once it is gone. */
-      if (r->stopping != 2 && r->stopping != 3)
+      if (r->stopping != STOP_REPLACE && r->stopping != STOP_RESTART)
         r->stopping = STOP_REPLACE;
       return TRUE;
     }
@@ -415,7 +443,7 @@ local_restart (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
   if (slot->run == NULL && slot->want != 0)
     {
       g_clear_handle_id (&slot->restart_timer, g_source_remove);
-      stg_run_start (slot, slot->want, FALSE, FALSE);
+      stg_run_start_config (slot, slot->want, FALSE, FALSE);
     }
   return TRUE;
 }
@@ -462,6 +490,9 @@ local_free (StgRuntime *base)
 
   g_clear_handle_id (&rt->log_timer, g_source_remove);
   g_hash_table_unref (rt->slots);
+  g_clear_pointer (&rt->specs, stg_spec_cache_free);
+  g_free (rt->mark_dir);
+  g_free (rt->crash_at);
   g_clear_object (&rt->session);
   stg_local_options_clear (&rt->options);
   g_free (rt);
@@ -516,70 +547,12 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   /* Health checks go straight to this host: no proxy lookups. */
   rt->session = soup_session_new_with_options ("max-conns", 4096, "max-conns-per-host", 4,
                                                "proxy-resolver", NULL, NULL);
-  rt->slots = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, slot_free);
+  rt->specs = stg_spec_cache_new (store);
+  rt->mark_dir = g_canonicalize_filename (options->data_dir, NULL);
+  rt->crash_at = g_strdup (g_getenv ("STAGGER_TEST_CRASH_AT"));
+  rt->slots = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, NULL, slot_free);
   rt->log_timer = g_timeout_add_seconds (LOG_TRIM_S, on_log_timer, rt);
   return &rt->base;
-}
-
-/* ---- adoption --------------------------------------------------------------------- */
-
-gboolean
-stg_local_runtime_adopt (StgRuntime *base, GError **error)
-{
-  StgLocalRuntime *rt = (StgLocalRuntime *) base;
-  g_autoptr (GArray) rows = stg_store_list_all_instances (rt->store, error);
-
-  if (rows == NULL)
-    return FALSE;
-  for (guint i = 0; i < rows->len; i++)
-    {
-      StgSlotRow *s = &g_array_index (rows, StgSlotRow, i);
-      const StgInstanceRow *row = &s->row;
-      Slot *slot = stg_local_slot (rt, s->job_id, row->instance_id, TRUE);
-      g_autoptr (GError) local = NULL;
-
-      if (slot == NULL)
-        continue;
-      if (row->pid > 0 && stg_process_is ((GPid) row->pid, row->pid_start))
-        {
-          Run *run = stg_run_adopt (slot, row, &local);
-          if (run == NULL)
-            {
-              g_warning ("runtime: cannot adopt pid %" G_GINT64_FORMAT ": %s", row->pid, local->message);
-              continue;
-            }
-          g_autofree gchar *m = g_strdup_printf ("adopted by a new staggerd (pid %d)", (int) run->pid);
-          slot->healthy_since_ms = run->healthy_since_ms;
-          if (row->status == API_SCHEDULE_STATUS_KILLING)
-            {
-              /* A kill was under way: finish it. */
-              local_kill (base, s->job_id, row->instance_id, NULL);
-              continue;
-            }
-          stg_local_set_phase (slot, run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING, run->config_id,
-                               run->healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING, m);
-          continue;
-        }
-      if (row->pid > 0)
-        {
-          /* It died while no daemon watched it. */
-          stg_local_count_failure (slot);
-          stg_local_set_phase (slot, STG_TASK_FAILED, row->run_config_id ? row->run_config_id : row->config_id,
-                               API_SCHEDULE_STATUS_FAILED,
-                               "exited while staggerd was not running");
-          if (row->status == API_SCHEDULE_STATUS_KILLING)
-            {
-              stg_local_finish_removal (slot);
-              continue;
-            }
-          stg_local_after_exit (slot, NULL, FALSE, NULL);
-          continue;
-        }
-      if (row->status == API_SCHEDULE_STATUS_FINISHED)
-        continue;
-      stg_run_start (slot, row->config_id, FALSE, FALSE);
-    }
-  return TRUE;
 }
 
 GPid
@@ -587,21 +560,4 @@ stg_local_runtime_pid (StgRuntime *base, gint64 job_id, gint32 instance)
 {
   Slot *slot = stg_local_slot ((StgLocalRuntime *) base, job_id, instance, FALSE);
   return slot && slot->run ? slot->run->pid : 0;
-}
-
-guint
-stg_local_runtime_processes (StgRuntime *base)
-{
-  StgLocalRuntime *rt = (StgLocalRuntime *) base;
-  GHashTableIter it;
-  gpointer value;
-  guint n = 0;
-
-  g_hash_table_iter_init (&it, rt->slots);
-  while (g_hash_table_iter_next (&it, NULL, &value))
-    {
-      Slot *slot = value;
-      n += (slot->run != NULL) + (slot->next != NULL);
-    }
-  return n;
 }

@@ -44,7 +44,4 @@ gboolean stg_local_runtime_adopt (StgRuntime *rt, GError **error);
 /* The pid of a slot's serving process, or 0 (for tests and displays). */
 GPid stg_local_runtime_pid (StgRuntime *rt, gint64 job_id, gint32 instance);
 
-/* Processes this runtime watches. */
-guint stg_local_runtime_processes (StgRuntime *rt);
-
 G_END_DECLS

@@ -3,13 +3,16 @@
 noinst_LIBRARIES += libstg_runtime.a
 libstg_runtime_a_SOURCES = \
 	src/runtime/runtime.c src/runtime/runtime.h \
+	src/runtime/adopt.c \
 	src/runtime/executor.c src/runtime/executor.h \
 	src/runtime/health.c src/runtime/health.h \
 	src/runtime/local.c src/runtime/local.h src/runtime/local_private.h \
 	src/runtime/ports.c \
 	src/runtime/process.c src/runtime/process.h \
 	src/runtime/run.c \
-	src/runtime/simulated.c src/runtime/simulated.h
+	src/runtime/sandbox.c \
+	src/runtime/simulated.c src/runtime/simulated.h \
+	src/runtime/spec_cache.c src/runtime/spec_cache.h
 # The fleet runtime: containers on many hosts through the Docker Engine API.
 libstg_runtime_a_SOURCES += \
 	src/runtime/docker.c src/runtime/docker.h \

@@ -5,6 +5,41 @@
  * two Runs: the one serving (run) and, during a hot upgrade, the new
  * version starting beside it (next). A Run is one process: spawned here or
  * adopted after a restart, with its health checks and its sandbox.
+ *
+ * A Run's life, with the function that makes each transition:
+ *
+ *   (none) -> STARTING            [stg_run_start: spawned as slot->run, or
+ *                                   as slot->next beside it (hot upgrade)]
+ *   (none) -> STARTING / RUNNING  [stg_run_adopt: found alive after a restart]
+ *   STARTING -> RUNNING           [commit (run.c), from on_health or
+ *                                   on_post_hook; a next replaces run, whose
+ *                                   stopping becomes STOP_OLD]
+ *   STARTING/RUNNING -> stopping  [stg_run_stop, after setting run->stopping:
+ *                                   local_kill, local_restart, proceed_replace,
+ *                                   local_apply (STOP_ABANDON), fail_running]
+ *   any -> gone                   [run_ended, from on_child or on_pidfd; then
+ *                                   stg_run_free]
+ *
+ * What a run's exit leads to, by its StopReason (run_ended):
+ *   STOP_NONE     it ended on its own: stg_local_after_exit (FINISHED for a
+ *                 task that succeeded, else FAILED and a restart after
+ *                 back-off); a next that died leaves run serving.
+ *   STOP_KILL     the slot goes once both runs are gone:
+ *                 stg_local_finish_removal (ABSENT, instance row deleted).
+ *   STOP_REPLACE  PENDING, then stg_run_start_config of slot->want (a
+ *                 cold replace; post_update owed).
+ *   STOP_RESTART  PENDING, then the same config again.
+ *   STOP_FAILED   counted already (fail_running): restart after back-off.
+ *   STOP_OLD      nothing: the new version serves.
+ *   STOP_ABANDON  nothing: the old version keeps serving.
+ *
+ * A Slot's phase (what observe reports) is set only by stg_local_set_phase:
+ * ABSENT -> STARTING [stg_run_start] -> RUNNING [commit] -> KILLING
+ * [local_kill, proceed_replace, local_restart] -> PENDING [run_ended,
+ * STOP_REPLACE/RESTART] or ABSENT [stg_local_finish_removal]; STARTING or
+ * RUNNING -> FAILED [fail_running, start_failed, stg_local_after_exit] ->
+ * STARTING [on_restart after back-off]; RUNNING -> FINISHED
+ * [stg_local_after_exit, a task that exited 0].
  */
 #pragma once
 
@@ -13,7 +48,12 @@
 #include "runtime/executor.h"
 #include "runtime/health.h"
 #include "runtime/local.h"
+#include "runtime/spec_cache.h"
 #include "store/store.h"
+
+/* Every instance process carries STG_LOCAL_MARK=JOB:INSTANCE:RUN:DATADIR
+ * in its environment, so a restarted daemon finds it without its pid. */
+#define STG_LOCAL_MARK "STAGGER_RUN_MARK"
 
 typedef struct _Slot Slot;
 typedef struct _Run Run;
@@ -36,7 +76,8 @@ struct _Run
   gint64 id;                 /* run id: grows with each start of the slot */
   gint64 config_id;
   gint version;              /* STAGGER_VERSION */
-  StgExecutorSpec *spec;
+  const StgTaskSpec *task;    /* its config, parsed (owned by the runtime's cache) */
+  const StgExecutorSpec *spec; /* task->exec */
   gboolean service;
   GPid pid;
   gint64 pid_start;
@@ -60,8 +101,7 @@ struct _Run
 struct _Slot
 {
   StgLocalRuntime *rt;
-  gint64 job_id;
-  gint32 instance;
+  StgSlotKey key;            /* (job row id, instance); the slots table's key */
   ApiJobKey *job;
   gint64 want;               /* config the slot should run; 0 while removing */
   Run *run;
@@ -91,7 +131,10 @@ struct _StgLocalRuntime
   StgClock *clock;           /* borrowed */
   StgLocalOptions options;   /* strings owned */
   SoupSession *session;      /* health checks */
-  GHashTable *slots;         /* "job:instance" -> Slot* */
+  StgSpecCache *specs;       /* parsed configs by config id */
+  GHashTable *slots;         /* &slot->key -> Slot* (owned) */
+  gchar *mark_dir;           /* the data dir, absolute: instances' markers name it */
+  gchar *crash_at;           /* STAGGER_TEST_CRASH_AT (tests only), or NULL */
   guint log_timer;
 };
 
@@ -103,6 +146,18 @@ Slot *stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gbool
  * the slot's facts and announces the change. */
 void stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint status,
                           const gchar *message);
+
+/* Saves the slot's facts (runs, pids, why it stops) without an event: the
+ * intent, written before acting on it. */
+void stg_local_save (Slot *slot);
+
+/* Test hook: _exit here when STAGGER_TEST_CRASH_AT names @name (read once
+ * when the runtime is made; inert when unset). */
+void stg_local_crash_point (StgLocalRuntime *rt, const gchar *name);
+
+/* Closes the listening sockets the runtime holds for a hot-upgradable
+ * slot (when a run that binds its own ports replaces it, or the slot goes). */
+void stg_local_close_sockets (Slot *slot);
 
 /* Counts a failed run of the slot (saved with the next phase change). */
 void stg_local_count_failure (Slot *slot);
@@ -116,13 +171,27 @@ void stg_local_finish_removal (Slot *slot);
 
 /* ---- runs (run.c) ---------------------------------------------------------- */
 
-/* Starts config @config_id in @slot as a new run. @beside: a hot upgrade
- * (start next beside run). @from_update: run post_update once healthy.
- * Returns NULL after counting the failure when it cannot start. */
-Run *stg_run_start (Slot *slot, gint64 config_id, gboolean beside, gboolean from_update);
+/* Starts @spec in @slot as a new run. @beside: a hot upgrade (start next
+ * beside run). @from_update: run post_update once healthy. Returns NULL
+ * after counting the failure when it cannot start. */
+Run *stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean from_update);
 
-/* Adopts a process that outlived the previous daemon. */
-Run *stg_run_adopt (Slot *slot, const StgInstanceRow *row, GError **error);
+/* stg_run_start for config @config_id, found in the runtime's cache (a
+ * config that cannot be loaded or parsed counts as a failed start). */
+Run *stg_run_start_config (Slot *slot, gint64 config_id, gboolean beside, gboolean from_update);
+
+/* What a restarted daemon knows of a process it adopts. */
+typedef struct
+{
+  gint64 run_id;
+  gint64 config_id;
+  gint64 pid;
+  gint64 pid_start;
+  gint64 healthy_since_ms;   /* 0: not known to be healthy */
+} StgRunFacts;
+
+/* Adopts a process that outlived the previous daemon, as slot->run. */
+Run *stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error);
 
 /* Asks a run to stop: SIGTERM to its group, SIGKILL after its stop timeout. */
 void stg_run_stop (Run *run);
@@ -131,7 +200,7 @@ void stg_run_free (Run *run);
 
 /* Starts a hook command for @slot (output appended to hooks.log in the
  * slot's folder); the caller waits for it and bounds it with a timer. */
-GSubprocess *stg_run_hook (Slot *slot, const StgHookSpec *hook, gint64 config_id,
+GSubprocess *stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec,
                            const gchar *name, GError **error);
 
 /* ---- ports (ports.c) ------------------------------------------------------- */
@@ -145,7 +214,19 @@ gint stg_local_listen (StgLocalRuntime *rt, gint port, GError **error);
 /* The local port a listening socket is bound to (0 if unknown). */
 gint stg_local_socket_port (gint fd);
 
-/* ---- sandboxes (run.c) ------------------------------------------------------ */
+/* ---- sandboxes (sandbox.c) -------------------------------------------------- */
+
+/* The slot's folder: one folder per run inside it, and hooks.log. */
+gchar *stg_local_slot_root (Slot *slot);
+
+/* Keeps the newest keep_runs run folders of a slot, those of its runs and
+ * that of run @keep_id (one just made). */
+void stg_local_prune (Slot *slot, gint64 keep_id);
+
+/* The highest run number with a folder in the slot's folder (0: none). The
+ * newest folders are never pruned, so a slot that is removed and added
+ * again goes on counting from there. */
+gint64 stg_local_last_run (Slot *slot);
 
 /* Trims output files over the size limit; removes old run folders. */
 void stg_local_trim_logs (StgLocalRuntime *rt);

@@ -43,7 +43,7 @@ stg_local_ports (StgLocalRuntime *rt, Slot *slot, gchar **names, GError **error)
   for (guint i = 0; names[i] != NULL; i++)
     {
       g_autoptr (GError) local = NULL;
-      gint port = stg_store_get_port (rt->store, slot->job, slot->instance, names[i], &local);
+      gint port = stg_store_get_port (rt->store, slot->job, slot->key.instance, names[i], &local);
       if (local != NULL)
         {
           g_propagate_error (error, g_steal_pointer (&local));
@@ -53,7 +53,7 @@ stg_local_ports (StgLocalRuntime *rt, Slot *slot, gchar **names, GError **error)
         {
           if (stg_store_port_used (rt->store, p, NULL) || !port_free (rt, p))
             continue;
-          if (stg_store_put_port (rt->store, slot->job, slot->instance, names[i], p, &local))
+          if (stg_store_put_port (rt->store, slot->job, slot->key.instance, names[i], p, &local))
             port = p;
           else if (!g_error_matches (local, STG_STORE_ERROR, STG_STORE_ERROR_EXISTS))
             {

@@ -44,6 +44,21 @@ gint stg_process_pidfd (GPid pid, GError **error);
 /* A copy of file descriptor @fd of the process behind @pidfd, or -1. */
 gint stg_process_getfd (gint pidfd, gint fd, GError **error);
 
+typedef struct
+{
+  GPid pid;
+  gint64 start_time;
+  gchar *mark;               /* the value of the marker variable */
+} StgMarkedProcess;
+
+void stg_marked_process_free (StgMarkedProcess *p);
+
+/* Every session leader on this host (an instance's first process; its
+ * children are left out) whose environment holds @name, readable in
+ * /proc/PID/environ (processes of other users are skipped when we may not
+ * read them). A GPtrArray of StgMarkedProcess, owned. */
+GPtrArray *stg_process_find_marked (const gchar *name);
+
 /* Sends @sig to the process group led by @pid. */
 void stg_process_signal_group (GPid pid, gint sig);
 

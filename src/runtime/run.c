@@ -22,117 +22,6 @@
 
 static void run_ended (Run *run, gboolean success, const gchar *how);
 
-/* ---- sandboxes ------------------------------------------------------------ */
-
-static gchar *
-slot_root (Slot *slot)
-{
-  g_autofree gchar *instance = g_strdup_printf ("%d", slot->instance);
-  return g_build_filename (slot->rt->options.data_dir, "sandboxes", slot->job->role,
-                           slot->job->environment, slot->job->name, instance, NULL);
-}
-
-static gint
-compare_runs (gconstpointer a, gconstpointer b)
-{
-  gint64 x = g_ascii_strtoll (*(const gchar *const *) a, NULL, 10);
-  gint64 y = g_ascii_strtoll (*(const gchar *const *) b, NULL, 10);
-  return (x > y) - (x < y);
-}
-
-static void
-remove_tree (const gchar *path)
-{
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const gchar *name;
-
-  if (dir != NULL)
-    while ((name = g_dir_read_name (dir)) != NULL)
-      {
-        g_autofree gchar *child = g_build_filename (path, name, NULL);
-        if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-          remove_tree (child);
-        else
-          g_unlink (child);
-      }
-  g_rmdir (path);
-}
-
-/* Keeps the newest keep_runs run folders of a slot. */
-static void
-prune (Slot *slot)
-{
-  g_autofree gchar *root = slot_root (slot);
-  g_autoptr (GDir) dir = g_dir_open (root, 0, NULL);
-  g_autoptr (GPtrArray) runs = g_ptr_array_new_with_free_func (g_free);
-  const gchar *name;
-
-  if (dir == NULL)
-    return;
-  while ((name = g_dir_read_name (dir)) != NULL)
-    if (g_ascii_isdigit (name[0]))
-      g_ptr_array_add (runs, g_strdup (name));
-  g_ptr_array_sort (runs, compare_runs);
-  for (guint i = 0; i + slot->rt->options.keep_runs < runs->len; i++)
-    {
-      g_autofree gchar *path = g_build_filename (root, runs->pdata[i], NULL);
-      gint64 id = g_ascii_strtoll (runs->pdata[i], NULL, 10);
-      if ((slot->run && slot->run->id == id) || (slot->next && slot->next->id == id))
-        continue;
-      remove_tree (path);
-    }
-}
-
-/* Keeps the last half of @path when it is over @limit bytes. */
-static void
-trim_file (const gchar *path, gsize limit)
-{
-  struct stat st;
-
-  if (g_stat (path, &st) != 0 || (gsize) st.st_size <= limit)
-    return;
-  gint fd = g_open (path, O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0)
-    return;
-  gsize keep = limit / 2;
-  g_autofree gchar *tail = g_malloc (keep);
-  ssize_t got = pread (fd, tail, keep, st.st_size - (off_t) keep);
-  if (got > 0 && ftruncate (fd, 0) == 0)
-    {
-      static const gchar mark[] = "[staggerd: earlier output removed to keep this file small]\n";
-      (void) !write (fd, mark, sizeof mark - 1);
-      (void) !write (fd, tail, (size_t) got);
-    }
-  close (fd);
-}
-
-static void
-trim_run (Run *run)
-{
-  g_autofree gchar *out = g_build_filename (run->sandbox, "stdout", NULL);
-  g_autofree gchar *err = g_build_filename (run->sandbox, "stderr", NULL);
-
-  trim_file (out, run->slot->rt->options.log_limit);
-  trim_file (err, run->slot->rt->options.log_limit);
-}
-
-void
-stg_local_trim_logs (StgLocalRuntime *rt)
-{
-  GHashTableIter it;
-  gpointer value;
-
-  g_hash_table_iter_init (&it, rt->slots);
-  while (g_hash_table_iter_next (&it, NULL, &value))
-    {
-      Slot *slot = value;
-      if (slot->run != NULL)
-        trim_run (slot->run);
-      if (slot->next != NULL)
-        trim_run (slot->next);
-    }
-}
-
 /* ---- the instance's environment ------------------------------------------------ */
 
 static gchar **
@@ -142,7 +31,7 @@ environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports, gchar **
   gchar **env = g_get_environ ();
   g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->job->role, slot->job->environment,
                                            slot->job->name);
-  g_autofree gchar *inst = g_strdup_printf ("%d", slot->instance);
+  g_autofree gchar *inst = g_strdup_printf ("%d", slot->key.instance);
   g_autofree gchar *ver = g_strdup_printf ("%d", run->version);
   g_autofree gchar *alt = g_strdup_printf ("%d", alt_version);
 
@@ -155,6 +44,10 @@ environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports, gchar **
   env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
   env = g_environ_setenv (env, "STAGGER_VERSION_ALT", alt, TRUE);
   env = g_environ_setenv (env, "STAGGER_SANDBOX", run->sandbox, TRUE);
+  g_autofree gchar *mark = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT ":%s",
+                                            slot->key.job_id, slot->key.instance, run->id,
+                                            slot->rt->mark_dir);
+  env = g_environ_setenv (env, STG_LOCAL_MARK, mark, TRUE);
   for (guint i = 0; port_names[i] != NULL; i++)
     {
       g_autofree gchar *var = g_ascii_strup (port_names[i], -1);
@@ -329,7 +222,7 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
   if (run->from_update && run->spec->post_update.command != NULL)
     {
       g_autoptr (GError) error = NULL;
-      run->hook = stg_run_hook (slot, &run->spec->post_update, run->config_id, "post_update", &error);
+      run->hook = stg_run_hook (slot, &run->spec->post_update, run->task, "post_update", &error);
       if (run->hook == NULL)
         {
           g_autofree gchar *m = g_strdup_printf ("cannot run the post_update hook: %s", error->message);
@@ -345,26 +238,22 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
 }
 
 GSubprocess *
-stg_run_hook (Slot *slot, const StgHookSpec *hook, gint64 config_id, const gchar *name,
+stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, const gchar *name,
               GError **error)
 {
   StgLocalRuntime *rt = slot->rt;
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, config_id, error);
-  if (config == NULL)
-    return NULL;
-  g_auto (GStrv) names = stg_executor_port_names (config);
-  g_autoptr (GHashTable) ports = stg_local_ports (rt, slot, names, error);
+  g_autoptr (GHashTable) ports = stg_local_ports (rt, slot, spec->port_names, error);
   if (ports == NULL)
     return NULL;
   StgTemplateVars vars = {
-    .instance = slot->instance, .cluster = rt->options.cluster, .role = slot->job->role,
+    .instance = slot->key.instance, .cluster = rt->options.cluster, .role = slot->job->role,
     .environment = slot->job->environment, .name = slot->job->name,
-    .version = stg_store_config_version (rt->store, config_id), .ports = ports,
+    .version = stg_store_config_version (rt->store, spec->config_id), .ports = ports,
   };
   g_autofree gchar *command = stg_template_expand (hook->command, &vars, NULL, error);
   if (command == NULL)
     return NULL;
-  g_autofree gchar *root = slot_root (slot);
+  g_autofree gchar *root = stg_local_slot_root (slot);
   g_mkdir_with_parents (root, 0755);
   g_autofree gchar *log = g_build_filename (root, "hooks.log", NULL);
   gint fd = g_open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -379,7 +268,7 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, gint64 config_id, const gchar
   g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_MERGE);
   g_subprocess_launcher_take_stdout_fd (l, fd);
   g_subprocess_launcher_set_cwd (l, root);
-  g_autofree gchar *inst = g_strdup_printf ("%d", slot->instance);
+  g_autofree gchar *inst = g_strdup_printf ("%d", slot->key.instance);
   g_autofree gchar *ver = g_strdup_printf ("%d", vars.version);
   g_subprocess_launcher_setenv (l, "STAGGER_INSTANCE", inst, TRUE);
   g_subprocess_launcher_setenv (l, "STAGGER_VERSION", ver, TRUE);
@@ -430,7 +319,7 @@ on_kill_timeout (gpointer data)
 
   run->kill_timer = 0;
   g_info ("runtime: run %" G_GINT64_FORMAT " of instance %d did not stop in time: SIGKILL",
-          run->id, run->slot->instance);
+          run->id, run->slot->key.instance);
   stg_process_signal_group (run->pid, SIGKILL);
   return G_SOURCE_REMOVE;
 }
@@ -470,7 +359,6 @@ stg_run_free (Run *run)
     }
   if (run->pidfd >= 0)
     close (run->pidfd);
-  stg_executor_spec_free (run->spec);
   g_free (run->target.url);
   g_strfreev (run->target.shell_argv);
   g_strfreev (run->target.envp);
@@ -533,7 +421,7 @@ run_ended (Run *run, gboolean success, const gchar *how)
     case STOP_RESTART:
       stg_local_set_phase (slot, STG_TASK_PENDING, run->config_id, API_SCHEDULE_STATUS_KILLED, message);
       if (slot->want != 0)
-        stg_run_start (slot, slot->want, FALSE, reason == STOP_REPLACE);
+        stg_run_start_config (slot, slot->want, FALSE, reason == STOP_REPLACE);
       break;
     case STOP_OLD:
     case STOP_ABANDON:
@@ -550,7 +438,7 @@ start_failed (Slot *slot, gint64 config_id, const gchar *why)
 {
   g_autofree gchar *m = g_strdup_printf ("cannot start: %s", why);
 
-  g_warning ("runtime: instance %d of %s/%s/%s %s", slot->instance, slot->job->role,
+  g_warning ("runtime: instance %d of %s/%s/%s %s", slot->key.instance, slot->job->role,
              slot->job->environment, slot->job->name, m);
   stg_local_count_failure (slot);
   stg_local_set_phase (slot, STG_TASK_FAILED, config_id, API_SCHEDULE_STATUS_FAILED, m);
@@ -558,193 +446,298 @@ start_failed (Slot *slot, gint64 config_id, const gchar *why)
   return NULL;
 }
 
-Run *
-stg_run_start (Slot *slot, gint64 config_id, gboolean beside, gboolean from_update)
+/* What a start builds before the fork; released by launch_clear. */
+typedef struct
 {
-  StgLocalRuntime *rt = slot->rt;
-  g_autoptr (GError) error = NULL;
+  GHashTable *ports;         /* name -> port */
+  StgTemplateVars vars;
+  gchar **env;
+  gchar *cwd;
+  GPtrArray *argv;           /* NULL-terminated once built */
+  GArray *fds;               /* sockets passed as 3, 4, ... */
+  gchar *fd_names;
+  gint probe_fd;             /* beside: the private probe socket, or -1 */
+  gint probe_port;
+} Launch;
 
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, config_id, &error);
-  if (config == NULL)
-    return start_failed (slot, config_id, error->message);
-  g_auto (GStrv) names = stg_executor_port_names (config);
-  g_autoptr (StgExecutorSpec) spec = config->__isset_executorConfig && config->executorConfig
-      ? stg_executor_spec_parse (config->executorConfig->data, (const gchar *const *) names, &error)
-      : NULL;
-  if (spec == NULL)
-    return start_failed (slot, config_id, error ? error->message : "no executor data");
-  g_autoptr (GHashTable) ports = stg_local_ports (rt, slot, names, &error);
-  if (ports == NULL)
-    return start_failed (slot, config_id, error->message);
+static void
+launch_clear (Launch *l)
+{
+  g_clear_pointer (&l->ports, g_hash_table_unref);
+  g_clear_pointer (&l->env, g_strfreev);
+  g_clear_pointer (&l->cwd, g_free);
+  g_clear_pointer (&l->argv, g_ptr_array_unref);
+  g_clear_pointer (&l->fds, g_array_unref);
+  g_clear_pointer (&l->fd_names, g_free);
+  if (l->probe_fd >= 0)
+    close (l->probe_fd);
+  l->probe_fd = -1;
+}
 
+/* A new run of @slot for @spec, with its sandbox folder made. */
+static Run *
+run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **error)
+{
   Run *run = g_new0 (Run, 1);
+
   run->slot = slot;
   run->pidfd = -1;
   run->cancel = g_cancellable_new ();
   run->id = ++slot->run_seq;
-  run->config_id = config_id;
-  run->version = stg_store_config_version (rt->store, config_id);
-  run->service = config->isService;
+  run->config_id = spec->config_id;
+  run->version = stg_store_config_version (slot->rt->store, spec->config_id);
+  run->service = spec->config->isService;
   run->from_update = from_update;
-  run->spec = g_steal_pointer (&spec);
-  g_autofree gchar *root = slot_root (slot);
+  run->task = spec;
+  run->spec = spec->exec;
+  g_autofree gchar *root = stg_local_slot_root (slot);
   g_autofree gchar *seq = g_strdup_printf ("%" G_GINT64_FORMAT, run->id);
   run->sandbox = g_build_filename (root, seq, NULL);
   if (g_mkdir_with_parents (run->sandbox, 0755) != 0)
     {
       int saved = errno;
-      g_autofree gchar *why = g_strdup_printf ("%s: %s", run->sandbox, g_strerror (saved));
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "%s: %s", run->sandbox,
+                   g_strerror (saved));
       stg_run_free (run);
-      return start_failed (slot, config_id, why);
+      return NULL;
     }
-  prune (slot);
+  stg_local_prune (slot, run->id);
+  return run;
+}
 
-  StgTemplateVars vars = {
-    .instance = slot->instance, .cluster = rt->options.cluster, .role = slot->job->role,
-    .environment = slot->job->environment, .name = slot->job->name, .version = run->version,
-    .ports = ports,
-  };
+/* A `command` that is one simple command (no ; & | ( ) ` $( or newline):
+ * the shell execs it, so the program keeps the shell's pid, and
+ * LISTEN_PID (set to that pid) names the program for socket activation. */
+static gchar *
+shell_command (const gchar *command)
+{
+  const gchar *p = command;
+
+  while (g_ascii_isspace (*p))
+    p++;
+  if (g_str_has_prefix (p, "exec ") || strpbrk (p, ";&|()`\n") != NULL || strstr (p, "$(") != NULL)
+    return g_strdup (command);
+  return g_strconcat ("exec ", p, NULL);
+}
+
+/* The environment, working directory and argv, templates expanded. */
+static gboolean
+launch_argv (Run *run, Launch *l, gboolean beside, GError **error)
+{
+  Slot *slot = run->slot;
+  const StgExecutorSpec *spec = run->spec;
   gint alt = beside && slot->run != NULL ? slot->run->version : 0;
-  g_auto (GStrv) env = environment (slot, run, alt, ports, names, &vars, &error);
-  g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree gchar *cwd = run->spec->workdir ? stg_template_expand (run->spec->workdir, &vars, NULL, &error)
-                                             : g_strdup (run->sandbox);
-  if (env == NULL || cwd == NULL)
-    {
-      g_autofree gchar *why = g_strdup (error->message);
-      stg_run_free (run);
-      return start_failed (slot, config_id, why);
-    }
-  if (run->spec->command != NULL)
-    {
-      g_ptr_array_add (argv, g_strdup ("/bin/sh"));
-      g_ptr_array_add (argv, g_strdup ("-c"));
-      g_ptr_array_add (argv, stg_template_expand (run->spec->command, &vars, NULL, &error));
-    }
-  else
-    for (guint i = 0; run->spec->argv[i] != NULL; i++)
-      g_ptr_array_add (argv, stg_template_expand (run->spec->argv[i], &vars, NULL, &error));
-  for (guint i = 0; i < argv->len; i++)
-    if (argv->pdata[i] == NULL)
-      {
-        g_autofree gchar *why = g_strdup (error->message);
-        stg_run_free (run);
-        return start_failed (slot, config_id, why);
-      }
-  g_ptr_array_add (argv, NULL);
 
-  /* Hot upgrade: the runtime holds the listening sockets and hands them on. */
-  g_autoptr (GArray) fds = g_array_new (FALSE, FALSE, sizeof (gint));
-  g_autofree gchar *fd_names = NULL;
+  l->env = environment (slot, run, alt, l->ports, run->task->port_names, &l->vars, error);
+  if (l->env == NULL)
+    return FALSE;
+  l->cwd = spec->workdir ? stg_template_expand (spec->workdir, &l->vars, NULL, error)
+                         : g_strdup (run->sandbox);
+  if (l->cwd == NULL)
+    return FALSE;
+  l->argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree gchar *exec_command = spec->command ? shell_command (spec->command) : NULL;
+  if (spec->command != NULL)
+    {
+      g_ptr_array_add (l->argv, g_strdup ("/bin/sh"));
+      g_ptr_array_add (l->argv, g_strdup ("-c"));
+    }
+  gchar *command[] = { exec_command, NULL };
+  gchar **words = spec->command != NULL ? command : spec->argv;
+  for (guint i = 0; words[i] != NULL; i++)
+    {
+      gchar *word = stg_template_expand (words[i], &l->vars, NULL, error);
+      if (word == NULL)
+        return FALSE;
+      g_ptr_array_add (l->argv, word);
+    }
+  g_ptr_array_add (l->argv, NULL);
+  return TRUE;
+}
+
+/* The slot's listening sockets for a hot upgrade, opened on first use. */
+static gboolean
+slot_sockets (Slot *slot, GHashTable *ports, gchar **names, GError **error)
+{
+  if (slot->sockets != NULL)
+    return TRUE;
+  slot->sockets = g_array_new (FALSE, FALSE, sizeof (gint));
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      gint fd = stg_local_listen (slot->rt, GPOINTER_TO_INT (g_hash_table_lookup (ports, names[i])), error);
+      if (fd < 0)
+        {
+          stg_local_close_sockets (slot);
+          return FALSE;
+        }
+      g_array_append_val (slot->sockets, fd);
+    }
+  return TRUE;
+}
+
+/* The sockets handed to the process: the slot's shared ones for a hot
+ * upgrade and, beside the old version, a probe socket only it holds (both
+ * answer on the shared ones, so its HTTP checks go there): "probe", an
+ * ephemeral port named in LISTEN_FDNAMES and STAGGER_PROBE_PORT. */
+static gboolean
+launch_sockets (Run *run, Launch *l, gboolean beside, GError **error)
+{
+  Slot *slot = run->slot;
+
+  l->fds = g_array_new (FALSE, FALSE, sizeof (gint));
+  if (!run->spec->hot_upgrade && !beside)
+    stg_local_close_sockets (slot);     /* it binds its ports itself */
   if (run->spec->hot_upgrade)
     {
-      if (slot->sockets == NULL)
-        {
-          slot->sockets = g_array_new (FALSE, FALSE, sizeof (gint));
-          for (guint i = 0; names[i] != NULL; i++)
-            {
-              gint fd = stg_local_listen (rt, GPOINTER_TO_INT (g_hash_table_lookup (ports, names[i])), &error);
-              if (fd < 0)
-                {
-                  g_autofree gchar *why = g_strdup (error->message);
-                  for (guint j = 0; j < slot->sockets->len; j++)
-                    close (g_array_index (slot->sockets, gint, j));
-                  g_clear_pointer (&slot->sockets, g_array_unref);
-                  stg_run_free (run);
-                  return start_failed (slot, config_id, why);
-                }
-              g_array_append_val (slot->sockets, fd);
-            }
-        }
-      g_array_append_vals (fds, slot->sockets->data, slot->sockets->len);
-      fd_names = g_strjoinv (":", names);
+      if (!slot_sockets (slot, l->ports, run->task->port_names, error))
+        return FALSE;
+      g_array_append_vals (l->fds, slot->sockets->data, slot->sockets->len);
+      l->fd_names = g_strjoinv (":", run->task->port_names);
     }
-
-  /* Beside the old version both answer on the shared sockets, so the new
-   * one's HTTP checks go to a socket only it holds: "probe", an ephemeral
-   * port named in LISTEN_FDNAMES and STAGGER_PROBE_PORT. */
-  gint probe_fd = -1, probe_port = 0;
-  if (beside)
+  if (!beside)
+    return TRUE;
+  g_autoptr (GError) local = NULL;
+  l->probe_fd = stg_local_listen (slot->rt, 0, &local);
+  l->probe_port = l->probe_fd >= 0 ? stg_local_socket_port (l->probe_fd) : 0;
+  if (l->probe_port == 0)
     {
-      probe_fd = stg_local_listen (rt, 0, &error);
-      probe_port = probe_fd >= 0 ? stg_local_socket_port (probe_fd) : 0;
-      if (probe_port == 0)
-        {
-          g_autofree gchar *why = g_strdup_printf ("cannot open a probe socket: %s",
-                                                   error ? error->message : "no port");
-          if (probe_fd >= 0)
-            close (probe_fd);
-          stg_run_free (run);
-          return start_failed (slot, config_id, why);
-        }
-      g_array_append_val (fds, probe_fd);
-      g_autofree gchar *with_probe = g_strconcat (fd_names, ":probe", NULL);
-      g_free (fd_names);
-      fd_names = g_steal_pointer (&with_probe);
-      g_autofree gchar *value = g_strdup_printf ("%d", probe_port);
-      env = g_environ_setenv (env, "STAGGER_PROBE_PORT", value, TRUE);
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED, "cannot open a probe socket: %s",
+                   local ? local->message : "no port");
+      return FALSE;
     }
+  g_array_append_val (l->fds, l->probe_fd);
+  gchar *with_probe = g_strconcat (l->fd_names ? l->fd_names : "", ":probe", NULL);
+  g_free (l->fd_names);
+  l->fd_names = with_probe;
+  g_autofree gchar *value = g_strdup_printf ("%d", l->probe_port);
+  l->env = g_environ_setenv (l->env, "STAGGER_PROBE_PORT", value, TRUE);
+  return TRUE;
+}
 
-  g_autofree gchar *out = g_build_filename (run->sandbox, "stdout", NULL);
-  g_autofree gchar *err = g_build_filename (run->sandbox, "stderr", NULL);
-  StgSpawn sp = {
-    .argv = (gchar **) argv->pdata, .envp = env, .cwd = cwd, .stdout_path = out,
-    .stderr_path = err, .fds = (const gint *) fds->data, .n_fds = fds->len, .fd_names = fd_names,
-  };
-  gboolean spawned = stg_process_spawn (&sp, &run->pid, &run->pid_start, &error);
-  if (probe_fd >= 0)
-    close (probe_fd);             /* the child holds it now */
-  if (!spawned)
-    {
-      g_autofree gchar *why = g_strdup (error->message);
-      stg_run_free (run);
-      return start_failed (slot, config_id, why);
-    }
-  run->child_watch = g_child_watch_add (run->pid, on_child, run);
+/* Writes the intent before the fork: "starting run R of slot S (beside
+ * run Q)", so a daemon that dies before it records the pid knows which
+ * marked process to look for. Always TRUE (a store failure is logged). */
+static gboolean
+launch_intent (Run *run, gboolean beside)
+{
+  Slot *slot = run->slot;
+
   if (beside)
     slot->next = run;
   else
     slot->run = run;
+  stg_local_save (slot);
+  stg_local_crash_point (slot->rt, beside ? "beside-intent" : "intent");
+  return TRUE;
+}
 
-  const gchar *endpoint = run->spec->health.endpoint ? run->spec->health.endpoint : "/";
+/* Forks and execs the process, output appended to the sandbox's files. */
+static gboolean
+launch_spawn (Run *run, Launch *l, GError **error)
+{
+  g_autofree gchar *out = g_build_filename (run->sandbox, "stdout", NULL);
+  g_autofree gchar *err = g_build_filename (run->sandbox, "stderr", NULL);
+  StgSpawn sp = {
+    .argv = (gchar **) l->argv->pdata, .envp = l->env, .cwd = l->cwd, .stdout_path = out,
+    .stderr_path = err, .fds = (const gint *) l->fds->data, .n_fds = l->fds->len,
+    .fd_names = l->fd_names,
+  };
+  return stg_process_spawn (&sp, &run->pid, &run->pid_start, error);
+}
+
+/* Watches the spawned process and starts its health checks. */
+static void
+launch_watch (Run *run, Launch *l, gboolean beside)
+{
+  Slot *slot = run->slot;
+  StgLocalRuntime *rt = slot->rt;
+  const StgExecutorSpec *spec = run->spec;
+
+  run->child_watch = g_child_watch_add (run->pid, on_child, run);
+  const gchar *endpoint = spec->health.endpoint ? spec->health.endpoint : "/";
   g_autofree gchar *url = g_strdup_printf ("http://%s:%d%s", rt->options.bind,
-                                           health_port (ports, names), endpoint);
-  g_autofree gchar *probe_url = probe_port != 0
-      ? g_strdup_printf ("http://%s:%d%s", rt->options.bind, probe_port, endpoint) : NULL;
-  g_autofree gchar *shell = run->spec->health.shell_command
-      ? stg_template_expand (run->spec->health.shell_command, &vars, NULL, NULL) : NULL;
+                                           health_port (l->ports, run->task->port_names), endpoint);
+  g_autofree gchar *probe_url = l->probe_port != 0
+      ? g_strdup_printf ("http://%s:%d%s", rt->options.bind, l->probe_port, endpoint) : NULL;
+  g_autofree gchar *shell = spec->health.shell_command
+      ? stg_template_expand (spec->health.shell_command, &l->vars, NULL, NULL) : NULL;
   gchar *shell_argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", shell, NULL };
   StgHealthTarget target = { .session = rt->session, .url = url, .shell_argv = shell_argv,
-                             .envp = env, .cwd = cwd };
+                             .envp = l->env, .cwd = l->cwd };
   run_watch (run, &target, probe_url, FALSE);
   /* The old version's checks could reach the new one: they pause until it
    * is alone again. */
   if (beside && slot->run != NULL)
     g_clear_pointer (&slot->run->health, stg_health_free);
+}
+
+Run *
+stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean from_update)
+{
+  StgLocalRuntime *rt = slot->rt;
+  g_autoptr (GError) error = NULL;
+  Launch l = { .probe_fd = -1 };
+  Run *run = NULL;
+
+  l.ports = stg_local_ports (rt, slot, spec->port_names, &error);
+  if (l.ports != NULL)
+    run = run_new (slot, spec, from_update, &error);
+  if (run != NULL)
+    {
+      l.vars = (StgTemplateVars) {
+        .instance = slot->key.instance, .cluster = rt->options.cluster, .role = slot->job->role,
+        .environment = slot->job->environment, .name = slot->job->name, .version = run->version,
+        .ports = l.ports,
+      };
+    }
+  if (run == NULL || !launch_argv (run, &l, beside, &error) || !launch_sockets (run, &l, beside, &error)
+      || !launch_intent (run, beside) || !launch_spawn (run, &l, &error))
+    {
+      launch_clear (&l);
+      if (run != NULL && slot->run == run)
+        slot->run = NULL;
+      if (run != NULL && slot->next == run)
+        slot->next = NULL;
+      stg_run_free (run);
+      return start_failed (slot, spec->config_id, error->message);
+    }
+  stg_local_crash_point (rt, beside ? "beside-spawned" : "spawned");
+  gint alt = beside && slot->run != NULL ? slot->run->version : 0;
+  launch_watch (run, &l, beside);
+  launch_clear (&l);              /* the child holds the probe socket now */
 
   g_autofree gchar *m = beside
       ? g_strdup_printf ("started version %d beside version %d (pid %d, run %" G_GINT64_FORMAT ")",
                          run->version, alt, (int) run->pid, run->id)
       : g_strdup_printf ("started version %d (pid %d, run %" G_GINT64_FORMAT ")", run->version,
                          (int) run->pid, run->id);
-  stg_local_set_phase (slot, STG_TASK_STARTING, config_id, API_SCHEDULE_STATUS_STARTING, m);
+  stg_local_set_phase (slot, STG_TASK_STARTING, spec->config_id, API_SCHEDULE_STATUS_STARTING, m);
   return run;
+}
+
+Run *
+stg_run_start_config (Slot *slot, gint64 config_id, gboolean beside, gboolean from_update)
+{
+  g_autoptr (GError) error = NULL;
+  const StgTaskSpec *spec = stg_spec_cache_get (slot->rt->specs, config_id, &error);
+
+  if (spec == NULL)
+    return start_failed (slot, config_id, error->message);
+  return stg_run_start (slot, spec, beside, from_update);
 }
 
 /* ---- adopting ---------------------------------------------------------------------- */
 
 Run *
-stg_run_adopt (Slot *slot, const StgInstanceRow *row, GError **error)
+stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
 {
   StgLocalRuntime *rt = slot->rt;
-  gint64 config_id = row->run_config_id ? row->run_config_id : row->config_id;
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, config_id, error);
-  if (config == NULL)
+  gint64 config_id = row->config_id;
+  const StgTaskSpec *spec = stg_spec_cache_get (rt->specs, config_id, error);
+  if (spec == NULL)
     return NULL;
-  g_auto (GStrv) names = stg_executor_port_names (config);
-  g_autoptr (StgExecutorSpec) spec = stg_executor_spec_parse (
-      config->executorConfig ? config->executorConfig->data : NULL, (const gchar *const *) names, error);
-  g_autoptr (GHashTable) ports = spec ? stg_local_ports (rt, slot, names, error) : NULL;
+  gchar **names = spec->port_names;
+  g_autoptr (GHashTable) ports = stg_local_ports (rt, slot, names, error);
   if (ports == NULL)
     return NULL;
   gint pidfd = stg_process_pidfd ((GPid) row->pid, error);
@@ -757,13 +750,14 @@ stg_run_adopt (Slot *slot, const StgInstanceRow *row, GError **error)
   run->id = row->run_id;
   run->config_id = config_id;
   run->version = stg_store_config_version (rt->store, config_id);
-  run->service = config->isService;
-  run->spec = g_steal_pointer (&spec);
+  run->service = spec->config->isService;
+  run->task = spec;
+  run->spec = spec->exec;
   run->pid = (GPid) row->pid;
   run->pid_start = row->pid_start;
   run->pidfd = pidfd;
   run->pidfd_watch = g_unix_fd_add (pidfd, G_IO_IN, on_pidfd, run);
-  g_autofree gchar *root = slot_root (slot);
+  g_autofree gchar *root = stg_local_slot_root (slot);
   g_autofree gchar *seq = g_strdup_printf ("%" G_GINT64_FORMAT, run->id);
   run->sandbox = g_build_filename (root, seq, NULL);
   slot->run = run;
@@ -784,14 +778,14 @@ stg_run_adopt (Slot *slot, const StgInstanceRow *row, GError **error)
         }
     }
 
-  gboolean healthy = row->status == API_SCHEDULE_STATUS_RUNNING;
+  gboolean healthy = row->healthy_since_ms > 0;
   run->healthy = healthy;
-  run->healthy_since_ms = healthy ? row->status_ms : 0;
+  run->healthy_since_ms = row->healthy_since_ms;
   gint hport = health_port (ports, names);
   g_autofree gchar *url = g_strdup_printf ("http://%s:%d%s", rt->options.bind, hport,
                                            run->spec->health.endpoint ? run->spec->health.endpoint : "/");
   StgTemplateVars vars = {
-    .instance = slot->instance, .cluster = rt->options.cluster, .role = slot->job->role,
+    .instance = slot->key.instance, .cluster = rt->options.cluster, .role = slot->job->role,
     .environment = slot->job->environment, .name = slot->job->name, .version = run->version,
     .ports = ports,
   };

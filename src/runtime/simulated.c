@@ -11,31 +11,17 @@ typedef struct
   GHashTable *slots;         /* Slot* by (job, instance) */
 } StgSimulatedRuntime;
 
+/* A slot is hashed by its key, the first member. */
 typedef struct
 {
-  gint64 job_id;
-  gint32 instance;
+  StgSlotKey key;
   StgTaskObservation seen;
 } Slot;
-
-static guint
-slot_hash (gconstpointer p)
-{
-  const Slot *s = p;
-  return g_int64_hash (&s->job_id) * 31u + (guint) s->instance;
-}
-
-static gboolean
-slot_equal (gconstpointer a, gconstpointer b)
-{
-  const Slot *x = a, *y = b;
-  return x->job_id == y->job_id && x->instance == y->instance;
-}
 
 static Slot *
 find (StgSimulatedRuntime *rt, gint64 job_id, gint32 instance)
 {
-  Slot key = { .job_id = job_id, .instance = instance };
+  StgSlotKey key = { .job_id = job_id, .instance = instance };
   return g_hash_table_lookup (rt->slots, &key);
 }
 
@@ -46,8 +32,8 @@ get (StgSimulatedRuntime *rt, gint64 job_id, gint32 instance)
   if (s == NULL)
     {
       s = g_new0 (Slot, 1);
-      s->job_id = job_id;
-      s->instance = instance;
+      s->key.job_id = job_id;
+      s->key.instance = instance;
       g_hash_table_add (rt->slots, s);
     }
   return s;
@@ -59,15 +45,15 @@ run (StgSimulatedRuntime *rt, Slot *s, gint64 config_id, const gchar *message, G
 {
   gint64 now = stg_clock_now_ms (rt->clock);
   StgInstanceRow facts = {
-    .instance_id = s->instance,
+    .instance_id = s->key.instance,
     .run_config_id = config_id,
     .status = API_SCHEDULE_STATUS_RUNNING,
     .failure_count = (gint32) s->seen.failures,
     .status_ms = now,
   };
 
-  if (!stg_store_set_instance_facts (rt->store, s->job_id, &facts, error) ||
-      !stg_store_add_task_event (rt->store, s->job_id, s->instance, now, API_SCHEDULE_STATUS_RUNNING,
+  if (!stg_store_set_instance_facts (rt->store, s->key.job_id, &facts, error) ||
+      !stg_store_add_task_event (rt->store, s->key.job_id, s->key.instance, now, API_SCHEDULE_STATUS_RUNNING,
                                  message, error))
     return FALSE;
   s->seen.phase = STG_TASK_RUNNING;
@@ -75,7 +61,7 @@ run (StgSimulatedRuntime *rt, Slot *s, gint64 config_id, const gchar *message, G
   s->seen.status = API_SCHEDULE_STATUS_RUNNING;
   s->seen.healthy_since_ms = now;
   s->seen.phase_since_ms = now;
-  stg_runtime_notify_later (&rt->base, s->job_id, s->instance);
+  stg_runtime_notify_later (&rt->base, s->key.job_id, s->key.instance);
   return TRUE;
 }
 
@@ -159,7 +145,7 @@ stg_simulated_runtime_new (StgStore *store, StgClock *clock, GError **error)
   rt->base.ops = &sim_ops;
   rt->store = store;
   rt->clock = clock;
-  rt->slots = g_hash_table_new_full (slot_hash, slot_equal, g_free, NULL);
+  rt->slots = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, NULL);
   /* Whatever ran before the restart still runs. */
   for (guint i = 0; i < rows->len; i++)
     {

@@ -341,7 +341,7 @@ stg_store_count_statuses (StgStore *store, gint64 job_id, GError **error)
 
 #define INSTANCE_COLUMNS \
   "instance_id, config_id, status, run_id, pid, pid_start, failure_count, status_ms, " \
-  "run_config_id"
+  "run_config_id, next_run_id, next_config_id, next_pid, next_pid_start, stop_reason"
 
 static void
 read_instance (StgStmt *st, StgInstanceRow *row)
@@ -355,6 +355,11 @@ read_instance (StgStmt *st, StgInstanceRow *row)
   row->failure_count = sqlite3_column_int (st, 6);
   row->status_ms = sqlite3_column_int64 (st, 7);
   row->run_config_id = sqlite3_column_int64 (st, 8);
+  row->next_run_id = sqlite3_column_int64 (st, 9);
+  row->next_config_id = sqlite3_column_int64 (st, 10);
+  row->next_pid = sqlite3_column_int64 (st, 11);
+  row->next_pid_start = sqlite3_column_int64 (st, 12);
+  row->stop_reason = sqlite3_column_int (st, 13);
 }
 
 GArray *
@@ -426,7 +431,8 @@ stg_store_set_instance_facts (StgStore *store, gint64 job_id, const StgInstanceR
 {
   g_autoptr (StgStmt) st = stg_store_stmt (store,
       "UPDATE instances SET status = ?, run_id = ?, pid = ?, pid_start = ?, failure_count = ?, "
-      "status_ms = ?, run_config_id = ? WHERE job_id = ? AND instance_id = ?", error);
+      "status_ms = ?, run_config_id = ?, next_run_id = ?, next_config_id = ?, next_pid = ?, "
+      "next_pid_start = ?, stop_reason = ? WHERE job_id = ? AND instance_id = ?", error);
   if (st == NULL)
     return FALSE;
   sqlite3_bind_int (st, 1, row->status);
@@ -440,8 +446,13 @@ stg_store_set_instance_facts (StgStore *store, gint64 job_id, const StgInstanceR
   sqlite3_bind_int64 (st, 6, row->status_ms);
   if (row->run_config_id > 0)
     sqlite3_bind_int64 (st, 7, row->run_config_id);
-  sqlite3_bind_int64 (st, 8, job_id);
-  sqlite3_bind_int (st, 9, row->instance_id);
+  sqlite3_bind_int64 (st, 8, row->next_run_id);
+  sqlite3_bind_int64 (st, 9, row->next_config_id);
+  sqlite3_bind_int64 (st, 10, row->next_pid);
+  sqlite3_bind_int64 (st, 11, row->next_pid_start);
+  sqlite3_bind_int (st, 12, row->stop_reason);
+  sqlite3_bind_int64 (st, 13, job_id);
+  sqlite3_bind_int (st, 14, row->instance_id);
   return stg_store_exec_stmt (store, st, error, "recording an instance's state");
 }
 

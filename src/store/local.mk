@@ -7,8 +7,9 @@ libstg_store_a_SOURCES = \
 	src/store/updates.c
 nodist_libstg_store_a_SOURCES = src/store/schema-resources.c
 
-STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.sql
-STG_SCHEMA_FILES += $(srcdir)/schema/003_fleet.sql
+STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.sql \
+	$(srcdir)/schema/006_runtime.sql
+STG_SCHEMA_FILES += $(srcdir)/schema/007_fleet.sql
 libstg_store_a_SOURCES += src/store/fleet_facts.c
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)
 	$(AM_V_GEN)$(MKDIR_P) src/store && \

@@ -92,7 +92,8 @@ stg_store_list_all_instances (StgStore *store, GError **error)
   g_autoptr (GArray) out = g_array_new (FALSE, TRUE, sizeof (StgSlotRow));
   g_autoptr (StgStmt) st = stg_store_stmt (store,
       "SELECT job_id, instance_id, config_id, status, run_id, pid, pid_start, failure_count, "
-      "status_ms, COALESCE(run_config_id, 0) FROM instances ORDER BY job_id, instance_id", error);
+      "status_ms, COALESCE(run_config_id, 0), next_run_id, next_config_id, next_pid, next_pid_start, "
+      "stop_reason FROM instances ORDER BY job_id, instance_id", error);
   int rc;
 
   if (st == NULL)
@@ -110,6 +111,11 @@ stg_store_list_all_instances (StgStore *store, GError **error)
       s.row.failure_count = sqlite3_column_int (st, 7);
       s.row.status_ms = sqlite3_column_int64 (st, 8);
       s.row.run_config_id = sqlite3_column_int64 (st, 9);
+      s.row.next_run_id = sqlite3_column_int64 (st, 10);
+      s.row.next_config_id = sqlite3_column_int64 (st, 11);
+      s.row.next_pid = sqlite3_column_int64 (st, 12);
+      s.row.next_pid_start = sqlite3_column_int64 (st, 13);
+      s.row.stop_reason = sqlite3_column_int (st, 14);
       g_array_append_val (out, s);
     }
   if (rc != SQLITE_DONE)

@@ -123,6 +123,11 @@ typedef struct
   gint64 pid_start;
   gint32 failure_count;
   gint64 status_ms;
+  gint64 next_run_id;     /* hot upgrade: the run starting beside run_id (0: none) */
+  gint64 next_config_id;
+  gint64 next_pid;
+  gint64 next_pid_start;
+  gint32 stop_reason;     /* why the runtime asked the run to stop (0: it did not) */
 } StgInstanceRow;
 
 typedef struct
@@ -284,9 +289,6 @@ StgUpdateRow *stg_store_get_update (StgStore *store, const gchar *uid, GError **
 
 /* Every active update, oldest first (StgUpdateRow*). */
 GPtrArray *stg_store_list_active_updates (StgStore *store, GError **error);
-
-/* The job's active update; NULL without an error when there is none. */
-StgUpdateRow *stg_store_get_active_update (StgStore *store, const ApiJobKey *job, GError **error);
 
 /* The instructions recorded when the update started. */
 ApiJobUpdateInstructions *stg_store_get_update_instructions (StgStore *store, gint64 update_id,

@@ -298,25 +298,6 @@ stg_store_list_active_updates (StgStore *store, GError **error)
   return g_steal_pointer (&out);
 }
 
-StgUpdateRow *
-stg_store_get_active_update (StgStore *store, const ApiJobKey *job, GError **error)
-{
-  g_autoptr (StgStmt) st = stg_store_stmt (store,
-      "SELECT " UPDATE_COLUMNS " FROM updates WHERE role = ? AND environment = ? AND name = ? "
-      "AND active = 1", error);
-  if (st == NULL)
-    return NULL;
-  stg_bind_text (st, 1, job->role);
-  stg_bind_text (st, 2, job->environment);
-  stg_bind_text (st, 3, job->name);
-  int rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
-    return read_update (st);
-  if (rc != SQLITE_DONE)
-    stg_store_fail (store, error, "looking for an active update");
-  return NULL;
-}
-
 ApiJobUpdateInstructions *
 stg_store_get_update_instructions (StgStore *store, gint64 update_id, GError **error)
 {

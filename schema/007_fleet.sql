@@ -1,4 +1,4 @@
--- 003_fleet.sql: the fleet runtime's facts.
+-- 007_fleet.sql: the fleet runtime's facts.
 --
 -- fleet_placements: the host each instance slot of the fleet runtime is
 -- placed on, kept across replaces and restarts so that an update never

@@ -1,0 +1,229 @@
+/* adopt.c: the local runtime's start-up after a daemon that died: every
+ * process this data dir's runtime made is found by the marker in its
+ * environment (STG_LOCAL_MARK), the one the store expects per slot is
+ * adopted (a hot upgrade's pair included: the hand-over is undone, or
+ * finished when the old version is gone), the rest are stopped, and what
+ * ended while nobody watched is judged by why it ended. Calls the store
+ * and process.c; main-loop thread only, once, before the engine recovers.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include "runtime/local_private.h"
+#include "runtime/process.h"
+
+#define ORPHAN_WAIT_MS 3000
+
+/* This data dir's marked processes: "JOB:INSTANCE:RUN" -> StgMarkedProcess
+ * (borrowed from @marked). */
+static GHashTable *
+ours (StgLocalRuntime *rt, GPtrArray *marked)
+{
+  GHashTable *found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  for (guint i = 0; i < marked->len; i++)
+    {
+      StgMarkedProcess *p = marked->pdata[i];
+      g_auto (GStrv) parts = g_strsplit (p->mark, ":", 4);
+      if (g_strv_length (parts) == 4 && g_str_equal (parts[3], rt->mark_dir))
+        g_hash_table_insert (found, g_strjoin (":", parts[0], parts[1], parts[2], NULL), p);
+    }
+  return found;
+}
+
+/* Takes run @run_id of @slot out of @found: the marked process, else the
+ * recorded @pid when it is still the same process (one started before
+ * markers existed). */
+static gboolean
+take (GHashTable *found, Slot *slot, gint64 run_id, gint64 pid, gint64 pid_start, StgRunFacts *out)
+{
+  g_autofree gchar *key = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT,
+                                           slot->key.job_id, slot->key.instance, run_id);
+  StgMarkedProcess *p = g_hash_table_lookup (found, key);
+
+  if (run_id <= 0)
+    return FALSE;
+  out->run_id = run_id;
+  if (p != NULL)
+    {
+      out->pid = p->pid;
+      out->pid_start = p->start_time;
+      g_hash_table_remove (found, key);
+      return TRUE;
+    }
+  out->pid = pid;
+  out->pid_start = pid_start;
+  return pid > 0 && stg_process_is ((GPid) pid, pid_start);
+}
+
+/* Stops every process of @found (no slot expects it) and waits a little
+ * for them to go, so a start that follows finds their ports free. */
+static void
+stop_orphans (GHashTable *found)
+{
+  GHashTableIter it;
+  gpointer value;
+
+  g_hash_table_iter_init (&it, found);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      StgMarkedProcess *p = value;
+      g_message ("runtime: stopping pid %d (%s): no instance expects it", (int) p->pid, p->mark);
+      stg_process_signal_group (p->pid, SIGKILL);
+    }
+  for (gint waited = 0; waited < ORPHAN_WAIT_MS; waited += 10)
+    {
+      gboolean alive = FALSE;
+      g_hash_table_iter_init (&it, found);
+      while (g_hash_table_iter_next (&it, NULL, &value) && !alive)
+        alive = stg_process_is (((StgMarkedProcess *) value)->pid, ((StgMarkedProcess *) value)->start_time);
+      if (!alive)
+        return;
+      g_usleep (10000);
+    }
+}
+
+/* Adopts @facts as the slot's run and goes on with what it was doing:
+ * a stop that was asked for is asked again for the same reason. */
+static void
+adopt_run (Slot *slot, const StgRunFacts *facts, const StgInstanceRow *row)
+{
+  g_autoptr (GError) error = NULL;
+  Run *run = stg_run_adopt (slot, facts, &error);
+
+  if (run == NULL)
+    {
+      g_warning ("runtime: cannot adopt pid %" G_GINT64_FORMAT ": %s", facts->pid, error->message);
+      return;
+    }
+  slot->healthy_since_ms = run->healthy_since_ms;
+  StopReason reason = run->id == row->run_id ? (StopReason) row->stop_reason : STOP_NONE;
+  if (reason == STOP_KILL || (reason == STOP_NONE && row->status == API_SCHEDULE_STATUS_KILLING))
+    {
+      /* A kill was under way: finish it. */
+      stg_runtime_kill (&slot->rt->base, slot->key.job_id, slot->key.instance, NULL);
+      return;
+    }
+  g_autofree gchar *m = g_strdup_printf ("adopted by a new staggerd (pid %d)", (int) run->pid);
+  if (reason != STOP_NONE)
+    {
+      /* A replace, restart or failure was stopping it: it goes on. */
+      run->stopping = reason;
+      stg_run_stop (run);
+      stg_local_set_phase (slot, STG_TASK_KILLING, run->config_id, API_SCHEDULE_STATUS_KILLING, m);
+      return;
+    }
+  stg_local_set_phase (slot, run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING, run->config_id,
+                       run->healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING, m);
+}
+
+/* Nothing of the slot runs: judged by why it ended. */
+static void
+judge_gone (Slot *slot, const StgInstanceRow *row)
+{
+  StopReason reason = (StopReason) row->stop_reason;
+  gint64 ran = row->run_config_id ? row->run_config_id : row->config_id;
+
+  if (row->status == API_SCHEDULE_STATUS_FINISHED)
+    return;
+  if (reason == STOP_KILL || (reason == STOP_NONE && row->status == API_SCHEDULE_STATUS_KILLING))
+    {
+      stg_local_set_phase (slot, STG_TASK_ABSENT, 0, API_SCHEDULE_STATUS_KILLED,
+                           "stopped while staggerd was not running");
+      stg_local_finish_removal (slot);
+      return;
+    }
+  if ((reason == STOP_NONE && row->pid > 0) || reason == STOP_FAILED)
+    {
+      /* It died on its own, or was failing: a failed run, restarted
+       * after the back-off. */
+      if (reason == STOP_NONE)
+        stg_local_count_failure (slot);
+      stg_local_set_phase (slot, STG_TASK_FAILED, ran, API_SCHEDULE_STATUS_FAILED,
+                           "exited while staggerd was not running");
+      slot->post_owed = row->config_id != ran ? row->config_id : 0;
+      stg_local_after_exit (slot, NULL, FALSE, NULL);
+      return;
+    }
+  /* Stopped for a replace or a restart as asked, or never started (the
+   * intent was written, the fork not made): not a failure. */
+  gboolean replacing = reason == STOP_REPLACE || row->config_id != ran;
+  if (replacing)
+    slot->post_owed = row->config_id;
+  stg_run_start_config (slot, row->config_id, FALSE, replacing);
+}
+
+/* One slot: adopt what the store expects of it, or judge what is gone. */
+static void
+adopt_slot (Slot *slot, const StgInstanceRow *row, StgRunFacts *cur, gboolean has_cur,
+            StgRunFacts *next, gboolean has_next)
+{
+  if (has_cur && has_next)
+    {
+      /* A hot upgrade was under way: undone. The old version serves, and
+       * the new one is asked for again. */
+      g_message ("runtime: instance %d: stopping the unfinished new version (pid %" G_GINT64_FORMAT ")",
+                 slot->key.instance, next->pid);
+      stg_process_signal_group ((GPid) next->pid, SIGKILL);
+    }
+  else if (has_next)
+    {
+      /* The old version was gone: the new one serves (the hand-over is
+       * finished). */
+      next->config_id = row->next_config_id;
+      next->healthy_since_ms = 0;
+      adopt_run (slot, next, row);
+      return;
+    }
+  if (has_cur)
+    {
+      cur->config_id = row->run_config_id ? row->run_config_id : row->config_id;
+      cur->healthy_since_ms = row->status == API_SCHEDULE_STATUS_RUNNING ? MAX (row->status_ms, 1) : 0;
+      adopt_run (slot, cur, row);
+      return;
+    }
+  judge_gone (slot, row);
+}
+
+gboolean
+stg_local_runtime_adopt (StgRuntime *base, GError **error)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+  g_autoptr (GArray) rows = stg_store_list_all_instances (rt->store, error);
+
+  if (rows == NULL)
+    return FALSE;
+  g_autoptr (GPtrArray) marked = stg_process_find_marked (STG_LOCAL_MARK);
+  g_autoptr (GHashTable) found = ours (rt, marked);
+  g_autoptr (GArray) cur = g_array_sized_new (FALSE, TRUE, sizeof (StgRunFacts), rows->len);
+  g_autoptr (GArray) next = g_array_sized_new (FALSE, TRUE, sizeof (StgRunFacts), rows->len);
+  g_autofree gboolean *has = g_new0 (gboolean, 2 * rows->len + 1);
+  g_array_set_size (cur, rows->len);
+  g_array_set_size (next, rows->len);
+
+  /* First what each slot expects, so that what nobody expects is stopped
+   * before anything starts. */
+  for (guint i = 0; i < rows->len; i++)
+    {
+      StgSlotRow *s = &g_array_index (rows, StgSlotRow, i);
+      Slot *slot = stg_local_slot (rt, s->job_id, s->row.instance_id, TRUE);
+      if (slot == NULL)
+        continue;
+      has[2 * i] = take (found, slot, s->row.run_id, s->row.pid, s->row.pid_start,
+                         &g_array_index (cur, StgRunFacts, i));
+      has[2 * i + 1] = take (found, slot, s->row.next_run_id, s->row.next_pid, s->row.next_pid_start,
+                             &g_array_index (next, StgRunFacts, i));
+    }
+  stop_orphans (found);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      StgSlotRow *s = &g_array_index (rows, StgSlotRow, i);
+      Slot *slot = stg_local_slot (rt, s->job_id, s->row.instance_id, FALSE);
+      if (slot != NULL)
+        adopt_slot (slot, &s->row, &g_array_index (cur, StgRunFacts, i), has[2 * i],
+                    &g_array_index (next, StgRunFacts, i), has[2 * i + 1]);
+    }
+  return TRUE;
+}
