@@ -76,12 +76,23 @@ web_data (const gchar *endpoint)
                           " \"initial_interval_secs\": 10, \"interval_secs\": 0.5}}", endpoint);
 }
 
+/* The same with a shell health check run inside the container. */
+static gchar *
+shell_data (const gchar *command)
+{
+  return g_strdup_printf ("{\"argv\": [\"httpd\", \"-f\", \"-p\", \"{{ports[http]}}\", \"-h\", \"/www\"],"
+                          " \"stop_timeout_secs\": 2,"
+                          " \"health_check\": {\"shell\": {\"shell_command\": \"%s\"}, \"timeout_secs\": 10,"
+                          " \"initial_interval_secs\": 10, \"interval_secs\": 1}}", command);
+}
+
 /* The job www/prod/@name: @count instances of @image, at most @per_host
- * per host. */
+ * per host; @endpoint is an HTTP check's, or "sh:COMMAND" for a shell
+ * check. */
 static ApiJobConfiguration *
 web_job (const gchar *name, gint32 count, const gchar *image, const gchar *endpoint, gint32 per_host)
 {
-  g_autofree gchar *data = web_data (endpoint);
+  g_autofree gchar *data = g_str_has_prefix (endpoint, "sh:") ? shell_data (endpoint + 3) : web_data (endpoint);
   ApiJobConfiguration *job = stg_test_job_full ("www", "prod", name, count, data, "http");
   ApiTaskConfig *task = job->taskConfig;
   g_autoptr (ApiDockerParameter) net = g_object_new (API_TYPE_DOCKER_PARAMETER, "name", "network", "value", "host", NULL);
@@ -346,6 +357,27 @@ START_TEST (fleet_adopts_containers_after_kill9_mid_update)
 }
 END_TEST
 
+/* Shell health checks run inside the containers: a command that passes
+ * there lets the job run, one that fails rolls the update back. */
+START_TEST (fleet_runs_shell_checks_inside_containers)
+{
+  Env *e = env_new ("lost_after_secs = 600\n");
+  StgTestDaemon *d = daemon_start (e, "44100-44499");
+  g_autoptr (ApiJobConfiguration) good = web_job ("sh", 3, IMAGE_V1, "sh:test -f /www/health", 1);
+  g_autoptr (ApiJobConfiguration) bad = web_job ("sh", 3, IMAGE_V2, "sh:test -f /www/nope", 1);
+
+  create_job (d, good);
+  wait_running (d, "sh", 3);
+  g_autoptr (ApiJobUpdateKey) key = start_update (d, bad, 3, 500);
+  expect_terminal (d, key, API_JOB_UPDATE_STATUS_ROLLED_BACK);
+  wait_running (d, "sh", 3);
+  assert_versions (d, "sh", 3, "1");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
 typedef struct
 {
   Env *e;
@@ -430,6 +462,7 @@ fleet_daemon_suite (void)
   tc = tcase_create ("hosts");
   tcase_set_timeout (tc, 900);
   tcase_add_test (tc, fleet_replaces_instances_of_a_lost_host);
+  tcase_add_test (tc, fleet_runs_shell_checks_inside_containers);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -205,6 +205,22 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
   stg_fleet_set_phase (slot, STG_TASK_RUNNING, API_SCHEDULE_STATUS_RUNNING, m);
 }
 
+/* Shell checks run inside the slot's container, through the exec API. */
+static void
+exec_check (gpointer data, const gchar *const *argv, GCancellable *cancel, GAsyncReadyCallback done,
+            gpointer done_data)
+{
+  Slot *slot = data;
+
+  stg_docker_exec_async (slot->host->docker, slot->container_id, argv, cancel, done, done_data);
+}
+
+static gboolean
+exec_check_finish (gpointer data G_GNUC_UNUSED, GAsyncResult *result, gint *status, GError **error)
+{
+  return stg_docker_exec_finish (NULL, result, status, NULL, error);
+}
+
 void
 stg_fleet_watch (Slot *slot, gboolean already_healthy)
 {
@@ -221,7 +237,12 @@ stg_fleet_watch (Slot *slot, gboolean already_healthy)
     }
   slot->stop_timeout_secs = (guint) (spec->stop_timeout_secs + 0.999);
   g_autofree gchar *url = stg_fleet_health_url (slot, spec, slot->container_config);
-  StgHealthTarget target = { .session = slot->rt->session, .url = url };
+  g_autofree gchar *command = spec->health.shell_command ? g_strdup (spec->health.shell_command) : NULL;
+  gchar *shell[] = { (gchar *) "/bin/sh", (gchar *) "-c", command, NULL };
+  StgHealthTarget target = {
+    .session = slot->rt->session, .url = url, .shell_argv = command ? shell : NULL,
+    .run = exec_check, .run_finish = exec_check_finish, .run_data = slot,
+  };
   if (already_healthy)
     slot->phase = STG_TASK_RUNNING; /* adopted as it was */
   slot->health = stg_health_new (&spec->health, &target, already_healthy, on_health, slot);

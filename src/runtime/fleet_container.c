@@ -77,8 +77,6 @@ stg_fleet_validate (StgRuntime *base G_GNUC_UNUSED, const ApiTaskConfig *config,
                                              "from one container to another"
                          : spec->pre_update.command || spec->post_update.command
                            ? "update hooks are not supported by the fleet runtime yet"
-                         : spec->health.kind == STG_HEALTH_SHELL
-                           ? "shell health checks are not supported by the fleet runtime yet; use http"
                          : spec->workdir != NULL ? "workdir is not supported by the fleet runtime; "
                                                    "use the docker parameter workdir"
                                                  : NULL;
