@@ -7,6 +7,7 @@ kill the job. Then /api's HTTP rules: 405, 415, 413, 400, Accept
 negotiation, and a daemon that keeps serving after bad messages.
 """
 import http.client
+import json
 import sys
 
 from thrift.protocol import TBinaryProtocol, TJSONProtocol
@@ -170,10 +171,11 @@ def http_rules(r, mod, port):
     r.check("GET /api is 405", status == 405, status)
     status, _, _ = post(port, jobs_json, {"Content-Type": "text/plain"})
     r.check("text/plain is 415", status == 415, status)
-    for ctype in (None, "application/x-thrift", "application/json", JSON,
+    status, _, _ = post(port, jobs_json, {})
+    r.check("no Content-Type is 415", status == 415, status)
+    for ctype in ("application/x-thrift", "application/json", JSON,
                   "application/json; charset=utf-8"):
-        headers = {"Content-Type": ctype} if ctype else {}
-        status, rtype, data = post(port, jobs_json, headers)
+        status, rtype, data = post(port, jobs_json, {"Content-Type": ctype})
         r.check("%s is read as JSON, answered in JSON" % ctype,
                 status == 200 and rtype == JSON and data.startswith(b"[1,"), (status, rtype))
     status, rtype, data = post(port, jobs_binary, {"Content-Type": BINARY, "Accept": BINARY})
@@ -206,9 +208,59 @@ def http_rules(r, mod, port):
     r.check("still serving after bad messages", status == 200 and rtype == JSON, status)
 
 
+def origins(r, t, mod, port):
+    """Host and Origin: DNS rebinding and cross-site calls are refused before
+    any route runs; every answer carries the security headers."""
+    create = TTransport.TMemoryBuffer()
+    mod.Client(TJSONProtocol.TJSONProtocol(create)).send_createJob(job_config(t, "forged", 1, "sleep 60"))
+    body = create.getvalue()
+
+    def call(headers):
+        h = {"Content-Type": JSON}
+        h.update(headers)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("POST", "/api", body, h)
+        resp = conn.getresponse()
+        resp.read()
+        conn.close()
+        return resp
+
+    for label, headers in (("a foreign Host (DNS rebinding)", {"Host": "evil.example:%d" % port}),
+                           ("a foreign Origin", {"Origin": "http://evil.example"}),
+                           ("Origin null", {"Origin": "null"}),
+                           ("Sec-Fetch-Site: cross-site", {"Sec-Fetch-Site": "cross-site"}),
+                           ("Sec-Fetch-Site: same-site", {"Sec-Fetch-Site": "same-site"})):
+        resp = call(headers)
+        r.check("%s is 403" % label, resp.status == 403, resp.status)
+    c = client(mod, stgtest.HttpTransport(port, JSON, JSON), TJSONProtocol.TJSONProtocol)
+    jobs = c.getJobs("www").result.getJobsResult.configs
+    r.check("nothing was created", "forged" not in [j.key.name for j in jobs])
+    resp = call({"Host": "localhost:%d" % port, "Origin": "http://localhost:%d" % port,
+                 "Sec-Fetch-Site": "same-origin"})
+    r.check("our own origin may call", resp.status == 200, resp.status)
+    r.check("X-Frame-Options: DENY", resp.getheader("X-Frame-Options") == "DENY")
+    r.check("X-Content-Type-Options: nosniff", resp.getheader("X-Content-Type-Options") == "nosniff")
+    r.check("a CSP without framing", "frame-ancestors 'none'" in (resp.getheader("Content-Security-Policy") or ""))
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/nowhere")
+    resp = conn.getresponse()
+    resp.read()
+    conn.close()
+    r.check("a 404 carries the headers too", resp.status == 404 and resp.getheader("X-Frame-Options") == "DENY")
+
+
 def limits(r, t, mod):
-    d = stgtest.Daemon("--runtime=simulated", config="[staggerd]\nmax_instances_per_job = 5\n")
+    d = stgtest.Daemon("--runtime=simulated",
+                       config="[staggerd]\nmax_instances_per_job = 5\n"
+                              "http_names = stagger.example, other.example\n"
+                              "allowed_origins = https://ops.example\n")
     try:
+        named = post(d.http_port, encoded_get_jobs(mod, TJSONProtocol.TJSONProtocol),
+                     {"Content-Type": JSON, "Host": "Stagger.example", "Origin": "https://ops.example"})
+        r.check("http_names and allowed_origins are honoured", named[0] == 200, named[0])
+        other = post(d.http_port, encoded_get_jobs(mod, TJSONProtocol.TJSONProtocol),
+                     {"Content-Type": JSON, "Host": "stagger.example", "Origin": "https://dev.example"})
+        r.check("other origins still are not", other[0] == 403, other[0])
         c = client(mod, stgtest.HttpTransport(d.http_port, JSON, JSON), TJSONProtocol.TJSONProtocol)
         big = c.createJob(job_config(t, "big", 6, "sleep 60"))
         r.check("max_instances_per_job is enforced", big.responseCode == t.ResponseCode.INVALID_REQUEST
@@ -217,6 +269,65 @@ def limits(r, t, mod):
                 c.createJob(job_config(t, "big", 5, "sleep 60")).responseCode == t.ResponseCode.OK)
     finally:
         r.check("staggerd exits cleanly (limits)", d.stop() == 0)
+
+
+def deep_nesting(r, t, mod):
+    """Executor data and web UI bodies nested 100,000 deep (json-glib's
+    recursion once overflowed the stack on them) are clean refusals on every
+    route, and the daemon serves on."""
+    d = stgtest.Daemon("--port-range=42000-42099")
+    deep = "[" * 100000 + "]" * 100000
+    try:
+        json_client = client(mod, stgtest.HttpTransport(d.http_port, JSON, JSON), TJSONProtocol.TJSONProtocol)
+        ok = json_client.createJob(job_config(t, "deep", 1, "sleep 60"))
+        r.check("deep: a job to diff against", ok.responseCode == t.ResponseCode.OK, ok.details)
+        settings = t.JobUpdateSettings(updateGroupSize=1)
+        config = job_config(t, "deep", 1, "sleep 60")
+        config.taskConfig.executorConfig.data = deep
+        sock = TSocket.TSocket("127.0.0.1", d.thrift_port)
+        framed = TTransport.TFramedTransport(sock)
+        framed.open()
+        routes = [("HTTP JSON", json_client),
+                  ("HTTP binary", client(mod, stgtest.HttpTransport(d.http_port, BINARY, BINARY),
+                                         TBinaryProtocol.TBinaryProtocol)),
+                  ("TCP", client(mod, framed, TBinaryProtocol.TBinaryProtocol))]
+        for label, c in routes:
+            diff = c.getJobUpdateDiff(t.JobUpdateRequest(taskConfig=config.taskConfig, instanceCount=1,
+                                                         settings=settings))
+            r.check("deep: getJobUpdateDiff over %s is INVALID_REQUEST" % label,
+                    diff.responseCode == t.ResponseCode.INVALID_REQUEST
+                    and "nested deeper" in diff.details[0].message, diff.details)
+        framed.close()
+        config.key.name = config.taskConfig.job.name = "deeper"
+        created = json_client.createJob(config)
+        r.check("deep: createJob is INVALID_REQUEST",
+                created.responseCode == t.ResponseCode.INVALID_REQUEST, created.details)
+        status, body = webui_post(d.http_port, "/ui/api/update/pause", deep.encode())
+        r.check("deep: a web UI control body is 400", status == 400 and b"nested deeper" in body,
+                (status, body[:200]))
+        conn = http.client.HTTPConnection("127.0.0.1", d.http_port, timeout=30)
+        conn.request("GET", "/health")
+        r.check("deep: still serving", conn.getresponse().status == 200 and d.alive())
+        conn.close()
+    finally:
+        r.check("staggerd exits cleanly (deep nesting)", d.stop() == 0)
+
+
+def webui_post(port, path, body):
+    """POSTs @body to a web UI control with the session's CSRF token."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/ui/api/session")
+    resp = conn.getresponse()
+    session = json.loads(resp.read())
+    headers = {"Content-Type": "application/json", "X-Stagger-CSRF": session["csrf"]}
+    cookie = resp.getheader("Set-Cookie")
+    if cookie:
+        headers["Cookie"] = cookie.split(";")[0]
+    conn.request("POST", path, body, headers)
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    return resp.status, data
 
 
 def main():
@@ -236,7 +347,9 @@ def main():
         r.run("TCP", story, r, t, client(mod, framed, TBinaryProtocol.TBinaryProtocol), "tcp", "viatcp")
         framed.close()
         r.run("HTTP rules", http_rules, r, mod, d.http_port)
+        r.run("origins", origins, r, t, mod, d.http_port)
         r.run("limits", limits, r, t, mod)
+        r.run("deep nesting", deep_nesting, r, t, mod)
     finally:
         r.check("staggerd exits cleanly", d.stop() == 0)
         stgtest.cleanup_stubs()

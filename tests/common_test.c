@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "common/jobkey.h"
+#include "common/json_check.h"
 #include "common/mem_transport.h"
 #include "common/ranges.h"
 #include "common/thrift_glue.h"
@@ -308,6 +309,28 @@ START_TEST (canonicalize_rejects_garbage)
 }
 END_TEST
 
+START_TEST (json_depth_bound)
+{
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (stg_json_check_depth (NULL, -1, 2, NULL));
+  ck_assert (stg_json_check_depth ("[{\"a\": []}, [1]]", -1, 3, NULL));
+  ck_assert (!stg_json_check_depth ("[{\"a\": []}, [1]]", -1, 2, &error));
+  ck_assert (g_error_matches (error, STG_JSON_CHECK_ERROR, STG_JSON_CHECK_ERROR_TOO_DEEP));
+  ck_assert_ptr_nonnull (strstr (error->message, "byte 7"));
+  g_clear_error (&error);
+  /* Brackets inside strings, escaped quotes included, do not count. */
+  ck_assert (stg_json_check_depth ("[\"[[[\\\"[[\", \"{{\"]", -1, 1, NULL));
+  ck_assert (!stg_json_check_depth ("[\"\\\\\", [[]]]", -1, 2, NULL));
+  /* @len is respected: the deep tail lies past it. */
+  ck_assert (stg_json_check_depth ("[][[[[", 2, 1, NULL));
+  /* Closers never take the depth below zero. */
+  ck_assert (!stg_json_check_depth ("]]]][[", -1, 1, NULL));
+  g_autofree gchar *deep = g_strnfill (1000000, '[');
+  ck_assert (!stg_json_check_depth (deep, -1, STG_JSON_NESTING_MAX, NULL));
+}
+END_TEST
+
 static Suite *
 common_suite (void)
 {
@@ -324,6 +347,10 @@ common_suite (void)
   tc = tcase_create ("jobkey");
   tcase_add_test (tc, job_key_checks);
   tcase_add_test (tc, job_path_parse);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("json");
+  tcase_add_test (tc, json_depth_bound);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("clock");

@@ -6,9 +6,11 @@
 #include <check.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <sqlite3.h>
 
 #include "common/binary_protocol.h"
 #include "common/jobkey.h"
+#include "store/store.h"
 #include "testutil.h"
 
 static gchar *dir;
@@ -584,6 +586,94 @@ START_TEST (update_calls_over_thrift)
 }
 END_TEST
 
+/* Runs @sql on the database file @path, or fails the test. */
+static void
+sql_on (const gchar *path, const gchar *sql)
+{
+  sqlite3 *db = NULL;
+  char *err = NULL;
+
+  ck_assert_int_eq (sqlite3_open (path, &db), SQLITE_OK);
+  ck_assert_msg (sqlite3_exec (db, sql, NULL, NULL, &err) == SQLITE_OK, "%s: %s", sql, err);
+  sqlite3_close (db);
+}
+
+/* The first column of the first row of @sql on @path, as text (or NULL). */
+static gchar *
+text_on (const gchar *path, const gchar *sql)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  gchar *text = NULL;
+
+  ck_assert_int_eq (sqlite3_open (path, &db), SQLITE_OK);
+  if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+    text = g_strdup ((const gchar *) sqlite3_column_text (st, 0));
+  sqlite3_finalize (st);
+  sqlite3_close (db);
+  return text;
+}
+
+static gint64
+count_on (const gchar *path, const gchar *sql)
+{
+  g_autofree gchar *text = text_on (path, sql);
+  return text ? g_ascii_strtoll (text, NULL, 10) : -1;
+}
+
+START_TEST (retention_prunes_in_steps_and_reclaims)
+{
+  g_autofree gchar *path = g_build_filename (dir, "retention.db", NULL);
+  g_autoptr (GError) error = NULL;
+  StgStore *store = stg_store_open (path, &error);
+
+  ck_assert_msg (store != NULL, "%s", error ? error->message : "");
+  stg_store_close (store);
+  ck_assert_int_eq (count_on (path, "PRAGMA auto_vacuum"), 2);   /* INCREMENTAL */
+  /* Job a: one active update (the oldest) and five finished ones; job b:
+   * three finished ones. Every update has 200 old instance events. */
+  g_autoptr (GString) sql = g_string_new ("BEGIN;");
+  for (gint i = 0; i < 9; i++)
+    g_string_append_printf (sql,
+        "INSERT INTO updates (id, uid, role, environment, name, user, status, active, created_ms, "
+        "modified_ms, request, instructions) VALUES (%d, 'u%d', 'www', 'prod', '%s', 'me', 0, %d, "
+        "%d, 0, x'00', x'00');"
+        "WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < 200) "
+        "INSERT INTO instance_events (update_id, instance_id, ts_ms, action, message) "
+        "SELECT %d, n, 5, 0, printf ('%%.500c', 'x') FROM k;",
+        i + 1, i, i < 6 ? "a" : "b", i == 0, i, i + 1);
+  g_string_append (sql, "INSERT INTO task_events (job_id, instance_id, ts_ms, status) "
+                        "VALUES (1, 0, 5, 0), (1, 0, 5000, 0);"
+                        "COMMIT;");
+  sql_on (path, sql->str);
+
+  store = stg_store_open (path, &error);
+  guint deleted = 0;
+  /* A step deletes at most @limit rows of each kind. */
+  ck_assert (stg_store_prune (store, 2, 1000, 1, &deleted, &error));
+  ck_assert_uint_eq (deleted, 3);
+  ck_assert (stg_store_prune (store, 2, 1000, 100000, &deleted, &error));
+  stg_store_close (store);
+  /* a keeps its active update and its two newest finished ones, b two. */
+  g_autofree gchar *kept = text_on (path, "SELECT group_concat (id) FROM (SELECT id FROM updates ORDER BY id)");
+  ck_assert_str_eq (kept, "1,5,6,8,9");
+  /* Old events of finished updates are gone; the active update keeps its. */
+  ck_assert_int_eq (count_on (path, "SELECT count(*) FROM instance_events"), 200);
+  ck_assert_int_eq (count_on (path, "SELECT count(*) FROM instance_events WHERE update_id = 1"), 200);
+  ck_assert_int_eq (count_on (path, "SELECT count(*) FROM task_events"), 1);
+
+  /* The freed pages go back to the file system, a few per step. */
+  store = stg_store_open (path, &error);
+  gint64 free_before = stg_store_free_pages (store);
+  ck_assert_int_gt (free_before, 10);
+  ck_assert (stg_store_reclaim (store, 5, &error));
+  ck_assert_int_eq (stg_store_free_pages (store), free_before - 5);
+  ck_assert (stg_store_reclaim (store, 100000, &error));
+  ck_assert_int_eq (stg_store_free_pages (store), 0);
+  stg_store_close (store);
+}
+END_TEST
+
 static Suite *
 daemon_suite (void)
 {
@@ -601,6 +691,7 @@ daemon_suite (void)
   tcase_add_test (tc, settings_from_config_file);
   tcase_add_test (tc, busy_port_reported);
   tcase_add_test (tc, update_calls_over_thrift);
+  tcase_add_test (tc, retention_prunes_in_steps_and_reclaims);
   suite_add_tcase (s, tc);
   return s;
 }

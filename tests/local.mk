@@ -19,7 +19,8 @@ STG_CHECK_SUITES = \
 	tests/runtime_test \
 	tests/runtime_daemon_test \
 	tests/crash_test \
-	tests/browser_test
+	tests/browser_test \
+	tests/cross_site_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
 TESTS += $(STG_CHECK_SUITES) tests/man_test.sh
@@ -38,7 +39,8 @@ tests_thrift_transcode_SOURCES = tests/thrift_transcode.c
 tests_thrift_transcode_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 
 # Python suites (python3-thrift): each prints "N passed, N failed".
-STG_PY_SUITES = tests/json_compat.py tests/api_compat.py tests/auth_compat.py tests/cli_test.py
+STG_PY_SUITES = tests/json_compat.py tests/api_compat.py tests/auth_compat.py tests/cli_test.py \
+	tests/limits_compat.py
 TESTS += $(STG_PY_SUITES)
 TEST_EXTENSIONS = .py
 PY_LOG_COMPILER = $(PYTHON3)
@@ -76,6 +78,9 @@ tests_runtime_daemon_test_LDADD = $(STG_TEST_LDADD)
 tests_crash_test_SOURCES = tests/crash_test.c $(STG_ROLLOUT)
 tests_crash_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_crash_test_LDADD = $(STG_TEST_LDADD)
+tests_cross_site_test_SOURCES = tests/cross_site_test.c tests/browser_env.c tests/browser_env.h
+tests_cross_site_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_cross_site_test_LDADD = $(STG_TEST_LDADD)
 
 tests_browser_test_SOURCES = tests/browser_test.c $(STG_ROLLOUT)
 tests_browser_test_CFLAGS = $(STG_TEST_CFLAGS)
@@ -99,12 +104,13 @@ AM_TESTS_ENVIRONMENT = \
 	THRIFT='$(THRIFT_COMPILER)'; export THRIFT;
 
 EXTRA_DIST += tests/local.mk tests/man_test.sh \
-	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs
+	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs \
+	tests/browser/cross_site.mjs
 
 # The browser test's node_modules and screenshots.
 clean-local: clean-browser-test
 clean-browser-test:
-	rm -rf tests/browser-env tests/browser-shots
+	rm -rf tests/browser-env tests/browser-shots tests/browser-env-security
 .PHONY: clean-browser-test
 
 # Fuzz targets. With --enable-fuzzing (clang) they are libFuzzer programs and
@@ -119,6 +125,7 @@ STG_FUZZ_DRIVER = tests/fuzz/replay.c
 STG_FUZZ_LD =
 endif
 check_PROGRAMS += tests/fuzz/fuzz_json tests/fuzz/fuzz_dispatch
+check_PROGRAMS += tests/fuzz/fuzz_executor tests/fuzz/fuzz_webui
 tests_fuzz_fuzz_json_SOURCES = tests/fuzz/fuzz_json.c tests/fuzz/fuzz.h $(STG_FUZZ_DRIVER)
 tests_fuzz_fuzz_json_CFLAGS = $(STG_FUZZ_CFLAGS)
 tests_fuzz_fuzz_json_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
@@ -127,6 +134,14 @@ tests_fuzz_fuzz_dispatch_SOURCES = tests/fuzz/fuzz_dispatch.c tests/fuzz/fuzz.h 
 tests_fuzz_fuzz_dispatch_CFLAGS = $(STG_FUZZ_CFLAGS)
 tests_fuzz_fuzz_dispatch_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
 tests_fuzz_fuzz_dispatch_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
+tests_fuzz_fuzz_executor_SOURCES = tests/fuzz/fuzz_executor.c tests/fuzz/fuzz.h $(STG_FUZZ_DRIVER)
+tests_fuzz_fuzz_executor_CFLAGS = $(STG_FUZZ_CFLAGS)
+tests_fuzz_fuzz_executor_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
+tests_fuzz_fuzz_executor_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
+tests_fuzz_fuzz_webui_SOURCES = tests/fuzz/fuzz_webui.c tests/fuzz/fuzz.h $(STG_FUZZ_DRIVER)
+tests_fuzz_fuzz_webui_CFLAGS = $(STG_FUZZ_CFLAGS)
+tests_fuzz_fuzz_webui_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
+tests_fuzz_fuzz_webui_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 TESTS += tests/fuzz_test.sh
 EXTRA_DIST += tests/fuzz_test.sh tests/fuzz/replay.c tests/fuzz/corpus
 

@@ -309,7 +309,7 @@ START_TEST (event_stream_opens_and_survives_shutdown)
   g_autoptr (GSocketClient) client = g_socket_client_new ();
   g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1",
                                                                         d->http_port, NULL, NULL);
-  static const gchar req[] = "GET /ui/api/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n";
+  static const gchar req[] = "GET /ui/api/events HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n";
   g_autoptr (GString) seen = g_string_new (NULL);
 
   ck_assert_ptr_nonnull (conn);
@@ -348,14 +348,18 @@ start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *me
   return g_strdup (r->result->startJobUpdateResult->key->id);
 }
 
-static gchar *
-get_csrf (StgTestDaemon *d)
+/* A new session: its cookie ("stagger_session=...") and its CSRF token. */
+static void
+new_session (StgTestDaemon *d, gchar **cookie, gchar **token)
 {
   Reply s = http (d->http_port, "GET", "/ui/api/session", NULL, NULL);
   g_autoptr (JsonNode) session = stg_test_parse_json (s.body);
-  gchar *token = g_strdup (json_object_get_string_member (json_node_get_object (session), "csrf"));
+  *token = g_strdup (json_object_get_string_member (json_node_get_object (session), "csrf"));
+  *cookie = header (s.head, "Set-Cookie");
+  ck_assert_msg (*cookie != NULL && g_str_has_prefix (*cookie, "stagger_session=") &&
+                 strstr (*cookie, "HttpOnly") && strstr (*cookie, "SameSite=Strict"), "cookie: %s", *cookie);
+  *strchr (*cookie, ';') = '\0';
   reply_clear (&s);
-  return token;
 }
 
 START_TEST (update_page_data_and_controls)
@@ -396,8 +400,17 @@ START_TEST (update_page_data_and_controls)
   ck_assert_uint_eq (none.status, 403);
   Reply wrong = http (d->http_port, "POST", "/ui/api/update/pause", "X-Stagger-CSRF: guess\r\n", body);
   ck_assert_uint_eq (wrong.status, 403);
-  g_autofree gchar *token = get_csrf (d);
-  g_autofree gchar *hdr = g_strdup_printf ("X-Stagger-CSRF: %s\r\nContent-Type: application/json\r\n", token);
+  g_autofree gchar *cookie = NULL, *token = NULL, *cookie2 = NULL, *token2 = NULL;
+  new_session (d, &cookie, &token);
+  new_session (d, &cookie2, &token2);
+  ck_assert_str_ne (token, token2);
+  /* A token is good only with its own session's cookie. */
+  g_autofree gchar *mixed = g_strdup_printf ("Cookie: %s\r\nX-Stagger-CSRF: %s\r\n", cookie2, token);
+  Reply stolen = http (d->http_port, "POST", "/ui/api/update/pause", mixed, body);
+  ck_assert_uint_eq (stolen.status, 403);
+  reply_clear (&stolen);
+  g_autofree gchar *hdr = g_strdup_printf ("Cookie: %s\r\nX-Stagger-CSRF: %s\r\n"
+                                           "Content-Type: application/json\r\n", cookie, token);
   Reply ok = http (d->http_port, "POST", "/ui/api/update/pause", hdr, body);
   ck_assert_msg (ok.status == 200, "pause answered %u: %s", ok.status, ok.body);
   Reply again = http (d->http_port, "POST", "/ui/api/update/resume", hdr, body);
@@ -469,7 +482,7 @@ START_TEST (changes_are_pushed_to_open_pages)
   g_autoptr (GSocketClient) client = g_socket_client_new ();
   g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1",
                                                                         d->http_port, NULL, NULL);
-  static const gchar req[] = "GET /ui/api/events HTTP/1.1\r\nHost: x\r\n\r\n";
+  static const gchar req[] = "GET /ui/api/events HTTP/1.1\r\nHost: localhost\r\n\r\n";
   g_autoptr (GString) seen = g_string_new (NULL);
 
   g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req, sizeof req - 1,

@@ -1,8 +1,6 @@
-/* auth.c: StgAuth: users, roles, credential checks with crypt(3).
- *
- * Owns the user table and a cache of verified secrets: HMAC-SHA256 of
- * "user\0secret" under a random key made at start, so the cache never holds
- * a secret or a fast unkeyed hash of one. Calls only GLib and libcrypt.
+/* auth.c: StgAuth: users, their roles, password hashes and token digests
+ * from [users]; making hashes and digests for the config file. Checking
+ * credentials is auth_check.c's. Calls only GLib and libcrypt.
  * Main-loop thread only.
  */
 #include "config.h"
@@ -10,31 +8,14 @@
 #include <crypt.h>
 #include <string.h>
 
-#include "api/auth.h"
+#include "api/auth_private.h"
 #include "common/jobkey.h"
 
 G_DEFINE_QUARK (stg-auth-error-quark, stg_auth_error)
 
-#define CACHE_MAX 1024
-#define SECRET_MAX 1024
+typedef StgAuthUser User;
 
-typedef struct
-{
-  gchar *name;
-  gchar *hash;
-  GStrv roles;
-  gboolean every_role;
-} User;
-
-struct _StgAuth
-{
-  GHashTable *users;        /* name -> User* */
-  GPtrArray *order;         /* User*, sorted by name: Bearer tokens try them in order */
-  gboolean read_requires_auth;
-  gboolean tcp_trusted;
-  guint8 cache_key[32];
-  GHashTable *verified;     /* hex HMAC -> user name (owned strings) */
-};
+#define TOKEN_PREFIX "token:"
 
 static void
 user_free (User *u)
@@ -43,6 +24,7 @@ user_free (User *u)
   if (u->hash != NULL)
     explicit_bzero (u->hash, strlen (u->hash));
   g_free (u->hash);
+  g_ptr_array_unref (u->tokens);
   g_strfreev (u->roles);
   g_free (u);
 }
@@ -64,13 +46,153 @@ name_valid (const gchar *name)
   return TRUE;
 }
 
+/* ---- token digests ------------------------------------------------------ */
+
+void
+stg_auth_token_free (StgAuthToken *token)
+{
+  g_free (token->salt);
+  g_free (token);
+}
+
+StgAuthToken *
+stg_auth_token_parse (const gchar *word)
+{
+  g_auto (GStrv) parts = g_strsplit (word, ":", -1);
+
+  if (g_strv_length (parts) != 3 || !g_str_equal (parts[0], "token") || strlen (parts[1]) != 32 ||
+      strlen (parts[2]) != 64 || parts[1][strspn (parts[1], "0123456789abcdef")] != '\0' ||
+      parts[2][strspn (parts[2], "0123456789abcdef")] != '\0')
+    return NULL;
+  StgAuthToken *t = g_new0 (StgAuthToken, 1);
+  t->salt = g_strdup (parts[1]);
+  for (guint i = 0; i < 32; i++)
+    t->digest[i] = (guint8) (g_ascii_xdigit_value (parts[2][2 * i]) * 16 +
+                             g_ascii_xdigit_value (parts[2][2 * i + 1]));
+  return t;
+}
+
+static void
+token_digest (const gchar *salt, const gchar *secret, guint8 out[32])
+{
+  g_autoptr (GHmac) hmac = g_hmac_new (G_CHECKSUM_SHA256, (const guchar *) salt, strlen (salt));
+  gsize len = 32;
+
+  g_hmac_update (hmac, (const guchar *) secret, (gssize) strlen (secret));
+  g_hmac_get_digest (hmac, out, &len);
+}
+
+gboolean
+stg_auth_token_matches (const StgAuthToken *token, const gchar *secret)
+{
+  guint8 got[32], diff = 0;
+
+  token_digest (token->salt, secret, got);
+  for (guint i = 0; i < 32; i++)
+    diff |= (guint8) (got[i] ^ token->digest[i]);
+  return diff == 0;
+}
+
+gchar *
+stg_auth_hash_token (const gchar *token, GError **error)
+{
+  guint8 digest[32];
+  GString *out = g_string_new (TOKEN_PREFIX);
+
+  if (token == NULL || strlen (token) < 16)
+    {
+      g_string_free (out, TRUE);
+      g_set_error (error, STG_AUTH_ERROR, STG_AUTH_ERROR_FAILED,
+                   "a token needs at least 16 characters (e.g. openssl rand -hex 32)");
+      return NULL;
+    }
+  for (guint i = 0; i < 4; i++)
+    g_string_append_printf (out, "%08x", g_random_int ());
+  token_digest (out->str + strlen (TOKEN_PREFIX), token, digest);
+  g_string_append_c (out, ':');
+  for (guint i = 0; i < 32; i++)
+    g_string_append_printf (out, "%02x", digest[i]);
+  return g_string_free (out, FALSE);
+}
+
+/* ---- users ---------------------------------------------------------------- */
+
+static gboolean
+bad_user (GError **error, const gchar *name, const gchar *why)
+{
+  g_set_error (error, STG_AUTH_ERROR, STG_AUTH_ERROR_CONFIG, "[users] %s: %s", name, why);
+  return FALSE;
+}
+
+/* Whether @hash uses less work than crypt(3)'s defaults: SHA-512 with
+ * fewer than 5000 rounds, or yescrypt with a smaller N or r than
+ * crypt_gensalt() picks today ("$y$" FLAGS N r ...: one itoa64 digit
+ * each for the first two parameters). */
+static gboolean
+too_cheap (const gchar *hash)
+{
+  static const gchar itoa64[] = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+  if (g_str_has_prefix (hash, "$6$rounds="))
+    return g_ascii_strtoull (hash + strlen ("$6$rounds="), NULL, 10) < 5000;
+  if (!g_str_has_prefix (hash, "$y$"))
+    return FALSE;
+  g_autofree gchar *want = crypt_gensalt_ra ("$y$", 0, NULL, 0);
+  if (want == NULL || strlen (want) < 6 || strlen (hash) < 6)
+    return TRUE;
+  /* Flags, then N's exponent, then r: each must be the default's or more. */
+  for (guint i = 4; i < 6; i++)
+    {
+      const gchar *got = strchr (itoa64, hash[i]), *need = strchr (itoa64, want[i]);
+      if (got == NULL || need == NULL || got < need)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* One word of a user's entry: a password hash, a token digest, a role or *. */
+static gboolean
+parse_word (User *u, GPtrArray *roles, const gchar *word, GError **error)
+{
+  if (word[0] == '$')
+    {
+      if (u->hash != NULL)
+        return bad_user (error, u->name, "more than one password hash");
+      if (!(g_str_has_prefix (word, "$y$") || g_str_has_prefix (word, "$6$")) ||
+          crypt_checksalt (word) != CRYPT_SALT_OK)
+        return bad_user (error, u->name, "expected a yescrypt ($y$) or SHA-512 ($6$) password hash "
+                                         "(make one with staggerd --hash-password)");
+      if (too_cheap (word))
+        return bad_user (error, u->name, "the password hash is cheaper to guess than the defaults "
+                                         "allow ($6$ needs rounds of at least 5000, $y$ the default "
+                                         "cost); make a new one with staggerd --hash-password");
+      u->hash = g_strdup (word);
+    }
+  else if (g_str_has_prefix (word, TOKEN_PREFIX))
+    {
+      StgAuthToken *t = stg_auth_token_parse (word);
+      if (t == NULL)
+        return bad_user (error, u->name, "a token digest is token:SALT:DIGEST in hex "
+                                         "(make one with staggerd --hash-token)");
+      g_ptr_array_add (u->tokens, t);
+    }
+  else if (strcmp (word, "*") == 0)
+    u->every_role = TRUE;
+  else if (stg_job_key_part_valid (word))
+    g_ptr_array_add (roles, g_strdup (word));
+  else
+    {
+      g_autofree gchar *why = g_strdup_printf ("'%s' is not a role (letters, digits, . _ -) or *", word);
+      return bad_user (error, u->name, why);
+    }
+  return TRUE;
+}
+
 static User *
 parse_user (const gchar *name, const gchar *value, GError **error)
 {
   g_auto (GStrv) words = g_strsplit_set (value ? value : "", " \t,", -1);
   g_autoptr (GPtrArray) roles = g_ptr_array_new_with_free_func (g_free);
-  const gchar *hash = NULL;
-  gboolean every = FALSE;
 
   if (!name_valid (name))
     {
@@ -78,44 +200,25 @@ parse_user (const gchar *name, const gchar *value, GError **error)
                    "[users] '%s': a user name is letters, digits and . _ - @", name);
       return NULL;
     }
-  for (guint i = 0; words[i] != NULL; i++)
-    {
-      if (words[i][0] == '\0')
-        continue;
-      if (hash == NULL)
-        hash = words[i];
-      else if (strcmp (words[i], "*") == 0)
-        every = TRUE;
-      else if (stg_job_key_part_valid (words[i]))
-        g_ptr_array_add (roles, g_strdup (words[i]));
-      else
-        {
-          g_set_error (error, STG_AUTH_ERROR, STG_AUTH_ERROR_CONFIG,
-                       "[users] %s: '%s' is not a role (letters, digits, . _ -) or *", name,
-                       words[i]);
-          return NULL;
-        }
-    }
-  if (hash == NULL || !(g_str_has_prefix (hash, "$y$") || g_str_has_prefix (hash, "$6$")) ||
-      crypt_checksalt (hash) != CRYPT_SALT_OK)
-    {
-      g_set_error (error, STG_AUTH_ERROR, STG_AUTH_ERROR_CONFIG,
-                   "[users] %s: expected a yescrypt ($y$) or SHA-512 ($6$) password hash "
-                   "first (make one with staggerd --hash-password)", name);
-      return NULL;
-    }
-  if (!every && roles->len == 0)
-    {
-      g_set_error (error, STG_AUTH_ERROR, STG_AUTH_ERROR_CONFIG,
-                   "[users] %s: no roles after the hash (name roles, or * for all)", name);
-      return NULL;
-    }
   User *u = g_new0 (User, 1);
   u->name = g_strdup (name);
-  u->hash = g_strdup (hash);
-  u->every_role = every;
+  u->tokens = g_ptr_array_new_with_free_func ((GDestroyNotify) stg_auth_token_free);
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && words[i] != NULL; i++)
+    if (words[i][0] != '\0')
+      ok = parse_word (u, roles, words[i], error);
   g_ptr_array_add (roles, NULL);
   u->roles = (GStrv) g_ptr_array_free (g_steal_pointer (&roles), FALSE);
+  if (ok && u->hash == NULL && u->tokens->len == 0)
+    ok = bad_user (error, name, "no password hash (staggerd --hash-password) or token digest "
+                                "(staggerd --hash-token)");
+  else if (ok && !u->every_role && u->roles[0] == NULL)
+    ok = bad_user (error, name, "no roles after the hash (name roles, or * for all)");
+  if (!ok)
+    {
+      user_free (u);
+      return NULL;
+    }
   return u;
 }
 
@@ -129,7 +232,6 @@ stg_auth_new (GHashTable *users, gboolean read_requires_auth, gboolean tcp_trust
 
   auth->users = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) user_free);
   auth->order = g_ptr_array_new ();
-  auth->verified = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   auth->read_requires_auth = read_requires_auth;
   auth->tcp_trusted = tcp_trusted;
   for (guint i = 0; i < G_N_ELEMENTS (auth->cache_key); i += 4)
@@ -137,6 +239,7 @@ stg_auth_new (GHashTable *users, gboolean read_requires_auth, gboolean tcp_trust
       guint32 r = g_random_int ();
       memcpy (auth->cache_key + i, &r, 4);
     }
+  stg_auth_checks_init (auth);
   if (users != NULL)
     {
       g_hash_table_iter_init (&it, users);
@@ -158,9 +261,9 @@ stg_auth_free (StgAuth *auth)
 {
   if (auth == NULL)
     return;
+  stg_auth_checks_clear (auth);
   g_clear_pointer (&auth->order, g_ptr_array_unref);
   g_clear_pointer (&auth->users, g_hash_table_unref);
-  g_clear_pointer (&auth->verified, g_hash_table_unref);
   explicit_bzero (auth->cache_key, sizeof auth->cache_key);
   g_free (auth);
 }
@@ -181,124 +284,6 @@ gboolean
 stg_auth_tcp_trusted (StgAuth *auth)
 {
   return !stg_auth_enabled (auth) || auth->tcp_trusted;
-}
-
-/* ---- verifying ----------------------------------------------------------- */
-
-static gchar *
-cache_key (StgAuth *auth, const gchar *user, const gchar *secret)
-{
-  g_autoptr (GHmac) hmac = g_hmac_new (G_CHECKSUM_SHA256, auth->cache_key, sizeof auth->cache_key);
-
-  g_hmac_update (hmac, (const guchar *) user, (gssize) strlen (user) + 1);
-  g_hmac_update (hmac, (const guchar *) secret, (gssize) strlen (secret));
-  return g_strdup (g_hmac_get_string (hmac));
-}
-
-/* Constant-time comparison of two NUL-terminated strings. */
-static gboolean
-same_string (const gchar *a, const gchar *b)
-{
-  gsize la = strlen (a), lb = strlen (b);
-  guint8 diff = la != lb;
-
-  for (gsize i = 0; i < la; i++)
-    diff |= (guint8) (a[i] ^ b[i % (lb ? lb : 1)]);
-  return diff == 0;
-}
-
-static gboolean
-verify (StgAuth *auth, User *u, const gchar *secret)
-{
-  g_autofree gchar *key = cache_key (auth, u->name, secret);
-  const gchar *known = g_hash_table_lookup (auth->verified, key);
-
-  if (known != NULL)
-    return strcmp (known, u->name) == 0;
-
-  struct crypt_data *data = g_new0 (struct crypt_data, 1);
-  const gchar *got = crypt_rn (secret, u->hash, data, sizeof *data);
-  gboolean ok = got != NULL && got[0] != '*' && same_string (got, u->hash);
-  explicit_bzero (data, sizeof *data);
-  g_free (data);
-  if (ok)
-    {
-      if (g_hash_table_size (auth->verified) >= CACHE_MAX)
-        g_hash_table_remove_all (auth->verified);
-      g_hash_table_insert (auth->verified, g_steal_pointer (&key), g_strdup (u->name));
-    }
-  return ok;
-}
-
-static gboolean
-denied (GError **error)
-{
-  g_set_error (error, STG_AUTH_ERROR, STG_AUTH_ERROR_DENIED,
-               "authentication failed: unknown user or wrong password or token");
-  return FALSE;
-}
-
-gchar *
-stg_auth_check_header (StgAuth *auth, const gchar *header, GError **error)
-{
-  if (header == NULL || header[0] == '\0')
-    {
-      g_set_error (error, STG_AUTH_ERROR, STG_AUTH_ERROR_NO_CREDENTIALS,
-                   "authentication required: send HTTP Basic credentials or a Bearer token");
-      return NULL;
-    }
-  while (*header == ' ')
-    header++;
-  if (g_ascii_strncasecmp (header, "Basic ", 6) == 0)
-    {
-      gsize len = 0;
-      g_autofree gchar *text = NULL;
-      const gchar *b64 = header + 6;
-      while (*b64 == ' ')
-        b64++;
-      if (strlen (b64) > SECRET_MAX * 2 ||
-          b64[strspn (b64, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")] != '\0')
-        return denied (error), NULL;
-      text = (gchar *) g_base64_decode (b64, &len);
-      if (text == NULL || memchr (text, '\0', len) != NULL)
-        {
-          if (text != NULL)
-            explicit_bzero (text, len);
-          return denied (error), NULL;
-        }
-      text = g_realloc (text, len + 1);
-      text[len] = '\0';
-      gchar *colon = strchr (text, ':');
-      User *u = NULL;
-      if (colon != NULL)
-        {
-          *colon = '\0';
-          u = g_hash_table_lookup (auth->users, text);
-        }
-      gboolean ok = u != NULL && verify (auth, u, colon + 1);
-      explicit_bzero (text, len);
-      if (!ok)
-        return denied (error), NULL;
-      return g_strdup (u->name);
-    }
-  if (g_ascii_strncasecmp (header, "Bearer ", 7) == 0)
-    {
-      const gchar *token = header + 7;
-      while (*token == ' ')
-        token++;
-      if (token[0] == '\0' || strlen (token) > SECRET_MAX)
-        return denied (error), NULL;
-      for (guint i = 0; i < auth->order->len; i++)
-        {
-          User *u = auth->order->pdata[i];
-          if (verify (auth, u, token))
-            return g_strdup (u->name);
-        }
-      return denied (error), NULL;
-    }
-  g_set_error (error, STG_AUTH_ERROR, STG_AUTH_ERROR_DENIED,
-               "authentication failed: only Basic and Bearer credentials are understood");
-  return NULL;
 }
 
 gboolean

@@ -46,7 +46,8 @@ caller_for (Api *api, StgHttpRequest *request, gchar **user, gchar **why)
 
   if (!stg_auth_enabled (api->auth))
     return (StgCaller) { .access = STG_ACCESS_WRITE };
-  *user = stg_auth_check_header (api->auth, stg_http_request_header (request, "Authorization"), &error);
+  *user = stg_auth_check_header (api->auth, stg_http_request_header (request, "Authorization"),
+                                 stg_http_request_peer (request), &error);
   if (*user != NULL)
     return (StgCaller) { .user = *user, .access = STG_ACCESS_WRITE, .auth = api->auth };
   *why = g_strdup (error->message);
@@ -75,13 +76,13 @@ handle (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
   g_autofree gchar *type = media_type (stg_http_request_header (request, "Content-Type"));
   if (g_str_equal (type, STG_HTTP_API_BINARY))
     reader = stg_protocol_binary;
-  else if (type[0] == '\0' || g_str_equal (type, "application/x-thrift") ||
+  else if (g_str_equal (type, "application/x-thrift") ||
            g_str_equal (type, "application/json") || g_str_equal (type, STG_HTTP_API_JSON))
     reader = stg_protocol_json;
   else
     {
       stg_http_response_text (response, 415,
-                              "/api reads " STG_HTTP_API_BINARY ", application/x-thrift, "
+                              "/api needs a Content-Type of " STG_HTTP_API_BINARY ", application/x-thrift, "
                               "application/json or " STG_HTTP_API_JSON "\n");
       return;
     }
@@ -107,6 +108,25 @@ handle (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
   stg_http_response_set (response, 200, binary ? STG_HTTP_API_BINARY : STG_HTTP_API_JSON, reply);
 }
 
+static void
+credentials_ready (gpointer request)
+{
+  stg_http_request_resume (request);
+}
+
+/* The server's gate: a request whose credentials need crypt(3) waits for
+ * it off the main loop (auth.h), whatever its route. */
+static gpointer
+gate (StgHttpRequest *request, gpointer user_data)
+{
+  Api *api = user_data;
+
+  if (!stg_auth_enabled (api->auth))
+    return NULL;
+  return stg_auth_prepare (api->auth, stg_http_request_header (request, "Authorization"),
+                           stg_http_request_peer (request), credentials_ready, request);
+}
+
 StgHttpApi *
 stg_http_api_new (StgHttpServer *server, StgDispatch *dispatch, StgAuth *auth)
 {
@@ -115,6 +135,7 @@ stg_http_api_new (StgHttpServer *server, StgDispatch *dispatch, StgAuth *auth)
   api->dispatch = dispatch;
   api->auth = auth;
   stg_http_server_route (server, "/api", handle, api);
+  stg_http_server_set_gate (server, gate, (GDestroyNotify) stg_auth_check_cancel, api);
   return (StgHttpApi *) api;
 }
 

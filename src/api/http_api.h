@@ -2,10 +2,12 @@
  *
  * One POST carries one Thrift message. The request is read by its
  * Content-Type (application/vnd.apache.thrift.binary is binary;
- * application/x-thrift, application/json, application/vnd.apache.thrift.json
- * or none is JSON) and the reply is written by the Accept header (binary
- * only when Accept names the binary type), labelled with its type. Other
- * methods get 405, other types 415, an unreadable message 400; the body
+ * application/x-thrift, application/json or application/vnd.apache.thrift.json
+ * is JSON) and the reply is written by the Accept header (binary only when
+ * Accept names the binary type), labelled with its type. Other methods get
+ * 405, other types and none at all 415 (as Aurora's ApiModule: a browser
+ * can send a body without a type, or as text/plain, from any page without
+ * asking), an unreadable message 400; the body
  * limit (413) is the HTTP server's. With auth on, the Authorization header
  * (HTTP Basic or Bearer) says who calls. Main-loop thread only.
  */

@@ -19,9 +19,17 @@
 #include <microhttpd.h>
 #include <string.h>
 
+#include "api/body_buffer.h"
+#include "api/http_guard.h"
 #include "api/http_server.h"
 
 #define HTTP_TOO_LARGE 413
+
+/* GnuTLS's defaults, but TLS 1.2 and 1.3 only, and no CBC or SHA-1 MACs
+ * (nothing a current client needs). */
+#define STG_HTTP_TLS_PRIORITIES \
+  "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:" \
+  "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:%SERVER_PRECEDENCE"
 
 typedef struct
 {
@@ -42,6 +50,12 @@ struct _StgHttpServer
   gchar *tls_cert_pem;
   gchar *tls_key_pem;
   GHashTable *streams;       /* StgHttpStream* set */
+  StgHttpGate gate;
+  GDestroyNotify gate_release;
+  gpointer gate_data;
+  GHashTable *waiting;       /* StgHttpRequest* set: parked by the gate */
+  StgBodyBudget own_budget;
+  StgBodyBudget *budget;     /* what unfinished bodies hold: own_budget or a shared one */
 };
 
 struct _StgHttpRequest
@@ -49,9 +63,13 @@ struct _StgHttpRequest
   struct MHD_Connection *conn;
   gchar *method;
   gchar *path;
-  GByteArray *body;
+  StgBodyBuffer body;
+  gint64 started;            /* monotonic µs */
   gboolean too_large;
   gchar peer[INET6_ADDRSTRLEN];
+  StgHttpServer *server;
+  gboolean gated;            /* the gate has seen it */
+  gpointer pending;          /* (nullable) the gate's handle while it waits */
 };
 
 struct _StgHttpResponse
@@ -81,7 +99,11 @@ stg_http_options_init (StgHttpOptions *options)
 {
   memset (options, 0, sizeof *options);
   options->max_body = 16 * 1024 * 1024;
+  options->max_buffered = 48 * 1024 * 1024;
   options->idle_timeout_s = 60;
+  options->request_timeout_s = 60;
+  options->max_connections = 4096;
+  options->max_per_address = 1024;
 }
 
 /* ---- driving MHD from the main loop -------------------------------------- */
@@ -127,15 +149,26 @@ schedule (StgHttpServer *server)
 
 /* ---- requests -------------------------------------------------------------- */
 
+/* The request stops waiting for the gate. */
+static void
+request_unpark (StgHttpRequest *request)
+{
+  StgHttpServer *server = request->server;
+
+  g_hash_table_remove (server->waiting, request);
+  if (request->pending != NULL)
+    server->gate_release (g_steal_pointer (&request->pending));
+}
+
 static void
 request_free (StgHttpRequest *request)
 {
   if (request == NULL)
     return;
+  request_unpark (request);
   g_free (request->method);
   g_free (request->path);
-  if (request->body)
-    g_byte_array_unref (request->body);
+  stg_body_buffer_clear (&request->body);
   g_free (request);
 }
 
@@ -277,6 +310,10 @@ send_response (struct MHD_Connection *conn, StgHttpResponse *resp)
 
   if (resp->content_type != NULL)
     MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+  MHD_add_response_header (r, "X-Content-Type-Options", "nosniff");
+  MHD_add_response_header (r, "X-Frame-Options", "DENY");
+  MHD_add_response_header (r, "Content-Security-Policy", STG_HTTP_GUARD_CSP);
+  MHD_add_response_header (r, "Referrer-Policy", "same-origin");
   for (guint i = 0; i + 1 < resp->headers->len; i += 2)
     MHD_add_response_header (r, resp->headers->pdata[i], resp->headers->pdata[i + 1]);
   ret = MHD_queue_response (conn, resp->status, r);
@@ -304,6 +341,50 @@ simple (struct MHD_Connection *conn, guint status, const gchar *text)
   return ret;
 }
 
+/* Keeps a piece of a request's body, or drops the connection (MHD_NO)
+ * when its sender is too slow or the server holds too much already. */
+static enum MHD_Result
+take_upload (StgHttpServer *server, StgHttpRequest *req, const char *data, size_t *size)
+{
+  gsize n = *size;
+
+  *size = 0;
+  if (server->options.request_timeout_s > 0 &&
+      g_get_monotonic_time () - req->started > server->options.request_timeout_s * G_USEC_PER_SEC)
+    {
+      g_info ("http: dropping a request from %s: its body is too slow", req->peer);
+      return MHD_NO;
+    }
+  if (req->too_large || req->body.len + n > server->options.max_body)
+    {
+      req->too_large = TRUE;
+      stg_body_buffer_clear (&req->body);
+      return MHD_YES;
+    }
+  if (!stg_body_buffer_append (&req->body, (const guint8 *) data, n))
+    {
+      g_info ("http: dropping a request from %s: unfinished bodies hold %" G_GSIZE_FORMAT
+              " bytes already", req->peer, server->budget->used);
+      return MHD_NO;
+    }
+  return MHD_YES;
+}
+
+/* Whether the request's Host and Origin let it in (http_guard.h). */
+static gboolean
+guard (StgHttpServer *server, struct MHD_Connection *conn, const gchar *method, GError **error)
+{
+  StgHttpGuard g = { server->options.host_names, server->options.allowed_origins,
+                     server->tls_cert_pem != NULL };
+  const gchar *host = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+
+  return stg_http_guard_host (&g, host, error) &&
+         stg_http_guard_origin (&g, method, host,
+                                MHD_lookup_connection_value (conn, MHD_HEADER_KIND, "Origin"),
+                                MHD_lookup_connection_value (conn, MHD_HEADER_KIND, "Sec-Fetch-Site"),
+                                error);
+}
+
 static enum MHD_Result
 on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *method,
            const char *version, const char *upload_data, size_t *upload_data_size,
@@ -317,9 +398,10 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
     {
       req = g_new0 (StgHttpRequest, 1);
       req->conn = conn;
+      req->server = server;
       req->method = g_strdup (method);
       req->path = g_strdup (url);
-      req->body = g_byte_array_new ();
+      req->started = g_get_monotonic_time ();
       const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info (conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
       if (ci != NULL && ci->client_addr != NULL)
@@ -332,26 +414,41 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
         }
       *con_cls = req;
 
+      /* Foreign hosts and origins are refused before the body is read. */
+      g_autoptr (GError) refused = NULL;
+      if (!guard (server, conn, method, &refused))
+        {
+          g_info ("http: %s %s from %s: %s", method, url, req->peer, refused->message);
+          g_autofree gchar *text = g_strconcat (refused->message, "\n", NULL);
+          return simple (conn, MHD_HTTP_FORBIDDEN, text);
+        }
+
       /* A body announced as too large is refused before it is read. */
       const char *length = MHD_lookup_connection_value (conn, MHD_HEADER_KIND,
                                                         MHD_HTTP_HEADER_CONTENT_LENGTH);
-      if (length != NULL && g_ascii_strtoull (length, NULL, 10) > server->options.max_body)
+      guint64 want = length != NULL ? g_ascii_strtoull (length, NULL, 10) : 0;
+      if (want > server->options.max_body)
         return simple (conn, HTTP_TOO_LARGE, "request body too large\n");
+      stg_body_buffer_init (&req->body, server->budget, (gsize) want);
       return MHD_YES;
     }
 
   if (*upload_data_size > 0)
-    {
-      if (!req->too_large && req->body->len + *upload_data_size > server->options.max_body)
-        req->too_large = TRUE;
-      if (!req->too_large)
-        g_byte_array_append (req->body, (const guint8 *) upload_data, (guint) *upload_data_size);
-      *upload_data_size = 0;
-      return MHD_YES;
-    }
+    return take_upload (server, req, upload_data, upload_data_size);
 
   if (req->too_large)
     return simple (conn, HTTP_TOO_LARGE, "request body too large\n");
+  if (server->gate != NULL && !req->gated)
+    {
+      req->gated = TRUE;
+      req->pending = server->gate (req, server->gate_data);
+      if (req->pending != NULL)
+        {
+          g_hash_table_add (server->waiting, req);
+          MHD_suspend_connection (conn);
+          return MHD_YES;
+        }
+    }
 
   Route *route = find_route (server, req->path);
   if (route == NULL)
@@ -411,6 +508,11 @@ stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *o
     stg_http_options_init (&server->options);
   server->routes = g_ptr_array_new ();
   server->streams = g_hash_table_new (NULL, NULL);
+  server->waiting = g_hash_table_new (NULL, NULL);
+  /* One largest body always fits. */
+  server->own_budget.max = server->options.max_buffered == 0 ? 0
+                         : MAX (server->options.max_buffered, server->options.max_body);
+  server->budget = server->options.budget ? server->options.budget : &server->own_budget;
 
   if (server->options.tls_cert != NULL || server->options.tls_key != NULL)
     {
@@ -432,8 +534,11 @@ stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *o
                                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
                                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
                                        MHD_OPTION_CONNECTION_TIMEOUT, server->options.idle_timeout_s,
+                                       MHD_OPTION_CONNECTION_LIMIT, server->options.max_connections,
+                                       MHD_OPTION_PER_IP_CONNECTION_LIMIT, server->options.max_per_address,
                                        MHD_OPTION_HTTPS_MEM_CERT, server->tls_cert_pem,
                                        MHD_OPTION_HTTPS_MEM_KEY, server->tls_key_pem,
+                                       MHD_OPTION_HTTPS_PRIORITIES, STG_HTTP_TLS_PRIORITIES,
                                        MHD_OPTION_END);
   else
     server->daemon = MHD_start_daemon (flags, port, NULL, NULL, on_access, server,
@@ -441,6 +546,8 @@ stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *o
                                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
                                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
                                        MHD_OPTION_CONNECTION_TIMEOUT, server->options.idle_timeout_s,
+                                       MHD_OPTION_CONNECTION_LIMIT, server->options.max_connections,
+                                       MHD_OPTION_PER_IP_CONNECTION_LIMIT, server->options.max_per_address,
                                        MHD_OPTION_END);
   if (server->daemon == NULL)
     {
@@ -484,6 +591,13 @@ stg_http_server_free (StgHttpServer *server)
               MHD_resume_connection (st->conn);
             }
         }
+      /* Nor with parked requests. */
+      g_autoptr (GList) parked = g_hash_table_get_keys (server->waiting);
+      for (GList *l = parked; l != NULL; l = l->next)
+        {
+          request_unpark (l->data);
+          MHD_resume_connection (((StgHttpRequest *) l->data)->conn);
+        }
       MHD_run (server->daemon);
       MHD_stop_daemon (server->daemon);
     }
@@ -495,6 +609,7 @@ stg_http_server_free (StgHttpServer *server)
     }
   g_ptr_array_unref (server->routes);
   g_hash_table_unref (server->streams);
+  g_hash_table_unref (server->waiting);
   g_free (server->tls_cert_pem);
   g_free (server->tls_key_pem);
   g_free (server);
@@ -519,6 +634,29 @@ stg_http_server_route (StgHttpServer *server, const gchar *path, StgHttpHandler 
   g_ptr_array_add (server->routes, r);
 }
 
+void
+stg_http_server_set_gate (StgHttpServer *server, StgHttpGate gate, GDestroyNotify release,
+                          gpointer data)
+{
+  server->gate = gate;
+  server->gate_release = release;
+  server->gate_data = data;
+}
+
+void
+stg_http_request_resume (StgHttpRequest *request)
+{
+  StgHttpServer *server = request->server;
+
+  if (!g_hash_table_contains (server->waiting, request))
+    return;
+  request_unpark (request);
+  MHD_resume_connection (request->conn);
+  /* Let MHD see the resumed connection on the next iteration. */
+  g_clear_handle_id (&server->timer, g_source_remove);
+  server->timer = g_idle_add (on_timer, server);
+}
+
 const gchar *
 stg_http_request_method (StgHttpRequest *request)
 {
@@ -538,6 +676,12 @@ stg_http_request_header (StgHttpRequest *request, const gchar *name)
 }
 
 const gchar *
+stg_http_request_cookie (StgHttpRequest *request, const gchar *name)
+{
+  return MHD_lookup_connection_value (request->conn, MHD_COOKIE_KIND, name);
+}
+
+const gchar *
 stg_http_request_query (StgHttpRequest *request, const gchar *name)
 {
   return MHD_lookup_connection_value (request->conn, MHD_GET_ARGUMENT_KIND, name);
@@ -546,7 +690,7 @@ stg_http_request_query (StgHttpRequest *request, const gchar *name)
 GBytes *
 stg_http_request_body (StgHttpRequest *request)
 {
-  return g_bytes_new (request->body->data, request->body->len);
+  return g_bytes_new (request->body.data, request->body.len);
 }
 
 const gchar *

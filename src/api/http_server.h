@@ -5,11 +5,16 @@
  * so every request is handled on the main loop beside everything else.
  * Routes map a path (exact, or a prefix ending in '/') to a handler that
  * gets the whole request (body collected, size-capped) and fills in a
- * response. Main-loop thread only.
+ * response. Requests whose Host or Origin fail http_guard.h's checks are
+ * refused (403) before any route sees them, and every response carries
+ * the security headers (no framing, no sniffing, a content policy).
+ * Main-loop thread only.
  */
 #pragma once
 
 #include <gio/gio.h>
+
+#include "api/body_buffer.h"
 
 G_BEGIN_DECLS
 
@@ -20,9 +25,18 @@ typedef struct _StgHttpResponse StgHttpResponse;
 typedef struct
 {
   gsize max_body;            /* bytes; larger requests get 413. Default 16 MiB */
+  gsize max_buffered;        /* bytes all unfinished bodies may hold; over it a request
+                              * is dropped. Default 48 MiB; 0: no limit */
+  StgBodyBudget *budget;     /* (nullable) shared with other servers instead of
+                              * max_buffered; borrowed */
   guint idle_timeout_s;      /* default 60 */
+  guint request_timeout_s;   /* a request's body must be in within this; default 60 */
+  guint max_connections;     /* default 4096 */
+  guint max_per_address;     /* connections from one address; default 1024 */
   const gchar *tls_cert;     /* PEM file, or NULL for plain HTTP */
   const gchar *tls_key;
+  const gchar *const *host_names;      /* (nullable) Host names served besides IPs and localhost */
+  const gchar *const *allowed_origins; /* (nullable) other origins that may change state */
 } StgHttpOptions;
 
 void stg_http_options_init (StgHttpOptions *options);
@@ -43,12 +57,28 @@ guint16 stg_http_server_port (StgHttpServer *server);
 void stg_http_server_route (StgHttpServer *server, const gchar *path, StgHttpHandler handler,
                             gpointer user_data);
 
+/* Runs once before each request's route, its body read: returns NULL to
+ * go on, or a pending handle to make the request wait (its connection
+ * parked) until stg_http_request_resume(). The server hands the handle to
+ * @release once the request stops waiting or goes away. */
+typedef gpointer (*StgHttpGate) (StgHttpRequest *request, gpointer data);
+
+/* Sets the gate (one per server; @gate NULL: none). */
+void stg_http_server_set_gate (StgHttpServer *server, StgHttpGate gate, GDestroyNotify release,
+                               gpointer data);
+
 /* ---- requests ---------------------------------------------------------- */
+
+/* Lets a request the gate parked go on to its route (main loop). */
+void stg_http_request_resume (StgHttpRequest *request);
+
 
 const gchar *stg_http_request_method (StgHttpRequest *request);
 const gchar *stg_http_request_path (StgHttpRequest *request);
 /* A header's value (case-insensitive name), or NULL. */
 const gchar *stg_http_request_header (StgHttpRequest *request, const gchar *name);
+/* A cookie's value, or NULL. */
+const gchar *stg_http_request_cookie (StgHttpRequest *request, const gchar *name);
 /* A query-string argument, or NULL. */
 const gchar *stg_http_request_query (StgHttpRequest *request, const gchar *name);
 GBytes *stg_http_request_body (StgHttpRequest *request);

@@ -1,14 +1,18 @@
 # src/api/local.mk: Thrift handler, dispatch, TCP and HTTP servers.
 noinst_LIBRARIES += libstg_api.a
 libstg_api_a_SOURCES = \
-	src/api/auth.c src/api/auth.h \
+	src/api/auth.c src/api/auth.h src/api/auth_private.h \
+	src/api/auth_check.c \
+	src/api/body_buffer.c src/api/body_buffer.h \
 	src/api/dispatch.c src/api/dispatch.h \
 	src/api/handler.c src/api/handler.h src/api/handler_private.h \
 	src/api/handler_tasks.c \
 	src/api/handler_updates.c \
 	src/api/http_api.c src/api/http_api.h \
+	src/api/http_guard.c src/api/http_guard.h \
 	src/api/http_server.c src/api/http_server.h \
-	src/api/json_protocol.c src/api/json_protocol.h \
+	src/api/json_protocol.c src/api/json_protocol.h src/api/json_protocol_private.h \
+	src/api/json_reader.c src/api/json_writer.c \
 	src/api/response.c src/api/response.h \
 	src/api/tcp_server.c src/api/tcp_server.h \
 	src/api/webui.c src/api/webui.h src/api/webui_private.h \

@@ -3,9 +3,13 @@
  * Each connection is a small state machine driven by GIO async calls, one
  * outstanding at a time:
  *
- *   read header (4 bytes) --> read body (n bytes) --> dispatch --> write reply
- *        ^                                                           |
- *        +-----------------------------------------------------------+
+ *   read header (4 bytes) --> read body (in pieces) --> dispatch --> write reply
+ *        ^                                                            |
+ *        +------------------------------------------------------------+
+ *
+ * [read_header, on_header, read_piece/on_piece, on_written]. The body grows
+ * as its pieces arrive, within the server's StgBodyBudget (body_buffer.h),
+ * and must be complete within frame_timeout_s of its header.
  *
  * conn_close() marks a connection closing and cancels its pending call; the
  * connection is freed by that call's callback, or at once when nothing is
@@ -18,7 +22,10 @@
 #include <netinet/tcp.h>
 #include <string.h>
 
+#include "api/body_buffer.h"
 #include "api/tcp_server.h"
+
+#define PIECE (64 * 1024)
 
 struct _StgTcpServer
 {
@@ -27,6 +34,9 @@ struct _StgTcpServer
   StgTcpOptions options;
   guint16 port;
   GHashTable *conns;         /* Conn* set */
+  GHashTable *per_address;   /* address -> open connections (GUINT_TO_POINTER) */
+  StgBodyBudget own_budget;
+  StgBodyBudget *budget;     /* own_budget or a shared one */
 };
 
 typedef struct
@@ -35,9 +45,10 @@ typedef struct
   GSocketConnection *conn;   /* (owned) */
   GCancellable *cancel;      /* (owned) */
   gchar *peer;               /* (owned) for logs */
+  gchar *address;            /* (owned) the peer's IP, for the per-address count */
   guint8 header[4];
-  guint8 *body;              /* (owned) (nullable) */
-  gsize body_len;
+  StgBodyBuffer body;
+  gsize body_len;            /* the frame's announced size */
   GBytes *reply;             /* (owned) (nullable) the frame being written */
   guint idle_id;
   gboolean pending;          /* an async call is outstanding */
@@ -48,7 +59,12 @@ void
 stg_tcp_options_init (StgTcpOptions *options)
 {
   options->max_frame = 16 * 1024 * 1024;
+  options->max_buffered = 48 * 1024 * 1024;
   options->idle_timeout_s = 300;
+  options->frame_timeout_s = 60;
+  options->max_connections = 4096;
+  options->max_per_address = 1024;
+  options->backlog = 4096;
   options->caller = (StgCaller) { .access = STG_ACCESS_WRITE };
 }
 
@@ -63,7 +79,16 @@ conn_free (Conn *c)
   g_clear_object (&c->conn);
   g_clear_object (&c->cancel);
   g_clear_pointer (&c->reply, g_bytes_unref);
-  g_free (c->body);
+  stg_body_buffer_clear (&c->body);
+  if (c->address != NULL)
+    {
+      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (c->server->per_address, c->address));
+      if (n <= 1)
+        g_hash_table_remove (c->server->per_address, c->address);
+      else
+        g_hash_table_insert (c->server->per_address, g_strdup (c->address), GUINT_TO_POINTER (n - 1));
+    }
+  g_free (c->address);
   g_free (c->peer);
   g_free (c);
 }
@@ -124,23 +149,14 @@ on_written (GObject *source, GAsyncResult *res, gpointer user_data)
   read_header (c);
 }
 
+/* The frame is in: dispatch it and write the reply. */
 static void
-on_body (GObject *source, GAsyncResult *res, gpointer user_data)
+dispatch_frame (Conn *c)
 {
-  Conn *c = user_data;
   g_autoptr (GError) error = NULL;
-  gsize got = 0;
-  gboolean ok = g_input_stream_read_all_finish (G_INPUT_STREAM (source), res, &got, &error);
 
-  if (!conn_resume (c))
-    return;
-  if (!ok || got != c->body_len)
-    {
-      conn_close (c, G_LOG_LEVEL_INFO, ok ? "frame cut short" : error->message);
-      return;
-    }
-
-  g_autoptr (GBytes) request = g_bytes_new_take (g_steal_pointer (&c->body), c->body_len);
+  g_clear_handle_id (&c->idle_id, g_source_remove);
+  g_autoptr (GBytes) request = stg_body_buffer_steal (&c->body);
   g_autoptr (GBytes) reply = stg_dispatch_process (c->server->dispatch, stg_protocol_binary,
                                                    request, &c->server->options.caller, &error);
   if (reply == NULL)
@@ -163,6 +179,60 @@ on_body (GObject *source, GAsyncResult *res, gpointer user_data)
   c->pending = TRUE;
   g_output_stream_write_all_async (g_io_stream_get_output_stream (G_IO_STREAM (c->conn)),
                                    frame, n + 4, G_PRIORITY_DEFAULT, c->cancel, on_written, c);
+}
+
+static void read_piece (Conn *c);
+
+static void
+on_piece (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+  Conn *c = user_data;
+  g_autoptr (GError) error = NULL;
+  gssize got = g_input_stream_read_finish (G_INPUT_STREAM (source), res, &error);
+
+  if (!conn_resume (c))
+    return;
+  if (got <= 0)
+    {
+      conn_close (c, G_LOG_LEVEL_INFO, got == 0 ? "frame cut short" : error->message);
+      return;
+    }
+  stg_body_buffer_grew (&c->body, (gsize) got);
+  if (c->body.len == c->body_len)
+    dispatch_frame (c);
+  else
+    read_piece (c);
+}
+
+/* Reads the next piece of the body straight into its buffer, grown as
+ * pieces arrive. */
+static void
+read_piece (Conn *c)
+{
+  gsize avail = 0;
+  gsize left = c->body_len - c->body.len;
+  guint8 *space = stg_body_buffer_space (&c->body, MIN ((gsize) PIECE, left), &avail);
+
+  if (space == NULL)
+    {
+      g_autofree gchar *why = g_strdup_printf ("unfinished frames hold %" G_GSIZE_FORMAT
+                                               " bytes already", c->server->budget->used);
+      conn_close (c, G_LOG_LEVEL_WARNING, why);
+      return;
+    }
+  c->pending = TRUE;
+  g_input_stream_read_async (g_io_stream_get_input_stream (G_IO_STREAM (c->conn)), space,
+                             MIN (avail, left), G_PRIORITY_DEFAULT, c->cancel, on_piece, c);
+}
+
+static gboolean
+on_frame_timeout (gpointer user_data)
+{
+  Conn *c = user_data;
+
+  c->idle_id = 0;
+  conn_close (c, G_LOG_LEVEL_INFO, "a frame took too long to arrive");
+  return G_SOURCE_REMOVE;
 }
 
 static void
@@ -209,10 +279,11 @@ on_header (GObject *source, GAsyncResult *res, gpointer user_data)
       return;
     }
   c->body_len = len;
-  c->body = g_malloc (len);
-  c->pending = TRUE;
-  g_input_stream_read_all_async (g_io_stream_get_input_stream (G_IO_STREAM (c->conn)),
-                                 c->body, len, G_PRIORITY_DEFAULT, c->cancel, on_body, c);
+  stg_body_buffer_init (&c->body, c->server->budget, len);
+  g_clear_handle_id (&c->idle_id, g_source_remove);
+  if (c->server->options.frame_timeout_s > 0)
+    c->idle_id = g_timeout_add_seconds (c->server->options.frame_timeout_s, on_frame_timeout, c);
+  read_piece (c);
 }
 
 static void
@@ -241,17 +312,39 @@ on_incoming (GSocketService *service, GSocketConnection *connection, GObject *so
   c->cancel = g_cancellable_new ();
   if (remote != NULL && G_IS_INET_SOCKET_ADDRESS (remote))
     {
-      g_autofree gchar *ip = g_inet_address_to_string (
+      c->address = g_inet_address_to_string (
           g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (remote)));
-      c->peer = g_strdup_printf ("%s:%u", ip,
+      c->peer = g_strdup_printf ("%s:%u", c->address,
                                  g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (remote)));
     }
   else
     c->peer = g_strdup ("unknown peer");
-  g_socket_set_option (g_socket_connection_get_socket (connection), IPPROTO_TCP, TCP_NODELAY, 1, NULL);
   g_hash_table_add (server->conns, c);
+  guint from = c->address ? GPOINTER_TO_UINT (g_hash_table_lookup (server->per_address, c->address)) : 0;
+  if (c->address != NULL)
+    g_hash_table_insert (server->per_address, g_strdup (c->address), GUINT_TO_POINTER (from + 1));
+  if (g_hash_table_size (server->conns) > server->options.max_connections ||
+      from >= server->options.max_per_address)
+    {
+      conn_close (c, G_LOG_LEVEL_INFO, "too many connections");
+      return TRUE;
+    }
+  g_socket_set_option (g_socket_connection_get_socket (connection), IPPROTO_TCP, TCP_NODELAY, 1, NULL);
   read_header (c);
   return TRUE;
+}
+
+gint
+stg_tcp_backlog (gint wanted)
+{
+  g_autofree gchar *text = NULL;
+  gint64 max = 0;
+
+  if (g_file_get_contents ("/proc/sys/net/core/somaxconn", &text, NULL, NULL))
+    max = g_ascii_strtoll (g_strstrip (text), NULL, 10);
+  if (wanted < 1)
+    wanted = 1;
+  return max > 0 && wanted > max ? (gint) max : wanted;
 }
 
 StgTcpServer *
@@ -278,7 +371,13 @@ stg_tcp_server_new (StgDispatch *dispatch, const gchar *address, guint16 port,
   else
     stg_tcp_options_init (&server->options);
   server->conns = g_hash_table_new (NULL, NULL);
+  server->per_address = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  server->own_budget.max = server->options.max_buffered == 0 ? 0
+                         : MAX (server->options.max_buffered, server->options.max_frame);
+  server->budget = server->options.budget ? server->options.budget : &server->own_budget;
   server->service = g_socket_service_new ();
+  g_socket_listener_set_backlog (G_SOCKET_LISTENER (server->service),
+                                 stg_tcp_backlog (server->options.backlog));
   if (!g_socket_listener_add_address (G_SOCKET_LISTENER (server->service), want,
                                       G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL,
                                       &got, error))
@@ -286,6 +385,7 @@ stg_tcp_server_new (StgDispatch *dispatch, const gchar *address, guint16 port,
       g_prefix_error (error, "cannot listen on %s:%u: ", address, port);
       g_object_unref (server->service);
       g_hash_table_unref (server->conns);
+      g_hash_table_unref (server->per_address);
       g_free (server);
       return NULL;
     }
@@ -318,5 +418,6 @@ stg_tcp_server_free (StgTcpServer *server)
 
   g_object_unref (server->service);
   g_hash_table_unref (server->conns);
+  g_hash_table_unref (server->per_address);
   g_free (server);
 }

@@ -4,13 +4,17 @@
  * reads frames asynchronously, so any number of clients are served at once
  * with no thread. Each frame is one message, dispatched through
  * StgDispatch; the reply goes back as one frame. A frame over the size
- * limit, a malformed message or an idle connection closes that connection
- * (with a logged reason) and nothing else. Main-loop thread only.
+ * limit, a malformed message, an idle connection, a frame that takes too
+ * long, or one that would take the bytes all unfinished frames hold past
+ * the limit closes that connection (with a logged reason) and nothing
+ * else; connections over the limits (in all, from one address) are closed
+ * as they come. Main-loop thread only.
  */
 #pragma once
 
 #include <gio/gio.h>
 
+#include "api/body_buffer.h"
 #include "api/dispatch.h"
 
 G_BEGIN_DECLS
@@ -18,7 +22,15 @@ G_BEGIN_DECLS
 typedef struct
 {
   gsize max_frame;          /* bytes; default 16 MiB */
+  gsize max_buffered;       /* bytes all unfinished frames may hold; over it a connection
+                             * is closed. Default 48 MiB (at least max_frame); 0: no limit */
+  StgBodyBudget *budget;    /* (nullable) shared with other servers instead of
+                             * max_buffered; borrowed */
   guint idle_timeout_s;     /* default 300; 0: never */
+  guint frame_timeout_s;    /* a frame must be in within this once begun; default 60 */
+  guint max_connections;    /* default 4096 */
+  guint max_per_address;    /* connections from one address; default 1024 */
+  gint backlog;             /* listen queue; default 4096, capped by net.core.somaxconn */
   StgCaller caller;         /* who every call is from (plain TCP carries no
                              * credentials); default: trusted */
 } StgTcpOptions;
@@ -26,6 +38,9 @@ typedef struct
 void stg_tcp_options_init (StgTcpOptions *options);
 
 typedef struct _StgTcpServer StgTcpServer;
+
+/* @wanted (at least 1), capped by the kernel's net.core.somaxconn. */
+gint stg_tcp_backlog (gint wanted);
 
 /* Listens on @address:@port (0: any free port) and serves @dispatch. */
 StgTcpServer *stg_tcp_server_new (StgDispatch *dispatch, const gchar *address, guint16 port,

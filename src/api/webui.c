@@ -174,6 +174,67 @@ stg_webui_send_error (StgHttpResponse *response, guint status, const gchar *mess
   stg_webui_send_json (response, status, root);
 }
 
+/* ---- sessions and their CSRF tokens ------------------------------------------------ */
+
+/* The token of session @id: an HMAC of it under the process's secret, so
+ * a token is good for one browser's session only and needs no table. */
+static gchar *
+csrf_token (StgWebUi *ui, const gchar *id)
+{
+  return g_compute_hmac_for_string (G_CHECKSUM_SHA256, (const guchar *) ui->secret,
+                                    strlen (ui->secret), id, -1);
+}
+
+/* A session id as this server makes them: 32 hex digits. */
+static gboolean
+session_id_valid (const gchar *id)
+{
+  if (id == NULL || strlen (id) != 32)
+    return FALSE;
+  for (const gchar *p = id; *p; p++)
+    if (!g_ascii_isxdigit (*p))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+stg_webui_csrf_ok (StgWebUi *ui, StgHttpRequest *request)
+{
+  const gchar *id = stg_http_request_cookie (request, STG_WEBUI_SESSION_COOKIE);
+  const gchar *token = stg_http_request_header (request, "X-Stagger-CSRF");
+
+  if (!session_id_valid (id) || token == NULL)
+    return FALSE;
+  g_autofree gchar *want = csrf_token (ui, id);
+  gsize n = strlen (want);
+  if (strlen (token) != n)
+    return FALSE;
+  guchar diff = 0;
+  for (gsize i = 0; i < n; i++)   /* the same time whatever the first wrong byte */
+    diff |= (guchar) (want[i] ^ token[i]);
+  return diff == 0;
+}
+
+/* The request's session id, or a new one set as a cookie on @response. */
+static gchar *
+session_id (StgHttpRequest *request, StgHttpResponse *response)
+{
+  const gchar *id = stg_http_request_cookie (request, STG_WEBUI_SESSION_COOKIE);
+
+  if (session_id_valid (id))
+    return g_strdup (id);
+  /* 122 random bits: a UUID's hex digits. */
+  g_autofree gchar *uuid = g_uuid_string_random ();
+  gchar *fresh = g_new0 (gchar, 33);
+  for (gsize i = 0, n = 0; uuid[i] != '\0'; i++)
+    if (uuid[i] != '-')
+      fresh[n++] = uuid[i];
+  g_autofree gchar *cookie = g_strdup_printf ("%s=%s; Path=/; HttpOnly; SameSite=Strict",
+                                              STG_WEBUI_SESSION_COOKIE, fresh);
+  stg_http_response_header (response, "Set-Cookie", cookie);
+  return fresh;
+}
+
 static void
 route_session (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
 {
@@ -182,6 +243,8 @@ route_session (StgHttpRequest *request, StgHttpResponse *response, gpointer user
 
   if (!method_is_read (request, response))
     return;
+  g_autofree gchar *id = session_id (request, response);
+  g_autofree gchar *csrf = csrf_token (ui, id);
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "cluster");
   json_builder_add_string_value (b, ui->ctx.cluster);
@@ -196,7 +259,7 @@ route_session (StgHttpRequest *request, StgHttpResponse *response, gpointer user
   json_builder_set_member_name (b, "can_act");
   json_builder_add_boolean_value (b, !auth || ui->who != NULL);
   json_builder_set_member_name (b, "csrf");
-  json_builder_add_string_value (b, ui->csrf);
+  json_builder_add_string_value (b, csrf);
   json_builder_end_object (b);
   g_autoptr (JsonNode) root = json_builder_get_root (b);
   stg_webui_send_json (response, 200, root);
@@ -244,7 +307,8 @@ gate (StgHttpRequest *request, StgHttpResponse *response, gpointer data)
   if (stg_auth_enabled (ui->ctx.auth))
     {
       const gchar *header = stg_http_request_header (request, "Authorization");
-      ui->who = header ? stg_auth_check_header (ui->ctx.auth, header, &error) : NULL;
+      ui->who = header ? stg_auth_check_header (ui->ctx.auth, header, stg_http_request_peer (request),
+                                                &error) : NULL;
       if (ui->who == NULL && (header != NULL || stg_auth_read_requires_auth (ui->ctx.auth)))
         {
           ask_credentials (response, error ? error->message : "authentication required");
@@ -401,7 +465,8 @@ stg_webui_new (StgHttpServer *http, const StgWebUiContext *context)
   ui->ctx = *context;
   ui->ctx.assets_dir = g_strdup (context->assets_dir);
   ui->ctx.cluster = g_strdup (context->cluster);
-  ui->csrf = g_uuid_string_random ();
+  g_autofree gchar *key1 = g_uuid_string_random (), *key2 = g_uuid_string_random ();
+  ui->secret = g_strconcat (key1, key2, NULL);
   ui->routes = g_ptr_array_new_with_free_func (g_free);
   ui->listeners = g_hash_table_new (NULL, NULL);
   ui->changes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -435,7 +500,7 @@ stg_webui_free (StgWebUi *ui)
     stg_http_stream_detach (key);
   g_hash_table_unref (ui->listeners);
   g_hash_table_unref (ui->changes);
-  g_free (ui->csrf);
+  g_free (ui->secret);
   g_ptr_array_unref (ui->routes);
   g_free ((gchar *) ui->ctx.assets_dir);
   g_free ((gchar *) ui->ctx.cluster);

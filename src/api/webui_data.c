@@ -105,30 +105,6 @@ stg_webui_add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key,
   return TRUE;
 }
 
-void
-stg_webui_add_port (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, gint32 instance_id)
-{
-  g_autoptr (GHashTable) ports = stg_store_list_ports (ui->ctx.store, job->key, instance_id, NULL);
-  gint best = 0;
-  const gchar *best_name = NULL;
-
-  /* The port named "http" if there is one, else the first by name. */
-  if (ports != NULL)
-    {
-      GHashTableIter it;
-      gpointer key, value;
-      g_hash_table_iter_init (&it, ports);
-      while (g_hash_table_iter_next (&it, &key, &value))
-        if (best_name == NULL || g_str_equal (key, "http") ||
-            (!g_str_equal (best_name, "http") && g_strcmp0 (key, best_name) < 0))
-          best_name = key, best = GPOINTER_TO_INT (value);
-    }
-  if (best > 0)
-    json_builder_add_int_value (b, best);
-  else
-    json_builder_add_null_value (b);
-}
-
 /* ---- /ui/api/jobs -------------------------------------------------------------- */
 
 static gboolean
@@ -206,11 +182,15 @@ route_jobs (StgHttpRequest *request, StgHttpResponse *response, gpointer user_da
 
 /* ---- /ui/api/job ----------------------------------------------------------------- */
 
+/* Adds one instance; @ports and @last hold every instance's link port and
+ * newest task event (one query each for the whole page). */
 static void
-add_instance (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, const StgInstanceRow *row)
+add_instance (StgWebUi *ui, JsonBuilder *b, const StgInstanceRow *row, GHashTable *ports,
+              GHashTable *last)
 {
-  g_autoptr (GPtrArray) last = stg_store_list_task_events (ui->ctx.store, job->id,
-                                                           row->instance_id, 1, NULL);
+  gpointer id = GINT_TO_POINTER (row->instance_id);
+  gint port = GPOINTER_TO_INT (g_hash_table_lookup (ports, id));
+  ApiTaskEvent *ev = g_hash_table_lookup (last, id);
 
   json_builder_begin_object (b);
   member_int (b, "id", row->instance_id);
@@ -218,7 +198,10 @@ add_instance (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, const StgInstanceRow
   json_builder_set_member_name (b, "healthy");
   json_builder_add_boolean_value (b, row->status == API_SCHEDULE_STATUS_RUNNING);
   json_builder_set_member_name (b, "port");
-  stg_webui_add_port (ui, b, job, row->instance_id);
+  if (port > 0)
+    json_builder_add_int_value (b, port);
+  else
+    json_builder_add_null_value (b);
   member_int (b, "version", stg_store_config_version (ui->ctx.store,
                                                       row->run_config_id ? row->run_config_id
                                                                          : row->config_id));
@@ -234,9 +217,8 @@ add_instance (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, const StgInstanceRow
   else
     json_builder_add_null_value (b);
   json_builder_set_member_name (b, "last_event");
-  if (last != NULL && last->len > 0)
+  if (ev != NULL)
     {
-      ApiTaskEvent *ev = last->pdata[0];
       json_builder_begin_object (b);
       member_int (b, "ts_ms", ev->timestamp);
       member_string (b, "status", stg_schedule_status_name (ev->status));
@@ -273,7 +255,11 @@ route_job (StgHttpRequest *request, StgHttpResponse *response, gpointer user_dat
                                                   "limit", 50, NULL);
   g_autoptr (GPtrArray) updates = rows ? stg_store_query_update_summaries (ui->ctx.store, q, &error)
                                        : NULL;
-  if (updates == NULL)
+  g_autoptr (GHashTable) ports = updates ? stg_store_job_link_ports (ui->ctx.store, job->key, &error)
+                                         : NULL;
+  g_autoptr (GHashTable) last = ports ? stg_store_job_last_task_events (ui->ctx.store, job->id, &error)
+                                      : NULL;
+  if (last == NULL)
     {
       stg_webui_send_error (response, 500, error->message);
       return;
@@ -286,7 +272,7 @@ route_job (StgHttpRequest *request, StgHttpResponse *response, gpointer user_dat
   json_builder_set_member_name (b, "instances");
   json_builder_begin_array (b);
   for (guint i = 0; i < rows->len && i < JOB_PAGE_INSTANCES; i++)
-    add_instance (ui, b, job, &g_array_index (rows, StgInstanceRow, i));
+    add_instance (ui, b, &g_array_index (rows, StgInstanceRow, i), ports, last);
   json_builder_end_array (b);
 
   /* Config groups: which instances should run which version. */

@@ -9,7 +9,7 @@
 struct _StgWebUi
 {
   StgWebUiContext ctx;        /* strings owned */
-  gchar *csrf;                /* token a mutating POST must echo in X-Stagger-CSRF */
+  gchar *secret;              /* key of the sessions' CSRF tokens (HMAC of the session id) */
   gchar *who;                 /* (nullable) the signed-in user of the request being served */
   GPtrArray *routes;          /* Route*: the handlers behind the credentials gate */
   GHashTable *listeners;      /* StgHttpStream* set: open event streams */
@@ -21,6 +21,13 @@ struct _StgWebUi
 /* Routes @path to @handler behind the credentials gate (see webui.h);
  * @handler gets the StgWebUi. */
 void stg_webui_route (StgWebUi *ui, StgHttpServer *http, const gchar *path, StgHttpHandler handler);
+
+/* The cookie naming a browser's session; /ui/api/session sets it. */
+#define STG_WEBUI_SESSION_COOKIE "stagger_session"
+
+/* Whether the request carries its session's CSRF token in X-Stagger-CSRF
+ * (the one /ui/api/session gave that session's page). */
+gboolean stg_webui_csrf_ok (StgWebUi *ui, StgHttpRequest *request);
 
 /* Whether the current request's viewer may act on jobs of @role; if not,
  * answers 401 (no credentials: the browser asks for them) or 403. */
@@ -37,8 +44,21 @@ void stg_webui_send_error (StgHttpResponse *response, guint status, const gchar 
 gboolean stg_webui_add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key,
                                       GError **error);
 
-/* Adds the instance's first named port (a number or null) as a value. */
-void stg_webui_add_port (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, gint32 instance_id);
+/* A web UI control's body: {role, environment, name, id, message?}. */
+typedef struct
+{
+  ApiJobKey *job;
+  gchar *id;
+  gchar *message; /* (nullable): NULL when absent or empty */
+} StgWebUiAction;
+
+/* Parses a control's body (@len bytes of @data, nesting bounded before
+ * json-glib sees it) into @action, which the caller clears with
+ * stg_webui_action_clear() whatever the result. */
+gboolean stg_webui_action_parse (const gchar *data, gsize len, StgWebUiAction *action,
+                                 GError **error);
+void stg_webui_action_clear (StgWebUiAction *action);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (StgWebUiAction, stg_webui_action_clear)
 
 /* Adds the update page's routes (webui_update.c). */
 void stg_webui_update_routes (StgWebUi *ui, StgHttpServer *http);

@@ -15,6 +15,7 @@
 #include "api/webui_private.h"
 #include "common/enums.h"
 #include "common/jobkey.h"
+#include "common/json_check.h"
 
 #define INSTANCE_EVENTS_SHOWN 500
 
@@ -155,7 +156,9 @@ config_lines (ApiTaskConfig *t)
       g_ptr_array_add (lines, g_strdup_printf ("executor: %s", t->executorConfig->name));
       /* Executor data is JSON: one line per top-level member when it parses. */
       g_autoptr (JsonParser) p = json_parser_new ();
-      if (t->executorConfig->data && json_parser_load_from_data (p, t->executorConfig->data, -1, NULL) &&
+      if (t->executorConfig->data &&
+          stg_json_check_depth (t->executorConfig->data, -1, STG_JSON_NESTING_MAX, NULL) &&
+          json_parser_load_from_data (p, t->executorConfig->data, -1, NULL) &&
           JSON_NODE_HOLDS_OBJECT (json_parser_get_root (p)))
         {
           JsonObject *o = json_node_get_object (json_parser_get_root (p));
@@ -377,13 +380,63 @@ route_update (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
 
 /* ---- POST /ui/api/update/<action> ---------------------------------------------------- */
 
+void
+stg_webui_action_clear (StgWebUiAction *action)
+{
+  g_clear_object (&action->job);
+  g_clear_pointer (&action->id, g_free);
+  g_clear_pointer (&action->message, g_free);
+}
+
+/* The string member @name of @o, or NULL. */
+static const gchar *
+string_member (JsonObject *o, const gchar *name)
+{
+  JsonNode *n = json_object_get_member (o, name);
+  return n != NULL && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
+           ? json_node_get_string (n) : NULL;
+}
+
+gboolean
+stg_webui_action_parse (const gchar *data, gsize len, StgWebUiAction *action, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  memset (action, 0, sizeof *action);
+  if (!stg_json_check_depth (data, (gssize) len, STG_JSON_NESTING_MAX, error))
+    return FALSE;
+  if (!json_parser_load_from_data (parser, data ? data : "", (gssize) len, NULL) ||
+      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "the body must be a JSON object");
+      return FALSE;
+    }
+  JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+  g_autoptr (ApiJobKey) job = stg_job_key_new (string_member (o, "role"),
+                                               string_member (o, "environment"),
+                                               string_member (o, "name"));
+  const gchar *id = string_member (o, "id");
+  const gchar *message = string_member (o, "message");
+  if (!stg_job_key_check (job, "body", error))
+    return FALSE;
+  if (id == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "body.id is missing");
+      return FALSE;
+    }
+  action->job = g_steal_pointer (&job);
+  action->id = g_strdup (id);
+  action->message = message != NULL && message[0] != '\0' ? g_strdup (message) : NULL;
+  return TRUE;
+}
+
 static void
 route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
 {
   StgWebUi *ui = user_data;
-  const gchar *action = stg_http_request_path (request) + strlen ("/ui/api/update/");
-  const gchar *token = stg_http_request_header (request, "X-Stagger-CSRF");
+  const gchar *name = stg_http_request_path (request) + strlen ("/ui/api/update/");
   g_autoptr (GError) error = NULL;
+  g_auto (StgWebUiAction) action = { 0 };
 
   if (!g_str_equal (stg_http_request_method (request), "POST"))
     {
@@ -391,51 +444,38 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
       stg_webui_send_error (response, 405, "use POST");
       return;
     }
-  if (token == NULL || !g_str_equal (token, ui->csrf))
+  if (!stg_webui_csrf_ok (ui, request))
     {
-      stg_webui_send_error (response, 403, "missing or wrong X-Stagger-CSRF token");
+      stg_webui_send_error (response, 403, "missing or wrong X-Stagger-CSRF token for this session");
       return;
     }
-
+  /* Who asks is known before the body is read; the role comes from it. */
+  if (!stg_webui_may_act (ui, request, response, NULL))
+    return;
   g_autoptr (GBytes) body = stg_http_request_body (request);
-  g_autoptr (JsonParser) parser = json_parser_new ();
   gsize len;
   const gchar *data = g_bytes_get_data (body, &len);
-  if (!json_parser_load_from_data (parser, data ? data : "", (gssize) len, &error) ||
-      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  if (!stg_webui_action_parse (data, len, &action, &error))
     {
-      stg_webui_send_error (response, 400, "the body must be a JSON object");
+      stg_webui_send_error (response, 400, error->message);
       return;
     }
-  JsonObject *o = json_node_get_object (json_parser_get_root (parser));
-#define FIELD(name) (json_object_has_member (o, name) && \
-                     JSON_NODE_HOLDS_VALUE (json_object_get_member (o, name)) && \
-                     json_node_get_value_type (json_object_get_member (o, name)) == G_TYPE_STRING \
-                       ? json_object_get_string_member (o, name) : NULL)
-  g_autoptr (ApiJobKey) job = stg_job_key_new (FIELD ("role"), FIELD ("environment"), FIELD ("name"));
-  const gchar *id = FIELD ("id");
-  const gchar *message = FIELD ("message");
-#undef FIELD
-  if (!stg_job_key_check (job, "body", &error) || id == NULL)
-    {
-      stg_webui_send_error (response, 400, error ? error->message : "body.id is missing");
-      return;
-    }
+  ApiJobKey *job = action.job;
+  const gchar *message = action.message;
   if (!stg_webui_may_act (ui, request, response, job->role))
     return;
-  g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id", id, NULL);
+  g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id", action.id,
+                                                  NULL);
   const gchar *user = ui->who != NULL ? ui->who : "web";
-  if (message != NULL && message[0] == '\0')
-    message = NULL;
 
   gboolean ok;
-  if (g_str_equal (action, "pause"))
+  if (g_str_equal (name, "pause"))
     ok = stg_engine_pause_update (ui->ctx.engine, key, user, message, &error);
-  else if (g_str_equal (action, "resume"))
+  else if (g_str_equal (name, "resume"))
     ok = stg_engine_resume_update (ui->ctx.engine, key, user, message, &error);
-  else if (g_str_equal (action, "abort"))
+  else if (g_str_equal (name, "abort"))
     ok = stg_engine_abort_update (ui->ctx.engine, key, user, message, &error);
-  else if (g_str_equal (action, "rollback"))
+  else if (g_str_equal (name, "rollback"))
     ok = stg_engine_rollback_update (ui->ctx.engine, key, user, message, &error);
   else
     {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/jobfile_private.h"
+#include "common/json_check.h"
 
 #define MAX_INSTANCES 100000
 #define MAX_COUNT 1000000
@@ -146,6 +147,13 @@ parse_json (const StgJfCtx *c, const gchar *text, gsize len, GError **error)
     {
       g_hash_table_unref (d.seen);
       g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_SYNTAX, "%s: not UTF-8 text", c->file);
+      return NULL;
+    }
+  if (!stg_json_check_depth (text, (gssize) len, STG_JSON_NESTING_MAX, &local))
+    {
+      g_hash_table_unref (d.seen);
+      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_SYNTAX, "%s: %s", c->file,
+                   local->message);
       return NULL;
     }
   g_signal_connect (parser, "object-member", G_CALLBACK (on_member), &d);

@@ -8,6 +8,7 @@ libstg_common_a_SOURCES = \
 	src/common/framed_client.c src/common/framed_client.h \
 	src/common/http_client_transport.c src/common/http_client_transport.h \
 	src/common/jobkey.c src/common/jobkey.h \
+	src/common/json_check.c src/common/json_check.h \
 	src/common/mem_transport.c src/common/mem_transport.h \
 	src/common/ranges.c src/common/ranges.h \
 	src/common/thrift_glue.c src/common/thrift_glue.h

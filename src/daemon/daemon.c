@@ -34,6 +34,8 @@ struct _StgDaemon
   StgTcpServer *tcp;
   StgHttpServer *http;
   StgWebUi *webui;
+  StgBodyBudget budget;     /* what unfinished requests hold, on both ports */
+  guint prune_id;           /* the retention timer */
 };
 
 void
@@ -53,6 +55,11 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
   settings->port_max = 29999;
   settings->runtime = g_strdup ("local");
   settings->max_instances = 100000;
+  settings->tcp_backlog = 4096;
+  settings->max_connections = 4096;
+  settings->max_per_address = 1024;
+  settings->keep_updates = 100;
+  settings->keep_events_days = 30;
   stg_fleet_options_init (&settings->fleet);
 }
 
@@ -102,6 +109,8 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   g_clear_pointer (&settings->tls_cert, g_free);
   g_clear_pointer (&settings->tls_key, g_free);
   g_clear_pointer (&settings->users, g_hash_table_unref);
+  g_clear_pointer (&settings->http_names, g_strfreev);
+  g_clear_pointer (&settings->allowed_origins, g_strfreev);
 }
 
 static gboolean
@@ -157,6 +166,26 @@ load_string (GKeyFile *kf, const gchar *key, gchar **out, GError **error)
   return TRUE;
 }
 
+/* A list of words separated by commas or spaces; absent keys leave *@out. */
+static gboolean
+load_list (GKeyFile *kf, const gchar *key, gchar ***out, GError **error)
+{
+  g_autofree gchar *text = NULL;
+
+  if (!load_string (kf, key, &text, error))
+    return FALSE;
+  if (text == NULL)
+    return TRUE;
+  g_auto (GStrv) parts = g_strsplit_set (text, ", \t", -1);
+  g_autoptr (GStrvBuilder) words = g_strv_builder_new ();
+  for (guint i = 0; parts[i] != NULL; i++)
+    if (parts[i][0] != '\0')
+      g_strv_builder_add (words, parts[i]);
+  g_strfreev (*out);
+  *out = g_strv_builder_end (words);
+  return TRUE;
+}
+
 static gboolean
 load_int (GKeyFile *kf, const gchar *key, gint64 min, gint64 max, gint64 *out, GError **error)
 {
@@ -189,11 +218,16 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   static const gchar *const known[] = {
     "data_dir", "bind", "http_port", "thrift_port", "cluster", "max_frame_bytes",
     "idle_timeout_secs", "webui_dir", "port_range", "runtime", "tls_cert", "tls_key",
-    "read_requires_auth", "tcp_trusted", "max_instances_per_job", NULL
+    "read_requires_auth", "tcp_trusted", "max_instances_per_job", "http_names", "allowed_origins",
+    "tcp_backlog", "max_connections", "max_connections_per_address", "keep_updates_per_job",
+    "keep_events_days", NULL
   };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
   gint64 max_instances = settings->max_instances;
+  gint64 backlog = settings->tcp_backlog, conns = settings->max_connections;
+  gint64 per_address = settings->max_per_address;
+  gint64 keep_updates = settings->keep_updates, keep_days = settings->keep_events_days;
   g_autofree gchar *range = NULL, *runtime = NULL;
 
   if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error))
@@ -220,13 +254,20 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_string (kf, "runtime", &runtime, error) ||
       !load_string (kf, "tls_cert", &settings->tls_cert, error) ||
       !load_string (kf, "tls_key", &settings->tls_key, error) ||
+      !load_list (kf, "http_names", &settings->http_names, error) ||
+      !load_list (kf, "allowed_origins", &settings->allowed_origins, error) ||
       !load_bool (kf, "read_requires_auth", &settings->read_requires_auth, error) ||
       !load_bool (kf, "tcp_trusted", &settings->tcp_trusted, error) ||
       !load_int (kf, "http_port", 0, 65535, &http, error) ||
       !load_int (kf, "thrift_port", 0, 65535, &thrift, error) ||
       !load_int (kf, "max_frame_bytes", 1024, G_MAXINT32, &frame, error) ||
       !load_int (kf, "idle_timeout_secs", 0, 86400, &idle, error) ||
-      !load_int (kf, "max_instances_per_job", 1, 1000000, &max_instances, error))
+      !load_int (kf, "max_instances_per_job", 1, 1000000, &max_instances, error) ||
+      !load_int (kf, "tcp_backlog", 1, 65535, &backlog, error) ||
+      !load_int (kf, "max_connections", 1, 1000000, &conns, error) ||
+      !load_int (kf, "max_connections_per_address", 1, 1000000, &per_address, error) ||
+      !load_int (kf, "keep_updates_per_job", 0, 1000000, &keep_updates, error) ||
+      !load_int (kf, "keep_events_days", 0, 100000, &keep_days, error))
     {
       g_prefix_error (error, "%s: ", path);
       return FALSE;
@@ -252,7 +293,35 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   settings->max_frame = frame;
   settings->idle_timeout_s = (gint) idle;
   settings->max_instances = (gint) max_instances;
+  settings->tcp_backlog = (gint) backlog;
+  settings->max_connections = (gint) conns;
+  settings->max_per_address = (gint) per_address;
+  settings->keep_updates = (gint) keep_updates;
+  settings->keep_events_days = (gint) keep_days;
   return TRUE;
+}
+
+/* ---- retention ------------------------------------------------------------ */
+
+/* Timer: one small step of retention (see STG_DAEMON_PRUNE_S). */
+static gboolean
+prune_step (gpointer user_data)
+{
+  StgDaemon *d = user_data;
+  g_autoptr (GError) error = NULL;
+  gint64 days = d->settings.keep_events_days;
+  gint64 before = days > 0 ? stg_clock_now_ms (d->clock) - days * 24 * 3600 * 1000 : 0;
+  guint deleted = 0;
+
+  if (stg_store_in_transaction (d->store))
+    return G_SOURCE_CONTINUE;
+  if (!stg_store_prune (d->store, (guint) d->settings.keep_updates, before, STG_DAEMON_PRUNE_ROWS,
+                        &deleted, &error) ||
+      !stg_store_reclaim (d->store, STG_DAEMON_RECLAIM_PAGES, &error))
+    g_warning ("staggerd: retention: %s", error->message);
+  else if (deleted > 0)
+    g_info ("staggerd: retention: deleted %u rows", deleted);
+  return G_SOURCE_CONTINUE;
 }
 
 /* ---- HTTP routes ---------------------------------------------------------- */
@@ -306,6 +375,8 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.idle_timeout_s = settings->idle_timeout_s;
   d->settings.ready_file = g_strdup (settings->ready_file);
   d->settings.webui_dir = g_strdup (settings->webui_dir);
+  d->settings.http_names = g_strdupv (settings->http_names);
+  d->settings.allowed_origins = g_strdupv (settings->allowed_origins);
   d->settings.runtime = g_strdup (settings->runtime);
   d->settings.tls_cert = g_strdup (settings->tls_cert);
   d->settings.tls_key = g_strdup (settings->tls_key);
@@ -313,6 +384,11 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.read_requires_auth = settings->read_requires_auth;
   d->settings.tcp_trusted = settings->tcp_trusted;
   d->settings.max_instances = settings->max_instances;
+  d->settings.tcp_backlog = settings->tcp_backlog;
+  d->settings.max_connections = settings->max_connections;
+  d->settings.max_per_address = settings->max_per_address;
+  d->settings.keep_updates = settings->keep_updates;
+  d->settings.keep_events_days = settings->keep_events_days;
   d->settings.port_min = settings->port_min;
   d->settings.port_max = settings->port_max;
   stg_fleet_options_copy (&d->settings.fleet, &settings->fleet);
@@ -330,6 +406,7 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   if (d->store == NULL)
     goto fail;
   d->clock = stg_clock_new_real ();
+  d->prune_id = g_timeout_add_seconds (STG_DAEMON_PRUNE_S, prune_step, d);
   if (g_str_equal (d->settings.runtime, "simulated"))
     {
       d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
@@ -384,6 +461,11 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   stg_tcp_options_init (&tcp_options);
   tcp_options.max_frame = (gsize) d->settings.max_frame;
   tcp_options.idle_timeout_s = (guint) d->settings.idle_timeout_s;
+  tcp_options.backlog = d->settings.tcp_backlog;
+  d->budget.max = MAX ((gsize) STG_DAEMON_BUFFERED_MAX, (gsize) d->settings.max_frame);
+  tcp_options.budget = &d->budget;
+  tcp_options.max_connections = (guint) d->settings.max_connections;
+  tcp_options.max_per_address = (guint) d->settings.max_per_address;
   /* Plain TCP carries no credentials: with users, it may only read unless
    * the operator trusts it. */
   if (!stg_auth_tcp_trusted (d->auth))
@@ -400,6 +482,11 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   http_options.max_body = (gsize) d->settings.max_frame;   /* one message, as on TCP */
   http_options.tls_cert = d->settings.tls_cert;
   http_options.tls_key = d->settings.tls_key;
+  http_options.budget = &d->budget;
+  http_options.max_connections = (guint) d->settings.max_connections;
+  http_options.max_per_address = (guint) d->settings.max_per_address;
+  http_options.host_names = (const gchar *const *) d->settings.http_names;
+  http_options.allowed_origins = (const gchar *const *) d->settings.allowed_origins;
   d->http = stg_http_server_new (d->settings.bind, (guint16) d->settings.http_port,
                                  &http_options, error);
   if (d->http == NULL)
@@ -431,6 +518,7 @@ stg_daemon_stop (StgDaemon *d)
 {
   if (d == NULL)
     return;
+  g_clear_handle_id (&d->prune_id, g_source_remove);
   /* Top-down: stop taking requests, then the core, then storage. */
   g_clear_pointer (&d->http, stg_http_server_free);
   g_clear_pointer (&d->webui, stg_webui_free);

@@ -14,6 +14,16 @@
 
 G_BEGIN_DECLS
 
+/* Bytes unfinished requests may hold on both ports together (at least
+ * one largest frame). */
+#define STG_DAEMON_BUFFERED_MAX (48 * 1024 * 1024)
+
+/* Retention runs this often, deleting at most STG_DAEMON_PRUNE_ROWS rows of
+ * each kind and handing back at most STG_DAEMON_RECLAIM_PAGES pages. */
+#define STG_DAEMON_PRUNE_S 60
+#define STG_DAEMON_PRUNE_ROWS 1000
+#define STG_DAEMON_RECLAIM_PAGES 1024
+
 typedef struct
 {
   gchar *data_dir;          /* default ./var */
@@ -35,6 +45,13 @@ typedef struct
   gboolean read_requires_auth;
   gboolean tcp_trusted;     /* with users: TCP may change jobs too */
   gint max_instances;       /* per job; default 100000 */
+  gchar **http_names;       /* (nullable) Host names served besides IPs and localhost */
+  gchar **allowed_origins;  /* (nullable) web origins besides our own that may call /api */
+  gint tcp_backlog;         /* TCP listen queue; default 4096 (capped by somaxconn) */
+  gint max_connections;     /* per port; default 4096 */
+  gint max_per_address;     /* connections per port from one address; default 1024 */
+  gint keep_updates;        /* finished updates kept per job; default 100; 0: all */
+  gint keep_events_days;    /* days of task and instance events kept; default 30; 0: all */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);

@@ -10,6 +10,8 @@
 #include <locale.h>
 #include <string.h>
 #include <stdlib.h>
+#include <termios.h>
+#include <unistd.h>
 
 #include "api/auth.h"
 #include "daemon/daemon.h"
@@ -24,25 +26,55 @@ on_signal (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
-/* --hash-password: one line of standard input, hashed for [users]. */
-static int
-print_password_hash (void)
+/* One line of standard input, not echoed when it is a terminal. NULL at
+ * end of input. */
+static gchar *
+read_secret (const gchar *prompt)
 {
-  g_autoptr (GIOChannel) in = g_io_channel_unix_new (0);
-  g_autofree gchar *line = NULL;
+  struct termios saved, quiet;
+  gboolean tty = isatty (STDIN_FILENO) && tcgetattr (STDIN_FILENO, &saved) == 0;
+  g_autoptr (GIOChannel) in = g_io_channel_unix_new (STDIN_FILENO);
+  gchar *line = NULL;
+
+  if (tty)
+    {
+      g_printerr ("%s: ", prompt);
+      quiet = saved;
+      quiet.c_lflag &= (tcflag_t) ~ECHO;
+      tcsetattr (STDIN_FILENO, TCSAFLUSH, &quiet);
+    }
+  if (g_io_channel_read_line (in, &line, NULL, NULL, NULL) != G_IO_STATUS_NORMAL)
+    g_clear_pointer (&line, g_free);
+  if (tty)
+    {
+      tcsetattr (STDIN_FILENO, TCSAFLUSH, &saved);
+      g_printerr ("\n");
+    }
+  if (line != NULL)
+    g_strchomp (line);
+  return line;
+}
+
+/* --hash-password and --hash-token: one secret from standard input, made
+ * into what [users] holds. */
+static int
+print_hash (gboolean token)
+{
+  const gchar *option = token ? "--hash-token" : "--hash-password";
+  g_autofree gchar *line = read_secret (token ? "Token" : "Password");
   g_autoptr (GError) error = NULL;
 
-  if (g_io_channel_read_line (in, &line, NULL, NULL, &error) != G_IO_STATUS_NORMAL || line == NULL)
+  if (line == NULL)
     {
-      g_printerr ("staggerd: --hash-password: no password on standard input\n");
+      g_printerr ("staggerd: %s: nothing on standard input\n", option);
       return 2;
     }
-  g_strchomp (line);
-  g_autofree gchar *hash = stg_auth_hash_password (line, &error);
+  g_autofree gchar *hash = token ? stg_auth_hash_token (line, &error)
+                                 : stg_auth_hash_password (line, &error);
   explicit_bzero (line, strlen (line));
   if (hash == NULL)
     {
-      g_printerr ("staggerd: --hash-password: %s\n", error->message);
+      g_printerr ("staggerd: %s: %s\n", option, error->message);
       return 2;
     }
   g_print ("%s\n", hash);
@@ -55,7 +87,7 @@ main (int argc, char **argv)
   g_autofree gchar *config = NULL, *data_dir = NULL, *bind = NULL, *cluster = NULL;
   g_autofree gchar *ready_file = NULL, *webui_dir = NULL, *port_range = NULL;
   g_autofree gchar *runtime = NULL, *tls_cert = NULL, *tls_key = NULL;
-  gboolean hash_password = FALSE;
+  gboolean hash_password = FALSE, hash_token = FALSE;
   gint http_port = -1, thrift_port = -1;
   gint64 max_frame = -1;
   gboolean version = FALSE, verbose = FALSE;
@@ -90,7 +122,11 @@ main (int argc, char **argv)
     { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &tls_key,
       "The PEM private key of --tls-cert", "FILE" },
     { "hash-password", 0, 0, G_OPTION_ARG_NONE, &hash_password,
-      "Read a password or token on standard input, print its hash for [users], and exit", NULL },
+      "Read a password on standard input (not echoed), print its hash for [users], and exit",
+      NULL },
+    { "hash-token", 0, 0, G_OPTION_ARG_NONE, &hash_token,
+      "Read a Bearer token on standard input (not echoed), print its digest for [users], and exit",
+      NULL },
     { "webui-dir", 0, 0, G_OPTION_ARG_FILENAME, &webui_dir,
       "Serve the web UI's files from DIR instead of the copies built in (for development)", "DIR" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
@@ -115,8 +151,8 @@ main (int argc, char **argv)
       g_print ("staggerd %s\n", PACKAGE_VERSION);
       return 0;
     }
-  if (hash_password)
-    return print_password_hash ();
+  if (hash_password || hash_token)
+    return print_hash (hash_token);
   if (argc > 1)
     {
       g_printerr ("staggerd: unexpected argument '%s'\nTry 'staggerd --help'.\n", argv[1]);

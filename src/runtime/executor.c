@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/json_check.h"
 #include "runtime/executor.h"
 
 G_DEFINE_QUARK (stg-executor-error-quark, stg_executor_error)
@@ -430,7 +431,8 @@ stg_executor_spec_parse (const gchar *data, const gchar *const *ports, GError **
   spec->pre_update.timeout_secs = 60;
   spec->post_update.timeout_secs = 60;
 
-  if (data == NULL || !json_parser_load_from_data (parser, data, -1, &local))
+  if (data == NULL || !stg_json_check_depth (data, -1, STG_JSON_NESTING_MAX, &local) ||
+      !json_parser_load_from_data (parser, data, -1, &local))
     {
       bad (error, "not valid JSON: %s", local ? local->message : "no data");
       return NULL;

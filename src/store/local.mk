@@ -3,6 +3,8 @@ noinst_LIBRARIES += libstg_store.a
 libstg_store_a_SOURCES = \
 	src/store/store.c src/store/store.h src/store/store_private.h \
 	src/store/jobs.c \
+	src/store/job_lookups.c \
+	src/store/retention.c \
 	src/store/runtime_facts.c \
 	src/store/updates.c
 nodist_libstg_store_a_SOURCES = src/store/schema-resources.c

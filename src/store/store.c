@@ -238,7 +238,10 @@ stg_store_open (const gchar *path, GError **error)
     }
   sqlite3_extended_result_codes (store->db, 1);
   sqlite3_busy_timeout (store->db, 5000);
+  /* auto_vacuum takes only before the first table: new databases hand
+   * freed pages back with stg_store_reclaim() (retention.c). */
   if (!stg_store_exec (store,
+                       "PRAGMA auto_vacuum = INCREMENTAL;"
                        "PRAGMA journal_mode = WAL;"
                        "PRAGMA synchronous = FULL;"
                        "PRAGMA foreign_keys = ON;",

@@ -323,4 +323,30 @@ GPtrArray *stg_store_list_instance_events (StgStore *store, gint64 update_id, gu
 /* The update's events, oldest first, as ApiJobUpdateEvent*. */
 GPtrArray *stg_store_list_update_events (StgStore *store, gint64 update_id, GError **error);
 
+/* ---- a whole job at once (job_lookups.c) -------------------------------- */
+
+/* Instance id (GINT_TO_POINTER) -> the port to link to (GINT_TO_POINTER):
+ * the one named "http", else the first by name. */
+GHashTable *stg_store_job_link_ports (StgStore *store, const ApiJobKey *job, GError **error);
+
+/* Instance id (GINT_TO_POINTER) -> its newest ApiTaskEvent (owned). */
+GHashTable *stg_store_job_last_task_events (StgStore *store, gint64 job_id, GError **error);
+
+/* ---- retention (retention.c) -------------------------------------------- */
+
+/* In one transaction, deletes at most @limit rows of each kind: finished
+ * updates beyond the newest @keep_updates of their job (0: keep all), with
+ * their instances and events; task events, and instance events of finished
+ * updates, older than @events_before_ms (0: keep all). *@deleted
+ * (nullable) gets how many rows went. Not inside a transaction. */
+gboolean stg_store_prune (StgStore *store, guint keep_updates, gint64 events_before_ms,
+                          guint limit, guint *deleted, GError **error);
+
+/* Hands up to @pages free pages back to the file system (a database made
+ * with auto_vacuum = INCREMENTAL; others keep their pages). */
+gboolean stg_store_reclaim (StgStore *store, guint pages, GError **error);
+
+/* Free pages in the file (PRAGMA freelist_count), or -1. */
+gint64 stg_store_free_pages (StgStore *store);
+
 G_END_DECLS
