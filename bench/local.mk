@@ -34,9 +34,13 @@ bench: $(STG_BENCH_DEPS)
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/memory.sh $(BENCH_MEMORY_FLAGS) \
 		--json bench/memory.json
 	@echo
-	@echo "figures: bench/engine.json bench/rollout.json bench/rpc.json bench/memory.json"
+	@echo
+	@echo "== 5. a rollout of containers on three podman hosts against a shell script (bench/fleet.sh)"
+	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/fleet.sh $(BENCH_FLEET_FLAGS) \
+		--json bench/fleet.json
+	@echo "figures: bench/engine.json bench/rollout.json bench/rpc.json bench/memory.json bench/fleet.json"
 
 .PHONY: bench
 CLEANFILES += $(EXTRA_PROGRAMS) bench/engine.json bench/rollout.json bench/rpc.json \
-	bench/memory.json
-EXTRA_DIST += bench/local.mk bench/common.sh bench/rollout.sh bench/memory.sh
+	bench/memory.json bench/fleet.json
+EXTRA_DIST += bench/local.mk bench/common.sh bench/rollout.sh bench/memory.sh bench/fleet.sh

@@ -9,3 +9,4 @@ EXTRA_DIST += examples/local.mk
 EXTRA_DIST += examples/README.md examples/hello.json examples/hello-v2.json \
 	examples/hello-coordinated.json examples/hot.json examples/hot-v2.json \
 	examples/hello-broken.json
+EXTRA_DIST += examples/fleet-web.json

@@ -18,6 +18,7 @@ PACKAGES="
   groff-base mandoc
   clang clang-format
   chromium fonts-dejavu-core
+  podman runc conmon catatonit slirp4netns uidmap busybox-static
 "
 # The browser test drives Chromium with playwright-core from npm. A machine
 # that already has node and npm (from elsewhere) keeps them.

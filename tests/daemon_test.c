@@ -421,7 +421,7 @@ START_TEST (settings_from_config_file)
   ck_assert_int_eq (run_staggerd (&out4, "--help", NULL), 0);
   g_autofree gchar *err5 = NULL;
   ck_assert_int_eq (run_staggerd (&err5, "--runtime=kubernetes", NULL), 2);
-  ck_assert_ptr_nonnull (strstr (err5, "unknown runtime 'kubernetes' (known: local, simulated)"));
+  ck_assert_ptr_nonnull (strstr (err5, "unknown runtime 'kubernetes' (known: local, simulated, fleet)"));
   ck_assert (g_file_set_contents (conf, "[staggerd]\nport_range = 900-100\n", -1, NULL));
   g_autofree gchar *err6 = NULL;
   ck_assert_int_eq (run_staggerd (&err6, conf_arg, NULL), 2);

@@ -173,3 +173,17 @@ soak-ha: tests/ha_replicas_test staggerd
 soak: all tests/crash_test$(EXEEXT)
 	STAGGER_KILLS=200 CK_RUN_CASE=random G_SLICE=always-malloc tests/crash_test$(EXEEXT)
 .PHONY: soak
+
+# The fleet runtime against real podman services (tests/podman_hosts.c).
+STG_PODMAN_HOSTS = tests/podman_hosts.c tests/podman_hosts.h
+check_PROGRAMS += tests/fleet_test
+TESTS += tests/fleet_test
+tests_fleet_test_SOURCES = tests/fleet_test.c $(STG_PODMAN_HOSTS)
+tests_fleet_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_fleet_test_LDADD = libstg_cli.a $(STG_TEST_LDADD)
+
+check_PROGRAMS += tests/fleet_daemon_test
+TESTS += tests/fleet_daemon_test
+tests_fleet_daemon_test_SOURCES = tests/fleet_daemon_test.c $(STG_PODMAN_HOSTS) $(STG_ROLLOUT)
+tests_fleet_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_fleet_daemon_test_LDADD = $(STG_TEST_LDADD)

@@ -190,8 +190,14 @@ is_terminal (gpointer data)
 gint
 stg_rollout_wait_terminal (StgTestDaemon *d, ApiJobUpdateKey *key)
 {
+  return stg_rollout_wait_terminal_for (d, key, 90000);
+}
+
+gint
+stg_rollout_wait_terminal_for (StgTestDaemon *d, ApiJobUpdateKey *key, guint timeout_ms)
+{
   Terminal t = { d, key, 0 };
-  ck_assert_msg (stg_test_wait (is_terminal, &t, 90000), "the update is still %s",
+  ck_assert_msg (stg_test_wait (is_terminal, &t, timeout_ms), "the update is still %s",
                  stg_update_status_name (t.status));
   return t.status;
 }

@@ -52,6 +52,8 @@ ApiJobUpdateDetails *stg_rollout_details (StgTestDaemon *d, ApiJobUpdateKey *key
 
 /* Waits (90 s at most) for the update to end; returns its status. */
 gint stg_rollout_wait_terminal (StgTestDaemon *d, ApiJobUpdateKey *key);
+/* The same, waiting @timeout_ms at most. */
+gint stg_rollout_wait_terminal_for (StgTestDaemon *d, ApiJobUpdateKey *key, guint timeout_ms);
 
 /* The first and last time of @action for @instance in @det, or -1. */
 void stg_rollout_action_times (ApiJobUpdateDetails *det, gint instance, gint action, gint64 *first,

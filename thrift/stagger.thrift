@@ -55,6 +55,82 @@ struct ExecutorConfig {
   2: string data
 }
 
+/* A host must carry one of these values of an attribute (or none of them, negated). */
+struct ValueConstraint {
+  1: bool negated
+  2: set<string> values
+}
+
+/* At most this many active instances of the job per value of an attribute ("host": per host). */
+struct LimitConstraint {
+  1: i32 limit
+}
+
+/* Exactly one member is set. */
+union TaskConstraint {
+  1: ValueConstraint value
+  2: LimitConstraint limit
+}
+
+/* Where a task may be placed: a constraint on the host attribute @name ("host" is the host's
+ * own name). */
+struct Constraint {
+  1: string name
+  2: TaskConstraint constraint
+}
+
+/* Access mode of a volume. */
+enum Mode {
+  RW = 1
+  RO = 2
+}
+
+/* A host path mounted into a container. */
+struct Volume {
+  1: string containerPath
+  2: string hostPath
+  3: Mode mode
+}
+
+/* Images of Mesos' unified containerizer; kept for Aurora compatibility, never run. */
+struct DockerImage {
+  1: string name
+  2: string tag
+}
+
+struct AppcImage {
+  1: string name
+  2: string imageId
+}
+
+union Image {
+  1: DockerImage docker
+  2: AppcImage appc
+}
+
+struct MesosContainer {
+  1: optional Image image
+  2: optional list<Volume> volumes
+}
+
+/* A parameter of the Docker engine for the container (e.g. name "env", value "A=1"). */
+struct DockerParameter {
+  1: string name
+  2: string value
+}
+
+/* The container image a task runs in the fleet runtime. */
+struct DockerContainer {
+  1: string image
+  2: optional list<DockerParameter> parameters
+}
+
+/* Exactly one member is set; the fleet runtime runs docker ones. */
+union Container {
+  1: MesosContainer mesos
+  2: DockerContainer docker
+}
+
 /* One resource a task asks for; exactly one member is set. */
 union Resource {
   1: double numCpus
@@ -76,6 +152,10 @@ struct TaskConfig {
   23: optional string contactEmail
   25: optional ExecutorConfig executorConfig
   27: optional set<Metadata> metadata
+  /* Aurora's ids and types; optional here so that configs written without them keep their
+   * canonical encoding (and hash). */
+  20: optional set<Constraint> constraints
+  29: optional Container container
 }
 
 /* Cron collision policies; Stagger runs no cron jobs but keeps the field's type. */

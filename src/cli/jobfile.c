@@ -531,7 +531,8 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
     g_object_set (task, "tier", tier, NULL);
   if (contact != NULL)
     g_object_set (task, "contactEmail", contact, NULL);
-  if (!metadata (c, top, task, error) || !resources (c, top, task, &ports, error))
+  if (!metadata (c, top, task, error) || !resources (c, top, task, &ports, error) ||
+      !stg_jf_placement (c, top, task, error))
     return NULL;
 
   g_autofree gchar *data = stg_jf_executor_data (c, task_obj, health, ports, error);

@@ -78,4 +78,8 @@ gboolean stg_jf_array (const StgJfCtx *c, JsonObject *object, const gchar *path,
 gchar *stg_jf_executor_data (const StgJfCtx *c, JsonObject *task, JsonObject *health,
                              GStrv ports, GError **error);
 
+/* The placement keys (jobfile_fleet.c): "container" and "constraints"
+ * of @top into @task, in Aurora's forms. */
+gboolean stg_jf_placement (const StgJfCtx *c, JsonObject *top, ApiTaskConfig *task, GError **error);
+
 G_END_DECLS

@@ -11,6 +11,7 @@ libstg_cli_a_SOURCES = \
 	src/cli/http_client_transport.c src/cli/http_client_transport.h \
 	src/cli/jobfile.c src/cli/jobfile.h src/cli/jobfile_private.h \
 	src/cli/jobfile_read.c src/cli/jobfile_task.c \
+	src/cli/jobfile_fleet.c \
 	src/cli/output.c src/cli/output.h \
 	src/cli/suggest.c src/cli/suggest.h \
 	src/cli/thrift_json.c src/cli/thrift_json.h

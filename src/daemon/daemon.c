@@ -19,6 +19,7 @@
 #include "daemon/daemon.h"
 #include "daemon/leadership.h"
 #include "engine/engine.h"
+#include "runtime/fleet.h"
 #include "runtime/local.h"
 #include "runtime/simulated.h"
 #include "store/store.h"
@@ -66,15 +67,16 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
   settings->max_per_address = 1024;
   settings->keep_updates = 100;
   settings->keep_events_days = 30;
+  stg_fleet_options_init (&settings->fleet);
 }
 
 gboolean
 stg_daemon_settings_runtime (StgDaemonSettings *settings, const gchar *name, GError **error)
 {
-  if (!g_str_equal (name, "local") && !g_str_equal (name, "simulated"))
+  if (!g_str_equal (name, "local") && !g_str_equal (name, "simulated") && !g_str_equal (name, "fleet"))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "unknown runtime '%s' (known: local, simulated)", name);
+                   "unknown runtime '%s' (known: local, simulated, fleet)", name);
       return FALSE;
     }
   g_free (settings->runtime);
@@ -112,6 +114,7 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   g_clear_pointer (&settings->ready_file, g_free);
   g_clear_pointer (&settings->webui_dir, g_free);
   g_clear_pointer (&settings->runtime, g_free);
+  stg_fleet_options_clear (&settings->fleet);
   g_clear_pointer (&settings->tls_cert, g_free);
   g_clear_pointer (&settings->tls_key, g_free);
   g_clear_pointer (&settings->users, g_hash_table_unref);
@@ -293,6 +296,11 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   if (runtime != NULL && !stg_daemon_settings_runtime (settings, runtime, error))
     {
       g_prefix_error (error, "%s: [staggerd] runtime: ", path);
+      return FALSE;
+    }
+  if (!stg_fleet_options_load (&settings->fleet, kf, error))
+    {
+      g_prefix_error (error, "%s: ", path);
       return FALSE;
     }
   load_users (kf, settings);
@@ -575,6 +583,7 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.keep_events_days = settings->keep_events_days;
   d->settings.port_min = settings->port_min;
   d->settings.port_max = settings->port_max;
+  stg_fleet_options_copy (&d->settings.fleet, &settings->fleet);
 
   if (g_mkdir_with_parents (d->settings.data_dir, 0700) != 0)
     {
@@ -622,6 +631,16 @@ start_core (StgDaemon *d, GError **error)
       if (d->runtime == NULL)
         return FALSE;
     }
+  else if (g_str_equal (d->settings.runtime, "fleet"))
+    {
+      StgFleetRuntimeOptions fo = {
+        .data_dir = d->settings.data_dir, .cluster = d->settings.cluster,
+        .port_min = d->settings.port_min, .port_max = d->settings.port_max, .fleet = d->settings.fleet,
+      };
+      d->runtime = stg_fleet_runtime_new (d->store, d->clock, &fo, error);
+      if (d->runtime == NULL || !stg_fleet_runtime_adopt (d->runtime, error))
+        return FALSE;
+    }
   else
   {
     StgLocalOptions lo;
@@ -646,7 +665,7 @@ start_core (StgDaemon *d, GError **error)
     d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
   }
   /* Instances first (adopted, or reported dead), then the updates over them. */
-  if ((!g_str_equal (d->settings.runtime, "simulated") && !stg_local_runtime_adopt (d->runtime, error)) ||
+  if ((g_str_equal (d->settings.runtime, "local") && !stg_local_runtime_adopt (d->runtime, error)) ||
       !stg_engine_recover (d->engine, error))
     return FALSE;
 

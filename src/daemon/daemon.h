@@ -10,6 +10,8 @@
 
 #include <glib.h>
 
+#include "runtime/fleet_hosts.h"
+
 G_BEGIN_DECLS
 
 /* Bytes unfinished requests may hold on both ports together (at least
@@ -35,7 +37,8 @@ typedef struct
   gchar *webui_dir;         /* (nullable) serve the web UI's files from here */
   gint port_min;            /* instances' named ports come from port_min..port_max */
   gint port_max;
-  gchar *runtime;           /* "local" (default) or "simulated" */
+  gchar *runtime;           /* "local" (default), "simulated" or "fleet" */
+  StgFleetOptions fleet;    /* the fleet runtime's [host NAME] groups and [fleet] */
   gchar *tls_cert;          /* (nullable) PEM files: serve HTTPS */
   gchar *tls_key;
   GHashTable *users;        /* (nullable) [users]: name -> "HASH ROLE..." */
@@ -61,7 +64,7 @@ void stg_daemon_settings_clear (StgDaemonSettings *settings);
 gboolean stg_daemon_settings_port_range (StgDaemonSettings *settings, const gchar *text,
                                          GError **error);
 
-/* Checks and sets the runtime's name ("local" or "simulated"). */
+/* Checks and sets the runtime's name ("local", "simulated" or "fleet"). */
 gboolean stg_daemon_settings_runtime (StgDaemonSettings *settings, const gchar *name,
                                       GError **error);
 

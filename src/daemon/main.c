@@ -139,9 +139,9 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "port-range", 0, 0, G_OPTION_ARG_STRING, &o->port_range,
       "Give instances' named ports from MIN-MAX (default: 20000-29999)", "MIN-MAX" },
     { "runtime", 0, 0, G_OPTION_ARG_STRING, &o->runtime,
-      "Run instances with NAME: local (processes on this host, the default) or simulated "
-      "(no processes: instances are healthy at once; for benchmarks)",
-      "NAME" },
+      "Run instances with NAME: local (processes on this host, the default), simulated "
+      "(no processes: instances are healthy at once; for benchmarks) or fleet (containers on "
+      "the hosts of the config file's [host NAME] groups, through Docker or Podman)", "NAME" },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert,
       "Serve HTTPS with this PEM certificate (with --tls-key)", "FILE" },
     { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "The PEM private key of --tls-cert",

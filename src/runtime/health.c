@@ -175,6 +175,30 @@ on_shell (GObject *source, GAsyncResult *res, gpointer data)
   check_free (c);
 }
 
+/* A shell check run elsewhere (StgHealthTarget.run) has ended. */
+static void
+on_run (GObject *source G_GNUC_UNUSED, GAsyncResult *res, gpointer data)
+{
+  Check *c = data;
+  StgHealth *h = finish_check (c);
+
+  if (h != NULL)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree gchar *why = NULL;
+      gint code = -1;
+      gboolean ran = h->target.run_finish (h->target.run_data, res, &code, &error);
+      if (c->timed_out)
+        why = g_strdup_printf ("the health command took longer than %g s", h->spec.timeout_secs);
+      else if (!ran)
+        why = g_strdup_printf ("the health command failed: %s", error->message);
+      else
+        why = g_strdup_printf ("the health command exited with status %d", code);
+      result (h, ran && code == 0 && !c->timed_out, why);
+    }
+  check_free (c);
+}
+
 static gboolean
 run_check (gpointer data)
 {
@@ -202,6 +226,11 @@ run_check (gpointer data)
       return G_SOURCE_REMOVE;
     }
 
+  if (h->target.run != NULL)
+    {
+      h->target.run (h->target.run_data, (const gchar *const *) h->target.shell_argv, c->cancel, on_run, c);
+      return G_SOURCE_REMOVE;
+    }
   g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
                                                                  G_SUBPROCESS_FLAGS_STDERR_SILENCE);
   g_autoptr (GError) error = NULL;
@@ -254,6 +283,9 @@ stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *target, gboole
   h->target.shell_argv = g_strdupv (target->shell_argv);
   h->target.envp = g_strdupv (target->envp);
   h->target.cwd = g_strdup (target->cwd);
+  h->target.run = target->run;
+  h->target.run_finish = target->run_finish;
+  h->target.run_data = target->run_data;
   h->func = func;
   h->data = data;
   h->started_us = g_get_monotonic_time ();

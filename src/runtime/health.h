@@ -21,6 +21,13 @@ typedef struct _StgHealth StgHealth;
  * how, e.g. the last response). Called at most once with FALSE. */
 typedef void (*StgHealthFunc) (gpointer data, gboolean healthy, const gchar *why);
 
+/* Shell checks that run elsewhere (e.g. inside a container): @run starts
+ * @argv and calls @done once; @finish gives its exit status, or FALSE with
+ * @error when it could not run. */
+typedef void (*StgHealthRun) (gpointer data, const gchar *const *argv, GCancellable *cancel,
+                              GAsyncReadyCallback done, gpointer done_data);
+typedef gboolean (*StgHealthRunFinish) (gpointer data, GAsyncResult *result, gint *status, GError **error);
+
 typedef struct
 {
   SoupSession *session;      /* shared, for HTTP checks */
@@ -28,6 +35,9 @@ typedef struct
   gchar **shell_argv;        /* shell: the command */
   gchar **envp;
   gchar *cwd;
+  StgHealthRun run;          /* (nullable) shell checks run through this, not here */
+  StgHealthRunFinish run_finish;
+  gpointer run_data;
 } StgHealthTarget;
 
 /* Starts checking. @already_healthy: an adopted instance known to be

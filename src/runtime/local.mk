@@ -14,4 +14,10 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/sandbox.c \
 	src/runtime/simulated.c src/runtime/simulated.h \
 	src/runtime/spec_cache.c src/runtime/spec_cache.h
+# The fleet runtime: containers on many hosts through the Docker Engine API.
+libstg_runtime_a_SOURCES += \
+	src/runtime/docker.c src/runtime/docker.h \
+	src/runtime/fleet.c src/runtime/fleet.h src/runtime/fleet_private.h \
+	src/runtime/fleet_container.c src/runtime/fleet_hosts.c src/runtime/fleet_hosts.h \
+	src/runtime/fleet_sync.c
 EXTRA_DIST += src/runtime/local.mk

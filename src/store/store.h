@@ -240,6 +240,25 @@ typedef struct
 /* Every instance row of every job (GArray of StgSlotRow), by job and id. */
 GArray *stg_store_list_all_instances (StgStore *store, GError **error);
 
+/* ---- fleet placements (fleet_facts.c) ---------------------------------- */
+
+typedef struct
+{
+  gint64 job_id;
+  gint32 instance_id;
+  gchar *host;
+} StgPlacementRow;
+
+/* Records that slot (@job_id, @instance_id) is placed on @host. */
+gboolean stg_store_set_placement (StgStore *store, gint64 job_id, gint32 instance_id, const gchar *host,
+                                  GError **error);
+
+gboolean stg_store_delete_placement (StgStore *store, gint64 job_id, gint32 instance_id, GError **error);
+
+/* Every placement (GArray of StgPlacementRow, host strings owned by the
+ * array: freed with it). */
+GArray *stg_store_list_placements (StgStore *store, GError **error);
+
 /* ---- updates ------------------------------------------------------------ */
 
 /* One row of the updates table. */

@@ -1,0 +1,176 @@
+#!/bin/sh
+# fleet.sh: a rollout of containers across three podman hosts by
+# staggerd --runtime=fleet, and the same rollout done by a shell script, in
+# one run.
+#
+#   BUILDDIR=... bench/fleet.sh [--instances N] [--batch B] [--json FILE]
+#
+# Three `podman system service` processes on this machine stand in for the
+# hosts (each with its own storage and socket; runc, cgroupfs and host
+# networking, as in tests/podman_hosts.c), with two images built from
+# busybox-static (httpd and /www/health). Stagger: a job of N containers
+# (default 300) rolls to the second image in batches of B (default 30),
+# health-checked over HTTP every 0.2 s, watch time 0; we time
+# `stagger update start --wait`. Baseline: for each batch, the script stops
+# and removes the old containers with `podman --url ... stop/rm`, runs the new
+# ones with `podman --url ... run`, and polls each /health with curl every
+# 0.1 s. Prints both wall times and their ratio. Needs root, podman, runc,
+# busybox-static and curl.
+set -eu
+
+N=300
+B=30
+JSON=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --instances) N=$2; shift 2 ;;
+    --batch) B=$2; shift 2 ;;
+    --json) JSON=$2; shift 2 ;;
+    *) echo "fleet.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+: "${BUILDDIR:?set BUILDDIR to the build tree}"
+for p in podman runc curl; do
+  command -v "$p" >/dev/null || { echo "fleet.sh: needs $p (scripts/install-deps.sh)" >&2; exit 1; }
+done
+[ -x /bin/busybox ] || { echo "fleet.sh: needs busybox-static" >&2; exit 1; }
+. "$(dirname "$0")/common.sh"
+# podman refuses a runroot longer than 50 characters: keep paths short.
+tmp=$(mktemp -d /tmp/sfb-XXXXXX)
+daemon=
+services=
+PORTS=45000
+
+now () { date +%s.%N; }
+
+cat > "$tmp/containers.conf" <<'EOF'
+[containers]
+netns = "host"
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+EOF
+export CONTAINERS_CONF="$tmp/containers.conf"
+podargs () {   # $1: host number: its storage and this machine's settings
+  echo "--root=$tmp/h$1/s --runroot=$tmp/h$1/r --tmpdir=$tmp/h$1/t --runtime=runc" \
+    "--cgroup-manager=cgroupfs --events-backend=file"
+}
+pod () {   # $1: host number, then podman's arguments
+  h=$1; shift
+  # shellcheck disable=SC2046
+  podman $(podargs "$h") "$@"
+}
+
+cleanup () {
+  [ -n "$daemon" ] && { kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; }
+  for h in 0 1 2; do [ -d "$tmp/h$h/s" ] && pod $h rm --all --force --time=0 >/dev/null 2>&1 || true; done
+  for p in $services; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  grep " $tmp/" /proc/self/mounts | awk '{ print $2 }' | sort -r | while read -r m; do umount -l "$m"; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+image () {   # $1: version
+  rm -rf "$tmp/rootfs" && mkdir -p "$tmp/rootfs/bin" "$tmp/rootfs/www" "$tmp/rootfs/tmp"
+  cp /bin/busybox "$tmp/rootfs/bin/" && for a in sh httpd sleep; do ln -s busybox "$tmp/rootfs/bin/$a"; done
+  echo ok > "$tmp/rootfs/www/health" && printf '%s' "$1" > "$tmp/rootfs/www/version"
+  tar -C "$tmp/rootfs" -cf "$tmp/v$1.tar" .
+  for h in 0 1 2; do pod $h import --quiet "$tmp/v$1.tar" "localhost/bench:$1" >/dev/null; done
+}
+
+for h in 0 1 2; do
+  mkdir -p "$tmp/h$h/t"
+  # shellcheck disable=SC2046
+  podman $(podargs "$h") system service --time=0 "unix://$tmp/h$h/sock" >"$tmp/h$h/log" 2>&1 &
+  services="$services $!"
+done
+for h in 0 1 2; do
+  i=0; until curl -sf --unix-socket "$tmp/h$h/sock" http://d/_ping >/dev/null; do
+    i=$((i + 1)); [ "$i" -lt 600 ] || { echo "podman host $h did not start" >&2; exit 1; }; sleep 0.1
+  done
+done
+image 1
+image 2
+
+job_file () {   # $1: version
+  cat > "$tmp/v$1.json" <<EOF
+{
+  "cluster": "local", "role": "bench", "environment": "prod", "name": "fleet",
+  "instances": $N,
+  "resources": {"ports": ["http"]},
+  "container": {"docker": {"image": "localhost/bench:$1",
+                           "parameters": [{"name": "network", "value": "host"}]}},
+  "task": {"argv": ["httpd", "-f", "-p", "{{ports[http]}}", "-h", "/www"], "stop_timeout_secs": 2},
+  "health_check_config": {"health_checker": {"http": {"endpoint": "/health"}}, "timeout_secs": 5,
+                          "initial_interval_secs": 30, "interval_secs": 0.2},
+  "update_config": {"watch_secs": 0, "update_strategy": {"batch": {"batch_size": $B}},
+                    "max_total_failures": 0, "rollback_on_failure": true}
+}
+EOF
+}
+
+# ---- Stagger ----------------------------------------------------------------
+job_file 1
+job_file 2
+{
+  printf '[fleet]\npoll_interval_ms = 500\ncall_timeout_secs = 300\nlost_after_secs = 3600\n'
+  for h in 0 1 2; do printf '[host h%s]\nendpoint = unix://%s/h%s/sock\n' "$h" "$tmp" "$h"; done
+} > "$tmp/staggerd.conf"
+start_staggerd --runtime=fleet --config="$tmp/staggerd.conf" --port-range "$PORTS-$((PORTS + N - 1))"
+$stagger job create local/bench/prod/fleet "$tmp/v1.json" >/dev/null
+i=0
+until [ "$($stagger job status local/bench/prod/fleet | grep -c ' RUNNING ')" -eq "$N" ]; do
+  i=$((i + 1)); [ "$i" -lt 6000 ] || { echo "the containers did not come up" >&2; exit 1; }; sleep 0.2
+done
+t0=$(now)
+$stagger update start local/bench/prod/fleet "$tmp/v2.json" --wait >"$tmp/update.log"
+t1=$(now)
+stagger_wall=$(calc "$t1 - $t0")
+$stagger job kill local/bench/prod/fleet >/dev/null
+i=0
+while [ "$(for h in 0 1 2; do pod $h ps --all --quiet; done | wc -l)" -gt 0 ]; do
+  i=$((i + 1)); [ "$i" -lt 3000 ] || { echo "the containers were not removed" >&2; exit 1; }; sleep 0.2
+done
+
+# ---- the script a user would write ------------------------------------------
+base=$PORTS
+run_one () {     # $1: instance, $2: version
+  podman --url "unix://$tmp/h$(($1 % 3))/sock" run --detach --quiet --name "i$1" --network host \
+    "localhost/bench:$2" httpd -f -p $((base + $1)) -h /www >/dev/null
+}
+healthy () {     # $1: instance
+  until curl -sf -o /dev/null "http://127.0.0.1:$((base + $1))/health"; do sleep 0.1; done
+}
+i=0
+while [ "$i" -lt "$N" ]; do run_one "$i" 1; i=$((i + 1)); done
+i=0
+while [ "$i" -lt "$N" ]; do healthy "$i"; i=$((i + 1)); done
+
+t0=$(now)
+first=0
+while [ "$first" -lt "$N" ]; do
+  last=$((first + B - 1)); [ "$last" -lt "$N" ] || last=$((N - 1))
+  i=$first
+  while [ "$i" -le "$last" ]; do
+    podman --url "unix://$tmp/h$((i % 3))/sock" stop --time 2 "i$i" >/dev/null
+    podman --url "unix://$tmp/h$((i % 3))/sock" rm "i$i" >/dev/null
+    run_one "$i" 2; i=$((i + 1))
+  done
+  i=$first
+  while [ "$i" -le "$last" ]; do healthy "$i"; i=$((i + 1)); done
+  first=$((last + 1))
+done
+t1=$(now)
+script_wall=$(calc "$t1 - $t0")
+
+ratio=$(calc "$stagger_wall / $script_wall")
+printf '%-44s %10s\n' "rollout of $N containers on 3 hosts, batches of $B" "seconds"
+printf '%-44s %10.2f\n' "stagger --runtime=fleet (update start --wait)" "$stagger_wall"
+printf '%-44s %10.2f\n' "shell script with podman --url and curl" "$script_wall"
+printf '%-44s %10.3f\n' "ratio stagger / script" "$ratio"
+if [ -n "$JSON" ]; then
+  printf '{"instances": %d, "batch": %d, "hosts": 3, "stagger_wall_s": %.3f, "script_wall_s": %.3f, "ratio": %.3f}\n' \
+    "$N" "$B" "$stagger_wall" "$script_wall" "$ratio" > "$JSON"
+fi

@@ -1,0 +1,532 @@
+/* docker.c: a client of one engine's Docker Engine HTTP API (see docker.h).
+ *
+ * One SoupSession per engine: for unix:// its remote-connectable is the
+ * socket's address (URLs then name "localhost"), for tcp:// it connects to
+ * the host, over TLS when given a CA and a client certificate. Each call is
+ * one GTask; request() sends one HTTP request and hands the status and body
+ * to the call's `done` step, which returns on the task (exec chains three
+ * requests). An engine's error reply ({"message": ...}) becomes the GError's
+ * message verbatim. Calls no other layer. Main-loop thread only.
+ */
+#include "config.h"
+
+#include <gio/gunixsocketaddress.h>
+#include <libsoup/soup.h>
+#include <string.h>
+
+#include "runtime/docker.h"
+
+/* The API version every path names: Docker 20.10 and Podman 3 on. */
+#define API_PREFIX "/v1.41"
+/* Output kept from an exec. */
+#define EXEC_OUTPUT_MAX (64 * 1024)
+
+G_DEFINE_QUARK (stg-docker-error-quark, stg_docker_error)
+
+struct _StgDocker
+{
+  gchar *endpoint;
+  gchar *base;                 /* "http://localhost" or "https://host:port" */
+  SoupSession *session;
+  GTlsCertificate *client_cert; /* nullable */
+};
+
+/* One request in flight: the call's task, the message, the next step. */
+typedef void (*ReplyFn) (GTask *task, guint status, GBytes *body);
+typedef struct
+{
+  GTask *task;
+  SoupMessage *msg;
+  ReplyFn done;
+  guint also_ok; /* a status >= 400 that means success here (e.g. 404 on remove) */
+} Request;
+
+static void
+request_free (Request *r)
+{
+  g_object_unref (r->task);
+  g_object_unref (r->msg);
+  g_free (r);
+}
+
+StgDocker *
+stg_docker_new (const gchar *endpoint, const StgDockerTls *tls, guint timeout_secs, GError **error)
+{
+  g_autoptr (GSocketAddress) address = NULL;
+  g_autoptr (GTlsDatabase) ca = NULL;
+  g_autoptr (GTlsCertificate) cert = NULL;
+  g_autofree gchar *base = NULL;
+  gboolean with_tls = tls != NULL && (tls->cert_file != NULL || tls->key_file != NULL || tls->ca_file != NULL);
+
+  g_return_val_if_fail (endpoint != NULL, NULL);
+  if (g_str_has_prefix (endpoint, "unix://") && endpoint[strlen ("unix://")] == '/')
+    {
+      address = g_unix_socket_address_new (endpoint + strlen ("unix://"));
+      base = g_strdup ("http://localhost");
+    }
+  else if (g_str_has_prefix (endpoint, "tcp://") && endpoint[strlen ("tcp://")] != '\0' &&
+           strchr (endpoint + strlen ("tcp://"), '/') == NULL)
+    {
+      if (with_tls && (tls->cert_file == NULL || tls->key_file == NULL || tls->ca_file == NULL))
+        {
+          g_set_error (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_INVALID,
+                       "%s: TLS needs a client certificate, its key and the CA, all three", endpoint);
+          return NULL;
+        }
+      if (with_tls && ((cert = g_tls_certificate_new_from_files (tls->cert_file, tls->key_file, error)) == NULL ||
+                       (ca = g_tls_file_database_new (tls->ca_file, error)) == NULL))
+        {
+          g_prefix_error (error, "%s: ", endpoint);
+          return NULL;
+        }
+      base = g_strconcat (with_tls ? "https://" : "http://", endpoint + strlen ("tcp://"), NULL);
+    }
+  else
+    {
+      g_set_error (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_INVALID,
+                   "\"%s\": an engine endpoint is unix:///PATH or tcp://HOST:PORT", endpoint);
+      return NULL;
+    }
+  StgDocker *d = g_new0 (StgDocker, 1);
+  d->endpoint = g_strdup (endpoint);
+  d->base = g_steal_pointer (&base);
+  d->session = g_object_new (SOUP_TYPE_SESSION, "timeout", timeout_secs, "idle-timeout", 30,
+                             "max-conns-per-host", 8, "remote-connectable", address, NULL);
+  if (ca != NULL)
+    soup_session_set_tls_database (d->session, ca);
+  d->client_cert = g_steal_pointer (&cert);
+  return d;
+}
+
+void
+stg_docker_free (StgDocker *d)
+{
+  if (d == NULL)
+    return;
+  soup_session_abort (d->session);
+  g_object_unref (d->session);
+  g_clear_object (&d->client_cert);
+  g_free (d->base);
+  g_free (d->endpoint);
+  g_free (d);
+}
+
+const gchar *
+stg_docker_endpoint (StgDocker *d)
+{
+  return d->endpoint;
+}
+
+/* The engine's {"message": "..."} or, failing that, the body or reason. */
+static gchar *
+engine_message (SoupMessage *msg, GBytes *body)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  gsize len = 0;
+  const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
+
+  if (len > 0 && json_parser_load_from_data (parser, data, (gssize) len, NULL) &&
+      JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+      const gchar *m = json_object_get_string_member_with_default (o, "message", NULL);
+      if (m != NULL)
+        return g_strdup (m);
+    }
+  if (len > 0 && g_utf8_validate (data, (gssize) len, NULL))
+    return g_strstrip (g_strndup (data, len));
+  return g_strdup_printf ("HTTP %u %s", soup_message_get_status (msg),
+                          soup_message_get_reason_phrase (msg));
+}
+
+static void
+on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Request *r = user_data;
+  GError *error = NULL;
+  g_autoptr (GBytes) body = soup_session_send_and_read_finish (SOUP_SESSION (source), result, &error);
+  StgDocker *d = g_task_get_task_data (r->task);
+
+  if (body == NULL)
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          GError *e = g_error_new (STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE, "%s: %s", d->endpoint,
+                                   error->message);
+          g_clear_error (&error);
+          error = e;
+        }
+      g_task_return_error (r->task, error);
+    }
+  else
+    {
+      guint status = soup_message_get_status (r->msg);
+      if (status >= 400 && status != r->also_ok)
+        {
+          g_autofree gchar *message = engine_message (r->msg, body);
+          gint code = status == 404 ? STG_DOCKER_ERROR_NOT_FOUND
+                      : status == 409 ? STG_DOCKER_ERROR_CONFLICT : STG_DOCKER_ERROR_FAILED;
+          g_task_return_new_error (r->task, STG_DOCKER_ERROR, code, "%s", message);
+        }
+      else
+        r->done (r->task, status, body);
+    }
+  request_free (r);
+}
+
+/* Sends @method @path (under the API prefix) with @body (nullable JSON)
+ * for @task (whose task data is the StgDocker); @done gets the reply. */
+static void
+request (GTask *task, const gchar *method, const gchar *path, JsonNode *body, guint also_ok, ReplyFn done)
+{
+  StgDocker *d = g_task_get_task_data (task);
+  g_autofree gchar *url = g_strconcat (d->base, API_PREFIX, path, NULL);
+  Request *r = g_new0 (Request, 1);
+
+  r->task = g_object_ref (task);
+  r->done = done;
+  r->also_ok = also_ok;
+  r->msg = soup_message_new (method, url);
+  g_assert (r->msg != NULL); /* paths are built from escaped parts */
+  if (d->client_cert != NULL)
+    soup_message_set_tls_client_certificate (r->msg, d->client_cert);
+  if (body != NULL)
+    {
+      gchar *text = json_to_string (body, FALSE);
+      g_autoptr (GBytes) bytes = g_bytes_new_take (text, strlen (text));
+      soup_message_set_request_body_from_bytes (r->msg, "application/json", bytes);
+    }
+  soup_session_send_and_read_async (d->session, r->msg, G_PRIORITY_DEFAULT, g_task_get_cancellable (task),
+                                    on_reply, r);
+}
+
+static GTask *
+new_task (StgDocker *d, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data,
+          gpointer tag)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, tag);
+  g_task_set_task_data (task, d, NULL);
+  return task;
+}
+
+static JsonNode *
+parse_body (GBytes *body, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) e = NULL;
+  gsize len = 0;
+  const gchar *data = g_bytes_get_data (body, &len);
+
+  if (!json_parser_load_from_data (parser, data ? data : "", (gssize) len, &e))
+    {
+      g_set_error (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_INVALID, "the engine's reply is not JSON: %s",
+                   e->message);
+      return NULL;
+    }
+  return json_node_copy (json_parser_get_root (parser));
+}
+
+static void
+done_ok (GTask *task, guint status G_GNUC_UNUSED, GBytes *body G_GNUC_UNUSED)
+{
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+done_json (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
+{
+  GError *error = NULL;
+  JsonNode *node = parse_body (body, &error);
+
+  if (node == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, node, (GDestroyNotify) json_node_unref);
+}
+
+/* ---- the calls ------------------------------------------------------------- */
+
+void
+stg_docker_ping_async (StgDocker *d, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_ping_async);
+
+  request (task, "GET", "/_ping", NULL, 0, done_ok);
+}
+
+gboolean
+stg_docker_ping_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* The "Id" of a create reply (hex only: it goes into paths). */
+static gchar *
+reply_id (GBytes *body, const gchar *what, GError **error)
+{
+  g_autoptr (JsonNode) node = parse_body (body, error);
+  const gchar *id = NULL;
+
+  if (node == NULL)
+    return NULL;
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    id = json_object_get_string_member_with_default (json_node_get_object (node), "Id", NULL);
+  if (id == NULL || id[0] == '\0' || strspn (id, "0123456789abcdef") != strlen (id))
+    {
+      g_set_error (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_INVALID,
+                   "the engine created %s but named no valid Id", what);
+      return NULL;
+    }
+  return g_strdup (id);
+}
+
+static void
+done_created (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
+{
+  GError *error = NULL;
+  gchar *id = reply_id (body, "a container", &error);
+
+  if (id == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, id, g_free);
+}
+
+void
+stg_docker_create_async (StgDocker *d, const gchar *name, JsonNode *spec, GCancellable *cancellable,
+                         GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_create_async);
+  g_autofree gchar *escaped = g_uri_escape_string (name, NULL, FALSE);
+  g_autofree gchar *path = g_strconcat ("/containers/create?name=", escaped, NULL);
+
+  request (task, "POST", path, spec, 0, done_created);
+}
+
+gchar *
+stg_docker_create_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* /containers/ID/WHAT, with @id escaped. */
+static gchar *
+container_path (const gchar *id, const gchar *what)
+{
+  g_autofree gchar *escaped = g_uri_escape_string (id, NULL, FALSE);
+
+  return g_strconcat ("/containers/", escaped, what, NULL);
+}
+
+void
+stg_docker_start_async (StgDocker *d, const gchar *id, GCancellable *cancellable, GAsyncReadyCallback callback,
+                        gpointer user_data)
+{
+  g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_start_async);
+  g_autofree gchar *path = container_path (id, "/start");
+
+  request (task, "POST", path, NULL, 0, done_ok); /* 304: already running */
+}
+
+void
+stg_docker_stop_async (StgDocker *d, const gchar *id, guint timeout_secs, GCancellable *cancellable,
+                       GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_stop_async);
+  g_autofree gchar *what = g_strdup_printf ("/stop?t=%u", timeout_secs);
+  g_autofree gchar *path = container_path (id, what);
+
+  request (task, "POST", path, NULL, 0, done_ok); /* 304: already stopped */
+}
+
+void
+stg_docker_remove_async (StgDocker *d, const gchar *id, GCancellable *cancellable, GAsyncReadyCallback callback,
+                         gpointer user_data)
+{
+  g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_remove_async);
+  g_autofree gchar *path = container_path (id, "?force=true");
+
+  request (task, "DELETE", path, NULL, 404, done_ok);
+}
+
+gboolean
+stg_docker_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+void
+stg_docker_inspect_async (StgDocker *d, const gchar *id, GCancellable *cancellable, GAsyncReadyCallback callback,
+                          gpointer user_data)
+{
+  g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_inspect_async);
+  g_autofree gchar *path = container_path (id, "/json");
+
+  request (task, "GET", path, NULL, 0, done_json);
+}
+
+JsonNode *
+stg_docker_inspect_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+void
+stg_docker_list_async (StgDocker *d, const gchar *const *labels, GCancellable *cancellable,
+                       GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_list_async);
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "label");
+  json_builder_begin_array (b);
+  for (guint i = 0; labels != NULL && labels[i] != NULL; i++)
+    json_builder_add_string_value (b, labels[i]);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) filters = json_builder_get_root (b);
+  g_autofree gchar *text = json_to_string (filters, FALSE);
+  g_autofree gchar *escaped = g_uri_escape_string (text, NULL, FALSE);
+  g_autofree gchar *path = g_strconcat ("/containers/json?all=true&filters=", escaped, NULL);
+  request (task, "GET", path, NULL, 0, done_json);
+}
+
+JsonNode *
+stg_docker_list_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ---- exec: create, start attached, inspect --------------------------------- */
+
+typedef struct
+{
+  gchar *exec_id;
+  gchar *output;
+} ExecState;
+
+static void
+exec_state_free (ExecState *s)
+{
+  g_free (s->exec_id);
+  g_free (s->output);
+  g_free (s);
+}
+
+/* The attached stream's frames: [stream, 0, 0, 0, size (big-endian)] then
+ * size bytes; stdout and stderr are kept together, up to the limit. A body
+ * without frame headers (a TTY) is kept as it is. */
+static gchar *
+demultiplex (GBytes *body)
+{
+  gsize len = 0;
+  const guint8 *p = g_bytes_get_data (body, &len);
+  g_autoptr (GString) out = g_string_new (NULL);
+  gsize i = 0;
+
+  while (p != NULL && i + 8 <= len && p[i] <= 2 && p[i + 1] == 0 && p[i + 2] == 0 && p[i + 3] == 0)
+    {
+      gsize size = ((gsize) p[i + 4] << 24) | ((gsize) p[i + 5] << 16) | ((gsize) p[i + 6] << 8) | p[i + 7];
+      gsize take = MIN (size, len - i - 8);
+      g_string_append_len (out, (const gchar *) p + i + 8, (gssize) MIN (take, EXEC_OUTPUT_MAX - MIN (out->len, EXEC_OUTPUT_MAX)));
+      i += 8 + take;
+    }
+  if (i == 0 && p != NULL && len > 0)
+    g_string_append_len (out, (const gchar *) p, (gssize) MIN (len, EXEC_OUTPUT_MAX));
+  return g_utf8_make_valid (out->str, (gssize) out->len);
+}
+
+static void
+exec_inspected (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
+{
+  GError *error = NULL;
+  g_autoptr (JsonNode) node = parse_body (body, &error);
+
+  if (node == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  JsonObject *o = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+  if (o == NULL || !json_object_has_member (o, "ExitCode") ||
+      json_object_get_boolean_member_with_default (o, "Running", FALSE))
+    g_task_return_new_error (task, STG_DOCKER_ERROR, STG_DOCKER_ERROR_INVALID,
+                             "the engine has no exit code for the finished exec");
+  else
+    g_task_return_int (task, json_object_get_int_member (o, "ExitCode"));
+}
+
+static void
+exec_started (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
+{
+  ExecState *s = g_object_get_data (G_OBJECT (task), "exec");
+  g_autofree gchar *path = g_strconcat ("/exec/", s->exec_id, "/json", NULL);
+
+  s->output = demultiplex (body);
+  request (task, "GET", path, NULL, 0, exec_inspected);
+}
+
+static void
+exec_created (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
+{
+  GError *error = NULL;
+  ExecState *s = g_object_get_data (G_OBJECT (task), "exec");
+
+  s->exec_id = reply_id (body, "an exec", &error);
+  if (s->exec_id == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  g_autofree gchar *path = g_strconcat ("/exec/", s->exec_id, "/start", NULL);
+  g_autoptr (JsonNode) start = json_from_string ("{\"Detach\": false, \"Tty\": false}", NULL);
+  request (task, "POST", path, start, 0, exec_started);
+}
+
+void
+stg_docker_exec_async (StgDocker *d, const gchar *id, const gchar *const *argv, GCancellable *cancellable,
+                       GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_exec_async);
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autofree gchar *path = container_path (id, "/exec");
+
+  g_object_set_data_full (G_OBJECT (task), "exec", g_new0 (ExecState, 1), (GDestroyNotify) exec_state_free);
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "Cmd");
+  json_builder_begin_array (b);
+  for (guint i = 0; argv[i] != NULL; i++)
+    json_builder_add_string_value (b, argv[i]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "AttachStdout");
+  json_builder_add_boolean_value (b, TRUE);
+  json_builder_set_member_name (b, "AttachStderr");
+  json_builder_add_boolean_value (b, TRUE);
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) spec = json_builder_get_root (b);
+  request (task, "POST", path, spec, 0, exec_created);
+}
+
+gboolean
+stg_docker_exec_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, gint *exit_code, gchar **output,
+                        GError **error)
+{
+  GError *e = NULL;
+  gssize code = g_task_propagate_int (G_TASK (result), &e);
+
+  if (e != NULL)
+    {
+      g_propagate_error (error, e);
+      return FALSE;
+    }
+  *exit_code = (gint) code;
+  if (output != NULL)
+    {
+      ExecState *s = g_object_get_data (G_OBJECT (result), "exec");
+      *output = g_strdup (s->output ? s->output : "");
+    }
+  return TRUE;
+}

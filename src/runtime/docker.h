@@ -1,0 +1,93 @@
+/* docker.h: a client of one container engine's Docker Engine HTTP API
+ * (Docker or Podman): ping, create, start, stop, remove, inspect, list by
+ * label, and exec. Speaks HTTP over a unix socket (unix:///path) or TCP
+ * (tcp://host:port, with TLS when given a client certificate, key and CA),
+ * through libsoup. Calls no other layer. Main-loop thread only: every call
+ * is asynchronous on the thread-default main context, takes a GCancellable,
+ * and calls back exactly once unless it fails up front (then never).
+ */
+#pragma once
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+#define STG_DOCKER_ERROR (stg_docker_error_quark ())
+GQuark stg_docker_error_quark (void);
+typedef enum
+{
+  STG_DOCKER_ERROR_FAILED,      /* the engine refused (message verbatim) */
+  STG_DOCKER_ERROR_NOT_FOUND,   /* 404: no such container, image or exec */
+  STG_DOCKER_ERROR_CONFLICT,    /* 409: e.g. the name is taken */
+  STG_DOCKER_ERROR_UNREACHABLE, /* no answer: connection refused, timeout */
+  STG_DOCKER_ERROR_INVALID,     /* a bad endpoint or TLS file, a bad reply */
+} StgDockerError;
+
+typedef struct _StgDocker StgDocker;
+
+/* TLS material for a tcp:// endpoint; all NULL for plain HTTP. */
+typedef struct
+{
+  const gchar *cert_file; /* client certificate (PEM) */
+  const gchar *key_file;  /* its key (PEM) */
+  const gchar *ca_file;   /* CA that signed the engine's certificate */
+} StgDockerTls;
+
+/* A client of the engine at @endpoint ("unix:///run/podman/podman.sock",
+ * "tcp://10.0.0.5:2376"). @tls (nullable) applies to tcp:// only. Calls
+ * that see no data for @timeout_secs fail as UNREACHABLE. */
+StgDocker *stg_docker_new (const gchar *endpoint, const StgDockerTls *tls, guint timeout_secs,
+                           GError **error);
+void stg_docker_free (StgDocker *docker);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDocker, stg_docker_free)
+
+/* The endpoint as given. */
+const gchar *stg_docker_endpoint (StgDocker *docker);
+
+/* GET /_ping. */
+void stg_docker_ping_async (StgDocker *docker, GCancellable *cancellable, GAsyncReadyCallback callback,
+                            gpointer user_data);
+gboolean stg_docker_ping_finish (StgDocker *docker, GAsyncResult *result, GError **error);
+
+/* POST /containers/create?name=@name with @spec (Image, Cmd, Env, Labels,
+ * HostConfig...; borrowed). Finishes with the new container's id. */
+void stg_docker_create_async (StgDocker *docker, const gchar *name, JsonNode *spec,
+                              GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+gchar *stg_docker_create_finish (StgDocker *docker, GAsyncResult *result, GError **error);
+
+/* POST /containers/@id/start (already running is success). */
+void stg_docker_start_async (StgDocker *docker, const gchar *id, GCancellable *cancellable,
+                             GAsyncReadyCallback callback, gpointer user_data);
+/* POST /containers/@id/stop?t=@timeout_secs: SIGTERM (or the image's stop
+ * signal), SIGKILL after @timeout_secs (already stopped is success). */
+void stg_docker_stop_async (StgDocker *docker, const gchar *id, guint timeout_secs,
+                            GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+/* DELETE /containers/@id?force=true (already gone is success). */
+void stg_docker_remove_async (StgDocker *docker, const gchar *id, GCancellable *cancellable,
+                              GAsyncReadyCallback callback, gpointer user_data);
+/* The finish of start, stop and remove. */
+gboolean stg_docker_finish (StgDocker *docker, GAsyncResult *result, GError **error);
+
+/* GET /containers/@id/json. Finishes with the engine's JSON object. */
+void stg_docker_inspect_async (StgDocker *docker, const gchar *id, GCancellable *cancellable,
+                               GAsyncReadyCallback callback, gpointer user_data);
+JsonNode *stg_docker_inspect_finish (StgDocker *docker, GAsyncResult *result, GError **error);
+
+/* GET /containers/json?all=true with a label filter: containers carrying
+ * every one of @labels ("key" or "key=value", NULL-terminated). Finishes
+ * with the engine's JSON array. */
+void stg_docker_list_async (StgDocker *docker, const gchar *const *labels, GCancellable *cancellable,
+                            GAsyncReadyCallback callback, gpointer user_data);
+JsonNode *stg_docker_list_finish (StgDocker *docker, GAsyncResult *result, GError **error);
+
+/* Runs @argv inside container @id (create an exec, start it attached,
+ * read its output, then its exit code). */
+void stg_docker_exec_async (StgDocker *docker, const gchar *id, const gchar *const *argv,
+                            GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+/* The exit code (*@exit_code) and, when @output is not NULL, stdout and
+ * stderr together (at most 64 KiB, the rest dropped). */
+gboolean stg_docker_exec_finish (StgDocker *docker, GAsyncResult *result, gint *exit_code, gchar **output,
+                                 GError **error);
+
+G_END_DECLS

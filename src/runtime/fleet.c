@@ -1,0 +1,671 @@
+/* fleet.c: StgFleetRuntime's slots and the runtime operations (see fleet.h).
+ *
+ * A slot holds at most one container and does one thing at a time with it
+ * (Slot.op). stg_fleet_drive() compares what the slot should run (want,
+ * killing, restart) with what it has and starts the next step:
+ *
+ *   no container, want != 0 ──[start: place, record run, create, start]──▶ STARTING
+ *   STARTING ──[health passes: on_health]──▶ RUNNING
+ *   STARTING/RUNNING ──[exit seen by fleet_sync.c or failed check:
+ *                       stg_fleet_container_failed]──▶ FAILED (dead)
+ *   container not wanted (dead, replaced, restarted, killed)
+ *       ──[stop_remove: stop with the stop timeout, remove]──▶ no container
+ *   killing, no container ──[finish_removal]──▶ ABSENT (row and placement gone)
+ *
+ * Invariants: (1) a run's number and config are in the store before its
+ * container is created, so a restarted staggerd finds it by its labels;
+ * (2) a slot keeps its host from placement until it is removed; (3) a new
+ * container starts only once the old one is removed, so a slot never has
+ * two. Engine calls are asynchronous; a slot's cancellable is cancelled
+ * only when the slot is freed, and a callback that sees G_IO_ERROR_CANCELLED
+ * touches nothing. Main-loop thread only.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "runtime/fleet_private.h"
+
+#define BACKOFF_FIRST_MS 1000
+#define BACKOFF_MAX_MS 30000
+#define UNPLACED_RETRY_MS 2000
+#define ENGINE_RETRY_MS 1000
+
+static void
+slot_free (gpointer p)
+{
+  Slot *slot = p;
+
+  g_cancellable_cancel (slot->cancel);
+  g_clear_object (&slot->cancel);
+  g_clear_pointer (&slot->health, stg_health_free);
+  g_clear_handle_id (&slot->retry_timer, g_source_remove);
+  g_clear_object (&slot->job);
+  g_free (slot->container_id);
+  g_free (slot->cause);
+  g_free (slot);
+}
+
+Slot *
+stg_fleet_slot (StgFleetRuntime *rt, gint64 job_id, gint32 instance, gboolean create)
+{
+  StgSlotKey key = { job_id, instance };
+  Slot *slot = g_hash_table_lookup (rt->slots, &key);
+
+  if (slot != NULL || !create)
+    return slot;
+  g_autoptr (StgJobRow) job = stg_store_get_job_by_id (rt->store, job_id, NULL);
+  if (job == NULL)
+    return NULL;
+  slot = g_new0 (Slot, 1);
+  slot->rt = rt;
+  slot->job_id = job_id;
+  slot->instance = instance;
+  slot->job = g_object_ref (job->key);
+  slot->phase = STG_TASK_ABSENT;
+  slot->status = API_SCHEDULE_STATUS_PENDING;
+  slot->cancel = g_cancellable_new ();
+  StgInstanceRow row;
+  if (stg_store_get_instance (rt->store, job_id, instance, &row, NULL))
+    {
+      slot->failures = (guint32) row.failure_count;
+      slot->run_id = row.run_id;
+      slot->want = row.config_id;
+    }
+  g_hash_table_insert (rt->slots, stg_slot_key_new (job_id, instance), slot);
+  return slot;
+}
+
+Host *
+stg_fleet_host (StgFleetRuntime *rt, const gchar *name)
+{
+  for (guint i = 0; i < rt->hosts->len; i++)
+    if (g_str_equal (((Host *) rt->hosts->pdata[i])->config->name, name))
+      return rt->hosts->pdata[i];
+  return NULL;
+}
+
+void
+stg_fleet_set_host (Slot *slot, Host *host)
+{
+  if (slot->host == host)
+    return;
+  if (slot->host != NULL)
+    slot->host->slots--;
+  slot->host = host;
+  if (host != NULL)
+    host->slots++;
+}
+
+void
+stg_fleet_set_phase (Slot *slot, StgTaskPhase phase, gint status, const gchar *message)
+{
+  StgFleetRuntime *rt = slot->rt;
+  gint64 now = stg_clock_now_ms (rt->clock);
+  g_autoptr (GError) error = NULL;
+
+  slot->phase = phase;
+  slot->status = status;
+  slot->phase_since_ms = now;
+  StgInstanceRow facts = {
+    .instance_id = slot->instance,
+    .status = status,
+    .run_id = slot->run_id,
+    .failure_count = (gint32) slot->failures,
+    .status_ms = now,
+    .run_config_id = slot->container_config,
+  };
+  if (!stg_store_set_instance_facts (rt->store, slot->job_id, &facts, &error) ||
+      !stg_store_add_task_event (rt->store, slot->job_id, slot->instance, now, status, message, &error))
+    g_warning ("fleet: cannot record instance %d of %s/%s/%s: %s", slot->instance, slot->job->role,
+               slot->job->environment, slot->job->name, error->message);
+  g_debug ("fleet: %s/%s/%s/%d: %s (%s)", slot->job->role, slot->job->environment, slot->job->name,
+           slot->instance, stg_task_phase_name (phase), message ? message : "");
+  stg_runtime_notify_later (&rt->base, slot->job_id, slot->instance);
+}
+
+static gboolean
+on_retry (gpointer data)
+{
+  Slot *slot = data;
+
+  slot->retry_timer = 0;
+  stg_fleet_drive (slot);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+retry_in (Slot *slot, guint ms)
+{
+  g_clear_handle_id (&slot->retry_timer, g_source_remove);
+  slot->retry_timer = g_timeout_add (ms, on_retry, slot);
+}
+
+void
+stg_fleet_container_failed (Slot *slot, const gchar *why)
+{
+  g_clear_pointer (&slot->health, stg_health_free);
+  g_free (slot->cause);
+  slot->cause = g_strdup (why);
+  slot->failures++;
+  slot->dead = TRUE;
+  stg_fleet_set_phase (slot, STG_TASK_FAILED, API_SCHEDULE_STATUS_FAILED, why);
+  slot->backoff_ms = slot->backoff_ms == 0 ? BACKOFF_FIRST_MS : MIN (slot->backoff_ms * 2, BACKOFF_MAX_MS);
+  slot->not_before_ms = g_get_monotonic_time () / 1000 + slot->backoff_ms;
+  stg_fleet_drive (slot);
+}
+
+void
+stg_fleet_slot_lost (Slot *slot)
+{
+  StgFleetRuntime *rt = slot->rt;
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *why = g_strdup_printf ("lost: host %s has not answered for %u s (%s)", slot->host->config->name,
+                                           rt->options.fleet.lost_after_secs,
+                                           slot->host->last_error ? slot->host->last_error : "no answer");
+
+  /* Its container stays behind on the host: removed as a stray if the
+   * host comes back. The slot starts over elsewhere. */
+  g_clear_pointer (&slot->health, stg_health_free);
+  g_clear_pointer (&slot->container_id, g_free);
+  g_cancellable_cancel (slot->cancel);
+  g_clear_object (&slot->cancel);
+  slot->cancel = g_cancellable_new ();
+  slot->op = OP_IDLE;
+  slot->dead = FALSE;
+  g_free (slot->cause);
+  slot->cause = g_strdup (why);
+  slot->failures++;
+  stg_fleet_set_host (slot, NULL);
+  if (!stg_store_delete_placement (rt->store, slot->job_id, slot->instance, &error))
+    g_warning ("fleet: %s", error->message);
+  slot->container_config = 0;
+  stg_fleet_set_phase (slot, STG_TASK_FAILED, API_SCHEDULE_STATUS_LOST, why);
+  g_clear_handle_id (&slot->retry_timer, g_source_remove);
+  slot->not_before_ms = 0;
+  stg_fleet_drive (slot);
+}
+
+/* ---- health -------------------------------------------------------------------- */
+
+static void
+on_health (gpointer data, gboolean healthy, const gchar *why)
+{
+  Slot *slot = data;
+
+  if (!healthy)
+    {
+      g_autofree gchar *m = g_strdup_printf ("unhealthy: %s", why ? why : "health check failed");
+      stg_fleet_container_failed (slot, m);
+      return;
+    }
+  slot->healthy_since_ms = stg_clock_now_ms (slot->rt->clock);
+  slot->backoff_ms = 0;
+  g_autofree gchar *m = g_strdup_printf ("healthy on %s", slot->host->config->name);
+  stg_fleet_set_phase (slot, STG_TASK_RUNNING, API_SCHEDULE_STATUS_RUNNING, m);
+}
+
+/* Shell checks run inside the slot's container, through the exec API. */
+static void
+exec_check (gpointer data, const gchar *const *argv, GCancellable *cancel, GAsyncReadyCallback done,
+            gpointer done_data)
+{
+  Slot *slot = data;
+
+  stg_docker_exec_async (slot->host->docker, slot->container_id, argv, cancel, done, done_data);
+}
+
+static gboolean
+exec_check_finish (gpointer data G_GNUC_UNUSED, GAsyncResult *result, gint *status, GError **error)
+{
+  return stg_docker_exec_finish (NULL, result, status, NULL, error);
+}
+
+void
+stg_fleet_watch (Slot *slot, gboolean already_healthy)
+{
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, slot->container_config, NULL);
+  g_auto (GStrv) names = config ? stg_executor_port_names (config) : NULL;
+  g_autoptr (StgExecutorSpec) spec =
+    config ? stg_executor_spec_parse (config->executorConfig->data, (const gchar *const *) names, NULL) : NULL;
+
+  g_clear_pointer (&slot->health, stg_health_free);
+  if (spec == NULL)
+    {
+      stg_fleet_container_failed (slot, "its task config can no longer be read");
+      return;
+    }
+  slot->stop_timeout_secs = (guint) (spec->stop_timeout_secs + 0.999);
+  g_autofree gchar *url = stg_fleet_health_url (slot, spec, slot->container_config);
+  g_autofree gchar *command = spec->health.shell_command ? g_strdup (spec->health.shell_command) : NULL;
+  gchar *shell[] = { (gchar *) "/bin/sh", (gchar *) "-c", command, NULL };
+  StgHealthTarget target = {
+    .session = slot->rt->session, .url = url, .shell_argv = command ? shell : NULL,
+    .run = exec_check, .run_finish = exec_check_finish, .run_data = slot,
+  };
+  if (already_healthy)
+    slot->phase = STG_TASK_RUNNING; /* adopted as it was */
+  slot->health = stg_health_new (&spec->health, &target, already_healthy, on_health, slot);
+}
+
+/* ---- stopping and removing --------------------------------------------------- */
+
+static void
+on_removed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  Slot *slot = data;
+  g_autoptr (GError) error = NULL;
+
+  if (!stg_docker_finish (NULL, result, &error) && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  slot->op = OP_IDLE;
+  if (error != NULL)
+    {
+      g_warning ("fleet: cannot remove container %.12s on %s: %s", slot->container_id, slot->host->config->name,
+                 error->message);
+      retry_in (slot, ENGINE_RETRY_MS);
+      return;
+    }
+  g_clear_pointer (&slot->container_id, g_free);
+  slot->dead = FALSE;
+  stg_fleet_drive (slot);
+}
+
+static void
+on_stopped (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  Slot *slot = data;
+  g_autoptr (GError) error = NULL;
+
+  if (!stg_docker_finish (NULL, result, &error) && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  if (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE))
+    {
+      slot->op = OP_IDLE;
+      retry_in (slot, ENGINE_RETRY_MS);
+      return;
+    }
+  stg_docker_remove_async (slot->host->docker, slot->container_id, slot->cancel, on_removed, slot);
+}
+
+static void
+stop_remove (Slot *slot)
+{
+  g_clear_pointer (&slot->health, stg_health_free);
+  slot->op = OP_STOPPING;
+  if (!slot->dead)
+    {
+      gboolean kill = slot->killing;
+      g_autofree gchar *m = g_strdup_printf ("%s container %.12s on %s", kill ? "stopping" : "replacing",
+                                             slot->container_id, slot->host->config->name);
+      stg_fleet_set_phase (slot, STG_TASK_KILLING,
+                           kill ? API_SCHEDULE_STATUS_KILLING : API_SCHEDULE_STATUS_RESTARTING, m);
+    }
+  stg_docker_stop_async (slot->host->docker, slot->container_id, slot->stop_timeout_secs, slot->cancel, on_stopped,
+                         slot);
+}
+
+static void
+finish_removal (Slot *slot)
+{
+  StgFleetRuntime *rt = slot->rt;
+  g_autoptr (GError) error = NULL;
+  gint64 job_id = slot->job_id;
+  gint32 instance = slot->instance;
+
+  if (!stg_store_delete_instance (rt->store, job_id, instance, &error) ||
+      !stg_store_delete_placement (rt->store, job_id, instance, &error))
+    g_warning ("fleet: cannot remove instance %d: %s", instance, error->message);
+  stg_fleet_set_host (slot, NULL);
+  StgSlotKey key = { job_id, instance };
+  g_hash_table_remove (rt->slots, &key);
+  stg_runtime_notify_later (&rt->base, job_id, instance);
+}
+
+/* ---- starting ------------------------------------------------------------------ */
+
+static void
+start_failed (Slot *slot, const gchar *what, const GError *error)
+{
+  g_autofree gchar *m = g_strdup_printf ("%s on %s: %s", what, slot->host->config->name, error->message);
+
+  slot->op = OP_IDLE;
+  stg_fleet_container_failed (slot, m);
+}
+
+static void
+on_started (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  Slot *slot = data;
+  g_autoptr (GError) error = NULL;
+
+  if (!stg_docker_finish (NULL, result, &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        start_failed (slot, "cannot start the container", error);
+      return;
+    }
+  slot->op = OP_IDLE;
+  slot->started_us = g_get_monotonic_time ();
+  g_autofree gchar *m = g_strdup_printf ("started on %s (container %.12s)", slot->host->config->name,
+                                         slot->container_id);
+  stg_fleet_set_phase (slot, STG_TASK_STARTING, API_SCHEDULE_STATUS_STARTING, m);
+  stg_fleet_watch (slot, FALSE);
+  stg_fleet_drive (slot);
+}
+
+static void
+on_created (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  Slot *slot = data;
+  g_autoptr (GError) error = NULL;
+  gchar *id = stg_docker_create_finish (NULL, result, &error);
+
+  if (id == NULL)
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        start_failed (slot, "cannot create the container", error);
+      return;
+    }
+  slot->container_id = id;
+  stg_docker_start_async (slot->host->docker, id, slot->cancel, on_started, slot);
+}
+
+/* Indexes into rt->hosts of the hosts of the job's other placed slots. */
+static GArray *
+job_hosts (Slot *slot)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (gint));
+  GHashTableIter it;
+  gpointer value;
+
+  g_hash_table_iter_init (&it, slot->rt->slots);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      Slot *other = value;
+      guint index = 0;
+      if (other != slot && other->job_id == slot->job_id && other->host != NULL && !other->killing &&
+          g_ptr_array_find (slot->rt->hosts, other->host, &index))
+        {
+          gint i = (gint) index;
+          g_array_append_val (out, i);
+        }
+    }
+  return out;
+}
+
+/* Chooses the slot's host; FALSE (and PENDING with why) when none fits. */
+static gboolean
+place (Slot *slot)
+{
+  StgFleetRuntime *rt = slot->rt;
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, slot->want, NULL);
+  g_autofree StgPlaceHost *hosts = g_new0 (StgPlaceHost, rt->hosts->len + 1);
+  g_autoptr (GArray) others = job_hosts (slot);
+  g_autofree gchar *why = NULL;
+  g_autoptr (GError) error = NULL;
+
+  for (guint i = 0; i < rt->hosts->len; i++)
+    {
+      Host *h = rt->hosts->pdata[i];
+      hosts[i] = (StgPlaceHost) { .config = h->config, .available = h->reachable && !h->draining, .total = h->slots };
+    }
+  gint best = stg_fleet_place (hosts, rt->hosts->len,
+                               config && config->__isset_constraints ? config->constraints : NULL, others, &why);
+  if (best < 0)
+    {
+      if (g_strcmp0 (slot->cause, why) != 0 || slot->phase != STG_TASK_PENDING)
+        {
+          g_free (slot->cause);
+          slot->cause = g_strdup (why);
+          stg_fleet_set_phase (slot, STG_TASK_PENDING, API_SCHEDULE_STATUS_PENDING, why);
+        }
+      retry_in (slot, UNPLACED_RETRY_MS);
+      return FALSE;
+    }
+  stg_fleet_set_host (slot, rt->hosts->pdata[best]);
+  if (!stg_store_set_placement (rt->store, slot->job_id, slot->instance, slot->host->config->name, &error))
+    g_warning ("fleet: cannot record a placement: %s", error->message);
+  return TRUE;
+}
+
+static void
+start (Slot *slot)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *name = NULL;
+
+  if (slot->host == NULL && !place (slot))
+    return;
+  /* The intent first: this run's number and config are in the store
+   * before the engine hears of it. */
+  slot->run_id++;
+  slot->container_config = slot->want;
+  g_autoptr (JsonNode) spec = stg_fleet_container_spec (slot, slot->want, slot->run_id, &name, &error);
+  if (spec == NULL)
+    {
+      start_failed (slot, "cannot build the container", error);
+      return;
+    }
+  g_autofree gchar *m = g_strdup_printf ("creating run %" G_GINT64_FORMAT " on %s", slot->run_id,
+                                         slot->host->config->name);
+  stg_fleet_set_phase (slot, STG_TASK_STARTING, API_SCHEDULE_STATUS_ASSIGNED, m);
+  slot->op = OP_STARTING;
+  stg_docker_create_async (slot->host->docker, name, spec, slot->cancel, on_created, slot);
+}
+
+void
+stg_fleet_drive (Slot *slot)
+{
+  if (slot->op != OP_IDLE || slot->retry_timer != 0 ||
+      g_strcmp0 (slot->container_id, STG_FLEET_UNKNOWN_CONTAINER) == 0)
+    return; /* busy, waiting, or its host has not answered yet */
+  gboolean unwanted = slot->killing || slot->restart || slot->dead || slot->want == 0 ||
+                      slot->container_config != slot->want;
+  if (slot->container_id != NULL && unwanted)
+    {
+      stop_remove (slot);
+      return;
+    }
+  if (slot->container_id != NULL)
+    return;
+  if (slot->killing)
+    {
+      finish_removal (slot);
+      return;
+    }
+  slot->restart = FALSE;
+  if (slot->want == 0 || slot->finished)
+    return;
+  gint64 now = g_get_monotonic_time () / 1000;
+  if (slot->not_before_ms > now)
+    {
+      retry_in (slot, (guint) (slot->not_before_ms - now));
+      return;
+    }
+  start (slot);
+}
+
+/* ---- the runtime's operations ------------------------------------------------ */
+
+static gboolean
+fleet_apply (StgRuntime *base, gint64 job_id, gint32 instance_id, gint64 config_id, GError **error)
+{
+  StgFleetRuntime *rt = (StgFleetRuntime *) base;
+  Slot *slot = stg_fleet_slot (rt, job_id, instance_id, TRUE);
+
+  if (slot == NULL)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND, "no job with id %" G_GINT64_FORMAT,
+                   job_id);
+      return FALSE;
+    }
+  if (slot->want != config_id || slot->killing)
+    {
+      slot->finished = FALSE;
+      slot->not_before_ms = 0;
+      g_clear_handle_id (&slot->retry_timer, g_source_remove);
+    }
+  slot->want = config_id;
+  slot->killing = FALSE;
+  if (slot->phase == STG_TASK_FAILED && slot->container_id == NULL)
+    slot->not_before_ms = 0; /* asked again: no need to wait out the back-off */
+  stg_fleet_drive (slot);
+  return TRUE;
+}
+
+static gboolean
+fleet_kill (StgRuntime *base, gint64 job_id, gint32 instance_id, GError **error)
+{
+  StgFleetRuntime *rt = (StgFleetRuntime *) base;
+  Slot *slot = stg_fleet_slot (rt, job_id, instance_id, TRUE);
+
+  if (slot == NULL)
+    return stg_store_delete_instance (rt->store, job_id, instance_id, error);
+  slot->killing = TRUE;
+  slot->want = 0;
+  g_clear_handle_id (&slot->retry_timer, g_source_remove);
+  if (slot->op == OP_IDLE && slot->container_id == NULL)
+    stg_fleet_set_phase (slot, STG_TASK_KILLING, API_SCHEDULE_STATUS_KILLING, "killing");
+  stg_fleet_drive (slot);
+  return TRUE;
+}
+
+static gboolean
+fleet_restart (StgRuntime *base, gint64 job_id, gint32 instance_id, GError **error)
+{
+  StgFleetRuntime *rt = (StgFleetRuntime *) base;
+  Slot *slot = stg_fleet_slot (rt, job_id, instance_id, FALSE);
+
+  if (slot == NULL || slot->want == 0)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
+                   "instance %d of job %" G_GINT64_FORMAT " is not running", instance_id, job_id);
+      return FALSE;
+    }
+  slot->restart = slot->container_id != NULL;
+  slot->finished = FALSE;
+  g_clear_handle_id (&slot->retry_timer, g_source_remove);
+  slot->not_before_ms = 0;
+  stg_fleet_drive (slot);
+  return TRUE;
+}
+
+static void
+fleet_observe (StgRuntime *base, gint64 job_id, gint32 instance_id, StgTaskObservation *out)
+{
+  Slot *slot = stg_fleet_slot ((StgFleetRuntime *) base, job_id, instance_id, FALSE);
+
+  if (slot == NULL)
+    {
+      *out = (StgTaskObservation) { .phase = STG_TASK_ABSENT, .status = API_SCHEDULE_STATUS_INIT };
+      return;
+    }
+  *out = (StgTaskObservation) {
+    .phase = slot->phase,
+    .config_id = slot->phase == STG_TASK_ABSENT ? 0 : slot->container_config ? slot->container_config : slot->want,
+    .healthy_since_ms = slot->healthy_since_ms,
+    .phase_since_ms = slot->phase_since_ms,
+    .failures = slot->failures,
+    .status = slot->status,
+    .cause = slot->cause,
+  };
+}
+
+static void
+fleet_free (StgRuntime *base)
+{
+  StgFleetRuntime *rt = (StgFleetRuntime *) base;
+
+  g_clear_handle_id (&rt->poll_timer, g_source_remove);
+  g_clear_pointer (&rt->slots, g_hash_table_unref);
+  for (guint i = 0; i < rt->hosts->len; i++)
+    {
+      Host *h = rt->hosts->pdata[i];
+      g_cancellable_cancel (h->cancel);
+      g_clear_object (&h->cancel);
+      stg_docker_free (h->docker);
+      g_free (h->last_error);
+      g_free (h);
+    }
+  g_ptr_array_unref (rt->hosts);
+  soup_session_abort (rt->session);
+  g_object_unref (rt->session);
+  stg_fleet_options_clear (&rt->options.fleet);
+  g_free (rt->options.data_dir);
+  g_free (rt->options.cluster);
+  g_free (rt->marker);
+  g_free (rt);
+}
+
+static const StgRuntimeOps fleet_ops = {
+  .apply = fleet_apply,
+  .kill = fleet_kill,
+  .restart = fleet_restart,
+  .observe = fleet_observe,
+  .validate = stg_fleet_validate,
+  .free = fleet_free,
+};
+
+/* The marker: a digest of the cluster and the data directory's absolute
+ * path, so two staggerds sharing hosts never touch each other's containers. */
+static gchar *
+make_marker (const gchar *cluster, const gchar *data_dir)
+{
+  g_autofree gchar *abs = g_canonicalize_filename (data_dir, NULL);
+  g_autofree gchar *both = g_strconcat (cluster ? cluster : "", "\n", abs, NULL);
+
+  return g_compute_checksum_for_string (G_CHECKSUM_SHA256, both, -1);
+}
+
+StgRuntime *
+stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOptions *options, GError **error)
+{
+  if (options->fleet.hosts == NULL || options->fleet.hosts->len == 0)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                   "the fleet runtime needs hosts: add a [host NAME] group with an endpoint to the config file");
+      return NULL;
+    }
+  StgFleetRuntime *rt = g_new0 (StgFleetRuntime, 1);
+  rt->base.ops = &fleet_ops;
+  rt->store = store;
+  rt->clock = clock;
+  rt->options.data_dir = g_strdup (options->data_dir);
+  rt->options.cluster = g_strdup (options->cluster);
+  rt->options.port_min = options->port_min;
+  rt->options.port_max = options->port_max;
+  stg_fleet_options_copy (&rt->options.fleet, &options->fleet);
+  rt->marker = make_marker (options->cluster, options->data_dir);
+  rt->slots = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, slot_free);
+  rt->session = soup_session_new_with_options ("timeout", 5, NULL);
+  rt->hosts = g_ptr_array_new ();
+  for (guint i = 0; i < rt->options.fleet.hosts->len; i++)
+    {
+      const StgFleetHostConfig *c = rt->options.fleet.hosts->pdata[i];
+      StgDockerTls tls = { c->tls_cert, c->tls_key, c->tls_ca };
+      StgDocker *docker = stg_docker_new (c->endpoint, &tls, rt->options.fleet.call_timeout_secs, error);
+      if (docker == NULL)
+        {
+          g_prefix_error (error, "host %s: ", c->name);
+          fleet_free (&rt->base);
+          return NULL;
+        }
+      Host *h = g_new0 (Host, 1);
+      h->rt = rt;
+      h->config = c;
+      h->docker = docker;
+      h->reachable = TRUE;
+      h->cancel = g_cancellable_new ();
+      g_ptr_array_add (rt->hosts, h);
+    }
+  return &rt->base;
+}
+
+const gchar *
+stg_fleet_runtime_host_of (StgRuntime *base, gint64 job_id, gint32 instance)
+{
+  Slot *slot = stg_fleet_slot ((StgFleetRuntime *) base, job_id, instance, FALSE);
+
+  return slot && slot->host ? slot->host->config->name : NULL;
+}

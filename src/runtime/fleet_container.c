@@ -1,0 +1,401 @@
+/* fleet_container.c: what the fleet runtime asks an engine to create for an
+ * instance, and which task configs it can run.
+ *
+ * A container runs TaskConfig.container.docker.image with the executor
+ * data's command (or argv) and environment, its named ports as host ports
+ * (stable per instance, from the configured range, kept in the store) in
+ * PORT_<NAME> and templates, numCpus and ramMb as limits, stop_timeout_secs
+ * as the stop timeout, a few Docker parameters, and the labels adoption
+ * reads. Calls the store. Main-loop thread only.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "runtime/fleet_private.h"
+
+/* The Docker parameters the fleet runtime understands (Aurora passes them
+ * to the docker command line; here they become fields of the request). */
+static const gchar *const known_parameters[] = {
+  "network", "env", "label", "volume", "ulimit", "user", "workdir", "hostname", "init", NULL
+};
+
+static const ApiDockerContainer *
+docker_of (const ApiTaskConfig *config)
+{
+  if (!config->__isset_container || config->container == NULL || !config->container->__isset_docker)
+    return NULL;
+  return config->container->docker;
+}
+
+static gboolean
+check_parameters (const ApiDockerContainer *docker, GError **error)
+{
+  for (guint i = 0; docker->__isset_parameters && i < docker->parameters->len; i++)
+    {
+      const ApiDockerParameter *p = docker->parameters->pdata[i];
+      if (!g_strv_contains (known_parameters, p->name))
+        {
+          g_autofree gchar *known = g_strjoinv (", ", (gchar **) known_parameters);
+          g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                       "docker parameter \"%s\" is not supported by the fleet runtime (supported: %s)",
+                       p->name, known);
+          return FALSE;
+        }
+      if (g_str_equal (p->name, "label") && g_str_has_prefix (p->value, "org.stagger."))
+        {
+          g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                       "docker parameter label \"%s\": labels org.stagger.* are Stagger's own", p->value);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+stg_fleet_validate (StgRuntime *base G_GNUC_UNUSED, const ApiTaskConfig *config, GError **error)
+{
+  const ApiDockerContainer *docker = docker_of (config);
+
+  if (!stg_executor_check_config (config, error))
+    return FALSE;
+  if (docker == NULL || docker->image == NULL || docker->image[0] == '\0')
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                   "the fleet runtime runs containers: the task config needs container.docker.image");
+      return FALSE;
+    }
+  if (!check_parameters (docker, error) ||
+      !stg_fleet_check_constraints (config->__isset_constraints ? config->constraints : NULL, error))
+    return FALSE;
+  g_auto (GStrv) ports = stg_executor_port_names (config);
+  g_autoptr (StgExecutorSpec) spec = stg_executor_spec_parse (config->executorConfig->data,
+                                                              (const gchar *const *) ports, error);
+  if (spec == NULL)
+    return FALSE;
+  const gchar *refused = spec->hot_upgrade ? "hot_upgrade is refused: listening sockets cannot be handed "
+                                             "from one container to another"
+                         : spec->pre_update.command || spec->post_update.command
+                           ? "update hooks are not supported by the fleet runtime yet"
+                         : spec->workdir != NULL ? "workdir is not supported by the fleet runtime; "
+                                                   "use the docker parameter workdir"
+                                                 : NULL;
+  if (refused != NULL)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID, "%s", refused);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ---- ports ------------------------------------------------------------------- */
+
+/* The slot's named ports: kept in the store, handed out once from the
+ * range (never two slots on one port, whatever their hosts). */
+static GHashTable *
+slot_ports (Slot *slot, gchar **names, GError **error)
+{
+  StgFleetRuntime *rt = slot->rt;
+  g_autoptr (GHashTable) ports = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      gint port = stg_store_get_port (rt->store, slot->job, slot->instance, names[i], error);
+      for (gint p = rt->options.port_min; port == 0 && p <= rt->options.port_max; p++)
+        {
+          g_autoptr (GError) busy = NULL;
+          if (!stg_store_port_used (rt->store, p, NULL) &&
+              stg_store_put_port (rt->store, slot->job, slot->instance, names[i], p, &busy))
+            port = p;
+        }
+      if (port == 0)
+        {
+          g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED,
+                       "no free port left in %d-%d for port %s", rt->options.port_min, rt->options.port_max,
+                       names[i]);
+          return NULL;
+        }
+      g_hash_table_insert (ports, g_strdup (names[i]), GINT_TO_POINTER (port));
+    }
+  return g_steal_pointer (&ports);
+}
+
+/* ---- the create request ------------------------------------------------------- */
+
+static void
+add_string (JsonBuilder *b, const gchar *name, const gchar *value)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_string_value (b, value);
+}
+
+static void G_GNUC_PRINTF (2, 3)
+add_printf (JsonBuilder *b, const gchar *format, ...)
+{
+  va_list ap;
+
+  va_start (ap, format);
+  g_autofree gchar *text = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  json_builder_add_string_value (b, text);
+}
+
+static gchar *
+port_var (const gchar *name)
+{
+  g_autofree gchar *up = g_ascii_strup (name, -1);
+
+  for (gchar *p = up; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p))
+      *p = '_';
+  return g_strconcat ("PORT_", up, NULL);
+}
+
+/* Env: the executor's (expanded), the ports, the instance and version, and
+ * "env" parameters. */
+static gboolean
+add_env (JsonBuilder *b, const StgExecutorSpec *spec, const StgTemplateVars *vars, gchar **names,
+         const ApiDockerContainer *docker, GError **error)
+{
+  json_builder_set_member_name (b, "Env");
+  json_builder_begin_array (b);
+  for (guint i = 0; spec->env != NULL && spec->env[i] != NULL; i++)
+    {
+      g_autofree gchar *e = stg_template_expand (spec->env[i], vars, NULL, error);
+      if (e == NULL)
+        return FALSE;
+      json_builder_add_string_value (b, e);
+    }
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      g_autofree gchar *var = port_var (names[i]);
+      gint port = GPOINTER_TO_INT (g_hash_table_lookup (vars->ports, names[i]));
+      add_printf (b, "%s=%d", var, port);
+      if (i == 0)
+        add_printf (b, "PORT=%d", port);
+    }
+  add_printf (b, "STAGGER_INSTANCE=%d", vars->instance);
+  add_printf (b, "STAGGER_VERSION=%d", vars->version);
+  for (guint i = 0; docker->__isset_parameters && i < docker->parameters->len; i++)
+    {
+      const ApiDockerParameter *p = docker->parameters->pdata[i];
+      if (g_str_equal (p->name, "env"))
+        json_builder_add_string_value (b, p->value);
+    }
+  json_builder_end_array (b);
+  return TRUE;
+}
+
+static gboolean
+add_cmd (JsonBuilder *b, const StgExecutorSpec *spec, const StgTemplateVars *vars, GError **error)
+{
+  json_builder_set_member_name (b, "Cmd");
+  json_builder_begin_array (b);
+  if (spec->command != NULL)
+    {
+      g_autofree gchar *cmd = stg_template_expand (spec->command, vars, NULL, error);
+      if (cmd == NULL)
+        return FALSE;
+      json_builder_add_string_value (b, "/bin/sh");
+      json_builder_add_string_value (b, "-c");
+      json_builder_add_string_value (b, cmd);
+    }
+  for (guint i = 0; spec->command == NULL && spec->argv != NULL && spec->argv[i] != NULL; i++)
+    {
+      g_autofree gchar *arg = stg_template_expand (spec->argv[i], vars, NULL, error);
+      if (arg == NULL)
+        return FALSE;
+      json_builder_add_string_value (b, arg);
+    }
+  json_builder_end_array (b);
+  return TRUE;
+}
+
+static void
+add_labels (JsonBuilder *b, Slot *slot, gint64 config_id, gint64 run_id, const gchar *hash,
+            const ApiDockerContainer *docker)
+{
+  g_autofree gchar *job_id = g_strdup_printf ("%" G_GINT64_FORMAT, slot->job_id);
+  g_autofree gchar *instance = g_strdup_printf ("%d", slot->instance);
+  g_autofree gchar *run = g_strdup_printf ("%" G_GINT64_FORMAT, run_id);
+  g_autofree gchar *config = g_strdup_printf ("%" G_GINT64_FORMAT, config_id);
+  g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->job->role, slot->job->environment, slot->job->name);
+
+  json_builder_set_member_name (b, "Labels");
+  json_builder_begin_object (b);
+  for (guint i = 0; docker->__isset_parameters && i < docker->parameters->len; i++)
+    {
+      const ApiDockerParameter *p = docker->parameters->pdata[i];
+      const gchar *eq = strchr (p->value, '=');
+      if (g_str_equal (p->name, "label"))
+        {
+          g_autofree gchar *k = eq ? g_strndup (p->value, (gsize) (eq - p->value)) : g_strdup (p->value);
+          add_string (b, k, eq ? eq + 1 : "");
+        }
+    }
+  add_string (b, STG_FLEET_LABEL_MARKER, slot->rt->marker);
+  add_string (b, STG_FLEET_LABEL_JOB_ID, job_id);
+  add_string (b, STG_FLEET_LABEL_JOB, job);
+  add_string (b, STG_FLEET_LABEL_INSTANCE, instance);
+  add_string (b, STG_FLEET_LABEL_RUN, run);
+  add_string (b, STG_FLEET_LABEL_CONFIG_ID, config);
+  add_string (b, STG_FLEET_LABEL_CONFIG, hash);
+  json_builder_end_object (b);
+}
+
+/* The value of the last parameter @name, or NULL. */
+static const gchar *
+parameter (const ApiDockerContainer *docker, const gchar *name)
+{
+  const gchar *value = NULL;
+
+  for (guint i = 0; docker->__isset_parameters && i < docker->parameters->len; i++)
+    if (g_str_equal (((ApiDockerParameter *) docker->parameters->pdata[i])->name, name))
+      value = ((ApiDockerParameter *) docker->parameters->pdata[i])->value;
+  return value;
+}
+
+/* Ulimits from "ulimit" parameters: "nofile=1024:2048". */
+static void
+add_ulimits (JsonBuilder *b, const ApiDockerContainer *docker)
+{
+  json_builder_set_member_name (b, "Ulimits");
+  json_builder_begin_array (b);
+  for (guint i = 0; docker->__isset_parameters && i < docker->parameters->len; i++)
+    {
+      const ApiDockerParameter *p = docker->parameters->pdata[i];
+      g_auto (GStrv) kv = g_str_equal (p->name, "ulimit") ? g_strsplit_set (p->value, "=:", 3) : NULL;
+      if (kv == NULL || kv[0] == NULL || kv[1] == NULL)
+        continue;
+      json_builder_begin_object (b);
+      add_string (b, "Name", kv[0]);
+      json_builder_set_member_name (b, "Soft");
+      json_builder_add_int_value (b, g_ascii_strtoll (kv[1], NULL, 10));
+      json_builder_set_member_name (b, "Hard");
+      json_builder_add_int_value (b, g_ascii_strtoll (kv[2] ? kv[2] : kv[1], NULL, 10));
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
+static void
+add_host_config (JsonBuilder *b, const ApiTaskConfig *config, const ApiDockerContainer *docker,
+                 GHashTable *ports, gchar **names)
+{
+  const gchar *network = parameter (docker, "network");
+  const gchar *init = parameter (docker, "init");
+  GHashTableIter it;
+  gpointer r;
+
+  json_builder_set_member_name (b, "HostConfig");
+  json_builder_begin_object (b);
+  if (network != NULL)
+    add_string (b, "NetworkMode", network);
+  json_builder_set_member_name (b, "Init");
+  json_builder_add_boolean_value (b, init == NULL || g_strcmp0 (init, "false") != 0);
+  g_hash_table_iter_init (&it, config->resources);
+  while (g_hash_table_iter_next (&it, &r, NULL))
+    {
+      const ApiResource *res = r;
+      if (res->__isset_numCpus)
+        {
+          json_builder_set_member_name (b, "NanoCpus");
+          json_builder_add_int_value (b, (gint64) (res->numCpus * 1e9));
+        }
+      if (res->__isset_ramMb)
+        {
+          json_builder_set_member_name (b, "Memory");
+          json_builder_add_int_value (b, res->ramMb * 1024 * 1024);
+        }
+    }
+  if (g_strcmp0 (network, "host") != 0)
+    {
+      /* The container listens on the same number it is reached at. */
+      json_builder_set_member_name (b, "PortBindings");
+      json_builder_begin_object (b);
+      for (guint i = 0; names[i] != NULL; i++)
+        {
+          gint port = GPOINTER_TO_INT (g_hash_table_lookup (ports, names[i]));
+          g_autofree gchar *key = g_strdup_printf ("%d/tcp", port);
+          g_autofree gchar *host_port = g_strdup_printf ("%d", port);
+          json_builder_set_member_name (b, key);
+          json_builder_begin_array (b);
+          json_builder_begin_object (b);
+          add_string (b, "HostPort", host_port);
+          json_builder_end_object (b);
+          json_builder_end_array (b);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_set_member_name (b, "Binds");
+  json_builder_begin_array (b);
+  for (guint i = 0; docker->__isset_parameters && i < docker->parameters->len; i++)
+    if (g_str_equal (((ApiDockerParameter *) docker->parameters->pdata[i])->name, "volume"))
+      json_builder_add_string_value (b, ((ApiDockerParameter *) docker->parameters->pdata[i])->value);
+  json_builder_end_array (b);
+  add_ulimits (b, docker);
+  json_builder_end_object (b);
+}
+
+JsonNode *
+stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **name, GError **error)
+{
+  StgFleetRuntime *rt = slot->rt;
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, config_id, error);
+  if (config == NULL)
+    return NULL;
+  const ApiDockerContainer *docker = docker_of (config);
+  g_auto (GStrv) names = stg_executor_port_names (config);
+  g_autoptr (StgExecutorSpec) spec = NULL;
+  g_autoptr (GHashTable) ports = NULL;
+  g_autofree gchar *hash = stg_thrift_hash (THRIFT_STRUCT (config), NULL);
+
+  if (docker == NULL)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID, "the task config names no docker image");
+      return NULL;
+    }
+  if ((spec = stg_executor_spec_parse (config->executorConfig->data, (const gchar *const *) names, error)) == NULL ||
+      (ports = slot_ports (slot, names, error)) == NULL)
+    return NULL;
+  StgTemplateVars vars = {
+    .instance = slot->instance, .cluster = rt->options.cluster, .role = slot->job->role,
+    .environment = slot->job->environment, .name = slot->job->name,
+    .version = stg_store_config_version (rt->store, config_id), .ports = ports,
+  };
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  add_string (b, "Image", docker->image);
+  if (!add_cmd (b, spec, &vars, error) || !add_env (b, spec, &vars, names, docker, error))
+    return NULL;
+  add_labels (b, slot, config_id, run_id, hash ? hash : "", docker);
+  json_builder_set_member_name (b, "StopTimeout");
+  json_builder_add_int_value (b, (gint64) (spec->stop_timeout_secs + 0.999));
+  if (parameter (docker, "user") != NULL)
+    add_string (b, "User", parameter (docker, "user"));
+  if (parameter (docker, "workdir") != NULL)
+    add_string (b, "WorkingDir", parameter (docker, "workdir"));
+  if (parameter (docker, "hostname") != NULL)
+    add_string (b, "Hostname", parameter (docker, "hostname"));
+  add_host_config (b, config, docker, ports, names);
+  json_builder_end_object (b);
+  *name = g_strdup_printf ("stagger-%.12s-%s.%s.%s-%d-%" G_GINT64_FORMAT, rt->marker, slot->job->role,
+                           slot->job->environment, slot->job->name, slot->instance, run_id);
+  return json_builder_get_root (b);
+}
+
+gchar *
+stg_fleet_health_url (Slot *slot, const StgExecutorSpec *spec, gint64 config_id)
+{
+  if (spec->health.kind != STG_HEALTH_HTTP)
+    return NULL;
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, config_id, NULL);
+  g_auto (GStrv) names = config ? stg_executor_port_names (config) : NULL;
+  if (names == NULL || names[0] == NULL)
+    return NULL;
+  /* "health", else "http", else the first port, as the local runtime does. */
+  const gchar *which = g_strv_contains ((const gchar *const *) names, "health") ? "health"
+                       : g_strv_contains ((const gchar *const *) names, "http") ? "http" : names[0];
+  gint port = stg_store_get_port (slot->rt->store, slot->job, slot->instance, which, NULL);
+  return g_strdup_printf ("http://%s:%d%s", slot->host->config->address, port, spec->health.endpoint);
+}

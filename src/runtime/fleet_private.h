@@ -1,0 +1,141 @@
+/* fleet_private.h: what the fleet runtime's files share (fleet.c: slots
+ * and the runtime's operations; fleet_container.c: container specs and
+ * validation; fleet_sync.c: watching hosts and adoption). Not for use
+ * outside src/runtime/fleet*.c. Main-loop thread only.
+ */
+#pragma once
+
+#include <libsoup/soup.h>
+
+#include "runtime/docker.h"
+#include "runtime/executor.h"
+#include "runtime/fleet.h"
+#include "runtime/health.h"
+
+G_BEGIN_DECLS
+
+/* Container labels. */
+#define STG_FLEET_LABEL_MARKER "org.stagger.marker"   /* this data directory's marker */
+#define STG_FLEET_LABEL_JOB_ID "org.stagger.job-id"
+#define STG_FLEET_LABEL_JOB "org.stagger.job"         /* role/environment/name */
+#define STG_FLEET_LABEL_INSTANCE "org.stagger.instance"
+#define STG_FLEET_LABEL_RUN "org.stagger.run"
+#define STG_FLEET_LABEL_CONFIG_ID "org.stagger.config-id"
+#define STG_FLEET_LABEL_CONFIG "org.stagger.config"   /* the config's canonical hash */
+
+/* The container id of a slot adopted while its host did not answer. */
+#define STG_FLEET_UNKNOWN_CONTAINER "unknown"
+
+typedef struct _StgFleetRuntime StgFleetRuntime;
+
+typedef struct
+{
+  StgFleetRuntime *rt;
+  const StgFleetHostConfig *config; /* borrowed from rt->options */
+  StgDocker *docker;
+  gboolean reachable;
+  gint64 unreachable_since_ms;
+  gchar *last_error;
+  guint failed_lists;             /* listings in a row that got no answer */
+  gboolean draining;
+  gboolean listing;               /* a poll is in flight */
+  gint64 list_sent_us;            /* when it was sent (monotonic) */
+  GCancellable *cancel;
+  guint slots;                    /* slots placed here */
+} Host;
+
+/* What the slot is doing with its container. */
+typedef enum
+{
+  OP_IDLE,
+  OP_STOPPING,                    /* stop, then remove */
+  OP_STARTING,                    /* create, then start */
+} SlotOp;
+
+typedef struct
+{
+  StgFleetRuntime *rt;
+  gint64 job_id;
+  gint32 instance;
+  ApiJobKey *job;
+  Host *host;                     /* NULL until placed */
+  gint64 want;                    /* the config it should run; 0: none */
+  gboolean killing;               /* remove the slot once its container is gone */
+  gboolean restart;               /* stop and start the same config */
+  gboolean finished;              /* a non-service task ended well: leave it */
+  gboolean dead;                  /* the container failed: remove it, start anew after not_before_ms */
+  gint64 not_before_ms;           /* monotonic ms */
+  guint stop_timeout_secs;
+  gint64 started_us;              /* when its container last started (monotonic) */
+  gchar *container_id;            /* NULL: no container */
+  gint64 container_config;        /* the config the container runs */
+  gint64 run_id;
+  SlotOp op;
+  GCancellable *cancel;           /* cancels the op in flight */
+  StgTaskPhase phase;
+  gint status;
+  gint64 phase_since_ms;
+  gint64 healthy_since_ms;
+  guint32 failures;
+  gchar *cause;
+  StgHealth *health;
+  guint retry_timer;
+  gint backoff_ms;
+} Slot;
+
+struct _StgFleetRuntime
+{
+  StgRuntime base;
+  StgStore *store;                /* borrowed */
+  StgClock *clock;                /* borrowed */
+  StgFleetRuntimeOptions options; /* owned copy */
+  gchar *marker;
+  GPtrArray *hosts;               /* Host*, in name order */
+  GHashTable *slots;              /* StgSlotKey* -> Slot* */
+  SoupSession *session;           /* HTTP health checks */
+  guint poll_timer;
+};
+
+/* ---- slots (fleet.c) --------------------------------------------------------- */
+
+Slot *stg_fleet_slot (StgFleetRuntime *rt, gint64 job_id, gint32 instance, gboolean create);
+Host *stg_fleet_host (StgFleetRuntime *rt, const gchar *name);
+void stg_fleet_set_host (Slot *slot, Host *host);
+
+/* Changes what observe reports, records a TaskEvent with @message, saves
+ * the slot's facts and announces the change. */
+void stg_fleet_set_phase (Slot *slot, StgTaskPhase phase, gint status, const gchar *message);
+
+/* The slot's container ended or failed (@why in words): counted, then
+ * restarted after a back-off unless the slot goes away. */
+void stg_fleet_container_failed (Slot *slot, const gchar *why);
+
+/* The slot's host has not answered for the grace period: the slot is LOST
+ * (a failure), forgets its container and host, and is placed anew. */
+void stg_fleet_slot_lost (Slot *slot);
+
+/* Moves the slot toward what it should run (one op at a time). */
+void stg_fleet_drive (Slot *slot);
+
+/* Starts health checks of the slot's container. */
+void stg_fleet_watch (Slot *slot, gboolean already_healthy);
+
+/* ---- containers (fleet_container.c) -------------------------------------- */
+
+/* The create request for @slot running @config_id as run @run_id, and the
+ * container's name. */
+JsonNode *stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **name,
+                                    GError **error);
+
+/* The health check URL of @slot's config @config_id, or NULL (no HTTP check). */
+gchar *stg_fleet_health_url (Slot *slot, const StgExecutorSpec *spec, gint64 config_id);
+
+/* The runtime's validate(). */
+gboolean stg_fleet_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error);
+
+/* ---- hosts (fleet_sync.c) ------------------------------------------------- */
+
+/* Starts polling every host's containers. */
+void stg_fleet_sync_start (StgFleetRuntime *rt);
+
+G_END_DECLS

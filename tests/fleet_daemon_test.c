@@ -1,0 +1,481 @@
+/* fleet_daemon_test.c: staggerd with --runtime=fleet against three real
+ * podman services (tests/podman_hosts.c): rolling updates across the hosts
+ * under a host limit, a rollback in reverse order, and adoption after
+ * kill -9. Host ports come from 44100-44999. Test process, main thread.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <string.h>
+
+#include "common/enums.h"
+#include "podman_hosts.h"
+#include "rollout.h"
+
+#define IMAGE_V1 "localhost/stagger-test:1"
+#define IMAGE_V2 "localhost/stagger-test:2"
+
+typedef struct
+{
+  StgTestPodman *fleet;
+  gchar *data_dir;
+  gchar *conf;
+} Env;
+
+/* Three podman hosts with both images, and a config file naming them. */
+static Env *
+env_new (const gchar *fleet_conf)
+{
+  Env *e = g_new0 (Env, 1);
+  g_autoptr (GString) conf = g_string_new ("[fleet]\npoll_interval_ms = 200\ncall_timeout_secs = 120\n");
+  g_autoptr (GError) error = NULL;
+
+  g_string_append (conf, fleet_conf);
+  e->fleet = stg_test_podman_start (3);
+  stg_test_podman_import (e->fleet, IMAGE_V1, "1");
+  stg_test_podman_import (e->fleet, IMAGE_V2, "2");
+  for (guint i = 0; i < e->fleet->hosts->len; i++)
+    {
+      StgTestPodmanHost *h = e->fleet->hosts->pdata[i];
+      g_string_append_printf (conf, "[host %s]\nendpoint = %s\naddress = 127.0.0.1\nattributes = zone=z%u\n",
+                              h->name, h->endpoint, i % 2);
+    }
+  e->data_dir = stg_test_tmpdir ();
+  e->conf = g_build_filename (e->data_dir, "staggerd.conf", NULL);
+  ck_assert (g_file_set_contents (e->conf, conf->str, -1, &error));
+  return e;
+}
+
+static void
+env_free (Env *e)
+{
+  stg_test_podman_stop (e->fleet);
+  stg_test_rmtree (e->data_dir);
+  g_free (e->data_dir);
+  g_free (e->conf);
+  g_free (e);
+}
+
+static StgTestDaemon *
+daemon_start (Env *e, const gchar *ports)
+{
+  g_autofree gchar *config = g_strconcat ("--config=", e->conf, NULL);
+  g_autofree gchar *range = g_strconcat ("--port-range=", ports, NULL);
+
+  return stg_test_daemon_start (e->data_dir, "--runtime=fleet", config, range, NULL);
+}
+
+/* Executor data: busybox httpd on the "http" port; @endpoint is what the
+ * health check asks for (a missing file makes a failing version). */
+static gchar *
+web_data (const gchar *endpoint)
+{
+  return g_strdup_printf ("{\"argv\": [\"httpd\", \"-f\", \"-p\", \"{{ports[http]}}\", \"-h\", \"/www\"],"
+                          " \"stop_timeout_secs\": 2,"
+                          " \"health_check\": {\"http\": {\"endpoint\": \"%s\"}, \"timeout_secs\": 5,"
+                          " \"initial_interval_secs\": 10, \"interval_secs\": 0.5}}", endpoint);
+}
+
+/* The same with a shell health check run inside the container. */
+static gchar *
+shell_data (const gchar *command)
+{
+  return g_strdup_printf ("{\"argv\": [\"httpd\", \"-f\", \"-p\", \"{{ports[http]}}\", \"-h\", \"/www\"],"
+                          " \"stop_timeout_secs\": 2,"
+                          " \"health_check\": {\"shell\": {\"shell_command\": \"%s\"}, \"timeout_secs\": 10,"
+                          " \"initial_interval_secs\": 10, \"interval_secs\": 1}}", command);
+}
+
+/* The job www/prod/@name: @count instances of @image, at most @per_host
+ * per host; @endpoint is an HTTP check's, or "sh:COMMAND" for a shell
+ * check. */
+static ApiJobConfiguration *
+web_job (const gchar *name, gint32 count, const gchar *image, const gchar *endpoint, gint32 per_host)
+{
+  g_autofree gchar *data = g_str_has_prefix (endpoint, "sh:") ? shell_data (endpoint + 3) : web_data (endpoint);
+  ApiJobConfiguration *job = stg_test_job_full ("www", "prod", name, count, data, "http");
+  ApiTaskConfig *task = job->taskConfig;
+  g_autoptr (ApiDockerParameter) net = g_object_new (API_TYPE_DOCKER_PARAMETER, "name", "network", "value", "host", NULL);
+  g_autoptr (ApiDockerContainer) docker = g_object_new (API_TYPE_DOCKER_CONTAINER, "image", image, NULL);
+  g_ptr_array_add (docker->parameters, g_object_ref (net));
+  docker->__isset_parameters = TRUE;
+  g_autoptr (ApiContainer) box = g_object_new (API_TYPE_CONTAINER, "docker", docker, NULL);
+  g_object_set (task, "container", box, NULL);
+  g_autoptr (ApiLimitConstraint) limit = g_object_new (API_TYPE_LIMIT_CONSTRAINT, "limit", per_host, NULL);
+  g_autoptr (ApiTaskConstraint) tc = g_object_new (API_TYPE_TASK_CONSTRAINT, "limit", limit, NULL);
+  g_hash_table_add (task->constraints, g_object_new (API_TYPE_CONSTRAINT, "name", "host", "constraint", tc, NULL));
+  task->__isset_constraints = TRUE;
+  return job;
+}
+
+static void
+create_job (StgTestDaemon *d, ApiJobConfiguration *job)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r, job,
+                                                         &error));
+  ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "createJob: %s",
+                 r->details && r->details->len ? ((ApiResponseDetail *) r->details->pdata[0])->message : "");
+}
+
+static ApiJobUpdateKey *
+start_update (StgTestDaemon *d, ApiJobConfiguration *job, gint32 batch, gint32 watch_ms)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiBatchJobUpdateStrategy) bs = g_object_new (API_TYPE_BATCH_JOB_UPDATE_STRATEGY, "groupSize", batch, NULL);
+  g_autoptr (ApiJobUpdateStrategy) strategy = g_object_new (API_TYPE_JOB_UPDATE_STRATEGY, "batchStrategy", bs, NULL);
+  g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
+      "updateGroupSize", batch, "minWaitInInstanceRunningMs", watch_ms, "rollbackOnFailure", TRUE,
+      "maxPerInstanceFailures", 0, "maxFailedInstances", 0, "updateStrategy", strategy, NULL);
+  g_autoptr (ApiJobUpdateRequest) request = g_object_new (API_TYPE_JOB_UPDATE_REQUEST,
+      "taskConfig", job->taskConfig, "instanceCount", job->instanceCount, "settings", settings, NULL);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (api_aurora_scheduler_manager_if_start_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                               request, "test", &error));
+  ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "startJobUpdate: %s",
+                 r->details && r->details->len ? ((ApiResponseDetail *) r->details->pdata[0])->message : "");
+  return g_object_ref (r->result->startJobUpdateResult->key);
+}
+
+/* The running containers of every host, one line each:
+ * "HOST ID INSTANCE IMAGE". */
+static GPtrArray *
+containers (Env *e)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint i = 0; i < e->fleet->hosts->len; i++)
+    {
+      StgTestPodmanHost *h = e->fleet->hosts->pdata[i];
+      g_autofree gchar *ps = stg_test_podman_cli (e->fleet, h, "ps", "--all", "--filter", "label=org.stagger.job",
+                                                  "--format",
+                                                  "{{.ID}} {{index .Labels \"org.stagger.instance\"}} {{.Image}}",
+                                                  "--filter", "status=running",
+                                                  NULL);
+      g_auto (GStrv) lines = g_strsplit (ps, "\n", -1);
+      for (guint j = 0; lines[j] != NULL; j++)
+        if (lines[j][0] != '\0')
+          g_ptr_array_add (out, g_strdup_printf ("%s %s", h->name, lines[j]));
+    }
+  return out;
+}
+
+static gchar *
+joined (GPtrArray *list)
+{
+  g_ptr_array_add (list, NULL);
+  gchar *text = g_strjoinv ("\n", (gchar **) list->pdata);
+  g_ptr_array_remove_index (list, list->len - 1);
+  return text;
+}
+
+static guint
+count_on (GPtrArray *list, const gchar *host, const gchar *image)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < list->len; i++)
+    {
+      g_auto (GStrv) f = g_strsplit (list->pdata[i], " ", 5);
+      n += (host == NULL || g_str_equal (f[0], host)) && (image == NULL || g_str_equal (f[3], image));
+    }
+  return n;
+}
+
+/* Every instance's port serves /version @version. */
+static void
+assert_versions (StgTestDaemon *d, const gchar *name, gint count, const gchar *version)
+{
+  GArray *a = stg_rollout_instances (d, name);
+
+  ck_assert_int_eq ((gint) a->len, count);
+  for (guint i = 0; i < a->len; i++)
+    {
+      StgRolloutInstance *in = &g_array_index (a, StgRolloutInstance, i);
+      ck_assert_msg (in->port >= 44100 && in->port <= 44999, "instance %u has port %d", i, in->port);
+      g_autofree gchar *body = NULL;
+      ck_assert_uint_eq (stg_test_http_get ((guint16) in->port, "/version", &body), 200);
+      ck_assert_msg (g_str_equal (body, version), "instance %u serves version %s, not %s", i, body, version);
+    }
+  stg_rollout_instances_free (a);
+}
+
+/* Waits (10 min at most: podman is slow on a busy machine) for the update
+ * to end as @status; otherwise fails with its messages. */
+static void
+expect_terminal (StgTestDaemon *d, ApiJobUpdateKey *key, gint status)
+{
+  gint got = stg_rollout_wait_terminal_for (d, key, 600000);
+  g_autoptr (ApiJobUpdateDetails) det = stg_rollout_details (d, key);
+  g_autoptr (GString) why = g_string_new (NULL);
+
+  for (guint i = 0; i < det->updateEvents->len; i++)
+    {
+      ApiJobUpdateEvent *ev = det->updateEvents->pdata[i];
+      g_string_append_printf (why, "\n  %s: %s", stg_update_status_name (ev->status), ev->message ? ev->message : "");
+    }
+  for (guint i = 0; i < det->instanceEvents->len; i++)
+    {
+      ApiJobInstanceUpdateEvent *ev = det->instanceEvents->pdata[i];
+      if (ev->message != NULL)
+        g_string_append_printf (why, "\n  instance %d: %s", ev->instanceId, ev->message);
+    }
+  ck_assert_msg (got == status, "the update ended %s, not %s:%s", stg_update_status_name (got),
+                 stg_update_status_name (status), why->str);
+}
+
+typedef struct
+{
+  StgTestDaemon *d;
+  const gchar *name;
+  gint count;
+} Want;
+
+static gboolean
+all_running (gpointer data)
+{
+  Want *w = data;
+  GArray *a = stg_rollout_instances (w->d, w->name);
+  gboolean ok = (gint) a->len == w->count;
+
+  for (guint i = 0; ok && i < a->len; i++)
+    ok = g_str_equal (g_array_index (a, StgRolloutInstance, i).status, "RUNNING");
+  stg_rollout_instances_free (a);
+  if (!ok)
+    g_usleep (100000);
+  return ok;
+}
+
+static void
+wait_running (StgTestDaemon *d, const gchar *name, gint count)
+{
+  Want w = { d, name, count };
+  ck_assert_msg (stg_test_wait (all_running, &w, 400000), "the %d instances of %s never all ran", count, name);
+}
+
+/* #15 "Done means" 1 and 2: 30 instances over 3 hosts, at most 10 per
+ * host, roll to a new image in batches of 5; a failing version then rolls
+ * back in reverse order, and the old containers' config runs afterwards. */
+START_TEST (fleet_rolls_thirty_instances_across_three_hosts)
+{
+  Env *e = env_new ("lost_after_secs = 600\n");
+  StgTestDaemon *d = daemon_start (e, "44100-44499");
+  g_autoptr (ApiJobConfiguration) v1 = web_job ("web", 30, IMAGE_V1, "/health", 10);
+  g_autoptr (ApiJobConfiguration) v2 = web_job ("web", 30, IMAGE_V2, "/health", 10);
+  g_autoptr (ApiJobConfiguration) broken = web_job ("web", 30, IMAGE_V1, "/no-such-file", 10);
+
+  create_job (d, v1);
+  wait_running (d, "web", 30);
+  g_autoptr (GPtrArray) first = containers (e);
+  g_autofree gchar *first_text = joined (first);
+  ck_assert_msg (first->len == 30, "%u containers:\n%s", first->len, first_text);
+  for (guint i = 0; i < 3; i++)
+    ck_assert_uint_eq (count_on (first, ((StgTestPodmanHost *) e->fleet->hosts->pdata[i])->name, IMAGE_V1), 10);
+  assert_versions (d, "web", 30, "1");
+
+  g_autoptr (ApiJobUpdateKey) k2 = start_update (d, v2, 5, 500);
+  expect_terminal (d, k2, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  g_autoptr (GPtrArray) second = containers (e);
+  ck_assert_uint_eq (second->len, 30);
+  for (guint i = 0; i < 3; i++)
+    ck_assert_uint_eq (count_on (second, ((StgTestPodmanHost *) e->fleet->hosts->pdata[i])->name, IMAGE_V2), 10);
+  assert_versions (d, "web", 30, "2");
+
+  g_autoptr (ApiJobUpdateKey) k3 = start_update (d, broken, 5, 500);
+  expect_terminal (d, k3, API_JOB_UPDATE_STATUS_ROLLED_BACK);
+  g_autoptr (ApiJobUpdateDetails) det = stg_rollout_details (d, k3);
+  gint64 first0, last0, first4, last4;
+  stg_rollout_action_times (det, 0, API_JOB_UPDATE_ACTION_INSTANCE_ROLLING_BACK, &first0, &last0);
+  stg_rollout_action_times (det, 4, API_JOB_UPDATE_ACTION_INSTANCE_ROLLING_BACK, &first4, &last4);
+  ck_assert_msg (first0 >= 0 && first4 >= 0 && first4 <= first0, "rolled back 0 at %" G_GINT64_FORMAT
+                 ", 4 at %" G_GINT64_FORMAT, first0, first4);
+  wait_running (d, "web", 30);
+  g_autoptr (GPtrArray) third = containers (e);
+  ck_assert_uint_eq (third->len, 30);
+  ck_assert_uint_eq (count_on (third, NULL, IMAGE_V2), 30);
+  assert_versions (d, "web", 30, "2");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
+static gboolean
+some_updated (gpointer data)
+{
+  Env *e = data;
+  g_autoptr (GPtrArray) list = containers (e);
+  guint n = count_on (list, NULL, IMAGE_V2);
+
+  if (n < 3)
+    g_usleep (100000);
+  return n >= 3;
+}
+
+/* #15 "Done means" 3: kill -9 staggerd mid-update; the next one adopts
+ * every container (none restarted, none doubled) and finishes the update. */
+START_TEST (fleet_adopts_containers_after_kill9_mid_update)
+{
+  Env *e = env_new ("lost_after_secs = 600\n");
+  StgTestDaemon *d = daemon_start (e, "44500-44999");
+  g_autoptr (ApiJobConfiguration) v1 = web_job ("api", 12, IMAGE_V1, "/health", 4);
+  g_autoptr (ApiJobConfiguration) v2 = web_job ("api", 12, IMAGE_V2, "/health", 4);
+
+  create_job (d, v1);
+  wait_running (d, "api", 12);
+  g_autoptr (ApiJobUpdateKey) key = start_update (d, v2, 3, 3000);
+  ck_assert (stg_test_wait (some_updated, e, 60000));
+  stg_test_daemon_kill9 (d);
+  stg_test_daemon_free (d);
+  g_autoptr (GPtrArray) before = containers (e);
+
+  d = daemon_start (e, "44500-44999");
+  expect_terminal (d, key, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  g_autoptr (GPtrArray) after = containers (e);
+  ck_assert_uint_eq (after->len, 12);
+  ck_assert_uint_eq (count_on (after, NULL, IMAGE_V2), 12);
+  for (guint i = 0; i < 3; i++)
+    ck_assert_uint_eq (count_on (after, ((StgTestPodmanHost *) e->fleet->hosts->pdata[i])->name, NULL), 4);
+  /* Every v2 container running at the kill is still there, the same one. */
+  for (guint i = 0; i < before->len; i++)
+    if (g_str_has_suffix (before->pdata[i], IMAGE_V2))
+      {
+        gboolean kept = FALSE;
+        for (guint j = 0; j < after->len && !kept; j++)
+          kept = g_str_equal (before->pdata[i], after->pdata[j]);
+        ck_assert_msg (kept, "container \"%s\" was not kept", (gchar *) before->pdata[i]);
+      }
+  assert_versions (d, "api", 12, "2");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
+/* Shell health checks run inside the containers: a command that passes
+ * there lets the job run, one that fails rolls the update back. */
+START_TEST (fleet_runs_shell_checks_inside_containers)
+{
+  Env *e = env_new ("lost_after_secs = 600\n");
+  StgTestDaemon *d = daemon_start (e, "44100-44499");
+  g_autoptr (ApiJobConfiguration) good = web_job ("sh", 3, IMAGE_V1, "sh:test -f /www/health", 1);
+  g_autoptr (ApiJobConfiguration) bad = web_job ("sh", 3, IMAGE_V2, "sh:test -f /www/nope", 1);
+
+  create_job (d, good);
+  wait_running (d, "sh", 3);
+  g_autoptr (ApiJobUpdateKey) key = start_update (d, bad, 3, 500);
+  expect_terminal (d, key, API_JOB_UPDATE_STATUS_ROLLED_BACK);
+  wait_running (d, "sh", 3);
+  assert_versions (d, "sh", 3, "1");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
+typedef struct
+{
+  Env *e;
+  StgTestDaemon *d;
+} Lost;
+
+/* Six instances run again, three on each of host0 and host1. */
+static gboolean
+replaced_elsewhere (gpointer data)
+{
+  Lost *l = data;
+  Want w = { l->d, "lost", 6 };
+  g_autoptr (GPtrArray) list = NULL;
+
+  if (!all_running (&w))
+    return FALSE;
+  list = containers (l->e);
+  gboolean ok = count_on (list, "host0", NULL) == 3 && count_on (list, "host1", NULL) == 3;
+  if (!ok)
+    g_usleep (200000);
+  return ok;
+}
+
+static gboolean
+host2_empty (gpointer data)
+{
+  Env *e = data;
+  g_autofree gchar *ps = stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[2], "ps", "--all", "--quiet",
+                                              "--filter", "label=org.stagger.job", NULL);
+  gboolean empty = g_strstrip (ps)[0] == '\0';
+
+  if (!empty)
+    g_usleep (200000);
+  return empty;
+}
+
+/* #15: a host whose engine stops answering: after the grace period its
+ * instances are LOST (counted as failures) and placed on the other hosts;
+ * when it answers again, what it still holds of ours is removed. */
+START_TEST (fleet_replaces_instances_of_a_lost_host)
+{
+  Env *e = env_new ("lost_after_secs = 3\n");
+  StgTestDaemon *d = daemon_start (e, "44100-44499");
+  g_autoptr (ApiJobConfiguration) job = web_job ("lost", 6, IMAGE_V1, "/health", 3);
+  StgTestPodmanHost *h2 = e->fleet->hosts->pdata[2];
+
+  create_job (d, job);
+  wait_running (d, "lost", 6);
+  g_autoptr (GPtrArray) before = containers (e);
+  ck_assert_uint_eq (count_on (before, "host2", NULL), 2);
+  /* The machine goes away: its engine first, then its containers. */
+  stg_test_podman_host_down (h2);
+  g_autofree gchar *killed = stg_test_podman_cli (e->fleet, h2, "kill", "--all", NULL);
+  Lost l = { e, d };
+  ck_assert_msg (stg_test_wait (replaced_elsewhere, &l, 400000), "host2's instances were not placed elsewhere");
+  GArray *a = stg_rollout_instances (d, "lost");
+  guint failed = 0;
+  for (guint i = 0; i < a->len; i++)
+    failed += g_array_index (a, StgRolloutInstance, i).failures >= 1;
+  stg_rollout_instances_free (a);
+  ck_assert_uint_ge (failed, 2);
+  assert_versions (d, "lost", 6, "1");
+  stg_test_podman_host_up (e->fleet, h2);
+  ck_assert_msg (stg_test_wait (host2_empty, e, 120000), "host2 still holds the lost containers");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
+static Suite *
+fleet_daemon_suite (void)
+{
+  Suite *s = suite_create ("fleet_daemon");
+  TCase *tc = tcase_create ("rollouts");
+
+  tcase_set_timeout (tc, 1800);
+  tcase_add_test (tc, fleet_rolls_thirty_instances_across_three_hosts);
+  tcase_add_test (tc, fleet_adopts_containers_after_kill9_mid_update);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("hosts");
+  tcase_set_timeout (tc, 900);
+  tcase_add_test (tc, fleet_replaces_instances_of_a_lost_host);
+  tcase_add_test (tc, fleet_runs_shell_checks_inside_containers);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  gchar *scope = stg_test_scope_begin ();
+  SRunner *sr = srunner_create (fleet_daemon_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  stg_test_podman_purge (scope);
+  stg_test_scope_end (scope);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,68 @@
+/* podman_hosts.h: simulated container hosts for the fleet suites.
+ *
+ * Starts N real `podman system service` processes on this machine, each with
+ * its own storage (--root, --runroot, --tmpdir) and unix socket in one
+ * temporary directory, imports locally built images (busybox-static's httpd
+ * and a health file, no registry), and stops and removes it all again.
+ * The settings this machine needs (runc, cgroupfs, ulimits within the hard
+ * limits, host networking) live in the fixture's containers.conf, never in
+ * the product. Test processes only; blocking calls.
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  gchar *name;        /* "host0", "host1", ... */
+  gchar *root;        /* this host's folder: storage, runroot, socket */
+  gchar *socket_path; /* the Docker-API unix socket */
+  gchar *endpoint;    /* "unix://" + socket_path */
+  GSubprocess *service;
+} StgTestPodmanHost;
+
+typedef struct
+{
+  gchar *dir;       /* every host's folder and containers.conf live here */
+  gchar *conf_path; /* containers.conf */
+  GPtrArray *hosts; /* StgTestPodmanHost* */
+} StgTestPodman;
+
+/* Starts @n podman services in a new temporary directory and waits until
+ * each answers /_ping. Fails the test (saying how to install podman) when
+ * podman is missing. */
+StgTestPodman *stg_test_podman_start (guint n);
+
+/* Stops every service, removes the containers and the storage (mounts
+ * included). */
+void stg_test_podman_stop (StgTestPodman *fleet);
+
+/* Builds an image from busybox-static: httpd, sh, and /www/health and
+ * /www/version holding @version, imported into every host as @tag
+ * (e.g. "localhost/stagger-test:1"). */
+void stg_test_podman_import (StgTestPodman *fleet, const gchar *tag, const gchar *version);
+
+/* Runs the podman command line against @host with @args (NULL-terminated);
+ * returns its standard output, fails the test if it fails. */
+gchar *stg_test_podman_cli (StgTestPodman *fleet, StgTestPodmanHost *host, ...) G_GNUC_NULL_TERMINATED;
+
+/* Stops one host's service (SIGTERM, waits) or starts it again: its
+ * containers keep running, as on a machine whose engine went away. */
+void stg_test_podman_host_down (StgTestPodmanHost *host);
+void stg_test_podman_host_up (StgTestPodman *fleet, StgTestPodmanHost *host);
+
+/* TRUE when something accepts connections on 127.0.0.1:@port. */
+gboolean stg_test_port_open (guint16 port);
+
+/* Waits up to @timeout_ms until GET @path on 127.0.0.1:@port answers 200
+ * with the body @body; returns whether it did. */
+gboolean stg_test_wait_http_body (guint16 port, const gchar *path, const gchar *body, guint timeout_ms);
+
+/* For a suite's main(), after a failed test skipped its teardown: kills
+ * every process whose command line names a folder under @dir (conmon,
+ * containers' init, services) and unmounts what podman mounted there. */
+void stg_test_podman_purge (const gchar *dir);
+
+G_END_DECLS
