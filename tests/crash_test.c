@@ -113,7 +113,8 @@ crash_during_update (const gchar *point, gint count, const gchar *extra)
   g_autofree gchar *more = g_strdup_printf ("%s, \"env\": {\"GREETING\": \"v2\"}", extra ? extra : "");
   g_autofree gchar *v2 = stg_rollout_server_data (NULL, more);
   /* The daemon may die before it answers. */
-  g_autoptr (ApiJobUpdateKey) sent = stg_rollout_try_start_update (d, "web", count, v2, 1, 300, NULL);
+  ApiJobUpdateKey *sent = stg_rollout_try_start_update (d, "web", count, v2, 1, 300, NULL);
+  g_clear_object (&sent);
   wait_crash (d);
 
   d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
@@ -173,17 +174,13 @@ static guint
 count_wrong (StgTestDaemon *d, gint count, guint *doubles, guint *missing, guint *orphans)
 {
   GArray *now = stg_rollout_instances (d, "web");
-  g_autoptr (GHashTable) recorded = g_hash_table_new (NULL, NULL);
-  guint marked = 0;
 
   *doubles = *missing = *orphans = 0;
   for (gint i = 0; i < count && i < (gint) now->len; i++)
     {
       g_autoptr (GArray) pids = marked_pids (i);
-      marked += pids->len;
       *doubles += pids->len > 1;
       *missing += pids->len == 0;
-      g_hash_table_add (recorded, GINT_TO_POINTER (g_array_index (now, StgRolloutInstance, i).pid));
       for (guint k = 0; k < pids->len; k++)
         if (g_array_index (pids, gint, k) != g_array_index (now, StgRolloutInstance, i).pid)
           (*orphans)++;

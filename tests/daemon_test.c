@@ -483,6 +483,42 @@ update_status (StgTestClient *c, ApiJobUpdateKey *key)
   return d->update->summary->state->status;
 }
 
+/* Pauses, resumes (twice: the second is refused), pulses and aborts @key. */
+static void
+steer_update (StgTestClient *c, ApiJobUpdateKey *key)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_autoptr (ApiResponse) paused = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_pause_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                               &paused, key, "wait", &error));
+  ck_assert_int_eq (paused->responseCode, API_RESPONSE_CODE_OK);
+  ck_assert_int_eq (update_status (c, key), API_JOB_UPDATE_STATUS_ROLL_FORWARD_PAUSED);
+  g_autoptr (ApiResponse) resumed = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_resume_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                                &resumed, key, NULL, &error));
+  ck_assert_int_eq (resumed->responseCode, API_RESPONSE_CODE_OK);
+  g_autoptr (ApiResponse) resumed2 = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_resume_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                                &resumed2, key, NULL, &error));
+  ck_assert_int_eq (resumed2->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
+  ck_assert_ptr_nonnull (strstr (((ApiResponseDetail *) resumed2->details->pdata[0])->message,
+                                 "ROLLING_FORWARD -> ROLLING_FORWARD"));
+  g_autoptr (ApiResponse) pulsed = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_pulse_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                               &pulsed, key, &error));
+  ck_assert_int_eq (pulsed->result->pulseJobUpdateResult->status, API_JOB_UPDATE_PULSE_STATUS_OK);
+  g_autoptr (ApiResponse) aborted = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_abort_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                               &aborted, key, "enough", &error));
+  ck_assert_int_eq (aborted->responseCode, API_RESPONSE_CODE_OK);
+  ck_assert_int_eq (update_status (c, key), API_JOB_UPDATE_STATUS_ABORTED);
+  g_autoptr (ApiResponse) finished = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (api_aurora_scheduler_manager_if_pulse_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                               &finished, key, &error));
+  ck_assert_int_eq (finished->result->pulseJobUpdateResult->status, API_JOB_UPDATE_PULSE_STATUS_FINISHED);
+}
+
 START_TEST (update_calls_over_thrift)
 {
   StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
@@ -514,35 +550,7 @@ START_TEST (update_calls_over_thrift)
   ck_assert_str_eq (again->result->startJobUpdateResult->key->id, key->id);
   ck_assert_str_eq (again->result->startJobUpdateResult->updateSummary->key->id, key->id);
 
-  /* Pause, resume, pulse, abort. */
-  g_autoptr (ApiResponse) paused = g_object_new (API_TYPE_RESPONSE, NULL);
-  ck_assert (api_aurora_scheduler_manager_if_pause_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
-                                                               &paused, key, "wait", &error));
-  ck_assert_int_eq (paused->responseCode, API_RESPONSE_CODE_OK);
-  ck_assert_int_eq (update_status (c, key), API_JOB_UPDATE_STATUS_ROLL_FORWARD_PAUSED);
-  g_autoptr (ApiResponse) resumed = g_object_new (API_TYPE_RESPONSE, NULL);
-  ck_assert (api_aurora_scheduler_manager_if_resume_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
-                                                                &resumed, key, NULL, &error));
-  ck_assert_int_eq (resumed->responseCode, API_RESPONSE_CODE_OK);
-  g_autoptr (ApiResponse) resumed2 = g_object_new (API_TYPE_RESPONSE, NULL);
-  ck_assert (api_aurora_scheduler_manager_if_resume_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
-                                                                &resumed2, key, NULL, &error));
-  ck_assert_int_eq (resumed2->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
-  ck_assert_ptr_nonnull (strstr (((ApiResponseDetail *) resumed2->details->pdata[0])->message,
-                                 "ROLLING_FORWARD -> ROLLING_FORWARD"));
-  g_autoptr (ApiResponse) pulsed = g_object_new (API_TYPE_RESPONSE, NULL);
-  ck_assert (api_aurora_scheduler_manager_if_pulse_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
-                                                               &pulsed, key, &error));
-  ck_assert_int_eq (pulsed->result->pulseJobUpdateResult->status, API_JOB_UPDATE_PULSE_STATUS_OK);
-  g_autoptr (ApiResponse) aborted = g_object_new (API_TYPE_RESPONSE, NULL);
-  ck_assert (api_aurora_scheduler_manager_if_abort_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
-                                                               &aborted, key, "enough", &error));
-  ck_assert_int_eq (aborted->responseCode, API_RESPONSE_CODE_OK);
-  ck_assert_int_eq (update_status (c, key), API_JOB_UPDATE_STATUS_ABORTED);
-  g_autoptr (ApiResponse) finished = g_object_new (API_TYPE_RESPONSE, NULL);
-  ck_assert (api_aurora_scheduler_manager_if_pulse_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
-                                                               &finished, key, &error));
-  ck_assert_int_eq (finished->result->pulseJobUpdateResult->status, API_JOB_UPDATE_PULSE_STATUS_FINISHED);
+  steer_update (c, key);
 
   /* Unknown keys are INVALID_REQUEST. */
   g_autoptr (ApiJobKey) job = g_object_ref (key->job);

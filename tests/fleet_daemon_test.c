@@ -430,7 +430,7 @@ START_TEST (fleet_replaces_instances_of_a_lost_host)
   ck_assert_uint_eq (count_on (before, "host2", NULL), 2);
   /* The machine goes away: its engine first, then its containers. */
   stg_test_podman_host_down (h2);
-  g_autofree gchar *killed = stg_test_podman_cli (e->fleet, h2, "kill", "--all", NULL);
+  g_free (stg_test_podman_cli (e->fleet, h2, "kill", "--all", NULL));
   Lost l = { e, d };
   ck_assert_msg (stg_test_wait (replaced_elsewhere, &l, 400000), "host2's instances were not placed elsewhere");
   GArray *a = stg_rollout_instances (d, "lost");

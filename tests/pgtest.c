@@ -154,8 +154,6 @@ stg_test_pg_restart (StgTestPg *pg, GError **error)
 void
 stg_test_pg_free (StgTestPg *pg)
 {
-  g_autoptr (GFile) dir = NULL;
-
   if (pg == NULL)
     return;
   if (pg->running)

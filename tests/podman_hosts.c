@@ -228,8 +228,8 @@ stg_test_podman_import (StgTestPodman *fleet, const gchar *tag, const gchar *ver
 
   for (guint i = 0; i < fleet->hosts->len; i++)
     {
-      g_autofree gchar *out = stg_test_podman_cli (fleet, fleet->hosts->pdata[i], "import", "--quiet",
-                                                   tarball, tag, NULL);
+      g_free (stg_test_podman_cli (fleet, fleet->hosts->pdata[i], "import", "--quiet", tarball, tag,
+                                   NULL));
     }
 }
 
@@ -364,7 +364,7 @@ stg_test_podman_stop (StgTestPodman *fleet)
   for (guint i = 0; i < fleet->hosts->len; i++)
     {
       StgTestPodmanHost *host = fleet->hosts->pdata[i];
-      g_autofree gchar *out = stg_test_podman_cli (fleet, host, "rm", "--all", "--force", "--time=0", NULL);
+      g_free (stg_test_podman_cli (fleet, host, "rm", "--all", "--force", "--time=0", NULL));
       stg_test_podman_host_down (host);
     }
   stg_test_podman_purge (fleet->dir);

@@ -103,7 +103,6 @@ END_TEST
 START_TEST (pruning_stays_in_the_data_dir)
 {
   g_autoptr (ApiTaskConfig) t = config ("prune", "{\"command\": \"exec sleep 60\"}", "", TRUE);
-  g_autoptr (GError) error = NULL;
   gint64 c;
   gint64 job = make_job (t, 1, &c);
   g_autofree gchar *outside = stg_test_tmpdir ();

@@ -51,6 +51,56 @@ copy_struct (ThriftProtocol *in, ThriftProtocol *out, GError **error)
   return TRUE;
 }
 
+/* A map's header, its entries and its end. */
+static gboolean
+copy_map (ThriftProtocol *in, ThriftProtocol *out, GError **error)
+{
+  ThriftType k, v;
+  guint32 n;
+
+  TRY (thrift_protocol_read_map_begin (in, &k, &v, &n, error));
+  TRY (thrift_protocol_write_map_begin (out, k, v, n, error));
+  for (guint32 i = 0; i < n; i++)
+    if (!copy_value (in, out, k, error) || !copy_value (in, out, v, error))
+      return FALSE;
+  TRY (thrift_protocol_read_map_end (in, error));
+  TRY (thrift_protocol_write_map_end (out, error));
+  return TRUE;
+}
+
+/* A list's (or, with @set, a set's) header, its elements and its end. */
+static gboolean
+copy_list_or_set (ThriftProtocol *in, ThriftProtocol *out, gboolean set, GError **error)
+{
+  ThriftType e;
+  guint32 n;
+
+  if (set)
+    {
+      TRY (thrift_protocol_read_set_begin (in, &e, &n, error));
+      TRY (thrift_protocol_write_set_begin (out, e, n, error));
+    }
+  else
+    {
+      TRY (thrift_protocol_read_list_begin (in, &e, &n, error));
+      TRY (thrift_protocol_write_list_begin (out, e, n, error));
+    }
+  for (guint32 i = 0; i < n; i++)
+    if (!copy_value (in, out, e, error))
+      return FALSE;
+  if (set)
+    {
+      TRY (thrift_protocol_read_set_end (in, error));
+      TRY (thrift_protocol_write_set_end (out, error));
+    }
+  else
+    {
+      TRY (thrift_protocol_read_list_end (in, error));
+      TRY (thrift_protocol_write_list_end (out, error));
+    }
+  return TRUE;
+}
+
 static gboolean
 copy_value (ThriftProtocol *in, ThriftProtocol *out, ThriftType type, GError **error)
 {
@@ -116,48 +166,10 @@ copy_value (ThriftProtocol *in, ThriftProtocol *out, ThriftType type, GError **e
     case T_STRUCT:
       return copy_struct (in, out, error);
     case T_MAP:
-      {
-        ThriftType k, v;
-        guint32 n;
-        TRY (thrift_protocol_read_map_begin (in, &k, &v, &n, error));
-        TRY (thrift_protocol_write_map_begin (out, k, v, n, error));
-        for (guint32 i = 0; i < n; i++)
-          if (!copy_value (in, out, k, error) || !copy_value (in, out, v, error))
-            return FALSE;
-        TRY (thrift_protocol_read_map_end (in, error));
-        TRY (thrift_protocol_write_map_end (out, error));
-        return TRUE;
-      }
+      return copy_map (in, out, error);
     case T_LIST:
     case T_SET:
-      {
-        ThriftType e;
-        guint32 n;
-        if (type == T_LIST)
-          {
-            TRY (thrift_protocol_read_list_begin (in, &e, &n, error));
-            TRY (thrift_protocol_write_list_begin (out, e, n, error));
-          }
-        else
-          {
-            TRY (thrift_protocol_read_set_begin (in, &e, &n, error));
-            TRY (thrift_protocol_write_set_begin (out, e, n, error));
-          }
-        for (guint32 i = 0; i < n; i++)
-          if (!copy_value (in, out, e, error))
-            return FALSE;
-        if (type == T_LIST)
-          {
-            TRY (thrift_protocol_read_list_end (in, error));
-            TRY (thrift_protocol_write_list_end (out, error));
-          }
-        else
-          {
-            TRY (thrift_protocol_read_set_end (in, error));
-            TRY (thrift_protocol_write_set_end (out, error));
-          }
-        return TRUE;
-      }
+      return copy_list_or_set (in, out, type == T_SET, error);
     default:
       g_set_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_INVALID_DATA,
                    "unknown type %d", type);
