@@ -6,6 +6,7 @@ update pulse --every, and credentials.
 """
 import json
 import os
+import pwd
 import re
 import subprocess
 import sys
@@ -101,6 +102,12 @@ def jobs_and_updates(r, cli, tmp):
     r.check("update list --status", code == 0 and "local/www/prod/web" in out, out)
     code, out, _ = cli("update", "list", "local/nobody")
     r.check("update list of another role", code == 0 and "no updates" in out, out)
+    me = pwd.getpwuid(os.getuid()).pw_name
+    code, out, err = cli("update", "list", "--user", me)
+    r.check("without auth, update list --user finds the updates this user started",
+            code == 0 and "local/www/prod/web" in out, out + err)
+    code, out, _ = cli("update", "info", key)
+    r.check("update info names the claimed user", "by %s (unauthenticated)" % me in out, out)
 
     # A canary on instance 0 only, then the broken version rolls back.
     v3 = job_file(tmp, "web", "three")

@@ -80,6 +80,7 @@ stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
   options.password = c->target->password;
   options.token = c->target->token;
   options.ca_file = c->target->ca_file;
+  options.claimed_user = g_get_user_name ();
   StgHttpClientTransport *t = stg_http_client_transport_new (c->target->api_url, &options, error);
   if (t == NULL)
     return NULL;

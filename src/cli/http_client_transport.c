@@ -22,6 +22,7 @@ struct _StgHttpClientTransport
   GUri *uri;
   SoupSession *session;      /* (owned) */
   gchar *authorization;      /* (nullable) the header's value */
+  gchar *claimed_user;       /* (nullable) X-Stagger-User */
   gsize max_reply;
   gchar *content_type;
   gboolean open;
@@ -175,6 +176,8 @@ hc_flush (ThriftTransport *transport, GError **error)
       soup_message_headers_replace (headers, "Accept", self->content_type);
       if (self->authorization != NULL)
         soup_message_headers_replace (headers, "Authorization", self->authorization);
+      if (self->claimed_user != NULL)
+        soup_message_headers_replace (headers, "X-Stagger-User", self->claimed_user);
       soup_message_set_request_body_from_bytes (msg, self->content_type, body);
 
       g_autoptr (GInputStream) stream = soup_session_send (self->session, msg, NULL, &local);
@@ -280,6 +283,7 @@ stg_http_client_transport_finalize (GObject *object)
   g_free (self->url);
   g_free (self->content_type);
   g_free (self->authorization);
+  g_free (self->claimed_user);
   g_byte_array_unref (self->out);
   g_byte_array_unref (self->in);
   G_OBJECT_CLASS (stg_http_client_transport_parent_class)->finalize (object);
@@ -359,6 +363,7 @@ setup (StgHttpClientTransport *self, const gchar *url, const StgHttpClientOption
     }
   else if (o->token != NULL)
     self->authorization = g_strdup_printf ("Bearer %s", o->token);
+  self->claimed_user = g_strdup (o->claimed_user);
   self->max_reply = o->max_reply ? o->max_reply : 64 * 1024 * 1024;
   return TRUE;
 }

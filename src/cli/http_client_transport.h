@@ -39,6 +39,8 @@ typedef struct
   guint timeout_s;           /* each socket operation; 0: none. Default 60 */
   gsize max_reply;           /* bytes; default 64 MiB */
   const gchar *user_agent;   /* default "stagger/<version>" */
+  const gchar *claimed_user; /* (nullable) sent as X-Stagger-User: who the caller says it
+                              * is; a daemon without auth records it, marked so */
   const gchar *content_type; /* the protocol's media type, sent and expected back;
                               * default STG_HTTP_CLIENT_CONTENT_TYPE (binary) */
 } StgHttpClientOptions;

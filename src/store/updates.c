@@ -499,7 +499,11 @@ prepare_query (StgStore *store, const gchar *columns, const ApiJobUpdateQuery *q
         }
       if (query->__isset_user && SET (query->user))
         {
-          g_string_append (sql, " AND \"user\" = ?");
+          /* Without auth a daemon records the user a client claims, marked
+           * " (unauthenticated)"; asking for the user finds those too. */
+          g_string_append (sql, " AND (\"user\" = ? OR \"user\" = CAST(? AS TEXT) || "
+                                "' (unauthenticated)')");
+          g_ptr_array_add (binds, query->user);
           g_ptr_array_add (binds, query->user);
         }
       if (query->__isset_updateStatuses && query->updateStatuses != NULL &&
