@@ -1,11 +1,12 @@
 """demo_test.py: scripts/demo, run twice in a row on this build (its own
-data directory and ports 43100-43101, instances on 43200-43299), reaches
+data directory and two free ports, instances on 43200-43299), reaches
 ROLLED_FORWARD both times: the README says "run it again for another
 rollout", and the second run re-creates the job the first one killed.
 """
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -14,7 +15,26 @@ import types
 
 import stgtest
 
-PORT = 43100
+def free_pair():
+    """A free port whose next one is free too (the demo's HTTP and Thrift
+    ports): fixed ports can collide with other suites' daemons on port 0."""
+    for _ in range(200):
+        first = socket.socket()
+        first.bind(("127.0.0.1", 0))
+        port = first.getsockname()[1]
+        second = socket.socket()
+        try:
+            second.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+        finally:
+            first.close()
+            second.close()
+    raise RuntimeError("no two free ports in a row")
+
+
+PORT = free_pair()
 
 
 def run_demo(r, data, n):

@@ -28,7 +28,7 @@ START_TEST (podman_hosts_run_local_images)
                                               "localhost/stagger-test:1", "httpd", "-f", "-p",
                                               "127.0.0.1:44000", "-h", "/www", NULL);
   ck_assert_uint_gt (strlen (id), 12);
-  ck_assert_msg (stg_test_wait_http_body (44000, "/version", "1", 30000),
+  ck_assert_msg (stg_test_wait_http_body (44000, "/version", "1", 120000),
                  "the container never served version 1 on 44000");
   g_autofree gchar *ps0 = stg_test_podman_cli (fleet, h0, "ps", "--quiet", NULL);
   g_autofree gchar *ps1 = stg_test_podman_cli (fleet, h1, "ps", "--all", "--quiet", NULL);
@@ -537,7 +537,7 @@ START_TEST (docker_client_runs_a_container_through_its_life)
   ck_assert_msg (id != NULL, "%s", error ? error->message : "");
   stg_docker_start_async (d, id, NULL, keep_result, &slot);
   ck_assert_msg (docker_done (d, &slot, &error), "%s", error ? error->message : "");
-  ck_assert (stg_test_wait_http_body (44010, "/version", "1", 30000));
+  ck_assert (stg_test_wait_http_body (44010, "/version", "1", 120000));
   g_autoptr (JsonNode) running = docker_inspect (d, id, &error);
   ck_assert (running != NULL && json_running (running));
 
