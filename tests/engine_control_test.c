@@ -312,6 +312,28 @@ START_TEST (coordinated_update_needs_pulses)
 }
 END_TEST
 
+/* A pulse that only refreshes the time writes nothing; the one that
+ * unblocks the update writes that one transition. */
+START_TEST (refreshing_pulses_cost_no_commit)
+{
+  fx_create_job (3);
+  g_autoptr (ApiJobUpdateRequest) r = fx_request ("v2", 3);
+  g_object_set (r->settings, "blockIfNoPulsesAfterMs", 60000, NULL);
+  g_autoptr (ApiJobUpdateKey) key = fx_start (r);
+
+  guint64 before = stg_store_commit_count (fx.store);
+  ck_assert_int_eq (pulse (key), API_JOB_UPDATE_PULSE_STATUS_OK);
+  ck_assert_int_eq (fx_status (key), S (ROLLING_FORWARD));
+  guint64 unblocked = stg_store_commit_count (fx.store);
+  ck_assert_uint_gt (unblocked, before);
+
+  for (gint i = 0; i < 100; i++)
+    ck_assert_int_eq (pulse (key), API_JOB_UPDATE_PULSE_STATUS_OK);
+  ck_assert_uint_eq (stg_store_commit_count (fx.store), unblocked);
+  ck_assert_int_eq (fx_status (key), S (ROLLING_FORWARD));
+}
+END_TEST
+
 /* ---- checking requests ---------------------------------------------------- */
 
 /* Starts @r, which must be refused as invalid with a message holding @want. */
@@ -463,6 +485,7 @@ engine_control_suite (void)
   tcase_add_test (tc, transition_table_is_aurora_s);
   tcase_add_test (tc, illegal_calls_name_both_states);
   tcase_add_test (tc, coordinated_update_needs_pulses);
+  tcase_add_test (tc, refreshing_pulses_cost_no_commit);
   tcase_add_test (tc, group_size_zero_without_strategy_is_refused);
   tcase_add_test (tc, strategy_is_backfilled_from_the_older_fields);
   tcase_add_test (tc, dot_key_parts_are_refused);

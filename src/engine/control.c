@@ -480,20 +480,22 @@ stg_engine_pulse_update (StgEngine *e, const ApiJobUpdateKey *key, ApiJobUpdateP
       return FALSE;
     }
   *status = API_JOB_UPDATE_PULSE_STATUS_OK;
-  stg_engine_step_begin (e);
   u->last_pulse_ms = stg_clock_now_ms (e->clock);
-  stg_update_touch (u);
-  if (u->status == API_JOB_UPDATE_STATUS_ROLL_FORWARD_AWAITING_PULSE ||
-      u->status == API_JOB_UPDATE_STATUS_ROLL_BACK_AWAITING_PULSE)
+  /* A pulse that only refreshes the time lives in memory and costs no
+   * write; only one that unblocks the update is a step. */
+  if (u->status != API_JOB_UPDATE_STATUS_ROLL_FORWARD_AWAITING_PULSE &&
+      u->status != API_JOB_UPDATE_STATUS_ROLL_BACK_AWAITING_PULSE)
     {
-      stg_update_transition (u, u->back ? API_JOB_UPDATE_STATUS_ROLLING_BACK
-                                         : API_JOB_UPDATE_STATUS_ROLLING_FORWARD,
-                             NULL, "pulse received");
       stg_update_arm_pulse (u);
-      stg_update_evaluate_all (u);
+      return TRUE;
     }
-  else
-    stg_update_arm_pulse (u);
+  stg_engine_step_begin (e);
+  stg_update_touch (u);
+  stg_update_transition (u, u->back ? API_JOB_UPDATE_STATUS_ROLLING_BACK
+                                     : API_JOB_UPDATE_STATUS_ROLLING_FORWARD,
+                         NULL, "pulse received");
+  stg_update_arm_pulse (u);
+  stg_update_evaluate_all (u);
   return stg_engine_step_end (e, error);
 }
 

@@ -5,7 +5,8 @@
  * position (direction, cursor, batch) from the progress JSON. Then each is
  * continued: paused stays paused, awaiting-pulse keeps waiting, a rolling
  * update re-evaluates its in-flight instances against what the runtime sees
- * now, and pulse expiry counts from the stored last pulse. An update whose
+ * now, and a coordinated one waits for its next pulse (pulses are kept in
+ * memory only, as Aurora's scheduler keeps them). An update whose
  * record cannot be read goes to ERROR. The same loader rebuilds one update
  * when a step could not be stored. Main-loop thread only.
  */
@@ -35,7 +36,9 @@ stg_update_load (StgEngine *e, StgUpdateRow *row, GError **error)
   u->user = g_strdup (row->user);
   u->status = row->status;
   u->created_ms = row->created_ms;
-  u->last_pulse_ms = row->last_pulse_ms;
+  /* Pulses live in memory: a restarted daemon has seen none, so a
+   * coordinated update waits for the next one. */
+  u->last_pulse_ms = 0;
   if (!stg_settings_parse (e, ins->settings, "settings", &u->s, error) ||
       !stg_update_progress_load (u, row->progress, error))
     {
