@@ -1,6 +1,7 @@
 /* webui_test.c: integration tests of the web UI against a real staggerd:
  * pages and assets (types, ETags, 304, 404, methods), --webui-dir, the JSON
- * data (shapes, paging, bad queries), and the Server-Sent Events feed. */
+ * data (shapes, paging, bad queries), the Server-Sent Events feed and the
+ * update-change long poll. */
 #include "config.h"
 
 #include <check.h>
@@ -499,6 +500,73 @@ START_TEST (changes_are_pushed_to_open_pages)
 }
 END_TEST
 
+/* The change number in a /ui/api/wait answer. */
+static gint64
+wait_seq (const Reply *r)
+{
+  ck_assert_msg (r->status == 200, "wait: %u %s", r->status, r->body);
+  g_autoptr (JsonNode) n = stg_test_parse_json (r->body);
+  return json_object_get_int_member (json_node_get_object (n), "seq");
+}
+
+START_TEST (wait_answers_when_the_update_changes)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  static const gchar *bad[] = {
+    "/ui/api/wait",
+    "/ui/api/wait?update=",
+    "/ui/api/wait?update=x&since=abc",
+    "/ui/api/wait?update=x&timeout_ms=30001",
+    "/ui/api/wait?update=x&timeout_ms=-1",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      Reply r = http (d->http_port, "GET", bad[i], NULL, NULL);
+      ck_assert_msg (r.status == 400, "%s: %u", bad[i], r.status);
+      reply_clear (&r);
+    }
+  Reply post = http (d->http_port, "POST", "/ui/api/wait?update=x", NULL, NULL);
+  ck_assert_uint_eq (post.status, 405);
+  reply_clear (&post);
+
+  /* Nothing known of an update: its poll times out with the floor. */
+  Reply none = http (d->http_port, "GET", "/ui/api/wait?update=nope&since=0&timeout_ms=200", NULL,
+                     NULL);
+  ck_assert_int_eq (wait_seq (&none), 0);
+  reply_clear (&none);
+
+  create_job (d, "waited", 2);
+  g_autofree gchar *id = start_update (d, "waited", 2, NULL);
+  g_autofree gchar *now = g_strdup_printf ("/ui/api/wait?update=%s&timeout_ms=0", id);
+  Reply first = http (d->http_port, "GET", now, NULL, NULL);
+  gint64 seq = wait_seq (&first);
+  reply_clear (&first);
+  ck_assert_int_gt (seq, 0);
+
+  /* A poll from the current number parks until the update moves on, and
+   * answers with a newer number (a timeout would repeat the old one). */
+  g_autofree gchar *next = g_strdup_printf ("/ui/api/wait?update=%s&since=%" G_GINT64_FORMAT
+                                            "&timeout_ms=30000",
+                                            id, seq);
+  Reply moved = http (d->http_port, "GET", next, NULL, NULL);
+  ck_assert_int_gt (wait_seq (&moved), seq);
+  reply_clear (&moved);
+
+  /* A poll still parked when the daemon stops does not keep it up. */
+  g_autoptr (GSocketClient) client = g_socket_client_new ();
+  g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1",
+                                                                        d->http_port, NULL, NULL);
+  g_autofree gchar *req = g_strdup_printf ("GET /ui/api/wait?update=nope&since=0&timeout_ms=30000 "
+                                           "HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req, strlen (req),
+                             NULL, NULL, NULL);
+  g_autoptr (GString) seen = g_string_new (NULL);
+  ck_assert (read_until (conn, seen, "application/json", 10000));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
 static Suite *
 webui_suite (void)
 {
@@ -515,6 +583,7 @@ webui_suite (void)
   tcase_add_test (tc, update_page_data_and_controls);
   tcase_add_test (tc, ten_thousand_instances_stay_small);
   tcase_add_test (tc, changes_are_pushed_to_open_pages);
+  tcase_add_test (tc, wait_answers_when_the_update_changes);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -90,6 +90,7 @@ struct _StgHttpStream
   GByteArray *queue;
   gboolean suspended;
   gboolean closed;           /* too slow: the next read ends the stream */
+  gboolean finished;         /* the body is complete once the queue drains */
   void (*on_close) (StgHttpStream *stream, gpointer data);
   gpointer data;
 };
@@ -213,6 +214,8 @@ stream_read (void *cls, uint64_t pos, char *buf, size_t max)
 
   if (st->closed)
     return MHD_CONTENT_READER_END_WITH_ERROR;
+  if (st->queue->len == 0 && st->finished)
+    return MHD_CONTENT_READER_END_OF_STREAM;
   if (st->queue->len == 0)
     {
       /* Nothing to send: park the connection until there is. */
@@ -284,6 +287,13 @@ stg_http_stream_send (StgHttpStream *stream, const gchar *bytes, gsize len)
     }
   else
     g_byte_array_append (stream->queue, (const guint8 *) bytes, (guint) len);
+  stream_wake (stream);
+}
+
+void
+stg_http_stream_finish (StgHttpStream *stream)
+{
+  stream->finished = TRUE;
   stream_wake (stream);
 }
 

@@ -119,6 +119,10 @@ StgHttpStream *stg_http_response_stream (StgHttpResponse *response, const gchar 
  * closed once STG_HTTP_STREAM_MAX_QUEUE bytes wait. */
 void stg_http_stream_send (StgHttpStream *stream, const gchar *bytes, gsize len);
 
+/* Ends the body once what was sent has gone out; then the stream closes
+ * as if the client had gone (@on_close is called). No send after this. */
+void stg_http_stream_finish (StgHttpStream *stream);
+
 /* Forgets @on_close: the stream's owner is going away first. */
 void stg_http_stream_detach (StgHttpStream *stream);
 

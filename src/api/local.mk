@@ -17,6 +17,7 @@ libstg_api_a_SOURCES = \
 	src/api/tcp_server.c src/api/tcp_server.h \
 	src/api/webui.c src/api/webui.h src/api/webui_private.h \
 	src/api/webui_data.c \
-	src/api/webui_update.c
+	src/api/webui_update.c \
+	src/api/webui_wait.c
 nodist_libstg_api_a_SOURCES = src/api/webui-resources.c
 EXTRA_DIST += src/api/local.mk

@@ -449,6 +449,8 @@ on_engine_change (gpointer data, const StgEngineChange *change)
   const ApiJobKey *job = change->job;
   const gchar *update_uid = change->update_uid;
 
+  if (update_uid != NULL)
+    stg_webui_waits_note (ui->waits, update_uid);
   stg_webui_announce (ui, "job", job->role, job->environment, job->name, NULL);
   if (update_uid != NULL)
     stg_webui_announce (ui, "update", job->role, job->environment, job->name, update_uid);
@@ -470,6 +472,7 @@ stg_webui_new (StgHttpServer *http, const StgWebUiContext *context)
   ui->listeners = g_hash_table_new (NULL, NULL);
   ui->changes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   ui->heartbeat_id = g_timeout_add_seconds (HEARTBEAT_S, heartbeat, ui);
+  ui->waits = stg_webui_waits_new ();
 
   stg_webui_route (ui, http, "/", route_root);
   stg_webui_route (ui, http, "/static/", route_static);
@@ -478,6 +481,7 @@ stg_webui_new (StgHttpServer *http, const StgWebUiContext *context)
   stg_webui_route (ui, http, "/ui/login", route_login);
   stg_webui_data_routes (ui, http);
   stg_webui_update_routes (ui, http);
+  stg_webui_wait_routes (ui, http);
   if (ui->ctx.engine != NULL)
     stg_engine_add_watcher (ui->ctx.engine, on_engine_change, ui);
   return ui;
@@ -499,6 +503,7 @@ stg_webui_free (StgWebUi *ui)
     stg_http_stream_detach (key);
   g_hash_table_unref (ui->listeners);
   g_hash_table_unref (ui->changes);
+  stg_webui_waits_free (ui->waits);
   g_free (ui->secret);
   g_ptr_array_unref (ui->routes);
   g_free ((gchar *) ui->ctx.assets_dir);

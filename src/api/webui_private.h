@@ -6,6 +6,9 @@
 
 #include "api/webui.h"
 
+/* The update-change long poll (webui_wait.c). */
+typedef struct _StgWebUiWaits StgWebUiWaits;
+
 struct _StgWebUi
 {
   StgWebUiContext ctx;        /* strings owned */
@@ -16,6 +19,7 @@ struct _StgWebUi
   GHashTable *changes;        /* JSON text set: changes waiting to be sent */
   guint flush_id;
   guint heartbeat_id;
+  StgWebUiWaits *waits; /* unanswered long polls and each update's last change */
 };
 
 /* Routes @path to @handler behind the credentials gate (see webui.h);
@@ -62,6 +66,13 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (StgWebUiAction, stg_webui_action_clear)
 
 /* Adds the update page's routes (webui_update.c). */
 void stg_webui_update_routes (StgWebUi *ui, StgHttpServer *http);
+
+StgWebUiWaits *stg_webui_waits_new (void);
+void stg_webui_waits_free (StgWebUiWaits *waits);
+/* Update @update_id changed (committed): answers its waiting polls. */
+void stg_webui_waits_note (StgWebUiWaits *waits, const gchar *update_id);
+/* Adds /ui/api/wait. */
+void stg_webui_wait_routes (StgWebUi *ui, StgHttpServer *http);
 
 /* Adds the JSON data routes (webui_data.c). */
 void stg_webui_data_routes (StgWebUi *ui, StgHttpServer *http);

@@ -397,3 +397,33 @@ stg_cli_client_ui_job (StgCliClient *c, const ApiJobKey *key)
     return NULL;
   return json_node_copy (json_parser_get_root (parser));
 }
+
+gboolean
+stg_cli_client_wait_update (StgCliClient *c, const gchar *id, gint64 *seq, guint timeout_ms,
+                            GError **error)
+{
+  g_autofree gchar *escaped = g_uri_escape_string (id, NULL, FALSE);
+  g_autofree gchar *url = g_strdup_printf ("%s/ui/api/wait?update=%s&since=%" G_GINT64_FORMAT
+                                           "&timeout_ms=%u",
+                                           c->target->base_url, escaped, *seq, timeout_ms);
+  g_autoptr (GBytes) body = stg_http_client_transport_get (STG_HTTP_CLIENT_TRANSPORT (c->transport),
+                                                           url, error);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  gsize len = 0;
+  const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
+  JsonNode *root;
+
+  if (data == NULL)
+    return FALSE;
+  if (!json_parser_load_from_data (parser, data, (gssize) len, error))
+    return FALSE;
+  root = json_parser_get_root (parser);
+  if (!JSON_NODE_HOLDS_OBJECT (root) ||
+      !json_object_has_member (json_node_get_object (root), "seq"))
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_FAILED, "%s: not a change number", url);
+      return FALSE;
+    }
+  *seq = json_object_get_int_member (json_node_get_object (root), "seq");
+  return TRUE;
+}

@@ -42,6 +42,13 @@ gboolean stg_cli_client_verify_cluster (StgCliClient *client, const ApiJobKey *k
 StgCliClient *stg_cli_client_for_job (StgCli *cli, const gchar *text, gboolean allow_instances,
                                       StgJobPath **path, GError **error);
 
+/* Waits (up to @timeout_ms) until update @id changes after change number
+ * *@seq, which it then sets to the newest (-1: answers at once with the
+ * current one). FALSE with @error when the daemon cannot say, e.g. an
+ * older daemon without the long poll. */
+gboolean stg_cli_client_wait_update (StgCliClient *c, const gchar *id, gint64 *seq,
+                                     guint timeout_ms, GError **error);
+
 /* The calls. Each returns the OK (or WARNING) Response, or NULL with
  * @error set. */
 

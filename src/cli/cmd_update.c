@@ -242,6 +242,10 @@ terminal_code (gint status)
     }
 }
 
+#define WAIT_POLL_MS 10000            /* one long poll's bound */
+#define POLL_INTERVAL_US (500 * 1000) /* without the long poll */
+#define MIN_READ_GAP_US (20 * 1000)   /* a busy update is read at most 50 times a second */
+
 /* Follows the update to its end: on a terminal a progress bar, on a pipe
  * one line per event. Returns the exit code. */
 static int
@@ -249,6 +253,10 @@ wait_for (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
 {
   guint seen_updates = 0, seen_instances = 0;
   gboolean bar = cli->out_tty && !cli->json;
+  /* Follow the daemon's change numbers (a long poll answers within
+   * milliseconds of a change); a daemon that cannot say is polled. */
+  gint64 seq = -1;
+  gboolean follow = stg_cli_client_wait_update (c, key->id, &seq, 0, NULL);
 
   for (;;)
     {
@@ -285,7 +293,14 @@ wait_for (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
           fprintf (cli->out, "[%s%s] %d/%d %s", fill, rest, done, total, stg_update_status_name (status));
         }
       fflush (cli->out);
-      g_usleep (500 * 1000);
+      gint64 asked = g_get_monotonic_time ();
+      if (!follow || !stg_cli_client_wait_update (c, key->id, &seq, WAIT_POLL_MS, NULL))
+        {
+          follow = FALSE;
+          g_usleep (POLL_INTERVAL_US);
+        }
+      else if (g_get_monotonic_time () - asked < MIN_READ_GAP_US)
+        g_usleep ((gulong) (MIN_READ_GAP_US - (g_get_monotonic_time () - asked)));
     }
 }
 

@@ -491,8 +491,9 @@ stg_engine_pulse_update (StgEngine *e, const ApiJobUpdateKey *key, ApiJobUpdateP
     }
   stg_engine_step_begin (e);
   stg_update_touch (u);
-  stg_update_transition (u, u->back ? API_JOB_UPDATE_STATUS_ROLLING_BACK
-                                     : API_JOB_UPDATE_STATUS_ROLLING_FORWARD,
+  stg_update_transition (u,
+                         u->back ? API_JOB_UPDATE_STATUS_ROLLING_BACK
+                                 : API_JOB_UPDATE_STATUS_ROLLING_FORWARD,
                          NULL, "pulse received");
   stg_update_arm_pulse (u);
   stg_update_evaluate_all (u);
