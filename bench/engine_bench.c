@@ -3,7 +3,7 @@
  * by a bench runtime whose instances are healthy the moment they start (or
  * fail, past a given instance, to make an update roll back).
  *
- *   engine_bench [--quick] [--json FILE] [--postgresql URL]
+ *   engine_bench [--quick] [--case N] [--json FILE] [--postgresql URL]
  *
  * For each case (on SQLite, then on PostgreSQL with --postgresql): wall and
  * CPU time per instance transition, commits per engine step and in all,
@@ -292,12 +292,16 @@ int
 main (int argc, char **argv)
 {
   gboolean quick = FALSE;
+  gint only = -1;
   g_autofree gchar *json_path = NULL, *pg_url = NULL;
   const GOptionEntry entries[] = {
     { "postgresql", 0, 0, G_OPTION_ARG_STRING, &pg_url,
       "Run each case on PostgreSQL at URL too, after SQLite (the database is emptied)", "URL" },
     { "quick", 0, 0, G_OPTION_ARG_NONE, &quick, "Only the small cases (a minute)", NULL },
-    { "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the figures to FILE as JSON", "FILE" },
+    { "case", 0, 0, G_OPTION_ARG_INT, &only, "Only case N of the table (from 1; for profiling)",
+      "N" },
+    { "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the figures to FILE as JSON",
+      "FILE" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- the engine and store at scale");
@@ -325,7 +329,8 @@ main (int argc, char **argv)
     {
       const Case *c = &all[k / 2];
       const gchar *url = k % 2 ? pg_url : NULL;
-      if ((quick && c->instances > 10000) || (k % 2 && pg_url == NULL))
+      if ((quick && c->instances > 10000) || (k % 2 && pg_url == NULL) ||
+          (only > 0 && k / 2 + 1 != (guint) only))
         continue;
       Result r = run_case (c, url);
       gdouble per_wall = r.wall_s * 1e6 / (gdouble) r.transitions;

@@ -1,7 +1,9 @@
 /* noop_server.c: the limit of the stack itself, for rpc_bench: Stagger's own
  * TCP and HTTP servers and dispatcher on one GLib main loop, in front of a
- * Thrift handler that answers pulseJobUpdate and getJobUpdateSummaries with
- * OK and does nothing else.
+ * Thrift handler that answers pulseJobUpdate with OK and
+ * getJobUpdateSummaries with a canned list of 100 summaries shaped like the
+ * ones rpc_bench seeds (built once), and does nothing else: the clients
+ * then read answers of the same size from both servers.
  *
  *   noop_server --ready-file FILE
  *
@@ -45,6 +47,34 @@ noop_pulse (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return, const Api
   return TRUE;
 }
 
+static ApiResult *canned; /* 100 summaries */
+
+static ApiResult *
+canned_summaries (void)
+{
+  g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr (ApiJobKey) job = g_object_new (API_TYPE_JOB_KEY, "role", "bench", "environment",
+                                            "prod", "name", "rpc", NULL);
+
+  for (gint i = 0; i < 100; i++)
+    {
+      g_autofree gchar *id = g_uuid_string_random ();
+      g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id", id,
+                                                      NULL);
+      g_autoptr (ApiJobUpdateState) state = g_object_new (API_TYPE_JOB_UPDATE_STATE, "status",
+                                                          API_JOB_UPDATE_STATUS_ABORTED,
+                                                          "createdTimestampMs",
+                                                          (gint64) 1795000000000 + i,
+                                                          "lastModifiedTimestampMs",
+                                                          (gint64) 1795000000100 + i, NULL);
+      g_ptr_array_add (list, g_object_new (API_TYPE_JOB_UPDATE_SUMMARY, "key", key, "user", "bench",
+                                           "state", state, NULL));
+    }
+  g_autoptr (ApiGetJobUpdateSummariesResult) sr =
+      g_object_new (API_TYPE_GET_JOB_UPDATE_SUMMARIES_RESULT, "updateSummaries", list, NULL);
+  return g_object_new (API_TYPE_RESULT, "getJobUpdateSummariesResult", sr, NULL);
+}
+
 static gboolean
 noop_summaries (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, const ApiJobUpdateQuery *query,
                 GError **error)
@@ -53,6 +83,7 @@ noop_summaries (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, const ApiJ
   (void) query;
   (void) error;
   ok (*_return);
+  g_object_set (*_return, "result", canned, NULL);
   return TRUE;
 }
 
@@ -87,6 +118,7 @@ main (int argc, char **argv)
       return 2;
     }
   g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  canned = canned_summaries ();
   g_autoptr (NoopHandler) handler = g_object_new (NOOP_TYPE_HANDLER, NULL);
   StgDispatch *dispatch = stg_dispatch_new (handler, 16 << 20);
   StgTcpServer *tcp = stg_tcp_server_new (dispatch, "127.0.0.1", 0, NULL, &error);

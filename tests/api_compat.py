@@ -356,6 +356,46 @@ def webui_post(port, path, body):
     return resp.status, data
 
 
+def cached_reads(r, t, mod, port):
+    """Update queries repeated with nothing changed are answered from the
+    reply cache: each answer still carries its own call's sequence id, and
+    a change (a new update) shows in the next answer."""
+    writer = client(mod, stgtest.HttpTransport(port, JSON, JSON), TJSONProtocol.TJSONProtocol)
+    job = job_config(t, "cached", 2, "sleep 60")
+    r.check("cached: createJob", writer.createJob(job).responseCode == t.ResponseCode.OK)
+    query = t.JobUpdateQuery(jobKey=job.key)
+    for proto, ctype, label in ((TBinaryProtocol.TBinaryProtocol, BINARY, "binary"),
+                                (TJSONProtocol.TJSONProtocol, JSON, "json")):
+        def ask(seqid):
+            out = TTransport.TMemoryBuffer()
+            c = mod.Client(proto(out))
+            c._seqid = seqid
+            c.send_getJobUpdateSummaries(query)
+            status, _, data = post(port, out.getvalue(), {"Content-Type": ctype, "Accept": ctype})
+            _, _, got = proto(TTransport.TMemoryBuffer(data)).readMessageBegin()
+            answer = mod.Client(proto(TTransport.TMemoryBuffer(data))).recv_getJobUpdateSummaries()
+            ids = [u.key.id for u in answer.result.getJobUpdateSummariesResult.updateSummaries]
+            return status, got, sorted(ids)
+
+        first = ask(11)
+        second = ask(12)
+        r.check("cached %s: answers carry their own sequence id" % label,
+                (first[0], first[1], second[0], second[1]) == (200, 11, 200, 12), (first, second))
+        r.check("cached %s: the same answer twice" % label, first[2] == second[2], (first, second))
+        new = job_config(t, "cached", 2, "sleep %d" % (70 + len(first[2])))
+        settings = t.JobUpdateSettings(updateGroupSize=2, minWaitInInstanceRunningMs=1000)
+        started = writer.startJobUpdate(t.JobUpdateRequest(taskConfig=new.taskConfig, instanceCount=2,
+                                                           settings=settings), "cached " + label)
+        r.check("cached %s: startJobUpdate" % label, started.responseCode == t.ResponseCode.OK,
+                started.details)
+        if started.responseCode != t.ResponseCode.OK:
+            return
+        writer.abortJobUpdate(started.result.startJobUpdateResult.key, "next")
+        third = ask(13)
+        r.check("cached %s: a change shows at once" % label,
+                third[1] == 13 and started.result.startJobUpdateResult.key.id in third[2], third)
+
+
 def main():
     r = stgtest.Results("api_compat")
     t, mod = stgtest.load_stubs()
@@ -377,6 +417,7 @@ def main():
         r.run("claimed user", claimed_user, r, t, mod, d.http_port)
         r.run("limits", limits, r, t, mod)
         r.run("deep nesting", deep_nesting, r, t, mod)
+        r.run("cached reads", cached_reads, r, t, mod, d.http_port)
     finally:
         r.check("staggerd exits cleanly", d.stop() == 0)
         stgtest.cleanup_stubs()

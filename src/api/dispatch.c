@@ -1,11 +1,17 @@
 /* dispatch.c: StgDispatch, the generated processor over memory transports.
- * Owns the processor (which holds the handler). Main-loop thread only. */
+ * Owns the processor (which holds the handler) and the reply cache: the
+ * update queries' encoded answers are kept until the store's generation
+ * moves (any commit), so a repeated read costs no store read and no
+ * encoding. Main-loop thread only. */
 #include "config.h"
 
 #include <thrift/c_glib/thrift_application_exception.h>
 
+#include <string.h>
+
 #include "api/dispatch.h"
 #include "api/json_protocol.h"
+#include "api/reply_cache.h"
 #include "common/binary_protocol.h"
 #include "common/mem_transport.h"
 
@@ -16,7 +22,15 @@ struct _StgDispatch
   ThriftProcessor *processor;   /* (owned) */
   ApiStaggerSchedulerHandler *handler;   /* (owned) */
   gsize max_reply;
+  StgReplyCache *cache;             /* (owned) */
+  StgDispatchGeneration generation; /* (nullable) no cache without it */
+  gpointer generation_data;
 };
+
+/* The reads whose answers depend only on their arguments, the caller and
+ * what the store holds (not on the runtime's live view, as task queries
+ * do). */
+static const gchar *const CACHED[] = { "getJobUpdateSummaries", "getJobUpdateDetails" };
 
 ThriftProtocol *
 stg_protocol_binary (ThriftTransport *transport)
@@ -38,7 +52,15 @@ stg_dispatch_new (gpointer handler, gsize max_reply)
   d->handler = g_object_ref (handler);
   d->processor = g_object_new (API_TYPE_STAGGER_SCHEDULER_PROCESSOR, "handler", handler, NULL);
   d->max_reply = max_reply;
+  d->cache = stg_reply_cache_new ();
   return d;
+}
+
+void
+stg_dispatch_set_generation (StgDispatch *dispatch, StgDispatchGeneration generation, gpointer data)
+{
+  dispatch->generation = generation;
+  dispatch->generation_data = data;
 }
 
 void
@@ -48,6 +70,7 @@ stg_dispatch_free (StgDispatch *dispatch)
     return;
   g_clear_object (&dispatch->processor);
   g_clear_object (&dispatch->handler);
+  stg_reply_cache_free (dispatch->cache);
   g_free (dispatch);
 }
 
@@ -94,6 +117,68 @@ known_method (StgDispatch *d, const gchar *name)
          g_hash_table_contains (API_AURORA_SCHEDULER_MANAGER_PROCESSOR (d->processor)->process_map, name);
 }
 
+/* The bytes @factory writes for a message header. */
+static GBytes *
+header_bytes (StgProtocolFactory factory, const gchar *name, ThriftMessageType type, gint32 seqid)
+{
+  g_autoptr (StgMemTransport) out = stg_mem_transport_new (NULL, 0);
+  g_autoptr (ThriftProtocol) p = factory (THRIFT_TRANSPORT (out));
+
+  if (thrift_protocol_write_message_begin (p, name, type, seqid, NULL) < 0)
+    return NULL;
+  return stg_mem_transport_steal_output (out);
+}
+
+/* What follows @head in @message, or NULL when @message does not start
+ * with it. */
+static GBytes *
+after (GBytes *message, GBytes *head)
+{
+  gsize n = 0, h = 0;
+  const guint8 *m = g_bytes_get_data (message, &n), *hd = g_bytes_get_data (head, &h);
+
+  if (head == NULL || n < h || memcmp (m, hd, h) != 0)
+    return NULL;
+  return g_bytes_new_from_bytes (message, h, n - h);
+}
+
+/* The cache key of a call to @name: what makes two such calls the same.
+ * NULL when the call is not cached. */
+static GBytes *
+cache_key (StgDispatch *d, StgProtocolFactory reader, StgProtocolFactory writer, GBytes *request,
+           const gchar *name, ThriftMessageType type, gint32 seqid, const StgCaller *caller)
+{
+  gboolean cached = FALSE;
+
+  for (guint i = 0; i < G_N_ELEMENTS (CACHED); i++)
+    cached = cached || g_str_equal (name, CACHED[i]);
+  if (!cached || d->generation == NULL || type != T_CALL)
+    return NULL;
+  g_autoptr (GBytes) head = header_bytes (reader, name, type, seqid);
+  g_autoptr (GBytes) args = after (request, head);
+  if (args == NULL)
+    return NULL;
+  g_autoptr (GByteArray) key = g_byte_array_new ();
+  g_autofree gchar *who = g_strdup_printf ("%p %p %d %s %s", (gpointer) reader, (gpointer) writer,
+                                           caller ? (gint) caller->access : -1,
+                                           caller && caller->user ? caller->user : "", name);
+  g_byte_array_append (key, (const guint8 *) who, (guint) strlen (who) + 1);
+  g_byte_array_append (key, g_bytes_get_data (args, NULL), (guint) g_bytes_get_size (args));
+  return g_byte_array_free_to_bytes (g_steal_pointer (&key));
+}
+
+/* A reply made of a fresh header and a kept tail. */
+static GBytes *
+with_header (StgProtocolFactory writer, const gchar *name, gint32 seqid, GBytes *tail)
+{
+  g_autoptr (GBytes) head = header_bytes (writer, name, T_REPLY, seqid);
+  GByteArray *reply = g_byte_array_new ();
+
+  g_byte_array_append (reply, g_bytes_get_data (head, NULL), (guint) g_bytes_get_size (head));
+  g_byte_array_append (reply, g_bytes_get_data (tail, NULL), (guint) g_bytes_get_size (tail));
+  return g_byte_array_free_to_bytes (reply);
+}
+
 GBytes *
 stg_dispatch_process (StgDispatch *dispatch, StgProtocolFactory protocol, GBytes *request,
                       const StgCaller *caller, GError **error)
@@ -133,13 +218,31 @@ stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory reader,
                                   THRIFT_APPLICATION_EXCEPTION_ERROR_UNKNOWN_METHOD, text, error);
         }
     }
+  g_autoptr (GBytes) key = name != NULL ? cache_key (dispatch, reader, writer, request, name, type,
+                                                     seqid, caller)
+                                        : NULL;
+  guint64 generation = key != NULL ? dispatch->generation (dispatch->generation_data) : 0;
+  if (key != NULL)
+    {
+      g_autoptr (GBytes) tail = stg_reply_cache_lookup (dispatch->cache, generation, key);
+      if (tail != NULL)
+        return with_header (writer, name, seqid, tail);
+    }
   if (STG_IS_HANDLER (dispatch->handler))
     stg_handler_set_caller (STG_HANDLER (dispatch->handler), caller);
   gboolean ok = thrift_processor_process (dispatch->processor, in_proto, out_proto, &local);
   if (STG_IS_HANDLER (dispatch->handler))
     stg_handler_set_caller (STG_HANDLER (dispatch->handler), NULL);
   if (ok)
-    return stg_mem_transport_steal_output (out);
+    {
+      GBytes *reply = stg_mem_transport_steal_output (out);
+      g_autoptr (GBytes) head = key != NULL ? header_bytes (writer, name, T_REPLY, seqid) : NULL;
+      g_autoptr (GBytes) tail = head != NULL ? after (reply, head) : NULL;
+      /* Only a generation that did not move while answering is trusted. */
+      if (tail != NULL && dispatch->generation (dispatch->generation_data) == generation)
+        stg_reply_cache_store (dispatch->cache, generation, key, tail);
+      return reply;
+    }
   if (name == NULL)
     {
       g_set_error (error, STG_DISPATCH_ERROR, STG_DISPATCH_ERROR_MALFORMED,

@@ -36,6 +36,15 @@ StgDispatch *stg_dispatch_new (gpointer handler, gsize max_reply);
 void stg_dispatch_free (StgDispatch *dispatch);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDispatch, stg_dispatch_free)
 
+/* A number that moves whenever what the store holds may have changed
+ * (e.g. stg_store_commit_count()). */
+typedef guint64 (*StgDispatchGeneration) (gpointer data);
+
+/* Lets the dispatcher keep the update queries' answers while @generation
+ * stays the same (none are kept until this is called). */
+void stg_dispatch_set_generation (StgDispatch *dispatch, StgDispatchGeneration generation,
+                                  gpointer data);
+
 /* Processes @request, read and answered with @protocol, for @caller
  * (NULL: trusted, anonymous). Returns the reply (empty for a oneway call), or NULL with
  * STG_DISPATCH_ERROR_MALFORMED when not even the message header reads. */

@@ -107,7 +107,7 @@ handler_get_jobs (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, const gc
     }
   jr->__isset_configs = TRUE;
 
-  ApiResult *result = stg_result_new ();
+  ApiResult *result = stg_result_of (*_return);
   g_object_set (result, "getJobsResult", jr, NULL);
   stg_response_ok (*_return, self->ctx.cluster, result);
   return TRUE;
@@ -180,7 +180,7 @@ handler_get_job_summary (ApiReadOnlySchedulerIf *iface, ApiResponse **_return, c
     }
   sr->__isset_summaries = TRUE;
 
-  ApiResult *result = stg_result_new ();
+  ApiResult *result = stg_result_of (*_return);
   g_object_set (result, "jobSummaryResult", sr, NULL);
   stg_response_ok (*_return, self->ctx.cluster, result);
   return TRUE;

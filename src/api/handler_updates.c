@@ -24,7 +24,7 @@ handler_get_job_update_summaries (ApiReadOnlySchedulerIf *iface, ApiResponse **_
 
   g_autoptr (ApiGetJobUpdateSummariesResult) sr =
     g_object_new (API_TYPE_GET_JOB_UPDATE_SUMMARIES_RESULT, "updateSummaries", summaries, NULL);
-  ApiResult *result = stg_result_new ();
+  ApiResult *result = stg_result_of (*_return);
   g_object_set (result, "getJobUpdateSummariesResult", sr, NULL);
   stg_response_ok (*_return, self->ctx.cluster, result);
   return TRUE;
@@ -68,7 +68,7 @@ handler_get_job_update_details (ApiReadOnlySchedulerIf *iface, ApiResponse **_re
                          "no update with id %s", q->key->id ? q->key->id : "");
       return TRUE;
     }
-  ApiResult *result = stg_result_new ();
+  ApiResult *result = stg_result_of (*_return);
   g_object_set (result, "getJobUpdateDetailsResult", dr, NULL);
   stg_response_ok (*_return, self->ctx.cluster, result);
   return TRUE;
@@ -88,7 +88,7 @@ handler_get_job_update_diff (ApiReadOnlySchedulerIf *iface, ApiResponse **_retur
   g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (self->ctx.engine, request, &error);
   if (diff == NULL)
     return stg_handler_answer_error (self, *_return, "getJobUpdateDiff", error);
-  ApiResult *result = stg_result_new ();
+  ApiResult *result = stg_result_of (*_return);
   g_object_set (result, "getJobUpdateDiffResult", diff, NULL);
   stg_response_ok (*_return, self->ctx.cluster, result);
   return TRUE;
@@ -117,7 +117,7 @@ handler_start_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_ret
           g_autoptr (ApiStartJobUpdateResult) sr = g_object_new (API_TYPE_START_JOB_UPDATE_RESULT,
                                                                  "key", active->key,
                                                                  "updateSummary", active, NULL);
-          ApiResult *result = stg_result_new ();
+          ApiResult *result = stg_result_of (*_return);
           g_object_set (result, "startJobUpdateResult", sr, NULL);
           g_object_set (*_return, "result", result, NULL);
           g_object_unref (result);
@@ -126,7 +126,7 @@ handler_start_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_ret
     }
   g_autoptr (ApiStartJobUpdateResult) sr = g_object_new (API_TYPE_START_JOB_UPDATE_RESULT,
                                                          "key", key, NULL);
-  ApiResult *result = stg_result_new ();
+  ApiResult *result = stg_result_of (*_return);
   g_object_set (result, "startJobUpdateResult", sr, NULL);
   stg_response_ok (*_return, self->ctx.cluster, result);
   return TRUE;
@@ -198,7 +198,7 @@ handler_pulse_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_ret
     return stg_handler_answer_error (self, *_return, "pulseJobUpdate", error);
   g_autoptr (ApiPulseJobUpdateResult) pr = g_object_new (API_TYPE_PULSE_JOB_UPDATE_RESULT,
                                                          "status", status, NULL);
-  ApiResult *result = stg_result_new ();
+  ApiResult *result = stg_result_of (*_return);
   g_object_set (result, "pulseJobUpdateResult", pr, NULL);
   stg_response_ok (*_return, self->ctx.cluster, result);
   return TRUE;

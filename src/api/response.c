@@ -68,3 +68,12 @@ stg_result_new (void)
   /* A new union has every member allocated; only the one set is written. */
   return g_object_new (API_TYPE_RESULT, NULL);
 }
+
+ApiResult *
+stg_result_of (ApiResponse *response)
+{
+  /* The generated Response made a Result (with every member of the union
+   * allocated) when it was made: fill that one rather than paying for a
+   * second. */
+  return g_object_ref (response->result);
+}

@@ -27,4 +27,9 @@ void stg_response_fail (ApiResponse *response, const gchar *cluster, ApiResponse
 /* A new, empty Result. */
 ApiResult *stg_result_new (void);
 
+/* @response's own Result (a new reference), to fill and hand back to
+ * stg_response_ok(): cheaper than stg_result_new(), since a generated
+ * Result allocates every member of its union. */
+ApiResult *stg_result_of (ApiResponse *response);
+
 G_END_DECLS

@@ -318,6 +318,13 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   return TRUE;
 }
 
+/* Every commit may change what the update queries answer. */
+static guint64
+store_generation (gpointer store)
+{
+  return stg_store_commit_count (store);
+}
+
 /* ---- retention ------------------------------------------------------------ */
 
 /* Timer: one small step of retention (see STG_DAEMON_PRUNE_S). */
@@ -674,6 +681,7 @@ start_core (StgDaemon *d, GError **error)
   };
   d->handler = stg_handler_new (&ctx);
   d->dispatch = stg_dispatch_new (d->handler, (gsize) d->settings.max_frame);
+  stg_dispatch_set_generation (d->dispatch, store_generation, d->store);
 
   d->auth = stg_auth_new (d->settings.users, d->settings.read_requires_auth, d->settings.tcp_trusted,
                           error);
