@@ -23,7 +23,11 @@ bench: $(STG_BENCH_DEPS)
 	@echo "== 1. engine and store at scale (bench/engine_bench)"
 	./bench/engine_bench $(BENCH_ENGINE_FLAGS) --json bench/engine.json
 	@echo
-	@echo "== 2. an end-to-end rollout of real processes against a shell script (bench/rollout.sh)"
+	@echo "== 2. end-to-end rollouts of real processes against a shell script (bench/rollout.sh)"
+	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/rollout.sh --instances 20 --batch 5 \
+		$(BENCH_ROLLOUT_FLAGS) --json bench/rollout-20.json
+	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/rollout.sh --instances 40 --batch 10 \
+		$(BENCH_ROLLOUT_FLAGS) --json bench/rollout-40.json
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/rollout.sh $(BENCH_ROLLOUT_FLAGS) \
 		--json bench/rollout.json
 	@echo
@@ -38,9 +42,11 @@ bench: $(STG_BENCH_DEPS)
 	@echo "== 5. a rollout of containers on three podman hosts against a shell script (bench/fleet.sh)"
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/fleet.sh $(BENCH_FLEET_FLAGS) \
 		--json bench/fleet.json
-	@echo "figures: bench/engine.json bench/rollout.json bench/rpc.json bench/memory.json bench/fleet.json"
+	@echo "figures: bench/engine.json bench/rollout-20.json bench/rollout-40.json bench/rollout.json" \
+		"bench/rpc.json bench/memory.json bench/fleet.json"
 
 .PHONY: bench
-CLEANFILES += $(EXTRA_PROGRAMS) bench/engine.json bench/rollout.json bench/rpc.json \
+CLEANFILES += $(EXTRA_PROGRAMS) bench/engine.json bench/rollout.json bench/rollout-20.json \
+	bench/rollout-40.json bench/rpc.json \
 	bench/memory.json bench/fleet.json
 EXTRA_DIST += bench/local.mk bench/common.sh bench/rollout.sh bench/memory.sh bench/fleet.sh
