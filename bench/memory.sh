@@ -8,7 +8,9 @@
 # once) gets N jobs of M instances and U active updates (long watch time,
 # so they stay in flight); we read its peak RSS (VmHWM). Then a job of
 # 10,000 instances gets an update, and we time GET /ui/api/update (the
-# update page's JSON) 20 times with curl and report the median.
+# update page's JSON) 20 times with curl and report the median; then
+# getJobUpdateDetails of that update over /api (Thrift JSON), first and the
+# median of 20 more.
 set -eu
 
 JOBS=1000
@@ -76,7 +78,29 @@ while [ "$i" -lt 20 ]; do
   times="$times $(curl -s -o /dev/null -w '%{time_total}' "$url")"
   i=$((i + 1))
 done
-median_ms=$(echo "$times" | tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] * 1000 }')
+median () { echo "$1" | tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] * 1000 }'; }
+median_ms=$(median "$times")
+
+# The same update through Aurora's API: getJobUpdateDetails over HTTP
+# (Thrift JSON), first asked (the store is read and the answer encoded) and
+# then 20 more times (answered from the reply cache while nothing changes).
+body='[1,"getJobUpdateDetails",1,0,{"1":{"rec":{"1":{"rec":{"1":{"str":"bench"},"2":{"str":"prod"},'
+body="$body"'"3":{"str":"big"}}},"2":{"str":"'"$id"'"}}}}]'
+details () {
+  curl -s -o "$tmp/details.out" -w '%{time_total}' -H 'Content-Type: application/vnd.apache.thrift.json' \
+    --data-binary "$body" "http://127.0.0.1:$port/api"
+}
+first_details_ms=$(awk "BEGIN { print $(details) * 1000 }")
+grep -q '"responseCode"\|^\[1,"getJobUpdateDetails",2' "$tmp/details.out" ||
+  { echo "memory.sh: getJobUpdateDetails failed: $(head -c 300 "$tmp/details.out")" >&2; exit 1; }
+details_size=$(wc -c < "$tmp/details.out")
+times=""
+i=0
+while [ "$i" -lt 20 ]; do
+  times="$times $(details)"
+  i=$((i + 1))
+done
+details_ms=$(median "$times")
 
 rss_mib=$(awk "BEGIN { printf \"%.1f\", $rss_kb / 1024 }")
 rss_ok=$(awk "BEGIN { print ($rss_kb / 1024 < 200) ? \"met\" : \"missed\" }")
@@ -87,7 +111,11 @@ printf '%-58s %10.1f\n' "  RSS now, MiB" "$(awk "BEGIN { print $now_kb / 1024 }"
 printf '%-58s %10d\n' "  seconds to create them through the CLI" "$((t1 - t0))"
 printf '%-58s %10.1f   (target: under 50 ms, %s)\n' "update page JSON, 10,000 instances: median ms of 20" "$median_ms" "$json_ok"
 printf '%-58s %10d\n' "  its size, bytes" "$size"
+details_ok=$(awk "BEGIN { print ($details_ms < 20) ? \"met\" : \"missed\" }")
+printf '%-58s %10.1f\n' "getJobUpdateDetails, 10,000 instances: first, ms" "$first_details_ms"
+printf '%-58s %10.1f   (target: under 20 ms, %s)\n' "  then the median ms of 20" "$details_ms" "$details_ok"
+printf '%-58s %10d\n' "  its size, bytes (Thrift JSON)" "$details_size"
 if [ -n "$JSON" ]; then
-  printf '{"jobs": %d, "instances": %d, "updates": %d, "peak_rss_mib": %s, "update_json_median_ms": %s, "update_json_bytes": %d}\n' \
-    "$JOBS" "$INSTANCES" "$UPDATES" "$rss_mib" "$median_ms" "$size" > "$JSON"
+  printf '{"jobs": %d, "instances": %d, "updates": %d, "peak_rss_mib": %s, "update_json_median_ms": %s, "update_json_bytes": %d, "details_first_ms": %s, "details_median_ms": %s}\n' \
+    "$JOBS" "$INSTANCES" "$UPDATES" "$rss_mib" "$median_ms" "$size" "$first_details_ms" "$details_ms" > "$JSON"
 fi
