@@ -199,6 +199,8 @@ reset_pg (const gchar *url)
   PQfinish (conn);
 }
 
+static gboolean relaxed_sync; /* SQLite with synchronous=NORMAL */
+
 /* One case, on SQLite in a temporary directory or (@pg_url) PostgreSQL. */
 static Result
 run_case (const Case *c, const gchar *pg_url)
@@ -209,6 +211,9 @@ run_case (const Case *c, const gchar *pg_url)
   if (pg_url != NULL)
     reset_pg (pg_url);
   StgStore *store = stg_store_open (pg_url != NULL ? pg_url : db, &error);
+  if (store != NULL && pg_url == NULL && relaxed_sync &&
+      !stg_store_sqlite_relax_sync (store, &error))
+    g_error ("bench: %s", error->message);
   StgClock *clock = stg_clock_new_real ();
   BenchRuntime *rt = bench_runtime_new (clock);
   StgEngine *engine = stg_engine_new (store, clock, &rt->base, NULL);
@@ -288,6 +293,49 @@ run_case (const Case *c, const gchar *pg_url)
   return r;
 }
 
+/* Prints one row of the table and adds it to @b; returns the CPU µs per
+ * transition. @store: "sqlite", "sqlite~" (synchronous=NORMAL) or "pg". */
+static gdouble
+report (JsonBuilder *b, const Case *c, const gchar *store, const Result *r)
+{
+  gdouble per_wall = r->wall_s * 1e6 / (gdouble) r->transitions;
+  gdouble per_cpu = r->cpu_s * 1e6 / (gdouble) r->transitions;
+
+  g_print ("%-7s %-9d %-6s %6d %-9s %-15s %9.2f %11.1f %11.1f %7" G_GUINT64_FORMAT
+           " %9" G_GUINT64_FORMAT " %9.1f\n",
+           store, c->instances, c->strategy, c->group, c->fail_at > 0 ? "from 90%" : "none",
+           r->status, r->wall_s, per_wall, per_cpu, r->steps, r->commits, r->rss_kb / 1024.0);
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "store");
+  json_builder_add_string_value (b, g_str_equal (store, "pg")       ? "postgresql"
+                                    : g_str_equal (store, "sqlite") ? "sqlite"
+                                                                    : "sqlite-normal-sync");
+  json_builder_set_member_name (b, "instances");
+  json_builder_add_int_value (b, c->instances);
+  json_builder_set_member_name (b, "strategy");
+  json_builder_add_string_value (b, c->strategy);
+  json_builder_set_member_name (b, "group");
+  json_builder_add_int_value (b, c->group);
+  json_builder_set_member_name (b, "fail_at");
+  json_builder_add_double_value (b, c->fail_at);
+  json_builder_set_member_name (b, "status");
+  json_builder_add_string_value (b, r->status);
+  json_builder_set_member_name (b, "wall_s");
+  json_builder_add_double_value (b, r->wall_s);
+  json_builder_set_member_name (b, "cpu_s");
+  json_builder_add_double_value (b, r->cpu_s);
+  json_builder_set_member_name (b, "cpu_us_per_transition");
+  json_builder_add_double_value (b, per_cpu);
+  json_builder_set_member_name (b, "steps");
+  json_builder_add_int_value (b, (gint64) r->steps);
+  json_builder_set_member_name (b, "commits");
+  json_builder_add_int_value (b, (gint64) r->commits);
+  json_builder_set_member_name (b, "peak_rss_kb");
+  json_builder_add_int_value (b, r->rss_kb);
+  json_builder_end_object (b);
+  return per_cpu;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -321,10 +369,10 @@ main (int argc, char **argv)
   };
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_array (b);
-  g_print ("%-6s %-9s %-6s %6s %-9s %-15s %9s %11s %11s %7s %9s %9s\n", "store", "instances", "kind",
-           "group", "fails",
-           "status", "wall s", "wall us/tr", "cpu us/tr", "steps", "commits", "rss MiB");
-  gdouble cpu10k = 0, cpu100k = 0;
+  g_print ("%-7s %-9s %-6s %6s %-9s %-15s %9s %11s %11s %7s %9s %9s\n", "store", "instances",
+           "kind", "group", "fails", "status", "wall s", "wall us/tr", "cpu us/tr", "steps",
+           "commits", "rss MiB");
+  gdouble cpu10k = 0, cpu100k = 0, step_full = 0, step_normal = 0;
   for (guint k = 0; k < G_N_ELEMENTS (all) * 2; k++)
     {
       const Case *c = &all[k / 2];
@@ -333,11 +381,7 @@ main (int argc, char **argv)
           (only > 0 && k / 2 + 1 != (guint) only))
         continue;
       Result r = run_case (c, url);
-      gdouble per_wall = r.wall_s * 1e6 / (gdouble) r.transitions;
-      gdouble per_cpu = r.cpu_s * 1e6 / (gdouble) r.transitions;
-      g_print ("%-6s %-9d %-6s %6d %-9s %-15s %9.2f %11.1f %11.1f %7" G_GUINT64_FORMAT " %9"
-               G_GUINT64_FORMAT " %9.1f\n", url ? "pg" : "sqlite", c->instances, c->strategy, c->group, c->fail_at > 0 ? "from 90%" : "none",
-               r.status, r.wall_s, per_wall, per_cpu, r.steps, r.commits, r.rss_kb / 1024.0);
+      gdouble per_cpu = report (b, c, url ? "pg" : "sqlite", &r);
       if (url == NULL && c->strategy[0] == 'b' && c->group == 1000 && c->fail_at == 0)
         {
           if (c->instances == 10000)
@@ -345,27 +389,25 @@ main (int argc, char **argv)
           if (c->instances == 100000)
             cpu100k = r.cpu_s;
         }
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "store");
-      json_builder_add_string_value (b, url ? "postgresql" : "sqlite");
-      json_builder_set_member_name (b, "instances"); json_builder_add_int_value (b, c->instances);
-      json_builder_set_member_name (b, "strategy"); json_builder_add_string_value (b, c->strategy);
-      json_builder_set_member_name (b, "group"); json_builder_add_int_value (b, c->group);
-      json_builder_set_member_name (b, "fail_at"); json_builder_add_double_value (b, c->fail_at);
-      json_builder_set_member_name (b, "status"); json_builder_add_string_value (b, r.status);
-      json_builder_set_member_name (b, "wall_s"); json_builder_add_double_value (b, r.wall_s);
-      json_builder_set_member_name (b, "cpu_s"); json_builder_add_double_value (b, r.cpu_s);
-      json_builder_set_member_name (b, "cpu_us_per_transition"); json_builder_add_double_value (b, per_cpu);
-      json_builder_set_member_name (b, "steps"); json_builder_add_int_value (b, (gint64) r.steps);
-      json_builder_set_member_name (b, "commits"); json_builder_add_int_value (b, (gint64) r.commits);
-      json_builder_set_member_name (b, "peak_rss_kb"); json_builder_add_int_value (b, r.rss_kb);
-      json_builder_end_object (b);
+      if (url == NULL && c->group == 1)
+        {
+          step_full = per_cpu;
+          relaxed_sync = TRUE;
+          Result rr = run_case (c, NULL);
+          relaxed_sync = FALSE;
+          step_normal = report (b, c, "sqlite~", &rr);
+        }
     }
   json_builder_end_array (b);
   if (cpu10k > 0 && cpu100k > 0)
     g_print ("growth of CPU time from 10,000 to 100,000 instances (batch 1000): %.1fx (target: at most 11x)\n",
              cpu100k / cpu10k);
   g_print ("targets: one commit per engine step; at most 20 us of CPU per instance transition\n");
+  if (step_full > 0)
+    g_print ("group of 1, CPU us per transition: %.1f (commits wait for the disk), %.1f (sqlite~: "
+             "[store] sqlite_synchronous = normal); target at most 40: %s, %s\n",
+             step_full, step_normal, step_full <= 40 ? "met" : "MISSED",
+             step_normal <= 40 ? "met" : "MISSED");
   if (json_path != NULL)
     {
       g_autoptr (JsonGenerator) gen = json_generator_new ();

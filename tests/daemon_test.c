@@ -383,7 +383,9 @@ START_TEST (settings_from_config_file)
 {
   g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
   g_autofree gchar *data = g_build_filename (dir, "data", NULL);
-  g_autofree gchar *text = g_strdup_printf ("[staggerd]\ncluster = fromfile\ndata_dir = %s\n", data);
+  g_autofree gchar *text = g_strdup_printf ("[staggerd]\ncluster = fromfile\ndata_dir = %s\n"
+                                            "[store]\nsqlite_synchronous = normal\n",
+                                            data);
   g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
 
   ck_assert (g_file_set_contents (conf, text, -1, NULL));
@@ -426,6 +428,10 @@ START_TEST (settings_from_config_file)
   g_autofree gchar *err6 = NULL;
   ck_assert_int_eq (run_staggerd (&err6, conf_arg, NULL), 2);
   ck_assert_ptr_nonnull (strstr (err6, "port_range"));
+  ck_assert (g_file_set_contents (conf, "[store]\nsqlite_synchronous = sometimes\n", -1, NULL));
+  g_autofree gchar *err7 = NULL;
+  ck_assert_int_eq (run_staggerd (&err7, conf_arg, NULL), 2);
+  ck_assert_ptr_nonnull (strstr (err7, "sqlite_synchronous: say full or normal"));
 }
 END_TEST
 

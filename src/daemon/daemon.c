@@ -288,6 +288,17 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       g_free (settings->store);
       settings->store = g_key_file_get_string (kf, "store", "url", NULL);
     }
+  if (g_key_file_has_key (kf, "store", "sqlite_synchronous", NULL))
+    {
+      g_autofree gchar *sync = g_key_file_get_string (kf, "store", "sqlite_synchronous", NULL);
+      if (sync == NULL || (!g_str_equal (sync, "full") && !g_str_equal (sync, "normal")))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "%s: [store] sqlite_synchronous: say full or normal", path);
+          return FALSE;
+        }
+      settings->sqlite_normal_sync = g_str_equal (sync, "normal");
+    }
   if (range != NULL && !stg_daemon_settings_port_range (settings, range, error))
     {
       g_prefix_error (error, "%s: [staggerd] port_range: ", path);
@@ -460,6 +471,13 @@ open_store (StgDaemon *d, GError **error)
    * [store] url names a PostgreSQL database instead. */
   db = pg ? g_strdup (d->settings.store)
           : g_build_filename (d->settings.data_dir, "stagger.db", NULL);
+  if (pg && d->settings.sqlite_normal_sync)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "[store] sqlite_synchronous is for the SQLite store; PostgreSQL has its own "
+                   "synchronous_commit setting");
+      return FALSE;
+    }
   if (pg && !stg_store_is_postgresql (db))
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -470,6 +488,8 @@ open_store (StgDaemon *d, GError **error)
     {
       g_autoptr (GError) local = NULL;
       d->store = stg_store_open (db, &local);
+      if (d->store != NULL && !pg && d->settings.sqlite_normal_sync)
+        return stg_store_sqlite_relax_sync (d->store, error);
       if (d->store != NULL)
         return TRUE;
       if (!pg || !g_error_matches (local, STG_STORE_ERROR, STG_STORE_ERROR_FAILED) ||
@@ -564,6 +584,7 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
 
   d->settings.data_dir = g_strdup (settings->data_dir);
   d->settings.store = g_strdup (settings->store);
+  d->settings.sqlite_normal_sync = settings->sqlite_normal_sync;
   d->settings.advertise_url = g_strdup (settings->advertise_url);
   d->settings.lease_ms = settings->lease_ms;
   d->settings.bind = g_strdup (settings->bind);

@@ -46,6 +46,7 @@ typedef struct
   gboolean tcp_trusted;     /* with users: TCP may change jobs too */
   gint max_instances;       /* per job; 0: the runtime's default (local 1000, others 100000) */
   gchar *store;             /* (nullable) PostgreSQL URL or conninfo; NULL: SQLite in data_dir */
+  gboolean sqlite_normal_sync; /* [store] sqlite_synchronous = normal */
   gchar *advertise_url;     /* (nullable) where followers send clients; default http://BIND:PORT */
   gint lease_ms;            /* PostgreSQL: a silent leader loses the lead after this; default 5000 */
   gchar **http_names;       /* (nullable) Host names served besides IPs and localhost */

@@ -336,6 +336,12 @@ stg_store_in_transaction (StgStore *store)
   return store->depth > 0;
 }
 
+gboolean
+stg_store_sqlite_relax_sync (StgStore *store, GError **error)
+{
+  return stg_store_exec (store, "PRAGMA synchronous = NORMAL", error);
+}
+
 guint64
 stg_store_commit_count (StgStore *store)
 {

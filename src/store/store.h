@@ -40,6 +40,11 @@ typedef struct _StgStore StgStore;
  * be a PostgreSQL URL (postgresql://...) or libpq conninfo (host=...). */
 StgStore *stg_store_open (const gchar *path, GError **error);
 
+/* SQLite only: commits stop waiting for the disk (synchronous=NORMAL in
+ * WAL mode): a commit survives the daemon's crash but may be lost, never
+ * half-written, when the machine loses power. The default waits (FULL). */
+gboolean stg_store_sqlite_relax_sync (StgStore *store, GError **error);
+
 /* ---- leadership (replicas on one PostgreSQL database) ------------------ */
 
 /* Who leads, as the stagger_leader row says. */
