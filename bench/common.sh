@@ -4,8 +4,11 @@
 # Starts staggerd with "$@" on free ports; sets daemon (its pid), port (HTTP)
 # and stagger (the CLI, pointed at it).
 start_staggerd () {
+  # As root, the benchmark's instances run as root like the baselines'.
+  as_root=
+  [ "$(id -u)" -eq 0 ] && as_root=--allow-root-instances
   "$BUILDDIR/staggerd" --data-dir "$tmp/data" --http-port 0 --thrift-port 0 \
-    --ready-file "$tmp/ready.json" "$@" >"$tmp/staggerd.log" 2>&1 &
+    --ready-file "$tmp/ready.json" $as_root "$@" >"$tmp/staggerd.log" 2>&1 &
   daemon=$!
   i=0
   while [ ! -f "$tmp/ready.json" ]; do

@@ -24,7 +24,8 @@ STG_CHECK_SUITES = \
 	tests/browser_test \
 	tests/cross_site_test \
 	tests/ha_test \
-	tests/ha_replicas_test
+	tests/ha_replicas_test \
+	tests/roles_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
 TESTS += $(STG_CHECK_SUITES) tests/man_test.sh
@@ -106,6 +107,10 @@ tests_ha_replicas_test_LDADD = $(STG_TEST_LDADD)
 tests_webui_test_SOURCES = tests/webui_test.c
 tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_webui_test_LDADD = $(STG_TEST_LDADD)
+
+tests_roles_test_SOURCES = tests/roles_test.c
+tests_roles_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_roles_test_LDADD = $(STG_TEST_LDADD)
 
 # The integration tests run the staggerd built here ("make check" builds
 # "all" first).

@@ -154,6 +154,91 @@ START_TEST (unhealthy_update_rolls_back)
 }
 END_TEST
 
+/* ---- port quota ------------------------------------------------------------------- */
+
+static void
+create_port_job (StgTestDaemon *d, const gchar *role, const gchar *name, gint32 instances)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiJobConfiguration) job = stg_test_job_full (role, "prod", name, instances,
+                                                           "{\"command\": \"exec sleep 60\"}",
+                                                           "http");
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (
+      api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                  job, &error));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+}
+
+/* The events of @role's tasks, one message per line. */
+static gchar *
+task_messages (StgTestDaemon *d, const gchar *role)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, "role", role, NULL);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GString) out = g_string_new (NULL);
+
+  ck_assert (api_read_only_scheduler_if_get_tasks_status (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                          &r, q, NULL));
+  GPtrArray *tasks = r->result->scheduleStatusResult->tasks;
+  for (guint i = 0; i < tasks->len; i++)
+    {
+      ApiScheduledTask *t = tasks->pdata[i];
+      for (guint j = 0; j < t->taskEvents->len; j++)
+        {
+          ApiTaskEvent *e = t->taskEvents->pdata[j];
+          g_string_append_printf (out, "%s\n", e->message ? e->message : "");
+        }
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+START_TEST (a_role_keeps_at_most_its_port_quota)
+{
+  g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
+  ck_assert (g_file_set_contents (conf, "[staggerd]\nmax_ports_per_role = 3\n", -1, NULL));
+  g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
+  StgTestDaemon *d = stg_test_daemon_start (dir, conf_arg, "--port-range=31900-31919", NULL);
+
+  /* www may keep 3 ports: the fourth instance cannot start, and says why. */
+  create_port_job (d, "www", "quota", 4);
+  gchar *seen = NULL;
+  for (gint i = 0; i < 300; i++)
+    {
+      g_free (seen);
+      seen = task_messages (d, "www");
+      if (strstr (seen, "quota") != NULL)
+        break;
+      g_usleep (100 * 1000);
+    }
+  ck_assert_msg (strstr (seen, "role www already keeps 3 ports, its quota (max_ports_per_role)") !=
+                     NULL,
+                 "no quota refusal in:\n%s", seen);
+  g_free (seen);
+
+  /* Another role still gets ports of the range. */
+  create_port_job (d, "ops", "other", 2);
+  for (gint i = 0; i < 300; i++)
+    {
+      seen = task_messages (d, "ops");
+      gboolean both = g_strstr_len (seen, -1, "started") != NULL &&
+                      strstr (strstr (seen, "started") + 1, "started") != NULL;
+      gboolean refused = strstr (seen, "quota") != NULL;
+      g_free (seen);
+      ck_assert (!refused);
+      if (both)
+        break;
+      ck_assert_msg (i < 299, "role ops never started both instances");
+      g_usleep (100 * 1000);
+    }
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
 static Suite *
 runtime_daemon_suite (void)
 {
@@ -163,6 +248,7 @@ runtime_daemon_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, instances_outlive_a_crash_and_are_adopted);
+  tcase_add_test (tc, a_role_keeps_at_most_its_port_quota);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("updates");

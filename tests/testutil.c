@@ -6,6 +6,7 @@
 #include <json-glib/json-glib.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,10 @@ stg_test_daemon_start (const gchar *data_dir, ...)
   g_ptr_array_add (argv, g_strdup ("--http-port=0"));
   g_ptr_array_add (argv, g_strdup ("--thrift-port=0"));
   g_ptr_array_add (argv, g_strconcat ("--ready-file=", d->ready_file, NULL));
+  /* As root (CI), the tests' instances run as root as they were written
+   * to; the tests of [roles] start their daemons without this. */
+  if (geteuid () == 0 && !g_getenv ("STG_TEST_NO_ROOT_INSTANCES"))
+    g_ptr_array_add (argv, g_strdup ("--allow-root-instances"));
   va_start (ap, data_dir);
   while ((arg = va_arg (ap, const gchar *)) != NULL)
     g_ptr_array_add (argv, g_strdup (arg));

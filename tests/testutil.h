@@ -42,7 +42,9 @@ typedef struct
 } StgTestDaemon;
 
 /* Starts staggerd on free ports with @data_dir and extra arguments (NULL-
- * terminated), and waits until it is serving (fails the test otherwise). */
+ * terminated), and waits until it is serving (fails the test otherwise).
+ * As root it adds --allow-root-instances, unless STG_TEST_NO_ROOT_INSTANCES
+ * is set (the tests of the users instances run as). */
 StgTestDaemon *stg_test_daemon_start (const gchar *data_dir, ...) G_GNUC_NULL_TERMINATED;
 
 /* SIGTERM, then waits for the exit; returns the exit status (or -signal). */

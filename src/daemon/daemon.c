@@ -7,6 +7,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/dispatch.h"
@@ -17,6 +18,7 @@
 #include "api/webui.h"
 #include "daemon/systemd.h"
 #include "daemon/daemon.h"
+#include "daemon/instance_users.h"
 #include "daemon/leadership.h"
 #include "engine/engine.h"
 #include "runtime/fleet.h"
@@ -120,6 +122,8 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   g_clear_pointer (&settings->users, g_hash_table_unref);
   g_clear_pointer (&settings->http_names, g_strfreev);
   g_clear_pointer (&settings->allowed_origins, g_strfreev);
+  g_clear_pointer (&settings->role_users, g_hash_table_unref);
+  g_clear_pointer (&settings->instance_user, g_free);
 }
 
 static gboolean
@@ -224,18 +228,39 @@ gboolean
 stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError **error)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
-  static const gchar *const known[] = {
-    "data_dir", "bind", "http_port", "thrift_port", "cluster", "max_frame_bytes",
-    "idle_timeout_secs", "webui_dir", "port_range", "runtime", "tls_cert", "tls_key",
-    "read_requires_auth", "tcp_trusted", "max_instances_per_job", "http_names", "allowed_origins",
-    "tcp_backlog", "max_connections", "max_connections_per_address", "keep_updates_per_job",
-    "keep_events_days", "advertise_url", "lease_ms", NULL
-  };
+  static const gchar *const known[] = { "data_dir",
+                                        "bind",
+                                        "http_port",
+                                        "thrift_port",
+                                        "cluster",
+                                        "max_frame_bytes",
+                                        "idle_timeout_secs",
+                                        "webui_dir",
+                                        "port_range",
+                                        "runtime",
+                                        "tls_cert",
+                                        "tls_key",
+                                        "read_requires_auth",
+                                        "tcp_trusted",
+                                        "max_instances_per_job",
+                                        "http_names",
+                                        "allowed_origins",
+                                        "tcp_backlog",
+                                        "max_connections",
+                                        "max_connections_per_address",
+                                        "keep_updates_per_job",
+                                        "keep_events_days",
+                                        "advertise_url",
+                                        "lease_ms",
+                                        "instance_user",
+                                        "allow_root_instances",
+                                        "max_ports_per_role",
+                                        NULL };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
   gint64 max_instances = settings->max_instances, lease = settings->lease_ms;
   gint64 backlog = settings->tcp_backlog, conns = settings->max_connections;
-  gint64 per_address = settings->max_per_address;
+  gint64 per_address = settings->max_per_address, role_ports = settings->max_ports_per_role;
   gint64 keep_updates = settings->keep_updates, keep_days = settings->keep_events_days;
   g_autofree gchar *range = NULL, *runtime = NULL;
 
@@ -267,6 +292,8 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_list (kf, "allowed_origins", &settings->allowed_origins, error) ||
       !load_bool (kf, "read_requires_auth", &settings->read_requires_auth, error) ||
       !load_bool (kf, "tcp_trusted", &settings->tcp_trusted, error) ||
+      !load_bool (kf, "allow_root_instances", &settings->allow_root_instances, error) ||
+      !load_string (kf, "instance_user", &settings->instance_user, error) ||
       !load_int (kf, "http_port", 0, 65535, &http, error) ||
       !load_int (kf, "thrift_port", 0, 65535, &thrift, error) ||
       !load_int (kf, "max_frame_bytes", 1024, G_MAXINT32, &frame, error) ||
@@ -277,6 +304,7 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_int (kf, "max_connections_per_address", 1, 1000000, &per_address, error) ||
       !load_int (kf, "keep_updates_per_job", 0, 1000000, &keep_updates, error) ||
       !load_int (kf, "keep_events_days", 0, 100000, &keep_days, error) ||
+      !load_int (kf, "max_ports_per_role", 0, 65535, &role_ports, error) ||
       !load_string (kf, "advertise_url", &settings->advertise_url, error) ||
       !load_int (kf, "lease_ms", 400, 600000, &lease, error))
     {
@@ -315,6 +343,14 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       return FALSE;
     }
   load_users (kf, settings);
+  struct stat st;
+  if (settings->users != NULL && g_stat (path, &st) == 0 && (st.st_mode & 077) != 0)
+    g_warning ("staggerd: %s holds [users] and other users may read it: chmod 600 it", path);
+  if (!stg_daemon_load_roles (kf, settings, error))
+    {
+      g_prefix_error (error, "%s: ", path);
+      return FALSE;
+    }
   settings->http_port = (gint) http;
   settings->thrift_port = (gint) thrift;
   settings->max_frame = frame;
@@ -326,6 +362,7 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   settings->max_per_address = (gint) per_address;
   settings->keep_updates = (gint) keep_updates;
   settings->keep_events_days = (gint) keep_days;
+  settings->max_ports_per_role = (gint) role_ports;
   return TRUE;
 }
 
@@ -603,6 +640,10 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.users = settings->users ? g_hash_table_ref (settings->users) : NULL;
   d->settings.read_requires_auth = settings->read_requires_auth;
   d->settings.tcp_trusted = settings->tcp_trusted;
+  d->settings.role_users = settings->role_users ? g_hash_table_ref (settings->role_users) : NULL;
+  d->settings.instance_user = g_strdup (settings->instance_user);
+  d->settings.allow_root_instances = settings->allow_root_instances;
+  d->settings.max_ports_per_role = settings->max_ports_per_role;
   d->settings.max_instances = settings->max_instances;
   d->settings.tcp_backlog = settings->tcp_backlog;
   d->settings.max_connections = settings->max_connections;
@@ -677,6 +718,12 @@ start_core (StgDaemon *d, GError **error)
     g_free (lo.cluster), lo.cluster = g_strdup (d->settings.cluster);
     lo.port_min = d->settings.port_min;
     lo.port_max = d->settings.port_max;
+    lo.max_ports_per_role = d->settings.max_ports_per_role;
+    if (!stg_daemon_instance_users (&d->settings, &lo, error))
+      {
+        stg_local_options_clear (&lo);
+        return FALSE;
+      }
     d->runtime = stg_local_runtime_new (d->store, d->clock, &lo, error);
     stg_local_options_clear (&lo);
     if (d->runtime == NULL)

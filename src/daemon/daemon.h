@@ -56,6 +56,10 @@ typedef struct
   gint max_per_address;     /* connections per port from one address; default 1024 */
   gint keep_updates;        /* finished updates kept per job; default 100; 0: all */
   gint keep_events_days;    /* days of task and instance events kept; default 30; 0: all */
+  GHashTable *role_users;   /* (nullable) [roles]: role -> the user its instances run as */
+  gchar *instance_user;     /* (nullable) the other roles' user when root; default nobody */
+  gboolean allow_root_instances; /* instances may run as root */
+  gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);

@@ -87,9 +87,9 @@ print_hash (gboolean token)
 typedef struct
 {
   gchar *config, *data_dir, *bind, *cluster, *ready_file, *webui_dir, *port_range;
-  gchar *runtime, *tls_cert, *tls_key, *store, *advertise_url;
+  gchar *runtime, *tls_cert, *tls_key, *store, *advertise_url, *instance_user;
   gint lease_ms;
-  gboolean hash_password, hash_token, version, verbose;
+  gboolean hash_password, hash_token, version, verbose, allow_root_instances;
   gint http_port, thrift_port;
   gint64 max_frame;
 } Options;
@@ -100,6 +100,7 @@ options_clear (Options *o)
   g_free (o->config), g_free (o->data_dir), g_free (o->bind), g_free (o->cluster);
   g_free (o->ready_file), g_free (o->webui_dir), g_free (o->port_range), g_free (o->runtime);
   g_free (o->tls_cert), g_free (o->tls_key), g_free (o->store), g_free (o->advertise_url);
+  g_free (o->instance_user);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
@@ -117,13 +118,16 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "store", 0, 0, G_OPTION_ARG_STRING, &o->store,
       "Keep jobs and updates in PostgreSQL at URL (postgresql://USER@HOST:PORT/DB or a libpq "
       "conninfo; the password comes from PGPASSWORD or PGPASSFILE, never the URL) instead of "
-      "SQLite in the data directory", "URL" },
+      "SQLite in the data directory",
+      "URL" },
     { "advertise-url", 0, 0, G_OPTION_ARG_STRING, &o->advertise_url,
       "With --store: the URL other replicas send clients to while this one leads "
-      "(default: http://BIND:HTTP_PORT)", "URL" },
+      "(default: http://BIND:HTTP_PORT)",
+      "URL" },
     { "lease-ms", 0, 0, G_OPTION_ARG_INT, &o->lease_ms,
       "With --store: a leader silent for MS loses the lead to another replica, and a leader "
-      "that cannot reach the database for about MS/4 steps down (default: 5000)", "MS" },
+      "that cannot reach the database for about MS/4 steps down (default: 5000)",
+      "MS" },
     { "bind", 'b', 0, G_OPTION_ARG_STRING, &o->bind,
       "Listen on this IP address (default: 127.0.0.1)", "ADDR" },
     { "http-port", 0, 0, G_OPTION_ARG_INT, &o->http_port,
@@ -141,7 +145,13 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "runtime", 0, 0, G_OPTION_ARG_STRING, &o->runtime,
       "Run instances with NAME: local (processes on this host, the default), simulated "
       "(no processes: instances are healthy at once; for benchmarks) or fleet (containers on "
-      "the hosts of the config file's [host NAME] groups, through Docker or Podman)", "NAME" },
+      "the hosts of the config file's [host NAME] groups, through Docker or Podman)",
+      "NAME" },
+    { "instance-user", 0, 0, G_OPTION_ARG_STRING, &o->instance_user,
+      "As root: run the instances of roles without a [roles] user as USER (default: nobody)",
+      "USER" },
+    { "allow-root-instances", 0, 0, G_OPTION_ARG_NONE, &o->allow_root_instances,
+      "As root: let instances run as root (without it, staggerd refuses to start them so)", NULL },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert,
       "Serve HTTPS with this PEM certificate (with --tls-key)", "FILE" },
     { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "The PEM private key of --tls-cert",
@@ -203,6 +213,9 @@ load_settings (StgDaemonSettings *settings, Options *o, GError **error)
   take (&settings->tls_key, &o->tls_key);
   take (&settings->store, &o->store);
   take (&settings->advertise_url, &o->advertise_url);
+  take (&settings->instance_user, &o->instance_user);
+  if (o->allow_root_instances)
+    settings->allow_root_instances = TRUE;
   if (o->lease_ms != -1)
     settings->lease_ms = o->lease_ms;
   if (settings->lease_ms < 400 || settings->lease_ms > 600000)

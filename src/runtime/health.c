@@ -237,6 +237,9 @@ run_check (gpointer data)
   g_subprocess_launcher_set_environ (l, h->target.envp);
   if (h->target.cwd)
     g_subprocess_launcher_set_cwd (l, h->target.cwd);
+  if (h->target.identity != NULL)
+    g_subprocess_launcher_set_child_setup (l, stg_identity_child_setup,
+                                           (gpointer) h->target.identity, NULL);
   c->proc = g_subprocess_launcher_spawnv (l, (const gchar *const *) h->target.shell_argv, &error);
   if (c->proc == NULL)
     {
@@ -286,6 +289,7 @@ stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *target, gboole
   h->target.run = target->run;
   h->target.run_finish = target->run_finish;
   h->target.run_data = target->run_data;
+  h->target.identity = target->identity;
   h->func = func;
   h->data = data;
   h->started_us = g_get_monotonic_time ();

@@ -12,6 +12,7 @@
 #include <libsoup/soup.h>
 
 #include "runtime/executor.h"
+#include "runtime/identity.h"
 
 G_BEGIN_DECLS
 
@@ -38,6 +39,7 @@ typedef struct
   StgHealthRun run;          /* (nullable) shell checks run through this, not here */
   StgHealthRunFinish run_finish;
   gpointer run_data;
+  const StgIdentity *identity; /* (nullable) shell checks run as this user; borrowed */
 } StgHealthTarget;
 
 /* Starts checking. @already_healthy: an adopted instance known to be

@@ -42,6 +42,8 @@ stg_local_options_clear (StgLocalOptions *o)
   g_clear_pointer (&o->data_dir, g_free);
   g_clear_pointer (&o->cluster, g_free);
   g_clear_pointer (&o->bind, g_free);
+  g_clear_pointer (&o->role_users, g_hash_table_unref);
+  g_clear_pointer (&o->default_user, stg_identity_free);
 }
 
 /* ---- slots ------------------------------------------------------------------- */
@@ -546,10 +548,14 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
       g_free (rt);
       return NULL;
     }
-  /* Not readable by other users: the data dir holds the database and
-   * every instance's output. */
-  if (g_mkdir_with_parents (sandboxes, 0700) != 0 || g_chmod (sandboxes, 0700) != 0 ||
-      g_chmod (options->data_dir, 0700) != 0)
+  /* Not readable by other users: the data dir holds the database (0600)
+   * and every instance's output. Instances that run as other users must
+   * reach their own run folders (which only they may open): then the
+   * folders above are 0711, passable but not listable. */
+  gboolean others = options->role_users != NULL || options->default_user != NULL;
+  gint mode = others ? 0711 : 0700;
+  if (g_mkdir_with_parents (sandboxes, 0700) != 0 || g_chmod (sandboxes, mode) != 0 ||
+      g_chmod (options->data_dir, mode) != 0)
     {
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED, "cannot create %s", sandboxes);
       g_free (rt);
@@ -563,8 +569,14 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->options.bind = g_strdup (options->bind);
   rt->options.port_min = options->port_min;
   rt->options.port_max = options->port_max;
+  rt->options.max_ports_per_role = options->max_ports_per_role > 0
+                                       ? options->max_ports_per_role
+                                       : (options->port_max - options->port_min + 2) / 2;
   rt->options.keep_runs = MAX (options->keep_runs, 1u);
   rt->options.log_limit = MAX (options->log_limit, (gsize) 4096);
+  rt->options.role_users = options->role_users ? g_hash_table_ref (options->role_users) : NULL;
+  rt->options.default_user = options->default_user ? stg_identity_copy (options->default_user)
+                                                   : NULL;
   /* Health checks go straight to this host: no proxy lookups. */
   rt->session = soup_session_new_with_options ("max-conns", 4096, "max-conns-per-host", 4,
                                                "proxy-resolver", NULL, NULL);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "common/clock.h"
+#include "runtime/identity.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
 
@@ -24,8 +25,11 @@ typedef struct
   gchar *bind;               /* address for health checks and hot-upgrade sockets */
   gint port_min;             /* named ports come from port_min..port_max */
   gint port_max;
+  gint max_ports_per_role;   /* ports one role's jobs may keep; 0: half the range */
   guint keep_runs;           /* sandbox folders kept per instance */
   gsize log_limit;           /* bytes kept per output file */
+  GHashTable *role_users;    /* (nullable) role -> StgIdentity*: who runs its instances */
+  StgIdentity *default_user; /* (nullable) for the other roles; NULL: staggerd's own user */
 } StgLocalOptions;
 
 void stg_local_options_init (StgLocalOptions *options);

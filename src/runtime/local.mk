@@ -10,6 +10,7 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/local.c src/runtime/local.h src/runtime/local_private.h \
 	src/runtime/ports.c \
 	src/runtime/process.c src/runtime/process.h \
+	src/runtime/identity.c src/runtime/identity.h \
 	src/runtime/run.c \
 	src/runtime/sandbox.c \
 	src/runtime/simulated.c src/runtime/simulated.h \

@@ -245,6 +245,15 @@ gchar *stg_local_shell_command (const StgExecutorSpec *spec);
 /* The slot's folder: one folder per run inside it, and hooks.log. */
 gchar *stg_local_slot_root (Slot *slot);
 
+/* Who runs @slot's instances (its role's user, else the default); NULL:
+ * staggerd's own user. */
+const StgIdentity *stg_local_identity (Slot *slot);
+
+/* Lets the user of @slot's instances pass through its folder @root and
+ * the job's folder above it (0711) to reach its own run folders; FALSE
+ * when they cannot be changed. Nothing to do when it runs as staggerd. */
+gboolean stg_local_open_folders (Slot *slot, const gchar *root);
+
 #define STG_LOCAL_TAIL_BYTES 2048
 
 /* The last @lines lines of the run's stderr (its last

@@ -3,7 +3,9 @@
  * Each (job, instance, port name) gets a port from the configured range the
  * first time it needs one; the store keeps it, so the instance finds the
  * same port after a replace or a restart of the daemon. A port that is busy
- * on this host when it is handed out is skipped. Main-loop thread only.
+ * on this host when it is handed out is skipped, and a role keeps at most
+ * max_ports_per_role ports (so one role cannot take the whole range).
+ * Main-loop thread only.
  */
 #include "config.h"
 
@@ -35,6 +37,23 @@ port_free (StgLocalRuntime *rt, gint port)
   return free_;
 }
 
+/* Whether @slot's role may keep one more port (for port @name). */
+static gboolean
+within_quota (StgLocalRuntime *rt, Slot *slot, const gchar *name, GError **error)
+{
+  gint64 held = stg_store_count_role_ports (rt->store, slot->job->role, error);
+
+  if (held < 0)
+    return FALSE;
+  if (held < rt->options.max_ports_per_role)
+    return TRUE;
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
+               "role %s already keeps %" G_GINT64_FORMAT " ports, its quota (max_ports_per_role); "
+               "no port for '%s'",
+               slot->job->role, held, name);
+  return FALSE;
+}
+
 GHashTable *
 stg_local_ports (StgLocalRuntime *rt, Slot *slot, gchar **names, GError **error)
 {
@@ -49,6 +68,8 @@ stg_local_ports (StgLocalRuntime *rt, Slot *slot, gchar **names, GError **error)
           g_propagate_error (error, g_steal_pointer (&local));
           return NULL;
         }
+      if (port == 0 && !within_quota (rt, slot, names[i], error))
+        return NULL;
       for (gint p = rt->options.port_min; port == 0 && p <= rt->options.port_max; p++)
         {
           if (stg_store_port_used (rt->store, p, NULL) || !port_free (rt, p))

@@ -255,8 +255,9 @@ spawn_fds_open (const StgSpawn *s, SpawnFds *f, GError **error)
       g_set_error (error, STG_PROCESS_ERROR, STG_PROCESS_ERROR_FAILED, "pipe: %s", g_strerror (saved));
       return FALSE;
     }
-  f->out = open (s->stdout_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  f->err = open (s->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  /* Never through a symlink: a sandbox may belong to another user. */
+  f->out = open (s->stdout_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  f->err = open (s->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   f->null = open ("/dev/null", O_RDONLY | O_CLOEXEC);
   if (f->out < 0 || f->err < 0 || f->null < 0)
     {
@@ -296,6 +297,17 @@ child_exec (const StgSpawn *s, const SpawnFds *f, const gchar *path, gchar **env
       (void) !write (f->pipe[1], &e, sizeof e);
       _exit (126);
     }
+  /* Its sandbox is entered first: the user it becomes may not be able to
+   * reach it from the root. */
+  if (s->identity != NULL)
+    {
+      int e = stg_identity_apply (s->identity);
+      if (e != 0)
+        {
+          (void) !write (f->pipe[1], &e, sizeof e);
+          _exit (126);
+        }
+    }
   put_number (listen_pid + strlen ("LISTEN_PID="), (long) getpid ());
   execve (path, s->argv, envp);
   int e = errno;
@@ -318,6 +330,15 @@ stg_process_spawn (const StgSpawn *s, GPid *pid, gint64 *start_time, GError **er
   g_autoptr (GPtrArray) env = child_environment (s, listen_pid, &listen_fds, &listen_names);
   if (!spawn_fds_open (s, &f, error))
     return FALSE;
+  if (s->identity != NULL && s->own_dir != NULL &&
+      chown (s->own_dir, s->identity->uid, s->identity->gid) != 0)
+    {
+      int saved = errno;
+      spawn_fds_close (&f);
+      g_set_error (error, STG_PROCESS_ERROR, STG_PROCESS_ERROR_FAILED, "cannot give %s to %s: %s",
+                   s->own_dir, s->identity->name, g_strerror (saved));
+      return FALSE;
+    }
 
   pid_t child = fork ();
   if (child == 0)

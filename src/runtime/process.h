@@ -11,6 +11,8 @@
 
 #include <glib.h>
 
+#include "runtime/identity.h"
+
 G_BEGIN_DECLS
 
 #define STG_PROCESS_ERROR (stg_process_error_quark ())
@@ -27,6 +29,8 @@ typedef struct
   const gint *fds;           /* (nullable) sockets to pass as 3, 4, ... */
   guint n_fds;
   const gchar *fd_names;     /* (nullable) LISTEN_FDNAMES, colon-separated */
+  const StgIdentity *identity; /* (nullable) the user to run as; NULL: ours */
+  const gchar *own_dir;        /* (nullable) given to @identity once the output files are open */
 } StgSpawn;
 
 /* Starts a process; fails if it cannot be executed. */

@@ -194,7 +194,7 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
   g_autofree gchar *root = stg_local_slot_root (slot);
   g_mkdir_with_parents (root, 0700);
   g_autofree gchar *log = g_build_filename (root, "hooks.log", NULL);
-  gint fd = g_open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  gint fd = g_open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
     {
       int saved = errno;
@@ -206,6 +206,9 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
   g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_MERGE);
   g_subprocess_launcher_take_stdout_fd (l, fd);
   g_subprocess_launcher_set_cwd (l, root);
+  const StgIdentity *who = stg_local_identity (slot);
+  if (who != NULL)
+    g_subprocess_launcher_set_child_setup (l, stg_identity_child_setup, (gpointer) who, NULL);
   g_auto (GStrv) env = stg_local_base_environ (root);
   g_subprocess_launcher_set_environ (l, env);
   g_autofree gchar *inst = g_strdup_printf ("%d", slot->key.instance);
@@ -435,7 +438,7 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
   g_autofree gchar *root = stg_local_slot_root (slot);
   g_autofree gchar *seq = g_strdup_printf ("%" G_GINT64_FORMAT, run->id);
   run->sandbox = g_build_filename (root, seq, NULL);
-  if (g_mkdir_with_parents (run->sandbox, 0700) != 0)
+  if (g_mkdir_with_parents (run->sandbox, 0700) != 0 || !stg_local_open_folders (slot, root))
     {
       int saved = errno;
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "%s: %s", run->sandbox,
@@ -565,9 +568,16 @@ launch_spawn (Run *run, Launch *l, GError **error)
   g_autofree gchar *out = g_build_filename (run->sandbox, "stdout", NULL);
   g_autofree gchar *err = g_build_filename (run->sandbox, "stderr", NULL);
   StgSpawn sp = {
-    .argv = (gchar **) l->argv->pdata, .envp = l->env, .cwd = l->cwd, .stdout_path = out,
-    .stderr_path = err, .fds = (const gint *) l->fds->data, .n_fds = l->fds->len,
+    .argv = (gchar **) l->argv->pdata,
+    .envp = l->env,
+    .cwd = l->cwd,
+    .stdout_path = out,
+    .stderr_path = err,
+    .fds = (const gint *) l->fds->data,
+    .n_fds = l->fds->len,
     .fd_names = l->fd_names,
+    .identity = stg_local_identity (run->slot),
+    .own_dir = run->sandbox,
   };
   return stg_process_spawn (&sp, &run->pid, &run->pid_start, error);
 }
@@ -590,8 +600,12 @@ launch_watch (Run *run, Launch *l, gboolean beside)
   g_autofree gchar *shell = spec->health.shell_command
       ? stg_template_expand (spec->health.shell_command, &l->vars, NULL, NULL) : NULL;
   gchar *shell_argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", shell, NULL };
-  StgHealthTarget target = { .session = rt->session, .url = url, .shell_argv = shell_argv,
-                             .envp = l->env, .cwd = l->cwd };
+  StgHealthTarget target = { .session = rt->session,
+                             .url = url,
+                             .shell_argv = shell_argv,
+                             .envp = l->env,
+                             .cwd = l->cwd,
+                             .identity = stg_local_identity (slot) };
   run_watch (run, &target, probe_url, FALSE);
   /* The old version's checks could reach the new one: they pause until it
    * is alone again. */

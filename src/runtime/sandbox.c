@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <glib/gstdio.h>
@@ -37,6 +39,25 @@ stg_local_slot_root (Slot *slot)
   return root;
 }
 
+const StgIdentity *
+stg_local_identity (Slot *slot)
+{
+  const StgLocalOptions *o = &slot->rt->options;
+  const StgIdentity *id = o->role_users ? g_hash_table_lookup (o->role_users, slot->job->role)
+                                        : NULL;
+
+  return id != NULL ? id : o->default_user;
+}
+
+gboolean
+stg_local_open_folders (Slot *slot, const gchar *root)
+{
+  if (stg_local_identity (slot) == NULL)
+    return TRUE;
+  g_autofree gchar *job = g_path_get_dirname (root);
+  return g_chmod (job, 0711) == 0 && g_chmod (root, 0711) == 0;
+}
+
 static gint
 compare_runs (gconstpointer a, gconstpointer b)
 {
@@ -45,30 +66,45 @@ compare_runs (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
-/* Deletes the real folder @path and what it holds; a symlink is removed,
- * never followed, and nothing outside DATA_DIR/sandboxes is touched. */
+/* Deletes entry @name of the open folder @dir_fd and what it holds,
+ * through descriptors only: a symlink is removed, never followed, even
+ * one swapped in by an instance's user while this runs. */
+static void
+remove_at (gint dir_fd, const gchar *name)
+{
+  if (unlinkat (dir_fd, name, 0) == 0 || errno != EISDIR)
+    return;
+  gint fd = openat (dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  DIR *dir = fdopendir (fd);
+  if (dir == NULL)
+    {
+      close (fd);
+      return;
+    }
+  struct dirent *e;
+  while ((e = readdir (dir)) != NULL)
+    if (!g_str_equal (e->d_name, ".") && !g_str_equal (e->d_name, ".."))
+      remove_at (fd, e->d_name);
+  closedir (dir);
+  unlinkat (dir_fd, name, AT_REMOVEDIR);
+}
+
+/* Deletes the folder @path and what it holds; nothing outside
+ * DATA_DIR/sandboxes is touched and no symlink is followed. */
 static void
 remove_tree (StgLocalRuntime *rt, const gchar *path)
 {
-  struct stat st;
-
-  if (!inside_sandboxes (rt, path) || lstat (path, &st) != 0)
+  if (!inside_sandboxes (rt, path))
     return;
-  if (!S_ISDIR (st.st_mode))
-    {
-      g_unlink (path);
-      return;
-    }
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const gchar *name;
-
-  if (dir != NULL)
-    while ((name = g_dir_read_name (dir)) != NULL)
-      {
-        g_autofree gchar *child = g_build_filename (path, name, NULL);
-        remove_tree (rt, child);
-      }
-  g_rmdir (path);
+  g_autofree gchar *parent = g_path_get_dirname (path);
+  g_autofree gchar *name = g_path_get_basename (path);
+  gint fd = open (parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  remove_at (fd, name);
+  close (fd);
 }
 
 /* The slot's run folders ("1", "2", ...), oldest first. */
@@ -117,11 +153,15 @@ trim_file (const gchar *path, gsize limit)
 {
   struct stat st;
 
-  if (g_stat (path, &st) != 0 || (gsize) st.st_size <= limit)
-    return;
-  gint fd = g_open (path, O_RDWR | O_CLOEXEC, 0);
+  /* Never through a symlink: the folder may belong to an instance's user. */
+  gint fd = g_open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
   if (fd < 0)
     return;
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || (gsize) st.st_size <= limit)
+    {
+      close (fd);
+      return;
+    }
   gsize keep = limit / 2;
   g_autofree gchar *tail = g_malloc (keep);
   ssize_t got = pread (fd, tail, keep, st.st_size - (off_t) keep);
@@ -165,18 +205,19 @@ gchar *
 stg_local_stderr_tail (const Run *run, guint lines)
 {
   g_autofree gchar *path = g_build_filename (run->sandbox, "stderr", NULL);
-  gint fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  gint fd = g_open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
   struct stat st;
 
   if (fd < 0)
     return NULL;
-  gchar buf[STG_LOCAL_TAIL_BYTES + 1];
-  ssize_t got = -1;
-  if (fstat (fd, &st) == 0)
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
     {
-      off_t from = st.st_size > STG_LOCAL_TAIL_BYTES ? st.st_size - STG_LOCAL_TAIL_BYTES : 0;
-      got = pread (fd, buf, STG_LOCAL_TAIL_BYTES, from);
+      close (fd);
+      return NULL;
     }
+  gchar buf[STG_LOCAL_TAIL_BYTES + 1];
+  off_t from = st.st_size > STG_LOCAL_TAIL_BYTES ? st.st_size - STG_LOCAL_TAIL_BYTES : 0;
+  ssize_t got = pread (fd, buf, STG_LOCAL_TAIL_BYTES, from);
   close (fd);
   if (got <= 0)
     return NULL;

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <sqlite3.h>
 
 #include "store/db_private.h"
@@ -198,6 +200,19 @@ stg_db_open_sqlite (const gchar *path, GError **error)
       return NULL;
     }
   db->conn = conn;
+  /* Only staggerd's user reads the database, whatever the umask (the data
+   * dir may be passable by instances' users); the WAL files SQLite makes
+   * next take the database's mode. */
+  if (!g_str_equal (path, ":memory:"))
+    {
+      static const gchar *const suffixes[] = { "", "-wal", "-shm" };
+      for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
+        {
+          g_autofree gchar *file = g_strconcat (path, suffixes[i], NULL);
+          if (g_chmod (file, 0600) != 0 && errno != ENOENT)
+            g_warning ("store: cannot make %s private: %s", file, g_strerror (errno));
+        }
+    }
   sqlite3_extended_result_codes (conn, 1);
   sqlite3_busy_timeout (conn, 5000);
   /* auto_vacuum takes only before the first table: new databases hand

@@ -45,6 +45,22 @@ stg_store_put_port (StgStore *store, const ApiJobKey *job, gint32 instance, cons
   return stg_store_exec_stmt (store, st, error, "keeping a port");
 }
 
+gint64
+stg_store_count_role_ports (StgStore *store, const gchar *role, GError **error)
+{
+  g_autoptr (StgStmt) st = stg_store_stmt (store, "SELECT COUNT(*) FROM ports WHERE role = ?",
+                                           error);
+  if (st == NULL)
+    return -1;
+  stg_db_bind_text (st, 1, role);
+  if (stg_db_step (st) != STG_DB_ROW)
+    {
+      stg_store_fail (store, error, "counting a role's ports");
+      return -1;
+    }
+  return stg_db_column_int64 (st, 0);
+}
+
 gboolean
 stg_store_port_used (StgStore *store, gint port, GError **error)
 {

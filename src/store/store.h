@@ -229,6 +229,9 @@ gint stg_store_get_port (StgStore *store, const ApiJobKey *job, gint32 instance,
 gboolean stg_store_put_port (StgStore *store, const ApiJobKey *job, gint32 instance,
                              const gchar *name, gint port, GError **error);
 
+/* How many ports the jobs of @role keep; -1 with @error. */
+gint64 stg_store_count_role_ports (StgStore *store, const gchar *role, GError **error);
+
 /* TRUE when some slot keeps @port. */
 gboolean stg_store_port_used (StgStore *store, gint port, GError **error);
 
