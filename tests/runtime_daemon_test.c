@@ -239,6 +239,62 @@ START_TEST (a_role_keeps_at_most_its_port_quota)
 }
 END_TEST
 
+/* ---- paced starts ------------------------------------------------------------------ */
+
+/* How many of @role's tasks are STARTING, and how many RUNNING. */
+static void
+count_statuses (StgTestDaemon *d, const gchar *role, gint *starting, gint *running)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, "role", role, NULL);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+
+  ck_assert (api_read_only_scheduler_if_get_tasks_status (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                          &r, q, NULL));
+  GPtrArray *tasks = r->result->scheduleStatusResult->tasks;
+  *starting = *running = 0;
+  for (guint i = 0; i < tasks->len; i++)
+    {
+      ApiScheduledTask *t = tasks->pdata[i];
+      *starting += t->status == API_SCHEDULE_STATUS_STARTING;
+      *running += t->status == API_SCHEDULE_STATUS_RUNNING;
+    }
+}
+
+START_TEST (no_more_than_the_cap_start_at_once)
+{
+  g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
+  ck_assert (g_file_set_contents (conf, "[staggerd]\nmax_concurrent_starts = 2\n", -1, NULL));
+  g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
+  StgTestDaemon *d = stg_test_daemon_start (dir, conf_arg, PORT_RANGE, NULL);
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  /* Each instance is healthy half a second after it starts. */
+  g_autoptr (ApiJobConfiguration) job = stg_test_job_full (
+      "www", "prod", "paced", 6,
+      "{\"command\": \"sleep 0.5; touch ready; exec sleep 60\", \"health_check\": "
+      "{\"shell\": {\"shell_command\": \"test -f ready\"}, \"interval_secs\": 0.1}}",
+      NULL);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (
+      api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                  job, NULL));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+
+  gint most = 0, starting = 0, running = 0;
+  for (gint i = 0; i < 600 && running < 6; i++)
+    {
+      count_statuses (d, "www", &starting, &running);
+      most = MAX (most, starting);
+      g_usleep (20 * 1000);
+    }
+  ck_assert_int_eq (running, 6);
+  ck_assert_msg (most <= 2, "%d instances were starting at once (the cap is 2)", most);
+  ck_assert_msg (most >= 1, "no instance was ever seen starting");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
 static Suite *
 runtime_daemon_suite (void)
 {
@@ -249,6 +305,7 @@ runtime_daemon_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, instances_outlive_a_crash_and_are_adopted);
   tcase_add_test (tc, a_role_keeps_at_most_its_port_quota);
+  tcase_add_test (tc, no_more_than_the_cap_start_at_once);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("updates");

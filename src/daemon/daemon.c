@@ -255,12 +255,14 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
                                         "instance_user",
                                         "allow_root_instances",
                                         "max_ports_per_role",
+                                        "max_concurrent_starts",
                                         NULL };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
   gint64 max_instances = settings->max_instances, lease = settings->lease_ms;
   gint64 backlog = settings->tcp_backlog, conns = settings->max_connections;
   gint64 per_address = settings->max_per_address, role_ports = settings->max_ports_per_role;
+  gint64 starts = settings->max_concurrent_starts;
   gint64 keep_updates = settings->keep_updates, keep_days = settings->keep_events_days;
   g_autofree gchar *range = NULL, *runtime = NULL;
 
@@ -305,6 +307,7 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_int (kf, "keep_updates_per_job", 0, 1000000, &keep_updates, error) ||
       !load_int (kf, "keep_events_days", 0, 100000, &keep_days, error) ||
       !load_int (kf, "max_ports_per_role", 0, 65535, &role_ports, error) ||
+      !load_int (kf, "max_concurrent_starts", 0, 100000, &starts, error) ||
       !load_string (kf, "advertise_url", &settings->advertise_url, error) ||
       !load_int (kf, "lease_ms", 400, 600000, &lease, error))
     {
@@ -363,6 +366,7 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   settings->keep_updates = (gint) keep_updates;
   settings->keep_events_days = (gint) keep_days;
   settings->max_ports_per_role = (gint) role_ports;
+  settings->max_concurrent_starts = (gint) starts;
   return TRUE;
 }
 
@@ -644,6 +648,7 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.instance_user = g_strdup (settings->instance_user);
   d->settings.allow_root_instances = settings->allow_root_instances;
   d->settings.max_ports_per_role = settings->max_ports_per_role;
+  d->settings.max_concurrent_starts = settings->max_concurrent_starts;
   d->settings.max_instances = settings->max_instances;
   d->settings.tcp_backlog = settings->tcp_backlog;
   d->settings.max_connections = settings->max_connections;
@@ -719,6 +724,7 @@ start_core (StgDaemon *d, GError **error)
     lo.port_min = d->settings.port_min;
     lo.port_max = d->settings.port_max;
     lo.max_ports_per_role = d->settings.max_ports_per_role;
+    lo.max_concurrent_starts = (guint) d->settings.max_concurrent_starts;
     if (!stg_daemon_instance_users (&d->settings, &lo, error))
       {
         stg_local_options_clear (&lo);

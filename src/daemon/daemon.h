@@ -60,6 +60,7 @@ typedef struct
   gchar *instance_user;     /* (nullable) the other roles' user when root; default nobody */
   gboolean allow_root_instances; /* instances may run as root */
   gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
+  gint max_concurrent_starts;    /* local runtime: instances starting at once; 0: 100 */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);

@@ -59,6 +59,8 @@ slot_free (gpointer data)
   g_clear_object (&slot->cancel);
   if (slot->pre_hook != NULL)
     g_clear_object (&slot->pre_hook);
+  if (slot->queued != 0)
+    g_queue_remove (&slot->rt->waiting, slot);
   /* Runs are forgotten, not killed: their processes outlive us. */
   stg_run_free (slot->run);
   stg_run_free (slot->next);
@@ -203,6 +205,45 @@ stg_local_finish_removal (Slot *slot)
   StgSlotKey key = slot->key;
   g_hash_table_remove (rt->slots, &key);
   stg_runtime_notify_later (&rt->base, job_id, instance);
+}
+
+/* ---- paced starts --------------------------------------------------------------- */
+
+gboolean
+stg_local_start_held (Slot *slot, gint64 config_id, gboolean from_update)
+{
+  StgLocalRuntime *rt = slot->rt;
+
+  if (rt->starting < rt->options.max_concurrent_starts)
+    return FALSE;
+  if (slot->queued == 0)
+    g_queue_push_tail (&rt->waiting, slot);
+  slot->queued = config_id;
+  slot->queued_update = from_update;
+  g_autofree gchar *m = g_strdup_printf ("waiting to start: %u instances are starting on this host "
+                                         "(max_concurrent_starts)",
+                                         rt->starting);
+  stg_local_set_phase (slot, STG_TASK_PENDING, config_id, API_SCHEDULE_STATUS_PENDING, m);
+  return TRUE;
+}
+
+void
+stg_local_start_done (Run *run)
+{
+  StgLocalRuntime *rt = run->slot->rt;
+
+  if (!run->counted)
+    return;
+  run->counted = FALSE;
+  rt->starting--;
+  while (rt->starting < rt->options.max_concurrent_starts && !g_queue_is_empty (&rt->waiting))
+    {
+      Slot *slot = g_queue_pop_head (&rt->waiting);
+      gint64 config = slot->queued;
+      slot->queued = 0;
+      if (slot->want == config && slot->run == NULL && slot->pre_hook == NULL)
+        stg_run_start_config (slot, config, FALSE, slot->queued_update);
+    }
 }
 
 static gboolean
@@ -510,6 +551,7 @@ local_free (StgRuntime *base)
 
   g_clear_handle_id (&rt->log_timer, g_source_remove);
   g_hash_table_unref (rt->slots);
+  g_queue_clear (&rt->waiting);
   g_clear_pointer (&rt->specs, stg_spec_cache_free);
   g_free (rt->mark_dir);
   g_free (rt->crash_at);
@@ -569,6 +611,9 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->options.bind = g_strdup (options->bind);
   rt->options.port_min = options->port_min;
   rt->options.port_max = options->port_max;
+  rt->options.max_concurrent_starts = options->max_concurrent_starts > 0
+                                          ? options->max_concurrent_starts
+                                          : STG_LOCAL_DEFAULT_STARTS;
   rt->options.max_ports_per_role = options->max_ports_per_role > 0
                                        ? options->max_ports_per_role
                                        : (options->port_max - options->port_min + 2) / 2;

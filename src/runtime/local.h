@@ -26,6 +26,7 @@ typedef struct
   gint port_min;             /* named ports come from port_min..port_max */
   gint port_max;
   gint max_ports_per_role;   /* ports one role's jobs may keep; 0: half the range */
+  guint max_concurrent_starts; /* runs starting (not yet healthy) at once; 0: the default, 100 */
   guint keep_runs;           /* sandbox folders kept per instance */
   gsize log_limit;           /* bytes kept per output file */
   GHashTable *role_users;    /* (nullable) role -> StgIdentity*: who runs its instances */

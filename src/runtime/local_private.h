@@ -97,6 +97,7 @@ struct _Run
   StopReason stopping;       /* why we asked it to stop; STOP_NONE: running */
   GCancellable *cancel;      /* cancels waits that hold the run */
   gboolean failed;           /* counted as a failed run already */
+  gboolean counted;          /* one of the runtime's starts in flight */
   guint kill_timer;
   gchar *sandbox;
 };
@@ -126,6 +127,8 @@ struct _Slot
   GArray *sockets;           /* gint: listening sockets for hot upgrade, by port name */
   GHashTable *ports;         /* name -> port (GINT_TO_POINTER) */
   gchar *cause;              /* why its last run failed, in words (observe's cause) */
+  gint64 queued;             /* config waiting for a start (max_concurrent_starts); 0: none */
+  gboolean queued_update;    /* ... started for an update (post_update owed) */
 };
 
 struct _StgLocalRuntime
@@ -140,7 +143,13 @@ struct _StgLocalRuntime
   gchar *mark_dir;           /* the data dir, absolute: instances' markers name it */
   gchar *crash_at;           /* STAGGER_TEST_CRASH_AT (tests only), or NULL */
   guint log_timer;
+  guint starting; /* runs started and not yet healthy nor gone */
+  GQueue waiting; /* Slot*: starts held back by max_concurrent_starts */
 };
+
+/* Runs that may be starting at once (spawned, not yet healthy), unless
+ * max_concurrent_starts says otherwise. */
+#define STG_LOCAL_DEFAULT_STARTS 100
 
 /* ---- slots (local.c) ----------------------------------------------------- */
 
@@ -173,6 +182,15 @@ void stg_local_count_failure (Slot *slot);
 /* Decides what follows a run that ended on its own (@run NULL: one that
  * could not start). @message (nullable) is recorded. */
 void stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *message);
+
+/* TRUE when max_concurrent_starts runs are starting already: @slot then
+ * waits (PENDING, saying why) and starts @config_id once one of them is
+ * healthy or gone. */
+gboolean stg_local_start_held (Slot *slot, gint64 config_id, gboolean from_update);
+
+/* @run no longer counts as starting (healthy, or gone): starts what
+ * waits, as far as the cap allows. */
+void stg_local_start_done (Run *run);
 
 /* Removes a slot whose last run is gone (a kill). */
 void stg_local_finish_removal (Slot *slot);

@@ -59,6 +59,7 @@ commit (Run *run, const gchar *why)
 
   run->healthy = TRUE;
   run->healthy_since_ms = stg_clock_now_ms (slot->rt->clock);
+  stg_local_start_done (run);
   slot->backoff_ms = 0;
   if (slot->post_owed == run->config_id)
     slot->post_owed = 0;
@@ -287,6 +288,8 @@ stg_run_free (Run *run)
 {
   if (run == NULL)
     return;
+  if (run->counted)
+    run->slot->rt->starting--; /* no new start from here: the runtime may be going */
   g_clear_handle_id (&run->child_watch, g_source_remove);
   g_clear_handle_id (&run->pidfd_watch, g_source_remove);
   g_clear_handle_id (&run->kill_timer, g_source_remove);
@@ -322,6 +325,7 @@ run_ended (Run *run, gboolean success, const gchar *how)
 
   g_clear_handle_id (&run->kill_timer, g_source_remove);
   g_clear_pointer (&run->health, stg_health_free);
+  stg_local_start_done (run);
   if (was_next)
     slot->next = NULL;
   else if (slot->run == run)
@@ -621,6 +625,9 @@ stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean fr
   Launch l = { .probe_fd = -1 };
   Run *run = NULL;
 
+  if (!beside && stg_local_start_held (slot, spec->config_id, from_update))
+    return NULL;
+
   l.ports = stg_local_ports (rt, slot, spec->port_names, &error);
   if (l.ports != NULL)
     run = run_new (slot, spec, from_update, &error);
@@ -643,6 +650,8 @@ stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean fr
       stg_run_free (run);
       return start_failed (slot, spec->config_id, error->message);
     }
+  run->counted = TRUE;
+  rt->starting++;
   stg_local_crash_point (rt, beside ? "beside-spawned" : "spawned");
   gint alt = beside && slot->run != NULL ? slot->run->version : 0;
   launch_watch (run, &l, beside);
