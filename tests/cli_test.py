@@ -170,8 +170,8 @@ def jobs_and_updates(r, cli, tmp):
         pulser.kill()
         r.check("update pulse --every stops when the update ends", False)
 
-    code, out, _ = cli("job", "restart", key + "/2")
-    r.check("job restart", code == 0, out)
+    code, out, _ = cli("job", "restart", key + "/2", "--watch-secs", "1", "--wait")
+    r.check("job restart of one instance", code == 0, out)
     code, out, _ = cli("job", "kill", key)
     r.check("job kill", code == 0, out)
     end = time.monotonic() + 30
@@ -285,6 +285,45 @@ def small_fixes(r, tmp):
         r.check("staggerd exits cleanly (small fixes)", d.stop() == 0)
 
 
+def task_ids(cli, key):
+    """instance -> its task id, which names the run: a new process, a new id."""
+    code, out, _ = cli("--json", "job", "status", key)
+    tasks = json.loads(out)["tasks"] if code == 0 else []
+    return {t["assignedTask"]["instanceId"]: t["assignedTask"]["taskId"] for t in tasks}
+
+
+def rolling_restart(r, cli, tmp):
+    """job restart rolls through batches with health gating, as Aurora's
+    client does: every instance gets a new process, never more than a
+    batch down at once, and the update ends ROLLED_FORWARD."""
+    key = "local/www/prod/restarted"
+    r.check("create", cli("job", "create", key, job_file(tmp, "restarted", "hi", count=6))[0] == 0)
+    r.check("six running", wait_running(cli, key, 6))
+    before = task_ids(cli, key)
+    proc = cli.background("job", "restart", key, "--batch-size", "2", "--watch-secs", "1", "--wait")
+    most_down = 0
+    while proc.poll() is None:
+        code, out, _ = cli("--json", "job", "status", key)
+        if code == 0:
+            tasks = json.loads(out)["tasks"]
+            most_down = max(most_down, sum(1 for t in tasks if t["status"] != "RUNNING"))
+        time.sleep(0.05)
+    out, err = proc.communicate()
+    r.check("job restart --wait ends ROLLED_FORWARD (0)",
+            proc.returncode == 0 and "ROLLED_FORWARD" in out, (proc.returncode, out, err))
+    after = task_ids(cli, key)
+    r.check("every instance has a new process",
+            len(after) == 6 and all(after[i] != before.get(i) for i in after), (before, after))
+    r.check("at most a batch (2) down at once", 1 <= most_down <= 2, most_down)
+    code, out, _ = cli("update", "info", key)
+    r.check("the restart is an update of the job", code == 0 and "ROLLED_FORWARD" in out, out)
+    code, _, err = cli("job", "restart", "local/www/prod/nosuchjob")
+    r.check("restart of a job that does not exist: 6", code == 6 and "no job" in err, (code, err))
+    code, _, err = cli("job", "restart", key, "--batch-size", "0")
+    r.check("a batch of 0 is a usage error (2)", code == 2, (code, err))
+    r.check("kill", cli("job", "kill", key)[0] == 0)
+
+
 def main():
     r = stgtest.Results("cli_test")
     with tempfile.TemporaryDirectory(prefix="stagger-cli-") as tmp:
@@ -293,6 +332,7 @@ def main():
             cli = Cli(d.http_port)
             r.run("jobs and updates", jobs_and_updates, r, cli, tmp)
             r.run("errors", errors, r, cli, tmp, d.http_port)
+            r.run("rolling restart", rolling_restart, r, cli, tmp)
         finally:
             r.check("staggerd exits cleanly", d.stop() == 0)
         r.run("credentials", credentials, r, tmp)

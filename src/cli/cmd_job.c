@@ -10,6 +10,7 @@
 #include "common/json_write.h"
 #include "cli/output.h"
 #include "cli/thrift_json.h"
+#include "cli/updates.h"
 
 static const StgCliCommand *
 self (const gchar *name)
@@ -84,26 +85,100 @@ job_kill (StgCli *cli, int argc, gchar **argv)
   return STG_EXIT_OK;
 }
 
+/* The job @key as the daemon keeps it (its task config and instance
+ * count), from getJobSummary; NULL with @error (NOT_FOUND: no such job). */
+static ApiJobConfiguration *
+current_job (StgCliClient *c, const ApiJobKey *key, GError **error)
+{
+  g_autoptr (ApiResponse) r = stg_cli_get_job_summary (c, key->role, error);
+  GHashTableIter it;
+  gpointer s;
+
+  if (r == NULL)
+    return NULL;
+  g_hash_table_iter_init (&it, r->result->jobSummaryResult->summaries);
+  while (g_hash_table_iter_next (&it, &s, NULL))
+    {
+      ApiJobConfiguration *job = ((ApiJobSummary *) s)->job;
+      if (stg_job_key_equal (job->key, key))
+        return g_object_ref (job);
+    }
+  g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "no job %s/%s/%s", key->role,
+               key->environment, key->name);
+  return NULL;
+}
+
 static int
 job_restart (StgCli *cli, int argc, gchar **argv)
 {
   int code;
+  gint batch = 1, watch = 30, max_per = 0, max_total = 0;
+  gboolean wait = FALSE;
+  g_autofree gchar *message = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (StgJobPath) path = NULL;
+  const GOptionEntry entries[] = {
+    { "batch-size", 0, 0, G_OPTION_ARG_INT, &batch, "Instances restarted at a time (default 1)",
+      "N" },
+    { "watch-secs", 0, 0, G_OPTION_ARG_INT, &watch,
+      "Seconds a restarted instance must stay healthy before the next batch (default 30)", "S" },
+    { "max-per-instance-failures", 0, 0, G_OPTION_ARG_INT, &max_per,
+      "Restarts of one instance that may fail before it counts as failed (default 0)", "N" },
+    { "max-total-failures", 0, 0, G_OPTION_ARG_INT, &max_total,
+      "Failed instances the restart tolerates before it stops (default 0)", "N" },
+    { "message", 'm', 0, G_OPTION_ARG_STRING, &message, "Why, recorded with the restart", "TEXT" },
+    { "wait", 'w', 0, G_OPTION_ARG_NONE, &wait,
+      "Follow the restart to its end (exit codes as update wait)", NULL },
+    { NULL },
+  };
 
-  if (!stg_cli_parse (cli, self ("restart"), "job", NULL,
-                      "Restarts the job's instances (all, or those listed after the key).",
-                      1, 1, &argc, &argv, &code))
+  if (!stg_cli_parse (
+          cli, self ("restart"), "job", entries,
+          "Restarts the job's instances (all, or those listed after the key) a batch at a "
+          "time, as Aurora's client does: an update to the job's own configuration that "
+          "restarts each instance and waits for it to be healthy for the watch time "
+          "before the next batch.",
+          1, 1, &argc, &argv, &code))
     return code;
+  if (batch < 1 || watch < 0 || max_per < 0 || max_total < 0)
+    return stg_cli_usage_error (cli, "--batch-size must be at least 1, and the others at least 0");
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
-  g_autoptr (GHashTable) ids = c ? (path->instances ? stg_cli_id_set (path->instances)
-                                                    : g_hash_table_new (NULL, NULL)) : NULL;
-  g_autoptr (ApiResponse) r = c ? stg_cli_restart_shards (c, path->key, ids, &error) : NULL;
+  g_autoptr (ApiJobConfiguration) job = c ? current_job (c, path->key, &error) : NULL;
+  if (job == NULL)
+    return stg_cli_fail (cli, error);
+  g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
+                                                            "updateGroupSize", batch,
+                                                            "minWaitInInstanceRunningMs",
+                                                            watch * 1000, "maxPerInstanceFailures",
+                                                            max_per, "maxFailedInstances",
+                                                            max_total, "rollbackOnFailure", FALSE,
+                                                            "restartInstances", TRUE, NULL);
+  if (path->instances != NULL)
+    {
+      stg_job_file_add_ranges (settings->updateOnlyTheseInstances, path->instances);
+      settings->__isset_updateOnlyTheseInstances = TRUE;
+    }
+  g_autoptr (ApiJobUpdateRequest) req = g_object_new (API_TYPE_JOB_UPDATE_REQUEST, "taskConfig",
+                                                      job->taskConfig, "instanceCount",
+                                                      job->instanceCount, "settings", settings,
+                                                      NULL);
+  g_autoptr (ApiResponse) r = stg_cli_start_job_update (c, req, message ? message : "restart",
+                                                        &error);
   if (r == NULL)
     return stg_cli_fail (cli, error);
+  ApiJobUpdateKey *key = r->result->startJobUpdateResult->key;
   if (!cli->json)
-    fprintf (cli->out, "restarting %s\n", argv[1]);
-  return STG_EXIT_OK;
+    {
+      fprintf (cli->out, "restarting %s, %d at a time\n", argv[1], batch);
+      stg_cli_update_announce (cli, c, argv[1], key, NULL);
+    }
+  else if (!wait)
+    {
+      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (key);
+      stg_cli_print_json (cli, n, FALSE);
+    }
+  fflush (cli->out);
+  return wait ? stg_cli_update_follow (cli, c, key) : STG_EXIT_OK;
 }
 
 /* The ports of a task, "http=20001 admin=20002". */
@@ -372,11 +447,14 @@ job_inspect (StgCli *cli, int argc, gchar **argv)
 
 const StgCliCommand stg_cli_job_commands[] = {
   { "create", "CLUSTER/ROLE/ENV/NAME CONFIG", "Create a job from a job file", job_create },
-  { "kill", "CLUSTER/ROLE/ENV/NAME[/INSTANCES]", "Stop a job's instances (all: remove the job)", job_kill },
+  { "kill", "CLUSTER/ROLE/ENV/NAME[/INSTANCES]", "Stop a job's instances (all: remove the job)",
+    job_kill },
   { "status", "CLUSTER/ROLE/ENV/NAME[/INSTANCES]", "Show a job's instances", job_status },
   { "list", "[CLUSTER[/ROLE]]", "List jobs", job_list },
-  { "diff", "CLUSTER/ROLE/ENV/NAME[/INSTANCES] CONFIG", "Show what an update to CONFIG would change", job_diff },
-  { "restart", "CLUSTER/ROLE/ENV/NAME[/INSTANCES]", "Restart a job's instances", job_restart },
+  { "diff", "CLUSTER/ROLE/ENV/NAME[/INSTANCES] CONFIG",
+    "Show what an update to CONFIG would change", job_diff },
+  { "restart", "CLUSTER/ROLE/ENV/NAME[/INSTANCES]", "Restart a job's instances a batch at a time",
+    job_restart },
   { "inspect", "CONFIG", "Print what a job file sends, as JSON", job_inspect },
   { NULL, NULL, NULL, NULL },
 };

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/updates.h"
 #include "cli/client.h"
 #include "cli/jobfile.h"
 #include "common/enums.h"
@@ -248,8 +249,8 @@ terminal_code (gint status)
 
 /* Follows the update to its end: on a terminal a progress bar, on a pipe
  * one line per event. Returns the exit code. */
-static int
-wait_for (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
+int
+stg_cli_update_follow (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
 {
   guint seen_updates = 0, seen_instances = 0;
   gboolean bar = cli->out_tty && !cli->json;
@@ -307,9 +308,9 @@ wait_for (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
 /* What update start says: the update, what it changes (when the daemon
  * could say) and where to watch it, as Aurora's client prints the update's
  * URL. */
-static void
-print_started (StgCli *cli, StgCliClient *c, const gchar *text, ApiJobUpdateKey *key,
-               ApiGetJobUpdateDiffResult *diff)
+void
+stg_cli_update_announce (StgCli *cli, StgCliClient *c, const gchar *text, ApiJobUpdateKey *key,
+                         ApiGetJobUpdateDiffResult *diff)
 {
   g_autofree gchar *id = g_uri_escape_string (key->id, NULL, FALSE);
 
@@ -351,14 +352,15 @@ update_start (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   ApiJobUpdateKey *key = r->result->startJobUpdateResult->key;
   if (!cli->json)
-    print_started (cli, c, argv[1], key, diff ? diff->result->getJobUpdateDiffResult : NULL);
+    stg_cli_update_announce (cli, c, argv[1], key,
+                             diff ? diff->result->getJobUpdateDiffResult : NULL);
   else if (!wait)
     {
       g_autoptr (JsonNode) n = stg_cli_thrift_to_json (key);
       stg_cli_print_json (cli, n, FALSE);
     }
   fflush (cli->out);
-  return wait ? wait_for (cli, c, key) : STG_EXIT_OK;
+  return wait ? stg_cli_update_follow (cli, c, key) : STG_EXIT_OK;
 }
 
 static int
@@ -381,7 +383,7 @@ update_wait (StgCli *cli, int argc, gchar **argv)
   g_autoptr (ApiJobUpdateKey) key = c ? find_update (c, path->key, id, FALSE, &error) : NULL;
   if (key == NULL)
     return stg_cli_fail (cli, error);
-  return wait_for (cli, c, key);
+  return stg_cli_update_follow (cli, c, key);
 }
 
 static int
