@@ -5,7 +5,7 @@
 _stagger_commands ()
 {
   case "$1" in
-    job) echo "create kill status list diff restart inspect" ;;
+    job) echo "create kill status list diff restart history revert inspect" ;;
     update) echo "start info pause resume abort rollback pulse list wait" ;;
   esac
 }
@@ -20,6 +20,7 @@ _stagger_options ()
     "update pulse") echo "$common --every --id" ;;
     "update list") echo "$common --status --user --limit" ;;
     "job kill") echo "$common --message" ;;
+    "job revert") echo "$common --to-version --message --wait" ;;
     "job restart") echo "$common --batch-size --watch-secs --max-per-instance-failures --max-total-failures --message --wait" ;;
     *) echo "$common" ;;
   esac
@@ -31,7 +32,7 @@ _stagger ()
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures) ((i++)) ;;
+      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version) ((i++)) ;;
       -*) ;;
       *) if [[ -z $group ]]; then group="${COMP_WORDS[i]}"; elif [[ -z $command ]]; then command="${COMP_WORDS[i]}"; fi ;;
     esac

@@ -324,6 +324,51 @@ def rolling_restart(r, cli, tmp):
     r.check("kill", cli("job", "kill", key)[0] == 0)
 
 
+def served_version(cli, key, instance=0):
+    """The config version instance @instance of @key serves (/version)."""
+    code, out, _ = cli("--json", "job", "status", key)
+    for t in json.loads(out)["tasks"] if code == 0 else []:
+        if t["assignedTask"]["instanceId"] == instance:
+            port = t["assignedTask"]["assignedPorts"]["http"]
+            with urllib.request.urlopen("http://127.0.0.1:%d/version" % port, timeout=10) as resp:
+                return resp.read().decode().strip()
+    return None
+
+
+def history_and_revert(r, cli, tmp):
+    """job history lists the stored configurations; job revert updates the
+    job back to one (the one before the current by default)."""
+    key = "local/www/prod/undone"
+    r.check("create v1", cli("job", "create", key, job_file(tmp, "undone", "one", count=2))[0] == 0)
+    r.check("v1 runs", wait_running(cli, key, 2))
+    for g in ("two", "three"):
+        code, out, err = cli("update", "start", key, job_file(tmp, "undone", g, count=2), "--wait")
+        r.check("update to %s" % g, code == 0, (out, err))
+    code, out, _ = cli("job", "history", key)
+    lines = [l for l in out.splitlines() if l[:1].isdigit()]
+    r.check("history lists three versions", len(lines) == 3, out)
+    r.check("the third is current", "3 (current)" in out and "task.env" in lines[-1], out)
+    code, out, _ = cli("--json", "job", "history", key)
+    versions = json.loads(out)["versions"] if code == 0 else []
+    r.check("history --json", [v["version"] for v in versions] == [1, 2, 3]
+            and versions[2]["instancesOnIt"] == 2, out)
+
+    code, out, err = cli("job", "revert", key, "--wait")
+    r.check("revert goes back to version 2", code == 0 and "version 2" in out, (out, err))
+    r.check("version 2 serves", served_version(cli, key) == "2", served_version(cli, key))
+    r.check("history marks 2 current", "2 (current)" in cli("job", "history", key)[1])
+    code, out, err = cli("job", "revert", key, "--to-version", "1", "--wait")
+    r.check("revert --to-version 1", code == 0, (out, err))
+    r.check("version 1 serves", served_version(cli, key) == "1", served_version(cli, key))
+    code, _, err = cli("job", "revert", key, "--to-version", "7")
+    r.check("a version that does not exist: 6", code == 6 and "no version 7" in err, (code, err))
+    code, _, err = cli("job", "revert", key)
+    r.check("nothing before version 1: 1", code == 1 and "nothing before it" in err, (code, err))
+    code, _, err = cli("job", "history", "local/www/prod/neverwas")
+    r.check("history of a job that never was: 6", code == 6, (code, err))
+    r.check("kill", cli("job", "kill", key)[0] == 0)
+
+
 def main():
     r = stgtest.Results("cli_test")
     with tempfile.TemporaryDirectory(prefix="stagger-cli-") as tmp:
@@ -333,6 +378,7 @@ def main():
             r.run("jobs and updates", jobs_and_updates, r, cli, tmp)
             r.run("errors", errors, r, cli, tmp, d.http_port)
             r.run("rolling restart", rolling_restart, r, cli, tmp)
+            r.run("history and revert", history_and_revert, r, cli, tmp)
         finally:
             r.check("staggerd exits cleanly", d.stop() == 0)
         r.run("credentials", credentials, r, tmp)

@@ -230,6 +230,38 @@ START_TEST (configs_stored_once_and_numbered)
 }
 END_TEST
 
+START_TEST (config_history_lists_versions)
+{
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) v1 = make_config ("www", "hist", "v1");
+  g_autoptr (ApiTaskConfig) v2 = make_config ("www", "hist", "v2");
+  g_autoptr (ApiTaskConfig) other = make_config ("www", "elsewhere", "v1");
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hist");
+  gint64 i1, i2, io, job_id;
+
+  ck_assert (stg_store_put_config (store, v1, &i1, NULL, &error));
+  ck_assert (stg_store_put_config (store, v2, &i2, NULL, &error));
+  ck_assert (stg_store_put_config (store, other, &io, NULL, &error));
+  ck_assert (stg_store_create_job (store, key, "www", i1, 3, 1000, &job_id, &error));
+
+  g_autoptr (GPtrArray) rows = stg_store_job_config_history (store, key, &error);
+  ck_assert_msg (rows != NULL, "history: %s", error ? error->message : "");
+  ck_assert_uint_eq (rows->len, 2);
+  StgConfigVersionRow *a = rows->pdata[0], *b = rows->pdata[1];
+  ck_assert_int_eq (a->version, 1);
+  ck_assert_int_eq (a->instances_now, 3);
+  ck_assert_int_eq (b->version, 2);
+  ck_assert_int_eq (b->instances_now, 0);
+  ck_assert_ptr_null (a->update_uid);
+  ck_assert_str_eq (b->config->executorConfig->data, "v2");
+
+  g_autoptr (ApiJobKey) none = stg_job_key_new ("www", "prod", "never");
+  g_autoptr (GPtrArray) empty = stg_store_job_config_history (store, none, &error);
+  ck_assert (empty != NULL && empty->len == 0);
+}
+END_TEST
+
 START_TEST (damaged_config_reported)
 {
   gint64 id;
@@ -546,6 +578,7 @@ store_suite (const gchar *name, gboolean sqlite)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, configs_stored_once_and_numbered);
   tcase_add_test (tc, damaged_config_reported);
+  tcase_add_test (tc, config_history_lists_versions);
   tcase_add_test (tc, jobs_round_trip);
   tcase_add_test (tc, task_events_newest_kept);
   suite_add_tcase (s, tc);

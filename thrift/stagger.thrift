@@ -479,6 +479,20 @@ struct ServerInfo {
 }
 
 /* The payload of a Response; one member is set. */
+/* Stagger: one configuration a job has had, numbered per job. */
+struct JobConfigVersion {
+  1: i32 version
+  2: TaskConfig config
+  3: i64 createdTimestampMs
+  4: optional string updateId     /* the first update that moved the job to it */
+  5: optional string user         /* who started that update */
+  6: i32 instancesOnIt            /* the job's instances that should run it now */
+}
+
+struct GetJobConfigHistoryResult {
+  1: list<JobConfigVersion> versions   /* oldest first */
+}
+
 union Result {
    3: ScheduleStatusResult scheduleStatusResult
    4: GetJobsResult getJobsResult
@@ -489,6 +503,8 @@ union Result {
   24: GetJobUpdateDetailsResult getJobUpdateDetailsResult
   25: PulseJobUpdateResult pulseJobUpdateResult
   26: GetJobUpdateDiffResult getJobUpdateDiffResult
+  /* Stagger's own results, past Aurora's ids. */
+  100: GetJobConfigHistoryResult getJobConfigHistoryResult
 }
 
 struct ResponseDetail {
@@ -531,4 +547,6 @@ service AuroraSchedulerManager extends ReadOnlyScheduler {
 
 /* Stagger's own calls, beside Aurora's. */
 service StaggerScheduler extends AuroraSchedulerManager {
+  /* The configurations @job has had (a read: the read-only port serves it). */
+  Response getJobConfigHistory(1: JobKey job)
 }

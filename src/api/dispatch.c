@@ -113,8 +113,11 @@ read_header (StgProtocolFactory reader, GBytes *request, gchar **name, ThriftMes
 static gboolean
 known_method (StgDispatch *d, const gchar *name)
 {
-  return g_hash_table_contains (API_READ_ONLY_SCHEDULER_PROCESSOR (d->processor)->process_map, name) ||
-         g_hash_table_contains (API_AURORA_SCHEDULER_MANAGER_PROCESSOR (d->processor)->process_map, name);
+  return g_hash_table_contains (API_READ_ONLY_SCHEDULER_PROCESSOR (d->processor)->process_map,
+                                name) ||
+         g_hash_table_contains (API_AURORA_SCHEDULER_MANAGER_PROCESSOR (d->processor)->process_map,
+                                name) ||
+         g_hash_table_contains (API_STAGGER_SCHEDULER_PROCESSOR (d->processor)->process_map, name);
 }
 
 /* The bytes @factory writes for a message header. */

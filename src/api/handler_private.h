@@ -35,3 +35,6 @@ void stg_handler_install_task_methods (ApiReadOnlySchedulerHandlerClass *ro);
 /* Update methods (handler_updates.c), installed by the class init. */
 void stg_handler_install_update_methods (ApiReadOnlySchedulerHandlerClass *ro,
                                          ApiAuroraSchedulerManagerHandlerClass *rw);
+
+/* Stagger's own methods (handler_stagger.c), installed by the class init. */
+void stg_handler_install_stagger_methods (ApiStaggerSchedulerHandlerClass *sc);

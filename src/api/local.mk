@@ -7,6 +7,7 @@ libstg_api_a_SOURCES = \
 	src/api/dispatch.c src/api/dispatch.h \
 	src/api/handler.c src/api/handler.h src/api/handler_private.h \
 	src/api/handler_tasks.c \
+	src/api/handler_stagger.c \
 	src/api/handler_updates.c \
 	src/api/http_api.c src/api/http_api.h \
 	src/api/http_guard.c src/api/http_guard.h \

@@ -88,6 +88,9 @@ gboolean stg_cli_parse (StgCli *cli, const StgCliCommand *command, const gchar *
                         guint min_args, guint max_args, int *argc, gchar ***argv,
                         int *exit_code);
 
+/* The entry of @table named @name (which must be there). */
+const StgCliCommand *stg_cli_find_command (const StgCliCommand *table, const gchar *name);
+
 /* The exit code for @error. */
 int stg_cli_exit_code (const GError *error);
 

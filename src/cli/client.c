@@ -239,6 +239,15 @@ stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error)
 }
 
 ApiResponse *
+stg_cli_get_job_config_history (StgCliClient *c, ApiJobKey *job, GError **error)
+{
+  CALL_BEGIN = api_stagger_scheduler_if_get_job_config_history (API_STAGGER_SCHEDULER_IF (
+                                                                    c->client),
+                                                                &r, job, &local);
+  return finish (c, "getJobConfigHistory", ok, r, local, error);
+}
+
+ApiResponse *
 stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error)
 {
   CALL_BEGIN = api_read_only_scheduler_if_get_tasks_status (RO (c), &r, query, &local);

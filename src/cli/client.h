@@ -54,6 +54,8 @@ gboolean stg_cli_client_wait_update (StgCliClient *c, const gchar *id, gint64 *s
 
 /* getJobSummary: the jobs of @role (nullable or "": every role). */
 ApiResponse *stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error);
+/* getJobConfigHistory: the configurations @job has had, oldest first. */
+ApiResponse *stg_cli_get_job_config_history (StgCliClient *c, ApiJobKey *job, GError **error);
 /* getTasksStatus: the tasks @query matches, with their events. */
 ApiResponse *stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error);
 /* getJobUpdateSummaries: the updates @query matches, newest first. */

@@ -15,10 +15,7 @@
 static const StgCliCommand *
 self (const gchar *name)
 {
-  for (const StgCliCommand *c = stg_cli_job_commands; c->name != NULL; c++)
-    if (g_str_equal (c->name, name))
-      return c;
-  g_assert_not_reached ();
+  return stg_cli_find_command (stg_cli_job_commands, name);
 }
 
 static StgJobFile *
@@ -85,10 +82,8 @@ job_kill (StgCli *cli, int argc, gchar **argv)
   return STG_EXIT_OK;
 }
 
-/* The job @key as the daemon keeps it (its task config and instance
- * count), from getJobSummary; NULL with @error (NOT_FOUND: no such job). */
-static ApiJobConfiguration *
-current_job (StgCliClient *c, const ApiJobKey *key, GError **error)
+ApiJobConfiguration *
+stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error)
 {
   g_autoptr (ApiResponse) r = stg_cli_get_job_summary (c, key->role, error);
   GHashTableIter it;
@@ -143,7 +138,7 @@ job_restart (StgCli *cli, int argc, gchar **argv)
   if (batch < 1 || watch < 0 || max_per < 0 || max_total < 0)
     return stg_cli_usage_error (cli, "--batch-size must be at least 1, and the others at least 0");
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
-  g_autoptr (ApiJobConfiguration) job = c ? current_job (c, path->key, &error) : NULL;
+  g_autoptr (ApiJobConfiguration) job = c ? stg_cli_current_job (c, path->key, &error) : NULL;
   if (job == NULL)
     return stg_cli_fail (cli, error);
   g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
@@ -166,19 +161,9 @@ job_restart (StgCli *cli, int argc, gchar **argv)
                                                         &error);
   if (r == NULL)
     return stg_cli_fail (cli, error);
-  ApiJobUpdateKey *key = r->result->startJobUpdateResult->key;
-  if (!cli->json)
-    {
-      fprintf (cli->out, "restarting %s, %d at a time\n", argv[1], batch);
-      stg_cli_update_announce (cli, c, argv[1], key, NULL);
-    }
-  else if (!wait)
-    {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (key);
-      stg_cli_print_json (cli, n, FALSE);
-    }
-  fflush (cli->out);
-  return wait ? stg_cli_update_follow (cli, c, key) : STG_EXIT_OK;
+  g_autofree gchar *what = g_strdup_printf ("restarting %s, %d at a time", argv[1], batch);
+  return stg_cli_update_started (cli, c, argv[1], what, r->result->startJobUpdateResult->key, NULL,
+                                 wait);
 }
 
 /* The ports of a task, "http=20001 admin=20002". */
@@ -327,9 +312,8 @@ job_list (StgCli *cli, int argc, gchar **argv)
   return STG_EXIT_OK;
 }
 
-/* The task config's lines, "field: value", for a readable diff. */
-static GPtrArray *
-config_lines (ApiTaskConfig *config)
+GPtrArray *
+stg_cli_config_lines (ApiTaskConfig *config)
 {
   g_autoptr (JsonNode) n = stg_cli_thrift_to_json (config);
   JsonObject *o = json_node_get_object (n);
@@ -391,7 +375,7 @@ job_diff (StgCli *cli, int argc, gchar **argv)
   stg_cli_print_diff_groups (cli, d);
 
   /* Field by field, each current config against the file's. */
-  g_autoptr (GPtrArray) want = config_lines (jf->job->taskConfig);
+  g_autoptr (GPtrArray) want = stg_cli_config_lines (jf->job->taskConfig);
   GHashTableIter it;
   gpointer g;
   g_hash_table_iter_init (&it, d->update);
@@ -400,7 +384,7 @@ job_diff (StgCli *cli, int argc, gchar **argv)
       ApiConfigGroup *group = g;
       g_autoptr (StgRanges) ids = stg_cli_ranges_from_set (group->instances);
       g_autofree gchar *ids_text = stg_cli_ranges_text (ids);
-      g_autoptr (GPtrArray) have = config_lines (group->config);
+      g_autoptr (GPtrArray) have = stg_cli_config_lines (group->config);
       fprintf (cli->out, "\ninstances %s:\n", ids_text);
       for (guint i = 0; i < have->len; i++)
         if (!g_ptr_array_find_with_equal_func (want, have->pdata[i], g_str_equal, NULL))
@@ -455,6 +439,10 @@ const StgCliCommand stg_cli_job_commands[] = {
     "Show what an update to CONFIG would change", job_diff },
   { "restart", "CLUSTER/ROLE/ENV/NAME[/INSTANCES]", "Restart a job's instances a batch at a time",
     job_restart },
+  { "history", "CLUSTER/ROLE/ENV/NAME", "List the configurations a job has had",
+    stg_cli_job_history },
+  { "revert", "CLUSTER/ROLE/ENV/NAME", "Update a job back to an earlier configuration",
+    stg_cli_job_revert },
   { "inspect", "CONFIG", "Print what a job file sends, as JSON", job_inspect },
   { NULL, NULL, NULL, NULL },
 };

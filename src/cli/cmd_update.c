@@ -18,10 +18,7 @@
 static const StgCliCommand *
 self (const gchar *name)
 {
-  for (const StgCliCommand *c = stg_cli_update_commands; c->name != NULL; c++)
-    if (g_str_equal (c->name, name))
-      return c;
-  g_assert_not_reached ();
+  return stg_cli_find_command (stg_cli_update_commands, name);
 }
 
 /* The job's update: @id, else the active one (@active) or the newest. */
@@ -308,9 +305,9 @@ stg_cli_update_follow (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
 /* What update start says: the update, what it changes (when the daemon
  * could say) and where to watch it, as Aurora's client prints the update's
  * URL. */
-void
-stg_cli_update_announce (StgCli *cli, StgCliClient *c, const gchar *text, ApiJobUpdateKey *key,
-                         ApiGetJobUpdateDiffResult *diff)
+static void
+announce (StgCli *cli, StgCliClient *c, const gchar *text, ApiJobUpdateKey *key,
+          ApiGetJobUpdateDiffResult *diff)
 {
   g_autofree gchar *id = g_uri_escape_string (key->id, NULL, FALSE);
 
@@ -319,6 +316,25 @@ stg_cli_update_announce (StgCli *cli, StgCliClient *c, const gchar *text, ApiJob
     stg_cli_print_diff_groups (cli, diff);
   fprintf (cli->out, "watch it at %s/#/update/%s/%s/%s/%s\n", stg_cli_client_target (c)->base_url,
            key->job->role, key->job->environment, key->job->name, id);
+}
+
+int
+stg_cli_update_started (StgCli *cli, StgCliClient *c, const gchar *text, const gchar *what,
+                        ApiJobUpdateKey *key, ApiGetJobUpdateDiffResult *diff, gboolean wait)
+{
+  if (!cli->json)
+    {
+      if (what != NULL)
+        fprintf (cli->out, "%s\n", what);
+      announce (cli, c, text, key, diff);
+    }
+  else if (!wait)
+    {
+      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (key);
+      stg_cli_print_json (cli, n, FALSE);
+    }
+  fflush (cli->out);
+  return wait ? stg_cli_update_follow (cli, c, key) : STG_EXIT_OK;
 }
 
 static int
@@ -350,17 +366,8 @@ update_start (StgCli *cli, int argc, gchar **argv)
   g_autoptr (ApiResponse) r = req ? stg_cli_start_job_update (c, req, message, &error) : NULL;
   if (r == NULL)
     return stg_cli_fail (cli, error);
-  ApiJobUpdateKey *key = r->result->startJobUpdateResult->key;
-  if (!cli->json)
-    stg_cli_update_announce (cli, c, argv[1], key,
-                             diff ? diff->result->getJobUpdateDiffResult : NULL);
-  else if (!wait)
-    {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (key);
-      stg_cli_print_json (cli, n, FALSE);
-    }
-  fflush (cli->out);
-  return wait ? stg_cli_update_follow (cli, c, key) : STG_EXIT_OK;
+  return stg_cli_update_started (cli, c, argv[1], NULL, r->result->startJobUpdateResult->key,
+                                 diff ? diff->result->getJobUpdateDiffResult : NULL, wait);
 }
 
 static int

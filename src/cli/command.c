@@ -192,3 +192,12 @@ stg_cli_parse_scope (const gchar *text, gchar **cluster, gchar **role, GError **
   *role = n == 2 ? g_strdup (parts[1]) : NULL;
   return TRUE;
 }
+
+const StgCliCommand *
+stg_cli_find_command (const StgCliCommand *table, const gchar *name)
+{
+  for (const StgCliCommand *c = table; c->name != NULL; c++)
+    if (g_str_equal (c->name, name))
+      return c;
+  g_assert_not_reached ();
+}

@@ -1,6 +1,6 @@
-/* updates.h: following an update from the command line, shared by the
- * commands that start one (update start, job restart, job revert). One
- * thread: the process's main thread. */
+/* updates.h: what the commands that start updates share (update start,
+ * job restart, job revert): following an update, the job as the daemon
+ * keeps it, a config as lines. One thread: the process's main thread. */
 #pragma once
 
 #include "cli/cli.h"
@@ -12,9 +12,23 @@ G_BEGIN_DECLS
  * one line per event. Returns the exit code its end stands for. */
 int stg_cli_update_follow (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key);
 
-/* Says the update @key of @text started, what it changes (@diff, nullable)
- * and where to watch it. */
-void stg_cli_update_announce (StgCli *cli, StgCliClient *c, const gchar *text, ApiJobUpdateKey *key,
-                              ApiGetJobUpdateDiffResult *diff);
+/* Says update @key of job @text started: on a terminal @what (nullable,
+ * e.g. "restarting ..."), the update's id, what it changes (@diff,
+ * nullable) and where to watch it; with --json its key unless @wait. Then
+ * follows it when @wait. Returns the exit code. */
+int stg_cli_update_started (StgCli *cli, StgCliClient *c, const gchar *text, const gchar *what,
+                            ApiJobUpdateKey *key, ApiGetJobUpdateDiffResult *diff, gboolean wait);
+
+/* The job @key as the daemon keeps it (its task config and instance
+ * count), from getJobSummary; NULL with @error (NOT_FOUND: no such job). */
+ApiJobConfiguration *stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error);
+
+/* The task config's lines, "field: value" (the executor's data one line per
+ * member), for a readable diff. */
+GPtrArray *stg_cli_config_lines (ApiTaskConfig *config);
+
+/* job history and job revert (cmd_history.c). */
+int stg_cli_job_history (StgCli *cli, int argc, gchar **argv);
+int stg_cli_job_revert (StgCli *cli, int argc, gchar **argv);
 
 G_END_DECLS

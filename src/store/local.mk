@@ -6,6 +6,7 @@ libstg_store_a_SOURCES = \
 	src/store/db_sqlite.c src/store/db_pg.c \
 	src/store/leader.c \
 	src/store/jobs.c \
+	src/store/config_history.c \
 	src/store/job_lookups.c \
 	src/store/retention.c \
 	src/store/runtime_facts.c \

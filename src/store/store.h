@@ -127,6 +127,25 @@ ApiTaskConfig *stg_store_get_config (StgStore *store, gint64 id, GError **error)
 /* The version number of config @id within its job (0 if unknown). */
 gint stg_store_config_version (StgStore *store, gint64 id);
 
+/* One configuration a job has had. */
+typedef struct
+{
+  gint64 config_id;
+  gint version;
+  gint64 created_ms;
+  ApiTaskConfig *config; /* (owned) */
+  gchar *update_uid;     /* (nullable) the first update that moved the job to it */
+  gchar *user;           /* (nullable) who started that update */
+  gint instances_now;    /* the job's instances that should run it now */
+} StgConfigVersionRow;
+
+void stg_config_version_row_free (StgConfigVersionRow *row);
+
+/* The configurations of the job @job (by key, so they outlive a killed
+ * job), oldest first: a GPtrArray of StgConfigVersionRow; NULL with
+ * @error. */
+GPtrArray *stg_store_job_config_history (StgStore *store, const ApiJobKey *job, GError **error);
+
 /* ---- jobs and instances ----------------------------------------------- */
 
 typedef struct
