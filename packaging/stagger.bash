@@ -7,6 +7,7 @@ _stagger_commands ()
   case "$1" in
     job) echo "create kill status list diff restart history revert inspect" ;;
     update) echo "start info pause resume abort rollback pulse list wait" ;;
+    task) echo "logs" ;;
   esac
 }
 
@@ -21,6 +22,7 @@ _stagger_options ()
     "update list") echo "$common --status --user --limit" ;;
     "job kill") echo "$common --message" ;;
     "job revert") echo "$common --to-version --message --wait" ;;
+    "task logs") echo "$common --stderr --tail --follow" ;;
     "job restart") echo "$common --batch-size --watch-secs --max-per-instance-failures --max-total-failures --message --wait" ;;
     *) echo "$common" ;;
   esac
@@ -32,7 +34,7 @@ _stagger ()
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version) ((i++)) ;;
+      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version|--tail) ((i++)) ;;
       -*) ;;
       *) if [[ -z $group ]]; then group="${COMP_WORDS[i]}"; elif [[ -z $command ]]; then command="${COMP_WORDS[i]}"; fi ;;
     esac
@@ -44,7 +46,7 @@ _stagger ()
       COMPREPLY=($(compgen -W "$(_stagger_options "$group" "$command")" -- "$cur"))
     fi
   elif [[ -z $group ]]; then
-    COMPREPLY=($(compgen -W "job update" -- "$cur"))
+    COMPREPLY=($(compgen -W "job update task" -- "$cur"))
   elif [[ -z $command ]]; then
     COMPREPLY=($(compgen -W "$(_stagger_commands "$group")" -- "$cur"))
   else

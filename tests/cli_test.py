@@ -369,16 +369,69 @@ def history_and_revert(r, cli, tmp):
     r.check("kill", cli("job", "kill", key)[0] == 0)
 
 
+def task_logs(r, cli, tmp):
+    """task logs shows an instance's output: all of it, --stderr, --tail
+    and --follow (which ends 0 on SIGINT); a missing instance is 6."""
+    key = "local/www/prod/talker"
+    conf = {"cluster": "local", "role": "www", "environment": "prod", "name": "talker", "instances": 1,
+            "task": {"command": "for i in 1 2 3 4 5; do echo line $i; done; echo oops >&2; "
+                                "while [ ! -f more ]; do sleep 0.1; done; echo after; exec sleep 60"}}
+    path = os.path.join(tmp, "talker.json")
+    with open(path, "w") as f:
+        json.dump(conf, f)
+    r.check("create", cli("job", "create", key, path)[0] == 0)
+    r.check("running", wait_running(cli, key, 1))
+    end = time.monotonic() + 20
+    out = ""
+    while time.monotonic() < end and "line 5" not in out:
+        code, out, err = cli("task", "logs", key + "/0")
+        time.sleep(0.1)
+    r.check("task logs prints stdout", code == 0 and out == "".join("line %d\n" % i for i in range(1, 6)),
+            (code, out, err))
+    code, out, err = cli("task", "logs", key + "/0", "--stderr")
+    r.check("--stderr", code == 0 and out == "oops\n", (code, out, err))
+    code, out, err = cli("task", "logs", key + "/0", "--tail", "2")
+    r.check("--tail 2", code == 0 and out == "line 4\nline 5\n", (code, out, err))
+
+    follower = cli.background("task", "logs", key + "/0", "--tail", "1", "--follow")
+    time.sleep(1)
+    # The instance waits for a file named "more" in its own run folder.
+    runs = []
+    for root, dirs, files in os.walk(cli.data_dir):
+        if "stdout" in files and "line 1" in open(os.path.join(root, "stdout")).read():
+            runs.append(root)
+    r.check("found the instance's run folder", len(runs) == 1, runs)
+    if runs:
+        open(os.path.join(runs[0], "more"), "w").close()
+    # Once the instance has written it, --follow gets it within a second.
+    end = time.monotonic() + 20
+    while runs and time.monotonic() < end and "after" not in open(os.path.join(runs[0], "stdout")).read():
+        time.sleep(0.1)
+    time.sleep(1.5)
+    follower.send_signal(2)
+    seen, _ = follower.communicate(timeout=10)
+    r.check("--follow prints what comes later", seen.startswith("line 5\n") and "after\n" in seen, seen)
+    r.check("--follow ends 0 on SIGINT", follower.returncode == 0, follower.returncode)
+
+    code, _, err = cli("task", "logs", key + "/9")
+    r.check("an instance that does not exist: 6", code == 6 and "no instance 9" in err, (code, err))
+    code, _, err = cli("task", "logs", key)
+    r.check("no instance named: 2", code == 2, (code, err))
+    r.check("kill", cli("job", "kill", key)[0] == 0)
+
+
 def main():
     r = stgtest.Results("cli_test")
     with tempfile.TemporaryDirectory(prefix="stagger-cli-") as tmp:
         d = stgtest.Daemon("--port-range=34000-34999")
         try:
             cli = Cli(d.http_port)
+            cli.data_dir = os.path.join(d.dir, "data")
             r.run("jobs and updates", jobs_and_updates, r, cli, tmp)
             r.run("errors", errors, r, cli, tmp, d.http_port)
             r.run("rolling restart", rolling_restart, r, cli, tmp)
             r.run("history and revert", history_and_revert, r, cli, tmp)
+            r.run("task logs", task_logs, r, cli, tmp)
         finally:
             r.check("staggerd exits cleanly", d.stop() == 0)
         r.run("credentials", credentials, r, tmp)

@@ -77,10 +77,11 @@ def complete(words):
 
 def completion(r, tmp):
     helptext = subprocess.run([stgtest.program("stagger"), "--help"], capture_output=True, text=True).stdout
-    listed = re.findall(r"^  (job|update) (\w+)", helptext, re.M)
+    listed = re.findall(r"^  (job|update|task) (\w+)", helptext, re.M)
     r.check("stagger --help lists commands", len(listed) > 10, helptext)
-    r.check("the groups complete", complete(["stagger", ""]) == ["job", "update"], complete(["stagger", ""]))
-    for group in ("job", "update"):
+    r.check("the groups complete", complete(["stagger", ""]) == ["job", "update", "task"],
+            complete(["stagger", ""]))
+    for group in ("job", "update", "task"):
         offered = complete(["stagger", group, ""])
         wanted = [c for g, c in listed if g == group]
         r.check("every %s command completes" % group, sorted(offered) == sorted(wanted), (offered, wanted))

@@ -489,6 +489,13 @@ struct JobConfigVersion {
   6: i32 instancesOnIt            /* the job's instances that should run it now */
 }
 
+/* Stagger: a piece of an instance's output. */
+struct GetTaskLogsResult {
+  1: binary data
+  2: i64 nextOffset     /* where the next read goes on */
+  3: i64 size           /* the output's size now */
+}
+
 struct GetJobConfigHistoryResult {
   1: list<JobConfigVersion> versions   /* oldest first */
 }
@@ -505,6 +512,7 @@ union Result {
   26: GetJobUpdateDiffResult getJobUpdateDiffResult
   /* Stagger's own results, past Aurora's ids. */
   100: GetJobConfigHistoryResult getJobConfigHistoryResult
+  101: GetTaskLogsResult getTaskLogsResult
 }
 
 struct ResponseDetail {
@@ -549,4 +557,8 @@ service AuroraSchedulerManager extends ReadOnlyScheduler {
 service StaggerScheduler extends AuroraSchedulerManager {
   /* The configurations @job has had (a read: the read-only port serves it). */
   Response getJobConfigHistory(1: JobKey job)
+  /* Up to maxBytes (at most 65536) of an instance's stdout (stderr: its
+   * stderr) from byte offset (negative: that many bytes before the end), as
+   * the runtime keeps it: the current run's output (a read). */
+  Response getTaskLogs(1: InstanceKey instance, 2: bool stderr, 3: i64 offset, 4: i32 maxBytes)
 }

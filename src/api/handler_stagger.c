@@ -1,6 +1,7 @@
 /* handler_stagger.c: StgHandler's methods of Stagger's own service
- * (StaggerScheduler, beside Aurora's): getJobConfigHistory. Answered from
- * the store. Main-loop thread only. */
+ * (StaggerScheduler, beside Aurora's): getJobConfigHistory, answered from
+ * the store, and getTaskLogs, from the runtime through the engine.
+ * Main-loop thread only. */
 #include "config.h"
 
 #include "api/handler_private.h"
@@ -45,8 +46,42 @@ handler_get_job_config_history (ApiStaggerSchedulerIf *iface, ApiResponse **_ret
   return TRUE;
 }
 
+static gboolean
+handler_get_task_logs (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
+                       const ApiInstanceKey *instance, const gboolean err, const gint64 offset,
+                       const gint32 max_bytes, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  gint64 next = 0, size = 0;
+  (void) unused;
+
+  if (!stg_handler_allowed (self, *_return, "getTaskLogs", NULL, FALSE))
+    return TRUE;
+  if (instance == NULL || instance->jobKey == NULL || instance->jobKey->role == NULL ||
+      instance->jobKey->environment == NULL || instance->jobKey->name == NULL || max_bytes < 0)
+    {
+      stg_response_fail (*_return, self->ctx.cluster, API_RESPONSE_CODE_INVALID_REQUEST,
+                         "getTaskLogs: give the instance (jobKey, instanceId) and maxBytes >= 0");
+      return TRUE;
+    }
+  g_autoptr (GBytes) bytes = stg_engine_read_log (self->ctx.engine, instance->jobKey,
+                                                  instance->instanceId, err, offset,
+                                                  (gsize) max_bytes, &next, &size, &error);
+  if (bytes == NULL)
+    return stg_handler_answer_error (self, *_return, "getTaskLogs", error);
+  g_autoptr (GByteArray) data = g_bytes_unref_to_array (g_steal_pointer (&bytes));
+  g_autoptr (ApiGetTaskLogsResult) lr = g_object_new (API_TYPE_GET_TASK_LOGS_RESULT, "data", data,
+                                                      "nextOffset", next, "size", size, NULL);
+  ApiResult *result = stg_result_of (*_return);
+  g_object_set (result, "getTaskLogsResult", lr, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
 void
 stg_handler_install_stagger_methods (ApiStaggerSchedulerHandlerClass *sc)
 {
   sc->get_job_config_history = handler_get_job_config_history;
+  sc->get_task_logs = handler_get_task_logs;
 }

@@ -75,6 +75,7 @@ typedef struct
 /* The groups' tables, ended by an entry with a NULL name. */
 extern const StgCliCommand stg_cli_job_commands[];
 extern const StgCliCommand stg_cli_update_commands[];
+extern const StgCliCommand stg_cli_task_commands[];
 
 /* ---- command-line plumbing (command.c) -------------------------------------- */
 

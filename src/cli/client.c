@@ -248,6 +248,15 @@ stg_cli_get_job_config_history (StgCliClient *c, ApiJobKey *job, GError **error)
 }
 
 ApiResponse *
+stg_cli_get_task_logs (StgCliClient *c, ApiInstanceKey *instance, gboolean err, gint64 offset,
+                       gint32 max, GError **error)
+{
+  CALL_BEGIN = api_stagger_scheduler_if_get_task_logs (API_STAGGER_SCHEDULER_IF (c->client), &r,
+                                                       instance, err, offset, max, &local);
+  return finish (c, "getTaskLogs", ok, r, local, error);
+}
+
+ApiResponse *
 stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error)
 {
   CALL_BEGIN = api_read_only_scheduler_if_get_tasks_status (RO (c), &r, query, &local);

@@ -56,6 +56,10 @@ gboolean stg_cli_client_wait_update (StgCliClient *c, const gchar *id, gint64 *s
 ApiResponse *stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error);
 /* getJobConfigHistory: the configurations @job has had, oldest first. */
 ApiResponse *stg_cli_get_job_config_history (StgCliClient *c, ApiJobKey *job, GError **error);
+/* getTaskLogs: up to @max bytes of an instance's stdout (@err: stderr)
+ * from @offset (negative: from the end). */
+ApiResponse *stg_cli_get_task_logs (StgCliClient *c, ApiInstanceKey *instance, gboolean err,
+                                    gint64 offset, gint32 max, GError **error);
 /* getTasksStatus: the tasks @query matches, with their events. */
 ApiResponse *stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error);
 /* getJobUpdateSummaries: the updates @query matches, newest first. */

@@ -24,6 +24,7 @@ typedef struct
 static const Group groups[] = {
   { "job", "Jobs", stg_cli_job_commands },
   { "update", "Updates", stg_cli_update_commands },
+  { "task", "Tasks (an instance's runs)", stg_cli_task_commands },
 };
 
 static void

@@ -180,3 +180,33 @@ stg_engine_restart_instances (StgEngine *e, const ApiJobKey *key, GHashTable *in
   stg_engine_announce (e, job->key, NULL);
   return stg_engine_step_end (e, error);
 }
+
+GBytes *
+stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, gboolean err,
+                     gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  g_autoptr (StgJobRow) job = stg_store_get_job (e->store, key, &local);
+
+  if (job == NULL)
+    {
+      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_NOT_FOUND, "%s", local->message);
+      return NULL;
+    }
+  if (instance < 0 || instance >= job->instance_count)
+    {
+      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_NOT_FOUND,
+                   "%s/%s/%s has no instance %d (it has %d)", key->role, key->environment,
+                   key->name, instance, job->instance_count);
+      return NULL;
+    }
+  GBytes *bytes = stg_runtime_read_log (e->runtime, job->id, instance, err, offset, max, next, size,
+                                        &local);
+  if (bytes == NULL)
+    g_set_error (error, STG_ENGINE_ERROR,
+                 g_error_matches (local, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED)
+                     ? STG_ENGINE_ERROR_FAILED
+                     : STG_ENGINE_ERROR_NOT_FOUND,
+                 "%s", local->message);
+  return bytes;
+}

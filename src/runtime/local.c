@@ -544,6 +544,21 @@ local_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
   return TRUE;
 }
 
+static GBytes *
+local_read_log (StgRuntime *base, gint64 job_id, gint32 instance, gboolean err, gint64 offset,
+                gsize max, gint64 *next, gint64 *size, GError **error)
+{
+  Slot *slot = stg_local_slot ((StgLocalRuntime *) base, job_id, instance, FALSE);
+
+  if (slot == NULL)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND, "no instance %d",
+                   instance);
+      return NULL;
+    }
+  return stg_local_read_output (slot, err, offset, max, next, size, error);
+}
+
 static void
 local_free (StgRuntime *base)
 {
@@ -567,6 +582,7 @@ static const StgRuntimeOps local_ops = {
   .observe = local_observe,
   .validate = local_validate,
   .free = local_free,
+  .read_log = local_read_log,
 };
 
 static gboolean

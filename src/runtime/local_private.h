@@ -263,6 +263,12 @@ gchar *stg_local_shell_command (const StgExecutorSpec *spec);
 /* The slot's folder: one folder per run inside it, and hooks.log. */
 gchar *stg_local_slot_root (Slot *slot);
 
+/* Up to @max bytes of the slot's output (see StgRuntimeOps.read_log):
+ * the serving run's, else the newest run folder's. Never through a
+ * symlink. */
+GBytes *stg_local_read_output (Slot *slot, gboolean err, gint64 offset, gsize max, gint64 *next,
+                               gint64 *size, GError **error);
+
 /* Who runs @slot's instances (its role's user, else the default); NULL:
  * staggerd's own user. */
 const StgIdentity *stg_local_identity (Slot *slot);

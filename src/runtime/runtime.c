@@ -83,3 +83,17 @@ stg_task_phase_name (StgTaskPhase phase)
     default: return "unknown";
     }
 }
+
+GBytes *
+stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolean err,
+                      gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error)
+{
+  if (rt->ops->read_log == NULL)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                   "this runtime keeps no output of its instances");
+      return NULL;
+    }
+  return rt->ops->read_log (rt, job_id, instance_id, err, offset,
+                            MIN (max, (gsize) STG_RUNTIME_LOG_MAX), next, size, error);
+}

@@ -95,7 +95,16 @@ typedef struct
   /* Checks that @config can run here (its executor, data, ports). */
   gboolean (*validate) (StgRuntime *rt, const ApiTaskConfig *config, GError **error);
   void (*free) (StgRuntime *rt);
+  /* (nullable) Up to @max bytes of the instance's current run's stdout
+   * (or @err: stderr) from byte @offset (negative: that many bytes before
+   * the end); sets *@next to the offset after them and *@size to the
+   * file's size. */
+  GBytes *(*read_log) (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolean err,
+                       gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
 } StgRuntimeOps;
+
+/* The most one read_log call returns. */
+#define STG_RUNTIME_LOG_MAX (64 * 1024)
 
 /* Every runtime starts with this header (zeroed by the implementation). */
 struct _StgRuntime
@@ -131,6 +140,12 @@ stg_runtime_observe (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgTaskO
 {
   rt->ops->observe (rt, job_id, instance_id, out);
 }
+
+/* The instance's output (see StgRuntimeOps.read_log); @max is capped at
+ * STG_RUNTIME_LOG_MAX. STG_RUNTIME_ERROR_INVALID when this runtime keeps
+ * no output. */
+GBytes *stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolean err,
+                              gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
 
 static inline gboolean
 stg_runtime_validate (StgRuntime *rt, const ApiTaskConfig *config, GError **error)

@@ -232,3 +232,42 @@ stg_local_stderr_tail (const Run *run, guint lines)
     start++;
   return *start != '\0' ? g_utf8_make_valid (start, -1) : NULL;
 }
+
+GBytes *
+stg_local_read_output (Slot *slot, gboolean err, gint64 offset, gsize max, gint64 *next,
+                       gint64 *size, GError **error)
+{
+  /* The serving run's output; between runs, the newest run folder's. */
+  g_autofree gchar *root = stg_local_slot_root (slot);
+  g_autofree gchar *seq = g_strdup_printf ("%" G_GINT64_FORMAT,
+                                           slot->run ? slot->run->id : stg_local_last_run (slot));
+  g_autofree gchar *path = g_build_filename (root, seq, err ? "stderr" : "stdout", NULL);
+  gint fd = g_open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
+  struct stat st;
+
+  if (fd < 0 || fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+    {
+      int saved = fd < 0 ? errno : EINVAL;
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
+                   "instance %d has no %s yet (%s)", slot->key.instance, err ? "stderr" : "stdout",
+                   g_strerror (saved));
+      return NULL;
+    }
+  gint64 from = offset < 0 ? MAX ((gint64) st.st_size + offset, 0)
+                           : MIN (offset, (gint64) st.st_size);
+  g_autofree guint8 *buf = g_malloc (max > 0 ? max : 1);
+  ssize_t got = max > 0 ? pread (fd, buf, max, (off_t) from) : 0;
+  close (fd);
+  if (got < 0)
+    {
+      int saved = errno;
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED, "reading %s: %s", path,
+                   g_strerror (saved));
+      return NULL;
+    }
+  *next = from + got;
+  *size = st.st_size;
+  return g_bytes_new (buf, (gsize) got);
+}
