@@ -230,6 +230,23 @@ START_TEST (failing_update_shows_the_rollback)
   JsonObject *bar = json_object_get_object_member (o, "bar");
   ck_assert_str_eq (json_object_get_string_member (bar, "class"), "back");
   ck_assert_str_ne (json_object_get_string_member (bar, "color"), "rgb(31, 157, 85)");
+  /* Clicking the instance that failed shows why, its events and its output. */
+  const gchar *panel = json_object_get_string_member (o, "instance_panel");
+  ck_assert_msg (strstr (panel, "Instance 0") != NULL && strstr (panel, "Last failure:") != NULL,
+                 "instance panel: %s", panel);
+  ck_assert_msg (strstr (panel, "version 1, instance 0: serving") != NULL, "no output line in: %s",
+                 panel);
+  const gchar *link = json_object_get_string_member (o, "log_link");
+  ck_assert_msg (g_str_has_prefix (link, "/ui/api/instance/log?"), "log link: %s", link);
+  g_autofree gchar *log = NULL;
+  /* The first link is stderr's (empty here); stdout's holds the line. */
+  g_autofree gchar *path = g_strdup (link);
+  gchar *stream = strstr (path, "stream=stderr");
+  ck_assert_ptr_nonnull (stream);
+  memcpy (stream, "stream=stdout", strlen ("stream=stdout"));
+  ck_assert_uint_eq (stg_test_http_get (d->http_port, path, &log), 200);
+  ck_assert_msg (log != NULL && strstr (log, "version 1, instance 0: serving") != NULL, "log: %s",
+                 log);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
 }

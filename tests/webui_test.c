@@ -567,6 +567,46 @@ START_TEST (wait_answers_when_the_update_changes)
 }
 END_TEST
 
+START_TEST (instance_routes_check_their_input)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
+  create_job (d, "picked", 2);
+  static const struct
+  {
+    const gchar *path;
+    guint status;
+  } cases[] = {
+    { "/ui/api/instance?role=www&environment=prod&name=picked&instance=1", 200 },
+    { "/ui/api/instance?role=www&environment=prod&name=picked&instance=2", 404 },
+    { "/ui/api/instance?role=www&environment=prod&name=picked&instance=-1", 400 },
+    { "/ui/api/instance?role=www&environment=prod&name=picked", 400 },
+    { "/ui/api/instance?role=www&environment=prod&name=nosuch&instance=0", 404 },
+    { "/ui/api/instance?role=..&environment=prod&name=picked&instance=0", 400 },
+    { "/ui/api/instance/log?role=www&environment=prod&name=picked&instance=0&stream=bogus", 400 },
+    /* The simulated runtime keeps no output. */
+    { "/ui/api/instance/log?role=www&environment=prod&name=picked&instance=0", 404 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Reply r = http (d->http_port, "GET", cases[i].path, NULL, NULL);
+      ck_assert_msg (r.status == cases[i].status, "%s: %u, not %u: %s", cases[i].path, r.status,
+                     cases[i].status, r.body);
+      reply_clear (&r);
+    }
+  Reply ok = http (d->http_port, "GET", cases[0].path, NULL, NULL);
+  g_autoptr (JsonNode) n = stg_test_parse_json (ok.body);
+  JsonObject *o = json_node_get_object (n);
+  ck_assert_int_eq (json_object_get_int_member (o, "instance"), 1);
+  ck_assert (json_object_has_member (o, "events") && json_object_has_member (o, "stdout_tail"));
+  reply_clear (&ok);
+  Reply post = http (d->http_port, "POST", cases[0].path, NULL, NULL);
+  ck_assert_uint_eq (post.status, 405);
+  reply_clear (&post);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
 static Suite *
 webui_suite (void)
 {
@@ -584,6 +624,7 @@ webui_suite (void)
   tcase_add_test (tc, ten_thousand_instances_stay_small);
   tcase_add_test (tc, changes_are_pushed_to_open_pages);
   tcase_add_test (tc, wait_answers_when_the_update_changes);
+  tcase_add_test (tc, instance_routes_check_their_input);
   suite_add_tcase (s, tc);
   return s;
 }

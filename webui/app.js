@@ -193,10 +193,11 @@ function instanceGrid(ids, states, onPick) {
     geometry = { cell, gap, perRow };
   }
 
-  function describe(i) {
+  /* @pick: chosen (click, keys), not only hovered: then onPick shows it. */
+  function describe(i, pick) {
     if (i < 0 || i >= ids.length) { info.textContent = ''; return; }
     info.textContent = 'Instance ' + ids[i] + ': ' + (STATE_NAMES[states[i]] || 'pending');
-    if (onPick) onPick(ids[i]);
+    if (onPick && pick) onPick(ids[i]);
   }
 
   function indexAt(ev) {
@@ -210,7 +211,7 @@ function instanceGrid(ids, states, onPick) {
   }
 
   canvas.addEventListener('mousemove', (ev) => describe(indexAt(ev)));
-  canvas.addEventListener('click', (ev) => { focus = indexAt(ev); draw(); describe(focus); });
+  canvas.addEventListener('click', (ev) => { focus = indexAt(ev); draw(); describe(focus, true); });
   canvas.addEventListener('keydown', (ev) => {
     if (!geometry || ids.length === 0) return;
     const step = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: geometry.perRow, ArrowUp: -geometry.perRow,
@@ -220,7 +221,7 @@ function instanceGrid(ids, states, onPick) {
     focus = Math.min(ids.length - 1, Math.max(0, (focus < 0 ? 0 : focus) + (Number.isFinite(step) ? step
       : step > 0 ? ids.length : -ids.length)));
     draw();
-    describe(focus);
+    describe(focus, true);
   });
   new ResizeObserver(() => draw()).observe(canvas);
   requestAnimationFrame(draw);
@@ -386,6 +387,36 @@ function instanceTimeline(data) {
   e.message ? ' — ' + e.message : ''] })));
 }
 
+/* ---- one instance, picked on the update page ------------------------------- */
+
+/* The instance picked last ({ update, instance }), shown again when the
+   page is drawn anew for a change. */
+let picked = null;
+
+async function showInstance(u, instance, panel) {
+  picked = { update: u.id, instance };
+  const q = 'role=' + encodeURIComponent(u.role) + '&environment=' + encodeURIComponent(u.environment) +
+    '&name=' + encodeURIComponent(u.name) + '&instance=' + instance;
+  let d;
+  try {
+    d = await getJSON('/ui/api/instance?' + q);
+  } catch (e) {
+    panel.replaceChildren(el('p', { class: 'muted' }, 'Instance ' + instance + ': ' + e.message));
+    return;
+  }
+  const full = (stream) => el('a', { href: '/ui/api/instance/log?' + q + '&stream=' + stream,
+    target: '_blank', rel: 'noopener' }, 'all of it');
+  panel.replaceChildren(
+    el('h3', {}, 'Instance ' + instance + ' ', badge(d.status)),
+    d.cause ? el('p', { class: 'cause' }, 'Last failure: ' + d.cause) : '',
+    timeline('task-events', d.events.map((e) => ({ ts: e.ts_ms,
+      node: [badge(e.status), e.message ? ' — ' + e.message : ''] }))),
+    el('h4', {}, 'Standard error (its end) ', full('stderr')),
+    el('pre', { class: 'log stderr' }, d.stderr_tail || '(nothing)'),
+    el('h4', {}, 'Output (its end) ', full('stdout')),
+    el('pre', { class: 'log stdout' }, d.stdout_tail || '(nothing)'));
+}
+
 async function viewUpdate(role, env, name, id) {
   setNav('updates');
   const q = 'role=' + encodeURIComponent(role) + '&environment=' + encodeURIComponent(env) +
@@ -411,6 +442,9 @@ async function viewUpdate(role, env, name, id) {
     facts.push(['Last pulse', u.pulse.last_ms ? duration(since) + ' ago' : 'never']);
     facts.push(['Blocks in', u.pulse.last_ms ? duration(Math.max(0, u.pulse.block_after_ms - since)) : 'blocked']);
   }
+  const panel = el('section', { id: 'instance-panel', 'aria-live': 'polite' },
+    ids.length ? el('p', { class: 'muted' }, 'Pick an instance to see its events and output.') : '');
+  if (picked && picked.update === u.id) showInstance(u, picked.instance, panel);
   show(el('h1', {}, 'Update ', el('span', { class: 'mono' }, u.id), ' of ',
     el('a', { href: '#/job/' + jobPath(u) }, jobLabel(u))),
   controls(u),
@@ -418,7 +452,9 @@ async function viewUpdate(role, env, name, id) {
   progressBar(p.done, p.in_flight.length, p.failed, p.total, back),
   el('h2', {}, 'Instances'),
   legend(u.instances.states),
-  ids.length ? instanceGrid(ids, u.instances.states) : el('p', { class: 'muted' }, 'No instance changes.'),
+  ids.length ? instanceGrid(ids, u.instances.states, (i) => showInstance(u, i, panel))
+    : el('p', { class: 'muted' }, 'No instance changes.'),
+  panel,
   el('h2', {}, 'Settings'),
   settingsFacts(u.settings),
   el('h2', {}, 'Update events'),

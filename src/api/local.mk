@@ -20,6 +20,7 @@ libstg_api_a_SOURCES = \
 	src/api/webui.c src/api/webui.h src/api/webui_private.h \
 	src/api/webui_data.c \
 	src/api/webui_update.c \
-	src/api/webui_wait.c
+	src/api/webui_wait.c \
+	src/api/webui_instance.c
 nodist_libstg_api_a_SOURCES = src/api/webui-resources.c
 EXTRA_DIST += src/api/local.mk

@@ -482,6 +482,7 @@ stg_webui_new (StgHttpServer *http, const StgWebUiContext *context)
   stg_webui_data_routes (ui, http);
   stg_webui_update_routes (ui, http);
   stg_webui_wait_routes (ui, http);
+  stg_webui_instance_routes (ui, http);
   if (ui->ctx.engine != NULL)
     stg_engine_add_watcher (ui->ctx.engine, on_engine_change, ui);
   return ui;

@@ -40,9 +40,8 @@ add_summary (JsonBuilder *b, ApiJobUpdateSummary *s)
   json_builder_end_object (b);
 }
 
-/* A job key from the query string, or NULL after answering 400. */
-static ApiJobKey *
-query_key (StgHttpRequest *request, StgHttpResponse *response)
+ApiJobKey *
+stg_webui_query_key (StgHttpRequest *request, StgHttpResponse *response)
 {
   const gchar *role = stg_http_request_query (request, "role");
   const gchar *env = stg_http_request_query (request, "environment");
@@ -58,8 +57,8 @@ query_key (StgHttpRequest *request, StgHttpResponse *response)
   return g_steal_pointer (&key);
 }
 
-static gboolean
-only_get (StgHttpRequest *request, StgHttpResponse *response)
+gboolean
+stg_webui_only_get (StgHttpRequest *request, StgHttpResponse *response)
 {
   const gchar *m = stg_http_request_method (request);
 
@@ -167,7 +166,7 @@ route_jobs (StgHttpRequest *request, StgHttpResponse *response, gpointer user_da
   g_autoptr (GError) error = NULL;
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
-  if (!only_get (request, response))
+  if (!stg_webui_only_get (request, response))
     return;
   const gchar *role = stg_http_request_query (request, "role");
   if (!build_jobs (ui, b, role && role[0] ? role : NULL, &error))
@@ -237,9 +236,9 @@ route_job (StgHttpRequest *request, StgHttpResponse *response, gpointer user_dat
   g_autoptr (GError) error = NULL;
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
-  if (!only_get (request, response))
+  if (!stg_webui_only_get (request, response))
     return;
-  g_autoptr (ApiJobKey) key = query_key (request, response);
+  g_autoptr (ApiJobKey) key = stg_webui_query_key (request, response);
   if (key == NULL)
     return;
   g_autoptr (StgJobRow) job = stg_store_get_job (ui->ctx.store, key, &error);
@@ -338,7 +337,7 @@ route_updates (StgHttpRequest *request, StgHttpResponse *response, gpointer user
   g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, NULL);
   gint32 offset = 0, limit = 25;
 
-  if (!only_get (request, response))
+  if (!stg_webui_only_get (request, response))
     return;
   if (!parse_count (stg_http_request_query (request, "offset"), G_MAXINT32 - 1, &offset) ||
       !parse_count (stg_http_request_query (request, "limit"), UPDATES_PAGE_MAX, &limit))

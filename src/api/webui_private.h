@@ -38,6 +38,16 @@ gboolean stg_webui_csrf_ok (StgWebUi *ui, StgHttpRequest *request);
 gboolean stg_webui_may_act (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *response,
                             const gchar *role);
 
+/* A job key from the query string (role, environment, name), or NULL
+ * after answering 400. */
+ApiJobKey *stg_webui_query_key (StgHttpRequest *request, StgHttpResponse *response);
+
+/* TRUE for GET and HEAD; otherwise answers 405. */
+gboolean stg_webui_only_get (StgHttpRequest *request, StgHttpResponse *response);
+
+/* Adds the instance panel's routes (webui_instance.c). */
+void stg_webui_instance_routes (StgWebUi *ui, StgHttpServer *http);
+
 /* Answers @root as JSON with @status. */
 void stg_webui_send_json (StgHttpResponse *response, guint status, JsonNode *root);
 

@@ -7,7 +7,8 @@
 // states (one letter per instance, see webui/app.js), whether the page was
 // reloaded, the screenshots written, the requests that failed (4xx/5xx),
 // the outline drawn around <main> on load, each "Current batch" text seen and
-// the final progress bar (its segment's class and colour). Exits 0 when the page reached
+// the final progress bar (its segment's class and colour), and the panel
+// shown once the first instance is clicked. Exits 0 when the page reached
 // EXPECTED_STATUS without a reload, 1 otherwise, 2 on bad usage.
 import { chromium } from 'playwright-core';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -23,7 +24,7 @@ mkdirSync(shots, { recursive: true });
 const TERMINAL = new Set(['ROLLED_FORWARD', 'ROLLED_BACK', 'ABORTED', 'ERROR', 'FAILED']);
 const result = {
   seen: [], states: '', reloaded: false, screenshots: [], errors: [], failed_requests: [],
-  main_outline: '', batches: [], bar: null, update_events: [],
+  main_outline: '', batches: [], bar: null, update_events: [], instance_panel: '', log_link: '',
 };
 let code = 1;
 let browser = null;
@@ -84,6 +85,23 @@ try {
     const s = document.querySelector('main .bar > span');
     return s ? { class: s.className, color: getComputedStyle(s).backgroundColor, width: s.style.width } : null;
   });
+  // Picks the first instance of the grid: its panel shows its events,
+  // why it last failed and the end of its output.
+  const grid = await page.$('canvas.grid');
+  if (grid) {
+    await grid.click({ position: { x: 4, y: 4 } });
+    try {
+      await page.waitForSelector('#instance-panel h3', { timeout: 10000 });
+      await page.waitForTimeout(300);
+      result.instance_panel = await page.evaluate(() => document.getElementById('instance-panel').innerText);
+      result.log_link = await page.evaluate(() => {
+        const a = document.querySelector('#instance-panel h4 a');
+        return a ? a.getAttribute('href') : '';
+      });
+    } catch (e) {
+      result.errors.push('the instance panel did not appear: ' + e);
+    }
+  }
   result.reloaded = loads > 1 || !(await page.evaluate(() => window.__staggerMarker === 1));
   const final = join(shots, 'final.png');
   await page.screenshot({ path: final, fullPage: true });
