@@ -420,6 +420,55 @@ def task_logs(r, cli, tmp):
     r.check("kill", cli("job", "kill", key)[0] == 0)
 
 
+def parse_metrics(text):
+    """Prometheus text exposition -> {(name, frozenset(labels)): value}; raises on a bad line."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)', line)
+        if m is None:
+            raise ValueError("not an exposition line: %r" % line)
+        labels = frozenset(re.findall(r'(\w+)="([^"]*)"', m.group(2) or ""))
+        out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def metrics(r, tmp):
+    """/metrics after a small rollout: Prometheus text that agrees with what happened."""
+    d = stgtest.Daemon("--port-range=34500-34599")
+    try:
+        cli = Cli(d.http_port)
+        key = "local/www/prod/measured"
+        r.check("create", cli("job", "create", key, job_file(tmp, "measured", "one", count=2))[0] == 0)
+        r.check("running", wait_running(cli, key, 2))
+        r.check("update", cli("update", "start", key, job_file(tmp, "measured", "two", count=2),
+                              "--wait")[0] == 0)
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % d.http_port, timeout=10) as resp:
+            ctype = resp.headers.get("Content-Type")
+            text = resp.read().decode()
+        r.check("text format 0.0.4", ctype.startswith("text/plain; version=0.0.4"), ctype)
+        m = parse_metrics(text)
+
+        def get(name, **labels):
+            return m.get((name, frozenset(labels.items())), None)
+        r.check("one startJobUpdate", get("stagger_rpc_duration_seconds_count", method="startJobUpdate") == 1,
+                text)
+        r.check("one createJob", get("stagger_rpc_duration_seconds_count", method="createJob") == 1)
+        r.check("+Inf bucket is the count",
+                get("stagger_rpc_duration_seconds_bucket", method="createJob", le="+Inf") == 1)
+        r.check("one update ROLLED_FORWARD", get("stagger_updates", status="ROLLED_FORWARD") == 1)
+        r.check("two instances RUNNING", get("stagger_instances", status="RUNNING") == 2)
+        r.check("transitions counted", (get("stagger_instance_transitions_total") or 0) >= 4)
+        r.check("health checks counted", (get("stagger_health_checks_total", outcome="passed") or 0) > 0)
+        r.check("store commits counted", (get("stagger_store_commits_total") or 0) > 0)
+        code = urllib.request.urlopen(urllib.request.Request(
+            "http://127.0.0.1:%d/metrics" % d.http_port, method="HEAD"), timeout=10).status
+        r.check("HEAD /metrics", code == 200, code)
+    finally:
+        r.check("staggerd exits cleanly", d.stop() == 0)
+
+
 def main():
     r = stgtest.Results("cli_test")
     with tempfile.TemporaryDirectory(prefix="stagger-cli-") as tmp:
@@ -436,6 +485,7 @@ def main():
             r.check("staggerd exits cleanly", d.stop() == 0)
         r.run("credentials", credentials, r, tmp)
         r.run("small fixes", small_fixes, r, tmp)
+        r.run("metrics", metrics, r, tmp)
     return r.finish()
 
 

@@ -11,6 +11,7 @@
 
 #include "api/dispatch.h"
 #include "api/json_protocol.h"
+#include "api/metrics.h"
 #include "api/reply_cache.h"
 #include "common/binary_protocol.h"
 #include "common/mem_transport.h"
@@ -23,6 +24,7 @@ struct _StgDispatch
   ApiStaggerSchedulerHandler *handler;   /* (owned) */
   gsize max_reply;
   StgReplyCache *cache;             /* (owned) */
+  StgMetrics *metrics;              /* (owned) calls by method */
   StgDispatchGeneration generation; /* (nullable) no cache without it */
   gpointer generation_data;
 };
@@ -53,6 +55,7 @@ stg_dispatch_new (gpointer handler, gsize max_reply)
   d->processor = g_object_new (API_TYPE_STAGGER_SCHEDULER_PROCESSOR, "handler", handler, NULL);
   d->max_reply = max_reply;
   d->cache = stg_reply_cache_new ();
+  d->metrics = stg_metrics_new ();
   return d;
 }
 
@@ -71,6 +74,7 @@ stg_dispatch_free (StgDispatch *dispatch)
   g_clear_object (&dispatch->processor);
   g_clear_object (&dispatch->handler);
   stg_reply_cache_free (dispatch->cache);
+  stg_metrics_free (dispatch->metrics);
   g_free (dispatch);
 }
 
@@ -182,6 +186,12 @@ with_header (StgProtocolFactory writer, const gchar *name, gint32 seqid, GBytes 
   return g_byte_array_free_to_bytes (reply);
 }
 
+StgMetrics *
+stg_dispatch_metrics (StgDispatch *dispatch)
+{
+  return dispatch->metrics;
+}
+
 GBytes *
 stg_dispatch_process (StgDispatch *dispatch, StgProtocolFactory protocol, GBytes *request,
                       const StgCaller *caller, GError **error)
@@ -189,10 +199,28 @@ stg_dispatch_process (StgDispatch *dispatch, StgProtocolFactory protocol, GBytes
   return stg_dispatch_process_with (dispatch, protocol, protocol, request, caller, error);
 }
 
+static GBytes *process_inner (StgDispatch *dispatch, StgProtocolFactory reader,
+                              StgProtocolFactory writer, GBytes *request, const StgCaller *caller,
+                              gchar **method, GError **error);
+
 GBytes *
 stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory reader,
                            StgProtocolFactory writer, GBytes *request, const StgCaller *caller,
                            GError **error)
+{
+  g_autofree gchar *method = NULL;
+  gint64 t0 = g_get_monotonic_time ();
+  GBytes *reply = process_inner (dispatch, reader, writer, request, caller, &method, error);
+
+  /* Only methods some service serves become label values. */
+  stg_metrics_rpc (dispatch->metrics, method != NULL ? method : "(unknown)",
+                   (gdouble) (g_get_monotonic_time () - t0) / 1e6);
+  return reply;
+}
+
+static GBytes *
+process_inner (StgDispatch *dispatch, StgProtocolFactory reader, StgProtocolFactory writer,
+               GBytes *request, const StgCaller *caller, gchar **method, GError **error)
 {
   g_autoptr (StgMemTransport) in = stg_mem_transport_new (request, 0);
   g_autoptr (StgMemTransport) out = stg_mem_transport_new (NULL, dispatch->max_reply);
@@ -214,7 +242,9 @@ stg_dispatch_process_with (StgDispatch *dispatch, StgProtocolFactory reader,
           return exception_bytes (dispatch, writer, name, seqid,
                                   THRIFT_APPLICATION_EXCEPTION_ERROR_INVALID_MESSAGE_TYPE, text, error);
         }
-      if (!known_method (dispatch, name))
+      if (known_method (dispatch, name))
+        *method = g_strdup (name);
+      else
         {
           g_autofree gchar *text = g_strdup_printf ("unknown method '%s'", name);
           return exception_bytes (dispatch, writer, name, seqid,

@@ -36,6 +36,10 @@ StgDispatch *stg_dispatch_new (gpointer handler, gsize max_reply);
 void stg_dispatch_free (StgDispatch *dispatch);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDispatch, stg_dispatch_free)
 
+/* The dispatcher's counts of calls by method (owned by it). */
+typedef struct _StgMetrics StgMetrics;
+StgMetrics *stg_dispatch_metrics (StgDispatch *dispatch);
+
 /* A number that moves whenever what the store holds may have changed
  * (e.g. stg_store_commit_count()). */
 typedef guint64 (*StgDispatchGeneration) (gpointer data);

@@ -15,6 +15,7 @@ libstg_api_a_SOURCES = \
 	src/api/json_protocol.c src/api/json_protocol.h src/api/json_protocol_private.h \
 	src/api/json_reader.c src/api/json_writer.c \
 	src/api/reply_cache.c src/api/reply_cache.h \
+	src/api/metrics.c src/api/metrics.h \
 	src/api/response.c src/api/response.h \
 	src/api/tcp_server.c src/api/tcp_server.h \
 	src/api/webui.c src/api/webui.h src/api/webui_private.h \

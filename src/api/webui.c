@@ -350,6 +350,27 @@ stg_webui_may_act (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *respo
   return TRUE;
 }
 
+/* ---- /metrics -------------------------------------------------------------------- */
+
+static void
+route_metrics (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+{
+  StgWebUi *ui = user_data;
+  g_autoptr (GError) error = NULL;
+
+  if (!method_is_read (request, response))
+    return;
+  gchar *text = stg_metrics_render (ui->ctx.metrics, ui->ctx.store, ui->ctx.engine, &error);
+  if (text == NULL)
+    {
+      stg_http_response_text (response, 500, error->message);
+      return;
+    }
+  stg_http_response_header (response, "Cache-Control", "no-store");
+  stg_http_response_set (response, 200, "text/plain; version=0.0.4; charset=utf-8",
+                         g_bytes_new_take (text, strlen (text)));
+}
+
 /* ---- the change feed -------------------------------------------------------------- */
 
 static void
@@ -483,6 +504,8 @@ stg_webui_new (StgHttpServer *http, const StgWebUiContext *context)
   stg_webui_update_routes (ui, http);
   stg_webui_wait_routes (ui, http);
   stg_webui_instance_routes (ui, http);
+  if (ui->ctx.metrics != NULL)
+    stg_webui_route (ui, http, "/metrics", route_metrics);
   if (ui->ctx.engine != NULL)
     stg_engine_add_watcher (ui->ctx.engine, on_engine_change, ui);
   return ui;

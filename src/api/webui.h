@@ -11,6 +11,8 @@
  */
 #pragma once
 
+#include "api/metrics.h"
+
 #include "api/auth.h"
 #include "api/http_server.h"
 #include "engine/engine.h"
@@ -28,6 +30,7 @@ typedef struct
   const gchar *cluster;
   const gchar *assets_dir;   /* (nullable) serve assets from here instead of the binary */
   StgAuth *auth;             /* (nullable) borrowed: who may look and act */
+  StgMetrics *metrics;       /* (nullable) borrowed: serve /metrics from it */
 } StgWebUiContext;
 
 /* Adds the UI's routes to @http. */

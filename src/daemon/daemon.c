@@ -789,8 +789,13 @@ start_core (StgDaemon *d, GError **error)
   d->api = stg_http_api_new (d->http, d->dispatch, d->auth);
   {
     StgWebUiContext ui = {
-      .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
-      .assets_dir = d->settings.webui_dir, .auth = d->auth,
+      .store = d->store,
+      .engine = d->engine,
+      .clock = d->clock,
+      .cluster = d->settings.cluster,
+      .assets_dir = d->settings.webui_dir,
+      .auth = d->auth,
+      .metrics = stg_dispatch_metrics (d->dispatch),
     };
     d->webui = stg_webui_new (d->http, &ui);
   }

@@ -127,6 +127,12 @@ stg_engine_step_count (StgEngine *engine)
   return engine->steps;
 }
 
+guint64
+stg_engine_transition_count (StgEngine *engine)
+{
+  return engine->transitions;
+}
+
 gboolean
 stg_engine_transition_allowed (gint from, gint to)
 {

@@ -83,6 +83,10 @@ void stg_engine_check_invariants (StgEngine *engine);
 /* Steps taken so far (each writes in one transaction). */
 guint64 stg_engine_step_count (StgEngine *engine);
 
+/* Instance transitions recorded so far (each an instance event of an
+ * update). */
+guint64 stg_engine_transition_count (StgEngine *engine);
+
 /* Active updates held in memory. */
 guint stg_engine_active_updates (StgEngine *engine);
 

@@ -241,6 +241,7 @@ struct _StgEngine
   GPtrArray *retries;       /* pending retries of updates whose step failed (recover.c) */
   guint news_timer;
   guint64 steps;            /* outermost steps ended */
+  guint64 transitions;      /* instance events recorded (an instance's move in an update) */
 
   guint step_depth;
   GPtrArray *acts;          /* StgAct*, waiting for the commit */

@@ -196,6 +196,7 @@ instance_event (StgUpdate *u, StgWork *w, gint action, const gchar *message)
 
   if (e->step_failed)
     return;
+  e->transitions++;
   if (!stg_store_add_instance_event (e->store, u->id, w->instance, stg_clock_now_ms (e->clock),
                                      action, message, &error))
     {

@@ -51,12 +51,26 @@ check_free (Check *c)
   g_free (c);
 }
 
+/* Checks that passed and failed in this process (main-loop thread). */
+static guint64 checks_passed, checks_failed;
+
+void
+stg_health_totals (guint64 *passed, guint64 *failed)
+{
+  *passed = checks_passed;
+  *failed = checks_failed;
+}
+
 /* Takes the outcome of a check. */
 static void
 result (StgHealth *h, gboolean ok, const gchar *why)
 {
   gint64 elapsed_ms = (g_get_monotonic_time () - h->started_us) / 1000;
 
+  if (ok)
+    checks_passed++;
+  else
+    checks_failed++;
   g_free (h->last);
   h->last = g_strdup (why);
   if (ok)

@@ -48,4 +48,8 @@ StgHealth *stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *tar
                            gboolean already_healthy, StgHealthFunc func, gpointer data);
 void stg_health_free (StgHealth *health);
 
+/* Health checks run in this process so far that passed and failed (for
+ * /metrics). */
+void stg_health_totals (guint64 *passed, guint64 *failed);
+
 G_END_DECLS

@@ -301,6 +301,7 @@ stg_store_commit (StgStore *store, GError **error)
       g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_INJECTED, "injected commit failure");
       return FALSE;
     }
+  gint64 t0 = g_get_monotonic_time ();
   if (!stg_store_exec (store, "COMMIT", error))
     {
       stg_store_rollback (store);
@@ -308,6 +309,7 @@ stg_store_commit (StgStore *store, GError **error)
     }
   store->depth = 0;
   store->commits++;
+  store->commit_us += g_get_monotonic_time () - t0;
   return TRUE;
 }
 
@@ -346,6 +348,37 @@ guint64
 stg_store_commit_count (StgStore *store)
 {
   return store->commits;
+}
+
+gdouble
+stg_store_commit_seconds (StgStore *store)
+{
+  return (gdouble) store->commit_us / 1e6;
+}
+
+GHashTable *
+stg_store_count_by_status (StgStore *store, const gchar *table, GError **error)
+{
+  /* Statements are cached by their text: each must be a constant. */
+  static const gchar updates_sql[] = "SELECT status, COUNT(*) FROM updates GROUP BY status";
+  static const gchar instances_sql[] = "SELECT status, COUNT(*) FROM instances GROUP BY status";
+  g_return_val_if_fail (g_str_equal (table, "updates") || g_str_equal (table, "instances"), NULL);
+  g_autoptr (StgStmt) st =
+      stg_store_stmt (store, g_str_equal (table, "updates") ? updates_sql : instances_sql, error);
+  g_autoptr (GHashTable) counts = g_hash_table_new (NULL, NULL);
+  int rc;
+
+  if (st == NULL)
+    return NULL;
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
+    g_hash_table_insert (counts, GINT_TO_POINTER ((gint) stg_db_column_int64 (st, 0)),
+                         GINT_TO_POINTER ((gint) stg_db_column_int64 (st, 1)));
+  if (rc != STG_DB_DONE)
+    {
+      stg_store_fail (store, error, "counting rows by status");
+      return NULL;
+    }
+  return g_steal_pointer (&counts);
 }
 
 void

@@ -100,6 +100,13 @@ gboolean stg_store_in_transaction (StgStore *store);
 /* Outermost commits so far (each is one durable write). */
 guint64 stg_store_commit_count (StgStore *store);
 
+/* Seconds spent in those commits. */
+gdouble stg_store_commit_seconds (StgStore *store);
+
+/* Rows of "updates" or "instances" (@table) by their status column:
+ * status (GINT_TO_POINTER) -> count (GINT_TO_POINTER); NULL with @error. */
+GHashTable *stg_store_count_by_status (StgStore *store, const gchar *table, GError **error);
+
 /* Tests: the @n-th outermost commit from now fails (and rolls back) with
  * STG_STORE_ERROR_INJECTED; 0 turns injection off. */
 void stg_store_fail_commit (StgStore *store, guint n);

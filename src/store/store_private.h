@@ -14,6 +14,7 @@ struct _StgStore
   GHashTable *versions;    /* config id -> version */
   guint depth;             /* open transaction levels */
   guint64 commits;
+  gint64 commit_us;        /* time spent in outermost commits */
   guint fail_commit_in;    /* 0: no injected fault */
   gint64 epoch;            /* leading under this epoch; 0: not leading */
 };

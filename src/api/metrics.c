@@ -1,0 +1,166 @@
+/* metrics.c: StgMetrics, what /metrics reports in Prometheus's text
+ * exposition format (version 0.0.4).
+ *
+ * Counted here as calls happen: Thrift calls by method, with a latency
+ * histogram (the dispatcher reports each). Read when scraped: updates and
+ * instances by status (store), store commits and their time (store),
+ * engine steps and instance transitions (engine), health checks by outcome
+ * (runtime). Only known method names become label values, so clients cannot
+ * grow the tables. Main-loop thread only.
+ */
+#include "config.h"
+
+#include "api/metrics.h"
+#include "common/enums.h"
+#include "runtime/health.h"
+
+static const gdouble BUCKETS[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                   0.05,   0.1,   0.25,   0.5,   1 };
+#define N_BUCKETS G_N_ELEMENTS (BUCKETS)
+
+typedef struct
+{
+  guint64 count;
+  gdouble sum;
+  guint64 le[N_BUCKETS]; /* calls at or under each bucket's bound */
+} Method;
+
+struct _StgMetrics
+{
+  GHashTable *methods; /* name -> Method* */
+};
+
+StgMetrics *
+stg_metrics_new (void)
+{
+  StgMetrics *m = g_new0 (StgMetrics, 1);
+
+  m->methods = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  return m;
+}
+
+void
+stg_metrics_free (StgMetrics *m)
+{
+  if (m == NULL)
+    return;
+  g_hash_table_unref (m->methods);
+  g_free (m);
+}
+
+void
+stg_metrics_rpc (StgMetrics *m, const gchar *method, gdouble seconds)
+{
+  Method *c = g_hash_table_lookup (m->methods, method);
+
+  if (c == NULL)
+    {
+      c = g_new0 (Method, 1);
+      g_hash_table_insert (m->methods, g_strdup (method), c);
+    }
+  c->count++;
+  c->sum += seconds;
+  for (guint i = 0; i < N_BUCKETS; i++)
+    if (seconds <= BUCKETS[i])
+      c->le[i]++;
+}
+
+static void
+rpc_lines (StgMetrics *m, GString *out)
+{
+  g_autoptr (GList) names = g_list_sort (g_hash_table_get_keys (m->methods),
+                                         (GCompareFunc) g_strcmp0);
+
+  g_string_append (out, "# HELP stagger_rpc_duration_seconds Thrift calls by method, and how long "
+                        "they took to answer.\n# TYPE stagger_rpc_duration_seconds histogram\n");
+  for (GList *l = names; l != NULL; l = l->next)
+    {
+      Method *c = g_hash_table_lookup (m->methods, l->data);
+      for (guint i = 0; i < N_BUCKETS; i++)
+        g_string_append_printf (
+            out,
+            "stagger_rpc_duration_seconds_bucket{method=\"%s\",le=\"%g\"} %" G_GUINT64_FORMAT "\n",
+            (gchar *) l->data, BUCKETS[i], c->le[i]);
+      g_string_append_printf (
+          out,
+          "stagger_rpc_duration_seconds_bucket{method=\"%s\",le=\"+Inf\"} %" G_GUINT64_FORMAT "\n",
+          (gchar *) l->data, c->count);
+      g_string_append_printf (out, "stagger_rpc_duration_seconds_sum{method=\"%s\"} %.6f\n",
+                              (gchar *) l->data, c->sum);
+      g_string_append_printf (out,
+                              "stagger_rpc_duration_seconds_count{method=\"%s\"} %" G_GUINT64_FORMAT
+                              "\n",
+                              (gchar *) l->data, c->count);
+    }
+}
+
+static gint
+compare_ints (gconstpointer a, gconstpointer b)
+{
+  return GPOINTER_TO_INT (a) - GPOINTER_TO_INT (b);
+}
+
+/* One gauge per status of @table ("updates" or "instances"). */
+static gboolean
+status_lines (StgStore *store, const gchar *table, GString *out, GError **error)
+{
+  g_autoptr (GHashTable) counts = stg_store_count_by_status (store, table, error);
+  gboolean updates = g_str_equal (table, "updates");
+
+  if (counts == NULL)
+    return FALSE;
+  g_string_append_printf (out, "# HELP stagger_%s %s by status.\n# TYPE stagger_%s gauge\n", table,
+                          updates ? "Job updates kept" : "Instances", table);
+  g_autoptr (GList) keys = g_list_sort (g_hash_table_get_keys (counts), compare_ints);
+  for (GList *l = keys; l != NULL; l = l->next)
+    {
+      gint status = GPOINTER_TO_INT (l->data);
+      const gchar *name = updates ? stg_update_status_name (status)
+                                  : stg_schedule_status_name (status);
+      g_string_append_printf (out, "stagger_%s{status=\"%s\"} %d\n", table, name,
+                              GPOINTER_TO_INT (g_hash_table_lookup (counts, l->data)));
+    }
+  return TRUE;
+}
+
+static void
+counter (GString *out, const gchar *name, const gchar *help, gdouble value)
+{
+  g_string_append_printf (out, "# HELP %s %s\n# TYPE %s counter\n%s %.17g\n", name, help, name,
+                          name, value);
+}
+
+gchar *
+stg_metrics_render (StgMetrics *m, StgStore *store, StgEngine *engine, GError **error)
+{
+  g_autoptr (GString) out = g_string_new (NULL);
+  guint64 passed = 0, failed = 0;
+
+  rpc_lines (m, out);
+  if (!status_lines (store, "updates", out, error) ||
+      !status_lines (store, "instances", out, error))
+    return NULL;
+  counter (out, "stagger_store_commits_total", "Outermost store commits (durable writes).",
+           (gdouble) stg_store_commit_count (store));
+  counter (out, "stagger_store_commit_seconds_total", "Time spent in those commits.",
+           stg_store_commit_seconds (store));
+  if (engine != NULL)
+    {
+      counter (out, "stagger_engine_steps_total", "Engine steps (each one transaction).",
+               (gdouble) stg_engine_step_count (engine));
+      counter (out, "stagger_instance_transitions_total",
+               "Instance transitions of updates (instance events).",
+               (gdouble) stg_engine_transition_count (engine));
+    }
+  stg_health_totals (&passed, &failed);
+  g_string_append (out,
+                   "# HELP stagger_health_checks_total Health checks of instances by outcome.\n"
+                   "# TYPE stagger_health_checks_total counter\n");
+  g_string_append_printf (out,
+                          "stagger_health_checks_total{outcome=\"passed\"} %" G_GUINT64_FORMAT "\n",
+                          passed);
+  g_string_append_printf (out,
+                          "stagger_health_checks_total{outcome=\"failed\"} %" G_GUINT64_FORMAT "\n",
+                          failed);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
