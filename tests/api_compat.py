@@ -301,7 +301,7 @@ def deep_nesting(r, t, mod):
     """Executor data and web UI bodies nested 100,000 deep (json-glib's
     recursion once overflowed the stack on them) are clean refusals on every
     route, and the daemon serves on."""
-    d = stgtest.Daemon("--port-range=42000-42099")
+    d = stgtest.Daemon("--port-range=26100-26199")
     deep = "[" * 100000 + "]" * 100000
     try:
         json_client = client(mod, stgtest.HttpTransport(d.http_port, JSON, JSON), TJSONProtocol.TJSONProtocol)

@@ -13,7 +13,7 @@
 
 #include "rollout.h"
 
-#define PORT_RANGE "--port-range=32000-32999"
+#define PORT_RANGE "--port-range=32000-32699"
 
 static gchar *dir;
 static gchar *env_dir;          /* node_modules and the script, in the build tree */

@@ -436,7 +436,7 @@ def parse_metrics(text):
 
 def metrics(r, tmp):
     """/metrics after a small rollout: Prometheus text that agrees with what happened."""
-    d = stgtest.Daemon("--port-range=34500-34599")
+    d = stgtest.Daemon("--port-range=22000-22099")
     try:
         cli = Cli(d.http_port)
         key = "local/www/prod/measured"
@@ -472,7 +472,7 @@ def metrics(r, tmp):
 def main():
     r = stgtest.Results("cli_test")
     with tempfile.TemporaryDirectory(prefix="stagger-cli-") as tmp:
-        d = stgtest.Daemon("--port-range=34000-34999")
+        d = stgtest.Daemon("--port-range=21000-21999")
         try:
             cli = Cli(d.http_port)
             cli.data_dir = os.path.join(d.dir, "data")

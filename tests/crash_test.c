@@ -3,7 +3,7 @@
  * makes the daemon _exit at a named point; a new daemon then has to find
  * every process the old one made, keep one process per instance with its
  * pid recorded, and bring the update to the end it would have reached
- * without the crash. Ports 40000-40999. */
+ * without the crash. Ports 23000-24999. */
 #include "config.h"
 
 #include <check.h>
@@ -13,7 +13,7 @@
 #include "rollout.h"
 #include "runtime/process.h"
 
-#define PORT_RANGE "--port-range=40000-40999"
+#define PORT_RANGE "--port-range=23000-23999"
 
 static gchar *dir;
 
@@ -219,7 +219,7 @@ healed (gpointer data)
 static void
 one_kill (GRand *rand, gint round, gint count, const gchar *v1, const gchar *v2, Tally *t)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--port-range=41000-41999", NULL);
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--port-range=24000-24999", NULL);
   const gchar *data = round % 2 == 0 ? v2 : v1;
   g_autoptr (ApiJobUpdateKey) key = stg_rollout_start_update (d, "web", count, data, 1, 200);
   /* The moment of the kill is the point of the test, not a wait. */
@@ -229,7 +229,7 @@ one_kill (GRand *rand, gint round, gint count, const gchar *v1, const gchar *v2,
   t->kills++;
 
   gint64 t0 = g_get_monotonic_time ();
-  d = stg_test_daemon_start (dir, "--port-range=41000-41999", NULL);
+  d = stg_test_daemon_start (dir, "--port-range=24000-24999", NULL);
   Healed h = { d, key, count };
   gboolean ok = stg_test_wait (healed, &h, 60000);
   gdouble s = (gdouble) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
@@ -263,7 +263,7 @@ START_TEST (random_kills)
   Tally t = { 0 };
   const gint count = 2;
 
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--port-range=41000-41999", NULL);
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--port-range=24000-24999", NULL);
   g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
   g_autofree gchar *v2 = stg_rollout_server_data (NULL, ", \"hot_upgrade\": true, \"env\": {\"V\": \"2\"}");
   stg_rollout_create_job (d, "web", count, v1);

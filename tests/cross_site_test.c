@@ -15,7 +15,7 @@
 #include "common/mem_transport.h"
 #include "testutil.h"
 
-#define PAGE_PORT_MIN "42000"
+#define PAGE_PORT_MIN "26000"
 
 static gchar *dir;
 static gchar *env_dir;

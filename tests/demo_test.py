@@ -1,5 +1,5 @@
 """demo_test.py: scripts/demo, run twice in a row on this build (its own
-data directory and two free ports, instances on 43200-43299), reaches
+data directory and two free ports, instances on 26200-26299), reaches
 ROLLED_FORWARD both times: the README says "run it again for another
 rollout", and the second run re-creates the job the first one killed.
 """
@@ -41,7 +41,7 @@ def run_demo(r, data, n):
     env = dict(os.environ, STAGGER_DEMO_BUILD=stgtest.BUILDDIR, STAGGER_DEMO_DATA=data,
                STAGGER_DEMO_PORT=str(PORT), NO_COLOR="")
     demo = subprocess.Popen(["sh", os.path.join(stgtest.SRCDIR, "scripts", "demo"),
-                             "--port-range=43200-43299"], env=env, stdout=subprocess.PIPE,
+                             "--port-range=26200-26299"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     seen = []
     try:

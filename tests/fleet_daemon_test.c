@@ -1,7 +1,7 @@
 /* fleet_daemon_test.c: staggerd with --runtime=fleet against three real
  * podman services (tests/podman_hosts.c): rolling updates across the hosts
  * under a host limit, a rollback in reverse order, and adoption after
- * kill -9. Host ports come from 44100-44999. Test process, main thread.
+ * kill -9. Host ports come from 16100-16999. Test process, main thread.
  */
 #include "config.h"
 
@@ -197,7 +197,7 @@ assert_versions (StgTestDaemon *d, const gchar *name, gint count, const gchar *v
   for (guint i = 0; i < a->len; i++)
     {
       StgRolloutInstance *in = &g_array_index (a, StgRolloutInstance, i);
-      ck_assert_msg (in->port >= 44100 && in->port <= 44999, "instance %u has port %d", i, in->port);
+      ck_assert_msg (in->port >= 16100 && in->port <= 16999, "instance %u has port %d", i, in->port);
       g_autofree gchar *body = NULL;
       ck_assert_uint_eq (stg_test_http_get ((guint16) in->port, "/version", &body), 200);
       ck_assert_msg (g_str_equal (body, version), "instance %u serves version %s, not %s", i, body, version);
@@ -264,7 +264,7 @@ wait_running (StgTestDaemon *d, const gchar *name, gint count)
 START_TEST (fleet_rolls_thirty_instances_across_three_hosts)
 {
   Env *e = env_new ("lost_after_secs = 600\n");
-  StgTestDaemon *d = daemon_start (e, "44100-44499");
+  StgTestDaemon *d = daemon_start (e, "16100-16499");
   g_autoptr (ApiJobConfiguration) v1 = web_job ("web", 30, IMAGE_V1, "/health", 10);
   g_autoptr (ApiJobConfiguration) v2 = web_job ("web", 30, IMAGE_V2, "/health", 10);
   g_autoptr (ApiJobConfiguration) broken = web_job ("web", 30, IMAGE_V1, "/no-such-file", 10);
@@ -322,7 +322,7 @@ some_updated (gpointer data)
 START_TEST (fleet_adopts_containers_after_kill9_mid_update)
 {
   Env *e = env_new ("lost_after_secs = 600\n");
-  StgTestDaemon *d = daemon_start (e, "44500-44999");
+  StgTestDaemon *d = daemon_start (e, "16500-16999");
   g_autoptr (ApiJobConfiguration) v1 = web_job ("api", 12, IMAGE_V1, "/health", 4);
   g_autoptr (ApiJobConfiguration) v2 = web_job ("api", 12, IMAGE_V2, "/health", 4);
 
@@ -334,7 +334,7 @@ START_TEST (fleet_adopts_containers_after_kill9_mid_update)
   stg_test_daemon_free (d);
   g_autoptr (GPtrArray) before = containers (e);
 
-  d = daemon_start (e, "44500-44999");
+  d = daemon_start (e, "16500-16999");
   expect_terminal (d, key, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
   g_autoptr (GPtrArray) after = containers (e);
   ck_assert_uint_eq (after->len, 12);
@@ -362,7 +362,7 @@ END_TEST
 START_TEST (fleet_runs_shell_checks_inside_containers)
 {
   Env *e = env_new ("lost_after_secs = 600\n");
-  StgTestDaemon *d = daemon_start (e, "44100-44499");
+  StgTestDaemon *d = daemon_start (e, "16100-16499");
   g_autoptr (ApiJobConfiguration) good = web_job ("sh", 3, IMAGE_V1, "sh:test -f /www/health", 1);
   g_autoptr (ApiJobConfiguration) bad = web_job ("sh", 3, IMAGE_V2, "sh:test -f /www/nope", 1);
 
@@ -420,7 +420,7 @@ host2_empty (gpointer data)
 START_TEST (fleet_replaces_instances_of_a_lost_host)
 {
   Env *e = env_new ("lost_after_secs = 3\n");
-  StgTestDaemon *d = daemon_start (e, "44100-44499");
+  StgTestDaemon *d = daemon_start (e, "16100-16499");
   g_autoptr (ApiJobConfiguration) job = web_job ("lost", 6, IMAGE_V1, "/health", 3);
   StgTestPodmanHost *h2 = e->fleet->hosts->pdata[2];
 

@@ -1,6 +1,6 @@
 /* fleet_test.c: the fleet runtime's suite, against real podman services
  * (tests/podman_hosts.c) standing in for container hosts. Host ports handed
- * to containers come from 44000-45999. Test process, main thread. */
+ * to containers come from 16000-17999. Test process, main thread. */
 #include "config.h"
 
 #include <check.h>
@@ -26,16 +26,16 @@ START_TEST (podman_hosts_run_local_images)
   stg_test_podman_import (fleet, "localhost/stagger-test:1", "1");
   g_autofree gchar *id = stg_test_podman_cli (fleet, h0, "run", "--detach", "--name=probe",
                                               "localhost/stagger-test:1", "httpd", "-f", "-p",
-                                              "127.0.0.1:44000", "-h", "/www", NULL);
+                                              "127.0.0.1:16000", "-h", "/www", NULL);
   ck_assert_uint_gt (strlen (id), 12);
-  ck_assert_msg (stg_test_wait_http_body (44000, "/version", "1", 120000),
-                 "the container never served version 1 on 44000");
+  ck_assert_msg (stg_test_wait_http_body (16000, "/version", "1", 120000),
+                 "the container never served version 1 on 16000");
   g_autofree gchar *ps0 = stg_test_podman_cli (fleet, h0, "ps", "--quiet", NULL);
   g_autofree gchar *ps1 = stg_test_podman_cli (fleet, h1, "ps", "--all", "--quiet", NULL);
   ck_assert_msg (g_str_has_prefix (id, g_strstrip (ps0)), "host0 lists %s, not %s", ps0, id);
   ck_assert_str_eq (g_strstrip (ps1), "");
   stg_test_podman_stop (fleet);
-  ck_assert (!stg_test_port_open (44000));
+  ck_assert (!stg_test_port_open (16000));
 }
 END_TEST
 
@@ -356,7 +356,7 @@ static const struct
 START_TEST (fleet_validate_says_what_it_cannot_run)
 {
   StgFleetRuntimeOptions o = { .data_dir = (gchar *) "/nonexistent", .cluster = (gchar *) "local",
-                               .port_min = 44900, .port_max = 44999 };
+                               .port_min = 16900, .port_max = 16999 };
   g_autoptr (GError) error = NULL;
 
   load_hosts (&o.fleet, "[host a]\nendpoint = unix:///nonexistent/podman.sock\n");
@@ -533,11 +533,11 @@ START_TEST (docker_client_runs_a_container_through_its_life)
   g_autoptr (GAsyncResult) pinged = await_result (&slot);
   ck_assert_msg (stg_docker_ping_finish (d, pinged, &error), "%s", error ? error->message : "");
 
-  g_autofree gchar *id = docker_create (d, "web-0", "localhost/stagger-test:1", 44010, &error);
+  g_autofree gchar *id = docker_create (d, "web-0", "localhost/stagger-test:1", 16010, &error);
   ck_assert_msg (id != NULL, "%s", error ? error->message : "");
   stg_docker_start_async (d, id, NULL, keep_result, &slot);
   ck_assert_msg (docker_done (d, &slot, &error), "%s", error ? error->message : "");
-  ck_assert (stg_test_wait_http_body (44010, "/version", "1", 120000));
+  ck_assert (stg_test_wait_http_body (16010, "/version", "1", 120000));
   g_autoptr (JsonNode) running = docker_inspect (d, id, &error);
   ck_assert (running != NULL && json_running (running));
 
@@ -561,7 +561,7 @@ START_TEST (docker_client_runs_a_container_through_its_life)
   ck_assert_msg (docker_done (d, &slot, &error), "%s", error ? error->message : "");
   g_autoptr (JsonNode) stopped = docker_inspect (d, id, &error);
   ck_assert (stopped != NULL && !json_running (stopped));
-  ck_assert (!stg_test_port_open (44010));
+  ck_assert (!stg_test_port_open (16010));
   stg_docker_remove_async (d, id, NULL, keep_result, &slot);
   ck_assert_msg (docker_done (d, &slot, &error), "%s", error ? error->message : "");
   g_autoptr (JsonNode) gone = docker_inspect (d, id, &error);
@@ -583,15 +583,15 @@ START_TEST (docker_client_passes_engine_errors_verbatim)
   g_autoptr (GError) error = NULL;
 
   stg_test_podman_import (fleet, "localhost/stagger-test:1", "1");
-  g_autofree gchar *missing = docker_create (d, "web-x", "localhost/no-such-image:9", 44011, &error);
+  g_autofree gchar *missing = docker_create (d, "web-x", "localhost/no-such-image:9", 16011, &error);
   ck_assert (missing == NULL);
   ck_assert_msg (strstr (error->message, "localhost/no-such-image:9") != NULL, "%s", error->message);
   ck_assert_msg (!g_str_has_prefix (error->message, "HTTP"), "%s", error->message);
   g_clear_error (&error);
 
-  g_autofree gchar *first = docker_create (d, "web-1", "localhost/stagger-test:1", 44012, &error);
+  g_autofree gchar *first = docker_create (d, "web-1", "localhost/stagger-test:1", 16012, &error);
   ck_assert_msg (first != NULL, "%s", error ? error->message : "");
-  g_autofree gchar *second = docker_create (d, "web-1", "localhost/stagger-test:1", 44012, &error);
+  g_autofree gchar *second = docker_create (d, "web-1", "localhost/stagger-test:1", 16012, &error);
   ck_assert (second == NULL);
   /* Docker answers 409 (CONFLICT), Podman 4.3 answers 500: the words count. */
   ck_assert_msg (strstr (error->message, "\"web-1\" is already in use") != NULL, "%s", error->message);

@@ -4,7 +4,7 @@
  * a paused leader steps down; PostgreSQL stops and starts again.
  * STG_HA_KILLS sets how many kills (default 3; `make soak-ha` runs 20),
  * STG_HA_OUTAGE_S how long PostgreSQL stays down (default 5; soak: 30).
- * Ports 46500-46999. */
+ * Ports 18500-18999. */
 #include "config.h"
 
 #include <check.h>
@@ -71,7 +71,7 @@ start_replica (gint i)
   /* Our range lies among the kernel's ephemeral ports: a client socket may
    * hold the port; then this replica takes another one. */
   while (!stg_test_port_free (r->http))
-    r->http = (guint16) g_random_int_range (46500, 47000);
+    r->http = (guint16) g_random_int_range (18500, 19000);
   g_autofree gchar *store = g_strconcat ("--store=", conninfo, NULL);
   g_autofree gchar *port = g_strdup_printf ("--http-port=%u", r->http);
   g_autofree gchar *url = g_strdup_printf ("--advertise-url=http://127.0.0.1:%u", r->http);
@@ -129,7 +129,7 @@ static void
 setup (void)
 {
   g_autoptr (GError) error = NULL;
-  guint16 base = (guint16) (46500 + (getpid () % 49) * 10);
+  guint16 base = (guint16) (18500 + (getpid () % 49) * 10);
 
   conninfo = stg_test_pg_new_database (pg, &error);
   ck_assert_msg (conninfo != NULL, "%s", error ? error->message : "");

@@ -1,7 +1,7 @@
 /* ha_test.c: Check suite for high availability: the real PostgreSQL that
  * the other PostgreSQL tests stand on (started, stopped, restarted, one
  * database per test), and staggerd running a real rollout with its store
- * there. Ports 46000-46999. */
+ * there. Ports 18000-18999. */
 #include "config.h"
 
 #include <check.h>
@@ -14,7 +14,7 @@
 #include "store/store.h"
 #include "rollout.h"
 
-#define PORT_RANGE "--port-range=46100-46499"
+#define PORT_RANGE "--port-range=18100-18499"
 
 static StgTestPg *pg;
 
@@ -47,8 +47,8 @@ START_TEST (pg_serves_fresh_databases)
   ck_assert_int_ge (g_ascii_strtoll (version, NULL, 10), 150000);
   g_autofree gchar *addr = query_value (b, "SELECT inet_server_addr()::text");
   ck_assert_str_eq (addr, "127.0.0.1/32");
-  ck_assert_int_ge (pg->port, 46000);
-  ck_assert_int_le (pg->port, 46099);
+  ck_assert_int_ge (pg->port, 18000);
+  ck_assert_int_le (pg->port, 18099);
 }
 END_TEST
 
@@ -243,10 +243,10 @@ START_TEST (store_url_with_password_refused)
   g_autofree gchar *dir = stg_test_tmpdir ();
   g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
   g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
-  ck_assert (g_file_set_contents (conf, "[store]\nurl = postgresql://u:hunter2@127.0.0.1:46999/x\n",
+  ck_assert (g_file_set_contents (conf, "[store]\nurl = postgresql://u:hunter2@127.0.0.1:18999/x\n",
                                   -1, NULL));
 
-  g_autofree gchar *cli = staggerd_fails (dir, "--store=postgresql://u:hunter2@127.0.0.1:46999/x");
+  g_autofree gchar *cli = staggerd_fails (dir, "--store=postgresql://u:hunter2@127.0.0.1:18999/x");
   g_autofree gchar *file = staggerd_fails (dir, conf_arg);
   g_autofree gchar *path = staggerd_fails (dir, "--store=/var/lib/stagger.db");
   ck_assert_ptr_nonnull (strstr (cli, "PGPASSWORD"));

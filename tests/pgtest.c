@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #define PG_USER "nobody"
-#define PORT_LOW 46000
-#define PORT_HIGH 46100   /* 46100-46999: other servers of the tests */
+#define PORT_LOW 18000
+#define PORT_HIGH 18100   /* 18100-18999: other servers of the tests */
 
 static const gchar *
 bindir (void)

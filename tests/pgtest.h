@@ -2,7 +2,7 @@
  *
  * Debian's postgresql-15 (initdb, pg_ctl) in a temporary directory, run as
  * an unprivileged user when the tests run as root (postgres refuses root),
- * listening on 127.0.0.1 on a free port of 46000-46099 with trust auth.
+ * listening on 127.0.0.1 on a free port of 18000-18099 with trust auth.
  * Each test takes its own fresh database. Test processes only.
  */
 #pragma once

@@ -2,7 +2,7 @@
  * user [roles] names (or instance_user, default nobody): an instance sees
  * that uid, cannot read staggerd's config file or database, sees none of
  * staggerd's environment, and root is refused unless allowed. Needs root
- * (CI runs as root); elsewhere it reports SKIP (77). Ports 39000-39099. */
+ * (CI runs as root); elsewhere it reports SKIP (77). Ports 25500-25599. */
 #include "config.h"
 
 #include <check.h>
@@ -12,7 +12,7 @@
 
 #include "testutil.h"
 
-#define PORT_RANGE "--port-range=39000-39099"
+#define PORT_RANGE "--port-range=25500-25599"
 
 static gchar *dir;
 

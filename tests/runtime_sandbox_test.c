@@ -2,7 +2,7 @@
  * bookkeeping, with real processes: the spec cache, run numbers across a
  * kill and a re-add, sandboxes inside the data dir, an environment with
  * nothing of the daemon's, the cause of a failure in observe(), and a hot
- * upgrade of a `command`. Ports 40000-40299. */
+ * upgrade of a `command`. Ports 25000-25299. */
 #include "config.h"
 
 #include <glib/gstdio.h>
@@ -16,7 +16,7 @@ static void
 setup (void)
 {
   stg_rt_setup ();
-  make_runtime (40200, 40299);
+  make_runtime (25200, 25299);
 }
 
 /* ---- the spec cache ------------------------------------------------------------ */
@@ -188,7 +188,7 @@ assert_cause (gint64 job, const gchar *part)
 
 START_TEST (observe_reports_the_cause)
 {
-  make_runtime (40100, 40199);
+  make_runtime (25100, 25199);
   g_autofree gchar *bin = server ();
   g_autofree gchar *sick_data = g_strdup_printf (
       "{\"argv\": [\"%s\", \"--port\", \"{{ports[http]}}\", \"--unhealthy\"],"
@@ -231,7 +231,7 @@ END_TEST
  * LISTEN_PID names the program, not a shell around it. */
 START_TEST (hot_upgrade_with_a_command)
 {
-  make_runtime (40000, 40099);
+  make_runtime (25000, 25099);
   g_autofree gchar *bin = server ();
   g_autofree gchar *v1 =
       g_strdup_printf ("{\"command\": \"%s --port {{ports[http]}}\", \"hot_upgrade\": true,"

@@ -181,8 +181,8 @@ END_TEST
 START_TEST (password_in_url_refused)
 {
   static const gchar *const urls[] = {
-    "postgresql://stagger:secret@127.0.0.1:46999/stagger",
-    "host=127.0.0.1 port=46999 user=stagger password=secret dbname=stagger",
+    "postgresql://stagger:secret@127.0.0.1:18999/stagger",
+    "host=127.0.0.1 port=18999 user=stagger password=secret dbname=stagger",
   };
   for (guint i = 0; i < G_N_ELEMENTS (urls); i++)
     {
