@@ -141,8 +141,16 @@ START_TEST (instances_inherit_nothing)
   wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
   g_unsetenv ("CANARY_SECRET");
   gint pid = pid_of (job, 0);
+  /* While /bin/sh execs the command, /proc/PID/environ can read empty for
+   * a moment: wait (with a deadline) until it shows the task's own. */
+  g_autofree gchar *mine = NULL;
+  for (gint i = 0; i < 200 && mine == NULL; i++)
+    {
+      mine = stg_test_process_env (pid, "MINE");
+      if (mine == NULL)
+        g_usleep (25 * 1000);
+    }
   g_autofree gchar *canary = stg_test_process_env (pid, "CANARY_SECRET");
-  g_autofree gchar *mine = stg_test_process_env (pid, "MINE");
   g_autofree gchar *path = stg_test_process_env (pid, "PATH");
   g_autofree gchar *home = stg_test_process_env (pid, "HOME");
   g_autofree gchar *sandbox = stg_test_process_env (pid, "STAGGER_SANDBOX");
