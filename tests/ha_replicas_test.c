@@ -2,6 +2,8 @@
  * leads, the others redirect to it; kill -9 the leader while an update
  * runs and another takes over within the bound and finishes the update;
  * a paused leader steps down; PostgreSQL stops and starts again.
+ * Every event an engine step writes carries the epoch it ran under; after
+ * each test no event of an older epoch follows one of a newer epoch.
  * STG_HA_KILLS sets how many kills (default 3; `make soak-ha` runs 20),
  * STG_HA_OUTAGE_S how long PostgreSQL stays down (default 5; soak: 30).
  * Ports 18500-18999. */
@@ -140,9 +142,34 @@ setup (void)
     }
 }
 
+/* No step of an old epoch lands after a newer epoch's first step: in
+ * each table of engine steps, ids (the order rows were written) never go
+ * back in epoch, and every row was written by a leader. */
+static void
+assert_epochs_in_order (void)
+{
+  static const gchar *const tables[] = { "update_events", "instance_events" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (tables); i++)
+    {
+      g_autofree gchar *late =
+          g_strdup_printf ("SELECT count(*)::text FROM %s a WHERE EXISTS "
+                           "(SELECT 1 FROM %s b WHERE b.id < a.id AND b.epoch > a.epoch)",
+                           tables[i], tables[i]);
+      g_autofree gchar *unled = g_strdup_printf ("SELECT count(*)::text FROM %s WHERE epoch = 0",
+                                                 tables[i]);
+      g_autofree gchar *n_late = pg_value (late), *n_unled = pg_value (unled);
+      ck_assert_msg (g_strcmp0 (n_late, "0") == 0, "%s: %s rows of an old epoch after a newer one",
+                     tables[i], n_late);
+      ck_assert_msg (g_strcmp0 (n_unled, "0") == 0, "%s: %s rows written by no leader", tables[i],
+                     n_unled);
+    }
+}
+
 static void
 teardown (void)
 {
+  assert_epochs_in_order ();
   for (gint i = 0; i < REPLICAS; i++)
     {
       if (replicas[i].d != NULL)
@@ -182,6 +209,78 @@ START_TEST (followers_redirect_to_the_leader)
   ck_assert (g_spawn_sync (NULL, (gchar **) argv, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
   ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger failed: %s", err);
   ck_assert_ptr_nonnull (strstr (out, "no jobs"));
+
+  /* Framed Thrift has no redirect: the follower's port answers every
+   * call, read or write, with an error naming the leader. */
+  refresh_ports (&replicas[follower]);
+  g_autoptr (StgTestClient) tc = stg_test_client_new (replicas[follower].d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+  ck_assert_msg (api_read_only_scheduler_if_get_job_summary (API_READ_ONLY_SCHEDULER_IF (
+                                                                 tc->client),
+                                                             &r, "", &error),
+                 "%s", error ? error->message : "");
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_ERROR_TRANSIENT);
+  ck_assert_uint_eq (r->details->len, 1);
+  const gchar *why = ((ApiResponseDetail *) g_ptr_array_index (r->details, 0))->message;
+  ck_assert_msg (strstr (why, want) != NULL, "'%s' does not name %s", why, want);
+  g_autoptr (ApiJobKey) job = g_object_new (API_TYPE_JOB_KEY, "role", "www", "environment", "prod",
+                                            "name", "web", NULL);
+  g_autoptr (ApiResponse) w = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GHashTable) none = g_hash_table_new (g_int_hash, g_int_equal);
+  ck_assert (
+      api_aurora_scheduler_manager_if_kill_tasks (API_AURORA_SCHEDULER_MANAGER_IF (tc->client), &w,
+                                                  job, none, "", &error));
+  ck_assert_int_eq (w->responseCode, API_RESPONSE_CODE_ERROR_TRANSIENT);
+}
+END_TEST
+
+/* `stagger cluster status`, asked of a follower: every replica, one
+ * leading, and the store. */
+START_TEST (cluster_status_from_a_follower)
+{
+  for (gint i = 0; i < REPLICAS; i++)
+    start_replica (i);
+  gint leader = wait_leader (BOUND_S);
+  gint follower = (leader + 2) % REPLICAS;
+  g_autofree gchar *cli = stg_test_program ("stagger");
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u", replicas[follower].http);
+  const gchar *argv[] = { cli, "--url", url, "cluster", "status", "--json", NULL };
+  gint64 deadline = g_get_monotonic_time () + BOUND_S * G_USEC_PER_SEC;
+
+  /* Each replica says it is alive every quarter lease: wait for all. */
+  for (;;)
+    {
+      g_autofree gchar *out = NULL, *err = NULL;
+      gint status = 0;
+      ck_assert (
+          g_spawn_sync (NULL, (gchar **) argv, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
+      ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger failed: %s", err);
+      g_autoptr (JsonNode) root = stg_test_parse_json (out);
+      JsonObject *o = json_node_get_object (root);
+      JsonArray *rs = json_object_get_array_member (o, "replicas");
+      guint leaders = 0, followers = 0;
+      for (guint i = 0; i < json_array_get_length (rs); i++)
+        {
+          const gchar *role = json_object_get_string_member (json_array_get_object_element (rs, i),
+                                                             "role");
+          leaders += g_str_equal (role, "leader");
+          followers += g_str_equal (role, "follower");
+        }
+      if (leaders == 1 && followers == REPLICAS - 1)
+        {
+          g_autofree gchar *want = g_strdup_printf ("http://127.0.0.1:%u", replicas[leader].http);
+          JsonObject *l = json_object_get_object_member (o, "leader");
+          ck_assert_str_eq (json_object_get_string_member (l, "url"), want);
+          ck_assert_int_ge (json_object_get_int_member (l, "epoch"), 1);
+          ck_assert (
+              g_str_has_prefix (json_object_get_string_member (o, "store"), "PostgreSQL 15"));
+          ck_assert_ptr_null (strstr (json_object_get_string_member (o, "store"), "password"));
+          break;
+        }
+      ck_assert_msg (g_get_monotonic_time () < deadline, "replicas not all seen: %s", out);
+      g_usleep (100 * 1000);
+    }
 }
 END_TEST
 
@@ -222,6 +321,10 @@ START_TEST (leader_killed_during_updates)
       ck_assert_int_eq (stg_rollout_wait_terminal (replicas[leader].d, key),
                         API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
     }
+  /* Every leader wrote steps (at least each update's last event), so the
+   * order check in teardown compares several epochs. */
+  g_autofree gchar *epochs = pg_value ("SELECT count(DISTINCT epoch)::text FROM update_events");
+  ck_assert_int_ge (g_ascii_strtoll (epochs, NULL, 10), kills + 1);
 }
 END_TEST
 
@@ -303,6 +406,7 @@ replicas_suite (void)
   tcase_set_timeout (tc, 600);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, followers_redirect_to_the_leader);
+  tcase_add_test (tc, cluster_status_from_a_follower);
   tcase_add_test (tc, leader_killed_during_updates);
   tcase_add_test (tc, paused_leader_steps_down);
   tcase_add_test (tc, database_outage_survived);

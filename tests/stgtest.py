@@ -8,8 +8,11 @@ started on free ports (--ready-file) and stopped with SIGTERM.
 import http.client
 import json
 import os
+import pwd
+import random
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -166,6 +169,74 @@ class Daemon:
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
         return status
+
+
+def port_free(port):
+    """True when a listening socket could bind 127.0.0.1:port now."""
+    s = socket.socket()
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+class Postgres:
+    """A real PostgreSQL 15 (Debian's initdb and pg_ctl, or $STG_PG_BINDIR)
+    in a temporary directory, on 127.0.0.1 and a free port of `ports`, with
+    trust auth for the user "stagger". Run as nobody when we are root,
+    since postgres refuses root. Its database is "postgres"."""
+
+    def __init__(self, ports):
+        self.bindir = os.environ.get("STG_PG_BINDIR", "/usr/lib/postgresql/15/bin")
+        self.dir = tempfile.mkdtemp(prefix="stg-pg-")
+        self.data = os.path.join(self.dir, "data")
+        if os.geteuid() == 0:
+            nobody = pwd.getpwnam("nobody")
+            os.chown(self.dir, nobody.pw_uid, nobody.pw_gid)
+        self._run("initdb", "-D", self.data, "-U", "stagger", "-A", "trust", "-E", "UTF8",
+                  "--no-sync", "--locale=C")
+        candidates = [p for p in ports if port_free(p)]
+        random.shuffle(candidates)
+        for self.port in candidates[:8]:
+            try:
+                self.start()
+                return
+            except subprocess.CalledProcessError:
+                continue
+        raise RuntimeError("PostgreSQL would not start on any port of %r:\n%s" % (ports, self.log()))
+
+    def _run(self, prog, *args):
+        argv = [os.path.join(self.bindir, prog)] + list(args)
+        if os.geteuid() == 0:
+            argv = ["runuser", "-u", "nobody", "--"] + argv
+        subprocess.run(argv, cwd=self.dir, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+    def start(self):
+        opts = ("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories=%s -c fsync=off"
+                % (self.port, self.dir))
+        self._run("pg_ctl", "start", "-w", "-t", "60", "-D", self.data, "-l",
+                  os.path.join(self.dir, "log"), "-o", opts)
+
+    def conninfo(self):
+        return "host=127.0.0.1 port=%d user=stagger dbname=postgres" % self.port
+
+    def log(self):
+        try:
+            with open(os.path.join(self.dir, "log")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def close(self):
+        try:
+            self._run("pg_ctl", "stop", "-w", "-m", "fast", "-D", self.data)
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class HttpTransport(TTransport.TTransportBase):

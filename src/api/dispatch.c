@@ -13,6 +13,7 @@
 #include "api/json_protocol.h"
 #include "api/metrics.h"
 #include "api/reply_cache.h"
+#include "api/response.h"
 #include "common/binary_protocol.h"
 #include "common/mem_transport.h"
 
@@ -27,6 +28,10 @@ struct _StgDispatch
   StgMetrics *metrics;              /* (owned) calls by method */
   StgDispatchGeneration generation; /* (nullable) no cache without it */
   gpointer generation_data;
+  StgDispatchRefusal refusal; /* (nullable) every call refused */
+  gpointer refusal_data;
+  ApiResponseCode refusal_code;
+  gchar *refusal_cluster;
 };
 
 /* The reads whose answers depend only on their arguments, the caller and
@@ -51,8 +56,10 @@ stg_dispatch_new (gpointer handler, gsize max_reply)
 {
   StgDispatch *d = g_new0 (StgDispatch, 1);
 
-  d->handler = g_object_ref (handler);
-  d->processor = g_object_new (API_TYPE_STAGGER_SCHEDULER_PROCESSOR, "handler", handler, NULL);
+  d->handler = handler != NULL ? g_object_ref (handler) : NULL;
+  d->processor = handler != NULL
+                     ? g_object_new (API_TYPE_STAGGER_SCHEDULER_PROCESSOR, "handler", handler, NULL)
+                     : g_object_new (API_TYPE_STAGGER_SCHEDULER_PROCESSOR, NULL);
   d->max_reply = max_reply;
   d->cache = stg_reply_cache_new ();
   d->metrics = stg_metrics_new ();
@@ -67,10 +74,22 @@ stg_dispatch_set_generation (StgDispatch *dispatch, StgDispatchGeneration genera
 }
 
 void
+stg_dispatch_refuse_all (StgDispatch *dispatch, ApiResponseCode code, const gchar *cluster,
+                         StgDispatchRefusal why, gpointer data)
+{
+  dispatch->refusal = why;
+  dispatch->refusal_data = data;
+  dispatch->refusal_code = code;
+  g_free (dispatch->refusal_cluster);
+  dispatch->refusal_cluster = g_strdup (cluster);
+}
+
+void
 stg_dispatch_free (StgDispatch *dispatch)
 {
   if (dispatch == NULL)
     return;
+  g_free (dispatch->refusal_cluster);
   g_clear_object (&dispatch->processor);
   g_clear_object (&dispatch->handler);
   stg_reply_cache_free (dispatch->cache);
@@ -94,6 +113,30 @@ exception_bytes (StgDispatch *d, StgProtocolFactory writer, const gchar *name, g
       thrift_protocol_write_field_end (p, error) < 0 ||
       thrift_protocol_write_field_begin (p, "type", T_I32, 2, error) < 0 ||
       thrift_protocol_write_i32 (p, type, error) < 0 ||
+      thrift_protocol_write_field_end (p, error) < 0 ||
+      thrift_protocol_write_field_stop (p, error) < 0 ||
+      thrift_protocol_write_struct_end (p, error) < 0 ||
+      thrift_protocol_write_message_end (p, error) < 0)
+    return NULL;
+  return stg_mem_transport_steal_output (out);
+}
+
+/* The reply to a refused call to @name: every method returns a Response,
+ * so its result struct holds one in field 0 ("success"). */
+static GBytes *
+refusal_bytes (StgDispatch *d, StgProtocolFactory writer, const gchar *name, gint32 seqid,
+               GError **error)
+{
+  g_autoptr (StgMemTransport) out = stg_mem_transport_new (NULL, d->max_reply);
+  g_autoptr (ThriftProtocol) p = writer (THRIFT_TRANSPORT (out));
+  g_autoptr (ApiResponse) response = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autofree gchar *text = d->refusal (d->refusal_data);
+
+  stg_response_fail (response, d->refusal_cluster, d->refusal_code, "%s", text);
+  if (thrift_protocol_write_message_begin (p, name, T_REPLY, seqid, error) < 0 ||
+      thrift_protocol_write_struct_begin (p, "result", error) < 0 ||
+      thrift_protocol_write_field_begin (p, "success", T_STRUCT, 0, error) < 0 ||
+      thrift_struct_write (THRIFT_STRUCT (response), p, error) < 0 ||
       thrift_protocol_write_field_end (p, error) < 0 ||
       thrift_protocol_write_field_stop (p, error) < 0 ||
       thrift_protocol_write_struct_end (p, error) < 0 ||
@@ -241,6 +284,12 @@ process_inner (StgDispatch *dispatch, StgProtocolFactory reader, StgProtocolFact
           g_autofree gchar *text = g_strdup_printf ("message type %d is not a call", (gint) type);
           return exception_bytes (dispatch, writer, name, seqid,
                                   THRIFT_APPLICATION_EXCEPTION_ERROR_INVALID_MESSAGE_TYPE, text, error);
+        }
+      if (known_method (dispatch, name) && dispatch->refusal != NULL)
+        {
+          *method = g_strdup (name);
+          return type == T_ONEWAY ? g_bytes_new (NULL, 0)
+                                  : refusal_bytes (dispatch, writer, name, seqid, error);
         }
       if (known_method (dispatch, name))
         *method = g_strdup (name);

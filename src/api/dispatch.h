@@ -29,9 +29,10 @@ ThriftProtocol *stg_protocol_json (ThriftTransport *transport);
 typedef struct _StgDispatch StgDispatch;
 
 /* A dispatcher for @handler (referenced): an StgHandler, or any
- * ApiStaggerSchedulerHandler (the benchmarks' no-op one); callers are only
- * passed on to an StgHandler. Replies larger than @max_reply bytes fail (0:
- * no limit). */
+ * ApiStaggerSchedulerHandler (the benchmarks' no-op one), or NULL for one
+ * that only refuses (stg_dispatch_refuse_all()); callers are only passed
+ * on to an StgHandler. Replies larger than @max_reply bytes fail (0: no
+ * limit). */
 StgDispatch *stg_dispatch_new (gpointer handler, gsize max_reply);
 void stg_dispatch_free (StgDispatch *dispatch);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDispatch, stg_dispatch_free)
@@ -48,6 +49,15 @@ typedef guint64 (*StgDispatchGeneration) (gpointer data);
  * stays the same (none are kept until this is called). */
 void stg_dispatch_set_generation (StgDispatch *dispatch, StgDispatchGeneration generation,
                                   gpointer data);
+
+/* Why calls are refused: a new string, e.g. naming the leader. */
+typedef gchar *(*StgDispatchRefusal) (gpointer data);
+
+/* Makes every call of a known method answer, without running the handler,
+ * with a Response of @code whose one detail is what @why returns, and
+ * serverInfo naming @cluster (copied). */
+void stg_dispatch_refuse_all (StgDispatch *dispatch, ApiResponseCode code, const gchar *cluster,
+                              StgDispatchRefusal why, gpointer data);
 
 /* Processes @request, read and answered with @protocol, for @caller
  * (NULL: trusted, anonymous). Returns the reply (empty for a oneway call), or NULL with

@@ -76,6 +76,7 @@ typedef struct
 extern const StgCliCommand stg_cli_job_commands[];
 extern const StgCliCommand stg_cli_update_commands[];
 extern const StgCliCommand stg_cli_task_commands[];
+extern const StgCliCommand stg_cli_cluster_commands[];
 
 /* ---- command-line plumbing (command.c) -------------------------------------- */
 

@@ -53,6 +53,41 @@ is_loopback (const gchar *url)
   return addr != NULL && g_inet_address_get_is_loopback (addr);
 }
 
+/* The leader, as the first replica of @urls that answers /leader tells
+ * (asked with @t's session); NULL with @error when none can say. */
+static gchar *
+find_leader (StgHttpClientTransport *t, gchar **urls, GError **error)
+{
+  g_autoptr (GString) why = g_string_new (NULL);
+
+  for (guint i = 0; urls[i] != NULL; i++)
+    {
+      g_autoptr (GError) local = NULL;
+      g_autofree gchar *probe = g_strconcat (urls[i], "/leader", NULL);
+      g_autoptr (GBytes) body = stg_http_client_transport_get (t, probe, &local);
+      g_autoptr (JsonParser) parser = json_parser_new ();
+      gsize len = 0;
+      const gchar *data = body != NULL ? g_bytes_get_data (body, &len) : NULL;
+      JsonNode *root = NULL;
+
+      if (data != NULL && json_parser_load_from_data (parser, data, (gssize) len, NULL))
+        root = json_parser_get_root (parser);
+      const gchar *url =
+          root != NULL && JSON_NODE_HOLDS_OBJECT (root)
+              ? json_object_get_string_member_with_default (json_node_get_object (root), "url", "")
+              : "";
+      if (url[0] != '\0')
+        return g_strdup (url);
+      g_string_append_printf (why, "%s%s: %s", why->len ? "; " : "", urls[i],
+                              local != NULL  ? local->message
+                              : root != NULL ? "no replica leads yet"
+                                             : "not a staggerd replica");
+    }
+  g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_UNREACHABLE,
+               "no replica of the cluster says who leads (%s)", why->str);
+  return NULL;
+}
+
 StgCliClient *
 stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
 {
@@ -84,6 +119,23 @@ stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
   StgHttpClientTransport *t = stg_http_client_transport_new (c->target->api_url, &options, error);
   if (t == NULL)
     return NULL;
+  if (c->target->replicas != NULL)
+    {
+      /* Several replicas: talk to the leader straight away. */
+      g_autofree gchar *leader = find_leader (t, c->target->replicas, error);
+      g_object_unref (t);
+      if (leader == NULL)
+        return NULL;
+      g_free (c->target->base_url);
+      g_free (c->target->api_url);
+      c->target->base_url = g_strdup (leader);
+      while (g_str_has_suffix (c->target->base_url, "/"))
+        c->target->base_url[strlen (c->target->base_url) - 1] = '\0';
+      c->target->api_url = g_strconcat (c->target->base_url, "/api", NULL);
+      t = stg_http_client_transport_new (c->target->api_url, &options, error);
+      if (t == NULL)
+        return NULL;
+    }
   c->transport = THRIFT_TRANSPORT (t);
   c->protocol = stg_binary_protocol_new (c->transport);
   c->client = g_object_new (API_TYPE_STAGGER_SCHEDULER_CLIENT, "input_protocol", c->protocol,
@@ -398,22 +450,36 @@ stg_cli_client_for_job (StgCli *cli, const gchar *text, gboolean allow_instances
 }
 
 JsonNode *
+stg_cli_client_get_json (StgCliClient *c, const gchar *path, GError **error)
+{
+  g_autofree gchar *url = g_strconcat (c->target->base_url, path, NULL);
+  g_autoptr (GBytes) body = stg_http_client_transport_get (STG_HTTP_CLIENT_TRANSPORT (c->transport),
+                                                           url, error);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  gsize len = 0;
+  const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
+
+  if (data == NULL)
+    return NULL;
+  if (!json_parser_load_from_data (parser, data, (gssize) len, NULL) ||
+      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_FAILED, "%s: not a JSON object", url);
+      return NULL;
+    }
+  return json_node_copy (json_parser_get_root (parser));
+}
+
+JsonNode *
 stg_cli_client_ui_job (StgCliClient *c, const ApiJobKey *key)
 {
   g_autofree gchar *role = g_uri_escape_string (key->role, NULL, FALSE);
   g_autofree gchar *env = g_uri_escape_string (key->environment, NULL, FALSE);
   g_autofree gchar *name = g_uri_escape_string (key->name, NULL, FALSE);
-  g_autofree gchar *url = g_strdup_printf ("%s/ui/api/job?role=%s&environment=%s&name=%s",
-                                           c->target->base_url, role, env, name);
-  g_autoptr (GBytes) body = stg_http_client_transport_get (STG_HTTP_CLIENT_TRANSPORT (c->transport), url, NULL);
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  gsize len = 0;
-  const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
+  g_autofree gchar *path = g_strdup_printf ("/ui/api/job?role=%s&environment=%s&name=%s", role, env,
+                                            name);
 
-  if (data == NULL || !json_parser_load_from_data (parser, data, (gssize) len, NULL) ||
-      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    return NULL;
-  return json_node_copy (json_parser_get_root (parser));
+  return stg_cli_client_get_json (c, path, NULL);
 }
 
 gboolean
@@ -421,25 +487,16 @@ stg_cli_client_wait_update (StgCliClient *c, const gchar *id, gint64 *seq, guint
                             GError **error)
 {
   g_autofree gchar *escaped = g_uri_escape_string (id, NULL, FALSE);
-  g_autofree gchar *url = g_strdup_printf ("%s/ui/api/wait?update=%s&since=%" G_GINT64_FORMAT
-                                           "&timeout_ms=%u",
-                                           c->target->base_url, escaped, *seq, timeout_ms);
-  g_autoptr (GBytes) body = stg_http_client_transport_get (STG_HTTP_CLIENT_TRANSPORT (c->transport),
-                                                           url, error);
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  gsize len = 0;
-  const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
-  JsonNode *root;
+  g_autofree gchar *path = g_strdup_printf ("/ui/api/wait?update=%s&since=%" G_GINT64_FORMAT
+                                            "&timeout_ms=%u",
+                                            escaped, *seq, timeout_ms);
+  g_autoptr (JsonNode) root = stg_cli_client_get_json (c, path, error);
 
-  if (data == NULL)
+  if (root == NULL)
     return FALSE;
-  if (!json_parser_load_from_data (parser, data, (gssize) len, error))
-    return FALSE;
-  root = json_parser_get_root (parser);
-  if (!JSON_NODE_HOLDS_OBJECT (root) ||
-      !json_object_has_member (json_node_get_object (root), "seq"))
+  if (!json_object_has_member (json_node_get_object (root), "seq"))
     {
-      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_FAILED, "%s: not a change number", url);
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_FAILED, "%s: not a change number", path);
       return FALSE;
     }
   *seq = json_object_get_int_member (json_node_get_object (root), "seq");

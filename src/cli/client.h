@@ -99,6 +99,10 @@ ApiResponse *stg_cli_control_job_update (StgCliClient *c, StgCliUpdateAction act
 /* pulseJobUpdate: lets the coordinated update @key go on for an interval. */
 ApiResponse *stg_cli_pulse_job_update (StgCliClient *c, ApiJobUpdateKey *key, GError **error);
 
+/* GET @path (e.g. "/cluster") of the daemon: its JSON object, or NULL
+ * with @error. */
+JsonNode *stg_cli_client_get_json (StgCliClient *c, const gchar *path, GError **error);
+
 /* What staggerd's web UI knows of a job ({"instances": [{"id", "pid",
  * "version", ...}]}), or NULL when it cannot say (another scheduler, no
  * web UI): for details the Thrift API does not carry. */

@@ -56,6 +56,7 @@ stg_cli_target_free (StgCliTarget *t)
   g_free (t->token);
   g_free (t->credentials_from);
   g_free (t->ca_file);
+  g_strfreev (t->replicas);
   g_free (t);
 }
 
@@ -123,16 +124,60 @@ string_member (JsonObject *o, const gchar *name)
   return nonempty (json_node_get_string (n));
 }
 
-/* Looks @cluster up in the clusters file at @path. Both forms work:
+/* Sets @t's URL from @n: one URL, or a list of a cluster's replicas (all
+ * kept in @t->replicas; the first is where to start). */
+static gboolean
+set_urls (StgCliTarget *t, JsonNode *n, const gchar *path, const gchar *cluster, GError **error)
+{
+  g_autoptr (GPtrArray) urls = g_ptr_array_new_with_free_func (g_free);
+
+  if (n != NULL && JSON_NODE_HOLDS_ARRAY (n))
+    for (guint i = 0; i < json_array_get_length (json_node_get_array (n)); i++)
+      {
+        JsonNode *e = json_array_get_element (json_node_get_array (n), i);
+        if (!JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_STRING)
+          {
+            g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                         "%s: the cluster '%s' lists a URL that is not a string", path, cluster);
+            return FALSE;
+          }
+        g_autoptr (StgCliTarget) one = g_new0 (StgCliTarget, 1);
+        if (!set_url (one, json_node_get_string (e), path, error))
+          return FALSE;
+        g_ptr_array_add (urls, g_steal_pointer (&one->base_url));
+      }
+  else if (n != NULL && JSON_NODE_HOLDS_VALUE (n) &&
+           json_node_get_value_type (n) == G_TYPE_STRING &&
+           nonempty (json_node_get_string (n)) != NULL)
+    return set_url (t, json_node_get_string (n), path, error);
+  if (urls->len == 0)
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                   "%s: the cluster '%s' has no \"url\"", path, cluster);
+      return FALSE;
+    }
+  if (!set_url (t, urls->pdata[0], path, error))
+    return FALSE;
+  if (urls->len > 1)
+    {
+      g_ptr_array_add (urls, NULL);
+      t->replicas = (gchar **) g_ptr_array_free (g_steal_pointer (&urls), FALSE);
+    }
+  return TRUE;
+}
+
+/* Looks @cluster up in the clusters file at @path. These forms work:
  *   {"local": "http://127.0.0.1:8081", "prod": {"url": "...", "ca_file": "..."}}
+ *   {"ha": ["http://a:8081", "http://b:8081"]}   (replicas: the CLI finds the leader)
  *   [{"name": "local", "url": "..."}, ...]   (Aurora's, with scheduler_uri too)
- * *@found stays FALSE when the file or the entry is absent. */
+ * A "url" may be a list of replicas' URLs in each. *@found stays FALSE
+ * when the file or the entry is absent. */
 static gboolean
 cluster_from_file (const gchar *path, const gchar *cluster, StgCliTarget *t, gboolean *found,
                    GError **error)
 {
   JsonObject *entry = NULL;
-  const gchar *url = NULL;
+  JsonNode *url = NULL;
 
   *found = FALSE;
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
@@ -147,8 +192,8 @@ cluster_from_file (const gchar *path, const gchar *cluster, StgCliTarget *t, gbo
         return TRUE;
       if (JSON_NODE_HOLDS_OBJECT (n))
         entry = json_node_get_object (n);
-      else if (JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING)
-        url = json_node_get_string (n);
+      else
+        url = n;
     }
   else if (JSON_NODE_HOLDS_ARRAY (root))
     {
@@ -173,9 +218,9 @@ cluster_from_file (const gchar *path, const gchar *cluster, StgCliTarget *t, gbo
 
   if (entry != NULL)
     {
-      url = string_member (entry, "url");
+      url = json_object_get_member (entry, "url");
       if (url == NULL)
-        url = string_member (entry, "scheduler_uri");
+        url = json_object_get_member (entry, "scheduler_uri");
       const gchar *ca = string_member (entry, "ca_file");
       if (ca != NULL)
         {
@@ -184,14 +229,8 @@ cluster_from_file (const gchar *path, const gchar *cluster, StgCliTarget *t, gbo
           t->ca_file = g_path_is_absolute (ca) ? g_strdup (ca) : g_build_filename (dir, ca, NULL);
         }
     }
-  if (url == NULL || url[0] == '\0')
-    {
-      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
-                   "%s: the cluster '%s' has no \"url\"", path, cluster);
-      return FALSE;
-    }
   *found = TRUE;
-  return set_url (t, url, path, error);
+  return set_urls (t, url, path, cluster, error);
 }
 
 static gboolean

@@ -50,6 +50,8 @@ typedef struct
   gchar *token;         /* (nullable) Bearer */
   gchar *credentials_from;  /* (nullable) "--auth-user", "STAGGER_TOKEN", a credentials file */
   gchar *ca_file;       /* (nullable) */
+  gchar **replicas;     /* (nullable) the base URLs of a cluster's replicas, when its
+                         * clusters file entry lists several; base_url is the first */
 } StgCliTarget;
 
 void stg_cli_target_free (StgCliTarget *target);

@@ -25,6 +25,7 @@ static const Group groups[] = {
   { "job", "Jobs", stg_cli_job_commands },
   { "update", "Updates", stg_cli_update_commands },
   { "task", "Tasks (an instance's runs)", stg_cli_task_commands },
+  { "cluster", "The cluster (its replicas and who leads)", stg_cli_cluster_commands },
 };
 
 static void

@@ -10,41 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "api/dispatch.h"
-#include "api/http_api.h"
-#include "api/handler.h"
-#include "api/http_server.h"
-#include "api/tcp_server.h"
-#include "api/webui.h"
+#include "daemon/daemon_private.h"
 #include "daemon/systemd.h"
-#include "daemon/daemon.h"
 #include "daemon/instance_users.h"
-#include "daemon/leadership.h"
-#include "engine/engine.h"
 #include "runtime/fleet.h"
 #include "runtime/local.h"
 #include "runtime/simulated.h"
-#include "store/store.h"
 
-struct _StgDaemon
-{
-  StgDaemonSettings settings;   /* copies of the strings */
-  StgStore *store;
-  StgClock *clock;
-  StgRuntime *runtime;
-  StgEngine *engine;
-  StgHandler *handler;
-  StgDispatch *dispatch;
-  StgAuth *auth;
-  StgHttpApi *api;
-  StgTcpServer *tcp;
-  StgHttpServer *http;
-  StgWebUi *webui;
-  StgLeadership *leadership;    /* PostgreSQL only */
-  gchar *holder;                /* host:pid, as recorded when leading */
-  StgBodyBudget budget;     /* what unfinished requests hold, on both ports */
-  guint prune_id;           /* the retention timer */
-};
 
 void
 stg_daemon_settings_init (StgDaemonSettings *settings)
@@ -400,93 +372,19 @@ prune_step (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
-/* ---- HTTP routes ---------------------------------------------------------- */
-
-static void
-route_health (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
-{
-  StgDaemon *d = user_data;
-
-  (void) request;
-  if (d->leadership == NULL)
-    stg_http_response_text (response, 200, "ok\n");
-  else
-    stg_http_response_text (response, 200,
-                            stg_leadership_leading (d->leadership) ? "leader\n" : "follower\n");
-}
-
-/* /leader: who leads, as JSON. */
-static void
-route_leader (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
-{
-  StgDaemon *d = user_data;
-  g_autoptr (GError) error = NULL;
-  StgLeaderInfo info = { 0 };
-
-  (void) request;
-  if (!stg_store_leader (d->store, &info, &error))
-    {
-      stg_http_response_text (response, 503, error->message);
-      return;
-    }
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "url");
-  json_builder_add_string_value (b, info.url);
-  json_builder_set_member_name (b, "holder");
-  json_builder_add_string_value (b, info.holder);
-  json_builder_set_member_name (b, "epoch");
-  json_builder_add_int_value (b, info.epoch);
-  json_builder_set_member_name (b, "since_ms");
-  json_builder_add_int_value (b, info.since_ms);
-  json_builder_set_member_name (b, "self");
-  json_builder_add_boolean_value (b, d->leadership != NULL && stg_leadership_leading (d->leadership));
-  json_builder_end_object (b);
-  stg_leader_info_clear (&info);
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  gchar *text = json_to_string (root, FALSE);
-  stg_http_response_set (response, 200, "application/json", g_bytes_new_take (text, strlen (text)));
-}
-
-/* A follower answers every other path with a redirect to the leader (307
- * keeps the method and body, so Thrift over HTTP follows it too). */
-static void
-route_follower (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
-{
-  StgDaemon *d = user_data;
-  const gchar *path = stg_http_request_path (request);
-  StgLeaderInfo info = { 0 };
-
-  if (g_str_equal (path, "/health"))
-    return route_health (request, response, d);
-  if (g_str_equal (path, "/leader"))
-    return route_leader (request, response, d);
-  if (!stg_store_leader (d->store, &info, NULL) || info.url[0] == '\0')
-    stg_http_response_text (response, 503, "no replica leads yet; try again\n");
-  else
-    {
-      g_autofree gchar *base = g_strdup (info.url);
-      while (g_str_has_suffix (base, "/"))
-        base[strlen (base) - 1] = '\0';
-      g_autofree gchar *location = g_strconcat (base, path, NULL);
-      g_autofree gchar *text = g_strdup_printf ("this replica follows; the leader is %s\n",
-                                                info.url);
-      stg_http_response_text (response, 307, text);
-      stg_http_response_header (response, "Location", location);
-    }
-  stg_leader_info_clear (&info);
-}
-
 /* ---- start and stop ------------------------------------------------------- */
 
 static gboolean
 write_ready_file (StgDaemon *d, GError **error)
 {
   g_autofree gchar *tmp = g_strconcat (d->settings.ready_file, ".tmp", NULL);
-  g_autofree gchar *text = g_strdup_printf (
-      "{\"pid\": %d, \"http_port\": %u, \"thrift_port\": %u, \"role\": \"%s\"}\n",
-      (int) getpid (), stg_http_server_port (d->http), d->tcp ? stg_tcp_server_port (d->tcp) : 0,
-      d->leadership == NULL ? "single" : d->tcp != NULL ? "leader" : "follower");
+  g_autofree gchar *text =
+      g_strdup_printf ("{\"pid\": %d, \"http_port\": %u, \"thrift_port\": %u, \"role\": \"%s\"}\n",
+                       (int) getpid (), stg_http_server_port (d->http),
+                       d->tcp ? stg_tcp_server_port (d->tcp) : 0,
+                       d->leadership == NULL                    ? "single"
+                       : stg_leadership_leading (d->leadership) ? "leader"
+                                                                : "follower");
 
   /* Written then renamed, so a reader never sees half of it. */
   if (!g_file_set_contents (tmp, text, -1, error))
@@ -576,7 +474,10 @@ take_over (gpointer data)
   g_autoptr (GError) error = NULL;
 
   d->settings.http_port = stg_http_server_port (d->http);
+  d->settings.thrift_port = stg_tcp_server_port (d->tcp);
   g_clear_pointer (&d->http, stg_http_server_free);
+  g_clear_pointer (&d->tcp, stg_tcp_server_free);
+  g_clear_pointer (&d->dispatch, stg_dispatch_free);
   if (!start_core (d, &error))
     {
       g_warning ("ha: cannot start leading: %s", error->message);
@@ -605,16 +506,43 @@ start_http (StgDaemon *d, GError **error)
   return d->http != NULL;
 }
 
+/* The TCP server's options, as the settings say. */
+static void
+tcp_options (StgDaemon *d, StgTcpOptions *options)
+{
+  stg_tcp_options_init (options);
+  options->max_frame = (gsize) d->settings.max_frame;
+  options->idle_timeout_s = (guint) d->settings.idle_timeout_s;
+  options->backlog = d->settings.tcp_backlog;
+  options->budget = &d->budget;
+  options->max_connections = (guint) d->settings.max_connections;
+  options->max_per_address = (guint) d->settings.max_per_address;
+}
+
+/* A follower serves HTTP (redirects) and the Thrift port (an error naming
+ * the leader: framed Thrift has no redirect). */
 static gboolean
 start_follower (StgDaemon *d, GError **error)
 {
+  StgTcpOptions options;
+
   if (!start_http (d, error))
     return FALSE;
-  stg_http_server_route (d->http, "/", route_follower, d);
+  stg_http_server_route (d->http, "/", stg_daemon_route_follower, d);
+  d->dispatch = stg_dispatch_new (NULL, (gsize) d->settings.max_frame);
+  stg_dispatch_refuse_all (d->dispatch, API_RESPONSE_CODE_ERROR_TRANSIENT, d->settings.cluster,
+                           stg_daemon_follower_why, d);
+  tcp_options (d, &options);
+  d->tcp = stg_tcp_server_new (d->dispatch, d->settings.bind, (guint16) d->settings.thrift_port,
+                               &options, error);
+  if (d->tcp == NULL)
+    return FALSE;
   if (d->settings.ready_file != NULL && !write_ready_file (d, error))
     return FALSE;
-  g_message ("staggerd: following; HTTP on %s:%u redirects to the leader", d->settings.bind,
-             stg_http_server_port (d->http));
+  g_message ("staggerd: following; HTTP on %s:%u redirects to the leader, Thrift on %s:%u "
+             "names it",
+             d->settings.bind, stg_http_server_port (d->http), d->settings.bind,
+             stg_tcp_server_port (d->tcp));
   return TRUE;
 }
 
@@ -669,13 +597,14 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
     }
   if (!open_store (d, error))
     goto fail;
+  d->holder = g_strdup_printf ("%s:%d", g_get_host_name (), (int) getpid ());
+  d->started_ms = g_get_real_time () / 1000;
   if (d->settings.store == NULL)
     {
       if (!start_core (d, error))
         goto fail;
       return d;
     }
-  d->holder = g_strdup_printf ("%s:%d", g_get_host_name (), (int) getpid ());
   if (d->settings.advertise_url == NULL)
     d->settings.advertise_url = g_strdup_printf ("http://%s:%d", d->settings.bind,
                                                  d->settings.http_port);
@@ -694,7 +623,7 @@ fail:
 static gboolean
 start_core (StgDaemon *d, GError **error)
 {
-  StgTcpOptions tcp_options;
+  StgTcpOptions options;
   StgHandlerContext ctx;
 
   d->clock = stg_clock_new_real ();
@@ -762,30 +691,24 @@ start_core (StgDaemon *d, GError **error)
   if (d->auth == NULL)
     return FALSE;
 
-  stg_tcp_options_init (&tcp_options);
-  tcp_options.max_frame = (gsize) d->settings.max_frame;
-  tcp_options.idle_timeout_s = (guint) d->settings.idle_timeout_s;
-  tcp_options.backlog = d->settings.tcp_backlog;
-  d->budget.max = MAX ((gsize) STG_DAEMON_BUFFERED_MAX, (gsize) d->settings.max_frame);
-  tcp_options.budget = &d->budget;
-  tcp_options.max_connections = (guint) d->settings.max_connections;
-  tcp_options.max_per_address = (guint) d->settings.max_per_address;
+  tcp_options (d, &options);
   /* Plain TCP carries no credentials: with users, it may only read unless
    * the operator trusts it. */
   if (!stg_auth_tcp_trusted (d->auth))
-    tcp_options.caller = (StgCaller) {
+    options.caller = (StgCaller){
       .access = stg_auth_read_requires_auth (d->auth) ? STG_ACCESS_NONE : STG_ACCESS_READ,
       .why = "the TCP port is read-only when auth is on (use /api over HTTP, or tcp_trusted)",
     };
   d->tcp = stg_tcp_server_new (d->dispatch, d->settings.bind, (guint16) d->settings.thrift_port,
-                               &tcp_options, error);
+                               &options, error);
   if (d->tcp == NULL)
     return FALSE;
 
   if (!start_http (d, error))
     return FALSE;
-  stg_http_server_route (d->http, "/health", route_health, d);
-  stg_http_server_route (d->http, "/leader", route_leader, d);
+  stg_http_server_route (d->http, "/health", stg_daemon_route_health, d);
+  stg_http_server_route (d->http, "/leader", stg_daemon_route_leader, d);
+  stg_http_server_route (d->http, "/cluster", stg_daemon_route_cluster, d);
   d->api = stg_http_api_new (d->http, d->dispatch, d->auth);
   {
     StgWebUiContext ui = {

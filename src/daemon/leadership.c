@@ -23,7 +23,22 @@ struct _StgLeadership
   guint timer;
   gboolean leading;
   gboolean unreachable;      /* the last attempt could not reach the database */
+  gint64 started_ms;
 };
+
+/* Says in the store that this replica is alive (for `stagger cluster
+ * status`); a failure shows in the next attempt to lead or prove it. */
+static void
+say_alive (StgLeadership *l)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (l->unreachable || stg_store_in_transaction (l->store))
+    return;
+  if (!stg_store_replica_seen (l->store, l->holder, l->url, l->lease_ms, l->started_ms,
+                               g_get_real_time () / 1000, &error))
+    g_debug ("ha: %s", error->message);
+}
 
 static void
 note_unreachable (StgLeadership *l, const GError *error)
@@ -73,6 +88,7 @@ tick (gpointer data)
   StgLeadership *l = data;
   g_autoptr (GError) error = NULL;
 
+  say_alive (l);
   if (!l->leading)
     {
       if (stg_leadership_try (l))
@@ -111,6 +127,7 @@ stg_leadership_new (StgStore *store, const gchar *holder, const gchar *url, guin
   l->on_lead = on_lead;
   l->on_lost = on_lost;
   l->data = data;
+  l->started_ms = g_get_real_time () / 1000;
   l->timer = g_timeout_add (MAX (lease_ms / 4, 100u), tick, l);
   return l;
 }

@@ -1,6 +1,7 @@
 # src/daemon/local.mk: staggerd itself.
 noinst_LIBRARIES += libstg_daemon.a
-libstg_daemon_a_SOURCES = src/daemon/daemon.c src/daemon/daemon.h \
+libstg_daemon_a_SOURCES = src/daemon/daemon.c src/daemon/daemon.h src/daemon/daemon_private.h \
+	src/daemon/cluster.c \
 	src/daemon/instance_users.c src/daemon/instance_users.h \
 	src/daemon/leadership.c src/daemon/leadership.h \
 	src/daemon/systemd.c src/daemon/systemd.h

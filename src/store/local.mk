@@ -4,7 +4,7 @@ libstg_store_a_SOURCES = \
 	src/store/store.c src/store/store.h src/store/store_private.h \
 	src/store/db.c src/store/db.h src/store/db_private.h \
 	src/store/db_sqlite.c src/store/db_pg.c \
-	src/store/leader.c \
+	src/store/leader.c src/store/replicas.c \
 	src/store/jobs.c \
 	src/store/config_history.c \
 	src/store/job_lookups.c \
@@ -16,7 +16,8 @@ nodist_libstg_store_a_SOURCES = src/store/schema-resources.c
 STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.sql \
 	$(srcdir)/schema/001_initial.pg.sql $(srcdir)/schema/003_leader.sql \
 	$(srcdir)/schema/006_runtime.sql $(srcdir)/schema/006_runtime.pg.sql \
-	$(srcdir)/schema/007_fleet.sql $(srcdir)/schema/007_fleet.pg.sql
+	$(srcdir)/schema/007_fleet.sql $(srcdir)/schema/007_fleet.pg.sql \
+	$(srcdir)/schema/008_cluster.sql
 libstg_store_a_SOURCES += src/store/fleet_facts.c
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)
 	$(AM_V_GEN)$(MKDIR_P) src/store && \

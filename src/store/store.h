@@ -82,6 +82,30 @@ gboolean stg_store_ping (StgStore *store, GError **error);
  * network came back); any leadership is gone. Only outside transactions. */
 gboolean stg_store_reconnect (StgStore *store, GError **error);
 
+/* One replica on this database, as it last said it was alive. */
+typedef struct
+{
+  gchar *holder; /* host:pid */
+  gchar *url;    /* advertised URL */
+  gint64 lease_ms;
+  gint64 started_ms;
+  gint64 seen_ms;
+} StgReplicaRow;
+void stg_replica_row_free (StgReplicaRow *row);
+
+/* Records that @holder (at @url, with @lease_ms, started at @started_ms)
+ * is alive at @now_ms, and forgets replicas not seen for an hour. Only
+ * outside transactions; moves no commit count. */
+gboolean stg_store_replica_seen (StgStore *store, const gchar *holder, const gchar *url,
+                                 gint64 lease_ms, gint64 started_ms, gint64 now_ms, GError **error);
+
+/* The replicas, by name (element-type StgReplicaRow). */
+GPtrArray *stg_store_list_replicas (StgStore *store, GError **error);
+
+/* What the store is, for people: "PostgreSQL 15.9, database D on H port
+ * P" or "SQLite 3.40.1, /path/stagger.db". Never a password. */
+gchar *stg_store_describe (StgStore *store, GError **error);
+
 /* TRUE when @location names a PostgreSQL database, not a SQLite file. */
 gboolean stg_store_is_postgresql (const gchar *location);
 void stg_store_close (StgStore *store);

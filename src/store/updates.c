@@ -142,8 +142,10 @@ gboolean
 stg_store_add_update_event (StgStore *store, gint64 update_id, gint status, gint64 ts_ms,
                             const gchar *user, const gchar *message, GError **error)
 {
-  g_autoptr (StgStmt) st = stg_store_stmt (store,
-      "INSERT INTO update_events (update_id, status, ts_ms, \"user\", message) VALUES (?, ?, ?, ?, ?)",
+  g_autoptr (StgStmt) st = stg_store_stmt (
+      store,
+      "INSERT INTO update_events (update_id, status, ts_ms, \"user\", message, epoch) "
+      "VALUES (?, ?, ?, ?, ?, ?)",
       error);
   if (st == NULL)
     return FALSE;
@@ -152,6 +154,7 @@ stg_store_add_update_event (StgStore *store, gint64 update_id, gint status, gint
   stg_db_bind_int64 (st, 3, ts_ms);
   stg_bind_text (st, 4, user);
   stg_bind_text (st, 5, message);
+  stg_db_bind_int64 (st, 6, store->epoch);
   return stg_store_exec_stmt (store, st, error, "recording an update event");
 }
 
@@ -159,9 +162,11 @@ gboolean
 stg_store_add_instance_event (StgStore *store, gint64 update_id, gint32 instance_id, gint64 ts_ms,
                               gint action, const gchar *message, GError **error)
 {
-  g_autoptr (StgStmt) st = stg_store_stmt (store,
-      "INSERT INTO instance_events (update_id, instance_id, ts_ms, action, message) "
-      "VALUES (?, ?, ?, ?, ?)", error);
+  g_autoptr (StgStmt) st = stg_store_stmt (
+      store,
+      "INSERT INTO instance_events (update_id, instance_id, ts_ms, action, message, epoch) "
+      "VALUES (?, ?, ?, ?, ?, ?)",
+      error);
   if (st == NULL)
     return FALSE;
   stg_db_bind_int64 (st, 1, update_id);
@@ -169,6 +174,7 @@ stg_store_add_instance_event (StgStore *store, gint64 update_id, gint32 instance
   stg_db_bind_int64 (st, 3, ts_ms);
   stg_db_bind_int64 (st, 4, action);
   stg_bind_text (st, 5, message);
+  stg_db_bind_int64 (st, 6, store->epoch);
   return stg_store_exec_stmt (store, st, error, "recording an instance event");
 }
 
