@@ -448,6 +448,104 @@ START_TEST (fleet_replaces_instances_of_a_lost_host)
 }
 END_TEST
 
+/* How many of @name's instances run now. */
+static gint
+running_now (StgTestDaemon *d, const gchar *name)
+{
+  GArray *a = stg_rollout_instances (d, name);
+  gint n = 0;
+
+  for (guint i = 0; i < a->len; i++)
+    n += g_str_equal (g_array_index (a, StgRolloutInstance, i).status, "RUNNING");
+  stg_rollout_instances_free (a);
+  return n;
+}
+
+/* Runs the CLI against @d; its standard output. */
+static gchar *
+cli (StgTestDaemon *d, const gchar *a1, const gchar *a2, const gchar *a3)
+{
+  g_autofree gchar *prog = stg_test_program ("stagger");
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
+  const gchar *argv[] = { prog, "--url", url, a1, a2, a3, NULL };
+  g_autofree gchar *err = NULL;
+  gchar *out = NULL;
+  gint status = 0;
+
+  ck_assert (g_spawn_sync (NULL, (gchar **) argv, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
+  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger %s %s: %s", a1, a2, err);
+  return out;
+}
+
+/* #15: `stagger host drain` moves a host's instances off it a batch at a
+ * time, never below the job's floor in service, and the host stays
+ * drained (shown so by `stagger hosts`) until `host undrain`. */
+START_TEST (fleet_drains_a_host)
+{
+  Env *e = env_new ("");
+  StgTestDaemon *d = daemon_start (e, "16100-16499");
+  g_autoptr (ApiJobConfiguration) job = web_job ("drain", 6, IMAGE_V1, "/health", 3);
+  g_autoptr (GError) error = NULL;
+
+  create_job (d, job);
+  wait_running (d, "drain", 6);
+  g_autoptr (GPtrArray) before = containers (e);
+  ck_assert_uint_eq (count_on (before, "host1", NULL), 2);
+
+  g_autofree gchar *prog = stg_test_program ("stagger");
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
+  g_autoptr (GSubprocess) drain =
+      g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE, &error,
+                        prog, "--url", url, "host", "drain", "local/host1", "--batch-size", "1",
+                        "--watch-secs", "1", "--min-in-service", "5", "--wait", NULL);
+  ck_assert_msg (drain != NULL, "%s", error ? error->message : "");
+  gint fewest = 6;
+  gint64 deadline = g_get_monotonic_time () + 600 * G_USEC_PER_SEC;
+  /* Sampled until the CLI (which follows each move) exits: the process is
+   * reaped by GLib's worker thread, which clears its identifier. */
+  for (; g_get_monotonic_time () < deadline; g_usleep (200 * 1000))
+    {
+      fewest = MIN (fewest, running_now (d, "drain"));
+      if (g_subprocess_get_identifier (drain) == NULL)
+        break;
+    }
+  g_autofree gchar *out = NULL;
+  ck_assert (g_subprocess_communicate_utf8 (drain, NULL, NULL, &out, NULL, &error));
+  ck_assert_msg (g_subprocess_get_if_exited (drain) && g_subprocess_get_exit_status (drain) == 0,
+                 "host drain failed:\n%s", out);
+  ck_assert_msg (fewest >= 5, "only %d instances ran at one point (floor 5)", fewest);
+
+  g_autoptr (GPtrArray) after = containers (e);
+  g_autofree gchar *listing = joined (after);
+  ck_assert_msg (count_on (after, "host1", NULL) == 0 && after->len == 6, "after the drain:\n%s",
+                 listing);
+  assert_versions (d, "drain", 6, "1");
+  g_autofree gchar *hosts = cli (d, "hosts", NULL, NULL);
+  ck_assert_msg (strstr (hosts, "up, draining") != NULL, "%s", hosts);
+  /* The web UI's hosts page reads the same. */
+  g_autofree gchar *page = NULL;
+  ck_assert_uint_eq (stg_test_http_get (d->http_port, "/ui/api/hosts", &page), 200);
+  g_autoptr (JsonNode) root = stg_test_parse_json (page);
+  JsonArray *list = json_object_get_array_member (json_node_get_object (root), "hosts");
+  ck_assert_uint_eq (json_array_get_length (list), 3);
+  JsonObject *h1 = json_array_get_object_element (list, 1);
+  ck_assert_str_eq (json_object_get_string_member (h1, "name"), "host1");
+  ck_assert (json_object_get_boolean_member (h1, "draining"));
+  ck_assert_uint_eq (json_array_get_length (json_object_get_array_member (h1, "instances")), 0);
+  guint placed = 0;
+  for (guint i = 0; i < 3; i++)
+    placed += json_array_get_length (
+        json_object_get_array_member (json_array_get_object_element (list, i), "instances"));
+  ck_assert_uint_eq (placed, 6);
+  g_free (cli (d, "host", "undrain", "host1"));
+  g_autofree gchar *json = cli (d, "hosts", "--json", NULL);
+  ck_assert_ptr_null (strstr (json, "\"draining\" : true"));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
 static Suite *
 fleet_daemon_suite (void)
 {
@@ -463,6 +561,7 @@ fleet_daemon_suite (void)
   tcase_set_timeout (tc, 900);
   tcase_add_test (tc, fleet_replaces_instances_of_a_lost_host);
   tcase_add_test (tc, fleet_runs_shell_checks_inside_containers);
+  tcase_add_test (tc, fleet_drains_a_host);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -273,6 +273,14 @@ START_TEST (updates_data_checks_queries)
   ck_assert_uint_eq (json_array_get_length (json_object_get_array_member (po, "updates")), 0);
   Reply post = http (d->http_port, "POST", "/ui/api/updates", NULL, "{}");
   ck_assert_uint_eq (post.status, 405);
+  /* Hosts are the fleet runtime's: this daemon says it has none, and why. */
+  Reply hosts = http (d->http_port, "GET", "/ui/api/hosts", NULL, NULL);
+  ck_assert_uint_eq (hosts.status, 200);
+  g_autoptr (JsonNode) hn = stg_test_parse_json (hosts.body);
+  ck_assert (json_node_is_null (json_object_get_member (json_node_get_object (hn), "hosts")));
+  ck_assert_ptr_nonnull (
+      strstr (json_object_get_string_member (json_node_get_object (hn), "why"), "--runtime=fleet"));
+  reply_clear (&hosts);
   reply_clear (&ok);
   reply_clear (&post);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);

@@ -496,6 +496,23 @@ struct GetTaskLogsResult {
   3: i64 size           /* the output's size now */
 }
 
+/* Stagger: one host of the fleet runtime, as staggerd sees it now. */
+struct HostStatus {
+  1: string name
+  2: string endpoint                   /* its engine's API */
+  3: string address                    /* where its instances are reached */
+  4: map<string, string> attributes    /* zone, rack, ... */
+  5: bool reachable
+  6: i64 unreachableSinceMs            /* 0 while reachable */
+  7: string lastError                  /* its engine's last error; "" when none */
+  8: bool draining                     /* nothing new is placed on it */
+  9: list<InstanceKey> instances       /* the instances placed on it */
+}
+
+struct GetHostsResult {
+  1: list<HostStatus> hosts
+}
+
 struct GetJobConfigHistoryResult {
   1: list<JobConfigVersion> versions   /* oldest first */
 }
@@ -513,6 +530,7 @@ union Result {
   /* Stagger's own results, past Aurora's ids. */
   100: GetJobConfigHistoryResult getJobConfigHistoryResult
   101: GetTaskLogsResult getTaskLogsResult
+  102: GetHostsResult getHostsResult
 }
 
 struct ResponseDetail {
@@ -561,4 +579,11 @@ service StaggerScheduler extends AuroraSchedulerManager {
    * stderr) from byte offset (negative: that many bytes before the end), as
    * the runtime keeps it: the current run's output (a read). */
   Response getTaskLogs(1: InstanceKey instance, 2: bool stderr, 3: i64 offset, 4: i32 maxBytes)
+  /* The fleet runtime's hosts (a read); other runtimes have none. */
+  Response getHosts()
+  /* drain: place nothing new on @host, and start instances that restart
+   * there elsewhere (kept across restarts); !drain: place there again.
+   * Moving the instances off is a rolling restart of them (what `stagger
+   * host drain` starts). Needs a user allowed every role. */
+  Response drainHost(1: string host, 2: bool drain)
 }

@@ -1,7 +1,7 @@
 /* app.js: Stagger's web UI.
  *
  * A single page with hash routes (#/, #/job/R/E/N, #/update/R/E/N/ID,
- * #/updates?...). Data comes from staggerd's JSON endpoints under /ui/api/;
+ * #/updates?..., #/hosts). Data comes from staggerd's JSON endpoints under /ui/api/;
  * changes are pushed over Server-Sent Events (/ui/api/events), and when those
  * are unavailable the current view is polled once a second. Views re-render
  * in place. All user-provided text goes through textContent, never HTML.
@@ -507,6 +507,42 @@ async function viewUpdates(params) {
       data.more ? el('a', { href: page(offset + PAGE_SIZE) }, 'Older →') : ''));
 }
 
+async function viewHosts() {
+  setNav('hosts');
+  const data = await getJSON('/ui/api/hosts');
+  if (data.hosts === null) {
+    show(el('h1', {}, 'Hosts'), el('p', { class: 'notice' }, data.why));
+    return;
+  }
+  const rows = data.hosts.map((h) => {
+    const jobs = {};
+    for (const i of h.instances) {
+      const key = jobLabel(i);
+      (jobs[key] = jobs[key] || { job: i, ids: [] }).ids.push(i.id);
+    }
+    const state = !h.reachable ? 'UNREACHABLE' : h.draining ? 'DRAINING' : 'UP';
+    return el('tr', {},
+      el('td', {}, h.name),
+      el('td', {}, badge(state), !h.reachable
+        ? [' ', el('span', { class: 'muted' }, 'for ' + duration(data.now_ms - h.unreachable_since_ms)),
+          h.last_error ? el('div', { class: 'muted' }, h.last_error) : '']
+        : ''),
+      el('td', { class: 'num' }, h.instances.length),
+      el('td', {}, Object.keys(jobs).sort().map((k) => el('span', { class: 'chip' },
+        el('a', { href: '#/job/' + jobPath(jobs[k].job) }, k), ' × ' + jobs[k].ids.length))),
+      el('td', { class: 'hide-narrow' }, h.address),
+      el('td', { class: 'hide-narrow' }, Object.keys(h.attributes).sort()
+        .map((k) => el('span', { class: 'chip' }, k + '=' + h.attributes[k]))));
+  });
+  show(el('h1', {}, 'Hosts'),
+    el('div', { class: 'table-wrap' }, el('table', {},
+      el('thead', {}, el('tr', {}, el('th', {}, 'Host'), el('th', {}, 'State'),
+        el('th', { class: 'num' }, 'Instances'), el('th', {}, 'Jobs'),
+        el('th', { class: 'hide-narrow' }, 'Address'), el('th', { class: 'hide-narrow' }, 'Attributes'))),
+      el('tbody', {}, rows))),
+    el('p', { class: 'muted' }, 'Drain a host for maintenance with: stagger host drain HOST'));
+}
+
 /* ---- routing and live changes ------------------------------------------------ */
 
 function route() {
@@ -528,6 +564,8 @@ function route() {
     };
   }
   if (parts[0] === 'updates') return { render: () => viewUpdates(params), matches: (c) => c.kind === 'update' };
+  /* Instances moving between hosts change their jobs: any change re-reads. */
+  if (parts[0] === 'hosts' && parts.length === 1) return { render: viewHosts, matches: () => true };
   return {
     render: async () => show(el('h1', {}, 'Not found'), el('p', {}, 'There is no page here. ',
       el('a', { href: '#/' }, 'See all jobs.'))),

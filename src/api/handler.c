@@ -332,10 +332,13 @@ stg_handler_allowed (StgHandler *self, ApiResponse *response, const gchar *metho
   if (self->access >= need &&
       (!write || self->user == NULL || stg_auth_user_may (self->auth, self->user, role)))
     return TRUE;
-  if (self->access >= need)
+  if (self->access >= need && role == NULL)
     stg_response_fail (response, self->ctx.cluster, API_RESPONSE_CODE_AUTH_FAILED,
-                       "%s: user %s may not change jobs of role %s", method, self->user,
-                       role ? role : "(none)");
+                       "%s: user %s may not: it needs a user of every role (roles = *)", method,
+                       self->user);
+  else if (self->access >= need)
+    stg_response_fail (response, self->ctx.cluster, API_RESPONSE_CODE_AUTH_FAILED,
+                       "%s: user %s may not change jobs of role %s", method, self->user, role);
   else
     stg_response_fail (response, self->ctx.cluster, API_RESPONSE_CODE_AUTH_FAILED, "%s: %s", method,
                        self->why ? self->why

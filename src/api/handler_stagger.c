@@ -1,6 +1,7 @@
 /* handler_stagger.c: StgHandler's methods of Stagger's own service
  * (StaggerScheduler, beside Aurora's): getJobConfigHistory, answered from
- * the store, and getTaskLogs, from the runtime through the engine.
+ * the store; getTaskLogs, getHosts and drainHost, from the runtime through
+ * the engine.
  * Main-loop thread only. */
 #include "config.h"
 
@@ -79,9 +80,55 @@ handler_get_task_logs (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
   return TRUE;
 }
 
+static gboolean
+handler_get_hosts (ApiStaggerSchedulerIf *iface, ApiResponse **_return, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  if (!stg_handler_allowed (self, *_return, "getHosts", NULL, FALSE))
+    return TRUE;
+  g_autoptr (GPtrArray) hosts = stg_engine_hosts (self->ctx.engine, &error);
+  if (hosts == NULL)
+    return stg_handler_answer_error (self, *_return, "getHosts", error);
+  g_autoptr (ApiGetHostsResult) hr = g_object_new (API_TYPE_GET_HOSTS_RESULT, NULL);
+  for (guint i = 0; i < hosts->len; i++)
+    g_ptr_array_add (hr->hosts, g_object_ref (hosts->pdata[i]));
+  ApiResult *result = stg_result_of (*_return);
+  g_object_set (result, "getHostsResult", hr, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
+static gboolean
+handler_drain_host (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const gchar *host,
+                    const gboolean drain, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  /* A host holds every role's instances: only a user of every role. */
+  if (!stg_handler_allowed (self, *_return, "drainHost", NULL, TRUE))
+    return TRUE;
+  if (host == NULL || host[0] == '\0')
+    {
+      stg_response_fail (*_return, self->ctx.cluster, API_RESPONSE_CODE_INVALID_REQUEST,
+                         "drainHost: give the host's name");
+      return TRUE;
+    }
+  if (!stg_engine_drain_host (self->ctx.engine, host, drain, self->user, &error))
+    return stg_handler_answer_error (self, *_return, "drainHost", error);
+  stg_response_ok (*_return, self->ctx.cluster, NULL);
+  return TRUE;
+}
+
 void
 stg_handler_install_stagger_methods (ApiStaggerSchedulerHandlerClass *sc)
 {
   sc->get_job_config_history = handler_get_job_config_history;
   sc->get_task_logs = handler_get_task_logs;
+  sc->get_hosts = handler_get_hosts;
+  sc->drain_host = handler_drain_host;
 }

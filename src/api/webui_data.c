@@ -1,6 +1,8 @@
-/* webui_data.c: the web UI's JSON data: jobs, one job, and update lists.
+/* webui_data.c: the web UI's JSON data: jobs, one job, update lists and the
+ * fleet's hosts.
  *
- * Each route reads the store (never changes it) and answers one JSON
+ * Each route reads the store (hosts: the runtime, through the engine),
+ * never changes it, and answers one JSON
  * document; the shapes are documented in staggerd(8) under "WEB UI". Text
  * from users (job names, messages) is only ever JSON-escaped here; the page
  * inserts it as text, never as HTML. Main-loop thread only.
@@ -398,9 +400,79 @@ route_updates (StgHttpRequest *request, StgHttpResponse *response, gpointer user
   stg_webui_send_json (response, 200, root);
 }
 
+/* ---- /ui/api/hosts ------------------------------------------------------------- */
+
+static void
+add_host (JsonBuilder *b, ApiHostStatus *h)
+{
+  GHashTableIter it;
+  gpointer k, v;
+
+  json_builder_begin_object (b);
+  member_string (b, "name", h->name);
+  member_string (b, "address", h->address);
+  member_string (b, "endpoint", h->endpoint);
+  json_builder_set_member_name (b, "reachable");
+  json_builder_add_boolean_value (b, h->reachable);
+  member_int (b, "unreachable_since_ms", h->unreachableSinceMs);
+  member_string (b, "last_error", h->lastError);
+  json_builder_set_member_name (b, "draining");
+  json_builder_add_boolean_value (b, h->draining);
+  json_builder_set_member_name (b, "attributes");
+  json_builder_begin_object (b);
+  g_hash_table_iter_init (&it, h->attributes);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    member_string (b, k, v);
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "instances");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < h->instances->len; i++)
+    {
+      ApiInstanceKey *key = h->instances->pdata[i];
+      json_builder_begin_object (b);
+      member_key (b, key->jobKey);
+      member_int (b, "id", key->instanceId);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+}
+
+/* The fleet's hosts; "hosts": null and "why" when the runtime has none. */
+static void
+route_hosts (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+{
+  StgWebUi *ui = user_data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  if (!stg_webui_only_get (request, response))
+    return;
+  g_autoptr (GPtrArray) hosts = stg_engine_hosts (ui->ctx.engine, &error);
+  json_builder_begin_object (b);
+  member_int (b, "now_ms", stg_clock_now_ms (ui->ctx.clock));
+  json_builder_set_member_name (b, "hosts");
+  if (hosts == NULL)
+    {
+      json_builder_add_null_value (b);
+      member_string (b, "why", error->message);
+    }
+  else
+    {
+      json_builder_begin_array (b);
+      for (guint i = 0; i < hosts->len; i++)
+        add_host (b, hosts->pdata[i]);
+      json_builder_end_array (b);
+    }
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  stg_webui_send_json (response, 200, root);
+}
+
 void
 stg_webui_data_routes (StgWebUi *ui, StgHttpServer *http)
 {
+  stg_webui_route (ui, http, "/ui/api/hosts", route_hosts);
   stg_webui_route (ui, http, "/ui/api/jobs", route_jobs);
   stg_webui_route (ui, http, "/ui/api/job", route_job);
   stg_webui_route (ui, http, "/ui/api/updates", route_updates);

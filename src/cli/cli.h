@@ -77,6 +77,7 @@ extern const StgCliCommand stg_cli_job_commands[];
 extern const StgCliCommand stg_cli_update_commands[];
 extern const StgCliCommand stg_cli_task_commands[];
 extern const StgCliCommand stg_cli_cluster_commands[];
+extern const StgCliCommand stg_cli_host_commands[];
 
 /* ---- command-line plumbing (command.c) -------------------------------------- */
 

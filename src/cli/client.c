@@ -309,6 +309,22 @@ stg_cli_get_task_logs (StgCliClient *c, ApiInstanceKey *instance, gboolean err, 
 }
 
 ApiResponse *
+stg_cli_get_hosts (StgCliClient *c, GError **error)
+{
+  CALL_BEGIN = api_stagger_scheduler_if_get_hosts (API_STAGGER_SCHEDULER_IF (c->client), &r,
+                                                   &local);
+  return finish (c, "getHosts", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_drain_host (StgCliClient *c, const gchar *host, gboolean drain, GError **error)
+{
+  CALL_BEGIN = api_stagger_scheduler_if_drain_host (API_STAGGER_SCHEDULER_IF (c->client), &r, host,
+                                                    drain, &local);
+  return finish (c, "drainHost", ok, r, local, error);
+}
+
+ApiResponse *
 stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error)
 {
   CALL_BEGIN = api_read_only_scheduler_if_get_tasks_status (RO (c), &r, query, &local);

@@ -61,6 +61,11 @@ ApiResponse *stg_cli_get_job_config_history (StgCliClient *c, ApiJobKey *job, GE
 ApiResponse *stg_cli_get_task_logs (StgCliClient *c, ApiInstanceKey *instance, gboolean err,
                                     gint64 offset, gint32 max, GError **error);
 /* getTasksStatus: the tasks @query matches, with their events. */
+/* getHosts: the fleet runtime's hosts. */
+ApiResponse *stg_cli_get_hosts (StgCliClient *c, GError **error);
+/* drainHost: drains @host (or, !@drain, opens it again). */
+ApiResponse *stg_cli_drain_host (StgCliClient *c, const gchar *host, gboolean drain,
+                                 GError **error);
 ApiResponse *stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error);
 /* getJobUpdateSummaries: the updates @query matches, newest first. */
 ApiResponse *stg_cli_get_job_update_summaries (StgCliClient *c, ApiJobUpdateQuery *query,

@@ -25,6 +25,7 @@ static const Group groups[] = {
   { "job", "Jobs", stg_cli_job_commands },
   { "update", "Updates", stg_cli_update_commands },
   { "task", "Tasks (an instance's runs)", stg_cli_task_commands },
+  { "host", "Hosts (the fleet runtime's)", stg_cli_host_commands },
   { "cluster", "The cluster (its replicas and who leads)", stg_cli_cluster_commands },
 };
 
@@ -153,6 +154,19 @@ run (StgCli *cli, int argc, gchar **argv)
       return stg_cli_usage_error (cli, "expected a command, such as 'stagger job list'");
     }
 
+  /* `stagger hosts [CLUSTER]` is short for `stagger host list [CLUSTER]`. */
+  g_autoptr (GPtrArray) alias = g_ptr_array_new ();
+  if (strcmp (argv[1], "hosts") == 0)
+    {
+      g_ptr_array_add (alias, argv[0]);
+      g_ptr_array_add (alias, (gpointer) "host");
+      g_ptr_array_add (alias, (gpointer) "list");
+      for (int i = 2; i < argc; i++)
+        g_ptr_array_add (alias, argv[i]);
+      g_ptr_array_add (alias, NULL);
+      argc++;
+      argv = (gchar **) alias->pdata;
+    }
   const Group *group = find_group (argv[1]);
   if (group == NULL)
     {

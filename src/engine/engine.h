@@ -143,6 +143,15 @@ gboolean stg_engine_pulse_update (StgEngine *engine, const ApiJobUpdateKey *key,
 GBytes *stg_engine_read_log (StgEngine *engine, const ApiJobKey *key, gint32 instance, gboolean err,
                              gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
 
+/* The runtime's hosts (element-type ApiHostStatus); INVALID when it has
+ * none. */
+GPtrArray *stg_engine_hosts (StgEngine *engine, GError **error);
+
+/* Drains host @name (or, !@drain, opens it again): see drainHost.
+ * NOT_FOUND for an unknown host, INVALID when the runtime has none. */
+gboolean stg_engine_drain_host (StgEngine *engine, const gchar *name, gboolean drain,
+                                const gchar *user, GError **error);
+
 /* What @request would change, without starting anything. */
 ApiGetJobUpdateDiffResult *stg_engine_diff (StgEngine *engine, const ApiJobUpdateRequest *request,
                                             GError **error);

@@ -210,3 +210,43 @@ stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, gboole
                  "%s", local->message);
   return bytes;
 }
+
+/* The runtime's error as the engine's (NOT_FOUND or INVALID). */
+static void
+host_error (GError **error, GError *local)
+{
+  g_set_error (error, STG_ENGINE_ERROR,
+               g_error_matches (local, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND)
+                   ? STG_ENGINE_ERROR_NOT_FOUND
+               : g_error_matches (local, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID)
+                   ? STG_ENGINE_ERROR_INVALID
+                   : STG_ENGINE_ERROR_FAILED,
+               "%s", local->message);
+}
+
+GPtrArray *
+stg_engine_hosts (StgEngine *e, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  GPtrArray *hosts = stg_runtime_hosts (e->runtime, &local);
+
+  if (hosts == NULL)
+    host_error (error, local);
+  return hosts;
+}
+
+gboolean
+stg_engine_drain_host (StgEngine *e, const gchar *name, gboolean drain, const gchar *user,
+                       GError **error)
+{
+  g_autoptr (GError) local = NULL;
+
+  if (!stg_runtime_drain_host (e->runtime, name, drain, &local))
+    {
+      host_error (error, local);
+      return FALSE;
+    }
+  g_message ("engine: host %s %s by %s", name, drain ? "drained" : "opened again",
+             user ? user : "(anonymous)");
+  return TRUE;
+}

@@ -14,7 +14,9 @@
  *
  * Invariants: (1) a run's number and config are in the store before its
  * container is created, so a restarted staggerd finds it by its labels;
- * (2) a slot keeps its host from placement until it is removed; (3) a new
+ * (2) a slot keeps its host from placement until it is removed, is lost
+ * with its host, or starts again with no container while its host drains;
+ * (3) a new
  * container starts only once the old one is removed, so a slot never has
  * two. Engine calls are asynchronous; a slot's cancellable is cancelled
  * only when the slot is freed, and a callback that sees G_IO_ERROR_CANCELLED
@@ -435,6 +437,7 @@ start (Slot *slot)
   g_autoptr (GError) error = NULL;
   g_autofree gchar *name = NULL;
 
+  (void) stg_fleet_leave_drained (slot);
   if (slot->host == NULL && !place (slot))
     return;
   /* The intent first: this run's number and config are in the store
@@ -605,6 +608,8 @@ static const StgRuntimeOps fleet_ops = {
   .observe = fleet_observe,
   .validate = stg_fleet_validate,
   .free = fleet_free,
+  .hosts = stg_fleet_hosts,
+  .drain_host = stg_fleet_drain_host,
 };
 
 /* The marker: a digest of the cluster and the data directory's absolute
@@ -658,6 +663,11 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
       h->reachable = TRUE;
       h->cancel = g_cancellable_new ();
       g_ptr_array_add (rt->hosts, h);
+    }
+  if (!stg_fleet_load_drained (rt, error))
+    {
+      fleet_free (&rt->base);
+      return NULL;
     }
   return &rt->base;
 }

@@ -96,6 +96,19 @@ struct _StgFleetRuntime
   guint poll_timer;
 };
 
+/* ---- hosts seen from the API, and draining (fleet_drain.c) ------------------- */
+
+/* StgRuntimeOps.hosts and .drain_host. */
+GPtrArray *stg_fleet_hosts (StgRuntime *base);
+gboolean stg_fleet_drain_host (StgRuntime *base, const gchar *name, gboolean drain, GError **error);
+
+/* Marks the hosts the store says are drained. */
+gboolean stg_fleet_load_drained (StgFleetRuntime *rt, GError **error);
+
+/* A slot about to start with no container on a drained host leaves it:
+ * TRUE when it did (it is then placed anew). */
+gboolean stg_fleet_leave_drained (Slot *slot);
+
 /* ---- slots (fleet.c) --------------------------------------------------------- */
 
 Slot *stg_fleet_slot (StgFleetRuntime *rt, gint64 job_id, gint32 instance, gboolean create);

@@ -97,3 +97,26 @@ stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolea
   return rt->ops->read_log (rt, job_id, instance_id, err, offset,
                             MIN (max, (gsize) STG_RUNTIME_LOG_MAX), next, size, error);
 }
+
+static gboolean
+has_hosts (StgRuntime *rt, GError **error)
+{
+  if (rt->ops->hosts != NULL)
+    return TRUE;
+  g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+               "this staggerd runs its instances itself and has no hosts (hosts are the fleet "
+               "runtime's: --runtime=fleet)");
+  return FALSE;
+}
+
+GPtrArray *
+stg_runtime_hosts (StgRuntime *rt, GError **error)
+{
+  return has_hosts (rt, error) ? rt->ops->hosts (rt) : NULL;
+}
+
+gboolean
+stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GError **error)
+{
+  return has_hosts (rt, error) && rt->ops->drain_host (rt, name, drain, error);
+}

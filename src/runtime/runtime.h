@@ -101,6 +101,13 @@ typedef struct
    * file's size. */
   GBytes *(*read_log) (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolean err,
                        gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
+  /* (nullable) The hosts instances run on (element-type ApiHostStatus),
+   * for a runtime of several hosts. */
+  GPtrArray *(*hosts) (StgRuntime *rt);
+  /* (nullable) @drain: places nothing new on host @name, and instances
+   * that start again (restarted, replaced, failed) start elsewhere; kept
+   * across restarts. !@drain: places there again. */
+  gboolean (*drain_host) (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
 } StgRuntimeOps;
 
 /* The most one read_log call returns. */
@@ -146,6 +153,14 @@ stg_runtime_observe (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgTaskO
  * no output. */
 GBytes *stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolean err,
                               gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
+
+/* The runtime's hosts (element-type ApiHostStatus);
+ * STG_RUNTIME_ERROR_INVALID when it has none (only the fleet runtime has). */
+GPtrArray *stg_runtime_hosts (StgRuntime *rt, GError **error);
+
+/* See StgRuntimeOps.drain_host; STG_RUNTIME_ERROR_NOT_FOUND for an
+ * unknown host, _INVALID when the runtime has no hosts. */
+gboolean stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
 
 static inline gboolean
 stg_runtime_validate (StgRuntime *rt, const ApiTaskConfig *config, GError **error)

@@ -1,6 +1,6 @@
 /* fleet_facts.c: the store's part for the fleet runtime: which host each
- * instance slot is placed on (table fleet_placements). Main-loop thread
- * only. */
+ * instance slot is placed on (table fleet_placements) and which hosts are
+ * drained (fleet_drained_hosts). Main-loop thread only. */
 #include "config.h"
 
 #include "store/store_private.h"
@@ -63,4 +63,37 @@ stg_store_list_placements (StgStore *store, GError **error)
       return NULL;
     }
   return g_steal_pointer (&out);
+}
+
+gboolean
+stg_store_set_host_drained (StgStore *store, const gchar *host, gboolean drained, GError **error)
+{
+  g_autoptr (StgStmt) st = stg_store_stmt (
+      store,
+      drained ? "INSERT INTO fleet_drained_hosts (host) VALUES (?) ON CONFLICT (host) DO NOTHING"
+              : "DELETE FROM fleet_drained_hosts WHERE host = ?",
+      error);
+  if (st == NULL)
+    return FALSE;
+  stg_bind_text (st, 1, host);
+  return stg_store_exec_stmt (store, st, error, "recording a drained host");
+}
+
+GHashTable *
+stg_store_drained_hosts (StgStore *store, GError **error)
+{
+  g_autoptr (GHashTable) hosts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (StgStmt) st = stg_store_stmt (store, "SELECT host FROM fleet_drained_hosts", error);
+  StgDbStep step;
+
+  if (st == NULL)
+    return NULL;
+  while ((step = stg_db_step (st)) == STG_DB_ROW)
+    g_hash_table_add (hosts, stg_column_dup (st, 0));
+  if (step == STG_DB_FAILED)
+    {
+      stg_store_fail (store, error, "reading the drained hosts");
+      return NULL;
+    }
+  return g_steal_pointer (&hosts);
 }

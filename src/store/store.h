@@ -317,6 +317,13 @@ gboolean stg_store_delete_placement (StgStore *store, gint64 job_id, gint32 inst
  * array: freed with it). */
 GArray *stg_store_list_placements (StgStore *store, GError **error);
 
+/* Records that @host is drained (or, !@drained, open again). */
+gboolean stg_store_set_host_drained (StgStore *store, const gchar *host, gboolean drained,
+                                     GError **error);
+
+/* The drained hosts' names (a set of strings). */
+GHashTable *stg_store_drained_hosts (StgStore *store, GError **error);
+
 /* ---- updates ------------------------------------------------------------ */
 
 /* One row of the updates table. */

@@ -1,0 +1,99 @@
+/* fleet_drain.c: the fleet's hosts as the API sees them (getHosts), and
+ * draining: a drained host gets no new placement, and a slot of it that
+ * starts again without a container is placed anew elsewhere (fleet.c's
+ * start()). Drained hosts are kept in the store, so a restarted staggerd
+ * or a new leader drains them too. Main-loop thread only.
+ */
+#include "config.h"
+
+#include "runtime/fleet_private.h"
+
+static ApiHostStatus *
+host_status (StgFleetRuntime *rt, Host *h)
+{
+  ApiHostStatus *s = g_object_new (API_TYPE_HOST_STATUS, "name", h->config->name, "endpoint",
+                                   h->config->endpoint, "address", h->config->address, "reachable",
+                                   h->reachable, "unreachableSinceMs",
+                                   h->reachable ? (gint64) 0 : h->unreachable_since_ms, "lastError",
+                                   h->last_error ? h->last_error : "", "draining", h->draining,
+                                   NULL);
+  GHashTableIter it;
+  gpointer k, v;
+
+  if (h->config->attributes != NULL)
+    {
+      g_hash_table_iter_init (&it, h->config->attributes);
+      while (g_hash_table_iter_next (&it, &k, &v))
+        g_hash_table_insert (s->attributes, g_strdup (k), g_strdup (v));
+    }
+  g_hash_table_iter_init (&it, rt->slots);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    {
+      Slot *slot = v;
+      if (slot->host != h)
+        continue;
+      g_ptr_array_add (s->instances, g_object_new (API_TYPE_INSTANCE_KEY, "jobKey", slot->job,
+                                                   "instanceId", slot->instance, NULL));
+    }
+  return s;
+}
+
+GPtrArray *
+stg_fleet_hosts (StgRuntime *base)
+{
+  StgFleetRuntime *rt = (StgFleetRuntime *) base;
+  GPtrArray *out = g_ptr_array_new_with_free_func (g_object_unref);
+
+  for (guint i = 0; i < rt->hosts->len; i++)
+    g_ptr_array_add (out, host_status (rt, rt->hosts->pdata[i]));
+  return out;
+}
+
+gboolean
+stg_fleet_drain_host (StgRuntime *base, const gchar *name, gboolean drain, GError **error)
+{
+  StgFleetRuntime *rt = (StgFleetRuntime *) base;
+  Host *h = stg_fleet_host (rt, name);
+
+  if (h == NULL)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
+                   "no host named '%s' (the config file's [host NAME] groups name them)", name);
+      return FALSE;
+    }
+  if (!stg_store_set_host_drained (rt->store, name, drain, error))
+    return FALSE;
+  if (h->draining != drain)
+    g_message ("fleet: host %s %s", name,
+               drain ? "drains: nothing new is placed on it" : "is open again");
+  h->draining = drain;
+  return TRUE;
+}
+
+gboolean
+stg_fleet_load_drained (StgFleetRuntime *rt, GError **error)
+{
+  g_autoptr (GHashTable) drained = stg_store_drained_hosts (rt->store, error);
+
+  if (drained == NULL)
+    return FALSE;
+  for (guint i = 0; i < rt->hosts->len; i++)
+    {
+      Host *h = rt->hosts->pdata[i];
+      h->draining = g_hash_table_contains (drained, h->config->name);
+    }
+  return TRUE;
+}
+
+gboolean
+stg_fleet_leave_drained (Slot *slot)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (slot->host == NULL || !slot->host->draining || slot->container_id != NULL)
+    return FALSE;
+  stg_fleet_set_host (slot, NULL);
+  if (!stg_store_delete_placement (slot->rt->store, slot->job_id, slot->instance, &error))
+    g_warning ("fleet: %s", error->message);
+  return TRUE;
+}
