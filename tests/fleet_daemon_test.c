@@ -121,15 +121,22 @@ create_job (StgTestDaemon *d, ApiJobConfiguration *job)
                  r->details && r->details->len ? ((ApiResponseDetail *) r->details->pdata[0])->message : "");
 }
 
+/* Starts an update of @job, @batch at a time, @watch_ms of watch, each
+ * instance allowed @per_instance failures, none failed in all. */
 static ApiJobUpdateKey *
-start_update (StgTestDaemon *d, ApiJobConfiguration *job, gint32 batch, gint32 watch_ms)
+start_update_allowing (StgTestDaemon *d, ApiJobConfiguration *job, gint32 batch, gint32 watch_ms,
+                       gint32 per_instance)
 {
   g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
   g_autoptr (ApiBatchJobUpdateStrategy) bs = g_object_new (API_TYPE_BATCH_JOB_UPDATE_STRATEGY, "groupSize", batch, NULL);
   g_autoptr (ApiJobUpdateStrategy) strategy = g_object_new (API_TYPE_JOB_UPDATE_STRATEGY, "batchStrategy", bs, NULL);
   g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
-      "updateGroupSize", batch, "minWaitInInstanceRunningMs", watch_ms, "rollbackOnFailure", TRUE,
-      "maxPerInstanceFailures", 0, "maxFailedInstances", 0, "updateStrategy", strategy, NULL);
+                                                            "updateGroupSize", batch,
+                                                            "minWaitInInstanceRunningMs", watch_ms,
+                                                            "rollbackOnFailure", TRUE,
+                                                            "maxPerInstanceFailures", per_instance,
+                                                            "maxFailedInstances", 0,
+                                                            "updateStrategy", strategy, NULL);
   g_autoptr (ApiJobUpdateRequest) request = g_object_new (API_TYPE_JOB_UPDATE_REQUEST,
       "taskConfig", job->taskConfig, "instanceCount", job->instanceCount, "settings", settings, NULL);
   g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
@@ -142,27 +149,40 @@ start_update (StgTestDaemon *d, ApiJobConfiguration *job, gint32 batch, gint32 w
   return g_object_ref (r->result->startJobUpdateResult->key);
 }
 
-/* The running containers of every host, one line each:
- * "HOST ID INSTANCE IMAGE". */
+static ApiJobUpdateKey *
+start_update (StgTestDaemon *d, ApiJobConfiguration *job, gint32 batch, gint32 watch_ms)
+{
+  return start_update_allowing (d, job, batch, watch_ms, 0);
+}
+
+/* The running containers of every host (of job www/prod/@job, or of any),
+ * one line each: "HOST ID INSTANCE IMAGE". */
 static GPtrArray *
-containers (Env *e)
+containers_of (Env *e, const gchar *job)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+  g_autofree gchar *label = job ? g_strdup_printf ("label=org.stagger.job=www/prod/%s", job)
+                                : g_strdup ("label=org.stagger.job");
 
   for (guint i = 0; i < e->fleet->hosts->len; i++)
     {
       StgTestPodmanHost *h = e->fleet->hosts->pdata[i];
-      g_autofree gchar *ps = stg_test_podman_cli (e->fleet, h, "ps", "--all", "--filter", "label=org.stagger.job",
-                                                  "--format",
-                                                  "{{.ID}} {{index .Labels \"org.stagger.instance\"}} {{.Image}}",
-                                                  "--filter", "status=running",
-                                                  NULL);
+      g_autofree gchar *ps =
+          stg_test_podman_cli (e->fleet, h, "ps", "--all", "--filter", label, "--format",
+                               "{{.ID}} {{index .Labels \"org.stagger.instance\"}} {{.Image}}",
+                               "--filter", "status=running", NULL);
       g_auto (GStrv) lines = g_strsplit (ps, "\n", -1);
       for (guint j = 0; lines[j] != NULL; j++)
         if (lines[j][0] != '\0')
           g_ptr_array_add (out, g_strdup_printf ("%s %s", h->name, lines[j]));
     }
   return out;
+}
+
+static GPtrArray *
+containers (Env *e)
+{
+  return containers_of (e, NULL);
 }
 
 static gchar *
@@ -448,6 +468,71 @@ START_TEST (fleet_replaces_instances_of_a_lost_host)
 }
 END_TEST
 
+/* Of @name's instances, how many failed at least once. */
+static guint
+failed_once (StgTestDaemon *d, const gchar *name)
+{
+  GArray *a = stg_rollout_instances (d, name);
+  guint n = 0;
+
+  for (guint i = 0; i < a->len; i++)
+    n += g_array_index (a, StgRolloutInstance, i).failures >= 1;
+  stg_rollout_instances_free (a);
+  return n;
+}
+
+/* The job's containers are @image, six of them, none on host2. */
+static void
+assert_moved (Env *e, const gchar *job, const gchar *image)
+{
+  g_autoptr (GPtrArray) list = containers_of (e, job);
+  g_autofree gchar *listing = joined (list);
+
+  ck_assert_msg (list->len == 6 && count_on (list, NULL, image) == 6 &&
+                     count_on (list, "host2", NULL) == 0,
+                 "%s:\n%s", job, listing);
+}
+
+/* #15: a host's engine stops in the middle of updates. After the grace
+ * period its instances are LOST, which an update counts as a failure of
+ * each (Aurora's rule): an update that allows none rolls back, one that
+ * allows one per instance retries them on the other hosts and rolls
+ * forward. The host, back, is emptied of what it held. */
+START_TEST (fleet_updates_count_a_lost_host)
+{
+  Env *e = env_new ("lost_after_secs = 3\n");
+  StgTestDaemon *d = daemon_start (e, "16100-16499");
+  g_autoptr (ApiJobConfiguration) strict1 = web_job ("strict", 6, IMAGE_V1, "/health", 3);
+  g_autoptr (ApiJobConfiguration) strict2 = web_job ("strict", 6, IMAGE_V2, "/health", 3);
+  g_autoptr (ApiJobConfiguration) lenient1 = web_job ("lenient", 6, IMAGE_V1, "/health", 3);
+  g_autoptr (ApiJobConfiguration) lenient2 = web_job ("lenient", 6, IMAGE_V2, "/health", 3);
+  StgTestPodmanHost *h2 = e->fleet->hosts->pdata[2];
+
+  create_job (d, strict1);
+  create_job (d, lenient1);
+  wait_running (d, "strict", 6);
+  wait_running (d, "lenient", 6);
+  g_autoptr (ApiJobUpdateKey) strict = start_update_allowing (d, strict2, 6, 3000, 0);
+  g_autoptr (ApiJobUpdateKey) lenient = start_update_allowing (d, lenient2, 6, 3000, 1);
+  stg_test_podman_host_down (h2);
+  g_free (stg_test_podman_cli (e->fleet, h2, "kill", "--all", NULL));
+
+  expect_terminal (d, strict, API_JOB_UPDATE_STATUS_ROLLED_BACK);
+  expect_terminal (d, lenient, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  assert_moved (e, "strict", IMAGE_V1);
+  assert_moved (e, "lenient", IMAGE_V2);
+  assert_versions (d, "strict", 6, "1");
+  assert_versions (d, "lenient", 6, "2");
+  ck_assert_uint_eq (failed_once (d, "strict"), 2);
+  ck_assert_uint_eq (failed_once (d, "lenient"), 2);
+  stg_test_podman_host_up (e->fleet, h2);
+  ck_assert_msg (stg_test_wait (host2_empty, e, 120000), "host2 still holds the lost containers");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
 /* How many of @name's instances run now. */
 static gint
 running_now (StgTestDaemon *d, const gchar *name)
@@ -562,6 +647,11 @@ fleet_daemon_suite (void)
   tcase_add_test (tc, fleet_replaces_instances_of_a_lost_host);
   tcase_add_test (tc, fleet_runs_shell_checks_inside_containers);
   tcase_add_test (tc, fleet_drains_a_host);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("lost mid-update");
+  tcase_set_timeout (tc, 900);
+  tcase_add_test (tc, fleet_updates_count_a_lost_host);
   suite_add_tcase (s, tc);
   return s;
 }
