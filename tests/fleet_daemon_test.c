@@ -253,18 +253,20 @@ typedef struct
 {
   StgTestDaemon *d;
   const gchar *name;
-  gint count;
+  gint count; /* 0: any, at least one */
+  const gchar *status;
 } Want;
 
+/* Whether @w->name has its instances (@w->count of them), all @w->status. */
 static gboolean
-all_running (gpointer data)
+all_in (gpointer data)
 {
   Want *w = data;
   GArray *a = stg_rollout_instances (w->d, w->name);
-  gboolean ok = (gint) a->len == w->count;
+  gboolean ok = w->count > 0 ? (gint) a->len == w->count : a->len > 0;
 
   for (guint i = 0; ok && i < a->len; i++)
-    ok = g_str_equal (g_array_index (a, StgRolloutInstance, i).status, "RUNNING");
+    ok = g_str_equal (g_array_index (a, StgRolloutInstance, i).status, w->status);
   stg_rollout_instances_free (a);
   if (!ok)
     g_usleep (100000);
@@ -274,8 +276,9 @@ all_running (gpointer data)
 static void
 wait_running (StgTestDaemon *d, const gchar *name, gint count)
 {
-  Want w = { d, name, count };
-  ck_assert_msg (stg_test_wait (all_running, &w, 400000), "the %d instances of %s never all ran", count, name);
+  Want w = { d, name, count, "RUNNING" };
+  ck_assert_msg (stg_test_wait (all_in, &w, 400000), "the %d instances of %s never all ran", count,
+                 name);
 }
 
 /* #15 "Done means" 1 and 2: 30 instances over 3 hosts, at most 10 per
@@ -409,10 +412,10 @@ static gboolean
 replaced_elsewhere (gpointer data)
 {
   Lost *l = data;
-  Want w = { l->d, "lost", 6 };
+  Want w = { l->d, "lost", 6, "RUNNING" };
   g_autoptr (GPtrArray) list = NULL;
 
-  if (!all_running (&w))
+  if (!all_in (&w))
     return FALSE;
   list = containers (l->e);
   gboolean ok = count_on (list, "host0", NULL) == 3 && count_on (list, "host1", NULL) == 3;
@@ -533,6 +536,162 @@ START_TEST (fleet_updates_count_a_lost_host)
 }
 END_TEST
 
+/* The job www/prod/@name: @count non-service instances of the first image
+ * running sh -c @script, no health check. */
+static ApiJobConfiguration *
+batch_job (const gchar *name, gint32 count, const gchar *script)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "argv");
+  json_builder_begin_array (b);
+  json_builder_add_string_value (b, "sh");
+  json_builder_add_string_value (b, "-c");
+  json_builder_add_string_value (b, script);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  g_autofree gchar *data = json_to_string (root, FALSE);
+  ApiJobConfiguration *job = web_job (name, count, IMAGE_V1, "/health", 3);
+
+  g_object_set (job->taskConfig->executorConfig, "data", data, NULL);
+  job->taskConfig->isService = FALSE;
+  return job;
+}
+
+/* #15: a task that is not a service and whose container exits 0 has
+ * FINISHED: it is not restarted and its container is removed. One that
+ * exits with another status failed and is started again. */
+START_TEST (fleet_batch_tasks_finish)
+{
+  Env *e = env_new ("");
+  StgTestDaemon *d = daemon_start (e, "16100-16499");
+  g_autoptr (ApiJobConfiguration) done = batch_job ("done", 2, "sleep 1; exit 0");
+  g_autoptr (ApiJobConfiguration) bad = batch_job ("bad", 1, "sleep 1; exit 3");
+
+  create_job (d, done);
+  create_job (d, bad);
+  Want finished = { d, "done", 2, "FINISHED" };
+  ck_assert_msg (stg_test_wait (all_in, &finished, 120000), "the tasks never FINISHED");
+  g_usleep (3 * G_USEC_PER_SEC); /* time enough to be restarted, were it wrong */
+  ck_assert_msg (all_in (&finished), "a finished task changed state");
+  if (failed_once (d, "done") != 0)
+    {
+      g_autofree gchar *page = NULL, *p0 = NULL, *p1 = NULL;
+      stg_test_http_get (d->http_port,
+                         "/ui/api/instance?role=www&environment=prod&name=done&instance=0", &p0);
+      stg_test_http_get (d->http_port,
+                         "/ui/api/instance?role=www&environment=prod&name=done&instance=1", &p1);
+      page = g_strconcat (p0, "\n", p1, NULL);
+      ck_abort_msg ("a finished task was counted as failed: %s", page);
+    }
+  /* Their containers are gone, not only stopped. */
+  for (guint i = 0; i < e->fleet->hosts->len; i++)
+    {
+      g_autofree gchar *ps = stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[i], "ps",
+                                                  "--all", "--filter",
+                                                  "label=org.stagger.job=www/prod/done", "--format",
+                                                  "{{.ID}}", NULL);
+      ck_assert_msg (g_strstrip (ps)[0] == '\0', "left behind: %s", ps);
+    }
+  /* The failing one fails, is started again and fails again. */
+  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  gint failures = 0;
+  while (failures < 2 && g_get_monotonic_time () < deadline)
+    {
+      GArray *a = stg_rollout_instances (d, "bad");
+      failures = a->len == 1 ? g_array_index (a, StgRolloutInstance, 0).failures : 0;
+      stg_rollout_instances_free (a);
+      g_usleep (200 * 1000);
+    }
+  ck_assert_int_ge (failures, 2);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
+/* @job with hooks @pre and @post (NULL: none) in its executor data. */
+static void
+set_hooks (ApiJobConfiguration *job, const gchar *pre, const gchar *post)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  ck_assert (json_parser_load_from_data (parser, job->taskConfig->executorConfig->data, -1, NULL));
+  JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+  JsonObject *hooks = json_object_new ();
+
+  if (pre != NULL)
+    json_object_set_string_member (hooks, "pre_update", pre);
+  if (post != NULL)
+    json_object_set_string_member (hooks, "post_update", post);
+  json_object_set_object_member (o, "hooks", hooks);
+  g_autofree gchar *data = json_to_string (json_parser_get_root (parser), FALSE);
+  g_object_set (job->taskConfig->executorConfig, "data", data, NULL);
+}
+
+/* The update's instance event messages, one per line. */
+static gchar *
+instance_messages (StgTestDaemon *d, ApiJobUpdateKey *key)
+{
+  g_autoptr (ApiJobUpdateDetails) det = stg_rollout_details (d, key);
+  g_autoptr (GString) out = g_string_new (NULL);
+
+  for (guint i = 0; i < det->instanceEvents->len; i++)
+    {
+      ApiJobInstanceUpdateEvent *ev = det->instanceEvents->pdata[i];
+      if (ev->message != NULL)
+        g_string_append_printf (out, "%d %s\n", ev->instanceId, ev->message);
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* #15: update hooks run inside the containers (exec): pre_update in the
+ * one about to be replaced, post_update in the new one once healthy.
+ * Passing hooks let the update through; a failing pre_update leaves the
+ * old container running (the very same one) and rolls the update back; a
+ * failing post_update fails the new container and rolls back too. */
+START_TEST (fleet_runs_update_hooks_in_containers)
+{
+  Env *e = env_new ("");
+  StgTestDaemon *d = daemon_start (e, "16100-16499");
+  g_autoptr (ApiJobConfiguration) v1 = web_job ("hooked", 3, IMAGE_V1, "/health", 1);
+  g_autoptr (ApiJobConfiguration) v2 = web_job ("hooked", 3, IMAGE_V2, "/health", 1);
+  g_autoptr (ApiJobConfiguration) v3 = web_job ("hooked", 3, IMAGE_V1, "/health", 1);
+  g_autoptr (ApiJobConfiguration) v4 = web_job ("hooked", 3, IMAGE_V1, "/health", 1);
+
+  set_hooks (v2, "test -f /www/health", "test -f /www/health && test $PORT_HTTP -gt 0");
+  set_hooks (v3, "exit 5", NULL);
+  set_hooks (v4, NULL, "exit 7");
+  create_job (d, v1);
+  wait_running (d, "hooked", 3);
+  g_autoptr (ApiJobUpdateKey) good = start_update (d, v2, 3, 1000);
+  expect_terminal (d, good, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  assert_versions (d, "hooked", 3, "2");
+
+  g_autoptr (GPtrArray) before = containers_of (e, "hooked");
+  g_autofree gchar *before_text = joined (before);
+  g_autoptr (ApiJobUpdateKey) pre = start_update (d, v3, 1, 1000);
+  expect_terminal (d, pre, API_JOB_UPDATE_STATUS_ROLLED_BACK);
+  g_autofree gchar *pre_events = instance_messages (d, pre);
+  ck_assert_msg (strstr (pre_events, "pre_update hook exited with status 5") != NULL, "%s",
+                 pre_events);
+  g_autoptr (GPtrArray) after = containers_of (e, "hooked");
+  g_autofree gchar *after_text = joined (after);
+  ck_assert_msg (g_str_equal (before_text, after_text), "the containers changed:\n%s\nto\n%s",
+                 before_text, after_text);
+
+  g_autoptr (ApiJobUpdateKey) post = start_update (d, v4, 1, 1000);
+  expect_terminal (d, post, API_JOB_UPDATE_STATUS_ROLLED_BACK);
+  g_autofree gchar *post_events = instance_messages (d, post);
+  ck_assert_msg (strstr (post_events, "post_update hook exited with status 7") != NULL, "%s",
+                 post_events);
+  assert_versions (d, "hooked", 3, "2");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
 /* How many of @name's instances run now. */
 static gint
 running_now (StgTestDaemon *d, const gchar *name)
@@ -647,6 +806,8 @@ fleet_daemon_suite (void)
   tcase_add_test (tc, fleet_replaces_instances_of_a_lost_host);
   tcase_add_test (tc, fleet_runs_shell_checks_inside_containers);
   tcase_add_test (tc, fleet_drains_a_host);
+  tcase_add_test (tc, fleet_batch_tasks_finish);
+  tcase_add_test (tc, fleet_runs_update_hooks_in_containers);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("lost mid-update");

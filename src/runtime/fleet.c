@@ -38,6 +38,7 @@ slot_free (gpointer p)
 {
   Slot *slot = p;
 
+  stg_fleet_hook_drop (slot);
   g_cancellable_cancel (slot->cancel);
   g_clear_object (&slot->cancel);
   g_clear_pointer (&slot->health, stg_health_free);
@@ -146,6 +147,7 @@ retry_in (Slot *slot, guint ms)
 void
 stg_fleet_container_failed (Slot *slot, const gchar *why)
 {
+  stg_fleet_hook_drop (slot);
   g_clear_pointer (&slot->health, stg_health_free);
   g_free (slot->cause);
   slot->cause = g_strdup (why);
@@ -154,6 +156,19 @@ stg_fleet_container_failed (Slot *slot, const gchar *why)
   stg_fleet_set_phase (slot, STG_TASK_FAILED, API_SCHEDULE_STATUS_FAILED, why);
   slot->backoff_ms = slot->backoff_ms == 0 ? BACKOFF_FIRST_MS : MIN (slot->backoff_ms * 2, BACKOFF_MAX_MS);
   slot->not_before_ms = g_get_monotonic_time () / 1000 + slot->backoff_ms;
+  stg_fleet_drive (slot);
+}
+
+void
+stg_fleet_container_finished (Slot *slot, const gchar *why)
+{
+  stg_fleet_hook_drop (slot);
+  g_clear_pointer (&slot->health, stg_health_free);
+  g_free (slot->cause);
+  slot->cause = NULL;
+  slot->finished = TRUE;
+  slot->dead = TRUE; /* its container is removed; nothing starts again */
+  stg_fleet_set_phase (slot, STG_TASK_FINISHED, API_SCHEDULE_STATUS_FINISHED, why);
   stg_fleet_drive (slot);
 }
 
@@ -168,6 +183,7 @@ stg_fleet_slot_lost (Slot *slot)
 
   /* Its container stays behind on the host: removed as a stray if the
    * host comes back. The slot starts over elsewhere. */
+  stg_fleet_hook_drop (slot);
   g_clear_pointer (&slot->health, stg_health_free);
   g_clear_pointer (&slot->container_id, g_free);
   g_cancellable_cancel (slot->cancel);
@@ -200,6 +216,16 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
       g_autofree gchar *m = g_strdup_printf ("unhealthy: %s", why ? why : "health check failed");
       stg_fleet_container_failed (slot, m);
       return;
+    }
+  /* First healthy after an update: its post_update hook decides. */
+  if (slot->op == OP_HOOK)
+    return;
+  if (slot->post_owed != 0 && slot->post_owed == slot->container_config &&
+      slot->phase != STG_TASK_RUNNING)
+    {
+      if (stg_fleet_hook_start (slot, slot->container_config, FALSE))
+        return;
+      slot->post_owed = 0;
     }
   slot->healthy_since_ms = stg_clock_now_ms (slot->rt->clock);
   slot->backoff_ms = 0;
@@ -465,8 +491,19 @@ stg_fleet_drive (Slot *slot)
     return; /* busy, waiting, or its host has not answered yet */
   gboolean unwanted = slot->killing || slot->restart || slot->dead || slot->want == 0 ||
                       slot->container_config != slot->want;
+  gboolean changing = slot->want != 0 && !slot->killing && slot->container_config != slot->want;
   if (slot->container_id != NULL && unwanted)
     {
+      /* A live container replaced by another config: its pre_update hook
+       * first; failed, the container is left running until applied again. */
+      gboolean replacing = changing && !slot->dead && !slot->restart;
+      if (replacing && slot->pre_failed == slot->want)
+        return;
+      if (replacing && slot->pre_passed != slot->want &&
+          stg_fleet_hook_start (slot, slot->want, TRUE))
+        return;
+      if (changing)
+        slot->post_owed = slot->want;
       stop_remove (slot);
       return;
     }
@@ -511,6 +548,7 @@ fleet_apply (StgRuntime *base, gint64 job_id, gint32 instance_id, gint64 config_
     }
   slot->want = config_id;
   slot->killing = FALSE;
+  slot->pre_failed = 0; /* applied again: its pre_update hook may run again */
   if (slot->phase == STG_TASK_FAILED && slot->container_id == NULL)
     slot->not_before_ms = 0; /* asked again: no need to wait out the back-off */
   stg_fleet_drive (slot);

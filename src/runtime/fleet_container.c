@@ -75,8 +75,6 @@ stg_fleet_validate (StgRuntime *base G_GNUC_UNUSED, const ApiTaskConfig *config,
     return FALSE;
   const gchar *refused = spec->hot_upgrade ? "hot_upgrade is refused: listening sockets cannot be handed "
                                              "from one container to another"
-                         : spec->pre_update.command || spec->post_update.command
-                           ? "update hooks are not supported by the fleet runtime yet"
                          : spec->workdir != NULL ? "workdir is not supported by the fleet runtime; "
                                                    "use the docker parameter workdir"
                                                  : NULL;
@@ -337,32 +335,90 @@ add_host_config (JsonBuilder *b, const ApiTaskConfig *config, const ApiDockerCon
   json_builder_end_object (b);
 }
 
+/* What a slot's run of one config is made of: the config, its parsed
+ * executor data, its named ports and the template variables over them. */
+typedef struct
+{
+  ApiTaskConfig *config;
+  gchar **names;
+  StgExecutorSpec *spec;
+  GHashTable *ports;
+  StgTemplateVars vars;
+} RunParts;
+
+static void
+run_parts_clear (RunParts *p)
+{
+  g_clear_object (&p->config);
+  g_clear_pointer (&p->names, g_strfreev);
+  g_clear_pointer (&p->spec, stg_executor_spec_free);
+  g_clear_pointer (&p->ports, g_hash_table_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RunParts, run_parts_clear)
+
+static gboolean
+run_parts (Slot *slot, gint64 config_id, RunParts *p, GError **error)
+{
+  StgFleetRuntime *rt = slot->rt;
+
+  if ((p->config = stg_store_get_config (rt->store, config_id, error)) == NULL)
+    return FALSE;
+  p->names = stg_executor_port_names (p->config);
+  if ((p->spec = stg_executor_spec_parse (p->config->executorConfig->data,
+                                          (const gchar *const *) p->names, error)) == NULL ||
+      (p->ports = slot_ports (slot, p->names, error)) == NULL)
+    return FALSE;
+  p->vars = (StgTemplateVars){
+    .instance = slot->instance,
+    .cluster = rt->options.cluster,
+    .role = slot->job->role,
+    .environment = slot->job->environment,
+    .name = slot->job->name,
+    .version = stg_store_config_version (rt->store, config_id),
+    .ports = p->ports,
+  };
+  return TRUE;
+}
+
+gchar **
+stg_fleet_hook_argv (Slot *slot, gint64 config_id, gboolean pre, gdouble *timeout_secs,
+                     GError **error)
+{
+  g_auto (RunParts) p = { 0 };
+
+  if (!run_parts (slot, config_id, &p, error))
+    return NULL;
+  const StgHookSpec *hook = pre ? &p.spec->pre_update : &p.spec->post_update;
+  if (hook->command == NULL)
+    return NULL;
+  g_autofree gchar *command = stg_template_expand (hook->command, &p.vars, NULL, error);
+  if (command == NULL)
+    return NULL;
+  *timeout_secs = hook->timeout_secs;
+  gchar *argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", command, NULL };
+  return g_strdupv (argv);
+}
+
 JsonNode *
 stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **name, GError **error)
 {
-  StgFleetRuntime *rt = slot->rt;
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, config_id, error);
-  if (config == NULL)
+  g_auto (RunParts) parts = { 0 };
+
+  if (!run_parts (slot, config_id, &parts, error))
     return NULL;
+  ApiTaskConfig *config = parts.config;
   const ApiDockerContainer *docker = docker_of (config);
-  g_auto (GStrv) names = stg_executor_port_names (config);
-  g_autoptr (StgExecutorSpec) spec = NULL;
-  g_autoptr (GHashTable) ports = NULL;
+  gchar **names = parts.names;
+  StgExecutorSpec *spec = parts.spec;
+  GHashTable *ports = parts.ports;
   g_autofree gchar *hash = stg_thrift_hash (THRIFT_STRUCT (config), NULL);
+  StgTemplateVars vars = parts.vars;
 
   if (docker == NULL)
     {
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID, "the task config names no docker image");
       return NULL;
     }
-  if ((spec = stg_executor_spec_parse (config->executorConfig->data, (const gchar *const *) names, error)) == NULL ||
-      (ports = slot_ports (slot, names, error)) == NULL)
-    return NULL;
-  StgTemplateVars vars = {
-    .instance = slot->instance, .cluster = rt->options.cluster, .role = slot->job->role,
-    .environment = slot->job->environment, .name = slot->job->name,
-    .version = stg_store_config_version (rt->store, config_id), .ports = ports,
-  };
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
   add_string (b, "Image", docker->image);
@@ -379,8 +435,9 @@ stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **n
     add_string (b, "Hostname", parameter (docker, "hostname"));
   add_host_config (b, config, docker, ports, names);
   json_builder_end_object (b);
-  *name = g_strdup_printf ("stagger-%.12s-%s.%s.%s-%d-%" G_GINT64_FORMAT, rt->marker, slot->job->role,
-                           slot->job->environment, slot->job->name, slot->instance, run_id);
+  *name = g_strdup_printf ("stagger-%.12s-%s.%s.%s-%d-%" G_GINT64_FORMAT, slot->rt->marker,
+                           slot->job->role, slot->job->environment, slot->job->name, slot->instance,
+                           run_id);
   return json_builder_get_root (b);
 }
 

@@ -48,9 +48,12 @@ typedef struct
 typedef enum
 {
   OP_IDLE,
-  OP_STOPPING,                    /* stop, then remove */
-  OP_STARTING,                    /* create, then start */
+  OP_STOPPING, /* stop, then remove */
+  OP_STARTING, /* create, then start */
+  OP_HOOK,     /* an update hook runs in the container */
 } SlotOp;
+
+typedef struct _FleetHook FleetHook;
 
 typedef struct
 {
@@ -81,6 +84,10 @@ typedef struct
   StgHealth *health;
   guint retry_timer;
   gint backoff_ms;
+  FleetHook *hook;   /* (nullable) the hook in flight */
+  gint64 pre_passed; /* the config whose pre_update hook passed here */
+  gint64 pre_failed; /* ... or failed (not run again until applied again) */
+  gint64 post_owed;  /* the config whose post_update hook is owed once healthy */
 } Slot;
 
 struct _StgFleetRuntime
@@ -119,6 +126,10 @@ void stg_fleet_set_host (Slot *slot, Host *host);
  * the slot's facts and announces the change. */
 void stg_fleet_set_phase (Slot *slot, StgTaskPhase phase, gint status, const gchar *message);
 
+/* A non-service task's container exited with status 0: FINISHED, the
+ * container removed, nothing started again until a new config is applied. */
+void stg_fleet_container_finished (Slot *slot, const gchar *why);
+
 /* The slot's container ended or failed (@why in words): counted, then
  * restarted after a back-off unless the slot goes away. */
 void stg_fleet_container_failed (Slot *slot, const gchar *why);
@@ -139,6 +150,25 @@ void stg_fleet_watch (Slot *slot, gboolean already_healthy);
  * container's name. */
 JsonNode *stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **name,
                                     GError **error);
+
+/* @config_id's pre_update (or, !@pre, post_update) hook as the argv to
+ * exec in @slot's container (templates expanded), and its timeout; NULL
+ * without @error when the config has no such hook. */
+gchar **stg_fleet_hook_argv (Slot *slot, gint64 config_id, gboolean pre, gdouble *timeout_secs,
+                             GError **error);
+
+/* ---- update hooks in containers (fleet_hooks.c) ----------------------------- */
+
+/* Runs @config_id's pre_update (@pre) or post_update hook in the slot's
+ * container; FALSE when there is none to run (then nothing happened).
+ * While it runs the slot's op is OP_HOOK; when it ends the slot goes on
+ * (pre: replaced, or left running with the failure counted; post: RUNNING,
+ * or failed). */
+gboolean stg_fleet_hook_start (Slot *slot, gint64 config_id, gboolean pre);
+
+/* Forgets the hook in flight (the slot is being freed or loses its
+ * container). */
+void stg_fleet_hook_drop (Slot *slot);
 
 /* The health check URL of @slot's config @config_id, or NULL (no HTTP check). */
 gchar *stg_fleet_health_url (Slot *slot, const StgExecutorSpec *spec, gint64 config_id);

@@ -12,6 +12,8 @@
  */
 #include "config.h"
 
+#include <stdio.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,28 @@ static const gchar *
 container_state (JsonObject *container)
 {
   return json_object_get_string_member_with_default (container, "State", "");
+}
+
+/* The container ended (listed, not running): a non-service task whose
+ * container exited with status 0 has FINISHED (as Aurora's batch tasks
+ * do), anything else failed. @what says when ("exited on HOST"). */
+static void
+container_ended (Slot *slot, JsonObject *c, const gchar *what)
+{
+  const gchar *status = json_object_get_string_member_with_default (c, "Status",
+                                                                    container_state (c));
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, slot->container_config,
+                                                           NULL);
+  gint code = -1;
+  g_autofree gchar *why = g_strdup_printf ("%s: %s", what, status);
+
+  /* Docker and Podman both list an ended container as "Exited (N) ..."
+   * (its state "exited", or with Podman "stopped" until cleaned up). */
+  if (sscanf (status, "Exited (%d)", &code) == 1 && code == 0 && config != NULL &&
+      !config->isService)
+    stg_fleet_container_finished (slot, why);
+  else
+    stg_fleet_container_failed (slot, why);
 }
 
 /* Slow answers (a busy engine) count as unreachable only this many times
@@ -142,11 +166,13 @@ check_containers (Host *h, JsonArray *list)
       JsonObject *c = g_hash_table_lookup (by_id, slot->container_id);
       if (c != NULL && g_str_equal (container_state (c), "running"))
         continue;
-      g_autofree gchar *why = c == NULL
-        ? g_strdup_printf ("container %.12s is gone from %s", slot->container_id, h->config->name)
-        : g_strdup_printf ("exited on %s: %s", h->config->name,
-                           json_object_get_string_member_with_default (c, "Status", container_state (c)));
-      stg_fleet_container_failed (slot, why);
+      g_autofree gchar *what = c == NULL ? g_strdup_printf ("container %.12s is gone from %s",
+                                                            slot->container_id, h->config->name)
+                                         : g_strdup_printf ("exited on %s", h->config->name);
+      if (c != NULL)
+        container_ended (slot, c, what);
+      else
+        stg_fleet_container_failed (slot, what);
     }
 }
 
@@ -304,10 +330,10 @@ adopt_container (StgFleetRuntime *rt, Host *h, JsonObject *c, GHashTable *rows)
     }
   if (!g_str_equal (container_state (c), "running"))
     {
-      g_autofree gchar *why = g_strdup_printf ("exited on %s while staggerd was not running: %s", h->config->name,
-                                               json_object_get_string_member_with_default (c, "Status", ""));
+      g_autofree gchar *what = g_strdup_printf ("exited on %s while staggerd was not running",
+                                                h->config->name);
       slot->phase = STG_TASK_STARTING;
-      stg_fleet_container_failed (slot, why);
+      container_ended (slot, c, what);
       return;
     }
   gboolean healthy = row->status == API_SCHEDULE_STATUS_RUNNING;
