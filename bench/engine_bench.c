@@ -13,7 +13,6 @@
  */
 #include "config.h"
 
-#include <libpq-fe.h>
 
 #include <sys/resource.h>
 #include <glib/gstdio.h>
@@ -25,6 +24,7 @@
 #include "engine/engine.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
+#include "pg_reset.h"
 
 /* ---- the bench runtime ----------------------------------------------------------- */
 
@@ -185,20 +185,6 @@ quit_when_done (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-/* Empties the PostgreSQL database at @url, so each case starts afresh. */
-static void
-reset_pg (const gchar *url)
-{
-  PGconn *conn = PQconnectdb (url);
-  PGresult *res = PQexec (conn, "SET client_min_messages = warning; "
-                               "DROP SCHEMA public CASCADE; CREATE SCHEMA public");
-
-  if (PQresultStatus (res) != PGRES_COMMAND_OK)
-    g_error ("bench: resetting %s: %s", url, PQerrorMessage (conn));
-  PQclear (res);
-  PQfinish (conn);
-}
-
 static gboolean relaxed_sync; /* SQLite with synchronous=NORMAL */
 
 /* One case, on SQLite in a temporary directory or (@pg_url) PostgreSQL. */
@@ -209,7 +195,7 @@ run_case (const Case *c, const gchar *pg_url)
   g_autofree gchar *dir = g_dir_make_tmp ("stagger-bench-XXXXXX", &error);
   g_autofree gchar *db = g_build_filename (dir, "stagger.db", NULL);
   if (pg_url != NULL)
-    reset_pg (pg_url);
+    stg_bench_pg_reset (pg_url);
   StgStore *store = stg_store_open (pg_url != NULL ? pg_url : db, &error);
   if (store != NULL && pg_url == NULL && relaxed_sync &&
       !stg_store_sqlite_relax_sync (store, &error))

@@ -1,16 +1,18 @@
 # bench/local.mk: benchmarks. `make bench` builds and runs them all, prints
 # one table per benchmark and writes bench/results.json in the build tree.
-# BENCH_ENGINE_FLAGS='--postgresql=postgresql://USER@HOST/DB' runs the engine
-# cases on PostgreSQL too, beside SQLite (that database is emptied).
+# The engine and RPC benchmarks run on a throwaway PostgreSQL too, beside
+# SQLite (bench/pg.sh; skipped with a note when PostgreSQL is not
+# installed). BENCH_ENGINE_FLAGS and BENCH_RPC_FLAGS add options.
 EXTRA_PROGRAMS += bench/engine_bench
-bench_engine_bench_SOURCES = bench/engine_bench.c
+bench_engine_bench_SOURCES = bench/engine_bench.c bench/pg_reset.c bench/pg_reset.h
 bench_engine_bench_LDADD = libstg_engine.a libstg_runtime.a libstg_store.a libstg_common.a \
 	libstg_gen.a $(STG_LIBS)
 
 STG_BENCH_API_LIBS = libstg_api.a libstg_engine.a libstg_runtime.a libstg_store.a libstg_common.a \
 	libstg_gen.a $(STG_LIBS)
 EXTRA_PROGRAMS += bench/rpc_bench bench/noop_server
-bench_rpc_bench_SOURCES = bench/rpc_bench.c tests/framed_client.c tests/framed_client.h
+bench_rpc_bench_SOURCES = bench/rpc_bench.c bench/pg_reset.c bench/pg_reset.h tests/framed_client.c \
+	tests/framed_client.h
 bench_rpc_bench_LDADD = libstg_cli.a $(STG_BENCH_API_LIBS)
 bench_noop_server_SOURCES = bench/noop_server.c
 bench_noop_server_LDADD = $(STG_BENCH_API_LIBS)
@@ -21,7 +23,8 @@ STG_BENCH_DEPS = bench/engine_bench bench/rpc_bench bench/noop_server staggerd s
 bench: $(STG_BENCH_DEPS)
 	@mkdir -p bench
 	@echo "== 1. engine and store at scale (bench/engine_bench)"
-	./bench/engine_bench $(BENCH_ENGINE_FLAGS) --json bench/engine.json
+	$(SHELL) $(srcdir)/bench/pg.sh sh -c './bench/engine_bench $(BENCH_ENGINE_FLAGS) \
+		$${STG_BENCH_PG:+--postgresql="$$STG_BENCH_PG"} --json bench/engine.json'
 	@echo
 	@echo "== 2. end-to-end rollouts of real processes against a shell script (bench/rollout.sh)"
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/rollout.sh --instances 20 --batch 5 \
@@ -32,7 +35,8 @@ bench: $(STG_BENCH_DEPS)
 		--json bench/rollout.json
 	@echo
 	@echo "== 3. RPC throughput and latency against a no-op server (bench/rpc_bench)"
-	./bench/rpc_bench $(BENCH_RPC_FLAGS) --json bench/rpc.json
+	$(SHELL) $(srcdir)/bench/pg.sh sh -c './bench/rpc_bench $(BENCH_RPC_FLAGS) \
+		$${STG_BENCH_PG:+--postgresql="$$STG_BENCH_PG"} --json bench/rpc.json'
 	@echo
 	@echo "== 4. memory with many jobs, and the update page's data at 10,000 instances (bench/memory.sh)"
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/memory.sh $(BENCH_MEMORY_FLAGS) \
@@ -49,4 +53,5 @@ bench: $(STG_BENCH_DEPS)
 CLEANFILES += $(EXTRA_PROGRAMS) bench/engine.json bench/rollout.json bench/rollout-20.json \
 	bench/rollout-40.json bench/rpc.json \
 	bench/memory.json bench/fleet.json
-EXTRA_DIST += bench/local.mk bench/common.sh bench/rollout.sh bench/memory.sh bench/fleet.sh
+EXTRA_DIST += bench/local.mk bench/common.sh bench/rollout.sh bench/memory.sh bench/fleet.sh \
+	bench/pg.sh

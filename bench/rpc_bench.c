@@ -3,14 +3,16 @@
  * dispatcher, a handler that does nothing), which is the limit of the
  * stack itself.
  *
- *   rpc_bench [--quick] [--seconds S] [--json FILE]
+ *   rpc_bench [--quick] [--seconds S] [--json FILE] [--postgresql URL]
  *
  * For pulseJobUpdate and getJobUpdateSummaries (100 updates stored), over
  * framed binary TCP, HTTP binary and HTTP JSON, with 1, 8 and 64 clients
  * (a thread and a connection each): requests per second, p50, p99 and max
  * latency, and the ratio to the no-op server. Each cell runs for a fixed
  * time (default 2 s) after a warm-up. Then each target is printed beside
- * its figure, met or missed.
+ * its figure, met or missed. With --postgresql, a third server, staggerd
+ * on that PostgreSQL database (emptied first), gets the same calls: its
+ * rows ("postgresql") follow the SQLite ones; the targets are SQLite's.
  */
 #include "config.h"
 
@@ -25,11 +27,14 @@
 #include "cli/http_client_transport.h"
 #include "common/jobkey.h"
 
+#include "pg_reset.h"
+
 typedef struct
 {
   GSubprocess *process;
   guint16 http_port, thrift_port;
   gchar *dir;
+  ApiJobUpdateKey *key; /* the active update its pulses are for */
 } Server;
 
 static Server *
@@ -72,6 +77,7 @@ server_stop (Server *s)
   g_subprocess_send_signal (s->process, SIGTERM);
   g_subprocess_wait (s->process, NULL, NULL);
   g_object_unref (s->process);
+  g_clear_object (&s->key);
   g_free (s->dir);
   g_free (s);
 }
@@ -84,6 +90,7 @@ typedef struct
   ThriftTransport *transport;
   ThriftProtocol *protocol;
   ApiStaggerSchedulerIf *client;
+  ApiJobUpdateKey *key; /* borrowed from the server */
 } Client;
 
 static Client *
@@ -92,6 +99,7 @@ client_new (Server *s, Transport t)
   Client *c = g_new0 (Client, 1);
   g_autoptr (GError) error = NULL;
 
+  c->key = s->key;
   if (t == T_TCP)
     c->transport = THRIFT_TRANSPORT (stg_framed_client_new ("127.0.0.1", s->thrift_port, 60, 64 << 20));
   else
@@ -120,7 +128,6 @@ client_free (Client *c)
   g_free (c);
 }
 
-static ApiJobUpdateKey *bench_key;     /* the active update */
 static ApiJobUpdateQuery *bench_query; /* the job's updates */
 
 static gboolean
@@ -128,11 +135,13 @@ call (Client *c, gboolean pulse)
 {
   g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
   g_autoptr (GError) error = NULL;
-  gboolean ok = pulse
-      ? api_aurora_scheduler_manager_if_pulse_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
-                                                          bench_key, &error)
-      : api_read_only_scheduler_if_get_job_update_summaries (API_READ_ONLY_SCHEDULER_IF (c->client), &r,
-                                                             bench_query, &error);
+  gboolean ok =
+      pulse ? api_aurora_scheduler_manager_if_pulse_job_update (API_AURORA_SCHEDULER_MANAGER_IF (
+                                                                    c->client),
+                                                                &r, c->key, &error)
+            : api_read_only_scheduler_if_get_job_update_summaries (API_READ_ONLY_SCHEDULER_IF (
+                                                                       c->client),
+                                                                   &r, bench_query, &error);
   return ok && r->responseCode == API_RESPONSE_CODE_OK;
 }
 
@@ -250,10 +259,11 @@ seed (Server *s)
           api_aurora_scheduler_manager_if_abort_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &a, k, "", &error);
         }
       else
-        bench_key = g_object_ref (k);
+        s->key = g_object_ref (k);
     }
   bench_query = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", key, "limit", 100, NULL);
   /* Every type the client threads use is registered here, on one thread. */
+  c->key = s->key;
   if (!call (c, TRUE) || !call (c, FALSE))
     g_error ("rpc_bench: the seeded daemon does not answer");
   g_type_ensure (STG_TYPE_JSON_PROTOCOL);
@@ -273,7 +283,7 @@ static const gchar WRK_SCRIPT[] =
 
 /* A pulseJobUpdate call of the active update, as Thrift binary bytes. */
 static GBytes *
-pulse_body (void)
+pulse_body (ApiJobUpdateKey *key)
 {
   g_autoptr (StgMemTransport) out = stg_mem_transport_new (NULL, 0);
   g_autoptr (ThriftProtocol) p = stg_binary_protocol_new (THRIFT_TRANSPORT (out));
@@ -282,7 +292,7 @@ pulse_body (void)
 
   if (!api_aurora_scheduler_manager_client_send_pulse_job_update (API_AURORA_SCHEDULER_MANAGER_IF (
                                                                       client),
-                                                                  bench_key, NULL))
+                                                                  key, NULL))
     g_error ("rpc_bench: cannot encode a pulse");
   return stg_mem_transport_steal_output (out);
 }
@@ -324,7 +334,7 @@ wrk_rows (Server *real, Server *base, const gchar *dir, guint seconds, gdouble *
   g_autofree gchar *wrk = g_find_program_in_path ("wrk");
   g_autofree gchar *script = g_build_filename (dir, "pulse.lua", NULL);
   g_autofree gchar *body_file = g_build_filename (dir, "pulse.bin", NULL);
-  g_autoptr (GBytes) body = pulse_body ();
+  g_autoptr (GBytes) body = pulse_body (real->key);
 
   if (wrk == NULL)
     {
@@ -401,16 +411,81 @@ print_targets (Figures all[2][3][3], Figures noop[2][3][3], gboolean quick, gdou
            0.80, TRUE, wrk_base > 0);
 }
 
+static const guint counts[] = { 1, 8, 64 };
+
+/* One cell of the table: a method over a transport with some clients. */
+typedef struct
+{
+  gboolean pulse;
+  Transport transport;
+  guint clients;
+} Cell;
+
+/* Prints a row of @store's figures @f beside the no-op server's @nf, and
+ * adds it to the JSON array @b. */
+static void
+row (JsonBuilder *b, const Cell *cell, const gchar *store, const Figures *f, const Figures *nf)
+{
+  const gchar *method = cell->pulse ? "pulseJobUpdate" : "getJobUpdateSummaries";
+  gdouble ratio = nf->rps > 0 ? f->rps / nf->rps : 0;
+
+  g_print ("%-22s %-11s %7u %-10s %10.0f %8.2f %8.2f %8.2f %10.0f %7.2f%s\n", method,
+           transport_names[cell->transport], cell->clients, store, f->rps, f->p50_ms, f->p99_ms,
+           f->max_ms, nf->rps, ratio, f->errors || nf->errors ? " (errors!)" : "");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "method");
+  json_builder_add_string_value (b, method);
+  json_builder_set_member_name (b, "transport");
+  json_builder_add_string_value (b, transport_names[cell->transport]);
+  json_builder_set_member_name (b, "clients");
+  json_builder_add_int_value (b, cell->clients);
+  json_builder_set_member_name (b, "store");
+  json_builder_add_string_value (b, store);
+  json_builder_set_member_name (b, "rps");
+  json_builder_add_double_value (b, f->rps);
+  json_builder_set_member_name (b, "p50_ms");
+  json_builder_add_double_value (b, f->p50_ms);
+  json_builder_set_member_name (b, "p99_ms");
+  json_builder_add_double_value (b, f->p99_ms);
+  json_builder_set_member_name (b, "max_ms");
+  json_builder_add_double_value (b, f->max_ms);
+  json_builder_set_member_name (b, "noop_rps");
+  json_builder_add_double_value (b, nf->rps);
+  json_builder_set_member_name (b, "ratio");
+  json_builder_add_double_value (b, ratio);
+  json_builder_set_member_name (b, "errors");
+  json_builder_add_int_value (b, f->errors + nf->errors);
+  json_builder_end_object (b);
+}
+
+/* A staggerd on the PostgreSQL database @url, emptied first. */
+static Server *
+pg_server (const gchar *staggerd, const gchar *url, const gchar *dir)
+{
+  g_autofree gchar *pg_dir = g_build_filename (dir, "pg", NULL);
+  g_autofree gchar *data_arg = g_strconcat ("--data-dir=", pg_dir, "/data", NULL);
+  g_autofree gchar *store_arg = g_strconcat ("--store=", url, NULL);
+
+  stg_bench_pg_reset (url);
+  g_mkdir_with_parents (pg_dir, 0700);
+  const gchar *argv[] = { staggerd,        "--runtime=simulated", data_arg, store_arg,
+                          "--http-port=0", "--thrift-port=0",     NULL };
+  return server_start (argv, pg_dir);
+}
+
 int
 main (int argc, char **argv)
 {
   gboolean quick = FALSE;
   gdouble seconds = 2;
-  g_autofree gchar *json_path = NULL;
+  g_autofree gchar *json_path = NULL, *pg_url = NULL;
   const GOptionEntry entries[] = {
     { "quick", 0, 0, G_OPTION_ARG_NONE, &quick, "1 and 8 clients only, 1 s each", NULL },
     { "seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "Seconds per cell (default 2)", "S" },
-    { "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the figures to FILE as JSON", "FILE" },
+    { "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path, "Write the figures to FILE as JSON",
+      "FILE" },
+    { "postgresql", 0, 0, G_OPTION_ARG_STRING, &pg_url,
+      "Also a staggerd on this PostgreSQL database (emptied first), beside SQLite", "URL" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- RPC throughput against the stack's limit");
@@ -435,42 +510,31 @@ main (int argc, char **argv)
   const gchar *nargv[] = { noop, NULL };
   Server *real = server_start (sargv, dir);
   Server *base = server_start (nargv, noop_dir);
+  Server *pg = pg_url != NULL ? pg_server (staggerd, pg_url, dir) : NULL;
   seed (real);
+  base->key = g_object_ref (real->key); /* the no-op server takes any */
+  if (pg != NULL)
+    seed (pg);
 
-  static const guint counts[] = { 1, 8, 64 };
   Figures all[2][3][3] = { 0 }, base_figures[2][3][3] = { 0 };
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_array (b);
-  g_print ("%-22s %-11s %7s %10s %8s %8s %8s %10s %7s\n", "method", "transport", "clients", "req/s",
-           "p50 ms", "p99 ms", "max ms", "noop req/s", "ratio");
+  g_print ("%-22s %-11s %7s %-10s %10s %8s %8s %8s %10s %7s\n", "method", "transport", "clients",
+           "store", "req/s", "p50 ms", "p99 ms", "max ms", "noop req/s", "ratio");
   for (gint m = 0; m < 2; m++)
     for (gint t = 0; t < 3; t++)
       for (guint k = 0; k < G_N_ELEMENTS (counts); k++)
         {
           if (quick && counts[k] > 8)
             continue;
-          gboolean pulse = m == 0;
-          Figures f = measure (real, (Transport) t, pulse, counts[k], seconds);
-          Figures nf = measure (base, (Transport) t, pulse, counts[k], seconds);
-          all[m][t][k] = f;
-          base_figures[m][t][k] = nf;
-          gdouble ratio = nf.rps > 0 ? f.rps / nf.rps : 0;
-          g_print ("%-22s %-11s %7u %10.0f %8.2f %8.2f %8.2f %10.0f %7.2f%s\n",
-                   pulse ? "pulseJobUpdate" : "getJobUpdateSummaries", transport_names[t], counts[k], f.rps,
-                   f.p50_ms, f.p99_ms, f.max_ms, nf.rps, ratio, f.errors || nf.errors ? " (errors!)" : "");
-          json_builder_begin_object (b);
-          json_builder_set_member_name (b, "method");
-          json_builder_add_string_value (b, pulse ? "pulseJobUpdate" : "getJobUpdateSummaries");
-          json_builder_set_member_name (b, "transport"); json_builder_add_string_value (b, transport_names[t]);
-          json_builder_set_member_name (b, "clients"); json_builder_add_int_value (b, counts[k]);
-          json_builder_set_member_name (b, "rps"); json_builder_add_double_value (b, f.rps);
-          json_builder_set_member_name (b, "p50_ms"); json_builder_add_double_value (b, f.p50_ms);
-          json_builder_set_member_name (b, "p99_ms"); json_builder_add_double_value (b, f.p99_ms);
-          json_builder_set_member_name (b, "max_ms"); json_builder_add_double_value (b, f.max_ms);
-          json_builder_set_member_name (b, "noop_rps"); json_builder_add_double_value (b, nf.rps);
-          json_builder_set_member_name (b, "ratio"); json_builder_add_double_value (b, ratio);
-          json_builder_set_member_name (b, "errors"); json_builder_add_int_value (b, f.errors + nf.errors);
-          json_builder_end_object (b);
+          Cell cell = { m == 0, (Transport) t, counts[k] };
+          base_figures[m][t][k] = measure (base, cell.transport, cell.pulse, cell.clients, seconds);
+          all[m][t][k] = measure (real, cell.transport, cell.pulse, cell.clients, seconds);
+          row (b, &cell, "sqlite", &all[m][t][k], &base_figures[m][t][k]);
+          if (pg == NULL)
+            continue;
+          Figures pf = measure (pg, cell.transport, cell.pulse, cell.clients, seconds);
+          row (b, &cell, "postgresql", &pf, &base_figures[m][t][k]);
         }
   json_builder_end_array (b);
   gdouble wrk_real = 0, wrk_base = 0;
@@ -478,6 +542,8 @@ main (int argc, char **argv)
   print_targets (all, base_figures, quick, wrk_real, wrk_base);
   server_stop (real);
   server_stop (base);
+  if (pg != NULL)
+    server_stop (pg);
   if (json_path != NULL)
     {
       g_autoptr (JsonGenerator) gen = json_generator_new ();
