@@ -3,28 +3,32 @@
 # staggerd --runtime=fleet, and the same rollout done by a shell script, in
 # one run.
 #
-#   BUILDDIR=... bench/fleet.sh [--instances N] [--batch B] [--json FILE]
+#   BUILDDIR=... bench/fleet.sh [--instances N] [--batch B] [--interval S] [--json FILE]
 #
 # Three `podman system service` processes on this machine stand in for the
 # hosts (each with its own storage and socket; runc, cgroupfs and host
 # networking, as in tests/podman_hosts.c), with two images built from
 # busybox-static (httpd and /www/health). Stagger: a job of N containers
 # (default 300) rolls to the second image in batches of B (default 30),
-# health-checked over HTTP every 0.2 s, watch time 0; we time
+# health-checked over HTTP every S seconds (default 0.2; staggerd checks
+# every running container that often, the script only those of a batch),
+# watch time 0; we time
 # `stagger update start --wait`. Baseline: for each batch, the script stops
 # and removes the old containers with `podman --url ... stop/rm`, runs the new
 # ones with `podman --url ... run`, and polls each /health with curl every
-# 0.1 s. Prints both wall times and their ratio. Needs root, podman, runc,
+# S seconds too. Prints both wall times and their ratio. Needs root, podman, runc,
 # busybox-static and curl.
 set -eu
 
 N=300
 B=30
+S=0.2
 JSON=
 while [ $# -gt 0 ]; do
   case "$1" in
     --instances) N=$2; shift 2 ;;
     --batch) B=$2; shift 2 ;;
+    --interval) S=$2; shift 2 ;;
     --json) JSON=$2; shift 2 ;;
     *) echo "fleet.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -104,7 +108,7 @@ job_file () {   # $1: version
                            "parameters": [{"name": "network", "value": "host"}]}},
   "task": {"argv": ["httpd", "-f", "-p", "{{ports[http]}}", "-h", "/www"], "stop_timeout_secs": 2},
   "health_check_config": {"health_checker": {"http": {"endpoint": "/health"}}, "timeout_secs": 5,
-                          "initial_interval_secs": 30, "interval_secs": 0.2},
+                          "initial_interval_secs": 30, "interval_secs": $S},
   "update_config": {"watch_secs": 0, "update_strategy": {"batch": {"batch_size": $B}},
                     "max_total_failures": 0, "rollback_on_failure": true}
 }
@@ -141,7 +145,7 @@ run_one () {     # $1: instance, $2: version
     "localhost/bench:$2" httpd -f -p $((base + $1)) -h /www >/dev/null
 }
 healthy () {     # $1: instance
-  until curl -sf -o /dev/null "http://127.0.0.1:$((base + $1))/health"; do sleep 0.1; done
+  until curl -sf -o /dev/null "http://127.0.0.1:$((base + $1))/health"; do sleep "$S"; done
 }
 i=0
 while [ "$i" -lt "$N" ]; do run_one "$i" 1; i=$((i + 1)); done

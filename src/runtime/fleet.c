@@ -702,11 +702,6 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
       h->cancel = g_cancellable_new ();
       g_ptr_array_add (rt->hosts, h);
     }
-  if (!stg_fleet_load_drained (rt, error))
-    {
-      fleet_free (&rt->base);
-      return NULL;
-    }
   return &rt->base;
 }
 

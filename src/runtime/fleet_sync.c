@@ -414,7 +414,9 @@ gboolean
 stg_fleet_runtime_adopt (StgRuntime *base, GError **error)
 {
   StgFleetRuntime *rt = (StgFleetRuntime *) base;
-  g_autoptr (GArray) placements = stg_store_list_placements (rt->store, error);
+  g_autoptr (GArray) placements = stg_fleet_load_drained (rt, error)
+                                      ? stg_store_list_placements (rt->store, error)
+                                      : NULL;
   g_autoptr (GArray) rows = placements ? stg_store_list_all_instances (rt->store, error) : NULL;
   g_autoptr (GHashTable) by_key = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, NULL);
 
