@@ -43,7 +43,7 @@ done
 tmp=$(mktemp -d /tmp/sfb-XXXXXX)
 daemon=
 services=
-PORTS=45000
+PORTS=27000   # below 32768: host ports out of the ephemeral range, which clients use
 
 now () { date +%s.%N; }
 

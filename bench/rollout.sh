@@ -61,7 +61,8 @@ EOF
 # ---- Stagger ----------------------------------------------------------------
 job_file 1
 job_file 2
-start_staggerd --port-range 35000-35999
+# Ports below 32768, out of the ephemeral range that client sockets take.
+start_staggerd --port-range 28000-28999
 $stagger job create local/bench/prod/fleet "$tmp/v1.json" >/dev/null
 i=0
 until [ "$($stagger job status local/bench/prod/fleet | grep -c ' RUNNING ')" -eq "$N" ]; do
@@ -80,7 +81,7 @@ $stagger job kill local/bench/prod/fleet >/dev/null
 sleep 2
 
 # ---- the script a user would write ------------------------------------------
-base=36000
+base=29000
 start_one () {   # $1: instance, $2: version
   V=$2 "$server" --port $((base + $1)) >/dev/null 2>&1 &
   echo $! > "$tmp/pid.$1"

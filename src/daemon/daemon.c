@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <json-glib/json-glib.h>
+#include <stdio.h>
 #include <string.h>
 #include <glib/gstdio.h>
 #include <sys/stat.h>
@@ -619,6 +620,26 @@ fail:
   return NULL;
 }
 
+/* Warns when the instances' port range overlaps the kernel's ephemeral
+ * ports (net.ipv4.ip_local_port_range): an outgoing connection of any
+ * process (health checks included) may then hold an instance's port, and
+ * the instance fails to listen. */
+static void
+check_port_range (const StgDaemonSettings *s)
+{
+  g_autofree gchar *text = NULL;
+  gint lo = 0, hi = 0;
+
+  if (g_str_equal (s->runtime, "simulated") ||
+      !g_file_get_contents ("/proc/sys/net/ipv4/ip_local_port_range", &text, NULL, NULL) ||
+      sscanf (text, "%d %d", &lo, &hi) != 2 || s->port_max < lo || s->port_min > hi)
+    return;
+  g_warning ("staggerd: the instances' port range %d-%d overlaps the kernel's ephemeral ports "
+             "%d-%d (net.ipv4.ip_local_port_range): an outgoing connection may take an "
+             "instance's port; choose a range outside it (--port-range)",
+             s->port_min, s->port_max, lo, hi);
+}
+
 /* The leader's (or the only replica's) parts: runtime, engine, API, web UI. */
 static gboolean
 start_core (StgDaemon *d, GError **error)
@@ -626,6 +647,7 @@ start_core (StgDaemon *d, GError **error)
   StgTcpOptions options;
   StgHandlerContext ctx;
 
+  check_port_range (&d->settings);
   d->clock = stg_clock_new_real ();
   d->prune_id = g_timeout_add_seconds (STG_DAEMON_PRUNE_S, prune_step, d);
   if (g_str_equal (d->settings.runtime, "simulated"))
