@@ -119,7 +119,7 @@ EOF
 job_file 1
 job_file 2
 {
-  printf '[fleet]\npoll_interval_ms = 500\ncall_timeout_secs = 300\nlost_after_secs = 3600\n'
+  printf '[fleet]\ncall_timeout_secs = 300\nlost_after_secs = 3600\n'
   for h in 0 1 2; do printf '[host h%s]\nendpoint = unix://%s/h%s/sock\n' "$h" "$tmp" "$h"; done
 } > "$tmp/staggerd.conf"
 start_staggerd --runtime=fleet --config="$tmp/staggerd.conf" --port-range "$PORTS-$((PORTS + N - 1))"
