@@ -16,6 +16,8 @@ STG_CHECK_SUITES = \
 	tests/webui_test \
 	tests/engine_test \
 	tests/engine_control_test \
+	tests/engine_plan_test \
+	tests/gates_test \
 	tests/engine_recover_test \
 	tests/runtime_test \
 	tests/runtime_sandbox_test \
@@ -61,6 +63,14 @@ STG_ENGINE_FIXTURE = tests/engine_fixture.c tests/engine_fixture.h \
 tests_engine_test_SOURCES = tests/engine_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_test_LDADD = $(STG_TEST_LDADD)
+
+tests_gates_test_SOURCES = tests/gates_test.c
+tests_gates_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_gates_test_LDADD = $(STG_TEST_LDADD)
+
+tests_engine_plan_test_SOURCES = tests/engine_plan_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_plan_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_plan_test_LDADD = $(STG_TEST_LDADD)
 
 tests_engine_control_test_SOURCES = tests/engine_control_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_control_test_CFLAGS = $(STG_TEST_CFLAGS)

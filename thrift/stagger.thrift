@@ -334,6 +334,32 @@ union JobUpdateStrategy {
   3: VariableBatchJobUpdateStrategy varBatchStrategy
 }
 
+/* Stagger: a check that gates a rollout plan's stage, or the batches of an update. An attempt
+ * must pass within timeoutSecs (default 30); a failed attempt is made again up to retries times
+ * (default 0), retryIntervalSecs apart (default 10). */
+enum RolloutGateKind {
+  HTTP        = 1,   /* GET url: the answer's status is expectStatus (default 200) and, with
+                        jsonPath, the JSONPath's first value (a number, or a string holding one)
+                        stands in relation compare (<, <=, ==, !=, >=, >) to threshold */
+  SHELL       = 2,   /* /bin/sh -c command on staggerd's host exits with status 0 */
+  JOB_HEALTHY = 3    /* every instance of job is running and healthy */
+}
+
+struct RolloutGate {
+  1: string name
+  2: RolloutGateKind kind
+  3: optional string url
+  4: optional i32 expectStatus
+  5: optional string jsonPath
+  6: optional string compare
+  7: optional double threshold
+  8: optional string command
+  9: optional JobKey job
+  10: optional i32 timeoutSecs
+  11: optional i32 retries
+  12: optional i32 retryIntervalSecs
+}
+
 /* How an update proceeds and when it gives up. */
 struct JobUpdateSettings {
   /* Older form of the strategy: group size, with waitForBatchCompletion choosing Batch. */
@@ -364,6 +390,10 @@ struct JobUpdateSettings {
   /* Stagger: restart the instances in scope that already run the update's config, batch by
      batch, as any other change (a rolling restart). */
   104: optional bool restartInstances
+  /* Stagger: checks made after each batch but the last, in order, before the next batch
+     starts (batch strategies only); one that fails fails the update, which then rolls back
+     when rollbackOnFailure. */
+  105: optional list<RolloutGate> batchGates
 }
 
 /* A change of an update's status. */
@@ -517,6 +547,127 @@ struct GetJobConfigHistoryResult {
   1: list<JobConfigVersion> versions   /* oldest first */
 }
 
+
+/* Stagger: where a rollout plan, or one of its stages, stands. A plan that moves forward shows
+ * ROLLING_FORWARD while a stage's update runs, else WAITING_FOR_GATE or AWAITING_APPROVAL when
+ * its stages wait for that; PAUSED is a plan's only. */
+enum RolloutStatus {
+  PENDING           = 0,
+  WAITING_FOR_GATE  = 1,
+  AWAITING_APPROVAL = 2,
+  ROLLING_FORWARD   = 3,
+  DONE              = 4,
+  FAILED            = 5,
+  ROLLING_BACK      = 6,
+  ROLLED_BACK       = 7,
+  ABORTED           = 8,
+  PAUSED            = 9
+}
+
+/* Stagger: one stage of a rollout plan: one job update, exactly as startJobUpdate takes it
+ * (gates between its batches in request.settings.batchGates), started once every stage named
+ * in dependsOn is DONE. */
+struct RolloutStage {
+  1: string name
+  2: JobUpdateRequest request
+  3: list<string> dependsOn
+  4: list<RolloutGate> before        /* a failure fails the stage before anything changes */
+  5: list<RolloutGate> after         /* a failure fails the stage, which is rolled back */
+  6: bool requireApproval            /* waits for approveRolloutStage before its gates */
+}
+
+/* Stagger: several job updates in an order (a DAG of stages), with gates. */
+struct RolloutPlan {
+  1: string name
+  2: list<RolloutStage> stages
+  /* When a stage fails, the stages already done go back to their jobs' configurations
+     from before the plan, in reverse dependency order. */
+  3: bool rollbackOnFailure = true
+}
+
+struct RolloutPlanSummary {
+  1: string id
+  2: string name
+  3: RolloutStatus status
+  4: i64 sinceMs                  /* when status last changed */
+  5: string reason                /* why, in words ("" when there is nothing to say) */
+  6: string user                  /* who started it */
+  7: i64 createdTimestampMs
+  8: i32 stageCount
+  9: i32 stagesDone
+  10: bool rollbackOnFailure
+}
+
+struct RolloutStageState {
+  1: string name
+  2: JobKey job
+  3: RolloutStatus status
+  4: i64 sinceMs
+  5: string reason
+  6: list<string> dependsOn
+  7: optional JobUpdateKey update            /* the update that moves it forward */
+  8: optional JobUpdateKey rollbackUpdate    /* the update that took it back */
+  9: bool requireApproval
+  10: optional string approvedBy
+  11: i32 currentVersion     /* the configuration (JobConfigVersion.version) most of the job's
+                                instances should run now; 0: none */
+  12: i32 desiredVersion     /* the one the stage moves to; 0: not stored yet */
+  13: i32 previousVersion    /* the one from before the plan, which a rollback returns to;
+                                0: not recorded yet, or the job did not exist */
+  14: list<RolloutGate> before
+  15: list<RolloutGate> after
+  16: list<RolloutGate> batchGates
+  17: i32 gatesPassed        /* of the gates the stage waits for now */
+}
+
+/* A change of a plan's or a stage's status, or an approval. */
+struct RolloutEvent {
+  1: i64 timestampMs
+  2: optional string stage   /* unset: the plan's own */
+  3: RolloutStatus status
+  4: optional string user
+  5: optional string message
+}
+
+/* One attempt of one gate. */
+struct RolloutGateResult {
+  1: i64 timestampMs
+  2: string stage
+  3: string phase            /* before or after */
+  4: string gate
+  5: i32 attempt             /* 1, 2, ... */
+  6: bool passed
+  7: string message
+}
+
+struct RolloutPlanDetails {
+  1: RolloutPlanSummary summary
+  2: list<RolloutStageState> stages
+  3: list<RolloutEvent> events           /* oldest first */
+  4: list<RolloutGateResult> gateResults /* oldest first */
+  5: RolloutPlan plan                    /* as it was started */
+}
+
+/* A filter of plans; every term that is set must match. */
+struct RolloutPlanQuery {
+  1: optional string name
+  2: optional bool activeOnly
+  3: i32 offset
+  4: i32 limit               /* 0: 100 */
+}
+
+struct StartRolloutPlanResult {
+  1: string id
+}
+
+struct GetRolloutPlansResult {
+  1: list<RolloutPlanSummary> plans     /* newest first */
+}
+
+struct GetRolloutPlanDetailsResult {
+  1: RolloutPlanDetails details
+}
+
 union Result {
    3: ScheduleStatusResult scheduleStatusResult
    4: GetJobsResult getJobsResult
@@ -531,6 +682,9 @@ union Result {
   100: GetJobConfigHistoryResult getJobConfigHistoryResult
   101: GetTaskLogsResult getTaskLogsResult
   102: GetHostsResult getHostsResult
+  103: StartRolloutPlanResult startRolloutPlanResult
+  104: GetRolloutPlansResult getRolloutPlansResult
+  105: GetRolloutPlanDetailsResult getRolloutPlanDetailsResult
 }
 
 struct ResponseDetail {
@@ -586,4 +740,20 @@ service StaggerScheduler extends AuroraSchedulerManager {
    * Moving the instances off is a rolling restart of them (what `stagger
    * host drain` starts). Needs a user allowed every role. */
   Response drainHost(1: string host, 2: bool drain)
+
+  /* Rollout plans. Starting one, and each call that changes one, needs a user allowed the
+   * roles of all its jobs. */
+  Response startRolloutPlan(1: RolloutPlan plan, 2: string message)
+  Response getRolloutPlans(1: RolloutPlanQuery query)
+  Response getRolloutPlanDetails(1: string id)
+  /* Starts nothing new and pauses the stages' updates; resume goes on. */
+  Response pauseRolloutPlan(1: string id, 2: string message)
+  Response resumeRolloutPlan(1: string id, 2: string message)
+  /* Stops: the stages' updates are aborted, nothing is rolled back. */
+  Response abortRolloutPlan(1: string id, 2: string message)
+  /* Rolls back the stages' running updates, then every stage that changed its job, in
+   * reverse dependency order, each to its job's configuration from before the plan. */
+  Response rollbackRolloutPlan(1: string id, 2: string message)
+  /* Lets stage (every stage waiting for approval, when stage is "") go on. */
+  Response approveRolloutStage(1: string id, 2: string stage, 3: string message)
 }

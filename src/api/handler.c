@@ -292,6 +292,7 @@ stg_handler_class_init (StgHandlerClass *klass)
   stg_handler_install_update_methods (ro, rw);
   stg_handler_install_task_methods (ro);
   stg_handler_install_stagger_methods (API_STAGGER_SCHEDULER_HANDLER_CLASS (klass));
+  stg_handler_install_plan_methods (API_STAGGER_SCHEDULER_HANDLER_CLASS (klass));
 }
 
 static void

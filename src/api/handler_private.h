@@ -38,3 +38,6 @@ void stg_handler_install_update_methods (ApiReadOnlySchedulerHandlerClass *ro,
 
 /* Stagger's own methods (handler_stagger.c), installed by the class init. */
 void stg_handler_install_stagger_methods (ApiStaggerSchedulerHandlerClass *sc);
+
+/* The rollout plan methods (handler_plans.c), installed by the class init. */
+void stg_handler_install_plan_methods (ApiStaggerSchedulerHandlerClass *sc);

@@ -470,6 +470,10 @@ on_engine_change (gpointer data, const StgEngineChange *change)
   const ApiJobKey *job = change->job;
   const gchar *update_uid = change->update_uid;
 
+  if (change->plan_uid != NULL)
+    stg_webui_announce (ui, "plan", "", "", "", change->plan_uid);
+  if (job == NULL)
+    return;
   if (update_uid != NULL)
     stg_webui_waits_note (ui->waits, update_uid);
   stg_webui_announce (ui, "job", job->role, job->environment, job->name, NULL);

@@ -45,6 +45,25 @@ stg_pulse_status_name (gint value)
 }
 
 const gchar *
+stg_rollout_status_name (gint value)
+{
+  return strip (toString_RolloutStatus (value), "API_ROLLOUT_STATUS_");
+}
+
+const gchar *
+stg_gate_kind_name (gint value)
+{
+  return strip (toString_RolloutGateKind (value), "API_ROLLOUT_GATE_KIND_");
+}
+
+gboolean
+stg_rollout_status_is_terminal (gint value)
+{
+  return value == API_ROLLOUT_STATUS_DONE || value == API_ROLLOUT_STATUS_FAILED ||
+         value == API_ROLLOUT_STATUS_ROLLED_BACK || value == API_ROLLOUT_STATUS_ABORTED;
+}
+
+const gchar *
 stg_cron_policy_name (gint value)
 {
   return strip (toString_CronCollisionPolicy (value), "API_CRON_COLLISION_POLICY_");

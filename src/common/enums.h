@@ -24,6 +24,14 @@ const gchar *stg_pulse_status_name (gint value);
 /* The name of a CronCollisionPolicy value ("KILL_EXISTING"). */
 const gchar *stg_cron_policy_name (gint value);
 
+/* The name of a RolloutStatus value ("WAITING_FOR_GATE"). */
+const gchar *stg_rollout_status_name (gint value);
+/* The name of a RolloutGateKind value ("HTTP"). */
+const gchar *stg_gate_kind_name (gint value);
+
+/* TRUE for a plan's terminal statuses: DONE, FAILED, ROLLED_BACK, ABORTED. */
+gboolean stg_rollout_status_is_terminal (gint value);
+
 /* The value named @name (case-insensitive), or -1. */
 gint stg_update_status_from_name (const gchar *name);
 

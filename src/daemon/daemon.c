@@ -649,6 +649,17 @@ start_core (StgDaemon *d, GError **error)
 
   check_port_range (&d->settings);
   d->clock = stg_clock_new_real ();
+  {
+    /* Shell gates run as the users instances run as. */
+    StgLocalOptions users;
+    stg_local_options_init (&users);
+    gboolean ok = stg_daemon_instance_users (&d->settings, &users, error);
+    if (ok)
+      d->gates = stg_gate_runner_new (users.role_users, users.default_user);
+    stg_local_options_clear (&users);
+    if (!ok)
+      return FALSE;
+  }
   d->prune_id = g_timeout_add_seconds (STG_DAEMON_PRUNE_S, prune_step, d);
   if (g_str_equal (d->settings.runtime, "simulated"))
     {
@@ -695,6 +706,7 @@ start_core (StgDaemon *d, GError **error)
                            : g_str_equal (d->settings.runtime, "local") ? 1000
                                                                         : 100000;
     d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
+    stg_engine_set_gate_runner (d->engine, d->gates);
   }
   /* Instances first (adopted, or reported dead), then the updates over them. */
   if ((g_str_equal (d->settings.runtime, "local") && !stg_local_runtime_adopt (d->runtime, error)) ||
@@ -769,6 +781,7 @@ stg_daemon_stop (StgDaemon *d)
   g_clear_pointer (&d->dispatch, stg_dispatch_free);
   g_clear_object (&d->handler);
   g_clear_pointer (&d->engine, stg_engine_free);
+  g_clear_pointer (&d->gates, stg_gate_runner_free);
   /* Instances keep running: the next staggerd adopts them. */
   g_clear_pointer (&d->runtime, stg_runtime_free);
   g_clear_pointer (&d->clock, stg_clock_free);

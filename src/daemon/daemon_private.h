@@ -21,6 +21,7 @@ struct _StgDaemon
   StgClock *clock;
   StgRuntime *runtime;
   StgEngine *engine;
+  StgGateRunner *gates; /* rollout gates: HTTP and shell */
   StgHandler *handler;
   StgDispatch *dispatch; /* the leader's; a follower's only refuses */
   StgAuth *auth;

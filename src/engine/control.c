@@ -313,6 +313,14 @@ ApiJobUpdateKey *
 stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const gchar *user,
                          const gchar *message, ApiJobUpdateSummary **active_out, GError **error)
 {
+  return stg_update_start (e, request, user, message, NULL, NULL, active_out, error);
+}
+
+ApiJobUpdateKey *
+stg_update_start (StgEngine *e, const ApiJobUpdateRequest *request, const gchar *user,
+                  const gchar *message, StgUpdateStartHook hook, gpointer hook_data,
+                  ApiJobUpdateSummary **active_out, GError **error)
+{
   Checked c;
   StgDiff diff = { 0 };
   g_autoptr (GError) local = NULL;
@@ -369,6 +377,8 @@ stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const
       activate (e, update_id, uid, user, status, now, job_id, &c, &diff);
     }
   stg_engine_announce (e, c.key, uid);
+  if (hook != NULL && !hook (e, uid, hook_data, &local))
+    goto store_failed;
   if (!stg_engine_step_end (e, error))
     goto out;
   result = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", c.key, "id", uid, NULL);

@@ -86,6 +86,7 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
   engine->up.look_at = look_at;
   engine->up.job_news = job_news;
   engine->retries = stg_engine_retries_new ();
+  stg_plans_init (engine);
   if (runtime != NULL)
     stg_runtime_set_listener (runtime, on_instance, engine);
   return engine;
@@ -99,6 +100,7 @@ stg_engine_free (StgEngine *engine)
   if (engine->runtime != NULL)
     stg_runtime_set_listener (engine->runtime, NULL, NULL);
   stg_clock_cancel_timer (engine->clock, engine->news_timer);
+  stg_plans_free (engine);
   stg_engine_starts_free (engine);
   g_hash_table_unref (engine->news);
   stg_engine_cancel_retries (engine);
@@ -112,6 +114,12 @@ stg_engine_free (StgEngine *engine)
   g_hash_table_unref (engine->by_job);
   g_array_unref (engine->watchers);
   g_free (engine);
+}
+
+void
+stg_engine_set_gate_runner (StgEngine *engine, StgGateRunner *runner)
+{
+  engine->gates = runner;
 }
 
 void

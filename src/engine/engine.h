@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/thrift_glue.h"
+#include "runtime/gates.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
 
@@ -58,15 +59,20 @@ StgEngine *stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime
 void stg_engine_free (StgEngine *engine);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgEngine, stg_engine_free)
 
-/* Reloads every active update from the store and continues it. */
+/* HTTP and shell gates run through @runner (borrowed; NULL: they fail,
+ * saying this staggerd runs none). */
+void stg_engine_set_gate_runner (StgEngine *engine, StgGateRunner *runner);
+
+/* Reloads every active update and plan from the store and continues them. */
 gboolean stg_engine_recover (StgEngine *engine, GError **error);
 
 /* A committed change: @job changed, and so did update @update_uid when not
- * NULL. */
+ * NULL; or (@job NULL) rollout plan @plan_uid changed. */
 typedef struct
 {
-  ApiJobKey *job;
+  ApiJobKey *job;    /* (nullable) */
   gchar *update_uid; /* (nullable) */
+  gchar *plan_uid;   /* (nullable) */
 } StgEngineChange;
 
 /* Called after each committed change, with the change (valid for the call
@@ -155,6 +161,34 @@ gboolean stg_engine_drain_host (StgEngine *engine, const gchar *name, gboolean d
 /* What @request would change, without starting anything. */
 ApiGetJobUpdateDiffResult *stg_engine_diff (StgEngine *engine, const ApiJobUpdateRequest *request,
                                             GError **error);
+
+/* ---- rollout plans (plan.c) ------------------------------------------ */
+
+/* Starts rollout plan @plan: checks every stage (each request as
+ * startJobUpdate checks it, names unique, dependencies known and acyclic,
+ * one stage per job, gates) and returns the new plan's id. */
+gchar *stg_engine_start_plan (StgEngine *engine, const ApiRolloutPlan *plan, const gchar *user,
+                              const gchar *message, GError **error);
+
+/* Starts no new stage and pauses the stages' updates; resume goes on.
+ * NOT_FOUND for an unknown plan, STATE when the plan's status forbids it. */
+gboolean stg_engine_pause_plan (StgEngine *engine, const gchar *uid, const gchar *user,
+                                const gchar *message, GError **error);
+gboolean stg_engine_resume_plan (StgEngine *engine, const gchar *uid, const gchar *user,
+                                 const gchar *message, GError **error);
+/* Stops the plan: the stages' updates are aborted; nothing is rolled back. */
+gboolean stg_engine_abort_plan (StgEngine *engine, const gchar *uid, const gchar *user,
+                                const gchar *message, GError **error);
+/* Rolls the stages' running updates back, then every stage that changed
+ * its job, in reverse dependency order; also of a plan that has ended. */
+gboolean stg_engine_rollback_plan (StgEngine *engine, const gchar *uid, const gchar *user,
+                                   const gchar *message, GError **error);
+/* Approves stage @stage (NULL or "": every stage awaiting approval now). */
+gboolean stg_engine_approve_stage (StgEngine *engine, const gchar *uid, const gchar *stage,
+                                   const gchar *user, const gchar *message, GError **error);
+
+/* Active plans held in memory. */
+guint stg_engine_active_plans (StgEngine *engine);
 
 /* Where an update stands, for displays. */
 typedef struct

@@ -41,6 +41,7 @@ typedef struct
   gint64 pause_between_ms;
   StgRanges *only;               /* (nullable) updateOnlyTheseInstances */
   gboolean restart;              /* restartInstances: same-config instances are restarted */
+  GPtrArray *gates;              /* (nullable) ApiRolloutGate*: batchGates, checked */
 } StgSettings;
 
 void stg_settings_clear (StgSettings *s);
@@ -187,6 +188,9 @@ struct _StgUpdate
                                 (kept only when min_in_service > 0) */
   guint pulse_timer;
   guint gate_timer;
+  gboolean gating; /* between batches: s.gates[gates_passed..] still to pass */
+  guint gates_passed;
+  struct _StgGateRun *gate_run; /* (nullable) the gate being tried (running only) */
   gboolean dirty;            /* progress to write in this step */
   GHashTable *dirty_work;    /* index -> TRUE: rows to write in this step */
 };
@@ -224,15 +228,19 @@ typedef struct
   void (*job_news) (StgEngine *engine, gint64 job_id);
 } StgEngineUp;
 
+typedef struct _StgPlan StgPlan;
+
 struct _StgEngine
 {
   StgStore *store;          /* borrowed */
   StgClock *clock;          /* borrowed */
   StgRuntime *runtime;      /* borrowed, nullable */
+  StgGateRunner *gates;     /* borrowed, nullable: HTTP and shell gates */
   StgEngineLimits limits;
 
   GHashTable *updates;      /* uid -> StgUpdate* (active updates only; owned) */
   GHashTable *by_job;       /* job id (gint64*) -> StgUpdate* */
+  GHashTable *plans;        /* uid -> StgPlan* (active plans only; owned; plan.c) */
   GArray *watchers;         /* StgWatcher */
 
   GHashTable *news;         /* StgSlotKey* set: slots to look at in the next step */
@@ -267,6 +275,9 @@ void stg_engine_queue (StgEngine *engine, StgActKind kind, gint64 job_id, gint32
 
 /* Tells watchers about a job (and update, nullable) after the commit. */
 void stg_engine_announce (StgEngine *engine, const ApiJobKey *job, const gchar *uid);
+
+/* Tells watchers about plan @plan_uid after the commit. */
+void stg_engine_announce_plan (StgEngine *engine, const gchar *plan_uid);
 
 /* Marks @u's progress (and work item @idx's row) for writing with the step. */
 void stg_update_touch (StgUpdate *u);
@@ -324,6 +335,19 @@ gboolean stg_update_transition_allowed (gint from, gint to);
 /* Runtime news for a slot (engine.c routes it here, inside a step). */
 void stg_update_on_instance (StgUpdate *u, gint32 instance);
 
+/* ---- starting an update (control.c) ------------------------------------------ */
+
+/* Called inside the step that records a new update @uid, to write more in
+ * the same transaction; FALSE (with @error) fails the step. */
+typedef gboolean (*StgUpdateStartHook) (StgEngine *engine, const gchar *uid, gpointer data,
+                                        GError **error);
+
+/* stg_engine_start_update(), with @hook (nullable) run inside its step. */
+ApiJobUpdateKey *stg_update_start (StgEngine *engine, const ApiJobUpdateRequest *request,
+                                   const gchar *user, const gchar *message, StgUpdateStartHook hook,
+                                   gpointer hook_data, ApiJobUpdateSummary **active_out,
+                                   GError **error);
+
 /* ---- starting new jobs (starts.c) ---------------------------------------------- */
 
 /* Jobs with more instances than this start them this many at a time. */
@@ -372,6 +396,38 @@ void stg_engine_cancel_retries (StgEngine *engine);
 
 /* An empty list of pending retries, for engine->retries. */
 GPtrArray *stg_engine_retries_new (void);
+
+/* ---- gates (gate.c) ------------------------------------------------------------ */
+
+/* Checks @gate (field names prefixed with @what). */
+gboolean stg_gate_check (const ApiRolloutGate *gate, const gchar *what, GError **error);
+
+/* What @gate checks, in words ("GET URL: $.x <= 0"). */
+gchar *stg_gate_describe (const ApiRolloutGate *gate);
+
+/* One attempt's result: @attempt counts from 1; @last when the gate has
+ * passed or has no attempt left (the run then does nothing more). Called
+ * outside steps; the owner may free the run inside. */
+typedef void (*StgGateResultFunc) (gpointer data, guint attempt, gboolean passed, gboolean last,
+                                   const gchar *message);
+
+typedef struct _StgGateRun StgGateRun;
+
+/* Starts trying @gate for a job of @role (the first attempt on the next
+ * iteration). */
+StgGateRun *stg_gate_run_start (StgEngine *engine, const ApiRolloutGate *gate, const gchar *role,
+                                StgGateResultFunc func, gpointer data);
+/* Stops it (an attempt in flight is cancelled and never reported). */
+void stg_gate_run_free (StgGateRun *run);
+
+/* ---- rollout plans (plan.c) ------------------------------------------------------ */
+
+/* engine->plans and the watcher that wakes plans when their jobs change. */
+void stg_plans_init (StgEngine *engine);
+void stg_plans_free (StgEngine *engine);
+
+/* Loads every active plan and continues it. */
+gboolean stg_plans_recover (StgEngine *engine, GError **error);
 
 /* ---- checks (settings.c) and errors (errors.c) ---------------------------------- */
 

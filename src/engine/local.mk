@@ -5,7 +5,9 @@ libstg_engine_a_SOURCES = \
 	src/engine/control.c \
 	src/engine/diff.c \
 	src/engine/errors.c \
+	src/engine/gate.c \
 	src/engine/jobs.c \
+	src/engine/plan.c \
 	src/engine/progress.c \
 	src/engine/recover.c \
 	src/engine/service.c \

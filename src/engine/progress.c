@@ -33,6 +33,9 @@ stg_update_progress_json (StgUpdate *u)
   json_builder_set_member_name (b, "batch_failed");
   json_builder_add_boolean_value (b, u->batch_failed);
   INT ("gate_ms", u->gate_ms);
+  json_builder_set_member_name (b, "gating");
+  json_builder_add_boolean_value (b, u->gating);
+  INT ("gates_passed", u->gates_passed);
   INT ("done", u->n_done);
   INT ("failed", u->n_failed);
   json_builder_set_member_name (b, "last_failure");
@@ -77,6 +80,8 @@ stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error)
   u->batch_failed = json_object_has_member (o, "batch_failed") &&
                     json_object_get_boolean_member (o, "batch_failed");
   u->gate_ms = member_int (o, "gate_ms");
+  u->gating = json_object_has_member (o, "gating") && json_object_get_boolean_member (o, "gating");
+  u->gates_passed = (guint) member_int (o, "gates_passed");
   if (json_object_has_member (o, "last_failure") &&
       !json_object_get_null_member (o, "last_failure"))
     u->last_failure = g_strdup (json_object_get_string_member (o, "last_failure"));

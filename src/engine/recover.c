@@ -47,6 +47,8 @@ stg_update_load (StgEngine *e, StgUpdateRow *row, GError **error)
     }
   if (u->batch_size == 0)
     u->batch_size = stg_strategy_first_size (&u->s);
+  if (u->gating && (u->s.gates == NULL || u->gates_passed >= u->s.gates->len || u->back))
+    u->gating = FALSE;
 
   for (guint i = 0; i < rows->len; i++)
     {
@@ -152,7 +154,7 @@ stg_engine_recover (StgEngine *e, GError **error)
       resume_loaded (u);
       stg_engine_step_end (e, NULL);
     }
-  return TRUE;
+  return stg_plans_recover (e, error);
 }
 
 typedef struct

@@ -24,6 +24,7 @@ stg_settings_clear (StgSettings *s)
 {
   g_clear_pointer (&s->sizes, g_array_unref);
   g_clear_pointer (&s->only, stg_ranges_free);
+  g_clear_pointer (&s->gates, g_ptr_array_unref);
 }
 
 #define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
@@ -160,6 +161,30 @@ parse_strategy (const ApiJobUpdateSettings *in, const gchar *what, StgSettings *
   return TRUE;
 }
 
+/* batchGates: gates between batches need batches. */
+static gboolean
+parse_gates (const ApiJobUpdateSettings *in, const gchar *what, StgSettings *out, GError **error)
+{
+  if (!in->__isset_batchGates || in->batchGates == NULL || in->batchGates->len == 0)
+    return TRUE;
+  if (out->kind == STG_STRATEGY_QUEUE)
+    return bad (error,
+                "%s.batchGates need batches: give a batchStrategy or varBatchStrategy (a queue "
+                "strategy has no batch to gate)",
+                what);
+  if (in->batchGates->len > 100)
+    return bad (error, "%s.batchGates has %u gates; at most 100", what, in->batchGates->len);
+  out->gates = g_ptr_array_new_with_free_func (g_object_unref);
+  for (guint i = 0; i < in->batchGates->len; i++)
+    {
+      g_autofree gchar *field = g_strdup_printf ("%s.batchGates[%u]", what, i);
+      if (!stg_gate_check (in->batchGates->pdata[i], field, error))
+        return FALSE;
+      g_ptr_array_add (out->gates, g_object_ref (in->batchGates->pdata[i]));
+    }
+  return TRUE;
+}
+
 gboolean
 stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gchar *what,
                     StgSettings *out, GError **error)
@@ -242,7 +267,7 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
           stg_ranges_add (out->only, r->first, r->last);
         }
     }
-  return TRUE;
+  return parse_gates (in, what, out, error);
 }
 
 guint

@@ -28,6 +28,7 @@ change_free (gpointer p)
   StgEngineChange *c = p;
   g_clear_object (&c->job);
   g_free (c->update_uid);
+  g_free (c->plan_uid);
   g_free (c);
 }
 
@@ -90,19 +91,41 @@ stg_engine_announce (StgEngine *engine, const ApiJobKey *job, const gchar *uid)
     return;
   if (engine->step_depth == 0)
     {
-      StgEngineChange now = { (ApiJobKey *) job, (gchar *) uid };
+      StgEngineChange now = { (ApiJobKey *) job, (gchar *) uid, NULL };
       tell_watchers (engine, &now);
       return;
     }
   for (guint i = 0; i < engine->announce->len; i++)
     {
       StgEngineChange *c = engine->announce->pdata[i];
-      if (stg_job_key_equal (c->job, job) && g_strcmp0 (c->update_uid, uid) == 0)
+      if (c->job != NULL && stg_job_key_equal (c->job, job) && g_strcmp0 (c->update_uid, uid) == 0)
         return;
     }
   StgEngineChange *c = g_new0 (StgEngineChange, 1);
   c->job = stg_thrift_copy ((gpointer) job);
   c->update_uid = g_strdup (uid);
+  g_ptr_array_add (engine->announce, c);
+}
+
+void
+stg_engine_announce_plan (StgEngine *engine, const gchar *plan_uid)
+{
+  if (engine->watchers->len == 0)
+    return;
+  if (engine->step_depth == 0)
+    {
+      StgEngineChange now = { NULL, NULL, (gchar *) plan_uid };
+      tell_watchers (engine, &now);
+      return;
+    }
+  for (guint i = 0; i < engine->announce->len; i++)
+    {
+      StgEngineChange *c = engine->announce->pdata[i];
+      if (c->job == NULL && g_strcmp0 (c->plan_uid, plan_uid) == 0)
+        return;
+    }
+  StgEngineChange *c = g_new0 (StgEngineChange, 1);
+  c->plan_uid = g_strdup (plan_uid);
   g_ptr_array_add (engine->announce, c);
 }
 

@@ -131,6 +131,7 @@ cancel_timers (StgUpdate *u)
   stg_clock_cancel_timer (clock, u->pulse_timer);
   stg_clock_cancel_timer (clock, u->gate_timer);
   u->pulse_timer = u->gate_timer = 0;
+  g_clear_pointer (&u->gate_run, stg_gate_run_free);
 }
 
 void
@@ -225,6 +226,8 @@ stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *me
       g_error_free (error);
     }
   stg_engine_announce (e, u->job, u->uid);
+  if (!running (u))
+    g_clear_pointer (&u->gate_run, stg_gate_run_free); /* tried again when it runs again */
   if (!stg_update_status_is_active (to))
     retire (u);
 }
@@ -560,6 +563,64 @@ gate_closed (StgUpdate *u)
   return TRUE;
 }
 
+/* One attempt of the batch gate being tried: an update event; the last
+ * attempt passes the gate (the next one, or the next batch, follows) or
+ * fails the update, which rolls back when its settings say so. */
+static void
+on_gate_result (gpointer data, guint attempt, gboolean passed, gboolean last, const gchar *message)
+{
+  StgUpdate *u = data;
+  StgEngine *e = u->engine;
+  const ApiRolloutGate *g = u->s.gates->pdata[u->gates_passed];
+  guint allowed = 1 + (guint) (g->__isset_retries && g->retries > 0 ? g->retries : 0);
+  g_autofree gchar *event = g_strdup_printf ("gate '%s' after batch %u %s (attempt %u of %u): %s",
+                                             g->name, u->batch_index, passed ? "passed" : "failed",
+                                             attempt, allowed, message);
+  g_autofree gchar *why = g_strdup_printf ("gate '%s' failed: %s", g->name, message);
+  GError *error = NULL;
+
+  stg_engine_step_begin (e);
+  if (last)
+    g_clear_pointer (&u->gate_run, stg_gate_run_free);
+  if (!e->step_failed &&
+      !stg_store_add_update_event (e->store, u->id, u->status, stg_clock_now_ms (e->clock), NULL,
+                                   event, &error))
+    {
+      stg_engine_step_fail (e, error);
+      g_error_free (error);
+    }
+  stg_engine_announce (e, u->job, u->uid);
+  stg_update_touch (u);
+  if (last && passed)
+    {
+      u->gates_passed++;
+      u->gating = u->gates_passed < u->s.gates->len;
+      stg_update_pump (u);
+    }
+  else if (last)
+    {
+      u->gating = FALSE;
+      if (u->s.rollback_on_failure)
+        stg_update_start_rollback (u, NULL, why);
+      else
+        stg_update_transition (u, API_JOB_UPDATE_STATUS_FAILED, NULL, why);
+    }
+  stg_engine_step_end (e, NULL);
+}
+
+/* TRUE while the batch gates hold the next batch back; starts trying the
+ * next gate when none is being tried. */
+static gboolean
+gates_closed (StgUpdate *u)
+{
+  if (!u->gating)
+    return FALSE;
+  if (u->gate_run == NULL)
+    u->gate_run = stg_gate_run_start (u->engine, u->s.gates->pdata[u->gates_passed], u->job->role,
+                                      on_gate_result, u);
+  return TRUE;
+}
+
 /* A batch (or, for a queue, a group of batch_size completions) is done. */
 static gboolean
 batch_done (StgUpdate *u)
@@ -571,6 +632,11 @@ batch_done (StgUpdate *u)
   stg_update_touch (u);
   if (u->s.pause_between_ms > 0)
     u->gate_ms = stg_clock_now_ms (u->engine->clock) + u->s.pause_between_ms;
+  if (!u->back && u->s.gates != NULL && u->cursor < u->order->len)
+    {
+      u->gating = TRUE; /* the next batch waits for the batch gates */
+      u->gates_passed = 0;
+    }
   if (u->s.autopause && !u->back && u->cursor < u->order->len)
     {
       g_autofree gchar *why = g_strdup_printf ("paused after batch %u", u->batch_index);
@@ -647,7 +713,7 @@ stg_update_pump (StgUpdate *u)
               if (!batch_done (u))
                 return;
             }
-          if (u->cursor >= u->order->len || gate_closed (u))
+          if (u->cursor >= u->order->len || gate_closed (u) || gates_closed (u))
             break;
           u->batch_end = MIN (u->order->len, u->cursor + u->batch_size);
           stg_update_touch (u);
@@ -761,6 +827,9 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
   u->batch_failed = FALSE;
   u->n_done = u->n_failed = 0;
   u->gate_ms = 0;
+  u->gating = FALSE;
+  u->gates_passed = 0;
+  g_clear_pointer (&u->gate_run, stg_gate_run_free);
   stg_update_touch (u);
   stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLING_BACK, user, message);
   stg_update_arm_pulse (u);

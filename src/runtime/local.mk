@@ -6,6 +6,7 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/adopt.c \
 	src/runtime/environ.c \
 	src/runtime/executor.c src/runtime/executor.h \
+	src/runtime/gates.c src/runtime/gates.h \
 	src/runtime/health.c src/runtime/health.h \
 	src/runtime/local.c src/runtime/local.h src/runtime/local_private.h \
 	src/runtime/ports.c \

@@ -1,0 +1,334 @@
+/* handler_plans.c: StgHandler's rollout plan methods (StaggerScheduler):
+ * startRolloutPlan and the calls that change a plan go to the engine, after
+ * checking that the caller may change every job the plan updates; the reads
+ * (getRolloutPlans, getRolloutPlanDetails) come from the store, with the
+ * versions of each stage's job from its configuration history.
+ * Main-loop thread only. */
+#include "config.h"
+
+#include "api/handler_private.h"
+
+#define PLAN_LIST_MAX 1000
+
+/* Whether the caller may change every job of @plan (answering AUTH_FAILED
+ * when not). */
+static gboolean
+allowed_plan (StgHandler *self, ApiResponse *response, const gchar *method,
+              const ApiRolloutPlan *plan)
+{
+  if (plan == NULL || plan->stages == NULL || plan->stages->len == 0)
+    return stg_handler_allowed (self, response, method, NULL, TRUE);
+  for (guint i = 0; i < plan->stages->len; i++)
+    {
+      const ApiRolloutStage *s = plan->stages->pdata[i];
+      const gchar *role = s != NULL && s->request != NULL && s->request->taskConfig != NULL &&
+                                  s->request->taskConfig->job != NULL
+                              ? s->request->taskConfig->job->role
+                              : NULL;
+      if (!stg_handler_allowed (self, response, method, role, TRUE))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+handler_start_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
+                            const ApiRolloutPlan *plan, const gchar *message, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  if (!allowed_plan (self, *_return, "startRolloutPlan", plan))
+    return TRUE;
+  g_autofree gchar *id = stg_engine_start_plan (self->ctx.engine, plan, self->user, message,
+                                                &error);
+  if (id == NULL)
+    return stg_handler_answer_error (self, *_return, "startRolloutPlan", error);
+  g_autoptr (ApiStartRolloutPlanResult) r = g_object_new (API_TYPE_START_ROLLOUT_PLAN_RESULT, "id",
+                                                          id, NULL);
+  ApiResult *result = stg_result_of (*_return);
+  g_object_set (result, "startRolloutPlanResult", r, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
+static ApiRolloutPlanSummary *
+summary_of (const StgPlanRow *row, gboolean rollback_on_failure)
+{
+  return g_object_new (API_TYPE_ROLLOUT_PLAN_SUMMARY, "id", row->uid, "name", row->name, "status",
+                       row->status, "sinceMs", row->since_ms, "reason", row->reason, "user",
+                       row->user, "createdTimestampMs", row->created_ms, "stageCount",
+                       row->stage_count, "stagesDone", row->stages_done, "rollbackOnFailure",
+                       rollback_on_failure, NULL);
+}
+
+static gboolean
+handler_get_rollout_plans (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
+                           const ApiRolloutPlanQuery *query, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  if (!stg_handler_allowed (self, *_return, "getRolloutPlans", NULL, FALSE))
+    return TRUE;
+  const gchar *name = query && query->__isset_name && query->name && query->name[0] ? query->name
+                                                                                    : NULL;
+  gboolean active = query && query->__isset_activeOnly && query->activeOnly;
+  gint32 offset = query ? query->offset : 0, limit = query ? query->limit : 0;
+  if (offset < 0 || limit < 0 || limit > PLAN_LIST_MAX)
+    {
+      stg_response_fail (*_return, self->ctx.cluster, API_RESPONSE_CODE_INVALID_REQUEST,
+                         "getRolloutPlans: offset must be >= 0 and limit between 0 and %d",
+                         PLAN_LIST_MAX);
+      return TRUE;
+    }
+  g_autoptr (GPtrArray) rows = stg_store_list_plans (self->ctx.store, name, active, (guint) offset,
+                                                     (guint) limit, &error);
+  if (rows == NULL)
+    return stg_handler_answer_error (self, *_return, "getRolloutPlans", error);
+  g_autoptr (ApiGetRolloutPlansResult) r = g_object_new (API_TYPE_GET_ROLLOUT_PLANS_RESULT, NULL);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      StgPlanRow *row = rows->pdata[i];
+      /* The list leaves the plan itself out; its rollbackOnFailure is in
+       * the details. */
+      g_ptr_array_add (r->plans, summary_of (row, FALSE));
+    }
+  ApiResult *result = stg_result_of (*_return);
+  g_object_set (result, "getRolloutPlansResult", r, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
+/* The version most of @job's instances should run now (0: none). */
+static gint
+current_version (StgStore *store, const ApiJobKey *job)
+{
+  g_autoptr (StgJobRow) row = stg_store_get_job (store, job, NULL);
+  if (row == NULL)
+    return 0;
+  g_autoptr (GArray) counts = stg_store_count_configs (store, row->id, NULL);
+  gint64 best = 0, most = 0;
+  for (guint i = 0; counts != NULL && i < counts->len; i++)
+    {
+      StgCount c = g_array_index (counts, StgCount, i);
+      if (c.count > most)
+        {
+          most = c.count;
+          best = c.key;
+        }
+    }
+  return best ? stg_store_config_version (store, best) : 0;
+}
+
+static ApiRolloutStageState *
+stage_state (StgHandler *self, const ApiRolloutStage *spec, const StgStageRow *row)
+{
+  StgStore *store = self->ctx.store;
+  const ApiJobKey *job = spec->request->taskConfig->job;
+  gint desired = 0;
+  GPtrArray *batch = spec->request->settings && spec->request->settings->__isset_batchGates
+                         ? spec->request->settings->batchGates
+                         : NULL;
+
+  if (row->update_uid != NULL)
+    {
+      g_autoptr (StgUpdateRow) u = stg_store_get_update (store, row->update_uid, NULL);
+      if (u != NULL && u->desired_config_id > 0)
+        desired = stg_store_config_version (store, u->desired_config_id);
+    }
+  g_autoptr (GPtrArray) none = g_ptr_array_new ();
+  ApiRolloutStageState *st =
+      g_object_new (API_TYPE_ROLLOUT_STAGE_STATE, "name", row->name, "job", job, "status",
+                    row->status, "sinceMs", row->since_ms, "reason", row->reason, "dependsOn",
+                    spec->dependsOn ? spec->dependsOn : none, "requireApproval",
+                    spec->requireApproval, "currentVersion", current_version (store, job),
+                    "desiredVersion", desired, "previousVersion",
+                    row->prior_known && row->prior_config_id > 0
+                        ? stg_store_config_version (store, row->prior_config_id)
+                        : 0,
+                    "before", spec->before ? spec->before : none, "after",
+                    spec->after ? spec->after : none, "batchGates", batch ? batch : none,
+                    "gatesPassed", row->gates_passed, NULL);
+  if (row->update_uid != NULL)
+    {
+      g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id",
+                                                      row->update_uid, NULL);
+      g_object_set (st, "update", key, NULL);
+    }
+  if (row->rollback_uid != NULL && row->rollback_uid[0] != '\0')
+    {
+      g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id",
+                                                      row->rollback_uid, NULL);
+      g_object_set (st, "rollbackUpdate", key, NULL);
+    }
+  if (row->approved_by != NULL)
+    g_object_set (st, "approvedBy", row->approved_by, NULL);
+  return st;
+}
+
+static gboolean
+handler_get_rollout_plan_details (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
+                                  const gchar *id, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) events = NULL;
+  g_autoptr (GPtrArray) gates = NULL;
+  (void) unused;
+
+  if (!stg_handler_allowed (self, *_return, "getRolloutPlanDetails", NULL, FALSE))
+    return TRUE;
+  if (id == NULL || id[0] == '\0')
+    {
+      stg_response_fail (*_return, self->ctx.cluster, API_RESPONSE_CODE_INVALID_REQUEST,
+                         "getRolloutPlanDetails: give the plan's id");
+      return TRUE;
+    }
+  g_autoptr (StgPlanRow) row = stg_store_get_plan (self->ctx.store, id, &error);
+  if (row == NULL ||
+      !stg_store_list_plan_events (self->ctx.store, row->id, &events, &gates, &error))
+    return stg_handler_answer_error (self, *_return, "getRolloutPlanDetails", error);
+
+  g_autoptr (ApiRolloutPlanSummary) summary = summary_of (row, row->plan->rollbackOnFailure);
+  g_autoptr (ApiRolloutPlanDetails) d = g_object_new (API_TYPE_ROLLOUT_PLAN_DETAILS, "summary",
+                                                      summary, "plan", row->plan, NULL);
+  for (guint i = 0; i < row->stages->len; i++)
+    g_ptr_array_add (d->stages, stage_state (self, row->plan->stages->pdata[i],
+                                             &g_array_index (row->stages, StgStageRow, i)));
+  for (guint i = 0; i < events->len; i++)
+    g_ptr_array_add (d->events, g_object_ref (events->pdata[i]));
+  for (guint i = 0; i < gates->len; i++)
+    g_ptr_array_add (d->gateResults, g_object_ref (gates->pdata[i]));
+  g_autoptr (ApiGetRolloutPlanDetailsResult) r =
+      g_object_new (API_TYPE_GET_ROLLOUT_PLAN_DETAILS_RESULT, "details", d, NULL);
+  ApiResult *result = stg_result_of (*_return);
+  g_object_set (result, "getRolloutPlanDetailsResult", r, NULL);
+  stg_response_ok (*_return, self->ctx.cluster, result);
+  return TRUE;
+}
+
+/* The plan @id, for a call that changes it: the caller needs every role
+ * of its jobs. NULL when the call was answered (refused, or no plan). */
+static StgPlanRow *
+plan_to_change (StgHandler *self, ApiResponse *response, const gchar *method, const gchar *id)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (id == NULL || id[0] == '\0')
+    {
+      if (stg_handler_allowed (self, response, method, NULL, FALSE))
+        stg_response_fail (response, self->ctx.cluster, API_RESPONSE_CODE_INVALID_REQUEST,
+                           "%s: give the plan's id", method);
+      return NULL;
+    }
+  g_autoptr (StgPlanRow) row = stg_store_get_plan (self->ctx.store, id, &error);
+  if (row == NULL)
+    {
+      if (stg_handler_allowed (self, response, method, NULL, FALSE))
+        stg_handler_answer_error (self, response, method, error);
+      return NULL;
+    }
+  if (!allowed_plan (self, response, method, row->plan))
+    return NULL;
+  return g_steal_pointer (&row);
+}
+
+static gboolean
+answer (StgHandler *self, ApiResponse *response, const gchar *method, gboolean ok, GError *error)
+{
+  if (!ok)
+    return stg_handler_answer_error (self, response, method, error);
+  stg_response_ok (response, self->ctx.cluster, NULL);
+  return TRUE;
+}
+
+static gboolean
+handler_pause_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const gchar *id,
+                            const gchar *message, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgPlanRow) row = plan_to_change (self, *_return, "pauseRolloutPlan", id);
+  (void) unused;
+
+  if (row == NULL)
+    return TRUE;
+  gboolean ok = stg_engine_pause_plan (self->ctx.engine, id, self->user, message, &error);
+  return answer (self, *_return, "pauseRolloutPlan", ok, error);
+}
+
+static gboolean
+handler_resume_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const gchar *id,
+                             const gchar *message, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgPlanRow) row = plan_to_change (self, *_return, "resumeRolloutPlan", id);
+  (void) unused;
+
+  if (row == NULL)
+    return TRUE;
+  gboolean ok = stg_engine_resume_plan (self->ctx.engine, id, self->user, message, &error);
+  return answer (self, *_return, "resumeRolloutPlan", ok, error);
+}
+
+static gboolean
+handler_abort_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const gchar *id,
+                            const gchar *message, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgPlanRow) row = plan_to_change (self, *_return, "abortRolloutPlan", id);
+  (void) unused;
+
+  if (row == NULL)
+    return TRUE;
+  gboolean ok = stg_engine_abort_plan (self->ctx.engine, id, self->user, message, &error);
+  return answer (self, *_return, "abortRolloutPlan", ok, error);
+}
+
+static gboolean
+handler_rollback_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const gchar *id,
+                               const gchar *message, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgPlanRow) row = plan_to_change (self, *_return, "rollbackRolloutPlan", id);
+  (void) unused;
+
+  if (row == NULL)
+    return TRUE;
+  gboolean ok = stg_engine_rollback_plan (self->ctx.engine, id, self->user, message, &error);
+  return answer (self, *_return, "rollbackRolloutPlan", ok, error);
+}
+
+static gboolean
+handler_approve_rollout_stage (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const gchar *id,
+                               const gchar *stage, const gchar *message, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgPlanRow) row = plan_to_change (self, *_return, "approveRolloutStage", id);
+  (void) unused;
+
+  if (row == NULL)
+    return TRUE;
+  gboolean ok = stg_engine_approve_stage (self->ctx.engine, id, stage, self->user, message, &error);
+  return answer (self, *_return, "approveRolloutStage", ok, error);
+}
+
+void
+stg_handler_install_plan_methods (ApiStaggerSchedulerHandlerClass *sc)
+{
+  sc->start_rollout_plan = handler_start_rollout_plan;
+  sc->get_rollout_plans = handler_get_rollout_plans;
+  sc->get_rollout_plan_details = handler_get_rollout_plan_details;
+  sc->pause_rollout_plan = handler_pause_rollout_plan;
+  sc->resume_rollout_plan = handler_resume_rollout_plan;
+  sc->abort_rollout_plan = handler_abort_rollout_plan;
+  sc->rollback_rollout_plan = handler_rollback_rollout_plan;
+  sc->approve_rollout_stage = handler_approve_rollout_stage;
+}

@@ -1,0 +1,458 @@
+/* gates.c: the real StgGateRunner: one attempt of an HTTP or a shell gate.
+ *
+ * HTTP: a GET with libsoup; the answer's status must be the expected one
+ * and, with a JSONPath (json-glib's JsonPath), its first value, a number or
+ * a string holding one (as Prometheus's query API answers), must stand in
+ * the gate's relation to its threshold. At most STG_GATE_MAX_BODY bytes of
+ * the answer are read. Shell: /bin/sh -c COMMAND with an environment of its
+ * own (nothing of staggerd's), in a new session so that a cancelled attempt
+ * kills the whole process group, as the role's instance user when staggerd
+ * is root; its output's last lines go into the message. Calls nothing of
+ * Stagger's but common/ and identity.c. Main-loop thread only.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-glib/json-glib.h>
+#include <libsoup/soup.h>
+
+#include "common/json_check.h"
+#include "runtime/gates.h"
+
+#define OUTPUT_KEPT 2048
+
+typedef struct
+{
+  StgGateRunner parent;
+  SoupSession *session;
+  GHashTable *role_users;    /* (nullable) role -> StgIdentity* */
+  StgIdentity *default_user; /* (nullable) */
+} Runner;
+
+typedef struct
+{
+  ApiRolloutGate *gate;
+  GCancellable *cancel;
+  StgGateDone done;
+  gpointer data;
+  /* HTTP */
+  SoupMessage *msg;
+  GByteArray *body;
+  /* shell */
+  GSubprocess *proc;
+  StgIdentity *identity; /* (nullable) */
+  gulong cancel_id;
+  GString *output; /* the last OUTPUT_KEPT bytes */
+  gboolean exited;
+  gboolean drained;
+  gint status; /* the wait status */
+} Attempt;
+
+static void
+attempt_free (Attempt *a)
+{
+  if (a->cancel_id != 0)
+    g_cancellable_disconnect (a->cancel, a->cancel_id);
+  g_clear_object (&a->gate);
+  g_clear_object (&a->cancel);
+  g_clear_object (&a->msg);
+  g_clear_pointer (&a->body, g_byte_array_unref);
+  g_clear_object (&a->proc);
+  g_clear_pointer (&a->identity, stg_identity_free);
+  if (a->output != NULL)
+    g_string_free (a->output, TRUE);
+  g_free (a);
+}
+
+/* Reports and frees @a; a cancelled attempt reports nothing. */
+static void
+finish (Attempt *a, gboolean passed, const gchar *message)
+{
+  if (!g_cancellable_is_cancelled (a->cancel))
+    a->done (a->data, passed, message);
+  attempt_free (a);
+}
+
+/* ---- HTTP ---------------------------------------------------------------------- */
+
+/* TRUE when @value @op @threshold holds. */
+static gboolean
+relation_holds (gdouble value, const gchar *op, gdouble threshold)
+{
+  if (strcmp (op, "<") == 0)
+    return value < threshold;
+  if (strcmp (op, "<=") == 0)
+    return value <= threshold;
+  if (strcmp (op, "==") == 0)
+    return value == threshold;
+  if (strcmp (op, "!=") == 0)
+    return value != threshold;
+  if (strcmp (op, ">=") == 0)
+    return value >= threshold;
+  return value > threshold;
+}
+
+/* The relation that holds when @op does not. */
+static const gchar *
+negated (const gchar *op)
+{
+  static const gchar *const pairs[][2] = { { "<", ">=" },  { "<=", ">" }, { "==", "!=" },
+                                           { "!=", "==" }, { ">=", "<" }, { ">", "<=" } };
+  for (guint i = 0; i < G_N_ELEMENTS (pairs); i++)
+    if (strcmp (op, pairs[i][0]) == 0)
+      return pairs[i][1];
+  return "?";
+}
+
+/* The number at the gate's JSONPath in @body; FALSE with *@why otherwise. */
+static gboolean
+json_value (const ApiRolloutGate *gate, GByteArray *body, gdouble *out, gchar **why)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonPath) path = json_path_new ();
+
+  if (!stg_json_check_depth ((const gchar *) body->data, body->len, STG_JSON_NESTING_MAX, &error) ||
+      !json_parser_load_from_data (parser, (const gchar *) body->data, body->len, &error))
+    {
+      *why = g_strdup_printf ("the answer is not JSON: %s", error->message);
+      return FALSE;
+    }
+  if (!json_path_compile (path, gate->jsonPath, &error))
+    {
+      *why = g_strdup_printf ("bad JSONPath %s: %s", gate->jsonPath, error->message);
+      return FALSE;
+    }
+  g_autoptr (JsonNode) found = json_path_match (path, json_parser_get_root (parser));
+  JsonArray *matches = found ? json_node_get_array (found) : NULL;
+  if (matches == NULL || json_array_get_length (matches) == 0)
+    {
+      *why = g_strdup_printf ("%s matches nothing in the answer", gate->jsonPath);
+      return FALSE;
+    }
+  JsonNode *node = json_array_get_element (matches, 0);
+  if (JSON_NODE_HOLDS_VALUE (node))
+    {
+      GType type = json_node_get_value_type (node);
+      if (type == G_TYPE_INT64 || type == G_TYPE_DOUBLE)
+        {
+          *out = json_node_get_double (node);
+          return TRUE;
+        }
+      if (type == G_TYPE_BOOLEAN)
+        {
+          *out = json_node_get_boolean (node) ? 1 : 0;
+          return TRUE;
+        }
+      if (type == G_TYPE_STRING)
+        {
+          const gchar *text = json_node_get_string (node);
+          gchar *end = NULL;
+          *out = g_ascii_strtod (text, &end);
+          if (end != text && *end == '\0')
+            return TRUE;
+          *why = g_strdup_printf ("%s is \"%.60s\", not a number", gate->jsonPath, text);
+          return FALSE;
+        }
+    }
+  *why = g_strdup_printf ("%s is not a number", gate->jsonPath);
+  return FALSE;
+}
+
+static void
+http_judge (Attempt *a)
+{
+  const ApiRolloutGate *gate = a->gate;
+  guint status = soup_message_get_status (a->msg);
+  gint want = gate->__isset_expectStatus && gate->expectStatus > 0 ? gate->expectStatus : 200;
+
+  if ((gint) status != want)
+    {
+      g_autofree gchar *why = g_strdup_printf ("HTTP %u %s (expected %d)", status,
+                                               soup_message_get_reason_phrase (a->msg)
+                                                   ? soup_message_get_reason_phrase (a->msg)
+                                                   : "",
+                                               want);
+      finish (a, FALSE, why);
+      return;
+    }
+  if (!gate->__isset_jsonPath || gate->jsonPath == NULL || gate->jsonPath[0] == '\0')
+    {
+      g_autofree gchar *ok = g_strdup_printf ("HTTP %u", status);
+      finish (a, TRUE, ok);
+      return;
+    }
+  gdouble value = 0;
+  g_autofree gchar *why = NULL;
+  if (!json_value (gate, a->body, &value, &why))
+    {
+      finish (a, FALSE, why);
+      return;
+    }
+  const gchar *op = gate->__isset_compare && gate->compare ? gate->compare : "==";
+  gdouble threshold = gate->__isset_threshold ? gate->threshold : 0;
+  gboolean holds = relation_holds (value, op, threshold);
+  g_autofree gchar *message = g_strdup_printf ("%g %s %g", value, holds ? op : negated (op),
+                                               threshold);
+  finish (a, holds, message);
+}
+
+static void on_read (GObject *source, GAsyncResult *res, gpointer data);
+
+static void
+read_more (Attempt *a, GInputStream *stream)
+{
+  g_input_stream_read_bytes_async (stream, 16384, G_PRIORITY_DEFAULT, a->cancel, on_read, a);
+}
+
+static void
+on_read (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Attempt *a = data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) chunk = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), res,
+                                                               &error);
+
+  if (chunk == NULL)
+    {
+      g_autofree gchar *why = g_strdup_printf ("reading the answer: %s", error->message);
+      finish (a, FALSE, why);
+      return;
+    }
+  if (g_bytes_get_size (chunk) == 0)
+    {
+      http_judge (a);
+      return;
+    }
+  if (a->body->len + g_bytes_get_size (chunk) > STG_GATE_MAX_BODY)
+    {
+      finish (a, FALSE, "the answer is larger than 1 MiB");
+      return;
+    }
+  g_byte_array_append (a->body, g_bytes_get_data (chunk, NULL), g_bytes_get_size (chunk));
+  read_more (a, G_INPUT_STREAM (source));
+}
+
+static void
+on_sent (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Attempt *a = data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GInputStream) stream = soup_session_send_finish (SOUP_SESSION (source), res, &error);
+
+  if (stream == NULL)
+    {
+      finish (a, FALSE, error->message);
+      return;
+    }
+  read_more (a, stream);
+}
+
+static void
+run_http (Runner *r, Attempt *a)
+{
+  a->msg = soup_message_new ("GET", a->gate->url);
+  if (a->msg == NULL)
+    {
+      finish (a, FALSE, "the gate's URL is not valid");
+      return;
+    }
+  a->body = g_byte_array_new ();
+  soup_session_send_async (r->session, a->msg, G_PRIORITY_DEFAULT, a->cancel, on_sent, a);
+}
+
+/* ---- shell ------------------------------------------------------------------- */
+
+static void
+child_setup (gpointer data)
+{
+  const StgIdentity *id = data;
+
+  setsid ();
+  if (id != NULL)
+    stg_identity_child_setup ((gpointer) id);
+}
+
+static void
+on_cancel (GCancellable *cancel, gpointer data)
+{
+  Attempt *a = data;
+  const gchar *pid = a->proc ? g_subprocess_get_identifier (a->proc) : NULL;
+  (void) cancel;
+
+  if (pid != NULL)
+    kill (-(pid_t) g_ascii_strtoll (pid, NULL, 10), SIGKILL);
+}
+
+static void
+shell_judge (Attempt *a)
+{
+  g_autofree gchar *tail = NULL;
+  const gchar *out = a->output->str;
+
+  /* The output's last non-empty line says most. */
+  g_strchomp (a->output->str);
+  const gchar *nl = strrchr (out, '\n');
+  tail = g_strdup (nl ? nl + 1 : out);
+  g_strstrip (tail);
+  if (g_spawn_check_wait_status (a->status, NULL))
+    {
+      g_autofree gchar *ok = g_strdup_printf ("exit status 0%s%s", tail[0] ? ": " : "", tail);
+      finish (a, TRUE, ok);
+      return;
+    }
+  g_autofree gchar *how = WIFSIGNALED (a->status)
+                              ? g_strdup_printf ("killed by signal %d", WTERMSIG (a->status))
+                              : g_strdup_printf ("exit status %d", WEXITSTATUS (a->status));
+  g_autofree gchar *why = g_strdup_printf ("%s%s%s", how, tail[0] ? ": " : "", tail);
+  finish (a, FALSE, why);
+}
+
+static void
+shell_step (Attempt *a)
+{
+  if (a->exited && a->drained)
+    shell_judge (a);
+}
+
+static void on_output (GObject *source, GAsyncResult *res, gpointer data);
+
+static void
+read_output (Attempt *a)
+{
+  g_input_stream_read_bytes_async (g_subprocess_get_stdout_pipe (a->proc), 4096, G_PRIORITY_DEFAULT,
+                                   NULL, on_output, a);
+}
+
+static void
+on_output (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Attempt *a = data;
+  g_autoptr (GBytes) chunk = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), res, NULL);
+
+  if (chunk == NULL || g_bytes_get_size (chunk) == 0)
+    {
+      a->drained = TRUE;
+      shell_step (a);
+      return;
+    }
+  g_string_append_len (a->output, g_bytes_get_data (chunk, NULL), g_bytes_get_size (chunk));
+  if (a->output->len > OUTPUT_KEPT)
+    g_string_erase (a->output, 0, a->output->len - OUTPUT_KEPT);
+  read_output (a);
+}
+
+static void
+on_shell_exit (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Attempt *a = data;
+
+  g_subprocess_wait_finish (G_SUBPROCESS (source), res, NULL);
+  a->status = g_subprocess_get_status (a->proc);
+  a->exited = TRUE;
+  shell_step (a);
+}
+
+static gboolean
+report_later (gpointer data)
+{
+  Attempt *a = data;
+  g_autofree gchar *why = g_strdup (a->output->str);
+
+  finish (a, FALSE, why);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+run_shell (Runner *r, Attempt *a, const gchar *role)
+{
+  const StgIdentity *id = NULL;
+  const gchar *const argv[] = { "/bin/sh", "-c", a->gate->command, NULL };
+  g_autoptr (GError) error = NULL;
+
+  if (r->role_users != NULL && role != NULL)
+    id = g_hash_table_lookup (r->role_users, role);
+  if (id == NULL)
+    id = r->default_user;
+  a->identity = id ? stg_identity_copy (id) : NULL;
+  a->output = g_string_new (NULL);
+
+  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                                 G_SUBPROCESS_FLAGS_STDERR_MERGE);
+  const gchar *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8",
+                               NULL };
+  g_subprocess_launcher_set_environ (l, (gchar **) env);
+  g_subprocess_launcher_set_cwd (l, "/");
+  g_subprocess_launcher_set_child_setup (l, child_setup, a->identity, NULL);
+  a->proc = g_subprocess_launcher_spawnv (l, argv, &error);
+  if (a->proc == NULL)
+    {
+      g_string_printf (a->output, "cannot run the command: %s", error->message);
+      g_idle_add (report_later, a);
+      return;
+    }
+  a->cancel_id = g_cancellable_connect (a->cancel, G_CALLBACK (on_cancel), a, NULL);
+  read_output (a);
+  g_subprocess_wait_async (a->proc, NULL, on_shell_exit, a);
+}
+
+/* ---- the runner ---------------------------------------------------------------- */
+
+static void
+runner_run (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
+            GCancellable *cancel, StgGateDone done, gpointer data)
+{
+  Runner *r = (Runner *) runner;
+  Attempt *a = g_new0 (Attempt, 1);
+
+  a->gate = g_object_ref ((gpointer) gate);
+  a->cancel = g_object_ref (cancel);
+  a->done = done;
+  a->data = data;
+  if (gate->kind == API_ROLLOUT_GATE_KIND_HTTP && gate->__isset_url && gate->url != NULL)
+    run_http (r, a);
+  else if (gate->kind == API_ROLLOUT_GATE_KIND_SHELL && gate->__isset_command &&
+           gate->command != NULL)
+    run_shell (r, a, role);
+  else
+    {
+      a->output = g_string_new ("this gate's kind does not run here");
+      g_idle_add (report_later, a);
+    }
+}
+
+static void
+runner_free (StgGateRunner *runner)
+{
+  Runner *r = (Runner *) runner;
+
+  g_clear_object (&r->session);
+  g_clear_pointer (&r->role_users, g_hash_table_unref);
+  g_clear_pointer (&r->default_user, stg_identity_free);
+  g_free (r);
+}
+
+static const StgGateRunnerOps runner_ops = { runner_run, runner_free };
+
+StgGateRunner *
+stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user)
+{
+  Runner *r = g_new0 (Runner, 1);
+
+  r->parent.ops = &runner_ops;
+  r->session = soup_session_new_with_options ("user-agent", "stagger-gate/" STG_VERSION, NULL);
+  r->role_users = role_users ? g_hash_table_ref (role_users) : NULL;
+  r->default_user = default_user ? stg_identity_copy (default_user) : NULL;
+  return &r->parent;
+}
+
+void
+stg_gate_runner_free (StgGateRunner *runner)
+{
+  if (runner != NULL)
+    runner->ops->free (runner);
+}

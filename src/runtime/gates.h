@@ -1,0 +1,61 @@
+/* gates.h: the gate seam: one attempt of an HTTP or shell gate.
+ *
+ * The engine decides when a gate runs, how long an attempt may take and how
+ * often it is tried (gate.c in the engine); a StgGateRunner only makes one
+ * attempt and says whether it passed, with a message in words. The real
+ * runner (gates.c) GETs the URL with libsoup and reads a JSONPath's value
+ * from the answer, or runs the command with /bin/sh in a process group of
+ * its own, as the user the job's role runs its instances as. Tests use a
+ * scripted runner. Main-loop thread only.
+ *
+ * Contract: @done is called exactly once, on the main loop and never from
+ * inside run(), unless @cancel is cancelled first: then it is never called
+ * and whatever the attempt started (a request, a process group) is stopped.
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "common/thrift_glue.h"
+#include "runtime/identity.h"
+
+G_BEGIN_DECLS
+
+typedef void (*StgGateDone) (gpointer data, gboolean passed, const gchar *message);
+
+typedef struct _StgGateRunner StgGateRunner;
+
+typedef struct
+{
+  /* One attempt of @gate (HTTP or SHELL) for a job of @role. */
+  void (*run) (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
+               GCancellable *cancel, StgGateDone done, gpointer data);
+  void (*free) (StgGateRunner *runner);
+} StgGateRunnerOps;
+
+/* Every runner starts with this header. */
+struct _StgGateRunner
+{
+  const StgGateRunnerOps *ops;
+};
+
+static inline void
+stg_gate_runner_run (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
+                     GCancellable *cancel, StgGateDone done, gpointer data)
+{
+  runner->ops->run (runner, gate, role, cancel, done, data);
+}
+
+void stg_gate_runner_free (StgGateRunner *runner);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgGateRunner, stg_gate_runner_free)
+
+/* The real runner. Shell gates of a role in @role_users (role ->
+ * StgIdentity*; nullable, referenced) run as that user, others as
+ * @default_user (nullable: staggerd's own user; copied), as the local
+ * runtime runs instances. */
+StgGateRunner *stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user);
+
+/* The most of an HTTP gate's answer that is read. */
+#define STG_GATE_MAX_BODY (1024 * 1024)
+
+G_END_DECLS

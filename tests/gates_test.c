@@ -1,0 +1,289 @@
+/* gates_test.c: Check suite for the real gate runner (src/runtime/gates.c):
+ * HTTP gates against a real HTTP server on loopback (status, a JSONPath
+ * compared with a threshold, a Prometheus-style answer, an answer that is
+ * too big, one that never comes and is cancelled) and shell gates (exit
+ * status and output, a command that hangs and is cancelled with its whole
+ * process group). */
+#include "config.h"
+
+#include <check.h>
+#include <signal.h>
+
+#include "runtime/gates.h"
+#include "testutil.h"
+
+static GSubprocess *server;
+static gchar *base;
+static StgGateRunner *runner;
+
+typedef struct
+{
+  gboolean called;
+  gboolean passed;
+  gchar *message;
+} Outcome;
+
+static void
+on_done (gpointer data, gboolean passed, const gchar *message)
+{
+  Outcome *o = data;
+  ck_assert (!o->called);
+  o->called = TRUE;
+  o->passed = passed;
+  o->message = g_strdup (message);
+}
+
+/* The HTTP server gates talk to: a separate process (Python's http.server),
+ * which prints its port. /slow never answers; /big is over the limit. */
+static const gchar server_py[] =
+    "import http.server, sys, time\n"
+    "PROM = b'{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":"
+    "[{\"metric\":{},\"value\":[1700000000.1,\"3\"]}]}}'\n"
+    "PLAIN = b'{\"ok\": true, \"errors\": 0.25, \"name\": \"x\"}'\n"
+    "class H(http.server.BaseHTTPRequestHandler):\n"
+    "    def log_message(self, *a): pass\n"
+    "    def do_GET(self):\n"
+    "        if self.path == '/slow':\n"
+    "            time.sleep(3600)\n"
+    "        code, body = 200, PLAIN\n"
+    "        if self.path == '/prom': body = PROM\n"
+    "        if self.path == '/big': body = b'0' * (1024 * 1024 + 10)\n"
+    "        if self.path == '/broken': code, body = 503, b''\n"
+    "        self.send_response(code)\n"
+    "        self.send_header('Content-Length', str(len(body)))\n"
+    "        self.end_headers()\n"
+    "        self.wfile.write(body)\n"
+    "s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)\n"
+    "s.daemon_threads = True\n"
+    "print(s.server_address[1], flush=True)\n"
+    "s.serve_forever()\n";
+
+static void
+setup (void)
+{
+  g_autoptr (GError) error = NULL;
+  server = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "python3", "-c", server_py,
+                             NULL);
+  ck_assert_msg (server != NULL, "python3: %s", error ? error->message : "");
+  g_autoptr (GDataInputStream) in =
+      g_data_input_stream_new (g_subprocess_get_stdout_pipe (server));
+  g_autofree gchar *port = g_data_input_stream_read_line (in, NULL, NULL, &error);
+  ck_assert_msg (port != NULL, "no port from the server");
+  base = g_strdup_printf ("http://127.0.0.1:%s", port);
+  runner = stg_gate_runner_new (NULL, NULL);
+}
+
+static void
+teardown (void)
+{
+  g_clear_pointer (&runner, stg_gate_runner_free);
+  g_subprocess_force_exit (server);
+  g_subprocess_wait (server, NULL, NULL);
+  g_clear_object (&server);
+  g_clear_pointer (&base, g_free);
+}
+
+/* Runs one attempt to its end (or @cancel_after_ms, then cancels it). */
+static Outcome
+attempt (ApiRolloutGate *gate, gint cancel_after_ms)
+{
+  Outcome o = { 0 };
+  g_autoptr (GCancellable) cancel = g_cancellable_new ();
+  gint64 start = g_get_monotonic_time ();
+
+  stg_gate_runner_run (runner, gate, "www", cancel, on_done, &o);
+  ck_assert (!o.called);   /* never from inside run() */
+  while (!o.called)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      gint64 ms = (g_get_monotonic_time () - start) / 1000;
+      if (cancel_after_ms > 0 && ms >= cancel_after_ms)
+        {
+          g_cancellable_cancel (cancel);
+          /* A cancelled attempt reports nothing, ever. */
+          for (gint i = 0; i < 200; i++)
+            {
+              g_main_context_iteration (NULL, FALSE);
+              g_usleep (1000);
+            }
+          break;
+        }
+      ck_assert_msg (ms < 10000, "the attempt did not end");
+      g_usleep (1000);
+    }
+  return o;
+}
+
+static ApiRolloutGate *
+http_gate (const gchar *path)
+{
+  g_autofree gchar *url = g_strconcat (base, path, NULL);
+  return g_object_new (API_TYPE_ROLLOUT_GATE, "name", "g", "kind", API_ROLLOUT_GATE_KIND_HTTP,
+                       "url", url, NULL);
+}
+
+static ApiRolloutGate *
+shell_gate (const gchar *command)
+{
+  return g_object_new (API_TYPE_ROLLOUT_GATE, "name", "s", "kind", API_ROLLOUT_GATE_KIND_SHELL,
+                       "command", command, NULL);
+}
+
+START_TEST (http_status)
+{
+  g_autoptr (ApiRolloutGate) ok = http_gate ("/health");
+  Outcome o = attempt (ok, 0);
+  ck_assert (o.passed);
+  ck_assert_str_eq (o.message, "HTTP 200");
+  g_free (o.message);
+
+  g_autoptr (ApiRolloutGate) broken = http_gate ("/broken");
+  o = attempt (broken, 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "HTTP 503 Service Unavailable (expected 200)");
+  g_free (o.message);
+
+  g_object_set (broken, "expectStatus", 503, NULL);
+  o = attempt (broken, 0);
+  ck_assert (o.passed);
+  g_free (o.message);
+
+  g_autoptr (ApiRolloutGate) closed = g_object_new (API_TYPE_ROLLOUT_GATE, "name", "c", "kind",
+                                                    API_ROLLOUT_GATE_KIND_HTTP, "url",
+                                                    "http://127.0.0.1:1/", NULL);
+  o = attempt (closed, 0);
+  ck_assert (!o.passed);
+  ck_assert_msg (strstr (o.message, "onnect") != NULL, "%s", o.message);
+  g_free (o.message);
+}
+END_TEST
+
+START_TEST (http_json_path)
+{
+  g_autoptr (ApiRolloutGate) prom = http_gate ("/prom");
+  g_object_set (prom, "jsonPath", "$.data.result[0].value[1]", "compare", "<=", "threshold", 0.0,
+                NULL);
+  Outcome o = attempt (prom, 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "3 > 0");
+  g_free (o.message);
+
+  g_object_set (prom, "threshold", 5.0, NULL);
+  o = attempt (prom, 0);
+  ck_assert (o.passed);
+  ck_assert_str_eq (o.message, "3 <= 5");
+  g_free (o.message);
+
+  g_autoptr (ApiRolloutGate) plain = http_gate ("/health");
+  g_object_set (plain, "jsonPath", "$.errors", "compare", "<", "threshold", 0.5, NULL);
+  o = attempt (plain, 0);
+  ck_assert (o.passed);
+  ck_assert_str_eq (o.message, "0.25 < 0.5");
+  g_free (o.message);
+
+  g_object_set (plain, "jsonPath", "$.name", NULL);
+  o = attempt (plain, 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "$.name is \"x\", not a number");
+  g_free (o.message);
+
+  g_object_set (plain, "jsonPath", "$.missing", NULL);
+  o = attempt (plain, 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "$.missing matches nothing in the answer");
+  g_free (o.message);
+
+  g_autoptr (ApiRolloutGate) big = http_gate ("/big");
+  o = attempt (big, 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "the answer is larger than 1 MiB");
+  g_free (o.message);
+}
+END_TEST
+
+START_TEST (http_hang_is_cancelled)
+{
+  g_autoptr (ApiRolloutGate) slow = http_gate ("/slow");
+  Outcome o = attempt (slow, 300);
+  ck_assert (!o.called);
+}
+END_TEST
+
+START_TEST (shell_status_and_output)
+{
+  g_autoptr (ApiRolloutGate) ok = shell_gate ("echo first; echo all good");
+  Outcome o = attempt (ok, 0);
+  ck_assert (o.passed);
+  ck_assert_str_eq (o.message, "exit status 0: all good");
+  g_free (o.message);
+
+  g_autoptr (ApiRolloutGate) bad = shell_gate ("echo 'ledgers under-replicated: 3' >&2; exit 3");
+  o = attempt (bad, 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "exit status 3: ledgers under-replicated: 3");
+  g_free (o.message);
+
+  /* Nothing of the test's environment reaches the command. */
+  g_setenv ("STAGGER_SECRET", "x", TRUE);
+  g_autoptr (ApiRolloutGate) env = shell_gate ("test -z \"$STAGGER_SECRET\"");
+  o = attempt (env, 0);
+  ck_assert (o.passed);
+  g_free (o.message);
+}
+END_TEST
+
+START_TEST (shell_hang_kills_the_group)
+{
+  g_autofree gchar *dir = stg_test_tmpdir ();
+  g_autofree gchar *pidfile = g_build_filename (dir, "pid", NULL);
+  g_autofree gchar *cmd = g_strdup_printf ("sleep 300 & echo $! > %s; wait", pidfile);
+  g_autoptr (ApiRolloutGate) hang = shell_gate (cmd);
+  Outcome o = attempt (hang, 500);
+  ck_assert (!o.called);
+  g_autofree gchar *text = NULL;
+  ck_assert (g_file_get_contents (pidfile, &text, NULL, NULL));
+  pid_t child = (pid_t) g_ascii_strtoll (text, NULL, 10);
+  ck_assert_int_gt (child, 1);
+  /* The background sleep went with the shell. */
+  gboolean gone = FALSE;
+  for (gint i = 0; i < 200 && !gone; i++)
+    {
+      g_autofree gchar *stat = g_strdup_printf ("/proc/%d/stat", child);
+      g_autofree gchar *st = NULL;
+      gone = !g_file_get_contents (stat, &st, NULL, NULL) || strstr (st, ") Z ") != NULL;
+      if (!gone)
+        g_usleep (10000);
+    }
+  ck_assert_msg (gone, "the gate's background process %d outlived the cancel", child);
+  stg_test_rmtree (dir);
+}
+END_TEST
+
+static Suite *
+gates_suite (void)
+{
+  Suite *s = suite_create ("gates");
+  TCase *tc = tcase_create ("gates");
+
+  tcase_set_timeout (tc, 60);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, http_status);
+  tcase_add_test (tc, http_json_path);
+  tcase_add_test (tc, http_hang_is_cancelled);
+  tcase_add_test (tc, shell_status_and_output);
+  tcase_add_test (tc, shell_hang_kills_the_group);
+  return s;
+}
+
+int
+main (void)
+{
+  gchar *scope = stg_test_scope_begin ();
+  SRunner *sr = srunner_create (gates_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  stg_test_scope_end (scope);
+  return failed == 0 ? 0 : 1;
+}
