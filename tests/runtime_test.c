@@ -48,6 +48,28 @@ START_TEST (starts_healthy_and_kills)
 }
 END_TEST
 
+/* A `command` names its program as argv does: found on staggerd's PATH
+ * when the instance's own PATH lacks it (as it lacks a build tree). */
+START_TEST (command_finds_programs_as_argv_does)
+{
+  g_autofree gchar *bin = server ();
+  g_autofree gchar *dir = g_path_get_dirname (bin);
+  g_autofree gchar *path = g_strdup_printf ("%s:%s", dir, g_getenv ("PATH"));
+  g_setenv ("PATH", path, TRUE);
+  const gchar *data = "{\"command\": \"stagger-example-server --port {{ports[http]}}\","
+                      " \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
+                      " \"initial_interval_secs\": 2, \"interval_secs\": 0.05}}";
+  g_autoptr (ApiTaskConfig) t = config ("bycommand", data, "http", TRUE);
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_ptr_nonnull (strstr (ev, "answered 200 \"ok\""));
+}
+END_TEST
+
 START_TEST (crashes_restart_with_back_off)
 {
   g_autofree gchar *bin = server ();
@@ -536,6 +558,7 @@ runtime_suite (void)
   suite_add_tcase (s, tc)
   CASE ("processes");
   tcase_add_test (tc, starts_healthy_and_kills);
+  tcase_add_test (tc, command_finds_programs_as_argv_does);
   tcase_add_test (tc, crashes_restart_with_back_off);
   tcase_add_test (tc, exit_statuses_are_recorded);
   CASE ("health");

@@ -103,3 +103,46 @@ stg_local_shell_command (const StgExecutorSpec *spec)
     return g_strdup (spec->command);
   return g_strconcat ("exec ", p, NULL);
 }
+
+/* The first word of @command (after "exec "), when it names a program
+ * the way argv[0] may: a bare name, no '=' (an assignment), no shell
+ * syntax before it. */
+static gboolean
+program_word (const gchar *command, gsize *start, gsize *len)
+{
+  const gchar *p = command;
+
+  while (g_ascii_isspace (*p))
+    p++;
+  if (g_str_has_prefix (p, "exec "))
+    for (p += 5; g_ascii_isspace (*p); p++)
+      ;
+  gsize n = strcspn (p, " \t\n;&|()<>`$'\"\\=");
+  if (n == 0 || (p[n] != '\0' && !g_ascii_isspace (p[n])) || memchr (p, '/', n) != NULL)
+    return FALSE;
+  *start = (gsize) (p - command);
+  *len = n;
+  return TRUE;
+}
+
+gchar *
+stg_local_resolve_command (const gchar *command)
+{
+  gsize start, len;
+
+  if (!program_word (command, &start, &len))
+    return g_strdup (command);
+  g_autofree gchar *name = g_strndup (command + start, len);
+  g_auto (GStrv) dirs = g_strsplit (STG_LOCAL_PATH, ":", -1);
+  for (guint i = 0; dirs[i] != NULL; i++)
+    {
+      g_autofree gchar *cand = g_build_filename (dirs[i], name, NULL);
+      if (g_file_test (cand, G_FILE_TEST_IS_EXECUTABLE) && !g_file_test (cand, G_FILE_TEST_IS_DIR))
+        return g_strdup (command);   /* the instance's own PATH finds it */
+    }
+  g_autofree gchar *found = g_find_program_in_path (name);
+  if (found == NULL)
+    return g_strdup (command);   /* the shell will say it is not found */
+  g_autofree gchar *quoted = g_shell_quote (found);
+  return g_strdup_printf ("%.*s%s%s", (int) start, command, quoted, command + start + len);
+}

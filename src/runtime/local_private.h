@@ -258,6 +258,12 @@ gint stg_local_health_port (GHashTable *ports, gchar **names);
  * hot-upgradable simple command, so LISTEN_PID names the program. */
 gchar *stg_local_shell_command (const StgExecutorSpec *spec);
 
+/* @command with its program (a bare first word, as in argv) found the way
+ * argv[0] is: when the instance's PATH lacks it but staggerd's has it, the
+ * word becomes its full path, so a `command` runs what the same `argv`
+ * would. Other commands come back unchanged. */
+gchar *stg_local_resolve_command (const gchar *command);
+
 /* ---- sandboxes (sandbox.c) -------------------------------------------------- */
 
 /* The slot's folder: one folder per run inside it, and hooks.log. */

@@ -480,10 +480,11 @@ launch_argv (Run *run, Launch *l, gboolean beside, GError **error)
   gchar **words = spec->command != NULL ? command : spec->argv;
   for (guint i = 0; words[i] != NULL; i++)
     {
-      gchar *word = stg_template_expand (words[i], &l->vars, NULL, error);
+      g_autofree gchar *word = stg_template_expand (words[i], &l->vars, NULL, error);
       if (word == NULL)
         return FALSE;
-      g_ptr_array_add (l->argv, word);
+      g_ptr_array_add (l->argv, spec->command != NULL ? stg_local_resolve_command (word)
+                                                     : g_steal_pointer (&word));
     }
   g_ptr_array_add (l->argv, NULL);
   return TRUE;
