@@ -1,3 +1,3 @@
 # man/local.mk: manual pages.
-dist_man_MANS += man/staggerd.8 man/stagger.1 man/stagger-job.5
+dist_man_MANS += man/staggerd.8 man/stagger.1 man/stagger-job.5 man/stagger-plan.5
 EXTRA_DIST += man/local.mk

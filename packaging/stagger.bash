@@ -1,5 +1,5 @@
-# bash completion for stagger(1): groups, commands, options, and job files
-# where a command takes one. Installed by `make install` into
+# bash completion for stagger(1): groups, commands, options, and job and
+# plan files where a command takes one. Installed by `make install` into
 # $(datadir)/bash-completion/completions/stagger.
 
 _stagger_commands ()
@@ -7,7 +7,10 @@ _stagger_commands ()
   case "$1" in
     job) echo "create kill status list diff restart history revert inspect" ;;
     update) echo "start info pause resume abort rollback pulse list wait" ;;
+    plan) echo "start status list wait pause resume abort rollback approve" ;;
     task) echo "logs" ;;
+    host) echo "list drain undrain" ;;
+    cluster) echo "status" ;;
   esac
 }
 
@@ -24,6 +27,10 @@ _stagger_options ()
     "job revert") echo "$common --to-version --message --wait" ;;
     "task logs") echo "$common --stderr --tail --follow" ;;
     "job restart") echo "$common --batch-size --watch-secs --max-per-instance-failures --max-total-failures --message --wait" ;;
+    "plan start") echo "$common --message --wait" ;;
+    "plan list") echo "$common --active --name --limit" ;;
+    "plan pause"|"plan resume"|"plan abort"|"plan rollback"|"plan approve") echo "$common --message" ;;
+    "host drain") echo "$common --batch-size --min-in-service --watch-secs --message --wait" ;;
     *) echo "$common" ;;
   esac
 }
@@ -34,7 +41,7 @@ _stagger ()
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version|--tail) ((i++)) ;;
+      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version|--tail|--name|--min-in-service) ((i++)) ;;
       -*) ;;
       *) if [[ -z $group ]]; then group="${COMP_WORDS[i]}"; elif [[ -z $command ]]; then command="${COMP_WORDS[i]}"; fi ;;
     esac
@@ -46,12 +53,12 @@ _stagger ()
       COMPREPLY=($(compgen -W "$(_stagger_options "$group" "$command")" -- "$cur"))
     fi
   elif [[ -z $group ]]; then
-    COMPREPLY=($(compgen -W "job update task" -- "$cur"))
+    COMPREPLY=($(compgen -W "job update plan task host cluster" -- "$cur"))
   elif [[ -z $command ]]; then
     COMPREPLY=($(compgen -W "$(_stagger_commands "$group")" -- "$cur"))
   else
     case "$group $command" in
-      "job create"|"job diff"|"job inspect"|"update start")
+      "job create"|"job diff"|"job inspect"|"update start"|"plan start")
         COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur")) ;;
     esac
   fi

@@ -77,11 +77,13 @@ def complete(words):
 
 def completion(r, tmp):
     helptext = subprocess.run([stgtest.program("stagger"), "--help"], capture_output=True, text=True).stdout
-    listed = re.findall(r"^  (job|update|task) (\w+)", helptext, re.M)
+    groups = ["job", "update", "plan", "task", "host", "cluster"]
+    listed = re.findall(r"^  (%s) (\w+)" % "|".join(groups), helptext, re.M)
     r.check("stagger --help lists commands", len(listed) > 10, helptext)
-    r.check("the groups complete", complete(["stagger", ""]) == ["job", "update", "task"],
-            complete(["stagger", ""]))
-    for group in ("job", "update", "task"):
+    r.check("stagger --help lists every group", sorted({g for g, _ in listed}) == sorted(groups),
+            helptext)
+    r.check("the groups complete", complete(["stagger", ""]) == groups, complete(["stagger", ""]))
+    for group in groups:
         offered = complete(["stagger", group, ""])
         wanted = [c for g, c in listed if g == group]
         r.check("every %s command completes" % group, sorted(offered) == sorted(wanted), (offered, wanted))

@@ -270,6 +270,12 @@ route_job (StgHttpRequest *request, StgHttpResponse *response, gpointer user_dat
   member_key (b, job->key);
   member_int (b, "now_ms", stg_clock_now_ms (ui->ctx.clock));
   member_int (b, "instances_total", rows->len);
+  /* Running and healthy: what a plan's HTTP gate can compare with a
+   * threshold ($.instances_healthy). */
+  gint64 healthy = 0;
+  for (guint i = 0; i < rows->len; i++)
+    healthy += g_array_index (rows, StgInstanceRow, i).status == API_SCHEDULE_STATUS_RUNNING;
+  member_int (b, "instances_healthy", healthy);
   json_builder_set_member_name (b, "instances");
   json_builder_begin_array (b);
   for (guint i = 0; i < rows->len && i < JOB_PAGE_INSTANCES; i++)

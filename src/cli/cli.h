@@ -18,16 +18,16 @@ G_BEGIN_DECLS
 typedef enum
 {
   STG_EXIT_OK = 0,
-  STG_EXIT_FAILED = 1,          /* the daemon refused or failed the request */
-  STG_EXIT_USAGE = 2,           /* bad command line */
-  STG_EXIT_CONFIG = 3,          /* bad job, clusters or credentials file; key or cluster mismatch */
-  STG_EXIT_UNREACHABLE = 4,     /* no answer, TLS or HTTP trouble, unreadable reply */
-  STG_EXIT_AUTH = 5,            /* credentials refused */
-  STG_EXIT_NOT_FOUND = 6,       /* no such job or update */
-  STG_EXIT_ROLLED_BACK = 10,    /* update wait: the update ended in ROLLED_BACK */
-  STG_EXIT_ABORTED = 11,        /* ... ABORTED */
-  STG_EXIT_UPDATE_FAILED = 12,  /* ... FAILED */
-  STG_EXIT_UPDATE_ERROR = 13,   /* ... ERROR */
+  STG_EXIT_FAILED = 1,         /* the daemon refused or failed the request */
+  STG_EXIT_USAGE = 2,          /* bad command line */
+  STG_EXIT_CONFIG = 3,         /* bad job, clusters or credentials file; key or cluster mismatch */
+  STG_EXIT_UNREACHABLE = 4,    /* no answer, TLS or HTTP trouble, unreadable reply */
+  STG_EXIT_AUTH = 5,           /* credentials refused */
+  STG_EXIT_NOT_FOUND = 6,      /* no such job or update */
+  STG_EXIT_ROLLED_BACK = 10,   /* update or plan wait: it ended in ROLLED_BACK */
+  STG_EXIT_ABORTED = 11,       /* ... ABORTED */
+  STG_EXIT_UPDATE_FAILED = 12, /* ... FAILED */
+  STG_EXIT_UPDATE_ERROR = 13,  /* ... ERROR */
 } StgExit;
 
 #define STG_CLI_ERROR (stg_cli_error_quark ())
@@ -78,6 +78,7 @@ extern const StgCliCommand stg_cli_update_commands[];
 extern const StgCliCommand stg_cli_task_commands[];
 extern const StgCliCommand stg_cli_cluster_commands[];
 extern const StgCliCommand stg_cli_host_commands[];
+extern const StgCliCommand stg_cli_plan_commands[];
 
 /* ---- command-line plumbing (command.c) -------------------------------------- */
 

@@ -324,6 +324,68 @@ stg_cli_drain_host (StgCliClient *c, const gchar *host, gboolean drain, GError *
   return finish (c, "drainHost", ok, r, local, error);
 }
 
+#define SS(c) API_STAGGER_SCHEDULER_IF ((c)->client)
+
+ApiResponse *
+stg_cli_start_rollout_plan (StgCliClient *c, ApiRolloutPlan *plan, const gchar *message,
+                            GError **error)
+{
+  CALL_BEGIN = api_stagger_scheduler_if_start_rollout_plan (SS (c), &r, plan,
+                                                            message ? message : "", &local);
+  return finish (c, "startRolloutPlan", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_rollout_plans (StgCliClient *c, ApiRolloutPlanQuery *query, GError **error)
+{
+  CALL_BEGIN = api_stagger_scheduler_if_get_rollout_plans (SS (c), &r, query, &local);
+  return finish (c, "getRolloutPlans", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_rollout_plan_details (StgCliClient *c, const gchar *id, GError **error)
+{
+  CALL_BEGIN = api_stagger_scheduler_if_get_rollout_plan_details (SS (c), &r, id, &local);
+  return finish (c, "getRolloutPlanDetails", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_control_rollout_plan (StgCliClient *c, StgCliUpdateAction action, const gchar *id,
+                              const gchar *message, GError **error)
+{
+  const gchar *m = message ? message : "";
+  CALL_BEGIN = FALSE;
+  const gchar *method = "pauseRolloutPlan";
+  switch (action)
+    {
+    case STG_CLI_UPDATE_PAUSE:
+      ok = api_stagger_scheduler_if_pause_rollout_plan (SS (c), &r, id, m, &local);
+      break;
+    case STG_CLI_UPDATE_RESUME:
+      method = "resumeRolloutPlan";
+      ok = api_stagger_scheduler_if_resume_rollout_plan (SS (c), &r, id, m, &local);
+      break;
+    case STG_CLI_UPDATE_ABORT:
+      method = "abortRolloutPlan";
+      ok = api_stagger_scheduler_if_abort_rollout_plan (SS (c), &r, id, m, &local);
+      break;
+    case STG_CLI_UPDATE_ROLLBACK:
+      method = "rollbackRolloutPlan";
+      ok = api_stagger_scheduler_if_rollback_rollout_plan (SS (c), &r, id, m, &local);
+      break;
+    }
+  return finish (c, method, ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_approve_rollout_stage (StgCliClient *c, const gchar *id, const gchar *stage,
+                               const gchar *message, GError **error)
+{
+  CALL_BEGIN = api_stagger_scheduler_if_approve_rollout_stage (SS (c), &r, id, stage ? stage : "",
+                                                               message ? message : "", &local);
+  return finish (c, "approveRolloutStage", ok, r, local, error);
+}
+
 ApiResponse *
 stg_cli_get_tasks_status (StgCliClient *c, ApiTaskQuery *query, GError **error)
 {

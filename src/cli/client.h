@@ -101,6 +101,22 @@ typedef enum
 ApiResponse *stg_cli_control_job_update (StgCliClient *c, StgCliUpdateAction action,
                                          ApiJobUpdateKey *key, const gchar *message,
                                          GError **error);
+/* startRolloutPlan: starts @plan, recording @message (nullable). */
+ApiResponse *stg_cli_start_rollout_plan (StgCliClient *c, ApiRolloutPlan *plan,
+                                         const gchar *message, GError **error);
+/* getRolloutPlans: the plans @query matches, newest first. */
+ApiResponse *stg_cli_get_rollout_plans (StgCliClient *c, ApiRolloutPlanQuery *query,
+                                        GError **error);
+/* getRolloutPlanDetails: plan @id, its stages, events and gate attempts. */
+ApiResponse *stg_cli_get_rollout_plan_details (StgCliClient *c, const gchar *id, GError **error);
+/* pause-, resume-, abort- or rollbackRolloutPlan (@action) of plan @id. */
+ApiResponse *stg_cli_control_rollout_plan (StgCliClient *c, StgCliUpdateAction action,
+                                           const gchar *id, const gchar *message, GError **error);
+/* approveRolloutStage: lets @stage (nullable: every one awaiting) of plan
+ * @id go on. */
+ApiResponse *stg_cli_approve_rollout_stage (StgCliClient *c, const gchar *id, const gchar *stage,
+                                            const gchar *message, GError **error);
+
 /* pulseJobUpdate: lets the coordinated update @key go on for an interval. */
 ApiResponse *stg_cli_pulse_job_update (StgCliClient *c, ApiJobUpdateKey *key, GError **error);
 

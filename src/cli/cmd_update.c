@@ -108,22 +108,12 @@ progress (ApiJobUpdateDetails *d, gint *done, gint *total)
 }
 
 static void
-print_event_line (StgCli *cli, gint64 ts, const gchar *what, StgStyle style, const gchar *user,
-                  const gchar *message)
-{
-  g_autofree gchar *when = stg_cli_format_time (ts);
-  g_autofree gchar *shown = stg_cli_styled (cli->color_out, style, what);
-  fprintf (cli->out, "%s  %s%s%s%s%s\n", when, shown, user ? " by " : "", user ? user : "",
-           message ? " — " : "", message ? message : "");
-}
-
-static void
 print_update_event (StgCli *cli, ApiJobUpdateEvent *e)
 {
-  print_event_line (cli, e->timestampMs, stg_update_status_name (e->status),
-                    stg_cli_update_status_style (e->status),
-                    e->__isset_user && e->user && *e->user ? e->user : NULL,
-                    e->__isset_message && e->message && *e->message ? e->message : NULL);
+  stg_cli_print_event (cli, e->timestampMs, stg_update_status_name (e->status),
+                       stg_cli_update_status_style (e->status),
+                       e->__isset_user && e->user && *e->user ? e->user : NULL,
+                       e->__isset_message && e->message && *e->message ? e->message : NULL);
 }
 
 static void
@@ -131,8 +121,8 @@ print_instance_event (StgCli *cli, ApiJobInstanceUpdateEvent *e)
 {
   g_autofree gchar *what = g_strdup_printf ("instance %d %s", e->instanceId,
                                             stg_update_action_name (e->action));
-  print_event_line (cli, e->timestampMs, what, stg_cli_update_action_style (e->action), NULL,
-                    e->__isset_message && e->message && *e->message ? e->message : NULL);
+  stg_cli_print_event (cli, e->timestampMs, what, stg_cli_update_action_style (e->action), NULL,
+                       e->__isset_message && e->message && *e->message ? e->message : NULL);
 }
 
 static void

@@ -440,9 +440,10 @@ strategy (const StgJfCtx *c, JsonObject *uc, gint32 *group, gboolean *wait,
 }
 
 static ApiJobUpdateSettings *
-update_settings (const StgJfCtx *c, JsonObject *top, GError **error)
+update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GError **error)
 {
   JsonObject *uc = NULL;
+  JsonArray *gates = NULL;
   gint64 batch = 1, watch = 45, per_shard = 0, total = 0, pulse = 0, min_in = 0, pause = 0, start = 0;
   gboolean rollback = TRUE, wait = FALSE, has_pulse = FALSE, has_growth = FALSE, has_min = FALSE;
   gboolean has_pause = FALSE, has_start = FALSE;
@@ -464,8 +465,11 @@ update_settings (const StgJfCtx *c, JsonObject *top, GError **error)
       !stg_jf_int (c, uc, p, "pulse_interval_secs", 1, MAX_MS_SECS, &pulse, &has_pulse, error) ||
       !stg_jf_number (c, uc, p, "growth_factor", 1.0, TRUE, 1000.0, &growth, &has_growth, error) ||
       !stg_jf_int (c, uc, p, "min_in_service", 0, MAX_INSTANCES, &min_in, &has_min, error) ||
-      !stg_jf_int (c, uc, p, "pause_between_batches_secs", 0, MAX_MS_SECS, &pause, &has_pause, error) ||
-      !stg_jf_int (c, uc, p, "max_instance_start_secs", 0, MAX_MS_SECS, &start, &has_start, error))
+      !stg_jf_int (c, uc, p, "pause_between_batches_secs", 0, MAX_MS_SECS, &pause, &has_pause,
+                   error) ||
+      !stg_jf_int (c, uc, p, "max_instance_start_secs", 0, MAX_MS_SECS, &start, &has_start,
+                   error) ||
+      !stg_jf_array (c, uc, p, "batch_gates", FALSE, &gates, error))
     return NULL;
 
   gint32 group = (gint32) batch;
@@ -492,6 +496,16 @@ update_settings (const StgJfCtx *c, JsonObject *top, GError **error)
     g_object_set (s, "pauseBetweenBatchesMs", (gint64) (pause * 1000), NULL);
   if (has_start)
     g_object_set (s, "maxInstanceStartMs", (gint64) (start * 1000), NULL);
+  if (gates != NULL)
+    {
+      g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_object_unref);
+      if (!stg_jf_gates (c, gates, "update_config.batch_gates", cluster, list, error))
+        {
+          g_object_unref (s);
+          return NULL;
+        }
+      g_object_set (s, "batchGates", list, NULL);
+    }
   return s;
 }
 
@@ -542,7 +556,7 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
       "name", "stagger", "data", data, NULL);
   g_object_set (task, "executorConfig", exec, NULL);
 
-  g_autoptr (ApiJobUpdateSettings) settings = update_settings (c, top, error);
+  g_autoptr (ApiJobUpdateSettings) settings = update_settings (c, top, cluster, error);
   if (settings == NULL)
     return NULL;
 
@@ -559,31 +573,47 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
   return file;
 }
 
-StgJobFile *
-stg_job_file_parse (const gchar *name, const gchar *text, gssize len, const gchar *owner,
-                    GError **error)
+JsonNode *
+stg_jf_parse_object (const StgJfCtx *c, const gchar *text, gsize len, GError **error)
 {
-  StgJfCtx c = { name };
-  gsize n = len < 0 ? strlen (text) : (gsize) len;
-
-  if (n > STG_JOB_FILE_MAX_SIZE)
+  if (len > STG_JOB_FILE_MAX_SIZE)
     {
       g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ,
-                   "%s: larger than %d bytes; is it a job file?", name, STG_JOB_FILE_MAX_SIZE);
+                   "%s: larger than %d bytes; is it the right file?", c->file,
+                   STG_JOB_FILE_MAX_SIZE);
       return NULL;
     }
-  if (!check_numbers (&c, text, n, error))
+  if (!check_numbers (c, text, len, error))
     return NULL;
-  g_autoptr (JsonNode) root = parse_json (&c, text, n, error);
+  g_autoptr (JsonNode) root = parse_json (c, text, len, error);
   if (root == NULL)
     return NULL;
   if (!JSON_NODE_HOLDS_OBJECT (root))
     {
       g_autofree gchar *got = stg_jf_describe (root);
-      stg_jf_fail (&c, error, STG_JOB_FILE_ERROR_TYPE, "",
+      stg_jf_fail (c, error, STG_JOB_FILE_ERROR_TYPE, "",
                    "expected a JSON object at the top level, got %s", got);
       return NULL;
     }
+  return g_steal_pointer (&root);
+}
+
+StgJobFile *
+stg_jf_job (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
+{
+  return build (c, top, owner, error);
+}
+
+StgJobFile *
+stg_job_file_parse (const gchar *name, const gchar *text, gssize len, const gchar *owner,
+                    GError **error)
+{
+  StgJfCtx c = { name };
+  g_autoptr (JsonNode) root = stg_jf_parse_object (&c, text, len < 0 ? strlen (text) : (gsize) len,
+                                                   error);
+
+  if (root == NULL)
+    return NULL;
   return build (&c, json_node_get_object (root), owner, error);
 }
 

@@ -5,7 +5,7 @@
  * turns into what the API takes: a JobConfiguration (whose TaskConfig
  * carries executorConfig {name "stagger", data: JSON of the task's runtime
  * fields and health check}) and JobUpdateSettings (Aurora's fields, plus
- * Stagger's ids 100-103). Unknown keys are errors with the closest known key
+ * Stagger's ids 100-105, batch gates among them). Unknown keys are errors with the closest known key
  * suggested; every error names the file, the JSON path and what was
  * expected. Pure data and parsing; any thread.
  */
@@ -66,6 +66,22 @@ gboolean stg_job_file_check_key (StgJobFile *file, const StgJobPath *path, GErro
 /* The JobUpdateRequest that moves the job to this file's configuration,
  * only on @instances when given. */
 ApiJobUpdateRequest *stg_job_file_update_request (StgJobFile *file, StgRanges *instances);
+
+/* A rollout plan file (stagger-plan(5), jobfile_plan.c): stages, each a
+ * job file by path or inline, with gates. */
+typedef struct
+{
+  gchar *file;    /* the name errors use */
+  gchar *cluster; /* every stage's job is of it */
+  ApiRolloutPlan *plan;
+} StgPlanFile;
+
+void stg_plan_file_free (StgPlanFile *file);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgPlanFile, stg_plan_file_free)
+
+/* Reads and checks the plan file at @path; job files it names by path are
+ * read relative to its folder. @owner as for stg_job_file_load(). */
+StgPlanFile *stg_plan_file_load (const gchar *path, const gchar *owner, GError **error);
 
 /* Adds @ranges to @set, a set<Range> as the generated code holds it. */
 void stg_job_file_add_ranges (GHashTable *set, StgRanges *ranges);

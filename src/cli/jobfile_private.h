@@ -32,6 +32,7 @@ extern const gchar *const stg_jf_strategy_keys[];
 extern const gchar *const stg_jf_queue_keys[];
 extern const gchar *const stg_jf_batch_keys[];
 extern const gchar *const stg_jf_variable_batch_keys[];
+extern const gchar *const stg_jf_gate_keys[];
 
 /* "parent.key" (or "key" at the top), and "parent[i]". */
 gchar *stg_jf_path (const gchar *parent, const gchar *key);
@@ -81,5 +82,18 @@ gchar *stg_jf_executor_data (const StgJfCtx *c, JsonObject *task, JsonObject *he
 /* The placement keys (jobfile_fleet.c): "container" and "constraints"
  * of @top into @task, in Aurora's forms. */
 gboolean stg_jf_placement (const StgJfCtx *c, JsonObject *top, ApiTaskConfig *task, GError **error);
+
+/* Gates (jobfile_gates.c): each object of @list (nullable) at @where as
+ * a RolloutGate appended to @out; a job_healthy gate's cluster, when
+ * given, must be @cluster (nullable: not checked). */
+gboolean stg_jf_gates (const StgJfCtx *c, JsonArray *list, const gchar *where, const gchar *cluster,
+                       GPtrArray *out, GError **error);
+
+/* Parses @text as a JSON object with Stagger's checks (numbers JSON can
+ * hold exactly, no key given twice); NULL with @error. */
+JsonNode *stg_jf_parse_object (const StgJfCtx *c, const gchar *text, gsize len, GError **error);
+
+/* The job file whose top level is @top (jobfile.c). */
+StgJobFile *stg_jf_job (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error);
 
 G_END_DECLS

@@ -35,11 +35,20 @@ const gchar *const stg_jf_http_keys[] = {
   "endpoint", "expected_response", "expected_response_code", NULL
 };
 const gchar *const stg_jf_shell_keys[] = { "shell_command", NULL };
-const gchar *const stg_jf_update_keys[] = {
-  "batch_size", "watch_secs", "max_per_shard_failures", "max_total_failures",
-  "rollback_on_failure", "wait_for_batch_completion", "pulse_interval_secs", "update_strategy",
-  "growth_factor", "min_in_service", "pause_between_batches_secs", "max_instance_start_secs", NULL
-};
+const gchar *const stg_jf_update_keys[] = { "batch_size",
+                                            "watch_secs",
+                                            "max_per_shard_failures",
+                                            "max_total_failures",
+                                            "rollback_on_failure",
+                                            "wait_for_batch_completion",
+                                            "pulse_interval_secs",
+                                            "update_strategy",
+                                            "growth_factor",
+                                            "min_in_service",
+                                            "pause_between_batches_secs",
+                                            "max_instance_start_secs",
+                                            "batch_gates",
+                                            NULL };
 const gchar *const stg_jf_strategy_keys[] = { "queue", "batch", "variable_batch", NULL };
 const gchar *const stg_jf_queue_keys[] = { "batch_size", NULL };
 const gchar *const stg_jf_batch_keys[] = { "batch_size", "autopause_after_batch", NULL };

@@ -24,6 +24,7 @@ typedef struct
 static const Group groups[] = {
   { "job", "Jobs", stg_cli_job_commands },
   { "update", "Updates", stg_cli_update_commands },
+  { "plan", "Rollout plans (several jobs' updates in order, with gates)", stg_cli_plan_commands },
   { "task", "Tasks (an instance's runs)", stg_cli_task_commands },
   { "host", "Hosts (the fleet runtime's)", stg_cli_host_commands },
   { "cluster", "The cluster (its replicas and who leads)", stg_cli_cluster_commands },
@@ -68,9 +69,10 @@ print_help (StgCli *cli, const Group *only)
          "Exit codes: 0 done; 1 the daemon refused or failed the request; 2 bad command\n"
          "line; 3 bad job, clusters or credentials file, or a key or cluster that does not\n"
          "match; 4 daemon not reachable (or HTTP, TLS trouble); 5 credentials refused;\n"
-         "6 no such job or update; update wait: 10 ROLLED_BACK, 11 ABORTED, 12 FAILED,\n"
-         "13 ERROR.\n\n"
-         "See stagger(1) and stagger-job(5).\n", cli->out);
+         "6 no such job, update or plan; update wait and plan wait: 10 ROLLED_BACK,\n"
+         "11 ABORTED, 12 FAILED, 13 ERROR.\n\n"
+         "See stagger(1), stagger-job(5) and stagger-plan(5).\n",
+         cli->out);
 }
 
 static const Group *

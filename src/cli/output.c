@@ -52,6 +52,34 @@ stg_cli_update_status_style (gint status)
 }
 
 StgStyle
+stg_cli_rollout_status_style (gint status)
+{
+  switch (status)
+    {
+    case API_ROLLOUT_STATUS_DONE:
+      return STG_STYLE_GOOD;
+    case API_ROLLOUT_STATUS_FAILED:
+    case API_ROLLOUT_STATUS_ROLLED_BACK:
+    case API_ROLLOUT_STATUS_ABORTED:
+      return STG_STYLE_BAD;
+    case API_ROLLOUT_STATUS_PENDING:
+      return STG_STYLE_DIM;
+    default:
+      return STG_STYLE_WARN;
+    }
+}
+
+void
+stg_cli_print_event (StgCli *cli, gint64 ts, const gchar *what, StgStyle style, const gchar *user,
+                     const gchar *message)
+{
+  g_autofree gchar *when = stg_cli_format_time (ts);
+  g_autofree gchar *shown = stg_cli_styled (cli->color_out, style, what);
+  fprintf (cli->out, "%s  %s%s%s%s%s\n", when, shown, user ? " by " : "", user ? user : "",
+           message ? " — " : "", message ? message : "");
+}
+
+StgStyle
 stg_cli_schedule_status_style (gint status)
 {
   switch (status)

@@ -31,6 +31,12 @@ gchar *stg_cli_styled (gboolean color, StgStyle style, const gchar *text);
 StgStyle stg_cli_update_status_style (gint status);
 StgStyle stg_cli_schedule_status_style (gint status);
 StgStyle stg_cli_update_action_style (gint action);
+StgStyle stg_cli_rollout_status_style (gint status);
+
+/* One event as a line: "TIME  WHAT by USER — MESSAGE" (@user and @message
+ * nullable), WHAT in @style. */
+void stg_cli_print_event (StgCli *cli, gint64 ts, const gchar *what, StgStyle style,
+                          const gchar *user, const gchar *message);
 
 /* ---- tables ------------------------------------------------------------ */
 

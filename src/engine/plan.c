@@ -331,11 +331,20 @@ stage_failed (StgStage *s, const gchar *reason)
 
 /* Moves @s on from PENDING, AWAITING_APPROVAL (approved) or its before
  * gates (all passed). */
+static gint would_change (StgEngine *e, const ApiJobUpdateRequest *request, GError **error);
+
 static void
 advance (StgStage *s)
 {
   gint status = s->row.status;
 
+  /* A job that already runs what the stage asks for: done at once, with
+   * neither approval nor gates (an error is the stage's start's to say). */
+  if (status == S (PENDING) && would_change (s->plan->engine, s->spec->request, NULL) == 0)
+    {
+      stage_set (s, S (DONE), NULL, "its job already runs this configuration");
+      return;
+    }
   if (status == S (PENDING) && s->spec->requireApproval && s->row.approved_by == NULL)
     {
       stage_set (s, S (AWAITING_APPROVAL), NULL, "waiting for an approval (stagger plan approve)");
