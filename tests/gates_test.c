@@ -65,8 +65,7 @@ setup (void)
   server = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "python3", "-c", server_py,
                              NULL);
   ck_assert_msg (server != NULL, "python3: %s", error ? error->message : "");
-  g_autoptr (GDataInputStream) in =
-      g_data_input_stream_new (g_subprocess_get_stdout_pipe (server));
+  g_autoptr (GDataInputStream) in = g_data_input_stream_new (g_subprocess_get_stdout_pipe (server));
   g_autofree gchar *port = g_data_input_stream_read_line (in, NULL, NULL, &error);
   ck_assert_msg (port != NULL, "no port from the server");
   base = g_strdup_printf ("http://127.0.0.1:%s", port);
@@ -92,7 +91,7 @@ attempt (ApiRolloutGate *gate, gint cancel_after_ms)
   gint64 start = g_get_monotonic_time ();
 
   stg_gate_runner_run (runner, gate, "www", cancel, on_done, &o);
-  ck_assert (!o.called);   /* never from inside run() */
+  ck_assert (!o.called); /* never from inside run() */
   while (!o.called)
     {
       g_main_context_iteration (NULL, FALSE);

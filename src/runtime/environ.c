@@ -138,11 +138,11 @@ stg_local_resolve_command (const gchar *command)
     {
       g_autofree gchar *cand = g_build_filename (dirs[i], name, NULL);
       if (g_file_test (cand, G_FILE_TEST_IS_EXECUTABLE) && !g_file_test (cand, G_FILE_TEST_IS_DIR))
-        return g_strdup (command);   /* the instance's own PATH finds it */
+        return g_strdup (command); /* the instance's own PATH finds it */
     }
   g_autofree gchar *found = g_find_program_in_path (name);
   if (found == NULL)
-    return g_strdup (command);   /* the shell will say it is not found */
+    return g_strdup (command); /* the shell will say it is not found */
   g_autofree gchar *quoted = g_shell_quote (found);
   return g_strdup_printf ("%.*s%s%s", (int) start, command, quoted, command + start + len);
 }

@@ -484,7 +484,7 @@ launch_argv (Run *run, Launch *l, gboolean beside, GError **error)
       if (word == NULL)
         return FALSE;
       g_ptr_array_add (l->argv, spec->command != NULL ? stg_local_resolve_command (word)
-                                                     : g_steal_pointer (&word));
+                                                      : g_steal_pointer (&word));
     }
   g_ptr_array_add (l->argv, NULL);
   return TRUE;
