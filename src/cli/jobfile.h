@@ -5,8 +5,8 @@
  * turns into what the API takes: a JobConfiguration (whose TaskConfig
  * carries executorConfig {name "stagger", data: JSON of the task's runtime
  * fields and health check}) and JobUpdateSettings (Aurora's fields, plus
- * Stagger's ids 100-105, batch gates among them). Unknown keys are errors with the closest known key
- * suggested; every error names the file, the JSON path and what was
+ * Stagger's ids 100-105, batch gates among them). Unknown keys are errors
+ * with the closest known key suggested; every error names the file, the JSON path and what was
  * expected. Pure data and parsing; any thread.
  */
 #pragma once
