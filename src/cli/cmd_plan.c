@@ -225,8 +225,11 @@ print_details (StgCli *cli, StgCliClient *c, ApiRolloutPlanDetails *d)
       if (st->__isset_approvedBy)
         fprintf (cli->out, "%s: approved by %s\n", st->name, st->approvedBy);
       if (g != NULL)
-        fprintf (cli->out, "%s: gate '%s' (%s, attempt %d) %s — %s\n", st->name, g->gate,
-                 g->phase, g->attempt, g->passed ? "passed" : "failed", g->message);
+        {
+          const gchar *how = g->passed ? "passed" : "failed";
+          fprintf (cli->out, "%s: gate '%s' (%s, attempt %d) %s — %s\n", st->name, g->gate,
+                   g->phase, g->attempt, how, g->message);
+        }
     }
 }
 
