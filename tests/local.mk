@@ -18,6 +18,7 @@ STG_CHECK_SUITES = \
 	tests/engine_control_test \
 	tests/engine_plan_test \
 	tests/gates_test \
+	tests/plan_daemon_test \
 	tests/engine_recover_test \
 	tests/runtime_test \
 	tests/runtime_sandbox_test \
@@ -63,6 +64,10 @@ STG_ENGINE_FIXTURE = tests/engine_fixture.c tests/engine_fixture.h \
 tests_engine_test_SOURCES = tests/engine_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_test_LDADD = $(STG_TEST_LDADD)
+
+tests_plan_daemon_test_SOURCES = tests/plan_daemon_test.c tests/rollout.c tests/rollout.h
+tests_plan_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_plan_daemon_test_LDADD = $(STG_TEST_LDADD)
 
 tests_gates_test_SOURCES = tests/gates_test.c
 tests_gates_test_CFLAGS = $(STG_TEST_CFLAGS)

@@ -1,0 +1,456 @@
+/* plan_daemon_test.c: rollout plans in a real staggerd with real instances
+ * (stagger-example-server), started with the real CLI: the example plan in
+ * examples/pravega rolls to DONE, its broken variant takes all three
+ * stages back in reverse order, and a plan goes on correctly after
+ * staggerd is killed with SIGKILL in the middle of each kind of step (a
+ * stage's update, a gate before a stage, an approval, a gate between
+ * batches, a gate after a stage, a rollback), never trying again a gate
+ * that passed and never doubling an instance. */
+#include "config.h"
+
+#include <check.h>
+#include <glib/gstdio.h>
+
+#include "common/enums.h"
+#include "rollout.h"
+#include "runtime/process.h"
+
+#define PORT_RANGE "--port-range=28000-28499"
+#define P(x) API_ROLLOUT_STATUS_##x
+
+static gchar *dir;
+
+static void
+setup (void)
+{
+  dir = stg_test_tmpdir ();
+  /* The instances' and gates' programs: the example server of this tree,
+   * found on staggerd's PATH as a command names it. */
+  g_autofree gchar *server = stg_test_program ("stagger-example-server");
+  g_autofree gchar *bin = g_path_get_dirname (server);
+  g_autofree gchar *path = g_strdup_printf ("%s:%s", bin, g_getenv ("PATH"));
+  g_setenv ("PATH", path, TRUE);
+}
+
+static void
+teardown (void)
+{
+  stg_test_rmtree (dir);
+  g_clear_pointer (&dir, g_free);
+}
+
+/* Runs the CLI against @d; returns its exit status, its output in *@out. */
+static gint
+cli (StgTestDaemon *d, gchar **out, ...)
+{
+  g_autofree gchar *stagger = stg_test_program ("stagger");
+  g_autofree gchar *url = g_strdup_printf ("--url=http://127.0.0.1:%u", d->http_port);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  va_list ap;
+  gint status = -1;
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *err = NULL;
+
+  g_ptr_array_add (argv, stagger);
+  g_ptr_array_add (argv, url);
+  va_start (ap, out);
+  for (const gchar *a = va_arg (ap, const gchar *); a != NULL; a = va_arg (ap, const gchar *))
+    g_ptr_array_add (argv, (gpointer) a);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  ck_assert_msg (g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
+                               &err, &status, &error),
+                 "stagger: %s", error ? error->message : "");
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_printerr ("stagger %s: %s\n", (gchar *) argv->pdata[2], err ? err : "");
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+static ApiRolloutPlanDetails *
+details (StgTestDaemon *d, const gchar *id)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (api_stagger_scheduler_if_get_rollout_plan_details (c->client, &r, id, &error));
+  ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "getRolloutPlanDetails: %s",
+                 r->details->len ? ((ApiResponseDetail *) r->details->pdata[0])->message : "");
+  return g_object_ref (r->result->getRolloutPlanDetailsResult->details);
+}
+
+static ApiRolloutStageState *
+stage_of (ApiRolloutPlanDetails *det, const gchar *name)
+{
+  for (guint i = 0; i < det->stages->len; i++)
+    if (g_str_equal (((ApiRolloutStageState *) det->stages->pdata[i])->name, name))
+      return det->stages->pdata[i];
+  ck_abort_msg ("no stage %s", name);
+  return NULL;
+}
+
+/* Waits (@seconds at most) until stage @stage of plan @id is @status
+ * (@stage NULL: the plan), with @gate_attempts attempts of its gates
+ * recorded at least; returns the details then. */
+static ApiRolloutPlanDetails *
+wait_for (StgTestDaemon *d, const gchar *id, const gchar *stage, gint status, guint gate_attempts,
+          gint seconds)
+{
+  for (gint64 end = g_get_monotonic_time () + seconds * G_USEC_PER_SEC;;)
+    {
+      g_autoptr (ApiRolloutPlanDetails) det = details (d, id);
+      gint now = stage ? stage_of (det, stage)->status : det->summary->status;
+      guint attempts = 0;
+      for (guint i = 0; i < det->gateResults->len; i++)
+        attempts += stage == NULL ||
+                    g_str_equal (((ApiRolloutGateResult *) det->gateResults->pdata[i])->stage,
+                                 stage);
+      if (now == status && attempts >= gate_attempts)
+        return g_steal_pointer (&det);
+      ck_assert_msg (g_get_monotonic_time () < end, "%s of plan %s is %s (%s), not %s",
+                     stage ? stage : "the plan", id, stg_rollout_status_name (now),
+                     stage ? stage_of (det, stage)->reason : det->summary->reason,
+                     stg_rollout_status_name (status));
+      g_usleep (100 * 1000);
+    }
+}
+
+/* Every instance of www/prod/@job runs config version @version. */
+static void
+assert_version (StgTestDaemon *d, const gchar *job, gint count, gint version)
+{
+  stg_rollout_wait_running (d, job, count, version);
+  GArray *in = stg_rollout_instances (d, job);
+  ck_assert_uint_eq (in->len, (guint) count);
+  for (guint i = 0; i < in->len; i++)
+    ck_assert_int_eq (g_array_index (in, StgRolloutInstance, i).version, version);
+  stg_rollout_instances_free (in);
+}
+
+static gint64
+created (StgTestDaemon *d, ApiJobUpdateKey *key)
+{
+  g_autoptr (ApiJobUpdateDetails) det = stg_rollout_details (d, key);
+  return det->update->summary->state->createdTimestampMs;
+}
+
+/* The examples' files, with the gates' URLs on @d's port. */
+static gchar *
+copy_examples (StgTestDaemon *d)
+{
+  g_autofree gchar *src = g_build_filename (STG_SRCDIR, "examples", "pravega", NULL);
+  gchar *to = g_build_filename (dir, "pravega", NULL);
+  g_autofree gchar *port = g_strdup_printf ("127.0.0.1:%u", d->http_port);
+  g_autoptr (GDir) dh = g_dir_open (src, 0, NULL);
+  const gchar *name;
+
+  ck_assert_msg (dh != NULL, "no %s", src);
+  g_mkdir_with_parents (to, 0700);
+  while ((name = g_dir_read_name (dh)) != NULL)
+    {
+      g_autofree gchar *from = g_build_filename (src, name, NULL);
+      g_autofree gchar *dest = g_build_filename (to, name, NULL);
+      g_autofree gchar *text = NULL;
+      ck_assert (g_file_get_contents (from, &text, NULL, NULL));
+      g_auto (GStrv) parts = g_strsplit (text, "127.0.0.1:8081", -1);
+      g_autofree gchar *moved = g_strjoinv (port, parts);
+      ck_assert (g_file_set_contents (dest, moved, -1, NULL));
+    }
+  return to;
+}
+
+static void
+create_examples (StgTestDaemon *d, const gchar *ex)
+{
+  static const gchar *const jobs[] = { "bookkeeper", "controller", "segmentstore" };
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    {
+      g_autofree gchar *key = g_strdup_printf ("local/www/prod/%s", jobs[i]);
+      g_autofree gchar *file = g_strdup_printf ("%s/%s.json", ex, jobs[i]);
+      g_autofree gchar *out = NULL;
+      ck_assert_int_eq (cli (d, &out, "job", "create", key, file, NULL), 0);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    stg_rollout_wait_running (d, jobs[i], 3, 1);
+}
+
+/* The id "stagger plan start" printed. */
+static gchar *
+started_id (const gchar *out)
+{
+  const gchar *open = strchr (out, '(');
+  const gchar *close = open ? strchr (open, ')') : NULL;
+  ck_assert_msg (close != NULL, "plan start said: %s", out);
+  return g_strndup (open + 1, (gsize) (close - open - 1));
+}
+
+/* ---- the example -------------------------------------------------------------------- */
+
+START_TEST (example_plan_rolls_forward_then_back)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  g_autofree gchar *ex = copy_examples (d);
+  g_autofree gchar *plan = g_build_filename (ex, "plan.json", NULL);
+  g_autofree gchar *broken = g_build_filename (ex, "plan-broken.json", NULL);
+  g_autofree gchar *out = NULL, *out2 = NULL, *status = NULL;
+
+  create_examples (d, ex);
+  /* The good plan: three stages to DONE, through every kind of gate. */
+  ck_assert_int_eq (cli (d, &out, "plan", "start", plan, "--wait", NULL), 0);
+  g_autofree gchar *id = started_id (out);
+  ck_assert_ptr_nonnull (strstr (out, "gate 'bookkeeper quorum' passed"));
+  ck_assert_ptr_nonnull (strstr (out, "gate 'segment stores healthy' passed"));
+  ck_assert_ptr_nonnull (strstr (out, "plan DONE"));
+  assert_version (d, "bookkeeper", 3, 2);
+  assert_version (d, "controller", 3, 2);
+  assert_version (d, "segmentstore", 3, 2);
+  g_autoptr (ApiRolloutPlanDetails) done = details (d, id);
+  ck_assert_int_eq (done->summary->status, P (DONE));
+  ApiRolloutStageState *ss = stage_of (done, "segmentstore");
+  g_autoptr (ApiJobUpdateDetails) ssu = stg_rollout_details (d, ss->update);
+  gboolean between = FALSE;
+  for (guint i = 0; i < ssu->updateEvents->len; i++)
+    {
+      ApiJobUpdateEvent *e = ssu->updateEvents->pdata[i];
+      between |= e->__isset_message && strstr (e->message, "gate 'controller keeps serving'") &&
+                 strstr (e->message, "passed");
+    }
+  ck_assert_msg (between, "the gate between the segment stores' batches left no event");
+  ck_assert_int_eq (cli (d, &status, "plan", "status", "pravega-0.10", NULL), 0);
+  ck_assert_ptr_nonnull (strstr (status, "bookkeeper:v2 controller:v2 segmentstore:v2"));
+
+  /* Back to the first versions, then the broken plan: the third stage
+   * fails and all three go back, the controller before the bookkeeper. */
+  ck_assert_int_eq (cli (d, NULL, "plan", "rollback", id, NULL), 0);
+  g_autoptr (ApiRolloutPlanDetails) back = wait_for (d, id, NULL, P (ROLLED_BACK), 0, 90);
+  assert_version (d, "bookkeeper", 3, 1);
+  assert_version (d, "segmentstore", 3, 1);
+  ck_assert_int_eq (cli (d, &out2, "plan", "start", broken, "--wait", NULL), 10);
+  g_autofree gchar *bid = started_id (out2);
+  g_autoptr (ApiRolloutPlanDetails) det = details (d, bid);
+  ck_assert_int_eq (det->summary->status, P (ROLLED_BACK));
+  ck_assert_msg (strstr (det->summary->reason, "stage 'segmentstore' failed") &&
+                     strstr (det->summary->reason, "answered 500"),
+                 "reason: %s", det->summary->reason);
+  ApiRolloutStageState *bk = stage_of (det, "bookkeeper"), *ctl = stage_of (det, "controller");
+  ck_assert_int_eq (bk->status, P (ROLLED_BACK));
+  ck_assert_int_eq (ctl->status, P (ROLLED_BACK));
+  ck_assert_int_eq (stage_of (det, "segmentstore")->status, P (ROLLED_BACK));
+  ck_assert (bk->__isset_rollbackUpdate && ctl->__isset_rollbackUpdate);
+  ck_assert_int_lt (created (d, ctl->rollbackUpdate), created (d, bk->rollbackUpdate));
+  assert_version (d, "bookkeeper", 3, 1);
+  assert_version (d, "controller", 3, 1);
+  assert_version (d, "segmentstore", 3, 1);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+/* ---- kill -9 at every kind of step ---------------------------------------------- */
+
+/* A job file of two instances of the example server at release @release
+ * (@broken: one that never gets healthy). */
+static void
+write_job (const gchar *name, const gchar *release, gboolean broken)
+{
+  g_autofree gchar *path = g_strdup_printf ("%s/%s-%s.json", dir, name, release);
+  g_autofree gchar *text = g_strdup_printf (
+      "{\"cluster\": \"local\", \"role\": \"www\", \"environment\": \"prod\", \"name\": \"%s\",\n"
+      " \"instances\": 2, \"resources\": {\"ports\": [\"http\"]},\n"
+      " \"task\": {\"command\": \"stagger-example-server --port {{ports[http]}}%s\",\n"
+      "          \"env\": {\"RELEASE\": \"%s\"}},\n"
+      " \"health_check_config\": {\"health_checker\": {\"http\": {\"endpoint\": \"/health\"}},\n"
+      "   \"initial_interval_secs\": 2, \"interval_secs\": 0.2},\n"
+      " \"update_config\": {\"update_strategy\": {\"batch\": {\"batch_size\": 1}},\n"
+      "   \"watch_secs\": 1, \"rollback_on_failure\": true}}\n",
+      name, broken ? " --unhealthy" : "", release);
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+}
+
+/* A shell gate that counts its attempts in DIR/NAME.count and passes once
+ * DIR/NAME.ok exists. */
+static gchar *
+counted_gate (const gchar *name)
+{
+  return g_strdup_printf (
+      "{\"name\": \"%s\", \"shell\": \"echo x >> %s/%s.count; test -f %s/%s.ok\","
+      " \"timeout_secs\": 5, \"retries\": 1000, \"retry_interval_secs\": 1}",
+      name, dir, name, dir, name);
+}
+
+static guint
+attempts_of (const gchar *name)
+{
+  g_autofree gchar *path = g_strdup_printf ("%s/%s.count", dir, name);
+  g_autofree gchar *text = NULL;
+  guint n = 0;
+  if (g_file_get_contents (path, &text, NULL, NULL))
+    for (const gchar *c = text; *c; c++)
+      n += *c == '\n';
+  return n;
+}
+
+static void
+let_pass (const gchar *name)
+{
+  g_autofree gchar *path = g_strdup_printf ("%s/%s.ok", dir, name);
+  ck_assert (g_file_set_contents (path, "", 0, NULL));
+}
+
+/* How many instances have a process, each exactly one (the session
+ * leaders carrying the runtime's marker for this data directory). */
+static guint
+one_process_each (void)
+{
+  g_autofree gchar *canon = g_canonicalize_filename (dir, NULL);
+  g_autoptr (GPtrArray) all = stg_process_find_marked ("STAGGER_RUN_MARK");
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  for (guint k = 0; k < all->len; k++)
+    {
+      StgMarkedProcess *p = all->pdata[k];
+      g_auto (GStrv) parts = g_strsplit (p->mark, ":", 4);
+      if (g_strv_length (parts) != 4 || !g_str_equal (parts[3], canon))
+        continue;
+      g_autofree gchar *slot = g_strdup_printf ("%s:%s", parts[0], parts[1]);
+      ck_assert_msg (!g_hash_table_contains (seen, slot), "instance %s has two processes", slot);
+      g_hash_table_add (seen, g_steal_pointer (&slot));
+    }
+  return g_hash_table_size (seen);
+}
+
+static StgTestDaemon *
+kill_and_restart (StgTestDaemon *d)
+{
+  stg_test_daemon_kill9 (d);
+  stg_test_daemon_free (d);
+  return stg_test_daemon_start (dir, PORT_RANGE, NULL);
+}
+
+START_TEST (kill9_at_every_kind_of_step)
+{
+  g_autofree gchar *before = counted_gate ("b-ready");
+  g_autofree gchar *between = counted_gate ("c-between");
+  g_autofree gchar *after = counted_gate ("c-after");
+  g_autofree gchar *plan_path = g_build_filename (dir, "plan.json", NULL);
+  g_autofree gchar *plan = g_strdup_printf (
+      "{\"name\": \"k\", \"stages\": [\n"
+      " {\"name\": \"a\", \"job\": \"a-2.json\"},\n"
+      " {\"name\": \"b\", \"job\": \"b-2.json\", \"depends_on\": [\"a\"], \"before\": [%s]},\n"
+      " {\"name\": \"c\", \"job\": \"c-2.json\", \"depends_on\": [\"b\"], \"require_approval\": true,\n"
+      "  \"between_batches\": [%s], \"after\": [%s]}]}\n",
+      before, between, after);
+  static const gchar *const jobs[] = { "a", "b", "c" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    {
+      write_job (jobs[i], "1", FALSE);
+      write_job (jobs[i], "2", FALSE);
+      write_job (jobs[i], "3", i == 2);
+    }
+  ck_assert (g_file_set_contents (plan_path, plan, -1, NULL));
+  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    {
+      g_autofree gchar *key = g_strdup_printf ("local/www/prod/%s", jobs[i]);
+      g_autofree gchar *file = g_strdup_printf ("%s/%s-1.json", dir, jobs[i]);
+      ck_assert_int_eq (cli (d, NULL, "job", "create", key, file, NULL), 0);
+      stg_rollout_wait_running (d, jobs[i], 2, 1);
+    }
+  g_autofree gchar *out = NULL;
+  ck_assert_int_eq (cli (d, &out, "plan", "start", plan_path, NULL), 0);
+  g_autofree gchar *id = started_id (out);
+
+  /* 1. In the middle of a stage's update. */
+  g_autoptr (ApiRolloutPlanDetails) s1 = wait_for (d, id, "a", P (ROLLING_FORWARD), 0, 30);
+  d = kill_and_restart (d);
+  /* 2. While a gate before a stage fails and is tried again. */
+  g_autoptr (ApiRolloutPlanDetails) s2 = wait_for (d, id, "b", P (WAITING_FOR_GATE), 2, 60);
+  d = kill_and_restart (d);
+  let_pass ("b-ready");
+  /* 3. While a stage awaits its approval. */
+  g_autoptr (ApiRolloutPlanDetails) s3 = wait_for (d, id, "c", P (AWAITING_APPROVAL), 0, 60);
+  guint b_attempts = attempts_of ("b-ready");
+  d = kill_and_restart (d);
+  g_autoptr (ApiRolloutPlanDetails) s3b = wait_for (d, id, "c", P (AWAITING_APPROVAL), 0, 30);
+  ck_assert_int_eq (cli (d, NULL, "plan", "approve", "k", "c", "-m", "go", NULL), 0);
+  /* 4. While the gate between the stage's batches is tried. */
+  guint seen = 0;
+  for (gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+       (seen = attempts_of ("c-between")) < 2;)
+    {
+      ck_assert_msg (g_get_monotonic_time () < end, "the gate between batches was not tried");
+      g_usleep (100 * 1000);
+    }
+  d = kill_and_restart (d);
+  let_pass ("c-between");
+  /* 5. While the gate after the stage is tried. */
+  g_autoptr (ApiRolloutPlanDetails) s5 = wait_for (d, id, "c", P (WAITING_FOR_GATE), 0, 60);
+  for (gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC; attempts_of ("c-after") < 2;)
+    {
+      ck_assert_msg (g_get_monotonic_time () < end, "the gate after the stage was not tried");
+      g_usleep (100 * 1000);
+    }
+  guint between_attempts = attempts_of ("c-between");
+  d = kill_and_restart (d);
+  let_pass ("c-after");
+  g_autoptr (ApiRolloutPlanDetails) done = wait_for (d, id, NULL, P (DONE), 0, 60);
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    assert_version (d, jobs[i], 2, 2);
+  /* Passed gates were not tried again after the restarts. */
+  ck_assert_uint_eq (attempts_of ("b-ready"), b_attempts);
+  ck_assert_uint_eq (attempts_of ("c-between"), between_attempts);
+  ck_assert_str_eq (stage_of (done, "c")->approvedBy, "root (unauthenticated)");
+
+  /* 6. In the middle of a rollback: a plan to release 3 whose last stage
+   * never gets healthy goes back, and staggerd dies on the way. */
+  g_autofree gchar *plan3_path = g_build_filename (dir, "plan3.json", NULL);
+  ck_assert (
+      g_file_set_contents (plan3_path,
+                           "{\"name\": \"k3\", \"stages\": [\n"
+                           " {\"name\": \"a\", \"job\": \"a-3.json\"},\n"
+                           " {\"name\": \"b\", \"job\": \"b-3.json\", \"depends_on\": [\"a\"]},\n"
+                           " {\"name\": \"c\", \"job\": \"c-3.json\", \"depends_on\": [\"b\"]}]}\n",
+                           -1, NULL));
+  g_autofree gchar *out3 = NULL;
+  ck_assert_int_eq (cli (d, &out3, "plan", "start", plan3_path, NULL), 0);
+  g_autofree gchar *id3 = started_id (out3);
+  g_autoptr (ApiRolloutPlanDetails) s6 = wait_for (d, id3, "b", P (ROLLING_BACK), 0, 90);
+  d = kill_and_restart (d);
+  g_autoptr (ApiRolloutPlanDetails) back = wait_for (d, id3, NULL, P (ROLLED_BACK), 0, 90);
+  ck_assert_int_eq (stage_of (back, "a")->status, P (ROLLED_BACK));
+  ck_assert_int_eq (stage_of (back, "b")->status, P (ROLLED_BACK));
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    assert_version (d, jobs[i], 2, 2);
+  /* One process per instance, none doubled across the five deaths. */
+  ck_assert_uint_eq (one_process_each (), 6);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+static Suite *
+plan_daemon_suite (void)
+{
+  Suite *s = suite_create ("plan_daemon");
+  TCase *tc = tcase_create ("plans");
+
+  tcase_set_timeout (tc, 600);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, example_plan_rolls_forward_then_back);
+  tcase_add_test (tc, kill9_at_every_kind_of_step);
+  return s;
+}
+
+int
+main (void)
+{
+  gchar *scope = stg_test_scope_begin ();
+  SRunner *sr = srunner_create (plan_daemon_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  stg_test_scope_end (scope);
+  return failed == 0 ? 0 : 1;
+}
