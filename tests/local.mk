@@ -114,7 +114,7 @@ tests_ha_replicas_test_SOURCES = tests/ha_replicas_test.c $(STG_ROLLOUT)
 tests_ha_replicas_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_ha_replicas_test_LDADD = $(STG_TEST_LDADD)
 
-tests_webui_test_SOURCES = tests/webui_test.c
+tests_webui_test_SOURCES = tests/webui_test.c $(STG_ROLLOUT)
 tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_webui_test_LDADD = $(STG_TEST_LDADD)
 

@@ -23,6 +23,7 @@ libstg_api_a_SOURCES = \
 	src/api/webui.c src/api/webui.h src/api/webui_private.h \
 	src/api/webui_data.c \
 	src/api/webui_update.c \
+	src/api/webui_plan.c \
 	src/api/webui_wait.c \
 	src/api/webui_instance.c
 nodist_libstg_api_a_SOURCES = src/api/webui-resources.c

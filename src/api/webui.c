@@ -173,6 +173,19 @@ stg_webui_send_error (StgHttpResponse *response, guint status, const gchar *mess
   stg_webui_send_json (response, status, root);
 }
 
+void
+stg_webui_send_ok (StgHttpResponse *response)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "ok");
+  json_builder_add_boolean_value (b, TRUE);
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  stg_webui_send_json (response, 200, root);
+}
+
 /* ---- sessions and their CSRF tokens ------------------------------------------------ */
 
 /* The token of session @id: an HMAC of it under the process's secret, so
@@ -506,6 +519,7 @@ stg_webui_new (StgHttpServer *http, const StgWebUiContext *context)
   stg_webui_route (ui, http, "/ui/login", route_login);
   stg_webui_data_routes (ui, http);
   stg_webui_update_routes (ui, http);
+  stg_webui_plan_routes (ui, http);
   stg_webui_wait_routes (ui, http);
   stg_webui_instance_routes (ui, http);
   if (ui->ctx.metrics != NULL)
