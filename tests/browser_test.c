@@ -191,6 +191,10 @@ START_TEST (rollout_is_followed_live_to_the_end)
   ck_assert (!json_object_get_boolean_member (o, "reloaded"));
   /* Every instance is drawn as updated. */
   ck_assert_str_eq (json_object_get_string_member (o, "states"), "UUUUUU");
+  /* ...and the bar is full: its widths are applied, not refused by the
+   * content policy as style attributes are. */
+  JsonObject *bar = json_object_get_object_member (o, "bar");
+  ck_assert_msg (json_object_get_double_member (bar, "fraction") > 0.99, "bar: %s", output);
   /* No request fails (the favicon included), no frame around the page on
    * load though <main> has the focus, batches of two shown as ranges. */
   ck_assert_msg (json_array_get_length (json_object_get_array_member (o, "failed_requests")) == 0,
