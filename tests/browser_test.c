@@ -13,6 +13,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "common/jobkey.h"
 #include "rollout.h"
 
 #define PORT_RANGE "--port-range=32000-32699"
@@ -284,9 +285,13 @@ START_TEST (plan_page_approves_and_rolls_back)
   /* web waits for an approval, which only the page gives. */
   g_autoptr (ApiRolloutPlan) plan = g_object_new (API_TYPE_ROLLOUT_PLAN, "name", "browser",
                                                   "rollbackOnFailure", TRUE, NULL);
+  ApiRolloutStage *db = stg_rollout_plan_stage ("db", "www", "pdb", 2, NULL);
   ApiRolloutStage *web = stg_rollout_plan_stage ("web", "www", "pweb", 2, "db");
+  g_autoptr (ApiJobKey) pdb = stg_job_key_new ("www", "prod", "pdb");
+  g_ptr_array_add (db->before, g_object_new (API_TYPE_ROLLOUT_GATE, "name", "db-up", "kind",
+                                             API_ROLLOUT_GATE_KIND_JOB_HEALTHY, "job", pdb, NULL));
   g_object_set (web, "requireApproval", TRUE, NULL);
-  g_ptr_array_add (plan->stages, stg_rollout_plan_stage ("db", "www", "pdb", 2, NULL));
+  g_ptr_array_add (plan->stages, db);
   g_ptr_array_add (plan->stages, web);
   g_autofree gchar *id = stg_rollout_start_plan (d, plan);
 
@@ -336,6 +341,16 @@ START_TEST (plan_page_approves_and_rolls_back)
   ck_assert_msg (strstr (json_object_get_string_member (stage_seen (o, "web"), "text"),
                          "Approved by web") != NULL,
                  "%s", output);
+  /* db's gate, what it checks and how its attempt went. */
+  const gchar *db_text = json_object_get_string_member (stage_seen (o, "db"), "text");
+  ck_assert_msg (strstr (db_text, "every instance of www/prod/pdb healthy") != NULL &&
+                     strstr (db_text, "passed (attempt 1") != NULL,
+                 "db: %s", db_text);
+  /* The Plans page lists the plan, rolled back, no stage done. */
+  const gchar *row = json_object_get_string_member (o, "list");
+  ck_assert_msg (g_str_has_prefix (row, "browser") && strstr (row, "rolled back") &&
+                     strstr (row, "0/2"),
+                 "plans: %s", row);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
 }

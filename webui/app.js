@@ -660,7 +660,8 @@ function stageAwaitsApproval(s) {
 /* One gate and its latest attempt. */
 function gateItem(g) {
   const last = g.last;
-  return el('li', {}, el('strong', {}, g.name), ' ', el('span', { class: 'chip' }, g.kind.toLowerCase()),
+  return el('li', {}, el('strong', {}, g.name), ' ', el('span', { class: 'chip' },
+    g.kind.replace(/_/g, ' ').toLowerCase()),
     ' ', el('span', { class: 'mono' }, g.description),
     el('span', { class: 'muted' }, ' (timeout ' + g.timeout_s + 's' +
       (g.retries ? ', ' + g.retries + ' retries ' + g.retry_interval_s + 's apart' : '') + ')'),

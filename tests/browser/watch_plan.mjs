@@ -7,7 +7,8 @@
 //
 // Prints one JSON line: the plan's statuses seen in order, each stage's
 // statuses seen, at the end each stage's status, the colour of its left
-// edge and the links to its updates, the controls clicked, the requests
+// edge and the links to its updates, the first row of the Plans page
+// afterwards, the controls clicked, the requests
 // that failed (4xx/5xx), errors, whether the page was reloaded and the
 // screenshots written. Exits 0 when the plan reached ROLLED_BACK without a
 // reload, 1 otherwise, 2 on bad usage.
@@ -23,8 +24,8 @@ if (!url || !shots) {
 mkdirSync(shots, { recursive: true });
 
 const result = {
-  seen: [], stages_seen: {}, stages: [], clicked: [], reloaded: false, screenshots: [], errors: [],
-  failed_requests: [],
+  seen: [], stages_seen: {}, stages: [], list: '', clicked: [], reloaded: false, screenshots: [],
+  errors: [], failed_requests: [],
 };
 let code = 1;
 let browser = null;
@@ -42,6 +43,16 @@ try {
   await page.goto(url);
   await page.waitForSelector('ol.stages li.stage');
   await page.evaluate(() => { window.__staggerMarker = 1; });
+  // The page draws itself anew on every change, so a button found may be
+  // gone by the time it is clicked: such a click is tried again next round.
+  const click = async (button, name) => {
+    try {
+      await button.first().click({ timeout: 2000 });
+      result.clicked.push(name);
+    } catch (e) {
+      if (!/not attached|detached|Timeout/i.test(String(e))) throw e;
+    }
+  };
 
   const deadline = Date.now() + 90000;
   let status = '';
@@ -67,14 +78,12 @@ try {
       result.screenshots.push(file);
     }
     if (status === 'ROLLED_BACK') break;
-    const approve = await page.$('li.stage button:text-is("Approve")');
-    if (approve && !result.clicked.includes('approve')) {
-      result.clicked.push('approve');
-      await approve.click();
+    const approve = page.locator('li.stage button:text-is("Approve")');
+    if (!result.clicked.includes('approve') && await approve.count() > 0) {
+      await click(approve, 'approve');
     }
     if (status === 'DONE' && !result.clicked.includes('rollback')) {
-      result.clicked.push('rollback');
-      await page.click('.controls button:text-is("Roll back")');
+      await click(page.locator('.controls button:text-is("Roll back")'), 'rollback');
     }
     await page.waitForTimeout(100);
   }
@@ -94,6 +103,13 @@ try {
   const final = join(shots, 'final.png');
   await page.screenshot({ path: final, fullPage: true });
   result.screenshots.push(final);
+  // The Plans page lists it.
+  await page.evaluate(() => { location.hash = '#/plans'; });
+  await page.waitForSelector('main table tbody tr');
+  result.list = await page.evaluate(() => document.querySelector('main table tbody tr').innerText);
+  const list = join(shots, 'plans.png');
+  await page.screenshot({ path: list, fullPage: true });
+  result.screenshots.push(list);
   if (status === 'ROLLED_BACK' && !result.reloaded && result.errors.length === 0) code = 0;
 } catch (e) {
   result.errors.push(String(e));
