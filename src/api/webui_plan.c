@@ -23,11 +23,6 @@
 #define PLANS_PAGE_MAX 200
 #define PLANS_PAGE_DEFAULT 25
 
-/* What the engine takes for a gate left at its defaults. */
-#define GATE_TIMEOUT_S 30
-#define GATE_RETRY_INTERVAL_S 10
-#define GATE_EXPECT_STATUS 200
-
 /* ---- GET /ui/api/plans ------------------------------------------------------------ */
 
 static void
@@ -112,40 +107,6 @@ route_plans (StgHttpRequest *request, StgHttpResponse *response, gpointer user_d
 
 /* ---- GET /ui/api/plan ------------------------------------------------------------- */
 
-/* What @g checks, in a few words: "GET URL: status 200, $.x < 0.5",
- * "sh -c 'COMMAND' exits 0", "every instance of R/E/N healthy". */
-static gchar *
-gate_description (const ApiRolloutGate *g)
-{
-  switch (g->kind)
-    {
-    case API_ROLLOUT_GATE_KIND_HTTP:
-      {
-        GString *s = g_string_new (NULL);
-        g_string_append_printf (s, "GET %s: status %d", g->__isset_url ? g->url : "",
-                                g->__isset_expectStatus ? g->expectStatus : GATE_EXPECT_STATUS);
-        if (g->__isset_jsonPath && g->jsonPath != NULL && g->jsonPath[0] != '\0')
-          {
-            gchar number[G_ASCII_DTOSTR_BUF_SIZE];
-            g_ascii_formatd (number, sizeof number, "%g", g->__isset_threshold ? g->threshold : 0);
-            g_string_append_printf (s, ", %s %s %s", g->jsonPath,
-                                    g->__isset_compare && g->compare ? g->compare : "==", number);
-          }
-        return g_string_free (s, FALSE);
-      }
-    case API_ROLLOUT_GATE_KIND_SHELL:
-      return g_strdup_printf ("sh -c '%s' exits 0", g->__isset_command ? g->command : "");
-    case API_ROLLOUT_GATE_KIND_JOB_HEALTHY:
-      {
-        g_autofree gchar *job = g->__isset_job && g->job != NULL ? stg_job_key_to_string (g->job)
-                                                                 : g_strdup ("?");
-        return g_strdup_printf ("every instance of %s healthy", job);
-      }
-    default:
-      return g_strdup (stg_gate_kind_name (g->kind));
-    }
-}
-
 /* The newest attempt of gate @gate of @stage in @phase, or NULL. */
 static ApiRolloutGateResult *
 latest_attempt (GPtrArray *results, const gchar *stage, const gchar *phase, const gchar *gate)
@@ -170,15 +131,16 @@ add_gates (JsonBuilder *b, GPtrArray *gates, GPtrArray *results, const gchar *st
   for (guint i = 0; gates != NULL && i < gates->len; i++)
     {
       const ApiRolloutGate *g = gates->pdata[i];
-      g_autofree gchar *what = gate_description (g);
+      g_autofree gchar *what = stg_gate_describe (g);
       json_builder_begin_object (b);
       member_string (b, "name", g->name);
       member_string (b, "kind", stg_gate_kind_name (g->kind));
       member_string (b, "description", what);
-      member_int (b, "timeout_s", g->__isset_timeoutSecs ? g->timeoutSecs : GATE_TIMEOUT_S);
+      member_int (b, "timeout_s", g->__isset_timeoutSecs ? g->timeoutSecs : STG_GATE_TIMEOUT_SECS);
       member_int (b, "retries", g->__isset_retries ? g->retries : 0);
       member_int (b, "retry_interval_s",
-                  g->__isset_retryIntervalSecs ? g->retryIntervalSecs : GATE_RETRY_INTERVAL_S);
+                  g->__isset_retryIntervalSecs ? g->retryIntervalSecs
+                                               : STG_GATE_RETRY_INTERVAL_SECS);
       ApiRolloutGateResult *r = phase ? latest_attempt (results, stage, phase, g->name) : NULL;
       json_builder_set_member_name (b, "last");
       if (r != NULL)
