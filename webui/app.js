@@ -490,6 +490,20 @@ async function viewUpdate(role, env, name, id) {
   diffView(u.diff));
 }
 
+/* Links to the newer and older pages of the list at @route ('#/updates'),
+   @shown items from @offset on. */
+function pager(route, params, offset, shown, more) {
+  const page = (o) => {
+    const next = new URLSearchParams(params);
+    next.set('offset', Math.max(0, o));
+    return route + '?' + next.toString();
+  };
+  return el('nav', { class: 'pager', 'aria-label': 'Pages' },
+    offset > 0 ? el('a', { href: page(offset - PAGE_SIZE) }, '← Newer') : '',
+    el('span', { class: 'muted' }, shown ? (offset + 1) + '–' + (offset + shown) : ''),
+    more ? el('a', { href: page(offset + PAGE_SIZE) }, 'Older →') : '');
+}
+
 async function viewUpdates(params) {
   setNav('updates');
   const offset = Number(params.get('offset') || 0);
@@ -516,17 +530,9 @@ async function viewUpdates(params) {
   el('label', {}, 'Status', statusSelect), field('user', 'User', 'alice'),
   el('button', { type: 'submit' }, 'Filter'));
 
-  const page = (o) => {
-    const next = new URLSearchParams(params);
-    next.set('offset', Math.max(0, o));
-    return '#/updates?' + next.toString();
-  };
   show(el('h1', {}, 'Updates'), form,
     data.updates.length ? summaryTable(data.updates) : el('p', { class: 'muted' }, 'No updates match.'),
-    el('nav', { class: 'pager', 'aria-label': 'Pages' },
-      offset > 0 ? el('a', { href: page(offset - PAGE_SIZE) }, '← Newer') : '',
-      el('span', { class: 'muted' }, data.updates.length ? (offset + 1) + '–' + (offset + data.updates.length) : ''),
-      data.more ? el('a', { href: page(offset + PAGE_SIZE) }, 'Older →') : ''));
+    pager('#/updates', params, offset, data.updates.length, data.more));
 }
 
 async function viewHosts() {
@@ -606,11 +612,6 @@ async function viewPlans(params) {
     el('td', {}, p.user || '–'),
     el('td', { class: 'hide-narrow' }, timeEl(p.created_ms)),
     el('td', { class: 'hide-narrow' }, sinceEl(p.since_ms, data.now_ms))));
-  const page = (o) => {
-    const next = new URLSearchParams(params);
-    next.set('offset', Math.max(0, o));
-    return '#/plans?' + next.toString();
-  };
   show(el('h1', {}, 'Rollout plans'),
     el('p', {}, active ? el('a', { href: '#/plans' }, 'Show all plans')
       : el('a', { href: '#/plans?active=1' }, 'Show only active plans')),
@@ -622,10 +623,7 @@ async function viewPlans(params) {
           el('th', {}, 'Stages done'), el('th', {}, 'Why'), el('th', {}, 'User'),
           el('th', { class: 'hide-narrow' }, 'Started'), el('th', { class: 'hide-narrow' }, 'Since'))),
         el('tbody', {}, rows))),
-    el('nav', { class: 'pager', 'aria-label': 'Pages' },
-      offset > 0 ? el('a', { href: page(offset - PAGE_SIZE) }, '← Newer') : '',
-      el('span', { class: 'muted' }, data.plans.length ? (offset + 1) + '–' + (offset + data.plans.length) : ''),
-      data.more ? el('a', { href: page(offset + PAGE_SIZE) }, 'Older →') : ''));
+    pager('#/plans', params, offset, data.plans.length, data.more));
 }
 
 function planAct(plan, action, body, confirmText) {

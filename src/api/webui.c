@@ -227,6 +227,24 @@ stg_webui_csrf_ok (StgWebUi *ui, StgHttpRequest *request)
   return diff == 0;
 }
 
+gboolean
+stg_webui_control_allowed (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *response)
+{
+  if (!g_str_equal (stg_http_request_method (request), "POST"))
+    {
+      stg_http_response_header (response, "Allow", "POST");
+      stg_webui_send_error (response, 405, "use POST");
+      return FALSE;
+    }
+  if (!stg_webui_csrf_ok (ui, request))
+    {
+      stg_webui_send_error (response, 403,
+                            "missing or wrong X-Stagger-CSRF token for this session");
+      return FALSE;
+    }
+  return stg_webui_may_act (ui, request, response, NULL);
+}
+
 /* The request's session id, or a new one set as a cookie on @response. */
 static gchar *
 session_id (StgHttpRequest *request, StgHttpResponse *response)

@@ -414,20 +414,8 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
   g_autoptr (GError) error = NULL;
   g_autofree gchar *message = NULL, *stage = NULL;
 
-  if (!g_str_equal (stg_http_request_method (request), "POST"))
-    {
-      stg_http_response_header (response, "Allow", "POST");
-      stg_webui_send_error (response, 405, "use POST");
-      return;
-    }
-  if (!stg_webui_csrf_ok (ui, request))
-    {
-      stg_webui_send_error (response, 403,
-                            "missing or wrong X-Stagger-CSRF token for this session");
-      return;
-    }
   /* Who asks is known before anything is read; the roles come from the plan. */
-  if (!stg_webui_may_act (ui, request, response, NULL))
+  if (!stg_webui_control_allowed (ui, request, response))
     return;
   const gchar *slash = strrchr (rest, '/');
   if (slash == NULL || slash == rest || memchr (rest, '/', (gsize) (slash - rest)) != NULL)

@@ -38,6 +38,12 @@ gboolean stg_webui_csrf_ok (StgWebUi *ui, StgHttpRequest *request);
 gboolean stg_webui_may_act (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *response,
                             const gchar *role);
 
+/* Whether a control may go on: a POST (else 405) carrying its session's
+ * CSRF token (else 403) from a viewer who may act at all (else 401); the
+ * roles are the control's to check, once it knows the jobs. */
+gboolean stg_webui_control_allowed (StgWebUi *ui, StgHttpRequest *request,
+                                    StgHttpResponse *response);
+
 /* A job key from the query string (role, environment, name), or NULL
  * after answering 400. */
 ApiJobKey *stg_webui_query_key (StgHttpRequest *request, StgHttpResponse *response);

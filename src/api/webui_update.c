@@ -458,19 +458,8 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
   g_autoptr (GError) error = NULL;
   g_auto (StgWebUiAction) action = { 0 };
 
-  if (!g_str_equal (stg_http_request_method (request), "POST"))
-    {
-      stg_http_response_header (response, "Allow", "POST");
-      stg_webui_send_error (response, 405, "use POST");
-      return;
-    }
-  if (!stg_webui_csrf_ok (ui, request))
-    {
-      stg_webui_send_error (response, 403, "missing or wrong X-Stagger-CSRF token for this session");
-      return;
-    }
   /* Who asks is known before the body is read; the role comes from it. */
-  if (!stg_webui_may_act (ui, request, response, NULL))
+  if (!stg_webui_control_allowed (ui, request, response))
     return;
   g_autoptr (GBytes) body = stg_http_request_body (request);
   gsize len;
