@@ -3,7 +3,9 @@
  * A real staggerd rolls real instances while tests/browser/watch_update.mjs
  * (playwright-core from npm, pinned by tests/browser/package-lock.json)
  * keeps an update's page open and watches it move, without a reload, to its
- * end: ROLLED_FORWARD with every instance updated, or ROLLED_BACK. The
+ * end: ROLLED_FORWARD with every instance updated, or ROLLED_BACK; and
+ * tests/browser/watch_plan.mjs works a rollout plan's page: approves a
+ * stage, then rolls the plan back, following each stage's status live. The
  * screenshots land in tests/browser-shots/ of the build tree. */
 #include "config.h"
 
@@ -11,6 +13,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "common/jobkey.h"
 #include "rollout.h"
 
 #define PORT_RANGE "--port-range=32000-32699"
@@ -47,6 +50,7 @@ prepare_browser (void)
   copy_in ("package.json");
   copy_in ("package-lock.json");
   copy_in ("watch_update.mjs");
+  copy_in ("watch_plan.mjs");
   g_autofree gchar *module = g_build_filename (env_dir, "node_modules", "playwright-core", "package.json", NULL);
   if (g_file_test (module, G_FILE_TEST_EXISTS))
     return;
@@ -188,6 +192,10 @@ START_TEST (rollout_is_followed_live_to_the_end)
   ck_assert (!json_object_get_boolean_member (o, "reloaded"));
   /* Every instance is drawn as updated. */
   ck_assert_str_eq (json_object_get_string_member (o, "states"), "UUUUUU");
+  /* ...and the bar is full: its widths are applied, not refused by the
+   * content policy as style attributes are. */
+  JsonObject *bar = json_object_get_object_member (o, "bar");
+  ck_assert_msg (json_object_get_double_member (bar, "fraction") > 0.99, "bar: %s", output);
   /* No request fails (the favicon included), no frame around the page on
    * load though <main> has the focus, batches of two shown as ranges. */
   ck_assert_msg (json_array_get_length (json_object_get_array_member (o, "failed_requests")) == 0,
@@ -252,6 +260,102 @@ START_TEST (failing_update_shows_the_rollback)
 }
 END_TEST
 
+/* The stage named @name in the script's result (fails the test if none). */
+static JsonObject *
+stage_seen (JsonObject *o, const gchar *name)
+{
+  JsonArray *stages = json_object_get_array_member (o, "stages");
+  for (guint i = 0; i < json_array_get_length (stages); i++)
+    {
+      JsonObject *s = json_array_get_object_element (stages, i);
+      if (g_str_equal (json_object_get_string_member (s, "name"), name))
+        return s;
+    }
+  ck_abort_msg ("no stage %s on the page", name);
+  return NULL;
+}
+
+START_TEST (plan_page_approves_and_rolls_back)
+{
+  /* Simulated instances: the plan's pace is the page's, not the jobs'. */
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
+  static const gchar *const jobs[] = { "pdb", "pweb" };
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    stg_rollout_create_plain_job (d, "www", jobs[i], 2);
+  /* web waits for an approval, which only the page gives. */
+  g_autoptr (ApiRolloutPlan) plan = g_object_new (API_TYPE_ROLLOUT_PLAN, "name", "browser",
+                                                  "rollbackOnFailure", TRUE, NULL);
+  ApiRolloutStage *db = stg_rollout_plan_stage ("db", "www", "pdb", 2, NULL);
+  ApiRolloutStage *web = stg_rollout_plan_stage ("web", "www", "pweb", 2, "db");
+  g_autoptr (ApiJobKey) pdb = stg_job_key_new ("www", "prod", "pdb");
+  g_ptr_array_add (db->before, g_object_new (API_TYPE_ROLLOUT_GATE, "name", "db-up", "kind",
+                                             API_ROLLOUT_GATE_KIND_JOB_HEALTHY, "job", pdb, NULL));
+  g_object_set (web, "requireApproval", TRUE, NULL);
+  g_ptr_array_add (plan->stages, db);
+  g_ptr_array_add (plan->stages, web);
+  g_autofree gchar *id = stg_rollout_start_plan (d, plan);
+
+  g_autofree gchar *node = g_find_program_in_path ("node");
+  g_autofree gchar *script = g_build_filename (env_dir, "watch_plan.mjs", NULL);
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u/#/plan/%s", d->http_port, id);
+  g_autofree gchar *shots = g_build_filename (STG_BUILDDIR, "tests", "browser-shots", "plan", NULL);
+  g_autoptr (GError) error = NULL;
+  ck_assert_msg (node != NULL, "no node: scripts/install-deps.sh installs it");
+  GSubprocess *p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, node, script, url,
+                                     shots, NULL);
+  ck_assert_msg (p != NULL, "cannot run node: %s", error ? error->message : "");
+  Watch w = watch_end (p);
+  g_autoptr (JsonNode) result = w.result;
+  g_autofree gchar *output = w.output;
+  JsonObject *o = json_node_get_object (result);
+
+  ck_assert_msg (w.exit_status == 0, "the page did not work the plan to its end: %s", output);
+  ck_assert_msg (saw (o, "AWAITING_APPROVAL") && saw (o, "DONE") && saw (o, "ROLLED_BACK"), "%s",
+                 output);
+  ck_assert (!json_object_get_boolean_member (o, "reloaded"));
+  ck_assert_msg (json_array_get_length (json_object_get_array_member (o, "failed_requests")) == 0,
+                 "requests failed: %s", output);
+  /* The stage moved on live: waiting, approved and done, then back. */
+  JsonArray *web_seen = json_object_get_array_member (json_object_get_object_member (o,
+                                                                                     "stages_seen"),
+                                                      "web");
+  g_autoptr (GString) seen = g_string_new (NULL);
+  for (guint i = 0; i < json_array_get_length (web_seen); i++)
+    g_string_append_printf (seen, "%s ", json_array_get_string_element (web_seen, i));
+  ck_assert_msg (strstr (seen->str, "AWAITING_APPROVAL ") && strstr (seen->str, "DONE ") &&
+                     g_str_has_suffix (seen->str, "ROLLED_BACK "),
+                 "web was seen %s", seen->str);
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    {
+      JsonObject *s = stage_seen (o, i == 0 ? "db" : "web");
+      ck_assert_str_eq (json_object_get_string_member (s, "status"), "ROLLED_BACK");
+      /* Rolled back is not success: the rolled-back colour, never green. */
+      ck_assert_str_eq (json_object_get_string_member (s, "edge"), "rgb(180, 83, 9)");
+      /* Links to the stage's update and to its rollback update. */
+      JsonArray *links = json_object_get_array_member (s, "links");
+      g_autofree gchar *prefix = g_strdup_printf ("#/update/www/prod/%s/", jobs[i]);
+      ck_assert_uint_eq (json_array_get_length (links), 2);
+      ck_assert (g_str_has_prefix (json_array_get_string_element (links, 0), prefix));
+      ck_assert (g_str_has_prefix (json_array_get_string_element (links, 1), prefix));
+    }
+  ck_assert_msg (strstr (json_object_get_string_member (stage_seen (o, "web"), "text"),
+                         "Approved by web") != NULL,
+                 "%s", output);
+  /* db's gate, what it checks and how its attempt went. */
+  const gchar *db_text = json_object_get_string_member (stage_seen (o, "db"), "text");
+  ck_assert_msg (strstr (db_text, "every instance of www/prod/pdb healthy") != NULL &&
+                     strstr (db_text, "passed (attempt 1") != NULL,
+                 "db: %s", db_text);
+  /* The Plans page lists the plan, rolled back, no stage done. */
+  const gchar *row = json_object_get_string_member (o, "list");
+  ck_assert_msg (g_str_has_prefix (row, "browser") && strstr (row, "rolled back") &&
+                     strstr (row, "0/2"),
+                 "plans: %s", row);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
 static Suite *
 browser_suite (void)
 {
@@ -263,6 +367,7 @@ browser_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, rollout_is_followed_live_to_the_end);
   tcase_add_test (tc, failing_update_shows_the_rollback);
+  tcase_add_test (tc, plan_page_approves_and_rolls_back);
   suite_add_tcase (s, tc);
   return s;
 }

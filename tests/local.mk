@@ -119,7 +119,7 @@ tests_ha_replicas_test_SOURCES = tests/ha_replicas_test.c $(STG_ROLLOUT)
 tests_ha_replicas_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_ha_replicas_test_LDADD = $(STG_TEST_LDADD)
 
-tests_webui_test_SOURCES = tests/webui_test.c
+tests_webui_test_SOURCES = tests/webui_test.c $(STG_ROLLOUT)
 tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_webui_test_LDADD = $(STG_TEST_LDADD)
 
@@ -142,7 +142,7 @@ AM_TESTS_ENVIRONMENT = \
 
 EXTRA_DIST += tests/local.mk tests/man_test.sh \
 	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs \
-	tests/browser/cross_site.mjs
+	tests/browser/watch_plan.mjs tests/browser/cross_site.mjs
 
 # The browser test's node_modules and screenshots.
 clean-local: clean-browser-test

@@ -218,3 +218,57 @@ stg_rollout_action_times (ApiJobUpdateDetails *det, gint instance, gint action, 
         *last = ev->timestampMs;
     }
 }
+
+ApiRolloutStage *
+stg_rollout_plan_stage (const gchar *name, const gchar *role, const gchar *job, gint32 count,
+                        const gchar *deps)
+{
+  g_autoptr (ApiJobConfiguration) config = stg_test_job (role, "prod", job, count, "sleep 61");
+  g_autoptr (ApiBatchJobUpdateStrategy) batch = g_object_new (API_TYPE_BATCH_JOB_UPDATE_STRATEGY,
+                                                              "groupSize", 1, NULL);
+  g_autoptr (ApiJobUpdateStrategy) strategy = g_object_new (API_TYPE_JOB_UPDATE_STRATEGY,
+                                                            "batchStrategy", batch, NULL);
+  g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
+                                                            "updateGroupSize", 1,
+                                                            "minWaitInInstanceRunningMs", 100,
+                                                            "updateStrategy", strategy, NULL);
+  g_autoptr (ApiJobUpdateRequest) req = g_object_new (API_TYPE_JOB_UPDATE_REQUEST, "taskConfig",
+                                                      config->taskConfig, "instanceCount", count,
+                                                      "settings", settings, NULL);
+  ApiRolloutStage *stage = g_object_new (API_TYPE_ROLLOUT_STAGE, "name", name, "request", req,
+                                         NULL);
+  g_auto (GStrv) names = g_strsplit (deps ? deps : "", " ", -1);
+  for (guint i = 0; names[i] != NULL; i++)
+    if (names[i][0] != '\0')
+      g_ptr_array_add (stage->dependsOn, g_strdup (names[i]));
+  return stage;
+}
+
+gchar *
+stg_rollout_start_plan (StgTestDaemon *d, ApiRolloutPlan *plan)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (
+      api_stagger_scheduler_if_start_rollout_plan (c->client, &r, plan, "<b>go</b>", &error));
+  ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "startRolloutPlan: %s",
+                 r->details->len ? ((ApiResponseDetail *) r->details->pdata[0])->message : "");
+  return g_strdup (r->result->startRolloutPlanResult->id);
+}
+
+void
+stg_rollout_create_plain_job (StgTestDaemon *d, const gchar *role, const gchar *name,
+                              gint32 instances)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiJobConfiguration) job = stg_test_job (role, "prod", name, instances, "sleep 60");
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (
+      api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                  job, &error));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+}

@@ -1,7 +1,8 @@
 /* rollout.h: helpers for tests that drive real rollouts through a real
  * staggerd: jobs of stagger-example-server instances, what the web UI's
- * JSON says of them, and updates started and watched over Thrift. Every
- * job is www/prod/NAME with one named port, "http". Test processes only. */
+ * JSON says of them, updates started and watched over Thrift, and rollout
+ * plans started over Thrift. Every job is www/prod/NAME with one named
+ * port, "http" (a plan's stages name their role). Test processes only. */
 #pragma once
 
 #include "testutil.h"
@@ -58,5 +59,20 @@ gint stg_rollout_wait_terminal_for (StgTestDaemon *d, ApiJobUpdateKey *key, guin
 /* The first and last time of @action for @instance in @det, or -1. */
 void stg_rollout_action_times (ApiJobUpdateDetails *det, gint instance, gint action, gint64 *first,
                                gint64 *last);
+
+/* createJob of @role/prod/@name, @instances instances running "sleep 60";
+ * asserts OK. */
+void stg_rollout_create_plain_job (StgTestDaemon *d, const gchar *role, const gchar *name,
+                                   gint32 instances);
+
+/* A rollout plan's stage moving @role/prod/@job (@count instances) to the
+ * command "sleep 61" in batches of one with a watch time of 100 ms, after
+ * the stages named in @deps (space-separated, nullable); for daemons with
+ * --runtime=simulated. */
+ApiRolloutStage *stg_rollout_plan_stage (const gchar *name, const gchar *role, const gchar *job,
+                                         gint32 count, const gchar *deps);
+
+/* startRolloutPlan of @plan over Thrift; asserts OK and returns the id. */
+gchar *stg_rollout_start_plan (StgTestDaemon *d, ApiRolloutPlan *plan);
 
 G_END_DECLS

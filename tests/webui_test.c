@@ -1,15 +1,17 @@
 /* webui_test.c: integration tests of the web UI against a real staggerd:
  * pages and assets (types, ETags, 304, 404, methods), --webui-dir, the JSON
- * data (shapes, paging, bad queries), the Server-Sent Events feed and the
- * update-change long poll. */
+ * data (shapes, paging, bad queries), the update and rollout plan pages'
+ * data and their CSRF-protected controls (a plan's roles all needed), the
+ * Server-Sent Events feed and the update-change long poll. */
 #include "config.h"
 
 #include <check.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 
 #include "common/jobkey.h"
-#include "testutil.h"
+#include "rollout.h"
 
 static gchar *dir;
 
@@ -90,14 +92,7 @@ header (const gchar *head, const gchar *name)
 static void
 create_job (StgTestDaemon *d, const gchar *name, gint32 instances)
 {
-  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
-  g_autoptr (ApiJobConfiguration) job = stg_test_job ("www", "prod", name, instances, "sleep 60");
-  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
-  g_autoptr (GError) error = NULL;
-
-  ck_assert (api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
-                                                         &r, job, &error));
-  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  stg_rollout_create_plain_job (d, "www", name, instances);
 }
 
 START_TEST (pages_and_assets)
@@ -455,6 +450,364 @@ START_TEST (update_page_data_and_controls)
 }
 END_TEST
 
+/* ---- rollout plans ------------------------------------------------------------------ */
+
+/* A gate that every instance of ROLE/prod/@job is healthy. */
+static ApiRolloutGate *
+healthy_gate (const gchar *name, const gchar *role, const gchar *job)
+{
+  g_autoptr (ApiJobKey) key = stg_job_key_new (role, "prod", job);
+  return g_object_new (API_TYPE_ROLLOUT_GATE, "name", name, "kind",
+                       API_ROLLOUT_GATE_KIND_JOB_HEALTHY, "job", key, NULL);
+}
+
+/* /ui/api/plan?id=@id as JSON; fails the test unless it answers 200. */
+static JsonNode *
+get_plan (StgTestDaemon *d, const gchar *id)
+{
+  g_autofree gchar *path = g_strdup_printf ("/ui/api/plan?id=%s", id);
+  Reply r = http (d->http_port, "GET", path, NULL, NULL);
+  ck_assert_msg (r.status == 200, "plan %s: %u %s", id, r.status, r.body);
+  JsonNode *node = stg_test_parse_json (r.body);
+  reply_clear (&r);
+  return node;
+}
+
+/* The stage named @name of a plan's JSON (fails the test if none). */
+static JsonObject *
+plan_stage_json (JsonNode *plan, const gchar *name)
+{
+  JsonArray *stages = json_object_get_array_member (json_node_get_object (plan), "stages");
+  for (guint i = 0; i < json_array_get_length (stages); i++)
+    {
+      JsonObject *s = json_array_get_object_element (stages, i);
+      if (g_str_equal (json_object_get_string_member (s, "name"), name))
+        return s;
+    }
+  ck_abort_msg ("no stage %s", name);
+  return NULL;
+}
+
+/* Polls the plan's page data until the plan (@stage NULL) or its stage
+ * @stage has @status; fails the test after @timeout_ms. */
+static JsonNode *
+wait_plan (StgTestDaemon *d, const gchar *id, const gchar *stage, const gchar *status,
+           guint timeout_ms)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+
+  for (;;)
+    {
+      g_autoptr (JsonNode) plan = get_plan (d, id);
+      JsonObject *o = stage ? plan_stage_json (plan, stage) : json_node_get_object (plan);
+      const gchar *now = json_object_get_string_member (o, "status");
+      if (g_str_equal (now, status))
+        return g_steal_pointer (&plan);
+      if (g_get_monotonic_time () >= deadline)
+        {
+          g_autofree gchar *text = json_to_string (plan, FALSE);
+          ck_abort_msg ("%s is %s, not %s, after %u ms: %s", stage ? stage : "the plan", now,
+                        status, timeout_ms, text);
+        }
+      g_usleep (20 * 1000);
+    }
+}
+
+/* The POST of control @action on plan @id with @headers and @body. */
+static guint
+plan_control (StgTestDaemon *d, const gchar *id, const gchar *action, const gchar *headers,
+              const gchar *body)
+{
+  g_autofree gchar *path = g_strdup_printf ("/ui/api/plan/%s/%s", id, action);
+  Reply r = http (d->http_port, "POST", path, headers, body);
+  guint status = r.status;
+  if (status != 200)
+    {
+      /* Every refusal says why, in JSON. */
+      g_autoptr (JsonNode) e = stg_test_parse_json (r.body);
+      ck_assert_msg (json_object_has_member (json_node_get_object (e), "error"), "%s", r.body);
+    }
+  reply_clear (&r);
+  return status;
+}
+
+START_TEST (plan_pages_data_and_controls)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
+
+  create_job (d, "pdb", 2);
+  create_job (d, "pweb", 2);
+  /* db: gated before by its own health and after by an HTTP gate that
+   * reads this daemon's plan list; web: after db, once approved. */
+  g_autoptr (ApiRolloutPlan) plan = g_object_new (API_TYPE_ROLLOUT_PLAN, "name", "two-stages",
+                                                  "rollbackOnFailure", TRUE, NULL);
+  ApiRolloutStage *db = stg_rollout_plan_stage ("db", "www", "pdb", 2, NULL);
+  g_ptr_array_add (db->before, healthy_gate ("db-up", "www", "pdb"));
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u/ui/api/plans", d->http_port);
+  g_ptr_array_add (db->after, g_object_new (API_TYPE_ROLLOUT_GATE, "name", "listed", "kind",
+                                            API_ROLLOUT_GATE_KIND_HTTP, "url", url, "jsonPath",
+                                            "$.limit", "compare", ">=", "threshold", 1.5, NULL));
+  ApiRolloutStage *web = stg_rollout_plan_stage ("web", "www", "pweb", 2, "db");
+  g_object_set (web, "requireApproval", TRUE, NULL);
+  g_autoptr (GPtrArray) batch_gates = g_ptr_array_new_with_free_func (g_object_unref);
+  g_ptr_array_add (batch_gates, healthy_gate ("web-up", "www", "pweb"));
+  g_object_set (web->request->settings, "batchGates", batch_gates, NULL);
+  g_ptr_array_add (plan->stages, db);
+  g_ptr_array_add (plan->stages, web);
+  g_autofree gchar *id = stg_rollout_start_plan (d, plan);
+
+  /* db goes through its gates and its update; web waits for approval. */
+  g_autoptr (JsonNode) waiting = wait_plan (d, id, "web", "AWAITING_APPROVAL", 30000);
+  JsonObject *po = json_node_get_object (waiting);
+  ck_assert_str_eq (json_object_get_string_member (po, "id"), id);
+  ck_assert_str_eq (json_object_get_string_member (po, "name"), "two-stages");
+  ck_assert_str_eq (json_object_get_string_member (po, "status"), "AWAITING_APPROVAL");
+  ck_assert_int_eq (json_object_get_int_member (po, "stage_count"), 2);
+  ck_assert_int_eq (json_object_get_int_member (po, "stages_done"), 1);
+  ck_assert (json_object_get_boolean_member (po, "rollback_on_failure"));
+  ck_assert_int_gt (json_object_get_int_member (po, "now_ms"), 0);
+  JsonObject *so = plan_stage_json (waiting, "db");
+  ck_assert_str_eq (json_object_get_string_member (so, "status"), "DONE");
+  ck_assert_str_eq (json_object_get_string_member (so, "job"), "www/prod/pdb");
+  ck_assert_str_eq (json_object_get_string_member (json_object_get_object_member (so, "job_key"),
+                                                   "name"),
+                    "pdb");
+  const gchar *db_update = json_object_get_string_member (so, "update");
+  ck_assert_ptr_nonnull (db_update);
+  ck_assert (json_object_get_null_member (so, "rollback_update"));
+  ck_assert_int_eq (json_object_get_int_member (so, "previous_version"), 1);
+  ck_assert_int_eq (json_object_get_int_member (so, "desired_version"), 2);
+  ck_assert_int_eq (json_object_get_int_member (so, "current_version"), 2);
+  JsonObject *gates = json_object_get_object_member (so, "gates");
+  ck_assert_str_eq (json_object_get_string_member (gates, "phase"), "after");
+  ck_assert_int_eq (json_object_get_int_member (gates, "passed"), 1);
+  JsonObject *up = json_array_get_object_element (json_object_get_array_member (gates, "before"),
+                                                  0);
+  ck_assert_str_eq (json_object_get_string_member (up, "kind"), "JOB_HEALTHY");
+  ck_assert_str_eq (json_object_get_string_member (up, "description"),
+                    "every instance of www/prod/pdb healthy");
+  ck_assert (json_object_get_boolean_member (json_object_get_object_member (up, "last"), "passed"));
+  JsonObject *listed = json_array_get_object_element (json_object_get_array_member (gates, "after"),
+                                                      0);
+  g_autofree gchar *want = g_strdup_printf ("GET %s: $.limit >= 1.5", url);
+  ck_assert_str_eq (json_object_get_string_member (listed, "description"), want);
+  ck_assert_int_eq (json_object_get_int_member (listed, "timeout_s"), 30);
+  JsonObject *last = json_object_get_object_member (listed, "last");
+  ck_assert_msg (json_object_get_boolean_member (last, "passed"), "the HTTP gate: %s",
+                 json_object_get_string_member (last, "message"));
+  ck_assert_int_eq (json_object_get_int_member (last, "attempt"), 1);
+  JsonObject *wo = plan_stage_json (waiting, "web");
+  ck_assert_str_eq (json_array_get_string_element (json_object_get_array_member (wo, "depends_on"),
+                                                   0),
+                    "db");
+  ck_assert (json_object_get_boolean_member (wo, "require_approval"));
+  ck_assert (json_object_get_null_member (wo, "approved_by"));
+  ck_assert (json_object_get_null_member (wo, "update"));
+  /* What the job ran before is recorded when the stage starts. */
+  ck_assert_int_eq (json_object_get_int_member (wo, "previous_version"), 0);
+  ck_assert_int_eq (json_object_get_int_member (wo, "current_version"), 1);
+  JsonArray *between = json_object_get_array_member (json_object_get_object_member (wo, "gates"),
+                                                     "between_batches");
+  ck_assert_uint_eq (json_array_get_length (between), 1);
+  ck_assert_str_eq (json_object_get_string_member (json_array_get_object_element (between, 0),
+                                                   "name"),
+                    "web-up");
+  /* Every gate attempt, in order, and the plan's events. */
+  JsonArray *attempts = json_object_get_array_member (po, "gate_results");
+  ck_assert_uint_eq (json_array_get_length (attempts), 2);
+  JsonObject *a0 = json_array_get_object_element (attempts, 0);
+  ck_assert_str_eq (json_object_get_string_member (a0, "stage"), "db");
+  ck_assert_str_eq (json_object_get_string_member (a0, "phase"), "before");
+  ck_assert_str_eq (json_object_get_string_member (a0, "gate"), "db-up");
+  ck_assert_uint_gt (json_array_get_length (json_object_get_array_member (po, "events")), 2);
+
+  /* The list, newest first, filtered and paged. */
+  Reply list = http (d->http_port, "GET", "/ui/api/plans?active=1", NULL, NULL);
+  ck_assert_uint_eq (list.status, 200);
+  g_autoptr (JsonNode) ln = stg_test_parse_json (list.body);
+  JsonArray *plans = json_object_get_array_member (json_node_get_object (ln), "plans");
+  ck_assert_uint_eq (json_array_get_length (plans), 1);
+  JsonObject *l0 = json_array_get_object_element (plans, 0);
+  ck_assert_str_eq (json_object_get_string_member (l0, "id"), id);
+  ck_assert_str_eq (json_object_get_string_member (l0, "status"), "AWAITING_APPROVAL");
+  ck_assert_int_eq (json_object_get_int_member (l0, "stage_count"), 2);
+  ck_assert_int_eq (json_object_get_int_member (l0, "stages_done"), 1);
+  ck_assert (json_object_has_member (l0, "user") && json_object_has_member (l0, "since_ms"));
+  static const gchar *const bad[] = {
+    "/ui/api/plans?limit=0",  "/ui/api/plans?limit=201",
+    "/ui/api/plans?offset=x", "/ui/api/plans?active=maybe",
+    "/ui/api/plan",           "/ui/api/plan?id=",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      Reply r = http (d->http_port, "GET", bad[i], NULL, NULL);
+      ck_assert_msg (r.status == 400, "%s answered %u", bad[i], r.status);
+      reply_clear (&r);
+    }
+  Reply missing = http (d->http_port, "GET", "/ui/api/plan?id=nope", NULL, NULL);
+  ck_assert_uint_eq (missing.status, 404);
+  Reply post_list = http (d->http_port, "POST", "/ui/api/plans", NULL, "{}");
+  ck_assert_uint_eq (post_list.status, 405);
+
+  /* Controls: POST only, with the session's token. */
+  Reply get = http (d->http_port, "GET", "/ui/api/plan/x/pause", NULL, NULL);
+  ck_assert_uint_eq (get.status, 405);
+  ck_assert_uint_eq (plan_control (d, id, "approve", NULL, NULL), 403);
+  ck_assert_uint_eq (plan_control (d, id, "approve", "X-Stagger-CSRF: guess\r\n", NULL), 403);
+  g_autofree gchar *cookie = NULL, *token = NULL;
+  new_session (d, &cookie, &token);
+  g_autofree gchar *hdr = g_strdup_printf ("Cookie: %s\r\nX-Stagger-CSRF: %s\r\n"
+                                           "Content-Type: application/json\r\n",
+                                           cookie, token);
+  ck_assert_uint_eq (plan_control (d, id, "explode", hdr, NULL), 404);
+  ck_assert_uint_eq (plan_control (d, "nope", "pause", hdr, NULL), 404);
+  ck_assert_uint_eq (plan_control (d, id, "pause/more", hdr, NULL), 404);
+  ck_assert_uint_eq (plan_control (d, id, "pause", hdr, "not json"), 400);
+  ck_assert_uint_eq (plan_control (d, id, "pause", hdr, "{\"message\": 7}"), 400);
+  ck_assert_uint_eq (plan_control (d, id, "pause", hdr, "{\"stage\": \"web\"}"), 400);
+  ck_assert_uint_eq (plan_control (d, id, "approve", hdr, "{\"stage\": \"nope\"}"), 404);
+  ck_assert_uint_eq (plan_control (d, id, "approve", hdr, "{\"stage\": \"db\"}"), 409);
+  ck_assert_uint_eq (plan_control (d, id, "resume", hdr, NULL), 409);
+  ck_assert_uint_eq (plan_control (d, id, "pause", hdr, "{\"message\": \"hold\"}"), 200);
+  g_autoptr (JsonNode) paused = wait_plan (d, id, NULL, "PAUSED", 10000);
+  const gchar *why = json_object_get_string_member (json_node_get_object (paused), "reason");
+  ck_assert_msg (strstr (why, "paused by web: hold") != NULL, "paused: %s", why);
+  ck_assert_uint_eq (plan_control (d, id, "resume", hdr, "{}"), 200);
+  g_autoptr (JsonNode) resumed = wait_plan (d, id, NULL, "AWAITING_APPROVAL", 10000);
+  ck_assert (json_object_get_null_member (plan_stage_json (resumed, "web"), "approved_by"));
+
+  /* An open page hears of the plan's changes. */
+  g_autoptr (GSocketClient) client = g_socket_client_new ();
+  g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1",
+                                                                        d->http_port, NULL, NULL);
+  static const gchar req[] = "GET /ui/api/events HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  g_autoptr (GString) seen = g_string_new (NULL);
+  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req,
+                             sizeof req - 1, NULL, NULL, NULL);
+  ck_assert (read_until (conn, seen, ": connected\n\n", 10000));
+
+  ck_assert_uint_eq (plan_control (d, id, "approve", hdr,
+                                   "{\"stage\": \"web\", \"message\": \"looks fine\"}"),
+                     200);
+  g_autofree gchar *change =
+      g_strdup_printf ("{\"kind\":\"plan\",\"role\":\"\",\"environment\":\"\","
+                       "\"name\":\"\",\"id\":\"%s\"}",
+                       id);
+  ck_assert_msg (read_until (conn, seen, change, 10000), "no plan change: %s", seen->str);
+  g_autoptr (JsonNode) done = wait_plan (d, id, NULL, "DONE", 30000);
+  JsonObject *web_done = plan_stage_json (done, "web");
+  ck_assert_str_eq (json_object_get_string_member (web_done, "approved_by"), "web");
+  ck_assert_ptr_nonnull (json_object_get_string_member (web_done, "update"));
+  ck_assert_int_eq (json_object_get_int_member (json_node_get_object (done), "stages_done"), 2);
+  JsonArray *events = json_object_get_array_member (json_node_get_object (done), "events");
+  gboolean approval = FALSE;
+  for (guint i = 0; i < json_array_get_length (events); i++)
+    {
+      JsonObject *e = json_array_get_object_element (events, i);
+      const gchar *m = json_object_get_string_member (e, "message");
+      approval |= m != NULL && strstr (m, "looks fine") != NULL &&
+                  g_strcmp0 (json_object_get_string_member (e, "stage"), "web") == 0;
+    }
+  ck_assert_msg (approval, "no approval event");
+  Reply active = http (d->http_port, "GET", "/ui/api/plans?active=1", NULL, NULL);
+  g_autoptr (JsonNode) an = stg_test_parse_json (active.body);
+  ck_assert_uint_eq (json_array_get_length (
+                         json_object_get_array_member (json_node_get_object (an), "plans")),
+                     0);
+
+  /* An ended plan: pausing is a conflict; rolling back takes both stages
+   * back, each with an update of its own. */
+  ck_assert_uint_eq (plan_control (d, id, "pause", hdr, NULL), 409);
+  ck_assert_uint_eq (plan_control (d, id, "rollback", hdr, NULL), 200);
+  g_autoptr (JsonNode) back = wait_plan (d, id, NULL, "ROLLED_BACK", 30000);
+  JsonObject *db_back = plan_stage_json (back, "db");
+  ck_assert_str_eq (json_object_get_string_member (db_back, "status"), "ROLLED_BACK");
+  ck_assert_ptr_nonnull (json_object_get_string_member (db_back, "rollback_update"));
+  ck_assert_int_eq (json_object_get_int_member (db_back, "current_version"),
+                    json_object_get_int_member (db_back, "previous_version"));
+  ck_assert_uint_eq (plan_control (d, id, "rollback", hdr, NULL), 409);
+
+  Reply *all[] = { &list, &missing, &post_list, &get, &active };
+  for (guint i = 0; i < G_N_ELEMENTS (all); i++)
+    reply_clear (all[i]);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+/* The [users] entry of a token: what staggerd --hash-token makes of it. */
+static gchar *
+token_digest (const gchar *token)
+{
+  g_autofree gchar *staggerd = stg_test_program ("staggerd");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                                    G_SUBPROCESS_FLAGS_STDOUT_PIPE,
+                                                &error, staggerd, "--hash-token", NULL);
+  g_autofree gchar *in = g_strconcat (token, "\n", NULL);
+  gchar *out = NULL;
+
+  ck_assert_msg (p != NULL, "staggerd --hash-token: %s", error ? error->message : "");
+  ck_assert (g_subprocess_communicate_utf8 (p, in, NULL, &out, NULL, &error));
+  ck_assert (g_subprocess_get_successful (p));
+  return g_strstrip (out);
+}
+
+START_TEST (plan_controls_need_every_role)
+{
+  g_autofree gchar *alice = token_digest ("alice-token-0123456789");
+  g_autofree gchar *bob = token_digest ("bob-token-0123456789ab");
+  g_autofree gchar *config = g_strdup_printf ("[staggerd]\ntcp_trusted = true\n"
+                                              "[users]\nalice = %s www\nbob = %s www data\n",
+                                              alice, bob);
+  g_autofree gchar *path = g_build_filename (dir, "staggerd.conf", NULL);
+  g_autofree gchar *data = g_build_filename (dir, "data", NULL);
+  g_autofree gchar *arg = g_strconcat ("--config=", path, NULL);
+  ck_assert (g_file_set_contents (path, config, -1, NULL));
+  ck_assert (g_chmod (path, 0600) == 0);
+  StgTestDaemon *d = stg_test_daemon_start (data, arg, "--runtime=simulated", NULL);
+
+  stg_rollout_create_plain_job (d, "www", "front", 1);
+  stg_rollout_create_plain_job (d, "data", "store", 1);
+  g_autoptr (ApiRolloutPlan) plan = g_object_new (API_TYPE_ROLLOUT_PLAN, "name", "roles", NULL);
+  ApiRolloutStage *front = stg_rollout_plan_stage ("front", "www", "front", 1, NULL);
+  ApiRolloutStage *store = stg_rollout_plan_stage ("store", "data", "store", 1, "front");
+  g_object_set (front, "requireApproval", TRUE, NULL);
+  g_ptr_array_add (plan->stages, front);
+  g_ptr_array_add (plan->stages, store);
+  g_autofree gchar *id = stg_rollout_start_plan (d, plan);
+  g_autoptr (JsonNode) waiting = wait_plan (d, id, "front", "AWAITING_APPROVAL", 30000);
+  ck_assert (
+      json_object_get_boolean_member (plan_stage_json (waiting, "front"), "require_approval"));
+
+  g_autofree gchar *cookie = NULL, *token = NULL;
+  new_session (d, &cookie, &token);
+  g_autofree gchar *nobody = g_strdup_printf ("Cookie: %s\r\nX-Stagger-CSRF: %s\r\n", cookie,
+                                              token);
+  g_autofree gchar *as_alice =
+      g_strdup_printf ("%sAuthorization: Bearer alice-token-0123456789\r\n", nobody);
+  g_autofree gchar *as_bob = g_strdup_printf ("%sAuthorization: Bearer bob-token-0123456789ab\r\n",
+                                              nobody);
+  /* Nobody signed in is asked to; alice may change www but not data. */
+  ck_assert_uint_eq (plan_control (d, id, "approve", nobody, NULL), 401);
+  g_autofree gchar *apath = g_strdup_printf ("/ui/api/plan/%s/approve", id);
+  Reply refused = http (d->http_port, "POST", apath, as_alice, NULL);
+  ck_assert_uint_eq (refused.status, 403);
+  ck_assert_ptr_nonnull (strstr (refused.body, "role data"));
+  reply_clear (&refused);
+  ck_assert_uint_eq (plan_control (d, id, "pause", as_alice, NULL), 403);
+  g_autoptr (JsonNode) still = get_plan (d, id);
+  ck_assert_str_eq (json_object_get_string_member (json_node_get_object (still), "status"),
+                    "AWAITING_APPROVAL");
+  ck_assert_uint_eq (plan_control (d, id, "approve", as_bob, NULL), 200);
+  g_autoptr (JsonNode) done = wait_plan (d, id, NULL, "DONE", 30000);
+  ck_assert_str_eq (json_object_get_string_member (plan_stage_json (done, "front"), "approved_by"),
+                    "bob");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
 START_TEST (ten_thousand_instances_stay_small)
 {
   /* Ten thousand processes are no test; simulated instances are rows. */
@@ -629,6 +982,8 @@ webui_suite (void)
   tcase_add_test (tc, updates_data_checks_queries);
   tcase_add_test (tc, event_stream_opens_and_survives_shutdown);
   tcase_add_test (tc, update_page_data_and_controls);
+  tcase_add_test (tc, plan_pages_data_and_controls);
+  tcase_add_test (tc, plan_controls_need_every_role);
   tcase_add_test (tc, ten_thousand_instances_stay_small);
   tcase_add_test (tc, changes_are_pushed_to_open_pages);
   tcase_add_test (tc, wait_answers_when_the_update_changes);

@@ -1,7 +1,8 @@
 /* app.js: Stagger's web UI.
  *
  * A single page with hash routes (#/, #/job/R/E/N, #/update/R/E/N/ID,
- * #/updates?..., #/hosts). Data comes from staggerd's JSON endpoints under /ui/api/;
+ * #/updates?..., #/plans?..., #/plan/ID, #/hosts). Data comes from staggerd's
+ * JSON endpoints under /ui/api/;
  * changes are pushed over Server-Sent Events (/ui/api/events), and when those
  * are unavailable the current view is polled once a second. Views re-render
  * in place. All user-provided text goes through textContent, never HTML.
@@ -20,6 +21,15 @@ const ALL_STATUSES = ['ROLLING_FORWARD', 'ROLLING_BACK', 'ROLL_FORWARD_PAUSED', 
   'ROLLED_FORWARD', 'ROLLED_BACK', 'ABORTED', 'ERROR', 'FAILED', 'ROLL_FORWARD_AWAITING_PULSE',
   'ROLL_BACK_AWAITING_PULSE'];
 const PAGE_SIZE = 25;
+/* A rollout plan's or stage's status in words, when the plan gives no reason. */
+const ROLLOUT_WORDS = {
+  PENDING: 'waits for the stages before it', WAITING_FOR_GATE: 'waits for a gate',
+  AWAITING_APPROVAL: 'waits for approval', ROLLING_FORWARD: 'its update runs', DONE: 'done',
+  FAILED: 'failed', ROLLING_BACK: 'going back to the configuration from before the plan',
+  ROLLED_BACK: 'back on the configuration from before the plan',
+  ABORTED: 'stopped; nothing was undone', PAUSED: 'paused',
+};
+const ROLLOUT_ENDED = new Set(['DONE', 'FAILED', 'ROLLED_BACK', 'ABORTED']);
 
 let session = { can_act: false, csrf: '', cluster: '' };
 let current = null;          /* the view on screen: { render, matches(change), timer } */
@@ -33,6 +43,8 @@ function el(tag, attrs, ...children) {
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
     if (k === 'class') node.className = v;
+    /* Through the CSSOM: the content policy refuses style attributes. */
+    else if (k === 'style') node.style.cssText = v;
     else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v === true ? '' : String(v));
   }
@@ -43,8 +55,11 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-function badge(status) {
-  return el('span', { class: 'badge ' + status }, status.replace(/_/g, ' ').toLowerCase());
+/* @kind: 'rollout' for a plan's or a stage's status, where PENDING means
+   not started rather than an instance's pending. */
+function badge(status, kind) {
+  return el('span', { class: 'badge ' + (kind ? kind + ' ' : '') + status },
+    status.replace(/_/g, ' ').toLowerCase());
 }
 
 function jobPath(j) {
@@ -313,18 +328,25 @@ async function viewJob(role, env, name) {
     data.updates.length ? summaryTable(data.updates) : el('p', { class: 'muted' }, 'No updates yet.'));
 }
 
+/* POSTs a control with the session's token; a refusal is shown, and the
+   page is read again either way. */
+async function control(url, body, what) {
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Stagger-CSRF': session.csrf },
+    body: JSON.stringify(body),
+  });
+  let reply = null;
+  try { reply = await r.json(); } catch (e) { reply = null; }
+  if (!r.ok) window.alert('Could not ' + what + ': ' + ((reply && reply.error) || r.statusText));
+  refresh();
+}
+
 async function act(u, action, confirmText) {
   if (confirmText && !window.confirm(confirmText)) return;
   const message = 'from the web page';
-  const r = await fetch('/ui/api/update/' + action, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-Stagger-CSRF': session.csrf },
-    body: JSON.stringify({ role: u.role, environment: u.environment, name: u.name, id: u.id, message }),
-  });
-  let body = null;
-  try { body = await r.json(); } catch (e) { body = null; }
-  if (!r.ok) window.alert('Could not ' + action + ': ' + ((body && body.error) || r.statusText));
-  refresh();
+  await control('/ui/api/update/' + action,
+    { role: u.role, environment: u.environment, name: u.name, id: u.id, message }, action);
 }
 
 function controls(u) {
@@ -468,6 +490,20 @@ async function viewUpdate(role, env, name, id) {
   diffView(u.diff));
 }
 
+/* Links to the newer and older pages of the list at @route ('#/updates'),
+   @shown items from @offset on. */
+function pager(route, params, offset, shown, more) {
+  const page = (o) => {
+    const next = new URLSearchParams(params);
+    next.set('offset', Math.max(0, o));
+    return route + '?' + next.toString();
+  };
+  return el('nav', { class: 'pager', 'aria-label': 'Pages' },
+    offset > 0 ? el('a', { href: page(offset - PAGE_SIZE) }, '← Newer') : '',
+    el('span', { class: 'muted' }, shown ? (offset + 1) + '–' + (offset + shown) : ''),
+    more ? el('a', { href: page(offset + PAGE_SIZE) }, 'Older →') : '');
+}
+
 async function viewUpdates(params) {
   setNav('updates');
   const offset = Number(params.get('offset') || 0);
@@ -494,17 +530,9 @@ async function viewUpdates(params) {
   el('label', {}, 'Status', statusSelect), field('user', 'User', 'alice'),
   el('button', { type: 'submit' }, 'Filter'));
 
-  const page = (o) => {
-    const next = new URLSearchParams(params);
-    next.set('offset', Math.max(0, o));
-    return '#/updates?' + next.toString();
-  };
   show(el('h1', {}, 'Updates'), form,
     data.updates.length ? summaryTable(data.updates) : el('p', { class: 'muted' }, 'No updates match.'),
-    el('nav', { class: 'pager', 'aria-label': 'Pages' },
-      offset > 0 ? el('a', { href: page(offset - PAGE_SIZE) }, '← Newer') : '',
-      el('span', { class: 'muted' }, data.updates.length ? (offset + 1) + '–' + (offset + data.updates.length) : ''),
-      data.more ? el('a', { href: page(offset + PAGE_SIZE) }, 'Older →') : ''));
+    pager('#/updates', params, offset, data.updates.length, data.more));
 }
 
 async function viewHosts() {
@@ -543,6 +571,183 @@ async function viewHosts() {
     el('p', { class: 'muted' }, 'Drain a host for maintenance with: stagger host drain HOST'));
 }
 
+/* ---- rollout plans ---------------------------------------------------------- */
+
+function planPath(id) {
+  return '#/plan/' + encodeURIComponent(id);
+}
+
+function updatePath(job, id) {
+  return '#/update/' + jobPath(job) + '/' + encodeURIComponent(id);
+}
+
+/* "for 3m 20s" since @ms, with the time itself. */
+function sinceEl(ms, now) {
+  return [timeEl(ms), el('span', { class: 'muted' }, ' (for ' + duration(now - ms) + ')')];
+}
+
+function reasonText(x) {
+  return x.reason || ROLLOUT_WORDS[x.status] || '';
+}
+
+/* @back: the plan went back, so its bar is never the green of success. */
+function stagesBar(p) {
+  const back = /BACK/.test(p.status);
+  return progressBar(p.stages_done, 0, 0, p.stage_count, back);
+}
+
+async function viewPlans(params) {
+  setNav('plans');
+  const offset = Number(params.get('offset') || 0);
+  const active = params.get('active') === '1';
+  const api = new URLSearchParams({ offset, limit: PAGE_SIZE });
+  if (active) api.set('active', '1');
+  const data = await getJSON('/ui/api/plans?' + api.toString());
+  const rows = data.plans.map((p) => el('tr', {},
+    el('td', {}, el('a', { href: planPath(p.id) }, p.name), ' ',
+      el('span', { class: 'muted mono' }, p.id.slice(0, 8))),
+    el('td', {}, badge(p.status, 'rollout')),
+    el('td', {}, stagesBar(p), el('span', { class: 'muted' }, p.stages_done + '/' + p.stage_count)),
+    el('td', {}, reasonText(p)),
+    el('td', {}, p.user || '–'),
+    el('td', { class: 'hide-narrow' }, timeEl(p.created_ms)),
+    el('td', { class: 'hide-narrow' }, sinceEl(p.since_ms, data.now_ms))));
+  show(el('h1', {}, 'Rollout plans'),
+    el('p', {}, active ? el('a', { href: '#/plans' }, 'Show all plans')
+      : el('a', { href: '#/plans?active=1' }, 'Show only active plans')),
+    data.plans.length === 0
+      ? el('p', { class: 'notice' }, active ? 'No plan is active.'
+        : 'No rollout plans yet. Start one through the Thrift API (startRolloutPlan).')
+      : el('div', { class: 'table-wrap' }, el('table', {},
+        el('thead', {}, el('tr', {}, el('th', {}, 'Plan'), el('th', {}, 'Status'),
+          el('th', {}, 'Stages done'), el('th', {}, 'Why'), el('th', {}, 'User'),
+          el('th', { class: 'hide-narrow' }, 'Started'), el('th', { class: 'hide-narrow' }, 'Since'))),
+        el('tbody', {}, rows))),
+    pager('#/plans', params, offset, data.plans.length, data.more));
+}
+
+function planAct(plan, action, body, confirmText) {
+  if (confirmText && !window.confirm(confirmText)) return;
+  control('/ui/api/plan/' + encodeURIComponent(plan.id) + '/' + action,
+    Object.assign({ message: 'from the web page' }, body || {}), action);
+}
+
+function planControls(p) {
+  if (!session.can_act) return '';
+  const ended = ROLLOUT_ENDED.has(p.status);
+  const waiting = p.stages.some(stageAwaitsApproval);
+  return el('div', { class: 'controls' },
+    ended ? '' : p.status === 'PAUSED'
+      ? el('button', { onclick: () => planAct(p, 'resume') }, 'Resume')
+      : el('button', { onclick: () => planAct(p, 'pause') }, 'Pause'),
+    !ended && waiting ? el('button', { onclick: () => planAct(p, 'approve', { stage: '' },
+      'Approve every stage waiting for approval?') }, 'Approve all waiting') : '',
+    p.status === 'ROLLED_BACK' || p.status === 'ROLLING_BACK' ? ''
+      : el('button', { class: 'danger', onclick: () => planAct(p, 'rollback', null,
+        'Roll this plan back? Every stage that changed its job goes back to the configuration ' +
+        'from before the plan, in reverse order.') }, 'Roll back'),
+    ended ? '' : el('button', { class: 'danger', onclick: () => planAct(p, 'abort', null,
+      'Abort this plan? Its running updates are aborted; nothing is rolled back.') }, 'Abort'));
+}
+
+function stageAwaitsApproval(s) {
+  return s.status === 'AWAITING_APPROVAL' ||
+    (s.status === 'PENDING' && s.require_approval && !s.approved_by);
+}
+
+/* One gate and its latest attempt. */
+function gateItem(g) {
+  const last = g.last;
+  return el('li', {}, el('strong', {}, g.name), ' ', el('span', { class: 'chip' },
+    g.kind.replace(/_/g, ' ').toLowerCase()),
+    ' ', el('span', { class: 'mono' }, g.description),
+    el('span', { class: 'muted' }, ' (timeout ' + g.timeout_s + 's' +
+      (g.retries ? ', ' + g.retries + ' retries ' + g.retry_interval_s + 's apart' : '') + ')'),
+    last ? el('div', { class: last.passed ? 'gate-ok' : 'gate-bad' },
+      (last.passed ? '✓ passed' : '✗ failed') + ' (attempt ' + last.attempt + ', ', timeEl(last.ts_ms),
+      ')' + (last.message ? ': ' + last.message : '')) : '');
+}
+
+function gateGroup(title, gates, counted, passed, note) {
+  if (!gates.length) return '';
+  return el('div', { class: 'gate-group' },
+    el('h4', {}, title, counted ? el('span', { class: 'muted' }, ' — ' + passed + ' of ' +
+      gates.length + ' passed') : ''),
+    el('ul', { class: 'gates' }, gates.map(gateItem)),
+    note ? el('p', { class: 'muted' }, note) : '');
+}
+
+/* The stage's place in the plan: one more than the deepest stage it waits for. */
+function stageDepths(stages) {
+  const depth = {};
+  for (const s of stages) depth[s.name] = 1 + Math.max(-1, ...s.depends_on.map((d) => depth[d] || 0));
+  return depth;
+}
+
+function stageItem(p, s, depth) {
+  const g = s.gates;
+  const versions = [s.current_version ? 'runs v' + s.current_version : 'not running',
+    s.desired_version ? 'the plan’s v' + s.desired_version : '',
+    s.previous_version ? 'v' + s.previous_version + ' before the plan' : ''].filter(Boolean).join(' · ');
+  const approve = session.can_act && !ROLLOUT_ENDED.has(p.status) && stageAwaitsApproval(s)
+    ? el('button', { onclick: () => planAct(p, 'approve', { stage: s.name }) }, 'Approve') : '';
+  return el('li', { class: 'stage ' + s.status + ' depth-' + Math.min(depth, 4), 'data-stage': s.name },
+    el('h3', {}, el('span', {}, s.name), badge(s.status, 'rollout'),
+      el('a', { href: '#/job/' + jobPath(s.job_key) }, s.job)),
+    s.depends_on.length ? el('div', { class: 'muted' }, 'after ' + s.depends_on.join(', ')) : '',
+    el('div', { class: 'reason' }, reasonText(s), ' — since ', sinceEl(s.since_ms, p.now_ms)),
+    el('div', {}, 'Version: ' + versions),
+    s.update || s.rollback_update ? el('div', {},
+      s.update ? ['Update ', el('a', { href: updatePath(s.job_key, s.update) }, s.update.slice(0, 8))] : '',
+      s.rollback_update ? [s.update ? ' · ' : '', 'Rollback update ',
+        el('a', { href: updatePath(s.job_key, s.rollback_update) }, s.rollback_update.slice(0, 8))] : '')
+      : '',
+    s.require_approval ? el('div', {}, s.approved_by ? 'Approved by ' + s.approved_by
+      : 'Needs approval', ' ', approve) : '',
+    gateGroup('Gates before its update', g.before, g.phase === 'before' && !ROLLOUT_ENDED.has(s.status),
+      g.passed),
+    gateGroup('Gates between batches', g.between_batches, false, 0,
+      'Their attempts are events of the stage’s update.'),
+    gateGroup('Gates after its update', g.after, g.phase === 'after' && !ROLLOUT_ENDED.has(s.status),
+      g.passed));
+}
+
+async function viewPlan(id) {
+  setNav('plans');
+  const p = await getJSON('/ui/api/plan?id=' + encodeURIComponent(id));
+  const depth = stageDepths(p.stages);
+  const facts = [
+    ['Status', badge(p.status, 'rollout')],
+    ['Why', reasonText(p) || '–'],
+    ['Since', sinceEl(p.since_ms, p.now_ms)],
+    ['Started by', p.user || '–'],
+    ['Started', when(p.created_ms)],
+    ['Stages done', p.stages_done + ' of ' + p.stage_count],
+    ['Roll back on failure', p.rollback_on_failure ? 'yes' : 'no'],
+  ];
+  const attempts = p.gate_results.slice().reverse().map((r) => el('tr', {},
+    el('td', {}, timeEl(r.ts_ms)), el('td', {}, r.stage), el('td', {}, r.phase), el('td', {}, r.gate),
+    el('td', { class: 'num' }, r.attempt),
+    el('td', { class: r.passed ? 'gate-ok' : 'gate-bad' }, r.passed ? 'passed' : 'failed'),
+    el('td', {}, r.message)));
+  show(el('h1', {}, 'Rollout plan ', p.name, ' ', el('span', { class: 'mono muted' }, p.id)),
+    planControls(p),
+    el('dl', { class: 'facts' }, facts.map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, v)))),
+    stagesBar(p),
+    el('h2', {}, 'Stages'),
+    el('ol', { class: 'stages' }, p.stages.map((s) => stageItem(p, s, depth[s.name]))),
+    el('h2', {}, 'Plan events'),
+    timeline('plan-events', p.events.map((e) => ({ ts: e.ts_ms, node: [badge(e.status, 'rollout'), ' ',
+      e.stage ? 'stage ' + e.stage + ' ' : '', e.user ? 'by ' + e.user : '',
+      e.message ? ' — ' + e.message : ''] }))),
+    el('h2', {}, 'Gate attempts'),
+    attempts.length ? el('div', { class: 'table-wrap' }, el('table', {},
+      el('thead', {}, el('tr', {}, el('th', {}, 'When'), el('th', {}, 'Stage'), el('th', {}, 'Phase'),
+        el('th', {}, 'Gate'), el('th', { class: 'num' }, 'Attempt'), el('th', {}, 'Result'),
+        el('th', {}, 'Message'))),
+      el('tbody', {}, attempts))) : el('p', { class: 'muted' }, 'No gate tried yet.'));
+}
+
 /* ---- routing and live changes ------------------------------------------------ */
 
 function route() {
@@ -564,6 +769,12 @@ function route() {
     };
   }
   if (parts[0] === 'updates') return { render: () => viewUpdates(params), matches: (c) => c.kind === 'update' };
+  if (parts[0] === 'plans' && parts.length === 1) {
+    return { render: () => viewPlans(params), matches: (c) => c.kind === 'plan' };
+  }
+  if (parts[0] === 'plan' && parts.length === 2) {
+    return { render: () => viewPlan(parts[1]), matches: (c) => c.kind === 'plan' && c.id === parts[1] };
+  }
   /* Instances moving between hosts change their jobs: any change re-reads. */
   if (parts[0] === 'hosts' && parts.length === 1) return { render: viewHosts, matches: () => true };
   return {

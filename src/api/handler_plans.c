@@ -1,12 +1,13 @@
 /* handler_plans.c: StgHandler's rollout plan methods (StaggerScheduler):
  * startRolloutPlan and the calls that change a plan go to the engine, after
  * checking that the caller may change every job the plan updates; the reads
- * (getRolloutPlans, getRolloutPlanDetails) come from the store, with the
- * versions of each stage's job from its configuration history.
+ * (getRolloutPlans, getRolloutPlanDetails) come from the store, the
+ * details through plan_details.c, which the web UI shares.
  * Main-loop thread only. */
 #include "config.h"
 
 #include "api/handler_private.h"
+#include "api/plan_details.h"
 
 #define PLAN_LIST_MAX 1000
 
@@ -20,11 +21,7 @@ allowed_plan (StgHandler *self, ApiResponse *response, const gchar *method,
     return stg_handler_allowed (self, response, method, NULL, TRUE);
   for (guint i = 0; i < plan->stages->len; i++)
     {
-      const ApiRolloutStage *s = plan->stages->pdata[i];
-      const gchar *role = s != NULL && s->request != NULL && s->request->taskConfig != NULL &&
-                                  s->request->taskConfig->job != NULL
-                              ? s->request->taskConfig->job->role
-                              : NULL;
+      const gchar *role = stg_plan_stage_role (plan->stages->pdata[i]);
       if (!stg_handler_allowed (self, response, method, role, TRUE))
         return FALSE;
     }
@@ -51,16 +48,6 @@ handler_start_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
   g_object_set (result, "startRolloutPlanResult", r, NULL);
   stg_response_ok (*_return, self->ctx.cluster, result);
   return TRUE;
-}
-
-static ApiRolloutPlanSummary *
-summary_of (const StgPlanRow *row, gboolean rollback_on_failure)
-{
-  return g_object_new (API_TYPE_ROLLOUT_PLAN_SUMMARY, "id", row->uid, "name", row->name, "status",
-                       row->status, "sinceMs", row->since_ms, "reason", row->reason, "user",
-                       row->user, "createdTimestampMs", row->created_ms, "stageCount",
-                       row->stage_count, "stagesDone", row->stages_done, "rollbackOnFailure",
-                       rollback_on_failure, NULL);
 }
 
 static gboolean
@@ -94,79 +81,12 @@ handler_get_rollout_plans (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
       StgPlanRow *row = rows->pdata[i];
       /* The list leaves the plan itself out; its rollbackOnFailure is in
        * the details. */
-      g_ptr_array_add (r->plans, summary_of (row, FALSE));
+      g_ptr_array_add (r->plans, stg_plan_summary_new (row, FALSE));
     }
   ApiResult *result = stg_result_of (*_return);
   g_object_set (result, "getRolloutPlansResult", r, NULL);
   stg_response_ok (*_return, self->ctx.cluster, result);
   return TRUE;
-}
-
-/* The version most of @job's instances should run now (0: none). */
-static gint
-current_version (StgStore *store, const ApiJobKey *job)
-{
-  g_autoptr (StgJobRow) row = stg_store_get_job (store, job, NULL);
-  if (row == NULL)
-    return 0;
-  g_autoptr (GArray) counts = stg_store_count_configs (store, row->id, NULL);
-  gint64 best = 0, most = 0;
-  for (guint i = 0; counts != NULL && i < counts->len; i++)
-    {
-      StgCount c = g_array_index (counts, StgCount, i);
-      if (c.count > most)
-        {
-          most = c.count;
-          best = c.key;
-        }
-    }
-  return best ? stg_store_config_version (store, best) : 0;
-}
-
-static ApiRolloutStageState *
-stage_state (StgHandler *self, const ApiRolloutStage *spec, const StgStageRow *row)
-{
-  StgStore *store = self->ctx.store;
-  const ApiJobKey *job = spec->request->taskConfig->job;
-  gint desired = 0;
-  GPtrArray *batch = spec->request->settings && spec->request->settings->__isset_batchGates
-                         ? spec->request->settings->batchGates
-                         : NULL;
-
-  if (row->update_uid != NULL)
-    {
-      g_autoptr (StgUpdateRow) u = stg_store_get_update (store, row->update_uid, NULL);
-      if (u != NULL && u->desired_config_id > 0)
-        desired = stg_store_config_version (store, u->desired_config_id);
-    }
-  g_autoptr (GPtrArray) none = g_ptr_array_new ();
-  ApiRolloutStageState *st =
-      g_object_new (API_TYPE_ROLLOUT_STAGE_STATE, "name", row->name, "job", job, "status",
-                    row->status, "sinceMs", row->since_ms, "reason", row->reason, "dependsOn",
-                    spec->dependsOn ? spec->dependsOn : none, "requireApproval",
-                    spec->requireApproval, "currentVersion", current_version (store, job),
-                    "desiredVersion", desired, "previousVersion",
-                    row->prior_known && row->prior_config_id > 0
-                        ? stg_store_config_version (store, row->prior_config_id)
-                        : 0,
-                    "before", spec->before ? spec->before : none, "after",
-                    spec->after ? spec->after : none, "batchGates", batch ? batch : none,
-                    "gatesPassed", row->gates_passed, NULL);
-  if (row->update_uid != NULL)
-    {
-      g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id",
-                                                      row->update_uid, NULL);
-      g_object_set (st, "update", key, NULL);
-    }
-  if (row->rollback_uid != NULL && row->rollback_uid[0] != '\0')
-    {
-      g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id",
-                                                      row->rollback_uid, NULL);
-      g_object_set (st, "rollbackUpdate", key, NULL);
-    }
-  if (row->approved_by != NULL)
-    g_object_set (st, "approvedBy", row->approved_by, NULL);
-  return st;
 }
 
 static gboolean
@@ -175,8 +95,6 @@ handler_get_rollout_plan_details (ApiStaggerSchedulerIf *iface, ApiResponse **_r
 {
   StgHandler *self = HANDLER (iface);
   g_autoptr (GError) error = NULL;
-  g_autoptr (GPtrArray) events = NULL;
-  g_autoptr (GPtrArray) gates = NULL;
   (void) unused;
 
   if (!stg_handler_allowed (self, *_return, "getRolloutPlanDetails", NULL, FALSE))
@@ -187,21 +105,9 @@ handler_get_rollout_plan_details (ApiStaggerSchedulerIf *iface, ApiResponse **_r
                          "getRolloutPlanDetails: give the plan's id");
       return TRUE;
     }
-  g_autoptr (StgPlanRow) row = stg_store_get_plan (self->ctx.store, id, &error);
-  if (row == NULL ||
-      !stg_store_list_plan_events (self->ctx.store, row->id, &events, &gates, &error))
+  g_autoptr (ApiRolloutPlanDetails) d = stg_plan_details_read (self->ctx.store, id, &error);
+  if (d == NULL)
     return stg_handler_answer_error (self, *_return, "getRolloutPlanDetails", error);
-
-  g_autoptr (ApiRolloutPlanSummary) summary = summary_of (row, row->plan->rollbackOnFailure);
-  g_autoptr (ApiRolloutPlanDetails) d = g_object_new (API_TYPE_ROLLOUT_PLAN_DETAILS, "summary",
-                                                      summary, "plan", row->plan, NULL);
-  for (guint i = 0; i < row->stages->len; i++)
-    g_ptr_array_add (d->stages, stage_state (self, row->plan->stages->pdata[i],
-                                             &g_array_index (row->stages, StgStageRow, i)));
-  for (guint i = 0; i < events->len; i++)
-    g_ptr_array_add (d->events, g_object_ref (events->pdata[i]));
-  for (guint i = 0; i < gates->len; i++)
-    g_ptr_array_add (d->gateResults, g_object_ref (gates->pdata[i]));
   g_autoptr (ApiGetRolloutPlanDetailsResult) r =
       g_object_new (API_TYPE_GET_ROLLOUT_PLAN_DETAILS_RESULT, "details", d, NULL);
   ApiResult *result = stg_result_of (*_return);

@@ -17,11 +17,13 @@ libstg_api_a_SOURCES = \
 	src/api/json_reader.c src/api/json_writer.c \
 	src/api/reply_cache.c src/api/reply_cache.h \
 	src/api/metrics.c src/api/metrics.h \
+	src/api/plan_details.c src/api/plan_details.h \
 	src/api/response.c src/api/response.h \
 	src/api/tcp_server.c src/api/tcp_server.h \
 	src/api/webui.c src/api/webui.h src/api/webui_private.h \
 	src/api/webui_data.c \
 	src/api/webui_update.c \
+	src/api/webui_plan.c \
 	src/api/webui_wait.c \
 	src/api/webui_instance.c
 nodist_libstg_api_a_SOURCES = src/api/webui-resources.c

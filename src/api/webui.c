@@ -173,6 +173,19 @@ stg_webui_send_error (StgHttpResponse *response, guint status, const gchar *mess
   stg_webui_send_json (response, status, root);
 }
 
+void
+stg_webui_send_ok (StgHttpResponse *response)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "ok");
+  json_builder_add_boolean_value (b, TRUE);
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  stg_webui_send_json (response, 200, root);
+}
+
 /* ---- sessions and their CSRF tokens ------------------------------------------------ */
 
 /* The token of session @id: an HMAC of it under the process's secret, so
@@ -212,6 +225,24 @@ stg_webui_csrf_ok (StgWebUi *ui, StgHttpRequest *request)
   for (gsize i = 0; i < n; i++)   /* the same time whatever the first wrong byte */
     diff |= (guchar) (want[i] ^ token[i]);
   return diff == 0;
+}
+
+gboolean
+stg_webui_control_allowed (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *response)
+{
+  if (!g_str_equal (stg_http_request_method (request), "POST"))
+    {
+      stg_http_response_header (response, "Allow", "POST");
+      stg_webui_send_error (response, 405, "use POST");
+      return FALSE;
+    }
+  if (!stg_webui_csrf_ok (ui, request))
+    {
+      stg_webui_send_error (response, 403,
+                            "missing or wrong X-Stagger-CSRF token for this session");
+      return FALSE;
+    }
+  return stg_webui_may_act (ui, request, response, NULL);
 }
 
 /* The request's session id, or a new one set as a cookie on @response. */
@@ -506,6 +537,7 @@ stg_webui_new (StgHttpServer *http, const StgWebUiContext *context)
   stg_webui_route (ui, http, "/ui/login", route_login);
   stg_webui_data_routes (ui, http);
   stg_webui_update_routes (ui, http);
+  stg_webui_plan_routes (ui, http);
   stg_webui_wait_routes (ui, http);
   stg_webui_instance_routes (ui, http);
   if (ui->ctx.metrics != NULL)

@@ -6,8 +6,8 @@
  * "/ui/api/events" (Server-Sent Events announcing changes, so pages update
  * in place). GET never changes anything. With auth on, the UI takes HTTP
  * Basic credentials ("/ui/login" asks the browser for them): reads need
- * them only with read_requires_auth, the update controls always, and a
- * user acts only on jobs of its roles. Main-loop thread only.
+ * them only with read_requires_auth, the update and plan controls always,
+ * and a user acts only on jobs of its roles. Main-loop thread only.
  */
 #pragma once
 
@@ -38,8 +38,8 @@ StgWebUi *stg_webui_new (StgHttpServer *http, const StgWebUiContext *context);
 void stg_webui_free (StgWebUi *ui);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgWebUi, stg_webui_free)
 
-/* Announces a change to every open page. @kind is "job" or "update"; @id is
- * the update id (NULL for a job change). */
+/* Announces a change to every open page. @kind is "job", "update" or
+ * "plan"; @id is the update's or the plan's id (NULL for a job change). */
 void stg_webui_announce (StgWebUi *ui, const gchar *kind, const gchar *role,
                          const gchar *environment, const gchar *name, const gchar *id);
 

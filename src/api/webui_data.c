@@ -321,8 +321,8 @@ route_job (StgHttpRequest *request, StgHttpResponse *response, gpointer user_dat
 
 /* ---- /ui/api/updates ------------------------------------------------------------------ */
 
-static gboolean
-parse_count (const gchar *text, gint64 max, gint32 *out)
+gboolean
+stg_webui_parse_count (const gchar *text, gint64 max, gint32 *out)
 {
   gchar *end = NULL;
   gint64 v;
@@ -347,8 +347,9 @@ route_updates (StgHttpRequest *request, StgHttpResponse *response, gpointer user
 
   if (!stg_webui_only_get (request, response))
     return;
-  if (!parse_count (stg_http_request_query (request, "offset"), G_MAXINT32 - 1, &offset) ||
-      !parse_count (stg_http_request_query (request, "limit"), UPDATES_PAGE_MAX, &limit))
+  if (!stg_webui_parse_count (stg_http_request_query (request, "offset"), G_MAXINT32 - 1,
+                              &offset) ||
+      !stg_webui_parse_count (stg_http_request_query (request, "limit"), UPDATES_PAGE_MAX, &limit))
     {
       stg_webui_send_error (response, 400, "offset and limit must be whole numbers (limit at most 200)");
       return;

@@ -38,6 +38,12 @@ gboolean stg_webui_csrf_ok (StgWebUi *ui, StgHttpRequest *request);
 gboolean stg_webui_may_act (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *response,
                             const gchar *role);
 
+/* Whether a control may go on: a POST (else 405) carrying its session's
+ * CSRF token (else 403) from a viewer who may act at all (else 401); the
+ * roles are the control's to check, once it knows the jobs. */
+gboolean stg_webui_control_allowed (StgWebUi *ui, StgHttpRequest *request,
+                                    StgHttpResponse *response);
+
 /* A job key from the query string (role, environment, name), or NULL
  * after answering 400. */
 ApiJobKey *stg_webui_query_key (StgHttpRequest *request, StgHttpResponse *response);
@@ -53,6 +59,14 @@ void stg_webui_send_json (StgHttpResponse *response, guint status, JsonNode *roo
 
 /* Answers {"error": message} with @status. */
 void stg_webui_send_error (StgHttpResponse *response, guint status, const gchar *message);
+
+/* Answers {"ok": true}: a control did what it was asked. */
+void stg_webui_send_ok (StgHttpResponse *response);
+
+/* Reads a whole number from a query parameter into *@out, left as it is
+ * when the parameter is absent or empty; FALSE when it is not a number
+ * between 0 and @max. */
+gboolean stg_webui_parse_count (const gchar *text, gint64 max, gint32 *out);
 
 /* Adds the job's active update ({id, status, ...} or null) as a value. */
 gboolean stg_webui_add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key,
@@ -74,8 +88,20 @@ gboolean stg_webui_action_parse (const gchar *data, gsize len, StgWebUiAction *a
 void stg_webui_action_clear (StgWebUiAction *action);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (StgWebUiAction, stg_webui_action_clear)
 
+/* A control's body loaded into @parser (@len bytes of @data, nesting
+ * bounded before json-glib sees it): its root object, owned by @parser,
+ * or NULL with @error when the body is not a JSON object. */
+JsonObject *stg_webui_body_object (JsonParser *parser, const gchar *data, gsize len,
+                                   GError **error);
+
+/* The string member @name of @o, or NULL (absent, or not a string). */
+const gchar *stg_webui_string_member (JsonObject *o, const gchar *name);
+
 /* Adds the update page's routes (webui_update.c). */
 void stg_webui_update_routes (StgWebUi *ui, StgHttpServer *http);
+
+/* Adds the rollout plan pages' routes (webui_plan.c). */
+void stg_webui_plan_routes (StgWebUi *ui, StgHttpServer *http);
 
 StgWebUiWaits *stg_webui_waits_new (void);
 void stg_webui_waits_free (StgWebUiWaits *waits);
@@ -104,4 +130,11 @@ member_int (JsonBuilder *b, const gchar *name, gint64 value)
 {
   json_builder_set_member_name (b, name);
   json_builder_add_int_value (b, value);
+}
+
+static inline void
+member_bool (JsonBuilder *b, const gchar *name, gboolean value)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_boolean_value (b, value);
 }

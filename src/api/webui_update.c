@@ -20,13 +20,6 @@
 
 #define INSTANCE_EVENTS_SHOWN 500
 
-static void
-member_bool (JsonBuilder *b, const gchar *name, gboolean value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_boolean_value (b, value);
-}
-
 /* ---- settings ------------------------------------------------------------------ */
 
 static void
@@ -408,13 +401,26 @@ stg_webui_action_clear (StgWebUiAction *action)
   g_clear_pointer (&action->message, g_free);
 }
 
-/* The string member @name of @o, or NULL. */
-static const gchar *
-string_member (JsonObject *o, const gchar *name)
+const gchar *
+stg_webui_string_member (JsonObject *o, const gchar *name)
 {
   JsonNode *n = json_object_get_member (o, name);
   return n != NULL && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
            ? json_node_get_string (n) : NULL;
+}
+
+JsonObject *
+stg_webui_body_object (JsonParser *parser, const gchar *data, gsize len, GError **error)
+{
+  if (!stg_json_check_depth (data, (gssize) len, STG_JSON_NESTING_MAX, error))
+    return NULL;
+  if (!json_parser_load_from_data (parser, data ? data : "", (gssize) len, NULL) ||
+      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "the body must be a JSON object");
+      return NULL;
+    }
+  return json_node_get_object (json_parser_get_root (parser));
 }
 
 gboolean
@@ -423,20 +429,14 @@ stg_webui_action_parse (const gchar *data, gsize len, StgWebUiAction *action, GE
   g_autoptr (JsonParser) parser = json_parser_new ();
 
   memset (action, 0, sizeof *action);
-  if (!stg_json_check_depth (data, (gssize) len, STG_JSON_NESTING_MAX, error))
+  JsonObject *o = stg_webui_body_object (parser, data, len, error);
+  if (o == NULL)
     return FALSE;
-  if (!json_parser_load_from_data (parser, data ? data : "", (gssize) len, NULL) ||
-      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "the body must be a JSON object");
-      return FALSE;
-    }
-  JsonObject *o = json_node_get_object (json_parser_get_root (parser));
-  g_autoptr (ApiJobKey) job = stg_job_key_new (string_member (o, "role"),
-                                               string_member (o, "environment"),
-                                               string_member (o, "name"));
-  const gchar *id = string_member (o, "id");
-  const gchar *message = string_member (o, "message");
+  g_autoptr (ApiJobKey) job = stg_job_key_new (stg_webui_string_member (o, "role"),
+                                               stg_webui_string_member (o, "environment"),
+                                               stg_webui_string_member (o, "name"));
+  const gchar *id = stg_webui_string_member (o, "id");
+  const gchar *message = stg_webui_string_member (o, "message");
   if (!stg_job_key_check (job, "body", error))
     return FALSE;
   if (id == NULL)
@@ -458,19 +458,8 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
   g_autoptr (GError) error = NULL;
   g_auto (StgWebUiAction) action = { 0 };
 
-  if (!g_str_equal (stg_http_request_method (request), "POST"))
-    {
-      stg_http_response_header (response, "Allow", "POST");
-      stg_webui_send_error (response, 405, "use POST");
-      return;
-    }
-  if (!stg_webui_csrf_ok (ui, request))
-    {
-      stg_webui_send_error (response, 403, "missing or wrong X-Stagger-CSRF token for this session");
-      return;
-    }
   /* Who asks is known before the body is read; the role comes from it. */
-  if (!stg_webui_may_act (ui, request, response, NULL))
+  if (!stg_webui_control_allowed (ui, request, response))
     return;
   g_autoptr (GBytes) body = stg_http_request_body (request);
   gsize len;
@@ -509,12 +498,7 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
       stg_webui_send_error (response, status, error->message);
       return;
     }
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  json_builder_begin_object (b);
-  member_bool (b, "ok", TRUE);
-  json_builder_end_object (b);
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  stg_webui_send_json (response, 200, root);
+  stg_webui_send_ok (response);
 }
 
 void

@@ -190,6 +190,13 @@ gboolean stg_engine_approve_stage (StgEngine *engine, const gchar *uid, const gc
 /* Active plans held in memory. */
 guint stg_engine_active_plans (StgEngine *engine);
 
+/* What a gate does when its timeoutSecs or retryIntervalSecs is unset. */
+#define STG_GATE_TIMEOUT_SECS 30
+#define STG_GATE_RETRY_INTERVAL_SECS 10
+
+/* What @gate checks, in words ("GET URL: $.x <= 0"; gate.c). */
+gchar *stg_gate_describe (const ApiRolloutGate *gate);
+
 /* Where an update stands, for displays. */
 typedef struct
 {

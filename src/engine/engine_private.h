@@ -402,9 +402,6 @@ GPtrArray *stg_engine_retries_new (void);
 /* Checks @gate (field names prefixed with @what). */
 gboolean stg_gate_check (const ApiRolloutGate *gate, const gchar *what, GError **error);
 
-/* What @gate checks, in words ("GET URL: $.x <= 0"). */
-gchar *stg_gate_describe (const ApiRolloutGate *gate);
-
 /* One attempt's result: @attempt counts from 1; @last when the gate has
  * passed or has no attempt left (the run then does nothing more). Called
  * outside steps; the owner may free the run inside. */

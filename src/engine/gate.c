@@ -24,8 +24,6 @@
 
 #define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
 
-#define DEFAULT_TIMEOUT_SECS 30
-#define DEFAULT_RETRY_INTERVAL_SECS 10
 
 /* ---- checking a gate --------------------------------------------------------- */
 
@@ -136,7 +134,7 @@ static void attempt (gpointer data);
 static gint
 timeout_secs (const ApiRolloutGate *g)
 {
-  return g->__isset_timeoutSecs && g->timeoutSecs > 0 ? g->timeoutSecs : DEFAULT_TIMEOUT_SECS;
+  return g->__isset_timeoutSecs && g->timeoutSecs > 0 ? g->timeoutSecs : STG_GATE_TIMEOUT_SECS;
 }
 
 /* The attempt ended: reports it, and arms the next one when it failed and
@@ -154,7 +152,7 @@ report (StgGateRun *run, gboolean passed, const gchar *message)
   if (!last)
     {
       gint64 wait = (g->__isset_retryIntervalSecs ? g->retryIntervalSecs
-                                                  : DEFAULT_RETRY_INTERVAL_SECS) *
+                                                  : STG_GATE_RETRY_INTERVAL_SECS) *
                     1000LL;
       run->timer = stg_clock_add_timer (run->engine->clock, wait, attempt, run);
     }
@@ -290,9 +288,13 @@ stg_gate_describe (const ApiRolloutGate *g)
     {
     case API_ROLLOUT_GATE_KIND_HTTP:
       if (g->__isset_jsonPath && g->jsonPath != NULL && g->jsonPath[0] != '\0')
-        return g_strdup_printf ("GET %s: %s %s %g", g->url, g->jsonPath,
-                                g->__isset_compare && g->compare ? g->compare : "==",
-                                g->__isset_threshold ? g->threshold : 0);
+        {
+          /* The threshold as the job file wrote it, whatever staggerd's locale. */
+          gchar number[G_ASCII_DTOSTR_BUF_SIZE];
+          g_ascii_formatd (number, sizeof number, "%g", g->__isset_threshold ? g->threshold : 0);
+          return g_strdup_printf ("GET %s: %s %s %s", g->url, g->jsonPath,
+                                  g->__isset_compare && g->compare ? g->compare : "==", number);
+        }
       return g_strdup_printf ("GET %s: HTTP %d", g->url,
                               g->__isset_expectStatus && g->expectStatus > 0 ? g->expectStatus
                                                                              : 200);

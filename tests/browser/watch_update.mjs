@@ -7,7 +7,8 @@
 // states (one letter per instance, see webui/app.js), whether the page was
 // reloaded, the screenshots written, the requests that failed (4xx/5xx),
 // the outline drawn around <main> on load, each "Current batch" text seen and
-// the final progress bar (its segment's class and colour), and the panel
+// the final progress bar (its segment's class, colour and the fraction of
+// the bar it fills), and the panel
 // shown once the first instance is clicked. Exits 0 when the page reached
 // EXPECTED_STATUS without a reload, 1 otherwise, 2 on bad usage.
 import { chromium } from 'playwright-core';
@@ -83,7 +84,9 @@ try {
     [...document.querySelectorAll('ol.update-events li')].map((li) => li.textContent));
   result.bar = await page.evaluate(() => {
     const s = document.querySelector('main .bar > span');
-    return s ? { class: s.className, color: getComputedStyle(s).backgroundColor, width: s.style.width } : null;
+    const drawn = (e) => e.getBoundingClientRect().width;
+    return s ? { class: s.className, color: getComputedStyle(s).backgroundColor, width: s.style.width,
+      fraction: drawn(s) / drawn(s.parentElement) } : null;
   });
   // Picks the first instance of the grid: its panel shows its events,
   // why it last failed and the end of its output.

@@ -1,0 +1,120 @@
+// watch_plan.mjs: opens a rollout plan's page in headless Chromium and works
+// it as a person would, without reloading: clicks Approve on the stage that
+// waits for approval, then, once the plan is DONE, Roll back (accepting the
+// confirmation), and watches until the plan is ROLLED_BACK.
+//
+//   node watch_plan.mjs URL SCREENSHOT_DIR
+//
+// Prints one JSON line: the plan's statuses seen in order, each stage's
+// statuses seen, at the end each stage's status, the colour of its left
+// edge and the links to its updates, the first row of the Plans page
+// afterwards, the controls clicked, the requests
+// that failed (4xx/5xx), errors, whether the page was reloaded and the
+// screenshots written. Exits 0 when the plan reached ROLLED_BACK without a
+// reload, 1 otherwise, 2 on bad usage.
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [url, shots] = process.argv.slice(2);
+if (!url || !shots) {
+  console.error('usage: node watch_plan.mjs URL SCREENSHOT_DIR');
+  process.exit(2);
+}
+mkdirSync(shots, { recursive: true });
+
+const result = {
+  seen: [], stages_seen: {}, stages: [], list: '', clicked: [], reloaded: false, screenshots: [],
+  errors: [], failed_requests: [],
+};
+let code = 1;
+let browser = null;
+try {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  page.on('pageerror', (e) => result.errors.push(String(e)));
+  page.on('dialog', (d) => d.accept());
+  let loads = 0;
+  page.on('load', () => { loads++; });
+  page.on('response', (r) => { if (r.status() >= 400) result.failed_requests.push(r.status() + ' ' + r.url()); });
+  await page.goto(url);
+  await page.waitForSelector('ol.stages li.stage');
+  await page.evaluate(() => { window.__staggerMarker = 1; });
+  // The page draws itself anew on every change, so a button found may be
+  // gone by the time it is clicked: such a click is tried again next round.
+  const click = async (button, name) => {
+    try {
+      await button.first().click({ timeout: 2000 });
+      result.clicked.push(name);
+    } catch (e) {
+      if (!/not attached|detached|Timeout/i.test(String(e))) throw e;
+    }
+  };
+
+  const deadline = Date.now() + 90000;
+  let status = '';
+  let shot = 0;
+  while (Date.now() < deadline) {
+    const now = await page.evaluate(() => {
+      const b = document.querySelector('.facts .badge');
+      const stages = [...document.querySelectorAll('li.stage')].map((li) => {
+        const s = li.querySelector('h3 .badge');
+        return { name: li.dataset.stage, status: s ? s.classList[s.classList.length - 1] : '' };
+      });
+      return { plan: b ? b.classList[b.classList.length - 1] : '', stages };
+    });
+    for (const s of now.stages) {
+      const seen = (result.stages_seen[s.name] = result.stages_seen[s.name] || []);
+      if (s.status && seen[seen.length - 1] !== s.status) seen.push(s.status);
+    }
+    if (now.plan && now.plan !== status) {
+      status = now.plan;
+      result.seen.push(status);
+      const file = join(shots, `${String(++shot).padStart(2, '0')}-${status}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+      result.screenshots.push(file);
+    }
+    if (status === 'ROLLED_BACK') break;
+    const approve = page.locator('li.stage button:text-is("Approve")');
+    if (!result.clicked.includes('approve') && await approve.count() > 0) {
+      await click(approve, 'approve');
+    }
+    if (status === 'DONE' && !result.clicked.includes('rollback')) {
+      await click(page.locator('.controls button:text-is("Roll back")'), 'rollback');
+    }
+    await page.waitForTimeout(100);
+  }
+  // The page keeps refreshing for a moment after the last change.
+  await page.waitForTimeout(500);
+  result.stages = await page.evaluate(() => [...document.querySelectorAll('li.stage')].map((li) => {
+    const s = li.querySelector('h3 .badge');
+    return {
+      name: li.dataset.stage,
+      status: s ? s.classList[s.classList.length - 1] : '',
+      edge: getComputedStyle(li).borderLeftColor,
+      links: [...li.querySelectorAll('a[href^="#/update/"]')].map((a) => a.getAttribute('href')),
+      text: li.innerText,
+    };
+  }));
+  result.reloaded = loads > 1 || !(await page.evaluate(() => window.__staggerMarker === 1));
+  const final = join(shots, 'final.png');
+  await page.screenshot({ path: final, fullPage: true });
+  result.screenshots.push(final);
+  // The Plans page lists it.
+  await page.evaluate(() => { location.hash = '#/plans'; });
+  await page.waitForSelector('main table tbody tr');
+  result.list = await page.evaluate(() => document.querySelector('main table tbody tr').innerText);
+  const list = join(shots, 'plans.png');
+  await page.screenshot({ path: list, fullPage: true });
+  result.screenshots.push(list);
+  if (status === 'ROLLED_BACK' && !result.reloaded && result.errors.length === 0) code = 0;
+} catch (e) {
+  result.errors.push(String(e));
+} finally {
+  if (browser) await browser.close();
+}
+console.log(JSON.stringify(result));
+process.exit(code);
