@@ -102,6 +102,77 @@ def story(r, t, c, label, name):
     r.check("%s: killTasks" % label, killed.responseCode == ok, killed.details)
 
 
+def plans(r, t, c, label, prefix):
+    """A rollout plan of two jobs: started, read, approved, done, rolled back."""
+    import time
+    ok = t.ResponseCode.OK
+    for n in ("a", "b"):
+        created = c.createJob(job_config(t, prefix + n, 2, "sleep 60"))
+        r.check("%s: createJob %s" % (label, n), created.responseCode == ok, created.details)
+    strategy = t.JobUpdateStrategy(batchStrategy=t.BatchJobUpdateStrategy(groupSize=1))
+    healthy = t.RolloutGate(name="a healthy", kind=t.RolloutGateKind.JOB_HEALTHY,
+                            job=t.JobKey(role="www", environment="prod", name=prefix + "a"),
+                            timeoutSecs=5, retries=3, retryIntervalSecs=0)
+    settings = t.JobUpdateSettings(updateGroupSize=1, minWaitInInstanceRunningMs=0,
+                                   rollbackOnFailure=True, maxPerInstanceFailures=0,
+                                   maxFailedInstances=0, updateStrategy=strategy,
+                                   batchGates=[healthy])
+
+    def stage(n, deps, approval):
+        new = job_config(t, prefix + n, 2, "sleep 61")
+        return t.RolloutStage(name=n, dependsOn=deps, before=[healthy], after=[],
+                              requireApproval=approval,
+                              request=t.JobUpdateRequest(taskConfig=new.taskConfig,
+                                                         instanceCount=2, settings=settings))
+
+    plan = t.RolloutPlan(name=prefix + "plan", rollbackOnFailure=True,
+                         stages=[stage("a", [], False), stage("b", ["a"], True)])
+    started = c.startRolloutPlan(plan, "compat " + label)
+    r.check("%s: startRolloutPlan" % label, started.responseCode == ok, started.details)
+    pid = started.result.startRolloutPlanResult.id
+
+    def details():
+        d = c.getRolloutPlanDetails(pid)
+        return d.result.getRolloutPlanDetailsResult.details
+
+    def wait(status):
+        for _ in range(300):
+            d = details()
+            if d.summary.status == status:
+                return d
+            time.sleep(0.1)
+        return details()
+
+    d = wait(t.RolloutStatus.AWAITING_APPROVAL)
+    r.check("%s: awaits approval" % label, d.summary.status == t.RolloutStatus.AWAITING_APPROVAL,
+            d.summary)
+    r.check("%s: the plan comes back as sent" % label,
+            d.plan.stages[1].before[0].job.name == prefix + "a" and
+            d.plan.stages[0].request.settings.batchGates[0].retries == 3, d.plan)
+    approved = c.approveRolloutStage(pid, "b", "fine")
+    r.check("%s: approveRolloutStage" % label, approved.responseCode == ok, approved.details)
+    d = wait(t.RolloutStatus.DONE)
+    r.check("%s: DONE" % label, d.summary.status == t.RolloutStatus.DONE, d.summary)
+    r.check("%s: approved by" % label, d.stages[1].approvedBy is not None, d.stages[1])
+    r.check("%s: gate results" % label,
+            any(g.passed and g.gate == "a healthy" for g in d.gateResults), d.gateResults)
+    listed = c.getRolloutPlans(t.RolloutPlanQuery(name=prefix + "plan", limit=5))
+    r.check("%s: getRolloutPlans" % label,
+            [p.id for p in listed.result.getRolloutPlansResult.plans] == [pid], listed)
+    back = c.rollbackRolloutPlan(pid, "undo")
+    r.check("%s: rollbackRolloutPlan" % label, back.responseCode == ok, back.details)
+    d = wait(t.RolloutStatus.ROLLED_BACK)
+    r.check("%s: ROLLED_BACK" % label, d.summary.status == t.RolloutStatus.ROLLED_BACK, d.summary)
+    again = c.rollbackRolloutPlan(pid, "twice")
+    r.check("%s: a second rollback is refused" % label,
+            again.responseCode == t.ResponseCode.INVALID_REQUEST, again)
+    missing = c.getRolloutPlanDetails("no-such-plan")
+    r.check("%s: an unknown plan" % label,
+            missing.responseCode == t.ResponseCode.INVALID_REQUEST, missing)
+    for n in ("a", "b"):
+        c.killTasks(t.JobKey(role="www", environment="prod", name=prefix + n), None, "done")
+
+
 def tasks(r, t, c, label, name):
     """getTasksStatus, getTasksWithoutConfigs and getConfigSummary."""
     ok = t.ResponseCode.OK
@@ -411,7 +482,12 @@ def main():
         framed = TTransport.TFramedTransport(sock)
         framed.open()
         r.run("TCP", story, r, t, client(mod, framed, TBinaryProtocol.TBinaryProtocol), "tcp", "viatcp")
+        r.run("TCP plans", plans, r, t, client(mod, framed, TBinaryProtocol.TBinaryProtocol),
+              "tcp plans", "tcpplan")
         framed.close()
+        r.run("HTTP JSON plans", plans, r, t,
+              client(mod, stgtest.HttpTransport(d.http_port, JSON, JSON), TJSONProtocol.TJSONProtocol),
+              "http-json plans", "jsonplan")
         r.run("HTTP rules", http_rules, r, mod, d.http_port)
         r.run("origins", origins, r, t, mod, d.http_port)
         r.run("claimed user", claimed_user, r, t, mod, d.http_port)

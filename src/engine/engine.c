@@ -87,6 +87,7 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
   engine->up.job_news = job_news;
   engine->retries = stg_engine_retries_new ();
   stg_plans_init (engine);
+  stg_engine_add_watcher (engine, stg_plans_on_change, engine);
   if (runtime != NULL)
     stg_runtime_set_listener (runtime, on_instance, engine);
   return engine;
@@ -114,6 +115,13 @@ stg_engine_free (StgEngine *engine)
   g_hash_table_unref (engine->by_job);
   g_array_unref (engine->watchers);
   g_free (engine);
+}
+
+gboolean
+stg_engine_recover (StgEngine *engine, GError **error)
+{
+  /* Updates first: the plans look at their stages' updates. */
+  return stg_updates_recover (engine, error) && stg_plans_recover (engine, error);
 }
 
 void

@@ -383,6 +383,9 @@ gboolean stg_update_progress_load (StgUpdate *u, const gchar *json, GError **err
 
 /* ---- recovery (recover.c) ---------------------------------------------------- */
 
+/* Reloads every active update from the store and continues it. */
+gboolean stg_updates_recover (StgEngine *engine, GError **error);
+
 /* Loads update @row into memory (no evaluation). */
 StgUpdate *stg_update_load (StgEngine *engine, StgUpdateRow *row, GError **error);
 
@@ -419,9 +422,13 @@ void stg_gate_run_free (StgGateRun *run);
 
 /* ---- rollout plans (plan.c) ------------------------------------------------------ */
 
-/* engine->plans and the watcher that wakes plans when their jobs change. */
+/* engine->plans. */
 void stg_plans_init (StgEngine *engine);
 void stg_plans_free (StgEngine *engine);
+
+/* A StgEngineWatchFunc (@data: the engine): a committed change of a job
+ * wakes the plans with a stage on it. */
+void stg_plans_on_change (gpointer data, const StgEngineChange *change);
 
 /* Loads every active plan and continues it. */
 gboolean stg_plans_recover (StgEngine *engine, GError **error);

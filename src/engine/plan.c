@@ -985,9 +985,8 @@ plan_retire (StgPlan *p)
   g_hash_table_remove (p->engine->plans, p->row.uid);
 }
 
-/* Another step changed a job: the plans with a stage on it look again. */
-static void
-on_change (gpointer data, const StgEngineChange *change)
+void
+stg_plans_on_change (gpointer data, const StgEngineChange *change)
 {
   StgEngine *e = data;
   GHashTableIter it;
@@ -1036,7 +1035,6 @@ void
 stg_plans_init (StgEngine *e)
 {
   e->plans = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) plan_free);
-  stg_engine_add_watcher (e, on_change, e);
 }
 
 void
