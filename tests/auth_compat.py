@@ -95,6 +95,8 @@ def open_reads(r, t, mod):
         paused = alice.pauseJobUpdate(key, "not mine")
         r.check("alice may not pause bob's ops update", paused.responseCode == AUTH)
 
+        plans(r, t, anon, alice, bob)
+
         tcp, framed = tcp_client(mod, d.thrift_port)
         r.check("TCP reads", tcp.getJobs("www").responseCode == OK)
         denied = tcp.createJob(job(t, "www", "c"))
@@ -105,6 +107,34 @@ def open_reads(r, t, mod):
         web_ui(r, t, d, key)
     finally:
         r.check("staggerd exits cleanly (open reads)", d.stop() == 0)
+
+
+def plans(r, t, anon, alice, bob):
+    """A plan needs a user allowed every role of its jobs."""
+    AUTH, OK = t.ResponseCode.AUTH_FAILED, t.ResponseCode.OK
+
+    def stage(role, name):
+        return t.RolloutStage(name=role + name, request=update_request(t, role, name),
+                              dependsOn=[], before=[], after=[], requireApproval=True)
+
+    mixed = t.RolloutPlan(name="mixed", rollbackOnFailure=True,
+                          stages=[stage("www", "a"), stage("ops", "b")])
+    refused = alice.startRolloutPlan(mixed, "")
+    r.check("alice may not start a plan that updates an ops job", refused.responseCode == AUTH
+            and "role ops" in refused.details[0].message, refused.details)
+    r.check("nor may anyone without credentials",
+            anon.startRolloutPlan(mixed, "").responseCode == AUTH)
+    started = bob.startRolloutPlan(mixed, "by bob")
+    r.check("bob (every role) starts it", started.responseCode == OK, started.details)
+    pid = started.result.startRolloutPlanResult.id
+    r.check("anyone may read it", anon.getRolloutPlanDetails(pid).responseCode == OK)
+    for name, call in (("pause", lambda c: c.pauseRolloutPlan(pid, "")),
+                       ("approve", lambda c: c.approveRolloutStage(pid, "", "")),
+                       ("abort", lambda c: c.abortRolloutPlan(pid, ""))):
+        answer = call(alice)
+        r.check("alice may not %s bob's plan" % name, answer.responseCode == AUTH, answer.details)
+    aborted = bob.abortRolloutPlan(pid, "enough")
+    r.check("bob aborts it", aborted.responseCode == OK, aborted.details)
 
 
 def get(port, path, headers=None):
