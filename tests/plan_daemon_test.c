@@ -115,6 +115,14 @@ wait_for (StgTestDaemon *d, const gchar *id, const gchar *stage, gint status, gu
     }
 }
 
+/* wait_for(), for the wait alone. */
+static void
+reach (StgTestDaemon *d, const gchar *id, const gchar *stage, gint status, guint gate_attempts,
+       gint seconds)
+{
+  g_object_unref (wait_for (d, id, stage, status, gate_attempts, seconds));
+}
+
 /* Every instance of www/prod/@job runs config version @version. */
 static void
 assert_version (StgTestDaemon *d, const gchar *job, gint count, gint version)
@@ -222,7 +230,7 @@ START_TEST (example_plan_rolls_forward_then_back)
   /* Back to the first versions, then the broken plan: the third stage
    * fails and all three go back, the controller before the bookkeeper. */
   ck_assert_int_eq (cli (d, NULL, "plan", "rollback", id, NULL), 0);
-  g_autoptr (ApiRolloutPlanDetails) back = wait_for (d, id, NULL, P (ROLLED_BACK), 0, 90);
+  reach (d, id, NULL, P (ROLLED_BACK), 0, 90);
   assert_version (d, "bookkeeper", 3, 1);
   assert_version (d, "segmentstore", 3, 1);
   ck_assert_int_eq (cli (d, &out2, "plan", "start", broken, "--wait", NULL), 10);
@@ -362,17 +370,17 @@ START_TEST (kill9_at_every_kind_of_step)
   g_autofree gchar *id = started_id (out);
 
   /* 1. In the middle of a stage's update. */
-  g_autoptr (ApiRolloutPlanDetails) s1 = wait_for (d, id, "a", P (ROLLING_FORWARD), 0, 30);
+  reach (d, id, "a", P (ROLLING_FORWARD), 0, 30);
   d = kill_and_restart (d);
   /* 2. While a gate before a stage fails and is tried again. */
-  g_autoptr (ApiRolloutPlanDetails) s2 = wait_for (d, id, "b", P (WAITING_FOR_GATE), 2, 60);
+  reach (d, id, "b", P (WAITING_FOR_GATE), 2, 60);
   d = kill_and_restart (d);
   let_pass ("b-ready");
   /* 3. While a stage awaits its approval. */
-  g_autoptr (ApiRolloutPlanDetails) s3 = wait_for (d, id, "c", P (AWAITING_APPROVAL), 0, 60);
+  reach (d, id, "c", P (AWAITING_APPROVAL), 0, 60);
   guint b_attempts = attempts_of ("b-ready");
   d = kill_and_restart (d);
-  g_autoptr (ApiRolloutPlanDetails) s3b = wait_for (d, id, "c", P (AWAITING_APPROVAL), 0, 30);
+  reach (d, id, "c", P (AWAITING_APPROVAL), 0, 30);
   ck_assert_int_eq (cli (d, NULL, "plan", "approve", "k", "c", "-m", "go", NULL), 0);
   /* 4. While the gate between the stage's batches is tried. */
   guint seen = 0;
@@ -385,7 +393,7 @@ START_TEST (kill9_at_every_kind_of_step)
   d = kill_and_restart (d);
   let_pass ("c-between");
   /* 5. While the gate after the stage is tried. */
-  g_autoptr (ApiRolloutPlanDetails) s5 = wait_for (d, id, "c", P (WAITING_FOR_GATE), 0, 60);
+  reach (d, id, "c", P (WAITING_FOR_GATE), 0, 60);
   for (gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC; attempts_of ("c-after") < 2;)
     {
       ck_assert_msg (g_get_monotonic_time () < end, "the gate after the stage was not tried");
@@ -415,7 +423,7 @@ START_TEST (kill9_at_every_kind_of_step)
   g_autofree gchar *out3 = NULL;
   ck_assert_int_eq (cli (d, &out3, "plan", "start", plan3_path, NULL), 0);
   g_autofree gchar *id3 = started_id (out3);
-  g_autoptr (ApiRolloutPlanDetails) s6 = wait_for (d, id3, "b", P (ROLLING_BACK), 0, 90);
+  reach (d, id3, "b", P (ROLLING_BACK), 0, 90);
   d = kill_and_restart (d);
   g_autoptr (ApiRolloutPlanDetails) back = wait_for (d, id3, NULL, P (ROLLED_BACK), 0, 90);
   ck_assert_int_eq (stage_of (back, "a")->status, P (ROLLED_BACK));
