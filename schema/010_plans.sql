@@ -1,7 +1,8 @@
 -- 010_plans.sql: rollout plans: ordered, gated updates of several jobs.
 --
 -- rollout_plans: one row a plan: the plan as it was started (a RolloutPlan,
--- Thrift binary), its status (RolloutStatus), since when and why, and
+-- Thrift binary; its rollbackOnFailure also in a column of its own, for
+-- lists), its status (RolloutStatus), since when and why, and
 -- whether it is winding down (stopping: start no new stage; back: roll the
 -- stages that changed their jobs back once nothing runs).
 -- rollout_stages: where each stage stands: its status and reason, the
@@ -25,6 +26,7 @@ CREATE TABLE rollout_plans (
   reason      TEXT    NOT NULL DEFAULT '',
   stopping    INTEGER NOT NULL DEFAULT 0,
   back        INTEGER NOT NULL DEFAULT 0,
+  rollback_on_failure INTEGER NOT NULL DEFAULT 1,
   plan        BLOB    NOT NULL
 );
 CREATE INDEX rollout_plans_by_created ON rollout_plans (created_ms DESC, id DESC);

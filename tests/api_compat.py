@@ -158,7 +158,8 @@ def plans(r, t, c, label, prefix):
             any(g.passed and g.gate == "a healthy" for g in d.gateResults), d.gateResults)
     listed = c.getRolloutPlans(t.RolloutPlanQuery(name=prefix + "plan", limit=5))
     r.check("%s: getRolloutPlans" % label,
-            [p.id for p in listed.result.getRolloutPlansResult.plans] == [pid], listed)
+            [(p.id, p.rollbackOnFailure) for p in listed.result.getRolloutPlansResult.plans]
+            == [(pid, True)], listed)
     back = c.rollbackRolloutPlan(pid, "undo")
     r.check("%s: rollbackRolloutPlan" % label, back.responseCode == ok, back.details)
     d = wait(t.RolloutStatus.ROLLED_BACK)

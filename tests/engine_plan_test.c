@@ -907,6 +907,7 @@ START_TEST (bad_plans_are_refused)
     g_autoptr (ApiRolloutPlan) second = plan_new ("q");
     g_ptr_array_add (second->stages, stage_new ("a", "a", "v3", 1, NULL));
     refused (second, "is in active rollout plan p");
+    fx_run (200);
     ck_assert_int_eq (plan_status (uid), P (AWAITING_APPROVAL));
   }
 }

@@ -78,10 +78,7 @@ handler_get_rollout_plans (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
   g_autoptr (ApiGetRolloutPlansResult) r = g_object_new (API_TYPE_GET_ROLLOUT_PLANS_RESULT, NULL);
   for (guint i = 0; i < rows->len; i++)
     {
-      StgPlanRow *row = rows->pdata[i];
-      /* The list leaves the plan itself out; its rollbackOnFailure is in
-       * the details. */
-      g_ptr_array_add (r->plans, stg_plan_summary_new (row, FALSE));
+      g_ptr_array_add (r->plans, stg_plan_summary_new (rows->pdata[i]));
     }
   ApiResult *result = stg_result_of (*_return);
   g_object_set (result, "getRolloutPlansResult", r, NULL);

@@ -9,13 +9,13 @@
 #include "api/plan_details.h"
 
 ApiRolloutPlanSummary *
-stg_plan_summary_new (const StgPlanRow *row, gboolean rollback_on_failure)
+stg_plan_summary_new (const StgPlanRow *row)
 {
   return g_object_new (API_TYPE_ROLLOUT_PLAN_SUMMARY, "id", row->uid, "name", row->name, "status",
                        row->status, "sinceMs", row->since_ms, "reason", row->reason, "user",
                        row->user, "createdTimestampMs", row->created_ms, "stageCount",
                        row->stage_count, "stagesDone", row->stages_done, "rollbackOnFailure",
-                       rollback_on_failure, NULL);
+                       row->rollback_on_failure, NULL);
 }
 
 const gchar *
@@ -102,8 +102,7 @@ stg_plan_details_read (StgStore *store, const gchar *uid, GError **error)
   g_autoptr (StgPlanRow) row = stg_store_get_plan (store, uid, error);
   if (row == NULL || !stg_store_list_plan_events (store, row->id, &events, &gates, error))
     return NULL;
-  g_autoptr (ApiRolloutPlanSummary) summary = stg_plan_summary_new (row,
-                                                                    row->plan->rollbackOnFailure);
+  g_autoptr (ApiRolloutPlanSummary) summary = stg_plan_summary_new (row);
   ApiRolloutPlanDetails *d = g_object_new (API_TYPE_ROLLOUT_PLAN_DETAILS, "summary", summary,
                                            "plan", row->plan, NULL);
   for (guint i = 0; i < row->stages->len; i++)

@@ -9,9 +9,8 @@
 
 G_BEGIN_DECLS
 
-/* The summary of @row; its rollbackOnFailure is given apart, since a row
- * read in a list has no plan. */
-ApiRolloutPlanSummary *stg_plan_summary_new (const StgPlanRow *row, gboolean rollback_on_failure);
+/* The summary of @row (whole or read in a list). */
+ApiRolloutPlanSummary *stg_plan_summary_new (const StgPlanRow *row);
 
 /* Plan @uid whole (summary, stages, events, gate attempts, the plan as
  * started); NULL with STG_STORE_ERROR_NOT_FOUND for an unknown plan. */

@@ -38,6 +38,7 @@ add_summary (JsonBuilder *b, const StgPlanRow *row)
   member_int (b, "created_ms", row->created_ms);
   member_int (b, "stage_count", row->stage_count);
   member_int (b, "stages_done", row->stages_done);
+  member_bool (b, "rollback_on_failure", row->rollback_on_failure);
   json_builder_end_object (b);
 }
 

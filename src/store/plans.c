@@ -11,7 +11,7 @@
 
 #define PLAN_COLUMNS \
   "p.id, p.uid, p.name, p.\"user\", p.status, p.since_ms, p.created_ms, p.reason, " \
-  "p.stopping, p.back, " \
+  "p.stopping, p.back, p.rollback_on_failure, " \
   "(SELECT COUNT(*) FROM rollout_stages s WHERE s.plan_id = p.id), " \
   "(SELECT COUNT(*) FROM rollout_stages s WHERE s.plan_id = p.id AND s.status = 4)"
 
@@ -56,8 +56,9 @@ read_plan (StgStmt *st)
   row->reason = stg_column_dup (st, 7);
   row->stopping = stg_db_column_int64 (st, 8) != 0;
   row->back = stg_db_column_int64 (st, 9) != 0;
-  row->stage_count = stg_db_column_int (st, 10);
-  row->stages_done = stg_db_column_int (st, 11);
+  row->rollback_on_failure = stg_db_column_int64 (st, 10) != 0;
+  row->stage_count = stg_db_column_int (st, 11);
+  row->stages_done = stg_db_column_int (st, 12);
   return row;
 }
 
@@ -99,7 +100,7 @@ stg_store_insert_plan (StgStore *store, StgPlanRow *row, ApiRolloutPlan *plan, G
     g_autoptr (StgStmt) st = stg_store_stmt (
         store,
         "INSERT INTO rollout_plans (uid, name, \"user\", status, active, since_ms, created_ms, "
-        "reason, plan) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "reason, plan, rollback_on_failure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         error);
     if (st == NULL)
       return FALSE;
@@ -112,6 +113,7 @@ stg_store_insert_plan (StgStore *store, StgPlanRow *row, ApiRolloutPlan *plan, G
     stg_db_bind_int64 (st, 7, row->created_ms);
     stg_bind_text (st, 8, row->reason ? row->reason : "");
     stg_db_bind_blob (st, 9, g_bytes_get_data (blob, NULL), g_bytes_get_size (blob));
+    stg_db_bind_int64 (st, 10, plan->rollbackOnFailure);
     if (!stg_store_insert_id (store, st, &row->id, error, "recording a plan"))
       return FALSE;
   }

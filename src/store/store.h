@@ -466,6 +466,7 @@ typedef struct
   gchar *reason;
   gboolean stopping; /* starts no new stage */
   gboolean back;     /* rolls its stages back once nothing runs */
+  gboolean rollback_on_failure; /* the plan's RolloutPlan.rollbackOnFailure */
   gint32 stage_count;
   gint32 stages_done;
   ApiRolloutPlan *plan; /* (nullable) as started; read whole only */
