@@ -345,8 +345,8 @@ START_TEST (kill9_at_every_kind_of_step)
       "{\"name\": \"k\", \"stages\": [\n"
       " {\"name\": \"a\", \"job\": \"a-2.json\"},\n"
       " {\"name\": \"b\", \"job\": \"b-2.json\", \"depends_on\": [\"a\"], \"before\": [%s]},\n"
-      " {\"name\": \"c\", \"job\": \"c-2.json\", \"depends_on\": [\"b\"], \"require_approval\": true,\n"
-      "  \"between_batches\": [%s], \"after\": [%s]}]}\n",
+      " {\"name\": \"c\", \"job\": \"c-2.json\", \"depends_on\": [\"b\"],\n"
+      "  \"require_approval\": true, \"between_batches\": [%s], \"after\": [%s]}]}\n",
       before, between, after);
   static const gchar *const jobs[] = { "a", "b", "c" };
 

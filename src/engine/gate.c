@@ -24,7 +24,6 @@
 
 #define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
 
-
 /* ---- checking a gate --------------------------------------------------------- */
 
 static gboolean

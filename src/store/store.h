@@ -464,8 +464,8 @@ typedef struct
   gint64 since_ms;
   gint64 created_ms;
   gchar *reason;
-  gboolean stopping; /* starts no new stage */
-  gboolean back;     /* rolls its stages back once nothing runs */
+  gboolean stopping;            /* starts no new stage */
+  gboolean back;                /* rolls its stages back once nothing runs */
   gboolean rollback_on_failure; /* the plan's RolloutPlan.rollbackOnFailure */
   gint32 stage_count;
   gint32 stages_done;
