@@ -34,17 +34,9 @@ current_version (StgStore *store, const ApiJobKey *job)
   g_autoptr (StgJobRow) row = stg_store_get_job (store, job, NULL);
   if (row == NULL)
     return 0;
-  g_autoptr (GArray) counts = stg_store_count_configs (store, row->id, NULL);
-  gint64 best = 0, most = 0;
-  for (guint i = 0; counts != NULL && i < counts->len; i++)
-    {
-      StgCount c = g_array_index (counts, StgCount, i);
-      if (c.count > most)
-        {
-          most = c.count;
-          best = c.key;
-        }
-    }
+  gint64 best = 0;
+  if (!stg_store_main_config (store, row->id, &best, NULL))
+    return 0;
   return best ? stg_store_config_version (store, best) : 0;
 }
 

@@ -93,8 +93,8 @@ gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_conf
 /* ---- per-instance work ------------------------------------------------------- */
 
 /* update_instances.state: one instance's work, forward states then the
- * same four for rollback. Each arrow names the function (update.c) that
- * takes it:
+ * same four for rollback. Each arrow names the function that takes it
+ * (work.c's, but stg_update_start_rollback in update.c):
  *
  *   PENDING --[start]--> UPDATING --[finish_work: ok]--> UPDATED
  *                            |
@@ -292,6 +292,16 @@ void stg_engine_note (StgEngine *engine, gint64 job_id, gint32 instance);
 
 /* An empty set of noted slots (StgSlotKey*, owned). */
 GHashTable *stg_engine_news_new (void);
+
+/* ---- one instance's work (work.c) ------------------------------------------- */
+
+/* Begins work on work item @idx of @u in the current direction (inside a
+ * step): the runtime is always told the target. */
+void stg_work_start (StgUpdate *u, guint idx);
+
+/* Looks at in-flight work item @idx and decides: done, failed, ask the
+ * runtime again, or wait (inside a step). */
+void stg_work_evaluate (StgUpdate *u, guint idx);
 
 /* ---- updates (update.c) ----------------------------------------------------- */
 

@@ -27,16 +27,6 @@
 /* ---- checking a gate --------------------------------------------------------- */
 
 static gboolean
-is_relation (const gchar *op)
-{
-  static const gchar *const ops[] = { "<", "<=", "==", "!=", ">=", ">" };
-  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
-    if (strcmp (op, ops[i]) == 0)
-      return TRUE;
-  return FALSE;
-}
-
-static gboolean
 check_http (const ApiRolloutGate *g, const gchar *what, GError **error)
 {
   if (!g->__isset_url || g->url == NULL || g->url[0] == '\0')
@@ -60,7 +50,7 @@ check_http (const ApiRolloutGate *g, const gchar *what, GError **error)
     }
   if (g->__isset_compare && g->compare != NULL && g->compare[0] != '\0')
     {
-      if (!is_relation (g->compare))
+      if (!stg_gate_relation_known (g->compare))
         return bad (error, "%s.compare must be one of <, <=, ==, !=, >=, >, not '%s'", what,
                     g->compare);
       if (!has_path)

@@ -7,12 +7,14 @@ libstg_engine_a_SOURCES = \
 	src/engine/errors.c \
 	src/engine/gate.c \
 	src/engine/jobs.c \
-	src/engine/plan.c \
+	src/engine/plan.c src/engine/plan_private.h src/engine/plan_calls.c \
+	src/engine/plan_stage.c src/engine/plan_state.c \
 	src/engine/progress.c \
 	src/engine/recover.c \
 	src/engine/service.c \
 	src/engine/settings.c \
 	src/engine/starts.c \
 	src/engine/step.c \
-	src/engine/update.c
+	src/engine/update.c \
+	src/engine/work.c
 EXTRA_DIST += src/engine/local.mk

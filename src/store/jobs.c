@@ -344,6 +344,27 @@ stg_store_count_configs (StgStore *store, gint64 job_id, GError **error)
                           "GROUP BY config_id ORDER BY config_id", job_id, error);
 }
 
+gboolean
+stg_store_main_config (StgStore *store, gint64 job_id, gint64 *config_id, GError **error)
+{
+  g_autoptr (GArray) counts = stg_store_count_configs (store, job_id, error);
+  gint64 most = 0;
+
+  *config_id = 0;
+  if (counts == NULL)
+    return FALSE;
+  for (guint i = 0; i < counts->len; i++)
+    {
+      StgCount c = g_array_index (counts, StgCount, i);
+      if (c.count > most)
+        {
+          most = c.count;
+          *config_id = c.key;
+        }
+    }
+  return TRUE;
+}
+
 GArray *
 stg_store_count_statuses (StgStore *store, gint64 job_id, GError **error)
 {

@@ -237,6 +237,10 @@ typedef struct
  * StgCount, by config id). */
 GArray *stg_store_count_configs (StgStore *store, gint64 job_id, GError **error);
 
+/* The config most of the job's instances should run (ties: the lower id),
+ * in *@config_id; 0 when the job has no instance. */
+gboolean stg_store_main_config (StgStore *store, gint64 job_id, gint64 *config_id, GError **error);
+
 /* How many of the job's instances are in each ScheduleStatus (GArray of
  * StgCount, by status). */
 GArray *stg_store_count_statuses (StgStore *store, gint64 job_id, GError **error);

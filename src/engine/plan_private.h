@@ -1,0 +1,124 @@
+/* plan_private.h: what the rollout plan files share (plan_state.c,
+ * plan_stage.c, plan.c, plan_calls.c): a plan and its stages in memory.
+ * Not for use outside src/engine/. Main-loop thread only.
+ */
+#pragma once
+
+#include "engine/engine_private.h"
+
+#define S(x) API_ROLLOUT_STATUS_##x
+
+typedef struct
+{
+  StgPlan *plan;
+  guint idx;
+  ApiRolloutStage *spec; /* borrowed from plan->spec */
+  ApiJobKey *job;        /* borrowed from spec */
+  GArray *deps;          /* guint: the stages it depends on */
+  StgStageRow row;       /* as stored */
+  StgGateRun *gate_run;  /* (nullable) the gate being tried */
+  gboolean want_start;   /* memory: start its update after this step */
+  gboolean want_back;    /* memory: start its rollback after this step */
+} StgStage;
+
+struct _StgPlan
+{
+  StgEngine *engine;
+  StgPlanRow row; /* as stored; row.plan and row.stages unused */
+  ApiRolloutPlan *spec;
+  GPtrArray *stages; /* StgStage* */
+  guint kick;        /* the pump's timer */
+  gboolean in_step;  /* the plan has begun a step */
+  gboolean moved;    /* a status changed since the pump began */
+};
+
+static inline StgStage *
+stg_plan_stage (StgPlan *p, guint i)
+{
+  return p->stages->pdata[i];
+}
+
+static inline gboolean
+stg_gates_any (GPtrArray *gates)
+{
+  return gates != NULL && gates->len > 0;
+}
+
+/* ---- records (plan_state.c) ------------------------------------------------- */
+
+/* A plan in memory from its stored @row (whole; its plan and stages are
+ * taken). */
+StgPlan *stg_plan_new (StgEngine *engine, StgPlanRow *row);
+void stg_plan_free (StgPlan *p);
+
+/* The index of stage @name among the first @before stages, or -1. */
+gint stg_plan_stage_index (const ApiRolloutPlan *plan, const gchar *name, guint before);
+
+/* Begins the plan's step unless it, or another, is under way. */
+void stg_plan_step (StgPlan *p);
+/* Ends the plan's step; FALSE when it was not stored. */
+gboolean stg_plan_commit (StgPlan *p);
+
+/* Writes (inside the plan's step): the plan's row, an event of the plan
+ * (@stage NULL) or of a stage, a new status and reason (a new status is
+ * an event), a stage's row, a stage's new status and reason. */
+void stg_plan_save (StgPlan *p);
+void stg_plan_event (StgPlan *p, const gchar *stage, gint status, const gchar *user,
+                     const gchar *message);
+void stg_plan_set (StgPlan *p, gint status, const gchar *user, const gchar *reason);
+void stg_stage_save (StgStage *s);
+void stg_stage_set (StgStage *s, gint status, const gchar *user, const gchar *reason);
+/* One attempt of gate @gate of the phase @s waits in. */
+void stg_stage_gate_result (StgStage *s, const gchar *gate, guint attempt, gboolean passed,
+                            const gchar *message);
+
+/* The plan starts no new stage (and goes back when it says so). */
+void stg_plan_stop (StgPlan *p, const gchar *reason);
+/* @s failed with @reason: the plan stops. */
+void stg_stage_failed (StgStage *s, const gchar *reason);
+
+/* The gates of the phase @s waits in (before its update, or after it),
+ * the phase's name, and what it waits for in words. */
+GPtrArray *stg_stage_gates (StgStage *s);
+const gchar *stg_stage_phase (StgStage *s);
+gchar *stg_stage_waiting_reason (StgStage *s);
+
+/* The message a stage's update records ("rollout plan ..., stage ..."). */
+gchar *stg_stage_message (StgStage *s, const gchar *what);
+
+/* An ended plan leaves memory (@p is freed); the store keeps it. */
+void stg_plan_retire (StgPlan *p);
+
+/* ---- a stage and its job (plan_stage.c) --------------------------------------- */
+
+/* Whether @request would change its job: 1 yes, 0 no, -1 @error. */
+gint stg_plan_would_change (StgEngine *engine, const ApiJobUpdateRequest *request, GError **error);
+
+/* Moves @s on from PENDING, AWAITING_APPROVAL (approved) or its before
+ * gates (all passed): to DONE, its approval, its gates, or want_start. */
+void stg_stage_advance (StgStage *s);
+
+/* A running stage's update (forward or back) has ended? */
+void stg_stage_watch (StgStage *s);
+
+/* Starts @s's update, or the one that takes it back (outside any step);
+ * FALSE when the store failed (the caller reloads the plan). */
+gboolean stg_stage_start (StgStage *s);
+gboolean stg_stage_start_back (StgStage *s);
+
+/* ---- the pump (plan.c) ------------------------------------------------------------ */
+
+/* Ends the plan's step; one that was not stored reloads the plan (and @p
+ * is gone): FALSE then. */
+gboolean stg_plan_end_step (StgPlan *p);
+
+/* The plan's status while it moves forward (what its stages do), and why
+ * in *@why (nullable). */
+gint stg_plan_forward_status (StgPlan *p, gchar **why);
+
+/* Pumps the plan on the next iteration. */
+void stg_plan_kick (StgPlan *p);
+
+/* Replaces plan @uid in memory with what the store has, pumped after
+ * STG_ENGINE_RETRY_MS; FALSE when it has ended or cannot be read. */
+gboolean stg_plan_reload (StgEngine *engine, const gchar *uid);

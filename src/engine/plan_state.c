@@ -1,0 +1,280 @@
+/* plan_state.c: a rollout plan's records: the plan and its stages in
+ * memory as the store has them (StgPlan, StgStage), and their writes
+ * inside a step: a status change is an event; a changed plan is announced
+ * to the engine's watchers. Also what a stage's state says: the gates of
+ * the phase it waits in, and why it waits. Calls step.c and the store.
+ * Main-loop thread only.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "common/enums.h"
+#include "engine/plan_private.h"
+
+static void
+stage_free (gpointer data)
+{
+  StgStage *s = data;
+
+  stg_gate_run_free (s->gate_run);
+  g_array_unref (s->deps);
+  stg_stage_row_clear (&s->row);
+  g_free (s);
+}
+
+void
+stg_plan_free (StgPlan *p)
+{
+  if (p == NULL)
+    return;
+  stg_clock_cancel_timer (p->engine->clock, p->kick);
+  g_ptr_array_unref (p->stages);
+  g_clear_object (&p->spec);
+  g_free (p->row.uid);
+  g_free (p->row.name);
+  g_free (p->row.user);
+  g_free (p->row.reason);
+  g_free (p);
+}
+
+gint
+stg_plan_stage_index (const ApiRolloutPlan *plan, const gchar *name, guint before)
+{
+  for (guint i = 0; i < before && i < plan->stages->len; i++)
+    if (g_strcmp0 (((ApiRolloutStage *) plan->stages->pdata[i])->name, name) == 0)
+      return (gint) i;
+  return -1;
+}
+
+/* A plan in memory from its stored row (taken: plan and stages). */
+StgPlan *
+stg_plan_new (StgEngine *e, StgPlanRow *row)
+{
+  StgPlan *p = g_new0 (StgPlan, 1);
+
+  p->engine = e;
+  p->row = *row;
+  p->row.uid = g_strdup (row->uid);
+  p->row.name = g_strdup (row->name);
+  p->row.user = g_strdup (row->user);
+  p->row.reason = g_strdup (row->reason);
+  p->row.plan = NULL;
+  p->row.stages = NULL;
+  p->spec = g_object_ref (row->plan);
+  p->stages = g_ptr_array_new_with_free_func (stage_free);
+  for (guint i = 0; i < p->spec->stages->len; i++)
+    {
+      ApiRolloutStage *spec = p->spec->stages->pdata[i];
+      StgStage *s = g_new0 (StgStage, 1);
+      s->plan = p;
+      s->idx = i;
+      s->spec = spec;
+      s->job = spec->request->taskConfig->job;
+      s->deps = g_array_new (FALSE, FALSE, sizeof (guint));
+      for (guint d = 0; spec->dependsOn != NULL && d < spec->dependsOn->len; d++)
+        {
+          gint dep = stg_plan_stage_index (p->spec, spec->dependsOn->pdata[d], i);
+          if (dep >= 0)
+            g_array_append_val (s->deps, dep);
+        }
+      s->row = g_array_index (row->stages, StgStageRow, i);
+      memset (&g_array_index (row->stages, StgStageRow, i), 0, sizeof (StgStageRow));
+      g_ptr_array_add (p->stages, s);
+    }
+  return p;
+}
+
+static void
+check_store (StgEngine *e, gboolean ok, GError *error)
+{
+  if (!ok)
+    {
+      stg_engine_step_fail (e, error);
+      g_error_free (error);
+    }
+}
+
+/* Begins the pump's step if it has not yet. */
+void
+stg_plan_step (StgPlan *p)
+{
+  if (p->in_step || p->engine->step_depth > 0)
+    return;
+  stg_engine_step_begin (p->engine);
+  p->in_step = TRUE;
+}
+
+void
+stg_plan_save (StgPlan *p)
+{
+  StgEngine *e = p->engine;
+  GError *error = NULL;
+
+  stg_plan_step (p);
+  if (!e->step_failed)
+    check_store (e, stg_store_set_plan (e->store, &p->row, &error), error);
+  stg_engine_announce_plan (e, p->row.uid);
+}
+
+void
+stg_plan_event (StgPlan *p, const gchar *stage, gint status, const gchar *user,
+                const gchar *message)
+{
+  StgEngine *e = p->engine;
+  GError *error = NULL;
+
+  stg_plan_step (p);
+  if (!e->step_failed)
+    check_store (e,
+                 stg_store_add_plan_event (e->store, p->row.id, stage, stg_clock_now_ms (e->clock),
+                                           status, user, message, &error),
+                 error);
+}
+
+/* Sets the plan's status and reason; a new status is an event. */
+void
+stg_plan_set (StgPlan *p, gint status, const gchar *user, const gchar *reason)
+{
+  gboolean moved = p->row.status != status;
+
+  if (!moved && g_strcmp0 (p->row.reason, reason ? reason : "") == 0)
+    return;
+  g_debug ("engine: plan %s: %s -> %s (%s)", p->row.uid, stg_rollout_status_name (p->row.status),
+           stg_rollout_status_name (status), reason ? reason : "");
+  if (moved)
+    p->row.since_ms = stg_clock_now_ms (p->engine->clock);
+  p->moved |= moved;
+  p->row.status = status;
+  gchar *copy = g_strdup (reason ? reason : ""); /* @reason may be the old one */
+  g_free (p->row.reason);
+  p->row.reason = copy;
+  stg_plan_save (p);
+  if (moved)
+    stg_plan_event (p, NULL, status, user, p->row.reason);
+}
+
+void
+stg_stage_save (StgStage *s)
+{
+  StgEngine *e = s->plan->engine;
+  GError *error = NULL;
+
+  stg_plan_step (s->plan);
+  if (!e->step_failed)
+    check_store (e, stg_store_set_stage (e->store, s->plan->row.id, &s->row, &error), error);
+  stg_engine_announce_plan (e, s->plan->row.uid);
+}
+
+/* Sets a stage's status and reason; a new status is an event. */
+void
+stg_stage_set (StgStage *s, gint status, const gchar *user, const gchar *reason)
+{
+  gboolean moved = s->row.status != status;
+
+  g_debug ("engine: plan %s stage %s: %s -> %s (%s)", s->plan->row.uid, s->row.name,
+           stg_rollout_status_name (s->row.status), stg_rollout_status_name (status),
+           reason ? reason : "");
+  if (moved)
+    s->row.since_ms = stg_clock_now_ms (s->plan->engine->clock);
+  s->plan->moved |= moved;
+  s->row.status = status;
+  gchar *copy = g_strdup (reason ? reason : "");
+  g_free (s->row.reason);
+  s->row.reason = copy;
+  stg_stage_save (s);
+  if (moved)
+    stg_plan_event (s->plan, s->row.name, status, user, s->row.reason);
+}
+
+gboolean
+stg_plan_commit (StgPlan *p)
+{
+  if (!p->in_step)
+    return TRUE;
+  p->in_step = FALSE;
+  return stg_engine_step_end (p->engine, NULL);
+}
+
+void
+stg_stage_gate_result (StgStage *s, const gchar *gate, guint attempt, gboolean passed,
+                       const gchar *message)
+{
+  StgPlan *p = s->plan;
+  StgEngine *e = p->engine;
+  GError *error = NULL;
+
+  stg_plan_step (p);
+  if (!e->step_failed)
+    check_store (e,
+                 stg_store_add_gate_result (e->store, p->row.id, s->row.name,
+                                            stg_clock_now_ms (e->clock), s->row.status, gate,
+                                            stg_stage_phase (s), (gint) attempt, passed, message,
+                                            &error),
+                 error);
+  stg_engine_announce_plan (e, p->row.uid);
+}
+
+/* The gates of the phase @s waits in: before its update, or after it. */
+GPtrArray *
+stg_stage_gates (StgStage *s)
+{
+  return s->row.update_uid == NULL ? s->spec->before : s->spec->after;
+}
+
+const gchar *
+stg_stage_phase (StgStage *s)
+{
+  return s->row.update_uid == NULL ? "before" : "after";
+}
+
+gchar *
+stg_stage_waiting_reason (StgStage *s)
+{
+  GPtrArray *gates = stg_stage_gates (s);
+  const ApiRolloutGate *g = gates->pdata[s->row.gates_passed];
+
+  return g_strdup_printf ("gate '%s' (%s, %d of %u)", g->name, stg_stage_phase (s),
+                          s->row.gates_passed + 1, gates->len);
+}
+
+/* The plan stops starting stages (and goes back when it says so). */
+void
+stg_plan_stop (StgPlan *p, const gchar *reason)
+{
+  if (p->row.stopping)
+    return;
+  p->row.stopping = TRUE;
+  p->row.back = p->spec->rollbackOnFailure;
+  if (p->row.back)
+    stg_plan_set (p, S (ROLLING_BACK), NULL, reason);
+  else
+    {
+      g_free (p->row.reason);
+      p->row.reason = g_strdup (reason);
+      stg_plan_save (p);
+    }
+}
+
+/* The plan stops because @s failed with @reason. */
+void
+stg_stage_failed (StgStage *s, const gchar *reason)
+{
+  stg_stage_set (s, S (FAILED), NULL, reason);
+  g_autofree gchar *why = g_strdup_printf ("stage '%s' failed: %s", s->row.name, reason);
+  stg_plan_stop (s->plan, why);
+}
+
+gchar *
+stg_stage_message (StgStage *s, const gchar *what)
+{
+  return g_strdup_printf ("rollout plan %s (%s), stage %s%s", s->plan->row.name, s->plan->row.uid,
+                          s->row.name, what);
+}
+
+/* An ended plan leaves memory; the store keeps it. */
+void
+stg_plan_retire (StgPlan *p)
+{
+  g_hash_table_remove (p->engine->plans, p->row.uid);
+}
