@@ -640,6 +640,46 @@ check_port_range (const StgDaemonSettings *s)
              s->port_min, s->port_max, lo, hi);
 }
 
+/* The runtime --runtime names, and the rollout gate runner. Shell gates,
+ * like the local runtime's instances, run as the users [roles] names. */
+static gboolean
+start_runtime (StgDaemon *d, GError **error)
+{
+  StgLocalOptions lo;
+
+  stg_local_options_init (&lo);
+  if (!stg_daemon_instance_users (&d->settings, &lo, error))
+    {
+      stg_local_options_clear (&lo);
+      return FALSE;
+    }
+  d->gates = stg_gate_runner_new (lo.role_users, lo.default_user);
+  if (g_str_equal (d->settings.runtime, "simulated"))
+    d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
+  else if (g_str_equal (d->settings.runtime, "fleet"))
+    {
+      StgFleetRuntimeOptions fo = {
+        .data_dir = d->settings.data_dir, .cluster = d->settings.cluster,
+        .port_min = d->settings.port_min, .port_max = d->settings.port_max, .fleet = d->settings.fleet,
+      };
+      d->runtime = stg_fleet_runtime_new (d->store, d->clock, &fo, error);
+      if (d->runtime != NULL && !stg_fleet_runtime_adopt (d->runtime, error))
+        g_clear_pointer (&d->runtime, stg_runtime_free);
+    }
+  else
+    {
+      g_free (lo.data_dir), lo.data_dir = g_strdup (d->settings.data_dir);
+      g_free (lo.cluster), lo.cluster = g_strdup (d->settings.cluster);
+      lo.port_min = d->settings.port_min;
+      lo.port_max = d->settings.port_max;
+      lo.max_ports_per_role = d->settings.max_ports_per_role;
+      lo.max_concurrent_starts = (guint) d->settings.max_concurrent_starts;
+      d->runtime = stg_local_runtime_new (d->store, d->clock, &lo, error);
+    }
+  stg_local_options_clear (&lo);
+  return d->runtime != NULL;
+}
+
 /* The leader's (or the only replica's) parts: runtime, engine, API, web UI. */
 static gboolean
 start_core (StgDaemon *d, GError **error)
@@ -649,54 +689,9 @@ start_core (StgDaemon *d, GError **error)
 
   check_port_range (&d->settings);
   d->clock = stg_clock_new_real ();
-  {
-    /* Shell gates run as the users instances run as. */
-    StgLocalOptions users;
-    stg_local_options_init (&users);
-    gboolean ok = stg_daemon_instance_users (&d->settings, &users, error);
-    if (ok)
-      d->gates = stg_gate_runner_new (users.role_users, users.default_user);
-    stg_local_options_clear (&users);
-    if (!ok)
-      return FALSE;
-  }
   d->prune_id = g_timeout_add_seconds (STG_DAEMON_PRUNE_S, prune_step, d);
-  if (g_str_equal (d->settings.runtime, "simulated"))
-    {
-      d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
-      if (d->runtime == NULL)
-        return FALSE;
-    }
-  else if (g_str_equal (d->settings.runtime, "fleet"))
-    {
-      StgFleetRuntimeOptions fo = {
-        .data_dir = d->settings.data_dir, .cluster = d->settings.cluster,
-        .port_min = d->settings.port_min, .port_max = d->settings.port_max, .fleet = d->settings.fleet,
-      };
-      d->runtime = stg_fleet_runtime_new (d->store, d->clock, &fo, error);
-      if (d->runtime == NULL || !stg_fleet_runtime_adopt (d->runtime, error))
-        return FALSE;
-    }
-  else
-  {
-    StgLocalOptions lo;
-    stg_local_options_init (&lo);
-    g_free (lo.data_dir), lo.data_dir = g_strdup (d->settings.data_dir);
-    g_free (lo.cluster), lo.cluster = g_strdup (d->settings.cluster);
-    lo.port_min = d->settings.port_min;
-    lo.port_max = d->settings.port_max;
-    lo.max_ports_per_role = d->settings.max_ports_per_role;
-    lo.max_concurrent_starts = (guint) d->settings.max_concurrent_starts;
-    if (!stg_daemon_instance_users (&d->settings, &lo, error))
-      {
-        stg_local_options_clear (&lo);
-        return FALSE;
-      }
-    d->runtime = stg_local_runtime_new (d->store, d->clock, &lo, error);
-    stg_local_options_clear (&lo);
-    if (d->runtime == NULL)
-      return FALSE;
-  }
+  if (!start_runtime (d, error))
+    return FALSE;
   {
     StgEngineLimits limits;
     stg_engine_limits_init (&limits);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "runtime/local_private.h"
+#include "runtime/process.h"
 
 /* What every instance, health command and hook starts from: nothing of
  * staggerd's own environment, only a PATH, HOME (@home) and LANG. */
@@ -133,13 +134,9 @@ stg_local_resolve_command (const gchar *command)
   if (!program_word (command, &start, &len))
     return g_strdup (command);
   g_autofree gchar *name = g_strndup (command + start, len);
-  g_auto (GStrv) dirs = g_strsplit (STG_LOCAL_PATH, ":", -1);
-  for (guint i = 0; dirs[i] != NULL; i++)
-    {
-      g_autofree gchar *cand = g_build_filename (dirs[i], name, NULL);
-      if (g_file_test (cand, G_FILE_TEST_IS_EXECUTABLE) && !g_file_test (cand, G_FILE_TEST_IS_DIR))
-        return g_strdup (command); /* the instance's own PATH finds it */
-    }
+  g_autofree gchar *own = stg_process_search_path (name, STG_LOCAL_PATH);
+  if (own != NULL)
+    return g_strdup (command); /* the instance's own PATH finds it */
   g_autofree gchar *found = g_find_program_in_path (name);
   if (found == NULL)
     return g_strdup (command); /* the shell will say it is not found */

@@ -96,16 +96,24 @@ relation_holds (gdouble value, const gchar *op, gdouble threshold)
   return value > threshold;
 }
 
-/* The relation that holds when @op does not. */
+/* Each relation a gate may compare with, and the one that holds when it
+ * does not. */
+static const gchar *const relations[][2] = { { "<", ">=" },  { "<=", ">" }, { "==", "!=" },
+                                             { "!=", "==" }, { ">=", "<" }, { ">", "<=" } };
+
 static const gchar *
 negated (const gchar *op)
 {
-  static const gchar *const pairs[][2] = { { "<", ">=" },  { "<=", ">" }, { "==", "!=" },
-                                           { "!=", "==" }, { ">=", "<" }, { ">", "<=" } };
-  for (guint i = 0; i < G_N_ELEMENTS (pairs); i++)
-    if (strcmp (op, pairs[i][0]) == 0)
-      return pairs[i][1];
-  return "?";
+  for (guint i = 0; i < G_N_ELEMENTS (relations); i++)
+    if (strcmp (op, relations[i][0]) == 0)
+      return relations[i][1];
+  return NULL;
+}
+
+gboolean
+stg_gate_relation_known (const gchar *op)
+{
+  return op != NULL && negated (op) != NULL;
 }
 
 /* The number at the gate's JSONPath in @body; FALSE with *@why otherwise. */

@@ -55,6 +55,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgGateRunner, stg_gate_runner_free)
  * runtime runs instances. */
 StgGateRunner *stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user);
 
+/* TRUE when @op is a relation an HTTP gate compares with: <, <=, ==, !=,
+ * >=, >. */
+gboolean stg_gate_relation_known (const gchar *op);
+
 /* The most of an HTTP gate's answer that is read. */
 #define STG_GATE_MAX_BODY (1024 * 1024)
 

@@ -173,6 +173,20 @@ put_number (gchar *buf, long v)
   *buf = '\0';
 }
 
+gchar *
+stg_process_search_path (const gchar *name, const gchar *search)
+{
+  g_auto (GStrv) dirs = g_strsplit (search, ":", -1);
+
+  for (guint i = 0; dirs[i] != NULL; i++)
+    {
+      g_autofree gchar *cand = g_build_filename (dirs[i][0] ? dirs[i] : ".", name, NULL);
+      if (g_file_test (cand, G_FILE_TEST_IS_EXECUTABLE) && !g_file_test (cand, G_FILE_TEST_IS_DIR))
+        return g_steal_pointer (&cand);
+    }
+  return NULL;
+}
+
 /* The program to exec: argv[0] as is when it has a '/', else found on the
  * instance's own PATH when it sets one, else on ours. */
 static gchar *
@@ -181,16 +195,9 @@ find_program (const StgSpawn *s, GError **error)
   if (strchr (s->argv[0], '/') != NULL)
     return g_strdup (s->argv[0]);
   const gchar *search = g_environ_getenv (s->envp, "PATH");
-  if (search != NULL)
-    {
-      g_auto (GStrv) dirs = g_strsplit (search, ":", -1);
-      for (guint i = 0; dirs[i] != NULL; i++)
-        {
-          g_autofree gchar *cand = g_build_filename (dirs[i][0] ? dirs[i] : ".", s->argv[0], NULL);
-          if (g_file_test (cand, G_FILE_TEST_IS_EXECUTABLE) && !g_file_test (cand, G_FILE_TEST_IS_DIR))
-            return g_steal_pointer (&cand);
-        }
-    }
+  gchar *own = search != NULL ? stg_process_search_path (s->argv[0], search) : NULL;
+  if (own != NULL)
+    return own;
   gchar *path = g_find_program_in_path (s->argv[0]);
   if (path == NULL)
     g_set_error (error, STG_PROCESS_ERROR, STG_PROCESS_ERROR_NOT_FOUND,

@@ -66,4 +66,7 @@ GPtrArray *stg_process_find_marked (const gchar *name);
 /* Sends @sig to the process group led by @pid. */
 void stg_process_signal_group (GPid pid, gint sig);
 
+/* The executable @name in the folders of @search (a PATH), or NULL. */
+gchar *stg_process_search_path (const gchar *name, const gchar *search);
+
 G_END_DECLS
