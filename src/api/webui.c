@@ -173,6 +173,27 @@ stg_webui_send_error (StgHttpResponse *response, guint status, const gchar *mess
   stg_webui_send_json (response, status, root);
 }
 
+/* The HTTP status for an engine refusal. */
+guint
+stg_webui_engine_status (const GError *error)
+{
+  if (error->domain != STG_ENGINE_ERROR)
+    return 500;
+  switch (error->code)
+    {
+    case STG_ENGINE_ERROR_NOT_FOUND:
+      return 404;
+    case STG_ENGINE_ERROR_INVALID:
+      return 400;
+    case STG_ENGINE_ERROR_STATE:
+    case STG_ENGINE_ERROR_ACTIVE_UPDATE:
+    case STG_ENGINE_ERROR_UPDATING:
+      return 409;
+    default:
+      return 500;
+    }
+}
+
 void
 stg_webui_send_ok (StgHttpResponse *response)
 {

@@ -336,27 +336,6 @@ static const struct
   { "approve", NULL },
 };
 
-/* The HTTP status for an engine refusal. */
-static guint
-engine_status (const GError *error)
-{
-  if (error->domain != STG_ENGINE_ERROR)
-    return 500;
-  switch (error->code)
-    {
-    case STG_ENGINE_ERROR_NOT_FOUND:
-      return 404;
-    case STG_ENGINE_ERROR_INVALID:
-      return 400;
-    case STG_ENGINE_ERROR_STATE:
-    case STG_ENGINE_ERROR_ACTIVE_UPDATE:
-    case STG_ENGINE_ERROR_UPDATING:
-      return 409;
-    default:
-      return 500;
-    }
-}
-
 /* A plan control's body: empty, or {message?, stage?} (stage: approve's
  * only). Sets the strings (NULL when absent or empty), or answers 400. */
 static gboolean
@@ -455,7 +434,7 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
                     : stg_engine_approve_stage (ui->ctx.engine, id, stage, user, message, &error);
   if (!ok)
     {
-      stg_webui_send_error (response, engine_status (error), error->message);
+      stg_webui_send_error (response, stg_webui_engine_status (error), error->message);
       return;
     }
   stg_webui_send_ok (response);

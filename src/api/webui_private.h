@@ -63,6 +63,10 @@ void stg_webui_send_error (StgHttpResponse *response, guint status, const gchar 
 /* Answers {"ok": true}: a control did what it was asked. */
 void stg_webui_send_ok (StgHttpResponse *response);
 
+/* The HTTP status for an engine refusal: 404 no such thing, 400 bad
+ * input, 409 not now (a state or another update in the way), 500 else. */
+guint stg_webui_engine_status (const GError *error);
+
 /* Reads a whole number from a query parameter into *@out, left as it is
  * when the parameter is absent or empty; FALSE when it is not a number
  * between 0 and @max. */

@@ -493,9 +493,7 @@ route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_
     }
   if (!ok)
     {
-      guint status = g_error_matches (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_NOT_FOUND) ? 404
-                   : g_error_matches (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_FAILED) ? 500 : 409;
-      stg_webui_send_error (response, status, error->message);
+      stg_webui_send_error (response, stg_webui_engine_status (error), error->message);
       return;
     }
   stg_webui_send_ok (response);
