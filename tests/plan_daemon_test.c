@@ -233,9 +233,11 @@ START_TEST (example_plan_rolls_forward_then_back)
   reach (d, id, NULL, P (ROLLED_BACK), 0, 90);
   assert_version (d, "bookkeeper", 3, 1);
   assert_version (d, "segmentstore", 3, 1);
-  ck_assert_int_eq (cli (d, &out2, "plan", "start", broken, "--wait", NULL), 10);
+  gint broke = cli (d, &out2, "plan", "start", broken, "--wait", NULL);
   g_autofree gchar *bid = started_id (out2);
   g_autoptr (ApiRolloutPlanDetails) det = details (d, bid);
+  ck_assert_msg (broke == 10, "the broken plan ended with exit %d, not 10 (ROLLED_BACK):\n%s", broke,
+                 out2);
   ck_assert_int_eq (det->summary->status, P (ROLLED_BACK));
   ck_assert_msg (strstr (det->summary->reason, "stage 'segmentstore' failed") &&
                      strstr (det->summary->reason, "answered 500"),
