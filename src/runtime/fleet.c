@@ -358,6 +358,16 @@ start_failed (Slot *slot, const gchar *what, const GError *error)
   g_autofree gchar *m = g_strdup_printf ("%s on %s: %s", what, slot->host->config->name, error->message);
 
   slot->op = OP_IDLE;
+  if (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE))
+    {
+      /* The host failed, not the instance: nothing is counted. The start
+       * is tried again until the host answers, or is declared lost after
+       * the grace period (counted once then) and the slot placed anew. */
+      g_free (slot->cause);
+      slot->cause = g_strdup (m);
+      retry_in (slot, ENGINE_RETRY_MS);
+      return;
+    }
   stg_fleet_container_failed (slot, m);
 }
 

@@ -224,8 +224,11 @@ declare_lost (StgFleetRuntime *rt)
   while (g_hash_table_iter_next (&it, NULL, &value))
     {
       Slot *slot = value;
-      if (slot->host != NULL && !slot->host->reachable && now - slot->host->unreachable_since_ms >= grace &&
-          (slot->container_id != NULL || slot->op != OP_IDLE))
+      /* Its container, an operation on it, or a start it keeps trying. */
+      if (slot->host != NULL && !slot->host->reachable &&
+          now - slot->host->unreachable_since_ms >= grace &&
+          (slot->container_id != NULL || slot->op != OP_IDLE ||
+           (slot->want != 0 && !slot->finished)))
         g_ptr_array_add (lost, slot);
     }
   for (guint i = 0; i < lost->len; i++)
