@@ -2,7 +2,7 @@
  * instance_users.c). Main thread, at start-up. */
 #pragma once
 
-#include "daemon/daemon.h"
+#include "daemon/settings.h"
 #include "runtime/local.h"
 
 G_BEGIN_DECLS

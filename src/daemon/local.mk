@@ -4,6 +4,7 @@ libstg_daemon_a_SOURCES = src/daemon/daemon.c src/daemon/daemon.h src/daemon/dae
 	src/daemon/cluster.c \
 	src/daemon/instance_users.c src/daemon/instance_users.h \
 	src/daemon/leadership.c src/daemon/leadership.h \
+	src/daemon/settings.c src/daemon/settings.h \
 	src/daemon/systemd.c src/daemon/systemd.h
 
 # Layers in link order: each library needs only those after it.

@@ -1,0 +1,76 @@
+/* settings.h: staggerd's settings: defaults, the config file, copies.
+ *
+ * Every key of the config file is one entry of the table in settings.c
+ * (its group, key, type, default, the field it goes to, and what it
+ * means); one loop reads them. main() starts from the defaults, reads the
+ * --config file over them, then the command line. Main thread, at
+ * start-up.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "runtime/fleet_hosts.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  gchar *data_dir;     /* default $STATE_DIRECTORY, else STG_DATA_DIR */
+  gchar *bind;         /* default 127.0.0.1 */
+  gint http_port;      /* default 8081; 0: any free port */
+  gint thrift_port;    /* default 8082; 0: any free port */
+  gchar *cluster;      /* default "local" */
+  gint64 max_frame;    /* bytes; default 16 MiB */
+  gint idle_timeout_s; /* TCP idle timeout; default 300 */
+  gchar *ready_file;   /* (nullable) JSON with pid and ports, written once serving */
+  gchar *webui_dir;    /* (nullable) serve the web UI's files from here */
+  gint port_min;       /* instances' named ports come from port_min..port_max */
+  gint port_max;
+  gchar *runtime;        /* "local" (default), "simulated" or "fleet" */
+  StgFleetOptions fleet; /* the fleet runtime's [host NAME] groups and [fleet] */
+  gchar *tls_cert;       /* (nullable) PEM files: serve HTTPS */
+  gchar *tls_key;
+  GHashTable *users; /* (nullable) [users]: name -> "HASH ROLE..." */
+  gboolean read_requires_auth;
+  gboolean tcp_trusted;        /* with users: TCP may change jobs too */
+  gint max_instances;          /* per job; 0: the runtime's default (local 1000, others 100000) */
+  gchar *store;                /* (nullable) PostgreSQL URL or conninfo; NULL: SQLite in data_dir */
+  gboolean sqlite_normal_sync; /* [store] sqlite_synchronous = normal */
+  gchar *advertise_url;    /* (nullable) where followers send clients; default http://BIND:PORT */
+  gint lease_ms;           /* PostgreSQL: a silent leader loses the lead after this; default 5000 */
+  gchar **http_names;      /* (nullable) Host names served besides IPs and localhost */
+  gchar **allowed_origins; /* (nullable) web origins besides our own that may call /api */
+  gint tcp_backlog;        /* TCP listen queue; default 4096 (capped by somaxconn) */
+  gint max_connections;    /* per port; default 4096 */
+  gint max_per_address;    /* connections per port from one address; default 1024 */
+  gint keep_updates;       /* finished updates kept per job; default 100; 0: all */
+  gint keep_events_days;   /* days of task and instance events kept; default 30; 0: all */
+  GHashTable *role_users;  /* (nullable) [roles]: role -> the user its instances run as */
+  gchar *instance_user;    /* (nullable) the other roles' user when root; default nobody */
+  gboolean allow_root_instances; /* instances may run as root */
+  gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
+  gint max_concurrent_starts;    /* local runtime: instances starting at once; 0: 100 */
+} StgDaemonSettings;
+
+/* Fills @settings with the defaults. */
+void stg_daemon_settings_init (StgDaemonSettings *settings);
+void stg_daemon_settings_clear (StgDaemonSettings *settings);
+
+/* Makes @to a deep copy of @from. */
+void stg_daemon_settings_copy (StgDaemonSettings *to, const StgDaemonSettings *from);
+
+/* Parses "MIN-MAX" into the port range of @settings. */
+gboolean stg_daemon_settings_port_range (StgDaemonSettings *settings, const gchar *text,
+                                         GError **error);
+
+/* Checks and sets the runtime's name ("local", "simulated" or "fleet"). */
+gboolean stg_daemon_settings_runtime (StgDaemonSettings *settings, const gchar *name,
+                                      GError **error);
+
+/* Reads the config file at @path into @settings (only keys present);
+ * refuses unknown keys of [staggerd] and bad values, naming the file and
+ * the key. */
+gboolean stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError **error);
+
+G_END_DECLS
