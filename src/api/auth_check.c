@@ -336,7 +336,7 @@ stg_auth_prepare (StgAuth *auth, const gchar *header, const gchar *peer,
                   void (*ready) (gpointer data), gpointer data)
 {
   gchar *user = NULL, *secret = NULL;
-  CredKind kind = stg_auth_enabled (auth) ? parse_header (header, &user, &secret) : CRED_NONE;
+  CredKind kind = stg_auth_has_users (auth) ? parse_header (header, &user, &secret) : CRED_NONE;
   StgAuthCheck *c = NULL;
 
   if (kind == CRED_BASIC || kind == CRED_BEARER)

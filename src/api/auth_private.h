@@ -1,5 +1,6 @@
-/* auth_private.h: what auth.c (users and roles) and auth_check.c
- * (credentials, off the main loop) share. Not for use outside src/api/.
+/* auth_private.h: what auth.c (users and roles), auth_secret.c (token
+ * digests, password hashes) and auth_check.c (credentials, off the main
+ * loop) share. Not for use outside src/api/.
  * Main-loop thread, except where a field says otherwise. */
 #pragma once
 
@@ -33,6 +34,16 @@ struct _StgAuth
   GHashTable *checks;       /* StgAuthCheck* set: checks queued or running */
   GThreadPool *pool;        /* runs crypt(3); at most STG_AUTH_QUEUE_MAX checks wait */
 };
+
+/* How a Bearer token digest word of [users] starts. */
+#define STG_AUTH_TOKEN_PREFIX "token:"
+
+/* Whether @auth has users (else auth is off): stg_auth_enabled(). */
+static inline gboolean
+stg_auth_has_users (const StgAuth *auth)
+{
+  return auth != NULL && g_hash_table_size (auth->users) > 0;
+}
 
 /* Parses one Bearer token digest word ("token:SALT:DIGEST"). */
 StgAuthToken *stg_auth_token_parse (const gchar *word);

@@ -44,10 +44,7 @@ handler_start_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
     return stg_handler_answer_error (self, *_return, "startRolloutPlan", error);
   g_autoptr (ApiStartRolloutPlanResult) r = g_object_new (API_TYPE_START_ROLLOUT_PLAN_RESULT, "id",
                                                           id, NULL);
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "startRolloutPlanResult", r, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "startRolloutPlanResult", r);
 }
 
 static gboolean
@@ -80,10 +77,7 @@ handler_get_rollout_plans (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
     {
       g_ptr_array_add (r->plans, stg_plan_summary_new (rows->pdata[i]));
     }
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "getRolloutPlansResult", r, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "getRolloutPlansResult", r);
 }
 
 static gboolean
@@ -107,10 +101,7 @@ handler_get_rollout_plan_details (ApiStaggerSchedulerIf *iface, ApiResponse **_r
     return stg_handler_answer_error (self, *_return, "getRolloutPlanDetails", error);
   g_autoptr (ApiGetRolloutPlanDetailsResult) r =
       g_object_new (API_TYPE_GET_ROLLOUT_PLAN_DETAILS_RESULT, "details", d, NULL);
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "getRolloutPlanDetailsResult", r, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "getRolloutPlanDetailsResult", r);
 }
 
 /* The plan @id, for a call that changes it: the caller needs every role
@@ -144,68 +135,60 @@ answer (StgHandler *self, ApiResponse *response, const gchar *method, gboolean o
 {
   if (!ok)
     return stg_handler_answer_error (self, response, method, error);
-  stg_response_ok (response, self->ctx.cluster, NULL);
-  return TRUE;
+  return stg_handler_answer_ok (self, response, NULL, NULL);
+}
+
+typedef gboolean (*PlanCall) (StgEngine *engine, const gchar *uid, const gchar *user,
+                              const gchar *message, GError **error);
+
+/* A call that changes plan @id and answers nothing else. */
+static gboolean
+plan_call (StgHandler *self, ApiResponse *response, const gchar *method, PlanCall call,
+           const gchar *id, const gchar *message)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgPlanRow) row = plan_to_change (self, response, method, id);
+
+  if (row == NULL)
+    return TRUE;
+  gboolean ok = call (self->ctx.engine, id, self->user, message, &error);
+  return answer (self, response, method, ok, error);
 }
 
 static gboolean
 handler_pause_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const gchar *id,
                             const gchar *message, GError **unused)
 {
-  StgHandler *self = HANDLER (iface);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (StgPlanRow) row = plan_to_change (self, *_return, "pauseRolloutPlan", id);
   (void) unused;
-
-  if (row == NULL)
-    return TRUE;
-  gboolean ok = stg_engine_pause_plan (self->ctx.engine, id, self->user, message, &error);
-  return answer (self, *_return, "pauseRolloutPlan", ok, error);
+  return plan_call (HANDLER (iface), *_return, "pauseRolloutPlan", stg_engine_pause_plan, id,
+                    message);
 }
 
 static gboolean
 handler_resume_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const gchar *id,
                              const gchar *message, GError **unused)
 {
-  StgHandler *self = HANDLER (iface);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (StgPlanRow) row = plan_to_change (self, *_return, "resumeRolloutPlan", id);
   (void) unused;
-
-  if (row == NULL)
-    return TRUE;
-  gboolean ok = stg_engine_resume_plan (self->ctx.engine, id, self->user, message, &error);
-  return answer (self, *_return, "resumeRolloutPlan", ok, error);
+  return plan_call (HANDLER (iface), *_return, "resumeRolloutPlan", stg_engine_resume_plan, id,
+                    message);
 }
 
 static gboolean
 handler_abort_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const gchar *id,
                             const gchar *message, GError **unused)
 {
-  StgHandler *self = HANDLER (iface);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (StgPlanRow) row = plan_to_change (self, *_return, "abortRolloutPlan", id);
   (void) unused;
-
-  if (row == NULL)
-    return TRUE;
-  gboolean ok = stg_engine_abort_plan (self->ctx.engine, id, self->user, message, &error);
-  return answer (self, *_return, "abortRolloutPlan", ok, error);
+  return plan_call (HANDLER (iface), *_return, "abortRolloutPlan", stg_engine_abort_plan, id,
+                    message);
 }
 
 static gboolean
 handler_rollback_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const gchar *id,
                                const gchar *message, GError **unused)
 {
-  StgHandler *self = HANDLER (iface);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (StgPlanRow) row = plan_to_change (self, *_return, "rollbackRolloutPlan", id);
   (void) unused;
-
-  if (row == NULL)
-    return TRUE;
-  gboolean ok = stg_engine_rollback_plan (self->ctx.engine, id, self->user, message, &error);
-  return answer (self, *_return, "rollbackRolloutPlan", ok, error);
+  return plan_call (HANDLER (iface), *_return, "rollbackRolloutPlan", stg_engine_rollback_plan, id,
+                    message);
 }
 
 static gboolean
@@ -223,15 +206,14 @@ handler_approve_rollout_stage (ApiStaggerSchedulerIf *iface, ApiResponse **_retu
   return answer (self, *_return, "approveRolloutStage", ok, error);
 }
 
-void
-stg_handler_install_plan_methods (ApiStaggerSchedulerHandlerClass *sc)
-{
-  sc->start_rollout_plan = handler_start_rollout_plan;
-  sc->get_rollout_plans = handler_get_rollout_plans;
-  sc->get_rollout_plan_details = handler_get_rollout_plan_details;
-  sc->pause_rollout_plan = handler_pause_rollout_plan;
-  sc->resume_rollout_plan = handler_resume_rollout_plan;
-  sc->abort_rollout_plan = handler_abort_rollout_plan;
-  sc->rollback_rollout_plan = handler_rollback_rollout_plan;
-  sc->approve_rollout_stage = handler_approve_rollout_stage;
-}
+const StgHandlerMethod stg_handler_plan_methods[] = {
+  STG_STAGGER_METHOD (start_rollout_plan, handler_start_rollout_plan),
+  STG_STAGGER_METHOD (get_rollout_plans, handler_get_rollout_plans),
+  STG_STAGGER_METHOD (get_rollout_plan_details, handler_get_rollout_plan_details),
+  STG_STAGGER_METHOD (pause_rollout_plan, handler_pause_rollout_plan),
+  STG_STAGGER_METHOD (resume_rollout_plan, handler_resume_rollout_plan),
+  STG_STAGGER_METHOD (abort_rollout_plan, handler_abort_rollout_plan),
+  STG_STAGGER_METHOD (rollback_rollout_plan, handler_rollback_rollout_plan),
+  STG_STAGGER_METHOD (approve_rollout_stage, handler_approve_rollout_stage),
+  { 0, NULL },
+};

@@ -1,5 +1,6 @@
-/* handler_private.h: what the handler's files share. Not for use outside
- * src/api/. Main-loop thread only. */
+/* handler_private.h: what the handler's files share: the object, how a
+ * method answers (handler_answer.c) and the method tables each file
+ * exports. Not for use outside src/api/. Main-loop thread only. */
 #pragma once
 
 #include "api/handler.h"
@@ -22,22 +23,47 @@ struct _StgHandler
 gboolean stg_handler_allowed (StgHandler *self, ApiResponse *response, const gchar *method,
                               const gchar *role, gboolean write);
 
-#define HANDLER(iface) STG_HANDLER (iface)
+/* The handler a method is called on: the generated processor calls the
+ * methods of handler.c's class on a StgHandler only (a plain cast, so the
+ * method files need nothing of handler.c). */
+#define HANDLER(iface) ((StgHandler *) (iface))
 
 /* Answers @error: bad input is INVALID_REQUEST; anything else is ERROR and
  * is logged, since the caller did nothing wrong. Returns TRUE. */
 gboolean stg_handler_answer_error (StgHandler *self, ApiResponse *response, const gchar *method,
                                    GError *error);
 
-/* Task methods (handler_tasks.c), installed by the class init. */
-void stg_handler_install_task_methods (ApiReadOnlySchedulerHandlerClass *ro);
+/* Answers OK, with @value as the member @member of the Result ("getJobsResult");
+ * @member NULL: no result. Returns TRUE. */
+gboolean stg_handler_answer_ok (StgHandler *self, ApiResponse *response, const gchar *member,
+                                gpointer value);
 
-/* Update methods (handler_updates.c), installed by the class init. */
-void stg_handler_install_update_methods (ApiReadOnlySchedulerHandlerClass *ro,
-                                         ApiAuroraSchedulerManagerHandlerClass *rw);
+/* One Thrift method of the handler: where it goes in the generated class
+ * (an offset in ApiStaggerSchedulerHandlerClass) and the function. */
+typedef struct
+{
+  gsize member;
+  GCallback call;
+} StgHandlerMethod;
 
-/* Stagger's own methods (handler_stagger.c), installed by the class init. */
-void stg_handler_install_stagger_methods (ApiStaggerSchedulerHandlerClass *sc);
+/* An entry of a method table for the class member at @path (e.g.
+ * parent.parent.get_jobs); the compiler checks that @fn has the member's
+ * type. */
+// clang-format off
+#define STG_HANDLER_METHOD(path, fn)                                                        \
+  { G_STRUCT_OFFSET (ApiStaggerSchedulerHandlerClass, path),                                \
+    _Generic ((fn), __typeof__ (((ApiStaggerSchedulerHandlerClass *) 0)->path): G_CALLBACK (fn)) }
+// clang-format on
+/* ReadOnlyScheduler's, AuroraSchedulerManager's and StaggerScheduler's own. */
+#define STG_READ_METHOD(name, fn) STG_HANDLER_METHOD (parent.parent.name, fn)
+#define STG_MANAGE_METHOD(name, fn) STG_HANDLER_METHOD (parent.name, fn)
+#define STG_STAGGER_METHOD(name, fn) STG_HANDLER_METHOD (name, fn)
 
-/* The rollout plan methods (handler_plans.c), installed by the class init. */
-void stg_handler_install_plan_methods (ApiStaggerSchedulerHandlerClass *sc);
+/* The method tables handler.c installs, each ended by { 0, NULL }: jobs
+ * (handler_jobs.c), tasks (handler_tasks.c), updates (handler_updates.c),
+ * Stagger's own (handler_stagger.c) and rollout plans (handler_plans.c). */
+extern const StgHandlerMethod stg_handler_job_methods[];
+extern const StgHandlerMethod stg_handler_task_methods[];
+extern const StgHandlerMethod stg_handler_update_methods[];
+extern const StgHandlerMethod stg_handler_stagger_methods[];
+extern const StgHandlerMethod stg_handler_plan_methods[];

@@ -41,10 +41,7 @@ handler_get_job_config_history (ApiStaggerSchedulerIf *iface, ApiResponse **_ret
         g_object_set (v, "user", row->user, NULL);
       g_ptr_array_add (hr->versions, v);
     }
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "getJobConfigHistoryResult", hr, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "getJobConfigHistoryResult", hr);
 }
 
 static gboolean
@@ -74,10 +71,7 @@ handler_get_task_logs (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
   g_autoptr (GByteArray) data = g_bytes_unref_to_array (g_steal_pointer (&bytes));
   g_autoptr (ApiGetTaskLogsResult) lr = g_object_new (API_TYPE_GET_TASK_LOGS_RESULT, "data", data,
                                                       "nextOffset", next, "size", size, NULL);
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "getTaskLogsResult", lr, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "getTaskLogsResult", lr);
 }
 
 static gboolean
@@ -95,10 +89,7 @@ handler_get_hosts (ApiStaggerSchedulerIf *iface, ApiResponse **_return, GError *
   g_autoptr (ApiGetHostsResult) hr = g_object_new (API_TYPE_GET_HOSTS_RESULT, NULL);
   for (guint i = 0; i < hosts->len; i++)
     g_ptr_array_add (hr->hosts, g_object_ref (hosts->pdata[i]));
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "getHostsResult", hr, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "getHostsResult", hr);
 }
 
 static gboolean
@@ -120,15 +111,13 @@ handler_drain_host (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const g
     }
   if (!stg_engine_drain_host (self->ctx.engine, host, drain, self->user, &error))
     return stg_handler_answer_error (self, *_return, "drainHost", error);
-  stg_response_ok (*_return, self->ctx.cluster, NULL);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, NULL, NULL);
 }
 
-void
-stg_handler_install_stagger_methods (ApiStaggerSchedulerHandlerClass *sc)
-{
-  sc->get_job_config_history = handler_get_job_config_history;
-  sc->get_task_logs = handler_get_task_logs;
-  sc->get_hosts = handler_get_hosts;
-  sc->drain_host = handler_drain_host;
-}
+const StgHandlerMethod stg_handler_stagger_methods[] = {
+  STG_STAGGER_METHOD (get_job_config_history, handler_get_job_config_history),
+  STG_STAGGER_METHOD (get_task_logs, handler_get_task_logs),
+  STG_STAGGER_METHOD (get_hosts, handler_get_hosts),
+  STG_STAGGER_METHOD (drain_host, handler_drain_host),
+  { 0, NULL },
+};

@@ -185,10 +185,7 @@ answer_tasks (StgHandler *self, ApiResponse *response, const ApiTaskQuery *q, gb
   g_autoptr (ApiScheduleStatusResult) sr = g_object_new (API_TYPE_SCHEDULE_STATUS_RESULT, NULL);
   for (guint i = 0; i < tasks->len; i++)
     g_ptr_array_add (sr->tasks, g_object_ref (tasks->pdata[i]));
-  ApiResult *result = stg_result_of (response);
-  g_object_set (result, "scheduleStatusResult", sr, NULL);
-  stg_response_ok (response, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, response, "scheduleStatusResult", sr);
 }
 
 static gboolean
@@ -261,16 +258,12 @@ handler_get_config_summary (ApiReadOnlySchedulerIf *iface, ApiResponse **_return
     }
   g_autoptr (ApiConfigSummaryResult) cr = g_object_new (API_TYPE_CONFIG_SUMMARY_RESULT,
                                                         "summary", summary, NULL);
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "configSummaryResult", cr, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "configSummaryResult", cr);
 }
 
-void
-stg_handler_install_task_methods (ApiReadOnlySchedulerHandlerClass *ro)
-{
-  ro->get_tasks_status = handler_get_tasks_status;
-  ro->get_tasks_without_configs = handler_get_tasks_without_configs;
-  ro->get_config_summary = handler_get_config_summary;
-}
+const StgHandlerMethod stg_handler_task_methods[] = {
+  STG_READ_METHOD (get_tasks_status, handler_get_tasks_status),
+  STG_READ_METHOD (get_tasks_without_configs, handler_get_tasks_without_configs),
+  STG_READ_METHOD (get_config_summary, handler_get_config_summary),
+  { 0, NULL },
+};

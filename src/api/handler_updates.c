@@ -24,10 +24,7 @@ handler_get_job_update_summaries (ApiReadOnlySchedulerIf *iface, ApiResponse **_
 
   g_autoptr (ApiGetJobUpdateSummariesResult) sr =
     g_object_new (API_TYPE_GET_JOB_UPDATE_SUMMARIES_RESULT, "updateSummaries", summaries, NULL);
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "getJobUpdateSummariesResult", sr, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "getJobUpdateSummariesResult", sr);
 }
 
 static gboolean
@@ -68,10 +65,7 @@ handler_get_job_update_details (ApiReadOnlySchedulerIf *iface, ApiResponse **_re
                          "no update with id %s", q->key->id ? q->key->id : "");
       return TRUE;
     }
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "getJobUpdateDetailsResult", dr, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "getJobUpdateDetailsResult", dr);
 }
 
 static gboolean
@@ -88,10 +82,7 @@ handler_get_job_update_diff (ApiReadOnlySchedulerIf *iface, ApiResponse **_retur
   g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (self->ctx.engine, request, &error);
   if (diff == NULL)
     return stg_handler_answer_error (self, *_return, "getJobUpdateDiff", error);
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "getJobUpdateDiffResult", diff, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "getJobUpdateDiffResult", diff);
 }
 
 static gboolean
@@ -126,10 +117,7 @@ handler_start_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_ret
     }
   g_autoptr (ApiStartJobUpdateResult) sr = g_object_new (API_TYPE_START_JOB_UPDATE_RESULT,
                                                          "key", key, NULL);
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "startJobUpdateResult", sr, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "startJobUpdateResult", sr);
 }
 
 typedef gboolean (*UpdateCall) (StgEngine *engine, const ApiJobUpdateKey *key, const gchar *user,
@@ -146,8 +134,7 @@ simple_call (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_return, const gc
     return TRUE;
   if (!call (self->ctx.engine, key, self->user, message, &error))
     return stg_handler_answer_error (self, *_return, method, error);
-  stg_response_ok (*_return, self->ctx.cluster, NULL);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, NULL, NULL);
 }
 
 static gboolean
@@ -198,24 +185,18 @@ handler_pulse_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_ret
     return stg_handler_answer_error (self, *_return, "pulseJobUpdate", error);
   g_autoptr (ApiPulseJobUpdateResult) pr = g_object_new (API_TYPE_PULSE_JOB_UPDATE_RESULT,
                                                          "status", status, NULL);
-  ApiResult *result = stg_result_of (*_return);
-  g_object_set (result, "pulseJobUpdateResult", pr, NULL);
-  stg_response_ok (*_return, self->ctx.cluster, result);
-  return TRUE;
+  return stg_handler_answer_ok (self, *_return, "pulseJobUpdateResult", pr);
 }
 
-void
-stg_handler_install_update_methods (ApiReadOnlySchedulerHandlerClass *ro,
-                                    ApiAuroraSchedulerManagerHandlerClass *rw)
-{
-  ro->get_job_update_summaries = handler_get_job_update_summaries;
-  ro->get_job_update_details = handler_get_job_update_details;
-  ro->get_job_update_diff = handler_get_job_update_diff;
-
-  rw->start_job_update = handler_start_job_update;
-  rw->pause_job_update = handler_pause_job_update;
-  rw->resume_job_update = handler_resume_job_update;
-  rw->abort_job_update = handler_abort_job_update;
-  rw->rollback_job_update = handler_rollback_job_update;
-  rw->pulse_job_update = handler_pulse_job_update;
-}
+const StgHandlerMethod stg_handler_update_methods[] = {
+  STG_READ_METHOD (get_job_update_summaries, handler_get_job_update_summaries),
+  STG_READ_METHOD (get_job_update_details, handler_get_job_update_details),
+  STG_READ_METHOD (get_job_update_diff, handler_get_job_update_diff),
+  STG_MANAGE_METHOD (start_job_update, handler_start_job_update),
+  STG_MANAGE_METHOD (pause_job_update, handler_pause_job_update),
+  STG_MANAGE_METHOD (resume_job_update, handler_resume_job_update),
+  STG_MANAGE_METHOD (abort_job_update, handler_abort_job_update),
+  STG_MANAGE_METHOD (rollback_job_update, handler_rollback_job_update),
+  STG_MANAGE_METHOD (pulse_job_update, handler_pulse_job_update),
+  { 0, NULL },
+};

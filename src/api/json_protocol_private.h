@@ -1,7 +1,8 @@
 /* json_protocol_private.h: what the JSON protocol's files share: the
  * object, its context stacks and the type tags. json_protocol.c owns the
- * object, json_writer.c writes and json_reader.c reads. Not for use
- * outside src/api/. Any thread; one owner at a time.
+ * object, json_context.c the contexts and tags, json_writer.c writes and
+ * json_reader.c reads. Not for use outside src/api/. Any thread; one owner
+ * at a time.
  */
 #pragma once
 
@@ -28,7 +29,10 @@ struct _StgJsonProtocol
   gint64 nwritten;
 };
 
-#define JSON(p) STG_JSON_PROTOCOL (p)
+/* The protocol a read or write call is made on: json_protocol.c's class
+ * has these calls only, so a plain cast (the call files need nothing of
+ * json_protocol.c). */
+#define JSON(p) ((StgJsonProtocol *) (p))
 
 /* Thrift's type tags in TJSONProtocol ("tf", "i8", ... "set"). */
 typedef struct
