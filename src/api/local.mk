@@ -19,12 +19,5 @@ libstg_api_a_SOURCES = \
 	src/api/metrics.c src/api/metrics.h \
 	src/api/plan_details.c src/api/plan_details.h \
 	src/api/response.c src/api/response.h \
-	src/api/tcp_server.c src/api/tcp_server.h \
-	src/api/webui.c src/api/webui.h src/api/webui_private.h \
-	src/api/webui_data.c \
-	src/api/webui_update.c \
-	src/api/webui_plan.c \
-	src/api/webui_wait.c \
-	src/api/webui_instance.c
-nodist_libstg_api_a_SOURCES = src/api/webui-resources.c
+	src/api/tcp_server.c src/api/tcp_server.h
 EXTRA_DIST += src/api/local.mk

@@ -8,7 +8,7 @@
 #include "api/handler.h"
 #include "api/http_server.h"
 #include "api/tcp_server.h"
-#include "api/webui.h"
+#include "webui/webui.h"
 #include "daemon/daemon.h"
 #include "daemon/leadership.h"
 #include "engine/engine.h"

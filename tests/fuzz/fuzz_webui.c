@@ -4,7 +4,7 @@
  * has a checked job key and an id. */
 #include "config.h"
 
-#include "api/webui_private.h"
+#include "webui/webui_private.h"
 #include "fuzz.h"
 
 int

@@ -15,8 +15,8 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
-#include "api/webui.h"
-#include "api/webui_private.h"
+#include "webui/webui.h"
+#include "webui/webui_private.h"
 #include "common/json_write.h"
 
 #define COALESCE_MS 100

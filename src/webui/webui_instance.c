@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "api/webui_private.h"
+#include "webui/webui_private.h"
 #include "common/enums.h"
 
 #define EVENTS 20

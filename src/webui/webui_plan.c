@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "api/plan_details.h"
-#include "api/webui_private.h"
+#include "webui/webui_private.h"
 #include "common/enums.h"
 #include "common/jobkey.h"
 

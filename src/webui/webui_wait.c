@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "api/webui_private.h"
+#include "webui/webui_private.h"
 
 #define MAX_KNOWN 4096
 #define MAX_WAITERS 4096

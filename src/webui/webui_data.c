@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "api/webui_private.h"
+#include "webui/webui_private.h"
 #include "common/enums.h"
 #include "common/jobkey.h"
 

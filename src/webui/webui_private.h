@@ -4,7 +4,7 @@
 
 #include <json-glib/json-glib.h>
 
-#include "api/webui.h"
+#include "webui/webui.h"
 
 /* The update-change long poll (webui_wait.c). */
 typedef struct _StgWebUiWaits StgWebUiWaits;
