@@ -4,6 +4,9 @@
 noinst_LIBRARIES += libstg_webui.a
 libstg_webui_a_SOURCES = \
 	src/webui/webui.c src/webui/webui.h src/webui/webui_private.h \
+	src/webui/webui_answer.c \
+	src/webui/webui_pages.c \
+	src/webui/webui_session.c \
 	src/webui/webui_data.c \
 	src/webui/webui_update.c \
 	src/webui/webui_plan.c \

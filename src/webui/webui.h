@@ -38,9 +38,4 @@ StgWebUi *stg_webui_new (StgHttpServer *http, const StgWebUiContext *context);
 void stg_webui_free (StgWebUi *ui);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgWebUi, stg_webui_free)
 
-/* Announces a change to every open page. @kind is "job", "update" or
- * "plan"; @id is the update's or the plan's id (NULL for a job change). */
-void stg_webui_announce (StgWebUi *ui, const gchar *kind, const gchar *role,
-                         const gchar *environment, const gchar *name, const gchar *id);
-
 G_END_DECLS

@@ -24,57 +24,29 @@
 static void
 member_key (JsonBuilder *b, const ApiJobKey *key)
 {
-  member_string (b, "role", key->role);
-  member_string (b, "environment", key->environment);
-  member_string (b, "name", key->name);
+  stg_webui_add_fields (b, key, "role environment name");
 }
 
+/* An update of a list. */
 static void
-add_summary (JsonBuilder *b, ApiJobUpdateSummary *s)
+add_summary (JsonBuilder *b, gconstpointer item)
 {
-  json_builder_begin_object (b);
+  const ApiJobUpdateSummary *s = item;
+
   member_key (b, s->key->job);
   member_string (b, "id", s->key->id);
-  member_string (b, "status", stg_update_status_name (s->state->status));
+  stg_webui_add_fields (b, s->state, "status:update");
   member_string (b, "user", s->user);
-  member_int (b, "created_ms", s->state->createdTimestampMs);
-  member_int (b, "modified_ms", s->state->lastModifiedTimestampMs);
-  json_builder_end_object (b);
-}
-
-ApiJobKey *
-stg_webui_query_key (StgHttpRequest *request, StgHttpResponse *response)
-{
-  const gchar *role = stg_http_request_query (request, "role");
-  const gchar *env = stg_http_request_query (request, "environment");
-  const gchar *name = stg_http_request_query (request, "name");
-  g_autoptr (ApiJobKey) key = stg_job_key_new (role, env, name);
-  g_autoptr (GError) error = NULL;
-
-  if (!stg_job_key_check (key, "query", &error))
-    {
-      stg_webui_send_error (response, 400, error->message);
-      return NULL;
-    }
-  return g_steal_pointer (&key);
-}
-
-gboolean
-stg_webui_only_get (StgHttpRequest *request, StgHttpResponse *response)
-{
-  const gchar *m = stg_http_request_method (request);
-
-  if (g_str_equal (m, "GET") || g_str_equal (m, "HEAD"))
-    return TRUE;
-  stg_http_response_header (response, "Allow", "GET, HEAD");
-  stg_webui_send_error (response, 405, "method not allowed");
-  return FALSE;
+  stg_webui_add_fields (b, s->state,
+                        "created_ms=createdTimestampMs "
+                        "modified_ms=lastModifiedTimestampMs");
 }
 
 /* ---- pieces that later grow: the active update, ports -------------------------- */
 
-gboolean
-stg_webui_add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key, GError **error)
+/* Adds the job's active update ({id, status, ...} or null) as a value. */
+static gboolean
+add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key, GError **error)
 {
   g_autoptr (ApiJobKey) k = g_object_ref ((gpointer) key);
   g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", k,
@@ -137,7 +109,7 @@ add_job (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, GError **error)
     }
   json_builder_end_array (b);
   json_builder_set_member_name (b, "update");
-  if (!stg_webui_add_active_update (ui, b, job->key, error))
+  if (!add_active_update (ui, b, job->key, error))
     return FALSE;
   json_builder_end_object (b);
   return TRUE;
@@ -161,24 +133,12 @@ build_jobs (StgWebUi *ui, JsonBuilder *b, const gchar *role, GError **error)
   return TRUE;
 }
 
-static void
-route_jobs (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+static guint
+read_jobs (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
 {
-  StgWebUi *ui = user_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-
-  if (!stg_webui_only_get (request, response))
-    return;
   const gchar *role = stg_http_request_query (request, "role");
-  if (!build_jobs (ui, b, role && role[0] ? role : NULL, &error))
-    {
-      g_warning ("webui: jobs: %s", error->message);
-      stg_webui_send_error (response, 500, error->message);
-      return;
-    }
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  stg_webui_send_json (response, 200, root);
+
+  return build_jobs (ui, b, role && role[0] ? role : NULL, error) ? 200 : 500;
 }
 
 /* ---- /ui/api/job ----------------------------------------------------------------- */
@@ -231,58 +191,10 @@ add_instance (StgWebUi *ui, JsonBuilder *b, const StgInstanceRow *row, GHashTabl
   json_builder_end_object (b);
 }
 
+/* Config groups: which instances should run which version. */
 static void
-route_job (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+add_groups (StgWebUi *ui, JsonBuilder *b, GArray *rows)
 {
-  StgWebUi *ui = user_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-
-  if (!stg_webui_only_get (request, response))
-    return;
-  g_autoptr (ApiJobKey) key = stg_webui_query_key (request, response);
-  if (key == NULL)
-    return;
-  g_autoptr (StgJobRow) job = stg_store_get_job (ui->ctx.store, key, &error);
-  if (job == NULL)
-    {
-      stg_webui_send_error (response, g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND)
-                                        ? 404 : 500, error->message);
-      return;
-    }
-  g_autoptr (GArray) rows = stg_store_list_instances (ui->ctx.store, job->id, &error);
-  g_autoptr (ApiJobKey) job_key = g_object_ref (job->key);
-  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", job_key,
-                                                  "limit", 50, NULL);
-  g_autoptr (GPtrArray) updates = rows ? stg_store_query_update_summaries (ui->ctx.store, q, &error)
-                                       : NULL;
-  g_autoptr (GHashTable) ports = updates ? stg_store_job_link_ports (ui->ctx.store, job->key, &error)
-                                         : NULL;
-  g_autoptr (GHashTable) last = ports ? stg_store_job_last_task_events (ui->ctx.store, job->id, &error)
-                                      : NULL;
-  if (last == NULL)
-    {
-      stg_webui_send_error (response, 500, error->message);
-      return;
-    }
-
-  json_builder_begin_object (b);
-  member_key (b, job->key);
-  member_int (b, "now_ms", stg_clock_now_ms (ui->ctx.clock));
-  member_int (b, "instances_total", rows->len);
-  /* Running and healthy: what a plan's HTTP gate can compare with a
-   * threshold ($.instances_healthy). */
-  gint64 healthy = 0;
-  for (guint i = 0; i < rows->len; i++)
-    healthy += g_array_index (rows, StgInstanceRow, i).status == API_SCHEDULE_STATUS_RUNNING;
-  member_int (b, "instances_healthy", healthy);
-  json_builder_set_member_name (b, "instances");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < rows->len && i < JOB_PAGE_INSTANCES; i++)
-    add_instance (ui, b, &g_array_index (rows, StgInstanceRow, i), ports, last);
-  json_builder_end_array (b);
-
-  /* Config groups: which instances should run which version. */
   g_autoptr (GHashTable) groups = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                                          (GDestroyNotify) stg_ranges_free);
   for (guint i = 0; i < rows->len; i++)
@@ -308,56 +220,64 @@ route_job (StgHttpRequest *request, StgHttpResponse *response, gpointer user_dat
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
+}
 
-  json_builder_set_member_name (b, "updates");
+static guint
+read_job (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
+{
+  g_autoptr (ApiJobKey) key = stg_webui_query_key (request, error);
+  if (key == NULL)
+    return 400;
+  g_autoptr (StgJobRow) job = stg_store_get_job (ui->ctx.store, key, error);
+  if (job == NULL)
+    return stg_webui_store_status (*error);
+  g_autoptr (GArray) rows = stg_store_list_instances (ui->ctx.store, job->id, error);
+  g_autoptr (ApiJobKey) job_key = g_object_ref (job->key);
+  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", job_key,
+                                                  "limit", 50, NULL);
+  g_autoptr (GPtrArray) updates = rows ? stg_store_query_update_summaries (ui->ctx.store, q, error)
+                                       : NULL;
+  g_autoptr (GHashTable) ports = updates ? stg_store_job_link_ports (ui->ctx.store, job->key, error)
+                                         : NULL;
+  g_autoptr (GHashTable) last = ports
+                                    ? stg_store_job_last_task_events (ui->ctx.store, job->id, error)
+                                    : NULL;
+  if (last == NULL)
+    return 500;
+
+  json_builder_begin_object (b);
+  member_key (b, job->key);
+  member_int (b, "now_ms", stg_clock_now_ms (ui->ctx.clock));
+  member_int (b, "instances_total", rows->len);
+  /* Running and healthy: what a plan's HTTP gate can compare with a
+   * threshold ($.instances_healthy). */
+  gint64 healthy = 0;
+  for (guint i = 0; i < rows->len; i++)
+    healthy += g_array_index (rows, StgInstanceRow, i).status == API_SCHEDULE_STATUS_RUNNING;
+  member_int (b, "instances_healthy", healthy);
+  json_builder_set_member_name (b, "instances");
   json_builder_begin_array (b);
-  for (guint i = 0; i < updates->len; i++)
-    add_summary (b, updates->pdata[i]);
+  for (guint i = 0; i < rows->len && i < JOB_PAGE_INSTANCES; i++)
+    add_instance (ui, b, &g_array_index (rows, StgInstanceRow, i), ports, last);
   json_builder_end_array (b);
+  add_groups (ui, b, rows);
+  stg_webui_add_list (b, "updates", updates, G_MAXUINT, add_summary);
   json_builder_end_object (b);
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  stg_webui_send_json (response, 200, root);
+  return 200;
 }
 
 /* ---- /ui/api/updates ------------------------------------------------------------------ */
 
-gboolean
-stg_webui_parse_count (const gchar *text, gint64 max, gint32 *out)
+/* Sets @q from /ui/api/updates' filters (role, job, status, user): 200,
+ * or 400 with @error for a bad one. */
+static guint
+updates_query (StgHttpRequest *request, ApiJobUpdateQuery *q, GError **error)
 {
-  gchar *end = NULL;
-  gint64 v;
-
-  if (text == NULL || text[0] == '\0')
-    return TRUE;
-  v = g_ascii_strtoll (text, &end, 10);
-  if (*end != '\0' || v < 0 || v > max)
-    return FALSE;
-  *out = (gint32) v;
-  return TRUE;
-}
-
-static void
-route_updates (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
-{
-  StgWebUi *ui = user_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, NULL);
-  gint32 offset = 0, limit = 25;
-
-  if (!stg_webui_only_get (request, response))
-    return;
-  if (!stg_webui_parse_count (stg_http_request_query (request, "offset"), G_MAXINT32 - 1,
-                              &offset) ||
-      !stg_webui_parse_count (stg_http_request_query (request, "limit"), UPDATES_PAGE_MAX, &limit))
-    {
-      stg_webui_send_error (response, 400, "offset and limit must be whole numbers (limit at most 200)");
-      return;
-    }
   const gchar *role = stg_http_request_query (request, "role");
   const gchar *job = stg_http_request_query (request, "job");
   const gchar *status = stg_http_request_query (request, "status");
   const gchar *user = stg_http_request_query (request, "user");
+
   if (role != NULL && role[0] != '\0')
     g_object_set (q, "role", role, NULL);
   if (user != NULL && user[0] != '\0')
@@ -366,10 +286,7 @@ route_updates (StgHttpRequest *request, StgHttpResponse *response, gpointer user
     {
       g_auto (GStrv) parts = g_strsplit (job, "/", -1);
       if (g_strv_length (parts) != 3)
-        {
-          stg_webui_send_error (response, 400, "job must be role/environment/name");
-          return;
-        }
+        return stg_webui_fail (error, 400, "job must be role/environment/name");
       g_autoptr (ApiJobKey) key = stg_job_key_new (parts[0], parts[1], parts[2]);
       g_object_set (q, "jobKey", key, NULL);
     }
@@ -377,110 +294,94 @@ route_updates (StgHttpRequest *request, StgHttpResponse *response, gpointer user
     {
       gint v = stg_update_status_from_name (status);
       if (v < 0)
-        {
-          stg_webui_send_error (response, 400, "unknown update status");
-          return;
-        }
+        return stg_webui_fail (error, 400, "unknown update status");
       g_hash_table_add (q->updateStatuses, GINT_TO_POINTER (v));
       q->__isset_updateStatuses = TRUE;
     }
+  return 200;
+}
+
+static guint
+read_updates (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
+{
+  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, NULL);
+  gint32 offset = 0, limit = 25;
+
+  if (!stg_webui_parse_count (stg_http_request_query (request, "offset"), G_MAXINT32 - 1,
+                              &offset) ||
+      !stg_webui_parse_count (stg_http_request_query (request, "limit"), UPDATES_PAGE_MAX, &limit))
+    return stg_webui_fail (error, 400,
+                           "offset and limit must be whole numbers (limit at most 200)");
+  guint status = updates_query (request, q, error);
+  if (status != 200)
+    return status;
   /* One more than asked, to tell whether there is a next page. */
   g_object_set (q, "offset", offset, "limit", limit + 1, NULL);
-  g_autoptr (GPtrArray) list = stg_store_query_update_summaries (ui->ctx.store, q, &error);
+  g_autoptr (GPtrArray) list = stg_store_query_update_summaries (ui->ctx.store, q, error);
   if (list == NULL)
-    {
-      stg_webui_send_error (response, 500, error->message);
-      return;
-    }
+    return 500;
   json_builder_begin_object (b);
-  member_int (b, "offset", offset);
-  member_int (b, "limit", limit);
-  json_builder_set_member_name (b, "more");
-  json_builder_add_boolean_value (b, list->len > (guint) limit);
-  json_builder_set_member_name (b, "updates");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < list->len && i < (guint) limit; i++)
-    add_summary (b, list->pdata[i]);
-  json_builder_end_array (b);
+  stg_webui_add_page (b, offset, limit, "updates", list, add_summary);
   json_builder_end_object (b);
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  stg_webui_send_json (response, 200, root);
+  return 200;
 }
 
 /* ---- /ui/api/hosts ------------------------------------------------------------- */
 
+/* An instance a host runs. */
 static void
-add_host (JsonBuilder *b, ApiHostStatus *h)
+add_instance_key (JsonBuilder *b, gconstpointer item)
 {
+  const ApiInstanceKey *key = item;
+
+  member_key (b, key->jobKey);
+  member_int (b, "id", key->instanceId);
+}
+
+static void
+add_host (JsonBuilder *b, gconstpointer item)
+{
+  const ApiHostStatus *h = item;
   GHashTableIter it;
   gpointer k, v;
 
-  json_builder_begin_object (b);
-  member_string (b, "name", h->name);
-  member_string (b, "address", h->address);
-  member_string (b, "endpoint", h->endpoint);
-  json_builder_set_member_name (b, "reachable");
-  json_builder_add_boolean_value (b, h->reachable);
-  member_int (b, "unreachable_since_ms", h->unreachableSinceMs);
-  member_string (b, "last_error", h->lastError);
-  json_builder_set_member_name (b, "draining");
-  json_builder_add_boolean_value (b, h->draining);
+  stg_webui_add_fields (b, h,
+                        "name address endpoint reachable unreachable_since_ms last_error "
+                        "draining");
   json_builder_set_member_name (b, "attributes");
   json_builder_begin_object (b);
   g_hash_table_iter_init (&it, h->attributes);
   while (g_hash_table_iter_next (&it, &k, &v))
     member_string (b, k, v);
   json_builder_end_object (b);
-  json_builder_set_member_name (b, "instances");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < h->instances->len; i++)
-    {
-      ApiInstanceKey *key = h->instances->pdata[i];
-      json_builder_begin_object (b);
-      member_key (b, key->jobKey);
-      member_int (b, "id", key->instanceId);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  json_builder_end_object (b);
+  stg_webui_add_list (b, "instances", h->instances, G_MAXUINT, add_instance_key);
 }
 
 /* The fleet's hosts; "hosts": null and "why" when the runtime has none. */
-static void
-route_hosts (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+static guint
+read_hosts (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
 {
-  StgWebUi *ui = user_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (GError) why = NULL;
+  g_autoptr (GPtrArray) hosts = stg_engine_hosts (ui->ctx.engine, &why);
 
-  if (!stg_webui_only_get (request, response))
-    return;
-  g_autoptr (GPtrArray) hosts = stg_engine_hosts (ui->ctx.engine, &error);
+  (void) request, (void) error;
   json_builder_begin_object (b);
   member_int (b, "now_ms", stg_clock_now_ms (ui->ctx.clock));
-  json_builder_set_member_name (b, "hosts");
-  if (hosts == NULL)
-    {
-      json_builder_add_null_value (b);
-      member_string (b, "why", error->message);
-    }
+  if (hosts != NULL)
+    stg_webui_add_list (b, "hosts", hosts, G_MAXUINT, add_host);
   else
     {
-      json_builder_begin_array (b);
-      for (guint i = 0; i < hosts->len; i++)
-        add_host (b, hosts->pdata[i]);
-      json_builder_end_array (b);
+      member_string (b, "hosts", NULL);
+      member_string (b, "why", why->message);
     }
   json_builder_end_object (b);
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  stg_webui_send_json (response, 200, root);
+  return 200;
 }
 
-void
-stg_webui_data_routes (StgWebUi *ui, StgHttpServer *http)
-{
-  stg_webui_route (ui, http, "/ui/api/hosts", route_hosts);
-  stg_webui_route (ui, http, "/ui/api/jobs", route_jobs);
-  stg_webui_route (ui, http, "/ui/api/job", route_job);
-  stg_webui_route (ui, http, "/ui/api/updates", route_updates);
-}
+const StgWebUiRoute stg_webui_data_routes[] = {
+  { "/ui/api/hosts", .read = read_hosts },
+  { "/ui/api/jobs", .read = read_jobs },
+  { "/ui/api/job", .read = read_job },
+  { "/ui/api/updates", .read = read_updates },
+  { NULL },
+};

@@ -16,33 +16,26 @@
 #define TAIL_BYTES 4096
 
 /* The instance named by the query (job key and "instance"), with its job
- * row; FALSE after answering 400 or 404. */
-static gboolean
-query_instance (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *response, ApiJobKey **key,
-                StgJobRow **job, gint32 *instance)
+ * row: 200, or 400 or 404 with @error. */
+static guint
+query_instance (StgWebUi *ui, StgHttpRequest *request, ApiJobKey **key, StgJobRow **job,
+                gint32 *instance, GError **error)
 {
-  g_autoptr (GError) error = NULL;
   const gchar *text = stg_http_request_query (request, "instance");
   gint64 n = -1;
 
-  if (!stg_webui_only_get (request, response))
-    return FALSE;
-  *key = stg_webui_query_key (request, response);
+  *key = stg_webui_query_key (request, error);
   if (*key == NULL)
-    return FALSE;
+    return 400;
   if (text == NULL || !g_ascii_string_to_signed (text, 10, 0, G_MAXINT32, &n, NULL))
-    {
-      stg_webui_send_error (response, 400, "instance: give the instance's number");
-      return FALSE;
-    }
-  *job = stg_store_get_job (ui->ctx.store, *key, &error);
-  if (*job == NULL || n >= (*job)->instance_count)
-    {
-      stg_webui_send_error (response, 404, *job == NULL ? error->message : "no such instance");
-      return FALSE;
-    }
+    return stg_webui_fail (error, 400, "instance: give the instance's number");
+  *job = stg_store_get_job (ui->ctx.store, *key, error);
+  if (*job == NULL)
+    return 404;
+  if (n >= (*job)->instance_count)
+    return stg_webui_fail (error, 404, "no such instance");
   *instance = (gint32) n;
-  return TRUE;
+  return 200;
 }
 
 /* The tail of one output as a JSON string member (null when there is
@@ -56,32 +49,28 @@ member_tail (StgWebUi *ui, JsonBuilder *b, const gchar *name, const ApiJobKey *k
                                 ? stg_engine_read_log (ui->ctx.engine, key, instance, err,
                                                        -(gint64) bytes, bytes, &next, &size, NULL)
                                 : NULL;
-  g_autofree gchar *text = data ? g_utf8_make_valid (g_bytes_get_data (data, NULL),
-                                                     (gssize) g_bytes_get_size (data))
-                                : NULL;
+  gsize len = 0;
+  const gchar *bytes_read = data ? g_bytes_get_data (data, &len) : NULL;
+  /* An empty output is null, as no output. */
+  g_autofree gchar *text = len > 0 ? g_utf8_make_valid (bytes_read, (gssize) len) : NULL;
   member_string (b, name, text);
 }
 
-static void
-route_instance (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+static guint
+read_instance (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
 {
-  StgWebUi *ui = user_data;
   g_autoptr (ApiJobKey) key = NULL;
   g_autoptr (StgJobRow) job = NULL;
-  g_autoptr (GError) error = NULL;
   gint32 instance;
+  guint status = query_instance (ui, request, &key, &job, &instance, error);
 
-  if (!query_instance (ui, request, response, &key, &job, &instance))
-    return;
+  if (status != 200)
+    return status;
   g_autoptr (GPtrArray) events = stg_store_list_task_events (ui->ctx.store, job->id, instance,
-                                                             EVENTS, &error);
+                                                             EVENTS, error);
   if (events == NULL)
-    {
-      stg_webui_send_error (response, 500, error->message);
-      return;
-    }
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  const gchar *status = "PENDING", *cause = NULL;
+    return 500;
+  const gchar *state = "PENDING", *cause = NULL;
   json_builder_begin_object (b);
   member_int (b, "instance", instance);
   json_builder_set_member_name (b, "events");
@@ -89,7 +78,7 @@ route_instance (StgHttpRequest *request, StgHttpResponse *response, gpointer use
   for (guint i = 0; i < events->len; i++)
     {
       ApiTaskEvent *e = events->pdata[i];
-      status = stg_schedule_status_name (e->status);
+      state = stg_schedule_status_name (e->status);
       if (e->status == API_SCHEDULE_STATUS_FAILED || e->status == API_SCHEDULE_STATUS_LOST)
         cause = e->message;
       json_builder_begin_object (b);
@@ -99,13 +88,12 @@ route_instance (StgHttpRequest *request, StgHttpResponse *response, gpointer use
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
-  member_string (b, "status", status);
+  member_string (b, "status", state);
   member_string (b, "cause", cause);
   member_tail (ui, b, "stdout_tail", key, instance, FALSE, TAIL_BYTES);
   member_tail (ui, b, "stderr_tail", key, instance, TRUE, TAIL_BYTES);
   json_builder_end_object (b);
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  stg_webui_send_json (response, 200, root);
+  return 200;
 }
 
 static void
@@ -119,8 +107,14 @@ route_log (StgHttpRequest *request, StgHttpResponse *response, gpointer user_dat
   gint64 next = 0, size = 0;
   const gchar *stream = stg_http_request_query (request, "stream");
 
-  if (!query_instance (ui, request, response, &key, &job, &instance))
+  if (!stg_webui_only_get (request, response, FALSE))
     return;
+  guint status = query_instance (ui, request, &key, &job, &instance, &error);
+  if (status != 200)
+    {
+      stg_webui_send_error (response, status, error->message);
+      return;
+    }
   if (stream != NULL && !g_str_equal (stream, "stdout") && !g_str_equal (stream, "stderr"))
     {
       stg_webui_send_error (response, 400, "stream: stdout or stderr");
@@ -141,9 +135,8 @@ route_log (StgHttpRequest *request, StgHttpResponse *response, gpointer user_dat
   stg_http_response_set (response, 200, "text/plain; charset=utf-8", data);
 }
 
-void
-stg_webui_instance_routes (StgWebUi *ui, StgHttpServer *http)
-{
-  stg_webui_route (ui, http, "/ui/api/instance", route_instance);
-  stg_webui_route (ui, http, "/ui/api/instance/log", route_log);
-}
+const StgWebUiRoute stg_webui_instance_routes[] = {
+  { "/ui/api/instance", .read = read_instance },
+  { "/ui/api/instance/log", .raw = route_log },
+  { NULL },
+};

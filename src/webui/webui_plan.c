@@ -25,21 +25,23 @@
 
 /* ---- GET /ui/api/plans ------------------------------------------------------------ */
 
+/* The members of a plan's summary, in the list and on the plan's page. */
 static void
-add_summary (JsonBuilder *b, const StgPlanRow *row)
+add_summary_members (JsonBuilder *b, const ApiRolloutPlanSummary *s)
 {
-  json_builder_begin_object (b);
-  member_string (b, "id", row->uid);
-  member_string (b, "name", row->name);
-  member_string (b, "status", stg_rollout_status_name (row->status));
-  member_int (b, "since_ms", row->since_ms);
-  member_string (b, "reason", row->reason);
-  member_string (b, "user", row->user);
-  member_int (b, "created_ms", row->created_ms);
-  member_int (b, "stage_count", row->stage_count);
-  member_int (b, "stages_done", row->stages_done);
-  member_bool (b, "rollback_on_failure", row->rollback_on_failure);
-  json_builder_end_object (b);
+  stg_webui_add_fields (b, s,
+                        "id name status:rollout since_ms reason user "
+                        "created_ms=createdTimestampMs stage_count stages_done "
+                        "rollback_on_failure");
+}
+
+/* A plan of the list. */
+static void
+add_row (JsonBuilder *b, gconstpointer item)
+{
+  g_autoptr (ApiRolloutPlanSummary) summary = stg_plan_summary_new (item);
+
+  add_summary_members (b, summary);
 }
 
 /* "1"/"true" TRUE, "0"/"false"/absent FALSE; anything else is bad. */
@@ -55,55 +57,31 @@ parse_flag (const gchar *text, gboolean *out)
   return TRUE;
 }
 
-static void
-route_plans (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+static guint
+read_plans (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
 {
-  StgWebUi *ui = user_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (JsonBuilder) b = json_builder_new ();
   gint32 offset = 0, limit = PLANS_PAGE_DEFAULT;
   gboolean active = FALSE;
 
-  if (!stg_webui_only_get (request, response))
-    return;
   if (!stg_webui_parse_count (stg_http_request_query (request, "offset"), G_MAXINT32 - 1,
                               &offset) ||
       !stg_webui_parse_count (stg_http_request_query (request, "limit"), PLANS_PAGE_MAX, &limit) ||
       limit == 0)
-    {
-      stg_webui_send_error (response, 400,
-                            "offset and limit must be whole numbers (limit 1 to 200)");
-      return;
-    }
+    return stg_webui_fail (error, 400, "offset and limit must be whole numbers (limit 1 to 200)");
   if (!parse_flag (stg_http_request_query (request, "active"), &active))
-    {
-      stg_webui_send_error (response, 400, "active must be 1 or 0");
-      return;
-    }
+    return stg_webui_fail (error, 400, "active must be 1 or 0");
   const gchar *name = stg_http_request_query (request, "name");
   /* One more than asked, to tell whether there is a next page. */
   g_autoptr (GPtrArray) rows = stg_store_list_plans (ui->ctx.store, name && name[0] ? name : NULL,
                                                      active, (guint) offset, (guint) limit + 1,
-                                                     &error);
+                                                     error);
   if (rows == NULL)
-    {
-      g_warning ("webui: plans: %s", error->message);
-      stg_webui_send_error (response, 500, error->message);
-      return;
-    }
+    return 500;
   json_builder_begin_object (b);
-  member_int (b, "offset", offset);
-  member_int (b, "limit", limit);
-  member_bool (b, "more", rows->len > (guint) limit);
   member_int (b, "now_ms", stg_clock_now_ms (ui->ctx.clock));
-  json_builder_set_member_name (b, "plans");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < rows->len && i < (guint) limit; i++)
-    add_summary (b, rows->pdata[i]);
-  json_builder_end_array (b);
+  stg_webui_add_page (b, offset, limit, "plans", rows, add_row);
   json_builder_end_object (b);
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  stg_webui_send_json (response, 200, root);
+  return 200;
 }
 
 /* ---- GET /ui/api/plan ------------------------------------------------------------- */
@@ -147,10 +125,7 @@ add_gates (JsonBuilder *b, GPtrArray *gates, GPtrArray *results, const gchar *st
       if (r != NULL)
         {
           json_builder_begin_object (b);
-          member_int (b, "ts_ms", r->timestampMs);
-          member_int (b, "attempt", r->attempt);
-          member_bool (b, "passed", r->passed);
-          member_string (b, "message", r->message);
+          stg_webui_add_fields (b, r, "ts_ms=timestampMs attempt passed message");
           json_builder_end_object (b);
         }
       else
@@ -181,13 +156,10 @@ add_stage (JsonBuilder *b, const ApiRolloutStageState *st, GPtrArray *results)
   member_string (b, "job", job);
   json_builder_set_member_name (b, "job_key");
   json_builder_begin_object (b);
-  member_string (b, "role", st->job->role);
-  member_string (b, "environment", st->job->environment);
-  member_string (b, "name", st->job->name);
+  stg_webui_add_fields (b, st->job, "role environment name");
   json_builder_end_object (b);
   member_string (b, "status", stg_rollout_status_name (st->status));
-  member_int (b, "since_ms", st->sinceMs);
-  member_string (b, "reason", st->reason);
+  stg_webui_add_fields (b, st, "since_ms reason");
   add_strings (b, "depends_on", st->dependsOn);
   member_string (b, "update", started ? st->update->id : NULL);
   member_string (b, "rollback_update",
@@ -195,9 +167,7 @@ add_stage (JsonBuilder *b, const ApiRolloutStageState *st, GPtrArray *results)
                                                                           : NULL);
   member_bool (b, "require_approval", st->requireApproval);
   member_string (b, "approved_by", st->__isset_approvedBy ? st->approvedBy : NULL);
-  member_int (b, "current_version", st->currentVersion);
-  member_int (b, "desired_version", st->desiredVersion);
-  member_int (b, "previous_version", st->previousVersion);
+  stg_webui_add_fields (b, st, "current_version desired_version previous_version");
 
   /* gates_passed counts the gates of the phase the stage is in: before
    * its update until the update is started, after it from then on. */
@@ -217,106 +187,35 @@ add_stage (JsonBuilder *b, const ApiRolloutStageState *st, GPtrArray *results)
 }
 
 static void
-add_events (JsonBuilder *b, GPtrArray *events)
-{
-  json_builder_set_member_name (b, "events");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < events->len; i++)
-    {
-      ApiRolloutEvent *e = events->pdata[i];
-      json_builder_begin_object (b);
-      member_int (b, "ts_ms", e->timestampMs);
-      member_string (b, "stage", e->__isset_stage ? e->stage : NULL);
-      member_string (b, "status", stg_rollout_status_name (e->status));
-      member_string (b, "user", e->__isset_user ? e->user : NULL);
-      member_string (b, "message", e->__isset_message ? e->message : NULL);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-}
-
-static void
-add_gate_results (JsonBuilder *b, GPtrArray *results)
-{
-  json_builder_set_member_name (b, "gate_results");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < results->len; i++)
-    {
-      ApiRolloutGateResult *r = results->pdata[i];
-      json_builder_begin_object (b);
-      member_int (b, "ts_ms", r->timestampMs);
-      member_string (b, "stage", r->stage);
-      member_string (b, "phase", r->phase);
-      member_string (b, "gate", r->gate);
-      member_int (b, "attempt", r->attempt);
-      member_bool (b, "passed", r->passed);
-      member_string (b, "message", r->message);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-}
-
-static void
 build_plan (StgWebUi *ui, JsonBuilder *b, const ApiRolloutPlanDetails *d)
 {
-  const ApiRolloutPlanSummary *s = d->summary;
-
   json_builder_begin_object (b);
-  member_string (b, "id", s->id);
-  member_string (b, "name", s->name);
-  member_string (b, "status", stg_rollout_status_name (s->status));
-  member_int (b, "since_ms", s->sinceMs);
-  member_string (b, "reason", s->reason);
-  member_string (b, "user", s->user);
-  member_int (b, "created_ms", s->createdTimestampMs);
-  member_int (b, "stage_count", s->stageCount);
-  member_int (b, "stages_done", s->stagesDone);
-  member_bool (b, "rollback_on_failure", s->rollbackOnFailure);
+  add_summary_members (b, d->summary);
   member_int (b, "now_ms", stg_clock_now_ms (ui->ctx.clock));
   json_builder_set_member_name (b, "stages");
   json_builder_begin_array (b);
   for (guint i = 0; i < d->stages->len; i++)
     add_stage (b, d->stages->pdata[i], d->gateResults);
   json_builder_end_array (b);
-  add_events (b, d->events);
-  add_gate_results (b, d->gateResults);
+  stg_webui_add_records (b, "events", d->events,
+                         "ts_ms=timestampMs stage status:rollout user message");
+  stg_webui_add_records (b, "gate_results", d->gateResults,
+                         "ts_ms=timestampMs stage phase gate attempt passed message");
   json_builder_end_object (b);
 }
 
-/* The HTTP status for a failed read of the store. */
 static guint
-store_status (const GError *error)
+read_plan (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
 {
-  return g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND) ? 404 : 500;
-}
-
-static void
-route_plan (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
-{
-  StgWebUi *ui = user_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-
-  if (!stg_webui_only_get (request, response))
-    return;
   const gchar *id = stg_http_request_query (request, "id");
+
   if (id == NULL || id[0] == '\0')
-    {
-      stg_webui_send_error (response, 400, "query.id is missing");
-      return;
-    }
-  g_autoptr (ApiRolloutPlanDetails) d = stg_plan_details_read (ui->ctx.store, id, &error);
+    return stg_webui_fail (error, 400, "query.id is missing");
+  g_autoptr (ApiRolloutPlanDetails) d = stg_plan_details_read (ui->ctx.store, id, error);
   if (d == NULL)
-    {
-      guint status = store_status (error);
-      if (status == 500)
-        g_warning ("webui: plan %s: %s", id, error->message);
-      stg_webui_send_error (response, status, error->message);
-      return;
-    }
+    return stg_webui_store_status (*error);
   build_plan (ui, b, d);
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  stg_webui_send_json (response, 200, root);
+  return 200;
 }
 
 /* ---- POST /ui/api/plan/ID/ACTION --------------------------------------------------- */
@@ -337,113 +236,103 @@ static const struct
 };
 
 /* A plan control's body: empty, or {message?, stage?} (stage: approve's
- * only). Sets the strings (NULL when absent or empty), or answers 400. */
-static gboolean
-parse_body (StgHttpRequest *request, StgHttpResponse *response, gchar **message, gchar **stage)
+ * only). Sets the strings (NULL when absent or empty): 200, or 400 with
+ * @error. */
+static guint
+parse_body (StgHttpRequest *request, gchar **message, gchar **stage, GError **error)
 {
   g_autoptr (GBytes) body = stg_http_request_body (request);
   g_autoptr (JsonParser) parser = json_parser_new ();
-  g_autoptr (GError) error = NULL;
   gsize len = 0;
   const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
-
-  if (len == 0)
-    return TRUE;
-  JsonObject *o = stg_webui_body_object (parser, data, len, &error);
-  if (o == NULL)
-    {
-      stg_webui_send_error (response, 400, error->message);
-      return FALSE;
-    }
   static const gchar *const members[] = { "message", "stage" };
   gchar **out[] = { message, stage };
+
+  if (len == 0)
+    return 200;
+  JsonObject *o = stg_webui_body_object (parser, data, len, error);
+  if (o == NULL)
+    return 400;
   for (guint i = 0; i < G_N_ELEMENTS (members); i++)
     {
       JsonNode *n = json_object_get_member (o, members[i]);
       const gchar *text = stg_webui_string_member (o, members[i]);
       if (n != NULL && !JSON_NODE_HOLDS_NULL (n) && text == NULL)
-        {
-          g_autofree gchar *why = g_strdup_printf ("body.%s must be a string", members[i]);
-          stg_webui_send_error (response, 400, why);
-          return FALSE;
-        }
+        return stg_webui_fail (error, 400, "body.%s must be a string", members[i]);
       *out[i] = text != NULL && text[0] != '\0' ? g_strdup (text) : NULL;
     }
-  return TRUE;
+  return 200;
 }
 
-/* Whether the viewer may change every job of @plan; if not, answered. */
-static gboolean
-may_change_plan (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *response,
-                 const ApiRolloutPlan *plan)
+/* 200 when the viewer may change every job of @plan; else 401 or 403. */
+static guint
+may_change_plan (StgWebUi *ui, const ApiRolloutPlan *plan, GError **error)
 {
-  for (guint i = 0; plan != NULL && i < plan->stages->len; i++)
+  guint status = 200;
+
+  for (guint i = 0; status == 200 && plan != NULL && i < plan->stages->len; i++)
     {
       const gchar *role = stg_plan_stage_role (plan->stages->pdata[i]);
-      if (role != NULL && !stg_webui_may_act (ui, request, response, role))
-        return FALSE;
+      if (role != NULL)
+        status = stg_webui_may_act (ui, role, error);
     }
-  return TRUE;
+  return status;
 }
 
-static void
-route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+/* The action of path /ui/api/plan/ID/ACTION, with the plan's id; -1 with
+ * @error when there is no such control. */
+static gint
+path_action (StgHttpRequest *request, gchar **id, GError **error)
 {
-  StgWebUi *ui = user_data;
   const gchar *rest = stg_http_request_path (request) + strlen ("/ui/api/plan/");
-  g_autoptr (GError) error = NULL;
-  g_autofree gchar *message = NULL, *stage = NULL;
-
-  /* Who asks is known before anything is read; the roles come from the plan. */
-  if (!stg_webui_control_allowed (ui, request, response))
-    return;
   const gchar *slash = strrchr (rest, '/');
+  guint a = 0;
+
   if (slash == NULL || slash == rest || memchr (rest, '/', (gsize) (slash - rest)) != NULL)
     {
-      stg_webui_send_error (response, 404, "no such control: use /ui/api/plan/ID/ACTION");
-      return;
+      stg_webui_fail (error, 404, "no such control: use /ui/api/plan/ID/ACTION");
+      return -1;
     }
-  g_autofree gchar *id = g_strndup (rest, (gsize) (slash - rest));
-  const gchar *name = slash + 1;
-  guint a = 0;
-  while (a < G_N_ELEMENTS (ACTIONS) && !g_str_equal (ACTIONS[a].name, name))
+  while (a < G_N_ELEMENTS (ACTIONS) && !g_str_equal (ACTIONS[a].name, slash + 1))
     a++;
   if (a == G_N_ELEMENTS (ACTIONS))
     {
-      stg_webui_send_error (response, 404, "no such action");
-      return;
+      stg_webui_fail (error, 404, "no such action");
+      return -1;
     }
-  if (!parse_body (request, response, &message, &stage))
-    return;
-  if (stage != NULL && ACTIONS[a].call != NULL)
-    {
-      stg_webui_send_error (response, 400, "body.stage: only approve names a stage");
-      return;
-    }
-  g_autoptr (StgPlanRow) row = stg_store_get_plan (ui->ctx.store, id, &error);
-  if (row == NULL)
-    {
-      stg_webui_send_error (response, store_status (error), error->message);
-      return;
-    }
-  if (!may_change_plan (ui, request, response, row->plan))
-    return;
-  const gchar *user = ui->who != NULL ? ui->who : "web";
-  gboolean ok = ACTIONS[a].call != NULL
-                    ? ACTIONS[a].call (ui->ctx.engine, id, user, message, &error)
-                    : stg_engine_approve_stage (ui->ctx.engine, id, stage, user, message, &error);
-  if (!ok)
-    {
-      stg_webui_send_error (response, stg_webui_engine_status (error), error->message);
-      return;
-    }
-  stg_webui_send_ok (response);
+  *id = g_strndup (rest, (gsize) (slash - rest));
+  return (gint) a;
 }
 
-void
-stg_webui_plan_routes (StgWebUi *ui, StgHttpServer *http)
+/* Who asks is known before anything is read; the roles come from the plan. */
+static guint
+control_plan (StgWebUi *ui, StgHttpRequest *request, GError **error)
 {
-  stg_webui_route (ui, http, "/ui/api/plans", route_plans);
-  stg_webui_route (ui, http, "/ui/api/plan", route_plan);
-  stg_webui_route (ui, http, "/ui/api/plan/", route_action);
+  g_autofree gchar *id = NULL, *message = NULL, *stage = NULL;
+  gint a = path_action (request, &id, error);
+  guint status;
+
+  if (a < 0)
+    return 404;
+  if ((status = parse_body (request, &message, &stage, error)) != 200)
+    return status;
+  if (stage != NULL && ACTIONS[a].call != NULL)
+    return stg_webui_fail (error, 400, "body.stage: only approve names a stage");
+  g_autoptr (StgPlanRow) row = stg_store_get_plan (ui->ctx.store, id, error);
+  if (row == NULL)
+    return stg_webui_store_status (*error);
+  if ((status = may_change_plan (ui, row->plan, error)) != 200)
+    return status;
+  const gchar *user = ui->who != NULL ? ui->who : "web";
+  gboolean ok = ACTIONS[a].call != NULL
+                    ? ACTIONS[a].call (ui->ctx.engine, id, user, message, error)
+                    : stg_engine_approve_stage (ui->ctx.engine, id, stage, user, message, error);
+  return ok ? 200 : stg_webui_engine_status (*error);
 }
+
+const StgWebUiRoute stg_webui_plan_routes[] = {
+  { "/ui/api/plans", .read = read_plans },
+  { "/ui/api/plan", .read = read_plan },
+  { "/ui/api/plan/", .control = control_plan },
+  { NULL },
+};

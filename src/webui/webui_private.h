@@ -1,5 +1,7 @@
-/* webui_private.h: what the web UI's files share. Not for use outside
- * src/api/. Main-loop thread only. */
+/* webui_private.h: what the web UI's files share: the object, the route
+ * tables each file exports (webui.c serves them), the answers
+ * (webui_answer.c) and the viewer's rights (webui_session.c). Not for use
+ * outside src/webui/. Main-loop thread only. */
 #pragma once
 
 #include <json-glib/json-glib.h>
@@ -11,70 +13,116 @@ typedef struct _StgWebUiWaits StgWebUiWaits;
 
 struct _StgWebUi
 {
-  StgWebUiContext ctx;        /* strings owned */
-  gchar *secret;              /* key of the sessions' CSRF tokens (HMAC of the session id) */
-  gchar *who;                 /* (nullable) the signed-in user of the request being served */
-  GPtrArray *routes;          /* Route*: the handlers behind the credentials gate */
-  GHashTable *listeners;      /* StgHttpStream* set: open event streams */
-  GHashTable *changes;        /* JSON text set: changes waiting to be sent */
+  StgWebUiContext ctx;   /* strings owned */
+  gchar *secret;         /* key of the sessions' CSRF tokens (HMAC of the session id) */
+  gchar *who;            /* (nullable) the signed-in user of the request being served */
+  GPtrArray *routes;     /* the routes bound to the HTTP server */
+  GHashTable *listeners; /* StgHttpStream* set: open event streams */
+  GHashTable *changes;   /* JSON text set: changes waiting to be sent */
   guint flush_id;
   guint heartbeat_id;
   StgWebUiWaits *waits; /* unanswered long polls and each update's last change */
 };
 
-/* Routes @path to @handler behind the credentials gate (see webui.h);
- * @handler gets the StgWebUi. */
-void stg_webui_route (StgWebUi *ui, StgHttpServer *http, const gchar *path, StgHttpHandler handler);
+/* ---- routes ------------------------------------------------------------------ */
 
-/* The cookie naming a browser's session; /ui/api/session sets it. */
-#define STG_WEBUI_SESSION_COOKIE "stagger_session"
+/* A JSON read (GET or HEAD): builds one JSON value into @b and returns
+ * 200, or returns the HTTP status of a failure with @error set. */
+typedef guint (*StgWebUiRead) (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b,
+                               GError **error);
 
-/* Whether the request carries its session's CSRF token in X-Stagger-CSRF
- * (the one /ui/api/session gave that session's page). */
-gboolean stg_webui_csrf_ok (StgWebUi *ui, StgHttpRequest *request);
+/* A control (POST, with the session's CSRF token, from a viewer who may
+ * act at all): returns 200 once done ({"ok": true}), or the HTTP status of
+ * a failure with @error set. */
+typedef guint (*StgWebUiControl) (StgWebUi *ui, StgHttpRequest *request, GError **error);
 
-/* Whether the current request's viewer may act on jobs of @role; if not,
- * answers 401 (no credentials: the browser asks for them) or 403. */
-gboolean stg_webui_may_act (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *response,
-                            const gchar *role);
+/* One route; exactly one of read, control and raw is set. A raw handler
+ * answers for itself and gets the StgWebUi. Every route sits behind the
+ * credentials gate (see webui.h). */
+typedef struct
+{
+  const gchar *path; /* ending in "/": every path under it */
+  StgWebUiRead read;
+  StgWebUiControl control;
+  StgHttpHandler raw;
+} StgWebUiRoute;
 
-/* Whether a control may go on: a POST (else 405) carrying its session's
- * CSRF token (else 403) from a viewer who may act at all (else 401); the
- * roles are the control's to check, once it knows the jobs. */
-gboolean stg_webui_control_allowed (StgWebUi *ui, StgHttpRequest *request,
-                                    StgHttpResponse *response);
+/* The route tables webui.c serves, each ended by { NULL }: the page and
+ * its files (webui_pages.c), the session (webui_session.c), the JSON data
+ * (webui_data.c), an update's page (webui_update.c), rollout plans
+ * (webui_plan.c), the picked instance (webui_instance.c) and the long
+ * poll (webui_wait.c). */
+extern const StgWebUiRoute stg_webui_page_routes[];
+extern const StgWebUiRoute stg_webui_session_routes[];
+extern const StgWebUiRoute stg_webui_data_routes[];
+extern const StgWebUiRoute stg_webui_update_routes[];
+extern const StgWebUiRoute stg_webui_plan_routes[];
+extern const StgWebUiRoute stg_webui_instance_routes[];
+extern const StgWebUiRoute stg_webui_wait_routes[];
 
-/* A job key from the query string (role, environment, name), or NULL
- * after answering 400. */
-ApiJobKey *stg_webui_query_key (StgHttpRequest *request, StgHttpResponse *response);
+/* ---- answers (webui_answer.c) --------------------------------------------------- */
 
-/* TRUE for GET and HEAD; otherwise answers 405. */
-gboolean stg_webui_only_get (StgHttpRequest *request, StgHttpResponse *response);
+#define STG_WEBUI_ERROR (stg_webui_error_quark ())
+GQuark stg_webui_error_quark (void);
 
-/* Adds the instance panel's routes (webui_instance.c). */
-void stg_webui_instance_routes (StgWebUi *ui, StgHttpServer *http);
+/* Sets @error to the message and returns @status, for a route's failure. */
+guint stg_webui_fail (GError **error, guint status, const gchar *format, ...) G_GNUC_PRINTF (3, 4);
 
 /* Answers @root as JSON with @status. */
 void stg_webui_send_json (StgHttpResponse *response, guint status, JsonNode *root);
 
-/* Answers {"error": message} with @status. */
+/* Answers what @b built, with 200. */
+void stg_webui_send_built (StgHttpResponse *response, JsonBuilder *b);
+
+/* Answers {"error": message} with @status; a 401 also asks the browser
+ * for credentials (WWW-Authenticate). */
 void stg_webui_send_error (StgHttpResponse *response, guint status, const gchar *message);
 
-/* Answers {"ok": true}: a control did what it was asked. */
-void stg_webui_send_ok (StgHttpResponse *response);
+/* TRUE for GET and HEAD; otherwise answers 405 (JSON, or text when
+ * @text) and returns FALSE. */
+gboolean stg_webui_only_get (StgHttpRequest *request, StgHttpResponse *response, gboolean text);
 
 /* The HTTP status for an engine refusal: 404 no such thing, 400 bad
  * input, 409 not now (a state or another update in the way), 500 else. */
 guint stg_webui_engine_status (const GError *error);
+
+/* The HTTP status for a failed read of the store: 404 or 500. */
+guint stg_webui_store_status (const GError *error);
+
+/* Adds members from the fields of Thrift struct @thrift_struct (strings,
+ * numbers, booleans, enums by name): @spec lists them, separated by
+ * spaces, each as its JSON name in snake_case ("since_ms": the field
+ * sinceMs) or as NAME=FIELD ("ts_ms=timestampMs"), then, for an enum,
+ * :ENUM (rollout, update, action, schedule: "status:rollout"). An unset
+ * string is null. */
+void stg_webui_add_fields (JsonBuilder *b, gconstpointer thrift_struct, const gchar *spec);
+
+/* Writes the members of one object of a list (@item: an element). */
+typedef void (*StgWebUiMembers) (JsonBuilder *b, gconstpointer item);
+
+/* Adds "@name": [...]: an object for each of the first @max elements of
+ * @items, with the members @members writes. */
+void stg_webui_add_list (JsonBuilder *b, const gchar *name, GPtrArray *items, guint max,
+                         StgWebUiMembers members);
+
+/* Adds "@name": [...]: an object for each element of @items, Thrift
+ * structs, with the fields @spec names (see stg_webui_add_fields()). */
+void stg_webui_add_records (JsonBuilder *b, const gchar *name, GPtrArray *items, const gchar *spec);
+
+/* Adds "offset", "limit" and "more" of a page of a list, and @name: the
+ * first @limit elements of @items (which holds one more when there are
+ * more). */
+void stg_webui_add_page (JsonBuilder *b, gint32 offset, gint32 limit, const gchar *name,
+                         GPtrArray *items, StgWebUiMembers members);
 
 /* Reads a whole number from a query parameter into *@out, left as it is
  * when the parameter is absent or empty; FALSE when it is not a number
  * between 0 and @max. */
 gboolean stg_webui_parse_count (const gchar *text, gint64 max, gint32 *out);
 
-/* Adds the job's active update ({id, status, ...} or null) as a value. */
-gboolean stg_webui_add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key,
-                                      GError **error);
+/* A job key from the query string (role, environment, name), or NULL
+ * with @error (a 400). */
+ApiJobKey *stg_webui_query_key (StgHttpRequest *request, GError **error);
 
 /* A web UI control's body: {role, environment, name, id, message?}. */
 typedef struct
@@ -101,21 +149,31 @@ JsonObject *stg_webui_body_object (JsonParser *parser, const gchar *data, gsize 
 /* The string member @name of @o, or NULL (absent, or not a string). */
 const gchar *stg_webui_string_member (JsonObject *o, const gchar *name);
 
-/* Adds the update page's routes (webui_update.c). */
-void stg_webui_update_routes (StgWebUi *ui, StgHttpServer *http);
+/* ---- the viewer (webui_session.c) ------------------------------------------------ */
 
-/* Adds the rollout plan pages' routes (webui_plan.c). */
-void stg_webui_plan_routes (StgWebUi *ui, StgHttpServer *http);
+/* Finds out who asks (ui->who, with auth on; the caller clears it after
+ * the request); FALSE after answering 401 for bad credentials, or for none
+ * with read_requires_auth. */
+gboolean stg_webui_sign_in (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *response);
+
+/* Whether a control may go on: a POST (else 405) carrying its session's
+ * CSRF token in X-Stagger-CSRF (else 403) from a viewer who may act at
+ * all (else 401); if not, answered. The roles are the control's to check,
+ * once it knows the jobs. */
+gboolean stg_webui_control_allowed (StgWebUi *ui, StgHttpRequest *request,
+                                    StgHttpResponse *response);
+
+/* 200 when the current request's viewer may act on jobs of @role (NULL:
+ * on any job at all); else 401 (no credentials: the browser asks for
+ * them) or 403, with @error. */
+guint stg_webui_may_act (StgWebUi *ui, const gchar *role, GError **error);
+
+/* ---- the long poll (webui_wait.c) -------------------------------------------------- */
 
 StgWebUiWaits *stg_webui_waits_new (void);
 void stg_webui_waits_free (StgWebUiWaits *waits);
 /* Update @update_id changed (committed): answers its waiting polls. */
 void stg_webui_waits_note (StgWebUiWaits *waits, const gchar *update_id);
-/* Adds /ui/api/wait. */
-void stg_webui_wait_routes (StgWebUi *ui, StgHttpServer *http);
-
-/* Adds the JSON data routes (webui_data.c). */
-void stg_webui_data_routes (StgWebUi *ui, StgHttpServer *http);
 
 /* Adds "name": value to the object being built (a NULL string as null);
  * shared by the web UI's JSON builders. */

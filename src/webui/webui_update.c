@@ -232,77 +232,40 @@ add_progress (JsonBuilder *b, const StgUpdateRow *row, const StgUpdateProgress *
   json_builder_end_object (b);
 }
 
-/* The update's events and the newest instance events. */
-static void
-add_events (JsonBuilder *b, GPtrArray *events, GPtrArray *ievents, gint64 ievents_total)
+/* How many instances a set of ApiRange holds. */
+static guint
+count_instances (GHashTable *ranges)
 {
-  json_builder_set_member_name (b, "events");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < events->len; i++)
-    {
-      ApiJobUpdateEvent *e = events->pdata[i];
-      json_builder_begin_object (b);
-      member_string (b, "status", stg_update_status_name (e->status));
-      member_int (b, "ts_ms", e->timestampMs);
-      member_string (b, "user", e->__isset_user ? e->user : NULL);
-      member_string (b, "message", e->__isset_message ? e->message : NULL);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  member_int (b, "instance_events_total", ievents_total);
-  json_builder_set_member_name (b, "instance_events");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < ievents->len; i++)
-    {
-      ApiJobInstanceUpdateEvent *e = ievents->pdata[i];
-      json_builder_begin_object (b);
-      member_int (b, "instance", e->instanceId);
-      member_int (b, "ts_ms", e->timestampMs);
-      member_string (b, "action", stg_update_action_name (e->action));
-      member_string (b, "message", e->__isset_message ? e->message : NULL);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
+  g_autoptr (GList) list = g_hash_table_get_keys (ranges);
+  guint n = 0;
+
+  for (GList *l = list; l != NULL; l = l->next)
+    n += (guint) (((ApiRange *) l->data)->last - ((ApiRange *) l->data)->first + 1);
+  return n;
 }
 
 /* The configuration most of the changed instances had (the diff's "old"). */
 static ApiTaskConfig *
 most_common_initial (ApiJobUpdateInstructions *ins)
 {
+  g_autoptr (GList) configs = g_hash_table_get_keys (ins->initialState);
   ApiTaskConfig *old = NULL;
   guint best = 0;
-  GHashTableIter it;
-  gpointer key;
 
-  g_hash_table_iter_init (&it, ins->initialState);
-  while (g_hash_table_iter_next (&it, &key, NULL))
+  for (GList *l = configs; l != NULL; l = l->next)
     {
-      ApiInstanceTaskConfig *itc = key;
-      guint n = 0;
-      GHashTableIter rit;
-      gpointer rk;
-      g_hash_table_iter_init (&rit, itc->instances);
-      while (g_hash_table_iter_next (&rit, &rk, NULL))
-        n += (guint) (((ApiRange *) rk)->last - ((ApiRange *) rk)->first + 1);
+      ApiInstanceTaskConfig *itc = l->data;
+      guint n = count_instances (itc->instances);
       if (n > best)
         best = n, old = itc->task;
     }
   return old;
 }
 
+/* The page of update @row. */
 static gboolean
-build_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *job, const gchar *uid, guint *status,
-              GError **error)
+build_update (StgWebUi *ui, JsonBuilder *b, const StgUpdateRow *row, GError **error)
 {
-  g_autoptr (StgUpdateRow) row = stg_store_get_update (ui->ctx.store, uid, error);
-  if (row == NULL || !stg_job_key_equal (row->job, job))
-    {
-      *status = 404;
-      if (row != NULL)
-        g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND, "no update %s of this job", uid);
-      return FALSE;
-    }
-  *status = 500;
   g_autoptr (ApiJobUpdateInstructions) ins = stg_store_get_update_instructions (ui->ctx.store, row->id, error);
   g_autoptr (GPtrArray) events = ins ? stg_store_list_update_events (ui->ctx.store, row->id, error) : NULL;
   gint64 ievents_total = 0;
@@ -310,14 +273,12 @@ build_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *job, const gchar *u
                                                                            INSTANCE_EVENTS_SHOWN,
                                                                            &ievents_total, error) : NULL;
   StgUpdateProgress p;
-  if (ievents == NULL || !stg_engine_update_progress (ui->ctx.engine, uid, &p, error))
+  if (ievents == NULL || !stg_engine_update_progress (ui->ctx.engine, row->uid, &p, error))
     return FALSE;
   gint64 now = stg_clock_now_ms (ui->ctx.clock);
 
   json_builder_begin_object (b);
-  member_string (b, "role", row->job->role);
-  member_string (b, "environment", row->job->environment);
-  member_string (b, "name", row->job->name);
+  stg_webui_add_fields (b, row->job, "role environment name");
   member_string (b, "id", row->uid);
   member_string (b, "status", stg_update_status_name (row->status));
   member_string (b, "user", row->user);
@@ -350,7 +311,10 @@ build_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *job, const gchar *u
   else
     json_builder_add_null_value (b);
 
-  add_events (b, events, ievents, ievents_total);
+  stg_webui_add_records (b, "events", events, "status:update ts_ms=timestampMs user message");
+  member_int (b, "instance_events_total", ievents_total);
+  stg_webui_add_records (b, "instance_events", ievents,
+                         "instance=instanceId ts_ms=timestampMs action:action message");
   json_builder_set_member_name (b, "diff");
   add_diff (b, most_common_initial (ins), ins->desiredState ? ins->desiredState->task : NULL);
   json_builder_end_object (b);
@@ -358,150 +322,70 @@ build_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *job, const gchar *u
   return TRUE;
 }
 
-static void
-route_update (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
+static guint
+read_update (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
 {
-  StgWebUi *ui = user_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  const gchar *m = stg_http_request_method (request);
-  guint status = 500;
-
-  if (!g_str_equal (m, "GET") && !g_str_equal (m, "HEAD"))
-    {
-      stg_http_response_header (response, "Allow", "GET, HEAD");
-      stg_webui_send_error (response, 405, "method not allowed");
-      return;
-    }
-  g_autoptr (ApiJobKey) key = stg_job_key_new (stg_http_request_query (request, "role"),
-                                               stg_http_request_query (request, "environment"),
-                                               stg_http_request_query (request, "name"));
+  g_autoptr (ApiJobKey) key = stg_webui_query_key (request, error);
   const gchar *id = stg_http_request_query (request, "id");
-  if (!stg_job_key_check (key, "query", &error) || id == NULL || id[0] == '\0')
-    {
-      stg_webui_send_error (response, 400, error ? error->message : "query.id is missing");
-      return;
-    }
-  if (!build_update (ui, b, key, id, &status, &error))
-    {
-      stg_webui_send_error (response, status, error ? error->message : "not found");
-      return;
-    }
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  stg_webui_send_json (response, 200, root);
+
+  if (key == NULL)
+    return 400;
+  if (id == NULL || id[0] == '\0')
+    return stg_webui_fail (error, 400, "query.id is missing");
+  g_autoptr (StgUpdateRow) row = stg_store_get_update (ui->ctx.store, id, error);
+  if (row == NULL)
+    return 404;
+  if (!stg_job_key_equal (row->job, key))
+    return stg_webui_fail (error, 404, "no update %s of this job", id);
+  return build_update (ui, b, row, error) ? 200 : 500;
 }
 
 /* ---- POST /ui/api/update/<action> ---------------------------------------------------- */
 
-void
-stg_webui_action_clear (StgWebUiAction *action)
-{
-  g_clear_object (&action->job);
-  g_clear_pointer (&action->id, g_free);
-  g_clear_pointer (&action->message, g_free);
-}
+typedef gboolean (*UpdateCall) (StgEngine *engine, const ApiJobUpdateKey *key, const gchar *user,
+                                const gchar *message, GError **error);
 
-const gchar *
-stg_webui_string_member (JsonObject *o, const gchar *name)
+static const struct
 {
-  JsonNode *n = json_object_get_member (o, name);
-  return n != NULL && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
-           ? json_node_get_string (n) : NULL;
-}
+  const gchar *name;
+  UpdateCall call;
+} ACTIONS[] = {
+  { "pause", stg_engine_pause_update },
+  { "resume", stg_engine_resume_update },
+  { "abort", stg_engine_abort_update },
+  { "rollback", stg_engine_rollback_update },
+};
 
-JsonObject *
-stg_webui_body_object (JsonParser *parser, const gchar *data, gsize len, GError **error)
+static guint
+control_update (StgWebUi *ui, StgHttpRequest *request, GError **error)
 {
-  if (!stg_json_check_depth (data, (gssize) len, STG_JSON_NESTING_MAX, error))
-    return NULL;
-  if (!json_parser_load_from_data (parser, data ? data : "", (gssize) len, NULL) ||
-      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "the body must be a JSON object");
-      return NULL;
-    }
-  return json_node_get_object (json_parser_get_root (parser));
-}
-
-gboolean
-stg_webui_action_parse (const gchar *data, gsize len, StgWebUiAction *action, GError **error)
-{
-  g_autoptr (JsonParser) parser = json_parser_new ();
-
-  memset (action, 0, sizeof *action);
-  JsonObject *o = stg_webui_body_object (parser, data, len, error);
-  if (o == NULL)
-    return FALSE;
-  g_autoptr (ApiJobKey) job = stg_job_key_new (stg_webui_string_member (o, "role"),
-                                               stg_webui_string_member (o, "environment"),
-                                               stg_webui_string_member (o, "name"));
-  const gchar *id = stg_webui_string_member (o, "id");
-  const gchar *message = stg_webui_string_member (o, "message");
-  if (!stg_job_key_check (job, "body", error))
-    return FALSE;
-  if (id == NULL)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "body.id is missing");
-      return FALSE;
-    }
-  action->job = g_steal_pointer (&job);
-  action->id = g_strdup (id);
-  action->message = message != NULL && message[0] != '\0' ? g_strdup (message) : NULL;
-  return TRUE;
-}
-
-static void
-route_action (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
-{
-  StgWebUi *ui = user_data;
   const gchar *name = stg_http_request_path (request) + strlen ("/ui/api/update/");
-  g_autoptr (GError) error = NULL;
   g_auto (StgWebUiAction) action = { 0 };
+  g_autoptr (GBytes) body = stg_http_request_body (request);
+  gsize len = 0;
+  const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
+  guint a = 0;
 
   /* Who asks is known before the body is read; the role comes from it. */
-  if (!stg_webui_control_allowed (ui, request, response))
-    return;
-  g_autoptr (GBytes) body = stg_http_request_body (request);
-  gsize len;
-  const gchar *data = g_bytes_get_data (body, &len);
-  if (!stg_webui_action_parse (data, len, &action, &error))
-    {
-      stg_webui_send_error (response, 400, error->message);
-      return;
-    }
-  ApiJobKey *job = action.job;
-  const gchar *message = action.message;
-  if (!stg_webui_may_act (ui, request, response, job->role))
-    return;
-  g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id", action.id,
-                                                  NULL);
-  const gchar *user = ui->who != NULL ? ui->who : "web";
-
-  gboolean ok;
-  if (g_str_equal (name, "pause"))
-    ok = stg_engine_pause_update (ui->ctx.engine, key, user, message, &error);
-  else if (g_str_equal (name, "resume"))
-    ok = stg_engine_resume_update (ui->ctx.engine, key, user, message, &error);
-  else if (g_str_equal (name, "abort"))
-    ok = stg_engine_abort_update (ui->ctx.engine, key, user, message, &error);
-  else if (g_str_equal (name, "rollback"))
-    ok = stg_engine_rollback_update (ui->ctx.engine, key, user, message, &error);
-  else
-    {
-      stg_webui_send_error (response, 404, "no such action");
-      return;
-    }
-  if (!ok)
-    {
-      stg_webui_send_error (response, stg_webui_engine_status (error), error->message);
-      return;
-    }
-  stg_webui_send_ok (response);
+  if (!stg_webui_action_parse (data, len, &action, error))
+    return 400;
+  guint allowed = stg_webui_may_act (ui, action.job->role, error);
+  if (allowed != 200)
+    return allowed;
+  while (a < G_N_ELEMENTS (ACTIONS) && !g_str_equal (ACTIONS[a].name, name))
+    a++;
+  if (a == G_N_ELEMENTS (ACTIONS))
+    return stg_webui_fail (error, 404, "no such action");
+  g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", action.job, "id",
+                                                  action.id, NULL);
+  if (!ACTIONS[a].call (ui->ctx.engine, key, ui->who != NULL ? ui->who : "web", action.message,
+                        error))
+    return stg_webui_engine_status (*error);
+  return 200;
 }
 
-void
-stg_webui_update_routes (StgWebUi *ui, StgHttpServer *http)
-{
-  stg_webui_route (ui, http, "/ui/api/update", route_update);
-  stg_webui_route (ui, http, "/ui/api/update/", route_action);
-}
+const StgWebUiRoute stg_webui_update_routes[] = {
+  { "/ui/api/update", .read = read_update },
+  { "/ui/api/update/", .control = control_update },
+  { NULL },
+};

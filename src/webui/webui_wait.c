@@ -204,8 +204,7 @@ route_wait (StgHttpRequest *request, StgHttpResponse *response, gpointer user_da
   g_hash_table_add (w->waiters, waiter);
 }
 
-void
-stg_webui_wait_routes (StgWebUi *ui, StgHttpServer *http)
-{
-  stg_webui_route (ui, http, "/ui/api/wait", route_wait);
-}
+const StgWebUiRoute stg_webui_wait_routes[] = {
+  { "/ui/api/wait", .raw = route_wait },
+  { NULL },
+};
