@@ -77,9 +77,3 @@ stg_reply_cache_store (StgReplyCache *cache, guint64 generation, GBytes *key, GB
   g_hash_table_insert (cache->entries, g_bytes_ref (key), g_bytes_ref (tail));
   cache->bytes += size;
 }
-
-guint
-stg_reply_cache_size (StgReplyCache *cache)
-{
-  return g_hash_table_size (cache->entries);
-}

@@ -19,7 +19,4 @@ GBytes *stg_reply_cache_lookup (StgReplyCache *cache, guint64 generation, GBytes
 /* Keeps @tail (referenced) for @key, made at @generation. */
 void stg_reply_cache_store (StgReplyCache *cache, guint64 generation, GBytes *key, GBytes *tail);
 
-/* Entries kept now (tests). */
-guint stg_reply_cache_size (StgReplyCache *cache);
-
 G_END_DECLS

@@ -4,8 +4,9 @@
 
 #include "api/response.h"
 
-void
-stg_response_init (ApiResponse *response, ApiResponseCode code, const gchar *cluster)
+/* Sets code and serverInfo; clears result and details. */
+static void
+response_init (ApiResponse *response, ApiResponseCode code, const gchar *cluster)
 {
   g_autoptr (ApiServerInfo) info = g_object_new (API_TYPE_SERVER_INFO,
                                                  "clusterName", cluster,
@@ -17,8 +18,11 @@ stg_response_init (ApiResponse *response, ApiResponseCode code, const gchar *clu
   response->__isset_result = FALSE;
 }
 
-void
-stg_response_add_detail (ApiResponse *response, const gchar *format, ...)
+/* Appends a detail message. */
+static void add_detail (ApiResponse *response, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
+
+static void
+add_detail (ApiResponse *response, const gchar *format, ...)
 {
   va_list ap;
   g_autofree gchar *text = NULL;
@@ -40,7 +44,7 @@ stg_response_add_detail (ApiResponse *response, const gchar *format, ...)
 void
 stg_response_ok (ApiResponse *response, const gchar *cluster, ApiResult *result)
 {
-  stg_response_init (response, API_RESPONSE_CODE_OK, cluster);
+  response_init (response, API_RESPONSE_CODE_OK, cluster);
   if (result != NULL)
     {
       g_object_set (response, "result", result, NULL);
@@ -58,15 +62,8 @@ stg_response_fail (ApiResponse *response, const gchar *cluster, ApiResponseCode 
   va_start (ap, format);
   text = g_strdup_vprintf (format, ap);
   va_end (ap);
-  stg_response_init (response, code, cluster);
-  stg_response_add_detail (response, "%s", text);
-}
-
-ApiResult *
-stg_result_new (void)
-{
-  /* A new union has every member allocated; only the one set is written. */
-  return g_object_new (API_TYPE_RESULT, NULL);
+  response_init (response, code, cluster);
+  add_detail (response, "%s", text);
 }
 
 ApiResult *

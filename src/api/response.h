@@ -11,12 +11,6 @@
 
 G_BEGIN_DECLS
 
-/* Sets code and serverInfo; clears result and details. */
-void stg_response_init (ApiResponse *response, ApiResponseCode code, const gchar *cluster);
-
-/* Appends a detail message. */
-void stg_response_add_detail (ApiResponse *response, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
-
 /* OK with @result (taken: may be NULL for none). */
 void stg_response_ok (ApiResponse *response, const gchar *cluster, ApiResult *result);
 
@@ -24,11 +18,8 @@ void stg_response_ok (ApiResponse *response, const gchar *cluster, ApiResult *re
 void stg_response_fail (ApiResponse *response, const gchar *cluster, ApiResponseCode code,
                         const gchar *format, ...) G_GNUC_PRINTF (4, 5);
 
-/* A new, empty Result. */
-ApiResult *stg_result_new (void);
-
 /* @response's own Result (a new reference), to fill and hand back to
- * stg_response_ok(): cheaper than stg_result_new(), since a generated
+ * stg_response_ok(): cheaper than a new one, since a generated
  * Result allocates every member of its union. */
 ApiResult *stg_result_of (ApiResponse *response);
 

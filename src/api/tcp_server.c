@@ -334,8 +334,9 @@ on_incoming (GSocketService *service, GSocketConnection *connection, GObject *so
   return TRUE;
 }
 
-gint
-stg_tcp_backlog (gint wanted)
+/* @wanted (at least 1), capped by the kernel's net.core.somaxconn. */
+static gint
+listen_backlog (gint wanted)
 {
   g_autofree gchar *text = NULL;
   gint64 max = 0;
@@ -377,7 +378,7 @@ stg_tcp_server_new (StgDispatch *dispatch, const gchar *address, guint16 port,
   server->budget = server->options.budget ? server->options.budget : &server->own_budget;
   server->service = g_socket_service_new ();
   g_socket_listener_set_backlog (G_SOCKET_LISTENER (server->service),
-                                 stg_tcp_backlog (server->options.backlog));
+                                 listen_backlog (server->options.backlog));
   if (!g_socket_listener_add_address (G_SOCKET_LISTENER (server->service), want,
                                       G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL,
                                       &got, error))

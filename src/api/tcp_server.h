@@ -39,9 +39,6 @@ void stg_tcp_options_init (StgTcpOptions *options);
 
 typedef struct _StgTcpServer StgTcpServer;
 
-/* @wanted (at least 1), capped by the kernel's net.core.somaxconn. */
-gint stg_tcp_backlog (gint wanted);
-
 /* Listens on @address:@port (0: any free port) and serves @dispatch. */
 StgTcpServer *stg_tcp_server_new (StgDispatch *dispatch, const gchar *address, guint16 port,
                                   const StgTcpOptions *options, GError **error);

@@ -95,9 +95,6 @@ gboolean stg_cli_parse (StgCli *cli, const StgCliCommand *command, const gchar *
 /* The entry of @table named @name (which must be there). */
 const StgCliCommand *stg_cli_find_command (const StgCliCommand *table, const gchar *name);
 
-/* The exit code for @error. */
-int stg_cli_exit_code (const GError *error);
-
 /* Reports @error on cli->err ("stagger: job create: ...", with a hint where
  * one helps) and returns its exit code. */
 int stg_cli_fail (StgCli *cli, const GError *error);

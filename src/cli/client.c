@@ -433,13 +433,6 @@ stg_cli_kill_tasks (StgCliClient *c, ApiJobKey *key, GHashTable *ids, const gcha
 }
 
 ApiResponse *
-stg_cli_restart_shards (StgCliClient *c, ApiJobKey *key, GHashTable *ids, GError **error)
-{
-  CALL_BEGIN = api_aurora_scheduler_manager_if_restart_shards (RW (c), &r, key, ids, &local);
-  return finish (c, "restartShards", ok, r, local, error);
-}
-
-ApiResponse *
 stg_cli_start_job_update (StgCliClient *c, ApiJobUpdateRequest *request, const gchar *message,
                           GError **error)
 {
@@ -486,8 +479,10 @@ stg_cli_pulse_job_update (StgCliClient *c, ApiJobUpdateKey *key, GError **error)
   return finish (c, "pulseJobUpdate", ok, r, local, error);
 }
 
-gboolean
-stg_cli_client_verify_cluster (StgCliClient *c, const ApiJobKey *key, GError **error)
+/* Makes a cheap read so that the daemon's cluster is known to match before
+ * anything is changed. */
+static gboolean
+verify_cluster (StgCliClient *c, const ApiJobKey *key, GError **error)
 {
   g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY,
                                                   "jobKey", key, "limit", 1, NULL);
@@ -522,7 +517,7 @@ stg_cli_client_for_job (StgCli *cli, const gchar *text, gboolean allow_instances
   if (*path == NULL)
     return NULL;
   g_autoptr (StgCliClient) c = stg_cli_client_new (cli, (*path)->cluster, error);
-  if (c == NULL || !stg_cli_client_verify_cluster (c, (*path)->key, error))
+  if (c == NULL || !verify_cluster (c, (*path)->key, error))
     return NULL;
   return g_steal_pointer (&c);
 }

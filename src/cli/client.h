@@ -32,10 +32,6 @@ const StgCliTarget *stg_cli_client_target (StgCliClient *client);
 /* The cluster the daemon said it serves (NULL before any answer). */
 const gchar *stg_cli_client_cluster (StgCliClient *client);
 
-/* Makes a cheap read so that the daemon's cluster is known to match before
- * anything is changed. */
-gboolean stg_cli_client_verify_cluster (StgCliClient *client, const ApiJobKey *key, GError **error);
-
 /* Parses a command line's job @text (cluster/role/env/name, and with
  * @allow_instances "/0-1,3") into *@path and connects to its cluster,
  * checking that the daemon serves it. */
@@ -81,9 +77,6 @@ ApiResponse *stg_cli_create_job (StgCliClient *c, ApiJobConfiguration *job, GErr
  * why. @ids: set<i32> (gint32* elements); empty means every instance. */
 ApiResponse *stg_cli_kill_tasks (StgCliClient *c, ApiJobKey *key, GHashTable *ids,
                                  const gchar *message, GError **error);
-/* restartShards: restarts @key's instances @ids (a set<i32> as above). */
-ApiResponse *stg_cli_restart_shards (StgCliClient *c, ApiJobKey *key, GHashTable *ids,
-                                     GError **error);
 /* startJobUpdate: starts @request, recording @message (nullable). */
 ApiResponse *stg_cli_start_job_update (StgCliClient *c, ApiJobUpdateRequest *request,
                                        const gchar *message, GError **error);

@@ -236,8 +236,8 @@ terminal_code (gint status)
 
 /* Follows the update to its end: on a terminal a progress bar, on a pipe
  * one line per event. Returns the exit code. */
-int
-stg_cli_update_follow (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
+static int
+follow_update (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
 {
   guint seen_updates = 0, seen_instances = 0;
   gboolean bar = cli->out_tty && !cli->json;
@@ -324,7 +324,7 @@ stg_cli_update_started (StgCli *cli, StgCliClient *c, const gchar *text, const g
       stg_cli_print_json (cli, n, FALSE);
     }
   fflush (cli->out);
-  return wait ? stg_cli_update_follow (cli, c, key) : STG_EXIT_OK;
+  return wait ? follow_update (cli, c, key) : STG_EXIT_OK;
 }
 
 static int
@@ -380,7 +380,7 @@ update_wait (StgCli *cli, int argc, gchar **argv)
   g_autoptr (ApiJobUpdateKey) key = c ? find_update (c, path->key, id, FALSE, &error) : NULL;
   if (key == NULL)
     return stg_cli_fail (cli, error);
-  return stg_cli_update_follow (cli, c, key);
+  return follow_update (cli, c, key);
 }
 
 static int

@@ -16,8 +16,9 @@
 
 G_DEFINE_QUARK (stg-cli-error-quark, stg_cli_error)
 
-int
-stg_cli_exit_code (const GError *error)
+/* The exit code for @error. */
+static int
+exit_code_of (const GError *error)
 {
   if (error == NULL)
     return STG_EXIT_OK;
@@ -71,7 +72,7 @@ int
 stg_cli_fail (StgCli *cli, const GError *error)
 {
   print_message (cli, STG_STYLE_BAD, "error:", error->message);
-  return stg_cli_exit_code (error);
+  return exit_code_of (error);
 }
 
 void

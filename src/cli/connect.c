@@ -22,6 +22,8 @@ nonempty (const gchar *s)
   return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
+static gchar *prompt_tty (const gchar *question, gpointer data);
+
 void
 stg_cli_sources_init (StgCliSources *s)
 {
@@ -32,7 +34,7 @@ stg_cli_sources_init (StgCliSources *s)
   s->owned_dir = g_build_filename (g_get_user_config_dir (), "stagger", NULL);
   s->user_config_dir = s->owned_dir;
   s->system_config_dir = STG_CLI_SYSTEM_CONFIG_DIR;
-  s->prompt = stg_cli_prompt_tty;
+  s->prompt = prompt_tty;
 }
 
 void
@@ -403,8 +405,9 @@ stg_cli_target_resolve (const StgCliSources *sources, GError **error)
 
 /* ---- asking for a password -------------------------------------------------- */
 
-gchar *
-stg_cli_prompt_tty (const gchar *question, gpointer data)
+/* Asks on /dev/tty with echo off (an StgCliPrompt). */
+static gchar *
+prompt_tty (const gchar *question, gpointer data)
 {
   struct termios old, quiet;
   GString *line = g_string_new (NULL);

@@ -62,7 +62,4 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgCliTarget, stg_cli_target_free)
  * file (unreadable, not JSON, or readable by others). */
 StgCliTarget *stg_cli_target_resolve (const StgCliSources *sources, GError **error);
 
-/* Asks on /dev/tty with echo off (an StgCliPrompt). */
-gchar *stg_cli_prompt_tty (const gchar *question, gpointer data);
-
 G_END_DECLS

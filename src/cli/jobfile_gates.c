@@ -14,7 +14,7 @@
 
 #include "cli/jobfile_private.h"
 
-const gchar *const stg_jf_gate_keys[] = {
+static const gchar *const GATE_KEYS[] = {
   "name",    "http",      "shell",        "job_healthy", "expect_status",       "json_path",
   "compare", "threshold", "timeout_secs", "retries",     "retry_interval_secs", NULL
 };
@@ -56,7 +56,7 @@ gate (const StgJfCtx *c, JsonObject *o, const gchar *where, const gchar *cluster
   gboolean has_status = FALSE, has_threshold = FALSE, has_timeout = FALSE, has_retries = FALSE;
   gboolean has_interval = FALSE;
 
-  if (!stg_jf_check_keys (c, o, where, stg_jf_gate_keys, error) ||
+  if (!stg_jf_check_keys (c, o, where, GATE_KEYS, error) ||
       !stg_jf_string (c, o, where, "name", TRUE, &name, error) ||
       !stg_jf_string (c, o, where, "http", FALSE, &http, error) ||
       !stg_jf_string (c, o, where, "shell", FALSE, &shell, error) ||

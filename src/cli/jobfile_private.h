@@ -32,7 +32,6 @@ extern const gchar *const stg_jf_strategy_keys[];
 extern const gchar *const stg_jf_queue_keys[];
 extern const gchar *const stg_jf_batch_keys[];
 extern const gchar *const stg_jf_variable_batch_keys[];
-extern const gchar *const stg_jf_gate_keys[];
 
 /* "parent.key" (or "key" at the top), and "parent[i]". */
 gchar *stg_jf_path (const gchar *parent, const gchar *key);

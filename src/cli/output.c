@@ -253,17 +253,6 @@ stg_cli_format_time (gint64 ms)
 }
 
 gchar *
-stg_cli_format_iso (gint64 ms)
-{
-  g_autoptr (GDateTime) utc = g_date_time_new_from_unix_utc (ms / 1000);
-
-  if (utc == NULL)
-    return g_strdup ("");
-  g_autofree gchar *base = g_date_time_format (utc, "%Y-%m-%dT%H:%M:%S");
-  return g_strdup_printf ("%s.%03dZ", base, (int) (((ms % 1000) + 1000) % 1000));
-}
-
-gchar *
 stg_cli_format_duration (gint64 ms)
 {
   gint64 s = MAX (ms, 0) / 1000;
@@ -302,13 +291,6 @@ stg_json_string (JsonBuilder *b, const gchar *name, const gchar *value)
     json_builder_add_null_value (b);
   else
     json_builder_add_string_value (b, value);
-}
-
-void
-stg_json_int (JsonBuilder *b, const gchar *name, gint64 value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_int_value (b, value);
 }
 
 void

@@ -59,8 +59,6 @@ void stg_table_print (StgTable *table, StgCli *cli);
 
 /* Local time, "2026-11-22 12:19:07" ("-" for 0). */
 gchar *stg_cli_format_time (gint64 ms);
-/* UTC in ISO 8601 with milliseconds, "2026-11-22T12:19:07.123Z". */
-gchar *stg_cli_format_iso (gint64 ms);
 /* "45s", "5m 12s", "3h 4m", "2d 1h". */
 gchar *stg_cli_format_duration (gint64 ms);
 /* Milliseconds since the epoch, now. */
@@ -73,7 +71,6 @@ void stg_cli_print_json (StgCli *cli, JsonNode *node, gboolean compact);
 
 /* Adds "name": value members to the object being built. */
 void stg_json_string (JsonBuilder *b, const gchar *name, const gchar *value);
-void stg_json_int (JsonBuilder *b, const gchar *name, gint64 value);
 /* "name": @node (taken). */
 void stg_json_node (JsonBuilder *b, const gchar *name, JsonNode *node);
 

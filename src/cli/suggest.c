@@ -5,8 +5,10 @@
 
 #include "cli/suggest.h"
 
-guint
-stg_cli_edit_distance (const gchar *a, const gchar *b)
+/* The number of single-character insertions, deletions, substitutions and
+ * swaps of neighbours that turn @a into @b, ignoring ASCII case. */
+static guint
+edit_distance (const gchar *a, const gchar *b)
 {
   gsize n = strlen (a), m = strlen (b);
   g_autofree guint *d = g_new0 (guint, (n + 1) * (m + 1));
@@ -51,7 +53,7 @@ stg_cli_suggest (const gchar *word, const gchar *const *candidates)
     return NULL;
   for (guint i = 0; candidates[i] != NULL; i++)
     {
-      guint d = stg_cli_edit_distance (word, candidates[i]);
+      guint d = edit_distance (word, candidates[i]);
       if (d < best_d && d <= allowed (MAX (len, strlen (candidates[i]))))
         {
           best = candidates[i];

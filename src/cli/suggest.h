@@ -10,10 +10,6 @@
 
 G_BEGIN_DECLS
 
-/* The number of single-character insertions, deletions, substitutions and
- * swaps of neighbours that turn @a into @b, ignoring ASCII case. */
-guint stg_cli_edit_distance (const gchar *a, const gchar *b);
-
 /* The candidate (NULL-terminated list) closest to @word when it is close
  * enough to be a likely typo, else NULL. Ties go to the earlier candidate. */
 const gchar *stg_cli_suggest (const gchar *word, const gchar *const *candidates);

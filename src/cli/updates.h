@@ -8,10 +8,6 @@
 
 G_BEGIN_DECLS
 
-/* Follows the update to its end: on a terminal a progress bar, on a pipe
- * one line per event. Returns the exit code its end stands for. */
-int stg_cli_update_follow (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key);
-
 /* Says update @key of job @text started: on a terminal @what (nullable,
  * e.g. "restarting ..."), the update's id, what it changes (@diff,
  * nullable) and where to watch it; with --json its key unless @wait. Then

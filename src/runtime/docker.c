@@ -111,12 +111,6 @@ stg_docker_free (StgDocker *d)
   g_free (d);
 }
 
-const gchar *
-stg_docker_endpoint (StgDocker *d)
-{
-  return d->endpoint;
-}
-
 /* The engine's {"message": "..."} or, failing that, the body or reason. */
 static gchar *
 engine_message (SoupMessage *msg, GBytes *body)

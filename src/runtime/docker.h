@@ -42,9 +42,6 @@ StgDocker *stg_docker_new (const gchar *endpoint, const StgDockerTls *tls, guint
 void stg_docker_free (StgDocker *docker);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDocker, stg_docker_free)
 
-/* The endpoint as given. */
-const gchar *stg_docker_endpoint (StgDocker *docker);
-
 /* GET /_ping. */
 void stg_docker_ping_async (StgDocker *docker, GCancellable *cancellable, GAsyncReadyCallback callback,
                             gpointer user_data);

@@ -714,11 +714,3 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
     }
   return &rt->base;
 }
-
-const gchar *
-stg_fleet_runtime_host_of (StgRuntime *base, gint64 job_id, gint32 instance)
-{
-  Slot *slot = stg_fleet_slot ((StgFleetRuntime *) base, job_id, instance, FALSE);
-
-  return slot && slot->host ? slot->host->config->name : NULL;
-}

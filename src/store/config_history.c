@@ -8,8 +8,8 @@
 
 #include "store/store_private.h"
 
-void
-stg_config_version_row_free (StgConfigVersionRow *row)
+static void
+version_row_free (StgConfigVersionRow *row)
 {
   if (row == NULL)
     return;
@@ -22,8 +22,7 @@ stg_config_version_row_free (StgConfigVersionRow *row)
 GPtrArray *
 stg_store_job_config_history (StgStore *store, const ApiJobKey *job, GError **error)
 {
-  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (
-      (GDestroyNotify) stg_config_version_row_free);
+  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) version_row_free);
   g_autoptr (StgStmt) st = stg_store_stmt (
       store,
       "SELECT c.id, c.version, c.created_ms, "

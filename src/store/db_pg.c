@@ -304,11 +304,11 @@ pg_close (StgDb *db)
     PQfinish (db->conn);
 }
 
-const StgDbOps stg_db_pg_ops = {
-  pg_prepare, pg_finalize, pg_reset, pg_bind_int64, pg_bind_text, pg_bind_blob,
-  pg_bind_null, pg_step, pg_changes, pg_column_int64, pg_column_text, pg_column_null,
-  pg_column_bytes, pg_exec, pg_in_transaction, pg_schema_version,
-  pg_set_schema_version, pg_reconnect, pg_close,
+static const StgDbOps PG_OPS = {
+  pg_prepare,        pg_finalize,           pg_reset,        pg_bind_int64, pg_bind_text,
+  pg_bind_blob,      pg_bind_null,          pg_step,         pg_changes,    pg_column_int64,
+  pg_column_text,    pg_column_null,        pg_column_bytes, pg_exec,       pg_in_transaction,
+  pg_schema_version, pg_set_schema_version, pg_reconnect,    pg_close,
 };
 
 /* Refuses a conninfo or URI that carries a password. */
@@ -369,7 +369,7 @@ stg_db_open_pg (const gchar *conninfo, GError **error)
       return NULL;
     }
   PQsetNoticeProcessor (conn, ignore_notice, NULL);
-  db = stg_db_new (&stg_db_pg_ops, STG_DB_POSTGRESQL);
+  db = stg_db_new (&PG_OPS, STG_DB_POSTGRESQL);
   db->conn = conn;
   return db;
 }

@@ -52,6 +52,3 @@ StgDb *stg_db_new (const StgDbOps *ops, StgDbEngine engine);
 
 /* Records the engine's last error for stg_db_fail(). */
 void stg_db_set_error (StgDb *db, const gchar *message, gboolean constraint);
-
-extern const StgDbOps stg_db_sqlite_ops;
-extern const StgDbOps stg_db_pg_ops;

@@ -177,17 +177,32 @@ lite_close (StgDb *db)
     sqlite3_close (db->conn);
 }
 
-const StgDbOps stg_db_sqlite_ops = {
-  lite_prepare, lite_finalize, lite_reset, lite_bind_int64, lite_bind_text, lite_bind_blob,
-  lite_bind_null, lite_step, lite_changes, lite_column_int64, lite_column_text, lite_column_null,
-  lite_column_bytes, lite_exec, lite_in_transaction, lite_schema_version,
-  lite_set_schema_version, lite_reconnect, lite_close,
+static const StgDbOps SQLITE_OPS = {
+  lite_prepare,
+  lite_finalize,
+  lite_reset,
+  lite_bind_int64,
+  lite_bind_text,
+  lite_bind_blob,
+  lite_bind_null,
+  lite_step,
+  lite_changes,
+  lite_column_int64,
+  lite_column_text,
+  lite_column_null,
+  lite_column_bytes,
+  lite_exec,
+  lite_in_transaction,
+  lite_schema_version,
+  lite_set_schema_version,
+  lite_reconnect,
+  lite_close,
 };
 
 StgDb *
 stg_db_open_sqlite (const gchar *path, GError **error)
 {
-  StgDb *db = stg_db_new (&stg_db_sqlite_ops, STG_DB_SQLITE);
+  StgDb *db = stg_db_new (&SQLITE_OPS, STG_DB_SQLITE);
   sqlite3 *conn = NULL;
 
   if (sqlite3_open_v2 (path, &conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,

@@ -170,8 +170,6 @@ typedef struct
   gint instances_now;    /* the job's instances that should run it now */
 } StgConfigVersionRow;
 
-void stg_config_version_row_free (StgConfigVersionRow *row);
-
 /* The configurations of the job @job (by key, so they outlive a killed
  * job), oldest first: a GPtrArray of StgConfigVersionRow; NULL with
  * @error. */

@@ -30,8 +30,9 @@ stg_webui_fail (GError **error, guint status, const gchar *format, ...)
 
 /* ---- answers ------------------------------------------------------------------------ */
 
-void
-stg_webui_send_json (StgHttpResponse *response, guint status, JsonNode *root)
+/* Answers @root as JSON with @status. */
+static void
+send_json (StgHttpResponse *response, guint status, JsonNode *root)
 {
   gsize len = 0;
   gchar *text = stg_json_write (root, FALSE, &len);
@@ -47,7 +48,7 @@ stg_webui_send_built (StgHttpResponse *response, JsonBuilder *b)
 {
   g_autoptr (JsonNode) root = json_builder_get_root (b);
 
-  stg_webui_send_json (response, 200, root);
+  send_json (response, 200, root);
 }
 
 void
@@ -62,7 +63,7 @@ stg_webui_send_error (StgHttpResponse *response, guint status, const gchar *mess
   member_string (b, "error", message);
   json_builder_end_object (b);
   g_autoptr (JsonNode) root = json_builder_get_root (b);
-  stg_webui_send_json (response, status, root);
+  send_json (response, status, root);
 }
 
 /* "since_ms" -> "sinceMs". */

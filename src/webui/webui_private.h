@@ -68,9 +68,6 @@ GQuark stg_webui_error_quark (void);
 /* Sets @error to the message and returns @status, for a route's failure. */
 guint stg_webui_fail (GError **error, guint status, const gchar *format, ...) G_GNUC_PRINTF (3, 4);
 
-/* Answers @root as JSON with @status. */
-void stg_webui_send_json (StgHttpResponse *response, guint status, JsonNode *root);
-
 /* Answers what @b built, with 200. */
 void stg_webui_send_built (StgHttpResponse *response, JsonBuilder *b);
 
