@@ -5,14 +5,14 @@
  * histogram (the dispatcher reports each). Read when scraped: updates and
  * instances by status (store), store commits and their time (store),
  * engine steps and instance transitions (engine), health checks by outcome
- * (runtime). Only known method names become label values, so clients cannot
- * grow the tables. Main-loop thread only.
+ * (the runtime counts them in a StgHealthCounts the daemon owns). Only
+ * known method names become label values, so clients cannot grow the
+ * tables. Main-loop thread only.
  */
 #include "config.h"
 
 #include "api/metrics.h"
 #include "common/enums.h"
-#include "runtime/health.h"
 
 static const gdouble BUCKETS[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                    0.05,   0.1,   0.25,   0.5,   1 };
@@ -131,10 +131,11 @@ counter (GString *out, const gchar *name, const gchar *help, gdouble value)
 }
 
 gchar *
-stg_metrics_render (StgMetrics *m, StgStore *store, StgEngine *engine, GError **error)
+stg_metrics_render (StgMetrics *m, StgStore *store, StgEngine *engine,
+                    const StgHealthCounts *health, GError **error)
 {
   g_autoptr (GString) out = g_string_new (NULL);
-  guint64 passed = 0, failed = 0;
+  guint64 passed = health ? health->passed : 0, failed = health ? health->failed : 0;
 
   rpc_lines (m, out);
   if (!status_lines (store, "updates", out, error) ||
@@ -152,7 +153,6 @@ stg_metrics_render (StgMetrics *m, StgStore *store, StgEngine *engine, GError **
                "Instance transitions of updates (instance events).",
                (gdouble) stg_engine_transition_count (engine));
     }
-  stg_health_totals (&passed, &failed);
   g_string_append (out,
                    "# HELP stagger_health_checks_total Health checks of instances by outcome.\n"
                    "# TYPE stagger_health_checks_total counter\n");

@@ -292,6 +292,7 @@ start_runtime (StgDaemon *d, GError **error)
       return FALSE;
     }
   d->gates = stg_gate_runner_new (lo.role_users, lo.default_user);
+  lo.health_counts = &d->health_counts;
   if (g_str_equal (d->settings.runtime, "simulated"))
     d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
   else if (g_str_equal (d->settings.runtime, "fleet"))
@@ -300,6 +301,7 @@ start_runtime (StgDaemon *d, GError **error)
         .data_dir = d->settings.data_dir, .cluster = d->settings.cluster,
         .port_min = d->settings.port_min, .port_max = d->settings.port_max, .fleet = d->settings.fleet,
       };
+      fo.health_counts = &d->health_counts;
       d->runtime = stg_fleet_runtime_new (d->store, d->clock, &fo, error);
       if (d->runtime != NULL && !stg_fleet_runtime_adopt (d->runtime, error))
         g_clear_pointer (&d->runtime, stg_runtime_free);
@@ -386,6 +388,7 @@ start_core (StgDaemon *d, GError **error)
       .assets_dir = d->settings.webui_dir,
       .auth = d->auth,
       .metrics = stg_dispatch_metrics (d->dispatch),
+      .health_counts = &d->health_counts,
     };
     d->webui = stg_webui_new (d->http, &ui);
   }

@@ -33,6 +33,7 @@ struct _StgDaemon
   gchar *holder;             /* host:pid, as recorded when leading */
   gint64 started_ms;
   StgBodyBudget budget; /* what unfinished requests hold, on both ports */
+  StgHealthCounts health_counts; /* the runtime's health checks, for /metrics */
   guint prune_id;       /* the retention timer */
 };
 

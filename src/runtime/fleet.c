@@ -271,6 +271,7 @@ stg_fleet_watch (Slot *slot, gboolean already_healthy)
     .session = slot->rt->session, .url = url, .shell_argv = command ? shell : NULL,
     .run = exec_check, .run_finish = exec_check_finish, .run_data = slot,
   };
+  target.counts = slot->rt->options.health_counts;
   if (already_healthy)
     slot->phase = STG_TASK_RUNNING; /* adopted as it was */
   slot->health = stg_health_new (&spec->health, &target, already_healthy, on_health, slot);
@@ -689,6 +690,7 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
   rt->options.port_min = options->port_min;
   rt->options.port_max = options->port_max;
   stg_fleet_options_copy (&rt->options.fleet, &options->fleet);
+  rt->options.health_counts = options->health_counts;
   rt->marker = make_marker (options->cluster, options->data_dir);
   rt->slots = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, slot_free);
   rt->session = soup_session_new_with_options ("timeout", 5, NULL);

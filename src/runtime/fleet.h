@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "runtime/fleet_hosts.h"
+#include "runtime/health.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
 
@@ -27,6 +28,7 @@ typedef struct
   gint port_min;             /* host ports come from port_min..port_max */
   gint port_max;
   StgFleetOptions fleet;     /* hosts and timings */
+  StgHealthCounts *health_counts; /* (nullable) borrowed: where health checks are counted */
 } StgFleetRuntimeOptions;
 
 /* A fleet runtime over @store and @clock (borrowed); fails without hosts

@@ -51,26 +51,16 @@ check_free (Check *c)
   g_free (c);
 }
 
-/* Checks that passed and failed in this process (main-loop thread). */
-static guint64 checks_passed, checks_failed;
-
-void
-stg_health_totals (guint64 *passed, guint64 *failed)
-{
-  *passed = checks_passed;
-  *failed = checks_failed;
-}
-
 /* Takes the outcome of a check. */
 static void
 result (StgHealth *h, gboolean ok, const gchar *why)
 {
   gint64 elapsed_ms = (g_get_monotonic_time () - h->started_us) / 1000;
 
-  if (ok)
-    checks_passed++;
-  else
-    checks_failed++;
+  if (h->target.counts != NULL && ok)
+    h->target.counts->passed++;
+  else if (h->target.counts != NULL)
+    h->target.counts->failed++;
   g_free (h->last);
   h->last = g_strdup (why);
   if (ok)
@@ -304,6 +294,7 @@ stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *target, gboole
   h->target.run_finish = target->run_finish;
   h->target.run_data = target->run_data;
   h->target.identity = target->identity;
+  h->target.counts = target->counts;
   h->func = func;
   h->data = data;
   h->started_us = g_get_monotonic_time ();

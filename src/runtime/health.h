@@ -18,6 +18,15 @@ G_BEGIN_DECLS
 
 typedef struct _StgHealth StgHealth;
 
+/* How many health checks passed and failed, for /metrics: whoever builds
+ * the runtime owns one and hands it to the runtime's options (and to the
+ * metrics). Main-loop thread only. */
+typedef struct
+{
+  guint64 passed;
+  guint64 failed;
+} StgHealthCounts;
+
 /* @healthy TRUE: it became healthy; FALSE: it failed for good (@why says
  * how, e.g. the last response). Called at most once with FALSE. */
 typedef void (*StgHealthFunc) (gpointer data, gboolean healthy, const gchar *why);
@@ -40,6 +49,7 @@ typedef struct
   StgHealthRunFinish run_finish;
   gpointer run_data;
   const StgIdentity *identity; /* (nullable) shell checks run as this user; borrowed */
+  StgHealthCounts *counts;     /* (nullable) each check's outcome is counted here; borrowed */
 } StgHealthTarget;
 
 /* Starts checking. @already_healthy: an adopted instance known to be
@@ -47,9 +57,5 @@ typedef struct
 StgHealth *stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *target,
                            gboolean already_healthy, StgHealthFunc func, gpointer data);
 void stg_health_free (StgHealth *health);
-
-/* Health checks run in this process so far that passed and failed (for
- * /metrics). */
-void stg_health_totals (guint64 *passed, guint64 *failed);
 
 G_END_DECLS

@@ -638,6 +638,7 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->options.role_users = options->role_users ? g_hash_table_ref (options->role_users) : NULL;
   rt->options.default_user = options->default_user ? stg_identity_copy (options->default_user)
                                                    : NULL;
+  rt->options.health_counts = options->health_counts;
   /* Health checks go straight to this host: no proxy lookups. */
   rt->session = soup_session_new_with_options ("max-conns", 4096, "max-conns-per-host", 4,
                                                "proxy-resolver", NULL, NULL);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "common/clock.h"
+#include "runtime/health.h"
 #include "runtime/identity.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
@@ -31,6 +32,7 @@ typedef struct
   gsize log_limit;           /* bytes kept per output file */
   GHashTable *role_users;    /* (nullable) role -> StgIdentity*: who runs its instances */
   StgIdentity *default_user; /* (nullable) for the other roles; NULL: staggerd's own user */
+  StgHealthCounts *health_counts; /* (nullable) borrowed: where health checks are counted */
 } StgLocalOptions;
 
 void stg_local_options_init (StgLocalOptions *options);

@@ -33,6 +33,7 @@ static void
 run_watch (Run *run, const StgHealthTarget *target, const gchar *probe_url, gboolean healthy)
 {
   run->target.session = target->session;
+  run->target.counts = target->counts;
   run->target.url = g_strdup (target->url);
   run->target.shell_argv = g_strdupv (target->shell_argv);
   run->target.envp = g_strdupv (target->envp);
@@ -606,6 +607,7 @@ launch_watch (Run *run, Launch *l, gboolean beside)
       ? stg_template_expand (spec->health.shell_command, &l->vars, NULL, NULL) : NULL;
   gchar *shell_argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", shell, NULL };
   StgHealthTarget target = { .session = rt->session,
+                             .counts = rt->options.health_counts,
                              .url = url,
                              .shell_argv = shell_argv,
                              .envp = l->env,
@@ -747,6 +749,7 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
   g_auto (GStrv) env = stg_local_base_environ (run->sandbox);
   StgHealthTarget target = { .session = rt->session, .url = url, .shell_argv = shell_argv,
                              .envp = env, .cwd = run->sandbox };
+  target.counts = rt->options.health_counts;
   run_watch (run, &target, NULL, healthy);
   return run;
 }

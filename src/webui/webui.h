@@ -31,6 +31,7 @@ typedef struct
   const gchar *assets_dir;   /* (nullable) serve assets from here instead of the binary */
   StgAuth *auth;             /* (nullable) borrowed: who may look and act */
   StgMetrics *metrics;       /* (nullable) borrowed: serve /metrics from it */
+  const StgHealthCounts *health_counts; /* (nullable) borrowed: for /metrics */
 } StgWebUiContext;
 
 /* Adds the UI's routes to @http. */
