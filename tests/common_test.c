@@ -357,6 +357,28 @@ START_TEST (json_depth_bound)
 }
 END_TEST
 
+/* stg_json_load: the depth check, then json-glib's parser. */
+START_TEST (json_load_bounded)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *deep = g_strnfill (100000, '[');
+
+  ck_assert (stg_json_load (parser, "{\"a\": [1]}", -1, NULL));
+  ck_assert (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)));
+  ck_assert (!stg_json_load (parser, deep, -1, &error));
+  ck_assert (g_error_matches (error, STG_JSON_CHECK_ERROR, STG_JSON_CHECK_ERROR_TOO_DEEP));
+  g_clear_error (&error);
+  ck_assert (!stg_json_load (parser, "{\"a\": ", -1, &error));
+  ck_assert (error != NULL && error->domain == JSON_PARSER_ERROR);
+  g_clear_error (&error);
+  ck_assert (!stg_json_load (parser, NULL, -1, &error));
+  ck_assert (g_error_matches (error, STG_JSON_CHECK_ERROR, STG_JSON_CHECK_ERROR_FAILED));
+  g_clear_error (&error);
+  ck_assert (!stg_json_load (parser, " ", -1, NULL));
+}
+END_TEST
+
 static Suite *
 common_suite (void)
 {
@@ -377,6 +399,7 @@ common_suite (void)
 
   tc = tcase_create ("json");
   tcase_add_test (tc, json_depth_bound);
+  tcase_add_test (tc, json_load_bounded);
   tcase_add_test (tc, json_doubles_shortest);
   suite_add_tcase (s, tc);
 

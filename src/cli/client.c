@@ -12,6 +12,7 @@
 #include "cli/client.h"
 #include "common/enums.h"
 #include "common/binary_protocol.h"
+#include "common/json_check.h"
 #include "cli/http_client_transport.h"
 
 struct _StgCliClient
@@ -70,7 +71,7 @@ find_leader (StgHttpClientTransport *t, gchar **urls, GError **error)
       const gchar *data = body != NULL ? g_bytes_get_data (body, &len) : NULL;
       JsonNode *root = NULL;
 
-      if (data != NULL && json_parser_load_from_data (parser, data, (gssize) len, NULL))
+      if (data != NULL && stg_json_load (parser, data, (gssize) len, NULL))
         root = json_parser_get_root (parser);
       const gchar *url =
           root != NULL && JSON_NODE_HOLDS_OBJECT (root)
@@ -534,7 +535,7 @@ stg_cli_client_get_json (StgCliClient *c, const gchar *path, GError **error)
 
   if (data == NULL)
     return NULL;
-  if (!json_parser_load_from_data (parser, data, (gssize) len, NULL) ||
+  if (!stg_json_load (parser, data, (gssize) len, NULL) ||
       !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     {
       g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_FAILED, "%s: not a JSON object", url);

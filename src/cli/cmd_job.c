@@ -7,6 +7,7 @@
 #include "cli/client.h"
 #include "cli/jobfile.h"
 #include "common/enums.h"
+#include "common/json_check.h"
 #include "common/json_write.h"
 #include "cli/output.h"
 #include "cli/thrift_json.h"
@@ -328,7 +329,7 @@ stg_cli_config_lines (ApiTaskConfig *config)
       /* The executor's data is JSON itself: one line per member. */
       g_autoptr (JsonParser) p = json_parser_new ();
       if (g_str_equal (l->data, "executorConfig") && config->executorConfig != NULL &&
-          json_parser_load_from_data (p, config->executorConfig->data, -1, NULL) &&
+          stg_json_load (p, config->executorConfig->data, -1, NULL) &&
           JSON_NODE_HOLDS_OBJECT (json_parser_get_root (p)))
         {
           JsonObject *data = json_node_get_object (json_parser_get_root (p));

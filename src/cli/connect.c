@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/connect.h"
+#include "common/json_check.h"
 
 static const gchar *
 nonempty (const gchar *s)
@@ -101,8 +102,11 @@ load_json (const gchar *path, GError **error)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) local = NULL;
+  g_autofree gchar *text = NULL;
+  gsize len = 0;
 
-  if (!json_parser_load_from_file (parser, path, &local))
+  if (!g_file_get_contents (path, &text, &len, &local) ||
+      !stg_json_load (parser, text, (gssize) len, &local))
     {
       g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG, "%s: %s", path, local->message);
       return NULL;

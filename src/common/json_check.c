@@ -1,6 +1,7 @@
 /* json_check.c: a bound on JSON nesting, checked in one flat pass before
  * the text reaches json-glib (whose recursive parser would otherwise
- * overflow the stack on deep input). Calls nothing above GLib; any thread.
+ * overflow the stack on deep input), and json-glib's parser behind it.
+ * Calls GLib and json-glib only; any thread.
  */
 #include "config.h"
 
@@ -44,6 +45,20 @@ stg_json_check_depth (const gchar *text, gssize len, guint max_depth, GError **e
         }
       else if ((c == '}' || c == ']') && depth > 0)
         depth--;
+    }
+  return TRUE;
+}
+
+gboolean
+stg_json_load (JsonParser *parser, const gchar *text, gssize len, GError **error)
+{
+  if (!stg_json_check_depth (text, len, STG_JSON_NESTING_MAX, error) ||
+      !json_parser_load_from_data (parser, text != NULL ? text : "", text != NULL ? len : 0, error))
+    return FALSE;
+  if (json_parser_get_root (parser) == NULL)
+    {
+      g_set_error (error, STG_JSON_CHECK_ERROR, STG_JSON_CHECK_ERROR_FAILED, "no JSON value");
+      return FALSE;
     }
   return TRUE;
 }

@@ -14,6 +14,7 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
+#include "common/json_check.h"
 #include "runtime/docker.h"
 
 /* The API version every path names: Docker 20.10 and Podman 3 on. */
@@ -119,7 +120,7 @@ engine_message (SoupMessage *msg, GBytes *body)
   gsize len = 0;
   const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
 
-  if (len > 0 && json_parser_load_from_data (parser, data, (gssize) len, NULL) &&
+  if (len > 0 && stg_json_load (parser, data, (gssize) len, NULL) &&
       JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     {
       JsonObject *o = json_node_get_object (json_parser_get_root (parser));
@@ -213,7 +214,7 @@ parse_body (GBytes *body, GError **error)
   gsize len = 0;
   const gchar *data = g_bytes_get_data (body, &len);
 
-  if (!json_parser_load_from_data (parser, data ? data : "", (gssize) len, &e))
+  if (!stg_json_load (parser, data, (gssize) len, &e))
     {
       g_set_error (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_INVALID, "the engine's reply is not JSON: %s",
                    e->message);

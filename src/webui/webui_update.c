@@ -150,9 +150,7 @@ config_lines (ApiTaskConfig *t)
       g_ptr_array_add (lines, g_strdup_printf ("executor: %s", t->executorConfig->name));
       /* Executor data is JSON: one line per top-level member when it parses. */
       g_autoptr (JsonParser) p = json_parser_new ();
-      if (t->executorConfig->data &&
-          stg_json_check_depth (t->executorConfig->data, -1, STG_JSON_NESTING_MAX, NULL) &&
-          json_parser_load_from_data (p, t->executorConfig->data, -1, NULL) &&
+      if (t->executorConfig->data && stg_json_load (p, t->executorConfig->data, -1, NULL) &&
           JSON_NODE_HOLDS_OBJECT (json_parser_get_root (p)))
         {
           JsonObject *o = json_node_get_object (json_parser_get_root (p));
