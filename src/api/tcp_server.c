@@ -1,20 +1,34 @@
 /* tcp_server.c: StgTcpServer, framed Thrift over TCP on the main loop.
  *
  * Each connection is a small state machine driven by GIO async calls, one
- * outstanding at a time:
+ * outstanding at a time (c->pending). It moves only along these arrows;
+ * each names the function that takes it:
  *
- *   read header (4 bytes) --> read body (in pieces) --> dispatch --> write reply
- *        ^                                                            |
- *        +------------------------------------------------------------+
+ *   (accepted) --[on_incoming: read_header]--> HEADER, or CLOSING when
+ *              there are too many connections
+ *   HEADER --[on_header: read_piece]--> BODY
+ *   BODY --[on_piece: read_piece]--> BODY, while the frame is incomplete
+ *   BODY --[on_piece: dispatch_frame]--> REPLY, or HEADER when there is
+ *          nothing to answer (a oneway call)
+ *   REPLY --[on_written: read_header]--> HEADER
+ *   any state --[conn_close]--> CLOSING: a read or write that failed or
+ *          came up short, a bad or oversized frame header, a body over the
+ *          server's StgBodyBudget, the dispatcher's refusal, on_idle (no
+ *          header for idle_timeout_s), on_frame_timeout (a body not
+ *          complete frame_timeout_s after its header), the server freed
+ *   CLOSING --[conn_free, at once or from the cancelled call's callback
+ *          (conn_resume)]--> (freed)
  *
- * [read_header, on_header, read_piece/on_piece, on_written]. The body grows
- * as its pieces arrive, within the server's StgBodyBudget (body_buffer.h),
- * and must be complete within frame_timeout_s of its header.
+ * What holds in each state:
+ *  1. Every state but CLOSING has exactly one call pending: HEADER a read
+ *     of the 4 header bytes, BODY a read of a piece (at most PIECE bytes)
+ *     into c->body, which grows within the server's StgBodyBudget
+ *     (body_buffer.h), REPLY the write of c->reply.
+ *  2. HEADER has the idle timer (idle_id, when idle_timeout_s is set);
+ *     BODY has the frame timer in idle_id instead; REPLY has none.
+ *  3. A connection is in server->conns exactly until it is freed.
  *
- * conn_close() marks a connection closing and cancels its pending call; the
- * connection is freed by that call's callback, or at once when nothing is
- * pending. Invariant: a connection is in server->conns exactly until it is
- * freed. Main-loop thread only.
+ * Main-loop thread only.
  */
 #include "config.h"
 
