@@ -58,13 +58,15 @@ typedef struct
   gboolean color_out;
   gboolean color_err;
 
-  /* The command running, e.g. "job create", for messages. */
+  /* The command running, e.g. "job create", for messages, and its entry
+   * in its group's table. */
   const gchar *command;
+  const struct _StgCliCommand *entry;
 } StgCli;
 
 typedef int (*StgCliRun) (StgCli *cli, int argc, gchar **argv);
 
-typedef struct
+typedef struct _StgCliCommand
 {
   const gchar *name;      /* "create" */
   const gchar *args;      /* "CLUSTER/ROLE/ENV/NAME CONFIG" */

@@ -11,12 +11,6 @@
 #include "cli/thrift_json.h"
 #include "cli/updates.h"
 
-static const StgCliCommand *
-self (const gchar *name)
-{
-  return stg_cli_find_command (stg_cli_job_commands, name);
-}
-
 /* The job's versions (oldest first); NOT_FOUND when it never had one. */
 static GPtrArray *
 versions_of (StgCliClient *c, ApiJobKey *key, ApiResponse **holder, GError **error)
@@ -83,7 +77,7 @@ stg_cli_job_history (StgCli *cli, int argc, gchar **argv)
   g_autoptr (StgJobPath) path = NULL;
   g_autoptr (ApiResponse) holder = NULL;
 
-  if (!stg_cli_parse (cli, self ("history"), "job", NULL,
+  if (!stg_cli_parse (cli, cli->entry, "job", NULL,
                       "Lists the configurations the job has had, oldest first: each version, when "
                       "it was stored, the update that moved the job to it and who started it, how "
                       "many instances run it now, and what changed from the version before. "
@@ -197,7 +191,7 @@ stg_cli_job_revert (StgCli *cli, int argc, gchar **argv)
     { NULL },
   };
 
-  if (!stg_cli_parse (cli, self ("revert"), "job", entries,
+  if (!stg_cli_parse (cli, cli->entry, "job", entries,
                       "Starts an update of the job back to an earlier stored configuration (see "
                       "stagger job history), with the settings of the job's newest update and its "
                       "current instance count.",

@@ -7,8 +7,6 @@
 #include "cli/client.h"
 #include "cli/jobfile.h"
 #include "common/enums.h"
-#include "common/json_check.h"
-#include "common/json_write.h"
 #include "cli/output.h"
 #include "cli/thrift_json.h"
 #include "cli/updates.h"
@@ -81,27 +79,6 @@ job_kill (StgCli *cli, int argc, gchar **argv)
   if (!cli->json)
     fprintf (cli->out, "killing %s\n", argv[1]);
   return STG_EXIT_OK;
-}
-
-ApiJobConfiguration *
-stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error)
-{
-  g_autoptr (ApiResponse) r = stg_cli_get_job_summary (c, key->role, error);
-  GHashTableIter it;
-  gpointer s;
-
-  if (r == NULL)
-    return NULL;
-  g_hash_table_iter_init (&it, r->result->jobSummaryResult->summaries);
-  while (g_hash_table_iter_next (&it, &s, NULL))
-    {
-      ApiJobConfiguration *job = ((ApiJobSummary *) s)->job;
-      if (stg_job_key_equal (job->key, key))
-        return g_object_ref (job);
-    }
-  g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "no job %s/%s/%s", key->role,
-               key->environment, key->name);
-  return NULL;
 }
 
 static int
@@ -311,40 +288,6 @@ job_list (StgCli *cli, int argc, gchar **argv)
   else
     stg_table_print (t, cli);
   return STG_EXIT_OK;
-}
-
-GPtrArray *
-stg_cli_config_lines (ApiTaskConfig *config)
-{
-  g_autoptr (JsonNode) n = stg_cli_thrift_to_json (config);
-  JsonObject *o = json_node_get_object (n);
-  g_autoptr (GList) members = json_object_get_members (o);
-  GPtrArray *lines = g_ptr_array_new_with_free_func (g_free);
-
-  members = g_list_sort (members, (GCompareFunc) g_strcmp0);
-  for (GList *l = members; l != NULL; l = l->next)
-    {
-      if (g_str_equal (l->data, "job") || g_str_equal (l->data, "owner"))
-        continue;
-      /* The executor's data is JSON itself: one line per member. */
-      g_autoptr (JsonParser) p = json_parser_new ();
-      if (g_str_equal (l->data, "executorConfig") && config->executorConfig != NULL &&
-          stg_json_load (p, config->executorConfig->data, -1, NULL) &&
-          JSON_NODE_HOLDS_OBJECT (json_parser_get_root (p)))
-        {
-          JsonObject *data = json_node_get_object (json_parser_get_root (p));
-          g_autoptr (GList) keys = json_object_get_members (data);
-          for (GList *k = keys; k != NULL; k = k->next)
-            {
-              g_autofree gchar *v = stg_json_write (json_object_get_member (data, k->data), FALSE, NULL);
-              g_ptr_array_add (lines, g_strdup_printf ("task.%s: %s", (gchar *) k->data, v));
-            }
-          continue;
-        }
-      g_autofree gchar *v = stg_json_write (json_object_get_member (o, l->data), FALSE, NULL);
-      g_ptr_array_add (lines, g_strdup_printf ("%s: %s", (gchar *) l->data, v));
-    }
-  return lines;
 }
 
 static int

@@ -10,6 +10,7 @@ libstg_cli_a_SOURCES = \
 	src/cli/command.c \
 	src/cli/connect.c src/cli/connect.h \
 	src/cli/http_client_transport.c src/cli/http_client_transport.h \
+	src/cli/job_config.c \
 	src/cli/jobfile.c src/cli/jobfile.h src/cli/jobfile_private.h \
 	src/cli/jobfile_read.c src/cli/jobfile_task.c \
 	src/cli/jobfile_fleet.c src/cli/jobfile_gates.c src/cli/jobfile_plan.c \

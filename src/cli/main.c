@@ -203,8 +203,10 @@ run (StgCli *cli, int argc, gchar **argv)
 
   g_autofree gchar *name = g_strdup_printf ("%s %s", group->name, command->name);
   cli->command = name;
+  cli->entry = command;
   int code = command->run (cli, argc - 2, argv + 2);
   cli->command = NULL;
+  cli->entry = NULL;
   return code;
 }
 

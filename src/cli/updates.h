@@ -1,6 +1,7 @@
 /* updates.h: what the commands that start updates share (update start,
- * job restart, job revert): following an update, the job as the daemon
- * keeps it, a config as lines. One thread: the process's main thread. */
+ * job restart, job revert): following an update (cmd_update.c), the job
+ * as the daemon keeps it and a config as lines (job_config.c). One
+ * thread: the process's main thread. */
 #pragma once
 
 #include "cli/cli.h"
