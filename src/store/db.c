@@ -1,5 +1,6 @@
 /* db.c: the engine-neutral half of the database layer: the statement
- * cache, errors, and calls forwarded to the engine (SQLite or PostgreSQL)
+ * cache, errors (in the store's error domain, defined here, at the bottom
+ * of the store), and calls forwarded to the engine (SQLite or PostgreSQL)
  * through its operations table. Calls only db_sqlite.c and db_pg.c.
  * Main-loop thread only.
  */
@@ -7,6 +8,8 @@
 
 #include "store/db_private.h"
 #include "store/store.h"
+
+G_DEFINE_QUARK (stg-store-error-quark, stg_store_error)
 
 static void
 free_stmt (gpointer data)

@@ -3,9 +3,10 @@
  * A replica leads while its connection holds a session advisory lock; on
  * taking it, it increments the epoch of the stagger_leader row, and each of
  * its write transactions first reads that row FOR SHARE and stops unless
- * the epoch is still its own (fencing). On SQLite, one process per file,
- * leading always succeeds and nothing is checked. Calls the database layer
- * (db.h) only; main-loop thread only.
+ * the epoch is still its own (fencing, in store.c's stg_store_begin). On
+ * SQLite, one process per file, leading always succeeds and nothing is
+ * checked. Calls store.c's statements and transactions and the database
+ * layer (db.h); main-loop thread only.
  */
 #include "config.h"
 
@@ -95,30 +96,6 @@ gint64
 stg_store_epoch (StgStore *store)
 {
   return store->epoch;
-}
-
-gboolean
-stg_store_check_epoch (StgStore *store, GError **error)
-{
-  g_autoptr (StgStmt) st = NULL;
-  gint64 now;
-
-  if (store->epoch == 0 || !is_pg (store))
-    return TRUE;
-  st = stg_store_stmt (store, "SELECT epoch FROM stagger_leader WHERE id = 1 FOR SHARE", error);
-  if (st == NULL)
-    return FALSE;
-  if (stg_db_step (st) != STG_DB_ROW)
-    return stg_store_fail (store, error, "checking the leader's epoch");
-  now = stg_db_column_int64 (st, 0);
-  if (now != store->epoch)
-    {
-      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FENCED,
-                   "another replica leads now (epoch %" G_GINT64_FORMAT ", ours was %"
-                   G_GINT64_FORMAT "): this one may not write", now, store->epoch);
-      return FALSE;
-    }
-  return TRUE;
 }
 
 gboolean

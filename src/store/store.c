@@ -10,7 +10,8 @@
  * database with a higher number than this build knows is refused, untouched.
  *
  * Transactions nest: level 1 is BEGIN IMMEDIATE / COMMIT, deeper levels are
- * SAVEPOINTs. Main-loop thread only.
+ * SAVEPOINTs; a leader's level 1 first checks its epoch (see leader.c).
+ * Main-loop thread only.
  */
 #include "config.h"
 
@@ -18,7 +19,6 @@
 
 #include "store/store_private.h"
 
-G_DEFINE_QUARK (stg-store-error-quark, stg_store_error)
 
 #define SCHEMA_PREFIX "/org/stagger/schema"
 
@@ -265,6 +265,34 @@ stg_store_close (StgStore *store)
 
 /* ---- transactions ------------------------------------------------------ */
 
+/* Inside a level-1 transaction of a leader (leader.c): FALSE with
+ * STG_STORE_ERROR_FENCED unless the leader row still has our epoch (read
+ * FOR SHARE, so no takeover commits before this transaction ends). */
+static gboolean
+check_epoch (StgStore *store, GError **error)
+{
+  g_autoptr (StgStmt) st = NULL;
+  gint64 now;
+
+  if (store->epoch == 0 || stg_db_engine (store->db) != STG_DB_POSTGRESQL)
+    return TRUE;
+  st = stg_store_stmt (store, "SELECT epoch FROM stagger_leader WHERE id = 1 FOR SHARE", error);
+  if (st == NULL)
+    return FALSE;
+  if (stg_db_step (st) != STG_DB_ROW)
+    return stg_store_fail (store, error, "checking the leader's epoch");
+  now = stg_db_column_int64 (st, 0);
+  if (now != store->epoch)
+    {
+      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FENCED,
+                   "another replica leads now (epoch %" G_GINT64_FORMAT
+                   ", ours was %" G_GINT64_FORMAT "): this one may not write",
+                   now, store->epoch);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 stg_store_begin (StgStore *store, GError **error)
 {
@@ -274,7 +302,7 @@ stg_store_begin (StgStore *store, GError **error)
     return FALSE;
   store->depth++;
   /* A leader writes only while the epoch is still its own. */
-  if (store->depth == 1 && !stg_store_check_epoch (store, error))
+  if (store->depth == 1 && !check_epoch (store, error))
     {
       stg_store_rollback (store);
       return FALSE;

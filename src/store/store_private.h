@@ -34,11 +34,6 @@ gboolean stg_store_fail (StgStore *store, GError **error, const gchar *what);
 /* Steps a statement that returns no rows. */
 gboolean stg_store_exec_stmt (StgStore *store, StgStmt *stmt, GError **error, const gchar *what);
 
-/* Inside a level-1 transaction of a leader: FALSE with
- * STG_STORE_ERROR_FENCED unless the leader row still has our epoch (read
- * FOR SHARE, so no takeover commits before this transaction ends). */
-gboolean stg_store_check_epoch (StgStore *store, GError **error);
-
 /* Steps an INSERT ... RETURNING id and reads the new row's id. */
 gboolean stg_store_insert_id (StgStore *store, StgStmt *stmt, gint64 *id, GError **error,
                               const gchar *what);
