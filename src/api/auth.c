@@ -1,7 +1,8 @@
 /* auth.c: StgAuth: users, their roles, password hashes and token digests
  * from [users]. Secrets (digests, hashes) are auth_secret.c's; checking
- * credentials is auth_check.c's. Calls only GLib and libcrypt.
- * Main-loop thread only.
+ * credentials is auth_check.c's (whose state it sets up and tears down).
+ * Calls GLib, libcrypt (hash strength), common's job key checks (role
+ * names) and those two files. Main-loop thread only.
  */
 #include "config.h"
 

@@ -2,7 +2,8 @@
  * through next_byte()/peek_byte(), so the end of input is always an error,
  * never a wait; container sizes are checked against what the transport
  * still holds; nesting is limited; strings must be valid UTF-8 without NUL.
- * Calls only Thrift's transport. Any thread; one owner at a time.
+ * Calls Thrift's transport and json_context.c. Any thread; one owner at a
+ * time.
  */
 #include "config.h"
 

@@ -1,6 +1,6 @@
 /* json_writer.c: StgJsonProtocol's write calls: values, separators from
- * the write context stack, type tags, base64 binaries. Calls only Thrift's
- * transport. Any thread; one owner at a time.
+ * the write context stack, type tags, base64 binaries. Calls Thrift's
+ * transport and json_context.c. Any thread; one owner at a time.
  */
 #include "config.h"
 
