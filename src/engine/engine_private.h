@@ -396,9 +396,6 @@ gboolean stg_update_progress_load (StgUpdate *u, const gchar *json, GError **err
 /* Reloads every active update from the store and continues it. */
 gboolean stg_updates_recover (StgEngine *engine, GError **error);
 
-/* Loads update @row into memory (no evaluation). */
-StgUpdate *stg_update_load (StgEngine *engine, StgUpdateRow *row, GError **error);
-
 /* Replaces the in-memory update @uid with what the store has, and
  * continues it after STG_ENGINE_RETRY_MS. */
 #define STG_ENGINE_RETRY_MS 1000

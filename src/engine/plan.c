@@ -56,6 +56,8 @@
 #include "common/jobkey.h"
 #include "engine/plan_private.h"
 
+static gboolean plan_reload (StgEngine *e, const gchar *uid);
+
 /* Ends the plan's step; a step that was not stored puts the plan back to
  * what the store has (and @p is gone). Returns FALSE then. */
 gboolean
@@ -64,7 +66,7 @@ stg_plan_end_step (StgPlan *p)
   if (stg_plan_commit (p))
     return TRUE;
   g_autofree gchar *uid = g_strdup (p->row.uid);
-  stg_plan_reload (p->engine, uid);
+  plan_reload (p->engine, uid);
   return FALSE;
 }
 
@@ -316,7 +318,7 @@ pump (StgPlan *p)
       if ((s->want_start && !stg_stage_start (s)) || (s->want_back && !stg_stage_start_back (s)))
         {
           g_autofree gchar *uid = g_strdup (p->row.uid);
-          stg_plan_reload (p->engine, uid);
+          plan_reload (p->engine, uid);
           return;
         }
       started |= wanted;
@@ -365,8 +367,10 @@ stg_plans_on_change (gpointer data, const StgEngineChange *change)
     }
 }
 
-gboolean
-stg_plan_reload (StgEngine *e, const gchar *uid)
+/* Replaces plan @uid in memory with what the store has, pumped after
+ * STG_ENGINE_RETRY_MS; FALSE when it has ended or cannot be read. */
+static gboolean
+plan_reload (StgEngine *e, const gchar *uid)
 {
   g_autofree gchar *id = g_strdup (uid);
   g_autoptr (GError) error = NULL;

@@ -59,10 +59,9 @@ void stg_plan_step (StgPlan *p);
 /* Ends the plan's step; FALSE when it was not stored. */
 gboolean stg_plan_commit (StgPlan *p);
 
-/* Writes (inside the plan's step): the plan's row, an event of the plan
- * (@stage NULL) or of a stage, a new status and reason (a new status is
- * an event), a stage's row, a stage's new status and reason. */
-void stg_plan_save (StgPlan *p);
+/* Writes (inside the plan's step): an event of the plan (@stage NULL) or
+ * of a stage, a new status and reason (a new status is an event), a
+ * stage's new status and reason, a gate's result. */
 void stg_plan_event (StgPlan *p, const gchar *stage, gint status, const gchar *user,
                      const gchar *message);
 void stg_plan_set (StgPlan *p, gint status, const gchar *user, const gchar *reason);
@@ -72,15 +71,12 @@ void stg_stage_set (StgStage *s, gint status, const gchar *user, const gchar *re
 void stg_stage_gate_result (StgStage *s, const gchar *gate, guint attempt, gboolean passed,
                             const gchar *message);
 
-/* The plan starts no new stage (and goes back when it says so). */
-void stg_plan_stop (StgPlan *p, const gchar *reason);
 /* @s failed with @reason: the plan stops. */
 void stg_stage_failed (StgStage *s, const gchar *reason);
 
 /* The gates of the phase @s waits in (before its update, or after it),
- * the phase's name, and what it waits for in words. */
+ * and what it waits for in words. */
 GPtrArray *stg_stage_gates (StgStage *s);
-const gchar *stg_stage_phase (StgStage *s);
 gchar *stg_stage_waiting_reason (StgStage *s);
 
 /* The message a stage's update records ("rollout plan ..., stage ..."). */
@@ -90,9 +86,6 @@ gchar *stg_stage_message (StgStage *s, const gchar *what);
 void stg_plan_retire (StgPlan *p);
 
 /* ---- a stage and its job (plan_stage.c) --------------------------------------- */
-
-/* Whether @request would change its job: 1 yes, 0 no, -1 @error. */
-gint stg_plan_would_change (StgEngine *engine, const ApiJobUpdateRequest *request, GError **error);
 
 /* Moves @s on from PENDING, AWAITING_APPROVAL (approved) or its before
  * gates (all passed): to DONE, its approval, its gates, or want_start. */
@@ -118,7 +111,3 @@ gint stg_plan_forward_status (StgPlan *p, gchar **why);
 
 /* Pumps the plan on the next iteration. */
 void stg_plan_kick (StgPlan *p);
-
-/* Replaces plan @uid in memory with what the store has, pumped after
- * STG_ENGINE_RETRY_MS; FALSE when it has ended or cannot be read. */
-gboolean stg_plan_reload (StgEngine *engine, const gchar *uid);

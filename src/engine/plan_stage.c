@@ -12,8 +12,8 @@
 #include "engine/plan_private.h"
 
 /* Whether @request would change its job: 1 yes, 0 no, -1 @error. */
-gint
-stg_plan_would_change (StgEngine *e, const ApiJobUpdateRequest *request, GError **error)
+static gint
+would_change (StgEngine *e, const ApiJobUpdateRequest *request, GError **error)
 {
   g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (e, request, error);
 
@@ -33,7 +33,7 @@ stg_stage_advance (StgStage *s)
 
   /* A job that already runs what the stage asks for: done at once, with
    * neither approval nor gates (an error is the stage's start's to say). */
-  if (status == S (PENDING) && stg_plan_would_change (s->plan->engine, s->spec->request, NULL) == 0)
+  if (status == S (PENDING) && would_change (s->plan->engine, s->spec->request, NULL) == 0)
     {
       stg_stage_set (s, S (DONE), NULL, "its job already runs this configuration");
       return;
@@ -245,7 +245,7 @@ stg_stage_start (StgStage *s)
   ApiJobUpdateRequest *request = s->spec->request;
 
   s->want_start = FALSE;
-  gint change = stg_plan_would_change (e, request, &error);
+  gint change = would_change (e, request, &error);
   if (change < 0)
     return start_refused (s, "its update cannot start", error);
   if (change == 0)
@@ -309,7 +309,7 @@ stg_stage_start_back (StgStage *s)
   g_object_set (request, "taskConfig", config, "instanceCount", s->row.prior_count, "settings",
                 settings, NULL);
 
-  gint change = stg_plan_would_change (e, request, &error);
+  gint change = would_change (e, request, &error);
   if (change < 0)
     return start_refused (s, "it cannot go back", error);
   if (change == 0)

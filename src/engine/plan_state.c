@@ -12,6 +12,8 @@
 #include "common/enums.h"
 #include "engine/plan_private.h"
 
+static const gchar *stage_phase (StgStage *s);
+
 static void
 stage_free (gpointer data)
 {
@@ -105,8 +107,11 @@ stg_plan_step (StgPlan *p)
   p->in_step = TRUE;
 }
 
-void
-stg_plan_save (StgPlan *p)
+/* Writes (inside the plan's step): the plan's row, an event of the plan
+ * (@stage NULL) or of a stage, a new status and reason (a new status is
+ * an event), a stage's row, a stage's new status and reason. */
+static void
+plan_save (StgPlan *p)
 {
   StgEngine *e = p->engine;
   GError *error = NULL;
@@ -149,7 +154,7 @@ stg_plan_set (StgPlan *p, gint status, const gchar *user, const gchar *reason)
   gchar *copy = g_strdup (reason ? reason : ""); /* @reason may be the old one */
   g_free (p->row.reason);
   p->row.reason = copy;
-  stg_plan_save (p);
+  plan_save (p);
   if (moved)
     stg_plan_event (p, NULL, status, user, p->row.reason);
 }
@@ -209,7 +214,7 @@ stg_stage_gate_result (StgStage *s, const gchar *gate, guint attempt, gboolean p
     check_store (e,
                  stg_store_add_gate_result (e->store, p->row.id, s->row.name,
                                             stg_clock_now_ms (e->clock), s->row.status, gate,
-                                            stg_stage_phase (s), (gint) attempt, passed, message,
+                                            stage_phase (s), (gint) attempt, passed, message,
                                             &error),
                  error);
   stg_engine_announce_plan (e, p->row.uid);
@@ -222,8 +227,8 @@ stg_stage_gates (StgStage *s)
   return s->row.update_uid == NULL ? s->spec->before : s->spec->after;
 }
 
-const gchar *
-stg_stage_phase (StgStage *s)
+static const gchar *
+stage_phase (StgStage *s)
 {
   return s->row.update_uid == NULL ? "before" : "after";
 }
@@ -234,13 +239,13 @@ stg_stage_waiting_reason (StgStage *s)
   GPtrArray *gates = stg_stage_gates (s);
   const ApiRolloutGate *g = gates->pdata[s->row.gates_passed];
 
-  return g_strdup_printf ("gate '%s' (%s, %d of %u)", g->name, stg_stage_phase (s),
+  return g_strdup_printf ("gate '%s' (%s, %d of %u)", g->name, stage_phase (s),
                           s->row.gates_passed + 1, gates->len);
 }
 
 /* The plan stops starting stages (and goes back when it says so). */
-void
-stg_plan_stop (StgPlan *p, const gchar *reason)
+static void
+plan_stop (StgPlan *p, const gchar *reason)
 {
   if (p->row.stopping)
     return;
@@ -252,7 +257,7 @@ stg_plan_stop (StgPlan *p, const gchar *reason)
     {
       g_free (p->row.reason);
       p->row.reason = g_strdup (reason);
-      stg_plan_save (p);
+      plan_save (p);
     }
 }
 
@@ -262,7 +267,7 @@ stg_stage_failed (StgStage *s, const gchar *reason)
 {
   stg_stage_set (s, S (FAILED), NULL, reason);
   g_autofree gchar *why = g_strdup_printf ("stage '%s' failed: %s", s->row.name, reason);
-  stg_plan_stop (s->plan, why);
+  plan_stop (s->plan, why);
 }
 
 gchar *

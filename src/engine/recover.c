@@ -15,8 +15,9 @@
 #include "common/enums.h"
 #include "engine/engine_private.h"
 
-StgUpdate *
-stg_update_load (StgEngine *e, StgUpdateRow *row, GError **error)
+/* Loads update @row into memory (no evaluation). */
+static StgUpdate *
+update_load (StgEngine *e, StgUpdateRow *row, GError **error)
 {
   g_autoptr (ApiJobUpdateInstructions) ins = stg_store_get_update_instructions (e->store, row->id, error);
   if (ins == NULL)
@@ -134,7 +135,7 @@ stg_updates_recover (StgEngine *e, GError **error)
     {
       StgUpdateRow *row = rows->pdata[i];
       g_autoptr (GError) local = NULL;
-      StgUpdate *u = stg_update_load (e, row, &local);
+      StgUpdate *u = update_load (e, row, &local);
       if (u == NULL)
         {
           give_up (e, row, local);
@@ -218,7 +219,7 @@ stg_engine_reload_update (StgEngine *e, const gchar *uid)
   g_autoptr (StgUpdateRow) row = stg_store_get_update (e->store, id, &error);
   if (row == NULL || !stg_update_status_is_active (row->status))
     return;
-  StgUpdate *u = stg_update_load (e, row, &error);
+  StgUpdate *u = update_load (e, row, &error);
   if (u == NULL)
     {
       g_warning ("engine: cannot reload update %s: %s", id, error->message);

@@ -176,9 +176,4 @@ gchar *stg_fleet_health_url (Slot *slot, const StgExecutorSpec *spec, gint64 con
 /* The runtime's validate(). */
 gboolean stg_fleet_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error);
 
-/* ---- hosts (fleet_sync.c) ------------------------------------------------- */
-
-/* Starts polling every host's containers. */
-void stg_fleet_sync_start (StgFleetRuntime *rt);
-
 G_END_DECLS

@@ -250,8 +250,9 @@ on_poll (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-void
-stg_fleet_sync_start (StgFleetRuntime *rt)
+/* Starts polling every host's containers. */
+static void
+sync_start (StgFleetRuntime *rt)
 {
   if (rt->poll_timer == 0)
     rt->poll_timer = g_timeout_add (rt->options.fleet.poll_ms, on_poll, rt);
@@ -456,6 +457,6 @@ stg_fleet_runtime_adopt (StgRuntime *base, GError **error)
       else if (slot != NULL)
         stg_fleet_drive (slot); /* e.g. a replace or a kill that was under way */
     }
-  stg_fleet_sync_start (rt);
+  sync_start (rt);
   return TRUE;
 }

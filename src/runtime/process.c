@@ -21,8 +21,9 @@
 
 G_DEFINE_QUARK (stg-process-error-quark, stg_process_error)
 
-gint64
-stg_process_start_time (GPid pid)
+/* The start time of @pid, or -1 if there is no such process. */
+static gint64
+process_start_time (GPid pid)
 {
   g_autofree gchar *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
   g_autofree gchar *text = NULL;
@@ -45,7 +46,7 @@ stg_process_start_time (GPid pid)
 gboolean
 stg_process_is (GPid pid, gint64 start_time)
 {
-  gint64 t = stg_process_start_time (pid);
+  gint64 t = process_start_time (pid);
   return t >= 0 && t == start_time;
 }
 
@@ -89,8 +90,8 @@ stg_process_signal_group (GPid pid, gint sig)
     kill (-pid, sig);
 }
 
-void
-stg_marked_process_free (StgMarkedProcess *p)
+static void
+marked_process_free (StgMarkedProcess *p)
 {
   if (p == NULL)
     return;
@@ -133,7 +134,7 @@ environ_value (const gchar *pid, const gchar *prefix)
 GPtrArray *
 stg_process_find_marked (const gchar *name)
 {
-  GPtrArray *found = g_ptr_array_new_with_free_func ((GDestroyNotify) stg_marked_process_free);
+  GPtrArray *found = g_ptr_array_new_with_free_func ((GDestroyNotify) marked_process_free);
   g_autoptr (GDir) dir = g_dir_open ("/proc", 0, NULL);
   g_autofree gchar *prefix = g_strconcat (name, "=", NULL);
   const gchar *entry;
@@ -146,7 +147,7 @@ stg_process_find_marked (const gchar *name)
       if (session_of (entry) != pid)
         continue;
       g_autofree gchar *mark = environ_value (entry, prefix);
-      gint64 start = mark != NULL ? stg_process_start_time (pid) : -1;
+      gint64 start = mark != NULL ? process_start_time (pid) : -1;
       if (start < 0)
         continue;
       StgMarkedProcess *p = g_new0 (StgMarkedProcess, 1);
@@ -376,6 +377,6 @@ stg_process_spawn (const StgSpawn *s, GPid *pid, gint64 *start_time, GError **er
       return FALSE;
     }
   *pid = child;
-  *start_time = stg_process_start_time (child);
+  *start_time = process_start_time (child);
   return TRUE;
 }

@@ -36,9 +36,6 @@ typedef struct
 /* Starts a process; fails if it cannot be executed. */
 gboolean stg_process_spawn (const StgSpawn *spawn, GPid *pid, gint64 *start_time, GError **error);
 
-/* The start time of @pid, or -1 if there is no such process. */
-gint64 stg_process_start_time (GPid pid);
-
 /* TRUE when @pid is alive and started at @start_time. */
 gboolean stg_process_is (GPid pid, gint64 start_time);
 
@@ -54,8 +51,6 @@ typedef struct
   gint64 start_time;
   gchar *mark;               /* the value of the marker variable */
 } StgMarkedProcess;
-
-void stg_marked_process_free (StgMarkedProcess *p);
 
 /* Every session leader on this host (an instance's first process; its
  * children are left out) whose environment holds @name, readable in
