@@ -21,6 +21,7 @@ STG_CHECK_SUITES = \
 	tests/plan_daemon_test \
 	tests/engine_recover_test \
 	tests/runtime_test \
+	tests/spawn_test \
 	tests/runtime_sandbox_test \
 	tests/runtime_daemon_test \
 	tests/crash_test \
@@ -84,6 +85,10 @@ tests_engine_control_test_LDADD = $(STG_TEST_LDADD)
 tests_engine_recover_test_SOURCES = tests/engine_recover_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_recover_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_recover_test_LDADD = $(STG_TEST_LDADD)
+
+tests_spawn_test_SOURCES = tests/spawn_test.c
+tests_spawn_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_spawn_test_LDADD = $(STG_TEST_LDADD)
 
 tests_runtime_test_SOURCES = tests/runtime_test.c tests/runtime_fixture.c tests/runtime_fixture.h
 tests_runtime_test_CFLAGS = $(STG_TEST_CFLAGS)

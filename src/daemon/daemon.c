@@ -17,7 +17,7 @@
 #include "runtime/fleet.h"
 #include "runtime/local.h"
 #include "runtime/simulated.h"
-
+#include "runtime/spawn.h"
 
 void
 stg_daemon_settings_init (StgDaemonSettings *settings)
@@ -449,6 +449,7 @@ static void
 step_down (gpointer data)
 {
   g_autofree gchar *cmdline = NULL;
+  g_autoptr (GError) error = NULL;
   gsize len = 0;
 
   (void) data;
@@ -459,9 +460,10 @@ step_down (gpointer data)
         g_ptr_array_add (argv, cmdline + i);
       g_ptr_array_add (argv, NULL);
       g_message ("ha: restarting as a follower");
-      execv ("/proc/self/exe", (gchar **) argv->pdata);
+      stg_spawn_reexec ((const gchar *const *) argv->pdata, &error);
     }
-  g_error ("ha: cannot restart as a follower: %s", g_strerror (errno));
+  g_error ("ha: cannot restart as a follower: %s",
+           error ? error->message : "no /proc/self/cmdline");
 }
 
 static gboolean start_core (StgDaemon *d, GError **error);

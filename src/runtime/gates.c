@@ -7,21 +7,22 @@
  * the answer are read. Shell: /bin/sh -c COMMAND with an environment of its
  * own (nothing of staggerd's), in a new session so that a cancelled attempt
  * kills the whole process group, as the role's instance user when staggerd
- * is root; its output's last lines go into the message. Calls nothing of
- * Stagger's but common/ and identity.c. Main-loop thread only.
+ * is root (spawn.c); its output's last lines go into the message. Calls
+ * nothing of Stagger's but common/, identity.c and spawn.c. Main-loop
+ * thread only.
  */
 #include "config.h"
 
-#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
+#include <gio/gunixinputstream.h>
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
 #include "common/json_check.h"
 #include "runtime/gates.h"
+#include "runtime/spawn.h"
 
 #define OUTPUT_KEPT 2048
 
@@ -43,9 +44,9 @@ typedef struct
   SoupMessage *msg;
   GByteArray *body;
   /* shell */
-  GSubprocess *proc;
-  StgIdentity *identity; /* (nullable) */
+  StgChild *proc;
   gulong cancel_id;
+  GInputStream *stdout_stream;
   GString *output; /* the last OUTPUT_KEPT bytes */
   gboolean exited;
   gboolean drained;
@@ -61,8 +62,8 @@ attempt_free (Attempt *a)
   g_clear_object (&a->cancel);
   g_clear_object (&a->msg);
   g_clear_pointer (&a->body, g_byte_array_unref);
-  g_clear_object (&a->proc);
-  g_clear_pointer (&a->identity, stg_identity_free);
+  g_clear_pointer (&a->proc, stg_child_free);
+  g_clear_object (&a->stdout_stream);
   if (a->output != NULL)
     g_string_free (a->output, TRUE);
   g_free (a);
@@ -276,24 +277,13 @@ run_http (Runner *r, Attempt *a)
 /* ---- shell ------------------------------------------------------------------- */
 
 static void
-child_setup (gpointer data)
-{
-  const StgIdentity *id = data;
-
-  setsid ();
-  if (id != NULL)
-    stg_identity_child_setup ((gpointer) id);
-}
-
-static void
 on_cancel (GCancellable *cancel, gpointer data)
 {
   Attempt *a = data;
-  const gchar *pid = a->proc ? g_subprocess_get_identifier (a->proc) : NULL;
   (void) cancel;
 
-  if (pid != NULL)
-    kill (-(pid_t) g_ascii_strtoll (pid, NULL, 10), SIGKILL);
+  if (a->proc != NULL)
+    stg_child_kill (a->proc);
 }
 
 static void
@@ -307,7 +297,7 @@ shell_judge (Attempt *a)
   const gchar *nl = strrchr (out, '\n');
   tail = g_strdup (nl ? nl + 1 : out);
   g_strstrip (tail);
-  if (g_spawn_check_wait_status (a->status, NULL))
+  if (WIFEXITED (a->status) && WEXITSTATUS (a->status) == 0)
     {
       g_autofree gchar *ok = g_strdup_printf ("exit status 0%s%s", tail[0] ? ": " : "", tail);
       finish (a, TRUE, ok);
@@ -332,8 +322,7 @@ static void on_output (GObject *source, GAsyncResult *res, gpointer data);
 static void
 read_output (Attempt *a)
 {
-  g_input_stream_read_bytes_async (g_subprocess_get_stdout_pipe (a->proc), 4096, G_PRIORITY_DEFAULT,
-                                   NULL, on_output, a);
+  g_input_stream_read_bytes_async (a->stdout_stream, 4096, G_PRIORITY_DEFAULT, NULL, on_output, a);
 }
 
 static void
@@ -355,12 +344,11 @@ on_output (GObject *source, GAsyncResult *res, gpointer data)
 }
 
 static void
-on_shell_exit (GObject *source, GAsyncResult *res, gpointer data)
+on_shell_exit (gpointer data, gint status)
 {
   Attempt *a = data;
 
-  g_subprocess_wait_finish (G_SUBPROCESS (source), res, NULL);
-  a->status = g_subprocess_get_status (a->proc);
+  a->status = status;
   a->exited = TRUE;
   shell_step (a);
 }
@@ -378,34 +366,31 @@ report_later (gpointer data)
 static void
 run_shell (Runner *r, Attempt *a, const gchar *role)
 {
-  const StgIdentity *id = NULL;
   const gchar *const argv[] = { "/bin/sh", "-c", a->gate->command, NULL };
-  g_autoptr (GError) error = NULL;
-
-  if (r->role_users != NULL && role != NULL)
-    id = g_hash_table_lookup (r->role_users, role);
-  if (id == NULL)
-    id = r->default_user;
-  a->identity = id ? stg_identity_copy (id) : NULL;
-  a->output = g_string_new (NULL);
-
-  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                                                 G_SUBPROCESS_FLAGS_STDERR_MERGE);
   const gchar *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8",
                                NULL };
-  g_subprocess_launcher_set_environ (l, (gchar **) env);
-  g_subprocess_launcher_set_cwd (l, "/");
-  g_subprocess_launcher_set_child_setup (l, child_setup, a->identity, NULL);
-  a->proc = g_subprocess_launcher_spawnv (l, argv, &error);
+  g_autoptr (GError) error = NULL;
+
+  a->output = g_string_new (NULL);
+  StgSpawnRequest req = {
+    .argv = argv,
+    .envp = env,
+    .cwd = "/",
+    .identity = stg_identity_for_role (r->role_users, r->default_user, role),
+    .group = STG_SPAWN_SESSION,
+    .out = { .to = STG_SPAWN_PIPE },
+    .err = { .to = STG_SPAWN_AS_STDOUT },
+  };
+  a->proc = stg_child_spawn (&req, on_shell_exit, a, &error);
   if (a->proc == NULL)
     {
       g_string_printf (a->output, "cannot run the command: %s", error->message);
       g_idle_add (report_later, a);
       return;
     }
+  a->stdout_stream = g_unix_input_stream_new (stg_child_steal_out (a->proc), TRUE);
   a->cancel_id = g_cancellable_connect (a->cancel, G_CALLBACK (on_cancel), a, NULL);
   read_output (a);
-  g_subprocess_wait_async (a->proc, NULL, on_shell_exit, a);
 }
 
 /* ---- the runner ---------------------------------------------------------------- */
