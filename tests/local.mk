@@ -32,7 +32,7 @@ STG_CHECK_SUITES = \
 	tests/roles_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
-TESTS += $(STG_CHECK_SUITES) tests/man_test.sh
+TESTS += $(STG_CHECK_SUITES) tests/man_test.sh tests/spawn_check_test.sh
 
 tests_common_test_SOURCES = tests/common_test.c
 tests_common_test_CFLAGS = $(STG_TEST_CFLAGS)
@@ -145,7 +145,7 @@ AM_TESTS_ENVIRONMENT = \
 	STG_SRCDIR='$(abs_top_srcdir)'; export STG_SRCDIR; \
 	THRIFT='$(THRIFT_COMPILER)'; export THRIFT;
 
-EXTRA_DIST += tests/local.mk tests/man_test.sh \
+EXTRA_DIST += tests/local.mk tests/man_test.sh tests/spawn_check_test.sh \
 	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs \
 	tests/browser/watch_plan.mjs tests/browser/cross_site.mjs
 
