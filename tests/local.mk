@@ -128,7 +128,7 @@ tests_webui_test_SOURCES = tests/webui_test.c $(STG_ROLLOUT)
 tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_webui_test_LDADD = $(STG_TEST_LDADD)
 
-tests_roles_test_SOURCES = tests/roles_test.c
+tests_roles_test_SOURCES = tests/roles_test.c tests/rollout.c tests/rollout.h
 tests_roles_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_roles_test_LDADD = $(STG_TEST_LDADD)
 
