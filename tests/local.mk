@@ -55,7 +55,7 @@ TEST_EXTENSIONS = .py
 PY_LOG_COMPILER = $(PYTHON3)
 EXTRA_DIST += $(STG_PY_SUITES) tests/stgtest.py
 
-tests_daemon_test_SOURCES = tests/daemon_test.c
+tests_daemon_test_SOURCES = tests/daemon_test.c $(STG_ROLLOUT)
 tests_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_daemon_test_LDADD = $(STG_TEST_LDADD)
 

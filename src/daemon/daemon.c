@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/host_policy.h"
 #include "daemon/daemon_private.h"
 #include "daemon/systemd.h"
 #include "daemon/instance_users.h"
@@ -97,6 +98,7 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   g_clear_pointer (&settings->allowed_origins, g_strfreev);
   g_clear_pointer (&settings->role_users, g_hash_table_unref);
   g_clear_pointer (&settings->instance_user, g_free);
+  g_clear_pointer (&settings->gate_hosts, g_strfreev);
 }
 
 static gboolean
@@ -152,6 +154,18 @@ load_string (GKeyFile *kf, const gchar *key, gchar **out, GError **error)
   return TRUE;
 }
 
+/* The words of @text, separated by commas or spaces. */
+static gchar **
+words_of (const gchar *text)
+{
+  g_auto (GStrv) parts = g_strsplit_set (text, ", \t", -1);
+  g_autoptr (GStrvBuilder) words = g_strv_builder_new ();
+  for (guint i = 0; parts[i] != NULL; i++)
+    if (parts[i][0] != '\0')
+      g_strv_builder_add (words, parts[i]);
+  return g_strv_builder_end (words);
+}
+
 /* A list of words separated by commas or spaces; absent keys leave *@out. */
 static gboolean
 load_list (GKeyFile *kf, const gchar *key, gchar ***out, GError **error)
@@ -162,14 +176,36 @@ load_list (GKeyFile *kf, const gchar *key, gchar ***out, GError **error)
     return FALSE;
   if (text == NULL)
     return TRUE;
-  g_auto (GStrv) parts = g_strsplit_set (text, ", \t", -1);
-  g_autoptr (GStrvBuilder) words = g_strv_builder_new ();
-  for (guint i = 0; parts[i] != NULL; i++)
-    if (parts[i][0] != '\0')
-      g_strv_builder_add (words, parts[i]);
   g_strfreev (*out);
-  *out = g_strv_builder_end (words);
+  *out = words_of (text);
   return TRUE;
+}
+
+/* [gates]: allowed_hosts, its patterns checked now so that a bad one stops
+ * staggerd at start. */
+static gboolean
+load_gates (GKeyFile *kf, StgDaemonSettings *settings, GError **error)
+{
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, "gates", NULL, NULL);
+
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    if (!g_str_equal (keys[i], "allowed_hosts"))
+      {
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                     "unknown key '%s' in [gates] (known: allowed_hosts)", keys[i]);
+        return FALSE;
+      }
+  if (!g_key_file_has_key (kf, "gates", "allowed_hosts", NULL))
+    return TRUE;
+  g_autofree gchar *text = g_key_file_get_string (kf, "gates", "allowed_hosts", error);
+  if (text == NULL)
+    return FALSE;
+  g_strfreev (settings->gate_hosts);
+  settings->gate_hosts = words_of (text);
+  g_autoptr (StgHostPolicy) hosts =
+      stg_host_policy_new ((const gchar *const *) settings->gate_hosts, "[gates] allowed_hosts",
+                           error);
+  return hosts != NULL;
 }
 
 static gboolean
@@ -314,6 +350,11 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       return FALSE;
     }
   if (!stg_fleet_options_load (&settings->fleet, kf, error))
+    {
+      g_prefix_error (error, "%s: ", path);
+      return FALSE;
+    }
+  if (!load_gates (kf, settings, error))
     {
       g_prefix_error (error, "%s: ", path);
       return FALSE;
@@ -580,6 +621,7 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.allow_root_instances = settings->allow_root_instances;
   d->settings.max_ports_per_role = settings->max_ports_per_role;
   d->settings.max_concurrent_starts = settings->max_concurrent_starts;
+  d->settings.gate_hosts = g_strdupv (settings->gate_hosts);
   d->settings.max_instances = settings->max_instances;
   d->settings.tcp_backlog = settings->tcp_backlog;
   d->settings.max_connections = settings->max_connections;
@@ -655,7 +697,15 @@ start_runtime (StgDaemon *d, GError **error)
       stg_local_options_clear (&lo);
       return FALSE;
     }
-  d->gates = stg_gate_runner_new (lo.role_users, lo.default_user);
+  g_autoptr (StgHostPolicy) hosts =
+      stg_host_policy_new ((const gchar *const *) d->settings.gate_hosts, "[gates] allowed_hosts",
+                           error);
+  if (hosts == NULL)
+    {
+      stg_local_options_clear (&lo);
+      return FALSE;
+    }
+  d->gates = stg_gate_runner_new (lo.role_users, lo.default_user, hosts);
   if (g_str_equal (d->settings.runtime, "simulated"))
     d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
   else if (g_str_equal (d->settings.runtime, "fleet"))

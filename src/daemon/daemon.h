@@ -61,6 +61,7 @@ typedef struct
   gboolean allow_root_instances; /* instances may run as root */
   gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
   gint max_concurrent_starts;    /* local runtime: instances starting at once; 0: 100 */
+  gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);

@@ -1,6 +1,9 @@
 /* gates.c: the real StgGateRunner: one attempt of an HTTP or a shell gate.
  *
- * HTTP: a GET with libsoup; the answer's status must be the expected one
+ * HTTP: a GET with libsoup, straight from this host (no proxy), each
+ * connection to an address the StgHostPolicy allows (checked as it is
+ * about to connect, so what a name resolved to is judged, redirects'
+ * hosts too); the answer's status must be the expected one
  * and, with a JSONPath (json-glib's JsonPath), its first value, a number or
  * a string holding one (as Prometheus's query API answers), must stand in
  * the gate's relation to its threshold. At most STG_GATE_MAX_BODY bytes of
@@ -20,6 +23,7 @@
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
+#include "common/host_policy.h"
 #include "common/json_check.h"
 #include "runtime/gates.h"
 #include "runtime/spawn.h"
@@ -32,6 +36,7 @@ typedef struct
   SoupSession *session;
   GHashTable *role_users;    /* (nullable) role -> StgIdentity* */
   StgIdentity *default_user; /* (nullable) */
+  StgHostPolicy *hosts;      /* where HTTP gates may connect */
 } Runner;
 
 typedef struct
@@ -43,6 +48,8 @@ typedef struct
   /* HTTP */
   SoupMessage *msg;
   GByteArray *body;
+  StgHostPolicy *hosts;
+  gchar *refused; /* why a connection was refused, if one was */
   /* shell */
   StgChild *proc;
   gulong cancel_id;
@@ -60,8 +67,12 @@ attempt_free (Attempt *a)
     g_cancellable_disconnect (a->cancel, a->cancel_id);
   g_clear_object (&a->gate);
   g_clear_object (&a->cancel);
+  if (a->msg != NULL)
+    g_signal_handlers_disconnect_by_data (a->msg, a);
   g_clear_object (&a->msg);
   g_clear_pointer (&a->body, g_byte_array_unref);
+  g_clear_pointer (&a->hosts, stg_host_policy_unref);
+  g_free (a->refused);
   g_clear_pointer (&a->proc, stg_child_free);
   g_clear_object (&a->stdout_stream);
   if (a->output != NULL)
@@ -255,10 +266,35 @@ on_sent (GObject *source, GAsyncResult *res, gpointer data)
 
   if (stream == NULL)
     {
-      finish (a, FALSE, error->message);
+      finish (a, FALSE, a->refused != NULL ? a->refused : error->message);
       return;
     }
   read_more (a, stream);
+}
+
+/* A connection of the attempt (the first, or one a redirect needs) is
+ * about to connect to an address its host resolved to: one the policy
+ * refuses is closed before a byte goes there, and the attempt says why. */
+static void
+on_network_event (SoupMessage *msg, GSocketClientEvent event, GIOStream *connection, gpointer data)
+{
+  Attempt *a = data;
+  g_autoptr (GError) refused = NULL;
+
+  if (event != G_SOCKET_CLIENT_CONNECTING || !G_IS_SOCKET_CONNECTION (connection))
+    return;
+  g_autoptr (GSocketAddress) remote =
+      g_socket_connection_get_remote_address (G_SOCKET_CONNECTION (connection), NULL);
+  const gchar *host = g_uri_get_host (soup_message_get_uri (msg));
+  if (remote != NULL && G_IS_INET_SOCKET_ADDRESS (remote) &&
+      stg_host_policy_check (a->hosts, host,
+                             g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (remote)),
+                             &refused))
+    return;
+  g_free (a->refused);
+  a->refused = g_strdup_printf ("refused: %s", refused ? refused->message
+                                                       : "the address to connect to is unknown");
+  g_socket_close (g_socket_connection_get_socket (G_SOCKET_CONNECTION (connection)), NULL);
 }
 
 static void
@@ -271,6 +307,8 @@ run_http (Runner *r, Attempt *a)
       return;
     }
   a->body = g_byte_array_new ();
+  a->hosts = stg_host_policy_ref (r->hosts);
+  g_signal_connect (a->msg, "network-event", G_CALLBACK (on_network_event), a);
   soup_session_send_async (r->session, a->msg, G_PRIORITY_DEFAULT, a->cancel, on_sent, a);
 }
 
@@ -426,20 +464,25 @@ runner_free (StgGateRunner *runner)
   g_clear_object (&r->session);
   g_clear_pointer (&r->role_users, g_hash_table_unref);
   g_clear_pointer (&r->default_user, stg_identity_free);
+  g_clear_pointer (&r->hosts, stg_host_policy_unref);
   g_free (r);
 }
 
 static const StgGateRunnerOps runner_ops = { runner_run, runner_free };
 
 StgGateRunner *
-stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user)
+stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user, StgHostPolicy *hosts)
 {
   Runner *r = g_new0 (Runner, 1);
 
   r->parent.ops = &runner_ops;
-  r->session = soup_session_new_with_options ("user-agent", "stagger-gate/" STG_VERSION, NULL);
+  /* No proxy: the policy judges the address a request really goes to. */
+  r->session = soup_session_new_with_options ("user-agent", "stagger-gate/" STG_VERSION,
+                                              "proxy-resolver", NULL, NULL);
   r->role_users = role_users ? g_hash_table_ref (role_users) : NULL;
   r->default_user = default_user ? stg_identity_copy (default_user) : NULL;
+  r->hosts = hosts != NULL ? stg_host_policy_ref (hosts)
+                           : stg_host_policy_new (NULL, "[gates] allowed_hosts", NULL);
   return &r->parent;
 }
 
