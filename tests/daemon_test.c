@@ -439,6 +439,10 @@ START_TEST (settings_from_config_file)
   ck_assert_int_eq (run_staggerd (&err8, conf_arg, NULL), 2);
   ck_assert_ptr_nonnull (strstr (err8, "[gates] allowed_hosts: '10.0.0.0/33' is neither a host "
                                        "name pattern"));
+  ck_assert (g_file_set_contents (conf, "[staggerd]\nmax_buffered_per_address = 10\n", -1, NULL));
+  g_autofree gchar *err10 = NULL;
+  ck_assert_int_eq (run_staggerd (&err10, conf_arg, NULL), 2);
+  ck_assert_ptr_nonnull (strstr (err10, "max_buffered_per_address must be between 65536"));
   ck_assert (g_file_set_contents (conf, "[gates]\nallowed_host = x\n", -1, NULL));
   g_autofree gchar *err9 = NULL;
   ck_assert_int_eq (run_staggerd (&err9, conf_arg, NULL), 2);

@@ -11,6 +11,7 @@ STG_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 STG_CHECK_SUITES = \
 	tests/common_test \
+	tests/body_buffer_test \
 	tests/store_test \
 	tests/daemon_test \
 	tests/webui_test \
@@ -37,6 +38,10 @@ TESTS += $(STG_CHECK_SUITES) tests/man_test.sh tests/spawn_check_test.sh
 tests_common_test_SOURCES = tests/common_test.c
 tests_common_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_common_test_LDADD = $(STG_TEST_LDADD)
+
+tests_body_buffer_test_SOURCES = tests/body_buffer_test.c
+tests_body_buffer_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_body_buffer_test_LDADD = $(STG_TEST_LDADD)
 
 tests_store_test_SOURCES = tests/store_test.c
 tests_store_test_CFLAGS = $(STG_TEST_CFLAGS)

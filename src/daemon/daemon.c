@@ -41,6 +41,8 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
   settings->tcp_backlog = 4096;
   settings->max_connections = 4096;
   settings->max_per_address = 1024;
+  settings->max_buffered = STG_DAEMON_BUFFERED_MAX;
+  settings->buffered_reserve = STG_DAEMON_BUFFERED_RESERVE;
   settings->keep_updates = 100;
   settings->keep_events_days = 30;
   stg_fleet_options_init (&settings->fleet);
@@ -265,6 +267,9 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
                                         "allow_root_instances",
                                         "max_ports_per_role",
                                         "max_concurrent_starts",
+                                        "max_buffered_bytes",
+                                        "max_buffered_per_address",
+                                        "buffered_reserve_bytes",
                                         NULL };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
@@ -272,6 +277,8 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   gint64 backlog = settings->tcp_backlog, conns = settings->max_connections;
   gint64 per_address = settings->max_per_address, role_ports = settings->max_ports_per_role;
   gint64 starts = settings->max_concurrent_starts;
+  gint64 buffered = settings->max_buffered, reserve = settings->buffered_reserve;
+  gint64 buffered_per_address = settings->max_buffered_per_address;
   gint64 keep_updates = settings->keep_updates, keep_days = settings->keep_events_days;
   g_autofree gchar *range = NULL, *runtime = NULL;
 
@@ -317,6 +324,10 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_int (kf, "keep_events_days", 0, 100000, &keep_days, error) ||
       !load_int (kf, "max_ports_per_role", 0, 65535, &role_ports, error) ||
       !load_int (kf, "max_concurrent_starts", 0, 100000, &starts, error) ||
+      !load_int (kf, "max_buffered_bytes", 1024 * 1024, G_MAXINT64 / 2, &buffered, error) ||
+      !load_int (kf, "max_buffered_per_address", 64 * 1024, G_MAXINT64 / 2, &buffered_per_address,
+                 error) ||
+      !load_int (kf, "buffered_reserve_bytes", 0, G_MAXINT64 / 2, &reserve, error) ||
       !load_string (kf, "advertise_url", &settings->advertise_url, error) ||
       !load_int (kf, "lease_ms", 400, 600000, &lease, error))
     {
@@ -381,6 +392,9 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
   settings->keep_events_days = (gint) keep_days;
   settings->max_ports_per_role = (gint) role_ports;
   settings->max_concurrent_starts = (gint) starts;
+  settings->max_buffered = buffered;
+  settings->max_buffered_per_address = buffered_per_address;
+  settings->buffered_reserve = reserve;
   return TRUE;
 }
 
@@ -529,6 +543,20 @@ take_over (gpointer data)
     }
 }
 
+/* The limits of what unfinished requests hold (api/body_buffer.h): one
+ * largest frame and the reserve fit at least, and one address holds one
+ * largest frame unless the settings say otherwise. */
+static void
+budget_limits (const StgDaemonSettings *s, StgBodyBudget *budget)
+{
+  gsize frame = (gsize) s->max_frame;
+
+  budget->reserve = (gsize) s->buffered_reserve;
+  budget->per_address = s->max_buffered_per_address > 0 ? (gsize) s->max_buffered_per_address
+                                                        : frame;
+  budget->max = MAX ((gsize) s->max_buffered, frame + budget->reserve);
+}
+
 /* The HTTP server, as the settings say. */
 static gboolean
 start_http (StgDaemon *d, GError **error)
@@ -539,7 +567,7 @@ start_http (StgDaemon *d, GError **error)
   http_options.max_body = (gsize) d->settings.max_frame;   /* one message, as on TCP */
   http_options.tls_cert = d->settings.tls_cert;
   http_options.tls_key = d->settings.tls_key;
-  d->budget.max = MAX ((gsize) STG_DAEMON_BUFFERED_MAX, (gsize) d->settings.max_frame);
+  budget_limits (&d->settings, &d->budget);
   http_options.budget = &d->budget;
   http_options.max_connections = (guint) d->settings.max_connections;
   http_options.max_per_address = (guint) d->settings.max_per_address;
@@ -626,6 +654,9 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.tcp_backlog = settings->tcp_backlog;
   d->settings.max_connections = settings->max_connections;
   d->settings.max_per_address = settings->max_per_address;
+  d->settings.max_buffered = settings->max_buffered;
+  d->settings.max_buffered_per_address = settings->max_buffered_per_address;
+  d->settings.buffered_reserve = settings->buffered_reserve;
   d->settings.keep_updates = settings->keep_updates;
   d->settings.keep_events_days = settings->keep_events_days;
   d->settings.port_min = settings->port_min;
