@@ -437,7 +437,7 @@ every_process_runs_as (const gchar *config, const gchar *flag, const gchar *role
 
   g_autofree gchar *v2 = recording_data (ids, TRUE, "2");
   g_autoptr (ApiRolloutPlan) plan = recording_plan (ids, role, v2);
-  g_autofree gchar *id = stg_rollout_start_plan (d, plan);
+  g_free (stg_rollout_start_plan (d, plan));
   expect_ids (ids, "gate", want, user);
   expect_ids (ids, "pre_update", want, user);
   expect_ids (ids, "post_update", want, user);
