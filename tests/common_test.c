@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "common/clock.h"
+#include "common/host_policy.h"
 #include "common/jobkey.h"
 #include "common/json_write.h"
 #include "common/json_check.h"
@@ -379,6 +380,109 @@ START_TEST (json_load_bounded)
 }
 END_TEST
 
+/* ---- host policy -------------------------------------------------------------- */
+
+/* What @policy says of a connection for @host to @address: "ok" or the
+ * refusal's message. */
+static gchar *
+judge (const StgHostPolicy *policy, const gchar *host, const gchar *address)
+{
+  g_autoptr (GInetAddress) addr = g_inet_address_new_from_string (address);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (addr != NULL, "bad address %s", address);
+  if (stg_host_policy_check (policy, host, addr, &error))
+    return g_strdup ("ok");
+  ck_assert (g_error_matches (error, STG_HOST_POLICY_ERROR, STG_HOST_POLICY_ERROR_REFUSED));
+  return g_strdup (error->message);
+}
+
+#define ASSERT_JUDGED(policy, host, address, want) \
+  do \
+    { \
+      g_autofree gchar *said_ = judge (policy, host, address); \
+      ck_assert_str_eq (said_, want); \
+    } \
+  while (0)
+
+START_TEST (host_policy_default_refuses_link_local_and_metadata)
+{
+  g_autoptr (StgHostPolicy) p = stg_host_policy_new (NULL, "[gates] allowed_hosts", NULL);
+
+  ASSERT_JUDGED (p, "127.0.0.1", "127.0.0.1", "ok");
+  ASSERT_JUDGED (p, "prometheus.example.com", "10.1.2.3", "ok");
+  ASSERT_JUDGED (p, "v6.example.com", "2001:db8::1", "ok");
+  ASSERT_JUDGED (p, "169.254.169.254", "169.254.169.254",
+                 "169.254.169.254 is the cloud metadata address (169.254.169.254/32): refused "
+                 "unless [gates] allowed_hosts names it as an address or block");
+  /* What a name resolves to is judged, not the name. */
+  ASSERT_JUDGED (p, "metadata.google.internal", "169.254.169.254",
+                 "metadata.google.internal (169.254.169.254) is the cloud metadata address "
+                 "(169.254.169.254/32): refused unless [gates] allowed_hosts names it as an "
+                 "address or block");
+  ASSERT_JUDGED (p, "printer.local", "169.254.10.20",
+                 "printer.local (169.254.10.20) is a link-local address (169.254.0.0/16): refused "
+                 "unless [gates] allowed_hosts names it as an address or block");
+  ASSERT_JUDGED (p, "fe80::1", "fe80::1",
+                 "fe80::1 is a link-local address (fe80::/10): refused unless [gates] "
+                 "allowed_hosts names it as an address or block");
+  ASSERT_JUDGED (p, "::ffff:169.254.169.254", "::ffff:169.254.169.254",
+                 "::ffff:169.254.169.254 (169.254.169.254) is the cloud metadata address "
+                 "(169.254.169.254/32): refused unless [gates] allowed_hosts names it as an "
+                 "address or block");
+  ASSERT_JUDGED (p, "fd00:ec2::254", "fd00:ec2::254",
+                 "fd00:ec2::254 is a cloud metadata address (fd00:ec2::254/128): refused unless "
+                 "[gates] allowed_hosts names it as an address or block");
+  ASSERT_JUDGED (p, "100.100.100.200", "100.100.100.200",
+                 "100.100.100.200 is a cloud metadata address (100.100.100.200/32): refused "
+                 "unless [gates] allowed_hosts names it as an address or block");
+}
+END_TEST
+
+START_TEST (host_policy_allowed_patterns)
+{
+  const gchar *const patterns[] = { "*.Example.com", "10.0.0.0/8", "fd00::/8", NULL };
+  g_autoptr (StgHostPolicy) p = stg_host_policy_new (patterns, "[gates] allowed_hosts", NULL);
+
+  ASSERT_JUDGED (p, "Prom.EXAMPLE.com", "93.184.216.34", "ok");
+  ASSERT_JUDGED (p, "anything", "10.200.0.1", "ok");
+  ASSERT_JUDGED (p, "v6", "fd12::1", "ok");
+  ASSERT_JUDGED (p, "example.org", "93.184.216.34",
+                 "example.org (93.184.216.34) is not in [gates] allowed_hosts");
+  ASSERT_JUDGED (p, "11.0.0.1", "11.0.0.1", "11.0.0.1 is not in [gates] allowed_hosts");
+  /* A name pattern does not open the metadata address... */
+  ASSERT_JUDGED (p, "meta.example.com", "169.254.169.254",
+                 "meta.example.com (169.254.169.254) is the cloud metadata address "
+                 "(169.254.169.254/32): refused unless [gates] allowed_hosts names it as an "
+                 "address or block");
+  /* ... an address pattern does. */
+  const gchar *const open[] = { "169.254.169.254", "fe80::/10", NULL };
+  g_autoptr (StgHostPolicy) q = stg_host_policy_new (open, "[gates] allowed_hosts", NULL);
+  ASSERT_JUDGED (q, "metadata.google.internal", "169.254.169.254", "ok");
+  ASSERT_JUDGED (q, "fe80::2", "fe80::2", "ok");
+  ASSERT_JUDGED (q, "169.254.0.1", "169.254.0.1", "169.254.0.1 is not in [gates] allowed_hosts");
+}
+END_TEST
+
+START_TEST (host_policy_bad_patterns)
+{
+  static const gchar *const bad[] = { "10.0.0.0/33", "http://x.example.com", "a:b", "" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      const gchar *const patterns[] = { "ok.example.com", bad[i], NULL };
+      g_autoptr (GError) error = NULL;
+      g_autoptr (StgHostPolicy) p = stg_host_policy_new (patterns, "[gates] allowed_hosts", &error);
+      ck_assert_msg (p == NULL, "'%s' was taken", bad[i]);
+      g_autofree gchar *want = g_strdup_printf (
+          "'%s' is neither a host name pattern (such as *.example.com) nor "
+          "an address or CIDR block (such as 10.0.0.0/8)",
+          bad[i]);
+      ck_assert_str_eq (error->message, want);
+    }
+}
+END_TEST
+
 static Suite *
 common_suite (void)
 {
@@ -401,6 +505,12 @@ common_suite (void)
   tcase_add_test (tc, json_depth_bound);
   tcase_add_test (tc, json_load_bounded);
   tcase_add_test (tc, json_doubles_shortest);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("host_policy");
+  tcase_add_test (tc, host_policy_default_refuses_link_local_and_metadata);
+  tcase_add_test (tc, host_policy_allowed_patterns);
+  tcase_add_test (tc, host_policy_bad_patterns);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("clock");

@@ -13,6 +13,7 @@
 #include "common/binary_protocol.h"
 #include "common/jobkey.h"
 #include "store/store.h"
+#include "rollout.h"
 #include "testutil.h"
 
 static gchar *dir;
@@ -432,6 +433,58 @@ START_TEST (settings_from_config_file)
   g_autofree gchar *err7 = NULL;
   ck_assert_int_eq (run_staggerd (&err7, conf_arg, NULL), 2);
   ck_assert_ptr_nonnull (strstr (err7, "sqlite_synchronous: say full or normal"));
+  ck_assert (g_file_set_contents (conf, "[gates]\nallowed_hosts = *.example.org, 10.0.0.0/33\n", -1,
+                                  NULL));
+  g_autofree gchar *err8 = NULL;
+  ck_assert_int_eq (run_staggerd (&err8, conf_arg, NULL), 2);
+  ck_assert_ptr_nonnull (strstr (err8, "[gates] allowed_hosts: '10.0.0.0/33' is neither a host "
+                                       "name pattern"));
+  ck_assert (g_file_set_contents (conf, "[staggerd]\nmax_buffered_per_address = 10\n", -1, NULL));
+  g_autofree gchar *err10 = NULL;
+  ck_assert_int_eq (run_staggerd (&err10, conf_arg, NULL), 2);
+  ck_assert_ptr_nonnull (strstr (err10, "max_buffered_per_address: must be between 65536"));
+  ck_assert (g_file_set_contents (conf, "[gates]\nallowed_host = x\n", -1, NULL));
+  g_autofree gchar *err9 = NULL;
+  ck_assert_int_eq (run_staggerd (&err9, conf_arg, NULL), 2);
+  ck_assert_ptr_nonnull (strstr (err9, "unknown key 'allowed_host' in [gates]"));
+}
+END_TEST
+
+/* An HTTP gate of a plan goes only where [gates] allowed_hosts lets it,
+ * and its result says why not. */
+START_TEST (http_gates_go_where_allowed_hosts_says)
+{
+  g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
+  g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
+  ck_assert (g_file_set_contents (conf, "[gates]\nallowed_hosts = *.example.org\n", -1, NULL));
+  StgTestDaemon *d = stg_test_daemon_start (dir, conf_arg, "--runtime=simulated", NULL);
+  stg_rollout_create_plain_job (d, "www", "gated", 1);
+  g_autoptr (ApiRolloutStage) stage = stg_rollout_plan_stage ("s", "www", "gated", 1, NULL);
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u/health", d->http_port);
+  g_ptr_array_add (stage->before, g_object_new (API_TYPE_ROLLOUT_GATE, "name", "up", "kind",
+                                                API_ROLLOUT_GATE_KIND_HTTP, "url", url, NULL));
+  g_autoptr (ApiRolloutPlan) plan = g_object_new (API_TYPE_ROLLOUT_PLAN, "name", "p", NULL);
+  g_ptr_array_add (plan->stages, g_object_ref (stage));
+  g_autofree gchar *id = stg_rollout_start_plan (d, plan);
+
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  for (gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;;)
+    {
+      g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+      ck_assert (api_stagger_scheduler_if_get_rollout_plan_details (c->client, &r, id, NULL));
+      GPtrArray *results = r->result->getRolloutPlanDetailsResult->details->gateResults;
+      if (results->len > 0)
+        {
+          ApiRolloutGateResult *g = results->pdata[0];
+          ck_assert (!g->passed);
+          ck_assert_str_eq (g->message, "refused: 127.0.0.1 is not in [gates] allowed_hosts");
+          break;
+        }
+      ck_assert_msg (g_get_monotonic_time () < end, "the gate was never tried");
+      g_usleep (50 * 1000);
+    }
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
 }
 END_TEST
 
@@ -789,6 +842,7 @@ daemon_suite (void)
   tcase_add_test (tc, malformed_frames_close_only_their_connection);
   tcase_add_test (tc, jobs_survive_restart);
   tcase_add_test (tc, settings_from_config_file);
+  tcase_add_test (tc, http_gates_go_where_allowed_hosts_says);
   tcase_add_test (tc, busy_port_reported);
   tcase_add_test (tc, update_calls_over_thrift);
   tcase_add_test (tc, hundred_thousand_instances_in_one_call);

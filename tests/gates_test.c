@@ -49,6 +49,12 @@ static const gchar server_py[] =
     "        if self.path == '/prom': body = PROM\n"
     "        if self.path == '/big': body = b'0' * (1024 * 1024 + 10)\n"
     "        if self.path == '/broken': code, body = 503, b''\n"
+    "        if self.path == '/to-metadata':\n"
+    "            self.send_response(302)\n"
+    "            self.send_header('Location', 'http://169.254.169.254/latest/meta-data/')\n"
+    "            self.send_header('Content-Length', '0')\n"
+    "            self.end_headers()\n"
+    "            return\n"
     "        self.send_response(code)\n"
     "        self.send_header('Content-Length', str(len(body)))\n"
     "        self.end_headers()\n"
@@ -69,7 +75,7 @@ setup (void)
   g_autofree gchar *port = g_data_input_stream_read_line (in, NULL, NULL, &error);
   ck_assert_msg (port != NULL, "no port from the server");
   base = g_strdup_printf ("http://127.0.0.1:%s", port);
-  runner = stg_gate_runner_new (NULL, NULL);
+  runner = stg_gate_runner_new (NULL, NULL, NULL);
 }
 
 static void
@@ -258,6 +264,177 @@ START_TEST (shell_hang_kills_the_group)
 }
 END_TEST
 
+/* ---- where HTTP gates may go ------------------------------------------------------ */
+
+/* A resolver that answers "metadata.test" with the cloud metadata address,
+ * as a name an attacker controls could; others go to the real one. */
+typedef struct
+{
+  GResolver parent;
+  GResolver *real;
+} FakeResolver;
+typedef struct
+{
+  GResolverClass parent_class;
+} FakeResolverClass;
+GType fake_resolver_get_type (void);
+G_DEFINE_TYPE (FakeResolver, fake_resolver, G_TYPE_RESOLVER)
+
+static GList *
+fake_lookup (GResolver *resolver, const gchar *host, GResolverNameLookupFlags flags,
+             GCancellable *cancel, GError **error)
+{
+  FakeResolver *self = (FakeResolver *) resolver;
+
+  if (!g_str_equal (host, "metadata.test"))
+    return g_resolver_lookup_by_name_with_flags (self->real, host, flags, cancel, error);
+  if (flags & G_RESOLVER_NAME_LOOKUP_FLAGS_IPV6_ONLY)
+    {
+      g_set_error (error, G_RESOLVER_ERROR, G_RESOLVER_ERROR_NOT_FOUND, "no IPv6 address");
+      return NULL;
+    }
+  return g_list_append (NULL, g_inet_address_new_from_string ("169.254.169.254"));
+}
+
+static GList *
+fake_lookup_plain (GResolver *resolver, const gchar *host, GCancellable *cancel, GError **error)
+{
+  return fake_lookup (resolver, host, G_RESOLVER_NAME_LOOKUP_FLAGS_DEFAULT, cancel, error);
+}
+
+static void
+fake_lookup_async (GResolver *resolver, const gchar *host, GResolverNameLookupFlags flags,
+                   GCancellable *cancel, GAsyncReadyCallback callback, gpointer data)
+{
+  g_autoptr (GTask) task = g_task_new (resolver, cancel, callback, data);
+  GError *error = NULL;
+  GList *found = fake_lookup (resolver, host, flags, cancel, &error);
+
+  if (found != NULL)
+    g_task_return_pointer (task, found, (GDestroyNotify) g_resolver_free_addresses);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+fake_lookup_plain_async (GResolver *resolver, const gchar *host, GCancellable *cancel,
+                         GAsyncReadyCallback callback, gpointer data)
+{
+  fake_lookup_async (resolver, host, G_RESOLVER_NAME_LOOKUP_FLAGS_DEFAULT, cancel, callback, data);
+}
+
+static GList *
+fake_lookup_finish (GResolver *resolver, GAsyncResult *result, GError **error)
+{
+  (void) resolver;
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+fake_resolver_finalize (GObject *object)
+{
+  g_clear_object (&((FakeResolver *) object)->real);
+  G_OBJECT_CLASS (fake_resolver_parent_class)->finalize (object);
+}
+
+static void
+fake_resolver_class_init (FakeResolverClass *klass)
+{
+  GResolverClass *r = G_RESOLVER_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = fake_resolver_finalize;
+  r->lookup_by_name = fake_lookup_plain;
+  r->lookup_by_name_async = fake_lookup_plain_async;
+  r->lookup_by_name_finish = fake_lookup_finish;
+  r->lookup_by_name_with_flags = fake_lookup;
+  r->lookup_by_name_with_flags_async = fake_lookup_async;
+  r->lookup_by_name_with_flags_finish = fake_lookup_finish;
+}
+
+static void
+fake_resolver_init (FakeResolver *self)
+{
+  self->real = g_resolver_get_default ();
+}
+
+/* The gate's message, once it has failed. */
+static gchar *
+refusal (const gchar *url)
+{
+  g_autoptr (ApiRolloutGate) gate = g_object_new (API_TYPE_ROLLOUT_GATE, "name", "r", "kind",
+                                                  API_ROLLOUT_GATE_KIND_HTTP, "url", url, NULL);
+  Outcome o = attempt (gate, 0);
+  ck_assert_msg (!o.passed, "%s passed: %s", url, o.message);
+  return o.message;
+}
+
+#define METADATA_REFUSED \
+  "is the cloud metadata address (169.254.169.254/32): refused unless [gates] allowed_hosts " \
+  "names it as an address or block"
+
+START_TEST (http_refuses_link_local_and_metadata)
+{
+  g_autofree gchar *meta = refusal ("http://169.254.169.254/latest/meta-data/");
+  ck_assert_str_eq (meta, "refused: 169.254.169.254 " METADATA_REFUSED);
+  g_autofree gchar *local = refusal ("http://[fe80::1]:8080/");
+  ck_assert_str_eq (local, "refused: fe80::1 is a link-local address (fe80::/10): refused unless "
+                           "[gates] allowed_hosts names it as an address or block");
+  /* A redirect's host is judged as its connection starts. */
+  g_autofree gchar *redirect = g_strconcat (base, "/to-metadata", NULL);
+  g_autofree gchar *moved = refusal (redirect);
+  ck_assert_str_eq (moved, "refused: 169.254.169.254 " METADATA_REFUSED);
+}
+END_TEST
+
+/* A name is judged by the address it resolves to. */
+START_TEST (http_refuses_a_name_resolving_to_metadata)
+{
+  g_autoptr (GResolver) fake = g_object_new (fake_resolver_get_type (), NULL);
+  g_resolver_set_default (fake);
+  g_autofree gchar *meta = refusal ("http://metadata.test/latest/meta-data/");
+  ck_assert_str_eq (meta, "refused: metadata.test (169.254.169.254) " METADATA_REFUSED);
+}
+END_TEST
+
+/* Runs the gate at @path of the test server with a runner that allows
+ * @patterns; returns its outcome. */
+static Outcome
+attempt_allowing (const gchar *const *patterns, const gchar *url)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgHostPolicy) hosts = stg_host_policy_new (patterns, "[gates] allowed_hosts", &error);
+  ck_assert_msg (hosts != NULL, "%s", error ? error->message : "");
+  g_clear_pointer (&runner, stg_gate_runner_free);
+  runner = stg_gate_runner_new (NULL, NULL, hosts);
+  g_autoptr (ApiRolloutGate) gate = g_object_new (API_TYPE_ROLLOUT_GATE, "name", "a", "kind",
+                                                  API_ROLLOUT_GATE_KIND_HTTP, "url", url, NULL);
+  return attempt (gate, 0);
+}
+
+START_TEST (http_allowed_hosts)
+{
+  g_autofree gchar *url = g_strconcat (base, "/health", NULL);
+  g_autofree gchar *by_name = g_strdup_printf ("http://localhost:%s/health",
+                                               strrchr (base, ':') + 1);
+
+  const gchar *const elsewhere[] = { "*.example.org", NULL };
+  Outcome o = attempt_allowing (elsewhere, url);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "refused: 127.0.0.1 is not in [gates] allowed_hosts");
+  g_free (o.message);
+
+  const gchar *const block[] = { "*.example.org", "127.0.0.0/8", NULL };
+  o = attempt_allowing (block, url);
+  ck_assert_msg (o.passed, "%s", o.message);
+  g_free (o.message);
+
+  const gchar *const name[] = { "localhost", NULL };
+  o = attempt_allowing (name, by_name);
+  ck_assert_msg (o.passed, "%s", o.message);
+  g_free (o.message);
+}
+END_TEST
+
 static Suite *
 gates_suite (void)
 {
@@ -272,6 +449,9 @@ gates_suite (void)
   tcase_add_test (tc, http_hang_is_cancelled);
   tcase_add_test (tc, shell_status_and_output);
   tcase_add_test (tc, shell_hang_kills_the_group);
+  tcase_add_test (tc, http_refuses_link_local_and_metadata);
+  tcase_add_test (tc, http_refuses_a_name_resolving_to_metadata);
+  tcase_add_test (tc, http_allowed_hosts);
   return s;
 }
 

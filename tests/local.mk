@@ -11,6 +11,7 @@ STG_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 STG_CHECK_SUITES = \
 	tests/common_test \
+	tests/body_buffer_test \
 	tests/store_test \
 	tests/daemon_test \
 	tests/webui_test \
@@ -21,6 +22,7 @@ STG_CHECK_SUITES = \
 	tests/plan_daemon_test \
 	tests/engine_recover_test \
 	tests/runtime_test \
+	tests/spawn_test \
 	tests/runtime_sandbox_test \
 	tests/runtime_daemon_test \
 	tests/crash_test \
@@ -31,11 +33,15 @@ STG_CHECK_SUITES = \
 	tests/roles_test
 
 check_PROGRAMS += $(STG_CHECK_SUITES)
-TESTS += $(STG_CHECK_SUITES) tests/man_test.sh
+TESTS += $(STG_CHECK_SUITES) tests/man_test.sh tests/spawn_check_test.sh
 
 tests_common_test_SOURCES = tests/common_test.c
 tests_common_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_common_test_LDADD = $(STG_TEST_LDADD)
+
+tests_body_buffer_test_SOURCES = tests/body_buffer_test.c
+tests_body_buffer_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_body_buffer_test_LDADD = $(STG_TEST_LDADD)
 
 tests_store_test_SOURCES = tests/store_test.c
 tests_store_test_CFLAGS = $(STG_TEST_CFLAGS)
@@ -54,7 +60,7 @@ TEST_EXTENSIONS = .py
 PY_LOG_COMPILER = $(PYTHON3)
 EXTRA_DIST += $(STG_PY_SUITES) tests/stgtest.py
 
-tests_daemon_test_SOURCES = tests/daemon_test.c
+tests_daemon_test_SOURCES = tests/daemon_test.c $(STG_ROLLOUT)
 tests_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_daemon_test_LDADD = $(STG_TEST_LDADD)
 
@@ -84,6 +90,10 @@ tests_engine_control_test_LDADD = $(STG_TEST_LDADD)
 tests_engine_recover_test_SOURCES = tests/engine_recover_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_recover_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_recover_test_LDADD = $(STG_TEST_LDADD)
+
+tests_spawn_test_SOURCES = tests/spawn_test.c
+tests_spawn_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_spawn_test_LDADD = $(STG_TEST_LDADD)
 
 tests_runtime_test_SOURCES = tests/runtime_test.c tests/runtime_fixture.c tests/runtime_fixture.h
 tests_runtime_test_CFLAGS = $(STG_TEST_CFLAGS)
@@ -123,7 +133,7 @@ tests_webui_test_SOURCES = tests/webui_test.c $(STG_ROLLOUT)
 tests_webui_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_webui_test_LDADD = $(STG_TEST_LDADD)
 
-tests_roles_test_SOURCES = tests/roles_test.c
+tests_roles_test_SOURCES = tests/roles_test.c tests/rollout.c tests/rollout.h
 tests_roles_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_roles_test_LDADD = $(STG_TEST_LDADD)
 
@@ -140,7 +150,7 @@ AM_TESTS_ENVIRONMENT = \
 	STG_SRCDIR='$(abs_top_srcdir)'; export STG_SRCDIR; \
 	THRIFT='$(THRIFT_COMPILER)'; export THRIFT;
 
-EXTRA_DIST += tests/local.mk tests/man_test.sh \
+EXTRA_DIST += tests/local.mk tests/man_test.sh tests/spawn_check_test.sh \
 	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs \
 	tests/browser/watch_plan.mjs tests/browser/cross_site.mjs
 

@@ -1,15 +1,23 @@
 /* roles_test.c: a real staggerd as root runs each role's instances as the
  * user [roles] names (or instance_user, default nobody): an instance sees
  * that uid, cannot read staggerd's config file or database, sees none of
- * staggerd's environment, and root is refused unless allowed. Needs root
- * (CI runs as root); elsewhere it reports SKIP (77). Ports 25500-25599. */
+ * staggerd's environment, and root is refused unless allowed. Every kind
+ * of process staggerd starts for a role (instance, shell health check,
+ * shell gate, pre_update and post_update hooks, the health check of an
+ * adopted instance) runs with the uid, gid and groups of the role's user:
+ * the default user, a [roles] user with a supplementary group (a
+ * throwaway system user the test makes), and root only with
+ * --allow-root-instances and instance_user = root. Needs root (CI runs as
+ * root); elsewhere it reports SKIP (77). Ports 25500-25599. */
 #include "config.h"
 
 #include <check.h>
 #include <glib/gstdio.h>
+#include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
 
+#include "rollout.h"
 #include "testutil.h"
 
 #define PORT_RANGE "--port-range=25500-25599"
@@ -197,17 +205,291 @@ START_TEST (root_is_refused_unless_allowed)
 }
 END_TEST
 
+/* ---- every process of a role, as its user ------------------------------------- */
+
+/* A throwaway system user with a supplementary group of its own, so the
+ * groups a process runs with mean something; made for the test case and
+ * removed after it. */
+#define ROLE_USER "stg-roles-test"
+#define ROLE_GROUP "stg-roles-extra"
+
+static void
+run_tool (const gchar *const *argv)
+{
+  g_autofree gchar *err = NULL;
+  gint status = 0;
+  ck_assert (g_spawn_sync (NULL, (gchar **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
+                           NULL, &err, &status, NULL));
+  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "%s: %s", argv[0], err);
+}
+
+static void
+make_role_user (void)
+{
+  if (getgrnam (ROLE_GROUP) == NULL)
+    run_tool ((const gchar *[]){ "/usr/sbin/groupadd", "--system", ROLE_GROUP, NULL });
+  if (getpwnam (ROLE_USER) == NULL)
+    run_tool ((const gchar *[]){ "/usr/sbin/useradd", "--system", "--no-create-home",
+                                 "--user-group", "--shell", "/usr/sbin/nologin", "--groups",
+                                 ROLE_GROUP, ROLE_USER, NULL });
+}
+
+/* TRUE while a process of @uid is left (the instances teardown killed
+ * may take a moment to go). */
+static gboolean
+has_processes (uid_t uid)
+{
+  g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
+  const gchar *name;
+  GStatBuf st;
+
+  while (proc != NULL && (name = g_dir_read_name (proc)) != NULL)
+    {
+      g_autofree gchar *path = g_build_filename ("/proc", name, NULL);
+      if (g_ascii_isdigit (name[0]) && g_stat (path, &st) == 0 && st.st_uid == uid)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+remove_role_user (void)
+{
+  struct passwd *pw = getpwnam (ROLE_USER);
+  for (gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+       pw != NULL && has_processes (pw->pw_uid);)
+    {
+      ck_assert_msg (g_get_monotonic_time () < end, "processes of %s live on", ROLE_USER);
+      g_usleep (50 * 1000);
+    }
+  if (pw != NULL)
+    run_tool ((const gchar *[]){ "/usr/sbin/userdel", ROLE_USER, NULL });
+  if (getgrnam (ROLE_GROUP) != NULL)
+    run_tool ((const gchar *[]){ "/usr/sbin/groupdel", ROLE_GROUP, NULL });
+}
+
+static void
+setup_users (void)
+{
+  setup ();
+  make_role_user ();
+  /* Processes of other users record who they are in a folder of this
+   * test's: the suite's folder above it must be passable too. */
+  g_autofree gchar *suite = g_path_get_dirname (dir);
+  ck_assert (g_chmod (suite, 0711) == 0);
+}
+
+static void
+teardown_users (void)
+{
+  teardown ();
+  remove_role_user ();
+}
+
+static gint
+compare_numbers (gconstpointer a, gconstpointer b)
+{
+  gint64 x = g_ascii_strtoll (*(const gchar *const *) a, NULL, 10);
+  gint64 y = g_ascii_strtoll (*(const gchar *const *) b, NULL, 10);
+  return (x > y) - (x < y);
+}
+
+/* "UID GID [GROUPS]" (the groups sorted, each once) from what
+ * `id -u; id -g; id -G` printed. */
+static gchar *
+normalize_ids (const gchar *text)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", 3);
+  ck_assert_msg (g_strv_length (lines) == 3, "not what id prints: %s", text);
+  g_auto (GStrv) words = g_strsplit_set (lines[2], " \n", -1);
+  g_autoptr (GPtrArray) groups = g_ptr_array_new ();
+  for (guint i = 0; words[i] != NULL; i++)
+    if (words[i][0] != '\0' &&
+        !g_ptr_array_find_with_equal_func (groups, words[i], g_str_equal, NULL))
+      g_ptr_array_add (groups, words[i]);
+  g_ptr_array_sort (groups, compare_numbers);
+  g_ptr_array_add (groups, NULL);
+  g_autofree gchar *set = g_strjoinv (" ", (gchar **) groups->pdata);
+  return g_strdup_printf ("%s %s [%s]", g_strstrip (lines[0]), g_strstrip (lines[1]), set);
+}
+
+/* What a process of @user should run with: its uid, primary group and
+ * every group the group database gives it. */
+static gchar *
+ids_of (const gchar *user)
+{
+  struct passwd *pw = getpwnam (user);
+  ck_assert_msg (pw != NULL, "no user %s", user);
+  gid_t groups[256];
+  gint n = G_N_ELEMENTS (groups);
+  ck_assert (getgrouplist (user, pw->pw_gid, groups, &n) >= 0);
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_string_append_printf (text, "%u\n%u\n", (guint) pw->pw_uid, (guint) pw->pw_gid);
+  for (gint i = 0; i < n; i++)
+    g_string_append_printf (text, "%u ", (guint) groups[i]);
+  return normalize_ids (text->str);
+}
+
+/* A shell line that records who runs it in IDS/@name, whole or not at
+ * all. */
+static gchar *
+record (const gchar *ids, const gchar *name)
+{
+  return g_strdup_printf ("(id -u; id -g; id -G) > %s/%s.tmp.$$ && mv -f %s/%s.tmp.$$ %s/%s", ids,
+                          name, ids, name, ids, name);
+}
+
+/* Executor data whose instance, shell health check and (with @hooks)
+ * pre_update and post_update hooks each record who runs them. */
+static gchar *
+recording_data (const gchar *ids, gboolean hooks, const gchar *version)
+{
+  g_autofree gchar *instance = record (ids, "instance");
+  g_autofree gchar *health = record (ids, "health");
+  g_autofree gchar *pre = record (ids, "pre_update");
+  g_autofree gchar *post = record (ids, "post_update");
+  g_autofree gchar *hook_json =
+      hooks ? g_strdup_printf (", \"hooks\": {\"pre_update\": {\"command\": \"%s\"},"
+                               " \"post_update\": {\"command\": \"%s\"}}",
+                               pre, post)
+            : g_strdup ("");
+  return g_strdup_printf ("{\"command\": \"%s; exec sleep 600\", \"env\": {\"V\": \"%s\"},"
+                          " \"health_check\": {\"shell\": {\"shell_command\": \"%s\"},"
+                          " \"initial_interval_secs\": 1, \"interval_secs\": 0.2,"
+                          " \"timeout_secs\": 5}%s}",
+                          instance, version, health, hook_json);
+}
+
+/* Waits for IDS/@name; returns who ran what wrote it. */
+static gchar *
+wait_ids (const gchar *ids, const gchar *name)
+{
+  g_autofree gchar *path = g_build_filename (ids, name, NULL);
+  for (gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;;)
+    {
+      g_autofree gchar *text = NULL;
+      if (g_file_get_contents (path, &text, NULL, NULL))
+        return normalize_ids (text);
+      ck_assert_msg (g_get_monotonic_time () < end, "nothing recorded %s", path);
+      g_usleep (50 * 1000);
+    }
+}
+
+/* Waits for IDS/@name and checks that @user (who is @want) wrote it. */
+static void
+expect_ids (const gchar *ids, const gchar *name, const gchar *want, const gchar *user)
+{
+  g_autofree gchar *got = wait_ids (ids, name);
+  ck_assert_msg (g_str_equal (got, want), "%s ran as %s, not %s (%s)", name, got, want, user);
+}
+
+/* A plan of one stage that moves @role/prod/who to @data, after a shell
+ * gate that records who runs it. */
+static ApiRolloutPlan *
+recording_plan (const gchar *ids, const gchar *role, const gchar *data)
+{
+  g_autoptr (ApiJobConfiguration) config = stg_test_job_full (role, "prod", "who", 1, data, NULL);
+  g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
+                                                            "updateGroupSize", 1,
+                                                            "minWaitInInstanceRunningMs", 100,
+                                                            NULL);
+  g_autoptr (ApiJobUpdateRequest) req = g_object_new (API_TYPE_JOB_UPDATE_REQUEST, "taskConfig",
+                                                      config->taskConfig, "instanceCount", 1,
+                                                      "settings", settings, NULL);
+  g_autofree gchar *command = record (ids, "gate");
+  ApiRolloutGate *gate = g_object_new (API_TYPE_ROLLOUT_GATE, "name", "who runs me", "kind",
+                                       API_ROLLOUT_GATE_KIND_SHELL, "command", command,
+                                       "timeoutSecs", 30, NULL);
+  g_autoptr (ApiRolloutStage) stage = g_object_new (API_TYPE_ROLLOUT_STAGE, "name", "who",
+                                                    "request", req, NULL);
+  g_ptr_array_add (stage->before, gate);
+  ApiRolloutPlan *plan = g_object_new (API_TYPE_ROLLOUT_PLAN, "name", "who", NULL);
+  g_ptr_array_add (plan->stages, g_object_ref (stage));
+  return plan;
+}
+
+/* Runs a staggerd with @config (and @flag, nullable) and in it a job of
+ * @role whose every kind of process records who runs it: the instance,
+ * its shell health check, the shell gate of a plan that updates it, the
+ * update's pre_update and post_update hooks, and the health check of the
+ * instance a restarted staggerd adopts. Each must have run as @user, with
+ * its uid, gid and groups. */
+static void
+every_process_runs_as (const gchar *config, const gchar *flag, const gchar *role, const gchar *user)
+{
+  g_autofree gchar *conf = write_config (config);
+  g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
+  g_autofree gchar *ids = g_build_filename (dir, "ids", NULL);
+  ck_assert (g_mkdir_with_parents (ids, 0700) == 0 && g_chmod (ids, 0777) == 0);
+  g_autofree gchar *want = ids_of (user);
+  StgTestDaemon *d = stg_test_daemon_start (dir, conf_arg, PORT_RANGE, flag, NULL);
+
+  g_autofree gchar *v1 = recording_data (ids, FALSE, "1");
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiJobConfiguration) job = stg_test_job_full (role, "prod", "who", 1, v1, NULL);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (
+      api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                  job, NULL));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  expect_ids (ids, "instance", want, user);
+  expect_ids (ids, "health", want, user);
+
+  g_autofree gchar *v2 = recording_data (ids, TRUE, "2");
+  g_autoptr (ApiRolloutPlan) plan = recording_plan (ids, role, v2);
+  g_free (stg_rollout_start_plan (d, plan));
+  expect_ids (ids, "gate", want, user);
+  expect_ids (ids, "pre_update", want, user);
+  expect_ids (ids, "post_update", want, user);
+
+  /* The instance outlives staggerd; the next one adopts it and checks it. */
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  g_autofree gchar *health = g_build_filename (ids, "health", NULL);
+  ck_assert (g_unlink (health) == 0);
+  d = stg_test_daemon_start (dir, conf_arg, PORT_RANGE, flag, NULL);
+  expect_ids (ids, "health", want, user);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+
+START_TEST (every_process_runs_as_the_default_user)
+{
+  every_process_runs_as ("[roles]\nwww = " ROLE_USER "\n", NULL, "ops", "nobody");
+}
+END_TEST
+
+START_TEST (every_process_runs_as_the_roles_user)
+{
+  every_process_runs_as ("[roles]\nwww = " ROLE_USER "\n", NULL, "www", ROLE_USER);
+}
+END_TEST
+
+START_TEST (every_process_runs_as_root_only_when_allowed_and_named)
+{
+  every_process_runs_as ("[staggerd]\ninstance_user = root\n", "--allow-root-instances", "ops",
+                         "root");
+}
+END_TEST
+
 static Suite *
 roles_suite (void)
 {
   Suite *s = suite_create ("roles");
   TCase *tc = tcase_create ("users");
+  TCase *every = tcase_create ("every process");
 
   tcase_set_timeout (tc, 120);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, instances_run_as_their_role_user);
   tcase_add_test (tc, root_is_refused_unless_allowed);
   suite_add_tcase (s, tc);
+  tcase_set_timeout (every, 240);
+  tcase_add_checked_fixture (every, setup_users, teardown_users);
+  tcase_add_test (every, every_process_runs_as_the_default_user);
+  tcase_add_test (every, every_process_runs_as_the_roles_user);
+  tcase_add_test (every, every_process_runs_as_root_only_when_allowed_and_named);
+  suite_add_tcase (s, every);
   return s;
 }
 

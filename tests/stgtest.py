@@ -240,11 +240,13 @@ class Postgres:
 
 
 class HttpTransport(TTransport.TTransportBase):
-    """One POST to /api per message, with the headers we choose."""
+    """One POST to /api per message, with the headers we choose, from the
+    local address @source when given (e.g. 127.0.0.2)."""
 
-    def __init__(self, port, content_type, accept, headers=None, tls=False):
+    def __init__(self, port, content_type, accept, headers=None, tls=False, source=None):
         self.port = port
         self.tls = tls
+        self.source = (source, 0) if source else None
         self.headers = {"Content-Type": content_type, "Accept": accept}
         self.headers.update(headers or {})
         self.out = bytearray()
@@ -269,9 +271,11 @@ class HttpTransport(TTransport.TTransportBase):
     def flush(self):
         if self.tls:
             conn = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=30,
-                                               context=ssl._create_unverified_context())
+                                               context=ssl._create_unverified_context(),
+                                               source_address=self.source)
         else:
-            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30,
+                                              source_address=self.source)
         conn.request("POST", "/api", bytes(self.out), self.headers)
         resp = conn.getresponse()
         body = resp.read()

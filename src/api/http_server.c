@@ -66,6 +66,7 @@ struct _StgHttpRequest
   StgBodyBuffer body;
   gint64 started;            /* monotonic µs */
   gboolean too_large;
+  gchar *refused; /* (nullable) why its body found no room (503) */
   gchar peer[INET6_ADDRSTRLEN];
   StgHttpServer *server;
   gboolean gated;            /* the gate has seen it */
@@ -169,6 +170,7 @@ request_free (StgHttpRequest *request)
   request_unpark (request);
   g_free (request->method);
   g_free (request->path);
+  g_free (request->refused);
   stg_body_buffer_clear (&request->body);
   g_free (request);
 }
@@ -352,7 +354,8 @@ simple (struct MHD_Connection *conn, guint status, const gchar *text)
 }
 
 /* Keeps a piece of a request's body, or drops the connection (MHD_NO)
- * when its sender is too slow or the server holds too much already. */
+ * when its sender is too slow. A body the budget has no room for is read
+ * to its end and dropped, and answered 503 with the reason. */
 static enum MHD_Result
 take_upload (StgHttpServer *server, StgHttpRequest *req, const char *data, size_t *size)
 {
@@ -371,11 +374,14 @@ take_upload (StgHttpServer *server, StgHttpRequest *req, const char *data, size_
       stg_body_buffer_clear (&req->body);
       return MHD_YES;
     }
-  if (!stg_body_buffer_append (&req->body, (const guint8 *) data, n))
+  if (req->refused != NULL)
+    return MHD_YES; /* the rest is read and dropped; the answer says why */
+  g_autoptr (GError) error = NULL;
+  if (!stg_body_buffer_append (&req->body, (const guint8 *) data, n, &error))
     {
-      g_info ("http: dropping a request from %s: unfinished bodies hold %" G_GSIZE_FORMAT
-              " bytes already", req->peer, server->budget->used);
-      return MHD_NO;
+      g_info ("http: refusing a request from %s: %s", req->peer, error->message);
+      req->refused = g_strdup_printf ("%s; try again later\n", error->message);
+      stg_body_buffer_clear (&req->body);
     }
   return MHD_YES;
 }
@@ -439,7 +445,7 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
       guint64 want = length != NULL ? g_ascii_strtoull (length, NULL, 10) : 0;
       if (want > server->options.max_body)
         return simple (conn, HTTP_TOO_LARGE, "request body too large\n");
-      stg_body_buffer_init (&req->body, server->budget, (gsize) want);
+      stg_body_buffer_init (&req->body, server->budget, req->peer, (gsize) want);
       return MHD_YES;
     }
 
@@ -448,6 +454,8 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
 
   if (req->too_large)
     return simple (conn, HTTP_TOO_LARGE, "request body too large\n");
+  if (req->refused != NULL)
+    return simple (conn, MHD_HTTP_SERVICE_UNAVAILABLE, req->refused);
   if (server->gate != NULL && !req->gated)
     {
       req->gated = TRUE;

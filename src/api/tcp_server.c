@@ -223,15 +223,14 @@ on_piece (GObject *source, GAsyncResult *res, gpointer user_data)
 static void
 read_piece (Conn *c)
 {
+  g_autoptr (GError) error = NULL;
   gsize avail = 0;
   gsize left = c->body_len - c->body.len;
-  guint8 *space = stg_body_buffer_space (&c->body, MIN ((gsize) PIECE, left), &avail);
+  guint8 *space = stg_body_buffer_space (&c->body, MIN ((gsize) PIECE, left), &avail, &error);
 
   if (space == NULL)
     {
-      g_autofree gchar *why = g_strdup_printf ("unfinished frames hold %" G_GSIZE_FORMAT
-                                               " bytes already", c->server->budget->used);
-      conn_close (c, G_LOG_LEVEL_WARNING, why);
+      conn_close (c, G_LOG_LEVEL_WARNING, error->message);
       return;
     }
   c->pending = TRUE;
@@ -293,7 +292,7 @@ on_header (GObject *source, GAsyncResult *res, gpointer user_data)
       return;
     }
   c->body_len = len;
-  stg_body_buffer_init (&c->body, c->server->budget, len);
+  stg_body_buffer_init (&c->body, c->server->budget, c->address, len);
   g_clear_handle_id (&c->idle_id, g_source_remove);
   if (c->server->options.frame_timeout_s > 0)
     c->idle_id = g_timeout_add_seconds (c->server->options.frame_timeout_s, on_frame_timeout, c);

@@ -5,6 +5,7 @@ libstg_common_a_SOURCES = \
 	src/common/clock.c src/common/clock.h \
 	src/common/enums.c src/common/enums.h \
 	src/common/error.c src/common/error.h \
+	src/common/host_policy.c src/common/host_policy.h \
 	src/common/jobkey.c src/common/jobkey.h \
 	src/common/json_check.c src/common/json_check.h \
 	src/common/json_write.c src/common/json_write.h \

@@ -9,11 +9,13 @@
 #include <glib/gstdio.h>
 #include <unistd.h>
 
+#include "common/host_policy.h"
 #include "daemon/daemon_private.h"
 #include "daemon/instance_users.h"
 #include "runtime/fleet.h"
 #include "runtime/local.h"
 #include "runtime/simulated.h"
+#include "runtime/spawn.h"
 
 /* Every commit may change what the update queries answer. */
 static guint64
@@ -121,6 +123,7 @@ static void
 step_down (gpointer data)
 {
   g_autofree gchar *cmdline = NULL;
+  g_autoptr (GError) error = NULL;
   gsize len = 0;
 
   (void) data;
@@ -131,9 +134,10 @@ step_down (gpointer data)
         g_ptr_array_add (argv, cmdline + i);
       g_ptr_array_add (argv, NULL);
       g_message ("ha: restarting as a follower");
-      execv ("/proc/self/exe", (gchar **) argv->pdata);
+      stg_spawn_reexec ((const gchar *const *) argv->pdata, &error);
     }
-  g_error ("ha: cannot restart as a follower: %s", g_strerror (errno));
+  g_error ("ha: cannot restart as a follower: %s",
+           error ? error->message : "no /proc/self/cmdline");
 }
 
 static gboolean start_core (StgDaemon *d, GError **error);
@@ -158,6 +162,20 @@ take_over (gpointer data)
     }
 }
 
+/* The limits of what unfinished requests hold (api/body_buffer.h): one
+ * largest frame and the reserve fit at least, and one address holds one
+ * largest frame unless the settings say otherwise. */
+static void
+budget_limits (const StgDaemonSettings *s, StgBodyBudget *budget)
+{
+  gsize frame = (gsize) s->max_frame;
+
+  budget->reserve = (gsize) s->buffered_reserve;
+  budget->per_address = s->max_buffered_per_address > 0 ? (gsize) s->max_buffered_per_address
+                                                        : frame;
+  budget->max = MAX ((gsize) s->max_buffered, frame + budget->reserve);
+}
+
 /* The HTTP server, as the settings say. */
 static gboolean
 start_http (StgDaemon *d, GError **error)
@@ -168,7 +186,7 @@ start_http (StgDaemon *d, GError **error)
   http_options.max_body = (gsize) d->settings.max_frame;   /* one message, as on TCP */
   http_options.tls_cert = d->settings.tls_cert;
   http_options.tls_key = d->settings.tls_key;
-  d->budget.max = MAX ((gsize) STG_DAEMON_BUFFERED_MAX, (gsize) d->settings.max_frame);
+  budget_limits (&d->settings, &d->budget);
   http_options.budget = &d->budget;
   http_options.max_connections = (guint) d->settings.max_connections;
   http_options.max_per_address = (guint) d->settings.max_per_address;
@@ -291,7 +309,15 @@ start_runtime (StgDaemon *d, GError **error)
       stg_local_options_clear (&lo);
       return FALSE;
     }
-  d->gates = stg_gate_runner_new (lo.role_users, lo.default_user);
+  g_autoptr (StgHostPolicy) hosts =
+      stg_host_policy_new ((const gchar *const *) d->settings.gate_hosts, "[gates] allowed_hosts",
+                           error);
+  if (hosts == NULL)
+    {
+      stg_local_options_clear (&lo);
+      return FALSE;
+    }
+  d->gates = stg_gate_runner_new (lo.role_users, lo.default_user, hosts);
   lo.health_counts = &d->health_counts;
   if (g_str_equal (d->settings.runtime, "simulated"))
     d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);

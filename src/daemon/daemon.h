@@ -13,10 +13,6 @@
 
 G_BEGIN_DECLS
 
-/* Bytes unfinished requests may hold on both ports together (at least
- * one largest frame). */
-#define STG_DAEMON_BUFFERED_MAX (48 * 1024 * 1024)
-
 /* Retention runs this often, deleting at most STG_DAEMON_PRUNE_ROWS rows of
  * each kind and handing back at most STG_DAEMON_RECLAIM_PAGES pages. */
 #define STG_DAEMON_PRUNE_S 60

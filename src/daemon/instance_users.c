@@ -1,8 +1,10 @@
 /* instance_users.c: which user runs each role's instances of the local
  * runtime, from [roles], instance_user and allow_root_instances.
  *
- * staggerd as root: a role's instances run as its [roles] user, others as
- * instance_user (default nobody); none runs as root unless
+ * staggerd as root: a role's instances (and every other process of the
+ * role: hooks, shell health checks, shell gates) run as its [roles] user,
+ * others as instance_user (default nobody, or root when
+ * allow_root_instances is set); none runs as root unless
  * allow_root_instances says so. staggerd as another user: instances run as
  * that user, and naming anyone else is an error at start. Every name is
  * looked up at start, so a typo stops staggerd rather than an instance.
@@ -74,15 +76,18 @@ stg_daemon_instance_users (const StgDaemonSettings *s, StgLocalOptions *options,
           g_hash_table_insert (options->role_users, g_strdup (role), id);
         }
     }
+  /* As root, every process of a role takes a user's identity, root's
+   * included when allowed, so none keeps the groups staggerd happened to
+   * start with. */
   const gchar *fallback = s->instance_user;
-  if (fallback == NULL && root && !s->allow_root_instances)
-    fallback = DEFAULT_INSTANCE_USER;
+  if (fallback == NULL && root)
+    fallback = s->allow_root_instances ? "0" : DEFAULT_INSTANCE_USER;
   if (fallback == NULL)
     return TRUE;
   StgIdentity *id = resolve (s, "instance_user", fallback, error);
   if (id == NULL)
     return FALSE;
-  if (root && id->uid != 0)
+  if (root)
     options->default_user = id;
   else
     stg_identity_free (id);

@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 #include <sys/stat.h>
 
+#include "common/host_policy.h"
 #include "daemon/instance_users.h"
 #include "daemon/settings.h"
 #include "daemon/systemd.h"
@@ -59,6 +60,8 @@ typedef struct
 #define S "staggerd"
 
 static gboolean parse_sync (StgDaemonSettings *settings, const gchar *text, GError **error);
+static gboolean parse_gate_hosts (StgDaemonSettings *settings, const gchar *text, GError **error);
+static gchar **split_words (const gchar *text);
 
 /* Every key of the config file; staggerd(8) says the same at length. */
 static const Setting SETTINGS[] = {
@@ -82,6 +85,12 @@ static const Setting SETTINGS[] = {
   INT (S, "tcp_backlog", tcp_backlog, 1, 65535, 4096, "the Thrift port's listen queue"),
   INT (S, "max_connections", max_connections, 1, 1000000, 4096, "open connections per port"),
   INT (S, "max_connections_per_address", max_per_address, 1, 1000000, 1024, "from one address"),
+  INT64 (S, "max_buffered_bytes", max_buffered, 1024 * 1024, G_MAXINT64 / 2,
+         STG_DAEMON_BUFFERED_MAX, "unfinished requests' bytes, both ports"),
+  INT64 (S, "max_buffered_per_address", max_buffered_per_address, 64 * 1024, G_MAXINT64 / 2, 0,
+         "... from one address; 0: one largest frame"),
+  INT64 (S, "buffered_reserve_bytes", buffered_reserve, 0, G_MAXINT64 / 2,
+         STG_DAEMON_BUFFERED_RESERVE, "... the last of them kept for small messages"),
   INT (S, "keep_updates_per_job", keep_updates, 0, 1000000, 100, "finished updates; 0: all"),
   INT (S, "keep_events_days", keep_events_days, 0, 100000, 30, "days of events kept; 0: all"),
   STRING (S, "advertise_url", advertise_url, NULL, "where other replicas send clients"),
@@ -92,10 +101,11 @@ static const Setting SETTINGS[] = {
   INT (S, "max_concurrent_starts", max_concurrent_starts, 0, 100000, 0, "starting at once; 0: 100"),
   STRING ("store", "url", store, NULL, "PostgreSQL (URL or conninfo) instead of SQLite"),
   PARSED ("store", "sqlite_synchronous", parse_sync, "full", "full, or normal: no fsync a commit"),
+  PARSED ("gates", "allowed_hosts", parse_gate_hosts, NULL, "where HTTP gates may connect"),
 };
 
 /* Groups whose keys are all in SETTINGS: another key there is a typo. */
-static const gchar *const CLOSED_GROUPS[] = { S, NULL };
+static const gchar *const CLOSED_GROUPS[] = { S, "gates", NULL };
 
 /* ---- the parsed keys -------------------------------------------------------- */
 
@@ -145,6 +155,22 @@ parse_sync (StgDaemonSettings *settings, const gchar *text, GError **error)
   return TRUE;
 }
 
+/* [gates] allowed_hosts: host name patterns, addresses, CIDR blocks; checked
+ * now, so that a bad one stops staggerd at start. */
+static gboolean
+parse_gate_hosts (StgDaemonSettings *settings, const gchar *text, GError **error)
+{
+  g_auto (GStrv) words = split_words (text);
+  g_autoptr (StgHostPolicy) hosts =
+      stg_host_policy_new ((const gchar *const *) words, "[gates] allowed_hosts", error);
+
+  if (hosts == NULL)
+    return FALSE;
+  g_strfreev (settings->gate_hosts);
+  settings->gate_hosts = g_steal_pointer (&words);
+  return TRUE;
+}
+
 /* ---- defaults, copies ------------------------------------------------------- */
 
 void
@@ -163,7 +189,7 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
         *(gint *) field = (gint) s->number;
       else if (s->type == TYPE_INT64)
         *(gint64 *) field = s->number;
-      else if (s->type == TYPE_PARSED && !s->parse (settings, s->text, NULL))
+      else if (s->type == TYPE_PARSED && s->text != NULL && !s->parse (settings, s->text, NULL))
         g_assert_not_reached ();
     }
   settings->data_dir = stg_systemd_default_data_dir ();
@@ -183,6 +209,7 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
     }
   g_clear_pointer (&settings->ready_file, g_free);
   g_clear_pointer (&settings->runtime, g_free);
+  g_clear_pointer (&settings->gate_hosts, g_strfreev);
   stg_fleet_options_clear (&settings->fleet);
   g_clear_pointer (&settings->users, g_hash_table_unref);
   g_clear_pointer (&settings->role_users, g_hash_table_unref);
@@ -202,6 +229,7 @@ stg_daemon_settings_copy (StgDaemonSettings *to, const StgDaemonSettings *from)
     }
   to->ready_file = g_strdup (from->ready_file);
   to->runtime = g_strdup (from->runtime);
+  to->gate_hosts = g_strdupv (from->gate_hosts);
   stg_fleet_options_copy (&to->fleet, &from->fleet);
   to->users = from->users ? g_hash_table_ref (from->users) : NULL;
   to->role_users = from->role_users ? g_hash_table_ref (from->role_users) : NULL;

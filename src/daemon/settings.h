@@ -14,6 +14,13 @@
 
 G_BEGIN_DECLS
 
+/* Bytes unfinished requests may hold on both ports together (at least
+ * one largest frame and the reserve), and the last of them kept for small
+ * messages (see api/body_buffer.h). One client address may hold one
+ * largest frame unless max_buffered_per_address says otherwise. */
+#define STG_DAEMON_BUFFERED_MAX (48 * 1024 * 1024)
+#define STG_DAEMON_BUFFERED_RESERVE (1024 * 1024)
+
 typedef struct
 {
   gchar *data_dir;     /* default $STATE_DIRECTORY, else STG_DATA_DIR */
@@ -44,6 +51,9 @@ typedef struct
   gint tcp_backlog;        /* TCP listen queue; default 4096 (capped by somaxconn) */
   gint max_connections;    /* per port; default 4096 */
   gint max_per_address;    /* connections per port from one address; default 1024 */
+  gint64 max_buffered;     /* bytes unfinished requests hold, both ports; default 48 MiB */
+  gint64 max_buffered_per_address; /* ... from one address; 0 (default): max_frame */
+  gint64 buffered_reserve;         /* ... the last of them for small messages; default 1 MiB */
   gint keep_updates;       /* finished updates kept per job; default 100; 0: all */
   gint keep_events_days;   /* days of task and instance events kept; default 30; 0: all */
   GHashTable *role_users;  /* (nullable) [roles]: role -> the user its instances run as */
@@ -51,6 +61,7 @@ typedef struct
   gboolean allow_root_instances; /* instances may run as root */
   gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
   gint max_concurrent_starts;    /* local runtime: instances starting at once; 0: 100 */
+  gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go */
 } StgDaemonSettings;
 
 /* Fills @settings with the defaults. */

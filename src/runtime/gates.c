@@ -1,27 +1,32 @@
 /* gates.c: the real StgGateRunner: one attempt of an HTTP or a shell gate.
  *
- * HTTP: a GET with libsoup; the answer's status must be the expected one
+ * HTTP: a GET with libsoup, straight from this host (no proxy), each
+ * connection to an address the StgHostPolicy allows (checked as it is
+ * about to connect, so what a name resolved to is judged, redirects'
+ * hosts too); the answer's status must be the expected one
  * and, with a JSONPath (json-glib's JsonPath), its first value, a number or
  * a string holding one (as Prometheus's query API answers), must stand in
  * the gate's relation to its threshold. At most STG_GATE_MAX_BODY bytes of
  * the answer are read. Shell: /bin/sh -c COMMAND with an environment of its
  * own (nothing of staggerd's), in a new session so that a cancelled attempt
  * kills the whole process group, as the role's instance user when staggerd
- * is root; its output's last lines go into the message. Calls nothing of
- * Stagger's but common/ and identity.c. Main-loop thread only.
+ * is root (spawn.c); its output's last lines go into the message. Calls
+ * nothing of Stagger's but common/, identity.c and spawn.c. Main-loop
+ * thread only.
  */
 #include "config.h"
 
-#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
+#include <gio/gunixinputstream.h>
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
+#include "common/host_policy.h"
 #include "common/json_check.h"
 #include "runtime/gates.h"
+#include "runtime/spawn.h"
 
 #define OUTPUT_KEPT 2048
 
@@ -31,6 +36,7 @@ typedef struct
   SoupSession *session;
   GHashTable *role_users;    /* (nullable) role -> StgIdentity* */
   StgIdentity *default_user; /* (nullable) */
+  StgHostPolicy *hosts;      /* where HTTP gates may connect */
 } Runner;
 
 typedef struct
@@ -42,10 +48,12 @@ typedef struct
   /* HTTP */
   SoupMessage *msg;
   GByteArray *body;
+  StgHostPolicy *hosts;
+  gchar *refused; /* why a connection was refused, if one was */
   /* shell */
-  GSubprocess *proc;
-  StgIdentity *identity; /* (nullable) */
+  StgChild *proc;
   gulong cancel_id;
+  GInputStream *stdout_stream;
   GString *output; /* the last OUTPUT_KEPT bytes */
   gboolean exited;
   gboolean drained;
@@ -59,10 +67,14 @@ attempt_free (Attempt *a)
     g_cancellable_disconnect (a->cancel, a->cancel_id);
   g_clear_object (&a->gate);
   g_clear_object (&a->cancel);
+  if (a->msg != NULL)
+    g_signal_handlers_disconnect_by_data (a->msg, a);
   g_clear_object (&a->msg);
   g_clear_pointer (&a->body, g_byte_array_unref);
-  g_clear_object (&a->proc);
-  g_clear_pointer (&a->identity, stg_identity_free);
+  g_clear_pointer (&a->hosts, stg_host_policy_unref);
+  g_free (a->refused);
+  g_clear_pointer (&a->proc, stg_child_free);
+  g_clear_object (&a->stdout_stream);
   if (a->output != NULL)
     g_string_free (a->output, TRUE);
   g_free (a);
@@ -254,10 +266,35 @@ on_sent (GObject *source, GAsyncResult *res, gpointer data)
 
   if (stream == NULL)
     {
-      finish (a, FALSE, error->message);
+      finish (a, FALSE, a->refused != NULL ? a->refused : error->message);
       return;
     }
   read_more (a, stream);
+}
+
+/* A connection of the attempt (the first, or one a redirect needs) is
+ * about to connect to an address its host resolved to: one the policy
+ * refuses is closed before a byte goes there, and the attempt says why. */
+static void
+on_network_event (SoupMessage *msg, GSocketClientEvent event, GIOStream *connection, gpointer data)
+{
+  Attempt *a = data;
+  g_autoptr (GError) refused = NULL;
+
+  if (event != G_SOCKET_CLIENT_CONNECTING || !G_IS_SOCKET_CONNECTION (connection))
+    return;
+  g_autoptr (GSocketAddress) remote =
+      g_socket_connection_get_remote_address (G_SOCKET_CONNECTION (connection), NULL);
+  const gchar *host = g_uri_get_host (soup_message_get_uri (msg));
+  if (remote != NULL && G_IS_INET_SOCKET_ADDRESS (remote) &&
+      stg_host_policy_check (a->hosts, host,
+                             g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (remote)),
+                             &refused))
+    return;
+  g_free (a->refused);
+  a->refused = g_strdup_printf ("refused: %s", refused ? refused->message
+                                                       : "the address to connect to is unknown");
+  g_socket_close (g_socket_connection_get_socket (G_SOCKET_CONNECTION (connection)), NULL);
 }
 
 static void
@@ -270,30 +307,21 @@ run_http (Runner *r, Attempt *a)
       return;
     }
   a->body = g_byte_array_new ();
+  a->hosts = stg_host_policy_ref (r->hosts);
+  g_signal_connect (a->msg, "network-event", G_CALLBACK (on_network_event), a);
   soup_session_send_async (r->session, a->msg, G_PRIORITY_DEFAULT, a->cancel, on_sent, a);
 }
 
 /* ---- shell ------------------------------------------------------------------- */
 
 static void
-child_setup (gpointer data)
-{
-  const StgIdentity *id = data;
-
-  setsid ();
-  if (id != NULL)
-    stg_identity_child_setup ((gpointer) id);
-}
-
-static void
 on_cancel (GCancellable *cancel, gpointer data)
 {
   Attempt *a = data;
-  const gchar *pid = a->proc ? g_subprocess_get_identifier (a->proc) : NULL;
   (void) cancel;
 
-  if (pid != NULL)
-    kill (-(pid_t) g_ascii_strtoll (pid, NULL, 10), SIGKILL);
+  if (a->proc != NULL)
+    stg_child_kill (a->proc);
 }
 
 static void
@@ -307,7 +335,7 @@ shell_judge (Attempt *a)
   const gchar *nl = strrchr (out, '\n');
   tail = g_strdup (nl ? nl + 1 : out);
   g_strstrip (tail);
-  if (g_spawn_check_wait_status (a->status, NULL))
+  if (WIFEXITED (a->status) && WEXITSTATUS (a->status) == 0)
     {
       g_autofree gchar *ok = g_strdup_printf ("exit status 0%s%s", tail[0] ? ": " : "", tail);
       finish (a, TRUE, ok);
@@ -332,8 +360,7 @@ static void on_output (GObject *source, GAsyncResult *res, gpointer data);
 static void
 read_output (Attempt *a)
 {
-  g_input_stream_read_bytes_async (g_subprocess_get_stdout_pipe (a->proc), 4096, G_PRIORITY_DEFAULT,
-                                   NULL, on_output, a);
+  g_input_stream_read_bytes_async (a->stdout_stream, 4096, G_PRIORITY_DEFAULT, NULL, on_output, a);
 }
 
 static void
@@ -355,12 +382,11 @@ on_output (GObject *source, GAsyncResult *res, gpointer data)
 }
 
 static void
-on_shell_exit (GObject *source, GAsyncResult *res, gpointer data)
+on_shell_exit (gpointer data, gint status)
 {
   Attempt *a = data;
 
-  g_subprocess_wait_finish (G_SUBPROCESS (source), res, NULL);
-  a->status = g_subprocess_get_status (a->proc);
+  a->status = status;
   a->exited = TRUE;
   shell_step (a);
 }
@@ -378,34 +404,31 @@ report_later (gpointer data)
 static void
 run_shell (Runner *r, Attempt *a, const gchar *role)
 {
-  const StgIdentity *id = NULL;
   const gchar *const argv[] = { "/bin/sh", "-c", a->gate->command, NULL };
-  g_autoptr (GError) error = NULL;
-
-  if (r->role_users != NULL && role != NULL)
-    id = g_hash_table_lookup (r->role_users, role);
-  if (id == NULL)
-    id = r->default_user;
-  a->identity = id ? stg_identity_copy (id) : NULL;
-  a->output = g_string_new (NULL);
-
-  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                                                 G_SUBPROCESS_FLAGS_STDERR_MERGE);
   const gchar *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8",
                                NULL };
-  g_subprocess_launcher_set_environ (l, (gchar **) env);
-  g_subprocess_launcher_set_cwd (l, "/");
-  g_subprocess_launcher_set_child_setup (l, child_setup, a->identity, NULL);
-  a->proc = g_subprocess_launcher_spawnv (l, argv, &error);
+  g_autoptr (GError) error = NULL;
+
+  a->output = g_string_new (NULL);
+  StgSpawnRequest req = {
+    .argv = argv,
+    .envp = env,
+    .cwd = "/",
+    .identity = stg_identity_for_role (r->role_users, r->default_user, role),
+    .group = STG_SPAWN_SESSION,
+    .out = { .to = STG_SPAWN_PIPE },
+    .err = { .to = STG_SPAWN_AS_STDOUT },
+  };
+  a->proc = stg_child_spawn (&req, on_shell_exit, a, &error);
   if (a->proc == NULL)
     {
       g_string_printf (a->output, "cannot run the command: %s", error->message);
       g_idle_add (report_later, a);
       return;
     }
+  a->stdout_stream = g_unix_input_stream_new (stg_child_steal_out (a->proc), TRUE);
   a->cancel_id = g_cancellable_connect (a->cancel, G_CALLBACK (on_cancel), a, NULL);
   read_output (a);
-  g_subprocess_wait_async (a->proc, NULL, on_shell_exit, a);
 }
 
 /* ---- the runner ---------------------------------------------------------------- */
@@ -441,20 +464,25 @@ runner_free (StgGateRunner *runner)
   g_clear_object (&r->session);
   g_clear_pointer (&r->role_users, g_hash_table_unref);
   g_clear_pointer (&r->default_user, stg_identity_free);
+  g_clear_pointer (&r->hosts, stg_host_policy_unref);
   g_free (r);
 }
 
 static const StgGateRunnerOps runner_ops = { runner_run, runner_free };
 
 StgGateRunner *
-stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user)
+stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user, StgHostPolicy *hosts)
 {
   Runner *r = g_new0 (Runner, 1);
 
   r->parent.ops = &runner_ops;
-  r->session = soup_session_new_with_options ("user-agent", "stagger-gate/" STG_VERSION, NULL);
+  /* No proxy: the policy judges the address a request really goes to. */
+  r->session = soup_session_new_with_options ("user-agent", "stagger-gate/" STG_VERSION,
+                                              "proxy-resolver", NULL, NULL);
   r->role_users = role_users ? g_hash_table_ref (role_users) : NULL;
   r->default_user = default_user ? stg_identity_copy (default_user) : NULL;
+  r->hosts = hosts != NULL ? stg_host_policy_ref (hosts)
+                           : stg_host_policy_new (NULL, "[gates] allowed_hosts", NULL);
   return &r->parent;
 }
 

@@ -16,6 +16,7 @@
 
 #include <gio/gio.h>
 
+#include "common/host_policy.h"
 #include "common/thrift_glue.h"
 #include "runtime/identity.h"
 
@@ -52,8 +53,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgGateRunner, stg_gate_runner_free)
 /* The real runner. Shell gates of a role in @role_users (role ->
  * StgIdentity*; nullable, referenced) run as that user, others as
  * @default_user (nullable: staggerd's own user; copied), as the local
- * runtime runs instances. */
-StgGateRunner *stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user);
+ * runtime runs instances. HTTP gates connect where @hosts allows
+ * (nullable: the default policy, which refuses link-local and metadata
+ * addresses; referenced); a refused connection fails the attempt with
+ * the reason. */
+StgGateRunner *stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user,
+                                    StgHostPolicy *hosts);
 
 /* TRUE when @op is a relation an HTTP gate compares with: <, <=, ==, !=,
  * >=, >. */

@@ -8,8 +8,10 @@
 #include "config.h"
 
 #include <string.h>
+#include <sys/wait.h>
 
 #include "runtime/health.h"
+#include "runtime/spawn.h"
 
 #define FIRST_CHECK_MS 50
 
@@ -36,7 +38,7 @@ typedef struct _Check
   guint timeout;
   gboolean timed_out;
   SoupMessage *msg;
-  GSubprocess *proc;
+  StgChild *proc;
 } Check;
 
 static void schedule (StgHealth *h, guint ms);
@@ -47,7 +49,7 @@ check_free (Check *c)
   g_clear_handle_id (&c->timeout, g_source_remove);
   g_clear_object (&c->cancel);
   g_clear_object (&c->msg);
-  g_clear_object (&c->proc);
+  g_clear_pointer (&c->proc, stg_child_free);
   g_free (c);
 }
 
@@ -101,7 +103,7 @@ on_timeout (gpointer data)
   c->timed_out = TRUE;
   g_cancellable_cancel (c->cancel);
   if (c->proc != NULL)
-    g_subprocess_force_exit (c->proc);
+    stg_child_kill (c->proc);
   return G_SOURCE_REMOVE;
 }
 
@@ -150,11 +152,9 @@ on_http (GObject *source, GAsyncResult *res, gpointer data)
 }
 
 static void
-on_shell (GObject *source, GAsyncResult *res, gpointer data)
+on_shell (gpointer data, gint status)
 {
   Check *c = data;
-  g_autoptr (GError) error = NULL;
-  gboolean done = g_subprocess_wait_finish (G_SUBPROCESS (source), res, &error);
   StgHealth *h = finish_check (c);
 
   if (h != NULL)
@@ -163,17 +163,12 @@ on_shell (GObject *source, GAsyncResult *res, gpointer data)
       gboolean ok = FALSE;
       if (c->timed_out)
         why = g_strdup_printf ("the health command took longer than %g s", h->spec.timeout_secs);
-      else if (!done)
-        why = g_strdup_printf ("the health command failed: %s", error->message);
-      else if (g_subprocess_get_if_exited (c->proc))
-        {
-          gint code = g_subprocess_get_exit_status (c->proc);
-          ok = code == 0;
-          why = g_strdup_printf ("the health command exited with status %d", code);
-        }
       else
-        why = g_strdup_printf ("the health command was killed by signal %d",
-                               g_subprocess_get_term_sig (c->proc));
+        {
+          g_autofree gchar *how = stg_spawn_describe (status);
+          ok = WIFEXITED (status) && WEXITSTATUS (status) == 0;
+          why = g_strdup_printf ("the health command %s", how);
+        }
       result (h, ok, why);
     }
   check_free (c);
@@ -235,16 +230,15 @@ run_check (gpointer data)
       h->target.run (h->target.run_data, (const gchar *const *) h->target.shell_argv, c->cancel, on_run, c);
       return G_SOURCE_REMOVE;
     }
-  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
-                                                                 G_SUBPROCESS_FLAGS_STDERR_SILENCE);
   g_autoptr (GError) error = NULL;
-  g_subprocess_launcher_set_environ (l, h->target.envp);
-  if (h->target.cwd)
-    g_subprocess_launcher_set_cwd (l, h->target.cwd);
-  if (h->target.identity != NULL)
-    g_subprocess_launcher_set_child_setup (l, stg_identity_child_setup,
-                                           (gpointer) h->target.identity, NULL);
-  c->proc = g_subprocess_launcher_spawnv (l, (const gchar *const *) h->target.shell_argv, &error);
+  StgSpawnRequest req = {
+    .argv = (const gchar *const *) h->target.shell_argv,
+    .envp = (const gchar *const *) h->target.envp,
+    .cwd = h->target.cwd,
+    .identity = h->target.identity,
+    .group = STG_SPAWN_GROUP,
+  };
+  c->proc = stg_child_spawn (&req, on_shell, c, &error);
   if (c->proc == NULL)
     {
       h->check = NULL;
@@ -253,7 +247,6 @@ run_check (gpointer data)
       result (h, FALSE, why);
       return G_SOURCE_REMOVE;
     }
-  g_subprocess_wait_async (c->proc, NULL, on_shell, c);
   return G_SOURCE_REMOVE;
 }
 
@@ -322,7 +315,7 @@ stg_health_free (StgHealth *h)
       c->health = NULL;
       g_cancellable_cancel (c->cancel);
       if (c->proc != NULL)
-        g_subprocess_force_exit (c->proc);
+        stg_child_kill (c->proc);
     }
   g_clear_object (&h->target.session);
   g_free (h->target.url);

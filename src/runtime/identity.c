@@ -74,9 +74,12 @@ stg_identity_apply (const StgIdentity *id)
   return 0;
 }
 
-void
-stg_identity_child_setup (gpointer id)
+const StgIdentity *
+stg_identity_for_role (GHashTable *role_users, const StgIdentity *fallback, const gchar *role)
 {
-  if (stg_identity_apply (id) != 0)
-    _exit (126);
+  const StgIdentity *id = role_users != NULL && role != NULL
+                              ? g_hash_table_lookup (role_users, role)
+                              : NULL;
+
+  return id != NULL ? id : fallback;
 }

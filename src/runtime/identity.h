@@ -1,11 +1,12 @@
-/* identity.h: the user an instance runs as.
+/* identity.h: the user a role's processes run as.
  *
- * A staggerd that runs as root starts each role's instances (their
- * process, hooks and shell health checks) as the user configured for the
- * role, or a default user; StgIdentity holds what a forked child needs to
- * become that user, resolved before the fork (no lookups after it). A
- * staggerd that is not root runs instances as itself. Main-loop thread,
- * except stg_identity_apply(), which a forked child calls.
+ * A staggerd that runs as root starts every process of a role (its
+ * instances, their hooks and shell health checks, its shell gates) as the
+ * user configured for the role, or a default user; StgIdentity holds what
+ * a forked child needs to become that user, resolved before the fork (no
+ * lookups after it). A staggerd that is not root runs them as itself.
+ * Main-loop thread, except stg_identity_apply(), which spawn.c's child
+ * calls.
  */
 #pragma once
 
@@ -34,8 +35,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgIdentity, stg_identity_free)
  * sure it cannot come back. Async-signal-safe; returns 0 or an errno. */
 int stg_identity_apply (const StgIdentity *id);
 
-/* A GSpawnChildSetupFunc for GSubprocessLauncher: stg_identity_apply(),
- * exiting with status 126 when it fails. */
-void stg_identity_child_setup (gpointer id);
+/* Who runs the processes of @role: its entry in @role_users (role ->
+ * StgIdentity*; nullable), else @fallback (nullable: staggerd's own
+ * user). */
+const StgIdentity *stg_identity_for_role (GHashTable *role_users, const StgIdentity *fallback,
+                                          const gchar *role);
 
 G_END_DECLS

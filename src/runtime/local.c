@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runtime/local_private.h"
@@ -57,8 +58,7 @@ slot_free (gpointer data)
   g_clear_handle_id (&slot->pre_hook_timer, g_source_remove);
   g_cancellable_cancel (slot->cancel);
   g_clear_object (&slot->cancel);
-  if (slot->pre_hook != NULL)
-    g_clear_object (&slot->pre_hook);
+  g_clear_pointer (&slot->pre_hook, stg_child_free);
   if (slot->queued != 0)
     g_queue_remove (&slot->rt->waiting, slot);
   /* Runs are forgotten, not killed: their processes outlive us. */
@@ -323,23 +323,15 @@ proceed_replace (Slot *slot, gint64 config, const StgTaskSpec *spec)
 }
 
 static void
-on_pre_hook (GObject *source, GAsyncResult *res, gpointer data)
+on_pre_hook (gpointer data, gint status)
 {
   Slot *slot = data;
-  GSubprocess *hook = G_SUBPROCESS (source);
-  g_autoptr (GError) error = NULL;
 
-  if (!g_subprocess_wait_finish (hook, res, &error) && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-  if (slot->pre_hook != hook)
-    return;
   g_clear_handle_id (&slot->pre_hook_timer, g_source_remove);
-  gboolean ok = g_subprocess_get_if_exited (hook) && g_subprocess_get_exit_status (hook) == 0;
-  g_autofree gchar *why = g_subprocess_get_if_exited (hook)
-      ? g_strdup_printf ("pre_update hook exited with status %d", g_subprocess_get_exit_status (hook))
-      : g_strdup ("pre_update hook was stopped (timed out)");
+  gboolean ok = WIFEXITED (status) && WEXITSTATUS (status) == 0;
+  g_autofree gchar *why = stg_run_hook_outcome ("pre_update", status);
   gint64 config = slot->pre_hook_config;
-  g_clear_object (&slot->pre_hook);
+  g_clear_pointer (&slot->pre_hook, stg_child_free);
   if (slot->want != config)
     return;                            /* wanted something else meanwhile */
   if (ok)
@@ -365,7 +357,7 @@ on_pre_hook_timeout (gpointer data)
 
   slot->pre_hook_timer = 0;
   if (slot->pre_hook != NULL)
-    g_subprocess_force_exit (slot->pre_hook);
+    stg_child_kill (slot->pre_hook);
   return G_SOURCE_REMOVE;
 }
 
@@ -382,7 +374,8 @@ replace (Slot *slot, gint64 config)
     }
   /* The configuration being applied says how to check before going down. */
   slot->pre_hook_config = config;
-  slot->pre_hook = stg_run_hook (slot, &spec->exec->pre_update, spec, "pre_update", &error);
+  slot->pre_hook = stg_run_hook (slot, &spec->exec->pre_update, spec, "pre_update", on_pre_hook,
+                                 slot, &error);
   if (slot->pre_hook == NULL)
     {
       stg_local_count_failure (slot);
@@ -393,7 +386,6 @@ replace (Slot *slot, gint64 config)
     }
   slot->pre_hook_timer = g_timeout_add ((guint) (spec->exec->pre_update.timeout_secs * 1000),
                                         on_pre_hook_timeout, slot);
-  g_subprocess_wait_async (slot->pre_hook, slot->cancel, on_pre_hook, slot);
 }
 
 /* ---- operations ---------------------------------------------------------------- */
@@ -459,8 +451,8 @@ local_kill (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
   g_clear_handle_id (&slot->restart_timer, g_source_remove);
   if (slot->pre_hook != NULL)
     {
-      g_subprocess_force_exit (slot->pre_hook);
-      g_clear_object (&slot->pre_hook);
+      stg_child_kill (slot->pre_hook);
+      g_clear_pointer (&slot->pre_hook, stg_child_free);
       g_clear_handle_id (&slot->pre_hook_timer, g_source_remove);
     }
   if (slot->next != NULL)

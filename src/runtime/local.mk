@@ -15,6 +15,7 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/run.c \
 	src/runtime/sandbox.c \
 	src/runtime/simulated.c src/runtime/simulated.h \
+	src/runtime/spawn.c src/runtime/spawn.h \
 	src/runtime/spec_cache.c src/runtime/spec_cache.h
 # The fleet runtime: containers on many hosts through the Docker Engine API.
 libstg_runtime_a_SOURCES += \

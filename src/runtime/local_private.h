@@ -48,6 +48,7 @@
 #include "runtime/executor.h"
 #include "runtime/health.h"
 #include "runtime/local.h"
+#include "runtime/spawn.h"
 #include "runtime/spec_cache.h"
 #include "store/store.h"
 
@@ -92,10 +93,9 @@ struct _Run
   gboolean healthy;          /* checks pass, and post_update (if any) passed */
   gint64 healthy_since_ms;
   gboolean from_update;      /* started to replace another config: run post_update */
-  GSubprocess *hook;         /* post_update in flight */
+  StgChild *hook;            /* post_update in flight */
   guint hook_timer;
   StopReason stopping;       /* why we asked it to stop; STOP_NONE: running */
-  GCancellable *cancel;      /* cancels waits that hold the run */
   gboolean failed;           /* counted as a failed run already */
   gboolean counted;          /* one of the runtime's starts in flight */
   guint kill_timer;
@@ -119,7 +119,7 @@ struct _Slot
   gint64 run_seq;
   guint restart_timer;
   gint backoff_ms;
-  GSubprocess *pre_hook;     /* pre_update in flight */
+  StgChild *pre_hook;        /* pre_update in flight */
   GCancellable *cancel;      /* cancels waits that hold the slot */
   guint pre_hook_timer;
   gint64 pre_hook_config;
@@ -224,10 +224,15 @@ void stg_run_stop (Run *run);
 
 void stg_run_free (Run *run);
 
-/* Starts a hook command for @slot (output appended to hooks.log in the
- * slot's folder); the caller waits for it and bounds it with a timer. */
-GSubprocess *stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec,
-                           const gchar *name, GError **error);
+/* Starts a hook command for @slot as its role's user (output appended to
+ * hooks.log in the slot's folder); @done gets its wait status. The caller
+ * bounds it with a timer (stg_child_kill). */
+StgChild *stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec,
+                        const gchar *name, StgChildDone done, gpointer data, GError **error);
+
+/* What a hook's wait status means, in words ("pre_update hook exited with
+ * status 1"); a signal means it was stopped. */
+gchar *stg_run_hook_outcome (const gchar *name, gint status);
 
 /* ---- ports (ports.c) ------------------------------------------------------- */
 

@@ -1,17 +1,14 @@
-/* process.h: starting, finding and signalling instance processes.
+/* process.h: finding and signalling instance processes (spawn.h starts
+ * them).
  *
  * Each instance runs in its own session and process group, so a stop
  * signals everything it started. A process is named by its pid and its
  * start time (clock ticks since boot, from /proc), so a reused pid is never
- * mistaken for it after a restart. Sockets for hot upgrade are handed over
- * with the systemd protocol (LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES).
- * Main-loop thread only (fork happens there).
+ * mistaken for it after a restart. Main-loop thread only.
  */
 #pragma once
 
 #include <glib.h>
-
-#include "runtime/identity.h"
 
 G_BEGIN_DECLS
 
@@ -19,22 +16,8 @@ G_BEGIN_DECLS
 GQuark stg_process_error_quark (void);
 typedef enum { STG_PROCESS_ERROR_FAILED, STG_PROCESS_ERROR_NOT_FOUND } StgProcessError;
 
-typedef struct
-{
-  gchar **argv;              /* argv[0] found on PATH when it has no '/' */
-  gchar **envp;              /* the whole environment */
-  const gchar *cwd;
-  const gchar *stdout_path;  /* appended to */
-  const gchar *stderr_path;
-  const gint *fds;           /* (nullable) sockets to pass as 3, 4, ... */
-  guint n_fds;
-  const gchar *fd_names;     /* (nullable) LISTEN_FDNAMES, colon-separated */
-  const StgIdentity *identity; /* (nullable) the user to run as; NULL: ours */
-  const gchar *own_dir;        /* (nullable) given to @identity once the output files are open */
-} StgSpawn;
-
-/* Starts a process; fails if it cannot be executed. */
-gboolean stg_process_spawn (const StgSpawn *spawn, GPid *pid, gint64 *start_time, GError **error);
+/* The start time of @pid, or -1 if there is no such process. */
+gint64 stg_process_start_time (GPid pid);
 
 /* TRUE when @pid is alive and started at @start_time. */
 gboolean stg_process_is (GPid pid, gint64 start_time);

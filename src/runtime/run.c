@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runtime/local_private.h"
@@ -38,6 +39,7 @@ run_watch (Run *run, const StgHealthTarget *target, const gchar *probe_url, gboo
   run->target.shell_argv = g_strdupv (target->shell_argv);
   run->target.envp = g_strdupv (target->envp);
   run->target.cwd = g_strdup (target->cwd);
+  run->target.identity = target->identity;
   StgHealthTarget now = run->target;
   if (probe_url != NULL)
     now.url = (gchar *) probe_url;
@@ -118,25 +120,19 @@ on_hook_timeout (gpointer data)
 
   run->hook_timer = 0;
   if (run->hook != NULL)
-    g_subprocess_force_exit (run->hook);
+    stg_child_kill (run->hook);
   return G_SOURCE_REMOVE;
 }
 
 static void
-on_post_hook (GObject *source, GAsyncResult *res, gpointer data)
+on_post_hook (gpointer data, gint status)
 {
   Run *run = data;
-  GSubprocess *hook = G_SUBPROCESS (source);
-  g_autoptr (GError) error = NULL;
 
-  if (!g_subprocess_wait_finish (hook, res, &error) && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;       /* the run was freed */
   g_clear_handle_id (&run->hook_timer, g_source_remove);
-  gboolean ok = g_subprocess_get_if_exited (hook) && g_subprocess_get_exit_status (hook) == 0;
-  g_autofree gchar *why = g_subprocess_get_if_exited (hook)
-      ? g_strdup_printf ("post_update hook exited with status %d", g_subprocess_get_exit_status (hook))
-      : g_strdup ("post_update hook was stopped (timed out)");
-  g_clear_object (&run->hook);
+  gboolean ok = WIFEXITED (status) && WEXITSTATUS (status) == 0;
+  g_autofree gchar *why = stg_run_hook_outcome ("post_update", status);
+  g_clear_pointer (&run->hook, stg_child_free);
   if (ok)
     commit (run, why);
   else
@@ -162,7 +158,8 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
   if (run->from_update && run->spec->post_update.command != NULL)
     {
       g_autoptr (GError) error = NULL;
-      run->hook = stg_run_hook (slot, &run->spec->post_update, run->task, "post_update", &error);
+      run->hook = stg_run_hook (slot, &run->spec->post_update, run->task, "post_update",
+                                on_post_hook, run, &error);
       if (run->hook == NULL)
         {
           g_autofree gchar *m = g_strdup_printf ("cannot run the post_update hook: %s", error->message);
@@ -171,15 +168,14 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
         }
       run->hook_timer = g_timeout_add ((guint) (run->spec->post_update.timeout_secs * 1000),
                                        on_hook_timeout, run);
-      g_subprocess_wait_async (run->hook, run->cancel, on_post_hook, run);
       return;
     }
   commit (run, why);
 }
 
-GSubprocess *
+StgChild *
 stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, const gchar *name,
-              GError **error)
+              StgChildDone done, gpointer data, GError **error)
 {
   StgLocalRuntime *rt = slot->rt;
   g_autoptr (GHashTable) ports = stg_local_ports (rt, slot, spec->port_names, error);
@@ -205,20 +201,34 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
     }
   g_autofree gchar *banner = g_strdup_printf ("== %s hook for version %d: %s\n", name, vars.version, command);
   (void) !write (fd, banner, strlen (banner));
-  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_MERGE);
-  g_subprocess_launcher_take_stdout_fd (l, fd);
-  g_subprocess_launcher_set_cwd (l, root);
-  const StgIdentity *who = stg_local_identity (slot);
-  if (who != NULL)
-    g_subprocess_launcher_set_child_setup (l, stg_identity_child_setup, (gpointer) who, NULL);
   g_auto (GStrv) env = stg_local_base_environ (root);
-  g_subprocess_launcher_set_environ (l, env);
   g_autofree gchar *inst = g_strdup_printf ("%d", slot->key.instance);
   g_autofree gchar *ver = g_strdup_printf ("%d", vars.version);
-  g_subprocess_launcher_setenv (l, "STAGGER_INSTANCE", inst, TRUE);
-  g_subprocess_launcher_setenv (l, "STAGGER_VERSION", ver, TRUE);
-  g_subprocess_launcher_setenv (l, "STAGGER_HOOK", name, TRUE);
-  return g_subprocess_launcher_spawn (l, error, "/bin/sh", "-c", command, NULL);
+  env = g_environ_setenv (env, "STAGGER_INSTANCE", inst, TRUE);
+  env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
+  env = g_environ_setenv (env, "STAGGER_HOOK", name, TRUE);
+  const gchar *argv[] = { "/bin/sh", "-c", command, NULL };
+  StgSpawnRequest req = {
+    .argv = argv,
+    .envp = (const gchar *const *) env,
+    .cwd = root,
+    .identity = stg_local_identity (slot),
+    .group = STG_SPAWN_GROUP,
+    .out = { .to = STG_SPAWN_FD, .fd = fd },
+    .err = { .to = STG_SPAWN_AS_STDOUT },
+  };
+  StgChild *child = stg_child_spawn (&req, done, data, error);
+  close (fd);
+  return child;
+}
+
+gchar *
+stg_run_hook_outcome (const gchar *name, gint status)
+{
+  if (WIFSIGNALED (status))
+    return g_strdup_printf ("%s hook was stopped (timed out)", name);
+  g_autofree gchar *how = stg_spawn_describe (status);
+  return g_strdup_printf ("%s hook %s", name, how);
 }
 
 /* ---- watching the process ------------------------------------------------------ */
@@ -227,20 +237,13 @@ static void
 on_child (GPid pid, gint wait_status, gpointer data)
 {
   Run *run = data;
-  g_autoptr (GError) error = NULL;
   g_autofree gchar *how = NULL;
   gboolean success;
 
   (void) pid;
   run->child_watch = 0;
-  success = g_spawn_check_wait_status (wait_status, &error);
-  if (WIFEXITED (wait_status))
-    how = g_strdup_printf ("exited with status %d", WEXITSTATUS (wait_status));
-  else if (WIFSIGNALED (wait_status))
-    how = g_strdup_printf ("killed by signal %d (%s)", WTERMSIG (wait_status),
-                           g_strsignal (WTERMSIG (wait_status)));
-  else
-    how = g_strdup (error ? error->message : "ended");
+  success = WIFEXITED (wait_status) && WEXITSTATUS (wait_status) == 0;
+  how = stg_spawn_describe (wait_status);
   run_ended (run, success, how);
 }
 
@@ -277,7 +280,7 @@ stg_run_stop (Run *run)
   if (run->health != NULL)
     g_clear_pointer (&run->health, stg_health_free);
   if (run->hook != NULL)
-    g_subprocess_force_exit (run->hook);
+    stg_child_kill (run->hook);
   stg_process_signal_group (run->pid, SIGTERM);
   if (run->kill_timer == 0)
     run->kill_timer = g_timeout_add ((guint) (run->spec->stop_timeout_secs * 1000) + 1,
@@ -296,13 +299,10 @@ stg_run_free (Run *run)
   g_clear_handle_id (&run->kill_timer, g_source_remove);
   g_clear_handle_id (&run->hook_timer, g_source_remove);
   g_clear_pointer (&run->health, stg_health_free);
-  /* A hook's wait in flight sees the cancellation and leaves us alone. */
-  g_cancellable_cancel (run->cancel);
-  g_clear_object (&run->cancel);
   if (run->hook != NULL)
     {
-      g_subprocess_force_exit (run->hook);
-      g_clear_object (&run->hook);
+      stg_child_kill (run->hook);
+      g_clear_pointer (&run->hook, stg_child_free);
     }
   if (run->pidfd >= 0)
     close (run->pidfd);
@@ -432,7 +432,6 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
 
   run->slot = slot;
   run->pidfd = -1;
-  run->cancel = g_cancellable_new ();
   run->id = ++slot->run_seq;
   run->config_id = spec->config_id;
   run->version = stg_store_config_version (slot->rt->store, spec->config_id);
@@ -573,19 +572,26 @@ launch_spawn (Run *run, Launch *l, GError **error)
 {
   g_autofree gchar *out = g_build_filename (run->sandbox, "stdout", NULL);
   g_autofree gchar *err = g_build_filename (run->sandbox, "stderr", NULL);
-  StgSpawn sp = {
-    .argv = (gchar **) l->argv->pdata,
-    .envp = l->env,
+  StgSpawnRequest req = {
+    .argv = (const gchar *const *) l->argv->pdata,
+    .envp = (const gchar *const *) l->env,
     .cwd = l->cwd,
-    .stdout_path = out,
-    .stderr_path = err,
+    .identity = stg_local_identity (run->slot),
+    .group = STG_SPAWN_SESSION,
+    .out = { .to = STG_SPAWN_FILE, .path = out },
+    .err = { .to = STG_SPAWN_FILE, .path = err },
     .fds = (const gint *) l->fds->data,
     .n_fds = l->fds->len,
+    .listen_fds = TRUE,
     .fd_names = l->fd_names,
-    .identity = stg_local_identity (run->slot),
     .own_dir = run->sandbox,
   };
-  return stg_process_spawn (&sp, &run->pid, &run->pid_start, error);
+  StgSpawned spawned;
+  if (!stg_spawn (&req, &spawned, error))
+    return FALSE;
+  run->pid = spawned.pid;
+  run->pid_start = spawned.start_time;
+  return TRUE;
 }
 
 /* Watches the spawned process and starts its health checks. */
@@ -700,7 +706,6 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
 
   Run *run = g_new0 (Run, 1);
   run->slot = slot;
-  run->cancel = g_cancellable_new ();
   run->id = row->run_id;
   run->config_id = config_id;
   run->version = stg_store_config_version (rt->store, config_id);
@@ -747,8 +752,12 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
       ? stg_template_expand (run->spec->health.shell_command, &vars, NULL, NULL) : NULL;
   gchar *shell_argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", shell, NULL };
   g_auto (GStrv) env = stg_local_base_environ (run->sandbox);
-  StgHealthTarget target = { .session = rt->session, .url = url, .shell_argv = shell_argv,
-                             .envp = env, .cwd = run->sandbox };
+  StgHealthTarget target = { .session = rt->session,
+                             .url = url,
+                             .shell_argv = shell_argv,
+                             .envp = env,
+                             .cwd = run->sandbox,
+                             .identity = stg_local_identity (slot) };
   target.counts = rt->options.health_counts;
   run_watch (run, &target, NULL, healthy);
   return run;

@@ -43,10 +43,8 @@ const StgIdentity *
 stg_local_identity (Slot *slot)
 {
   const StgLocalOptions *o = &slot->rt->options;
-  const StgIdentity *id = o->role_users ? g_hash_table_lookup (o->role_users, slot->job->role)
-                                        : NULL;
 
-  return id != NULL ? id : o->default_user;
+  return stg_identity_for_role (o->role_users, o->default_user, slot->job->role);
 }
 
 gboolean
