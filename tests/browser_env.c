@@ -84,7 +84,6 @@ stg_browser_env_start (const gchar *env_dir, const gchar *script, ...)
 gint
 stg_browser_env_finish (GSubprocess *p, gchar **last_line, gchar **output)
 {
-  g_autoptr (GSubprocess) owned = p;
   g_autoptr (GError) error = NULL;
   g_autofree gchar *out = NULL;
 
@@ -96,7 +95,9 @@ stg_browser_env_finish (GSubprocess *p, gchar **last_line, gchar **output)
     *last_line = g_strdup (last ? last + 1 : out);
   if (output != NULL)
     *output = g_steal_pointer (&out);
-  return g_subprocess_get_exit_status (p);
+  gint status = g_subprocess_get_exit_status (p);
+  g_object_unref (p);
+  return status;
 }
 
 gint
