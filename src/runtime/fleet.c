@@ -676,11 +676,3 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
     }
   return &rt->base;
 }
-
-const gchar *
-stg_fleet_runtime_host_of (StgRuntime *base, gint64 job_id, gint32 instance)
-{
-  Slot *slot = (Slot *) stg_slots_find (((StgFleetRuntime *) base)->slots, job_id, instance);
-
-  return slot && slot->host ? slot->host->config->name : NULL;
-}

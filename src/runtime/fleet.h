@@ -40,7 +40,4 @@ StgRuntime *stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFl
  * engine recovers. */
 gboolean stg_fleet_runtime_adopt (StgRuntime *rt, GError **error);
 
-/* For tests and displays: the host a slot is placed on, or NULL. */
-const gchar *stg_fleet_runtime_host_of (StgRuntime *rt, gint64 job_id, gint32 instance);
-
 G_END_DECLS
