@@ -145,7 +145,7 @@ judge_gone (Slot *slot, const StgInstanceRow *row)
         }
       stg_slot_set_phase (&slot->base, STG_TASK_FAILED, ran, API_SCHEDULE_STATUS_FAILED,
                           "exited while staggerd was not running");
-      slot->post_owed = row->config_id != ran ? row->config_id : 0;
+      slot->base.post_owed = row->config_id != ran ? row->config_id : 0;
       stg_local_after_exit (slot, NULL, FALSE, NULL);
       return;
     }
@@ -153,7 +153,7 @@ judge_gone (Slot *slot, const StgInstanceRow *row)
    * intent was written, the fork not made): not a failure. */
   gboolean replacing = reason == STOP_REPLACE || row->config_id != ran;
   if (replacing)
-    slot->post_owed = row->config_id;
+    slot->base.post_owed = row->config_id;
   stg_run_start_config (slot, row->config_id, FALSE, replacing);
 }
 

@@ -205,12 +205,12 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
   /* First healthy after an update: its post_update hook decides. */
   if (slot->op == OP_HOOK)
     return;
-  if (slot->post_owed != 0 && slot->post_owed == slot->container_config &&
+  if (slot->base.post_owed != 0 && slot->base.post_owed == slot->container_config &&
       slot->base.phase != STG_TASK_RUNNING)
     {
       if (stg_fleet_hook_start (slot, slot->container_config, FALSE))
         return;
-      slot->post_owed = 0;
+      slot->base.post_owed = 0;
     }
   g_autofree gchar *m = g_strdup_printf ("healthy on %s", slot->host->config->name);
   stg_fleet_healthy (slot, m);
@@ -493,7 +493,7 @@ stg_fleet_drive (Slot *slot)
           stg_fleet_hook_start (slot, slot->base.want, TRUE))
         return;
       if (changing)
-        slot->post_owed = slot->base.want;
+        slot->base.post_owed = slot->base.want;
       stop_remove (slot);
       return;
     }

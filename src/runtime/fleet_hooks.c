@@ -76,7 +76,7 @@ hook_ended (Slot *slot, gboolean pre, gint64 config, gboolean ok, const gchar *w
       stg_fleet_drive (slot);
       return;
     }
-  slot->post_owed = 0;
+  slot->base.post_owed = 0;
   if (!ok)
     {
       stg_fleet_container_failed (slot, why);

@@ -76,7 +76,6 @@ typedef struct
   FleetHook *hook;   /* (nullable) the hook in flight */
   gint64 pre_passed; /* the config whose pre_update hook passed here */
   gint64 pre_failed; /* ... or failed (not run again until applied again) */
-  gint64 post_owed;  /* the config whose post_update hook is owed once healthy */
 } Slot;
 
 struct _StgFleetRuntime

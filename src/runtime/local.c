@@ -193,7 +193,7 @@ on_restart (gpointer data)
 
   slot->restart_timer = 0;
   if (slot->base.want != 0 && slot->run == NULL)
-    stg_run_start_config (slot, slot->base.want, FALSE, slot->base.want == slot->post_owed);
+    stg_run_start_config (slot, slot->base.want, FALSE, slot->base.want == slot->base.post_owed);
   return G_SOURCE_REMOVE;
 }
 
@@ -239,7 +239,7 @@ proceed_replace (Slot *slot, gint64 config, const StgTaskSpec *spec)
   StgLocalRuntime *rt = slot->rt;
   Run *r = slot->run;
 
-  slot->post_owed = config;
+  slot->base.post_owed = config;
   if (r == NULL || r->stopping)
     {
       if (r == NULL)
@@ -364,8 +364,8 @@ local_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GE
     {
       g_clear_handle_id (&slot->restart_timer, g_source_remove);
       if (slot->base.config_id != 0 && slot->base.config_id != config)
-        slot->post_owed = config;
-      stg_run_start_config (slot, config, FALSE, config == slot->post_owed);
+        slot->base.post_owed = config;
+      stg_run_start_config (slot, config, FALSE, config == slot->base.post_owed);
       return TRUE;
     }
   if (r->stopping)

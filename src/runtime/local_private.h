@@ -120,7 +120,6 @@ struct _Slot
   GSubprocess *pre_hook;     /* pre_update in flight */
   guint pre_hook_timer;
   gint64 pre_hook_config;
-  gint64 post_owed;          /* config whose post_update has not passed yet */
   GArray *sockets;           /* gint: listening sockets for hot upgrade, by port name */
   GHashTable *ports;         /* name -> port (GINT_TO_POINTER) */
   gint64 queued;             /* config waiting for a start (max_concurrent_starts); 0: none */

@@ -60,8 +60,8 @@ commit (Run *run, const gchar *why)
   run->healthy = TRUE;
   run->healthy_since_ms = stg_clock_now_ms (slot->rt->clock);
   stg_local_start_done (run);
-  if (slot->post_owed == run->config_id)
-    slot->post_owed = 0;
+  if (slot->base.post_owed == run->config_id)
+    slot->base.post_owed = 0;
   if (slot->next == run)
     {
       /* Hot upgrade: the new version serves; the old one goes. From now

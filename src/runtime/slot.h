@@ -45,6 +45,7 @@ typedef struct
   guint32 failures;        /* ... failed runs (stg_slot_count_failure) */
   gchar *cause;            /* ... why its last run failed, in words (nullable) */
   gint backoff_ms;         /* the wait before a start after a failure; 0 once healthy */
+  gint64 post_owed;        /* the config whose post_update hook is owed once healthy; 0: none */
   GCancellable *cancel;    /* cancelled when the slot is freed */
 } StgSlot;
 
@@ -71,6 +72,7 @@ StgSlots *stg_slots_new (StgRuntime *runtime, StgStore *store, StgClock *clock,
 /* Frees the table and every slot in it. */
 void stg_slots_free (StgSlots *slots);
 
+/* The runtime the slots belong to. */
 StgRuntime *stg_slots_runtime (StgSlots *slots);
 
 /* The slot (job @job_id, @instance), or NULL when there is none. */
