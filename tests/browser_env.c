@@ -51,26 +51,42 @@ stg_browser_env_prepare (const gchar *env, const gchar *const *scripts)
   return env_dir;
 }
 
-gint
-stg_browser_env_run (const gchar *env_dir, gchar **last_line, gchar **output, const gchar *script, ...)
+static GSubprocess *
+start_v (const gchar *env_dir, const gchar *script, va_list ap)
 {
   g_autofree gchar *node = g_find_program_in_path ("node");
   g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GError) error = NULL;
-  g_autofree gchar *out = NULL;
-  va_list ap;
 
   ck_assert_msg (node != NULL, "no node: scripts/install-deps.sh installs it");
   g_ptr_array_add (argv, g_strdup (node));
   g_ptr_array_add (argv, g_build_filename (env_dir, script, NULL));
-  va_start (ap, script);
   for (const gchar *a = va_arg (ap, const gchar *); a != NULL; a = va_arg (ap, const gchar *))
     g_ptr_array_add (argv, g_strdup (a));
-  va_end (ap);
   g_ptr_array_add (argv, NULL);
-  g_autoptr (GSubprocess) p = g_subprocess_newv ((const gchar *const *) argv->pdata,
-                                                 G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
+  GSubprocess *p = g_subprocess_newv ((const gchar *const *) argv->pdata,
+                                      G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
   ck_assert_msg (p != NULL, "cannot run node: %s", error ? error->message : "");
+  return p;
+}
+
+GSubprocess *
+stg_browser_env_start (const gchar *env_dir, const gchar *script, ...)
+{
+  va_list ap;
+
+  va_start (ap, script);
+  GSubprocess *p = start_v (env_dir, script, ap);
+  va_end (ap);
+  return p;
+}
+
+gint
+stg_browser_env_finish (GSubprocess *p, gchar **last_line, gchar **output)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *out = NULL;
+
   ck_assert_msg (g_subprocess_communicate_utf8 (p, NULL, NULL, &out, NULL, &error), "%s",
                  error ? error->message : "");
   g_strstrip (out);
@@ -79,5 +95,19 @@ stg_browser_env_run (const gchar *env_dir, gchar **last_line, gchar **output, co
     *last_line = g_strdup (last ? last + 1 : out);
   if (output != NULL)
     *output = g_steal_pointer (&out);
-  return g_subprocess_get_exit_status (p);
+  gint status = g_subprocess_get_exit_status (p);
+  g_object_unref (p);
+  return status;
+}
+
+gint
+stg_browser_env_run (const gchar *env_dir, gchar **last_line, gchar **output, const gchar *script,
+                     ...)
+{
+  va_list ap;
+
+  va_start (ap, script);
+  GSubprocess *p = start_v (env_dir, script, ap);
+  va_end (ap);
+  return stg_browser_env_finish (p, last_line, output);
 }

@@ -4,7 +4,7 @@
  */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 
 G_BEGIN_DECLS
 
@@ -20,5 +20,11 @@ gchar *stg_browser_env_prepare (const gchar *env, const gchar *const *scripts);
  * and *@output everything (both nullable). */
 gint stg_browser_env_run (const gchar *env_dir, gchar **last_line, gchar **output,
                           const gchar *script, ...) G_GNUC_NULL_TERMINATED;
+
+/* The same in two halves, for a script that runs while the test goes on:
+ * starts it, and waits for its end (taking @process). */
+GSubprocess *stg_browser_env_start (const gchar *env_dir, const gchar *script,
+                                    ...) G_GNUC_NULL_TERMINATED;
+gint stg_browser_env_finish (GSubprocess *process, gchar **last_line, gchar **output);
 
 G_END_DECLS

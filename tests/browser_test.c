@@ -14,66 +14,21 @@
 #include <string.h>
 
 #include "common/jobkey.h"
+#include "browser_env.h"
+#include "daemon_fixture.h"
 #include "rollout.h"
 
 #define PORT_RANGE "--port-range=32000-32699"
 
-static gchar *dir;
 static gchar *env_dir;          /* node_modules and the script, in the build tree */
-
-/* Copies @name from tests/browser/ of the source tree to @env_dir. */
-static void
-copy_in (const gchar *name)
-{
-  g_autofree gchar *from = g_build_filename (STG_SRCDIR, "tests", "browser", name, NULL);
-  g_autofree gchar *to = g_build_filename (env_dir, name, NULL);
-  g_autofree gchar *text = NULL;
-  gsize len = 0;
-  g_autoptr (GError) error = NULL;
-
-  ck_assert_msg (g_file_get_contents (from, &text, &len, &error), "%s", error ? error->message : "");
-  ck_assert_msg (g_file_set_contents (to, text, (gssize) len, &error), "%s", error ? error->message : "");
-}
 
 /* Node, Chromium and playwright-core, once per run of the suite. */
 static void
 prepare_browser (void)
 {
-  g_autoptr (GError) error = NULL;
+  static const gchar *const scripts[] = { "watch_update.mjs", "watch_plan.mjs", NULL };
 
-  ck_assert_msg (g_file_test ("/usr/bin/chromium", G_FILE_TEST_IS_EXECUTABLE) || g_getenv ("CHROMIUM"),
-                 "no /usr/bin/chromium: scripts/install-deps.sh installs it");
-  g_autofree gchar *npm = g_find_program_in_path ("npm");
-  ck_assert_msg (npm != NULL, "no npm: scripts/install-deps.sh installs it");
-  env_dir = g_build_filename (STG_BUILDDIR, "tests", "browser-env", NULL);
-  g_mkdir_with_parents (env_dir, 0755);
-  copy_in ("package.json");
-  copy_in ("package-lock.json");
-  copy_in ("watch_update.mjs");
-  copy_in ("watch_plan.mjs");
-  g_autofree gchar *module = g_build_filename (env_dir, "node_modules", "playwright-core", "package.json", NULL);
-  if (g_file_test (module, G_FILE_TEST_EXISTS))
-    return;
-  const gchar *argv[] = { npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", NULL };
-  g_autofree gchar *out = NULL, *err = NULL;
-  gint status = 0;
-  ck_assert_msg (g_spawn_sync (env_dir, (gchar **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
-                               &status, &error), "cannot run npm: %s", error ? error->message : "");
-  ck_assert_msg (g_spawn_check_wait_status (status, NULL),
-                 "npm ci in %s failed (is the npm registry reachable?):\n%s", env_dir, err);
-}
-
-static void
-setup (void)
-{
-  dir = stg_test_tmpdir ();
-}
-
-static void
-teardown (void)
-{
-  stg_test_rmtree (dir);
-  g_clear_pointer (&dir, g_free);
+  env_dir = stg_browser_env_prepare ("browser-env", scripts);
 }
 
 typedef struct
@@ -87,35 +42,21 @@ typedef struct
 static GSubprocess *
 watch_start (StgTestDaemon *d, ApiJobUpdateKey *key, const gchar *expected, const gchar *shots)
 {
-  g_autofree gchar *node = g_find_program_in_path ("node");
-  g_autofree gchar *script = g_build_filename (env_dir, "watch_update.mjs", NULL);
   g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u/#/update/www/prod/%s/%s", d->http_port,
                                            key->job->name, key->id);
   g_autofree gchar *out = g_build_filename (STG_BUILDDIR, "tests", "browser-shots", shots, NULL);
-  g_autoptr (GError) error = NULL;
 
-  ck_assert_msg (node != NULL, "no node: scripts/install-deps.sh installs it");
-  GSubprocess *p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, node, script, url, expected,
-                                     out, NULL);
-  ck_assert_msg (p != NULL, "cannot run node: %s", error ? error->message : "");
-  return p;
+  return stg_browser_env_start (env_dir, "watch_update.mjs", url, expected, out, NULL);
 }
 
 static Watch
 watch_end (GSubprocess *p)
 {
-  g_autofree gchar *out = NULL;
-  g_autoptr (GError) error = NULL;
+  g_autofree gchar *last = NULL;
   Watch w = { 0 };
 
-  ck_assert_msg (g_subprocess_communicate_utf8 (p, NULL, NULL, &out, NULL, &error), "%s",
-                 error ? error->message : "");
-  w.exit_status = g_subprocess_get_exit_status (p);
-  g_object_unref (p);
-  g_strstrip (out);
-  const gchar *last = strrchr (out, '\n');
-  w.result = stg_test_parse_json (last ? last + 1 : out);
-  w.output = g_steal_pointer (&out);
+  w.exit_status = stg_browser_env_finish (p, &last, &w.output);
+  w.result = stg_test_parse_json (last);
   return w;
 }
 
@@ -164,7 +105,7 @@ saw (JsonObject *o, const gchar *status)
 
 START_TEST (rollout_is_followed_live_to_the_end)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  StgTestDaemon *d = dfx_start (PORT_RANGE, NULL);
   g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
   stg_rollout_create_job (d, "web", 6, v1);
   stg_rollout_wait_running (d, "web", 6, 1);
@@ -208,14 +149,13 @@ START_TEST (rollout_is_followed_live_to_the_end)
   ck_assert_msg (has_text (o, "update_events", "rolled forward") && !has_text (o, "update_events", "instance "),
                  "update events: %s", output);
   ck_assert_uint_ge (json_array_get_length (json_object_get_array_member (o, "screenshots")), 3);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
 START_TEST (failing_update_shows_the_rollback)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  StgTestDaemon *d = dfx_start (PORT_RANGE, NULL);
   g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
   stg_rollout_create_job (d, "api", 3, v1);
   stg_rollout_wait_running (d, "api", 3, 1);
@@ -255,8 +195,7 @@ START_TEST (failing_update_shows_the_rollback)
   ck_assert_uint_eq (stg_test_http_get (d->http_port, path, &log), 200);
   ck_assert_msg (log != NULL && strstr (log, "version 1, instance 0: serving") != NULL, "log: %s",
                  log);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -278,7 +217,7 @@ stage_seen (JsonObject *o, const gchar *name)
 START_TEST (plan_page_approves_and_rolls_back)
 {
   /* Simulated instances: the plan's pace is the page's, not the jobs'. */
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
+  StgTestDaemon *d = dfx_start ("--runtime=simulated", NULL);
   static const gchar *const jobs[] = { "pdb", "pweb" };
   for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
     stg_rollout_create_plain_job (d, "www", jobs[i], 2);
@@ -295,16 +234,9 @@ START_TEST (plan_page_approves_and_rolls_back)
   g_ptr_array_add (plan->stages, web);
   g_autofree gchar *id = stg_rollout_start_plan (d, plan);
 
-  g_autofree gchar *node = g_find_program_in_path ("node");
-  g_autofree gchar *script = g_build_filename (env_dir, "watch_plan.mjs", NULL);
   g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u/#/plan/%s", d->http_port, id);
   g_autofree gchar *shots = g_build_filename (STG_BUILDDIR, "tests", "browser-shots", "plan", NULL);
-  g_autoptr (GError) error = NULL;
-  ck_assert_msg (node != NULL, "no node: scripts/install-deps.sh installs it");
-  GSubprocess *p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, node, script, url,
-                                     shots, NULL);
-  ck_assert_msg (p != NULL, "cannot run node: %s", error ? error->message : "");
-  Watch w = watch_end (p);
+  Watch w = watch_end (stg_browser_env_start (env_dir, "watch_plan.mjs", url, shots, NULL));
   g_autoptr (JsonNode) result = w.result;
   g_autofree gchar *output = w.output;
   JsonObject *o = json_node_get_object (result);
@@ -351,8 +283,7 @@ START_TEST (plan_page_approves_and_rolls_back)
   ck_assert_msg (g_str_has_prefix (row, "browser") && strstr (row, "rolled back") &&
                      strstr (row, "0/2"),
                  "plans: %s", row);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -364,7 +295,7 @@ browser_suite (void)
 
   tcase_set_timeout (tc, 240);
   tcase_add_unchecked_fixture (tc, prepare_browser, NULL);
-  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_checked_fixture (tc, dfx_setup, dfx_teardown);
   tcase_add_test (tc, rollout_is_followed_live_to_the_end);
   tcase_add_test (tc, failing_update_shows_the_rollback);
   tcase_add_test (tc, plan_page_approves_and_rolls_back);
@@ -375,11 +306,5 @@ browser_suite (void)
 int
 main (void)
 {
-  gchar *scope = stg_test_scope_begin ();
-  SRunner *sr = srunner_create (browser_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  stg_test_scope_end (scope);
-  return failed == 0 ? 0 : 1;
+  return dfx_run (browser_suite ());
 }

@@ -13,11 +13,10 @@
 #include "api/json_protocol.h"
 #include "browser_env.h"
 #include "common/mem_transport.h"
-#include "testutil.h"
+#include "daemon_fixture.h"
 
 #define PAGE_PORT_MIN "26000"
 
-static gchar *dir;
 static gchar *env_dir;
 
 static void
@@ -25,19 +24,6 @@ prepare (void)
 {
   static const gchar *const scripts[] = { "cross_site.mjs", NULL };
   env_dir = stg_browser_env_prepare ("browser-env-security", scripts);
-}
-
-static void
-setup (void)
-{
-  dir = stg_test_tmpdir ();
-}
-
-static void
-teardown (void)
-{
-  stg_test_rmtree (dir);
-  g_clear_pointer (&dir, g_free);
 }
 
 /* createJob of www/prod/@name as one Thrift JSON message. */
@@ -81,29 +67,18 @@ job_exists (StgTestDaemon *d, const gchar *name)
 static guint
 post_api (StgTestDaemon *d, const gchar *body)
 {
-  g_autoptr (GSocketClient) client = g_socket_client_new ();
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1", d->http_port,
-                                                                        NULL, &error);
-  ck_assert_msg (conn != NULL, "connect: %s", error ? error->message : "");
-  g_autofree gchar *req = g_strdup_printf ("POST /api HTTP/1.0\r\nHost: 127.0.0.1\r\n"
-                                           "Content-Type: application/vnd.apache.thrift.json\r\n"
-                                           "Content-Length: %zu\r\n\r\n%s", strlen (body), body);
-  ck_assert (g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req,
-                                        strlen (req), NULL, NULL, &error));
-  gchar head[64] = { 0 };
-  ck_assert (g_input_stream_read_all (g_io_stream_get_input_stream (G_IO_STREAM (conn)), head,
-                                      sizeof head - 1, NULL, NULL, &error));
-  guint status = 0;
-  ck_assert_msg (sscanf (head, "HTTP/1.%*d %u", &status) == 1, "no status in %s", head);
-  return status;
+  StgTestReply r = stg_test_http (d->http_port, "POST", "/api",
+                                  "Content-Type: application/vnd.apache.thrift.json\r\n", body);
+
+  stg_test_reply_clear (&r);
+  return r.status;
 }
 
 START_TEST (a_page_of_another_origin_cannot_create_jobs)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
+  StgTestDaemon *d = dfx_start ("--runtime=simulated", NULL);
   g_autofree gchar *body = create_job_json ("forged");
-  g_autofree gchar *body_file = g_build_filename (dir, "create.json", NULL);
+  g_autofree gchar *body_file = g_build_filename (dfx.dir, "create.json", NULL);
   ck_assert (g_file_set_contents (body_file, body, -1, NULL));
   g_autofree gchar *api = g_strdup_printf ("http://127.0.0.1:%u/api", d->http_port);
   g_autofree gchar *last = NULL, *output = NULL;
@@ -119,8 +94,7 @@ START_TEST (a_page_of_another_origin_cannot_create_jobs)
   /* The message itself is good: a plain client creates the job with it. */
   ck_assert_uint_eq (post_api (d, body), 200);
   ck_assert (job_exists (d, "forged"));
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -132,7 +106,7 @@ cross_site_suite (void)
 
   tcase_set_timeout (tc, 240);
   tcase_add_unchecked_fixture (tc, prepare, NULL);
-  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_checked_fixture (tc, dfx_setup, dfx_teardown);
   tcase_add_test (tc, a_page_of_another_origin_cannot_create_jobs);
   suite_add_tcase (s, tc);
   return s;
@@ -141,12 +115,7 @@ cross_site_suite (void)
 int
 main (void)
 {
-  gchar *scope = stg_test_scope_begin ();
-  SRunner *sr = srunner_create (cross_site_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  stg_test_scope_end (scope);
+  int status = dfx_run (cross_site_suite ());
   g_free (env_dir);
-  return failed == 0 ? 0 : 1;
+  return status;
 }

@@ -13,23 +13,8 @@
 #include "common/binary_protocol.h"
 #include "common/jobkey.h"
 #include "store/store.h"
+#include "daemon_fixture.h"
 #include "rollout.h"
-#include "testutil.h"
-
-static gchar *dir;
-
-static void
-setup (void)
-{
-  dir = stg_test_tmpdir ();
-}
-
-static void
-teardown (void)
-{
-  stg_test_rmtree (dir);
-  g_clear_pointer (&dir, g_free);
-}
 
 static ApiResponse *
 create_job (StgTestClient *c, const gchar *name, gint32 instances)
@@ -58,21 +43,20 @@ get_jobs (StgTestClient *c, const gchar *role)
 
 START_TEST (health_and_clean_shutdown)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  StgTestDaemon *d = dfx_start (NULL);
   g_autofree gchar *body = NULL;
 
   ck_assert_uint_eq (stg_test_http_get (d->http_port, "/health", &body), 200);
   ck_assert_str_eq (body, "ok\n");
   g_free (g_steal_pointer (&body));
   ck_assert_uint_eq (stg_test_http_get (d->http_port, "/no/such/page", &body), 404);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
 START_TEST (create_and_read_jobs)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--cluster=devcluster", NULL);
+  StgTestDaemon *d = dfx_start ("--cluster=devcluster", NULL);
   g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
 
   g_autoptr (ApiResponse) r1 = create_job (c, "hello", 3);
@@ -128,8 +112,7 @@ START_TEST (create_and_read_jobs)
   ck_assert_uint_eq (updates->result->getJobUpdateSummariesResult->updateSummaries->len, 0);
 
   stg_test_client_free (g_steal_pointer (&c));
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -191,7 +174,7 @@ worker_run (gpointer data)
 
 START_TEST (fifty_clients_at_once)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  StgTestDaemon *d = dfx_start (NULL);
   Worker workers[50];
   GThread *threads[50];
 
@@ -224,8 +207,7 @@ START_TEST (fifty_clients_at_once)
   g_autoptr (ApiResponse) jobs = get_jobs (c, "many");
   ck_assert_uint_eq (g_hash_table_size (jobs->result->getJobsResult->configs), 50);
   stg_test_client_free (g_steal_pointer (&c));
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -256,7 +238,7 @@ closed_by_server (GSocketConnection *conn)
 
 START_TEST (oversize_frame_rejected)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--max-frame-size=4096", NULL);
+  StgTestDaemon *d = dfx_start ("--max-frame-size=4096", NULL);
   g_autoptr (StgTestClient) before = stg_test_client_new (d->thrift_port);
   g_autoptr (ApiResponse) r0 = create_job (before, "first", 1);
   ck_assert_int_eq (r0->responseCode, API_RESPONSE_CODE_OK);
@@ -287,14 +269,13 @@ START_TEST (oversize_frame_rejected)
 
   stg_test_client_free (g_steal_pointer (&before));
   stg_test_client_free (g_steal_pointer (&after));
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
 START_TEST (malformed_frames_close_only_their_connection)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  StgTestDaemon *d = dfx_start (NULL);
   g_autoptr (StgTestClient) good = stg_test_client_new (d->thrift_port);
 
   /* Garbage that is not even a message header. */
@@ -314,24 +295,22 @@ START_TEST (malformed_frames_close_only_their_connection)
   g_autoptr (ApiResponse) r = create_job (good, "still", 1);
   ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
   stg_test_client_free (g_steal_pointer (&good));
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
 START_TEST (jobs_survive_restart)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  StgTestDaemon *d = dfx_start (NULL);
   {
     g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
     g_autoptr (ApiResponse) r = create_job (c, "durable", 4);
     ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
   }
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 
   /* A clean restart... */
-  d = stg_test_daemon_start (dir, NULL);
+  d = dfx_start (NULL);
   {
     g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
     g_autoptr (ApiResponse) jobs = get_jobs (c, "www");
@@ -342,7 +321,7 @@ START_TEST (jobs_survive_restart)
   /* ...and one after kill -9. */
   stg_test_daemon_kill9 (d);
   stg_test_daemon_free (d);
-  d = stg_test_daemon_start (dir, NULL);
+  d = dfx_start (NULL);
   {
     g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
     g_autoptr (ApiResponse) jobs = get_jobs (c, "www");
@@ -354,8 +333,7 @@ START_TEST (jobs_survive_restart)
         ck_assert_int_eq (jc->instanceCount, g_str_equal (jc->key->name, "durable") ? 4 : 1);
       }
   }
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -382,8 +360,8 @@ run_staggerd (gchar **err, ...)
 
 START_TEST (settings_from_config_file)
 {
-  g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
-  g_autofree gchar *data = g_build_filename (dir, "data", NULL);
+  g_autofree gchar *conf = g_build_filename (dfx.dir, "staggerd.conf", NULL);
+  g_autofree gchar *data = g_build_filename (dfx.dir, "data", NULL);
   g_autofree gchar *text = g_strdup_printf ("[staggerd]\ncluster = fromfile\ndata_dir = %s\n"
                                             "[store]\nsqlite_synchronous = normal\n",
                                             data);
@@ -396,8 +374,7 @@ START_TEST (settings_from_config_file)
     g_autoptr (ApiResponse) jobs = get_jobs (c, "");
     ck_assert_str_eq (jobs->serverInfo->clusterName, "fromfile");
   }
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 
   /* The command line wins over the file. */
   d = stg_test_daemon_start (data, conf_arg, "--cluster=fromflag", NULL);
@@ -406,8 +383,7 @@ START_TEST (settings_from_config_file)
     g_autoptr (ApiResponse) jobs = get_jobs (c, "");
     ck_assert_str_eq (jobs->serverInfo->clusterName, "fromflag");
   }
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 
   /* Typos and bad values are refused with a clear message. */
   ck_assert (g_file_set_contents (conf, "[staggerd]\nclustr = x\n", -1, NULL));
@@ -454,10 +430,10 @@ END_TEST
  * and its result says why not. */
 START_TEST (http_gates_go_where_allowed_hosts_says)
 {
-  g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
+  g_autofree gchar *conf = g_build_filename (dfx.dir, "staggerd.conf", NULL);
   g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
   ck_assert (g_file_set_contents (conf, "[gates]\nallowed_hosts = *.example.org\n", -1, NULL));
-  StgTestDaemon *d = stg_test_daemon_start (dir, conf_arg, "--runtime=simulated", NULL);
+  StgTestDaemon *d = dfx_start (conf_arg, "--runtime=simulated", NULL);
   stg_rollout_create_plain_job (d, "www", "gated", 1);
   g_autoptr (ApiRolloutStage) stage = stg_rollout_plan_stage ("s", "www", "gated", 1, NULL);
   g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u/health", d->http_port);
@@ -483,23 +459,21 @@ START_TEST (http_gates_go_where_allowed_hosts_says)
       ck_assert_msg (g_get_monotonic_time () < end, "the gate was never tried");
       g_usleep (50 * 1000);
     }
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
 START_TEST (busy_port_reported)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
-  g_autofree gchar *other = g_build_filename (dir, "other", NULL);
+  StgTestDaemon *d = dfx_start (NULL);
+  g_autofree gchar *other = g_build_filename (dfx.dir, "other", NULL);
   g_autofree gchar *data_arg = g_strconcat ("--data-dir=", other, NULL);
   g_autofree gchar *port_arg = g_strdup_printf ("--thrift-port=%u", d->thrift_port);
   g_autofree gchar *err = NULL;
 
   ck_assert_int_eq (run_staggerd (&err, data_arg, port_arg, "--http-port=0", NULL), 1);
   ck_assert_ptr_nonnull (strstr (err, "cannot listen"));
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -580,7 +554,7 @@ steer_update (StgTestClient *c, ApiJobUpdateKey *key)
 
 START_TEST (update_calls_over_thrift)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  StgTestDaemon *d = dfx_start (NULL);
   g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
   g_autoptr (GError) error = NULL;
 
@@ -650,8 +624,7 @@ START_TEST (update_calls_over_thrift)
   ck_assert_int_eq (((ApiJobConfiguration *) configs->data)->instanceCount, 4);
 
   stg_test_client_free (g_steal_pointer (&c));
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -700,7 +673,7 @@ big_create_run (gpointer data)
 
 START_TEST (hundred_thousand_instances_in_one_call)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
+  StgTestDaemon *d = dfx_start ("--runtime=simulated", NULL);
   BigCreate b = { d->thrift_port, 100000, -1, 0, 0 };
   {
     /* Register the client's types on this thread first (see above). */
@@ -734,8 +707,7 @@ START_TEST (hundred_thousand_instances_in_one_call)
   g_autoptr (ApiResponse) over = create_job (c, "over", 100001);
   ck_assert_int_eq (over->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
   stg_test_client_free (g_steal_pointer (&c));
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -776,7 +748,7 @@ count_on (const gchar *path, const gchar *sql)
 
 START_TEST (retention_prunes_in_steps_and_reclaims)
 {
-  g_autofree gchar *path = g_build_filename (dir, "retention.db", NULL);
+  g_autofree gchar *path = g_build_filename (dfx.dir, "retention.db", NULL);
   g_autoptr (GError) error = NULL;
   StgStore *store = stg_store_open (path, &error);
 
@@ -834,7 +806,7 @@ daemon_suite (void)
   TCase *tc = tcase_create ("staggerd");
 
   tcase_set_timeout (tc, 120);
-  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_checked_fixture (tc, dfx_setup, dfx_teardown);
   tcase_add_test (tc, health_and_clean_shutdown);
   tcase_add_test (tc, create_and_read_jobs);
   tcase_add_test (tc, fifty_clients_at_once);
@@ -854,11 +826,5 @@ daemon_suite (void)
 int
 main (void)
 {
-  gchar *scope = stg_test_scope_begin ();
-  SRunner *sr = srunner_create (daemon_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  stg_test_scope_end (scope);
-  return failed == 0 ? 0 : 1;
+  return dfx_run (daemon_suite ());
 }

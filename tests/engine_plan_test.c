@@ -3,8 +3,9 @@
  * order and in parallel, gates before, after and between batches, retries
  * and timeouts, approvals, pause, abort, rollback in reverse dependency
  * order (automatic and by hand), checks of bad plans, and a restart in the
- * middle. The fake clock, the scripted runtime and a scripted gate runner
- * drive a real store on a temporary file. */
+ * middle, and the plan and stage transition tables. The fake clock, the
+ * scripted runtime and a scripted gate runner drive a real store on a
+ * temporary file. */
 #include "config.h"
 
 #include <check.h>
@@ -913,6 +914,62 @@ START_TEST (bad_plans_are_refused)
 }
 END_TEST
 
+/* ---- the transition tables ------------------------------------------------------ */
+
+/* The arrows drawn in plan.c, written out again (-1 ends a row): the
+ * tables must allow exactly these. */
+static const gint plan_arrows[][9] = {
+  [P (PENDING)] = { P (WAITING_FOR_GATE), P (AWAITING_APPROVAL), P (ROLLING_FORWARD), P (DONE),
+                    P (PAUSED), P (ROLLING_BACK), P (FAILED), P (ABORTED), -1 },
+  [P (WAITING_FOR_GATE)] = { P (AWAITING_APPROVAL), P (ROLLING_FORWARD), P (DONE), P (PAUSED),
+                             P (ROLLING_BACK), P (FAILED), P (ABORTED), -1 },
+  [P (AWAITING_APPROVAL)] = { P (WAITING_FOR_GATE), P (ROLLING_FORWARD), P (DONE), P (PAUSED),
+                              P (ROLLING_BACK), P (FAILED), P (ABORTED), -1 },
+  [P (ROLLING_FORWARD)] = { P (WAITING_FOR_GATE), P (AWAITING_APPROVAL), P (DONE), P (PAUSED),
+                            P (ROLLING_BACK), P (FAILED), P (ABORTED), -1 },
+  [P (PAUSED)] = { P (WAITING_FOR_GATE), P (AWAITING_APPROVAL), P (ROLLING_FORWARD),
+                   P (ROLLING_BACK), P (ABORTED), -1 },
+  [P (ROLLING_BACK)] = { P (ROLLED_BACK), P (FAILED), P (PAUSED), P (ABORTED), -1 },
+  [P (DONE)] = { P (ROLLING_BACK), -1 },
+  [P (FAILED)] = { P (ROLLING_BACK), -1 },
+  [P (ABORTED)] = { P (ROLLING_BACK), -1 },
+  [P (ROLLED_BACK)] = { -1 },
+};
+
+static const gint stage_arrows[][9] = {
+  [P (PENDING)] = { P (AWAITING_APPROVAL), P (WAITING_FOR_GATE), P (ROLLING_FORWARD), P (DONE),
+                    P (FAILED), P (ABORTED), -1 },
+  [P (AWAITING_APPROVAL)] = { P (WAITING_FOR_GATE), P (ROLLING_FORWARD), P (DONE), P (FAILED),
+                              P (ABORTED), -1 },
+  [P (WAITING_FOR_GATE)] = { P (ROLLING_FORWARD), P (DONE), P (FAILED), P (ABORTED), -1 },
+  [P (ROLLING_FORWARD)] = { P (WAITING_FOR_GATE), P (DONE), P (FAILED), P (ABORTED), -1 },
+  [P (DONE)] = { P (ROLLING_BACK), P (ROLLED_BACK), P (FAILED), -1 },
+  [P (FAILED)] = { P (ROLLING_BACK), P (ROLLED_BACK), -1 },
+  [P (ABORTED)] = { P (ROLLING_BACK), P (ROLLED_BACK), P (FAILED), -1 },
+  [P (ROLLING_BACK)] = { P (ROLLED_BACK), P (FAILED), P (ABORTED), -1 },
+  [P (ROLLED_BACK)] = { -1 },
+  [P (PAUSED)] = { -1 },
+};
+
+START_TEST (transition_tables_are_the_drawings)
+{
+  for (gint stage = 0; stage <= 1; stage++)
+    for (gint from = 0; from <= P (PAUSED); from++)
+      for (gint to = 0; to <= P (PAUSED); to++)
+        {
+          const gint *row = stage ? stage_arrows[from] : plan_arrows[from];
+          gboolean want = FALSE;
+          if (from == to)
+            continue; /* not a transition: a new reason only */
+          for (guint i = 0; row[i] != -1; i++)
+            want |= row[i] == to;
+          ck_assert_msg (stg_engine_plan_transition_allowed (stage, from, to) == want,
+                         "%s: %s -> %s", stage ? "stage" : "plan", stg_rollout_status_name (from),
+                         stg_rollout_status_name (to));
+        }
+}
+END_TEST
+
 static Suite *
 engine_plan_suite (void)
 {
@@ -936,6 +993,7 @@ engine_plan_suite (void)
   tcase_add_test (tc, unchanged_stage_is_done_at_once);
   tcase_add_test (tc, restart_does_not_rerun_passed_gates);
   tcase_add_test (tc, bad_plans_are_refused);
+  tcase_add_test (tc, transition_tables_are_the_drawings);
   return s;
 }
 

@@ -253,91 +253,97 @@ END_TEST
 
 /* ---- strategies -------------------------------------------------------------- */
 
-START_TEST (queue_starts_the_next_as_one_finishes)
+/* Strategies: what the runtime is asked to apply after each stretch of the
+ * fake clock, then the end. */
+typedef struct
 {
-  fx_create_job (4);
-  scripted_runtime_delay (fx.rt, 1, 3000);       /* instance 1 is slow */
-  g_autoptr (ApiJobUpdateRequest) r = fx_request ("v2", 4);
+  gint64 ms;
+  const gchar *applies; /* instances, as fx_expect_applies takes them */
+} Stretch;
+
+typedef struct
+{
+  const gchar *what;
+  gint32 instances;
+  gint32 slow; /* an instance 3 s late to come up, or -1 */
+  void (*strategy) (ApiJobUpdateRequest *r);
+  Stretch stretches[4]; /* { 0 } ends them */
+  gint64 rest_ms;       /* ROLLED_FORWARD after this much more */
+} StrategyCase;
+
+static void
+queue_of_2 (ApiJobUpdateRequest *r)
+{
   fx_set_strategy_queue (r, 2);
-  g_autoptr (ApiJobUpdateKey) key = fx_start (r);
-  gint64 v2 = fx_desired (key);
-
-  fx_run (1500);   /* 0 done at 1,100; 1 still starting */
-  g_autofree gchar *log = fx_take_log ();
-  g_autofree gchar *want = fx_expect_applies ("0 1 2", v2);
-  ck_assert_str_eq (log, want);
-  fx_run (10000);
-  ck_assert_int_eq (fx_status (key), S (ROLLED_FORWARD));
 }
-END_TEST
 
-START_TEST (batch_waits_for_the_whole_group)
+static void
+batches_of_2 (ApiJobUpdateRequest *r)
 {
-  fx_create_job (4);
-  scripted_runtime_delay (fx.rt, 1, 3000);
-  g_autoptr (ApiJobUpdateRequest) r = fx_request ("v2", 4);
   fx_set_strategy_batch (r, 2, FALSE);
-  g_autoptr (ApiJobUpdateKey) key = fx_start (r);
-  gint64 v2 = fx_desired (key);
-
-  fx_run (1500);
-  g_autofree gchar *log1 = fx_take_log ();
-  g_autofree gchar *want1 = fx_expect_applies ("0 1", v2);
-  ck_assert_str_eq (log1, want1);
-  fx_run (3000);   /* 1 healthy at 3,000 and stable at 4,000 */
-  g_autofree gchar *log2 = fx_take_log ();
-  g_autofree gchar *want2 = fx_expect_applies ("2 3", v2);
-  ck_assert_str_eq (log2, want2);
-  fx_run (5000);
-  ck_assert_int_eq (fx_status (key), S (ROLLED_FORWARD));
 }
-END_TEST
 
-START_TEST (variable_batch_sizes_in_order_last_repeated)
+static void
+sizes_1_then_3 (ApiJobUpdateRequest *r)
 {
   static const gint32 sizes[] = { 1, 3 };
-  fx_create_job (8);
-  g_autoptr (ApiJobUpdateRequest) r = fx_request ("v2", 8);
   fx_set_strategy_variable (r, sizes, 2, FALSE);
-  g_autoptr (ApiJobUpdateKey) key = fx_start (r);
-  gint64 v2 = fx_desired (key);
-
-  fx_run (1000);
-  g_autofree gchar *a = fx_take_log ();
-  g_autofree gchar *wa = fx_expect_applies ("0", v2);
-  ck_assert_str_eq (a, wa);
-  fx_run (1100);
-  g_autofree gchar *b = fx_take_log ();
-  g_autofree gchar *wb = fx_expect_applies ("1 2 3", v2);
-  ck_assert_str_eq (b, wb);
-  fx_run (1100);
-  g_autofree gchar *c = fx_take_log ();
-  g_autofree gchar *wc = fx_expect_applies ("4 5 6", v2);
-  ck_assert_str_eq (c, wc);
-  fx_run (1100);
-  g_autofree gchar *d = fx_take_log ();
-  g_autofree gchar *wd = fx_expect_applies ("7", v2);
-  ck_assert_str_eq (d, wd);
-  fx_run (2000);
-  ck_assert_int_eq (fx_status (key), S (ROLLED_FORWARD));
 }
-END_TEST
 
-START_TEST (legacy_group_size_and_batch_completion)
+static void
+legacy_groups_of_2 (ApiJobUpdateRequest *r)
 {
-  fx_create_job (4);
-  scripted_runtime_delay (fx.rt, 0, 3000);
-  g_autoptr (ApiJobUpdateRequest) r = fx_request ("v2", 4);
   g_object_set (r->settings, "updateGroupSize", 2, "waitForBatchCompletion", TRUE, NULL);
+}
+
+static const StrategyCase strategy_cases[] = {
+  /* 0 done at 1,100; 1 still starting. */
+  { "a queue starts the next as one finishes", 4, 1, queue_of_2, { { 1500, "0 1 2" } }, 10000 },
+  /* 1 healthy at 3,000 and stable at 4,000. */
+  { "a batch waits for the whole group",
+    4,
+    1,
+    batches_of_2,
+    { { 1500, "0 1" }, { 3000, "2 3" } },
+    5000 },
+  { "variable batch sizes in order, the last repeated",
+    8,
+    -1,
+    sizes_1_then_3,
+    { { 1000, "0" }, { 1100, "1 2 3" }, { 1100, "4 5 6" }, { 1100, "7" } },
+    2000 },
+  /* A batch: 2 waits for slow 0. */
+  { "legacy group size and batch completion",
+    4,
+    0,
+    legacy_groups_of_2,
+    { { 1500, "0 1" } },
+    10000 },
+};
+
+START_TEST (strategies_start_instances_in_order)
+{
+  const StrategyCase *c = &strategy_cases[_i];
+
+  fx_create_job (c->instances);
+  if (c->slow >= 0)
+    scripted_runtime_delay (fx.rt, c->slow, 3000);
+  g_autoptr (ApiJobUpdateRequest) r = fx_request ("v2", c->instances);
+  c->strategy (r);
   g_autoptr (ApiJobUpdateKey) key = fx_start (r);
   gint64 v2 = fx_desired (key);
 
-  fx_run (1500);
-  g_autofree gchar *log = fx_take_log ();
-  g_autofree gchar *want = fx_expect_applies ("0 1", v2); /* a batch: 2 waits for slow 0 */
-  ck_assert_str_eq (log, want);
-  fx_run (10000);
-  ck_assert_int_eq (fx_status (key), S (ROLLED_FORWARD));
+  for (guint k = 0; k < G_N_ELEMENTS (c->stretches) && c->stretches[k].ms > 0; k++)
+    {
+      fx_run (c->stretches[k].ms);
+      g_autofree gchar *log = fx_take_log ();
+      g_autofree gchar *want = fx_expect_applies (c->stretches[k].applies, v2);
+      ck_assert_msg (g_str_equal (log, want), "%s, stretch %u: \"%s\", not \"%s\"", c->what, k, log,
+                     want);
+    }
+  fx_run (c->rest_ms);
+  ck_assert_msg (fx_status (key) == S (ROLLED_FORWARD), "%s: ends %s", c->what,
+                 stg_update_status_name (fx_status (key)));
 }
 END_TEST
 
@@ -660,10 +666,7 @@ engine_suite (void)
   tcase_add_test (tc, rolling_restart_failure_rolls_back);
 
   CASE ("strategies");
-  tcase_add_test (tc, queue_starts_the_next_as_one_finishes);
-  tcase_add_test (tc, batch_waits_for_the_whole_group);
-  tcase_add_test (tc, variable_batch_sizes_in_order_last_repeated);
-  tcase_add_test (tc, legacy_group_size_and_batch_completion);
+  tcase_add_loop_test (tc, strategies_start_instances_in_order, 0, G_N_ELEMENTS (strategy_cases));
   tcase_add_test (tc, autopause_after_each_batch);
   tcase_add_test (tc, growth_factor_doubles_batches);
   tcase_add_test (tc, pause_between_batches);

@@ -3,7 +3,7 @@
 
 check_LIBRARIES = libstg_testutil.a
 libstg_testutil_a_SOURCES = tests/testutil.c tests/testutil.h tests/pgtest.c tests/pgtest.h \
-	tests/framed_client.c tests/framed_client.h
+	tests/framed_client.c tests/framed_client.h tests/daemon_fixture.c tests/daemon_fixture.h
 libstg_testutil_a_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 STG_TEST_LDADD = libstg_testutil.a $(STG_CORE_LIBS) $(CHECK_LIBS) $(STG_LIBS)
@@ -117,7 +117,7 @@ tests_cross_site_test_SOURCES = tests/cross_site_test.c tests/browser_env.c test
 tests_cross_site_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_cross_site_test_LDADD = $(STG_TEST_LDADD)
 
-tests_browser_test_SOURCES = tests/browser_test.c $(STG_ROLLOUT)
+tests_browser_test_SOURCES = tests/browser_test.c tests/browser_env.c tests/browser_env.h $(STG_ROLLOUT)
 tests_browser_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_browser_test_LDADD = $(STG_TEST_LDADD)
 

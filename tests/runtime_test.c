@@ -128,37 +128,60 @@ END_TEST
 
 /* ---- health checks ------------------------------------------------------------------ */
 
-START_TEST (http_health_failure_fails_the_run)
+/* One instance whose health check decides: the phase it comes to with
+ * this many failures, and what its events say. "@SERVER@" in the data is
+ * the path of stagger-example-server. */
+typedef struct
 {
+  const gchar *name;
+  const gchar *data;
+  const gchar *ports;
+  StgTaskPhase phase;
+  guint32 failures;
+  const gchar *says[3]; /* NULL ends them */
+} HealthCase;
+
+static const HealthCase health_cases[] = {
+  { "sick",
+    "{\"argv\": [\"@SERVER@\", \"--port\", \"{{ports[http]}}\", \"--unhealthy\"],"
+    " \"health_check\": {\"http\": {}, \"initial_interval_secs\": 0, \"interval_secs\": 0.05,"
+    " \"max_consecutive_failures\": 2}}",
+    "http",
+    STG_TASK_FAILED,
+    1,
+    { "failed its health check", "answered 500 \"failing\"" } },
+  { "slowcheck",
+    "{\"command\": \"sleep 100\", \"health_check\": {\"shell\": {\"shell_command\": \"sleep 5\"},"
+    " \"initial_interval_secs\": 0, \"interval_secs\": 0.05, \"timeout_secs\": 0.2}}",
+    "",
+    STG_TASK_FAILED,
+    1,
+    { "took longer than 0.2 s" } },
+  { "shelly",
+    "{\"command\": \"sleep 100\", \"health_check\": {\"shell\": {\"shell_command\": \"true\"},"
+    " \"interval_secs\": 0.05}}",
+    "",
+    STG_TASK_RUNNING,
+    0,
+    { "exited with status 0" } },
+};
+
+START_TEST (health_checks_decide)
+{
+  const HealthCase *h = &health_cases[_i];
   g_autofree gchar *bin = server ();
-  g_autofree gchar *data = g_strdup_printf (
-      "{\"argv\": [\"%s\", \"--port\", \"{{ports[http]}}\", \"--unhealthy\"],"
-      " \"health_check\": {\"http\": {}, \"initial_interval_secs\": 0, \"interval_secs\": 0.05,"
-      " \"max_consecutive_failures\": 2}}", bin);
-  g_autoptr (ApiTaskConfig) t = config ("sick", data, "http", TRUE);
+  g_auto (GStrv) parts = g_strsplit (h->data, "@SERVER@", -1);
+  g_autofree gchar *data = g_strjoinv (bin, parts);
+  g_autoptr (ApiTaskConfig) t = config (h->name, data, h->ports, TRUE);
   gint64 c;
   gint64 job = make_job (t, 1, &c);
 
   apply (job, 0, c);
-  wait_for (job, 0, STG_TASK_FAILED, c, 1, 10000);
+  wait_for (job, 0, h->phase, c, h->failures, 10000);
   g_autofree gchar *ev = events (job, 0);
-  ck_assert_ptr_nonnull (strstr (ev, "failed its health check"));
-  ck_assert_ptr_nonnull (strstr (ev, "answered 500 \"failing\""));
-}
-END_TEST
-
-START_TEST (health_check_timeout)
-{
-  g_autoptr (ApiTaskConfig) t = config ("slowcheck",
-      "{\"command\": \"sleep 100\", \"health_check\": {\"shell\": {\"shell_command\": \"sleep 5\"},"
-      " \"initial_interval_secs\": 0, \"interval_secs\": 0.05, \"timeout_secs\": 0.2}}", "", TRUE);
-  gint64 c;
-  gint64 job = make_job (t, 1, &c);
-
-  apply (job, 0, c);
-  wait_for (job, 0, STG_TASK_FAILED, c, 1, 10000);
-  g_autofree gchar *ev = events (job, 0);
-  ck_assert_ptr_nonnull (strstr (ev, "took longer than 0.2 s"));
+  for (guint k = 0; h->says[k] != NULL; k++)
+    ck_assert_msg (strstr (ev, h->says[k]) != NULL, "%s: no \"%s\" in:\n%s", h->name, h->says[k],
+                   ev);
 }
 END_TEST
 
@@ -239,21 +262,6 @@ START_TEST (consecutive_thresholds)
   g_autofree gchar *text = NULL;
   ck_assert (g_file_get_contents (path, &text, NULL, NULL));
   ck_assert_int_eq (atoi (text), 5);
-}
-END_TEST
-
-START_TEST (shell_health_passes)
-{
-  g_autoptr (ApiTaskConfig) t = config ("shelly",
-      "{\"command\": \"sleep 100\", \"health_check\": {\"shell\": {\"shell_command\": \"true\"},"
-      " \"interval_secs\": 0.05}}", "", TRUE);
-  gint64 c;
-  gint64 job = make_job (t, 1, &c);
-
-  apply (job, 0, c);
-  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
-  g_autofree gchar *ev = events (job, 0);
-  ck_assert_ptr_nonnull (strstr (ev, "exited with status 0"));
 }
 END_TEST
 
@@ -562,11 +570,9 @@ runtime_suite (void)
   tcase_add_test (tc, crashes_restart_with_back_off);
   tcase_add_test (tc, exit_statuses_are_recorded);
   CASE ("health");
-  tcase_add_test (tc, http_health_failure_fails_the_run);
-  tcase_add_test (tc, health_check_timeout);
+  tcase_add_loop_test (tc, health_checks_decide, 0, G_N_ELEMENTS (health_cases));
   tcase_add_test (tc, initial_interval_forgives_a_slow_start);
   tcase_add_test (tc, consecutive_thresholds);
-  tcase_add_test (tc, shell_health_passes);
   CASE ("config");
   tcase_add_test (tc, ports_and_environment);
   tcase_add_test (tc, bad_configs_are_refused_when_submitted);

@@ -6,13 +6,10 @@
 
 typedef struct
 {
+  StgSlot base; /* phase, config, failures, cause... (src/runtime/slot.h) */
   ScriptedRuntime *rt;
-  gint64 job_id;
-  gint32 instance;
-  StgTaskObservation obs;
   guint timer;          /* the pending change */
   gint pending;         /* what the pending change does: 0 none, 1 settle a start, 2 finish a kill */
-  gchar *cause;         /* (nullable) obs.cause: why the last run failed */
 } Slot;
 
 struct _ScriptedRuntime
@@ -21,34 +18,16 @@ struct _ScriptedRuntime
   StgClock *clock;
   StgStore *store;
   gint64 delay_ms;
-  GHashTable *slots;      /* StgSlotKey* -> Slot* */
+  StgSlots *slots;        /* Slot* */
   GHashTable *causes;     /* instance -> gchar*: the cause a failure of it reports */
   GHashTable *behave;     /* "instance:config" -> behaviour + 1 */
   GHashTable *delays;     /* instance -> delay + 1 */
   GPtrArray *log;
-  GPtrArray *notices;     /* Slot* waiting to be announced */
+  GPtrArray *notices; /* gint64[2]: slots waiting to be announced */
   guint notice_timer;
   void (*on_change) (gpointer);
   gpointer on_change_data;
 };
-
-static Slot *
-slot_get (ScriptedRuntime *rt, gint64 job_id, gint32 instance, gboolean create)
-{
-  StgSlotKey key = { job_id, instance };
-  Slot *s = g_hash_table_lookup (rt->slots, &key);
-
-  if (s == NULL && create)
-    {
-      s = g_new0 (Slot, 1);
-      s->rt = rt;
-      s->job_id = job_id;
-      s->instance = instance;
-      s->obs.phase = STG_TASK_ABSENT;
-      g_hash_table_insert (rt->slots, stg_slot_key_new (job_id, instance), s);
-    }
-  return s;
-}
 
 static void
 flush_notices (gpointer data)
@@ -65,21 +44,73 @@ flush_notices (gpointer data)
     }
 }
 
-/* Records a change of @s and announces it on the next timer. */
+/* Announces a change of a slot on the next timer (StgSlotClass.announce). */
 static void
-changed (Slot *s)
+announce (StgRuntime *base, gint64 job_id, gint32 instance)
 {
-  ScriptedRuntime *rt = s->rt;
+  ScriptedRuntime *rt = (ScriptedRuntime *) base;
   gint64 *n = g_new (gint64, 2);
 
-  s->obs.phase_since_ms = stg_clock_now_ms (rt->clock);
-  n[0] = s->job_id;
-  n[1] = s->instance;
+  n[0] = job_id;
+  n[1] = instance;
   g_ptr_array_add (rt->notices, n);
   if (rt->notice_timer == 0)
     rt->notice_timer = stg_clock_add_timer (rt->clock, 0, flush_notices, rt);
   if (rt->on_change != NULL)
     rt->on_change (rt->on_change_data);
+}
+
+static void
+slot_init (StgSlot *base)
+{
+  ((Slot *) base)->rt = (ScriptedRuntime *) stg_slots_runtime (base->table);
+}
+
+static void
+slot_clear (StgSlot *base)
+{
+  Slot *s = (Slot *) base;
+
+  stg_clock_cancel_timer (s->rt->clock, s->timer);
+}
+
+/* Its slots are made from the store like a real runtime's; their phases
+ * are not recorded there (a step's commits are counted in the tests). */
+static const StgSlotClass scripted_slot_class = {
+  .name = "scripted",
+  .size = sizeof (Slot),
+  .init = slot_init,
+  .clear = slot_clear,
+  .announce = announce,
+};
+
+static Slot *
+slot_get (ScriptedRuntime *rt, gint64 job_id, gint32 instance, GError **error)
+{
+  return (Slot *) stg_slots_get (rt->slots, job_id, instance, error);
+}
+
+static Slot *
+slot_find (ScriptedRuntime *rt, gint64 job_id, gint32 instance)
+{
+  return (Slot *) stg_slots_find (rt->slots, job_id, instance);
+}
+
+/* Shows @phase of @config, with the ScheduleStatus that goes with it. */
+static void
+show (Slot *s, StgTaskPhase phase, gint64 config)
+{
+  static const gint status[] = {
+    [STG_TASK_ABSENT] = API_SCHEDULE_STATUS_INIT,
+    [STG_TASK_PENDING] = API_SCHEDULE_STATUS_PENDING,
+    [STG_TASK_STARTING] = API_SCHEDULE_STATUS_STARTING,
+    [STG_TASK_RUNNING] = API_SCHEDULE_STATUS_RUNNING,
+    [STG_TASK_KILLING] = API_SCHEDULE_STATUS_KILLING,
+    [STG_TASK_FAILED] = API_SCHEDULE_STATUS_FAILED,
+    [STG_TASK_FINISHED] = API_SCHEDULE_STATUS_FINISHED,
+  };
+
+  stg_slot_set_phase (&s->base, phase, config, status[phase], NULL);
 }
 
 static ScriptBehaviour
@@ -107,68 +138,60 @@ settle (gpointer data)
   Slot *s = data;
   ScriptedRuntime *rt = s->rt;
   gint pending = s->pending;
+  gint64 config = s->base.config_id;
 
   s->timer = 0;
   s->pending = 0;
   if (pending == 2)
     {
-      g_autoptr (GError) error = NULL;
-      s->obs.phase = STG_TASK_ABSENT;
-      s->obs.config_id = 0;
-      s->obs.failures = 0;
-      if (!stg_store_delete_instance (rt->store, s->job_id, s->instance, &error))
-        g_error ("scripted runtime: %s", error->message);
-      changed (s);
+      stg_slot_remove (&s->base); /* gone: its instance row too */
       return;
     }
-  switch (behaviour (rt, s->instance, s->obs.config_id))
+  switch (behaviour (rt, s->base.key.instance, config))
     {
     case SCRIPT_HEALTHY:
-      s->obs.phase = STG_TASK_RUNNING;
-      s->obs.healthy_since_ms = stg_clock_now_ms (rt->clock);
+      stg_slot_healthy (&s->base, config, stg_clock_now_ms (rt->clock), NULL);
       break;
     case SCRIPT_CRASH:
-      s->obs.phase = STG_TASK_FAILED;
-      s->obs.failures++;
-      g_free (s->cause);
-      s->cause = g_strdup (g_hash_table_lookup (rt->causes, GINT_TO_POINTER (s->instance)));
-      s->obs.cause = s->cause;
+      stg_slot_count_failure (&s->base, NULL);
+      stg_slot_set_cause (&s->base,
+                          g_hash_table_lookup (rt->causes, GINT_TO_POINTER (s->base.key.instance)));
+      show (s, STG_TASK_FAILED, config);
       break;
     case SCRIPT_HANG:
-      return;
+      break;
     case SCRIPT_FINISH:
-      s->obs.phase = STG_TASK_FINISHED;
+      show (s, STG_TASK_FINISHED, config);
       break;
     }
-  changed (s);
 }
 
+/* Shows @phase of @config now, and what @pending says after the delay. */
 static void
-begin (Slot *s, gint pending)
+begin (Slot *s, StgTaskPhase phase, gint64 config, gint pending)
 {
   ScriptedRuntime *rt = s->rt;
 
   stg_clock_cancel_timer (rt->clock, s->timer);
   s->pending = pending;
-  s->timer = stg_clock_add_timer (rt->clock, delay_of (rt, s->instance), settle, s);
-  changed (s);
+  s->timer = stg_clock_add_timer (rt->clock, delay_of (rt, s->base.key.instance), settle, s);
+  show (s, phase, config);
 }
 
 static gboolean
 sr_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GError **error)
 {
   ScriptedRuntime *rt = (ScriptedRuntime *) base;
-  Slot *s = slot_get (rt, job_id, instance, TRUE);
-  (void) error;
 
   g_ptr_array_add (rt->log, g_strdup_printf ("apply %d %" G_GINT64_FORMAT, instance, config));
-  if (s->obs.config_id == config && s->pending == 1)
+  Slot *s = slot_get (rt, job_id, instance, error);
+  if (s == NULL)
+    return FALSE;
+  if (s->base.config_id == config && s->pending == 1)
     return TRUE;                                     /* already on its way */
-  if (s->obs.config_id == config && s->obs.phase == STG_TASK_RUNNING)
+  if (s->base.config_id == config && s->base.phase == STG_TASK_RUNNING)
     return TRUE;                                     /* already there */
-  s->obs.config_id = config;
-  s->obs.phase = STG_TASK_STARTING;
-  begin (s, 1);
+  begin (s, STG_TASK_STARTING, config, 1);
   return TRUE;
 }
 
@@ -176,14 +199,13 @@ static gboolean
 sr_kill (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
 {
   ScriptedRuntime *rt = (ScriptedRuntime *) base;
-  Slot *s = slot_get (rt, job_id, instance, TRUE);
+  Slot *s = slot_find (rt, job_id, instance);
   (void) error;
 
   g_ptr_array_add (rt->log, g_strdup_printf ("kill %d", instance));
-  if (s->obs.phase == STG_TASK_ABSENT && s->pending != 1)
+  if (s == NULL || (s->base.phase == STG_TASK_ABSENT && s->pending != 1))
     return TRUE;
-  s->obs.phase = STG_TASK_KILLING;
-  begin (s, 2);
+  begin (s, STG_TASK_KILLING, s->base.config_id, 2);
   return TRUE;
 }
 
@@ -191,38 +213,22 @@ static gboolean
 sr_restart (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
 {
   ScriptedRuntime *rt = (ScriptedRuntime *) base;
-  Slot *s = slot_get (rt, job_id, instance, TRUE);
+  Slot *s = slot_find (rt, job_id, instance);
   (void) error;
 
   g_ptr_array_add (rt->log, g_strdup_printf ("restart %d", instance));
-  if (s->obs.config_id == 0)
+  if (s == NULL || s->base.config_id == 0)
     return TRUE;
-  s->obs.phase = STG_TASK_STARTING;
-  begin (s, 1);
+  begin (s, STG_TASK_STARTING, s->base.config_id, 1);
   return TRUE;
 }
 
 static void
 sr_observe (StgRuntime *base, gint64 job_id, gint32 instance, StgTaskObservation *out)
 {
-  Slot *s = slot_get ((ScriptedRuntime *) base, job_id, instance, FALSE);
+  Slot *s = slot_find ((ScriptedRuntime *) base, job_id, instance);
 
-  if (s == NULL)
-    {
-      memset (out, 0, sizeof *out);
-      out->phase = STG_TASK_ABSENT;
-      return;
-    }
-  *out = s->obs;
-}
-
-static void
-slot_free (gpointer p)
-{
-  Slot *s = p;
-  stg_clock_cancel_timer (s->rt->clock, s->timer);
-  g_free (s->cause);
-  g_free (s);
+  stg_slot_observe (s != NULL ? &s->base : NULL, out);
 }
 
 static void
@@ -231,7 +237,7 @@ sr_free (StgRuntime *base)
   ScriptedRuntime *rt = (ScriptedRuntime *) base;
 
   stg_clock_cancel_timer (rt->clock, rt->notice_timer);
-  g_hash_table_unref (rt->slots);
+  stg_slots_free (rt->slots);
   g_hash_table_unref (rt->causes);
   g_hash_table_unref (rt->behave);
   g_hash_table_unref (rt->delays);
@@ -258,7 +264,7 @@ scripted_runtime_new (StgClock *clock, StgStore *store, gint64 delay_ms)
   rt->clock = clock;
   rt->store = store;
   rt->delay_ms = delay_ms;
-  rt->slots = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, slot_free);
+  rt->slots = stg_slots_new (&rt->base, store, clock, &scripted_slot_class);
   rt->causes = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   rt->behave = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   rt->delays = g_hash_table_new (NULL, NULL);
@@ -287,33 +293,44 @@ scripted_runtime_delay (ScriptedRuntime *rt, gint32 instance, gint64 delay_ms)
   g_hash_table_insert (rt->delays, GINT_TO_POINTER (instance), GINT_TO_POINTER ((gint) delay_ms + 1));
 }
 
+/* The slot (job @job_id, @instance) of a test, which must exist. */
+static Slot *
+test_slot (ScriptedRuntime *rt, gint64 job_id, gint32 instance)
+{
+  g_autoptr (GError) error = NULL;
+  Slot *s = slot_get (rt, job_id, instance, &error);
+
+  if (s == NULL)
+    g_error ("scripted runtime: %s", error->message);
+  return s;
+}
+
 void
 scripted_runtime_seed (ScriptedRuntime *rt, gint64 job_id, gint32 instance, gint64 config,
                        gint64 since_ms)
 {
-  Slot *s = slot_get (rt, job_id, instance, TRUE);
+  Slot *s = test_slot (rt, job_id, instance);
 
-  s->obs.phase = STG_TASK_RUNNING;
-  s->obs.config_id = config;
-  s->obs.healthy_since_ms = since_ms;
-  s->obs.phase_since_ms = since_ms;
+  /* Found running by a restarted daemon: nothing is announced. */
+  stg_slot_assume (&s->base, STG_TASK_RUNNING, API_SCHEDULE_STATUS_RUNNING);
+  s->base.config_id = config;
+  s->base.healthy_since_ms = since_ms;
+  s->base.phase_since_ms = since_ms;
 }
 
 void
 scripted_runtime_set (ScriptedRuntime *rt, gint64 job_id, gint32 instance, StgTaskPhase phase,
                       gint64 config, guint32 failures)
 {
-  Slot *s = slot_get (rt, job_id, instance, TRUE);
+  Slot *s = test_slot (rt, job_id, instance);
 
   stg_clock_cancel_timer (rt->clock, s->timer);
   s->timer = 0;
   s->pending = 0;
-  s->obs.phase = phase;
-  s->obs.config_id = config;
-  s->obs.failures = failures;
+  s->base.failures = failures;
   if (phase == STG_TASK_RUNNING)
-    s->obs.healthy_since_ms = stg_clock_now_ms (rt->clock);
-  changed (s);
+    s->base.healthy_since_ms = stg_clock_now_ms (rt->clock);
+  show (s, phase, config);
 }
 
 GPtrArray *
@@ -345,11 +362,11 @@ scripted_runtime_running (ScriptedRuntime *rt, gint64 job_id)
   gpointer value;
   guint n = 0;
 
-  g_hash_table_iter_init (&it, rt->slots);
+  stg_slots_iter_init (rt->slots, &it);
   while (g_hash_table_iter_next (&it, NULL, &value))
     {
       Slot *s = value;
-      n += s->job_id == job_id && s->obs.phase == STG_TASK_RUNNING;
+      n += s->base.key.job_id == job_id && s->base.phase == STG_TASK_RUNNING;
     }
   return n;
 }

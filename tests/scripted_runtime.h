@@ -1,6 +1,8 @@
 /* scripted_runtime.h: a runtime for engine tests, driven by the fake clock.
  *
- * It keeps the runtime contract (runtime.h) with no process: apply makes a
+ * It keeps the runtime contract (runtime.h) with no process, on the slot
+ * model the real runtimes share (runtime/slot.h: slots made from the store,
+ * their phases and failures; its phases are not recorded). Apply makes a
  * slot STARTING at once and, after the slot's delay, RUNNING (or whatever
  * the script says for that instance and config); kill makes it KILLING and,
  * after the delay, ABSENT (removing the instance row, as a real runtime
@@ -12,6 +14,7 @@
 
 #include "common/clock.h"
 #include "runtime/runtime.h"
+#include "runtime/slot.h"
 #include "store/store.h"
 
 G_BEGIN_DECLS

@@ -113,6 +113,20 @@ make_config (const gchar *role, const gchar *name, const gchar *command)
                        "executorConfig", exec, NULL);
 }
 
+/* Stores the config of www/prod/@name running @command: its id (and its
+ * version in *@version, nullable). */
+static gint64
+put (StgStore *store, const gchar *name, const gchar *command, gint *version)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) c = make_config ("www", name, command);
+  gint64 id = 0;
+
+  ck_assert_msg (stg_store_put_config (store, c, &id, version, &error), "put: %s",
+                 error ? error->message : "");
+  return id;
+}
+
 /* ---- migrations ------------------------------------------------------------ */
 
 /* Where each engine records the schema version. */
@@ -168,10 +182,8 @@ START_TEST (pragmas_set)
 {
   g_autoptr (StgStore) store = open_store ();
   g_autoptr (GError) error = NULL;
-  g_autoptr (ApiTaskConfig) c = make_config ("www", "a", "x");
-  gint64 config_id;
+  gint64 config_id = put (store, "a", "x", NULL);
 
-  ck_assert (stg_store_put_config (store, c, &config_id, NULL, &error));
   /* Foreign keys are enforced on our connection. */
   ck_assert (!stg_store_set_instance_config (store, 4242, 0, config_id, &error));
   ck_assert_ptr_nonnull (error);
@@ -201,17 +213,13 @@ START_TEST (configs_stored_once_and_numbered)
 {
   g_autoptr (StgStore) store = open_store ();
   g_autoptr (GError) error = NULL;
-  g_autoptr (ApiTaskConfig) a = make_config ("www", "hello", "v1");
-  g_autoptr (ApiTaskConfig) a2 = make_config ("www", "hello", "v1");
   g_autoptr (ApiTaskConfig) b = make_config ("www", "hello", "v2");
-  g_autoptr (ApiTaskConfig) other = make_config ("www", "other", "v1");
-  gint64 ia, ia2, ib, io;
   gint va, va2, vb, vo;
+  gint64 ia = put (store, "hello", "v1", &va);
+  gint64 ia2 = put (store, "hello", "v1", &va2);
+  gint64 ib = put (store, "hello", "v2", &vb);
 
-  ck_assert (stg_store_put_config (store, a, &ia, &va, &error));
-  ck_assert (stg_store_put_config (store, a2, &ia2, &va2, &error));
-  ck_assert (stg_store_put_config (store, b, &ib, &vb, &error));
-  ck_assert (stg_store_put_config (store, other, &io, &vo, &error));
+  put (store, "other", "v1", &vo);
   ck_assert_int_eq (ia, ia2);
   ck_assert_int_eq (va, 1);
   ck_assert_int_eq (va2, 1);
@@ -234,15 +242,12 @@ START_TEST (config_history_lists_versions)
 {
   g_autoptr (StgStore) store = open_store ();
   g_autoptr (GError) error = NULL;
-  g_autoptr (ApiTaskConfig) v1 = make_config ("www", "hist", "v1");
-  g_autoptr (ApiTaskConfig) v2 = make_config ("www", "hist", "v2");
-  g_autoptr (ApiTaskConfig) other = make_config ("www", "elsewhere", "v1");
   g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hist");
-  gint64 i1, i2, io, job_id;
+  gint64 i1 = put (store, "hist", "v1", NULL);
+  gint64 job_id;
 
-  ck_assert (stg_store_put_config (store, v1, &i1, NULL, &error));
-  ck_assert (stg_store_put_config (store, v2, &i2, NULL, &error));
-  ck_assert (stg_store_put_config (store, other, &io, NULL, &error));
+  put (store, "hist", "v2", NULL);
+  put (store, "elsewhere", "v1", NULL);
   ck_assert (stg_store_create_job (store, key, "www", i1, 3, 1000, &job_id, &error));
 
   g_autoptr (GPtrArray) rows = stg_store_job_config_history (store, key, &error);
@@ -267,8 +272,7 @@ START_TEST (damaged_config_reported)
   gint64 id;
   {
     g_autoptr (StgStore) store = open_store ();
-    g_autoptr (ApiTaskConfig) a = make_config ("www", "hello", "v1");
-    ck_assert (stg_store_put_config (store, a, &id, NULL, NULL));
+    id = put (store, "hello", "v1", NULL);
   }
   raw_sql (pg != NULL ? "UPDATE task_configs SET blob = '\\x0c0001'::bytea"
                       : "UPDATE task_configs SET blob = x'0c0001'");
@@ -289,8 +293,7 @@ START_TEST (jobs_round_trip)
 
   {
     g_autoptr (StgStore) store = open_store ();
-    g_autoptr (ApiTaskConfig) c = make_config ("www", "hello", "v1");
-    ck_assert (stg_store_put_config (store, c, &config_id, NULL, &error));
+    config_id = put (store, "hello", "v1", NULL);
     ck_assert (stg_store_create_job (store, key, "alice", config_id, 3, 1234, &job_id, &error));
     ck_assert (!stg_store_create_job (store, key, "bob", config_id, 1, 1, &job_id, &error));
     ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_EXISTS));
@@ -366,10 +369,9 @@ START_TEST (task_events_newest_kept)
   g_autoptr (StgStore) store = open_store ();
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hello");
-  g_autoptr (ApiTaskConfig) c = make_config ("www", "hello", "v1");
   gint64 job_id, config_id;
 
-  ck_assert (stg_store_put_config (store, c, &config_id, NULL, &error));
+  config_id = put (store, "hello", "v1", NULL);
   ck_assert (stg_store_create_job (store, key, "", config_id, 1, 0, &job_id, &error));
   for (gint i = 0; i < 10; i++)
     ck_assert (stg_store_add_task_event (store, job_id, 0, 100 + i, i % 3,
@@ -392,13 +394,12 @@ START_TEST (transactions_nest_and_roll_back)
 {
   g_autoptr (StgStore) store = open_store ();
   g_autoptr (GError) error = NULL;
-  g_autoptr (ApiTaskConfig) c = make_config ("www", "hello", "v1");
   g_autoptr (ApiJobKey) k1 = stg_job_key_new ("www", "prod", "one");
   g_autoptr (ApiJobKey) k2 = stg_job_key_new ("www", "prod", "two");
   gint64 config_id, job;
   guint64 commits;
 
-  ck_assert (stg_store_put_config (store, c, &config_id, NULL, &error));
+  config_id = put (store, "hello", "v1", NULL);
   commits = stg_store_commit_count (store);
 
   ck_assert (stg_store_begin (store, &error));
@@ -420,11 +421,10 @@ START_TEST (injected_commit_failure_leaves_nothing)
 {
   g_autoptr (StgStore) store = open_store ();
   g_autoptr (GError) error = NULL;
-  g_autoptr (ApiTaskConfig) c = make_config ("www", "hello", "v1");
   g_autoptr (ApiJobKey) k = stg_job_key_new ("www", "prod", "one");
   gint64 config_id, job;
 
-  ck_assert (stg_store_put_config (store, c, &config_id, NULL, &error));
+  config_id = put (store, "hello", "v1", NULL);
   stg_store_fail_commit (store, 2);
   ck_assert (stg_store_begin (store, &error));
   ck_assert (stg_store_commit (store, &error));           /* the first passes */
@@ -465,6 +465,60 @@ query (StgStore *store, ApiJobUpdateQuery *q)
   return out;
 }
 
+/* One query of the four updates below, and what it finds: @count
+ * summaries, the first ones @ids (space-separated, newest first). */
+typedef struct
+{
+  const gchar *what;
+  const gchar *role, *job, *user, *key; /* NULL: no such filter (job: a name of www/prod) */
+  gint statuses[3];                     /* -1 ends them */
+  gint offset, limit;                   /* 0: not set */
+  guint count;
+  const gchar *ids;
+} QueryCase;
+
+static const QueryCase query_cases[] = {
+  { "by role", .role = "www", .statuses = { -1 }, .count = 3 },
+  { "by job", .job = "hello", .statuses = { -1 }, .count = 2, .ids = "u2" },
+  { "by user", .user = "alice", .statuses = { -1 }, .count = 2 },
+  /* ROLLING_FORWARD is 0: a value the generated reader used to drop. */
+  { "by status",
+    .statuses = { API_JOB_UPDATE_STATUS_ABORTED, API_JOB_UPDATE_STATUS_ROLLING_FORWARD, -1 },
+    .count = 2 },
+  { "a page", .statuses = { -1 }, .offset = 1, .limit = 2, .count = 2, .ids = "u3 u2" },
+  { "by key", .job = "hello", .key = "u1", .statuses = { -1 }, .count = 1 },
+};
+
+static ApiJobUpdateQuery *
+query_of (const QueryCase *c)
+{
+  ApiJobUpdateQuery *q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, NULL);
+  g_autoptr (ApiJobKey) job = c->job ? stg_job_key_new ("www", "prod", c->job) : NULL;
+
+  if (c->role != NULL)
+    g_object_set (q, "role", c->role, NULL);
+  if (c->user != NULL)
+    g_object_set (q, "user", c->user, NULL);
+  if (c->key != NULL)
+    {
+      g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id",
+                                                      c->key, NULL);
+      g_object_set (q, "key", key, NULL);
+    }
+  else if (job != NULL)
+    g_object_set (q, "jobKey", job, NULL);
+  for (guint i = 0; c->statuses[i] != -1; i++)
+    {
+      g_hash_table_add (q->updateStatuses, GINT_TO_POINTER (c->statuses[i]));
+      q->__isset_updateStatuses = TRUE;
+    }
+  if (c->offset != 0)
+    g_object_set (q, "offset", c->offset, NULL);
+  if (c->limit != 0)
+    g_object_set (q, "limit", c->limit, NULL);
+  return q;
+}
+
 START_TEST (update_queries_filter_page_and_order)
 {
   {
@@ -487,40 +541,17 @@ START_TEST (update_queries_filter_page_and_order)
   ck_assert_int_eq (newest->state->createdTimestampMs, 400);
   ck_assert_int_eq (newest->state->lastModifiedTimestampMs, 401);
 
-  g_autoptr (ApiJobUpdateQuery) by_role = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "role", "www", NULL);
-  g_autoptr (GPtrArray) r1 = query (store, by_role);
-  ck_assert_uint_eq (r1->len, 3);
-
-  g_autoptr (ApiJobKey) hello = stg_job_key_new ("www", "prod", "hello");
-  g_autoptr (ApiJobUpdateQuery) by_job = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", hello, NULL);
-  g_autoptr (GPtrArray) r2 = query (store, by_job);
-  ck_assert_uint_eq (r2->len, 2);
-  ck_assert_str_eq (((ApiJobUpdateSummary *) r2->pdata[0])->key->id, "u2");
-
-  g_autoptr (ApiJobUpdateQuery) by_user = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "user", "alice", NULL);
-  g_autoptr (GPtrArray) r3 = query (store, by_user);
-  ck_assert_uint_eq (r3->len, 2);
-
-  g_autoptr (ApiJobUpdateQuery) by_status = g_object_new (API_TYPE_JOB_UPDATE_QUERY, NULL);
-  /* ROLLING_FORWARD is 0: a value the generated reader used to drop. */
-  g_hash_table_add (by_status->updateStatuses, GINT_TO_POINTER (API_JOB_UPDATE_STATUS_ABORTED));
-  g_hash_table_add (by_status->updateStatuses,
-                    GINT_TO_POINTER (API_JOB_UPDATE_STATUS_ROLLING_FORWARD));
-  by_status->__isset_updateStatuses = TRUE;
-  g_autoptr (GPtrArray) r4 = query (store, by_status);
-  ck_assert_uint_eq (r4->len, 2);
-
-  g_autoptr (ApiJobUpdateQuery) page = g_object_new (API_TYPE_JOB_UPDATE_QUERY,
-                                                     "offset", 1, "limit", 2, NULL);
-  g_autoptr (GPtrArray) r5 = query (store, page);
-  ck_assert_uint_eq (r5->len, 2);
-  ck_assert_str_eq (((ApiJobUpdateSummary *) r5->pdata[0])->key->id, "u3");
-  ck_assert_str_eq (((ApiJobUpdateSummary *) r5->pdata[1])->key->id, "u2");
-
-  g_autoptr (ApiJobUpdateKey) ukey = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", hello, "id", "u1", NULL);
-  g_autoptr (ApiJobUpdateQuery) by_key = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "key", ukey, NULL);
-  g_autoptr (GPtrArray) r6 = query (store, by_key);
-  ck_assert_uint_eq (r6->len, 1);
+  for (guint i = 0; i < G_N_ELEMENTS (query_cases); i++)
+    {
+      const QueryCase *c = &query_cases[i];
+      g_autoptr (ApiJobUpdateQuery) q = query_of (c);
+      g_autoptr (GPtrArray) found = query (store, q);
+      g_auto (GStrv) ids = g_strsplit (c->ids ? c->ids : "", " ", -1);
+      ck_assert_msg (found->len == c->count, "%s: %u found", c->what, found->len);
+      for (guint k = 0; ids[k] != NULL && ids[k][0] != '\0'; k++)
+        ck_assert_msg (g_str_equal (((ApiJobUpdateSummary *) found->pdata[k])->key->id, ids[k]),
+                       "%s: %s is not #%u", c->what, ids[k], k);
+    }
 }
 END_TEST
 

@@ -317,31 +317,69 @@ stg_test_wait (gboolean (*cond) (gpointer data), gpointer data, guint timeout_ms
   return TRUE;
 }
 
-guint
-stg_test_http_get (guint16 port, const gchar *path, gchar **body)
+void
+stg_test_reply_clear (StgTestReply *reply)
+{
+  g_clear_pointer (&reply->head, g_free);
+  g_clear_pointer (&reply->body, g_free);
+}
+
+StgTestReply
+stg_test_http (guint16 port, const gchar *method, const gchar *path, const gchar *headers,
+               const gchar *body)
 {
   g_autoptr (GSocketClient) client = g_socket_client_new ();
   g_autoptr (GError) error = NULL;
   g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1", port,
                                                                         NULL, &error);
-  ck_assert_msg (conn != NULL, "cannot connect to HTTP port %u: %s", port, error ? error->message : "");
-  g_autofree gchar *req = g_strdup_printf ("GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+  StgTestReply r = { 0 };
+
+  ck_assert_msg (conn != NULL, "cannot connect to HTTP port %u: %s", port,
+                 error ? error->message : "");
+  g_autofree gchar *req = g_strdup_printf ("%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%sContent-Length: "
+                                           "%zu\r\n\r\n%s",
+                                           method, path, headers ? headers : "",
+                                           body ? strlen (body) : 0, body ? body : "");
   ck_assert (g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req,
                                         strlen (req), NULL, NULL, &error));
   g_autoptr (GByteArray) all = g_byte_array_new ();
-  guint8 buf[4096];
+  guint8 buf[8192];
   gssize n;
   while ((n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (conn)), buf,
                                    sizeof buf, NULL, &error)) > 0)
     g_byte_array_append (all, buf, (guint) n);
   g_byte_array_append (all, (const guint8 *) "", 1);
   const gchar *text = (const gchar *) all->data;
-  guint status = 0;
-  ck_assert_msg (sscanf (text, "HTTP/1.%*d %u", &status) == 1, "bad HTTP reply: %s", text);
-  if (body != NULL)
+  const gchar *split = strstr (text, "\r\n\r\n");
+  ck_assert_msg (split != NULL, "no header end in: %s", text);
+  ck_assert_msg (sscanf (text, "HTTP/1.%*d %u", &r.status) == 1, "bad HTTP reply: %s", text);
+  r.head = g_strndup (text, (gsize) (split - text));
+  r.body = g_strdup (split + 4);
+  return r;
+}
+
+gchar *
+stg_test_http_header (const gchar *head, const gchar *name)
+{
+  g_auto (GStrv) lines = g_strsplit (head, "\r\n", -1);
+
+  for (guint i = 1; lines[i] != NULL; i++)
     {
-      const gchar *start = strstr (text, "\r\n\r\n");
-      *body = g_strdup (start ? start + 4 : "");
+      const gchar *colon = strchr (lines[i], ':');
+      if (colon != NULL && (gsize) (colon - lines[i]) == strlen (name) &&
+          g_ascii_strncasecmp (lines[i], name, strlen (name)) == 0)
+        return g_strstrip (g_strdup (colon + 1));
     }
-  return status;
+  return NULL;
+}
+
+guint
+stg_test_http_get (guint16 port, const gchar *path, gchar **body)
+{
+  StgTestReply r = stg_test_http (port, "GET", path, NULL, NULL);
+
+  if (body != NULL)
+    *body = g_steal_pointer (&r.body);
+  stg_test_reply_clear (&r);
+  return r.status;
 }

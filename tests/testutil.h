@@ -92,6 +92,26 @@ JsonNode *stg_test_parse_json (const gchar *text);
  * passes; returns whether it held. */
 gboolean stg_test_wait (gboolean (*cond) (gpointer data), gpointer data, guint timeout_ms);
 
+/* One HTTP reply. */
+typedef struct
+{
+  guint status;
+  gchar *head; /* status line and headers */
+  gchar *body;
+} StgTestReply;
+
+void stg_test_reply_clear (StgTestReply *reply);
+
+/* One HTTP/1.0 request to 127.0.0.1:@port: @method @path with extra
+ * header lines @headers (each ending in \r\n; nullable) and @body
+ * (nullable; its Content-Length is always sent). Fails the test when there
+ * is no answer. */
+StgTestReply stg_test_http (guint16 port, const gchar *method, const gchar *path,
+                            const gchar *headers, const gchar *body);
+
+/* The value of header @name in @head, or NULL (new string). */
+gchar *stg_test_http_header (const gchar *head, const gchar *name);
+
 /* An HTTP GET of @path on 127.0.0.1:@port; returns the status and sets
  * *@body (nullable). */
 guint stg_test_http_get (guint16 port, const gchar *path, gchar **body);

@@ -11,83 +11,9 @@
 #include <stdio.h>
 
 #include "common/jobkey.h"
+#include "daemon_fixture.h"
 #include "rollout.h"
 
-static gchar *dir;
-
-static void
-setup (void)
-{
-  dir = stg_test_tmpdir ();
-}
-
-static void
-teardown (void)
-{
-  stg_test_rmtree (dir);
-  g_clear_pointer (&dir, g_free);
-}
-
-typedef struct
-{
-  guint status;
-  gchar *head;      /* status line and headers */
-  gchar *body;
-} Reply;
-
-static void
-reply_clear (Reply *r)
-{
-  g_free (r->head);
-  g_free (r->body);
-}
-
-/* One HTTP/1.0 request with extra header lines (each ending in \r\n). */
-static Reply
-http (guint16 port, const gchar *method, const gchar *path, const gchar *headers, const gchar *body)
-{
-  g_autoptr (GSocketClient) client = g_socket_client_new ();
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1", port,
-                                                                        NULL, &error);
-  Reply r = { 0 };
-
-  ck_assert_msg (conn != NULL, "connect: %s", error ? error->message : "");
-  g_autofree gchar *req = g_strdup_printf ("%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%sContent-Length: %zu\r\n\r\n%s",
-                                           method, path, headers ? headers : "",
-                                           body ? strlen (body) : 0, body ? body : "");
-  ck_assert (g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req,
-                                        strlen (req), NULL, NULL, &error));
-  g_autoptr (GByteArray) all = g_byte_array_new ();
-  guint8 buf[8192];
-  gssize n;
-  while ((n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (conn)), buf,
-                                   sizeof buf, NULL, &error)) > 0)
-    g_byte_array_append (all, buf, (guint) n);
-  g_byte_array_append (all, (const guint8 *) "", 1);
-  const gchar *text = (const gchar *) all->data;
-  const gchar *split = strstr (text, "\r\n\r\n");
-  ck_assert_msg (split != NULL, "no header end in: %s", text);
-  r.head = g_strndup (text, (gsize) (split - text));
-  r.body = g_strdup (split + 4);
-  ck_assert (sscanf (text, "HTTP/1.%*d %u", &r.status) == 1);
-  return r;
-}
-
-/* The value of header @name in @head, or NULL (new string). */
-static gchar *
-header (const gchar *head, const gchar *name)
-{
-  g_auto (GStrv) lines = g_strsplit (head, "\r\n", -1);
-  for (guint i = 1; lines[i] != NULL; i++)
-    {
-      const gchar *colon = strchr (lines[i], ':');
-      if (colon != NULL && (gsize) (colon - lines[i]) == strlen (name) &&
-          g_ascii_strncasecmp (lines[i], name, strlen (name)) == 0)
-        return g_strstrip (g_strdup (colon + 1));
-    }
-  return NULL;
-}
 
 static void
 create_job (StgTestDaemon *d, const gchar *name, gint32 instances)
@@ -97,31 +23,31 @@ create_job (StgTestDaemon *d, const gchar *name, gint32 instances)
 
 START_TEST (pages_and_assets)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  StgTestDaemon *d = dfx_start (NULL);
 
-  Reply page = http (d->http_port, "GET", "/", NULL, NULL);
+  StgTestReply page = stg_test_http (d->http_port, "GET", "/", NULL, NULL);
   ck_assert_uint_eq (page.status, 200);
-  g_autofree gchar *type = header (page.head, "Content-Type");
+  g_autofree gchar *type = stg_test_http_header (page.head, "Content-Type");
   ck_assert_str_eq (type, "text/html; charset=utf-8");
   ck_assert_ptr_nonnull (strstr (page.body, "/static/app.js"));
-  g_autofree gchar *etag = header (page.head, "ETag");
+  g_autofree gchar *etag = stg_test_http_header (page.head, "ETag");
   ck_assert_ptr_nonnull (etag);
-  g_autofree gchar *cache = header (page.head, "Cache-Control");
+  g_autofree gchar *cache = stg_test_http_header (page.head, "Cache-Control");
   ck_assert_str_eq (cache, "no-cache");
 
   /* A client that has the page gets 304 and no body. */
   g_autofree gchar *cond = g_strdup_printf ("If-None-Match: %s\r\n", etag);
-  Reply again = http (d->http_port, "GET", "/", cond, NULL);
+  StgTestReply again = stg_test_http (d->http_port, "GET", "/", cond, NULL);
   ck_assert_uint_eq (again.status, 304);
   ck_assert_str_eq (again.body, "");
 
-  Reply js = http (d->http_port, "GET", "/static/app.js", NULL, NULL);
+  StgTestReply js = stg_test_http (d->http_port, "GET", "/static/app.js", NULL, NULL);
   ck_assert_uint_eq (js.status, 200);
-  g_autofree gchar *js_type = header (js.head, "Content-Type");
+  g_autofree gchar *js_type = stg_test_http_header (js.head, "Content-Type");
   ck_assert_str_eq (js_type, "text/javascript; charset=utf-8");
   ck_assert_ptr_nonnull (strstr (js.body, "EventSource"));
-  Reply css = http (d->http_port, "GET", "/static/app.css", NULL, NULL);
-  g_autofree gchar *css_type = header (css.head, "Content-Type");
+  StgTestReply css = stg_test_http (d->http_port, "GET", "/static/app.css", NULL, NULL);
+  g_autofree gchar *css_type = stg_test_http_header (css.head, "Content-Type");
   ck_assert_str_eq (css_type, "text/css; charset=utf-8");
   ck_assert_ptr_nonnull (strstr (css.body, "prefers-color-scheme: dark"));
 
@@ -132,62 +58,60 @@ START_TEST (pages_and_assets)
   };
   for (guint i = 0; i < G_N_ELEMENTS (missing); i++)
     {
-      Reply r = http (d->http_port, "GET", missing[i], NULL, NULL);
+      StgTestReply r = stg_test_http (d->http_port, "GET", missing[i], NULL, NULL);
       ck_assert_msg (r.status == 404, "%s answered %u", missing[i], r.status);
-      g_autofree gchar *t = header (r.head, "Content-Type");
+      g_autofree gchar *t = stg_test_http_header (r.head, "Content-Type");
       ck_assert_str_eq (t, "text/html; charset=utf-8");
       ck_assert_ptr_nonnull (strstr (r.body, "Not found"));
-      reply_clear (&r);
+      stg_test_reply_clear (&r);
     }
 
   /* Pages are read-only. */
-  Reply post = http (d->http_port, "POST", "/", NULL, "x=1");
+  StgTestReply post = stg_test_http (d->http_port, "POST", "/", NULL, "x=1");
   ck_assert_uint_eq (post.status, 405);
-  g_autofree gchar *allow = header (post.head, "Allow");
+  g_autofree gchar *allow = stg_test_http_header (post.head, "Allow");
   ck_assert_str_eq (allow, "GET, HEAD");
 
-  reply_clear (&page);
-  reply_clear (&again);
-  reply_clear (&js);
-  reply_clear (&css);
-  reply_clear (&post);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  stg_test_reply_clear (&page);
+  stg_test_reply_clear (&again);
+  stg_test_reply_clear (&js);
+  stg_test_reply_clear (&css);
+  stg_test_reply_clear (&post);
+  dfx_stop (d);
 }
 END_TEST
 
 START_TEST (assets_from_a_folder)
 {
-  g_autofree gchar *assets = g_build_filename (dir, "assets", NULL);
-  g_autofree gchar *data = g_build_filename (dir, "data", NULL);
+  g_autofree gchar *assets = g_build_filename (dfx.dir, "assets", NULL);
+  g_autofree gchar *data = g_build_filename (dfx.dir, "data", NULL);
   g_autofree gchar *index = g_build_filename (assets, "index.html", NULL);
   g_autofree gchar *arg = g_strconcat ("--webui-dir=", assets, NULL);
 
   g_mkdir_with_parents (assets, 0700);
   ck_assert (g_file_set_contents (index, "<!doctype html><title>dev copy</title>", -1, NULL));
   StgTestDaemon *d = stg_test_daemon_start (data, arg, NULL);
-  Reply r = http (d->http_port, "GET", "/", NULL, NULL);
+  StgTestReply r = stg_test_http (d->http_port, "GET", "/", NULL, NULL);
   ck_assert_uint_eq (r.status, 200);
   ck_assert_ptr_nonnull (strstr (r.body, "dev copy"));
   /* Edits show without a restart. */
   ck_assert (g_file_set_contents (index, "<!doctype html><title>edited</title>", -1, NULL));
-  Reply r2 = http (d->http_port, "GET", "/", NULL, NULL);
+  StgTestReply r2 = stg_test_http (d->http_port, "GET", "/", NULL, NULL);
   ck_assert_ptr_nonnull (strstr (r2.body, "edited"));
-  reply_clear (&r);
-  reply_clear (&r2);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  stg_test_reply_clear (&r);
+  stg_test_reply_clear (&r2);
+  dfx_stop (d);
 }
 END_TEST
 
 START_TEST (session_and_jobs_data)
 {
   /* Simulated instances: healthy the moment they are created. */
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--cluster=webcluster", "--runtime=simulated", NULL);
+  StgTestDaemon *d = dfx_start ("--cluster=webcluster", "--runtime=simulated", NULL);
 
-  Reply s = http (d->http_port, "GET", "/ui/api/session", NULL, NULL);
+  StgTestReply s = stg_test_http (d->http_port, "GET", "/ui/api/session", NULL, NULL);
   ck_assert_uint_eq (s.status, 200);
-  g_autofree gchar *type = header (s.head, "Content-Type");
+  g_autofree gchar *type = stg_test_http_header (s.head, "Content-Type");
   ck_assert_str_eq (type, "application/json; charset=utf-8");
   g_autoptr (JsonNode) session = stg_test_parse_json (s.body);
   JsonObject *so = json_node_get_object (session);
@@ -196,7 +120,7 @@ START_TEST (session_and_jobs_data)
 
   create_job (d, "alpha", 3);
   create_job (d, "beta", 2);
-  Reply j = http (d->http_port, "GET", "/ui/api/jobs", NULL, NULL);
+  StgTestReply j = stg_test_http (d->http_port, "GET", "/ui/api/jobs", NULL, NULL);
   ck_assert_uint_eq (j.status, 200);
   g_autoptr (JsonNode) jobs = stg_test_parse_json (j.body);
   JsonArray *list = json_object_get_array_member (json_node_get_object (jobs), "jobs");
@@ -210,7 +134,8 @@ START_TEST (session_and_jobs_data)
   ck_assert_int_eq (json_object_get_int_member (json_array_get_object_element (versions, 0), "instances"), 3);
   ck_assert (json_object_get_null_member (alpha, "update"));
 
-  Reply one = http (d->http_port, "GET", "/ui/api/job?role=www&environment=prod&name=beta", NULL, NULL);
+  StgTestReply one = stg_test_http (d->http_port, "GET",
+                                    "/ui/api/job?role=www&environment=prod&name=beta", NULL, NULL);
   ck_assert_uint_eq (one.status, 200);
   g_autoptr (JsonNode) job = stg_test_parse_json (one.body);
   JsonObject *jo = json_node_get_object (job);
@@ -224,28 +149,31 @@ START_TEST (session_and_jobs_data)
   ck_assert_uint_eq (json_array_get_length (groups), 1);
   ck_assert_str_eq (json_object_get_string_member (json_array_get_object_element (groups, 0), "ranges"), "0-1");
 
-  Reply none = http (d->http_port, "GET", "/ui/api/job?role=www&environment=prod&name=gamma", NULL, NULL);
+  StgTestReply none = stg_test_http (d->http_port, "GET",
+                                     "/ui/api/job?role=www&environment=prod&name=gamma", NULL,
+                                     NULL);
   ck_assert_uint_eq (none.status, 404);
-  Reply bad = http (d->http_port, "GET", "/ui/api/job?role=www&environment=prod&name=%3Cscript%3E", NULL, NULL);
+  StgTestReply bad = stg_test_http (d->http_port, "GET",
+                                    "/ui/api/job?role=www&environment=prod&name=%3Cscript%3E", NULL,
+                                    NULL);
   ck_assert_uint_eq (bad.status, 400);
   /* The error is JSON, with the name escaped by the JSON writer. */
   g_autoptr (JsonNode) err = stg_test_parse_json (bad.body);
   ck_assert_ptr_nonnull (strstr (json_object_get_string_member (json_node_get_object (err), "error"),
                                  "<script>"));
 
-  reply_clear (&s);
-  reply_clear (&j);
-  reply_clear (&one);
-  reply_clear (&none);
-  reply_clear (&bad);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  stg_test_reply_clear (&s);
+  stg_test_reply_clear (&j);
+  stg_test_reply_clear (&one);
+  stg_test_reply_clear (&none);
+  stg_test_reply_clear (&bad);
+  dfx_stop (d);
 }
 END_TEST
 
 START_TEST (updates_data_checks_queries)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  StgTestDaemon *d = dfx_start (NULL);
   static const gchar *const bad[] = {
     "/ui/api/updates?limit=abc", "/ui/api/updates?limit=201", "/ui/api/updates?offset=-1",
     "/ui/api/updates?status=SLEEPING", "/ui/api/updates?job=only/two",
@@ -253,33 +181,33 @@ START_TEST (updates_data_checks_queries)
 
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
-      Reply r = http (d->http_port, "GET", bad[i], NULL, NULL);
+      StgTestReply r = stg_test_http (d->http_port, "GET", bad[i], NULL, NULL);
       ck_assert_msg (r.status == 400, "%s answered %u", bad[i], r.status);
       g_autoptr (JsonNode) e = stg_test_parse_json (r.body);
       ck_assert (json_object_has_member (json_node_get_object (e), "error"));
-      reply_clear (&r);
+      stg_test_reply_clear (&r);
     }
-  Reply ok = http (d->http_port, "GET", "/ui/api/updates?status=rolling_forward&limit=5", NULL, NULL);
+  StgTestReply ok = stg_test_http (d->http_port, "GET",
+                                   "/ui/api/updates?status=rolling_forward&limit=5", NULL, NULL);
   ck_assert_uint_eq (ok.status, 200);
   g_autoptr (JsonNode) page = stg_test_parse_json (ok.body);
   JsonObject *po = json_node_get_object (page);
   ck_assert_int_eq (json_object_get_int_member (po, "limit"), 5);
   ck_assert (!json_object_get_boolean_member (po, "more"));
   ck_assert_uint_eq (json_array_get_length (json_object_get_array_member (po, "updates")), 0);
-  Reply post = http (d->http_port, "POST", "/ui/api/updates", NULL, "{}");
+  StgTestReply post = stg_test_http (d->http_port, "POST", "/ui/api/updates", NULL, "{}");
   ck_assert_uint_eq (post.status, 405);
   /* Hosts are the fleet runtime's: this daemon says it has none, and why. */
-  Reply hosts = http (d->http_port, "GET", "/ui/api/hosts", NULL, NULL);
+  StgTestReply hosts = stg_test_http (d->http_port, "GET", "/ui/api/hosts", NULL, NULL);
   ck_assert_uint_eq (hosts.status, 200);
   g_autoptr (JsonNode) hn = stg_test_parse_json (hosts.body);
   ck_assert (json_node_is_null (json_object_get_member (json_node_get_object (hn), "hosts")));
   ck_assert_ptr_nonnull (
       strstr (json_object_get_string_member (json_node_get_object (hn), "why"), "--runtime=fleet"));
-  reply_clear (&hosts);
-  reply_clear (&ok);
-  reply_clear (&post);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  stg_test_reply_clear (&hosts);
+  stg_test_reply_clear (&ok);
+  stg_test_reply_clear (&post);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -309,7 +237,7 @@ read_until (GSocketConnection *conn, GString *seen, const gchar *needle, guint t
 
 START_TEST (event_stream_opens_and_survives_shutdown)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  StgTestDaemon *d = dfx_start (NULL);
   g_autoptr (GSocketClient) client = g_socket_client_new ();
   g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1",
                                                                         d->http_port, NULL, NULL);
@@ -324,12 +252,11 @@ START_TEST (event_stream_opens_and_survives_shutdown)
   ck_assert_ptr_nonnull (strstr (seen->str, "retry: 2000"));
 
   /* The daemon still answers other requests while the stream is parked... */
-  Reply r = http (d->http_port, "GET", "/ui/api/jobs", NULL, NULL);
+  StgTestReply r = stg_test_http (d->http_port, "GET", "/ui/api/jobs", NULL, NULL);
   ck_assert_uint_eq (r.status, 200);
-  reply_clear (&r);
+  stg_test_reply_clear (&r);
   /* ...and stops cleanly with it open. */
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -356,25 +283,25 @@ start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *me
 static void
 new_session (StgTestDaemon *d, gchar **cookie, gchar **token)
 {
-  Reply s = http (d->http_port, "GET", "/ui/api/session", NULL, NULL);
+  StgTestReply s = stg_test_http (d->http_port, "GET", "/ui/api/session", NULL, NULL);
   g_autoptr (JsonNode) session = stg_test_parse_json (s.body);
   *token = g_strdup (json_object_get_string_member (json_node_get_object (session), "csrf"));
-  *cookie = header (s.head, "Set-Cookie");
+  *cookie = stg_test_http_header (s.head, "Set-Cookie");
   ck_assert_msg (*cookie != NULL && g_str_has_prefix (*cookie, "stagger_session=") &&
                  strstr (*cookie, "HttpOnly") && strstr (*cookie, "SameSite=Strict"), "cookie: %s", *cookie);
   *strchr (*cookie, ';') = '\0';
-  reply_clear (&s);
+  stg_test_reply_clear (&s);
 }
 
 START_TEST (update_page_data_and_controls)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  StgTestDaemon *d = dfx_start (NULL);
   static const gchar message[] = "<script>alert(\"hi\")</script> & more";
 
   create_job (d, "web", 3);
   g_autofree gchar *id = start_update (d, "web", 3, message);
   g_autofree gchar *path = g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=web&id=%s", id);
-  Reply u = http (d->http_port, "GET", path, NULL, NULL);
+  StgTestReply u = stg_test_http (d->http_port, "GET", path, NULL, NULL);
   ck_assert_uint_eq (u.status, 200);
   g_autoptr (JsonNode) node = stg_test_parse_json (u.body);
   JsonObject *o = json_node_get_object (node);
@@ -398,11 +325,12 @@ START_TEST (update_page_data_and_controls)
   /* Controls need POST and the session's token. */
   g_autofree gchar *body = g_strdup_printf ("{\"role\":\"www\",\"environment\":\"prod\","
                                             "\"name\":\"web\",\"id\":\"%s\"}", id);
-  Reply get = http (d->http_port, "GET", "/ui/api/update/pause", NULL, NULL);
+  StgTestReply get = stg_test_http (d->http_port, "GET", "/ui/api/update/pause", NULL, NULL);
   ck_assert_uint_eq (get.status, 405);
-  Reply none = http (d->http_port, "POST", "/ui/api/update/pause", NULL, body);
+  StgTestReply none = stg_test_http (d->http_port, "POST", "/ui/api/update/pause", NULL, body);
   ck_assert_uint_eq (none.status, 403);
-  Reply wrong = http (d->http_port, "POST", "/ui/api/update/pause", "X-Stagger-CSRF: guess\r\n", body);
+  StgTestReply wrong = stg_test_http (d->http_port, "POST", "/ui/api/update/pause",
+                                      "X-Stagger-CSRF: guess\r\n", body);
   ck_assert_uint_eq (wrong.status, 403);
   g_autofree gchar *cookie = NULL, *token = NULL, *cookie2 = NULL, *token2 = NULL;
   new_session (d, &cookie, &token);
@@ -410,25 +338,25 @@ START_TEST (update_page_data_and_controls)
   ck_assert_str_ne (token, token2);
   /* A token is good only with its own session's cookie. */
   g_autofree gchar *mixed = g_strdup_printf ("Cookie: %s\r\nX-Stagger-CSRF: %s\r\n", cookie2, token);
-  Reply stolen = http (d->http_port, "POST", "/ui/api/update/pause", mixed, body);
+  StgTestReply stolen = stg_test_http (d->http_port, "POST", "/ui/api/update/pause", mixed, body);
   ck_assert_uint_eq (stolen.status, 403);
-  reply_clear (&stolen);
+  stg_test_reply_clear (&stolen);
   g_autofree gchar *hdr = g_strdup_printf ("Cookie: %s\r\nX-Stagger-CSRF: %s\r\n"
                                            "Content-Type: application/json\r\n", cookie, token);
-  Reply ok = http (d->http_port, "POST", "/ui/api/update/pause", hdr, body);
+  StgTestReply ok = stg_test_http (d->http_port, "POST", "/ui/api/update/pause", hdr, body);
   ck_assert_msg (ok.status == 200, "pause answered %u: %s", ok.status, ok.body);
-  Reply again = http (d->http_port, "POST", "/ui/api/update/resume", hdr, body);
+  StgTestReply again = stg_test_http (d->http_port, "POST", "/ui/api/update/resume", hdr, body);
   ck_assert_uint_eq (again.status, 200);
-  Reply bad = http (d->http_port, "POST", "/ui/api/update/resume", hdr, body);
+  StgTestReply bad = stg_test_http (d->http_port, "POST", "/ui/api/update/resume", hdr, body);
   ck_assert_uint_eq (bad.status, 409);
-  Reply junk = http (d->http_port, "POST", "/ui/api/update/abort", hdr, "not json");
+  StgTestReply junk = stg_test_http (d->http_port, "POST", "/ui/api/update/abort", hdr, "not json");
   ck_assert_uint_eq (junk.status, 400);
-  Reply unknown = http (d->http_port, "POST", "/ui/api/update/explode", hdr, body);
+  StgTestReply unknown = stg_test_http (d->http_port, "POST", "/ui/api/update/explode", hdr, body);
   ck_assert_uint_eq (unknown.status, 404);
-  Reply aborted = http (d->http_port, "POST", "/ui/api/update/abort", hdr, body);
+  StgTestReply aborted = stg_test_http (d->http_port, "POST", "/ui/api/update/abort", hdr, body);
   ck_assert_uint_eq (aborted.status, 200);
 
-  Reply after = http (d->http_port, "GET", path, NULL, NULL);
+  StgTestReply after = stg_test_http (d->http_port, "GET", path, NULL, NULL);
   g_autoptr (JsonNode) node2 = stg_test_parse_json (after.body);
   JsonObject *o2 = json_node_get_object (node2);
   ck_assert_str_eq (json_object_get_string_member (o2, "status"), "ABORTED");
@@ -438,15 +366,16 @@ START_TEST (update_page_data_and_controls)
   ck_assert_str_eq (json_object_get_string_member (pause_ev, "status"), "ROLL_FORWARD_PAUSED");
   ck_assert_str_eq (json_object_get_string_member (pause_ev, "user"), "web");
 
-  Reply missing = http (d->http_port, "GET", "/ui/api/update?role=www&environment=prod&name=web&id=nope",
-                        NULL, NULL);
+  StgTestReply missing = stg_test_http (d->http_port, "GET",
+                                        "/ui/api/update?role=www&environment=prod&name=web&id=nope",
+                                        NULL, NULL);
   ck_assert_uint_eq (missing.status, 404);
 
-  Reply *all[] = { &u, &get, &none, &wrong, &ok, &again, &bad, &junk, &unknown, &aborted, &after, &missing };
+  StgTestReply *all[] = { &u,   &get,  &none,    &wrong,   &ok,    &again,
+                          &bad, &junk, &unknown, &aborted, &after, &missing };
   for (guint i = 0; i < G_N_ELEMENTS (all); i++)
-    reply_clear (all[i]);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+    stg_test_reply_clear (all[i]);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -466,10 +395,10 @@ static JsonNode *
 get_plan (StgTestDaemon *d, const gchar *id)
 {
   g_autofree gchar *path = g_strdup_printf ("/ui/api/plan?id=%s", id);
-  Reply r = http (d->http_port, "GET", path, NULL, NULL);
+  StgTestReply r = stg_test_http (d->http_port, "GET", path, NULL, NULL);
   ck_assert_msg (r.status == 200, "plan %s: %u %s", id, r.status, r.body);
   JsonNode *node = stg_test_parse_json (r.body);
-  reply_clear (&r);
+  stg_test_reply_clear (&r);
   return node;
 }
 
@@ -519,7 +448,7 @@ plan_control (StgTestDaemon *d, const gchar *id, const gchar *action, const gcha
               const gchar *body)
 {
   g_autofree gchar *path = g_strdup_printf ("/ui/api/plan/%s/%s", id, action);
-  Reply r = http (d->http_port, "POST", path, headers, body);
+  StgTestReply r = stg_test_http (d->http_port, "POST", path, headers, body);
   guint status = r.status;
   if (status != 200)
     {
@@ -527,13 +456,13 @@ plan_control (StgTestDaemon *d, const gchar *id, const gchar *action, const gcha
       g_autoptr (JsonNode) e = stg_test_parse_json (r.body);
       ck_assert_msg (json_object_has_member (json_node_get_object (e), "error"), "%s", r.body);
     }
-  reply_clear (&r);
+  stg_test_reply_clear (&r);
   return status;
 }
 
 START_TEST (plan_pages_data_and_controls)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
+  StgTestDaemon *d = dfx_start ("--runtime=simulated", NULL);
 
   create_job (d, "pdb", 2);
   create_job (d, "pweb", 2);
@@ -622,7 +551,7 @@ START_TEST (plan_pages_data_and_controls)
   ck_assert_uint_gt (json_array_get_length (json_object_get_array_member (po, "events")), 2);
 
   /* The list, newest first, filtered and paged. */
-  Reply list = http (d->http_port, "GET", "/ui/api/plans?active=1", NULL, NULL);
+  StgTestReply list = stg_test_http (d->http_port, "GET", "/ui/api/plans?active=1", NULL, NULL);
   ck_assert_uint_eq (list.status, 200);
   g_autoptr (JsonNode) ln = stg_test_parse_json (list.body);
   JsonArray *plans = json_object_get_array_member (json_node_get_object (ln), "plans");
@@ -640,17 +569,17 @@ START_TEST (plan_pages_data_and_controls)
   };
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
-      Reply r = http (d->http_port, "GET", bad[i], NULL, NULL);
+      StgTestReply r = stg_test_http (d->http_port, "GET", bad[i], NULL, NULL);
       ck_assert_msg (r.status == 400, "%s answered %u", bad[i], r.status);
-      reply_clear (&r);
+      stg_test_reply_clear (&r);
     }
-  Reply missing = http (d->http_port, "GET", "/ui/api/plan?id=nope", NULL, NULL);
+  StgTestReply missing = stg_test_http (d->http_port, "GET", "/ui/api/plan?id=nope", NULL, NULL);
   ck_assert_uint_eq (missing.status, 404);
-  Reply post_list = http (d->http_port, "POST", "/ui/api/plans", NULL, "{}");
+  StgTestReply post_list = stg_test_http (d->http_port, "POST", "/ui/api/plans", NULL, "{}");
   ck_assert_uint_eq (post_list.status, 405);
 
   /* Controls: POST only, with the session's token. */
-  Reply get = http (d->http_port, "GET", "/ui/api/plan/x/pause", NULL, NULL);
+  StgTestReply get = stg_test_http (d->http_port, "GET", "/ui/api/plan/x/pause", NULL, NULL);
   ck_assert_uint_eq (get.status, 405);
   ck_assert_uint_eq (plan_control (d, id, "approve", NULL, NULL), 403);
   ck_assert_uint_eq (plan_control (d, id, "approve", "X-Stagger-CSRF: guess\r\n", NULL), 403);
@@ -709,7 +638,7 @@ START_TEST (plan_pages_data_and_controls)
                   g_strcmp0 (json_object_get_string_member (e, "stage"), "web") == 0;
     }
   ck_assert_msg (approval, "no approval event");
-  Reply active = http (d->http_port, "GET", "/ui/api/plans?active=1", NULL, NULL);
+  StgTestReply active = stg_test_http (d->http_port, "GET", "/ui/api/plans?active=1", NULL, NULL);
   g_autoptr (JsonNode) an = stg_test_parse_json (active.body);
   ck_assert_uint_eq (json_array_get_length (
                          json_object_get_array_member (json_node_get_object (an), "plans")),
@@ -727,11 +656,10 @@ START_TEST (plan_pages_data_and_controls)
                     json_object_get_int_member (db_back, "previous_version"));
   ck_assert_uint_eq (plan_control (d, id, "rollback", hdr, NULL), 409);
 
-  Reply *all[] = { &list, &missing, &post_list, &get, &active };
+  StgTestReply *all[] = { &list, &missing, &post_list, &get, &active };
   for (guint i = 0; i < G_N_ELEMENTS (all); i++)
-    reply_clear (all[i]);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+    stg_test_reply_clear (all[i]);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -760,8 +688,8 @@ START_TEST (plan_controls_need_every_role)
   g_autofree gchar *config = g_strdup_printf ("[staggerd]\ntcp_trusted = true\n"
                                               "[users]\nalice = %s www\nbob = %s www data\n",
                                               alice, bob);
-  g_autofree gchar *path = g_build_filename (dir, "staggerd.conf", NULL);
-  g_autofree gchar *data = g_build_filename (dir, "data", NULL);
+  g_autofree gchar *path = g_build_filename (dfx.dir, "staggerd.conf", NULL);
+  g_autofree gchar *data = g_build_filename (dfx.dir, "data", NULL);
   g_autofree gchar *arg = g_strconcat ("--config=", path, NULL);
   ck_assert (g_file_set_contents (path, config, -1, NULL));
   ck_assert (g_chmod (path, 0600) == 0);
@@ -791,10 +719,10 @@ START_TEST (plan_controls_need_every_role)
   /* Nobody signed in is asked to; alice may change www but not data. */
   ck_assert_uint_eq (plan_control (d, id, "approve", nobody, NULL), 401);
   g_autofree gchar *apath = g_strdup_printf ("/ui/api/plan/%s/approve", id);
-  Reply refused = http (d->http_port, "POST", apath, as_alice, NULL);
+  StgTestReply refused = stg_test_http (d->http_port, "POST", apath, as_alice, NULL);
   ck_assert_uint_eq (refused.status, 403);
   ck_assert_ptr_nonnull (strstr (refused.body, "role data"));
-  reply_clear (&refused);
+  stg_test_reply_clear (&refused);
   ck_assert_uint_eq (plan_control (d, id, "pause", as_alice, NULL), 403);
   g_autoptr (JsonNode) still = get_plan (d, id);
   ck_assert_str_eq (json_object_get_string_member (json_node_get_object (still), "status"),
@@ -803,20 +731,19 @@ START_TEST (plan_controls_need_every_role)
   g_autoptr (JsonNode) done = wait_plan (d, id, NULL, "DONE", 30000);
   ck_assert_str_eq (json_object_get_string_member (plan_stage_json (done, "front"), "approved_by"),
                     "bob");
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
 START_TEST (ten_thousand_instances_stay_small)
 {
   /* Ten thousand processes are no test; simulated instances are rows. */
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
+  StgTestDaemon *d = dfx_start ("--runtime=simulated", NULL);
 
   create_job (d, "big", 10000);
   g_autofree gchar *id = start_update (d, "big", 10000, "wide");
   g_autofree gchar *path = g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=big&id=%s", id);
-  Reply u = http (d->http_port, "GET", path, NULL, NULL);
+  StgTestReply u = stg_test_http (d->http_port, "GET", path, NULL, NULL);
   ck_assert_uint_eq (u.status, 200);
   g_autoptr (JsonNode) node = stg_test_parse_json (u.body);
   JsonObject *inst = json_object_get_object_member (json_node_get_object (node), "instances");
@@ -824,23 +751,22 @@ START_TEST (ten_thousand_instances_stay_small)
   ck_assert_uint_eq (strlen (json_object_get_string_member (inst, "states")), 10000);
   /* One letter an instance, plus a fixed part. */
   ck_assert_uint_lt (strlen (u.body), 10000 + 16 * 1024);
-  Reply jobs = http (d->http_port, "GET", "/ui/api/jobs", NULL, NULL);
+  StgTestReply jobs = stg_test_http (d->http_port, "GET", "/ui/api/jobs", NULL, NULL);
   ck_assert_uint_eq (jobs.status, 200);
   g_autoptr (JsonNode) jn = stg_test_parse_json (jobs.body);
   JsonObject *job = json_array_get_object_element (
       json_object_get_array_member (json_node_get_object (jn), "jobs"), 0);
   JsonObject *upd = json_object_get_object_member (job, "update");
   ck_assert_int_eq (json_object_get_int_member (upd, "total"), 10000);
-  reply_clear (&u);
-  reply_clear (&jobs);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  stg_test_reply_clear (&u);
+  stg_test_reply_clear (&jobs);
+  dfx_stop (d);
 }
 END_TEST
 
 START_TEST (changes_are_pushed_to_open_pages)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  StgTestDaemon *d = dfx_start (NULL);
   g_autoptr (GSocketClient) client = g_socket_client_new ();
   g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1",
                                                                         d->http_port, NULL, NULL);
@@ -856,14 +782,13 @@ START_TEST (changes_are_pushed_to_open_pages)
   ck_assert_msg (read_until (conn, seen, want, 10000), "no change event: %s", seen->str);
   ck_assert_ptr_nonnull (strstr (seen->str, "event: change"));
   ck_assert_ptr_nonnull (strstr (seen->str, "\"kind\":\"update\""));
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
 /* The change number in a /ui/api/wait answer. */
 static gint64
-wait_seq (const Reply *r)
+wait_seq (const StgTestReply *r)
 {
   ck_assert_msg (r->status == 200, "wait: %u %s", r->status, r->body);
   g_autoptr (JsonNode) n = stg_test_parse_json (r->body);
@@ -872,7 +797,7 @@ wait_seq (const Reply *r)
 
 START_TEST (wait_answers_when_the_update_changes)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, NULL);
+  StgTestDaemon *d = dfx_start (NULL);
   static const gchar *bad[] = {
     "/ui/api/wait",
     "/ui/api/wait?update=",
@@ -882,26 +807,26 @@ START_TEST (wait_answers_when_the_update_changes)
   };
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
-      Reply r = http (d->http_port, "GET", bad[i], NULL, NULL);
+      StgTestReply r = stg_test_http (d->http_port, "GET", bad[i], NULL, NULL);
       ck_assert_msg (r.status == 400, "%s: %u", bad[i], r.status);
-      reply_clear (&r);
+      stg_test_reply_clear (&r);
     }
-  Reply post = http (d->http_port, "POST", "/ui/api/wait?update=x", NULL, NULL);
+  StgTestReply post = stg_test_http (d->http_port, "POST", "/ui/api/wait?update=x", NULL, NULL);
   ck_assert_uint_eq (post.status, 405);
-  reply_clear (&post);
+  stg_test_reply_clear (&post);
 
   /* Nothing known of an update: its poll times out with the floor. */
-  Reply none = http (d->http_port, "GET", "/ui/api/wait?update=nope&since=0&timeout_ms=200", NULL,
-                     NULL);
+  StgTestReply none = stg_test_http (d->http_port, "GET",
+                                     "/ui/api/wait?update=nope&since=0&timeout_ms=200", NULL, NULL);
   ck_assert_int_eq (wait_seq (&none), 0);
-  reply_clear (&none);
+  stg_test_reply_clear (&none);
 
   create_job (d, "waited", 2);
   g_autofree gchar *id = start_update (d, "waited", 2, NULL);
   g_autofree gchar *now = g_strdup_printf ("/ui/api/wait?update=%s&timeout_ms=0", id);
-  Reply first = http (d->http_port, "GET", now, NULL, NULL);
+  StgTestReply first = stg_test_http (d->http_port, "GET", now, NULL, NULL);
   gint64 seq = wait_seq (&first);
-  reply_clear (&first);
+  stg_test_reply_clear (&first);
   ck_assert_int_gt (seq, 0);
 
   /* A poll from the current number parks until the update moves on, and
@@ -909,9 +834,9 @@ START_TEST (wait_answers_when_the_update_changes)
   g_autofree gchar *next = g_strdup_printf ("/ui/api/wait?update=%s&since=%" G_GINT64_FORMAT
                                             "&timeout_ms=30000",
                                             id, seq);
-  Reply moved = http (d->http_port, "GET", next, NULL, NULL);
+  StgTestReply moved = stg_test_http (d->http_port, "GET", next, NULL, NULL);
   ck_assert_int_gt (wait_seq (&moved), seq);
-  reply_clear (&moved);
+  stg_test_reply_clear (&moved);
 
   /* A poll still parked when the daemon stops does not keep it up. */
   g_autoptr (GSocketClient) client = g_socket_client_new ();
@@ -923,14 +848,13 @@ START_TEST (wait_answers_when_the_update_changes)
                              NULL, NULL, NULL);
   g_autoptr (GString) seen = g_string_new (NULL);
   ck_assert (read_until (conn, seen, "application/json", 10000));
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  dfx_stop (d);
 }
 END_TEST
 
 START_TEST (instance_routes_check_their_input)
 {
-  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
+  StgTestDaemon *d = dfx_start ("--runtime=simulated", NULL);
   create_job (d, "picked", 2);
   static const struct
   {
@@ -949,22 +873,21 @@ START_TEST (instance_routes_check_their_input)
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      Reply r = http (d->http_port, "GET", cases[i].path, NULL, NULL);
+      StgTestReply r = stg_test_http (d->http_port, "GET", cases[i].path, NULL, NULL);
       ck_assert_msg (r.status == cases[i].status, "%s: %u, not %u: %s", cases[i].path, r.status,
                      cases[i].status, r.body);
-      reply_clear (&r);
+      stg_test_reply_clear (&r);
     }
-  Reply ok = http (d->http_port, "GET", cases[0].path, NULL, NULL);
+  StgTestReply ok = stg_test_http (d->http_port, "GET", cases[0].path, NULL, NULL);
   g_autoptr (JsonNode) n = stg_test_parse_json (ok.body);
   JsonObject *o = json_node_get_object (n);
   ck_assert_int_eq (json_object_get_int_member (o, "instance"), 1);
   ck_assert (json_object_has_member (o, "events") && json_object_has_member (o, "stdout_tail"));
-  reply_clear (&ok);
-  Reply post = http (d->http_port, "POST", cases[0].path, NULL, NULL);
+  stg_test_reply_clear (&ok);
+  StgTestReply post = stg_test_http (d->http_port, "POST", cases[0].path, NULL, NULL);
   ck_assert_uint_eq (post.status, 405);
-  reply_clear (&post);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
+  stg_test_reply_clear (&post);
+  dfx_stop (d);
 }
 END_TEST
 
@@ -975,7 +898,7 @@ webui_suite (void)
   TCase *tc = tcase_create ("http");
 
   tcase_set_timeout (tc, 120);
-  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_checked_fixture (tc, dfx_setup, dfx_teardown);
   tcase_add_test (tc, pages_and_assets);
   tcase_add_test (tc, assets_from_a_folder);
   tcase_add_test (tc, session_and_jobs_data);
@@ -995,11 +918,5 @@ webui_suite (void)
 int
 main (void)
 {
-  gchar *scope = stg_test_scope_begin ();
-  SRunner *sr = srunner_create (webui_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  stg_test_scope_end (scope);
-  return failed == 0 ? 0 : 1;
+  return dfx_run (webui_suite ());
 }

@@ -1,5 +1,6 @@
 /* engine.c: StgEngine: construction, the runtime's news, watchers,
- * invariants, and createJob.
+ * invariants (checked by tests, and after every step where
+ * STG_CHECK_INVARIANTS is defined: step.c), and createJob.
  *
  * Owns the active updates; the store, clock and runtime are borrowed from
  * the daemon. Runtime news for a slot goes to the job's active update, if
@@ -85,6 +86,7 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
   engine->up.act_failed = stg_update_act_failed;
   engine->up.look_at = look_at;
   engine->up.job_news = job_news;
+  engine->up.check_invariants = stg_engine_check_invariants;
   engine->retries = stg_engine_retries_new ();
   stg_plans_init (engine);
   stg_engine_add_watcher (engine, stg_plans_on_change, engine);
@@ -155,6 +157,12 @@ stg_engine_transition_allowed (gint from, gint to)
   return stg_update_transition_allowed (from, to);
 }
 
+gboolean
+stg_engine_plan_transition_allowed (gboolean stage, gint from, gint to)
+{
+  return stage ? stg_stage_transition_allowed (from, to) : stg_plan_transition_allowed (from, to);
+}
+
 guint
 stg_engine_active_updates (StgEngine *engine)
 {
@@ -203,6 +211,7 @@ stg_engine_check_invariants (StgEngine *engine)
       /* 4. Every started item is done, failed or in flight. */
       g_assert_cmpuint (u->n_done + u->n_failed + g_hash_table_size (u->active), ==, u->cursor);
     }
+  stg_plans_check_invariants (engine);
 }
 
 gboolean

@@ -83,7 +83,13 @@ void stg_engine_add_watcher (StgEngine *engine, StgEngineWatchFunc func, gpointe
 /* TRUE when an update may go from status @from to status @to. */
 gboolean stg_engine_transition_allowed (gint from, gint to);
 
-/* Asserts the engine's invariants (tests). */
+/* TRUE when a rollout plan (!@stage) or a stage of one may go from status
+ * @from to another status @to (RolloutStatus; the machines of plan.c). */
+gboolean stg_engine_plan_transition_allowed (gboolean stage, gint from, gint to);
+
+/* Asserts the engine's invariants: those of its updates (update.c) and
+ * plans (plan.c). Tests call it; where STG_CHECK_INVARIANTS is defined
+ * (configure --enable-sanitizers) the engine calls it after every step. */
 void stg_engine_check_invariants (StgEngine *engine);
 
 /* Steps taken so far (each writes in one transaction). */

@@ -226,6 +226,9 @@ typedef struct
   void (*look_at) (StgEngine *engine, gint64 job_id, gint32 instance);
   /* engine.c: a job with noted slots, once per job in the news step */
   void (*job_news) (StgEngine *engine, gint64 job_id);
+  /* engine.c: stg_engine_check_invariants, after every step where
+   * invariants are checked (STG_CHECK_INVARIANTS) */
+  void (*check_invariants) (StgEngine *engine);
 } StgEngineUp;
 
 typedef struct _StgPlan StgPlan;
@@ -440,6 +443,15 @@ void stg_plans_on_change (gpointer data, const StgEngineChange *change);
 /* Loads every active plan and continues it. */
 gboolean stg_plans_recover (StgEngine *engine, GError **error);
 
+/* The arrows of a plan's and a stage's machines (drawn in plan.c, the
+ * tables in plan_state.c): TRUE when the status may go from @from to
+ * another, @to. */
+gboolean stg_plan_transition_allowed (gint from, gint to);
+gboolean stg_stage_transition_allowed (gint from, gint to);
+
+/* Asserts what holds of every plan in memory (plan.c's invariants). */
+void stg_plans_check_invariants (StgEngine *engine);
+
 /* ---- checks (settings.c) and errors (errors.c) ---------------------------------- */
 
 /* Checks @config and returns a normalized copy of its task config (job key
@@ -450,3 +462,11 @@ ApiTaskConfig *stg_engine_check_task_config (StgEngine *engine, const ApiTaskCon
 
 /* Turns a store or runtime error into an engine error, keeping the message. */
 void stg_engine_wrap_error (GError **error);
+
+/* Whether the change of @what @id ("update", its uid) from @from to @to
+ * (status names) is @allowed by its machine's transition table. One it forbids
+ * is a programming error: a g_critical, and the caller refuses it; in
+ * builds that check invariants (STG_CHECK_INVARIANTS: configure
+ * --enable-sanitizers) an abort, so every test proves the tables. */
+gboolean stg_engine_transition_ok (gboolean allowed, const gchar *what, const gchar *id,
+                                   const gchar *from, const gchar *to);

@@ -1,5 +1,6 @@
-/* errors.c: the engine's error domain, and how errors of the layers below
- * (store, runtime) are told in it.
+/* errors.c: the engine's error domain, how errors of the layers below
+ * (store, runtime) are told in it, and the one way a transition a table
+ * forbids is reported.
  *
  * The bottom of the engine's files: calls no other engine file. Pure
  * functions; any thread.
@@ -24,4 +25,19 @@ stg_engine_wrap_error (GError **error)
   else
     (*error)->code = STG_ENGINE_ERROR_FAILED;
   (*error)->domain = STG_ENGINE_ERROR;
+}
+
+gboolean
+stg_engine_transition_ok (gboolean allowed, const gchar *what, const gchar *id, const gchar *from,
+                          const gchar *to)
+{
+  if (allowed)
+    return TRUE;
+#ifdef STG_CHECK_INVARIANTS
+  g_error ("engine: %s %s: %s -> %s is not a transition of its machine", what, id, from, to);
+#else
+  g_critical ("engine: %s %s: %s -> %s is not a transition of its machine (refused)", what, id,
+              from, to);
+#endif
+  return FALSE;
 }

@@ -20,18 +20,47 @@
  *   WAITING_FOR_GATE (before) --[on_gate: one failed]--> FAILED (nothing changed)
  *   stg_stage_start --[nothing would change]--> DONE
  *   stg_stage_start --[the update is started]--> ROLLING_FORWARD
+ *   stg_stage_start --[its update cannot start: start_refused]--> FAILED
  *   ROLLING_FORWARD --[stg_stage_watch: ROLLED_FORWARD]--> WAITING_FOR_GATE (after) | DONE
  *   ROLLING_FORWARD --[stg_stage_watch: any other end]--> FAILED
  *   WAITING_FOR_GATE (after) --[on_gate: all passed]--> DONE
  *   WAITING_FOR_GATE (after) --[on_gate: one failed]--> FAILED, roll_back set
  *   DONE, FAILED, ABORTED with an update --[stg_stage_start_back]--> ROLLING_BACK
  *             | ROLLED_BACK (nothing to undo)
+ *   DONE, FAILED, ABORTED --[start_refused: it cannot go back]--> FAILED
  *   ROLLING_BACK --[stg_stage_watch: the rollback update ROLLED_FORWARD; the
  *             job removed]--> ROLLED_BACK, else FAILED
  *   PENDING, AWAITING_APPROVAL, WAITING_FOR_GATE (before)
- *             --[the plan stops; stg_engine_abort_plan]--> ABORTED
+ *             --[look_at: the plan stops; stg_engine_abort_plan]--> ABORTED
+ *   ROLLING_FORWARD, ROLLING_BACK, WAITING_FOR_GATE (after)
+ *             --[stg_engine_abort_plan]--> ABORTED
  *
- * The plan: while it moves forward its status says what its stages do
+ * The plan, and the function behind each arrow:
+ *
+ *   PENDING, WAITING_FOR_GATE, AWAITING_APPROVAL, ROLLING_FORWARD (forward)
+ *             --[decide: what its stages do]--> another forward status
+ *   forward --[decide: every stage DONE]--> DONE
+ *   forward --[plan_finish: it stopped, nothing goes back]--> FAILED
+ *   forward, PAUSED --[stg_plan_stop: a stage failed, rollbackOnFailure;
+ *             stg_engine_rollback_plan]--> ROLLING_BACK
+ *   forward, ROLLING_BACK --[stg_engine_pause_plan]--> PAUSED
+ *   PAUSED --[stg_engine_resume_plan]--> forward, or ROLLING_BACK
+ *   ROLLING_BACK --[plan_finish: nothing left to take back]--> ROLLED_BACK,
+ *             or FAILED when a stage did not go back
+ *   any but DONE, FAILED, ROLLED_BACK, ABORTED --[stg_engine_abort_plan]--> ABORTED
+ *   DONE, FAILED, ABORTED --[stg_engine_rollback_plan]--> ROLLING_BACK
+ *
+ * stg_plan_set and stg_stage_set (plan_state.c) refuse any other arrow:
+ * the tables there hold these two drawings.
+ *
+ * What holds of a plan in memory (stg_plans_check_invariants):
+ *  1. It is in engine->plans under its uid.
+ *  2. A stage ROLLING_FORWARD names its update; one ROLLING_BACK names
+ *     the update that takes it back ("" when it removes its job).
+ *  3. A stage WAITING_FOR_GATE has passed at most the gates its phase has
+ *     (all of them: the pump moves it on next).
+ *
+ * While it moves forward the plan's status says what its stages do
  * (ROLLING_FORWARD while a stage's update runs, else WAITING_FOR_GATE or
  * AWAITING_APPROVAL); DONE when every stage is. A failed stage makes it
  * stop (stopping: no stage starts; those waiting to start are ABORTED) and,
@@ -422,6 +451,34 @@ stg_plans_recover (StgEngine *e, GError **error)
       stg_plan_kick (p);
     }
   return TRUE;
+}
+
+void
+stg_plans_check_invariants (StgEngine *e)
+{
+  GHashTableIter it;
+  gpointer key, value;
+
+  g_hash_table_iter_init (&it, e->plans);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      StgPlan *p = value;
+      g_assert_cmpstr (key, ==, p->row.uid);
+      for (guint i = 0; i < p->stages->len; i++)
+        {
+          StgStage *s = stg_plan_stage (p, i);
+          gint st = s->row.status;
+          if (st == S (ROLLING_FORWARD))
+            g_assert_true (s->row.update_uid != NULL && s->row.update_uid[0] != '\0');
+          if (st == S (ROLLING_BACK))
+            g_assert_nonnull (s->row.rollback_uid);
+          if (st == S (WAITING_FOR_GATE))
+            {
+              GPtrArray *gates = stg_stage_gates (s);
+              g_assert_true (gates != NULL && (guint) s->row.gates_passed <= gates->len);
+            }
+        }
+    }
 }
 
 guint

@@ -61,7 +61,8 @@ gboolean stg_plan_commit (StgPlan *p);
 
 /* Writes (inside the plan's step): an event of the plan (@stage NULL) or
  * of a stage, a new status and reason (a new status is an event), a
- * stage's new status and reason, a gate's result. */
+ * stage's new status and reason, a gate's result. A new status must be one
+ * the machine's table allows (stg_engine_transition_ok). */
 void stg_plan_event (StgPlan *p, const gchar *stage, gint status, const gchar *user,
                      const gchar *message);
 void stg_plan_set (StgPlan *p, gint status, const gchar *user, const gchar *reason);

@@ -1,9 +1,10 @@
 /* plan_state.c: a rollout plan's records: the plan and its stages in
  * memory as the store has them (StgPlan, StgStage), and their writes
- * inside a step: a status change is an event; a changed plan is announced
- * to the engine's watchers. Also what a stage's state says: the gates of
- * the phase it waits in, and why it waits. Calls step.c and the store.
- * Main-loop thread only.
+ * inside a step: a status change is an event, and only along an arrow of
+ * the machines drawn in plan.c (the transition tables here); a changed
+ * plan is announced to the engine's watchers. Also what a stage's state
+ * says: the gates of the phase it waits in, and why it waits. Calls
+ * step.c, errors.c and the store. Main-loop thread only.
  */
 #include "config.h"
 
@@ -137,6 +138,60 @@ stg_plan_event (StgPlan *p, const gchar *stage, gint status, const gchar *user,
                  error);
 }
 
+/* ---- the transition tables ------------------------------------------------------ */
+
+gboolean
+stg_plan_transition_allowed (gint from, gint to)
+{
+  gboolean forward = to == S (WAITING_FOR_GATE) || to == S (AWAITING_APPROVAL) ||
+                     to == S (ROLLING_FORWARD);
+
+  switch (from)
+    {
+    case S (PENDING):
+    case S (WAITING_FOR_GATE):
+    case S (AWAITING_APPROVAL):
+    case S (ROLLING_FORWARD):
+      return forward || to == S (DONE) || to == S (PAUSED) || to == S (ROLLING_BACK) ||
+             to == S (FAILED) || to == S (ABORTED);
+    case S (PAUSED):
+      return forward || to == S (ROLLING_BACK) || to == S (ABORTED);
+    case S (ROLLING_BACK):
+      return to == S (ROLLED_BACK) || to == S (FAILED) || to == S (PAUSED) || to == S (ABORTED);
+    case S (DONE):
+    case S (FAILED):
+    case S (ABORTED):
+      return to == S (ROLLING_BACK);
+    default:
+      return FALSE;
+    }
+}
+
+gboolean
+stg_stage_transition_allowed (gint from, gint to)
+{
+  gboolean on = to == S (ROLLING_FORWARD) || to == S (DONE) || to == S (FAILED) ||
+                to == S (ABORTED);
+
+  switch (from)
+    {
+    case S (PENDING):
+      return on || to == S (AWAITING_APPROVAL) || to == S (WAITING_FOR_GATE);
+    case S (AWAITING_APPROVAL):
+    case S (WAITING_FOR_GATE):
+    case S (ROLLING_FORWARD):
+      return on || to == S (WAITING_FOR_GATE);
+    case S (DONE):
+    case S (FAILED):
+    case S (ABORTED):
+      return to == S (ROLLING_BACK) || to == S (ROLLED_BACK) || to == S (FAILED);
+    case S (ROLLING_BACK):
+      return to == S (ROLLED_BACK) || to == S (FAILED) || to == S (ABORTED);
+    default:
+      return FALSE;
+    }
+}
+
 /* Sets the plan's status and reason; a new status is an event. */
 void
 stg_plan_set (StgPlan *p, gint status, const gchar *user, const gchar *reason)
@@ -144,6 +199,10 @@ stg_plan_set (StgPlan *p, gint status, const gchar *user, const gchar *reason)
   gboolean moved = p->row.status != status;
 
   if (!moved && g_strcmp0 (p->row.reason, reason ? reason : "") == 0)
+    return;
+  if (!stg_engine_transition_ok (!moved || stg_plan_transition_allowed (p->row.status, status),
+                                 "plan", p->row.uid, stg_rollout_status_name (p->row.status),
+                                 stg_rollout_status_name (status)))
     return;
   g_debug ("engine: plan %s: %s -> %s (%s)", p->row.uid, stg_rollout_status_name (p->row.status),
            stg_rollout_status_name (status), reason ? reason : "");
@@ -177,6 +236,10 @@ stg_stage_set (StgStage *s, gint status, const gchar *user, const gchar *reason)
 {
   gboolean moved = s->row.status != status;
 
+  if (!stg_engine_transition_ok (!moved || stg_stage_transition_allowed (s->row.status, status),
+                                 "stage", s->row.name, stg_rollout_status_name (s->row.status),
+                                 stg_rollout_status_name (status)))
+    return;
   g_debug ("engine: plan %s stage %s: %s -> %s (%s)", s->plan->row.uid, s->row.name,
            stg_rollout_status_name (s->row.status), stg_rollout_status_name (status),
            reason ? reason : "");

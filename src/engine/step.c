@@ -183,6 +183,20 @@ stg_update_write (StgUpdate *u, GError **error)
 
 static void run_acts (StgEngine *engine, GPtrArray *acts);
 
+/* Where invariants are checked (STG_CHECK_INVARIANTS: configure
+ * --enable-sanitizers), after every step: committed or not, the engine's
+ * memory must hold them, so every test proves them step by step. */
+static void
+after_step (StgEngine *engine)
+{
+#ifdef STG_CHECK_INVARIANTS
+  if (engine->step_depth == 0)
+    engine->up.check_invariants (engine);
+#else
+  (void) engine;
+#endif
+}
+
 gboolean
 stg_engine_step_end (StgEngine *engine, GError **error)
 {
@@ -225,12 +239,14 @@ stg_engine_step_end (StgEngine *engine, GError **error)
         g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_FAILED,
                      "the change could not be stored");
       stg_engine_wrap_error (error);
+      after_step (engine);
       return FALSE;
     }
 
   run_acts (engine, acts);
   for (guint i = 0; i < announce->len; i++)
     tell_watchers (engine, announce->pdata[i]);
+  after_step (engine);
   return TRUE;
 }
 

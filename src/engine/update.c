@@ -195,7 +195,9 @@ stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *me
   GError *error = NULL;
   gint64 now = stg_clock_now_ms (e->clock);
 
-  g_return_if_fail (stg_update_transition_allowed (u->status, to));
+  if (!stg_engine_transition_ok (stg_update_transition_allowed (u->status, to), "update", u->uid,
+                                 stg_update_status_name (u->status), stg_update_status_name (to)))
+    return;
   g_debug ("engine: update %s: %s -> %s (%s)", u->uid, stg_update_status_name (u->status),
            stg_update_status_name (to), message ? message : "");
   u->status = to;

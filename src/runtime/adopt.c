@@ -40,7 +40,7 @@ static gboolean
 take (GHashTable *found, Slot *slot, gint64 run_id, gint64 pid, gint64 pid_start, StgRunFacts *out)
 {
   g_autofree gchar *key = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT,
-                                           slot->key.job_id, slot->key.instance, run_id);
+                                           slot->base.key.job_id, slot->base.key.instance, run_id);
   StgMarkedProcess *p = g_hash_table_lookup (found, key);
 
   if (run_id <= 0)
@@ -98,12 +98,12 @@ adopt_run (Slot *slot, const StgRunFacts *facts, const StgInstanceRow *row)
       g_warning ("runtime: cannot adopt pid %" G_GINT64_FORMAT ": %s", facts->pid, error->message);
       return;
     }
-  slot->healthy_since_ms = run->healthy_since_ms;
+  slot->base.healthy_since_ms = run->healthy_since_ms;
   StopReason reason = run->id == row->run_id ? (StopReason) row->stop_reason : STOP_NONE;
   if (reason == STOP_KILL || (reason == STOP_NONE && row->status == API_SCHEDULE_STATUS_KILLING))
     {
       /* A kill was under way: finish it. */
-      stg_runtime_kill (&slot->rt->base, slot->key.job_id, slot->key.instance, NULL);
+      stg_runtime_kill (&slot->rt->base, slot->base.key.job_id, slot->base.key.instance, NULL);
       return;
     }
   g_autofree gchar *m = g_strdup_printf ("adopted by a new staggerd (pid %d)", (int) run->pid);
@@ -112,11 +112,11 @@ adopt_run (Slot *slot, const StgRunFacts *facts, const StgInstanceRow *row)
       /* A replace, restart or failure was stopping it: it goes on. */
       run->stopping = reason;
       stg_run_stop (run);
-      stg_local_set_phase (slot, STG_TASK_KILLING, run->config_id, API_SCHEDULE_STATUS_KILLING, m);
+      stg_slot_set_phase (&slot->base, STG_TASK_KILLING, run->config_id,
+                          API_SCHEDULE_STATUS_KILLING, m);
       return;
     }
-  stg_local_set_phase (slot, run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING, run->config_id,
-                       run->healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING, m);
+  stg_local_show_run (slot, m);
 }
 
 /* Nothing of the slot runs: judged by why it ended. */
@@ -130,9 +130,9 @@ judge_gone (Slot *slot, const StgInstanceRow *row)
     return;
   if (reason == STOP_KILL || (reason == STOP_NONE && row->status == API_SCHEDULE_STATUS_KILLING))
     {
-      stg_local_set_phase (slot, STG_TASK_ABSENT, 0, API_SCHEDULE_STATUS_KILLED,
-                           "stopped while staggerd was not running");
-      stg_local_finish_removal (slot);
+      stg_slot_set_phase (&slot->base, STG_TASK_ABSENT, 0, API_SCHEDULE_STATUS_KILLED,
+                          "stopped while staggerd was not running");
+      stg_slot_remove (&slot->base);
       return;
     }
   if ((reason == STOP_NONE && row->pid > 0) || reason == STOP_FAILED)
@@ -141,12 +141,11 @@ judge_gone (Slot *slot, const StgInstanceRow *row)
        * after the back-off. */
       if (reason == STOP_NONE)
         {
-          stg_local_count_failure (slot);
-          stg_local_set_cause (slot, NULL, "exited while staggerd was not running");
+          stg_local_count_failure (slot, NULL, "exited while staggerd was not running");
         }
-      stg_local_set_phase (slot, STG_TASK_FAILED, ran, API_SCHEDULE_STATUS_FAILED,
-                           "exited while staggerd was not running");
-      slot->post_owed = row->config_id != ran ? row->config_id : 0;
+      stg_slot_set_phase (&slot->base, STG_TASK_FAILED, ran, API_SCHEDULE_STATUS_FAILED,
+                          "exited while staggerd was not running");
+      slot->base.post_owed = row->config_id != ran ? row->config_id : 0;
       stg_local_after_exit (slot, NULL, FALSE, NULL);
       return;
     }
@@ -154,7 +153,7 @@ judge_gone (Slot *slot, const StgInstanceRow *row)
    * intent was written, the fork not made): not a failure. */
   gboolean replacing = reason == STOP_REPLACE || row->config_id != ran;
   if (replacing)
-    slot->post_owed = row->config_id;
+    slot->base.post_owed = row->config_id;
   stg_run_start_config (slot, row->config_id, FALSE, replacing);
 }
 
@@ -167,8 +166,9 @@ adopt_slot (Slot *slot, const StgInstanceRow *row, StgRunFacts *cur, gboolean ha
     {
       /* A hot upgrade was under way: undone. The old version serves, and
        * the new one is asked for again. */
-      g_message ("runtime: instance %d: stopping the unfinished new version (pid %" G_GINT64_FORMAT ")",
-                 slot->key.instance, next->pid);
+      g_message ("runtime: instance %d: stopping the unfinished new version (pid %" G_GINT64_FORMAT
+                 ")",
+                 slot->base.key.instance, next->pid);
       stg_process_signal_group ((GPid) next->pid, SIGKILL);
     }
   else if (has_next)
@@ -211,7 +211,7 @@ stg_local_runtime_adopt (StgRuntime *base, GError **error)
   for (guint i = 0; i < rows->len; i++)
     {
       StgSlotRow *s = &g_array_index (rows, StgSlotRow, i);
-      Slot *slot = stg_local_slot (rt, s->job_id, s->row.instance_id, TRUE);
+      Slot *slot = (Slot *) stg_slots_get (rt->slots, s->job_id, s->row.instance_id, NULL);
       if (slot == NULL)
         continue;
       has[2 * i] = take (found, slot, s->row.run_id, s->row.pid, s->row.pid_start,
@@ -223,7 +223,7 @@ stg_local_runtime_adopt (StgRuntime *base, GError **error)
   for (guint i = 0; i < rows->len; i++)
     {
       StgSlotRow *s = &g_array_index (rows, StgSlotRow, i);
-      Slot *slot = stg_local_slot (rt, s->job_id, s->row.instance_id, FALSE);
+      Slot *slot = (Slot *) stg_slots_find (rt->slots, s->job_id, s->row.instance_id);
       if (slot != NULL)
         adopt_slot (slot, &s->row, &g_array_index (cur, StgRunFacts, i), has[2 * i],
                     &g_array_index (next, StgRunFacts, i), has[2 * i + 1]);

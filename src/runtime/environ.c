@@ -29,9 +29,9 @@ stg_local_environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports
                        gchar **port_names, const StgTemplateVars *vars, GError **error)
 {
   gchar **env = stg_local_base_environ (run->sandbox);
-  g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->job->role, slot->job->environment,
-                                           slot->job->name);
-  g_autofree gchar *inst = g_strdup_printf ("%d", slot->key.instance);
+  g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->base.job->role,
+                                           slot->base.job->environment, slot->base.job->name);
+  g_autofree gchar *inst = g_strdup_printf ("%d", slot->base.key.instance);
   g_autofree gchar *ver = g_strdup_printf ("%d", run->version);
   g_autofree gchar *alt = g_strdup_printf ("%d", alt_version);
 
@@ -41,7 +41,7 @@ stg_local_environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports
   env = g_environ_setenv (env, "STAGGER_VERSION_ALT", alt, TRUE);
   env = g_environ_setenv (env, "STAGGER_SANDBOX", run->sandbox, TRUE);
   g_autofree gchar *mark = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT ":%s",
-                                            slot->key.job_id, slot->key.instance, run->id,
+                                            slot->base.key.job_id, slot->base.key.instance, run->id,
                                             slot->rt->mark_dir);
   env = g_environ_setenv (env, STG_LOCAL_MARK, mark, TRUE);
   for (guint i = 0; port_names[i] != NULL; i++)

@@ -1,26 +1,38 @@
 /* fleet.c: StgFleetRuntime's slots and the runtime operations (see fleet.h).
  *
- * A slot holds at most one container and does one thing at a time with it
- * (Slot.op). stg_fleet_drive() compares what the slot should run (want,
- * killing, restart) with what it has and starts the next step:
+ * A Slot is a StgSlot (slot.h: key, job, wanted config, phase, failures,
+ * run numbers, made from the store) with at most one container and one
+ * thing done with it at a time (Slot.op). stg_fleet_drive() compares what
+ * the slot should run (want, killing, restart) with what it has and starts
+ * the next step. Its phase changes through stg_fleet_set_phase (which
+ * records it: stg_slot_set_phase), along these arrows:
  *
- *   no container, want != 0 ──[start: place, record run, create, start]──▶ STARTING
- *   STARTING ──[health passes: on_health]──▶ RUNNING
- *   STARTING/RUNNING ──[exit seen by fleet_sync.c or failed check:
- *                       stg_fleet_container_failed]──▶ FAILED (dead)
- *   container not wanted (dead, replaced, restarted, killed)
- *       ──[stop_remove: stop with the stop timeout, remove]──▶ no container
- *   killing, no container ──[finish_removal]──▶ ABSENT (row and placement gone)
+ *   no container, want != 0 --[start: place, record the run, create,
+ *            start (on_started)]--> STARTING
+ *   no container --[place: no host fits]--> PENDING
+ *   STARTING --[on_health, or fleet_hooks.c once post_update passed:
+ *            stg_fleet_healthy]--> RUNNING
+ *   STARTING, RUNNING --[an exit seen by fleet_sync.c, a failed check or
+ *            hook: stg_fleet_container_failed]--> FAILED (dead)
+ *   STARTING, RUNNING --[an exit 0 of a task that is not a service:
+ *            stg_fleet_container_finished]--> FINISHED
+ *   any, its host away too long --[stg_fleet_slot_lost]--> FAILED (LOST),
+ *            no container, no host
+ *   container not wanted (dead, replaced, restarted, killed) --[stop_remove:
+ *            stop with the stop timeout, then remove]--> KILLING, then no
+ *            container
+ *   killing, no container --[finish_removal: stg_slot_remove]--> ABSENT
+ *            (row and placement gone)
  *
  * Invariants: (1) a run's number and config are in the store before its
  * container is created, so a restarted staggerd finds it by its labels;
  * (2) a slot keeps its host from placement until it is removed, is lost
  * with its host, or starts again with no container while its host drains;
- * (3) a new
- * container starts only once the old one is removed, so a slot never has
- * two. Engine calls are asynchronous; a slot's cancellable is cancelled
- * only when the slot is freed, and a callback that sees G_IO_ERROR_CANCELLED
- * touches nothing. Main-loop thread only.
+ * (3) a new container starts only once the old one is removed, so a slot
+ * never has two. Engine calls are asynchronous; a slot's cancellable
+ * (base.cancel) is cancelled only when the slot is freed or lost, and a
+ * callback that sees G_IO_ERROR_CANCELLED touches nothing. Main-loop
+ * thread only.
  */
 #include "config.h"
 
@@ -28,56 +40,40 @@
 
 #include "runtime/fleet_private.h"
 
-#define BACKOFF_FIRST_MS 1000
 #define BACKOFF_MAX_MS 30000
 #define UNPLACED_RETRY_MS 2000
 #define ENGINE_RETRY_MS 1000
 
 static void
-slot_free (gpointer p)
+slot_init (StgSlot *base)
 {
-  Slot *slot = p;
+  ((Slot *) base)->rt = (StgFleetRuntime *) stg_slots_runtime (base->table);
+}
+
+static void
+slot_clear (StgSlot *base)
+{
+  Slot *slot = (Slot *) base;
 
   stg_fleet_hook_drop (slot);
-  g_cancellable_cancel (slot->cancel);
-  g_clear_object (&slot->cancel);
   g_clear_pointer (&slot->health, stg_health_free);
   g_clear_handle_id (&slot->retry_timer, g_source_remove);
-  g_clear_object (&slot->job);
   g_free (slot->container_id);
-  g_free (slot->cause);
-  g_free (slot);
 }
 
-Slot *
-stg_fleet_slot (StgFleetRuntime *rt, gint64 job_id, gint32 instance, gboolean create)
+/* The slot's fact that is the fleet's: the config its container runs. */
+static void
+slot_facts (const StgSlot *base, StgInstanceRow *facts)
 {
-  StgSlotKey key = { job_id, instance };
-  Slot *slot = g_hash_table_lookup (rt->slots, &key);
-
-  if (slot != NULL || !create)
-    return slot;
-  g_autoptr (StgJobRow) job = stg_store_get_job_by_id (rt->store, job_id, NULL);
-  if (job == NULL)
-    return NULL;
-  slot = g_new0 (Slot, 1);
-  slot->rt = rt;
-  slot->job_id = job_id;
-  slot->instance = instance;
-  slot->job = g_object_ref (job->key);
-  slot->phase = STG_TASK_ABSENT;
-  slot->status = API_SCHEDULE_STATUS_PENDING;
-  slot->cancel = g_cancellable_new ();
-  StgInstanceRow row;
-  if (stg_store_get_instance (rt->store, job_id, instance, &row, NULL))
-    {
-      slot->failures = (guint32) row.failure_count;
-      slot->run_id = row.run_id;
-      slot->want = row.config_id;
-    }
-  g_hash_table_insert (rt->slots, stg_slot_key_new (job_id, instance), slot);
-  return slot;
+  facts->run_config_id = ((const Slot *) base)->container_config;
 }
+
+/* clang-format off */
+static const StgSlotClass fleet_slot_class = {
+  .name = "fleet", .size = sizeof (Slot),
+  .init = slot_init, .clear = slot_clear, .facts = slot_facts,
+};
+/* clang-format on */
 
 Host *
 stg_fleet_host (StgFleetRuntime *rt, const gchar *name)
@@ -100,31 +96,24 @@ stg_fleet_set_host (Slot *slot, Host *host)
     host->slots++;
 }
 
+/* The config a slot reports: its container's, else the one it is to run
+ * (observe shows a change of either at once, not with the next phase). */
+static gint64
+shown_config (const Slot *slot)
+{
+  return slot->container_config ? slot->container_config : slot->base.want;
+}
+
 void
 stg_fleet_set_phase (Slot *slot, StgTaskPhase phase, gint status, const gchar *message)
 {
-  StgFleetRuntime *rt = slot->rt;
-  gint64 now = stg_clock_now_ms (rt->clock);
-  g_autoptr (GError) error = NULL;
+  stg_slot_set_phase (&slot->base, phase, shown_config (slot), status, message);
+}
 
-  slot->phase = phase;
-  slot->status = status;
-  slot->phase_since_ms = now;
-  StgInstanceRow facts = {
-    .instance_id = slot->instance,
-    .status = status,
-    .run_id = slot->run_id,
-    .failure_count = (gint32) slot->failures,
-    .status_ms = now,
-    .run_config_id = slot->container_config,
-  };
-  if (!stg_store_set_instance_facts (rt->store, slot->job_id, &facts, &error) ||
-      !stg_store_add_task_event (rt->store, slot->job_id, slot->instance, now, status, message, &error))
-    g_warning ("fleet: cannot record instance %d of %s/%s/%s: %s", slot->instance, slot->job->role,
-               slot->job->environment, slot->job->name, error->message);
-  g_debug ("fleet: %s/%s/%s/%d: %s (%s)", slot->job->role, slot->job->environment, slot->job->name,
-           slot->instance, stg_task_phase_name (phase), message ? message : "");
-  stg_runtime_notify_later (&rt->base, slot->job_id, slot->instance);
+void
+stg_fleet_healthy (Slot *slot, const gchar *message)
+{
+  stg_slot_healthy (&slot->base, shown_config (slot), stg_clock_now_ms (slot->rt->clock), message);
 }
 
 static gboolean
@@ -149,13 +138,11 @@ stg_fleet_container_failed (Slot *slot, const gchar *why)
 {
   stg_fleet_hook_drop (slot);
   g_clear_pointer (&slot->health, stg_health_free);
-  g_free (slot->cause);
-  slot->cause = g_strdup (why);
-  slot->failures++;
+  stg_slot_count_failure (&slot->base, why);
   slot->dead = TRUE;
   stg_fleet_set_phase (slot, STG_TASK_FAILED, API_SCHEDULE_STATUS_FAILED, why);
-  slot->backoff_ms = slot->backoff_ms == 0 ? BACKOFF_FIRST_MS : MIN (slot->backoff_ms * 2, BACKOFF_MAX_MS);
-  slot->not_before_ms = g_get_monotonic_time () / 1000 + slot->backoff_ms;
+  slot->not_before_ms = g_get_monotonic_time () / 1000 +
+                        stg_slot_backoff (&slot->base, BACKOFF_MAX_MS);
   stg_fleet_drive (slot);
 }
 
@@ -164,8 +151,7 @@ stg_fleet_container_finished (Slot *slot, const gchar *why)
 {
   stg_fleet_hook_drop (slot);
   g_clear_pointer (&slot->health, stg_health_free);
-  g_free (slot->cause);
-  slot->cause = NULL;
+  stg_slot_set_cause (&slot->base, NULL);
   slot->finished = TRUE;
   slot->dead = TRUE; /* its container is removed; nothing starts again */
   stg_fleet_set_phase (slot, STG_TASK_FINISHED, API_SCHEDULE_STATUS_FINISHED, why);
@@ -186,16 +172,15 @@ stg_fleet_slot_lost (Slot *slot)
   stg_fleet_hook_drop (slot);
   g_clear_pointer (&slot->health, stg_health_free);
   g_clear_pointer (&slot->container_id, g_free);
-  g_cancellable_cancel (slot->cancel);
-  g_clear_object (&slot->cancel);
-  slot->cancel = g_cancellable_new ();
+  g_cancellable_cancel (slot->base.cancel);
+  g_clear_object (&slot->base.cancel);
+  slot->base.cancel = g_cancellable_new ();
   slot->op = OP_IDLE;
   slot->dead = FALSE;
-  g_free (slot->cause);
-  slot->cause = g_strdup (why);
-  slot->failures++;
+  stg_slot_count_failure (&slot->base, why);
   stg_fleet_set_host (slot, NULL);
-  if (!stg_store_delete_placement (rt->store, slot->job_id, slot->instance, &error))
+  if (!stg_store_delete_placement (rt->store, slot->base.key.job_id, slot->base.key.instance,
+                                   &error))
     g_warning ("fleet: %s", error->message);
   slot->container_config = 0;
   stg_fleet_set_phase (slot, STG_TASK_FAILED, API_SCHEDULE_STATUS_LOST, why);
@@ -220,17 +205,15 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
   /* First healthy after an update: its post_update hook decides. */
   if (slot->op == OP_HOOK)
     return;
-  if (slot->post_owed != 0 && slot->post_owed == slot->container_config &&
-      slot->phase != STG_TASK_RUNNING)
+  if (slot->base.post_owed != 0 && slot->base.post_owed == slot->container_config &&
+      slot->base.phase != STG_TASK_RUNNING)
     {
       if (stg_fleet_hook_start (slot, slot->container_config, FALSE))
         return;
-      slot->post_owed = 0;
+      slot->base.post_owed = 0;
     }
-  slot->healthy_since_ms = stg_clock_now_ms (slot->rt->clock);
-  slot->backoff_ms = 0;
   g_autofree gchar *m = g_strdup_printf ("healthy on %s", slot->host->config->name);
-  stg_fleet_set_phase (slot, STG_TASK_RUNNING, API_SCHEDULE_STATUS_RUNNING, m);
+  stg_fleet_healthy (slot, m);
 }
 
 /* Shell checks run inside the slot's container, through the exec API. */
@@ -273,7 +256,7 @@ stg_fleet_watch (Slot *slot, gboolean already_healthy)
   };
   target.counts = slot->rt->options.health_counts;
   if (already_healthy)
-    slot->phase = STG_TASK_RUNNING; /* adopted as it was */
+    stg_slot_assume (&slot->base, STG_TASK_RUNNING, slot->base.status); /* adopted as it was */
   slot->health = stg_health_new (&spec->health, &target, already_healthy, on_health, slot);
 }
 
@@ -314,7 +297,8 @@ on_stopped (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
       retry_in (slot, ENGINE_RETRY_MS);
       return;
     }
-  stg_docker_remove_async (slot->host->docker, slot->container_id, slot->cancel, on_removed, slot);
+  stg_docker_remove_async (slot->host->docker, slot->container_id, slot->base.cancel, on_removed,
+                           slot);
 }
 
 static void
@@ -330,25 +314,20 @@ stop_remove (Slot *slot)
       stg_fleet_set_phase (slot, STG_TASK_KILLING,
                            kill ? API_SCHEDULE_STATUS_KILLING : API_SCHEDULE_STATUS_RESTARTING, m);
     }
-  stg_docker_stop_async (slot->host->docker, slot->container_id, slot->stop_timeout_secs, slot->cancel, on_stopped,
-                         slot);
+  stg_docker_stop_async (slot->host->docker, slot->container_id, slot->stop_timeout_secs,
+                         slot->base.cancel, on_stopped, slot);
 }
 
 static void
 finish_removal (Slot *slot)
 {
-  StgFleetRuntime *rt = slot->rt;
   g_autoptr (GError) error = NULL;
-  gint64 job_id = slot->job_id;
-  gint32 instance = slot->instance;
 
-  if (!stg_store_delete_instance (rt->store, job_id, instance, &error) ||
-      !stg_store_delete_placement (rt->store, job_id, instance, &error))
-    g_warning ("fleet: cannot remove instance %d: %s", instance, error->message);
+  if (!stg_store_delete_placement (slot->rt->store, slot->base.key.job_id, slot->base.key.instance,
+                                   &error))
+    g_warning ("fleet: cannot remove instance %d: %s", slot->base.key.instance, error->message);
   stg_fleet_set_host (slot, NULL);
-  StgSlotKey key = { job_id, instance };
-  g_hash_table_remove (rt->slots, &key);
-  stg_runtime_notify_later (&rt->base, job_id, instance);
+  stg_slot_remove (&slot->base);
 }
 
 /* ---- starting ------------------------------------------------------------------ */
@@ -364,8 +343,7 @@ start_failed (Slot *slot, const gchar *what, const GError *error)
       /* The host failed, not the instance: nothing is counted. The start
        * is tried again until the host answers, or is declared lost after
        * the grace period (counted once then) and the slot placed anew. */
-      g_free (slot->cause);
-      slot->cause = g_strdup (m);
+      stg_slot_set_cause (&slot->base, m);
       retry_in (slot, ENGINE_RETRY_MS);
       return;
     }
@@ -407,7 +385,7 @@ on_created (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
       return;
     }
   slot->container_id = id;
-  stg_docker_start_async (slot->host->docker, id, slot->cancel, on_started, slot);
+  stg_docker_start_async (slot->host->docker, id, slot->base.cancel, on_started, slot);
 }
 
 /* Indexes into rt->hosts of the hosts of the job's other placed slots. */
@@ -418,13 +396,13 @@ job_hosts (Slot *slot)
   GHashTableIter it;
   gpointer value;
 
-  g_hash_table_iter_init (&it, slot->rt->slots);
+  stg_slots_iter_init (slot->rt->slots, &it);
   while (g_hash_table_iter_next (&it, NULL, &value))
     {
       Slot *other = value;
       guint index = 0;
-      if (other != slot && other->job_id == slot->job_id && other->host != NULL && !other->killing &&
-          g_ptr_array_find (slot->rt->hosts, other->host, &index))
+      if (other != slot && other->base.key.job_id == slot->base.key.job_id && other->host != NULL &&
+          !other->killing && g_ptr_array_find (slot->rt->hosts, other->host, &index))
         {
           gint i = (gint) index;
           g_array_append_val (out, i);
@@ -438,7 +416,7 @@ static gboolean
 place (Slot *slot)
 {
   StgFleetRuntime *rt = slot->rt;
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, slot->want, NULL);
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, slot->base.want, NULL);
   g_autofree StgPlaceHost *hosts = g_new0 (StgPlaceHost, rt->hosts->len + 1);
   g_autoptr (GArray) others = job_hosts (slot);
   g_autofree gchar *why = NULL;
@@ -453,17 +431,17 @@ place (Slot *slot)
                                config && config->__isset_constraints ? config->constraints : NULL, others, &why);
   if (best < 0)
     {
-      if (g_strcmp0 (slot->cause, why) != 0 || slot->phase != STG_TASK_PENDING)
+      if (g_strcmp0 (slot->base.cause, why) != 0 || slot->base.phase != STG_TASK_PENDING)
         {
-          g_free (slot->cause);
-          slot->cause = g_strdup (why);
+          stg_slot_set_cause (&slot->base, why);
           stg_fleet_set_phase (slot, STG_TASK_PENDING, API_SCHEDULE_STATUS_PENDING, why);
         }
       retry_in (slot, UNPLACED_RETRY_MS);
       return FALSE;
     }
   stg_fleet_set_host (slot, rt->hosts->pdata[best]);
-  if (!stg_store_set_placement (rt->store, slot->job_id, slot->instance, slot->host->config->name, &error))
+  if (!stg_store_set_placement (rt->store, slot->base.key.job_id, slot->base.key.instance,
+                                slot->host->config->name, &error))
     g_warning ("fleet: cannot record a placement: %s", error->message);
   return TRUE;
 }
@@ -479,19 +457,20 @@ start (Slot *slot)
     return;
   /* The intent first: this run's number and config are in the store
    * before the engine hears of it. */
-  slot->run_id++;
-  slot->container_config = slot->want;
-  g_autoptr (JsonNode) spec = stg_fleet_container_spec (slot, slot->want, slot->run_id, &name, &error);
+  slot->base.run_id++;
+  slot->container_config = slot->base.want;
+  g_autoptr (JsonNode) spec = stg_fleet_container_spec (slot, slot->base.want, slot->base.run_id,
+                                                        &name, &error);
   if (spec == NULL)
     {
       start_failed (slot, "cannot build the container", error);
       return;
     }
-  g_autofree gchar *m = g_strdup_printf ("creating run %" G_GINT64_FORMAT " on %s", slot->run_id,
-                                         slot->host->config->name);
+  g_autofree gchar *m = g_strdup_printf ("creating run %" G_GINT64_FORMAT " on %s",
+                                         slot->base.run_id, slot->host->config->name);
   stg_fleet_set_phase (slot, STG_TASK_STARTING, API_SCHEDULE_STATUS_ASSIGNED, m);
   slot->op = OP_STARTING;
-  stg_docker_create_async (slot->host->docker, name, spec, slot->cancel, on_created, slot);
+  stg_docker_create_async (slot->host->docker, name, spec, slot->base.cancel, on_created, slot);
 }
 
 void
@@ -500,21 +479,22 @@ stg_fleet_drive (Slot *slot)
   if (slot->op != OP_IDLE || slot->retry_timer != 0 ||
       g_strcmp0 (slot->container_id, STG_FLEET_UNKNOWN_CONTAINER) == 0)
     return; /* busy, waiting, or its host has not answered yet */
-  gboolean unwanted = slot->killing || slot->restart || slot->dead || slot->want == 0 ||
-                      slot->container_config != slot->want;
-  gboolean changing = slot->want != 0 && !slot->killing && slot->container_config != slot->want;
+  gboolean unwanted = slot->killing || slot->restart || slot->dead || slot->base.want == 0 ||
+                      slot->container_config != slot->base.want;
+  gboolean changing = slot->base.want != 0 && !slot->killing &&
+                      slot->container_config != slot->base.want;
   if (slot->container_id != NULL && unwanted)
     {
       /* A live container replaced by another config: its pre_update hook
        * first; failed, the container is left running until applied again. */
       gboolean replacing = changing && !slot->dead && !slot->restart;
-      if (replacing && slot->pre_failed == slot->want)
+      if (replacing && slot->pre_failed == slot->base.want)
         return;
-      if (replacing && slot->pre_passed != slot->want &&
-          stg_fleet_hook_start (slot, slot->want, TRUE))
+      if (replacing && slot->pre_passed != slot->base.want &&
+          stg_fleet_hook_start (slot, slot->base.want, TRUE))
         return;
       if (changing)
-        slot->post_owed = slot->want;
+        slot->base.post_owed = slot->base.want;
       stop_remove (slot);
       return;
     }
@@ -526,7 +506,7 @@ stg_fleet_drive (Slot *slot)
       return;
     }
   slot->restart = FALSE;
-  if (slot->want == 0 || slot->finished)
+  if (slot->base.want == 0 || slot->finished)
     return;
   gint64 now = g_get_monotonic_time () / 1000;
   if (slot->not_before_ms > now)
@@ -543,24 +523,20 @@ static gboolean
 fleet_apply (StgRuntime *base, gint64 job_id, gint32 instance_id, gint64 config_id, GError **error)
 {
   StgFleetRuntime *rt = (StgFleetRuntime *) base;
-  Slot *slot = stg_fleet_slot (rt, job_id, instance_id, TRUE);
+  Slot *slot = (Slot *) stg_slots_get (rt->slots, job_id, instance_id, error);
 
   if (slot == NULL)
-    {
-      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND, "no job with id %" G_GINT64_FORMAT,
-                   job_id);
-      return FALSE;
-    }
-  if (slot->want != config_id || slot->killing)
+    return FALSE;
+  if (slot->base.want != config_id || slot->killing)
     {
       slot->finished = FALSE;
       slot->not_before_ms = 0;
       g_clear_handle_id (&slot->retry_timer, g_source_remove);
     }
-  slot->want = config_id;
+  slot->base.want = config_id;
   slot->killing = FALSE;
   slot->pre_failed = 0; /* applied again: its pre_update hook may run again */
-  if (slot->phase == STG_TASK_FAILED && slot->container_id == NULL)
+  if (slot->base.phase == STG_TASK_FAILED && slot->container_id == NULL)
     slot->not_before_ms = 0; /* asked again: no need to wait out the back-off */
   stg_fleet_drive (slot);
   return TRUE;
@@ -570,12 +546,12 @@ static gboolean
 fleet_kill (StgRuntime *base, gint64 job_id, gint32 instance_id, GError **error)
 {
   StgFleetRuntime *rt = (StgFleetRuntime *) base;
-  Slot *slot = stg_fleet_slot (rt, job_id, instance_id, TRUE);
+  Slot *slot = (Slot *) stg_slots_get (rt->slots, job_id, instance_id, NULL);
 
   if (slot == NULL)
     return stg_store_delete_instance (rt->store, job_id, instance_id, error);
   slot->killing = TRUE;
-  slot->want = 0;
+  slot->base.want = 0;
   g_clear_handle_id (&slot->retry_timer, g_source_remove);
   if (slot->op == OP_IDLE && slot->container_id == NULL)
     stg_fleet_set_phase (slot, STG_TASK_KILLING, API_SCHEDULE_STATUS_KILLING, "killing");
@@ -587,9 +563,9 @@ static gboolean
 fleet_restart (StgRuntime *base, gint64 job_id, gint32 instance_id, GError **error)
 {
   StgFleetRuntime *rt = (StgFleetRuntime *) base;
-  Slot *slot = stg_fleet_slot (rt, job_id, instance_id, FALSE);
+  Slot *slot = (Slot *) stg_slots_find (rt->slots, job_id, instance_id);
 
-  if (slot == NULL || slot->want == 0)
+  if (slot == NULL || slot->base.want == 0)
     {
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
                    "instance %d of job %" G_GINT64_FORMAT " is not running", instance_id, job_id);
@@ -606,22 +582,11 @@ fleet_restart (StgRuntime *base, gint64 job_id, gint32 instance_id, GError **err
 static void
 fleet_observe (StgRuntime *base, gint64 job_id, gint32 instance_id, StgTaskObservation *out)
 {
-  Slot *slot = stg_fleet_slot ((StgFleetRuntime *) base, job_id, instance_id, FALSE);
+  Slot *slot = (Slot *) stg_slots_find (((StgFleetRuntime *) base)->slots, job_id, instance_id);
 
-  if (slot == NULL)
-    {
-      *out = (StgTaskObservation) { .phase = STG_TASK_ABSENT, .status = API_SCHEDULE_STATUS_INIT };
-      return;
-    }
-  *out = (StgTaskObservation) {
-    .phase = slot->phase,
-    .config_id = slot->phase == STG_TASK_ABSENT ? 0 : slot->container_config ? slot->container_config : slot->want,
-    .healthy_since_ms = slot->healthy_since_ms,
-    .phase_since_ms = slot->phase_since_ms,
-    .failures = slot->failures,
-    .status = slot->status,
-    .cause = slot->cause,
-  };
+  stg_slot_observe (slot != NULL ? &slot->base : NULL, out);
+  if (slot != NULL && slot->base.phase != STG_TASK_ABSENT)
+    out->config_id = shown_config (slot);
 }
 
 static void
@@ -630,7 +595,7 @@ fleet_free (StgRuntime *base)
   StgFleetRuntime *rt = (StgFleetRuntime *) base;
 
   g_clear_handle_id (&rt->poll_timer, g_source_remove);
-  g_clear_pointer (&rt->slots, g_hash_table_unref);
+  g_clear_pointer (&rt->slots, stg_slots_free);
   for (guint i = 0; i < rt->hosts->len; i++)
     {
       Host *h = rt->hosts->pdata[i];
@@ -650,16 +615,13 @@ fleet_free (StgRuntime *base)
   g_free (rt);
 }
 
+/* clang-format off */
 static const StgRuntimeOps fleet_ops = {
-  .apply = fleet_apply,
-  .kill = fleet_kill,
-  .restart = fleet_restart,
-  .observe = fleet_observe,
-  .validate = stg_fleet_validate,
-  .free = fleet_free,
-  .hosts = stg_fleet_hosts,
-  .drain_host = stg_fleet_drain_host,
+  .apply = fleet_apply, .kill = fleet_kill, .restart = fleet_restart, .observe = fleet_observe,
+  .validate = stg_fleet_validate, .free = fleet_free,
+  .hosts = stg_fleet_hosts, .drain_host = stg_fleet_drain_host, /* a runtime of several hosts */
 };
+/* clang-format on */
 
 /* The marker: a digest of the cluster and the data directory's absolute
  * path, so two staggerds sharing hosts never touch each other's containers. */
@@ -692,7 +654,7 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
   stg_fleet_options_copy (&rt->options.fleet, &options->fleet);
   rt->options.health_counts = options->health_counts;
   rt->marker = make_marker (options->cluster, options->data_dir);
-  rt->slots = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, slot_free);
+  rt->slots = stg_slots_new (&rt->base, store, clock, &fleet_slot_class);
   rt->session = soup_session_new_with_options ("timeout", 5, NULL);
   rt->hosts = g_ptr_array_new ();
   for (guint i = 0; i < rt->options.fleet.hosts->len; i++)

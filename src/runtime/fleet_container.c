@@ -98,12 +98,14 @@ slot_ports (Slot *slot, gchar **names, GError **error)
 
   for (guint i = 0; names[i] != NULL; i++)
     {
-      gint port = stg_store_get_port (rt->store, slot->job, slot->instance, names[i], error);
+      gint port = stg_store_get_port (rt->store, slot->base.job, slot->base.key.instance, names[i],
+                                      error);
       for (gint p = rt->options.port_min; port == 0 && p <= rt->options.port_max; p++)
         {
           g_autoptr (GError) busy = NULL;
           if (!stg_store_port_used (rt->store, p, NULL) &&
-              stg_store_put_port (rt->store, slot->job, slot->instance, names[i], p, &busy))
+              stg_store_put_port (rt->store, slot->base.job, slot->base.key.instance, names[i], p,
+                                  &busy))
             port = p;
         }
       if (port == 0)
@@ -213,11 +215,12 @@ static void
 add_labels (JsonBuilder *b, Slot *slot, gint64 config_id, gint64 run_id, const gchar *hash,
             const ApiDockerContainer *docker)
 {
-  g_autofree gchar *job_id = g_strdup_printf ("%" G_GINT64_FORMAT, slot->job_id);
-  g_autofree gchar *instance = g_strdup_printf ("%d", slot->instance);
+  g_autofree gchar *job_id = g_strdup_printf ("%" G_GINT64_FORMAT, slot->base.key.job_id);
+  g_autofree gchar *instance = g_strdup_printf ("%d", slot->base.key.instance);
   g_autofree gchar *run = g_strdup_printf ("%" G_GINT64_FORMAT, run_id);
   g_autofree gchar *config = g_strdup_printf ("%" G_GINT64_FORMAT, config_id);
-  g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->job->role, slot->job->environment, slot->job->name);
+  g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->base.job->role,
+                                           slot->base.job->environment, slot->base.job->name);
 
   json_builder_set_member_name (b, "Labels");
   json_builder_begin_object (b);
@@ -368,15 +371,8 @@ run_parts (Slot *slot, gint64 config_id, RunParts *p, GError **error)
                                           (const gchar *const *) p->names, error)) == NULL ||
       (p->ports = slot_ports (slot, p->names, error)) == NULL)
     return FALSE;
-  p->vars = (StgTemplateVars){
-    .instance = slot->instance,
-    .cluster = rt->options.cluster,
-    .role = slot->job->role,
-    .environment = slot->job->environment,
-    .name = slot->job->name,
-    .version = stg_store_config_version (rt->store, config_id),
-    .ports = p->ports,
-  };
+  p->vars = stg_slot_template_vars (&slot->base, rt->options.cluster,
+                                    stg_store_config_version (rt->store, config_id), p->ports);
   return TRUE;
 }
 
@@ -436,8 +432,8 @@ stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **n
   add_host_config (b, config, docker, ports, names);
   json_builder_end_object (b);
   *name = g_strdup_printf ("stagger-%.12s-%s.%s.%s-%d-%" G_GINT64_FORMAT, slot->rt->marker,
-                           slot->job->role, slot->job->environment, slot->job->name, slot->instance,
-                           run_id);
+                           slot->base.job->role, slot->base.job->environment, slot->base.job->name,
+                           slot->base.key.instance, run_id);
   return json_builder_get_root (b);
 }
 
@@ -453,6 +449,7 @@ stg_fleet_health_url (Slot *slot, const StgExecutorSpec *spec, gint64 config_id)
   /* "health", else "http", else the first port, as the local runtime does. */
   const gchar *which = g_strv_contains ((const gchar *const *) names, "health") ? "health"
                        : g_strv_contains ((const gchar *const *) names, "http") ? "http" : names[0];
-  gint port = stg_store_get_port (slot->rt->store, slot->job, slot->instance, which, NULL);
+  gint port = stg_store_get_port (slot->rt->store, slot->base.job, slot->base.key.instance, which,
+                                  NULL);
   return g_strdup_printf ("http://%s:%d%s", slot->host->config->address, port, spec->health.endpoint);
 }

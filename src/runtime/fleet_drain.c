@@ -26,14 +26,14 @@ host_status (StgFleetRuntime *rt, Host *h)
       while (g_hash_table_iter_next (&it, &k, &v))
         g_hash_table_insert (s->attributes, g_strdup (k), g_strdup (v));
     }
-  g_hash_table_iter_init (&it, rt->slots);
+  stg_slots_iter_init (rt->slots, &it);
   while (g_hash_table_iter_next (&it, NULL, &v))
     {
       Slot *slot = v;
       if (slot->host != h)
         continue;
-      g_ptr_array_add (s->instances, g_object_new (API_TYPE_INSTANCE_KEY, "jobKey", slot->job,
-                                                   "instanceId", slot->instance, NULL));
+      g_ptr_array_add (s->instances, g_object_new (API_TYPE_INSTANCE_KEY, "jobKey", slot->base.job,
+                                                   "instanceId", slot->base.key.instance, NULL));
     }
   return s;
 }
@@ -93,7 +93,8 @@ stg_fleet_leave_drained (Slot *slot)
   if (slot->host == NULL || !slot->host->draining || slot->container_id != NULL)
     return FALSE;
   stg_fleet_set_host (slot, NULL);
-  if (!stg_store_delete_placement (slot->rt->store, slot->job_id, slot->instance, &error))
+  if (!stg_store_delete_placement (slot->rt->store, slot->base.key.job_id, slot->base.key.instance,
+                                   &error))
     g_warning ("fleet: %s", error->message);
   return TRUE;
 }

@@ -68,26 +68,22 @@ hook_ended (Slot *slot, gboolean pre, gint64 config, gboolean ok, const gchar *w
         {
           /* Left as it is, with the failure counted, as the local runtime does. */
           slot->pre_failed = config;
-          slot->failures++;
-          g_free (slot->cause);
-          slot->cause = g_strdup (why);
+          stg_slot_count_failure (&slot->base, why);
           g_autofree gchar *m = g_strdup_printf ("%s: the container on %s is left running", why,
                                                  slot->host->config->name);
-          stg_fleet_set_phase (slot, slot->phase, slot->status, m);
+          stg_slot_note (&slot->base, m);
         }
       stg_fleet_drive (slot);
       return;
     }
-  slot->post_owed = 0;
+  slot->base.post_owed = 0;
   if (!ok)
     {
       stg_fleet_container_failed (slot, why);
       return;
     }
-  slot->healthy_since_ms = stg_clock_now_ms (slot->rt->clock);
-  slot->backoff_ms = 0;
   g_autofree gchar *m = g_strdup_printf ("healthy on %s; %s", slot->host->config->name, why);
-  stg_fleet_set_phase (slot, STG_TASK_RUNNING, API_SCHEDULE_STATUS_RUNNING, m);
+  stg_fleet_healthy (slot, m);
   stg_fleet_drive (slot);
 }
 
@@ -145,7 +141,7 @@ stg_fleet_hook_start (Slot *slot, gint64 config_id, gboolean pre)
   g_autofree gchar *m = g_strdup_printf ("running the %s hook in container %.12s on %s",
                                          pre ? "pre_update" : "post_update", slot->container_id,
                                          slot->host->config->name);
-  stg_fleet_set_phase (slot, slot->phase, slot->status, m);
+  stg_slot_note (&slot->base, m);
   h->timer = g_timeout_add ((guint) (timeout_secs * 1000), on_timeout, h);
   stg_docker_exec_async (slot->host->docker, slot->container_id, (const gchar *const *) argv,
                          h->cancel, on_exec, h);

@@ -11,6 +11,7 @@
 #include "runtime/executor.h"
 #include "runtime/fleet.h"
 #include "runtime/health.h"
+#include "runtime/slot.h"
 
 G_BEGIN_DECLS
 
@@ -57,12 +58,9 @@ typedef struct _FleetHook FleetHook;
 
 typedef struct
 {
+  StgSlot base; /* the instance: key, job, want, phase, failures... (slot.h) */
   StgFleetRuntime *rt;
-  gint64 job_id;
-  gint32 instance;
-  ApiJobKey *job;
   Host *host;                     /* NULL until placed */
-  gint64 want;                    /* the config it should run; 0: none */
   gboolean killing;               /* remove the slot once its container is gone */
   gboolean restart;               /* stop and start the same config */
   gboolean finished;              /* a non-service task ended well: leave it */
@@ -72,22 +70,12 @@ typedef struct
   gint64 started_us;              /* when its container last started (monotonic) */
   gchar *container_id;            /* NULL: no container */
   gint64 container_config;        /* the config the container runs */
-  gint64 run_id;
-  SlotOp op;
-  GCancellable *cancel;           /* cancels the op in flight */
-  StgTaskPhase phase;
-  gint status;
-  gint64 phase_since_ms;
-  gint64 healthy_since_ms;
-  guint32 failures;
-  gchar *cause;
+  SlotOp op;                      /* what it does with its container; base.cancel cancels it */
   StgHealth *health;
   guint retry_timer;
-  gint backoff_ms;
   FleetHook *hook;   /* (nullable) the hook in flight */
   gint64 pre_passed; /* the config whose pre_update hook passed here */
   gint64 pre_failed; /* ... or failed (not run again until applied again) */
-  gint64 post_owed;  /* the config whose post_update hook is owed once healthy */
 } Slot;
 
 struct _StgFleetRuntime
@@ -98,7 +86,7 @@ struct _StgFleetRuntime
   StgFleetRuntimeOptions options; /* owned copy */
   gchar *marker;
   GPtrArray *hosts;               /* Host*, in name order */
-  GHashTable *slots;              /* StgSlotKey* -> Slot* */
+  StgSlots *slots;                /* Slot*, by key */
   SoupSession *session;           /* HTTP health checks */
   guint poll_timer;
 };
@@ -118,13 +106,15 @@ gboolean stg_fleet_leave_drained (Slot *slot);
 
 /* ---- slots (fleet.c) --------------------------------------------------------- */
 
-Slot *stg_fleet_slot (StgFleetRuntime *rt, gint64 job_id, gint32 instance, gboolean create);
 Host *stg_fleet_host (StgFleetRuntime *rt, const gchar *name);
 void stg_fleet_set_host (Slot *slot, Host *host);
 
 /* Changes what observe reports, records a TaskEvent with @message, saves
  * the slot's facts and announces the change. */
 void stg_fleet_set_phase (Slot *slot, StgTaskPhase phase, gint status, const gchar *message);
+
+/* The slot's container is healthy: RUNNING, recorded with @message. */
+void stg_fleet_healthy (Slot *slot, const gchar *message);
 
 /* A non-service task's container exited with status 0: FINISHED, the
  * container removed, nothing started again until a new config is applied. */

@@ -93,14 +93,14 @@ find_by_labels (Slot *slot, JsonArray *list)
     {
       JsonObject *c = json_array_get_object_element (list, i);
       const gchar *id = c ? json_object_get_string_member_with_default (c, "Id", NULL) : NULL;
-      if (id != NULL && label_int (c, STG_FLEET_LABEL_JOB_ID) == slot->job_id &&
-          label_int (c, STG_FLEET_LABEL_INSTANCE) == slot->instance &&
-          label_int (c, STG_FLEET_LABEL_RUN) == slot->run_id)
+      if (id != NULL && label_int (c, STG_FLEET_LABEL_JOB_ID) == slot->base.key.job_id &&
+          label_int (c, STG_FLEET_LABEL_INSTANCE) == slot->base.key.instance &&
+          label_int (c, STG_FLEET_LABEL_RUN) == slot->base.run_id)
         {
           g_free (slot->container_id);
           slot->container_id = g_strdup (id);
           if (g_str_equal (container_state (c), "running"))
-            stg_fleet_watch (slot, slot->phase == STG_TASK_RUNNING);
+            stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
           return;
         }
     }
@@ -118,14 +118,14 @@ remove_strays (Host *h, JsonArray *list)
     {
       JsonObject *c = json_array_get_object_element (list, i);
       const gchar *id = c ? json_object_get_string_member_with_default (c, "Id", NULL) : NULL;
-      Slot *slot = stg_fleet_slot (h->rt, label_int (c, STG_FLEET_LABEL_JOB_ID),
-                                   (gint32) label_int (c, STG_FLEET_LABEL_INSTANCE), FALSE);
+      Slot *slot = (Slot *) stg_slots_find (h->rt->slots, label_int (c, STG_FLEET_LABEL_JOB_ID),
+                                            (gint32) label_int (c, STG_FLEET_LABEL_INSTANCE));
       if (id == NULL)
         continue;
       if (slot != NULL && slot->host == h &&
           (g_strcmp0 (slot->container_id, id) == 0 || slot->op != OP_IDLE ||
            g_strcmp0 (slot->container_id, STG_FLEET_UNKNOWN_CONTAINER) == 0 ||
-           label_int (c, STG_FLEET_LABEL_RUN) == slot->run_id))
+           label_int (c, STG_FLEET_LABEL_RUN) == slot->base.run_id))
         continue;
       g_message ("fleet: removing stray container %.12s on %s", id, h->config->name);
       stg_docker_remove_async (h->docker, id, h->cancel, on_stray_removed,
@@ -149,7 +149,7 @@ check_containers (Host *h, JsonArray *list)
       if (id != NULL)
         g_hash_table_insert (by_id, (gpointer) id, c);
     }
-  g_hash_table_iter_init (&it, h->rt->slots);
+  stg_slots_iter_init (h->rt->slots, &it);
   while (g_hash_table_iter_next (&it, NULL, &value))
     {
       Slot *slot = value;
@@ -220,7 +220,7 @@ declare_lost (StgFleetRuntime *rt)
   GHashTableIter it;
   gpointer value;
 
-  g_hash_table_iter_init (&it, rt->slots);
+  stg_slots_iter_init (rt->slots, &it);
   while (g_hash_table_iter_next (&it, NULL, &value))
     {
       Slot *slot = value;
@@ -228,7 +228,7 @@ declare_lost (StgFleetRuntime *rt)
       if (slot->host != NULL && !slot->host->reachable &&
           now - slot->host->unreachable_since_ms >= grace &&
           (slot->container_id != NULL || slot->op != OP_IDLE ||
-           (slot->want != 0 && !slot->finished)))
+           (slot->base.want != 0 && !slot->finished)))
         g_ptr_array_add (lost, slot);
     }
   for (guint i = 0; i < lost->len; i++)
@@ -296,7 +296,7 @@ adopt_container (StgFleetRuntime *rt, Host *h, JsonObject *c, GHashTable *rows)
 {
   const gchar *id = json_object_get_string_member_with_default (c, "Id", NULL);
   StgSlotKey key = { label_int (c, STG_FLEET_LABEL_JOB_ID), (gint32) label_int (c, STG_FLEET_LABEL_INSTANCE) };
-  Slot *slot = stg_fleet_slot (rt, key.job_id, key.instance, FALSE);
+  Slot *slot = (Slot *) stg_slots_find (rt->slots, key.job_id, key.instance);
   const StgInstanceRow *row = g_hash_table_lookup (rows, &key);
 
   if (id == NULL)
@@ -311,11 +311,11 @@ adopt_container (StgFleetRuntime *rt, Host *h, JsonObject *c, GHashTable *rows)
   stg_fleet_set_host (slot, h);
   slot->container_id = g_strdup (id);
   slot->container_config = label_int (c, STG_FLEET_LABEL_CONFIG_ID);
-  slot->run_id = row->run_id;
+  slot->base.run_id = row->run_id;
   if (row->status == API_SCHEDULE_STATUS_KILLING)
     {
       slot->killing = TRUE; /* a kill was under way: finish it */
-      slot->want = 0;
+      slot->base.want = 0;
       return;
     }
   gboolean asked_to_stop = row->status == API_SCHEDULE_STATUS_RESTARTING;
@@ -327,8 +327,7 @@ adopt_container (StgFleetRuntime *rt, Host *h, JsonObject *c, GHashTable *rows)
        * never started: not a failure; it is removed and the wanted config
        * started. */
       slot->dead = TRUE;
-      slot->phase = STG_TASK_STARTING;
-      slot->status = row->status;
+      stg_slot_assume (&slot->base, STG_TASK_STARTING, row->status);
       stg_fleet_drive (slot);
       return;
     }
@@ -336,13 +335,13 @@ adopt_container (StgFleetRuntime *rt, Host *h, JsonObject *c, GHashTable *rows)
     {
       g_autofree gchar *what = g_strdup_printf ("exited on %s while staggerd was not running",
                                                 h->config->name);
-      slot->phase = STG_TASK_STARTING;
+      stg_slot_assume (&slot->base, STG_TASK_STARTING, slot->base.status);
       container_ended (slot, c, what);
       return;
     }
   gboolean healthy = row->status == API_SCHEDULE_STATUS_RUNNING;
   g_autofree gchar *m = g_strdup_printf ("adopted by a new staggerd on %s (container %.12s)", h->config->name, id);
-  slot->healthy_since_ms = healthy ? row->status_ms : 0;
+  slot->base.healthy_since_ms = healthy ? row->status_ms : 0;
   stg_fleet_set_phase (slot, healthy ? STG_TASK_RUNNING : STG_TASK_STARTING,
                        healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING, m);
   stg_fleet_watch (slot, healthy);
@@ -356,9 +355,11 @@ adopt_missing (Slot *slot, const StgInstanceRow *row)
   if (slot->host != NULL && !slot->host->reachable)
     {
       /* Its host is away: what the store says stands until it answers. */
-      slot->phase = row->status == API_SCHEDULE_STATUS_RUNNING ? STG_TASK_RUNNING : STG_TASK_STARTING;
-      slot->status = row->status;
-      slot->healthy_since_ms = row->status_ms;
+      stg_slot_assume (&slot->base,
+                       row->status == API_SCHEDULE_STATUS_RUNNING ? STG_TASK_RUNNING
+                                                                  : STG_TASK_STARTING,
+                       row->status);
+      slot->base.healthy_since_ms = row->status_ms;
       slot->container_id = g_strdup (STG_FLEET_UNKNOWN_CONTAINER);
       return;
     }
@@ -368,7 +369,7 @@ adopt_missing (Slot *slot, const StgInstanceRow *row)
     slot->finished = TRUE;
   else if (row->status == API_SCHEDULE_STATUS_RUNNING && row->run_id > 0)
     {
-      slot->failures++;
+      stg_slot_count_failure (&slot->base, NULL);
       stg_fleet_set_phase (slot, STG_TASK_FAILED, API_SCHEDULE_STATUS_FAILED,
                            "its container went away while staggerd was not running");
     }
@@ -429,14 +430,14 @@ stg_fleet_runtime_adopt (StgRuntime *base, GError **error)
   for (guint i = 0; i < placements->len; i++)
     {
       StgPlacementRow *p = &g_array_index (placements, StgPlacementRow, i);
-      Slot *slot = stg_fleet_slot (rt, p->job_id, p->instance_id, TRUE);
+      Slot *slot = (Slot *) stg_slots_get (rt->slots, p->job_id, p->instance_id, NULL);
       if (slot != NULL)
         stg_fleet_set_host (slot, stg_fleet_host (rt, p->host));
     }
   for (guint i = 0; i < rows->len; i++)
     {
       StgSlotRow *r = &g_array_index (rows, StgSlotRow, i);
-      if (stg_fleet_slot (rt, r->job_id, r->row.instance_id, TRUE) != NULL)
+      if (stg_slots_get (rt->slots, r->job_id, r->row.instance_id, NULL) != NULL)
         g_hash_table_insert (by_key, stg_slot_key_new (r->job_id, r->row.instance_id), &r->row);
     }
   g_autoptr (GPtrArray) listings = list_all (rt);
@@ -451,7 +452,7 @@ stg_fleet_runtime_adopt (StgRuntime *base, GError **error)
   for (guint i = 0; i < rows->len; i++)
     {
       StgSlotRow *r = &g_array_index (rows, StgSlotRow, i);
-      Slot *slot = stg_fleet_slot (rt, r->job_id, r->row.instance_id, FALSE);
+      Slot *slot = (Slot *) stg_slots_find (rt->slots, r->job_id, r->row.instance_id);
       if (slot != NULL && slot->container_id == NULL)
         adopt_missing (slot, &r->row);
       else if (slot != NULL)

@@ -1,5 +1,6 @@
-/* local.c: StgLocalRuntime: slots, what they report, restarts with
- * back-off, the runtime operations and pre_update hooks (adoption is in
+/* local.c: StgLocalRuntime: what its slots add to the shared slot model
+ * (slot.c: loading, phases, observation, failures), restarts with back-off,
+ * paced starts, the runtime operations and pre_update hooks (adoption is in
  * adopt.c).
  *
  * Owns its slots and runs (run.c), a libsoup session for health checks, and
@@ -20,7 +21,6 @@
 #include "runtime/local_private.h"
 #include "runtime/process.h"
 
-#define BACKOFF_FIRST_MS 1000
 #define BACKOFF_MAX_MS 60000
 #define LOG_TRIM_S 30
 
@@ -50,14 +50,22 @@ stg_local_options_clear (StgLocalOptions *o)
 /* ---- slots ------------------------------------------------------------------- */
 
 static void
-slot_free (gpointer data)
+slot_init (StgSlot *base)
 {
-  Slot *slot = data;
+  Slot *slot = (Slot *) base;
+
+  slot->rt = (StgLocalRuntime *) stg_slots_runtime (base->table);
+  /* Run numbers never repeat for a slot, across a kill and a re-add too. */
+  base->run_id = MAX (base->run_id, stg_local_last_run (slot));
+}
+
+static void
+slot_clear (StgSlot *base)
+{
+  Slot *slot = (Slot *) base;
 
   g_clear_handle_id (&slot->restart_timer, g_source_remove);
   g_clear_handle_id (&slot->pre_hook_timer, g_source_remove);
-  g_cancellable_cancel (slot->cancel);
-  g_clear_object (&slot->cancel);
   g_clear_pointer (&slot->pre_hook, stg_child_free);
   if (slot->queued != 0)
     g_queue_remove (&slot->rt->waiting, slot);
@@ -65,75 +73,39 @@ slot_free (gpointer data)
   stg_run_free (slot->run);
   stg_run_free (slot->next);
   stg_local_close_sockets (slot);
-  g_clear_object (&slot->job);
-  g_free (slot->cause);
-  g_free (slot);
 }
 
-Slot *
-stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean create)
+/* The slot's facts that are the local runtime's: its runs (the one beside
+ * it too), their pids once known, and why the current one is stopping. */
+static void
+slot_facts (const StgSlot *base, StgInstanceRow *facts)
 {
-  StgSlotKey key = { .job_id = job_id, .instance = instance };
-  Slot *slot = g_hash_table_lookup (rt->slots, &key);
-
-  if (slot != NULL || !create)
-    return slot;
-  g_autoptr (StgJobRow) job = stg_store_get_job_by_id (rt->store, job_id, NULL);
-  if (job == NULL)
-    return NULL;
-  slot = g_new0 (Slot, 1);
-  slot->rt = rt;
-  slot->key = key;
-  slot->job = g_object_ref (job->key);
-  slot->phase = STG_TASK_ABSENT;
-  slot->status = API_SCHEDULE_STATUS_PENDING;
-  slot->cancel = g_cancellable_new ();
-  StgInstanceRow row;
-  if (stg_store_get_instance (rt->store, job_id, instance, &row, NULL))
-    {
-      slot->failures = (guint32) row.failure_count;
-      slot->run_seq = row.run_id;
-      slot->want = row.config_id;
-    }
-  /* Run numbers never repeat for a slot, across a kill and a re-add too. */
-  slot->run_seq = MAX (slot->run_seq, stg_local_last_run (slot));
-  g_hash_table_insert (rt->slots, &slot->key, slot);
-  return slot;
-}
-
-/* The slot's facts as the store keeps them: its runs (the one beside it
- * too), their pids once known, and why the current one is stopping. */
-static gboolean
-save_facts (Slot *slot, GError **error)
-{
+  const Slot *slot = (const Slot *) base;
   Run *r = slot->run, *n = slot->next;
-  StgInstanceRow facts = {
-    .instance_id = slot->key.instance,
-    .status = slot->status,
-    .run_id = r ? r->id : slot->run_seq,
-    .pid = r ? r->pid : 0,
-    .pid_start = r ? r->pid_start : 0,
-    .failure_count = (gint32) slot->failures,
-    .status_ms = slot->phase_since_ms,
-    .run_config_id = r ? r->config_id : 0,
-    .next_run_id = n ? n->id : 0,
-    .next_config_id = n ? n->config_id : 0,
-    .next_pid = n ? n->pid : 0,
-    .next_pid_start = n ? n->pid_start : 0,
-    .stop_reason = r ? (gint32) r->stopping : 0,
-  };
-  return stg_store_set_instance_facts (slot->rt->store, slot->key.job_id, &facts, error);
+
+  if (r != NULL)
+    {
+      facts->run_id = r->id;
+      facts->pid = r->pid;
+      facts->pid_start = r->pid_start;
+      facts->run_config_id = r->config_id;
+      facts->stop_reason = (gint32) r->stopping;
+    }
+  if (n != NULL)
+    {
+      facts->next_run_id = n->id;
+      facts->next_config_id = n->config_id;
+      facts->next_pid = n->pid;
+      facts->next_pid_start = n->pid_start;
+    }
 }
 
-void
-stg_local_save (Slot *slot)
-{
-  g_autoptr (GError) error = NULL;
-
-  if (!save_facts (slot, &error))
-    g_warning ("runtime: cannot record instance %d of %s/%s/%s: %s", slot->key.instance,
-               slot->job->role, slot->job->environment, slot->job->name, error->message);
-}
+/* clang-format off */
+static const StgSlotClass local_slot_class = {
+  .name = "runtime", .size = sizeof (Slot),
+  .init = slot_init, .clear = slot_clear, .facts = slot_facts,
+};
+/* clang-format on */
 
 void
 stg_local_crash_point (StgLocalRuntime *rt, const gchar *name)
@@ -146,34 +118,24 @@ stg_local_crash_point (StgLocalRuntime *rt, const gchar *name)
 }
 
 void
-stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint status,
-                     const gchar *message)
+stg_local_count_failure (Slot *slot, const Run *run, const gchar *why)
 {
-  StgLocalRuntime *rt = slot->rt;
-  gint64 now = stg_clock_now_ms (rt->clock);
-  g_autoptr (GError) error = NULL;
+  g_autofree gchar *tail = run != NULL ? stg_local_stderr_tail (run, 5) : NULL;
+  g_autofree gchar *cause = tail != NULL
+                                ? g_strdup_printf ("%s; last lines of stderr:\n%s", why, tail)
+                                : g_strdup (why);
 
-  slot->phase = phase;
-  slot->config_id = config_id;
-  slot->status = status;
-  slot->phase_since_ms = now;
-  if (!save_facts (slot, &error) ||
-      !stg_store_add_task_event (rt->store, slot->key.job_id, slot->key.instance, now, status, message, &error))
-    g_warning ("runtime: cannot record instance %d of %s/%s/%s: %s", slot->key.instance,
-               slot->job->role, slot->job->environment, slot->job->name, error->message);
-  g_debug ("runtime: %s/%s/%s/%d: %s (%s)", slot->job->role, slot->job->environment,
-           slot->job->name, slot->key.instance, stg_task_phase_name (phase), message ? message : "");
-  stg_runtime_notify_later (&rt->base, slot->key.job_id, slot->key.instance);
+  stg_slot_count_failure (&slot->base, cause);
 }
 
 void
-stg_local_set_cause (Slot *slot, const Run *run, const gchar *why)
+stg_local_show_run (Slot *slot, const gchar *message)
 {
-  g_autofree gchar *tail = run != NULL ? stg_local_stderr_tail (run, 5) : NULL;
+  const Run *r = slot->run;
 
-  g_free (slot->cause);
-  slot->cause = tail != NULL ? g_strdup_printf ("%s; last lines of stderr:\n%s", why, tail)
-                             : g_strdup (why);
+  stg_slot_set_phase (&slot->base, r->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING, r->config_id,
+                      r->healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING,
+                      message);
 }
 
 void
@@ -184,27 +146,6 @@ stg_local_close_sockets (Slot *slot)
   for (guint i = 0; i < slot->sockets->len; i++)
     close (g_array_index (slot->sockets, gint, i));
   g_clear_pointer (&slot->sockets, g_array_unref);
-}
-
-void
-stg_local_count_failure (Slot *slot)
-{
-  slot->failures++;
-}
-
-void
-stg_local_finish_removal (Slot *slot)
-{
-  StgLocalRuntime *rt = slot->rt;
-  g_autoptr (GError) error = NULL;
-  gint64 job_id = slot->key.job_id;
-  gint32 instance = slot->key.instance;
-
-  if (!stg_store_delete_instance (rt->store, job_id, instance, &error))
-    g_warning ("runtime: cannot remove instance %d: %s", instance, error->message);
-  StgSlotKey key = slot->key;
-  g_hash_table_remove (rt->slots, &key);
-  stg_runtime_notify_later (&rt->base, job_id, instance);
 }
 
 /* ---- paced starts --------------------------------------------------------------- */
@@ -223,7 +164,7 @@ stg_local_start_held (Slot *slot, gint64 config_id, gboolean from_update)
   g_autofree gchar *m = g_strdup_printf ("waiting to start: %u instances are starting on this host "
                                          "(max_concurrent_starts)",
                                          rt->starting);
-  stg_local_set_phase (slot, STG_TASK_PENDING, config_id, API_SCHEDULE_STATUS_PENDING, m);
+  stg_slot_set_phase (&slot->base, STG_TASK_PENDING, config_id, API_SCHEDULE_STATUS_PENDING, m);
   return TRUE;
 }
 
@@ -241,7 +182,7 @@ stg_local_start_done (Run *run)
       Slot *slot = g_queue_pop_head (&rt->waiting);
       gint64 config = slot->queued;
       slot->queued = 0;
-      if (slot->want == config && slot->run == NULL && slot->pre_hook == NULL)
+      if (slot->base.want == config && slot->run == NULL && slot->pre_hook == NULL)
         stg_run_start_config (slot, config, FALSE, slot->queued_update);
     }
 }
@@ -252,8 +193,8 @@ on_restart (gpointer data)
   Slot *slot = data;
 
   slot->restart_timer = 0;
-  if (slot->want != 0 && slot->run == NULL)
-    stg_run_start_config (slot, slot->want, FALSE, slot->want == slot->post_owed);
+  if (slot->base.want != 0 && slot->run == NULL)
+    stg_run_start_config (slot, slot->base.want, FALSE, slot->base.want == slot->base.post_owed);
   return G_SOURCE_REMOVE;
 }
 
@@ -266,29 +207,27 @@ stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *messa
     {
       if (!service && success)
         {
-          stg_local_set_phase (slot, STG_TASK_FINISHED, run->config_id, API_SCHEDULE_STATUS_FINISHED,
-                               message);
+          stg_slot_set_phase (&slot->base, STG_TASK_FINISHED, run->config_id,
+                              API_SCHEDULE_STATUS_FINISHED, message);
           return;
         }
       if (!run->failed)
-        {
-          stg_local_count_failure (slot);
-          stg_local_set_cause (slot, run, message);
-        }
-      stg_local_set_phase (slot, STG_TASK_FAILED, run->config_id, API_SCHEDULE_STATUS_FAILED, message);
+        stg_local_count_failure (slot, run, message);
+      stg_slot_set_phase (&slot->base, STG_TASK_FAILED, run->config_id, API_SCHEDULE_STATUS_FAILED,
+                          message);
     }
-  if (slot->want == 0 || slot->run != NULL)
+  if (slot->base.want == 0 || slot->run != NULL)
     return;
   if (!service)
     {
       /* A task that is not a service is retried up to maxTaskFailures. */
       gint max = run->task->config->maxTaskFailures;
-      if (max >= 0 && (gint) slot->failures > max)
+      if (max >= 0 && (gint) slot->base.failures > max)
         return;
     }
-  slot->backoff_ms = slot->backoff_ms == 0 ? BACKOFF_FIRST_MS : MIN (slot->backoff_ms * 2, BACKOFF_MAX_MS);
+  gint wait_ms = stg_slot_backoff (&slot->base, BACKOFF_MAX_MS);
   g_clear_handle_id (&slot->restart_timer, g_source_remove);
-  slot->restart_timer = g_timeout_add ((guint) slot->backoff_ms, on_restart, slot);
+  slot->restart_timer = g_timeout_add ((guint) wait_ms, on_restart, slot);
 }
 
 /* ---- replacing: pre_update hooks, then hot or cold ----------------------------- */
@@ -301,7 +240,7 @@ proceed_replace (Slot *slot, gint64 config, const StgTaskSpec *spec)
   StgLocalRuntime *rt = slot->rt;
   Run *r = slot->run;
 
-  slot->post_owed = config;
+  slot->base.post_owed = config;
   if (r == NULL || r->stopping)
     {
       if (r == NULL)
@@ -318,7 +257,7 @@ proceed_replace (Slot *slot, gint64 config, const StgTaskSpec *spec)
   stg_run_stop (r);
   g_autofree gchar *m = g_strdup_printf ("stopping version %d to start version %d", r->version,
                                          stg_store_config_version (rt->store, config));
-  stg_local_set_phase (slot, STG_TASK_KILLING, r->config_id, API_SCHEDULE_STATUS_KILLING, m);
+  stg_slot_set_phase (&slot->base, STG_TASK_KILLING, r->config_id, API_SCHEDULE_STATUS_KILLING, m);
   stg_local_crash_point (rt, "replace-stopping");
 }
 
@@ -332,7 +271,7 @@ on_pre_hook (gpointer data, gint status)
   g_autofree gchar *why = stg_run_hook_outcome ("pre_update", status);
   gint64 config = slot->pre_hook_config;
   g_clear_pointer (&slot->pre_hook, stg_child_free);
-  if (slot->want != config)
+  if (slot->base.want != config)
     return;                            /* wanted something else meanwhile */
   if (ok)
     {
@@ -340,14 +279,11 @@ on_pre_hook (gpointer data, gint status)
       return;
     }
   /* The instance is left as it is, and the failure is counted. */
-  stg_local_count_failure (slot);
-  stg_local_set_cause (slot, NULL, why);
+  stg_local_count_failure (slot, NULL, why);
   g_autofree gchar *m = g_strdup_printf ("%s: version %d left running", why,
                                          slot->run ? slot->run->version : 0);
   if (slot->run != NULL)
-    stg_local_set_phase (slot, slot->run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING,
-                         slot->run->config_id,
-                         slot->run->healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING, m);
+    stg_local_show_run (slot, m);
 }
 
 static gboolean
@@ -378,10 +314,9 @@ replace (Slot *slot, gint64 config)
                                  slot, &error);
   if (slot->pre_hook == NULL)
     {
-      stg_local_count_failure (slot);
       g_autofree gchar *m = g_strdup_printf ("cannot run the pre_update hook: %s", error->message);
-      stg_local_set_cause (slot, NULL, m);
-      stg_local_set_phase (slot, slot->phase, slot->config_id, slot->status, m);
+      stg_local_count_failure (slot, NULL, m);
+      stg_slot_note (&slot->base, m);
       return;
     }
   slot->pre_hook_timer = g_timeout_add ((guint) (spec->exec->pre_update.timeout_secs * 1000),
@@ -390,18 +325,21 @@ replace (Slot *slot, gint64 config)
 
 /* ---- operations ---------------------------------------------------------------- */
 
+/* The slot an operation is about, made from the store if need be. */
+static Slot *
+slot_of (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
+{
+  return (Slot *) stg_slots_get (((StgLocalRuntime *) base)->slots, job_id, instance, error);
+}
+
 static gboolean
 local_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GError **error)
 {
-  StgLocalRuntime *rt = (StgLocalRuntime *) base;
-  Slot *slot = stg_local_slot (rt, job_id, instance, TRUE);
+  Slot *slot = slot_of (base, job_id, instance, error);
 
   if (slot == NULL)
-    {
-      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND, "no job %" G_GINT64_FORMAT, job_id);
-      return FALSE;
-    }
-  slot->want = config;
+    return FALSE;
+  slot->base.want = config;
   if (slot->pre_hook != NULL)
     {
       slot->pre_hook_config = config;   /* the hook's outcome goes on from here */
@@ -418,9 +356,9 @@ local_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GE
   if (r == NULL)
     {
       g_clear_handle_id (&slot->restart_timer, g_source_remove);
-      if (slot->config_id != 0 && slot->config_id != config)
-        slot->post_owed = config;
-      stg_run_start_config (slot, config, FALSE, config == slot->post_owed);
+      if (slot->base.config_id != 0 && slot->base.config_id != config)
+        slot->base.post_owed = config;
+      stg_run_start_config (slot, config, FALSE, config == slot->base.post_owed);
       return TRUE;
     }
   if (r->stopping)
@@ -439,15 +377,11 @@ local_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GE
 static gboolean
 local_kill (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
 {
-  StgLocalRuntime *rt = (StgLocalRuntime *) base;
-  Slot *slot = stg_local_slot (rt, job_id, instance, TRUE);
+  Slot *slot = slot_of (base, job_id, instance, error);
 
   if (slot == NULL)
-    {
-      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND, "no job %" G_GINT64_FORMAT, job_id);
-      return FALSE;
-    }
-  slot->want = 0;
+    return FALSE;
+  slot->base.want = 0;
   g_clear_handle_id (&slot->restart_timer, g_source_remove);
   if (slot->pre_hook != NULL)
     {
@@ -464,38 +398,34 @@ local_kill (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
     {
       slot->run->stopping = STOP_KILL;
       stg_run_stop (slot->run);
-      stg_local_set_phase (slot, STG_TASK_KILLING, slot->run->config_id, API_SCHEDULE_STATUS_KILLING,
-                           "killing");
+      stg_slot_set_phase (&slot->base, STG_TASK_KILLING, slot->run->config_id,
+                          API_SCHEDULE_STATUS_KILLING, "killing");
       return TRUE;
     }
   if (slot->next == NULL)
-    stg_local_finish_removal (slot);
+    stg_slot_remove (&slot->base);
   return TRUE;
 }
 
 static gboolean
 local_restart (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
 {
-  StgLocalRuntime *rt = (StgLocalRuntime *) base;
-  Slot *slot = stg_local_slot (rt, job_id, instance, TRUE);
+  Slot *slot = slot_of (base, job_id, instance, error);
 
   if (slot == NULL)
-    {
-      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND, "no job %" G_GINT64_FORMAT, job_id);
-      return FALSE;
-    }
+    return FALSE;
   if (slot->run != NULL && !slot->run->stopping)
     {
       slot->run->stopping = STOP_RESTART;
       stg_run_stop (slot->run);
-      stg_local_set_phase (slot, STG_TASK_KILLING, slot->run->config_id, API_SCHEDULE_STATUS_RESTARTING,
-                           "restarting");
+      stg_slot_set_phase (&slot->base, STG_TASK_KILLING, slot->run->config_id,
+                          API_SCHEDULE_STATUS_RESTARTING, "restarting");
       return TRUE;
     }
-  if (slot->run == NULL && slot->want != 0)
+  if (slot->run == NULL && slot->base.want != 0)
     {
       g_clear_handle_id (&slot->restart_timer, g_source_remove);
-      stg_run_start_config (slot, slot->want, FALSE, FALSE);
+      stg_run_start_config (slot, slot->base.want, FALSE, FALSE);
     }
   return TRUE;
 }
@@ -503,21 +433,7 @@ local_restart (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
 static void
 local_observe (StgRuntime *base, gint64 job_id, gint32 instance, StgTaskObservation *out)
 {
-  Slot *slot = stg_local_slot ((StgLocalRuntime *) base, job_id, instance, FALSE);
-
-  memset (out, 0, sizeof *out);
-  if (slot == NULL)
-    {
-      out->phase = STG_TASK_ABSENT;
-      return;
-    }
-  out->phase = slot->phase;
-  out->config_id = slot->config_id;
-  out->healthy_since_ms = slot->healthy_since_ms;
-  out->phase_since_ms = slot->phase_since_ms;
-  out->failures = slot->failures;
-  out->status = slot->status;
-  out->cause = slot->cause;
+  stg_slot_observe (stg_slots_find (((StgLocalRuntime *) base)->slots, job_id, instance), out);
 }
 
 static gboolean
@@ -540,7 +456,7 @@ static GBytes *
 local_read_log (StgRuntime *base, gint64 job_id, gint32 instance, gboolean err, gint64 offset,
                 gsize max, gint64 *next, gint64 *size, GError **error)
 {
-  Slot *slot = stg_local_slot ((StgLocalRuntime *) base, job_id, instance, FALSE);
+  Slot *slot = (Slot *) stg_slots_find (((StgLocalRuntime *) base)->slots, job_id, instance);
 
   if (slot == NULL)
     {
@@ -557,7 +473,7 @@ local_free (StgRuntime *base)
   StgLocalRuntime *rt = (StgLocalRuntime *) base;
 
   g_clear_handle_id (&rt->log_timer, g_source_remove);
-  g_hash_table_unref (rt->slots);
+  g_clear_pointer (&rt->slots, stg_slots_free);
   g_queue_clear (&rt->waiting);
   g_clear_pointer (&rt->specs, stg_spec_cache_free);
   g_free (rt->mark_dir);
@@ -567,15 +483,12 @@ local_free (StgRuntime *base)
   g_free (rt);
 }
 
+/* clang-format off */
 static const StgRuntimeOps local_ops = {
-  .apply = local_apply,
-  .kill = local_kill,
-  .restart = local_restart,
-  .observe = local_observe,
-  .validate = local_validate,
-  .free = local_free,
-  .read_log = local_read_log,
+  .apply = local_apply, .kill = local_kill, .restart = local_restart, .observe = local_observe,
+  .validate = local_validate, .free = local_free, .read_log = local_read_log,
 };
+/* clang-format on */
 
 static gboolean
 on_log_timer (gpointer data)
@@ -637,7 +550,7 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->specs = stg_spec_cache_new (store);
   rt->mark_dir = g_canonicalize_filename (options->data_dir, NULL);
   rt->crash_at = g_strdup (g_getenv ("STAGGER_TEST_CRASH_AT"));
-  rt->slots = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, NULL, slot_free);
+  rt->slots = stg_slots_new (&rt->base, store, clock, &local_slot_class);
   rt->log_timer = g_timeout_add_seconds (LOG_TRIM_S, on_log_timer, rt);
   return &rt->base;
 }
@@ -645,6 +558,6 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
 GPid
 stg_local_runtime_pid (StgRuntime *base, gint64 job_id, gint32 instance)
 {
-  Slot *slot = stg_local_slot ((StgLocalRuntime *) base, job_id, instance, FALSE);
+  Slot *slot = (Slot *) stg_slots_find (((StgLocalRuntime *) base)->slots, job_id, instance);
   return slot && slot->run ? slot->run->pid : 0;
 }

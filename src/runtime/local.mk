@@ -14,6 +14,7 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/identity.c src/runtime/identity.h \
 	src/runtime/run.c \
 	src/runtime/sandbox.c \
+	src/runtime/slot.c src/runtime/slot.h \
 	src/runtime/simulated.c src/runtime/simulated.h \
 	src/runtime/spawn.c src/runtime/spawn.h \
 	src/runtime/spec_cache.c src/runtime/spec_cache.h

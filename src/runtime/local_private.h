@@ -1,45 +1,52 @@
-/* local_private.h: the local runtime's model, shared by local.c, run.c and
- * ports.c. Not for use outside src/runtime/. Main-loop thread only.
+/* local_private.h: the local runtime's model, shared by local.c, adopt.c,
+ * run.c, environ.c, ports.c and sandbox.c. Not for use outside src/runtime/.
+ * Main-loop thread only.
  *
- * A Slot is one instance of one job (job id, instance id). It has at most
- * two Runs: the one serving (run) and, during a hot upgrade, the new
- * version starting beside it (next). A Run is one process: spawned here or
- * adopted after a restart, with its health checks and its sandbox.
+ * A Slot is one instance of one job: a StgSlot (slot.h: key, job, wanted
+ * config, phase, failures, run numbers, made from the store) and what is
+ * the local runtime's own. It has at most two Runs: the one serving (run)
+ * and, during a hot upgrade, the new version starting beside it (next). A
+ * Run is one process: spawned here or adopted after a restart, with its
+ * health checks and its sandbox.
  *
- * A Run's life, with the function that makes each transition:
+ * A Run's life, and the function behind each arrow:
  *
- *   (none) -> STARTING            [stg_run_start: spawned as slot->run, or
- *                                   as slot->next beside it (hot upgrade)]
- *   (none) -> STARTING / RUNNING  [stg_run_adopt: found alive after a restart]
- *   STARTING -> RUNNING           [commit (run.c), from on_health or
- *                                   on_post_hook; a next replaces run, whose
- *                                   stopping becomes STOP_OLD]
- *   STARTING/RUNNING -> stopping  [stg_run_stop, after setting run->stopping:
- *                                   local_kill, local_restart, proceed_replace,
- *                                   local_apply (STOP_ABANDON), fail_running]
- *   any -> gone                   [run_ended, from on_child or on_pidfd; then
- *                                   stg_run_free]
+ *   (none) --[stg_run_start: spawned as slot->run, or as slot->next beside
+ *            it (hot upgrade)]--> STARTING
+ *   (none) --[stg_run_adopt: found alive after a restart]--> STARTING or RUNNING
+ *   STARTING --[commit (run.c), from on_health or on_post_hook; a next
+ *            replaces run, whose stopping becomes STOP_OLD]--> RUNNING
+ *   STARTING, RUNNING --[stg_run_stop, after setting run->stopping:
+ *            local_kill, local_restart, proceed_replace, local_apply
+ *            (STOP_ABANDON), fail_running]--> stopping
+ *   any --[run_ended, from on_child or on_pidfd; then stg_run_free]--> gone
  *
  * What a run's exit leads to, by its StopReason (run_ended):
  *   STOP_NONE     it ended on its own: stg_local_after_exit (FINISHED for a
  *                 task that succeeded, else FAILED and a restart after
  *                 back-off); a next that died leaves run serving.
- *   STOP_KILL     the slot goes once both runs are gone:
- *                 stg_local_finish_removal (ABSENT, instance row deleted).
- *   STOP_REPLACE  PENDING, then stg_run_start_config of slot->want (a
- *                 cold replace; post_update owed).
+ *   STOP_KILL     the slot goes once both runs are gone: stg_slot_remove
+ *                 (ABSENT, instance row deleted).
+ *   STOP_REPLACE  PENDING, then stg_run_start_config of the wanted config
+ *                 (a cold replace; post_update owed).
  *   STOP_RESTART  PENDING, then the same config again.
  *   STOP_FAILED   counted already (fail_running): restart after back-off.
  *   STOP_OLD      nothing: the new version serves.
  *   STOP_ABANDON  nothing: the old version keeps serving.
  *
- * A Slot's phase (what observe reports) is set only by stg_local_set_phase:
- * ABSENT -> STARTING [stg_run_start] -> RUNNING [commit] -> KILLING
- * [local_kill, proceed_replace, local_restart] -> PENDING [run_ended,
- * STOP_REPLACE/RESTART] or ABSENT [stg_local_finish_removal]; STARTING or
- * RUNNING -> FAILED [fail_running, start_failed, stg_local_after_exit] ->
- * STARTING [on_restart after back-off]; RUNNING -> FINISHED
- * [stg_local_after_exit, a task that exited 0].
+ * A Slot's phase (what observe reports) changes only through
+ * stg_slot_set_phase (slot.h), along these arrows:
+ *
+ *   ABSENT, PENDING, FAILED --[stg_run_start]--> STARTING
+ *   ABSENT, FAILED --[stg_local_start_held: max_concurrent_starts]--> PENDING
+ *   STARTING --[commit: stg_slot_healthy]--> RUNNING
+ *   STARTING, RUNNING --[local_kill, local_restart, proceed_replace]--> KILLING
+ *   KILLING --[run_ended: STOP_REPLACE, STOP_RESTART]--> PENDING
+ *   KILLING --[run_ended: STOP_KILL, then stg_slot_remove]--> ABSENT (slot gone)
+ *   STARTING, RUNNING --[fail_running, start_failed, stg_local_after_exit]--> FAILED
+ *   RUNNING --[stg_local_after_exit: a task that exited 0]--> FINISHED
+ *   (a restart) --[adopt.c: adopt_run, judge_gone]--> RUNNING, STARTING,
+ *            KILLING, FAILED, or ABSENT (slot gone)
  */
 #pragma once
 
@@ -48,6 +55,7 @@
 #include "runtime/executor.h"
 #include "runtime/health.h"
 #include "runtime/local.h"
+#include "runtime/slot.h"
 #include "runtime/spawn.h"
 #include "runtime/spec_cache.h"
 #include "store/store.h"
@@ -104,29 +112,16 @@ struct _Run
 
 struct _Slot
 {
+  StgSlot base; /* the instance: key, job, want, phase, failures... (slot.h) */
   StgLocalRuntime *rt;
-  StgSlotKey key;            /* (job row id, instance); the slots table's key */
-  ApiJobKey *job;
-  gint64 want;               /* config the slot should run; 0 while removing */
   Run *run;
   Run *next;                 /* hot upgrade: the new version starting beside run */
-  StgTaskPhase phase;
-  gint64 config_id;          /* what observe reports */
-  gint status;               /* ScheduleStatus shown */
-  gint64 phase_since_ms;
-  gint64 healthy_since_ms;
-  guint32 failures;
-  gint64 run_seq;
   guint restart_timer;
-  gint backoff_ms;
   StgChild *pre_hook;        /* pre_update in flight */
-  GCancellable *cancel;      /* cancels waits that hold the slot */
   guint pre_hook_timer;
   gint64 pre_hook_config;
-  gint64 post_owed;          /* config whose post_update has not passed yet */
   GArray *sockets;           /* gint: listening sockets for hot upgrade, by port name */
   GHashTable *ports;         /* name -> port (GINT_TO_POINTER) */
-  gchar *cause;              /* why its last run failed, in words (observe's cause) */
   gint64 queued;             /* config waiting for a start (max_concurrent_starts); 0: none */
   gboolean queued_update;    /* ... started for an update (post_update owed) */
 };
@@ -139,7 +134,7 @@ struct _StgLocalRuntime
   StgLocalOptions options;   /* strings owned */
   SoupSession *session;      /* health checks */
   StgSpecCache *specs;       /* parsed configs by config id */
-  GHashTable *slots;         /* &slot->key -> Slot* (owned) */
+  StgSlots *slots;           /* Slot*, by key */
   gchar *mark_dir;           /* the data dir, absolute: instances' markers name it */
   gchar *crash_at;           /* STAGGER_TEST_CRASH_AT (tests only), or NULL */
   guint log_timer;
@@ -153,31 +148,22 @@ struct _StgLocalRuntime
 
 /* ---- slots (local.c) ----------------------------------------------------- */
 
-Slot *stg_local_slot (StgLocalRuntime *rt, gint64 job_id, gint32 instance, gboolean create);
-
-/* Changes what observe reports, records a TaskEvent with @message, saves
- * the slot's facts and announces the change. */
-void stg_local_set_phase (Slot *slot, StgTaskPhase phase, gint64 config_id, gint status,
-                          const gchar *message);
-
-/* Saves the slot's facts (runs, pids, why it stops) without an event: the
- * intent, written before acting on it. */
-void stg_local_save (Slot *slot);
-
 /* Test hook: _exit here when STAGGER_TEST_CRASH_AT names @name (read once
  * when the runtime is made; inert when unset). */
 void stg_local_crash_point (StgLocalRuntime *rt, const gchar *name);
+
+/* The slot's phase follows its serving run (slot->run): RUNNING once
+ * healthy, else STARTING; recorded with @message. */
+void stg_local_show_run (Slot *slot, const gchar *message);
 
 /* Closes the listening sockets the runtime holds for a hot-upgradable
  * slot (when a run that binds its own ports replaces it, or the slot goes). */
 void stg_local_close_sockets (Slot *slot);
 
-/* Records why the slot's last run failed: @why, and the last lines of
- * @run's stderr (@run nullable: a run that did not start). */
-void stg_local_set_cause (Slot *slot, const Run *run, const gchar *why);
-
-/* Counts a failed run of the slot (saved with the next phase change). */
-void stg_local_count_failure (Slot *slot);
+/* Counts a failed run of the slot (saved with the next phase change), and
+ * says why: @why, and the last lines of @run's stderr (@run nullable: a
+ * run that did not start). */
+void stg_local_count_failure (Slot *slot, const Run *run, const gchar *why);
 
 /* Decides what follows a run that ended on its own (@run NULL: one that
  * could not start). @message (nullable) is recorded. */
@@ -191,9 +177,6 @@ gboolean stg_local_start_held (Slot *slot, gint64 config_id, gboolean from_updat
 /* @run no longer counts as starting (healthy, or gone): starts what
  * waits, as far as the cap allows. */
 void stg_local_start_done (Run *run);
-
-/* Removes a slot whose last run is gone (a kill). */
-void stg_local_finish_removal (Slot *slot);
 
 /* ---- runs (run.c) ---------------------------------------------------------- */
 

@@ -41,7 +41,7 @@ port_free (StgLocalRuntime *rt, gint port)
 static gboolean
 within_quota (StgLocalRuntime *rt, Slot *slot, const gchar *name, GError **error)
 {
-  gint64 held = stg_store_count_role_ports (rt->store, slot->job->role, error);
+  gint64 held = stg_store_count_role_ports (rt->store, slot->base.job->role, error);
 
   if (held < 0)
     return FALSE;
@@ -50,7 +50,7 @@ within_quota (StgLocalRuntime *rt, Slot *slot, const gchar *name, GError **error
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
                "role %s already keeps %" G_GINT64_FORMAT " ports, its quota (max_ports_per_role); "
                "no port for '%s'",
-               slot->job->role, held, name);
+               slot->base.job->role, held, name);
   return FALSE;
 }
 
@@ -62,7 +62,8 @@ stg_local_ports (StgLocalRuntime *rt, Slot *slot, gchar **names, GError **error)
   for (guint i = 0; names[i] != NULL; i++)
     {
       g_autoptr (GError) local = NULL;
-      gint port = stg_store_get_port (rt->store, slot->job, slot->key.instance, names[i], &local);
+      gint port = stg_store_get_port (rt->store, slot->base.job, slot->base.key.instance, names[i],
+                                      &local);
       if (local != NULL)
         {
           g_propagate_error (error, g_steal_pointer (&local));
@@ -74,7 +75,8 @@ stg_local_ports (StgLocalRuntime *rt, Slot *slot, gchar **names, GError **error)
         {
           if (stg_store_port_used (rt->store, p, NULL) || !port_free (rt, p))
             continue;
-          if (stg_store_put_port (rt->store, slot->job, slot->key.instance, names[i], p, &local))
+          if (stg_store_put_port (rt->store, slot->base.job, slot->base.key.instance, names[i], p,
+                                  &local))
             port = p;
           else if (!g_error_matches (local, STG_STORE_ERROR, STG_STORE_ERROR_EXISTS))
             {

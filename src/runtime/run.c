@@ -2,9 +2,9 @@
  * templates, sockets), adopting it after a restart, its health, its
  * post_update hook, stopping it, and what its end means.
  *
- * A run's life: started (STARTING) -> healthy (RUNNING; after post_update
- * when it replaces another config) -> stopped or exited. Why a run was
- * stopped decides what follows its exit (StopReason). Main-loop thread only.
+ * A run's life (started, healthy once its checks and any post_update pass,
+ * stopped or exited) is drawn in local_private.h. Why a run was stopped
+ * decides what follows its exit (StopReason). Main-loop thread only.
  */
 #include "config.h"
 
@@ -63,9 +63,8 @@ commit (Run *run, const gchar *why)
   run->healthy = TRUE;
   run->healthy_since_ms = stg_clock_now_ms (slot->rt->clock);
   stg_local_start_done (run);
-  slot->backoff_ms = 0;
-  if (slot->post_owed == run->config_id)
-    slot->post_owed = 0;
+  if (slot->base.post_owed == run->config_id)
+    slot->base.post_owed = 0;
   if (slot->next == run)
     {
       /* Hot upgrade: the new version serves; the old one goes. From now
@@ -83,8 +82,7 @@ commit (Run *run, const gchar *why)
     }
   else
     message = g_strdup_printf ("healthy: %s", why);
-  slot->healthy_since_ms = run->healthy_since_ms;
-  stg_local_set_phase (slot, STG_TASK_RUNNING, run->config_id, API_SCHEDULE_STATUS_RUNNING, message);
+  stg_slot_healthy (&slot->base, run->config_id, run->healthy_since_ms, message);
 }
 
 /* A run that failed while still running (health, hook): count, stop. */
@@ -96,8 +94,7 @@ fail_running (Run *run, const gchar *why)
   if (run->failed || run->stopping)
     return;
   run->failed = TRUE;
-  stg_local_count_failure (slot);
-  stg_local_set_cause (slot, run, why);
+  stg_local_count_failure (slot, run, why);
   run->stopping = slot->next == run ? STOP_ABANDON : STOP_FAILED;
   stg_run_stop (run);
   if (slot->next == run && slot->run != NULL)
@@ -105,12 +102,11 @@ fail_running (Run *run, const gchar *why)
       /* The old version keeps serving. */
       g_autofree gchar *m = g_strdup_printf ("new version %d failed, version %d keeps serving: %s",
                                              run->version, slot->run->version, why);
-      stg_local_set_phase (slot, slot->run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING,
-                           slot->run->config_id,
-                           slot->run->healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING, m);
+      stg_local_show_run (slot, m);
     }
   else
-    stg_local_set_phase (slot, STG_TASK_FAILED, run->config_id, API_SCHEDULE_STATUS_FAILED, why);
+    stg_slot_set_phase (&slot->base, STG_TASK_FAILED, run->config_id, API_SCHEDULE_STATUS_FAILED,
+                        why);
 }
 
 static gboolean
@@ -181,11 +177,10 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
   g_autoptr (GHashTable) ports = stg_local_ports (rt, slot, spec->port_names, error);
   if (ports == NULL)
     return NULL;
-  StgTemplateVars vars = {
-    .instance = slot->key.instance, .cluster = rt->options.cluster, .role = slot->job->role,
-    .environment = slot->job->environment, .name = slot->job->name,
-    .version = stg_store_config_version (rt->store, spec->config_id), .ports = ports,
-  };
+  StgTemplateVars vars = stg_slot_template_vars (&slot->base, rt->options.cluster,
+                                                 stg_store_config_version (rt->store,
+                                                                           spec->config_id),
+                                                 ports);
   g_autofree gchar *command = stg_template_expand (hook->command, &vars, NULL, error);
   if (command == NULL)
     return NULL;
@@ -202,7 +197,7 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
   g_autofree gchar *banner = g_strdup_printf ("== %s hook for version %d: %s\n", name, vars.version, command);
   (void) !write (fd, banner, strlen (banner));
   g_auto (GStrv) env = stg_local_base_environ (root);
-  g_autofree gchar *inst = g_strdup_printf ("%d", slot->key.instance);
+  g_autofree gchar *inst = g_strdup_printf ("%d", slot->base.key.instance);
   g_autofree gchar *ver = g_strdup_printf ("%d", vars.version);
   env = g_environ_setenv (env, "STAGGER_INSTANCE", inst, TRUE);
   env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
@@ -266,8 +261,8 @@ on_kill_timeout (gpointer data)
   Run *run = data;
 
   run->kill_timer = 0;
-  g_info ("runtime: run %" G_GINT64_FORMAT " of instance %d did not stop in time: SIGKILL",
-          run->id, run->slot->key.instance);
+  g_info ("runtime: run %" G_GINT64_FORMAT " of instance %d did not stop in time: SIGKILL", run->id,
+          run->slot->base.key.instance);
   stg_process_signal_group (run->pid, SIGKILL);
   return G_SOURCE_REMOVE;
 }
@@ -337,14 +332,11 @@ run_ended (Run *run, gboolean success, const gchar *how)
   if (was_next && reason == STOP_NONE)
     {
       /* The new version of a hot upgrade died: the old one keeps serving. */
-      stg_local_count_failure (slot);
       g_autofree gchar *m = g_strdup_printf ("new version %s; version %d keeps serving", message,
                                              slot->run ? slot->run->version : 0);
-      stg_local_set_cause (slot, run, m);
+      stg_local_count_failure (slot, run, m);
       if (slot->run != NULL)
-        stg_local_set_phase (slot, slot->run->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING,
-                             slot->run->config_id, slot->run->healthy ? API_SCHEDULE_STATUS_RUNNING
-                                                                      : API_SCHEDULE_STATUS_STARTING, m);
+        stg_local_show_run (slot, m);
       stg_run_free (run);
       return;
     }
@@ -360,17 +352,18 @@ run_ended (Run *run, gboolean success, const gchar *how)
     case STOP_KILL:
       if (slot->run == NULL && slot->next == NULL)
         {
-          stg_local_set_phase (slot, STG_TASK_ABSENT, 0, API_SCHEDULE_STATUS_KILLED, message);
+          stg_slot_set_phase (&slot->base, STG_TASK_ABSENT, 0, API_SCHEDULE_STATUS_KILLED, message);
           stg_run_free (run);
-          stg_local_finish_removal (slot);
+          stg_slot_remove (&slot->base);
           return;
         }
       break;
     case STOP_REPLACE:
     case STOP_RESTART:
-      stg_local_set_phase (slot, STG_TASK_PENDING, run->config_id, API_SCHEDULE_STATUS_KILLED, message);
-      if (slot->want != 0)
-        stg_run_start_config (slot, slot->want, FALSE, reason == STOP_REPLACE);
+      stg_slot_set_phase (&slot->base, STG_TASK_PENDING, run->config_id, API_SCHEDULE_STATUS_KILLED,
+                          message);
+      if (slot->base.want != 0)
+        stg_run_start_config (slot, slot->base.want, FALSE, reason == STOP_REPLACE);
       break;
     case STOP_OLD:
     case STOP_ABANDON:
@@ -387,11 +380,10 @@ start_failed (Slot *slot, gint64 config_id, const gchar *why)
 {
   g_autofree gchar *m = g_strdup_printf ("cannot start: %s", why);
 
-  g_warning ("runtime: instance %d of %s/%s/%s %s", slot->key.instance, slot->job->role,
-             slot->job->environment, slot->job->name, m);
-  stg_local_count_failure (slot);
-  stg_local_set_cause (slot, NULL, m);
-  stg_local_set_phase (slot, STG_TASK_FAILED, config_id, API_SCHEDULE_STATUS_FAILED, m);
+  g_warning ("runtime: instance %d of %s/%s/%s %s", slot->base.key.instance, slot->base.job->role,
+             slot->base.job->environment, slot->base.job->name, m);
+  stg_local_count_failure (slot, NULL, m);
+  stg_slot_set_phase (&slot->base, STG_TASK_FAILED, config_id, API_SCHEDULE_STATUS_FAILED, m);
   stg_local_after_exit (slot, NULL, FALSE, NULL);
   return NULL;
 }
@@ -432,7 +424,7 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
 
   run->slot = slot;
   run->pidfd = -1;
-  run->id = ++slot->run_seq;
+  run->id = ++slot->base.run_id;
   run->config_id = spec->config_id;
   run->version = stg_store_config_version (slot->rt->store, spec->config_id);
   run->service = spec->config->isService;
@@ -561,7 +553,7 @@ launch_intent (Run *run, gboolean beside)
     slot->next = run;
   else
     slot->run = run;
-  stg_local_save (slot);
+  stg_slot_save (&slot->base);
   stg_local_crash_point (slot->rt, beside ? "beside-intent" : "intent");
   return TRUE;
 }
@@ -642,11 +634,7 @@ stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean fr
     run = run_new (slot, spec, from_update, &error);
   if (run != NULL)
     {
-      l.vars = (StgTemplateVars) {
-        .instance = slot->key.instance, .cluster = rt->options.cluster, .role = slot->job->role,
-        .environment = slot->job->environment, .name = slot->job->name, .version = run->version,
-        .ports = l.ports,
-      };
+      l.vars = stg_slot_template_vars (&slot->base, rt->options.cluster, run->version, l.ports);
     }
   if (run == NULL || !launch_argv (run, &l, beside, &error) || !launch_sockets (run, &l, beside, &error)
       || !launch_intent (run, beside) || !launch_spawn (run, &l, &error))
@@ -671,7 +659,8 @@ stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean fr
                          run->version, alt, (int) run->pid, run->id)
       : g_strdup_printf ("started version %d (pid %d, run %" G_GINT64_FORMAT ")", run->version,
                          (int) run->pid, run->id);
-  stg_local_set_phase (slot, STG_TASK_STARTING, spec->config_id, API_SCHEDULE_STATUS_STARTING, m);
+  stg_slot_set_phase (&slot->base, STG_TASK_STARTING, spec->config_id, API_SCHEDULE_STATUS_STARTING,
+                      m);
   return run;
 }
 
@@ -720,7 +709,7 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
   g_autofree gchar *seq = g_strdup_printf ("%" G_GINT64_FORMAT, run->id);
   run->sandbox = g_build_filename (root, seq, NULL);
   slot->run = run;
-  slot->run_seq = MAX (slot->run_seq, row->run_id);
+  slot->base.run_id = MAX (slot->base.run_id, row->run_id);
 
   /* Its listening sockets, taken back from it for the next hot upgrade. */
   if (run->spec->hot_upgrade && slot->sockets == NULL)
@@ -743,11 +732,8 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
   gint hport = stg_local_health_port (ports, names);
   g_autofree gchar *url = g_strdup_printf ("http://%s:%d%s", rt->options.bind, hport,
                                            run->spec->health.endpoint ? run->spec->health.endpoint : "/");
-  StgTemplateVars vars = {
-    .instance = slot->key.instance, .cluster = rt->options.cluster, .role = slot->job->role,
-    .environment = slot->job->environment, .name = slot->job->name, .version = run->version,
-    .ports = ports,
-  };
+  StgTemplateVars vars = stg_slot_template_vars (&slot->base, rt->options.cluster, run->version,
+                                                 ports);
   g_autofree gchar *shell = run->spec->health.shell_command
       ? stg_template_expand (run->spec->health.shell_command, &vars, NULL, NULL) : NULL;
   gchar *shell_argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", shell, NULL };

@@ -31,8 +31,8 @@ inside_sandboxes (StgLocalRuntime *rt, const gchar *path)
 gchar *
 stg_local_slot_root (Slot *slot)
 {
-  g_autofree gchar *job = g_strdup_printf ("%" G_GINT64_FORMAT, slot->key.job_id);
-  g_autofree gchar *instance = g_strdup_printf ("%d", slot->key.instance);
+  g_autofree gchar *job = g_strdup_printf ("%" G_GINT64_FORMAT, slot->base.key.job_id);
+  g_autofree gchar *instance = g_strdup_printf ("%d", slot->base.key.instance);
   gchar *root = g_build_filename (slot->rt->mark_dir, "sandboxes", job, instance, NULL);
 
   g_assert (inside_sandboxes (slot->rt, root));
@@ -44,7 +44,7 @@ stg_local_identity (Slot *slot)
 {
   const StgLocalOptions *o = &slot->rt->options;
 
-  return stg_identity_for_role (o->role_users, o->default_user, slot->job->role);
+  return stg_identity_for_role (o->role_users, o->default_user, slot->base.job->role);
 }
 
 gboolean
@@ -188,7 +188,7 @@ stg_local_trim_logs (StgLocalRuntime *rt)
   GHashTableIter it;
   gpointer value;
 
-  g_hash_table_iter_init (&it, rt->slots);
+  stg_slots_iter_init (rt->slots, &it);
   while (g_hash_table_iter_next (&it, NULL, &value))
     {
       Slot *slot = value;
@@ -249,8 +249,8 @@ stg_local_read_output (Slot *slot, gboolean err, gint64 offset, gsize max, gint6
       if (fd >= 0)
         close (fd);
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
-                   "instance %d has no %s yet (%s)", slot->key.instance, err ? "stderr" : "stdout",
-                   g_strerror (saved));
+                   "instance %d has no %s yet (%s)", slot->base.key.instance,
+                   err ? "stderr" : "stdout", g_strerror (saved));
       return NULL;
     }
   gint64 from = offset < 0 ? MAX ((gint64) st.st_size + offset, 0)
