@@ -207,3 +207,15 @@ TESTS += tests/fleet_daemon_test
 tests_fleet_daemon_test_SOURCES = tests/fleet_daemon_test.c $(STG_PODMAN_HOSTS) $(STG_ROLLOUT)
 tests_fleet_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_daemon_test_LDADD = $(STG_TEST_LDADD)
+
+# AuroraExecutor tasks: the library's suite, and stagger-thermos run on real
+# processes.
+check_PROGRAMS += tests/thermos_test
+TESTS += tests/thermos_test
+tests_thermos_test_SOURCES = tests/thermos_test.c
+tests_thermos_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_thermos_test_LDADD = libstg_thermos.a libstg_common.a $(CHECK_LIBS) $(JSON_GLIB_LIBS) \
+	$(GLIB_LIBS) -lm
+EXTRA_DIST += tests/aurora/README.md tests/aurora/http_example.json \
+	tests/aurora/http_example_updated.json tests/aurora/http_example_bad_healthcheck.json \
+	tests/aurora/ephemeral_daemon_with_final.json tests/aurora/test_daemonizing_process.json

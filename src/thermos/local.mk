@@ -1,0 +1,13 @@
+# src/thermos/local.mk: AuroraExecutor (Thermos) tasks. libstg_thermos reads
+# and checks the executor data (common, GLib and json-glib only), so that
+# staggerd can check a task when it is submitted; stagger-thermos runs one
+# instance of such a task.
+noinst_LIBRARIES += libstg_thermos.a
+libstg_thermos_a_SOURCES = \
+	src/thermos/task.c src/thermos/task.h src/thermos/task_private.h \
+	src/thermos/task_read.c \
+	src/thermos/ports.c \
+	src/thermos/template.c src/thermos/template.h \
+	src/thermos/planner.c src/thermos/planner.h
+EXTRA_DIST += src/thermos/local.mk
+
