@@ -219,3 +219,9 @@ tests_thermos_test_LDADD = libstg_thermos.a libstg_common.a $(CHECK_LIBS) $(JSON
 EXTRA_DIST += tests/aurora/README.md tests/aurora/http_example.json \
 	tests/aurora/http_example_updated.json tests/aurora/http_example_bad_healthcheck.json \
 	tests/aurora/ephemeral_daemon_with_final.json tests/aurora/test_daemonizing_process.json
+check_PROGRAMS += tests/thermos_runner_test
+TESTS += tests/thermos_runner_test
+tests_thermos_runner_test_SOURCES = tests/thermos_runner_test.c
+tests_thermos_runner_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_thermos_runner_test_LDADD = $(STG_TEST_LDADD)
+EXTRA_DIST += tests/aurora/http_server.py

@@ -11,3 +11,11 @@ libstg_thermos_a_SOURCES = \
 	src/thermos/planner.c src/thermos/planner.h
 EXTRA_DIST += src/thermos/local.mk
 
+# stagger-thermos is started by staggerd (and mounted into containers), not
+# by people: it goes to $(pkglibexecdir), i.e. $(libexecdir)/stagger.
+pkglibexec_PROGRAMS = stagger-thermos
+stagger_thermos_SOURCES = \
+	src/thermos/runner_main.c src/thermos/runner.c src/thermos/runner.h \
+	src/thermos/runner_spawn.c src/thermos/runner_tree.c src/thermos/runner_logs.c \
+	src/thermos/runner_state.c src/thermos/runner_lifecycle.c
+stagger_thermos_LDADD = libstg_thermos.a libstg_common.a $(JSON_GLIB_LIBS) $(GLIB_LIBS)

@@ -44,6 +44,11 @@ typedef enum
   STG_THERMOS_LOG_ROTATE
 } StgThermosLogMode;
 
+/* A Logger's words ("file", "console", "both", "none"; "standard",
+ * "rotate"); FALSE for any other. */
+gboolean stg_thermos_log_destination_parse (const gchar *word, StgThermosLogDestination *out);
+gboolean stg_thermos_log_mode_parse (const gchar *word, StgThermosLogMode *out);
+
 typedef struct
 {
   gboolean set; /* the process has a logger; else the runner's defaults apply */

@@ -16,6 +16,10 @@ typedef struct
   gchar *mode;
 } LoggerText;
 
+/* In the order of StgThermosLogDestination and StgThermosLogMode. */
+static const gchar *const destinations[] = { "file", "console", "both", "none", NULL };
+static const gchar *const modes[] = { "standard", "rotate", NULL };
+
 /* The index of @word in @words, or -1. */
 static gint
 word_index (const gchar *const *words, const gchar *word)
@@ -24,6 +28,26 @@ word_index (const gchar *const *words, const gchar *word)
     if (g_str_equal (words[i], word))
       return i;
   return -1;
+}
+
+gboolean
+stg_thermos_log_destination_parse (const gchar *word, StgThermosLogDestination *out)
+{
+  gint i = word_index (destinations, word);
+
+  if (i >= 0)
+    *out = (StgThermosLogDestination) i;
+  return i >= 0;
+}
+
+gboolean
+stg_thermos_log_mode_parse (const gchar *word, StgThermosLogMode *out)
+{
+  gint i = word_index (modes, word);
+
+  if (i >= 0)
+    *out = (StgThermosLogMode) i;
+  return i >= 0;
 }
 
 static gboolean
@@ -40,26 +64,20 @@ read_logger (StgThermosProcess *p, JsonObject *o, const gchar *path, GError **er
     STG_FIELD_RANGE ("backups", STG_FIELD_INT, StgThermosLogger, rotate_backups, 1, 10000),
     { NULL },
   };
-  /* In the order of StgThermosLogDestination and StgThermosLogMode. */
-  static const gchar *const destinations[] = { "file", "console", "both", "none", NULL };
-  static const gchar *const modes[] = { "standard", "rotate", NULL };
   LoggerText text = { NULL };
   g_autofree gchar *rotate_path = g_strconcat (path, ".rotate", NULL);
   gboolean ok = stg_thermos_read (o, path, fields, &text, error);
-  gint destination = text.destination != NULL ? word_index (destinations, text.destination) : 0;
-  gint mode = text.mode != NULL ? word_index (modes, text.mode) : 0;
 
   p->logger.set = TRUE;
-  if (ok && destination < 0)
+  if (ok && text.destination != NULL &&
+      !stg_thermos_log_destination_parse (text.destination, &p->logger.destination))
     ok = stg_thermos_bad (error, "%s.destination: '%s' is none of file, console, both, none", path,
                           text.destination);
-  if (ok && mode < 0)
+  if (ok && text.mode != NULL && !stg_thermos_log_mode_parse (text.mode, &p->logger.mode))
     ok = stg_thermos_bad (error, "%s.mode: '%s' is neither standard nor rotate", path, text.mode);
   if (ok && json_object_has_member (o, "rotate"))
     ok = stg_thermos_read (json_object_get_object_member (o, "rotate"), rotate_path, rotate_fields,
                            &p->logger, error);
-  p->logger.destination = (StgThermosLogDestination) MAX (destination, 0);
-  p->logger.mode = (StgThermosLogMode) MAX (mode, 0);
   g_free (text.destination);
   g_free (text.mode);
   return ok;
