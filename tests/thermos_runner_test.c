@@ -172,20 +172,26 @@ assert_file (Run *r, const gchar *name, const gchar *expected)
   ck_assert_str_eq (text, expected);
 }
 
-/* The state file's process @name (a new reference), or NULL. */
+/* The state file's object (a new reference), or NULL. */
 static JsonObject *
-state_process (Run *r, const gchar *name, gchar **task_state)
+state_root (Run *r)
 {
   g_autofree gchar *text = run_file (r, ".thermos_state.json");
   g_autoptr (JsonParser) parser = json_parser_new ();
 
   if (text == NULL || !json_parser_load_from_data (parser, text, -1, NULL))
     return NULL;
-  JsonObject *root = json_node_get_object (json_parser_get_root (parser));
-  if (task_state != NULL)
-    *task_state = g_strdup (json_object_get_string_member (root, "state"));
-  JsonArray *procs = json_object_get_array_member (root, "processes");
-  for (guint i = 0; i < json_array_get_length (procs); i++)
+  return json_object_ref (json_node_get_object (json_parser_get_root (parser)));
+}
+
+/* The state file's process @name (a new reference), or NULL. */
+static JsonObject *
+state_process (Run *r, const gchar *name)
+{
+  g_autoptr (JsonObject) root = state_root (r);
+  JsonArray *procs = root != NULL ? json_object_get_array_member (root, "processes") : NULL;
+
+  for (guint i = 0; procs != NULL && i < json_array_get_length (procs); i++)
     {
       JsonObject *p = json_array_get_object_element (procs, i);
       if (g_str_equal (json_object_get_string_member (p, "name"), name))
@@ -197,7 +203,7 @@ state_process (Run *r, const gchar *name, gchar **task_state)
 static void
 assert_process (Run *r, const gchar *name, const gchar *state, gint run, gint exit_status)
 {
-  g_autoptr (JsonObject) p = state_process (r, name, NULL);
+  g_autoptr (JsonObject) p = state_process (r, name);
 
   ck_assert_msg (p != NULL, "no process %s in the state file", name);
   ck_assert_str_eq (json_object_get_string_member (p, "state"), state);
@@ -209,10 +215,10 @@ assert_process (Run *r, const gchar *name, const gchar *state, gint run, gint ex
 static void
 assert_task_state (Run *r, const gchar *expected)
 {
-  g_autofree gchar *state = NULL;
-  g_autoptr (JsonObject) p = state_process (r, "", &state);
+  g_autoptr (JsonObject) root = state_root (r);
 
-  ck_assert_str_eq (state, expected);
+  ck_assert_msg (root != NULL, "no state file");
+  ck_assert_str_eq (json_object_get_string_member (root, "state"), expected);
 }
 
 typedef struct
@@ -226,7 +232,7 @@ static gboolean
 process_in_state (gpointer data)
 {
   StateWait *w = data;
-  g_autoptr (JsonObject) p = state_process (w->run, w->process, NULL);
+  g_autoptr (JsonObject) p = state_process (w->run, w->process);
 
   return p != NULL && g_str_equal (json_object_get_string_member (p, "state"), w->state);
 }
@@ -452,7 +458,7 @@ START_TEST (daemon_runs_again)
 
   run_start (r, json, NULL);
   ck_assert_int_eq (run_wait (r), 0);
-  g_autoptr (JsonObject) d = state_process (r, "d", NULL);
+  g_autoptr (JsonObject) d = state_process (r, "d");
   ck_assert_int_ge (json_object_get_int_member (d, "runs"), 2);
   ck_assert (run_has (r, ".logs/d/1/stdout"));
 }
@@ -476,7 +482,7 @@ START_TEST (finalization_wait_ends_cleaning)
   ck_assert_int_eq (run_wait (r), 0);
   assert_task_state (r, "SUCCESS");
   ck_assert (!run_has (r, "last_ran"));
-  g_autoptr (JsonObject) p = state_process (r, "stubborn", NULL);
+  g_autoptr (JsonObject) p = state_process (r, "stubborn");
   ck_assert_str_eq (json_object_get_string_member (p, "state"), "KILLED");
   ck_assert_int_eq (json_object_get_int_member (p, "signal"), SIGKILL);
   assert_process (r, "last", "WAITING", -1, -1);
@@ -494,7 +500,7 @@ START_TEST (final_process_cut_at_the_deadline)
   run_start (r, json, NULL);
   ck_assert_int_eq (run_wait (r), 1); /* main failed */
   ck_assert (run_has (r, "started"));
-  g_autoptr (JsonObject) p = state_process (r, "last", NULL);
+  g_autoptr (JsonObject) p = state_process (r, "last");
   ck_assert_str_eq (json_object_get_string_member (p, "state"), "KILLED");
 }
 END_TEST
@@ -701,7 +707,7 @@ START_TEST (lifecycle_escalates)
   stop (r);
   ck_assert_int_eq (run_wait (r), 2);
   assert_file (r, "lifecycle.log", "/quitquitquit\n/abort/4\n");
-  g_autoptr (JsonObject) p = state_process (r, "server", NULL);
+  g_autoptr (JsonObject) p = state_process (r, "server");
   ck_assert_str_eq (json_object_get_string_member (p, "state"), "KILLED");
   ck_assert_int_eq (json_object_get_int_member (p, "signal"), SIGTERM);
 }

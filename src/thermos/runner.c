@@ -58,6 +58,37 @@ ended (const StgRunner *r)
   return r->stage >= STG_RUNNER_SUCCESS;
 }
 
+/* A stop was asked (it decides the ending). */
+static gboolean
+stopping (const StgRunner *r)
+{
+  return r->ending == STG_RUNNER_KILLED;
+}
+
+/* A lifecycle POST is under way (its answer comes back on the loop). */
+static gboolean
+posting (const StgRunner *r)
+{
+  return r->lifecycle == STG_LIFECYCLE_GRACEFUL || r->lifecycle == STG_LIFECYCLE_SHUTDOWN;
+}
+
+/* The arrows drawn above. */
+static gboolean
+may_move (StgRunnerStage from, StgRunnerStage to)
+{
+  switch (from)
+    {
+    case STG_RUNNER_ACTIVE:
+      return to == STG_RUNNER_CLEANING;
+    case STG_RUNNER_CLEANING:
+      return to == STG_RUNNER_FINALIZING || to >= STG_RUNNER_SUCCESS;
+    case STG_RUNNER_FINALIZING:
+      return to >= STG_RUNNER_SUCCESS;
+    default:
+      return FALSE;
+    }
+}
+
 static gdouble
 now_secs (void)
 {
@@ -76,6 +107,7 @@ save (StgRunner *r)
 static void
 set_stage (StgRunner *r, StgRunnerStage stage)
 {
+  g_assert (may_move (r->stage, stage));
   g_message ("task %s: %s -> %s", r->task_id, stage_names[r->stage], stage_names[stage]);
   r->stage = stage;
   save (r);
@@ -96,8 +128,9 @@ start_ready (StgRunner *r, StgThermosPlanner *plan)
   gint limit = r->job->task.max_concurrency;
   guint room = limit == 0 ? G_MAXUINT
                           : (guint) MAX (limit - (gint) stg_thermos_planner_running (plan), 0);
+  guint tried = 0;
 
-  for (guint i = 0; i < ready->len && i < room; i++)
+  for (guint i = 0; i < ready->len && i < room; i++, tried++)
     {
       guint index = g_array_index (ready, guint, i);
       StgRunnerProc *proc = &r->procs[index];
@@ -113,7 +146,8 @@ start_ready (StgRunner *r, StgThermosPlanner *plan)
       stg_thermos_planner_end (plan, index, STG_THERMOS_RUN_FAILED, now_secs ());
       stg_runner_wake (r);
     }
-  save (r);
+  if (tried > 0)
+    save (r);
 }
 
 /* ACTIVE ends: SIGTERM to every process tree, and finalization_wait for
@@ -164,7 +198,7 @@ lifecycle_step (StgRunner *r)
 static void
 active_step (StgRunner *r)
 {
-  if (r->stop_asked)
+  if (stopping (r))
     {
       lifecycle_step (r);
       return;
@@ -231,10 +265,12 @@ arm_timer (StgRunner *r)
 {
   gint64 now = g_get_monotonic_time ();
   gint64 wake = now + MAX_WAIT_US;
-  StgThermosPlanner *plan = r->stage == STG_RUNNER_FINALIZING ? r->finalizing : r->regular;
-  gdouble wait = r->stage <= STG_RUNNER_FINALIZING && !r->stop_asked
-                     ? stg_thermos_planner_next_wait (plan, now_secs ())
-                     : -1;
+  gdouble wait = -1;
+
+  if (r->stage == STG_RUNNER_ACTIVE && !stopping (r))
+    wait = stg_thermos_planner_next_wait (r->regular, now_secs ());
+  else if (r->stage == STG_RUNNER_FINALIZING)
+    wait = stg_thermos_planner_next_wait (r->finalizing, now_secs ());
 
   if (wait >= 0)
     wake = MIN (wake, now + (gint64) (wait * G_USEC_PER_SEC) + 1);
@@ -264,7 +300,7 @@ pump (StgRunner *r)
         finalizing_step (r);
     }
   while (r->stage != before && !ended (r));
-  if (ended (r) && ending_step (r) && !r->lifecycle_busy)
+  if (ended (r) && ending_step (r) && !posting (r))
     {
       g_main_loop_quit (r->loop);
       return;
@@ -351,7 +387,6 @@ on_lifecycle_answer (GObject *source, GAsyncResult *result, gpointer data)
   gboolean graceful = r->lifecycle == STG_LIFECYCLE_GRACEFUL;
 
   (void) source;
-  r->lifecycle_busy = FALSE;
   g_message ("lifecycle: POST %s %s",
              graceful ? l->graceful_shutdown_endpoint : l->shutdown_endpoint,
              handled ? "was answered" : "got no answer");
@@ -388,7 +423,6 @@ lifecycle_post (StgRunner *r, const gchar *endpoint)
       r->lifecycle = STG_LIFECYCLE_DONE;
       return;
     }
-  r->lifecycle_busy = TRUE;
   stg_runner_lifecycle_post ((guint16) port, path, NULL, on_lifecycle_answer, r);
 }
 
@@ -397,13 +431,12 @@ on_stop_signal (gpointer data)
 {
   StgRunner *r = data;
 
-  if (r->stop_asked || ended (r))
+  if (stopping (r) || ended (r))
     {
       g_message ("already stopping");
       return G_SOURCE_CONTINUE;
     }
   g_message ("asked to stop");
-  r->stop_asked = TRUE;
   r->ending = STG_RUNNER_KILLED;
   if (r->stage == STG_RUNNER_ACTIVE && r->job->lifecycle.enabled)
     lifecycle_post (r, r->job->lifecycle.graceful_shutdown_endpoint);
@@ -417,7 +450,7 @@ on_stop_signal (gpointer data)
 
 StgRunner *
 stg_runner_new (StgThermosJob *job, const StgThermosVars *vars, GHashTable *ports,
-                const gchar *sandbox, const gchar *shell, gchar **environ,
+                const gchar *sandbox, const gchar *shell, gchar **env,
                 const StgRunnerLogDefaults *log_defaults, GError **error)
 {
   g_autoptr (StgThermosJob) owned = job;
@@ -432,7 +465,7 @@ stg_runner_new (StgThermosJob *job, const StgThermosVars *vars, GHashTable *port
   r->shell = g_strdup (shell);
   g_autofree gchar *shell_name = g_path_get_basename (shell);
   r->bash = g_str_equal (shell_name, "bash");
-  r->environ = g_strdupv (environ);
+  r->environ = g_strdupv (env);
   r->log_defaults = *log_defaults;
   r->sigchld_fd = -1;
   r->job = g_steal_pointer (&owned);

@@ -105,22 +105,18 @@ typedef struct
   GList *logs; /* StgRunnerLog: output pumps still open */
 
   StgRunnerStage stage;
-  StgRunnerStage ending; /* the terminal state CLEANING leads to */
+  StgRunnerStage ending; /* the terminal state CLEANING leads to; KILLED: a stop was asked */
   gint64 launch_time;    /* wall clock, microseconds */
   gint64 deadline;       /* monotonic: the end of finalization_wait */
   gint64 reap_deadline;  /* monotonic: the last wait for leftovers */
-  gboolean stop_asked;
   StgLifecyclePhase lifecycle;
   gint64 lifecycle_deadline; /* monotonic: the end of a lifecycle wait */
-  gboolean lifecycle_busy;   /* an HTTP request is under way */
 
   GMainLoop *loop;
-  guint timer;
-  guint again; /* idle source: pump once more */
+  guint timer; /* the next pump () */
   gint sigchld_fd;
   guint sigchld_source;
   guint signal_sources[2];
-  gint exit_status;
 } StgRunner;
 
 /* runner.c ----------------------------------------------------------------------------- */
@@ -128,7 +124,7 @@ typedef struct
 /* Builds the runner of @job (taken) with everything main() decided.
  * Fails when a template cannot be filled in. */
 StgRunner *stg_runner_new (StgThermosJob *job, const StgThermosVars *vars, GHashTable *ports,
-                           const gchar *sandbox, const gchar *shell, gchar **environ,
+                           const gchar *sandbox, const gchar *shell, gchar **env,
                            const StgRunnerLogDefaults *log_defaults, GError **error);
 void stg_runner_free (StgRunner *runner);
 
