@@ -179,6 +179,11 @@ tests_fuzz_fuzz_webui_SOURCES = tests/fuzz/fuzz_webui.c tests/fuzz/fuzz.h $(STG_
 tests_fuzz_fuzz_webui_CFLAGS = $(STG_FUZZ_CFLAGS)
 tests_fuzz_fuzz_webui_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
 tests_fuzz_fuzz_webui_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
+check_PROGRAMS += tests/fuzz/fuzz_thermos
+tests_fuzz_fuzz_thermos_SOURCES = tests/fuzz/fuzz_thermos.c tests/fuzz/fuzz.h $(STG_FUZZ_DRIVER)
+tests_fuzz_fuzz_thermos_CFLAGS = $(STG_FUZZ_CFLAGS)
+tests_fuzz_fuzz_thermos_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
+tests_fuzz_fuzz_thermos_LDADD = libstg_thermos.a libstg_common.a $(JSON_GLIB_LIBS) $(GLIB_LIBS) -lm
 TESTS += tests/fuzz_test.sh
 EXTRA_DIST += tests/fuzz_test.sh tests/fuzz/replay.c tests/fuzz/corpus
 

@@ -274,6 +274,8 @@ static const Bad bad_jobs[] = {
   { NULL, ", \"metadata\": [{\"key\": \"k\"}]", "metadata[0].value is missing", INV },
   { NULL, ", \"executor_config\": {\"name\": \"other\", \"data\": \"\"}",
     "executor_config.name is 'other'", INV },
+  { NULL, ", \"executor_config\": {\"name\": \"AuroraExecutor\", \"dat\": \"\"}",
+    "executor_config.dat: unknown key (known here: name, data)", INV },
   { NULL, ", \"announce\": {\"zk_path\": \"/x\"}", "announce.zk_path: announcing in ZooKeeper",
     UNS },
   { NULL, ", \"announce\": {\"portmap\": {\"a\": \"b\", \"b\": \"a\"}}",

@@ -420,10 +420,11 @@ read_scheduler_keys (JsonObject *o, const Top *t, GError **error)
                             "cron_collision_policy: '%s' is none of KILL_EXISTING, "
                             "CANCEL_NEW, RUN_OVERLAP",
                             t->cron_policy);
-  if (executor != NULL &&
-      !stg_thermos_read (executor, "executor_config", executor_fields, &names, error))
+  gboolean read = executor == NULL ||
+                  stg_thermos_read (executor, "executor_config", executor_fields, &names, error);
+  executor_name = g_steal_pointer (&names.executor); /* read or not, it is ours */
+  if (!read)
     return FALSE;
-  executor_name = g_steal_pointer (&names.executor);
   if (executor_name != NULL && !g_str_equal (executor_name, STG_THERMOS_EXECUTOR_NAME))
     return stg_thermos_bad (error, "executor_config.name is '%s', but this is the data of '%s'",
                             executor_name, STG_THERMOS_EXECUTOR_NAME);
