@@ -6,6 +6,7 @@ noinst_LIBRARIES += libstg_thermos.a
 libstg_thermos_a_SOURCES = \
 	src/thermos/task.c src/thermos/task.h src/thermos/task_private.h \
 	src/thermos/task_read.c \
+	src/thermos/read.c \
 	src/thermos/ports.c \
 	src/thermos/template.c src/thermos/template.h \
 	src/thermos/planner.c src/thermos/planner.h

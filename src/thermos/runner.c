@@ -35,23 +35,6 @@
 /* How long an ending state waits for SIGKILLed processes to go. */
 #define REAP_WAIT_US (10 * G_USEC_PER_SEC)
 
-static const gchar *const stage_names[] = { "ACTIVE",  "CLEANING", "FINALIZING",
-                                            "SUCCESS", "FAILED",   "KILLED" };
-static const gchar *const run_state_names[] = { "WAITING", "RUNNING", "SUCCESS", "FAILED",
-                                                "KILLED" };
-
-const gchar *
-stg_runner_stage_name (StgRunnerStage stage)
-{
-  return stage_names[stage];
-}
-
-const gchar *
-stg_run_state_name (StgRunState state)
-{
-  return run_state_names[state];
-}
-
 static gboolean
 ended (const StgRunner *r)
 {
@@ -108,7 +91,8 @@ static void
 set_stage (StgRunner *r, StgRunnerStage stage)
 {
   g_assert (may_move (r->stage, stage));
-  g_message ("task %s: %s -> %s", r->task_id, stage_names[r->stage], stage_names[stage]);
+  g_message ("task %s: %s -> %s", r->task_id, stg_runner_stage_name (r->stage),
+             stg_runner_stage_name (stage));
   r->stage = stage;
   save (r);
 }
@@ -369,10 +353,14 @@ on_sigchld (gint fd, GIOCondition condition, gpointer data)
   StgRunner *r = data;
   guint8 buf[512];
 
+  GPid pid;
+  gint status;
+
   (void) condition;
   while (read (fd, buf, sizeof buf) > 0)
     ;
-  stg_runner_tree_reap (r);
+  while (stg_runner_tree_reap (&pid, &status))
+    stg_runner_process_exited (r, pid, status);
   return G_SOURCE_CONTINUE;
 }
 

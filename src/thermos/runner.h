@@ -131,15 +131,12 @@ void stg_runner_free (StgRunner *runner);
 /* Runs the task to its end; returns the exit status (STG_RUNNER_EXIT_*). */
 gint stg_runner_run (StgRunner *runner, GError **error);
 
-/* A process run ended (runner_tree.c calls this for each reaped pid). */
+/* A child ended: a process run, or an orphan the runner adopted. */
 void stg_runner_process_exited (StgRunner *runner, GPid pid, gint status);
 
 /* Schedules one more pass of the state machine, as soon as the loop is
  * free. */
 void stg_runner_wake (StgRunner *runner);
-
-const gchar *stg_runner_stage_name (StgRunnerStage stage);
-const gchar *stg_run_state_name (StgRunState state);
 
 /* runner_spawn.c ------------------------------------------------------------------------ */
 
@@ -160,8 +157,9 @@ gchar **stg_runner_base_environ (gchar **parent, const gchar *sandbox, const gch
  * caller blocked in every thread before starting any). */
 gint stg_runner_tree_init (GError **error);
 
-/* Reaps every child that has exited, telling the runner of each. */
-void stg_runner_tree_reap (StgRunner *runner);
+/* Reaps one child that has exited: its *@pid and wait *@status; FALSE
+ * when none has. */
+gboolean stg_runner_tree_reap (GPid *pid, gint *status);
 
 /* Whether any child (a process, or an orphan adopted by the runner) is
  * left. */
@@ -187,6 +185,11 @@ void stg_runner_logs_close_all (StgRunner *runner);
 /* runner_state.c ------------------------------------------------------------------------ */
 
 #define STG_RUNNER_STATE_FILE ".thermos_state.json"
+
+/* The states' names, as the state file and the runner's messages say
+ * them. */
+const gchar *stg_runner_stage_name (StgRunnerStage stage);
+const gchar *stg_run_state_name (StgRunState state);
 
 /* Writes STG_RUNNER_STATE_FILE in the sandbox (through a temporary file
  * and a rename, so that readers see a whole one). */

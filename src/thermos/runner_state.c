@@ -16,6 +16,23 @@
 
 #define STATE_VERSION 1
 
+static const gchar *const stage_names[] = { "ACTIVE",  "CLEANING", "FINALIZING",
+                                            "SUCCESS", "FAILED",   "KILLED" };
+static const gchar *const run_state_names[] = { "WAITING", "RUNNING", "SUCCESS", "FAILED",
+                                                "KILLED" };
+
+const gchar *
+stg_runner_stage_name (StgRunnerStage stage)
+{
+  return stage_names[stage];
+}
+
+const gchar *
+stg_run_state_name (StgRunState state)
+{
+  return run_state_names[state];
+}
+
 static void
 add_time (JsonBuilder *b, const gchar *name, gint64 us)
 {

@@ -37,17 +37,11 @@ stg_runner_tree_init (GError **error)
   return fd;
 }
 
-void
-stg_runner_tree_reap (StgRunner *runner)
+gboolean
+stg_runner_tree_reap (GPid *pid, gint *status)
 {
-  for (;;)
-    {
-      gint status = 0;
-      pid_t pid = waitpid (-1, &status, WNOHANG);
-      if (pid <= 0)
-        return;
-      stg_runner_process_exited (runner, pid, status);
-    }
+  *pid = waitpid (-1, status, WNOHANG);
+  return *pid > 0;
 }
 
 gboolean

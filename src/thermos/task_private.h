@@ -1,6 +1,7 @@
 /* task_private.h: what the files of the executor-data parser share
  * (task.c reads the job, task_read.c the Thermos task, ports.c the named
- * ports). Not for use outside src/thermos/task*.c and ports.c. Any thread.
+ * ports, read.c the table reads they all use). Not for use outside
+ * src/thermos/task*.c, ports.c and read.c. Any thread.
  */
 #pragma once
 
