@@ -335,50 +335,41 @@ END_TEST
 #define THIRD_TIME_LUCKY \
   "n=$(cat count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > count; echo run $n; [ $n -ge 3 ]"
 
-START_TEST (retries_until_success)
+/* The same process under three failure limits: enough (3), too few (2),
+ * none (0: until it succeeds). */
+static const struct
+{
+  const gchar *max_failures;
+  gint exit_status;
+  const gchar *state;
+  gint last_run;
+} limits[] = {
+  { "3", 0, "SUCCESS", 2 },
+  { "2", 1, "FAILED", 1 },
+  { "0", 0, "SUCCESS", 2 },
+};
+
+START_TEST (retries)
 {
   g_autoptr (Run) r = run_new ();
-  g_autofree gchar *json =
-      job ("{\"processes\": [{\"name\": \"p\", \"cmdline\": \"" THIRD_TIME_LUCKY
-           "\", \"max_failures\": 3, \"min_duration\": 0}]}",
-           "");
+  g_autofree gchar *json = g_strdup_printf (
+      "{\"name\": \"t\", \"role\": \"r\", \"environment\": \"test\", \"cluster\": \"c\", "
+      "\"task\": {\"processes\": [{\"name\": \"p\", \"cmdline\": \"" THIRD_TIME_LUCKY
+      "\", \"max_failures\": %s, \"min_duration\": 0}]}}",
+      limits[_i].max_failures);
 
   run_start (r, json, NULL);
-  ck_assert_int_eq (run_wait (r), 0);
-  assert_process (r, "p", "SUCCESS", 2, 0);
-  assert_file (r, ".logs/p/0/stdout", "run 1\n");
-  assert_file (r, ".logs/p/1/stdout", "run 2\n");
-  assert_file (r, ".logs/p/2/stdout", "run 3\n");
-}
-END_TEST
-
-START_TEST (retries_exhausted)
-{
-  g_autoptr (Run) r = run_new ();
-  g_autofree gchar *json =
-      job ("{\"processes\": [{\"name\": \"p\", \"cmdline\": \"" THIRD_TIME_LUCKY
-           "\", \"max_failures\": 2, \"min_duration\": 0}]}",
-           "");
-
-  run_start (r, json, NULL);
-  ck_assert_int_eq (run_wait (r), 1);
-  assert_task_state (r, "FAILED");
-  assert_process (r, "p", "FAILED", 1, 1);
-  ck_assert (!run_has (r, ".logs/p/2"));
-}
-END_TEST
-
-START_TEST (unlimited_retries)
-{
-  g_autoptr (Run) r = run_new ();
-  g_autofree gchar *json =
-      job ("{\"processes\": [{\"name\": \"p\", \"cmdline\": \"" THIRD_TIME_LUCKY
-           "\", \"max_failures\": 0, \"min_duration\": 0}]}",
-           "");
-
-  run_start (r, json, NULL);
-  ck_assert_int_eq (run_wait (r), 0);
-  assert_process (r, "p", "SUCCESS", 2, 0);
+  ck_assert_int_eq (run_wait (r), limits[_i].exit_status);
+  assert_task_state (r, limits[_i].state);
+  assert_process (r, "p", limits[_i].state, limits[_i].last_run, limits[_i].exit_status);
+  for (gint run = 0; run <= limits[_i].last_run; run++)
+    {
+      g_autofree gchar *name = g_strdup_printf (".logs/p/%d/stdout", run);
+      g_autofree gchar *text = g_strdup_printf ("run %d\n", run + 1);
+      assert_file (r, name, text);
+    }
+  g_autofree gchar *next = g_strdup_printf (".logs/p/%d", limits[_i].last_run + 1);
+  ck_assert (!run_has (r, next));
 }
 END_TEST
 
@@ -857,9 +848,7 @@ runner_suite (void)
   TCase *tc = tcase_create ("plan");
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, order_and_logs);
-  tcase_add_test (tc, retries_until_success);
-  tcase_add_test (tc, retries_exhausted);
-  tcase_add_test (tc, unlimited_retries);
+  tcase_add_loop_test (tc, retries, 0, G_N_ELEMENTS (limits));
   tcase_add_test (tc, task_max_failures);
   tcase_add_test (tc, max_concurrency);
   tcase_add_test (tc, ephemeral_daemon_with_final);
