@@ -6,7 +6,7 @@
 srcdir=${srcdir:-.}
 passed=0
 failed=0
-for target in json:json dispatch:binary executor:executor webui:webui; do
+for target in json:json dispatch:binary executor:executor webui:webui thermos:thermos; do
   name=${target%%:*}
   corpus="$srcdir/tests/fuzz/corpus/${target#*:}"
   program=tests/fuzz/fuzz_$name

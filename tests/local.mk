@@ -189,6 +189,11 @@ tests_fuzz_fuzz_webui_SOURCES = tests/fuzz/fuzz_webui.c tests/fuzz/fuzz.h $(STG_
 tests_fuzz_fuzz_webui_CFLAGS = $(STG_FUZZ_CFLAGS)
 tests_fuzz_fuzz_webui_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
 tests_fuzz_fuzz_webui_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
+check_PROGRAMS += tests/fuzz/fuzz_thermos
+tests_fuzz_fuzz_thermos_SOURCES = tests/fuzz/fuzz_thermos.c tests/fuzz/fuzz.h $(STG_FUZZ_DRIVER)
+tests_fuzz_fuzz_thermos_CFLAGS = $(STG_FUZZ_CFLAGS)
+tests_fuzz_fuzz_thermos_LDFLAGS = $(AM_LDFLAGS) $(STG_FUZZ_LD)
+tests_fuzz_fuzz_thermos_LDADD = libstg_thermos.a libstg_common.a $(JSON_GLIB_LIBS) $(GLIB_LIBS) -lm
 TESTS += tests/fuzz_test.sh
 EXTRA_DIST += tests/fuzz_test.sh tests/fuzz/replay.c tests/fuzz/corpus
 
@@ -217,3 +222,21 @@ TESTS += tests/fleet_daemon_test
 tests_fleet_daemon_test_SOURCES = tests/fleet_daemon_test.c $(STG_PODMAN_HOSTS) $(STG_ROLLOUT)
 tests_fleet_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_daemon_test_LDADD = $(STG_TEST_LDADD)
+
+# AuroraExecutor tasks: the library's suite, and stagger-thermos run on real
+# processes.
+check_PROGRAMS += tests/thermos_test
+TESTS += tests/thermos_test
+tests_thermos_test_SOURCES = tests/thermos_test.c
+tests_thermos_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_thermos_test_LDADD = libstg_thermos.a libstg_common.a $(CHECK_LIBS) $(JSON_GLIB_LIBS) \
+	$(GLIB_LIBS) -lm
+EXTRA_DIST += tests/aurora/README.md tests/aurora/http_example.json \
+	tests/aurora/http_example_updated.json tests/aurora/http_example_bad_healthcheck.json \
+	tests/aurora/ephemeral_daemon_with_final.json tests/aurora/test_daemonizing_process.json
+check_PROGRAMS += tests/thermos_runner_test
+TESTS += tests/thermos_runner_test
+tests_thermos_runner_test_SOURCES = tests/thermos_runner_test.c
+tests_thermos_runner_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_thermos_runner_test_LDADD = $(STG_TEST_LDADD)
+EXTRA_DIST += tests/aurora/http_server.py

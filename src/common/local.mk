@@ -8,6 +8,7 @@ libstg_common_a_SOURCES = \
 	src/common/host_policy.c src/common/host_policy.h \
 	src/common/jobkey.c src/common/jobkey.h \
 	src/common/json_check.c src/common/json_check.h \
+	src/common/json_fields.c src/common/json_fields.h \
 	src/common/json_write.c src/common/json_write.h \
 	src/common/mem_transport.c src/common/mem_transport.h \
 	src/common/ranges.c src/common/ranges.h \

@@ -1,0 +1,22 @@
+# src/thermos/local.mk: AuroraExecutor (Thermos) tasks. libstg_thermos reads
+# and checks the executor data (common, GLib and json-glib only), so that
+# staggerd can check a task when it is submitted; stagger-thermos runs one
+# instance of such a task.
+noinst_LIBRARIES += libstg_thermos.a
+libstg_thermos_a_SOURCES = \
+	src/thermos/task.c src/thermos/task.h src/thermos/task_private.h \
+	src/thermos/task_read.c \
+	src/thermos/read.c \
+	src/thermos/ports.c \
+	src/thermos/template.c src/thermos/template.h \
+	src/thermos/planner.c src/thermos/planner.h
+EXTRA_DIST += src/thermos/local.mk
+
+# stagger-thermos is started by staggerd (and mounted into containers), not
+# by people: it goes to $(pkglibexecdir), i.e. $(libexecdir)/stagger.
+pkglibexec_PROGRAMS = stagger-thermos
+stagger_thermos_SOURCES = \
+	src/thermos/runner_main.c src/thermos/runner.c src/thermos/runner.h \
+	src/thermos/runner_spawn.c src/thermos/runner_tree.c src/thermos/runner_logs.c \
+	src/thermos/runner_state.c src/thermos/runner_lifecycle.c
+stagger_thermos_LDADD = libstg_thermos.a libstg_common.a $(JSON_GLIB_LIBS) $(GLIB_LIBS) -lm
