@@ -15,6 +15,7 @@ STG_CHECK_SUITES = \
 	tests/daemon_test \
 	tests/webui_test \
 	tests/engine_test \
+	tests/engine_aurora_test \
 	tests/engine_control_test \
 	tests/engine_plan_test \
 	tests/gates_test \
@@ -72,6 +73,10 @@ tests_plan_daemon_test_LDADD = $(STG_TEST_LDADD)
 tests_gates_test_SOURCES = tests/gates_test.c
 tests_gates_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_gates_test_LDADD = $(STG_TEST_LDADD)
+
+tests_engine_aurora_test_SOURCES = tests/engine_aurora_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_aurora_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_aurora_test_LDADD = $(STG_TEST_LDADD)
 
 tests_engine_plan_test_SOURCES = tests/engine_plan_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_plan_test_CFLAGS = $(STG_TEST_CFLAGS)
