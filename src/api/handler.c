@@ -291,6 +291,8 @@ stg_handler_class_init (StgHandlerClass *klass)
   rw->add_instances = handler_add_instances;
   stg_handler_install_update_methods (ro, rw);
   stg_handler_install_task_methods (ro);
+  stg_handler_install_aurora_methods (ro, rw);
+  stg_handler_install_admin_methods (ro, API_AURORA_ADMIN_HANDLER_CLASS (klass));
   stg_handler_install_stagger_methods (API_STAGGER_SCHEDULER_HANDLER_CLASS (klass));
   stg_handler_install_plan_methods (API_STAGGER_SCHEDULER_HANDLER_CLASS (klass));
 }

@@ -32,6 +32,21 @@ gboolean stg_handler_answer_error (StgHandler *self, ApiResponse *response, cons
 /* Task methods (handler_tasks.c), installed by the class init. */
 void stg_handler_install_task_methods (ApiReadOnlySchedulerHandlerClass *ro);
 
+/* The tasks (ApiScheduledTask*) matching @q, in job key and instance
+ * order, paged by its offset and limit; their configs without executor
+ * data unless @with_configs (handler_tasks.c). */
+GPtrArray *stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_configs,
+                                    GError **error);
+
+/* Aurora's calls around jobs: tiers, populateJobConfig, pending reasons,
+ * role summaries, the refused cron calls (handler_aurora.c). */
+void stg_handler_install_aurora_methods (ApiReadOnlySchedulerHandlerClass *ro,
+                                         ApiAuroraSchedulerManagerHandlerClass *rw);
+
+/* getQuota and AuroraAdmin's setQuota and snapshot (handler_admin.c). */
+void stg_handler_install_admin_methods (ApiReadOnlySchedulerHandlerClass *ro,
+                                        ApiAuroraAdminHandlerClass *admin);
+
 /* Update methods (handler_updates.c), installed by the class init. */
 void stg_handler_install_update_methods (ApiReadOnlySchedulerHandlerClass *ro,
                                          ApiAuroraSchedulerManagerHandlerClass *rw);
