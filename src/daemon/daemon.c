@@ -97,6 +97,7 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   g_clear_pointer (&settings->allowed_origins, g_strfreev);
   g_clear_pointer (&settings->role_users, g_hash_table_unref);
   g_clear_pointer (&settings->instance_user, g_free);
+  g_clear_pointer (&settings->tier_config, g_free);
 }
 
 static gboolean
@@ -229,6 +230,7 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
                                         "allow_root_instances",
                                         "max_ports_per_role",
                                         "max_concurrent_starts",
+                                        "tier_config",
                                         NULL };
   gint64 http = settings->http_port, thrift = settings->thrift_port;
   gint64 frame = settings->max_frame, idle = settings->idle_timeout_s;
@@ -269,6 +271,7 @@ stg_daemon_settings_load (StgDaemonSettings *settings, const gchar *path, GError
       !load_bool (kf, "tcp_trusted", &settings->tcp_trusted, error) ||
       !load_bool (kf, "allow_root_instances", &settings->allow_root_instances, error) ||
       !load_string (kf, "instance_user", &settings->instance_user, error) ||
+      !load_string (kf, "tier_config", &settings->tier_config, error) ||
       !load_int (kf, "http_port", 0, 65535, &http, error) ||
       !load_int (kf, "thrift_port", 0, 65535, &thrift, error) ||
       !load_int (kf, "max_frame_bytes", 1024, G_MAXINT32, &frame, error) ||
@@ -578,6 +581,7 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.allow_root_instances = settings->allow_root_instances;
   d->settings.max_ports_per_role = settings->max_ports_per_role;
   d->settings.max_concurrent_starts = settings->max_concurrent_starts;
+  d->settings.tier_config = g_strdup (settings->tier_config);
   d->settings.max_instances = settings->max_instances;
   d->settings.tcp_backlog = settings->tcp_backlog;
   d->settings.max_connections = settings->max_connections;
@@ -588,6 +592,13 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
   d->settings.port_max = settings->port_max;
   stg_fleet_options_copy (&d->settings.fleet, &settings->fleet);
 
+  d->tiers = d->settings.tier_config ? stg_tiers_load (d->settings.tier_config, error)
+                                     : stg_tiers_new_default ();
+  if (d->tiers == NULL)
+    {
+      g_prefix_error (error, "tier_config: ");
+      goto fail;
+    }
   if (g_mkdir_with_parents (d->settings.data_dir, 0700) != 0)
     {
       int saved = errno;
@@ -702,6 +713,7 @@ start_core (StgDaemon *d, GError **error)
                                                                         : 100000;
     d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
     stg_engine_set_gate_runner (d->engine, d->gates);
+    stg_engine_set_tiers (d->engine, d->tiers);
   }
   /* Instances first (adopted, or reported dead), then the updates over them. */
   if ((g_str_equal (d->settings.runtime, "local") && !stg_local_runtime_adopt (d->runtime, error)) ||
@@ -776,6 +788,7 @@ stg_daemon_stop (StgDaemon *d)
   g_clear_pointer (&d->dispatch, stg_dispatch_free);
   g_clear_object (&d->handler);
   g_clear_pointer (&d->engine, stg_engine_free);
+  g_clear_pointer (&d->tiers, stg_tiers_free);
   g_clear_pointer (&d->gates, stg_gate_runner_free);
   /* Instances keep running: the next staggerd adopts them. */
   g_clear_pointer (&d->runtime, stg_runtime_free);

@@ -61,6 +61,8 @@ typedef struct
   gboolean allow_root_instances; /* instances may run as root */
   gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
   gint max_concurrent_starts;    /* local runtime: instances starting at once; 0: 100 */
+  gchar *tier_config;            /* (nullable) a tiers file as Aurora's -tier_config; NULL:
+                                    Aurora's default tiers */
 } StgDaemonSettings;
 
 void stg_daemon_settings_init (StgDaemonSettings *settings);
