@@ -324,6 +324,28 @@ stg_cli_drain_host (StgCliClient *c, const gchar *host, gboolean drain, GError *
   return finish (c, "drainHost", ok, r, local, error);
 }
 
+ApiResponse *
+stg_cli_get_quota (StgCliClient *c, const gchar *role, GError **error)
+{
+  CALL_BEGIN = api_read_only_scheduler_if_get_quota (RO (c), &r, role, &local);
+  return finish (c, "getQuota", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_set_quota (StgCliClient *c, const gchar *role, ApiResourceAggregate *quota, GError **error)
+{
+  CALL_BEGIN = api_aurora_admin_if_set_quota (API_AURORA_ADMIN_IF (c->client), &r, role, quota,
+                                              &local);
+  return finish (c, "setQuota", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_tier_configs (StgCliClient *c, GError **error)
+{
+  CALL_BEGIN = api_read_only_scheduler_if_get_tier_configs (RO (c), &r, &local);
+  return finish (c, "getTierConfigs", ok, r, local, error);
+}
+
 #define SS(c) API_STAGGER_SCHEDULER_IF ((c)->client)
 
 ApiResponse *
