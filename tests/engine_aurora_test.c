@@ -546,6 +546,29 @@ START_TEST (create_again_after_a_full_kill)
 }
 END_TEST
 
+/* Between the runtime removing a killed job's last instance and the engine
+ * removing the job, the job has a row and no instance: createJob takes it
+ * over (this once answered "already exists" to `aurora job killall`
+ * followed by `aurora job create`). */
+START_TEST (create_again_while_the_job_row_outlives_its_instances)
+{
+  g_autoptr (GError) error = NULL;
+  fx_create_job (2);
+  gint64 job_id = fx.job_id;
+  for (gint32 i = 0; i < 2; i++)
+    ck_assert (stg_store_delete_instance (fx.store, job_id, i, &error));
+  g_autoptr (ApiTaskConfig) v1 = fx_config ("v1");
+  g_autofree gchar *again = create (v1, 2);
+  ck_assert_msg (again == NULL, "refused: %s", again);
+  ck_assert_int_eq (fx.job_id, job_id);
+  fx_run (1000);
+  g_autoptr (StgJobRow) job = stg_store_get_job (fx.store, fx.key, &error);
+  ck_assert_ptr_nonnull (job);
+  ck_assert_int_eq (job->id, job_id);
+  ck_assert_int_eq (job->instance_count, 2);
+}
+END_TEST
+
 START_TEST (create_refuses_cron)
 {
   g_autoptr (GError) error = NULL;
@@ -592,6 +615,7 @@ aurora_suite (void)
   CASE ("create");
   tcase_add_test (tc, create_again_after_every_instance_ended);
   tcase_add_test (tc, create_again_after_a_full_kill);
+  tcase_add_test (tc, create_again_while_the_job_row_outlives_its_instances);
   tcase_add_test (tc, create_refuses_cron);
 
 #undef CASE
