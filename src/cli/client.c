@@ -91,10 +91,16 @@ find_leader (StgHttpClientTransport *t, gchar **urls, GError **error)
 StgCliClient *
 stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
 {
-  g_autoptr (StgCliClient) c = g_new0 (StgCliClient, 1);
+  g_autoptr (StgCliClient) c = NULL;
   StgCliSources sources;
   StgHttpClientOptions options;
 
+  if (cluster != NULL && !stg_job_key_part_valid (cluster))
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE, "bad cluster name '%s'", cluster);
+      return NULL;
+    }
+  c = g_new0 (StgCliClient, 1);
   c->cli = cli;
   c->cluster = g_strdup (cluster);
   stg_cli_sources_init (&sources);

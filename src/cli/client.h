@@ -20,7 +20,8 @@ G_BEGIN_DECLS
 
 typedef struct _StgCliClient StgCliClient;
 
-/* A client for a command about @cluster (nullable: any). */
+/* A client for a command about @cluster (nullable: any); a cluster name
+ * that is not one is STG_CLI_ERROR_USAGE. */
 StgCliClient *stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error);
 /* Closes the connection and frees @client (NULL is fine). */
 void stg_cli_client_free (StgCliClient *client);

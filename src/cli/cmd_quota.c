@@ -189,10 +189,7 @@ tier_list (StgCli *cli, int argc, gchar **argv)
                       "need quota (stagger quota).",
                       0, 1, &argc, &argv, &code))
     return code;
-  const gchar *cluster = argc > 1 ? argv[1] : NULL;
-  if (cluster != NULL && !stg_job_key_part_valid (cluster))
-    return stg_cli_usage_error (cli, "bad cluster name '%s'", cluster);
-  g_autoptr (StgCliClient) c = stg_cli_client_new (cli, cluster, &error);
+  g_autoptr (StgCliClient) c = stg_cli_client_new (cli, argc > 1 ? argv[1] : NULL, &error);
   g_autoptr (ApiResponse) r = c ? stg_cli_get_tier_configs (c, &error) : NULL;
   if (r == NULL)
     return stg_cli_fail (cli, error);

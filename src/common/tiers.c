@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/jobkey.h"
 #include "common/json_check.h"
 #include "common/tiers.h"
 
@@ -56,7 +57,8 @@ compare_tiers (gconstpointer a, gconstpointer b)
 static StgTier *
 parse_tier (const gchar *name, JsonNode *node, GError **error)
 {
-  if (!stg_tier_name_valid (name))
+  /* Aurora checks tier names and job key parts with one pattern. */
+  if (!stg_job_key_part_valid (name))
     {
       bad (error, "tiers: '%s' is not a tier name (letters, digits, '_', '-', '.')", name);
       return NULL;
@@ -207,15 +209,4 @@ gboolean
 stg_tier_is_production (const StgTier *tier)
 {
   return !tier->preemptible && !tier->revocable;
-}
-
-gboolean
-stg_tier_name_valid (const gchar *name)
-{
-  if (name == NULL || name[0] == '\0' || strlen (name) > 200)
-    return FALSE;
-  for (const gchar *p = name; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '_' && *p != '-' && *p != '.')
-      return FALSE;
-  return TRUE;
 }

@@ -58,8 +58,4 @@ const StgTier *stg_tiers_lookup (const StgTiers *tiers, const gchar *name);
 /* Neither preemptible nor revocable. */
 gboolean stg_tier_is_production (const StgTier *tier);
 
-/* Whether @name may name a tier: 1 or more letters, digits, '_', '-' and
- * '.', as Aurora's identifiers. */
-gboolean stg_tier_name_valid (const gchar *name);
-
 G_END_DECLS

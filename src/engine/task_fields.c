@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include "common/error.h"
+#include "common/jobkey.h"
 #include "common/tiers.h"
 #include "engine/engine_private.h"
 
@@ -77,7 +78,7 @@ stg_task_is_dedicated (const ApiTaskConfig *task)
 static gboolean
 check_tier (StgEngine *e, ApiTaskConfig *task, const gchar *what, GError **error)
 {
-  if (task->__isset_tier && task->tier != NULL && !stg_tier_name_valid (task->tier))
+  if (task->__isset_tier && task->tier != NULL && !stg_job_key_part_valid (task->tier))
     return bad (error, "%s.tier: Tier contains illegal characters: %s", what, task->tier);
   const StgTier *tier = tier_of (e, task);
   if (tier == NULL)
