@@ -209,11 +209,15 @@ stg_quota_info (StgEngine *e, const gchar *role, const StgQuotaPending *pending,
   g_autoptr (GHashTable) configs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                                           g_free);
   Tally t = { e, configs, info };
+  g_autoptr (GError) local = NULL;
 
   memset (info, 0, sizeof *info);
-  g_autoptr (ApiResourceAggregate) quota = stg_store_get_quota (e->store, role, error);
-  if (quota == NULL && error != NULL && *error != NULL)
-    return FALSE;
+  g_autoptr (ApiResourceAggregate) quota = stg_store_get_quota (e->store, role, &local);
+  if (local != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
   if (quota != NULL)
     stg_resource_bag_from_set (quota->resources, &info->quota);
   g_autoptr (GPtrArray) jobs = stg_store_list_jobs (e->store, role, error);
