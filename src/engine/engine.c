@@ -1,5 +1,6 @@
 /* engine.c: StgEngine: construction, the runtime's news, watchers,
- * invariants, and createJob.
+ * invariants, createJob (also of a job whose instances have all ended, as
+ * Aurora allows) and populateJobConfig.
  *
  * Owns the active updates; the store, clock and runtime are borrowed from
  * the daemon. Runtime news for a slot goes to the job's active update, if
