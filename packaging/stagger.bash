@@ -11,6 +11,8 @@ _stagger_commands ()
     task) echo "logs" ;;
     host) echo "list drain undrain" ;;
     cluster) echo "status" ;;
+    quota) echo "get set" ;;
+    tier) echo "list" ;;
   esac
 }
 
@@ -53,7 +55,7 @@ _stagger ()
       COMPREPLY=($(compgen -W "$(_stagger_options "$group" "$command")" -- "$cur"))
     fi
   elif [[ -z $group ]]; then
-    COMPREPLY=($(compgen -W "job update plan task host cluster" -- "$cur"))
+    COMPREPLY=($(compgen -W "job update plan task host cluster quota tier" -- "$cur"))
   elif [[ -z $command ]]; then
     COMPREPLY=($(compgen -W "$(_stagger_commands "$group")" -- "$cur"))
   else

@@ -2,7 +2,7 @@
 instances (stagger-example-server): every command's happy path, its
 errors and exit codes, update start --wait to ROLLED_FORWARD and
 ROLLED_BACK, pause/resume/abort, a coordinated update kept going by
-update pulse --every, and credentials.
+update pulse --every, credentials, and quotas and tiers.
 """
 import json
 import os
@@ -469,6 +469,53 @@ def metrics(r, tmp):
         r.check("staggerd exits cleanly", d.stop() == 0)
 
 
+def quotas_and_tiers(r, tmp):
+    """stagger quota get|set and stagger tiers, against a job in a
+    production tier (which needs quota)."""
+    d = stgtest.Daemon("--runtime=simulated")
+    try:
+        cli = Cli(d.http_port)
+        path = job_file(tmp, "prod", "hi", count=2)
+        with open(path) as f:
+            conf = json.load(f)
+        conf["tier"] = "preferred"
+        conf["resources"].update({"cpu": 0.5, "ram_mb": 64, "disk_mb": 32})
+        with open(path, "w") as f:
+            json.dump(conf, f)
+        code, _, err = cli("job", "create", "local/www/prod/prod", path)
+        r.check("a production job without quota: exit 1, naming what is short",
+                code == 1 and "Insufficient resource quota: CPU quota exceeded by 1.00 core(s)" in err,
+                (code, err))
+        code, out, err = cli("quota", "set", "local/www", "1.5", "1GB", "64")
+        r.check("quota set", code == 0 and "1024 MB RAM" in out, (code, out, err))
+        code, out, err = cli("job", "create", "local/www/prod/prod", path)
+        r.check("the job fits now", code == 0, (code, out, err))
+        code, out, err = cli("quota", "get", "www")
+        row = [l for l in out.splitlines() if l.startswith("used: production, shared pool")]
+        r.check("quota get shows the quota and what the job uses",
+                code == 0 and re.search(r"quota .*1\.50\s+1024 MB\s+64 MB", out) is not None
+                and row and re.search(r"1\.00\s+128 MB\s+64 MB", row[0]) is not None, out)
+        code, out, _ = cli("--json", "quota", "get", "local/www")
+        got = json.loads(out) if code == 0 else {}
+        r.check("quota get --json is getQuota's result", "prodSharedConsumption" in got, out)
+        code, _, err = cli("quota", "set", "www", "0.5", "1G", "1G")
+        r.check("quota set below what runs: exit 1",
+                code == 1 and "less than the current production reservation" in err, (code, err))
+        code, _, err = cli("quota", "set", "www", "1", "lots", "1G")
+        r.check("a bad size: exit 2", code == 2 and "bad RAM 'lots'" in err, (code, err))
+        code, _, err = cli("quota", "get", "w w")
+        r.check("a bad role: exit 2", code == 2, (code, err))
+        code, out, _ = cli("tiers")
+        r.check("stagger tiers lists Aurora's tiers",
+                code == 0 and "preemptible (default)" in out and "preferred" in out
+                and "revocable" in out, out)
+        code, out, _ = cli("--json", "tier", "list")
+        r.check("tier list --json", code == 0 and json.loads(out)["defaultTierName"] == "preemptible",
+                out)
+    finally:
+        r.check("staggerd exits cleanly (quotas)", d.stop() == 0)
+
+
 def main():
     r = stgtest.Results("cli_test")
     with tempfile.TemporaryDirectory(prefix="stagger-cli-") as tmp:
@@ -484,6 +531,7 @@ def main():
         finally:
             r.check("staggerd exits cleanly", d.stop() == 0)
         r.run("credentials", credentials, r, tmp)
+        r.run("quotas and tiers", quotas_and_tiers, r, tmp)
         r.run("small fixes", small_fixes, r, tmp)
         r.run("metrics", metrics, r, tmp)
     return r.finish()

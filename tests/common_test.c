@@ -3,7 +3,9 @@
 #include "config.h"
 
 #include <check.h>
+#include <glib/gstdio.h>
 #include <math.h>
+#include <string.h>
 
 #include "common/clock.h"
 #include "common/host_policy.h"
@@ -13,6 +15,7 @@
 #include "common/mem_transport.h"
 #include "common/ranges.h"
 #include "common/thrift_glue.h"
+#include "common/tiers.h"
 
 /* ---- ranges ------------------------------------------------------------- */
 
@@ -283,6 +286,37 @@ START_TEST (canonical_hash_ignores_set_order)
 }
 END_TEST
 
+/* A config as staggerd stored it before TaskConfig had production,
+ * mesosFetcherUris, partitionPolicy and slaPolicy: fields added to the IDL
+ * must leave its encoding and hash alone, or every job would be "changed"
+ * by its own config after an upgrade. The hash was taken from the store of
+ * a staggerd built before those fields existed. */
+START_TEST (canonical_hash_survives_new_optional_fields)
+{
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hash");
+  g_autoptr (ApiIdentity) owner = g_object_new (API_TYPE_IDENTITY, "user", "www", NULL);
+  g_autoptr (ApiExecutorConfig) exec = g_object_new (API_TYPE_EXECUTOR_CONFIG, "name", "stagger",
+                                                     "data", "{\"command\": \"sleep 60\"}", NULL);
+  g_autoptr (ApiTaskConfig) t = g_object_new (API_TYPE_TASK_CONFIG, "job", key, "owner", owner,
+                                              "isService", TRUE, "priority", 0, "maxTaskFailures",
+                                              1, "tier", "preemptible", "executorConfig", exec,
+                                              NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_hash_table_add (t->resources, g_object_new (API_TYPE_RESOURCE, "numCpus", 0.5, NULL));
+  g_hash_table_add (t->resources, g_object_new (API_TYPE_RESOURCE, "ramMb", (gint64) 64, NULL));
+  g_hash_table_add (t->resources, g_object_new (API_TYPE_RESOURCE, "namedPort", "http", NULL));
+  g_hash_table_add (t->metadata, g_object_new (API_TYPE_METADATA, "key", "k", "value", "v", NULL));
+  t->__isset_metadata = TRUE;
+  g_autofree gchar *hash = stg_thrift_hash (THRIFT_STRUCT (t), &error);
+  ck_assert_str_eq (hash, "8182af5de48ff059a7f92ecbfaef40a63b66940832fbaba0a6f9809a21ea431c");
+  /* ... and a config that sets one of them differs. */
+  g_object_set (t, "production", FALSE, NULL);
+  g_autofree gchar *with = stg_thrift_hash (THRIFT_STRUCT (t), &error);
+  ck_assert_str_ne (hash, with);
+}
+END_TEST
+
 START_TEST (canonicalize_rejects_garbage)
 {
   static const guint8 cut[] = { 12, 0, 1, 12, 0, 1, 12, 0, 1 };
@@ -483,6 +517,81 @@ START_TEST (host_policy_bad_patterns)
 }
 END_TEST
 
+/* ---- tiers ------------------------------------------------------------------ */
+
+START_TEST (tiers_default_are_auroras)
+{
+  g_autoptr (StgTiers) tiers = stg_tiers_new_default ();
+
+  ck_assert_str_eq (stg_tiers_default_name (tiers), "preemptible");
+  ck_assert_uint_eq (stg_tiers_count (tiers), 3);
+  const StgTier *preferred = stg_tiers_lookup (tiers, "preferred");
+  const StgTier *preemptible = stg_tiers_lookup (tiers, "preemptible");
+  const StgTier *revocable = stg_tiers_lookup (tiers, "revocable");
+  ck_assert (preferred && !preferred->preemptible && !preferred->revocable);
+  ck_assert (preemptible && preemptible->preemptible && !preemptible->revocable);
+  ck_assert (revocable && revocable->preemptible && revocable->revocable);
+  ck_assert (stg_tier_is_production (preferred));
+  ck_assert (!stg_tier_is_production (preemptible) && !stg_tier_is_production (revocable));
+  ck_assert_ptr_null (stg_tiers_lookup (tiers, "gold"));
+  /* Sorted by name. */
+  ck_assert_str_eq (stg_tiers_get (tiers, 0)->name, "preemptible");
+  ck_assert_str_eq (stg_tiers_get (tiers, 2)->name, "revocable");
+}
+END_TEST
+
+START_TEST (tiers_from_json)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *dir = g_dir_make_tmp ("stg-tiers-XXXXXX", &error);
+  g_autofree gchar *path = g_build_filename (dir, "tiers.json", NULL);
+  ck_assert (g_file_set_contents (path,
+                                  "{\"default\": \"gold\", \"tiers\": {\"gold\": {\"revocable\": "
+                                  "false}, \"lead\": {\"preemptible\": true}}}",
+                                  -1, &error));
+  g_autoptr (StgTiers) tiers = stg_tiers_load (path, &error);
+  ck_assert_msg (tiers != NULL, "%s", error ? error->message : "");
+  ck_assert_str_eq (stg_tiers_default_name (tiers), "gold");
+  ck_assert (stg_tier_is_production (stg_tiers_lookup (tiers, "gold")));
+  ck_assert (!stg_tier_is_production (stg_tiers_lookup (tiers, "lead")));
+  g_unlink (path);
+  g_autoptr (StgTiers) none = stg_tiers_load (path, &error);
+  ck_assert_ptr_null (none);
+  ck_assert_ptr_nonnull (strstr (error->message, "tiers.json"));
+  g_rmdir (dir);
+}
+END_TEST
+
+static const struct
+{
+  const gchar *json, *says;
+} bad_tiers[] = {
+  { "[]", "expected a JSON object" },
+  { "{", "not JSON" },
+  { "{\"tiers\": {\"a\": {}}}", "default must name the default tier" },
+  { "{\"default\": \"a\", \"tiers\": {}}", "tiers must be an object of at least one tier" },
+  { "{\"default\": \"b\", \"tiers\": {\"a\": {}}}",
+    "default is 'b', which is not one of the tiers" },
+  { "{\"default\": \"a\", \"tiers\": {\"a\": {\"cheap\": true}}}", "tiers.a: unknown key 'cheap'" },
+  { "{\"default\": \"a\", \"tiers\": {\"a\": {\"revocable\": 1}}}",
+    "tiers.a.revocable must be true or false" },
+  { "{\"default\": \"a\", \"tiers\": {\"a\": 3}}", "tiers.a must be an object" },
+  { "{\"default\": \"a b\", \"tiers\": {\"a b\": {}}}", "is not a tier name" },
+  { "{\"default\": \"a\", \"tiers\": {\"a\": {}}, \"extra\": 1}", "unknown key 'extra'" },
+};
+
+START_TEST (tiers_refused)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (StgTiers) tiers = stg_tiers_parse (bad_tiers[_i].json, -1, &error);
+
+  ck_assert_ptr_null (tiers);
+  ck_assert_int_eq (error->code, STG_TIERS_ERROR_INVALID);
+  ck_assert_msg (strstr (error->message, bad_tiers[_i].says) != NULL, "'%s' does not say '%s'",
+                 error->message, bad_tiers[_i].says);
+}
+END_TEST
+
 static Suite *
 common_suite (void)
 {
@@ -513,6 +622,12 @@ common_suite (void)
   tcase_add_test (tc, host_policy_bad_patterns);
   suite_add_tcase (s, tc);
 
+  tc = tcase_create ("tiers");
+  tcase_add_test (tc, tiers_default_are_auroras);
+  tcase_add_test (tc, tiers_from_json);
+  tcase_add_loop_test (tc, tiers_refused, 0, G_N_ELEMENTS (bad_tiers));
+  suite_add_tcase (s, tc);
+
   tc = tcase_create ("clock");
   tcase_add_test (tc, fake_clock_fires_in_order);
   tcase_add_test (tc, real_clock_timer_fires);
@@ -522,6 +637,7 @@ common_suite (void)
   tcase_add_test (tc, mem_transport_truncated_fails);
   tcase_add_test (tc, mem_transport_output_limit);
   tcase_add_test (tc, canonical_hash_ignores_set_order);
+  tcase_add_test (tc, canonical_hash_survives_new_optional_fields);
   tcase_add_test (tc, canonicalize_rejects_garbage);
   suite_add_tcase (s, tc);
   return s;

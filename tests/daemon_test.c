@@ -63,12 +63,14 @@ START_TEST (create_and_read_jobs)
   ck_assert_int_eq (r1->responseCode, API_RESPONSE_CODE_OK);
   ck_assert_str_eq (r1->serverInfo->clusterName, "devcluster");
 
-  /* A second create of the same key is refused, naming it. */
+  /* A second create of the same key is refused, naming it and an instance
+   * that has not ended. */
   g_autoptr (ApiResponse) r2 = create_job (c, "hello", 3);
   ck_assert_int_eq (r2->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
   ck_assert_uint_eq (r2->details->len, 1);
-  ck_assert_str_eq (((ApiResponseDetail *) r2->details->pdata[0])->message,
-                    "job www/prod/hello already exists");
+  const gchar *exists = ((ApiResponseDetail *) r2->details->pdata[0])->message;
+  ck_assert_msg (g_str_has_prefix (exists, "job www/prod/hello already exists: instance 0 is "),
+                 "%s", exists);
 
   /* Bad input names the field. */
   g_autoptr (ApiResponse) r3 = create_job (c, "bad name", 3);

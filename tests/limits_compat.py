@@ -53,6 +53,24 @@ def stall(sock, head, size):
         return False   # dropped: what the limit is for
 
 
+def refused(socks, timeout):
+    """The sockets of @socks that staggerd has closed or answered, once some
+    are or @timeout seconds have passed."""
+    sel = selectors.DefaultSelector()
+    for s in socks:
+        sel.register(s, selectors.EVENT_READ)
+    done = set()
+    deadline = time.monotonic() + timeout
+    while not done and time.monotonic() < deadline:
+        for key, _ in sel.select(timeout=0.2):
+            done.add(key.fileobj)
+    # What else is ready now counts too.
+    for key, _ in sel.select(timeout=0.5):
+        done.add(key.fileobj)
+    sel.close()
+    return done
+
+
 def stalled_bodies(r, t, mod):
     # AddressSanitizer keeps freed memory in a quarantine (256 MiB by
     # default), which is the sanitizer's and not staggerd's: keep it small.
@@ -65,12 +83,17 @@ def stalled_bodies(r, t, mod):
         head = (b"POST /api HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-thrift\r\n"
                 b"Content-Length: %d\r\n\r\n" % (16 * MIB))
         frame = struct.pack(">I", 16 * MIB)
-        kept = 0
         for i in range(32):
             for port, start in ((d.http_port, head), (d.thrift_port, frame)):
                 s = socket.create_connection(("127.0.0.1", port), timeout=10)
                 socks.append(s)
-                kept += stall(s, start, 8 * MIB)
+                stall(s, start, 8 * MIB)
+        # A refused request ends: its connection is closed, or answered
+        # (503) once its body was read to the end; a kept one waits for the
+        # rest of its body and stays silent. The kernel may have taken a
+        # refused one's bytes before staggerd looked at them, so wait (10 s
+        # at most) until staggerd has refused some.
+        kept = len(socks) - len(refused(socks, 10))
         status, ms = health(d.http_port)
         peak = rss_mib(d.proc.pid, "VmHWM")
         print("RSS before %.1f MiB, peak %.1f MiB; %d of 64 stalled requests kept; /health %.1f ms"

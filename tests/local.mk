@@ -16,6 +16,7 @@ STG_CHECK_SUITES = \
 	tests/daemon_test \
 	tests/webui_test \
 	tests/engine_test \
+	tests/engine_aurora_test \
 	tests/engine_control_test \
 	tests/engine_plan_test \
 	tests/gates_test \
@@ -54,6 +55,7 @@ tests_thrift_transcode_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 
 # Python suites (python3-thrift): each prints "N passed, N failed".
 STG_PY_SUITES = tests/json_compat.py tests/api_compat.py tests/auth_compat.py tests/cli_test.py \
+	tests/aurora_compat.py \
 	tests/limits_compat.py tests/packaging_test.py tests/demo_test.py tests/ha_compat.py
 TESTS += $(STG_PY_SUITES)
 TEST_EXTENSIONS = .py
@@ -78,6 +80,10 @@ tests_plan_daemon_test_LDADD = $(STG_TEST_LDADD)
 tests_gates_test_SOURCES = tests/gates_test.c
 tests_gates_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_gates_test_LDADD = $(STG_TEST_LDADD)
+
+tests_engine_aurora_test_SOURCES = tests/engine_aurora_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_aurora_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_aurora_test_LDADD = $(STG_TEST_LDADD)
 
 tests_engine_plan_test_SOURCES = tests/engine_plan_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_plan_test_CFLAGS = $(STG_TEST_CFLAGS)

@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 #include <glib/gstdio.h>
+#include <string.h>
 
 #include "common/jobkey.h"
 #include "store/store.h"
@@ -388,6 +389,52 @@ START_TEST (task_events_newest_kept)
 }
 END_TEST
 
+START_TEST (quotas_round_trip)
+{
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiResourceAggregate) none = stg_store_get_quota (store, "www", &error);
+  ck_assert_ptr_null (none);
+  ck_assert_ptr_null (error);
+
+  g_autoptr (ApiResourceAggregate) q = g_object_new (API_TYPE_RESOURCE_AGGREGATE, NULL);
+  g_hash_table_add (q->resources, g_object_new (API_TYPE_RESOURCE, "numCpus", 2.5, NULL));
+  g_hash_table_add (q->resources, g_object_new (API_TYPE_RESOURCE, "ramMb", (gint64) 4096, NULL));
+  q->__isset_resources = TRUE;
+  ck_assert (stg_store_set_quota (store, "www", q, &error));
+  g_hash_table_add (q->resources, g_object_new (API_TYPE_RESOURCE, "diskMb", (gint64) 10, NULL));
+  ck_assert (stg_store_set_quota (store, "www", q, &error));
+  ck_assert (stg_store_set_quota (store, "db", q, &error));
+  g_autoptr (ApiResourceAggregate) back = stg_store_get_quota (store, "www", &error);
+  ck_assert_ptr_nonnull (back);
+  ck_assert (stg_thrift_equal (THRIFT_STRUCT (back), THRIFT_STRUCT (q)));
+  ck_assert_int_eq (raw_count ("SELECT COUNT(*) FROM quotas"), 2);
+}
+END_TEST
+
+START_TEST (snapshot_says_what_it_did)
+{
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) c = make_config ("www", "hello", "v1");
+  gint64 config_id;
+
+  ck_assert (stg_store_put_config (store, c, &config_id, NULL, &error));
+  g_autofree gchar *what = stg_store_snapshot (store, &error);
+  ck_assert_msg (what != NULL, "%s", error ? error->message : "");
+  if (pg != NULL)
+    ck_assert_ptr_nonnull (strstr (what, "PostgreSQL's own means"));
+  else
+    {
+      ck_assert_ptr_nonnull (strstr (what, "checkpointed the write-ahead log"));
+      /* The log is empty: the main file holds the commit. */
+      g_autofree gchar *wal = g_strconcat (db_path, "-wal", NULL);
+      GStatBuf st;
+      ck_assert (g_stat (wal, &st) != 0 || st.st_size == 0);
+    }
+}
+END_TEST
+
 /* ---- transactions --------------------------------------------------------------- */
 
 START_TEST (transactions_nest_and_roll_back)
@@ -612,6 +659,8 @@ store_suite (const gchar *name, gboolean sqlite)
   tcase_add_test (tc, config_history_lists_versions);
   tcase_add_test (tc, jobs_round_trip);
   tcase_add_test (tc, task_events_newest_kept);
+  tcase_add_test (tc, quotas_round_trip);
+  tcase_add_test (tc, snapshot_says_what_it_did);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("transactions");

@@ -6,6 +6,7 @@ STG_GENERATED_C = \
 	src/gen/api_stagger_types.c \
 	src/gen/api_read_only_scheduler.c \
 	src/gen/api_aurora_scheduler_manager.c \
+	src/gen/api_aurora_admin.c \
 	src/gen/api_stagger_scheduler.c
 STG_GENERATED_H = $(STG_GENERATED_C:.c=.h)
 
@@ -20,7 +21,8 @@ src/gen/.stamp: $(srcdir)/thrift/stagger.thrift $(srcdir)/thrift/fix-generated.a
 	  > src/gen/types.tmp 2> src/gen/patched.count && \
 	test "`cat src/gen/patched.count`" = "$$want" && \
 	mv src/gen/types.tmp src/gen/api_stagger_types.c && \
-	for f in api_read_only_scheduler api_aurora_scheduler_manager api_stagger_scheduler; do \
+	for f in api_read_only_scheduler api_aurora_scheduler_manager api_aurora_admin \
+	    api_stagger_scheduler; do \
 	  $(AWK) -f $(srcdir)/thrift/fix-processor.awk src/gen/$$f.c > src/gen/$$f.tmp \
 	    2> src/gen/patched.count && \
 	  test "`cat src/gen/patched.count`" = 1 && mv src/gen/$$f.tmp src/gen/$$f.c || exit 1; \

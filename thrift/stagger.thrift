@@ -49,6 +49,15 @@ struct InstanceKey {
   2: i32 instanceId
 }
 
+/* A file Mesos' fetcher would download into the sandbox; Stagger fetches nothing and refuses a
+ * task that asks for one (kept so Aurora's clients can say it). */
+struct MesosFetcherURI {
+  1: string value
+  2: optional bool extract
+  3: optional bool cache
+  4: optional string outputFile
+}
+
 /* What runs inside a task. Stagger's local runtime reads name "stagger" with JSON data. */
 struct ExecutorConfig {
   1: string name
@@ -131,12 +140,47 @@ union Container {
   2: DockerContainer docker
 }
 
-/* One resource a task asks for; exactly one member is set. */
+/* One resource a task asks for; exactly one member is set. Stagger schedules no GPUs: a task
+ * asking for numGpus is refused. */
 union Resource {
   1: double numCpus
   2: i64 ramMb
   3: i64 diskMb
   4: string namedPort
+  5: i64 numGpus
+}
+
+/* What to do with the tasks of a host that cannot be reached. Stagger counts them failed and
+ * starts them again at once: reschedule true with no delay is accepted, anything else refused. */
+struct PartitionPolicy {
+  1: bool reschedule
+  2: optional i64 delaySecs
+}
+
+/* The job's SLA: this percentage of its instances RUNNING for durationSecs each. */
+struct PercentageSlaPolicy {
+  1: double percentage
+  2: i64 durationSecs
+}
+
+/* The job's SLA: this many of its instances RUNNING for durationSecs each. */
+struct CountSlaPolicy {
+  1: i64 count
+  2: i64 durationSecs
+}
+
+/* The job's SLA, decided by a coordinator: statusKey of its JSON answer says whether an
+ * instance may go. */
+struct CoordinatorSlaPolicy {
+  1: string coordinatorUrl
+  2: string statusKey
+}
+
+/* Exactly one member is set. Stored with the task; the SLA is not enforced yet. */
+union SlaPolicy {
+  1: PercentageSlaPolicy percentageSlaPolicy
+  2: CountSlaPolicy countSlaPolicy
+  3: CoordinatorSlaPolicy coordinatorSlaPolicy
 }
 
 /* The configuration every instance of a job runs. */
@@ -146,6 +190,10 @@ struct TaskConfig {
    7: bool isService
   11: i32 priority
   13: i32 maxTaskFailures
+  /* Follows the tier (its preemptible and revocable are both false) when set; Aurora's clients
+   * set both. */
+  18: optional bool production
+  /* One of getTierConfigs' tiers; unset: the default tier. */
   30: optional string tier
   32: set<Resource> resources
   22: optional map<string, string> taskLinks
@@ -156,6 +204,15 @@ struct TaskConfig {
    * canonical encoding (and hash). */
   20: optional set<Constraint> constraints
   29: optional Container container
+  /* Refused when not empty. */
+  33: optional set<MesosFetcherURI> mesosFetcherUris
+  34: optional PartitionPolicy partitionPolicy
+  35: optional SlaPolicy slaPolicy
+}
+
+/* Resources added up: one numCpus, one ramMb and one diskMb. */
+struct ResourceAggregate {
+  4: set<Resource> resources
 }
 
 /* Cron collision policies; Stagger runs no cron jobs but keeps the field's type. */
@@ -204,6 +261,22 @@ struct ConfigGroup {
 struct ConfigSummary {
   1: JobKey key
   2: set<ConfigGroup> groups
+}
+
+/* A job's task configuration as createJob would take it, with tier and production filled in. */
+struct PopulateJobResult {
+  2: TaskConfig taskConfig
+}
+
+/* A role's quota and what its jobs consume of it, split by production (the tier's) and by pool
+ * (dedicated: a task with a "dedicated" constraint). Only production tasks of the shared pool
+ * need quota. */
+struct GetQuotaResult {
+  1: ResourceAggregate quota
+  2: optional ResourceAggregate prodSharedConsumption
+  3: optional ResourceAggregate nonProdSharedConsumption
+  4: optional ResourceAggregate prodDedicatedConsumption
+  5: optional ResourceAggregate nonProdDedicatedConsumption
 }
 
 /* Life cycle of a task. Values are Aurora's, including states Stagger never enters. */
@@ -258,6 +331,19 @@ struct ScheduleStatusResult {
 
 struct GetJobsResult {
   1: set<JobConfiguration> configs
+}
+
+/* The jobs of a role (cron jobs: always 0, Stagger runs none). */
+struct RoleSummary {
+  1: string role
+  2: i32 jobCount
+  3: i32 cronJobCount
+}
+
+/* Why a PENDING task has not started, in words. */
+struct PendingReason {
+  1: string taskId
+  2: string reason
 }
 
 /* A task filter; every term that is set must match. */
@@ -468,8 +554,16 @@ struct JobUpdateQuery {
   7: i32 limit
 }
 
+struct RoleSummaryResult {
+  1: set<RoleSummary> summaries
+}
+
 struct JobSummaryResult {
   1: set<JobSummary> summaries
+}
+
+struct GetPendingReasonResult {
+  1: set<PendingReason> reasons
 }
 
 struct ConfigSummaryResult {
@@ -501,6 +595,17 @@ struct GetJobUpdateDiffResult {
   2: set<ConfigGroup> remove
   3: set<ConfigGroup> update
   4: set<ConfigGroup> unchanged
+}
+
+/* A tier and its settings ("preemptible", "revocable": "true" or "false"). */
+struct TierConfig {
+  1: string name
+  2: map<string, string> settings
+}
+
+struct GetTierConfigResult {
+  1: string defaultTierName
+  2: set<TierConfig> tiers
 }
 
 struct ServerInfo {
@@ -669,15 +774,20 @@ struct GetRolloutPlanDetailsResult {
 }
 
 union Result {
+   1: PopulateJobResult populateJobResult
    3: ScheduleStatusResult scheduleStatusResult
    4: GetJobsResult getJobsResult
+   5: GetQuotaResult getQuotaResult
+  17: RoleSummaryResult roleSummaryResult
   18: JobSummaryResult jobSummaryResult
   20: ConfigSummaryResult configSummaryResult
+  21: GetPendingReasonResult getPendingReasonResult
   22: StartJobUpdateResult startJobUpdateResult
   23: GetJobUpdateSummariesResult getJobUpdateSummariesResult
   24: GetJobUpdateDetailsResult getJobUpdateDetailsResult
   25: PulseJobUpdateResult pulseJobUpdateResult
   26: GetJobUpdateDiffResult getJobUpdateDiffResult
+  27: GetTierConfigResult getTierConfigResult
   /* Stagger's own results, past Aurora's ids. */
   100: GetJobConfigHistoryResult getJobConfigHistoryResult
   101: GetTaskLogsResult getTaskLogsResult
@@ -701,22 +811,35 @@ struct Response {
 
 /* Calls that change nothing. */
 service ReadOnlyScheduler {
+  Response getRoleSummary()
   Response getJobSummary(1: string role)
   Response getTasksStatus(1: TaskQuery query)
   Response getTasksWithoutConfigs(1: TaskQuery query)
+  /* The PENDING tasks matching query (no statuses, no slaveHosts), each with why. */
+  Response getPendingReason(1: TaskQuery query)
   Response getConfigSummary(1: JobKey job)
   Response getJobs(1: string ownerRole)
+  Response getQuota(1: string ownerRole)
+  /* Checks description as createJob would and answers its task configuration populated. */
+  Response populateJobConfig(1: JobConfiguration description)
   Response getJobUpdateSummaries(1: JobUpdateQuery jobUpdateQuery)
   Response getJobUpdateDetails(1: JobUpdateKey key, 2: JobUpdateQuery query)
   Response getJobUpdateDiff(1: JobUpdateRequest request)
+  Response getTierConfigs()
 }
 
 /* Calls that change jobs and updates. */
 service AuroraSchedulerManager extends ReadOnlyScheduler {
+  /* Also once every task of an existing job has ended (FINISHED, FAILED, KILLED, LOST). */
   Response createJob(1: JobConfiguration description)
+  /* The four cron calls answer INVALID_REQUEST: Stagger runs no cron jobs. */
+  Response scheduleCronJob(1: JobConfiguration description)
+  Response descheduleCronJob(4: JobKey job)
+  Response startCronJob(4: JobKey job)
   Response restartShards(5: JobKey job, 3: set<i32> shardIds)
   Response killTasks(4: JobKey job, 5: set<i32> instances, 6: string message)
   Response addInstances(3: InstanceKey key, 4: i32 count)
+  Response replaceCronTemplate(1: JobConfiguration config)
   Response startJobUpdate(1: JobUpdateRequest request, 3: string message)
   Response pauseJobUpdate(1: JobUpdateKey key, 3: string message)
   Response resumeJobUpdate(1: JobUpdateKey key, 3: string message)
@@ -725,8 +848,17 @@ service AuroraSchedulerManager extends ReadOnlyScheduler {
   Response pulseJobUpdate(1: JobUpdateKey key)
 }
 
+/* The operators' calls; each needs a user of every role. */
+service AuroraAdmin extends AuroraSchedulerManager {
+  /* Replaces the role's quota (exactly numCpus, ramMb and diskMb, none negative, none below
+   * what the role's production jobs of the shared pool consume now). */
+  Response setQuota(1: string ownerRole, 2: ResourceAggregate quota)
+  /* Makes the store durable now and says how (SQLite: a checkpoint of its write-ahead log). */
+  Response snapshot()
+}
+
 /* Stagger's own calls, beside Aurora's. */
-service StaggerScheduler extends AuroraSchedulerManager {
+service StaggerScheduler extends AuroraAdmin {
   /* The configurations @job has had (a read: the read-only port serves it). */
   Response getJobConfigHistory(1: JobKey job)
   /* Up to maxBytes (at most 65536) of an instance's stdout (stderr: its

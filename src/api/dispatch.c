@@ -164,6 +164,7 @@ known_method (StgDispatch *d, const gchar *name)
                                 name) ||
          g_hash_table_contains (API_AURORA_SCHEDULER_MANAGER_PROCESSOR (d->processor)->process_map,
                                 name) ||
+         g_hash_table_contains (API_AURORA_ADMIN_PROCESSOR (d->processor)->process_map, name) ||
          g_hash_table_contains (API_STAGGER_SCHEDULER_PROCESSOR (d->processor)->process_map, name);
 }
 

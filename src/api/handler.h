@@ -1,7 +1,7 @@
 /* handler.h: the Thrift service handler: Aurora's calls onto the engine.
  *
  * StgHandler implements every method of StaggerScheduler (and so of
- * AuroraSchedulerManager and ReadOnlyScheduler). Each method checks its
+ * AuroraAdmin, AuroraSchedulerManager and ReadOnlyScheduler). Each method checks its
  * arguments, calls the engine or reads the store, and answers a Response
  * with Aurora's conventions. Methods never return FALSE: failures are
  * Responses (INVALID_REQUEST for bad input, ERROR for the unexpected, which

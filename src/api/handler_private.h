@@ -46,6 +46,12 @@ typedef struct
   GCallback call;
 } StgHandlerMethod;
 
+/* The tasks (ApiScheduledTask*) matching @q, in job key and instance
+ * order, paged by its offset and limit; their configs without executor
+ * data unless @with_configs (handler_tasks.c). */
+GPtrArray *stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_configs,
+                                    GError **error);
+
 /* An entry of a method table for the class member at @path (e.g.
  * parent.parent.get_jobs); the compiler checks that @fn has the member's
  * type. */
@@ -54,16 +60,23 @@ typedef struct
   { G_STRUCT_OFFSET (ApiStaggerSchedulerHandlerClass, path),                                \
     _Generic ((fn), __typeof__ (((ApiStaggerSchedulerHandlerClass *) 0)->path): G_CALLBACK (fn)) }
 // clang-format on
-/* ReadOnlyScheduler's, AuroraSchedulerManager's and StaggerScheduler's own. */
-#define STG_READ_METHOD(name, fn) STG_HANDLER_METHOD (parent.parent.name, fn)
-#define STG_MANAGE_METHOD(name, fn) STG_HANDLER_METHOD (parent.name, fn)
+/* ReadOnlyScheduler's, AuroraSchedulerManager's, AuroraAdmin's and
+ * StaggerScheduler's own. */
+#define STG_READ_METHOD(name, fn) STG_HANDLER_METHOD (parent.parent.parent.name, fn)
+#define STG_MANAGE_METHOD(name, fn) STG_HANDLER_METHOD (parent.parent.name, fn)
+#define STG_ADMIN_METHOD(name, fn) STG_HANDLER_METHOD (parent.name, fn)
 #define STG_STAGGER_METHOD(name, fn) STG_HANDLER_METHOD (name, fn)
 
 /* The method tables handler.c installs, each ended by { 0, NULL }: jobs
  * (handler_jobs.c), tasks (handler_tasks.c), updates (handler_updates.c),
- * Stagger's own (handler_stagger.c) and rollout plans (handler_plans.c). */
+ * Aurora's calls around jobs: tiers, populateJobConfig, pending reasons,
+ * role summaries, the refused cron calls (handler_aurora.c), getQuota and
+ * AuroraAdmin's (handler_admin.c), Stagger's own (handler_stagger.c) and
+ * rollout plans (handler_plans.c). */
 extern const StgHandlerMethod stg_handler_job_methods[];
 extern const StgHandlerMethod stg_handler_task_methods[];
 extern const StgHandlerMethod stg_handler_update_methods[];
+extern const StgHandlerMethod stg_handler_aurora_methods[];
+extern const StgHandlerMethod stg_handler_admin_methods[];
 extern const StgHandlerMethod stg_handler_stagger_methods[];
 extern const StgHandlerMethod stg_handler_plan_methods[];

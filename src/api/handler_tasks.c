@@ -106,9 +106,9 @@ scheduled_task (StgHandler *self, StgJobRow *job, const StgInstanceRow *row, con
   return task;
 }
 
-/* The tasks matching @q, in job key and instance order, paged. */
-static GPtrArray *
-query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_configs, GError **error)
+GPtrArray *
+stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_configs,
+                         GError **error)
 {
   const gchar *role = term (q->__isset_role, q->role);
   g_autoptr (GPtrArray) jobs = stg_store_list_jobs (self->ctx.store, role, error);
@@ -179,7 +179,7 @@ answer_tasks (StgHandler *self, ApiResponse *response, const ApiTaskQuery *q, gb
       g_autoptr (ApiTaskQuery) all = g_object_new (API_TYPE_TASK_QUERY, NULL);
       return answer_tasks (self, response, all, with_configs, method);
     }
-  g_autoptr (GPtrArray) tasks = query_tasks (self, q, with_configs, &error);
+  g_autoptr (GPtrArray) tasks = stg_handler_query_tasks (self, q, with_configs, &error);
   if (tasks == NULL)
     return stg_handler_answer_error (self, response, method, error);
   g_autoptr (ApiScheduleStatusResult) sr = g_object_new (API_TYPE_SCHEDULE_STATUS_RESULT, NULL);

@@ -117,6 +117,13 @@ handler_start_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_ret
     }
   g_autoptr (ApiStartJobUpdateResult) sr = g_object_new (API_TYPE_START_JOB_UPDATE_RESULT,
                                                          "key", key, NULL);
+  /* As Aurora: the new update's summary too (with the client's metadata). */
+  g_autoptr (StgUpdateRow) row = stg_store_get_update (self->ctx.store, key->id, NULL);
+  g_autoptr (ApiJobUpdateSummary) summary = row ? stg_store_get_update_summary (self->ctx.store,
+                                                                                row->id, NULL)
+                                                : NULL;
+  if (summary != NULL)
+    g_object_set (sr, "updateSummary", summary, NULL);
   return stg_handler_answer_ok (self, *_return, "startJobUpdateResult", sr);
 }
 

@@ -6,7 +6,8 @@ libstg_api_a_SOURCES = \
 	src/api/body_buffer.c src/api/body_buffer.h \
 	src/api/dispatch.c src/api/dispatch.h \
 	src/api/handler.c src/api/handler.h src/api/handler_private.h \
-	src/api/handler_answer.c src/api/handler_jobs.c src/api/handler_plans.c \
+	src/api/handler_admin.c src/api/handler_answer.c src/api/handler_aurora.c \
+	src/api/handler_jobs.c src/api/handler_plans.c \
 	src/api/handler_tasks.c \
 	src/api/handler_stagger.c \
 	src/api/handler_updates.c \

@@ -18,11 +18,8 @@ response_init (ApiResponse *response, ApiResponseCode code, const gchar *cluster
   response->__isset_result = FALSE;
 }
 
-/* Appends a detail message. */
-static void add_detail (ApiResponse *response, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
-
-static void
-add_detail (ApiResponse *response, const gchar *format, ...)
+void
+stg_response_add_detail (ApiResponse *response, const gchar *format, ...)
 {
   va_list ap;
   g_autofree gchar *text = NULL;
@@ -63,7 +60,7 @@ stg_response_fail (ApiResponse *response, const gchar *cluster, ApiResponseCode 
   text = g_strdup_vprintf (format, ap);
   va_end (ap);
   response_init (response, code, cluster);
-  add_detail (response, "%s", text);
+  stg_response_add_detail (response, "%s", text);
 }
 
 ApiResult *

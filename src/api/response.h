@@ -18,6 +18,9 @@ void stg_response_ok (ApiResponse *response, const gchar *cluster, ApiResult *re
 void stg_response_fail (ApiResponse *response, const gchar *cluster, ApiResponseCode code,
                         const gchar *format, ...) G_GNUC_PRINTF (4, 5);
 
+/* Appends a detail message. */
+void stg_response_add_detail (ApiResponse *response, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
+
 /* @response's own Result (a new reference), to fill and hand back to
  * stg_response_ok(): cheaper than a new one, since a generated
  * Result allocates every member of its union. */

@@ -81,6 +81,8 @@ extern const StgCliCommand stg_cli_task_commands[];
 extern const StgCliCommand stg_cli_cluster_commands[];
 extern const StgCliCommand stg_cli_host_commands[];
 extern const StgCliCommand stg_cli_plan_commands[];
+extern const StgCliCommand stg_cli_quota_commands[];
+extern const StgCliCommand stg_cli_tier_commands[];
 
 /* ---- command-line plumbing (command.c) -------------------------------------- */
 
@@ -106,6 +108,11 @@ int stg_cli_usage_error (StgCli *cli, const gchar *format, ...) G_GNUC_PRINTF (2
 
 /* Prints a warning on cli->err. */
 void stg_cli_warn (StgCli *cli, const gchar *format, ...) G_GNUC_PRINTF (2, 3);
+
+/* Parses "[CLUSTER/]NAME" (a host, a role: @what, for the error): *@cluster
+ * is NULL without one. */
+gboolean stg_cli_parse_cluster_name (const gchar *text, const gchar *what, gchar **cluster,
+                                     gchar **name, GError **error);
 
 /* Parses "CLUSTER[/ROLE]" (either may be NULL when @text is NULL). */
 gboolean stg_cli_parse_scope (const gchar *text, gchar **cluster, gchar **role, GError **error);

@@ -92,10 +92,16 @@ find_leader (StgHttpClientTransport *t, gchar **urls, GError **error)
 StgCliClient *
 stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
 {
-  g_autoptr (StgCliClient) c = g_new0 (StgCliClient, 1);
+  g_autoptr (StgCliClient) c = NULL;
   StgCliSources sources;
   StgHttpClientOptions options;
 
+  if (cluster != NULL && !stg_job_key_part_valid (cluster))
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE, "bad cluster name '%s'", cluster);
+      return NULL;
+    }
+  c = g_new0 (StgCliClient, 1);
   c->cli = cli;
   c->cluster = g_strdup (cluster);
   stg_cli_sources_init (&sources);
@@ -323,6 +329,28 @@ stg_cli_drain_host (StgCliClient *c, const gchar *host, gboolean drain, GError *
   CALL_BEGIN = api_stagger_scheduler_if_drain_host (API_STAGGER_SCHEDULER_IF (c->client), &r, host,
                                                     drain, &local);
   return finish (c, "drainHost", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_quota (StgCliClient *c, const gchar *role, GError **error)
+{
+  CALL_BEGIN = api_read_only_scheduler_if_get_quota (RO (c), &r, role, &local);
+  return finish (c, "getQuota", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_set_quota (StgCliClient *c, const gchar *role, ApiResourceAggregate *quota, GError **error)
+{
+  CALL_BEGIN = api_aurora_admin_if_set_quota (API_AURORA_ADMIN_IF (c->client), &r, role, quota,
+                                              &local);
+  return finish (c, "setQuota", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_tier_configs (StgCliClient *c, GError **error)
+{
+  CALL_BEGIN = api_read_only_scheduler_if_get_tier_configs (RO (c), &r, &local);
+  return finish (c, "getTierConfigs", ok, r, local, error);
 }
 
 #define SS(c) API_STAGGER_SCHEDULER_IF ((c)->client)

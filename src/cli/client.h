@@ -20,7 +20,8 @@ G_BEGIN_DECLS
 
 typedef struct _StgCliClient StgCliClient;
 
-/* A client for a command about @cluster (nullable: any). */
+/* A client for a command about @cluster (nullable: any); a cluster name
+ * that is not one is STG_CLI_ERROR_USAGE. */
 StgCliClient *stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error);
 /* Closes the connection and frees @client (NULL is fine). */
 void stg_cli_client_free (StgCliClient *client);
@@ -57,6 +58,13 @@ ApiResponse *stg_cli_get_job_config_history (StgCliClient *c, ApiJobKey *job, GE
 ApiResponse *stg_cli_get_task_logs (StgCliClient *c, ApiInstanceKey *instance, gboolean err,
                                     gint64 offset, gint32 max, GError **error);
 /* getTasksStatus: the tasks @query matches, with their events. */
+/* getQuota: @role's quota and consumption. */
+ApiResponse *stg_cli_get_quota (StgCliClient *c, const gchar *role, GError **error);
+/* setQuota (AuroraAdmin): replaces @role's quota. */
+ApiResponse *stg_cli_set_quota (StgCliClient *c, const gchar *role, ApiResourceAggregate *quota,
+                                GError **error);
+/* getTierConfigs: the tiers and the default one. */
+ApiResponse *stg_cli_get_tier_configs (StgCliClient *c, GError **error);
 /* getHosts: the fleet runtime's hosts. */
 ApiResponse *stg_cli_get_hosts (StgCliClient *c, GError **error);
 /* drainHost: drains @host (or, !@drain, opens it again). */

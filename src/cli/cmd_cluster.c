@@ -76,13 +76,7 @@ cluster_status (StgCli *cli, int argc, gchar **argv)
                       "the store they share. Any replica answers, leader or follower.",
                       0, 1, &argc, &argv, &code))
     return code;
-  const gchar *cluster = argc > 1 ? argv[1] : NULL;
-  if (cluster != NULL && !stg_job_key_part_valid (cluster))
-    {
-      g_set_error (&error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE, "bad cluster name '%s'", cluster);
-      return stg_cli_fail (cli, error);
-    }
-  g_autoptr (StgCliClient) c = stg_cli_client_new (cli, cluster, &error);
+  g_autoptr (StgCliClient) c = stg_cli_client_new (cli, argc > 1 ? argv[1] : NULL, &error);
   g_autoptr (JsonNode) status = c ? stg_cli_client_get_json (c, "/cluster", &error) : NULL;
   if (status == NULL)
     return stg_cli_fail (cli, error);

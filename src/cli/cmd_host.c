@@ -20,24 +20,6 @@ self (const gchar *name)
   return stg_cli_find_command (stg_cli_host_commands, name);
 }
 
-/* "[CLUSTER/]HOST" into its parts. */
-static gboolean
-parse_host (const gchar *text, gchar **cluster, gchar **host, GError **error)
-{
-  g_auto (GStrv) parts = g_strsplit (text, "/", -1);
-  guint n = g_strv_length (parts);
-
-  if (n < 1 || n > 2 || parts[n - 1][0] == '\0' || (n == 2 && !stg_job_key_part_valid (parts[0])))
-    {
-      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE,
-                   "bad '%s': expected HOST or CLUSTER/HOST", text);
-      return FALSE;
-    }
-  *cluster = n == 2 ? g_strdup (parts[0]) : NULL;
-  *host = g_strdup (parts[n - 1]);
-  return TRUE;
-}
-
 static gchar *
 state_text (ApiHostStatus *h, gint64 now)
 {
@@ -73,10 +55,7 @@ host_list (StgCli *cli, int argc, gchar **argv)
                       "draining, their instances, address and attributes.",
                       0, 1, &argc, &argv, &code))
     return code;
-  const gchar *cluster = argc > 1 ? argv[1] : NULL;
-  if (cluster != NULL && !stg_job_key_part_valid (cluster))
-    return stg_cli_usage_error (cli, "bad cluster name '%s'", cluster);
-  g_autoptr (StgCliClient) c = stg_cli_client_new (cli, cluster, &error);
+  g_autoptr (StgCliClient) c = stg_cli_client_new (cli, argc > 1 ? argv[1] : NULL, &error);
   g_autoptr (ApiResponse) r = c ? stg_cli_get_hosts (c, &error) : NULL;
   if (r == NULL)
     return stg_cli_fail (cli, error);
@@ -200,7 +179,7 @@ drain_or_open (StgCli *cli, const gchar *arg, gboolean drain, const DrainOptions
   g_autoptr (GError) error = NULL;
   g_autofree gchar *cluster = NULL, *host = NULL;
 
-  if (!parse_host (arg, &cluster, &host, &error))
+  if (!stg_cli_parse_cluster_name (arg, "HOST", &cluster, &host, &error))
     return stg_cli_fail (cli, error);
   g_autoptr (StgCliClient) c = stg_cli_client_new (cli, cluster, &error);
   g_autoptr (ApiResponse) r = c ? stg_cli_drain_host (c, host, drain, &error) : NULL;

@@ -174,6 +174,24 @@ stg_cli_parse (StgCli *cli, const StgCliCommand *command, const gchar *group,
 }
 
 gboolean
+stg_cli_parse_cluster_name (const gchar *text, const gchar *what, gchar **cluster, gchar **name,
+                            GError **error)
+{
+  g_auto (GStrv) parts = g_strsplit (text, "/", -1);
+  guint n = g_strv_length (parts);
+
+  if (n < 1 || n > 2 || parts[n - 1][0] == '\0' || (n == 2 && !stg_job_key_part_valid (parts[0])))
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE, "bad '%s': expected %s or CLUSTER/%s",
+                   text, what, what);
+      return FALSE;
+    }
+  *cluster = n == 2 ? g_strdup (parts[0]) : NULL;
+  *name = g_strdup (parts[n - 1]);
+  return TRUE;
+}
+
+gboolean
 stg_cli_parse_scope (const gchar *text, gchar **cluster, gchar **role, GError **error)
 {
   *cluster = NULL;

@@ -27,6 +27,8 @@ static const Group groups[] = {
   { "plan", "Rollout plans (several jobs' updates in order, with gates)", stg_cli_plan_commands },
   { "task", "Tasks (an instance's runs)", stg_cli_task_commands },
   { "host", "Hosts (the fleet runtime's)", stg_cli_host_commands },
+  { "quota", "Quotas (a role's resources for production jobs)", stg_cli_quota_commands },
+  { "tier", "Tiers (what a job's \"tier\" may name)", stg_cli_tier_commands },
   { "cluster", "The cluster (its replicas and who leads)", stg_cli_cluster_commands },
 };
 
@@ -156,12 +158,16 @@ run (StgCli *cli, int argc, gchar **argv)
       return stg_cli_usage_error (cli, "expected a command, such as 'stagger job list'");
     }
 
-  /* `stagger hosts [CLUSTER]` is short for `stagger host list [CLUSTER]`. */
+  /* `stagger hosts [CLUSTER]` is short for `stagger host list [CLUSTER]`,
+   * `stagger tiers` for `stagger tier list`. */
   g_autoptr (GPtrArray) alias = g_ptr_array_new ();
-  if (strcmp (argv[1], "hosts") == 0)
+  const gchar *listed = strcmp (argv[1], "hosts") == 0   ? "host"
+                        : strcmp (argv[1], "tiers") == 0 ? "tier"
+                                                         : NULL;
+  if (listed != NULL)
     {
       g_ptr_array_add (alias, argv[0]);
-      g_ptr_array_add (alias, (gpointer) "host");
+      g_ptr_array_add (alias, (gpointer) listed);
       g_ptr_array_add (alias, (gpointer) "list");
       for (int i = 2; i < argc; i++)
         g_ptr_array_add (alias, argv[i]);

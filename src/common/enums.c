@@ -63,6 +63,13 @@ stg_rollout_status_is_terminal (gint value)
          value == API_ROLLOUT_STATUS_ROLLED_BACK || value == API_ROLLOUT_STATUS_ABORTED;
 }
 
+gboolean
+stg_schedule_status_is_terminal (gint value)
+{
+  return value == API_SCHEDULE_STATUS_FAILED || value == API_SCHEDULE_STATUS_FINISHED ||
+         value == API_SCHEDULE_STATUS_KILLED || value == API_SCHEDULE_STATUS_LOST;
+}
+
 const gchar *
 stg_cron_policy_name (gint value)
 {

@@ -32,6 +32,10 @@ const gchar *stg_gate_kind_name (gint value);
 /* TRUE for a plan's terminal statuses: DONE, FAILED, ROLLED_BACK, ABORTED. */
 gboolean stg_rollout_status_is_terminal (gint value);
 
+/* TRUE for Aurora's terminal task statuses (TERMINAL_STATES): FAILED,
+ * FINISHED, KILLED, LOST. */
+gboolean stg_schedule_status_is_terminal (gint value);
+
 /* The value named @name (case-insensitive), or -1. */
 gint stg_update_status_from_name (const gchar *name);
 

@@ -12,5 +12,6 @@ libstg_common_a_SOURCES = \
 	src/common/json_write.c src/common/json_write.h \
 	src/common/mem_transport.c src/common/mem_transport.h \
 	src/common/ranges.c src/common/ranges.h \
-	src/common/thrift_glue.c src/common/thrift_glue.h
+	src/common/thrift_glue.c src/common/thrift_glue.h \
+	src/common/tiers.c src/common/tiers.h
 EXTRA_DIST += src/common/local.mk

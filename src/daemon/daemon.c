@@ -244,6 +244,13 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
 
   stg_daemon_settings_copy (&d->settings, settings);
 
+  d->tiers = d->settings.tier_config ? stg_tiers_load (d->settings.tier_config, error)
+                                     : stg_tiers_new_default ();
+  if (d->tiers == NULL)
+    {
+      g_prefix_error (error, "tier_config: ");
+      goto fail;
+    }
   if (g_mkdir_with_parents (d->settings.data_dir, 0700) != 0)
     {
       int saved = errno;
@@ -368,6 +375,7 @@ start_core (StgDaemon *d, GError **error)
                                                                         : 100000;
     d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
     stg_engine_set_gate_runner (d->engine, d->gates);
+    stg_engine_set_tiers (d->engine, d->tiers);
   }
   /* Instances first (adopted, or reported dead), then the updates over them. */
   if ((g_str_equal (d->settings.runtime, "local") && !stg_local_runtime_adopt (d->runtime, error)) ||
@@ -443,6 +451,7 @@ stg_daemon_stop (StgDaemon *d)
   g_clear_pointer (&d->dispatch, stg_dispatch_free);
   g_clear_object (&d->handler);
   g_clear_pointer (&d->engine, stg_engine_free);
+  g_clear_pointer (&d->tiers, stg_tiers_free);
   g_clear_pointer (&d->gates, stg_gate_runner_free);
   /* Instances keep running: the next staggerd adopts them. */
   g_clear_pointer (&d->runtime, stg_runtime_free);

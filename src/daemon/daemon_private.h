@@ -22,6 +22,7 @@ struct _StgDaemon
   StgRuntime *runtime;
   StgEngine *engine;
   StgGateRunner *gates; /* rollout gates: HTTP and shell */
+  StgTiers *tiers;      /* the tiers TaskConfig.tier names (--tier-config, or Aurora's) */
   StgHandler *handler;
   StgDispatch *dispatch; /* the leader's; a follower's only refuses */
   StgAuth *auth;

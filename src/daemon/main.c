@@ -87,7 +87,7 @@ print_hash (gboolean token)
 typedef struct
 {
   gchar *config, *data_dir, *bind, *cluster, *ready_file, *webui_dir, *port_range;
-  gchar *runtime, *tls_cert, *tls_key, *store, *advertise_url, *instance_user;
+  gchar *runtime, *tls_cert, *tls_key, *store, *advertise_url, *instance_user, *tier_config;
   gint lease_ms;
   gboolean hash_password, hash_token, version, verbose, allow_root_instances;
   gint http_port, thrift_port;
@@ -100,7 +100,7 @@ options_clear (Options *o)
   g_free (o->config), g_free (o->data_dir), g_free (o->bind), g_free (o->cluster);
   g_free (o->ready_file), g_free (o->webui_dir), g_free (o->port_range), g_free (o->runtime);
   g_free (o->tls_cert), g_free (o->tls_key), g_free (o->store), g_free (o->advertise_url);
-  g_free (o->instance_user);
+  g_free (o->instance_user), g_free (o->tier_config);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
@@ -152,6 +152,10 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       "USER" },
     { "allow-root-instances", 0, 0, G_OPTION_ARG_NONE, &o->allow_root_instances,
       "As root: let instances run as root (without it, staggerd refuses to start them so)", NULL },
+    { "tier-config", 0, 0, G_OPTION_ARG_FILENAME, &o->tier_config,
+      "Take the task tiers from FILE, in the form of Aurora's tiers.json (default: Aurora's "
+      "tiers: preferred, preemptible (the default) and revocable)",
+      "FILE" },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert,
       "Serve HTTPS with this PEM certificate (with --tls-key)", "FILE" },
     { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "The PEM private key of --tls-cert",
@@ -214,6 +218,7 @@ load_settings (StgDaemonSettings *settings, Options *o, GError **error)
   take (&settings->store, &o->store);
   take (&settings->advertise_url, &o->advertise_url);
   take (&settings->instance_user, &o->instance_user);
+  take (&settings->tier_config, &o->tier_config);
   if (o->allow_root_instances)
     settings->allow_root_instances = TRUE;
   if (o->lease_ms != -1)

@@ -99,6 +99,7 @@ static const Setting SETTINGS[] = {
   FLAG (S, "allow_root_instances", allow_root_instances, "instances may run as root"),
   INT (S, "max_ports_per_role", max_ports_per_role, 0, 65535, 0, "0: half the port range"),
   INT (S, "max_concurrent_starts", max_concurrent_starts, 0, 100000, 0, "starting at once; 0: 100"),
+  STRING (S, "tier_config", tier_config, NULL, "task tiers, as Aurora's tiers.json"),
   STRING ("store", "url", store, NULL, "PostgreSQL (URL or conninfo) instead of SQLite"),
   PARSED ("store", "sqlite_synchronous", parse_sync, "full", "full, or normal: no fsync a commit"),
   PARSED ("gates", "allowed_hosts", parse_gate_hosts, NULL, "where HTTP gates may connect"),

@@ -62,6 +62,8 @@ typedef struct
   gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
   gint max_concurrent_starts;    /* local runtime: instances starting at once; 0: 100 */
   gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go */
+  gchar *tier_config;            /* (nullable) a tiers file as Aurora's -tier_config; NULL:
+                                    Aurora's default tiers */
 } StgDaemonSettings;
 
 /* Fills @settings with the defaults. */

@@ -345,7 +345,8 @@ stg_update_start (StgEngine *e, const ApiJobUpdateRequest *request, const gchar 
   if (!stg_diff_compute (e, job_id, config_id, request->instanceCount, c.s.only, c.s.restart, &diff,
                          &local))
     goto store_failed;
-  if (!check_scope (&c.s, request->instanceCount, &diff, &local))
+  if (!check_scope (&c.s, request->instanceCount, &diff, &local) ||
+      !stg_quota_check_update (e, c.key, job_id, c.task, &diff, &local))
     goto refused;
 
   ins = build_instructions (e, request, c.task, c.settings, &c.s, &diff, &local);

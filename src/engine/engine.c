@@ -1,6 +1,7 @@
 /* engine.c: StgEngine: construction, the runtime's news, watchers,
  * invariants (checked by tests, and after every step where
- * STG_CHECK_INVARIANTS is defined: step.c), and createJob.
+ * STG_CHECK_INVARIANTS is defined: step.c), createJob (also of a job whose
+ * instances have all ended, as Aurora allows) and populateJobConfig.
  *
  * Owns the active updates; the store, clock and runtime are borrowed from
  * the daemon. Runtime news for a slot goes to the job's active update, if
@@ -10,6 +11,7 @@
 #include "config.h"
 
 #include "common/enums.h"
+#include "common/error.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
 
@@ -88,6 +90,8 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
   engine->up.job_news = job_news;
   engine->up.check_invariants = stg_engine_check_invariants;
   engine->retries = stg_engine_retries_new ();
+  engine->default_tiers = stg_tiers_new_default ();
+  engine->tiers = engine->default_tiers;
   stg_plans_init (engine);
   stg_engine_add_watcher (engine, stg_plans_on_change, engine);
   if (runtime != NULL)
@@ -116,6 +120,7 @@ stg_engine_free (StgEngine *engine)
   g_hash_table_unref (engine->updates);
   g_hash_table_unref (engine->by_job);
   g_array_unref (engine->watchers);
+  stg_tiers_free (engine->default_tiers);
   g_free (engine);
 }
 
@@ -214,50 +219,130 @@ stg_engine_check_invariants (StgEngine *engine)
   stg_plans_check_invariants (engine);
 }
 
-gboolean
-stg_engine_create_job (StgEngine *engine, const ApiJobConfiguration *config, const gchar *user,
-                       GError **error)
+/* The key and the checked task config of @config, as createJob takes them
+ * (cron refused, the instance count within the limits). */
+static ApiTaskConfig *
+check_job (StgEngine *engine, const ApiJobConfiguration *config, const ApiJobKey **key_out,
+           GError **error)
 {
-  const ApiJobKey *key;
-  gint64 config_id = 0, job_id = 0;
+  const ApiJobKey *key = config->__isset_key ? config->key : NULL;
 
-  g_return_val_if_fail (config != NULL, FALSE);
-
-  key = config->__isset_key ? config->key : NULL;
   if (key == NULL && config->__isset_taskConfig && config->taskConfig->__isset_job)
     key = config->taskConfig->job;
   if (!stg_job_key_check (key, "description.key", error))
     {
       stg_engine_wrap_error (error);
       (*error)->code = STG_ENGINE_ERROR_INVALID;
-      return FALSE;
+      return NULL;
     }
   if (config->__isset_cronSchedule && config->cronSchedule != NULL && config->cronSchedule[0])
     {
       g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID,
-                   "description.cronSchedule: cron jobs are not supported");
-      return FALSE;
+                   "description.cronSchedule: cron jobs are not supported by Stagger");
+      return NULL;
     }
   if (config->instanceCount < 1 || config->instanceCount > engine->limits.max_instances)
     {
       g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID,
                    "description.instanceCount must be between 1 and %d, not %d",
                    engine->limits.max_instances, config->instanceCount);
-      return FALSE;
+      return NULL;
     }
-  g_autoptr (ApiTaskConfig) task = stg_engine_check_task_config (
-      engine, config->__isset_taskConfig ? config->taskConfig : NULL, key,
-      "description.taskConfig", error);
+  *key_out = key;
+  return stg_engine_check_task_config (engine,
+                                       config->__isset_taskConfig ? config->taskConfig : NULL, key,
+                                       "description.taskConfig", error);
+}
+
+ApiTaskConfig *
+stg_engine_populate_job (StgEngine *engine, const ApiJobConfiguration *config, GError **error)
+{
+  const ApiJobKey *key = NULL;
+
+  g_return_val_if_fail (config != NULL, NULL);
+  ApiTaskConfig *task = check_job (engine, config, &key, error);
+  if (task != NULL)
+    stg_task_fields_populate (engine, task);
+  return task;
+}
+
+/* createJob of a job that still has a row: as Aurora, allowed once none of
+ * its instances is active (each has ended: FINISHED, FAILED, KILLED, LOST,
+ * or is gone) and no update runs. */
+static gboolean
+check_ended (StgEngine *engine, StgJobRow *job, GArray *rows, GError **error)
+{
+  g_autofree gchar *name = stg_job_key_to_string (job->key);
+  StgUpdate *u = stg_engine_update_for_job (engine, job->id);
+
+  if (u != NULL)
+    return stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_UPDATING,
+                     "job %s already exists and update %s of it is active", name, u->uid);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const StgInstanceRow *row = &g_array_index (rows, StgInstanceRow, i);
+      if (!stg_schedule_status_is_terminal (row->status))
+        return stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID,
+                         "job %s already exists: instance %d is %s (createJob takes it over once "
+                         "every instance has ended)",
+                         name, row->instance_id, stg_schedule_status_name (row->status));
+    }
+  return TRUE;
+}
+
+/* The job keeps its row, so its history stays with it (its updates, its
+ * numbered configurations, the events of the instances that had ended);
+ * instances 0..@count-1 are set to @task and started, the others (@rows
+ * beyond them) stopped and removed. */
+static gboolean
+create_again (StgEngine *engine, StgJobRow *job, GArray *rows, ApiTaskConfig *task, gint32 count,
+              GError **error)
+{
+  gint64 config_id = 0;
+  GError *local = NULL;
+
+  stg_engine_finish_starts (engine, job->id);
+  stg_engine_step_begin (engine);
+  stg_store_put_config (engine->store, task, &config_id, NULL, &local);
+  for (gint32 i = 0; i < count && local == NULL; i++)
+    if (stg_store_set_instance_config (engine->store, job->id, i, config_id, &local))
+      stg_engine_queue (engine, STG_ACT_APPLY, job->id, i, config_id, NULL);
+  for (guint i = 0; i < rows->len && local == NULL; i++)
+    {
+      gint32 id = g_array_index (rows, StgInstanceRow, i).instance_id;
+      if (id >= count)
+        stg_engine_queue (engine, STG_ACT_KILL, job->id, id, 0, NULL);
+    }
+  if (local != NULL)
+    {
+      stg_engine_step_fail (engine, local);
+      g_error_free (local);
+    }
+  stg_engine_announce (engine, job->key, NULL);
+  return stg_engine_step_end (engine, error);
+}
+
+gboolean
+stg_engine_create_job (StgEngine *engine, const ApiJobConfiguration *config, const gchar *user,
+                       GError **error)
+{
+  const ApiJobKey *key = NULL;
+  gint64 config_id = 0, job_id = 0;
+
+  g_return_val_if_fail (config != NULL, FALSE);
+
+  g_autoptr (ApiTaskConfig) task = check_job (engine, config, &key, error);
   if (task == NULL)
     return FALSE;
-
   g_autoptr (StgJobRow) existing = stg_store_get_job (engine->store, key, NULL);
+  g_autoptr (GArray) rows = existing ? stg_store_list_instances (engine->store, existing->id, error)
+                                     : NULL;
+  if (existing != NULL && (rows == NULL || !check_ended (engine, existing, rows, error)))
+    goto fail;
+  if (!stg_quota_check_add (engine, key, task, config->instanceCount, error))
+    return FALSE;
   if (existing != NULL)
-    {
-      g_autofree gchar *name = stg_job_key_to_string (key);
-      g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, "job %s already exists", name);
-      return FALSE;
-    }
+    return create_again (engine, existing, rows, task, config->instanceCount, error);
 
   const gchar *owner = user;
   if (owner == NULL && config->__isset_owner && config->owner != NULL)

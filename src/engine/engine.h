@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/thrift_glue.h"
+#include "common/tiers.h"
 #include "runtime/gates.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
@@ -124,6 +125,56 @@ gboolean stg_engine_add_instances (StgEngine *engine, const ApiJobKey *job, gint
 gboolean stg_engine_restart_instances (StgEngine *engine, const ApiJobKey *job,
                                        GHashTable *instances, const gchar *user,
                                        GError **error);
+
+/* Checks @config as createJob would and returns its task config as
+ * createJob would store it, with its tier (the default when unset) and
+ * production (the tier's) filled in. */
+ApiTaskConfig *stg_engine_populate_job (StgEngine *engine, const ApiJobConfiguration *config,
+                                        GError **error);
+
+/* ---- tiers and quotas (task_fields.c, quota.c) ------------------------- */
+
+/* The tiers TaskConfig.tier is checked against (borrowed, must outlive the
+ * engine; NULL: Aurora's default tiers, which the engine starts with). */
+void stg_engine_set_tiers (StgEngine *engine, const StgTiers *tiers);
+const StgTiers *stg_engine_tiers (StgEngine *engine);
+
+/* Resources added up, as Aurora's quota counts them. */
+typedef struct
+{
+  gdouble cpus;
+  gdouble ram_mb;
+  gdouble disk_mb;
+} StgResourceBag;
+
+/* The pools a task's resources count in: production or not (its tier's),
+ * shared or dedicated (a "dedicated" constraint). Only PROD_SHARED needs
+ * quota. */
+typedef enum
+{
+  STG_QUOTA_PROD_SHARED,
+  STG_QUOTA_PROD_DEDICATED,
+  STG_QUOTA_NONPROD_SHARED,
+  STG_QUOTA_NONPROD_DEDICATED,
+  STG_QUOTA_POOLS
+} StgQuotaPool;
+
+typedef struct
+{
+  StgResourceBag quota; /* zero when the role has none */
+  StgResourceBag consumption[STG_QUOTA_POOLS];
+} StgQuotaInfo;
+
+/* Role @role's quota and what its jobs consume, by pool. */
+gboolean stg_engine_get_quota (StgEngine *engine, const gchar *role, StgQuotaInfo *info,
+                               GError **error);
+
+/* Replaces @role's quota with @quota (exactly numCpus, ramMb, diskMb, none
+ * negative); refused when the role's production tasks of the shared pool
+ * already consume more. */
+gboolean stg_engine_set_quota (StgEngine *engine, const gchar *role,
+                               const ApiResourceAggregate *quota, const gchar *user,
+                               GError **error);
 
 /* ---- updates ---------------------------------------------------------- */
 

@@ -260,6 +260,9 @@ struct _StgEngine
   GPtrArray *announce;      /* StgEngineChange*: to tell watchers after the commit */
   gboolean step_failed;
   StgEngineUp up;
+
+  const StgTiers *tiers;   /* borrowed: default_tiers or the daemon's */
+  StgTiers *default_tiers; /* Aurora's default tiers */
 };
 
 /* ---- steps and news (step.c) ------------------------------------------------------- */
@@ -451,6 +454,57 @@ gboolean stg_stage_transition_allowed (gint from, gint to);
 
 /* Asserts what holds of every plan in memory (plan.c's invariants). */
 void stg_plans_check_invariants (StgEngine *engine);
+
+/* ---- Aurora's task fields (task_fields.c) ------------------------------------------ */
+
+/* Checks the fields of @task (a copy with its job key set) that Aurora's
+ * scheduler interprets: the tier, a dedicated constraint, resources (one
+ * value of each, no GPU), and the fields Stagger refuses by name (Mesos
+ * fetcher URIs, Mesos container images and volumes, partition policies
+ * other than reschedule at once, an SLA policy of no or several kinds).
+ * Sets production, when @task has it, to the tier's. Field names are
+ * prefixed with @what. */
+gboolean stg_task_fields_check (StgEngine *engine, ApiTaskConfig *task, const gchar *what,
+                                GError **error);
+
+/* Fills in @task's tier (the default when unset) and production. */
+void stg_task_fields_populate (StgEngine *engine, ApiTaskConfig *task);
+
+/* Production: the task's own production when set (it follows the tier),
+ * else its tier's (unknown tiers are not production). */
+gboolean stg_task_is_production (StgEngine *engine, const ApiTaskConfig *task);
+
+/* In a dedicated pool: the task has a "dedicated" constraint. */
+gboolean stg_task_is_dedicated (const ApiTaskConfig *task);
+
+/* ---- quotas (quota.c) -------------------------------------------------------------- */
+
+/* Adds up a set of ApiResource: numCpus, ramMb, diskMb. */
+void stg_resource_bag_from_set (GHashTable *resources, StgResourceBag *out);
+
+/* An update being checked, not yet active: its job and its changes. */
+typedef struct
+{
+  gint64 job_id;
+  GArray *changes; /* StgChange */
+} StgQuotaPending;
+
+/* Role @role's quota and consumption, with @pending (nullable) counted in
+ * place of its job's active update, if any. */
+gboolean stg_quota_info (StgEngine *engine, const gchar *role, const StgQuotaPending *pending,
+                         StgQuotaInfo *info, GError **error);
+
+/* Refuses (INVALID, Aurora's "Insufficient resource quota: ...", naming
+ * what is short) @count more instances of @task in job @key, when @task
+ * is a production task of the shared pool and its role's quota cannot
+ * hold them. */
+gboolean stg_quota_check_add (StgEngine *engine, const ApiJobKey *key, const ApiTaskConfig *task,
+                              gint32 count, GError **error);
+
+/* Refuses the same way an update of job @job_id to @desired that makes
+ * the changes of @diff. */
+gboolean stg_quota_check_update (StgEngine *engine, const ApiJobKey *key, gint64 job_id,
+                                 const ApiTaskConfig *desired, const StgDiff *diff, GError **error);
 
 /* ---- checks (settings.c) and errors (errors.c) ---------------------------------- */
 

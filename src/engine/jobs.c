@@ -1,5 +1,5 @@
 /* jobs.c: the engine's job mutations besides createJob: kill instances,
- * add instances, restart instances.
+ * add instances (within the role's quota), restart instances.
  *
  * Each checks the job and the instance ids, refuses while the job has an
  * active update (the update owns the job's instances until it ends), writes
@@ -150,6 +150,12 @@ stg_engine_add_instances (StgEngine *e, const ApiJobKey *key, gint32 from, gint3
       return FALSE;
     }
   gint32 next = rows->len == 0 ? 0 : g_array_index (rows, StgInstanceRow, rows->len - 1).instance_id + 1;
+  g_autoptr (ApiTaskConfig) task = stg_store_get_config (e->store, source.config_id, error);
+  if (task == NULL || !stg_quota_check_add (e, key, task, count, error))
+    {
+      stg_engine_wrap_error (error);
+      return FALSE;
+    }
 
   stg_engine_step_begin (e);
   for (gint32 i = 0; i < count && local == NULL; i++)

@@ -10,11 +10,13 @@ libstg_engine_a_SOURCES = \
 	src/engine/plan.c src/engine/plan_private.h src/engine/plan_calls.c \
 	src/engine/plan_stage.c src/engine/plan_state.c \
 	src/engine/progress.c \
+	src/engine/quota.c \
 	src/engine/recover.c \
 	src/engine/service.c \
 	src/engine/settings.c \
 	src/engine/starts.c \
 	src/engine/step.c \
+	src/engine/task_fields.c \
 	src/engine/update.c \
 	src/engine/work.c
 EXTRA_DIST += src/engine/local.mk

@@ -8,8 +8,9 @@
  * Batch sizes: the first is the group size (VariableBatch: the first of the
  * list); after a batch, VariableBatch takes the next listed size while the
  * list lasts, and otherwise the size is multiplied by growthFactor (rounded
- * up) when the batch had no failure, or kept when it had one. Pure functions;
- * any thread.
+ * up) when the batch had no failure, or kept when it had one. A task config
+ * is checked here (its Aurora fields by task_fields.c, its executor by the
+ * runtime). Pure functions; any thread.
  */
 #include "config.h"
 
@@ -305,6 +306,16 @@ stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config, co
                    "%s.job is %s but the job is %s", what, a, b);
       return NULL;
     }
+  g_autoptr (ApiTaskConfig) copy = stg_thrift_copy ((gpointer) config);
+  g_autoptr (ApiJobKey) job = stg_thrift_copy ((gpointer) key);
+  g_object_set (copy, "job", job, NULL);
+  if (!copy->__isset_owner || copy->owner == NULL || copy->owner->user == NULL)
+    {
+      g_autoptr (ApiIdentity) owner = g_object_new (API_TYPE_IDENTITY, "user", key->role, NULL);
+      g_object_set (copy, "owner", owner, NULL);
+    }
+  if (!stg_task_fields_check (engine, copy, what, error))
+    return NULL;
   if (engine->runtime != NULL)
     {
       if (!stg_runtime_validate (engine->runtime, config, error))
@@ -314,14 +325,5 @@ stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config, co
           return NULL;
         }
     }
-
-  ApiTaskConfig *copy = stg_thrift_copy ((gpointer) config);
-  g_autoptr (ApiJobKey) job = stg_thrift_copy ((gpointer) key);
-  g_object_set (copy, "job", job, NULL);
-  if (!copy->__isset_owner || copy->owner == NULL || copy->owner->user == NULL)
-    {
-      g_autoptr (ApiIdentity) owner = g_object_new (API_TYPE_IDENTITY, "user", key->role, NULL);
-      g_object_set (copy, "owner", owner, NULL);
-    }
-  return copy;
+  return g_steal_pointer (&copy);
 }

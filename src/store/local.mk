@@ -9,6 +9,7 @@ libstg_store_a_SOURCES = \
 	src/store/config_history.c \
 	src/store/job_lookups.c \
 	src/store/plans.c \
+	src/store/quotas.c \
 	src/store/retention.c \
 	src/store/runtime_facts.c \
 	src/store/updates.c
@@ -19,7 +20,8 @@ STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.
 	$(srcdir)/schema/006_runtime.sql $(srcdir)/schema/006_runtime.pg.sql \
 	$(srcdir)/schema/007_fleet.sql $(srcdir)/schema/007_fleet.pg.sql \
 	$(srcdir)/schema/008_cluster.sql $(srcdir)/schema/009_hosts.sql \
-	$(srcdir)/schema/010_plans.sql $(srcdir)/schema/010_plans.pg.sql
+	$(srcdir)/schema/010_plans.sql $(srcdir)/schema/010_plans.pg.sql \
+	$(srcdir)/schema/011_quotas.sql $(srcdir)/schema/011_quotas.pg.sql
 libstg_store_a_SOURCES += src/store/fleet_facts.c
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)
 	$(AM_V_GEN)$(MKDIR_P) src/store && \

@@ -529,6 +529,23 @@ GHashTable *stg_store_job_link_ports (StgStore *store, const ApiJobKey *job, GEr
 /* Instance id (GINT_TO_POINTER) -> its newest ApiTaskEvent (owned). */
 GHashTable *stg_store_job_last_task_events (StgStore *store, gint64 job_id, GError **error);
 
+/* ---- quotas and snapshots (quotas.c) ------------------------------------ */
+
+/* The quota setQuota gave @role: a new ResourceAggregate, or NULL (and no
+ * error) when the role has none. */
+ApiResourceAggregate *stg_store_get_quota (StgStore *store, const gchar *role, GError **error);
+
+/* Replaces @role's quota. */
+gboolean stg_store_set_quota (StgStore *store, const gchar *role, ApiResourceAggregate *quota,
+                              GError **error);
+
+/* Makes everything committed durable in the database's own files now and
+ * returns what was done, in words. SQLite: a checkpoint that writes the
+ * write-ahead log into the database file and truncates it; PostgreSQL:
+ * nothing to do, its commits are durable and its own backups apply. Not
+ * inside a transaction. */
+gchar *stg_store_snapshot (StgStore *store, GError **error);
+
 /* ---- retention (retention.c) -------------------------------------------- */
 
 /* In one transaction, deletes at most @limit rows of each kind: finished
