@@ -207,7 +207,7 @@ tally_job (Tally *t, const StgJobRow *job, const StgQuotaPending *pending, GErro
  * place of its job's active update, if any. */
 static gboolean
 quota_info (StgEngine *e, const gchar *role, const StgQuotaPending *pending, StgQuotaInfo *info,
-                GError **error)
+            GError **error)
 {
   g_autoptr (GHashTable) configs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                                           g_free);
