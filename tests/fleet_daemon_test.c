@@ -22,9 +22,10 @@ typedef struct
   gchar *conf;
 } Env;
 
-/* Three podman hosts with both images, and a config file naming them. */
+/* Three podman hosts with both images, and a config file naming them,
+ * each [host] group with @host_conf's lines too. */
 static Env *
-env_new (const gchar *fleet_conf)
+env_with (const gchar *fleet_conf, const gchar *host_conf)
 {
   Env *e = g_new0 (Env, 1);
   g_autoptr (GString) conf = g_string_new ("[fleet]\npoll_interval_ms = 200\ncall_timeout_secs = 120\n");
@@ -37,13 +38,19 @@ env_new (const gchar *fleet_conf)
   for (guint i = 0; i < e->fleet->hosts->len; i++)
     {
       StgTestPodmanHost *h = e->fleet->hosts->pdata[i];
-      g_string_append_printf (conf, "[host %s]\nendpoint = %s\naddress = 127.0.0.1\nattributes = zone=z%u\n",
-                              h->name, h->endpoint, i % 2);
+      g_string_append_printf (conf, "[host %s]\nendpoint = %s\naddress = 127.0.0.1\nattributes = zone=z%u\n%s",
+                              h->name, h->endpoint, i % 2, host_conf);
     }
   e->data_dir = stg_test_tmpdir ();
   e->conf = g_build_filename (e->data_dir, "staggerd.conf", NULL);
   ck_assert (g_file_set_contents (e->conf, conf->str, -1, &error));
   return e;
+}
+
+static Env *
+env_new (const gchar *fleet_conf)
+{
+  return env_with (fleet_conf, "");
 }
 
 static void
@@ -805,6 +812,85 @@ START_TEST (fleet_drains_a_host)
 }
 END_TEST
 
+/* The web UI's data of instance @instance of www/prod/@name (events and
+ * cause), as text. */
+static gchar *
+instance_page (StgTestDaemon *d, const gchar *name, gint instance)
+{
+  g_autofree gchar *path = g_strdup_printf ("/ui/api/instance?role=www&environment=prod&name=%s"
+                                            "&instance=%d",
+                                            name, instance);
+  gchar *body = NULL;
+
+  ck_assert_uint_eq (stg_test_http_get (d->http_port, path, &body), 200);
+  return body;
+}
+
+typedef struct
+{
+  StgTestDaemon *d;
+  const gchar *name;
+  const gchar *text;
+} PageWant;
+
+static gboolean
+page_says (gpointer data)
+{
+  PageWant *w = data;
+  g_autofree gchar *page = instance_page (w->d, w->name, 0);
+
+  if (strstr (page, w->text) != NULL)
+    return TRUE;
+  g_usleep (100000);
+  return FALSE;
+}
+
+/* #31: an image no host has is pulled through the Engine API from a real
+ * registry (Debian's docker-registry on loopback, asking for the
+ * credentials the hosts' sections give), each instance saying "pulling"
+ * meanwhile; a name that cannot be pulled fails with the registry's
+ * reason. */
+START_TEST (fleet_pulls_missing_images)
+{
+  StgTestRegistry *registry = stg_test_registry_start ("puller", "s3cret");
+  Env *e = env_with ("", "registry_user = puller\nregistry_password = s3cret\n");
+  stg_test_podman_push (e->fleet, e->fleet->hosts->pdata[0], IMAGE_V2, "stagger/web:2",
+                        "puller:s3cret");
+  StgTestDaemon *d = daemon_start (e, "16100-16499");
+  g_autoptr (ApiJobConfiguration) job = web_job ("pulled", 3, STG_TEST_REGISTRY "/stagger/web:2",
+                                                 "/health", 1);
+
+  create_job (d, job);
+  wait_running (d, "pulled", 3);
+  assert_versions (d, "pulled", 3, "2");
+  for (gint i = 0; i < 3; i++)
+    {
+      g_autofree gchar *page = instance_page (d, "pulled", i);
+      ck_assert_msg (strstr (page, "pulling " STG_TEST_REGISTRY "/stagger/web:2 on host") != NULL,
+                     "instance %d never said it pulled: %s", i, page);
+    }
+  g_autoptr (GPtrArray) pulled = containers_of (e, "pulled");
+  g_autofree gchar *pulled_text = joined (pulled);
+  ck_assert_msg (count_on (pulled, "host0", NULL) == 1 && count_on (pulled, "host1", NULL) == 1 &&
+                     count_on (pulled, "host2", NULL) == 1,
+                 "%s", pulled_text);
+
+  g_autoptr (ApiJobConfiguration) nope = web_job ("nope", 1, STG_TEST_REGISTRY "/stagger/nope:1",
+                                                  "/health", 1);
+  create_job (d, nope);
+  PageWant w = { d, "nope", "cannot pull image " STG_TEST_REGISTRY "/stagger/nope:1 on host" };
+  if (!stg_test_wait (page_says, &w, 120000))
+    {
+      g_autofree gchar *page = instance_page (d, "nope", 0);
+      ck_abort_msg ("no clear cause for an image that cannot be pulled: %s", page);
+    }
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+  stg_test_registry_stop (registry);
+}
+END_TEST
+
 static Suite *
 fleet_daemon_suite (void)
 {
@@ -823,6 +909,11 @@ fleet_daemon_suite (void)
   tcase_add_test (tc, fleet_drains_a_host);
   tcase_add_test (tc, fleet_batch_tasks_finish);
   tcase_add_test (tc, fleet_runs_update_hooks_in_containers);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("images");
+  tcase_set_timeout (tc, 900);
+  tcase_add_test (tc, fleet_pulls_missing_images);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("lost mid-update");

@@ -50,7 +50,7 @@ typedef enum
 {
   OP_IDLE,
   OP_STOPPING, /* stop, then remove */
-  OP_STARTING, /* create, then start */
+  OP_STARTING, /* create (the image pulled first when the host lacks it), then start */
   OP_HOOK,     /* an update hook runs in the container */
 } SlotOp;
 
@@ -71,6 +71,8 @@ typedef struct
   gchar *container_id;            /* NULL: no container */
   gint64 container_config;        /* the config the container runs */
   SlotOp op;                      /* what it does with its container; base.cancel cancels it */
+  gboolean pulled;                /* this start pulled its image already */
+  gchar *pulling;                 /* (nullable) the image being pulled */
   StgHealth *health;
   guint retry_timer;
   FleetHook *hook;   /* (nullable) the hook in flight */
