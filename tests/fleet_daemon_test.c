@@ -358,6 +358,7 @@ START_TEST (fleet_adopts_containers_after_kill9_mid_update)
 
   create_job (d, v1);
   wait_running (d, "api", 12);
+  GArray *up = stg_rollout_instances (d, "api");
   g_autoptr (ApiJobUpdateKey) key = start_update (d, v2, 3, 3000);
   ck_assert (stg_test_wait (some_updated, e, 60000));
   stg_test_daemon_kill9 (d);
@@ -365,6 +366,19 @@ START_TEST (fleet_adopts_containers_after_kill9_mid_update)
   g_autoptr (GPtrArray) before = containers (e);
 
   d = daemon_start (e, "16500-16999");
+  /* The instances the update had not reached yet keep the time they
+   * became healthy: UP does not start again at the adoption (#31). */
+  GArray *adopted = stg_rollout_instances (d, "api");
+  for (guint i = 9; i < 12; i++)
+    {
+      StgRolloutInstance *b = &g_array_index (up, StgRolloutInstance, i);
+      StgRolloutInstance *a = &g_array_index (adopted, StgRolloutInstance, i);
+      ck_assert_msg (a->started_ms == 0 || a->started_ms == b->started_ms,
+                     "instance %u: up since %" G_GINT64_FORMAT ", then %" G_GINT64_FORMAT, i,
+                     b->started_ms, a->started_ms);
+    }
+  stg_rollout_instances_free (up);
+  stg_rollout_instances_free (adopted);
   expect_terminal (d, key, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
   g_autoptr (GPtrArray) after = containers (e);
   ck_assert_uint_eq (after->len, 12);

@@ -48,6 +48,9 @@ stg_rollout_instances (StgTestDaemon *d, const gchar *name)
         .port = json_object_get_null_member (o, "port") ? 0 : (gint) json_object_get_int_member (o, "port"),
         .version = (gint) json_object_get_int_member (o, "version"),
         .failures = (gint) json_object_get_int_member (o, "failures"),
+        .started_ms = json_object_get_null_member (o, "started_ms")
+                          ? 0
+                          : json_object_get_int_member (o, "started_ms"),
       };
       g_array_append_val (out, in);
     }

@@ -173,10 +173,15 @@ stg_slot_set_phase (StgSlot *slot, StgTaskPhase phase, gint64 config_id, gint st
   gint64 now = stg_clock_now_ms (slots->clock);
   g_autoptr (GError) error = NULL;
 
+  /* RUNNING counts from when it became healthy: an instance adopted
+   * after a restart or a failover keeps that time, and so does a note. */
+  slot->phase_since_ms = phase == STG_TASK_RUNNING && slot->healthy_since_ms > 0 ? slot->healthy_since_ms
+                         : phase == slot->phase && status == slot->status && slot->phase_since_ms > 0
+                             ? slot->phase_since_ms
+                             : now;
   slot->phase = phase;
   slot->config_id = config_id;
   slot->status = status;
-  slot->phase_since_ms = now;
   if (slots->klass->facts != NULL &&
       (!save_facts (slot, &error) ||
        !stg_store_add_task_event (slots->store, slot->key.job_id, slot->key.instance, now, status,

@@ -90,7 +90,10 @@ void stg_slots_iter_init (StgSlots *slots, GHashTableIter *it);
 void stg_slot_remove (StgSlot *slot);
 
 /* Sets what observe reports, records the slot's facts and a TaskEvent with
- * @message (nullable), and announces the change. */
+ * @message (nullable), and announces the change. The phase's time is now,
+ * unless the phase and status stay as they were (kept), or it is RUNNING
+ * and healthy_since_ms is set (that time: an adopted instance keeps the
+ * time it became healthy). */
 void stg_slot_set_phase (StgSlot *slot, StgTaskPhase phase, gint64 config_id, gint status,
                          const gchar *message);
 
