@@ -6,7 +6,9 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "common/enums.h"
 #include "podman_hosts.h"
@@ -905,6 +907,127 @@ START_TEST (fleet_pulls_missing_images)
 }
 END_TEST
 
+/* Runs the CLI against @d with @args (NULL-terminated); its exit status,
+ * and its output and errors in @out and @err. */
+static gint
+cli_status (StgTestDaemon *d, gchar **out, gchar **err, ...)
+{
+  g_autofree gchar *prog = stg_test_program ("stagger");
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  gint status = 0;
+  va_list ap;
+  const gchar *arg;
+
+  g_ptr_array_add (argv, prog);
+  g_ptr_array_add (argv, (gpointer) "--url");
+  g_ptr_array_add (argv, url);
+  va_start (ap, err);
+  while ((arg = va_arg (ap, const gchar *)) != NULL)
+    g_ptr_array_add (argv, (gpointer) arg);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  ck_assert (g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, 0, NULL, NULL, out, err, &status, NULL));
+  return g_spawn_check_wait_status (status, NULL) ? 0 : WEXITSTATUS (status);
+}
+
+typedef struct
+{
+  StgTestDaemon *d;
+  const gchar *text;
+} HostsWant;
+
+static gboolean
+hosts_say (gpointer data)
+{
+  HostsWant *w = data;
+  g_autofree gchar *hosts = cli (w->d, "hosts", NULL, NULL);
+
+  if (strstr (hosts, w->text) != NULL)
+    return TRUE;
+  g_usleep (200000);
+  return FALSE;
+}
+
+/* #31: with at most two per host, six instances fill three hosts: a drain
+ * of one has nowhere to move them. It is refused before anything stops,
+ * saying what is short; forced, it stops nothing and says why it waits;
+ * undrained, the waiting restarts go through where they are. */
+START_TEST (fleet_drain_without_room_stops_nothing)
+{
+  Env *e = env_new ("");
+  StgTestDaemon *d = daemon_start (e, "16100-16499");
+  g_autoptr (ApiJobConfiguration) job = web_job ("full", 6, IMAGE_V1, "/health", 2);
+
+  create_job (d, job);
+  wait_running (d, "full", 6);
+  g_autoptr (GPtrArray) before = containers (e);
+  g_autofree gchar *before_text = joined (before);
+  ck_assert_msg (count_on (before, "host1", NULL) == 2, "%s", before_text);
+
+  g_autofree gchar *out = NULL, *err = NULL;
+  gint code = cli_status (d, &out, &err, "host", "drain", "local/host1", "--wait", NULL);
+  ck_assert_msg (code == 1 && strstr (err, "host host1 cannot be drained now") != NULL &&
+                     strstr (err, "of www/prod/full: no host fits") != NULL &&
+                     strstr (err, "Nothing was changed or stopped") != NULL,
+                 "exit %d:\n%s%s", code, out, err);
+  g_autofree gchar *json = cli (d, "hosts", "--json", NULL);
+  ck_assert_msg (strstr (json, "\"draining\" : true") == NULL, "%s", json);
+  g_autoptr (GPtrArray) refused = containers (e);
+  g_autofree gchar *refused_text = joined (refused);
+  ck_assert_str_eq (before_text, refused_text);
+
+  g_autofree gchar *fout = NULL, *ferr = NULL;
+  code = cli_status (d, &fout, &ferr, "host", "drain", "local/host1", "--force", "--watch-secs",
+                     "0", NULL);
+  ck_assert_msg (code == 0 && strstr (fout, "wait there, running") != NULL, "exit %d:\n%s%s", code,
+                 fout, ferr);
+  HostsWant w = { d, "host1: the drain waits, nothing stopped, for room elsewhere" };
+  ck_assert_msg (stg_test_wait (hosts_say, &w, 60000), "the hosts never said why the drain waits");
+  /* The instance being moved says so too, and nothing was stopped. */
+  gint moving = -1;
+  for (guint i = 0; i < before->len && moving < 0; i++)
+    if (g_str_has_prefix (before->pdata[i], "host1 "))
+      moving = atoi (strchr (strchr (before->pdata[i], ' ') + 1, ' ') + 1);
+  PageWant pw = { d, "full", "waiting for room to move off draining host host1, nothing stopped" };
+  g_autofree gchar *page = NULL;
+  for (gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+       g_get_monotonic_time () < end && (page == NULL || strstr (page, pw.text) == NULL);
+       g_usleep (200000))
+    {
+      g_free (page);
+      page = instance_page (d, "full", moving);
+      for (gint i = 0; i < 6 && strstr (page, pw.text) == NULL; i++)
+        {
+          g_free (page);
+          page = instance_page (d, "full", i);
+        }
+    }
+  ck_assert_msg (strstr (page, pw.text) != NULL, "no instance says why it waits: %s", page);
+  g_autoptr (GPtrArray) waiting = containers (e);
+  g_autofree gchar *waiting_text = joined (waiting);
+  ck_assert_str_eq (before_text, waiting_text);
+  ck_assert_int_eq (running_now (d, "full"), 6);
+
+  /* Room again (the host is open): the restarts go through, in place. */
+  g_free (cli (d, "host", "undrain", "host1"));
+  g_autofree gchar *info = NULL;
+  for (gint64 end = g_get_monotonic_time () + 600 * G_USEC_PER_SEC; g_get_monotonic_time () < end;
+       g_usleep (500000))
+    {
+      g_free (info);
+      info = cli (d, "update", "info", "local/www/prod/full");
+      if (strstr (info, "ROLLED_FORWARD") != NULL)
+        break;
+    }
+  ck_assert_msg (strstr (info, "ROLLED_FORWARD") != NULL, "%s", info);
+  wait_running (d, "full", 6);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
 static Suite *
 fleet_daemon_suite (void)
 {
@@ -923,6 +1046,11 @@ fleet_daemon_suite (void)
   tcase_add_test (tc, fleet_drains_a_host);
   tcase_add_test (tc, fleet_batch_tasks_finish);
   tcase_add_test (tc, fleet_runs_update_hooks_in_containers);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("drain");
+  tcase_set_timeout (tc, 900);
+  tcase_add_test (tc, fleet_drain_without_room_stops_nothing);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("images");

@@ -554,7 +554,10 @@ async function viewHosts() {
       el('td', {}, badge(state), !h.reachable
         ? [' ', el('span', { class: 'muted' }, 'for ' + duration(data.now_ms - h.unreachable_since_ms)),
           h.last_error ? el('div', { class: 'muted' }, h.last_error) : '']
-        : ''),
+        : h.draining && h.instances.length && h.drain_blocked
+          ? el('div', { class: 'muted' }, 'The drain waits, nothing stopped, for room elsewhere: '
+            + h.drain_blocked)
+          : ''),
       el('td', { class: 'num' }, h.instances.length),
       el('td', {}, Object.keys(jobs).sort().map((k) => el('span', { class: 'chip' },
         el('a', { href: '#/job/' + jobPath(jobs[k].job) }, k), ' × ' + jobs[k].ids.length))),

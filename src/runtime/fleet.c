@@ -19,6 +19,9 @@
  *            stg_fleet_container_finished]--> FINISHED
  *   any, its host away too long --[stg_fleet_slot_lost]--> FAILED (LOST),
  *            no container, no host
+ *   RUNNING on a draining host, restarted, no other host with room
+ *            --[waits_for_room: a note, tried again later]--> RUNNING
+ *            (nothing stopped)
  *   container not wanted (dead, replaced, restarted, killed) --[stop_remove:
  *            stop with the stop timeout, then remove]--> KILLING, then no
  *            container
@@ -464,9 +467,8 @@ create (Slot *slot)
   stg_docker_create_async (slot->host->docker, name, spec, slot->base.cancel, on_created, slot);
 }
 
-/* Indexes into rt->hosts of the hosts of the job's other placed slots. */
-static GArray *
-job_hosts (Slot *slot)
+GArray *
+stg_fleet_job_hosts (Slot *slot, Host *without)
 {
   GArray *out = g_array_new (FALSE, FALSE, sizeof (gint));
   GHashTableIter it;
@@ -478,7 +480,8 @@ job_hosts (Slot *slot)
       Slot *other = value;
       guint index = 0;
       if (other != slot && other->base.key.job_id == slot->base.key.job_id && other->host != NULL &&
-          !other->killing && g_ptr_array_find (slot->rt->hosts, other->host, &index))
+          other->host != without && !other->killing &&
+          g_ptr_array_find (slot->rt->hosts, other->host, &index))
         {
           gint i = (gint) index;
           g_array_append_val (out, i);
@@ -487,24 +490,35 @@ job_hosts (Slot *slot)
   return out;
 }
 
+gint
+stg_fleet_choose_host (Slot *slot, Host *without, gchar **why)
+{
+  StgFleetRuntime *rt = slot->rt;
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, slot->base.want, NULL);
+  g_autofree StgPlaceHost *hosts = g_new0 (StgPlaceHost, rt->hosts->len + 1);
+  g_autoptr (GArray) others = stg_fleet_job_hosts (slot, without);
+
+  for (guint i = 0; i < rt->hosts->len; i++)
+    {
+      Host *h = rt->hosts->pdata[i];
+      hosts[i] = (StgPlaceHost) { .config = h->config,
+                                  .available = h->reachable && !h->draining && h != without,
+                                  .total = h->slots };
+    }
+  return stg_fleet_place (hosts, rt->hosts->len,
+                          config && config->__isset_constraints ? config->constraints : NULL, others,
+                          why);
+}
+
 /* Chooses the slot's host; FALSE (and PENDING with why) when none fits. */
 static gboolean
 place (Slot *slot)
 {
   StgFleetRuntime *rt = slot->rt;
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, slot->base.want, NULL);
-  g_autofree StgPlaceHost *hosts = g_new0 (StgPlaceHost, rt->hosts->len + 1);
-  g_autoptr (GArray) others = job_hosts (slot);
   g_autofree gchar *why = NULL;
   g_autoptr (GError) error = NULL;
+  gint best = stg_fleet_choose_host (slot, NULL, &why);
 
-  for (guint i = 0; i < rt->hosts->len; i++)
-    {
-      Host *h = rt->hosts->pdata[i];
-      hosts[i] = (StgPlaceHost) { .config = h->config, .available = h->reachable && !h->draining, .total = h->slots };
-    }
-  gint best = stg_fleet_place (hosts, rt->hosts->len,
-                               config && config->__isset_constraints ? config->constraints : NULL, others, &why);
   if (best < 0)
     {
       if (g_strcmp0 (slot->base.cause, why) != 0 || slot->base.phase != STG_TASK_PENDING)
@@ -539,6 +553,29 @@ start (Slot *slot)
   create (slot);
 }
 
+/* A restart of a live container on a draining host moves it elsewhere:
+ * while no other host has room, nothing is stopped, and the slot says
+ * why (once per reason) and looks again later. */
+static gboolean
+waits_for_room (Slot *slot)
+{
+  g_autofree gchar *why = NULL;
+
+  if (slot->dead || slot->host == NULL || !slot->host->draining ||
+      stg_fleet_choose_host (slot, slot->host, &why) >= 0)
+    return FALSE;
+  g_autofree gchar *m = g_strdup_printf ("waiting for room to move off draining host %s, "
+                                         "nothing stopped: %s",
+                                         slot->host->config->name, why ? why : "no host fits");
+  if (g_strcmp0 (slot->base.cause, m) != 0)
+    {
+      stg_slot_set_cause (&slot->base, m);
+      stg_slot_note (&slot->base, m);
+    }
+  retry_in (slot, UNPLACED_RETRY_MS);
+  return TRUE;
+}
+
 void
 stg_fleet_drive (Slot *slot)
 {
@@ -561,6 +598,8 @@ stg_fleet_drive (Slot *slot)
         return;
       if (changing)
         slot->base.post_owed = slot->base.want;
+      if (!replacing && slot->restart && waits_for_room (slot))
+        return;
       stop_remove (slot);
       return;
     }

@@ -99,6 +99,11 @@ struct _StgFleetRuntime
 GPtrArray *stg_fleet_hosts (StgRuntime *base);
 gboolean stg_fleet_drain_host (StgRuntime *base, const gchar *name, gboolean drain, GError **error);
 
+/* Why some of @h's instances could not be placed on the other hosts now
+ * (each one's "no host fits: ..."), or NULL when all could: what a drain
+ * of @h would wait on. */
+gchar *stg_fleet_drain_shortfall (StgFleetRuntime *rt, Host *h);
+
 /* Marks the hosts the store says are drained. */
 gboolean stg_fleet_load_drained (StgFleetRuntime *rt, GError **error);
 
@@ -109,6 +114,15 @@ gboolean stg_fleet_leave_drained (Slot *slot);
 /* ---- slots (fleet.c) --------------------------------------------------------- */
 
 Host *stg_fleet_host (StgFleetRuntime *rt, const gchar *name);
+
+/* Indexes into rt->hosts of the hosts of the job's placed slots other than
+ * @slot, leaving out those on @without (nullable). */
+GArray *stg_fleet_job_hosts (Slot *slot, Host *without);
+
+/* The index of the host @slot would be placed on now, never @without
+ * (nullable), nor an unreachable or draining host; -1 and *@why when
+ * none fits. */
+gint stg_fleet_choose_host (Slot *slot, Host *without, gchar **why);
 void stg_fleet_set_host (Slot *slot, Host *host);
 
 /* Changes what observe reports, records a TaskEvent with @message, saves
