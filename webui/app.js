@@ -387,7 +387,8 @@ function diffView(diff) {
     const cls = line[0] === '+' ? 'add' : line[0] === '-' ? 'del' : null;
     pre.append(cls ? el('span', { class: cls }, line + '\n') : document.createTextNode(line + '\n'));
   }
-  return pre;
+  const notes = (diff.notes || []).map((n) => el('p', { class: 'notice' }, n));
+  return notes.length ? el('div', {}, notes, pre) : pre;
 }
 
 /* Update events and instance events apart, newest first, so that a big

@@ -324,9 +324,12 @@ job_diff (StgCli *cli, int argc, gchar **argv)
       return STG_EXIT_OK;
     }
   stg_cli_print_diff_groups (cli, d);
+  g_autofree gchar *notes = stg_cli_change_notes (d, jf->job->taskConfig);
+  if (notes != NULL)
+    fprintf (cli->out, "%s\n", notes);
 
   /* Field by field, each current config against the file's. */
-  g_autoptr (GPtrArray) want = stg_cli_config_lines (jf->job->taskConfig);
+  g_autoptr (GPtrArray) want = stg_task_lines (jf->job->taskConfig);
   GHashTableIter it;
   gpointer g;
   g_hash_table_iter_init (&it, d->update);
@@ -335,7 +338,7 @@ job_diff (StgCli *cli, int argc, gchar **argv)
       ApiConfigGroup *group = g;
       g_autoptr (StgRanges) ids = stg_cli_ranges_from_set (group->instances);
       g_autofree gchar *ids_text = stg_cli_ranges_text (ids);
-      g_autoptr (GPtrArray) have = stg_cli_config_lines (group->config);
+      g_autoptr (GPtrArray) have = stg_task_lines (group->config);
       fprintf (cli->out, "\ninstances %s:\n", ids_text);
       for (guint i = 0; i < have->len; i++)
         if (!g_ptr_array_find_with_equal_func (want, have->pdata[i], g_str_equal, NULL))
