@@ -431,7 +431,7 @@ async function showInstance(u, instance, panel) {
     target: '_blank', rel: 'noopener' }, 'all of it');
   panel.replaceChildren(
     el('h3', {}, 'Instance ' + instance + ' ', badge(d.status)),
-    d.cause ? el('p', { class: 'cause' }, 'Last failure: ' + d.cause) : '',
+    d.cause ? el('p', { class: 'cause' }, timeEl(d.cause_ms), ' ', d.cause) : '',
     timeline('task-events', d.events.map((e) => ({ ts: e.ts_ms,
       node: [badge(e.status), e.message ? ' — ' + e.message : ''] }))),
     el('h4', {}, 'Standard error (its end) ', full('stderr')),

@@ -211,6 +211,7 @@ stg_slot_healthy (StgSlot *slot, gint64 config_id, gint64 since_ms, const gchar 
 {
   slot->healthy_since_ms = since_ms;
   slot->backoff_ms = 0;
+  stg_slot_set_cause (slot, NULL);
   stg_slot_set_phase (slot, STG_TASK_RUNNING, config_id, API_SCHEDULE_STATUS_RUNNING, message);
 }
 
@@ -221,6 +222,7 @@ stg_slot_set_cause (StgSlot *slot, const gchar *why)
 
   g_free (slot->cause);
   slot->cause = copy;
+  slot->cause_ms = why != NULL ? stg_clock_now_ms (slot->table->clock) : 0;
 }
 
 void
@@ -269,5 +271,6 @@ stg_slot_observe (const StgSlot *slot, StgTaskObservation *out)
     .failures = slot->failures,
     .status = slot->status,
     .cause = slot->cause,
+    .cause_ms = slot->cause_ms,
   };
 }
