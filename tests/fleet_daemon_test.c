@@ -40,8 +40,9 @@ env_with (const gchar *fleet_conf, const gchar *host_conf)
   for (guint i = 0; i < e->fleet->hosts->len; i++)
     {
       StgTestPodmanHost *h = e->fleet->hosts->pdata[i];
-      g_string_append_printf (conf, "[host %s]\nendpoint = %s\naddress = 127.0.0.1\nattributes = zone=z%u\n%s",
-                              h->name, h->endpoint, i % 2, host_conf);
+      g_string_append_printf (
+          conf, "[host %s]\nendpoint = %s\naddress = 127.0.0.1\nattributes = zone=z%u\n%s", h->name,
+          h->endpoint, i % 2, host_conf);
     }
   e->data_dir = stg_test_tmpdir ();
   e->conf = g_build_filename (e->data_dir, "staggerd.conf", NULL);
@@ -927,7 +928,8 @@ cli_status (StgTestDaemon *d, gchar **out, gchar **err, ...)
     g_ptr_array_add (argv, (gpointer) arg);
   va_end (ap);
   g_ptr_array_add (argv, NULL);
-  ck_assert (g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, 0, NULL, NULL, out, err, &status, NULL));
+  ck_assert (
+      g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, 0, NULL, NULL, out, err, &status, NULL));
   return g_spawn_check_wait_status (status, NULL) ? 0 : WEXITSTATUS (status);
 }
 

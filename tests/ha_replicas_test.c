@@ -219,7 +219,9 @@ START_TEST (followers_redirect_to_the_leader)
                                   "\"prod\", \"name\": \"ha\", \"instances\": 2,"
                                   " \"task\": {\"command\": \"sleep 600\"}}",
                                   -1, NULL));
-  const gchar *create[] = { cli, "--url", url, "job", "create", "local/www/prod/ha", jobfile, NULL };
+  const gchar *create[] = {
+    cli, "--url", url, "job", "create", "local/www/prod/ha", jobfile, NULL
+  };
   g_autofree gchar *create_err = NULL;
   ck_assert (g_spawn_sync (NULL, (gchar **) create, NULL, 0, NULL, NULL, NULL, &create_err, &status,
                            NULL));
@@ -228,7 +230,8 @@ START_TEST (followers_redirect_to_the_leader)
   ck_assert_uint_eq (stg_test_http_get (replicas[follower].http,
                                         "/ui/api/job?role=www&environment=prod&name=ha", &moved),
                      307);
-  ck_assert_msg (strstr (moved, "/ui/api/job?role=www&environment=prod&name=ha") != NULL, "%s", moved);
+  ck_assert_msg (strstr (moved, "/ui/api/job?role=www&environment=prod&name=ha") != NULL, "%s",
+                 moved);
   const gchar *status_argv[] = { cli, "--url", url, "job", "status", "local/www/prod/ha", NULL };
   g_autofree gchar *table = NULL, *table_err = NULL;
   ck_assert (g_spawn_sync (NULL, (gchar **) status_argv, NULL, 0, NULL, NULL, &table, &table_err,

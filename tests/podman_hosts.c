@@ -29,10 +29,9 @@ static const gchar containers_conf[] =
   "events_logger = \"file\"\n";
 
 /* The test registry answers over plain HTTP on loopback. */
-static const gchar registries_conf[] =
-  "[[registry]]\n"
-  "location = \"" STG_TEST_REGISTRY "\"\n"
-  "insecure = true\n";
+static const gchar registries_conf[] = "[[registry]]\n"
+                                       "location = \"" STG_TEST_REGISTRY "\"\n"
+                                       "insecure = true\n";
 
 static void
 die_with_parent (gpointer data G_GNUC_UNUSED)
@@ -303,11 +302,13 @@ stg_test_registry_start (const gchar *user, const gchar *password)
   g_autofree gchar *conf_path = g_build_filename (r->dir, "config.yml", NULL);
   g_autofree gchar *log = g_build_filename (r->dir, "registry.log", NULL);
   ck_assert (g_file_set_contents (conf_path, conf->str, -1, &error));
-  g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_MERGE);
+  g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (
+      G_SUBPROCESS_FLAGS_STDERR_MERGE);
   g_subprocess_launcher_set_stdout_file_path (launcher, log);
   g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
   r->process = g_subprocess_launcher_spawn (launcher, &error, program, "serve", conf_path, NULL);
-  ck_assert_msg (r->process != NULL, "cannot start docker-registry: %s", error ? error->message : "");
+  ck_assert_msg (r->process != NULL, "cannot start docker-registry: %s",
+                 error ? error->message : "");
   gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
   while (!stg_test_port_open (STG_TEST_REGISTRY_PORT))
     {
@@ -315,7 +316,8 @@ stg_test_registry_start (const gchar *user, const gchar *password)
         {
           g_autofree gchar *text = NULL;
           g_file_get_contents (log, &text, NULL, NULL);
-          ck_abort_msg ("docker-registry did not start on " STG_TEST_REGISTRY ": %s", text ? text : "");
+          ck_abort_msg ("docker-registry did not start on " STG_TEST_REGISTRY ": %s",
+                        text ? text : "");
         }
       g_usleep (20 * 1000);
     }

@@ -311,18 +311,24 @@ diff_of (StgTestDaemon *d, ApiJobConfiguration *from, ApiJobConfiguration *to)
   g_autoptr (ApiResponse) u = g_object_new (API_TYPE_RESPONSE, NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
-      "updateGroupSize", 1, "minWaitInInstanceRunningMs", 1000, NULL);
-  g_autoptr (ApiJobUpdateRequest) req = g_object_new (API_TYPE_JOB_UPDATE_REQUEST,
-      "taskConfig", to->taskConfig, "instanceCount", 1, "settings", settings, NULL);
+                                                            "updateGroupSize", 1,
+                                                            "minWaitInInstanceRunningMs", 1000,
+                                                            NULL);
+  g_autoptr (ApiJobUpdateRequest) req = g_object_new (API_TYPE_JOB_UPDATE_REQUEST, "taskConfig",
+                                                      to->taskConfig, "instanceCount", 1,
+                                                      "settings", settings, NULL);
 
-  ck_assert (api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
-                                                         &r, from, &error));
+  ck_assert (
+      api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                  from, &error));
   ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
-  ck_assert (api_aurora_scheduler_manager_if_start_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
-                                                               &u, req, "", &error));
+  ck_assert (
+      api_aurora_scheduler_manager_if_start_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                        &u, req, "", &error));
   ck_assert_int_eq (u->responseCode, API_RESPONSE_CODE_OK);
-  g_autofree gchar *path = g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=%s&id=%s",
-                                            from->key->name, u->result->startJobUpdateResult->key->id);
+  g_autofree gchar *path =
+      g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=%s&id=%s", from->key->name,
+                       u->result->startJobUpdateResult->key->id);
   StgTestReply page = stg_test_http (d->http_port, "GET", path, NULL, NULL);
   ck_assert_uint_eq (page.status, 200);
   JsonNode *root = stg_test_parse_json (page.body);
@@ -354,8 +360,10 @@ START_TEST (update_diff_shows_every_field)
   g_autoptr (ApiJobConfiguration) v2 = placed_job ("img", "example/web:2", 0);
   g_autoptr (JsonNode) image = diff_of (d, v1, v2);
   g_autofree gchar *lines = diff_text (image, "lines");
-  ck_assert_msg (strstr (lines, "- container: ") != NULL && strstr (lines, "example/web:1") != NULL &&
-                     strstr (lines, "+ container: ") != NULL && strstr (lines, "example/web:2") != NULL,
+  ck_assert_msg (strstr (lines, "- container: ") != NULL &&
+                     strstr (lines, "example/web:1") != NULL &&
+                     strstr (lines, "+ container: ") != NULL &&
+                     strstr (lines, "example/web:2") != NULL,
                  "%s", lines);
   g_autofree gchar *none = diff_text (image, "notes");
   ck_assert_str_eq (none, "");
@@ -410,7 +418,8 @@ START_TEST (update_page_data_and_controls)
   JsonArray *diff = json_object_get_array_member (json_object_get_object_member (o, "diff"), "lines");
   gboolean changed = FALSE;
   for (guint i = 0; i < json_array_get_length (diff); i++)
-    changed |= strstr (json_array_get_string_element (diff, i), "+ task.command: \"sleep 61\"") != NULL;
+    changed |= strstr (json_array_get_string_element (diff, i), "+ task.command: \"sleep 61\"") !=
+               NULL;
   ck_assert_msg (changed, "the diff does not show the new command");
   ck_assert_uint_eq (json_array_get_length (json_object_get_array_member (o, "events")), 1);
 

@@ -584,7 +584,8 @@ stg_cli_client_get_json (StgCliClient *c, const gchar *path, GError **error)
                                                            url, &answered, error);
   g_autoptr (GUri) from = answered ? g_uri_parse (answered, G_URI_FLAGS_ENCODED, NULL) : NULL;
   g_autofree gchar *asked = g_strndup (path, strcspn (path, "?"));
-  if (from != NULL && g_strcmp0 (answered, url) != 0 && g_str_has_suffix (g_uri_get_path (from), asked))
+  if (from != NULL && g_strcmp0 (answered, url) != 0 &&
+      g_str_has_suffix (g_uri_get_path (from), asked))
     {
       /* A follower sent us to the leader: every request goes there now. */
       g_autoptr (GUri) base = g_uri_build (G_URI_FLAGS_ENCODED, g_uri_get_scheme (from), NULL,
@@ -592,7 +593,8 @@ stg_cli_client_get_json (StgCliClient *c, const gchar *path, GError **error)
                                            g_uri_get_path (from), NULL, NULL);
       g_autofree gchar *text = g_uri_to_string (base);
       set_base (c, text, strlen (text) - strlen (asked));
-      stg_http_client_transport_set_url (STG_HTTP_CLIENT_TRANSPORT (c->transport), c->target->api_url);
+      stg_http_client_transport_set_url (STG_HTTP_CLIENT_TRANSPORT (c->transport),
+                                         c->target->api_url);
     }
   g_autoptr (JsonParser) parser = json_parser_new ();
   gsize len = 0;

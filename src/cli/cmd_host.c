@@ -92,8 +92,8 @@ host_list (StgCli *cli, int argc, gchar **argv)
       if (!h->reachable && h->lastError[0] != '\0')
         fprintf (cli->out, "%s: %s\n", h->name, h->lastError);
       if (h->draining && h->instances->len > 0 && h->drainBlocked[0] != '\0')
-        fprintf (cli->out, "%s: the drain waits, nothing stopped, for room elsewhere: %s\n", h->name,
-                 h->drainBlocked);
+        fprintf (cli->out, "%s: the drain waits, nothing stopped, for room elsewhere: %s\n",
+                 h->name, h->drainBlocked);
     }
   return STG_EXIT_OK;
 }

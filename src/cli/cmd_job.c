@@ -216,7 +216,8 @@ job_status (StgCli *cli, int argc, gchar **argv)
       ApiScheduledTask *task = tasks->pdata[i];
       ApiTaskEvent *last = task->taskEvents->len ? task->taskEvents->pdata[task->taskEvents->len - 1] : NULL;
       g_autofree gchar *ports = ports_text (task->assignedTask);
-      JsonObject *x = g_hash_table_lookup (extra, GINT_TO_POINTER (task->assignedTask->instanceId + 1));
+      JsonObject *x = g_hash_table_lookup (extra,
+                                           GINT_TO_POINTER (task->assignedTask->instanceId + 1));
       /* Up since it became healthy (kept across adoption and failover),
        * else since its last event. */
       gint64 since = x != NULL && json_object_has_member (x, "started_ms") &&
@@ -225,7 +226,8 @@ job_status (StgCli *cli, int argc, gchar **argv)
                      : last ? last->timestamp
                             : 0;
       g_autofree gchar *up = since > 0 && task->status == API_SCHEDULE_STATUS_RUNNING
-          ? stg_cli_format_duration (now - since) : g_strdup ("-");
+                                 ? stg_cli_format_duration (now - since)
+                                 : g_strdup ("-");
       stg_table_row (t);
       stg_table_cell (t, STG_STYLE_PLAIN, "%d", task->assignedTask->instanceId);
       stg_table_cell (t, stg_cli_schedule_status_style (task->status), "%s",

@@ -358,7 +358,7 @@ update_start (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   g_autofree gchar *notes = diff ? stg_cli_change_notes (diff->result->getJobUpdateDiffResult,
                                                          req->taskConfig)
-                                : NULL;
+                                 : NULL;
   return stg_cli_update_started (cli, c, argv[1], notes, r->result->startJobUpdateResult->key,
                                  diff ? diff->result->getJobUpdateDiffResult : NULL, wait);
 }

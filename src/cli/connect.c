@@ -258,8 +258,9 @@ file_clusters (const gchar *path, GError **error)
     for (guint i = 0; i < json_array_get_length (json_node_get_array (root)); i++)
       {
         JsonNode *e = json_array_get_element (json_node_get_array (root), i);
-        const gchar *name = JSON_NODE_HOLDS_OBJECT (e) ? string_member (json_node_get_object (e), "name")
-                                                       : NULL;
+        const gchar *name = JSON_NODE_HOLDS_OBJECT (e)
+                                ? string_member (json_node_get_object (e), "name")
+                                : NULL;
         if (name != NULL)
           g_ptr_array_add (names, g_strdup (name));
       }
@@ -290,7 +291,8 @@ sole_cluster (const StgCliSources *s, gchar **cluster, GError **error)
           g_autofree gchar *list = g_strjoinv (", ", (gchar **) names->pdata);
           g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE,
                        "%s lists several clusters (%s): name one in the command (its CLUSTER "
-                       "argument, or CLUSTER/ROLE/ENV/NAME), or give --url", path, list);
+                       "argument, or CLUSTER/ROLE/ENV/NAME), or give --url",
+                       path, list);
           return FALSE;
         }
       *cluster = names->len == 1 ? g_strdup (names->pdata[0]) : NULL;
@@ -464,7 +466,8 @@ stg_cli_target_resolve (const StgCliSources *sources, GError **error)
       !sole_cluster (sources, &sole, error))
     return NULL;
   const gchar *cluster = sources->cluster ? sources->cluster : sole;
-  if (!resolve_url (sources, cluster, t, error) || !resolve_credentials (sources, cluster, t, error))
+  if (!resolve_url (sources, cluster, t, error) ||
+      !resolve_credentials (sources, cluster, t, error))
     return NULL;
   if (sources->env_ca_file != NULL)
     {

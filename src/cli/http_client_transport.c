@@ -419,8 +419,8 @@ stg_http_client_transport_get (StgHttpClientTransport *self, const gchar *url, g
       g_autoptr (GBytes) body = soup_session_send_and_read (self->session, msg, NULL, &local);
       if (body == NULL)
         {
-          g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_UNREACHABLE, "%s: %s", text,
-                       local->message);
+          g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_UNREACHABLE, "%s: %s",
+                       text, local->message);
           return NULL;
         }
       guint status = soup_message_get_status (msg);
@@ -437,8 +437,8 @@ stg_http_client_transport_get (StgHttpClientTransport *self, const gchar *url, g
         }
       if (!SOUP_STATUS_IS_SUCCESSFUL (status))
         {
-          g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_STATUS, "%s answered HTTP %u",
-                       text, status);
+          g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_STATUS,
+                       "%s answered HTTP %u", text, status);
           return NULL;
         }
       if (final_url != NULL)

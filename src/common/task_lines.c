@@ -71,7 +71,8 @@ stg_task_change_notes (ApiTaskConfig *old, ApiTaskConfig *new)
   g_autoptr (GPtrArray) b = stg_task_lines (new);
 
   /* As in Aurora, placement is part of the config: instances move. */
-  if (old != NULL && new != NULL && g_strcmp0 (line_of (a, "constraints"), line_of (b, "constraints")) != 0)
+  if (old != NULL && new != NULL &&
+      g_strcmp0 (line_of (a, "constraints"), line_of (b, "constraints")) != 0)
     g_ptr_array_add (notes, g_strdup ("constraints changed: instances will be replaced"));
   return notes;
 }

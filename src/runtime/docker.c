@@ -173,8 +173,8 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
  * and @auth (nullable: X-Registry-Auth's value) for @task (whose task
  * data is the StgDocker); @done gets the reply. */
 static void
-request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *body, const gchar *auth,
-              guint also_ok, ReplyFn done)
+request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *body,
+              const gchar *auth, guint also_ok, ReplyFn done)
 {
   StgDocker *d = g_task_get_task_data (task);
   g_autofree gchar *url = g_strconcat (d->base, API_PREFIX, path, NULL);
@@ -188,7 +188,8 @@ request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *bod
   if (d->client_cert != NULL)
     soup_message_set_tls_client_certificate (r->msg, d->client_cert);
   if (auth != NULL)
-    soup_message_headers_replace (soup_message_get_request_headers (r->msg), "X-Registry-Auth", auth);
+    soup_message_headers_replace (soup_message_get_request_headers (r->msg), "X-Registry-Auth",
+                                  auth);
   if (body != NULL)
     {
       gchar *text = json_to_string (body, FALSE);
@@ -200,7 +201,8 @@ request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *bod
 }
 
 static void
-request (GTask *task, const gchar *method, const gchar *path, JsonNode *body, guint also_ok, ReplyFn done)
+request (GTask *task, const gchar *method, const gchar *path, JsonNode *body, guint also_ok,
+         ReplyFn done)
 {
   request_with (task, method, path, body, NULL, also_ok, done);
 }
@@ -323,17 +325,22 @@ registry_auth (const StgDockerAuth *auth)
 }
 
 void
-stg_docker_pull_async (StgDocker *d, const gchar *image, const StgDockerAuth *auth, GCancellable *cancellable,
-                       GAsyncReadyCallback callback, gpointer user_data)
+stg_docker_pull_async (StgDocker *d, const gchar *image, const StgDockerAuth *auth,
+                       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_pull_async);
   const gchar *slash = strrchr (image, '/');
   const gchar *colon = strrchr (slash ? slash : image, ':');
   gboolean digest = strchr (image, '@') != NULL;
-  g_autofree gchar *name = digest || colon == NULL ? g_strdup (image) : g_strndup (image, (gsize) (colon - image));
+  g_autofree gchar *name = digest || colon == NULL ? g_strdup (image)
+                                                   : g_strndup (image, (gsize) (colon - image));
   g_autofree gchar *from = g_uri_escape_string (name, NULL, FALSE);
-  g_autofree gchar *tag = g_uri_escape_string (digest ? "" : colon ? colon + 1 : "latest", NULL, FALSE);
-  g_autofree gchar *path = g_strconcat ("/images/create?fromImage=", from, tag[0] ? "&tag=" : "", tag, NULL);
+  g_autofree gchar *tag = g_uri_escape_string (digest  ? ""
+                                               : colon ? colon + 1
+                                                       : "latest",
+                                               NULL, FALSE);
+  g_autofree gchar *path = g_strconcat ("/images/create?fromImage=", from, tag[0] ? "&tag=" : "",
+                                        tag, NULL);
   g_autofree gchar *header = auth != NULL ? registry_auth (auth) : NULL;
 
   request_with (task, "POST", path, NULL, header, 0, done_pulled);

@@ -60,7 +60,8 @@ typedef struct
  * An error the engine reports in its progress stream fails the call with
  * its message. Finish with stg_docker_finish. */
 void stg_docker_pull_async (StgDocker *docker, const gchar *image, const StgDockerAuth *auth,
-                            GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+                            GCancellable *cancellable, GAsyncReadyCallback callback,
+                            gpointer user_data);
 
 /* POST /containers/create?name=@name with @spec (Image, Cmd, Env, Labels,
  * HostConfig...; borrowed). Finishes with the new container's id. */

@@ -430,13 +430,15 @@ on_created (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         return;
       g_autofree gchar *name = NULL;
-      g_autoptr (JsonNode) spec = g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_NOT_FOUND) &&
+      g_autoptr (JsonNode) spec = g_error_matches (error, STG_DOCKER_ERROR,
+                                                   STG_DOCKER_ERROR_NOT_FOUND) &&
                                           !slot->pulled
                                       ? stg_fleet_container_spec (slot, slot->container_config,
                                                                   slot->base.run_id, &name, NULL)
                                       : NULL;
-      const gchar *image = spec ? json_object_get_string_member_with_default (json_node_get_object (spec),
-                                                                               "Image", NULL)
+      const gchar *image = spec ? json_object_get_string_member_with_default (json_node_get_object (
+                                                                                  spec),
+                                                                              "Image", NULL)
                                 : NULL;
       if (image != NULL)
         pull (slot, image);
@@ -501,13 +503,13 @@ stg_fleet_choose_host (Slot *slot, Host *without, gchar **why)
   for (guint i = 0; i < rt->hosts->len; i++)
     {
       Host *h = rt->hosts->pdata[i];
-      hosts[i] = (StgPlaceHost) { .config = h->config,
-                                  .available = h->reachable && !h->draining && h != without,
-                                  .total = h->slots };
+      hosts[i] = (StgPlaceHost){ .config = h->config,
+                                 .available = h->reachable && !h->draining && h != without,
+                                 .total = h->slots };
     }
   return stg_fleet_place (hosts, rt->hosts->len,
-                          config && config->__isset_constraints ? config->constraints : NULL, others,
-                          why);
+                          config && config->__isset_constraints ? config->constraints : NULL,
+                          others, why);
 }
 
 /* Chooses the slot's host; FALSE (and PENDING with why) when none fits. */

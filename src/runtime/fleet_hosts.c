@@ -136,10 +136,10 @@ default_address (const gchar *endpoint)
 static StgFleetHostConfig *
 load_host (GKeyFile *kf, const gchar *group, GError **error)
 {
-  static const gchar *const known[] = { "endpoint",      "address",           "attributes",
-                                        "tls_cert",      "tls_key",           "tls_ca",
-                                        "registry_user", "registry_password", "registry_server",
-                                        NULL };
+  static const gchar *const known[] = {
+    "endpoint", "address",       "attributes",        "tls_cert",        "tls_key",
+    "tls_ca",   "registry_user", "registry_password", "registry_server", NULL
+  };
   g_autoptr (GError) local = NULL;
   g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
   const gchar *name = group + strlen (HOST_GROUP_PREFIX);
@@ -153,10 +153,11 @@ load_host (GKeyFile *kf, const gchar *group, GError **error)
   for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
     if (!g_strv_contains (known, keys[i]))
       {
-        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
-                     "unknown key '%s' in [%s] (known: endpoint, address, attributes, tls_cert, tls_key, "
-                     "tls_ca, registry_user, registry_password, registry_server)",
-                     keys[i], group);
+        g_set_error (
+            error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+            "unknown key '%s' in [%s] (known: endpoint, address, attributes, tls_cert, tls_key, "
+            "tls_ca, registry_user, registry_password, registry_server)",
+            keys[i], group);
         return NULL;
       }
   StgFleetHostConfig *h = g_new0 (StgFleetHostConfig, 1);

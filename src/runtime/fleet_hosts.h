@@ -26,9 +26,9 @@ typedef struct
   gchar *tls_cert;        /* tcp:// with TLS: client certificate, key, CA */
   gchar *tls_key;
   gchar *tls_ca;
-  gchar *registry_user;     /* (nullable) credentials the engine pulls images with */
+  gchar *registry_user; /* (nullable) credentials the engine pulls images with */
   gchar *registry_password;
-  gchar *registry_server;   /* (nullable) the registry they are for; default: the image's */
+  gchar *registry_server; /* (nullable) the registry they are for; default: the image's */
 } StgFleetHostConfig;
 
 typedef struct

@@ -131,7 +131,8 @@ on_http (GObject *source, GAsyncResult *res, gpointer data)
   if (h != NULL)
     {
       if (body == NULL)
-        why = g_strdup_printf ("%s%sno answer from %s: %s", h->target.no_answer ? h->target.no_answer : "",
+        why = g_strdup_printf ("%s%sno answer from %s: %s",
+                               h->target.no_answer ? h->target.no_answer : "",
                                h->target.no_answer ? ": " : "", h->target.url,
                                c->timed_out ? "timed out" : error->message);
       else

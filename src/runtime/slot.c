@@ -175,8 +175,10 @@ stg_slot_set_phase (StgSlot *slot, StgTaskPhase phase, gint64 config_id, gint st
 
   /* RUNNING counts from when it became healthy: an instance adopted
    * after a restart or a failover keeps that time, and so does a note. */
-  slot->phase_since_ms = phase == STG_TASK_RUNNING && slot->healthy_since_ms > 0 ? slot->healthy_since_ms
-                         : phase == slot->phase && status == slot->status && slot->phase_since_ms > 0
+  slot->phase_since_ms = phase == STG_TASK_RUNNING && slot->healthy_since_ms > 0
+                             ? slot->healthy_since_ms
+                         : phase == slot->phase && status == slot->status &&
+                                 slot->phase_since_ms > 0
                              ? slot->phase_since_ms
                              : now;
   slot->phase = phase;

@@ -89,9 +89,9 @@ read_instance (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **e
   member_string (b, "status", state);
   /* The cause as of now, with its time: older ones are in the events. */
   gint64 cause_ms = 0;
-  g_autofree gchar *cause = ui->ctx.engine
-                                ? stg_engine_instance_cause (ui->ctx.engine, key, instance, &cause_ms)
-                                : NULL;
+  g_autofree gchar *cause = ui->ctx.engine ? stg_engine_instance_cause (ui->ctx.engine, key,
+                                                                        instance, &cause_ms)
+                                           : NULL;
   member_string (b, "cause", cause);
   json_builder_set_member_name (b, "cause_ms");
   if (cause != NULL)
