@@ -469,8 +469,10 @@ create (Slot *slot)
   stg_docker_create_async (slot->host->docker, name, spec, slot->base.cancel, on_created, slot);
 }
 
-GArray *
-stg_fleet_job_hosts (Slot *slot, Host *without)
+/* Indexes into rt->hosts of the hosts of the job's placed slots other than
+ * @slot, leaving out those on @without (nullable). */
+static GArray *
+job_hosts (Slot *slot, Host *without)
 {
   GArray *out = g_array_new (FALSE, FALSE, sizeof (gint));
   GHashTableIter it;
@@ -498,7 +500,7 @@ stg_fleet_choose_host (Slot *slot, Host *without, gchar **why)
   StgFleetRuntime *rt = slot->rt;
   g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, slot->base.want, NULL);
   g_autofree StgPlaceHost *hosts = g_new0 (StgPlaceHost, rt->hosts->len + 1);
-  g_autoptr (GArray) others = stg_fleet_job_hosts (slot, without);
+  g_autoptr (GArray) others = job_hosts (slot, without);
 
   for (guint i = 0; i < rt->hosts->len; i++)
     {

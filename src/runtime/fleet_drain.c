@@ -19,11 +19,12 @@ by_key (gconstpointer a, gconstpointer b)
   return x->base.key.instance - y->base.key.instance;
 }
 
-/* Places @h's slots one by one on the other hosts as a drain would, each
- * one counted where it went (moved there for the while, then back); the
- * ones that fit nowhere, with why. */
-gchar *
-stg_fleet_drain_shortfall (StgFleetRuntime *rt, Host *h)
+/* Why some of @h's instances could not be placed on the other hosts now,
+ * or NULL when all could: what a drain of @h would wait on. Places @h's
+ * slots one by one on the other hosts as a drain would, each one counted
+ * where it went (moved there for the while, then back). */
+static gchar *
+drain_shortfall (StgFleetRuntime *rt, Host *h)
 {
   g_autoptr (GPtrArray) on = g_ptr_array_new ();
   g_autoptr (GString) out = g_string_new (NULL);
@@ -59,7 +60,7 @@ stg_fleet_drain_shortfall (StgFleetRuntime *rt, Host *h)
 static ApiHostStatus *
 host_status (StgFleetRuntime *rt, Host *h)
 {
-  g_autofree gchar *blocked = stg_fleet_drain_shortfall (rt, h);
+  g_autofree gchar *blocked = drain_shortfall (rt, h);
   ApiHostStatus *s = g_object_new (API_TYPE_HOST_STATUS, "name", h->config->name, "endpoint",
                                    h->config->endpoint, "address", h->config->address, "reachable",
                                    h->reachable, "unreachableSinceMs",

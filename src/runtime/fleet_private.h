@@ -99,11 +99,6 @@ struct _StgFleetRuntime
 GPtrArray *stg_fleet_hosts (StgRuntime *base);
 gboolean stg_fleet_drain_host (StgRuntime *base, const gchar *name, gboolean drain, GError **error);
 
-/* Why some of @h's instances could not be placed on the other hosts now
- * (each one's "no host fits: ..."), or NULL when all could: what a drain
- * of @h would wait on. */
-gchar *stg_fleet_drain_shortfall (StgFleetRuntime *rt, Host *h);
-
 /* Marks the hosts the store says are drained. */
 gboolean stg_fleet_load_drained (StgFleetRuntime *rt, GError **error);
 
@@ -114,10 +109,6 @@ gboolean stg_fleet_leave_drained (Slot *slot);
 /* ---- slots (fleet.c) --------------------------------------------------------- */
 
 Host *stg_fleet_host (StgFleetRuntime *rt, const gchar *name);
-
-/* Indexes into rt->hosts of the hosts of the job's placed slots other than
- * @slot, leaving out those on @without (nullable). */
-GArray *stg_fleet_job_hosts (Slot *slot, Host *without);
 
 /* The index of the host @slot would be placed on now, never @without
  * (nullable), nor an unreachable or draining host; -1 and *@why when
