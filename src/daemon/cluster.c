@@ -188,7 +188,11 @@ stg_daemon_route_follower (StgHttpRequest *request, StgHttpResponse *response, g
   if (g_str_equal (path, "/cluster"))
     return stg_daemon_route_cluster (request, response, d);
   if (!stg_store_leader (d->store, &info, NULL) || info.url[0] == '\0')
-    stg_http_response_text (response, 503, "no replica leads yet; try again\n");
+    {
+      stg_http_response_text (response, 503, "no replica leads yet; try again\n");
+      /* A browser on its way to the new leader asks again by itself. */
+      stg_http_response_header (response, "Refresh", "2");
+    }
   else
     {
       g_autofree gchar *base = g_strdup (info.url);
