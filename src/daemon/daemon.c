@@ -15,7 +15,7 @@
 #include "runtime/fleet.h"
 #include "runtime/local.h"
 #include "runtime/simulated.h"
-#include "runtime/spawn.h"
+#include "spawn/spawn.h"
 
 /* Every commit may change what the update queries answer. */
 static guint64

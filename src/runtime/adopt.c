@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "runtime/local_private.h"
-#include "runtime/process.h"
+#include "spawn/process.h"
 
 #define ORPHAN_WAIT_MS 3000
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "runtime/local_private.h"
-#include "runtime/process.h"
+#include "spawn/process.h"
 
 /* What every instance, health command and hook starts from: nothing of
  * staggerd's own environment, only a PATH, HOME (@home) and LANG. */

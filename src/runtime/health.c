@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 
 #include "runtime/health.h"
-#include "runtime/spawn.h"
+#include "spawn/spawn.h"
 
 #define FIRST_CHECK_MS 50
 

@@ -12,7 +12,7 @@
 #include <libsoup/soup.h>
 
 #include "runtime/executor.h"
-#include "runtime/identity.h"
+#include "spawn/identity.h"
 
 G_BEGIN_DECLS
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "runtime/local_private.h"
-#include "runtime/process.h"
+#include "spawn/process.h"
 
 #define BACKOFF_MAX_MS 60000
 #define LOG_TRIM_S 30

@@ -11,7 +11,7 @@
 
 #include "common/clock.h"
 #include "runtime/health.h"
-#include "runtime/identity.h"
+#include "spawn/identity.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
 

@@ -56,7 +56,7 @@
 #include "runtime/health.h"
 #include "runtime/local.h"
 #include "runtime/slot.h"
-#include "runtime/spawn.h"
+#include "spawn/spawn.h"
 #include "runtime/spec_cache.h"
 #include "store/store.h"
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "runtime/local_private.h"
-#include "runtime/process.h"
+#include "spawn/process.h"
 
 static void run_ended (Run *run, gboolean success, const gchar *how);
 

@@ -19,4 +19,4 @@ stagger_thermos_SOURCES = \
 	src/thermos/runner_main.c src/thermos/runner.c src/thermos/runner.h \
 	src/thermos/runner_spawn.c src/thermos/runner_tree.c src/thermos/runner_logs.c \
 	src/thermos/runner_state.c src/thermos/runner_lifecycle.c
-stagger_thermos_LDADD = libstg_thermos.a libstg_common.a $(JSON_GLIB_LIBS) $(GLIB_LIBS) -lm
+stagger_thermos_LDADD = libstg_thermos.a libstg_spawn.a libstg_common.a $(JSON_GLIB_LIBS) $(GLIB_LIBS) -lm

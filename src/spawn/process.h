@@ -4,7 +4,8 @@
  * Each instance runs in its own session and process group, so a stop
  * signals everything it started. A process is named by its pid and its
  * start time (clock ticks since boot, from /proc), so a reused pid is never
- * mistaken for it after a restart. Main-loop thread only.
+ * mistaken for it after a restart. Part of libstg_spawn. Main-loop thread
+ * only.
  */
 #pragma once
 

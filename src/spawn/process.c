@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "runtime/process.h"
+#include "spawn/process.h"
 
 G_DEFINE_QUARK (stg-process-error-quark, stg_process_error)
 
