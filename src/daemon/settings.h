@@ -64,6 +64,7 @@ typedef struct
   gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go */
   gchar *tier_config;            /* (nullable) a tiers file as Aurora's -tier_config; NULL:
                                     Aurora's default tiers */
+  gchar *thermos_runner;         /* stagger-thermos (fleet: its path on every host) */
 } StgDaemonSettings;
 
 /* Fills @settings with the defaults. */

@@ -24,6 +24,13 @@ stg_local_base_environ (const gchar *home)
   return env;
 }
 
+gchar *
+stg_local_mark (Slot *slot, gint64 run_id)
+{
+  return g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT ":%s", slot->base.key.job_id,
+                          slot->base.key.instance, run_id, slot->rt->mark_dir);
+}
+
 gchar **
 stg_local_environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports,
                        gchar **port_names, const StgTemplateVars *vars, GError **error)
@@ -40,9 +47,7 @@ stg_local_environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports
   env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
   env = g_environ_setenv (env, "STAGGER_VERSION_ALT", alt, TRUE);
   env = g_environ_setenv (env, "STAGGER_SANDBOX", run->sandbox, TRUE);
-  g_autofree gchar *mark = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT ":%s",
-                                            slot->base.key.job_id, slot->base.key.instance, run->id,
-                                            slot->rt->mark_dir);
+  g_autofree gchar *mark = stg_local_mark (slot, run->id);
   env = g_environ_setenv (env, STG_LOCAL_MARK, mark, TRUE);
   for (guint i = 0; port_names[i] != NULL; i++)
     {

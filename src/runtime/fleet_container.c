@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "runtime/fleet_private.h"
+#include "runtime/spec_cache.h"
+#include "runtime/thermos_task.h"
 
 /* The Docker parameters the fleet runtime understands (Aurora passes them
  * to the docker command line; here they become fields of the request). */
@@ -57,8 +59,15 @@ stg_fleet_validate (StgRuntime *base G_GNUC_UNUSED, const ApiTaskConfig *config,
 {
   const ApiDockerContainer *docker = docker_of (config);
 
-  if (!stg_executor_check_config (config, error))
+  if (!stg_task_spec_check (config, error))
     return FALSE;
+  if (stg_thermos_task_is (config))
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                   "executorConfig.name: the fleet runtime does not run %s tasks",
+                   STG_THERMOS_EXECUTOR_NAME);
+      return FALSE;
+    }
   if (docker == NULL || docker->image == NULL || docker->image[0] == '\0')
     {
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,

@@ -33,6 +33,7 @@ typedef struct
   GHashTable *role_users;    /* (nullable) role -> StgIdentity*: who runs its instances */
   StgIdentity *default_user; /* (nullable) for the other roles; NULL: staggerd's own user */
   StgHealthCounts *health_counts; /* (nullable) borrowed: where health checks are counted */
+  gchar *thermos_runner;          /* stagger-thermos, which runs AuroraExecutor tasks */
 } StgLocalOptions;
 
 void stg_local_options_init (StgLocalOptions *options);

@@ -14,7 +14,8 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/sandbox.c \
 	src/runtime/slot.c src/runtime/slot.h \
 	src/runtime/simulated.c src/runtime/simulated.h \
-	src/runtime/spec_cache.c src/runtime/spec_cache.h
+	src/runtime/spec_cache.c src/runtime/spec_cache.h \
+	src/runtime/thermos_task.c src/runtime/thermos_task.h
 # The fleet runtime: containers on many hosts through the Docker Engine API.
 libstg_runtime_a_SOURCES += \
 	src/runtime/docker.c src/runtime/docker.h \

@@ -33,6 +33,7 @@ typedef struct
 {
   GPid pid;
   gint64 start_time;
+  GPid parent;               /* its parent's pid */
   gchar *mark;               /* the value of the marker variable */
 } StgMarkedProcess;
 
@@ -41,6 +42,10 @@ typedef struct
  * /proc/PID/environ (processes of other users are skipped when we may not
  * read them). A GPtrArray of StgMarkedProcess, owned. */
 GPtrArray *stg_process_find_marked (const gchar *name);
+
+/* Sends @sig to every process on this host, session leader or not, whose
+ * environment holds @name=@value; returns how many it reached. */
+guint stg_process_signal_marked (const gchar *name, const gchar *value, gint sig);
 
 /* Sends @sig to the process group led by @pid. */
 void stg_process_signal_group (GPid pid, gint sig);

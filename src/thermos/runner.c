@@ -33,7 +33,7 @@
 /* The longest the loop sleeps without looking around. */
 #define MAX_WAIT_US G_USEC_PER_SEC
 /* How long an ending state waits for SIGKILLed processes to go. */
-#define REAP_WAIT_US (10 * G_USEC_PER_SEC)
+#define REAP_WAIT_US (STG_THERMOS_REAP_WAIT_SECS * G_USEC_PER_SEC)
 
 static gboolean
 ended (const StgRunner *r)

@@ -17,17 +17,6 @@
 
 G_BEGIN_DECLS
 
-/* The exit statuses of stagger-thermos. */
-enum
-{
-  STG_RUNNER_EXIT_SUCCESS = 0,   /* the task succeeded */
-  STG_RUNNER_EXIT_FAILED = 1,    /* the task failed */
-  STG_RUNNER_EXIT_KILLED = 2,    /* the task was stopped by SIGTERM or SIGINT */
-  STG_RUNNER_EXIT_USAGE = 64,    /* a wrong command line */
-  STG_RUNNER_EXIT_INVALID = 65,  /* the task's JSON is wrong, or a port it needs is missing */
-  STG_RUNNER_EXIT_INTERNAL = 70, /* the runner could not work (sandbox, state file, ...) */
-};
-
 /* The task's states, with Thermos's names. */
 typedef enum
 {
