@@ -19,8 +19,10 @@
 
 G_BEGIN_DECLS
 
-/* Where stagger-thermos is unless staggerd is told (thermos_runner). */
+/* Where stagger-thermos is unless staggerd is told (thermos_runner), and
+ * its bundle for containers (thermos_bundle; scripts/thermos-bundle). */
 #define STG_THERMOS_RUNNER_DEFAULT STG_PKGLIBEXECDIR "/stagger-thermos"
+#define STG_THERMOS_BUNDLE_DEFAULT STG_PKGLIBEXECDIR "/thermos-bundle"
 
 /* TRUE when @config's executor is AuroraExecutor. */
 gboolean stg_thermos_task_is (const ApiTaskConfig *config);
