@@ -242,10 +242,10 @@ class Staggerd(stgtest.Daemon):
                          "--cluster=" + CLUSTER, config=config)
         os.chmod(self.dir, 0o711)  # the role's user reaches its sandboxes
 
-    def restart(self):
-        """Stops staggerd (SIGTERM: its instances go on) and starts another
+    def restart(self, sig=signal.SIGTERM):
+        """Stops staggerd with @sig (its instances go on) and starts another
         on the same data directory."""
-        self.proc.send_signal(signal.SIGTERM)
+        self.proc.send_signal(sig)
         self.proc.wait(timeout=60)
         status = self.proc.returncode
         os.unlink(self.ready)
@@ -374,6 +374,16 @@ def http_example_flows(r, t, mod, d, shared):
     a.ok(a.create_job(base), "createJob after killall")
     a.wait_running(key, 1)
     r.check("create again: running", True)
+
+    # staggerd killed with SIGKILL: the next one adopts the runner, and
+    # every process of the task (each in a session of its own) goes on.
+    wait_for("the server to run", lambda: len(d.task_processes()) >= 2)
+    before = sorted(d.task_processes())
+    d.restart(signal.SIGKILL)
+    a = Aurora(t, mod, d)
+    a.wait_running(key, 1)
+    r.check("adopted after kill -9: the same processes run, none stopped",
+            sorted(d.task_processes()) == before, (before, sorted(d.task_processes())))
 
     # test_update: paused with a message, staggerd restarted, resumed
     u = a.start_update(updated)
