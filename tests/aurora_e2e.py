@@ -7,8 +7,8 @@ through a stock python3-thrift client with the binary protocol over HTTP
 POST /api, as the client at Aurora's HEAD talks. The executor data are the
 files of tests/aurora/ (AuroraExecutor, which stagger-thermos runs).
 
-The jobs' roles run as nobody when the tests run as root ([roles]), as
-Aurora runs a role's tasks as its user. What the e2e script's jobs take
+The jobs' roles run as nobody when the tests run as root (instance_user),
+as Aurora runs a role's tasks as its user. What the e2e script's jobs take
 from its Vagrant box is replaced: Aurora's http_example.py by
 tests/aurora/http_server.py, `python` by python3, the mktemp files its
 --bind options name by files of a folder of this test, and the failing
@@ -233,11 +233,11 @@ class Aurora:
 
 
 class Staggerd(stgtest.Daemon):
-    """A staggerd whose AuroraExecutor tasks' role runs as nobody (when
-    root), that can be restarted on the same data directory."""
+    """A staggerd whose roles' tasks run as nobody (when root), that can be
+    restarted on the same data directory."""
 
     def __init__(self):
-        config = "[roles]\n%s = nobody\n" % ROLE if os.geteuid() == 0 else None
+        config = "[staggerd]\ninstance_user = nobody\n" if os.geteuid() == 0 else None
         super().__init__("--port-range=" + PORTS, "--thermos-runner=" + RUNNER,
                          "--cluster=" + CLUSTER, config=config)
         os.chmod(self.dir, 0o711)  # the role's user reaches its sandboxes
@@ -560,6 +560,54 @@ def bad_input(r, t, mod, d, shared):
             (resp.responseCode, text))
 
 
+def example_hello_world(r, t, mod, d, shared):
+    """examples/aurora/: the hello_world tutorial's job created by `stagger
+    job create` from its job file, whose aurora_task is the tutorial's task
+    as the aurora client sends it (here with the program where this tree
+    has it, and python3)."""
+    a = Aurora(t, mod, d)
+    src = os.path.join(stgtest.SRCDIR, "examples", "aurora")
+    with open(os.path.join(src, "hello_world.json")) as f:
+        task = f.read().replace("/vagrant/hello_world.py", os.path.join(src, "hello_world.py")) \
+            .replace("python -u", "python3 -u")
+    with open(os.path.join(shared, "hello_world.json"), "w") as f:
+        f.write(task)
+    shutil.copy(os.path.join(src, "hello_world_job.json"), shared)
+    path = "devcluster/www-data/devel/hello_world"
+    code, out = cli(d, "job", "create", path, os.path.join(shared, "hello_world_job.json"))
+    r.check("stagger job create of the tutorial's job", code == 0, out)
+    key = t.JobKey(role="www-data", environment="devel", name="hello_world")
+    a.wait_running(key, 1)
+    md5 = cli(d, "task", "logs", path + "/0", "--process", "fetch_package")[1]
+    r.check("fetch_package printed the program's MD5 sum",
+            md5 == "8a76df6586b20ba7c199891ce2448dd0\n", md5)
+    hello = wait_for("hello_world to say hello", lambda: (lambda out: out if "Hello world!" in out
+                     else None)(cli(d, "task", "logs", path + "/0", "--process", "hello_world")[1]))
+    r.check("hello_world says hello", hello.startswith("Hello world! It is"), hello)
+    code, out = cli(d, "job", "status", path)
+    r.check("job status: no health port, no HTTP check", "health check: none" in out, out)
+    a.kill(key)
+
+    # Job files whose aurora_task cannot be: refused naming the key.
+    with open(os.path.join(src, "hello_world_job.json")) as f:
+        good = json.load(f)
+    bad_task = json.loads(task)
+    bad_task["task"]["constraints"] = [{"order": ["hello_world", "nosuch"]}]
+    cases = [("task", dict(good, task={"command": "true"}),
+              "task: a job with an aurora_task takes this from it"),
+             ("role", dict(good, aurora_task=dict(json.loads(task), role="other")),
+              "aurora_task.role: 'other', but the job file's role is 'www-data'"),
+             ("order", dict(good, aurora_task=bad_task),
+              "aurora_task: task.constraints[0].order[1]: no process is named 'nosuch'")]
+    for what, content, says in cases:
+        name = os.path.join(shared, "bad_%s.json" % what)
+        with open(name, "w") as f:
+            json.dump(content, f)
+        code, out = cli(d, "job", "create", path, name)
+        r.check("job file with a bad aurora_task (%s): refused" % what, code != 0 and says in out,
+                out)
+
+
 def main():
     r = stgtest.Results("aurora_e2e")
     t, mod = stgtest.load_stubs()
@@ -571,7 +619,8 @@ def main():
                            ("ephemeral_daemon_with_final", ephemeral_daemon_with_final),
                            ("daemonizing_process", daemonizing_process),
                            ("health_alias", health_alias),
-                           ("bad_input", bad_input)):
+                           ("bad_input", bad_input),
+                           ("example_hello_world", example_hello_world)):
             r.run(name, flow, r, t, mod, d, shared)
     finally:
         status = d.stop()
