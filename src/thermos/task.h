@@ -189,9 +189,6 @@ const gchar *stg_thermos_exit_meaning (gint status);
  * the last wait for leftovers. */
 gint stg_thermos_job_stop_secs (const StgThermosJob *job);
 
-/* The index of the process named @name in @task, or -1. */
-gint stg_thermos_task_find (const StgThermosTask *task, const gchar *name);
-
 static inline StgThermosProcess *
 stg_thermos_task_process (const StgThermosTask *task, guint index)
 {
