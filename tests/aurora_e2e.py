@@ -25,6 +25,7 @@ that is an alias, and none (said by `stagger job status`) without one.
 Ports 27600-27799.
 """
 import getpass
+import http.client
 import json
 import os
 import pwd
@@ -282,6 +283,20 @@ def logs(a, mod, key, instance, process=None, stderr=False):
     return a.ok(resp, "getTaskLogs").getTaskLogsResult
 
 
+def ui_json(d, path):
+    """GET @path of the web UI's JSON."""
+    conn = http.client.HTTPConnection("127.0.0.1", d.http_port, timeout=30)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        body = resp.read()
+        if resp.status != 200:
+            raise AssertionError("GET %s: %d %s" % (path, resp.status, body[:200]))
+        return json.loads(body)
+    finally:
+        conn.close()
+
+
 def cli(d, *args):
     """The stagger CLI against @d: (exit code, output)."""
     env = dict(os.environ, NO_COLOR="")
@@ -347,6 +362,14 @@ def http_example_flows(r, t, mod, d, shared):
     code, out = cli(d, "task", "logs", path + "/0", "--process", "nosuch")
     r.check("task logs of an unknown process: not found, naming the processes",
             code != 0 and "read_env" in out, out)
+    q = "role=%s&environment=%s&name=%s" % (key.role, key.environment, key.name)
+    view = ui_json(d, "/ui/api/instance?%s&instance=0&process=read_env" % q)
+    r.check("web UI: the instance view shows a process's output and the processes",
+            view["stdout_tail"] == "hello\n" and view["processes"] == read_env.processes, view)
+    page = ui_json(d, "/ui/api/job?" + q)
+    r.check("web UI: the job's health check in words",
+            (page["health_check"] or "").startswith("HTTP GET /health on port health"),
+            page["health_check"])
     runner = logs(a, mod, key, 0, stderr=True).data.decode()
     r.check("the instance's own output is its runner's", "stagger-thermos" in runner, runner)
 
