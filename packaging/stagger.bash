@@ -27,7 +27,7 @@ _stagger_options ()
     "update list") echo "$common --status --user --limit" ;;
     "job kill") echo "$common --message" ;;
     "job revert") echo "$common --to-version --message --wait" ;;
-    "task logs") echo "$common --stderr --tail --follow" ;;
+    "task logs") echo "$common --stderr --tail --follow --process --run" ;;
     "job restart") echo "$common --batch-size --watch-secs --max-per-instance-failures --max-total-failures --message --wait" ;;
     "plan start") echo "$common --message --wait" ;;
     "plan list") echo "$common --active --name --limit" ;;
@@ -43,7 +43,7 @@ _stagger ()
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version|--tail|--name|--min-in-service) ((i++)) ;;
+      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version|--tail|--name|--min-in-service|--process|-p|--run) ((i++)) ;;
       -*) ;;
       *) if [[ -z $group ]]; then group="${COMP_WORDS[i]}"; elif [[ -z $command ]]; then command="${COMP_WORDS[i]}"; fi ;;
     esac

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "rollout.h"
-#include "runtime/process.h"
+#include "spawn/process.h"
 
 #define PORT_RANGE "--port-range=23000-23999"
 

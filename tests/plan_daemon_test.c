@@ -13,7 +13,7 @@
 
 #include "common/enums.h"
 #include "rollout.h"
-#include "runtime/process.h"
+#include "spawn/process.h"
 
 #define PORT_RANGE "--port-range=28000-28499"
 #define P(x) API_ROLLOUT_STATUS_##x

@@ -629,6 +629,10 @@ struct GetTaskLogsResult {
   1: binary data
   2: i64 nextOffset     /* where the next read goes on */
   3: i64 size           /* the output's size now */
+  /* An AuroraExecutor task's processes, in its order (their output is read
+   * by naming one). */
+  100: optional list<string> processes
+  101: optional i32 processRun    /* with a process: the run read (from 0) */
 }
 
 /* Stagger: one host of the fleet runtime, as staggerd sees it now. */
@@ -866,8 +870,11 @@ service StaggerScheduler extends AuroraAdmin {
   Response getJobConfigHistory(1: JobKey job)
   /* Up to maxBytes (at most 65536) of an instance's stdout (stderr: its
    * stderr) from byte offset (negative: that many bytes before the end), as
-   * the runtime keeps it: the current run's output (a read). */
-  Response getTaskLogs(1: InstanceKey instance, 2: bool stderr, 3: i64 offset, 4: i32 maxBytes)
+   * the runtime keeps it: the current run's output (a read). With process
+   * (not empty): that process's of an AuroraExecutor task, of its run
+   * processRun (from 0; -1 or absent: its newest). */
+  Response getTaskLogs(1: InstanceKey instance, 2: bool stderr, 3: i64 offset, 4: i32 maxBytes,
+                       100: string process, 101: i32 processRun = -1)
   /* The fleet runtime's hosts (a read); other runtimes have none. */
   Response getHosts()
   /* drain: place nothing new on @host, and start instances that restart

@@ -416,10 +416,13 @@ function instanceTimeline(data) {
    page is drawn anew for a change. */
 let picked = null;
 
-async function showInstance(u, instance, panel) {
-  picked = { update: u.id, instance };
+/* An AuroraExecutor task's instance shows one process's output at a
+   time: the runner's (stagger-thermos) or, picked, a process's. */
+async function showInstance(u, instance, panel, process) {
+  picked = { update: u.id, instance, process };
   const q = 'role=' + encodeURIComponent(u.role) + '&environment=' + encodeURIComponent(u.environment) +
-    '&name=' + encodeURIComponent(u.name) + '&instance=' + instance;
+    '&name=' + encodeURIComponent(u.name) + '&instance=' + instance +
+    (process ? '&process=' + encodeURIComponent(process) : '');
   let d;
   try {
     d = await getJSON('/ui/api/instance?' + q);
@@ -429,14 +432,21 @@ async function showInstance(u, instance, panel) {
   }
   const full = (stream) => el('a', { href: '/ui/api/instance/log?' + q + '&stream=' + stream,
     target: '_blank', rel: 'noopener' }, 'all of it');
+  const pick = (name, label) => el('button', { type: 'button', class: 'process',
+    'aria-pressed': String((process || null) === name),
+    onclick: () => showInstance(u, instance, panel, name) }, label);
+  const processes = (d.processes || []).length ? el('p', { class: 'processes' }, 'Output of: ',
+    pick(null, 'the runner'), ...d.processes.map((name) => pick(name, name))) : '';
+  const whose = process ? ' of ' + process : '';
   panel.replaceChildren(
     el('h3', {}, 'Instance ' + instance + ' ', badge(d.status)),
     d.cause ? el('p', { class: 'cause' }, timeEl(d.cause_ms), ' ', d.cause) : '',
     timeline('task-events', d.events.map((e) => ({ ts: e.ts_ms,
       node: [badge(e.status), e.message ? ' — ' + e.message : ''] }))),
-    el('h4', {}, 'Standard error (its end) ', full('stderr')),
+    processes,
+    el('h4', {}, 'Standard error' + whose + ' (its end) ', full('stderr')),
     el('pre', { class: 'log stderr' }, d.stderr_tail || '(nothing)'),
-    el('h4', {}, 'Output (its end) ', full('stdout')),
+    el('h4', {}, 'Output' + whose + ' (its end) ', full('stdout')),
     el('pre', { class: 'log stdout' }, d.stdout_tail || '(nothing)'));
 }
 
@@ -467,7 +477,7 @@ async function viewUpdate(role, env, name, id) {
   }
   const panel = el('section', { id: 'instance-panel', 'aria-live': 'polite' },
     ids.length ? el('p', { class: 'muted' }, 'Pick an instance to see its events and output.') : '');
-  if (picked && picked.update === u.id) showInstance(u, picked.instance, panel);
+  if (picked && picked.update === u.id) showInstance(u, picked.instance, panel, picked.process);
   show(el('h1', {}, 'Update ', el('span', { class: 'mono' }, u.id), ' of ',
     el('a', { href: '#/job/' + jobPath(u) }, jobLabel(u))),
   controls(u),

@@ -248,6 +248,10 @@ job_status (StgCli *cli, int argc, gchar **argv)
       stg_table_cell (t, STG_STYLE_DIM, "%s", last && last->__isset_message && last->message ? last->message : "-");
     }
   stg_table_print (t, cli);
+  JsonNode *health = ui != NULL ? json_object_get_member (json_node_get_object (ui), "health_check")
+                                : NULL;
+  if (health != NULL && JSON_NODE_HOLDS_VALUE (health))
+    fprintf (cli->out, "health check: %s\n", json_node_get_string (health));
   return STG_EXIT_OK;
 }
 

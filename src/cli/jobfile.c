@@ -511,6 +511,25 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
 
 /* ---- the whole file ------------------------------------------------------------ */
 
+/* The "stagger" executor's task: metadata, resources, the task and its
+ * health check into @task. */
+static gboolean
+stagger_task (const StgJfCtx *c, JsonObject *top, JsonObject *task_obj, JsonObject *health,
+              ApiTaskConfig *task, GError **error)
+{
+  g_auto (GStrv) ports = NULL;
+
+  if (!metadata (c, top, task, error) || !resources (c, top, task, &ports, error))
+    return FALSE;
+  g_autofree gchar *data = stg_jf_executor_data (c, task_obj, health, ports, error);
+  if (data == NULL)
+    return FALSE;
+  g_autoptr (ApiExecutorConfig) exec = g_object_new (API_TYPE_EXECUTOR_CONFIG, "name", "stagger",
+                                                     "data", data, NULL);
+  g_object_set (task, "executorConfig", exec, NULL);
+  return TRUE;
+}
+
 static StgJobFile *
 build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
 {
@@ -519,11 +538,10 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
   gint64 instances = 1, max_failures = 1, priority = 0;
   gboolean service = TRUE;
   JsonObject *task_obj = NULL, *health = NULL;
-  g_auto (GStrv) ports = NULL;
+  gboolean aurora = json_object_has_member (top, "aurora_task");
 
   if (!stg_jf_check_keys (c, top, "", stg_jf_top_keys, error) ||
-      !key_part (c, top, "cluster", &cluster, error) ||
-      !key_part (c, top, "role", &role, error) ||
+      !key_part (c, top, "cluster", &cluster, error) || !key_part (c, top, "role", &role, error) ||
       !key_part (c, top, "environment", &environment, error) ||
       !key_part (c, top, "name", &name, error) ||
       !stg_jf_int (c, top, "", "instances", 1, MAX_INSTANCES, &instances, NULL, error) ||
@@ -532,7 +550,7 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
       !stg_jf_int (c, top, "", "priority", G_MININT32, G_MAXINT32, &priority, NULL, error) ||
       !stg_jf_string (c, top, "", "tier", FALSE, &tier, error) ||
       !stg_jf_string (c, top, "", "contact", FALSE, &contact, error) ||
-      !stg_jf_object (c, top, "", "task", TRUE, &task_obj, error) ||
+      !stg_jf_object (c, top, "", "task", !aurora, &task_obj, error) ||
       !stg_jf_object (c, top, "", "health_check_config", FALSE, &health, error))
     return NULL;
 
@@ -545,16 +563,12 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
     g_object_set (task, "tier", tier, NULL);
   if (contact != NULL)
     g_object_set (task, "contactEmail", contact, NULL);
-  if (!metadata (c, top, task, error) || !resources (c, top, task, &ports, error) ||
-      !stg_jf_placement (c, top, task, error))
+  if (!stg_jf_placement (c, top, task, error))
     return NULL;
-
-  g_autofree gchar *data = stg_jf_executor_data (c, task_obj, health, ports, error);
-  if (data == NULL)
+  if (aurora && !stg_jf_aurora_task (c, top, key, cluster, task, error))
     return NULL;
-  g_autoptr (ApiExecutorConfig) exec = g_object_new (API_TYPE_EXECUTOR_CONFIG,
-      "name", "stagger", "data", data, NULL);
-  g_object_set (task, "executorConfig", exec, NULL);
+  if (!aurora && !stagger_task (c, top, task_obj, health, task, error))
+    return NULL;
 
   g_autoptr (ApiJobUpdateSettings) settings = update_settings (c, top, cluster, error);
   if (settings == NULL)

@@ -78,6 +78,13 @@ gboolean stg_jf_array (const StgJfCtx *c, JsonObject *object, const gchar *path,
 gchar *stg_jf_executor_data (const StgJfCtx *c, JsonObject *task, JsonObject *health,
                              GStrv ports, GError **error);
 
+/* "aurora_task" of @top (jobfile_aurora.c): Aurora's job, inline or in a
+ * file, checked against the job's @key and @cluster, into @task's
+ * resources, scheduler fields and executorConfig (AuroraExecutor). The
+ * keys it says itself ("task", "resources", ...) must be absent. */
+gboolean stg_jf_aurora_task (const StgJfCtx *c, JsonObject *top, const ApiJobKey *key,
+                             const gchar *cluster, ApiTaskConfig *task, GError **error);
+
 /* The placement keys (jobfile_fleet.c): "container" and "constraints"
  * of @top into @task, in Aurora's forms. */
 gboolean stg_jf_placement (const StgJfCtx *c, JsonObject *top, ApiTaskConfig *task, GError **error);

@@ -14,11 +14,25 @@ G_DEFINE_QUARK (stg-job-file-error-quark, stg_job_file_error)
 
 /* ---- the keys ------------------------------------------------------------- */
 
-const gchar *const stg_jf_top_keys[] = {
-  "cluster", "role", "environment", "name", "instances", "service", "max_task_failures",
-  "priority", "tier", "contact", "metadata", "resources", "task", "health_check_config",
-  "update_config", "container", "constraints", NULL
-};
+const gchar *const stg_jf_top_keys[] = { "cluster",
+                                         "role",
+                                         "environment",
+                                         "name",
+                                         "instances",
+                                         "service",
+                                         "max_task_failures",
+                                         "priority",
+                                         "tier",
+                                         "contact",
+                                         "metadata",
+                                         "resources",
+                                         "task",
+                                         "health_check_config",
+                                         "update_config",
+                                         "container",
+                                         "constraints",
+                                         "aurora_task",
+                                         NULL };
 const gchar *const stg_jf_resources_keys[] = { "cpu", "ram_mb", "disk_mb", "ports", NULL };
 const gchar *const stg_jf_metadata_keys[] = { "key", "value", NULL };
 const gchar *const stg_jf_task_keys[] = {

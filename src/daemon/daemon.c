@@ -15,7 +15,7 @@
 #include "runtime/fleet.h"
 #include "runtime/local.h"
 #include "runtime/simulated.h"
-#include "runtime/spawn.h"
+#include "spawn/spawn.h"
 
 /* Every commit may change what the update queries answer. */
 static guint64
@@ -335,6 +335,7 @@ start_runtime (StgDaemon *d, GError **error)
         .port_min = d->settings.port_min, .port_max = d->settings.port_max, .fleet = d->settings.fleet,
       };
       fo.health_counts = &d->health_counts;
+      fo.thermos_bundle = d->settings.thermos_bundle;
       d->runtime = stg_fleet_runtime_new (d->store, d->clock, &fo, error);
       if (d->runtime != NULL && !stg_fleet_runtime_adopt (d->runtime, error))
         g_clear_pointer (&d->runtime, stg_runtime_free);
@@ -347,6 +348,7 @@ start_runtime (StgDaemon *d, GError **error)
       lo.port_max = d->settings.port_max;
       lo.max_ports_per_role = d->settings.max_ports_per_role;
       lo.max_concurrent_starts = (guint) d->settings.max_concurrent_starts;
+      g_free (lo.thermos_runner), lo.thermos_runner = g_strdup (d->settings.thermos_runner);
       d->runtime = stg_local_runtime_new (d->store, d->clock, &lo, error);
     }
   stg_local_options_clear (&lo);

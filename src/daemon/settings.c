@@ -16,6 +16,7 @@
 #include "daemon/instance_users.h"
 #include "daemon/settings.h"
 #include "daemon/systemd.h"
+#include "runtime/thermos_task.h"
 
 typedef enum
 {
@@ -100,6 +101,10 @@ static const Setting SETTINGS[] = {
   INT (S, "max_ports_per_role", max_ports_per_role, 0, 65535, 0, "0: half the port range"),
   INT (S, "max_concurrent_starts", max_concurrent_starts, 0, 100000, 0, "starting at once; 0: 100"),
   STRING (S, "tier_config", tier_config, NULL, "task tiers, as Aurora's tiers.json"),
+  STRING (S, "thermos_runner", thermos_runner, STG_THERMOS_RUNNER_DEFAULT,
+          "stagger-thermos, which runs AuroraExecutor tasks"),
+  STRING (S, "thermos_bundle", thermos_bundle, STG_THERMOS_BUNDLE_DEFAULT,
+          "fleet: stagger-thermos's bundle for containers, on every host"),
   STRING ("store", "url", store, NULL, "PostgreSQL (URL or conninfo) instead of SQLite"),
   PARSED ("store", "sqlite_synchronous", parse_sync, "full", "full, or normal: no fsync a commit"),
   PARSED ("gates", "allowed_hosts", parse_gate_hosts, NULL, "where HTTP gates may connect"),

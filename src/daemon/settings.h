@@ -64,6 +64,8 @@ typedef struct
   gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go */
   gchar *tier_config;            /* (nullable) a tiers file as Aurora's -tier_config; NULL:
                                     Aurora's default tiers */
+  gchar *thermos_runner;         /* stagger-thermos */
+  gchar *thermos_bundle;         /* fleet: stagger-thermos's bundle, on every host */
 } StgDaemonSettings;
 
 /* Fills @settings with the defaults. */

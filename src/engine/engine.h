@@ -198,13 +198,12 @@ gboolean stg_engine_rollback_update (StgEngine *engine, const ApiJobUpdateKey *k
 gboolean stg_engine_pulse_update (StgEngine *engine, const ApiJobUpdateKey *key,
                                   ApiJobUpdatePulseStatus *status, GError **error);
 
-/* Up to @max bytes of instance @instance of job @key's output (stdout, or
- * @err: stderr) from @offset (negative: from the end), as the runtime
- * keeps it; *@next and *@size as stg_runtime_read_log(). NOT_FOUND when
- * there is no such job, instance or output, or the runtime keeps none;
- * FAILED when reading fails. */
-GBytes *stg_engine_read_log (StgEngine *engine, const ApiJobKey *key, gint32 instance, gboolean err,
-                             gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
+/* Instance @instance of job @key's output that @query names, as the
+ * runtime keeps it (stg_runtime_read_log(), which fills @info). NOT_FOUND
+ * when there is no such job, instance, process or output, or the runtime
+ * keeps none; FAILED when reading fails. */
+GBytes *stg_engine_read_log (StgEngine *engine, const ApiJobKey *key, gint32 instance,
+                             const StgLogQuery *query, StgLogInfo *info, GError **error);
 
 /* Why instance @instance of job @key is not running as wanted now, as the
  * runtime says (a failure's cause, what it waits on), and since when

@@ -26,7 +26,7 @@
 #include "common/host_policy.h"
 #include "common/json_check.h"
 #include "runtime/gates.h"
-#include "runtime/spawn.h"
+#include "spawn/spawn.h"
 
 #define OUTPUT_KEPT 2048
 

@@ -18,7 +18,7 @@
 
 #include "common/host_policy.h"
 #include "common/thrift_glue.h"
-#include "runtime/identity.h"
+#include "spawn/identity.h"
 
 G_BEGIN_DECLS
 

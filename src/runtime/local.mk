@@ -10,14 +10,12 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/health.c src/runtime/health.h \
 	src/runtime/local.c src/runtime/local.h src/runtime/local_private.h \
 	src/runtime/ports.c \
-	src/runtime/process.c src/runtime/process.h \
-	src/runtime/identity.c src/runtime/identity.h \
 	src/runtime/run.c \
 	src/runtime/sandbox.c \
 	src/runtime/slot.c src/runtime/slot.h \
 	src/runtime/simulated.c src/runtime/simulated.h \
-	src/runtime/spawn.c src/runtime/spawn.h \
-	src/runtime/spec_cache.c src/runtime/spec_cache.h
+	src/runtime/spec_cache.c src/runtime/spec_cache.h \
+	src/runtime/thermos_task.c src/runtime/thermos_task.h
 # The fleet runtime: containers on many hosts through the Docker Engine API.
 libstg_runtime_a_SOURCES += \
 	src/runtime/docker.c src/runtime/docker.h \

@@ -56,7 +56,7 @@
 #include "runtime/health.h"
 #include "runtime/local.h"
 #include "runtime/slot.h"
-#include "runtime/spawn.h"
+#include "spawn/spawn.h"
 #include "runtime/spec_cache.h"
 #include "store/store.h"
 
@@ -234,6 +234,9 @@ gint stg_local_socket_port (gint fd);
  * HOME (@home) and LANG, nothing of staggerd's environment (owned). */
 gchar **stg_local_base_environ (const gchar *home);
 
+/* The value of STG_LOCAL_MARK for run @run_id of @slot (owned). */
+gchar *stg_local_mark (Slot *slot, gint64 run_id);
+
 /* The whole environment of @run (NULL with @error when a template of the
  * task's env fails). @alt_version: the version it starts beside, or 0. */
 gchar **stg_local_environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports,
@@ -257,11 +260,17 @@ gchar *stg_local_resolve_command (const gchar *command);
 /* The slot's folder: one folder per run inside it, and hooks.log. */
 gchar *stg_local_slot_root (Slot *slot);
 
-/* Up to @max bytes of the slot's output (see StgRuntimeOps.read_log):
- * the serving run's, else the newest run folder's. Never through a
- * symlink. */
-GBytes *stg_local_read_output (Slot *slot, gboolean err, gint64 offset, gsize max, gint64 *next,
-                               gint64 *size, GError **error);
+/* The slot's output @query names (see StgRuntimeOps.read_log): the
+ * serving run's, else the newest run folder's; an AuroraExecutor task's
+ * process's from its .logs. Never through a symlink. */
+GBytes *stg_local_read_output (Slot *slot, const StgLogQuery *query, StgLogInfo *info,
+                               GError **error);
+
+/* Opens the regular file @parts (folder names, then the file's) under the
+ * run folder @dir for reading, through descriptors: no part may be a
+ * symlink (the folders below a run folder are its user's). -1 with @error
+ * (STG_RUNTIME_ERROR_NOT_FOUND). */
+gint stg_local_open_run_file (const gchar *dir, const gchar *const *parts, GError **error);
 
 /* Who runs @slot's instances (its role's user, else the default); NULL:
  * staggerd's own user. */

@@ -14,6 +14,7 @@
 #include "webui/webui_private.h"
 #include "common/enums.h"
 #include "common/jobkey.h"
+#include "runtime/thermos_task.h"
 
 /* The job page lists at most this many instances (the count says how many). */
 #define JOB_PAGE_INSTANCES 1000
@@ -262,6 +263,14 @@ read_job (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
   json_builder_end_array (b);
   add_groups (ui, b, rows);
   stg_webui_add_list (b, "updates", updates, G_MAXUINT, add_summary);
+  /* An AuroraExecutor task's health check in words: such a task without
+   * a port named "health" has none, which is easy to miss. */
+  g_autoptr (ApiTaskConfig) config =
+      rows->len > 0 ? stg_store_get_config (ui->ctx.store,
+                                            g_array_index (rows, StgInstanceRow, 0).config_id, NULL)
+                    : NULL;
+  g_autofree gchar *health = config != NULL ? stg_thermos_task_health_text (config) : NULL;
+  member_string (b, "health_check", health);
   json_builder_end_object (b);
   return 200;
 }
