@@ -210,8 +210,9 @@ kill_during_surge (gint count, gboolean abort, ApiJobUpdateKey **key_out)
     {
       g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
       g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
-      ck_assert (api_aurora_scheduler_manager_if_abort_job_update (
-          API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r, key, "stop", &error));
+      ck_assert (api_aurora_scheduler_manager_if_abort_job_update (API_AURORA_SCHEDULER_MANAGER_IF (
+                                                                       c->client),
+                                                                   &r, key, "stop", &error));
       ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
     }
   stg_test_daemon_kill9 (d);

@@ -430,10 +430,10 @@ controls_suite (void)
   Suite *s = suite_create ("engine controls");
   TCase *tc;
 
-#define CASE(name)                                                                                 \
-  tc = tcase_create (name);                                                                        \
-  tcase_set_timeout (tc, 60);                                                                      \
-  tcase_add_checked_fixture (tc, fx_setup, fx_teardown);                                           \
+#define CASE(name) \
+  tc = tcase_create (name); \
+  tcase_set_timeout (tc, 60); \
+  tcase_add_checked_fixture (tc, fx_setup, fx_teardown); \
   suite_add_tcase (s, tc)
 
   CASE ("surge");

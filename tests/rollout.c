@@ -136,7 +136,8 @@ stg_rollout_try_start_update_with (StgTestDaemon *d, const gchar *name, gint32 c
                                    GError **error)
 {
   g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
-  g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", name, count, data, "http");
+  g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", name, count, data,
+                                                           "http");
   g_autoptr (ApiJobUpdateRequest) request = g_object_new (API_TYPE_JOB_UPDATE_REQUEST,
       "taskConfig", job->taskConfig, "instanceCount", count, "settings", settings, NULL);
   g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);

@@ -52,9 +52,8 @@ ApiJobUpdateSettings *stg_rollout_batch_settings (gint32 group, gint32 watch_ms)
 /* startJobUpdate to @data with @settings as they are; NULL with @error
  * when the call gets no answer. */
 ApiJobUpdateKey *stg_rollout_try_start_update_with (StgTestDaemon *d, const gchar *name,
-                                                   gint32 count, const gchar *data,
-                                                   ApiJobUpdateSettings *settings,
-                                                   GError **error);
+                                                    gint32 count, const gchar *data,
+                                                    ApiJobUpdateSettings *settings, GError **error);
 
 /* The key of the one update of role www; asserts there is exactly one. */
 ApiJobUpdateKey *stg_rollout_only_update (StgTestDaemon *d);

@@ -302,8 +302,8 @@ typedef struct
 {
   StgTestDaemon *d;
   ApiJobUpdateKey *key;
-  gint min_healthy;  /* the fewest instances answering /health in one sample */
-  guint max_listed;  /* the most instances the job had in one sample */
+  gint min_healthy; /* the fewest instances answering /health in one sample */
+  guint max_listed; /* the most instances the job had in one sample */
   guint samples;
 } Sampler;
 
@@ -345,8 +345,8 @@ START_TEST (surge_keeps_full_capacity)
   g_autoptr (ApiJobUpdateSettings) settings = stg_rollout_batch_settings (1, 300);
   g_object_set (settings, "minInService", 3, "maxSurge", 1, NULL);
   g_autoptr (GError) error = NULL;
-  g_autoptr (ApiJobUpdateKey) key =
-      stg_rollout_try_start_update_with (d, "web", 3, v2, settings, &error);
+  g_autoptr (ApiJobUpdateKey) key = stg_rollout_try_start_update_with (d, "web", 3, v2, settings,
+                                                                       &error);
   ck_assert_msg (key != NULL, "startJobUpdate: %s", error ? error->message : "");
 
   Sampler s = { d, key, G_MAXINT, 0, 0 };

@@ -363,8 +363,7 @@ stg_test_http (guint16 port, const gchar *method, const gchar *path, const gchar
                                            body ? strlen (body) : 0, body ? body : "");
   g_autoptr (GByteArray) all = http_exchange (port, req, 0, &error);
 
-  ck_assert_msg (all != NULL, "no answer from HTTP port %u: %s", port,
-                 error ? error->message : "");
+  ck_assert_msg (all != NULL, "no answer from HTTP port %u: %s", port, error ? error->message : "");
   const gchar *text = (const gchar *) all->data;
   const gchar *split = strstr (text, "\r\n\r\n");
   ck_assert_msg (split != NULL, "no header end in: %s", text);

@@ -285,7 +285,9 @@ static gchar *
 start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *message)
 {
   g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
-      "updateGroupSize", 1, "minWaitInInstanceRunningMs", 1000, NULL);
+                                                            "updateGroupSize", 1,
+                                                            "minWaitInInstanceRunningMs", 1000,
+                                                            NULL);
   return start_update_with (d, name, count, message, settings);
 }
 
@@ -336,9 +338,10 @@ START_TEST (surge_instances_are_marked)
   StgTestDaemon *d = dfx_start ("--runtime=simulated", NULL);
 
   create_job (d, "web", 2);
-  g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
-      "updateGroupSize", 1, "minWaitInInstanceRunningMs", 60000, "minInService", 2,
-      "maxSurge", 1, "maxBatchSize", 4, "maxFailedInstancesPercent", 50.0, NULL);
+  g_autoptr (ApiJobUpdateSettings) settings =
+      g_object_new (API_TYPE_JOB_UPDATE_SETTINGS, "updateGroupSize", 1,
+                    "minWaitInInstanceRunningMs", 60000, "minInService", 2, "maxSurge", 1,
+                    "maxBatchSize", 4, "maxFailedInstancesPercent", 50.0, NULL);
   g_autofree gchar *id = start_update_with (d, "web", 2, NULL, settings);
   SurgeSeen seen = { d, NULL };
   ck_assert_msg (stg_test_wait (job_shows_surge, &seen, 30000), "no surge instance shown");
@@ -355,13 +358,15 @@ START_TEST (surge_instances_are_marked)
   JsonObject *update = json_object_get_object_member (o, "update");
   ck_assert_str_eq (json_object_get_string_member (update, "surge"), "2");
 
-  g_autofree gchar *path = g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=web&id=%s", id);
+  g_autofree gchar *path =
+      g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=web&id=%s", id);
   StgTestReply u = stg_test_http (d->http_port, "GET", path, NULL, NULL);
   ck_assert_uint_eq (u.status, 200);
   g_autoptr (JsonNode) node = stg_test_parse_json (u.body);
   JsonObject *uo = json_node_get_object (node);
   ck_assert_str_eq (json_object_get_string_member (json_object_get_object_member (uo, "instances"),
-                                                   "surge"), "2");
+                                                   "surge"),
+                    "2");
   JsonObject *s = json_object_get_object_member (uo, "settings");
   ck_assert_int_eq (json_object_get_int_member (s, "max_surge"), 1);
   ck_assert_int_eq (json_object_get_int_member (s, "max_batch_size"), 4);

@@ -266,9 +266,8 @@ stg_jf_number (const StgJfCtx *c, JsonObject *object, const gchar *path, const g
 }
 
 gboolean
-stg_jf_count_or_percent (const StgJfCtx *c, JsonObject *object, const gchar *path,
-                         const gchar *key, gint64 min, gint64 max, gint64 *out, gdouble *percent,
-                         GError **error)
+stg_jf_count_or_percent (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
+                         gint64 min, gint64 max, gint64 *out, gdouble *percent, GError **error)
 {
   JsonNode *node = member (c, object, path, key, FALSE, error);
   g_autofree gchar *where = stg_jf_path (path, key);
@@ -281,8 +280,7 @@ stg_jf_count_or_percent (const StgJfCtx *c, JsonObject *object, const gchar *pat
   const gchar *text = json_node_get_string (node);
   gchar *end = NULL;
   gdouble value = g_ascii_strtod (text, &end);
-  if (end == text || g_strcmp0 (end, "%") != 0 || !isfinite (value) || value < 0.0 ||
-      value > 100.0)
+  if (end == text || g_strcmp0 (end, "%") != 0 || !isfinite (value) || value < 0.0 || value > 100.0)
     return stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, where,
                         "expected a count from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
                         " or a percent from \"0%%\" to \"100%%\", got \"%s\"",

@@ -74,8 +74,8 @@ check_request (StgEngine *e, const ApiJobUpdateRequest *request, gboolean starti
 
 /* Aurora's refusal of an update that could record more instance failures
  * than the scheduler is set to track (-max_update_instance_failures). */
-#define TOO_MANY_POTENTIAL_FAILED_INSTANCES                                                        \
-  "Your update allows too many failures to occur, consider decreasing the per-instance "         \
+#define TOO_MANY_POTENTIAL_FAILED_INSTANCES \
+  "Your update allows too many failures to occur, consider decreasing the per-instance " \
   "failures or maxFailedInstances."
 
 /* With the percents resolved against @diff: the failure allowance must stay

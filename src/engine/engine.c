@@ -219,6 +219,17 @@ stg_engine_check_invariants (StgEngine *engine)
         }
       /* 4. Every started item is done, failed or in flight. */
       g_assert_cmpuint (u->n_done + u->n_failed + g_hash_table_size (u->active), ==, u->cursor);
+      /* Surge instances: at most maxSurge of each direction's config (so
+       * twice that while a turn is under way), each past the ids that the
+       * next one takes, none without maxSurge. */
+      guint live = 0;
+      for (guint i = 0; i < u->surge->len; i++)
+        {
+          const StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+          live += s->config != 0;
+          g_assert_cmpint (s->instance, <, u->surge_next);
+        }
+      g_assert_cmpuint (live, <=, 2 * (guint) MAX (u->s.max_surge, 0));
     }
   stg_plans_check_invariants (engine);
 }

@@ -272,8 +272,9 @@ typedef struct
                                u updating, U updated, b rolling back, B rolled back, f failed */
   gint64 last_pulse_ms;
   gint64 started_ms;
-  StgRanges *surge;         /* the update's surge instances (maxSurge), beyond the job's
-                               count; empty once it has ended */
+  /* The update's surge instances (maxSurge), beyond the job's count;
+   * empty once it has ended. */
+  StgRanges *surge;
 } StgUpdateProgress;
 
 void stg_update_progress_clear (StgUpdateProgress *progress);

@@ -171,13 +171,13 @@ typedef struct
 typedef struct
 {
   gint32 instance;
-  gint64 config;           /* what it should run; 0: being removed */
-  gint32 failures;         /* failed runs counted against maxPerInstanceFailures */
-  gint64 seen_failures;    /* the runtime's failure count already counted */
-  gint64 started_ms;       /* when it was last asked to start (maxInstanceStartMs) */
+  gint64 config;        /* what it should run; 0: being removed */
+  gint32 failures;      /* failed runs counted against maxPerInstanceFailures */
+  gint64 seen_failures; /* the runtime's failure count already counted */
+  gint64 started_ms;    /* when it was last asked to start (maxInstanceStartMs) */
   /* memory only */
-  gboolean asked;          /* the runtime was asked for config (or to kill it) */
-  gboolean dirty;          /* its row is to be written with the step */
+  gboolean asked; /* the runtime was asked for config (or to kill it) */
+  gboolean dirty; /* its row is to be written with the step */
 } StgSurge;
 
 /* ---- updates ---------------------------------------------------------------- */
@@ -224,11 +224,11 @@ struct _StgUpdate
   gboolean dirty;            /* progress to write in this step */
   GHashTable *dirty_work;    /* index -> TRUE: rows to write in this step */
 
-  GArray *surge;             /* StgSurge, ascending instance (surge.c) */
-  gint32 surge_next;         /* the id the next surge instance takes */
-  guint surge_failed;        /* surge instances failed in this direction */
-  guint surge_timer;         /* maxInstanceStartMs of starting surge instances */
-  guint deadline_timer;      /* updateDeadlineMs */
+  GArray *surge;        /* StgSurge, ascending instance (surge.c) */
+  gint32 surge_next;    /* the id the next surge instance takes */
+  guint surge_failed;   /* surge instances failed in this direction */
+  guint surge_timer;    /* maxInstanceStartMs of starting surge instances */
+  guint deadline_timer; /* updateDeadlineMs */
 };
 
 /* A runtime action waiting for the step's commit. */

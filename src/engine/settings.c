@@ -212,9 +212,8 @@ parse_controls (StgEngine *engine, const ApiJobUpdateSettings *in, const gchar *
                       &out->surge_pct, error) ||
       !parse_percent (in->__isset_maxFailedInstancesPercent, in->maxFailedInstancesPercent, what,
                       "maxFailedInstancesPercent", &out->failed_pct, error) ||
-      !parse_percent (in->__isset_maxPerInstanceFailuresPercent,
-                      in->maxPerInstanceFailuresPercent, what, "maxPerInstanceFailuresPercent",
-                      &out->per_instance_pct, error))
+      !parse_percent (in->__isset_maxPerInstanceFailuresPercent, in->maxPerInstanceFailuresPercent,
+                      what, "maxPerInstanceFailuresPercent", &out->per_instance_pct, error))
     return FALSE;
   if (in->__isset_maxSurge)
     {
@@ -228,8 +227,8 @@ parse_controls (StgEngine *engine, const ApiJobUpdateSettings *in, const gchar *
   if (out->failed_pct >= 0.0 && in->maxFailedInstances > 0)
     return bad (error, "%s: give maxFailedInstances or maxFailedInstancesPercent, not both", what);
   if (out->per_instance_pct >= 0.0 && in->maxPerInstanceFailures > 0)
-    return bad (error,
-                "%s: give maxPerInstanceFailures or maxPerInstanceFailuresPercent, not both", what);
+    return bad (error, "%s: give maxPerInstanceFailures or maxPerInstanceFailuresPercent, not both",
+                what);
   if (in->__isset_maxBatchSize && in->maxBatchSize != 0)
     {
       if (in->maxBatchSize < 0)

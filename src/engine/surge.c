@@ -167,8 +167,8 @@ count_failure (StgUpdate *u, StgSurge *s, gint n, const gchar *why)
   g_free (u->last_failure);
   u->last_failure = g_strdup_printf ("surge instance %d: %s", s->instance, why);
   g_autofree gchar *event = g_strdup_printf ("surge instance %d failed %d time%s; last: %s",
-                                             s->instance, s->failures,
-                                             s->failures == 1 ? "" : "s", why);
+                                             s->instance, s->failures, s->failures == 1 ? "" : "s",
+                                             why);
   note_event (u, event);
   remove_one (u, s);
 }
@@ -343,8 +343,11 @@ stg_surge_load (StgUpdate *u, GError **error)
   for (guint i = 0; i < rows->len; i++)
     {
       StgSurgeRow *r = &g_array_index (rows, StgSurgeRow, i);
-      StgSurge s = { .instance = r->instance_id, .config = r->config_id, .failures = r->failures,
-                     .seen_failures = r->baseline, .started_ms = r->started_ms,
+      StgSurge s = { .instance = r->instance_id,
+                     .config = r->config_id,
+                     .failures = r->failures,
+                     .seen_failures = r->baseline,
+                     .started_ms = r->started_ms,
                      /* The runtime may not have heard of it before the restart. */
                      .asked = FALSE };
       g_array_append_val (u->surge, s);

@@ -11,9 +11,10 @@
  *
  *   ROLLING_FORWARD --[stg_engine_pause_update; batch_done: autopause]--> ROLL_FORWARD_PAUSED
  *   ROLLING_FORWARD --[stg_update_pump: pulse expired]--> ROLL_FORWARD_AWAITING_PULSE
- *   ROLLING_FORWARD --[finish]--> ROLLED_FORWARD
- *   ROLLING_FORWARD --[check_failures: no rollback]--> FAILED
- *   ROLLING_FORWARD --[check_failures; stg_engine_rollback_update]
+ *   ROLLING_FORWARD --[finish: work done, surge instances gone]--> ROLLED_FORWARD
+ *   ROLLING_FORWARD --[fail_or_roll_back (check_failures, past_deadline, a failed batch
+ *                     gate): no rollback]--> FAILED
+ *   ROLLING_FORWARD --[fail_or_roll_back; stg_engine_rollback_update]
  *                     (stg_update_start_rollback)--> ROLLING_BACK
  *   ROLL_FORWARD_PAUSED --[stg_engine_resume_update]--> ROLLING_FORWARD
  *                                                  or ROLL_FORWARD_AWAITING_PULSE
@@ -23,13 +24,15 @@
  *                     --[stg_engine_rollback_update]--> ROLLING_BACK
  *   ROLLING_BACK --[stg_engine_pause_update]--> ROLL_BACK_PAUSED
  *   ROLLING_BACK --[stg_update_pump: pulse expired]--> ROLL_BACK_AWAITING_PULSE
- *   ROLLING_BACK --[finish]--> ROLLED_BACK
+ *   ROLLING_BACK --[finish: work done, surge instances gone]--> ROLLED_BACK
  *   ROLLING_BACK --[check_failures]--> FAILED
  *   ROLL_BACK_PAUSED --[stg_engine_resume_update]--> ROLLING_BACK or ROLL_BACK_AWAITING_PULSE
  *   ROLL_BACK_AWAITING_PULSE --[stg_engine_pulse_update]--> ROLLING_BACK
  *   ROLL_BACK_AWAITING_PULSE --[stg_engine_pause_update]--> ROLL_BACK_PAUSED
  *   any active status --[stg_engine_abort_update]--> ABORTED
  *   (a damaged record) --[give_up, recover.c]--> ERROR
+ * Any move to a terminal status removes the update's surge instances
+ * (surge.c); FAILED and ABORTED leave them to the engine as leftovers.
  *
  * What holds in each status (stg_engine_check_invariants checks 1-4):
  *  1. Active statuses: the update is in engine->updates and by_job maps its
@@ -278,7 +281,7 @@ on_gate_timer (gpointer data)
 /* The update cannot go on as it is: rolling forward, it rolls back when
  * its settings say so; otherwise it fails. */
 static void
-give_up (StgUpdate *u, const gchar *why)
+fail_or_roll_back (StgUpdate *u, const gchar *why)
 {
   if (!u->back && u->s.rollback_on_failure)
     stg_update_start_rollback (u, NULL, why);
@@ -299,7 +302,7 @@ check_failures (StgUpdate *u)
                                            failed, failed == 1 ? "" : "s",
                                            u->last_failure ? "; " : "",
                                            u->last_failure ? u->last_failure : "");
-  give_up (u, why);
+  fail_or_roll_back (u, why);
   return TRUE;
 }
 
@@ -333,10 +336,11 @@ past_deadline (StgUpdate *u)
         u->deadline_timer = stg_clock_add_timer (clock, due - now, on_deadline_timer, u);
       return FALSE;
     }
-  g_autofree gchar *why = g_strdup_printf (
-      "update deadline passed: not rolled forward within %" G_GINT64_FORMAT " s of its start",
-      u->s.deadline_ms / 1000);
-  give_up (u, why);
+  g_autofree gchar *why =
+      g_strdup_printf ("update deadline passed: not rolled forward within %" G_GINT64_FORMAT
+                       " s of its start",
+                       u->s.deadline_ms / 1000);
+  fail_or_roll_back (u, why);
   return TRUE;
 }
 
@@ -389,7 +393,7 @@ on_gate_result (gpointer data, guint attempt, gboolean passed, gboolean last, co
   else if (last)
     {
       u->gating = FALSE;
-      give_up (u, why);
+      fail_or_roll_back (u, why);
     }
   stg_engine_step_end (e, NULL);
 }
