@@ -59,6 +59,21 @@ wanted (StgUpdate *u, gint64 *config)
 
 /* ---- one surge instance ---------------------------------------------------------- */
 
+/* Forgets the row of surge instance @instance of job @job_id (inside a
+ * step); FALSE when the step failed. */
+static gboolean
+delete_row (StgEngine *e, gint64 job_id, gint32 instance)
+{
+  GError *error = NULL;
+
+  if (!e->step_failed && !stg_store_delete_surge (e->store, job_id, instance, &error))
+    {
+      stg_engine_step_fail (e, error);
+      g_error_free (error);
+    }
+  return !e->step_failed;
+}
+
 static void
 note_event (StgUpdate *u, const gchar *message)
 {
@@ -178,14 +193,8 @@ static void
 forget (StgUpdate *u, guint i)
 {
   StgEngine *e = u->engine;
-  StgSurge *s = &g_array_index (u->surge, StgSurge, i);
-  GError *error = NULL;
 
-  if (!e->step_failed && !stg_store_delete_surge (e->store, u->job_id, s->instance, &error))
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-    }
+  delete_row (e, u->job_id, g_array_index (u->surge, StgSurge, i).instance);
   g_array_remove_index (u->surge, i);
   stg_update_touch (u);
   stg_engine_announce (e, u->job, u->uid);
@@ -327,6 +336,16 @@ stg_surge_release (StgUpdate *u)
   for (guint i = 0; i < u->surge->len; i++)
     {
       StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+      StgTaskObservation obs = { 0 };
+      if (e->runtime != NULL)
+        stg_runtime_observe (e->runtime, u->job_id, s->instance, &obs);
+      if (obs.phase == STG_TASK_ABSENT)
+        {
+          /* Already gone: nothing to wait for. */
+          s->dirty = FALSE;
+          delete_row (e, u->job_id, s->instance);
+          continue;
+        }
       if (s->config != 0 || !s->asked)
         remove_one (u, s);
       g_hash_table_add (e->leftover_surge, stg_slot_key_new (u->job_id, s->instance));
@@ -402,7 +421,6 @@ stg_surge_leftover_news (StgEngine *e, gint64 job_id, gint32 instance)
 {
   StgSlotKey key = { job_id, instance };
   StgTaskObservation obs = { 0 };
-  GError *error = NULL;
 
   if (!g_hash_table_contains (e->leftover_surge, &key))
     return;
@@ -410,11 +428,6 @@ stg_surge_leftover_news (StgEngine *e, gint64 job_id, gint32 instance)
     stg_runtime_observe (e->runtime, job_id, instance, &obs);
   if (obs.phase != STG_TASK_ABSENT)
     return;
-  if (!e->step_failed && !stg_store_delete_surge (e->store, job_id, instance, &error))
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-      return;
-    }
-  g_hash_table_remove (e->leftover_surge, &key);
+  if (delete_row (e, job_id, instance))
+    g_hash_table_remove (e->leftover_surge, &key);
 }

@@ -265,12 +265,14 @@ stg_store_list_update_instances (StgStore *store, gint64 update_id, GError **err
 gboolean
 stg_store_put_surge (StgStore *store, const StgSurgeRow *row, GError **error)
 {
-  g_autoptr (StgStmt) st = stg_store_stmt (store,
+  g_autoptr (StgStmt) st = stg_store_stmt (
+      store,
       "INSERT INTO update_surge (job_id, instance_id, update_id, config_id, failures, baseline, "
       "started_ms) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, instance_id) DO UPDATE SET "
       "update_id = excluded.update_id, config_id = excluded.config_id, "
       "failures = excluded.failures, baseline = excluded.baseline, "
-      "started_ms = excluded.started_ms", error);
+      "started_ms = excluded.started_ms",
+      error);
   if (st == NULL)
     return FALSE;
   stg_db_bind_int64 (st, 1, row->job_id);
@@ -286,8 +288,9 @@ stg_store_put_surge (StgStore *store, const StgSurgeRow *row, GError **error)
 gboolean
 stg_store_delete_surge (StgStore *store, gint64 job_id, gint32 instance_id, GError **error)
 {
-  g_autoptr (StgStmt) st = stg_store_stmt (store,
-      "DELETE FROM update_surge WHERE job_id = ? AND instance_id = ?", error);
+  g_autoptr (StgStmt) st =
+      stg_store_stmt (store, "DELETE FROM update_surge WHERE job_id = ? AND instance_id = ?",
+                      error);
   if (st == NULL)
     return FALSE;
   stg_db_bind_int64 (st, 1, job_id);
@@ -299,9 +302,11 @@ GArray *
 stg_store_list_surge (StgStore *store, gint64 update_id, GError **error)
 {
   g_autoptr (GArray) rows = g_array_new (FALSE, TRUE, sizeof (StgSurgeRow));
-  g_autoptr (StgStmt) st = stg_store_stmt (store,
+  g_autoptr (StgStmt) st = stg_store_stmt (
+      store,
       "SELECT update_id, job_id, instance_id, config_id, failures, baseline, started_ms "
-      "FROM update_surge WHERE ? = 0 OR update_id = ? ORDER BY job_id, instance_id", error);
+      "FROM update_surge WHERE ? = 0 OR update_id = ? ORDER BY job_id, instance_id",
+      error);
   int rc;
 
   if (st == NULL)
