@@ -319,8 +319,10 @@ async function viewJob(role, env, name) {
     el('ul', {}, data.groups.map((g) => el('li', {}, 'v' + g.version + ': instances ' + g.ranges))),
     el('h2', {}, 'Instances (' + data.instances.length + ')'),
     data.update && data.update.surge
-      ? el('p', { class: 'muted' }, 'Instances ' + data.update.surge + ' are surge instances of the ' +
-        'active update: extra instances beyond the job\'s count while it runs.') : '',
+      ? el('p', { class: 'muted' }, (/[-,]/.test(data.update.surge)
+        ? 'Instances ' + data.update.surge + ' are surge instances'
+        : 'Instance ' + data.update.surge + ' is a surge instance') + ' of the active update: ' +
+        'extra instances beyond the job\'s count while it runs.') : '',
     el('div', { class: 'table-wrap' }, el('table', {},
       el('thead', {}, el('tr', {}, el('th', { class: 'num' }, 'Id'), el('th', {}, 'Status'),
         el('th', {}, 'Health'), el('th', { class: 'num' }, 'Port'), el('th', { class: 'num' }, 'Version'),
