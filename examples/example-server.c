@@ -6,7 +6,9 @@
  * systemd protocol (LISTEN_FDS, LISTEN_PID) when given one, so a hot upgrade
  * can hand the socket from one version to the next; otherwise binds
  * 127.0.0.1:--port. On SIGTERM it stops accepting, finishes the request at
- * hand and exits 0. One connection at a time; plain POSIX.
+ * hand and exits 0. Its first passing health check prints a "ready:" line
+ * with its start time and that check's time. One connection at a time;
+ * plain POSIX.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -101,6 +103,21 @@ answer (int fd, int code, const char *body)
     return;
 }
 
+/* When the process started, and whether it has passed a health check
+ * yet: the first passing one prints a "ready:" line with both times
+ * (seconds since the epoch), from which bench/rollout.sh measures how
+ * fast a rollout could possibly go. */
+static double started_at;
+static int passed_once;
+
+static double
+wall_now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
 static void
 serve (int conn, int unhealthy, const char *version, const char *instance)
 {
@@ -124,7 +141,16 @@ serve (int conn, int unhealthy, const char *version, const char *instance)
   sscanf (buf, "%*s %511s", path);
   char body[512];
   if (strcmp (path, "/health") == 0)
-    answer (conn, unhealthy ? 500 : 200, unhealthy ? "failing\n" : "ok\n");
+    {
+      answer (conn, unhealthy ? 500 : 200, unhealthy ? "failing\n" : "ok\n");
+      if (!unhealthy && !passed_once)
+        {
+          passed_once = 1;
+          printf ("ready: version %s instance %s started %.6f healthy %.6f\n", version, instance,
+                  started_at, wall_now ());
+          fflush (stdout);
+        }
+    }
   else if (strcmp (path, "/version") == 0)
     {
       snprintf (body, sizeof body, "%s\n", version);
@@ -143,6 +169,7 @@ serve (int conn, int unhealthy, const char *version, const char *instance)
 int
 main (int argc, char **argv)
 {
+  started_at = wall_now ();
   int port = getenv ("PORT") ? atoi (getenv ("PORT")) : 8080;
   int unhealthy = 0;
   double crash_after = -1, start_delay = 0;

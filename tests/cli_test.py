@@ -336,6 +336,35 @@ def clusters_file(r, tmp, url):
     r.check("... and naming one works", code == 0 and "local/www/prod/small" in out, (code, out, err))
 
 
+def update_controls(r, tmp):
+    """The job file's update controls for large jobs: max_surge, max_batch_size,
+    the failure allowances as counts or percents, update_deadline_secs, and
+    clear errors for bad values."""
+    cli = Cli(0)
+    path = job_file(tmp, "ctl", "c", update={
+        "max_surge": "25%", "max_batch_size": 8, "max_total_failures": "10%",
+        "max_per_shard_failures": 2, "update_deadline_secs": 600, "min_in_service": 3})
+    code, out, err = cli("job", "inspect", path, url=False)
+    s = json.loads(out)["settings"] if code == 0 else {}
+    r.check("job inspect sends the update controls",
+            s.get("maxSurgePercent") == 25 and s.get("maxBatchSize") == 8
+            and s.get("maxFailedInstancesPercent") == 10 and s.get("maxPerInstanceFailures") == 2
+            and s.get("updateDeadlineMs") == 600000 and "maxSurge" not in s, out + err)
+    path = job_file(tmp, "ctl", "d", update={"max_surge": 2, "max_per_shard_failures": "1.5%"})
+    code, out, err = cli("job", "inspect", path, url=False)
+    s = json.loads(out)["settings"] if code == 0 else {}
+    r.check("max_surge as a count, max_per_shard_failures as a percent",
+            s.get("maxSurge") == 2 and s.get("maxPerInstanceFailuresPercent") == 1.5, out + err)
+    for bad, what in (({"max_surge": "150%"}, "update_config.max_surge"),
+                      ({"max_total_failures": "ten"}, "update_config.max_total_failures"),
+                      ({"max_batch_size": 0}, "update_config.max_batch_size"),
+                      ({"update_deadline_secs": -1}, "update_config.update_deadline_secs"),
+                      ({"max_surges": 1}, "max_surge")):
+        path = job_file(tmp, "ctl", "bad" + str(bad), update=bad)
+        code, _, err = cli("job", "inspect", path, url=False)
+        r.check("a bad %s is refused by name" % list(bad)[0], code != 0 and what in err, err)
+
+
 def task_ids(cli, key):
     """instance -> its task id, which names the run: a new process, a new id."""
     code, out, _ = cli("--json", "job", "status", key)
@@ -584,6 +613,7 @@ def main():
         r.run("credentials", credentials, r, tmp)
         r.run("quotas and tiers", quotas_and_tiers, r, tmp)
         r.run("small fixes", small_fixes, r, tmp)
+        r.run("update controls", update_controls, r, tmp)
         r.run("metrics", metrics, r, tmp)
     return r.finish()
 

@@ -18,6 +18,7 @@ STG_CHECK_SUITES = \
 	tests/engine_test \
 	tests/engine_aurora_test \
 	tests/engine_control_test \
+	tests/engine_controls_test \
 	tests/engine_plan_test \
 	tests/gates_test \
 	tests/plan_daemon_test \
@@ -93,6 +94,10 @@ tests_engine_plan_test_LDADD = $(STG_TEST_LDADD)
 tests_engine_control_test_SOURCES = tests/engine_control_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_control_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_control_test_LDADD = $(STG_TEST_LDADD)
+
+tests_engine_controls_test_SOURCES = tests/engine_controls_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_controls_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_controls_test_LDADD = $(STG_TEST_LDADD)
 
 tests_engine_recover_test_SOURCES = tests/engine_recover_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_recover_test_CFLAGS = $(STG_TEST_CFLAGS)

@@ -480,6 +480,23 @@ struct JobUpdateSettings {
      starts (batch strategies only); one that fails fails the update, which then rolls back
      when rollbackOnFailure. */
   105: optional list<RolloutGate> batchGates
+  /* Stagger: extra instances of the new config the update may run beyond the job's count
+     (new instance slots with their own ports and sandboxes), so that minInService may equal
+     the instance count; they go away as the update finishes, rolls back or ends. */
+  110: optional i32 maxSurge
+  /* Stagger: maxSurge as a percent of the instances the update touches, rounded up. */
+  111: optional double maxSurgePercent
+  /* Stagger: the largest batch a growthFactor may grow to (0 = no cap). */
+  112: optional i32 maxBatchSize
+  /* Stagger: maxFailedInstances as a percent of the instances the update touches, rounded
+     down; give one or the other. */
+  113: optional double maxFailedInstancesPercent
+  /* Stagger: maxPerInstanceFailures as a percent of the instances the update touches,
+     rounded down; give one or the other. */
+  114: optional double maxPerInstanceFailuresPercent
+  /* Stagger: an update still rolling forward this long after it started fails (and rolls
+     back when rollbackOnFailure); 0 = no deadline. */
+  115: optional i64 updateDeadlineMs
 }
 
 /* A change of an update's status. */

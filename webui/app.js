@@ -302,7 +302,10 @@ async function viewJob(role, env, name) {
   const data = await getJSON('/ui/api/job?' + q);
   const now = data.now_ms;
   const rows = data.instances.map((i) => el('tr', {},
-    el('td', { class: 'num' }, i.id),
+    el('td', { class: 'num' }, i.id, i.surge
+      ? [' ', el('span', { class: 'muted', title: 'An extra instance beyond the job\'s count, ' +
+        'run by the update while it replaces instances; it goes when the update ends.' }, 'surge')]
+      : ''),
     el('td', {}, badge(i.status)),
     el('td', {}, i.healthy ? 'healthy' : el('span', { class: 'muted' }, 'not healthy')),
     el('td', { class: 'num' }, i.port === null ? '–' : i.port),
@@ -315,6 +318,11 @@ async function viewJob(role, env, name) {
     el('h2', {}, 'Configurations'),
     el('ul', {}, data.groups.map((g) => el('li', {}, 'v' + g.version + ': instances ' + g.ranges))),
     el('h2', {}, 'Instances (' + data.instances.length + ')'),
+    data.update && data.update.surge
+      ? el('p', { class: 'muted' }, (/[-,]/.test(data.update.surge)
+        ? 'Instances ' + data.update.surge + ' are surge instances'
+        : 'Instance ' + data.update.surge + ' is a surge instance') + ' of the active update: ' +
+        'extra instances beyond the job\'s count while it runs.') : '',
     el('div', { class: 'table-wrap' }, el('table', {},
       el('thead', {}, el('tr', {}, el('th', { class: 'num' }, 'Id'), el('th', {}, 'Status'),
         el('th', {}, 'Health'), el('th', { class: 'num' }, 'Port'), el('th', { class: 'num' }, 'Version'),
@@ -367,8 +375,14 @@ function settingsFacts(s) {
     ['Strategy', s.strategy + (s.group_sizes.length ? ' (' + s.group_sizes.join(', ') + ')' : '') +
       (s.autopause ? ', pause after each batch' : '')],
     ['Watch time', duration(s.watch_ms)],
-    ['Failures per instance', s.max_per_instance_failures],
-    ['Failed instances allowed', s.max_failed_instances],
+    ['Failures per instance', s.max_per_instance_failures_percent !== null
+      ? s.max_per_instance_failures_percent + '% of the instances touched' : s.max_per_instance_failures],
+    ['Failed instances allowed', s.max_failed_instances_percent !== null
+      ? s.max_failed_instances_percent + '% of the instances touched' : s.max_failed_instances],
+    ['Surge instances allowed', s.max_surge_percent !== null
+      ? s.max_surge_percent + '% of the instances touched' : (s.max_surge || 'none')],
+    ['Largest batch', s.max_batch_size || 'no cap'],
+    ['Update deadline', s.update_deadline_ms ? duration(s.update_deadline_ms) : 'none'],
     ['Roll back on failure', s.rollback_on_failure ? 'yes' : 'no'],
     ['Pulse interval', s.pulse_ms ? duration(s.pulse_ms) : 'not coordinated'],
     ['Batch growth factor', s.growth_factor || 1],
@@ -466,7 +480,10 @@ async function viewUpdate(role, env, name, id) {
     /* Counts start over when an update turns back. */
     ['Progress', p.done + ' of ' + p.total + ' instances' + (back ? ' rolled back' : '')],
     ['Current batch', p.in_flight.length ? 'instances ' + rangesText(p.in_flight) : '–'],
-    [back ? 'Failed while rolling back' : 'Failed', p.failed + ' (limit ' + u.settings.max_failed_instances + ')'],
+    ['Surge instances', u.instances.surge ? u.instances.surge + ' (beyond the job\'s count)' : '–'],
+    [back ? 'Failed while rolling back' : 'Failed', p.failed + ' (limit ' +
+      (u.settings.max_failed_instances_percent !== null
+        ? u.settings.max_failed_instances_percent + '%' : u.settings.max_failed_instances) + ')'],
     ['Elapsed', duration(p.elapsed_ms)],
     ['Time left (estimate)', ACTIVE.has(u.status) ? duration(p.eta_ms) : '–'],
   ];

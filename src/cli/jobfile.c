@@ -446,8 +446,9 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
   JsonArray *gates = NULL;
   gint64 batch = 1, watch = 45, per_shard = 0, total = 0, pulse = 0, min_in = 0, pause = 0, start = 0;
   gboolean rollback = TRUE, wait = FALSE, has_pulse = FALSE, has_growth = FALSE, has_min = FALSE;
-  gboolean has_pause = FALSE, has_start = FALSE;
-  gdouble growth = 1.0;
+  gboolean has_pause = FALSE, has_start = FALSE, has_deadline = FALSE;
+  gint64 surge = 0, max_batch = 0, deadline = 0;
+  gdouble growth = 1.0, surge_pct = -1.0, total_pct = -1.0, per_shard_pct = -1.0;
   static const gchar *p = "update_config";
 
   if (!stg_jf_object (c, top, "", "update_config", FALSE, &uc, error))
@@ -458,8 +459,15 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
   if (!stg_jf_check_keys (c, uc, p, stg_jf_update_keys, error) ||
       !stg_jf_int (c, uc, p, "batch_size", 1, MAX_INSTANCES, &batch, NULL, error) ||
       !stg_jf_int (c, uc, p, "watch_secs", 0, MAX_MS_SECS, &watch, NULL, error) ||
-      !stg_jf_int (c, uc, p, "max_per_shard_failures", 0, MAX_COUNT, &per_shard, NULL, error) ||
-      !stg_jf_int (c, uc, p, "max_total_failures", 0, MAX_COUNT, &total, NULL, error) ||
+      !stg_jf_count_or_percent (c, uc, p, "max_per_shard_failures", 0, MAX_COUNT, &per_shard,
+                                &per_shard_pct, error) ||
+      !stg_jf_count_or_percent (c, uc, p, "max_total_failures", 0, MAX_COUNT, &total, &total_pct,
+                                error) ||
+      !stg_jf_count_or_percent (c, uc, p, "max_surge", 0, MAX_INSTANCES, &surge, &surge_pct,
+                                error) ||
+      !stg_jf_int (c, uc, p, "max_batch_size", 1, MAX_INSTANCES, &max_batch, NULL, error) ||
+      !stg_jf_int (c, uc, p, "update_deadline_secs", 1, MAX_MS_SECS, &deadline, &has_deadline,
+                   error) ||
       !stg_jf_bool (c, uc, p, "rollback_on_failure", &rollback, NULL, error) ||
       !stg_jf_bool (c, uc, p, "wait_for_batch_completion", &wait, NULL, error) ||
       !stg_jf_int (c, uc, p, "pulse_interval_secs", 1, MAX_MS_SECS, &pulse, &has_pulse, error) ||
@@ -496,6 +504,18 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
     g_object_set (s, "pauseBetweenBatchesMs", (gint64) (pause * 1000), NULL);
   if (has_start)
     g_object_set (s, "maxInstanceStartMs", (gint64) (start * 1000), NULL);
+  if (surge > 0)
+    g_object_set (s, "maxSurge", (gint32) surge, NULL);
+  if (surge_pct >= 0.0)
+    g_object_set (s, "maxSurgePercent", surge_pct, NULL);
+  if (total_pct >= 0.0)
+    g_object_set (s, "maxFailedInstancesPercent", total_pct, NULL);
+  if (per_shard_pct >= 0.0)
+    g_object_set (s, "maxPerInstanceFailuresPercent", per_shard_pct, NULL);
+  if (max_batch > 0)
+    g_object_set (s, "maxBatchSize", (gint32) max_batch, NULL);
+  if (has_deadline)
+    g_object_set (s, "updateDeadlineMs", (gint64) (deadline * 1000), NULL);
   if (gates != NULL)
     {
       g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_object_unref);

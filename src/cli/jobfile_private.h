@@ -63,6 +63,12 @@ gboolean stg_jf_number (const StgJfCtx *c, JsonObject *object, const gchar *path
                         gboolean *present, GError **error);
 gboolean stg_jf_bool (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
                       gboolean *out, gboolean *present, GError **error);
+/* A count from @min to @max, or a percent as a string "N%" (N from 0 to
+ * 100, decimals allowed): *@percent is then N and *@out is left alone;
+ * otherwise *@percent is -1. */
+gboolean stg_jf_count_or_percent (const StgJfCtx *c, JsonObject *object, const gchar *path,
+                                  const gchar *key, gint64 min, gint64 max, gint64 *out,
+                                  gdouble *percent, GError **error);
 /* A non-empty string; *@out is a new copy. */
 gboolean stg_jf_string (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
                         gboolean required, gchar **out, GError **error);

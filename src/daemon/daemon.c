@@ -375,6 +375,9 @@ start_core (StgDaemon *d, GError **error)
     limits.max_instances = d->settings.max_instances > 0                ? d->settings.max_instances
                            : g_str_equal (d->settings.runtime, "local") ? 1000
                                                                         : 100000;
+    limits.max_update_instance_failures = d->settings.max_update_failures > 0
+                                              ? d->settings.max_update_failures
+                                              : 5LL * limits.max_instances;
     d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
     stg_engine_set_gate_runner (d->engine, d->gates);
     stg_engine_set_tiers (d->engine, d->tiers);

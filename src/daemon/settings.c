@@ -81,6 +81,8 @@ static const Setting SETTINGS[] = {
   FLAG (S, "read_requires_auth", read_requires_auth, "with [users]: reads need credentials"),
   FLAG (S, "tcp_trusted", tcp_trusted, "with [users]: the TCP port may change jobs too"),
   INT (S, "max_instances_per_job", max_instances, 1, 1000000, 0, "0: the runtime's default"),
+  INT64 (S, "max_update_instance_failures", max_update_failures, 1, G_MAXINT64 / 2, 0,
+         "per-instance failures x instances an update may allow; 0: 5 x max_instances_per_job"),
   WORDS (S, "http_names", http_names, "Host names served besides IPs and localhost"),
   WORDS (S, "allowed_origins", allowed_origins, "web origins that may change state"),
   INT (S, "tcp_backlog", tcp_backlog, 1, 65535, 4096, "the Thrift port's listen queue"),

@@ -42,6 +42,7 @@ typedef struct
   gboolean read_requires_auth;
   gboolean tcp_trusted;        /* with users: TCP may change jobs too */
   gint max_instances;          /* per job; 0: the runtime's default (local 1000, others 100000) */
+  gint64 max_update_failures;  /* Aurora's -max_update_instance_failures; 0: 5 x max_instances */
   gchar *store;                /* (nullable) PostgreSQL URL or conninfo; NULL: SQLite in data_dir */
   gboolean sqlite_normal_sync; /* [store] sqlite_synchronous = normal */
   gchar *advertise_url;    /* (nullable) where followers send clients; default http://BIND:PORT */

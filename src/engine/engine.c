@@ -21,6 +21,7 @@ stg_engine_limits_init (StgEngineLimits *limits)
   limits->max_instances = 100000;
   limits->max_watch_ms = 24 * 3600 * 1000LL;
   limits->max_pulse_ms = 7 * 24 * 3600 * 1000LL;
+  limits->max_update_instance_failures = 5LL * limits->max_instances;
 }
 
 /* Tells watchers that job @job_id had news (once per job and news step). */
@@ -40,6 +41,7 @@ look_at (StgEngine *e, gint64 job_id, gint32 instance)
 {
   StgUpdate *u = stg_engine_update_for_job (e, job_id);
 
+  stg_surge_leftover_news (e, job_id, instance);
   if (u != NULL)
     {
       stg_update_on_instance (u, instance);
@@ -90,6 +92,7 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
   engine->up.job_news = job_news;
   engine->up.check_invariants = stg_engine_check_invariants;
   engine->retries = stg_engine_retries_new ();
+  engine->leftover_surge = stg_engine_news_new ();
   engine->default_tiers = stg_tiers_new_default ();
   engine->tiers = engine->default_tiers;
   stg_plans_init (engine);
@@ -110,6 +113,7 @@ stg_engine_free (StgEngine *engine)
   stg_plans_free (engine);
   stg_engine_starts_free (engine);
   g_hash_table_unref (engine->news);
+  g_hash_table_unref (engine->leftover_surge);
   stg_engine_cancel_retries (engine);
   g_ptr_array_unref (engine->retries);
   GHashTableIter it;
@@ -215,6 +219,17 @@ stg_engine_check_invariants (StgEngine *engine)
         }
       /* 4. Every started item is done, failed or in flight. */
       g_assert_cmpuint (u->n_done + u->n_failed + g_hash_table_size (u->active), ==, u->cursor);
+      /* Surge instances: at most maxSurge of each direction's config (so
+       * twice that while a turn is under way), each past the ids that the
+       * next one takes, none without maxSurge. */
+      guint live = 0;
+      for (guint i = 0; i < u->surge->len; i++)
+        {
+          const StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+          live += s->config != 0;
+          g_assert_cmpint (s->instance, <, u->surge_next);
+        }
+      g_assert_cmpuint (live, <=, 2 * (guint) MAX (u->s.max_surge, 0));
     }
   stg_plans_check_invariants (engine);
 }

@@ -48,6 +48,10 @@ typedef struct
   gint32 max_instances;          /* per job; default 100000 */
   gint64 max_watch_ms;           /* minWaitInInstanceRunningMs bound */
   gint64 max_pulse_ms;           /* blockIfNoPulsesAfterMs bound */
+  /* Aurora's -max_update_instance_failures: an update whose
+   * maxPerInstanceFailures times its instance count exceeds this is
+   * refused; default five times max_instances, as Aurora derives it. */
+  gint64 max_update_instance_failures;
 } StgEngineLimits;
 
 void stg_engine_limits_init (StgEngineLimits *limits);
@@ -273,6 +277,9 @@ typedef struct
                                u updating, U updated, b rolling back, B rolled back, f failed */
   gint64 last_pulse_ms;
   gint64 started_ms;
+  /* The update's surge instances (maxSurge), beyond the job's count;
+   * empty once it has ended. */
+  StgRanges *surge;
 } StgUpdateProgress;
 
 void stg_update_progress_clear (StgUpdateProgress *progress);

@@ -42,9 +42,21 @@ typedef struct
   StgRanges *only;               /* (nullable) updateOnlyTheseInstances */
   gboolean restart;              /* restartInstances: same-config instances are restarted */
   GPtrArray *gates;              /* (nullable) ApiRolloutGate*: batchGates, checked */
+  gint32 max_surge;              /* extra instances beyond the job's count (resolved) */
+  gint32 max_batch_size;         /* 0: growth has no cap */
+  gint64 deadline_ms;            /* 0: no deadline for rolling forward */
+  /* The percent forms (negative: not given), turned into counts by
+   * stg_settings_resolve once the instances the update touches are known. */
+  gdouble surge_pct;
+  gdouble failed_pct;
+  gdouble per_instance_pct;
 } StgSettings;
 
 void stg_settings_clear (StgSettings *s);
+
+/* Turns @s's percents into counts of the @touched instances the update
+ * changes: maxSurgePercent rounded up, the failure allowances down. */
+void stg_settings_resolve (StgSettings *s, guint touched);
 
 /* Aurora's backfill for startJobUpdate: without an updateStrategy, @settings
  * gets a queue strategy of updateGroupSize (a batch strategy when
@@ -150,6 +162,24 @@ typedef struct
   gboolean asked;          /* the runtime was asked to act in this direction */
 } StgWork;
 
+/* ---- surge instances ----------------------------------------------------------- */
+
+/* An extra instance an update with maxSurge runs beyond the job's count
+ * (surge.c): a new instance slot, with an id past every instance the job
+ * has or will have, running the config the current direction moves to.
+ * Its row (update_surge) is written with the step, like work rows. */
+typedef struct
+{
+  gint32 instance;
+  gint64 config;        /* what it should run; 0: being removed */
+  gint32 failures;      /* failed runs counted against maxPerInstanceFailures */
+  gint64 seen_failures; /* the runtime's failure count already counted */
+  gint64 started_ms;    /* when it was last asked to start (maxInstanceStartMs) */
+  /* memory only */
+  gboolean asked; /* the runtime was asked for config (or to kill it) */
+  gboolean dirty; /* its row is to be written with the step */
+} StgSurge;
+
 /* ---- updates ---------------------------------------------------------------- */
 
 typedef struct _StgUpdate StgUpdate;
@@ -193,6 +223,12 @@ struct _StgUpdate
   struct _StgGateRun *gate_run; /* (nullable) the gate being tried (running only) */
   gboolean dirty;            /* progress to write in this step */
   GHashTable *dirty_work;    /* index -> TRUE: rows to write in this step */
+
+  GArray *surge;        /* StgSurge, ascending instance (surge.c) */
+  gint32 surge_next;    /* the id the next surge instance takes */
+  guint surge_failed;   /* surge instances failed in this direction */
+  guint surge_timer;    /* maxInstanceStartMs of starting surge instances */
+  guint deadline_timer; /* updateDeadlineMs */
 };
 
 /* A runtime action waiting for the step's commit. */
@@ -261,6 +297,8 @@ struct _StgEngine
   gboolean step_failed;
   StgEngineUp up;
 
+  GHashTable *leftover_surge; /* StgSlotKey* set: surge instances of ended updates still to
+                                 remove (surge.c) */
   const StgTiers *tiers;   /* borrowed: default_tiers or the daemon's */
   StgTiers *default_tiers; /* Aurora's default tiers */
 };
@@ -390,6 +428,41 @@ void stg_update_note_health (StgUpdate *u, gint32 instance);
 
 /* Whether starting work item @idx keeps min_in_service instances in service. */
 gboolean stg_update_may_start (StgUpdate *u, guint idx);
+
+/* ---- surge instances (surge.c) --------------------------------------------------- */
+
+/* The id of the first surge instance of an update making @diff: past every
+ * instance the job has or will have. */
+gint32 stg_surge_first_id (const StgDiff *diff);
+
+/* Brings @u's surge instances to what its current direction wants (inside
+ * a step, running only): up to maxSurge instances of the direction's
+ * config while it has instances to replace, none once its work is done.
+ * TRUE when no surge instance is left, so the update may finish. */
+gboolean stg_surge_pump (StgUpdate *u);
+
+/* Looks at @instance if it is one of @u's surge instances (inside a step,
+ * running only): a failure counted, the runtime asked again, one gone
+ * forgotten. FALSE when it is not a surge instance. */
+gboolean stg_surge_on_instance (StgUpdate *u, gint32 instance);
+
+/* Looks at every surge instance of @u (resume, pulse, recovery). */
+void stg_surge_evaluate_all (StgUpdate *u);
+
+/* The update ends (inside the step that ends it): its surge instances are
+ * removed and kept in engine->leftover_surge until they are gone. */
+void stg_surge_release (StgUpdate *u);
+
+/* Loads @u's surge instances from the store (recover.c). */
+gboolean stg_surge_load (StgUpdate *u, GError **error);
+
+/* After recovery: surge instances of updates that are no longer active are
+ * removed (their rows forgotten once they are gone). */
+gboolean stg_surge_recover_leftovers (StgEngine *engine, GError **error);
+
+/* News of a slot (inside a step): a leftover surge instance now gone is
+ * forgotten. */
+void stg_surge_leftover_news (StgEngine *engine, gint64 job_id, gint32 instance);
 
 /* ---- progress (progress.c) --------------------------------------------------- */
 

@@ -16,6 +16,7 @@ libstg_engine_a_SOURCES = \
 	src/engine/settings.c \
 	src/engine/starts.c \
 	src/engine/step.c \
+	src/engine/surge.c \
 	src/engine/task_fields.c \
 	src/engine/update.c \
 	src/engine/work.c

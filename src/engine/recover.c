@@ -41,7 +41,7 @@ update_load (StgEngine *e, StgUpdateRow *row, GError **error)
    * coordinated update waits for the next one. */
   u->last_pulse_ms = 0;
   if (!stg_settings_parse (e, ins->settings, "settings", &u->s, error) ||
-      !stg_update_progress_load (u, row->progress, error))
+      !stg_update_progress_load (u, row->progress, error) || !stg_surge_load (u, error))
     {
       stg_update_free (u);
       return NULL;
@@ -78,6 +78,7 @@ update_load (StgEngine *e, StgUpdateRow *row, GError **error)
       else if (w->state == failed)
         u->n_failed++;
     }
+  stg_settings_resolve (&u->s, u->work->len);
   stg_update_rebuild_order (u);
   if (u->cursor > u->order->len || u->batch_end > u->order->len ||
       u->n_done + u->n_failed + g_hash_table_size (u->active) != u->cursor)
@@ -155,7 +156,7 @@ stg_updates_recover (StgEngine *e, GError **error)
       resume_loaded (u);
       stg_engine_step_end (e, NULL);
     }
-  return TRUE;
+  return stg_surge_recover_leftovers (e, error);
 }
 
 typedef struct

@@ -170,6 +170,22 @@ stg_update_write (StgUpdate *u, GError **error)
         return FALSE;
     }
   g_hash_table_remove_all (u->dirty_work);
+  for (guint i = 0; i < u->surge->len; i++)
+    {
+      StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+      StgSurgeRow row = {
+        .update_id = u->id,
+        .job_id = u->job_id,
+        .instance_id = s->instance,
+        .config_id = s->config,
+        .failures = s->failures,
+        .baseline = s->seen_failures,
+        .started_ms = s->started_ms,
+      };
+      if (s->dirty && !stg_store_put_surge (u->engine->store, &row, error))
+        return FALSE;
+      s->dirty = FALSE;
+    }
   if (u->dirty)
     {
       g_autofree gchar *progress = stg_update_progress_json (u);

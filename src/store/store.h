@@ -393,6 +393,30 @@ gboolean stg_store_set_update_instance (StgStore *store, gint64 update_id,
 /* Rows of an update in instance-id order (GArray of StgUpdateInstanceRow). */
 GArray *stg_store_list_update_instances (StgStore *store, gint64 update_id, GError **error);
 
+/* A surge instance: an extra instance update @update_id runs beyond its
+ * job's count (schema/014_surge.sql). config_id 0: being removed. */
+typedef struct
+{
+  gint64 update_id;
+  gint64 job_id;
+  gint32 instance_id;
+  gint64 config_id;
+  gint failures;
+  gint64 baseline;
+  gint64 started_ms;
+} StgSurgeRow;
+
+/* Records @row (a new one, or new facts of one the job has). */
+gboolean stg_store_put_surge (StgStore *store, const StgSurgeRow *row, GError **error);
+
+/* Forgets surge instance @instance_id of job @job_id (it is gone). */
+gboolean stg_store_delete_surge (StgStore *store, gint64 job_id, gint32 instance_id,
+                                 GError **error);
+
+/* The surge instances of update @update_id, or of every update when 0
+ * (GArray of StgSurgeRow, by job and instance). */
+GArray *stg_store_list_surge (StgStore *store, gint64 update_id, GError **error);
+
 /* The update with JobUpdateKey.id @uid, or NULL with STG_STORE_ERROR_NOT_FOUND. */
 StgUpdateRow *stg_store_get_update (StgStore *store, const gchar *uid, GError **error);
 

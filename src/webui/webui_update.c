@@ -64,6 +64,24 @@ add_settings (JsonBuilder *b, ApiJobUpdateSettings *s)
   member_int (b, "min_in_service", s->__isset_minInService ? s->minInService : 0);
   member_int (b, "pause_between_batches_ms", s->__isset_pauseBetweenBatchesMs ? s->pauseBetweenBatchesMs : 0);
   member_int (b, "max_instance_start_ms", s->__isset_maxInstanceStartMs ? s->maxInstanceStartMs : 0);
+  member_int (b, "max_surge", s->__isset_maxSurge ? s->maxSurge : 0);
+  json_builder_set_member_name (b, "max_surge_percent");
+  if (s->__isset_maxSurgePercent)
+    json_builder_add_double_value (b, s->maxSurgePercent);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "max_failed_instances_percent");
+  if (s->__isset_maxFailedInstancesPercent)
+    json_builder_add_double_value (b, s->maxFailedInstancesPercent);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "max_per_instance_failures_percent");
+  if (s->__isset_maxPerInstanceFailuresPercent)
+    json_builder_add_double_value (b, s->maxPerInstanceFailuresPercent);
+  else
+    json_builder_add_null_value (b);
+  member_int (b, "max_batch_size", s->__isset_maxBatchSize ? s->maxBatchSize : 0);
+  member_int (b, "update_deadline_ms", s->__isset_updateDeadlineMs ? s->updateDeadlineMs : 0);
   json_builder_set_member_name (b, "only");
   if (s->__isset_updateOnlyTheseInstances && g_hash_table_size (s->updateOnlyTheseInstances) > 0)
     {
@@ -247,6 +265,9 @@ build_update (StgWebUi *ui, JsonBuilder *b, const StgUpdateRow *row, GError **er
   g_autofree gchar *ranges = stg_ranges_to_string (p.instances);
   member_string (b, "ranges", ranges);
   member_string (b, "states", p.states);
+  /* Surge instances: beyond the job's count while the update runs. */
+  g_autofree gchar *surge = stg_ranges_to_string (p.surge);
+  member_string (b, "surge", surge);
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "pulse");
