@@ -96,7 +96,7 @@ attempt (ApiRolloutGate *gate, gint cancel_after_ms)
   g_autoptr (GCancellable) cancel = g_cancellable_new ();
   gint64 start = g_get_monotonic_time ();
 
-  stg_gate_runner_run (runner, gate, "www", cancel, on_done, &o);
+  stg_gate_runner_run (runner, gate, "www", NULL, cancel, on_done, &o);
   ck_assert (!o.called); /* never from inside run() */
   while (!o.called)
     {

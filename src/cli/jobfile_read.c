@@ -48,6 +48,7 @@ const gchar *const stg_jf_update_keys[] = { "batch_size",
                                             "pause_between_batches_secs",
                                             "max_instance_start_secs",
                                             "batch_gates",
+                                            "instance_gates",
                                             NULL };
 const gchar *const stg_jf_strategy_keys[] = { "queue", "batch", "variable_batch", NULL };
 const gchar *const stg_jf_queue_keys[] = { "batch_size", NULL };

@@ -84,4 +84,9 @@ gchar *stg_cli_ranges_text (StgRanges *ranges);
  * remove, update and unchanged ("update:    0-2,5"). */
 void stg_cli_print_diff_groups (StgCli *cli, ApiGetJobUpdateDiffResult *diff);
 
+/* "conditions: Progressing=True (RollingBack), Complete=False ..." of
+ * @conditions (ApiCondition*; nothing when there are none), after
+ * @label. */
+void stg_cli_print_conditions (StgCli *cli, const gchar *label, GPtrArray *conditions);
+
 G_END_DECLS
