@@ -32,6 +32,45 @@ static const gchar *const phase_names[] = { "", "before", "after", "after", "aft
 
 /* ---- checking ---------------------------------------------------------------------- */
 
+/* @text with each {{...}} as "1": a URL with templates still reads as
+ * one (the templates are checked against the task, and filled in, later). */
+static gchar *
+placeholders (const gchar *text)
+{
+  GString *out = g_string_new (NULL);
+
+  for (const gchar *p = text; *p != '\0';)
+    {
+      const gchar *open = strstr (p, "{{");
+      const gchar *close = open ? strstr (open + 2, "}}") : NULL;
+      if (close == NULL)
+        {
+          g_string_append (out, p);
+          break;
+        }
+      g_string_append_len (out, p, open - p);
+      g_string_append_c (out, '1');
+      p = close + 2;
+    }
+  return g_string_free (out, FALSE);
+}
+
+/* Checks @gate as any gate, its templates as placeholders. */
+static gboolean
+check_gate (const ApiRolloutGate *gate, const gchar *what, GError **error)
+{
+  if (gate == NULL)
+    return stg_gate_check (NULL, what, error);
+  g_autoptr (ApiRolloutGate) copy = stg_thrift_copy ((gpointer) gate);
+
+  if (copy->__isset_url && copy->url != NULL)
+    {
+      g_autofree gchar *url = placeholders (copy->url);
+      g_object_set (copy, "url", url, NULL);
+    }
+  return stg_gate_check (copy, what, error);
+}
+
 static gboolean
 parse_list (GPtrArray *in, gboolean isset, const gchar *what, GPtrArray **out, GError **error)
 {
@@ -43,7 +82,7 @@ parse_list (GPtrArray *in, gboolean isset, const gchar *what, GPtrArray **out, G
   for (guint i = 0; i < in->len; i++)
     {
       g_autofree gchar *field = g_strdup_printf ("%s[%u]", what, i);
-      if (!stg_gate_check (in->pdata[i], field, error))
+      if (!check_gate (in->pdata[i], field, error))
         return FALSE;
       g_ptr_array_add (*out, g_object_ref (in->pdata[i]));
     }
