@@ -211,8 +211,8 @@ attempt_failed (Webhook *w, const gchar *why)
     {
       n->counts->failed++;
       g_warning ("notify: webhook %s: gave up notice %" G_GUINT64_FORMAT " (%s) after %u "
-                 "attempts: %s",
-                 hook_name (w), d->seq, d->event, w->attempts, why);
+                 "attempt%s: %s",
+                 hook_name (w), d->seq, d->event, w->attempts, w->attempts == 1 ? "" : "s", why);
       next (w);
       return;
     }
