@@ -98,11 +98,7 @@ gboolean stg_jf_instance_gates (const StgJfCtx *c, JsonObject *uc, const gchar *
  * hold exactly, no key given twice); NULL with @error. */
 JsonNode *stg_jf_parse_object (const StgJfCtx *c, const gchar *text, gsize len, GError **error);
 
-/* Plan variables (jobfile_vars.c). TRUE when @name is one: letters,
- * digits and '_', not first a digit, at most 100. */
-gboolean stg_jf_variable_name_ok (const gchar *name);
-
-/* The variables of the plan file whose top level is @top: its
+/* Plan variables (jobfile_vars.c). The variables of the plan file whose top level is @top: its
  * "variables" defaults, with @set (nullable: name -> value, from --set)
  * over them; an error names a --set variable the plan does not declare,
  * and a declared one left without a value. */

@@ -30,8 +30,9 @@ template_name (const gchar *name)
           g_str_has_suffix (name, "]"));
 }
 
-gboolean
-stg_jf_variable_name_ok (const gchar *name)
+/* Letters, digits and '_', not first a digit, at most 100. */
+static gboolean
+variable_name_ok (const gchar *name)
 {
   if (name == NULL || name[0] == '\0' || strlen (name) > 100 || g_ascii_isdigit (name[0]))
     return FALSE;
@@ -143,7 +144,7 @@ stg_jf_plan_variables (const StgJfCtx *c, JsonObject *top, GHashTable *set, GErr
       const gchar *name = l->data;
       g_autofree gchar *where = stg_jf_path ("variables", name);
       g_autofree gchar *value = NULL;
-      if (!stg_jf_variable_name_ok (name))
+      if (!variable_name_ok (name))
         {
           stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, where,
                        "\"%s\" is not a variable name: letters, digits and '_', not first a digit",
