@@ -116,10 +116,10 @@ gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_conf
  *   BEFORE --[gates_hold: all passed]--> NONE, the runtime asked (not before)
  *   BEFORE --[gates_hold: one failed, counted, tolerated]--> BEFORE again
  *   NONE --[stg_work_evaluate: healthy for the watch time, after gates]--> AFTER
- *   AFTER --[gates_hold: all passed]--> PASSED --[finish_work: ok]
+ *   AFTER --[gates_hold: all passed]--> NONE, finish_work: ok
  *   AFTER --[gates_hold: one failed, counted, tolerated]--> RESTARTED (the instance
  *             restarted) --[stg_work_evaluate: a run healthy since, for the watch time]--> AFTER
- *   AFTER, PASSED, RESTARTED --[stg_work_evaluate: a failure of the slot]--> NONE
+ *   AFTER, RESTARTED --[stg_work_evaluate: a failure of the slot]--> NONE
  *   any --[count_failure: too many]--> finish_work: failed
  *
  * What holds in each state:
@@ -176,7 +176,6 @@ typedef enum
   STG_WORK_GATES_NONE = 0,
   STG_WORK_GATES_BEFORE,
   STG_WORK_GATES_AFTER,
-  STG_WORK_GATES_PASSED,    /* the after gates passed */
   STG_WORK_GATES_RESTARTED, /* an after gate failed: the instance was restarted, and only a
                                run healthy since counts */
 } StgWorkGates;

@@ -221,7 +221,6 @@ gates_hold (StgUpdate *u, guint idx, const StgTaskObservation *obs)
       stg_update_touch_work (u, idx);
       if (phase == STG_WORK_GATES_AFTER)
         {
-          w->gates = STG_WORK_GATES_PASSED;
           finish_work (u, idx, TRUE, NULL);
           return TRUE;
         }
@@ -303,8 +302,7 @@ stg_work_evaluate (StgUpdate *u, guint idx)
         arm_work_timer (u, w, stable_at);
       else if (w->gates == STG_WORK_GATES_AFTER)
         gates_hold (u, idx, &obs);
-      else if (w->gates == STG_WORK_GATES_PASSED ||
-               !stg_work_gates_begin (u, idx, STG_WORK_GATES_AFTER))
+      else if (!stg_work_gates_begin (u, idx, STG_WORK_GATES_AFTER))
         finish_work (u, idx, TRUE, NULL);
       return;
     }

@@ -28,7 +28,7 @@
 
 #define MAX_INSTANCE_GATES 20
 
-static const gchar *const phase_names[] = { "", "before", "after", "after", "after" };
+static const gchar *const phase_names[] = { "", "before", "after", "after" };
 
 /* ---- checking ---------------------------------------------------------------------- */
 
