@@ -589,6 +589,10 @@ START_TEST (update_conditions_follow_its_events)
                     "GateFailed");
   ck_assert_str_eq (stg_update_reason (U (ROLLING_BACK), U (ROLLING_FORWARD), TRUE, "by hand"),
                     "RollbackRequested");
+  ck_assert_str_eq (stg_update_reason (U (ROLL_FORWARD_AWAITING_PULSE), -1, TRUE, NULL), "Started");
+  ck_assert_str_eq (stg_update_reason (U (ROLL_FORWARD_AWAITING_PULSE), U (ROLLING_FORWARD), FALSE,
+                                       NULL),
+                    "AwaitingPulse");
 }
 END_TEST
 

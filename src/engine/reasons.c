@@ -51,7 +51,8 @@ stg_update_reason (gint status, gint previous, gboolean by_user, const gchar *me
       return by_user ? STG_REASON_PAUSED_BY_USER : STG_REASON_PAUSED_AFTER_BATCH;
     case U (ROLL_FORWARD_AWAITING_PULSE):
     case U (ROLL_BACK_AWAITING_PULSE):
-      return STG_REASON_AWAITING_PULSE;
+      /* A coordinated update begins waiting for its first pulse. */
+      return previous < 0 ? STG_REASON_STARTED : STG_REASON_AWAITING_PULSE;
     case U (ROLLED_FORWARD):
       return message != NULL && g_str_equal (message, "no instance needed a change")
                  ? STG_REASON_NOTHING_TO_CHANGE
