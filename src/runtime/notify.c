@@ -8,7 +8,8 @@
  * body. A 2xx answer delivers it; anything else (another status, no
  * answer within timeout_secs, a refused or failed connection) is tried
  * again after a wait that doubles from retry_secs up to 60 s, up to
- * max_attempts in all, then given up (counted and logged). Connections
+ * max_attempts in all, then given up (counted and logged; drops are
+ * logged once per spell of a full queue). Connections
  * go only where the StgHostPolicy allows (host_guard.c). post() only
  * queues: it never waits for a webhook. Calls common/ and host_guard.c.
  * Main-loop thread only.
@@ -51,6 +52,7 @@ struct _Webhook
   guint attempts;   /* of the head */
   guint timer;      /* the next attempt, or the one in flight's timeout */
   Attempt *attempt; /* (nullable) in flight */
+  guint dropping;   /* notices dropped since the queue was last not full */
 };
 
 struct _Notifier
@@ -338,12 +340,19 @@ notifier_post (StgNotifier *base, const StgNotice *notice)
         continue;
       if (g_queue_get_length (&w->waiting) >= (guint) n->options.queue_size)
         {
+          /* Said once per spell, not once per notice. */
           n->counts->dropped++;
-          g_warning ("notify: webhook %s: %u notices are waiting already: notice %" G_GUINT64_FORMAT
-                     " (%s) dropped",
-                     hook_name (w), g_queue_get_length (&w->waiting), seq, event);
+          if (w->dropping++ == 0)
+            g_warning (
+                "notify: webhook %s: %u notices are waiting already: notice %" G_GUINT64_FORMAT
+                " (%s) dropped, and those after it until the queue drains",
+                hook_name (w), g_queue_get_length (&w->waiting), seq, event);
           continue;
         }
+      if (w->dropping > 0)
+        g_warning ("notify: webhook %s: %u notices were dropped while its queue was full",
+                   hook_name (w), w->dropping);
+      w->dropping = 0;
       if (json == NULL)
         json = stg_notice_to_json (notice, n->cluster, seq);
       Delivery *d = g_new0 (Delivery, 1);
