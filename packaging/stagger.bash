@@ -33,7 +33,7 @@ _stagger_options ()
     "plan diff") echo "$common --set" ;;
     "plan list") echo "$common --active --name --limit" ;;
     "plan pause"|"plan resume"|"plan abort"|"plan rollback"|"plan approve") echo "$common --message" ;;
-    "host drain") echo "$common --batch-size --min-in-service --watch-secs --message --wait" ;;
+    "host drain") echo "$common --batch-size --min-in-service --watch-secs --message --wait --force" ;;
     *) echo "$common" ;;
   esac
 }

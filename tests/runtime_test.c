@@ -574,10 +574,27 @@ START_TEST (hot_upgrade_keeps_every_connection)
   ck_assert_int_eq (pid_of (job, 0), pid2);
   spin (300);
 
+  /* Version 4 never serves its probe socket: the cause says so, and where
+   * to read about it (#31). */
+  g_autofree gchar *v4 = g_strdup ("{\"argv\": [\"/bin/sleep\", \"60\"], \"hot_upgrade\": true,"
+                                   " \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
+                                   " \"initial_interval_secs\": 0, \"interval_secs\": 0.05,"
+                                   " \"timeout_secs\": 1}}");
+  g_autoptr (ApiTaskConfig) t4 = config ("hot", v4, "http", TRUE);
+  gint64 c4 = add_config (t4);
+  apply (job, 0, c4);
+  wait_for (job, 0, STG_TASK_RUNNING, c2, 2, 10000);
+  ck_assert_int_eq (pid_of (job, 0), pid2);
+  StgTaskObservation o4 = observe (job, 0);
+  ck_assert_msg (o4.cause != NULL && strstr (o4.cause, "did not serve its probe socket") != NULL &&
+                     strstr (o4.cause, "STAGGER_PROBE_PORT=") != NULL &&
+                     strstr (o4.cause, "staggerd(8)") != NULL,
+                 "cause: %s", o4.cause ? o4.cause : "(none)");
+
   /* Back to version 1, as a rollback does: it starts beside version 2
    * and is the new process, the one that replaces version 2. */
   apply (job, 0, c1);
-  wait_for (job, 0, STG_TASK_RUNNING, c1, 1, 10000);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 2, 10000);
   gint pid3 = pid_of (job, 0);
   ck_assert_int_ne (pid3, pid2);
   g_autofree gchar *alt3 = stg_test_process_env (pid3, "STAGGER_VERSION_ALT");

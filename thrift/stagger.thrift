@@ -670,6 +670,9 @@ struct HostStatus {
   7: string lastError                  /* its engine's last error; "" when none */
   8: bool draining                     /* nothing new is placed on it */
   9: list<InstanceKey> instances       /* the instances placed on it */
+  10: string drainBlocked              /* why some of its instances could not start on the
+                                        * other hosts now ("" when all could): a drain would
+                                        * wait on them */
 }
 
 struct GetHostsResult {

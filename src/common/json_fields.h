@@ -66,9 +66,6 @@ typedef struct
 gboolean stg_json_fields_read (JsonObject *object, const gchar *path, const StgField *fields,
                                gpointer dest, GError **error);
 
-/* "path.key" ("key" when @path is empty) and "path[i]": paths for
- * messages, new strings. */
-gchar *stg_json_path_key (const gchar *path, const gchar *key);
 gchar *stg_json_path_index (const gchar *path, guint index);
 
 /* How a value reads in a message: "a string", "the number 3", "true", "an

@@ -211,6 +211,12 @@ gboolean stg_engine_pulse_update (StgEngine *engine, const ApiJobUpdateKey *key,
 GBytes *stg_engine_read_log (StgEngine *engine, const ApiJobKey *key, gint32 instance, gboolean err,
                              gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
 
+/* Why instance @instance of job @key is not running as wanted now, as the
+ * runtime says (a failure's cause, what it waits on), and since when
+ * (*@since_ms); NULL when it has no cause or there is no such instance. */
+gchar *stg_engine_instance_cause (StgEngine *engine, const ApiJobKey *key, gint32 instance,
+                                  gint64 *since_ms);
+
 /* The runtime's hosts (element-type ApiHostStatus); INVALID when it has
  * none. */
 GPtrArray *stg_engine_hosts (StgEngine *engine, GError **error);

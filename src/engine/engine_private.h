@@ -567,20 +567,12 @@ gboolean stg_task_is_dedicated (const ApiTaskConfig *task);
 
 /* ---- quotas (quota.c) -------------------------------------------------------------- */
 
-/* Adds up a set of ApiResource: numCpus, ramMb, diskMb. */
-void stg_resource_bag_from_set (GHashTable *resources, StgResourceBag *out);
-
 /* An update being checked, not yet active: its job and its changes. */
 typedef struct
 {
   gint64 job_id;
   GArray *changes; /* StgChange */
 } StgQuotaPending;
-
-/* Role @role's quota and consumption, with @pending (nullable) counted in
- * place of its job's active update, if any. */
-gboolean stg_quota_info (StgEngine *engine, const gchar *role, const StgQuotaPending *pending,
-                         StgQuotaInfo *info, GError **error);
 
 /* Refuses (INVALID, Aurora's "Insufficient resource quota: ...", naming
  * what is short) @count more instances of @task in job @key, when @task

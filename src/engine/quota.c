@@ -42,8 +42,9 @@ bag_max (StgResourceBag *a, const StgResourceBag *b)
   a->disk_mb = MAX (a->disk_mb, b->disk_mb);
 }
 
-void
-stg_resource_bag_from_set (GHashTable *resources, StgResourceBag *out)
+/* Adds up a set of ApiResource: numCpus, ramMb, diskMb. */
+static void
+resource_bag_from_set (GHashTable *resources, StgResourceBag *out)
 {
   GHashTableIter it;
   gpointer key;
@@ -121,7 +122,7 @@ config_use (Tally *t, gint64 config_id, GError **error)
     return NULL;
   use = g_new0 (ConfigUse, 1);
   use->pool = pool_of (t->e, task);
-  stg_resource_bag_from_set (task->resources, &use->bag);
+  resource_bag_from_set (task->resources, &use->bag);
   g_hash_table_insert (t->configs, g_memdup2 (&config_id, sizeof config_id), use);
   return use;
 }
@@ -202,9 +203,11 @@ tally_job (Tally *t, const StgJobRow *job, const StgQuotaPending *pending, GErro
          tally_changes (t, (const StgChange *) changes->data, changes->len, error);
 }
 
-gboolean
-stg_quota_info (StgEngine *e, const gchar *role, const StgQuotaPending *pending, StgQuotaInfo *info,
-                GError **error)
+/* Role @role's quota and consumption, with @pending (nullable) counted in
+ * place of its job's active update, if any. */
+static gboolean
+quota_info (StgEngine *e, const gchar *role, const StgQuotaPending *pending, StgQuotaInfo *info,
+            GError **error)
 {
   g_autoptr (GHashTable) configs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                                           g_free);
@@ -219,7 +222,7 @@ stg_quota_info (StgEngine *e, const gchar *role, const StgQuotaPending *pending,
       return FALSE;
     }
   if (quota != NULL)
-    stg_resource_bag_from_set (quota->resources, &info->quota);
+    resource_bag_from_set (quota->resources, &info->quota);
   g_autoptr (GPtrArray) jobs = stg_store_list_jobs (e->store, role, error);
   if (jobs == NULL)
     return FALSE;
@@ -258,13 +261,13 @@ stg_quota_check_add (StgEngine *e, const ApiJobKey *key, const ApiTaskConfig *ta
 
   if (pool_of (e, task) != STG_QUOTA_PROD_SHARED)
     return TRUE;
-  if (!stg_quota_info (e, key->role, NULL, &info, error))
+  if (!quota_info (e, key->role, NULL, &info, error))
     {
       stg_engine_wrap_error (error);
       return FALSE;
     }
   need = info.consumption[STG_QUOTA_PROD_SHARED];
-  stg_resource_bag_from_set (task->resources, &each);
+  resource_bag_from_set (task->resources, &each);
   bag_add (&need, &each, count);
   return check_fits (key->role, &info, &need, error);
 }
@@ -278,7 +281,7 @@ stg_quota_check_update (StgEngine *e, const ApiJobKey *key, gint64 job_id,
 
   if (pool_of (e, desired) != STG_QUOTA_PROD_SHARED)
     return TRUE;
-  if (!stg_quota_info (e, key->role, &pending, &info, error))
+  if (!quota_info (e, key->role, &pending, &info, error))
     {
       stg_engine_wrap_error (error);
       return FALSE;
@@ -302,7 +305,7 @@ stg_engine_get_quota (StgEngine *e, const gchar *role, StgQuotaInfo *info, GErro
 {
   if (!check_role (role, error))
     return FALSE;
-  if (!stg_quota_info (e, role, NULL, info, error))
+  if (!quota_info (e, role, NULL, info, error))
     {
       stg_engine_wrap_error (error);
       return FALSE;
@@ -350,9 +353,9 @@ stg_engine_set_quota (StgEngine *e, const gchar *role, const ApiResourceAggregat
     return FALSE;
   if (!stg_store_begin (e->store, error))
     goto failed;
-  if (!stg_quota_info (e, role, NULL, &info, error))
+  if (!quota_info (e, role, NULL, &info, error))
     goto rollback;
-  stg_resource_bag_from_set (quota->resources, &want);
+  resource_bag_from_set (quota->resources, &want);
   over = shortfall (&want, &info.consumption[STG_QUOTA_PROD_SHARED]);
   if (over != NULL)
     {
