@@ -2,7 +2,8 @@
 instances (stagger-example-server): every command's happy path, its
 errors and exit codes, update start --wait to ROLLED_FORWARD and
 ROLLED_BACK, pause/resume/abort, a coordinated update kept going by
-update pulse --every, credentials, and quotas and tiers.
+update pulse --every, plan files (variables, instance gates, a dry run),
+credentials, and quotas and tiers.
 """
 import json
 import os
@@ -207,6 +208,52 @@ def errors(r, cli, tmp, port):
     r.check("--help tells the truth", code == 0 and "--wait" in out and "CONFIG" in out, out)
     code, out, _ = cli("--help", url=False)
     r.check("stagger --help lists the commands", code == 0 and "update wait" in out and "job create" in out, out)
+
+
+def plan_files(r, cli, tmp):
+    """Plan variables and instance gates as the CLI reads them, and a dry run
+    of a plan whose job does not exist yet."""
+    job = job_file(tmp, "vx", "{{greeting}}", update={"instance_gates": {"after": [
+        {"name": "up", "http": "http://127.0.0.1:{{ports[http]}}/health", "wait_secs": 30}]}})
+    plan = os.path.join(tmp, "vars.json")
+
+    def write(variables):
+        with open(plan, "w") as f:
+            json.dump({"name": "vars", "variables": variables,
+                       "stages": [{"name": "vx", "job": job}]}, f)
+
+    write({"greeting": None})
+    code, _, err = cli("plan", "diff", plan)
+    r.check("a variable without a value is a config error (3) naming it",
+            code == 3 and "variable greeting has no value" in err, err)
+    code, _, err = cli("plan", "diff", plan, "--set", "greeting")
+    r.check("--set without = is a usage error (2)", code == 2 and "NAME=VALUE" in err, err)
+    code, _, err = cli("plan", "diff", plan, "--set", "greting=hi")
+    r.check("--set of a variable the plan does not declare (3)",
+            code == 3 and "declares no variable greting" in err, err)
+    code, out, err = cli("--json", "plan", "diff", plan, "--set", 'greeting=say "hi"')
+    stages = json.loads(out)["stages"] if code == 0 else []
+    r.check("a value with quotes fills in; a new job would change",
+            code == 0 and len(stages) == 1 and stages[0]["changes"] and
+            stages[0]["currentVersion"] == 0, out + err)
+    write({"greeting": "hello"})
+    with open(job) as f:
+        text = f.read()
+    with open(job, "w") as f:
+        f.write(text.replace("{{greeting}}", "{{greting}}"))
+    code, _, err = cli("plan", "diff", plan)
+    r.check("a {{name}} that is no variable (3) is named",
+            code == 3 and "{{greting}} is not a variable of the plan" in err, err)
+    both = job_file(tmp, "vy", "x", update={"instance_gates": {"before": [
+        {"name": "b", "shell": "true", "retries": 2, "wait_secs": 5}]}})
+    code, _, err = cli("job", "inspect", both)
+    r.check("retries and wait_secs together (3)", code == 3 and "not both" in err, err)
+    code, out, err = cli("job", "inspect", job_file(tmp, "vz", "x", update={"instance_gates": {
+        "before": [{"name": "b", "shell": "test -f /ok", "wait_secs": 5}]}}))
+    gates = json.loads(out)["settings"].get("instanceGatesBefore", []) if code == 0 else []
+    r.check("instance gates go to instanceGatesBefore",
+            len(gates) == 1 and gates[0]["waitSecs"] == 5 and gates[0]["command"] == "test -f /ok",
+            out + err)
 
 
 def credentials(r, tmp):
@@ -605,6 +652,7 @@ def main():
             cli.data_dir = os.path.join(d.dir, "data")
             r.run("jobs and updates", jobs_and_updates, r, cli, tmp)
             r.run("errors", errors, r, cli, tmp, d.http_port)
+            r.run("plan files", plan_files, r, cli, tmp)
             r.run("rolling restart", rolling_restart, r, cli, tmp)
             r.run("history and revert", history_and_revert, r, cli, tmp)
             r.run("task logs", task_logs, r, cli, tmp)

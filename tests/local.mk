@@ -20,6 +20,7 @@ STG_CHECK_SUITES = \
 	tests/engine_control_test \
 	tests/engine_controls_test \
 	tests/engine_plan_test \
+	tests/engine_rollout_test \
 	tests/gates_test \
 	tests/plan_daemon_test \
 	tests/engine_recover_test \
@@ -69,7 +70,8 @@ tests_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_daemon_test_LDADD = $(STG_TEST_LDADD)
 
 STG_ENGINE_FIXTURE = tests/engine_fixture.c tests/engine_fixture.h \
-	tests/scripted_runtime.c tests/scripted_runtime.h
+	tests/scripted_runtime.c tests/scripted_runtime.h \
+	tests/scripted_gates.c tests/scripted_gates.h
 
 tests_engine_test_SOURCES = tests/engine_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_test_CFLAGS = $(STG_TEST_CFLAGS)
@@ -90,6 +92,10 @@ tests_engine_aurora_test_LDADD = $(STG_TEST_LDADD)
 tests_engine_plan_test_SOURCES = tests/engine_plan_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_plan_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_plan_test_LDADD = $(STG_TEST_LDADD)
+
+tests_engine_rollout_test_SOURCES = tests/engine_rollout_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_rollout_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_rollout_test_LDADD = $(STG_TEST_LDADD)
 
 tests_engine_control_test_SOURCES = tests/engine_control_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_control_test_CFLAGS = $(STG_TEST_CFLAGS)

@@ -390,6 +390,10 @@ START_TEST (ports_and_environment)
   ck_assert_str_eq (jobname, "www/prod/env");
   ck_assert_str_eq (ver, "1");
   ck_assert_str_eq (alt, "0");
+  g_autofree gchar *from = stg_test_process_env (pid, "STAGGER_FROM_VERSION");
+  g_autofree gchar *to = stg_test_process_env (pid, "STAGGER_TO_VERSION");
+  ck_assert_str_eq (from, "0");
+  ck_assert_str_eq (to, "1");
 
   /* A new config: new process, new version, same ports. */
   g_autofree gchar *v2 = g_strconcat (v1, "", NULL);
@@ -405,6 +409,11 @@ START_TEST (ports_and_environment)
   g_autofree gchar *ver2 = stg_test_process_env (pid2, "STAGGER_VERSION");
   ck_assert_str_eq (http2, http);
   ck_assert_str_eq (ver2, "2");
+  /* It replaced version 1. */
+  g_autofree gchar *from2 = stg_test_process_env (pid2, "STAGGER_FROM_VERSION");
+  g_autofree gchar *to2 = stg_test_process_env (pid2, "STAGGER_TO_VERSION");
+  ck_assert_str_eq (from2, "1");
+  ck_assert_str_eq (to2, "2");
 }
 END_TEST
 
@@ -483,8 +492,11 @@ START_TEST (pre_update_hook)
   ck_assert (g_file_get_contents (log, &text, NULL, NULL));
   ck_assert_ptr_nonnull (strstr (text, "refusing"));
 
-  /* A passing one lets the replace go on. */
-  g_autofree gchar *v3 = server_data (NULL, ", \"hooks\": {\"pre_update\": {\"command\": \"echo checked v{{version}}\", \"timeout_secs\": 5}}");
+  /* A passing one lets the replace go on; it knows what it replaces. */
+  g_autofree gchar *v3 = server_data (NULL,
+                                      ", \"hooks\": {\"pre_update\": {\"command\": "
+                                      "\"echo checked v{{version}} from v$STAGGER_FROM_VERSION "
+                                      "to v$STAGGER_TO_VERSION\", \"timeout_secs\": 5}}");
   g_autoptr (ApiTaskConfig) t3 = config ("hooked", v3, "http", TRUE);
   gint64 c3 = add_config (t3);
   apply (job, 0, c3);
@@ -492,7 +504,7 @@ START_TEST (pre_update_hook)
   ck_assert_int_ne (pid_of (job, 0), pid);
   g_autofree gchar *text2 = NULL;
   ck_assert (g_file_get_contents (log, &text2, NULL, NULL));
-  ck_assert_ptr_nonnull (strstr (text2, "checked v3"));
+  ck_assert_ptr_nonnull (strstr (text2, "checked v3 from v1 to v3"));
 }
 END_TEST
 
@@ -518,11 +530,29 @@ START_TEST (post_update_hook)
   apply (job, 0, c2);
   wait_for (job, 0, STG_TASK_FAILED, c2, 2, 10000);
 
-  g_autofree gchar *v3 = server_data (NULL, ", \"hooks\": {\"post_update\": \"true\"}");
+  static const gchar hook[] = ", \"hooks\": {\"post_update\": "
+                              "\"echo post v$STAGGER_FROM_VERSION to v$STAGGER_TO_VERSION\"}";
+  g_autofree gchar *v3 = server_data (NULL, hook);
   g_autoptr (ApiTaskConfig) t3 = config ("posthook", v3, "http", TRUE);
   gint64 c3 = add_config (t3);
   apply (job, 0, c3);
   wait_for (job, 0, STG_TASK_RUNNING, c3, 2, 10000);
+
+  /* On to version 4, then back to 3: each hook knows where it came from,
+   * the right way round going back. */
+  g_autofree gchar *v4 = server_data (", \"--start-delay\", \"0\"", hook);
+  g_autoptr (ApiTaskConfig) t4 = config ("posthook", v4, "http", TRUE);
+  gint64 c4 = add_config (t4);
+  apply (job, 0, c4);
+  wait_for (job, 0, STG_TASK_RUNNING, c4, 2, 10000);
+  apply (job, 0, c3);
+  wait_for (job, 0, STG_TASK_RUNNING, c3, 2, 10000);
+  g_autofree gchar *log = slot_file (job, 0, "hooks.log");
+  g_autofree gchar *text = NULL;
+  ck_assert (g_file_get_contents (log, &text, NULL, NULL));
+  ck_assert_msg (strstr (text, "post v2 to v3") && strstr (text, "post v3 to v4") &&
+                     strstr (text, "post v4 to v3"),
+                 "hooks.log: %s", text);
 }
 END_TEST
 
@@ -616,6 +646,10 @@ START_TEST (hot_upgrade_keeps_every_connection)
   ck_assert_int_ne (pid2, pid1);
   g_autofree gchar *alt = stg_test_process_env (pid2, "STAGGER_VERSION_ALT");
   ck_assert_str_eq (alt, "1");
+  g_autofree gchar *from2 = stg_test_process_env (pid2, "STAGGER_FROM_VERSION");
+  g_autofree gchar *to2 = stg_test_process_env (pid2, "STAGGER_TO_VERSION");
+  ck_assert_str_eq (from2, "1");
+  ck_assert_str_eq (to2, "2");
   for (gint i = 0; i < 500 && stg_test_process_alive (pid1); i++)
     spin (10);
   ck_assert (!stg_test_process_alive (pid1));
@@ -649,6 +683,20 @@ START_TEST (hot_upgrade_keeps_every_connection)
                      strstr (o4.cause, "STAGGER_PROBE_PORT=") != NULL &&
                      strstr (o4.cause, "staggerd(8)") != NULL,
                  "cause: %s", o4.cause ? o4.cause : "(none)");
+
+  /* Back to version 1, as a rollback does: it starts beside version 2
+   * and is the new process, the one that replaces version 2. */
+  apply (job, 0, c1);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 2, 10000);
+  gint pid3 = pid_of (job, 0);
+  ck_assert_int_ne (pid3, pid2);
+  g_autofree gchar *alt3 = stg_test_process_env (pid3, "STAGGER_VERSION_ALT");
+  g_autofree gchar *from3 = stg_test_process_env (pid3, "STAGGER_FROM_VERSION");
+  g_autofree gchar *to3 = stg_test_process_env (pid3, "STAGGER_TO_VERSION");
+  ck_assert_str_eq (alt3, "2");
+  ck_assert_str_eq (from3, "2");
+  ck_assert_str_eq (to3, "1");
+  spin (300);
 
   g_atomic_int_set (&l.stop, 1);
   g_thread_join (client);

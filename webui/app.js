@@ -477,6 +477,7 @@ async function viewUpdate(role, env, name, id) {
     ['Started by', u.user || '–'],
     ['Started', when(u.created_ms)],
     ['Message', u.message || '–'],
+    ['Conditions', conditionsEl(u.conditions)],
     /* Counts start over when an update turns back. */
     ['Progress', p.done + ' of ' + p.total + ' instances' + (back ? ' rolled back' : '')],
     ['Current batch', p.in_flight.length ? 'instances ' + rangesText(p.in_flight) : '–'],
@@ -617,6 +618,17 @@ function sinceEl(ms, now) {
   return [timeEl(ms), el('span', { class: 'muted' }, ' (for ' + duration(now - ms) + ')')];
 }
 
+/* Conditions (Progressing, Complete, Failed) as chips: type, status,
+   reason; the message and since when in the title. */
+function conditionsEl(list) {
+  if (!list || !list.length) return '–';
+  return el('span', { class: 'conditions' }, list.map((c) => el('span', {
+    class: 'chip condition ' + (c.status === 'True' ? 'on' : 'off') + (c.type === 'Failed' ? ' failed' : ''),
+    'data-condition': c.type, 'data-status': c.status, 'data-reason': c.reason,
+    title: (c.message || c.reason) + ' (since ' + when(c.last_transition_ms) + ')',
+  }, c.type + ': ' + c.status + (c.reason ? ' · ' + c.reason : ''))));
+}
+
 function reasonText(x) {
   return x.reason || ROLLOUT_WORDS[x.status] || '';
 }
@@ -715,11 +727,32 @@ function stageDepths(stages) {
   return depth;
 }
 
+/* Where the stage moves its job now: forward to the plan's version, or
+   back (where a rollback ended once it is ROLLED_BACK). */
+function stageVersions(s) {
+  const back = s.status === 'ROLLING_BACK' || s.status === 'ROLLED_BACK';
+  return [s.current_version ? 'runs v' + s.current_version : 'not running',
+    back && s.target_version ? (s.status === 'ROLLED_BACK' ? 'went back to v' : 'going back to v') +
+      s.target_version + (s.desired_version ? ' from the plan’s v' + s.desired_version : '')
+      : s.desired_version ? 'the plan’s v' + s.desired_version : '',
+    s.previous_version && !back ? 'v' + s.previous_version + ' before the plan' : '']
+    .filter(Boolean).join(' · ');
+}
+
+/* READY/DESIRED, and why each instance not ready is not. */
+function readiness(s) {
+  const full = s.ready >= s.desired;
+  return el('div', { class: 'readiness', 'data-ready': s.ready, 'data-desired': s.desired },
+    'Ready: ', el('strong', { class: full ? 'gate-ok' : 'gate-bad' }, s.ready + '/' + s.desired),
+    s.unready.length ? el('ul', { class: 'unready' }, s.unready.slice(0, 10).map((u) =>
+      el('li', { 'data-instance': u.instance }, 'instance ' + u.instance + ': ' + u.reason)),
+    s.unready.length > 10 ? el('li', { class: 'muted' }, 'and ' + (s.unready.length - 10) + ' more') : '')
+      : '');
+}
+
 function stageItem(p, s, depth) {
   const g = s.gates;
-  const versions = [s.current_version ? 'runs v' + s.current_version : 'not running',
-    s.desired_version ? 'the plan’s v' + s.desired_version : '',
-    s.previous_version ? 'v' + s.previous_version + ' before the plan' : ''].filter(Boolean).join(' · ');
+  const versions = stageVersions(s);
   const approve = session.can_act && !ROLLOUT_ENDED.has(p.status) && stageAwaitsApproval(s)
     ? el('button', { onclick: () => planAct(p, 'approve', { stage: s.name }) }, 'Approve') : '';
   return el('li', { class: 'stage ' + s.status + ' depth-' + Math.min(depth, 4), 'data-stage': s.name },
@@ -728,6 +761,8 @@ function stageItem(p, s, depth) {
     s.depends_on.length ? el('div', { class: 'muted' }, 'after ' + s.depends_on.join(', ')) : '',
     el('div', { class: 'reason' }, reasonText(s), ' — since ', sinceEl(s.since_ms, p.now_ms)),
     el('div', {}, 'Version: ' + versions),
+    readiness(s),
+    el('div', { class: 'stage-conditions' }, conditionsEl(s.conditions)),
     s.update || s.rollback_update ? el('div', {},
       s.update ? ['Update ', el('a', { href: updatePath(s.job_key, s.update) }, s.update.slice(0, 8))] : '',
       s.rollback_update ? [s.update ? ' · ' : '', 'Rollback update ',
@@ -755,7 +790,13 @@ async function viewPlan(id) {
     ['Started', when(p.created_ms)],
     ['Stages done', p.stages_done + ' of ' + p.stage_count],
     ['Roll back on failure', p.rollback_on_failure ? 'yes' : 'no'],
+    ['Conditions', conditionsEl(p.conditions)],
   ];
+  const vars = Object.keys(p.variables || {});
+  if (vars.length) {
+    facts.push(['Variables', el('span', { class: 'variables' }, vars.map((k) =>
+      el('span', { class: 'chip mono' }, k + '=' + p.variables[k])))]);
+  }
   const attempts = p.gate_results.slice().reverse().map((r) => el('tr', {},
     el('td', {}, timeEl(r.ts_ms)), el('td', {}, r.stage), el('td', {}, r.phase), el('td', {}, r.gate),
     el('td', { class: 'num' }, r.attempt),
@@ -804,7 +845,11 @@ function route() {
     return { render: () => viewPlans(params), matches: (c) => c.kind === 'plan' };
   }
   if (parts[0] === 'plan' && parts.length === 2) {
-    return { render: () => viewPlan(parts[1]), matches: (c) => c.kind === 'plan' && c.id === parts[1] };
+    /* Its stages' readiness moves with their jobs' instances. */
+    return {
+      render: () => viewPlan(parts[1]),
+      matches: (c) => (c.kind === 'plan' && c.id === parts[1]) || c.kind === 'job',
+    };
   }
   /* Instances moving between hosts change their jobs: any change re-reads. */
   if (parts[0] === 'hosts' && parts.length === 1) return { render: viewHosts, matches: () => true };

@@ -403,6 +403,13 @@ stg_cli_get_rollout_plan_details (StgCliClient *c, const gchar *id, GError **err
 }
 
 ApiResponse *
+stg_cli_get_rollout_plan_diff (StgCliClient *c, ApiRolloutPlan *plan, GError **error)
+{
+  CALL_BEGIN = api_stagger_scheduler_if_get_rollout_plan_diff (SS (c), &r, plan, &local);
+  return finish (c, "getRolloutPlanDiff", ok, r, local, error);
+}
+
+ApiResponse *
 stg_cli_control_rollout_plan (StgCliClient *c, StgCliUpdateAction action, const gchar *id,
                               const gchar *message, GError **error)
 {

@@ -115,6 +115,8 @@ ApiResponse *stg_cli_get_rollout_plan_details (StgCliClient *c, const gchar *id,
 /* pause-, resume-, abort- or rollbackRolloutPlan (@action) of plan @id. */
 ApiResponse *stg_cli_control_rollout_plan (StgCliClient *c, StgCliUpdateAction action,
                                            const gchar *id, const gchar *message, GError **error);
+/* getRolloutPlanDiff: what each stage of @plan would do now (a dry run). */
+ApiResponse *stg_cli_get_rollout_plan_diff (StgCliClient *c, ApiRolloutPlan *plan, GError **error);
 /* approveRolloutStage: lets @stage (nullable: every one awaiting) of plan
  * @id go on. */
 ApiResponse *stg_cli_approve_rollout_stage (StgCliClient *c, const gchar *id, const gchar *stage,

@@ -526,6 +526,11 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
         }
       g_object_set (s, "batchGates", list, NULL);
     }
+  if (!stg_jf_instance_gates (c, uc, cluster, s, error))
+    {
+      g_object_unref (s);
+      return NULL;
+    }
   return s;
 }
 

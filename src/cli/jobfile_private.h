@@ -101,9 +101,28 @@ gboolean stg_jf_placement (const StgJfCtx *c, JsonObject *top, ApiTaskConfig *ta
 gboolean stg_jf_gates (const StgJfCtx *c, JsonArray *list, const gchar *where, const gchar *cluster,
                        GPtrArray *out, GError **error);
 
+/* update_config.instance_gates of @uc (jobfile_gates.c): {"before":
+ * [GATE...], "after": [GATE...]} into @settings' instanceGatesBefore and
+ * instanceGatesAfter. */
+gboolean stg_jf_instance_gates (const StgJfCtx *c, JsonObject *uc, const gchar *cluster,
+                                ApiJobUpdateSettings *settings, GError **error);
+
 /* Parses @text as a JSON object with Stagger's checks (numbers JSON can
  * hold exactly, no key given twice); NULL with @error. */
 JsonNode *stg_jf_parse_object (const StgJfCtx *c, const gchar *text, gsize len, GError **error);
+
+/* Plan variables (jobfile_vars.c). The variables of the plan file whose top level is @top: its
+ * "variables" defaults, with @set (nullable: name -> value, from --set)
+ * over them; an error names a --set variable the plan does not declare,
+ * and a declared one left without a value. */
+GHashTable *stg_jf_plan_variables (const StgJfCtx *c, JsonObject *top, GHashTable *set,
+                                   GError **error);
+
+/* @text of @file with every {{name}} of @vars (nullable) replaced by its
+ * value, escaped as inside a JSON string; the executor's and instance
+ * gates' templates left as they are; any other {{...}} an error naming
+ * it. */
+gchar *stg_jf_substitute (const gchar *file, const gchar *text, GHashTable *vars, GError **error);
 
 /* The job file whose top level is @top (jobfile.c). */
 StgJobFile *stg_jf_job (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error);

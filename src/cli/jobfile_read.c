@@ -65,6 +65,7 @@ const gchar *const stg_jf_update_keys[] = { "batch_size",
                                             "max_surge",
                                             "max_batch_size",
                                             "update_deadline_secs",
+                                            "instance_gates",
                                             NULL };
 const gchar *const stg_jf_strategy_keys[] = { "queue", "batch", "variable_batch", NULL };
 const gchar *const stg_jf_queue_keys[] = { "batch_size", NULL };

@@ -325,6 +325,8 @@ start_runtime (StgDaemon *d, GError **error)
       return FALSE;
     }
   d->gates = stg_gate_runner_new (lo.role_users, lo.default_user, hosts);
+  d->notifier = stg_notifier_new (&d->settings.notify, d->settings.cluster, hosts,
+                                  &d->notify_counts);
   lo.health_counts = &d->health_counts;
   if (g_str_equal (d->settings.runtime, "simulated"))
     d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
@@ -380,6 +382,7 @@ start_core (StgDaemon *d, GError **error)
                                               : 5LL * limits.max_instances;
     d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
     stg_engine_set_gate_runner (d->engine, d->gates);
+    stg_engine_set_notifier (d->engine, d->notifier);
     stg_engine_set_tiers (d->engine, d->tiers);
   }
   /* Instances first (adopted, or reported dead), then the updates over them. */
@@ -428,6 +431,7 @@ start_core (StgDaemon *d, GError **error)
       .auth = d->auth,
       .metrics = stg_dispatch_metrics (d->dispatch),
       .health_counts = &d->health_counts,
+      .notify_counts = &d->notify_counts,
     };
     d->webui = stg_webui_new (d->http, &ui);
   }
@@ -458,6 +462,7 @@ stg_daemon_stop (StgDaemon *d)
   g_clear_pointer (&d->engine, stg_engine_free);
   g_clear_pointer (&d->tiers, stg_tiers_free);
   g_clear_pointer (&d->gates, stg_gate_runner_free);
+  g_clear_pointer (&d->notifier, stg_notifier_free);
   /* Instances keep running: the next staggerd adopts them. */
   g_clear_pointer (&d->runtime, stg_runtime_free);
   g_clear_pointer (&d->clock, stg_clock_free);

@@ -4,8 +4,9 @@
  * A key is one entry of SETTINGS: group, key, type, where it goes (a field
  * of StgDaemonSettings, or a function that parses the text), its default
  * and what it means. Groups of free-form keys ([users], [roles], [fleet]
- * and [host NAME]) have a reader each. Calls the runtime's fleet options
- * and instance_users.c. Main thread, at start-up.
+ * [host NAME], [notify] and [notify NAME]) have a reader each. Calls the
+ * runtime's fleet and notify options and instance_users.c. Main thread, at
+ * start-up.
  */
 #include "config.h"
 
@@ -109,7 +110,8 @@ static const Setting SETTINGS[] = {
           "fleet: stagger-thermos's bundle for containers, on every host"),
   STRING ("store", "url", store, NULL, "PostgreSQL (URL or conninfo) instead of SQLite"),
   PARSED ("store", "sqlite_synchronous", parse_sync, "full", "full, or normal: no fsync a commit"),
-  PARSED ("gates", "allowed_hosts", parse_gate_hosts, NULL, "where HTTP gates may connect"),
+  PARSED ("gates", "allowed_hosts", parse_gate_hosts, NULL,
+          "where HTTP gates and webhooks may connect"),
 };
 
 /* Groups whose keys are all in SETTINGS: another key there is a typo. */
@@ -202,6 +204,7 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
     }
   settings->data_dir = stg_systemd_default_data_dir ();
   stg_fleet_options_init (&settings->fleet);
+  stg_notify_options_init (&settings->notify);
 }
 
 void
@@ -219,6 +222,7 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   g_clear_pointer (&settings->runtime, g_free);
   g_clear_pointer (&settings->gate_hosts, g_strfreev);
   stg_fleet_options_clear (&settings->fleet);
+  stg_notify_options_clear (&settings->notify);
   g_clear_pointer (&settings->users, g_hash_table_unref);
   g_clear_pointer (&settings->role_users, g_hash_table_unref);
 }
@@ -239,6 +243,7 @@ stg_daemon_settings_copy (StgDaemonSettings *to, const StgDaemonSettings *from)
   to->runtime = g_strdup (from->runtime);
   to->gate_hosts = g_strdupv (from->gate_hosts);
   stg_fleet_options_copy (&to->fleet, &from->fleet);
+  stg_notify_options_copy (&to->notify, &from->notify);
   to->users = from->users ? g_hash_table_ref (from->users) : NULL;
   to->role_users = from->role_users ? g_hash_table_ref (from->role_users) : NULL;
 }
@@ -371,10 +376,17 @@ load_fleet (GKeyFile *kf, StgDaemonSettings *settings, GError **error)
   return stg_fleet_options_load (&settings->fleet, kf, error);
 }
 
+static gboolean
+load_notify (GKeyFile *kf, StgDaemonSettings *settings, GError **error)
+{
+  return stg_notify_options_load (&settings->notify, kf, error);
+}
+
 /* The readers of groups of free-form keys. */
 static gboolean (*const GROUP_READERS[]) (GKeyFile *kf, StgDaemonSettings *settings,
                                           GError **error) = {
   load_fleet,
+  load_notify,
   load_users,
   stg_daemon_load_roles,
 };

@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "runtime/fleet_hosts.h"
+#include "runtime/notify.h"
 
 G_BEGIN_DECLS
 
@@ -62,7 +63,9 @@ typedef struct
   gboolean allow_root_instances; /* instances may run as root */
   gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
   gint max_concurrent_starts;    /* local runtime: instances starting at once; 0: 100 */
-  gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go */
+  gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go,
+                                    and webhooks */
+  StgNotifyOptions notify;       /* [notify] and [notify NAME]: webhooks */
   gchar *tier_config;            /* (nullable) a tiers file as Aurora's -tier_config; NULL:
                                     Aurora's default tiers */
   gchar *thermos_runner;         /* stagger-thermos */

@@ -60,7 +60,7 @@ check_request (StgEngine *e, const ApiJobUpdateRequest *request, gboolean starti
     return FALSE;
   c->task = stg_engine_check_task_config (e, request->taskConfig, c->key, "request.taskConfig",
                                           error);
-  if (c->task == NULL)
+  if (c->task == NULL || !stg_work_gates_check_task (&c->s, c->task, error))
     return FALSE;
   c->job = stg_store_get_job (e->store, c->key, &local);
   if (c->job == NULL && !g_error_matches (local, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND))
@@ -383,6 +383,7 @@ stg_update_start (StgEngine *e, const ApiJobUpdateRequest *request, const gchar 
       !stg_store_add_update_event (e->store, update_id, status, now, user, message, &local))
     goto store_failed;
 
+  stg_engine_notice_update (e, uid, c.key, status, -1, user, message);
   if (empty)
     {
       if (!stg_store_set_update_status (e->store, update_id, API_JOB_UPDATE_STATUS_ROLLED_FORWARD,
@@ -390,6 +391,8 @@ stg_update_start (StgEngine *e, const ApiJobUpdateRequest *request, const gchar 
           !stg_store_add_update_event (e->store, update_id, API_JOB_UPDATE_STATUS_ROLLED_FORWARD,
                                        now, NULL, "no instance needed a change", &local))
         goto store_failed;
+      stg_engine_notice_update (e, uid, c.key, API_JOB_UPDATE_STATUS_ROLLED_FORWARD, status, NULL,
+                                "no instance needed a change");
     }
   else
     {

@@ -124,6 +124,7 @@ stg_engine_free (StgEngine *engine)
   g_hash_table_unref (engine->updates);
   g_hash_table_unref (engine->by_job);
   g_array_unref (engine->watchers);
+  g_clear_pointer (&engine->notices, g_ptr_array_unref);
   stg_tiers_free (engine->default_tiers);
   g_free (engine);
 }
@@ -139,6 +140,12 @@ void
 stg_engine_set_gate_runner (StgEngine *engine, StgGateRunner *runner)
 {
   engine->gates = runner;
+}
+
+void
+stg_engine_set_notifier (StgEngine *engine, StgNotifier *notifier)
+{
+  engine->notifier = notifier;
 }
 
 void

@@ -50,6 +50,7 @@ typedef struct
   gdouble surge_pct;
   gdouble failed_pct;
   gdouble per_instance_pct;
+  GPtrArray *instance_gates[2];  /* (nullable) instanceGatesBefore, instanceGatesAfter, checked */
 } StgSettings;
 
 void stg_settings_clear (StgSettings *s);
@@ -119,6 +120,20 @@ gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_conf
  *                                      |
  *                                      +--[finish_work: failed]--> ROLLBACK_FAILED
  *
+ * Inside UPDATING and ROLLING_BACK, the instance gates
+ * (instanceGatesBefore/After) add a phase of their own (StgWork.gates,
+ * work_gates.c's), in both directions:
+ *
+ *   start --[stg_work_gates_begin: before gates, an instance that exists]--> BEFORE
+ *   BEFORE --[gates_hold: all passed]--> NONE, the runtime asked (not before)
+ *   BEFORE --[gates_hold: one failed, counted, tolerated]--> BEFORE again
+ *   NONE --[stg_work_evaluate: healthy for the watch time, after gates]--> AFTER
+ *   AFTER --[gates_hold: all passed]--> NONE, finish_work: ok
+ *   AFTER --[gates_hold: one failed, counted, tolerated]--> RESTARTED (the instance
+ *             restarted) --[stg_work_evaluate: a run healthy since, for the watch time]--> AFTER
+ *   AFTER, RESTARTED --[stg_work_evaluate: a failure of the slot]--> NONE
+ *   any --[count_failure: too many]--> finish_work: failed
+ *
  * What holds in each state:
  *   PENDING            not started: the runtime was never asked; the slot
  *                      has from_config (or is absent when from_config is 0).
@@ -160,6 +175,12 @@ typedef struct
   struct _StgUpdate *owner;
   guint timer;             /* watch or deadline */
   gboolean asked;          /* the runtime was asked to act in this direction */
+  gint gates;              /* StgWorkGates: the instance gates' phase (BEFORE: stored
+                              with the progress, so a restart tries them again) */
+  guint gates_passed;      /* of the phase's gates */
+  gint gate_verdict;       /* the current gate: 0 trying, 1 passed, -1 failed (last attempt) */
+  gchar *gate_message;     /* (nullable) its last attempt's message */
+  struct _StgGateRun *gate_run; /* (nullable) */
 } StgWork;
 
 /* ---- surge instances ----------------------------------------------------------- */
@@ -179,6 +200,14 @@ typedef struct
   gboolean asked; /* the runtime was asked for config (or to kill it) */
   gboolean dirty; /* its row is to be written with the step */
 } StgSurge;
+typedef enum
+{
+  STG_WORK_GATES_NONE = 0,
+  STG_WORK_GATES_BEFORE,
+  STG_WORK_GATES_AFTER,
+  STG_WORK_GATES_RESTARTED, /* an after gate failed: the instance was restarted, and only a
+                               run healthy since counts */
+} StgWorkGates;
 
 /* ---- updates ---------------------------------------------------------------- */
 
@@ -213,6 +242,8 @@ struct _StgUpdate
   gint64 gate_ms;            /* no new batch before this */
   gint64 last_pulse_ms;
   gchar *last_failure;       /* why the last instance failed, for the update's message */
+  GArray *gated;             /* (nullable) gint32: instances in their before gates, as the
+                                stored progress says (recover.c applies it) */
 
   GHashTable *healthy;       /* instance -> TRUE: the job's running, healthy instances
                                 (kept only when min_in_service > 0) */
@@ -275,6 +306,8 @@ struct _StgEngine
   StgClock *clock;          /* borrowed */
   StgRuntime *runtime;      /* borrowed, nullable */
   StgGateRunner *gates;     /* borrowed, nullable: HTTP and shell gates */
+  StgNotifier *notifier;    /* borrowed, nullable: state changes, once committed */
+  GPtrArray *notices;       /* (nullable) the step's notices, waiting for its commit */
   StgEngineLimits limits;
 
   GHashTable *updates;      /* uid -> StgUpdate* (active updates only; owned) */
@@ -302,6 +335,20 @@ struct _StgEngine
   const StgTiers *tiers;   /* borrowed: default_tiers or the daemon's */
   StgTiers *default_tiers; /* Aurora's default tiers */
 };
+
+/* ---- notices (notice.c) -------------------------------------------------------------- */
+
+/* Tells the notifier of @notice once the step is committed (at once
+ * outside a step). */
+void stg_engine_notice (StgEngine *engine, const StgNotice *notice);
+
+/* An update's move to @status from @previous (-1: it was just started). */
+void stg_engine_notice_update (StgEngine *engine, const gchar *uid, const ApiJobKey *job,
+                               gint status, gint previous, const gchar *user, const gchar *message);
+
+/* The step ended: its notices go to the notifier when @committed, else
+ * nowhere. */
+void stg_engine_notices_end (StgEngine *engine, gboolean committed);
 
 /* ---- steps and news (step.c) ------------------------------------------------------- */
 
@@ -336,6 +383,38 @@ void stg_engine_note (StgEngine *engine, gint64 job_id, gint32 instance);
 
 /* An empty set of noted slots (StgSlotKey*, owned). */
 GHashTable *stg_engine_news_new (void);
+
+/* ---- instance gates (work_gates.c) ---------------------------------------------- */
+
+/* Checks instanceGatesBefore/After of @in into @out (fields named after
+ * @what). */
+gboolean stg_work_gates_parse (const ApiJobUpdateSettings *in, const gchar *what, StgSettings *out,
+                               GError **error);
+
+/* Checks the templates of @s's instance gates against @task's ports. */
+gboolean stg_work_gates_check_task (const StgSettings *s, const ApiTaskConfig *task,
+                                    GError **error);
+
+/* Begins the @phase (BEFORE or AFTER) gates of work item @idx (inside a
+ * step): FALSE, and nothing begins, when the update has none or the
+ * instance has nothing to check (before: it does not exist yet; after:
+ * it is being removed). */
+gboolean stg_work_gates_begin (StgUpdate *u, guint idx, StgWorkGates phase);
+
+/* Moves on to the next gate of the phase after one passed: FALSE when
+ * none is left (the phase passed). */
+gboolean stg_work_gates_next (StgUpdate *u, guint idx);
+
+/* Tries the current gate again when none is being tried (after a
+ * restart, or a resume). */
+void stg_work_gates_resume (StgUpdate *u, guint idx);
+
+/* Stops @w's gates (an attempt in flight is dropped): phase NONE. */
+void stg_work_gates_stop (StgWork *w);
+
+/* The environment of @u's batch gates: STAGGER_JOB and the versions it
+ * moves its instances from and to. */
+gchar **stg_update_gates_environ (StgUpdate *u);
 
 /* ---- one instance's work (work.c) ------------------------------------------- */
 
@@ -500,11 +579,19 @@ typedef void (*StgGateResultFunc) (gpointer data, guint attempt, gboolean passed
 typedef struct _StgGateRun StgGateRun;
 
 /* Starts trying @gate for a job of @role (the first attempt on the next
- * iteration). */
+ * iteration); a shell gate gets @env (nullable, NAME=VALUE, copied). */
 StgGateRun *stg_gate_run_start (StgEngine *engine, const ApiRolloutGate *gate, const gchar *role,
-                                StgGateResultFunc func, gpointer data);
+                                const gchar *const *env, StgGateResultFunc func, gpointer data);
 /* Stops it (an attempt in flight is cancelled and never reported). */
 void stg_gate_run_free (StgGateRun *run);
+
+/* How many attempts @gate has: 1 + retries; 0 when it waits (waitSecs). */
+guint stg_gate_attempts_allowed (const ApiRolloutGate *gate);
+
+/* What a shell gate of job @job moving it from config version
+ * @from_version to @to_version gets: STAGGER_JOB, STAGGER_FROM_VERSION,
+ * STAGGER_TO_VERSION (a GStrv to add to with g_environ_setenv). */
+gchar **stg_gate_environ (const ApiJobKey *job, gint from_version, gint to_version);
 
 /* ---- rollout plans (plan.c) ------------------------------------------------------ */
 

@@ -45,6 +45,13 @@ stg_update_progress_json (StgUpdate *u)
     json_builder_add_string_value (b, u->last_failure);
   else
     json_builder_add_null_value (b);
+  /* Instances waiting for their before gates: the runtime was not asked. */
+  json_builder_set_member_name (b, "before_gates");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < u->work->len; i++)
+    if (g_array_index (u->work, StgWork, i).gates == STG_WORK_GATES_BEFORE)
+      json_builder_add_int_value (b, g_array_index (u->work, StgWork, i).instance);
+  json_builder_end_array (b);
   json_builder_end_object (b);
 #undef INT
   g_autoptr (JsonNode) root = json_builder_get_root (b);
@@ -89,6 +96,16 @@ stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error)
   if (json_object_has_member (o, "last_failure") &&
       !json_object_get_null_member (o, "last_failure"))
     u->last_failure = g_strdup (json_object_get_string_member (o, "last_failure"));
+  JsonArray *gated = json_object_has_member (o, "before_gates")
+                         ? json_object_get_array_member (o, "before_gates")
+                         : NULL;
+  for (guint i = 0; gated != NULL && i < json_array_get_length (gated); i++)
+    {
+      if (u->gated == NULL)
+        u->gated = g_array_new (FALSE, FALSE, sizeof (gint32));
+      gint32 instance = (gint32) json_array_get_int_element (gated, i);
+      g_array_append_val (u->gated, instance);
+    }
   return TRUE;
 }
 

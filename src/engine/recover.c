@@ -64,6 +64,16 @@ update_load (StgEngine *e, StgUpdateRow *row, GError **error)
       g_array_append_val (u->work, w);
       g_hash_table_insert (u->position, GINT_TO_POINTER (r->instance_id), GUINT_TO_POINTER (i + 1));
     }
+  for (guint i = 0; u->gated != NULL && i < u->gated->len; i++)
+    {
+      /* Its before gates had not passed: they are tried again, from the
+       * first, before the runtime hears of it. */
+      gpointer pos = g_hash_table_lookup (u->position,
+                                          GINT_TO_POINTER (g_array_index (u->gated, gint32, i)));
+      if (pos != NULL)
+        g_array_index (u->work, StgWork, GPOINTER_TO_UINT (pos) - 1).gates = STG_WORK_GATES_BEFORE;
+    }
+  g_clear_pointer (&u->gated, g_array_unref);
   for (guint i = 0; i < u->work->len; i++)
     {
       StgWork *w = &g_array_index (u->work, StgWork, i);
@@ -110,7 +120,10 @@ give_up (StgEngine *e, StgUpdateRow *row, const GError *why)
       if (stg_store_in_transaction (e->store))
         stg_store_rollback (e->store);
       g_warning ("engine: cannot record the error of update %s: %s", row->uid, error->message);
+      return;
     }
+  stg_engine_notice_update (e, row->uid, row->job, API_JOB_UPDATE_STATUS_ERROR, row->status, NULL,
+                            message);
 }
 
 /* Continues a loaded update (inside a step). */

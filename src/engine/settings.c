@@ -29,6 +29,8 @@ stg_settings_clear (StgSettings *s)
   g_clear_pointer (&s->sizes, g_array_unref);
   g_clear_pointer (&s->only, stg_ranges_free);
   g_clear_pointer (&s->gates, g_ptr_array_unref);
+  g_clear_pointer (&s->instance_gates[0], g_ptr_array_unref);
+  g_clear_pointer (&s->instance_gates[1], g_ptr_array_unref);
 }
 
 #define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
@@ -333,7 +335,8 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
           stg_ranges_add (out->only, r->first, r->last);
         }
     }
-  return parse_controls (engine, in, what, out, error) && parse_gates (in, what, out, error);
+  return parse_controls (engine, in, what, out, error) && parse_gates (in, what, out, error) &&
+         stg_work_gates_parse (in, what, out, error);
 }
 
 void

@@ -130,6 +130,7 @@ cancel_timers (StgUpdate *u)
       StgWork *w = &g_array_index (u->work, StgWork, i);
       stg_clock_cancel_timer (clock, w->timer);
       w->timer = 0;
+      stg_work_gates_stop (w);
     }
   stg_clock_cancel_timer (clock, u->pulse_timer);
   stg_clock_cancel_timer (clock, u->gate_timer);
@@ -149,6 +150,7 @@ stg_update_free (StgUpdate *u)
   g_clear_object (&u->job);
   g_free (u->user);
   g_free (u->last_failure);
+  g_clear_pointer (&u->gated, g_array_unref);
   stg_settings_clear (&u->s);
   g_array_unref (u->work);
   g_hash_table_unref (u->position);
@@ -201,6 +203,7 @@ stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *me
   StgEngine *e = u->engine;
   GError *error = NULL;
   gint64 now = stg_clock_now_ms (e->clock);
+  gint from = u->status;
 
   if (!stg_engine_transition_ok (stg_update_transition_allowed (u->status, to), "update", u->uid,
                                  stg_update_status_name (u->status), stg_update_status_name (to)))
@@ -217,6 +220,7 @@ stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *me
       g_error_free (error);
     }
   stg_engine_announce (e, u->job, u->uid);
+  stg_engine_notice_update (e, u->uid, u->job, to, from, user, message);
   if (!running (u))
     g_clear_pointer (&u->gate_run, stg_gate_run_free); /* tried again when it runs again */
   if (!stg_update_status_is_active (to))
@@ -365,10 +369,11 @@ on_gate_result (gpointer data, guint attempt, gboolean passed, gboolean last, co
   StgUpdate *u = data;
   StgEngine *e = u->engine;
   const ApiRolloutGate *g = u->s.gates->pdata[u->gates_passed];
-  guint allowed = 1 + (guint) (g->__isset_retries && g->retries > 0 ? g->retries : 0);
-  g_autofree gchar *event = g_strdup_printf ("gate '%s' after batch %u %s (attempt %u of %u): %s",
+  guint allowed = stg_gate_attempts_allowed (g);
+  g_autofree gchar *of = allowed > 0 ? g_strdup_printf (" of %u", allowed) : g_strdup ("");
+  g_autofree gchar *event = g_strdup_printf ("gate '%s' after batch %u %s (attempt %u%s): %s",
                                              g->name, u->batch_index, passed ? "passed" : "failed",
-                                             attempt, allowed, message);
+                                             attempt, of, message);
   g_autofree gchar *why = g_strdup_printf ("gate '%s' failed: %s", g->name, message);
   GError *error = NULL;
 
@@ -406,8 +411,11 @@ gates_closed (StgUpdate *u)
   if (!u->gating)
     return FALSE;
   if (u->gate_run == NULL)
-    u->gate_run = stg_gate_run_start (u->engine, u->s.gates->pdata[u->gates_passed], u->job->role,
-                                      on_gate_result, u);
+    {
+      g_auto (GStrv) env = stg_update_gates_environ (u);
+      u->gate_run = stg_gate_run_start (u->engine, u->s.gates->pdata[u->gates_passed], u->job->role,
+                                        (const gchar *const *) env, on_gate_result, u);
+    }
   return TRUE;
 }
 
@@ -610,6 +618,7 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
       StgWork *w = &g_array_index (u->work, StgWork, i);
       stg_clock_cancel_timer (u->engine->clock, w->timer);
       w->timer = 0;
+      stg_work_gates_stop (w);
       if (w->state == STG_WORK_PENDING)
         continue;                          /* never touched: nothing to undo */
       w->state = STG_WORK_ROLLBACK_PENDING;

@@ -46,6 +46,11 @@ stg_local_environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports
   env = g_environ_setenv (env, "STAGGER_JOB", job, TRUE);
   env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
   env = g_environ_setenv (env, "STAGGER_VERSION_ALT", alt, TRUE);
+  /* What it replaces and what it is, the right way round on a rollback
+   * too: during a hot upgrade, FROM is the old process's version. */
+  g_autofree gchar *from = g_strdup_printf ("%d", run->from_version);
+  env = g_environ_setenv (env, "STAGGER_FROM_VERSION", from, TRUE);
+  env = g_environ_setenv (env, "STAGGER_TO_VERSION", ver, TRUE);
   env = g_environ_setenv (env, "STAGGER_SANDBOX", run->sandbox, TRUE);
   g_autofree gchar *mark = stg_local_mark (slot, run->id);
   env = g_environ_setenv (env, STG_LOCAL_MARK, mark, TRUE);

@@ -28,9 +28,10 @@ typedef struct _StgGateRunner StgGateRunner;
 
 typedef struct
 {
-  /* One attempt of @gate (HTTP or SHELL) for a job of @role. */
+  /* One attempt of @gate (HTTP or SHELL) for a job of @role; a shell gate
+   * gets @env (nullable, NAME=VALUE) besides PATH, HOME and LANG. */
   void (*run) (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
-               GCancellable *cancel, StgGateDone done, gpointer data);
+               const gchar *const *env, GCancellable *cancel, StgGateDone done, gpointer data);
   void (*free) (StgGateRunner *runner);
 } StgGateRunnerOps;
 
@@ -42,9 +43,9 @@ struct _StgGateRunner
 
 static inline void
 stg_gate_runner_run (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
-                     GCancellable *cancel, StgGateDone done, gpointer data)
+                     const gchar *const *env, GCancellable *cancel, StgGateDone done, gpointer data)
 {
-  runner->ops->run (runner, gate, role, cancel, done, data);
+  runner->ops->run (runner, gate, role, env, cancel, done, data);
 }
 
 void stg_gate_runner_free (StgGateRunner *runner);

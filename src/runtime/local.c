@@ -313,8 +313,10 @@ replace (Slot *slot, gint64 config)
     }
   /* The configuration being applied says how to check before going down. */
   slot->pre_hook_config = config;
-  slot->pre_hook = stg_run_hook (slot, &spec->exec->pre_update, spec, "pre_update", on_pre_hook,
-                                 slot, &error);
+  gint64 running = slot->run != NULL ? slot->run->config_id : slot->base.config_id;
+  gint from = running != 0 ? stg_store_config_version (slot->rt->store, running) : 0;
+  slot->pre_hook = stg_run_hook (slot, &spec->exec->pre_update, spec, "pre_update", from,
+                                 on_pre_hook, slot, &error);
   if (slot->pre_hook == NULL)
     {
       g_autofree gchar *m = g_strdup_printf ("cannot run the pre_update hook: %s", error->message);

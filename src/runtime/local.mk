@@ -1,5 +1,5 @@
 # src/runtime/local.mk: the runtime seam, the local process runtime and the
-# simulated one.
+# simulated one; beside them the gate runner and the webhook notifier.
 noinst_LIBRARIES += libstg_runtime.a
 libstg_runtime_a_SOURCES = \
 	src/runtime/runtime.c src/runtime/runtime.h \
@@ -8,7 +8,9 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/executor.c src/runtime/executor.h \
 	src/runtime/gates.c src/runtime/gates.h \
 	src/runtime/health.c src/runtime/health.h \
+	src/runtime/host_guard.c src/runtime/host_guard.h \
 	src/runtime/local.c src/runtime/local.h src/runtime/local_private.h \
+	src/runtime/notify.c src/runtime/notify.h src/runtime/notify_options.c \
 	src/runtime/ports.c \
 	src/runtime/run.c \
 	src/runtime/sandbox.c \

@@ -88,6 +88,7 @@ struct _Run
   gint64 id;                 /* run id: grows with each start of the slot */
   gint64 config_id;
   gint version;              /* STAGGER_VERSION */
+  gint from_version;         /* started to replace that version (STAGGER_FROM_VERSION); 0: none */
   const StgTaskSpec *task;    /* its config, parsed (owned by the runtime's cache) */
   const StgExecutorSpec *spec; /* task->exec */
   gboolean service;
@@ -208,10 +209,13 @@ void stg_run_stop (Run *run);
 void stg_run_free (Run *run);
 
 /* Starts a hook command for @slot as its role's user (output appended to
- * hooks.log in the slot's folder); @done gets its wait status. The caller
- * bounds it with a timer (stg_child_kill). */
+ * hooks.log in the slot's folder), with STAGGER_FROM_VERSION
+ * @from_version (the version the change leaves) and STAGGER_TO_VERSION
+ * (@spec's); @done gets its wait status. The caller bounds it with a
+ * timer (stg_child_kill). */
 StgChild *stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec,
-                        const gchar *name, StgChildDone done, gpointer data, GError **error);
+                        const gchar *name, gint from_version, StgChildDone done, gpointer data,
+                        GError **error);
 
 /* What a hook's wait status means, in words ("pre_update hook exited with
  * status 1"); a signal means it was stopped. */

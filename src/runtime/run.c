@@ -240,7 +240,7 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
     {
       g_autoptr (GError) error = NULL;
       run->hook = stg_run_hook (slot, &run->spec->post_update, run->task, "post_update",
-                                on_post_hook, run, &error);
+                                run->from_version, on_post_hook, run, &error);
       if (run->hook == NULL)
         {
           g_autofree gchar *m = g_strdup_printf ("cannot run the post_update hook: %s", error->message);
@@ -256,7 +256,7 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
 
 StgChild *
 stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, const gchar *name,
-              StgChildDone done, gpointer data, GError **error)
+              gint from_version, StgChildDone done, gpointer data, GError **error)
 {
   StgLocalRuntime *rt = slot->rt;
   g_autoptr (GHashTable) ports = stg_local_ports (rt, slot, spec->port_names, error);
@@ -287,6 +287,9 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
   env = g_environ_setenv (env, "STAGGER_INSTANCE", inst, TRUE);
   env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
   env = g_environ_setenv (env, "STAGGER_HOOK", name, TRUE);
+  g_autofree gchar *from = g_strdup_printf ("%d", from_version);
+  env = g_environ_setenv (env, "STAGGER_FROM_VERSION", from, TRUE);
+  env = g_environ_setenv (env, "STAGGER_TO_VERSION", ver, TRUE);
   const gchar *argv[] = { "/bin/sh", "-c", command, NULL };
   StgSpawnRequest req = {
     .argv = argv,
@@ -573,6 +576,10 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
   run->version = stg_store_config_version (slot->rt->store, spec->config_id);
   run->service = spec->config->isService;
   run->from_update = from_update;
+  /* What it replaces: the run it starts beside, else what the slot ran. */
+  gint64 replaced = slot->run != NULL ? slot->run->config_id : slot->base.config_id;
+  if (from_update && replaced != 0)
+    run->from_version = stg_store_config_version (slot->rt->store, replaced);
   run->task = spec;
   run->spec = spec->exec;
   g_autofree gchar *root = stg_local_slot_root (slot);

@@ -466,6 +466,7 @@ typedef struct
   gint status; /* RolloutStatus */
   gint64 since_ms;
   gchar *reason;          /* "" when there is nothing to say */
+  gchar *reason_code;     /* "" when none was recorded (schema/015_reasons.sql) */
   gchar *update_uid;      /* (nullable) the update that moves it forward */
   gchar *rollback_uid;    /* (nullable) the one that takes it back */
   gint64 prior_config_id; /* what most of the job's instances ran before (0: no job) */
@@ -490,6 +491,7 @@ typedef struct
   gint64 since_ms;
   gint64 created_ms;
   gchar *reason;
+  gchar *reason_code;           /* "" when none was recorded */
   gboolean stopping;            /* starts no new stage */
   gboolean back;                /* rolls its stages back once nothing runs */
   gboolean rollback_on_failure; /* the plan's RolloutPlan.rollbackOnFailure */
@@ -503,22 +505,23 @@ void stg_plan_row_free (StgPlanRow *row);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgPlanRow, stg_plan_row_free)
 
 /* Records a new plan (uid, name, user, status, since_ms, created_ms,
- * reason of @row) and a PENDING row for each of @plan's stages; sets
- * @row->id. */
+ * reason and reason code of @row) and a PENDING row for each of @plan's
+ * stages; sets @row->id. */
 gboolean stg_store_insert_plan (StgStore *store, StgPlanRow *row, ApiRolloutPlan *plan,
                                 GError **error);
 
 /* Saves @row's status (and whether it is active), since_ms, reason,
- * stopping and back. */
+ * reason code, stopping and back. */
 gboolean stg_store_set_plan (StgStore *store, const StgPlanRow *row, GError **error);
 
 /* Saves every column of one stage row of plan @plan_id. */
 gboolean stg_store_set_stage (StgStore *store, gint64 plan_id, const StgStageRow *row,
                               GError **error);
 
-/* Records an event of the plan (@stage NULL) or of one of its stages. */
+/* Records an event of the plan (@stage NULL) or of one of its stages,
+ * with its reason code @code (nullable). */
 gboolean stg_store_add_plan_event (StgStore *store, gint64 plan_id, const gchar *stage,
-                                   gint64 ts_ms, gint status, const gchar *user,
+                                   gint64 ts_ms, gint status, const gchar *code, const gchar *user,
                                    const gchar *message, GError **error);
 
 /* Records one attempt of gate @gate of @stage in @phase ("before", "after"). */

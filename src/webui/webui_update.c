@@ -2,8 +2,8 @@
  *
  * GET /ui/api/update?role=&environment=&name=&id= answers one update: its
  * summary, settings, progress (with one letter per changed instance, so
- * 10,000 instances cost about 10 KB), events, the newest instance events and
- * the configuration diff. POST /ui/api/update/{pause,resume,abort,rollback}
+ * 10,000 instances cost about 10 KB), events, its conditions, the newest
+ * instance events and the configuration diff. POST /ui/api/update/{pause,resume,abort,rollback}
  * acts on it; a POST must carry the session's token in X-Stagger-CSRF (a
  * page from another site cannot set that header), and GET never changes
  * anything. Main-loop thread only.
@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "api/conditions.h"
 #include "webui/webui_private.h"
 #include "common/enums.h"
 #include "common/jobkey.h"
@@ -282,6 +283,11 @@ build_update (StgWebUi *ui, JsonBuilder *b, const StgUpdateRow *row, GError **er
     json_builder_add_null_value (b);
 
   stg_webui_add_records (b, "events", events, "status:update ts_ms=timestampMs user message");
+  g_autoptr (GArray) changes = stg_conditions_update_changes (events);
+  g_autoptr (GPtrArray) conditions = stg_conditions_build (STG_CONDITIONS_UPDATE,
+                                                           (StgStatusChange *) changes->data,
+                                                           changes->len);
+  stg_webui_add_records (b, "conditions", conditions, STG_WEBUI_CONDITION_FIELDS);
   member_int (b, "instance_events_total", ievents_total);
   stg_webui_add_records (b, "instance_events", ievents,
                          "instance=instanceId ts_ms=timestampMs action:action message");
