@@ -70,6 +70,7 @@ typedef struct
                                     Aurora's default tiers */
   gchar *thermos_runner;         /* stagger-thermos */
   gchar *thermos_bundle;         /* fleet: stagger-thermos's bundle, on every host */
+  gchar *anchor;                 /* fleet: stagger-anchor, the pods' anchor */
 } StgDaemonSettings;
 
 /* Fills @settings with the defaults. */
