@@ -71,8 +71,8 @@ GPtrArray *stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gbo
  * (handler_jobs.c), tasks (handler_tasks.c), updates (handler_updates.c),
  * Aurora's calls around jobs: tiers, populateJobConfig, pending reasons,
  * role summaries, the refused cron calls (handler_aurora.c), getQuota and
- * AuroraAdmin's (handler_admin.c), Stagger's own (handler_stagger.c) and
- * rollout plans (handler_plans.c). */
+ * AuroraAdmin's (handler_admin.c), Stagger's own (handler_stagger.c),
+ * rollout plans (handler_plans.c) and sidecar sets (handler_sidecars.c). */
 extern const StgHandlerMethod stg_handler_job_methods[];
 extern const StgHandlerMethod stg_handler_task_methods[];
 extern const StgHandlerMethod stg_handler_update_methods[];
@@ -80,3 +80,4 @@ extern const StgHandlerMethod stg_handler_aurora_methods[];
 extern const StgHandlerMethod stg_handler_admin_methods[];
 extern const StgHandlerMethod stg_handler_stagger_methods[];
 extern const StgHandlerMethod stg_handler_plan_methods[];
+extern const StgHandlerMethod stg_handler_sidecar_methods[];
