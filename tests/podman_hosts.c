@@ -196,9 +196,10 @@ stg_test_podman_start (guint n)
   return fleet;
 }
 
-/* The image's root: busybox-static as sh, httpd, sleep and friends. */
+/* The image's root: busybox-static as sh, httpd, sleep and friends, and
+ * @programs (static ones, nullable) in /bin. */
 static gchar *
-build_rootfs (StgTestPodman *fleet, const gchar *version)
+build_rootfs (StgTestPodman *fleet, const gchar *version, const gchar *const *programs)
 {
   g_autoptr (GError) error = NULL;
   g_autofree gchar *rootfs = g_build_filename (fleet->dir, "image", NULL);
@@ -222,6 +223,16 @@ build_rootfs (StgTestPodman *fleet, const gchar *version)
       g_autofree gchar *link = g_build_filename (bin, applets[i], NULL);
       ck_assert_int_eq (symlink ("busybox", link), 0);
     }
+  for (guint i = 0; programs != NULL && programs[i] != NULL; i++)
+    {
+      g_autofree gchar *bytes = NULL;
+      g_autofree gchar *base = g_path_get_basename (programs[i]);
+      g_autofree gchar *copy = g_build_filename (bin, base, NULL);
+      ck_assert_msg (g_file_get_contents (programs[i], &bytes, &len, &error), "%s",
+                     error ? error->message : "");
+      ck_assert (g_file_set_contents_full (copy, bytes, (gssize) len, G_FILE_SET_CONTENTS_NONE,
+                                           0755, &error));
+    }
   g_autofree gchar *health = g_build_filename (www, "health", NULL);
   g_autofree gchar *ver = g_build_filename (www, "version", NULL);
   ck_assert (g_file_set_contents (health, "ok\n", -1, &error));
@@ -236,7 +247,14 @@ build_rootfs (StgTestPodman *fleet, const gchar *version)
 void
 stg_test_podman_import (StgTestPodman *fleet, const gchar *tag, const gchar *version)
 {
-  g_autofree gchar *tarball = build_rootfs (fleet, version);
+  stg_test_podman_import_with (fleet, tag, version, NULL);
+}
+
+void
+stg_test_podman_import_with (StgTestPodman *fleet, const gchar *tag, const gchar *version,
+                             const gchar *const *programs)
+{
+  g_autofree gchar *tarball = build_rootfs (fleet, version, programs);
 
   for (guint i = 0; i < fleet->hosts->len; i++)
     {
@@ -468,6 +486,11 @@ stg_test_podman_stop (StgTestPodman *fleet)
   for (guint i = 0; i < fleet->hosts->len; i++)
     {
       StgTestPodmanHost *host = fleet->hosts->pdata[i];
+      /* A pod's containers first (they depend on its anchor's namespace). */
+      g_free (stg_test_podman_cli (fleet, host, "rm", "--force", "--time=0",
+                                   "--filter=label=org.stagger.role=sidecar", NULL));
+      g_free (stg_test_podman_cli (fleet, host, "rm", "--force", "--time=0",
+                                   "--filter=label=org.stagger.role=main", NULL));
       g_free (stg_test_podman_cli (fleet, host, "rm", "--all", "--force", "--time=0", NULL));
       stg_test_podman_host_down (host);
     }
