@@ -11,7 +11,7 @@
 #include "cli/client.h"
 #include "cli/jobfile.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "cli/updates.h"
 
 static const StgCliCommand *
@@ -62,7 +62,7 @@ host_list (StgCli *cli, int argc, gchar **argv)
   GPtrArray *hosts = r->result->getHostsResult->hosts;
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->getHostsResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->getHostsResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }

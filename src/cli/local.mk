@@ -15,8 +15,7 @@ libstg_cli_a_SOURCES = \
 	src/cli/jobfile_read.c src/cli/jobfile_task.c src/cli/jobfile_aurora.c \
 	src/cli/jobfile_fleet.c src/cli/jobfile_gates.c src/cli/jobfile_plan.c src/cli/jobfile_vars.c \
 	src/cli/output.c src/cli/output.h \
-	src/cli/suggest.c src/cli/suggest.h \
-	src/cli/thrift_json.h
+	src/cli/suggest.c src/cli/suggest.h
 stagger_SOURCES = src/cli/main.c
 stagger_LDADD = libstg_cli.a libstg_thermos.a libstg_common.a libstg_gen.a $(STG_LIBS)
 EXTRA_DIST += src/cli/local.mk
