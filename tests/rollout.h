@@ -46,6 +46,13 @@ ApiJobUpdateKey *stg_rollout_try_start_update (StgTestDaemon *d, const gchar *na
                                                const gchar *data, gint32 group, gint32 watch_ms,
                                                GError **error);
 
+/* The request stg_rollout_start_update() sends, to change before sending
+ * it with stg_rollout_try_start_request() (which asserts OK). */
+ApiJobUpdateRequest *stg_rollout_request (const gchar *name, gint32 count, const gchar *data,
+                                          gint32 group, gint32 watch_ms);
+ApiJobUpdateKey *stg_rollout_try_start_request (StgTestDaemon *d, ApiJobUpdateRequest *request,
+                                                GError **error);
+
 /* The key of the one update of role www; asserts there is exactly one. */
 ApiJobUpdateKey *stg_rollout_only_update (StgTestDaemon *d);
 

@@ -608,6 +608,17 @@ struct GetTierConfigResult {
   2: set<TierConfig> tiers
 }
 
+/* Backups the scheduler can recover from (listBackups): their ids, the file names in the backup
+ * folder. */
+struct ListBackupsResult {
+  1: set<string> backups
+}
+
+/* The tasks of the staged backup a query matched (queryRecovery). */
+struct QueryRecoveryResult {
+  1: set<ScheduledTask> tasks
+}
+
 struct ServerInfo {
   1: string clusterName
   3: string statsUrlPrefix
@@ -778,6 +789,8 @@ union Result {
    3: ScheduleStatusResult scheduleStatusResult
    4: GetJobsResult getJobsResult
    5: GetQuotaResult getQuotaResult
+   6: ListBackupsResult listBackupsResult
+   9: QueryRecoveryResult queryRecoveryResult
   17: RoleSummaryResult roleSummaryResult
   18: JobSummaryResult jobSummaryResult
   20: ConfigSummaryResult configSummaryResult
@@ -853,6 +866,19 @@ service AuroraAdmin extends AuroraSchedulerManager {
   /* Replaces the role's quota (exactly numCpus, ramMb and diskMb, none negative, none below
    * what the role's production jobs of the shared pool consume now). */
   Response setQuota(1: string ownerRole, 2: ResourceAggregate quota)
+  /* Backups and recovery, as Aurora's (SQLite only; on PostgreSQL each answers INVALID_REQUEST
+   * saying that the database's own backups apply). performBackup writes a copy of the store
+   * into the backup folder now; listBackups names the copies. stageRecovery loads one into a
+   * staging copy (one at a time), which queryRecovery reads and deleteRecoveryTasks changes;
+   * commitRecovery makes it the store and staggerd restarts itself to load it; unloadRecovery
+   * drops it. */
+  Response performBackup()
+  Response listBackups()
+  Response stageRecovery(1: string backupId)
+  Response queryRecovery(1: TaskQuery query)
+  Response deleteRecoveryTasks(1: TaskQuery query)
+  Response commitRecovery()
+  Response unloadRecovery()
   /* Makes the store durable now and says how (SQLite: a checkpoint of its write-ahead log). */
   Response snapshot()
 }

@@ -46,10 +46,11 @@ typedef struct
   GCallback call;
 } StgHandlerMethod;
 
-/* The tasks (ApiScheduledTask*) matching @q, in job key and instance
- * order, paged by its offset and limit; their configs without executor
- * data unless @with_configs (handler_tasks.c). */
-GPtrArray *stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_configs,
+/* The tasks (ApiScheduledTask*) of @store (the live one, or a staged
+ * backup) matching @q, in job key and instance order, paged by its offset
+ * and limit; their configs without executor data unless @with_configs
+ * (handler_tasks.c). */
+GPtrArray *stg_handler_query_tasks (StgStore *store, const ApiTaskQuery *q, gboolean with_configs,
                                     GError **error);
 
 /* An entry of a method table for the class member at @path (e.g.
@@ -71,12 +72,14 @@ GPtrArray *stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gbo
  * (handler_jobs.c), tasks (handler_tasks.c), updates (handler_updates.c),
  * Aurora's calls around jobs: tiers, populateJobConfig, pending reasons,
  * role summaries, the refused cron calls (handler_aurora.c), getQuota and
- * AuroraAdmin's (handler_admin.c), Stagger's own (handler_stagger.c) and
+ * AuroraAdmin's (handler_admin.c), backups and recovery
+ * (handler_recovery.c), Stagger's own (handler_stagger.c) and
  * rollout plans (handler_plans.c). */
 extern const StgHandlerMethod stg_handler_job_methods[];
 extern const StgHandlerMethod stg_handler_task_methods[];
 extern const StgHandlerMethod stg_handler_update_methods[];
 extern const StgHandlerMethod stg_handler_aurora_methods[];
 extern const StgHandlerMethod stg_handler_admin_methods[];
+extern const StgHandlerMethod stg_handler_recovery_methods[];
 extern const StgHandlerMethod stg_handler_stagger_methods[];
 extern const StgHandlerMethod stg_handler_plan_methods[];

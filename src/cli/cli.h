@@ -83,6 +83,7 @@ extern const StgCliCommand stg_cli_host_commands[];
 extern const StgCliCommand stg_cli_plan_commands[];
 extern const StgCliCommand stg_cli_quota_commands[];
 extern const StgCliCommand stg_cli_tier_commands[];
+extern const StgCliCommand stg_cli_admin_commands[];
 
 /* ---- command-line plumbing (command.c) -------------------------------------- */
 

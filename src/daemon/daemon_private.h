@@ -36,6 +36,9 @@ struct _StgDaemon
   StgBodyBudget budget; /* what unfinished requests hold, on both ports */
   StgHealthCounts health_counts; /* the runtime's health checks, for /metrics */
   guint prune_id;       /* the retention timer */
+  StgBackups *backups;  /* the store's backups and recovery */
+  guint backup_id;      /* the backup timer (SQLite, [backup] interval_secs) */
+  guint restart_id;     /* a committed recovery's restart */
 };
 
 /* GET /health: "ok" (one replica), "leader" or "follower". */

@@ -103,10 +103,13 @@ static const Setting SETTINGS[] = {
   STRING ("store", "url", store, NULL, "PostgreSQL (URL or conninfo) instead of SQLite"),
   PARSED ("store", "sqlite_synchronous", parse_sync, "full", "full, or normal: no fsync a commit"),
   PARSED ("gates", "allowed_hosts", parse_gate_hosts, NULL, "where HTTP gates may connect"),
+  INT ("backup", "interval_secs", backup_interval_s, 0, 366 * 86400, 3600,
+       "a backup of the SQLite store this often; 0: none"),
+  INT ("backup", "keep", backup_keep, 1, 1000000, 48, "backups kept; the oldest go first"),
 };
 
 /* Groups whose keys are all in SETTINGS: another key there is a typo. */
-static const gchar *const CLOSED_GROUPS[] = { S, "gates", NULL };
+static const gchar *const CLOSED_GROUPS[] = { S, "gates", "backup", NULL };
 
 /* ---- the parsed keys -------------------------------------------------------- */
 

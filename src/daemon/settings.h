@@ -64,6 +64,8 @@ typedef struct
   gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go */
   gchar *tier_config;            /* (nullable) a tiers file as Aurora's -tier_config; NULL:
                                     Aurora's default tiers */
+  gint backup_interval_s;        /* [backup] interval_secs: SQLite backups; 0: none; default 3600 */
+  gint backup_keep;              /* [backup] keep: backups kept; default 48 */
 } StgDaemonSettings;
 
 /* Fills @settings with the defaults. */

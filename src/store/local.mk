@@ -5,6 +5,7 @@ libstg_store_a_SOURCES = \
 	src/store/db.c src/store/db.h src/store/db_private.h \
 	src/store/db_sqlite.c src/store/db_pg.c \
 	src/store/leader.c src/store/replicas.c \
+	src/store/backup.c \
 	src/store/jobs.c \
 	src/store/config_history.c \
 	src/store/job_lookups.c \
