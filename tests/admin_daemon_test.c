@@ -1,8 +1,9 @@
-/* admin_daemon_test.c: AuroraAdmin's operator calls against real staggerd
- * daemons running real instances (stagger-example-server): a backup taken
- * during an update and restored into a fresh staggerd through the
- * recovery calls, from which the update finishes. Instances' ports:
- * 25600-25799. */
+/* admin_daemon_test.c: AuroraAdmin's operator calls and SLA policies
+ * against real staggerd daemons running real instances
+ * (stagger-example-server): a backup taken during an update and restored
+ * into a fresh staggerd through the recovery calls, from which the update
+ * finishes; an SLA-aware update whose coordinator (a small HTTP server)
+ * refuses, then allows. Instances' ports: 25600-25799. */
 #include "config.h"
 
 #include <check.h>
@@ -219,6 +220,208 @@ START_TEST (backup_during_an_update_restores_and_the_update_finishes)
 }
 END_TEST
 
+/* ---- SLA coordinators ---------------------------------------------------------------- */
+
+/* A coordinator: POST answers {"drain": ALLOW} and is recorded; GET /allow
+ * turns ALLOW on; GET / says what it was asked (JSON). */
+static const gchar coordinator_py[] =
+    "import http.server, json, urllib.parse\n"
+    "state = {'allow': False, 'asked': []}\n"
+    "class H(http.server.BaseHTTPRequestHandler):\n"
+    "    def log_message(self, *a): pass\n"
+    "    def reply(self, obj):\n"
+    "        body = json.dumps(obj).encode()\n"
+    "        self.send_response(200)\n"
+    "        self.send_header('Content-Type', 'application/json')\n"
+    "        self.send_header('Content-Length', str(len(body)))\n"
+    "        self.end_headers()\n"
+    "        self.wfile.write(body)\n"
+    "    def do_GET(self):\n"
+    "        if self.path == '/allow':\n"
+    "            state['allow'] = True\n"
+    "        self.reply(state)\n"
+    "    def do_POST(self):\n"
+    "        body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))\n"
+    "        query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)\n"
+    "        state['asked'].append({'task': query['task'][0], 'body': body['task'],\n"
+    "            'instance': body['taskConfig']['assignedTask']['instanceId']})\n"
+    "        self.reply({'drain': state['allow']})\n"
+    "s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)\n"
+    "print(s.server_address[1], flush=True)\n"
+    "s.serve_forever()\n";
+
+typedef struct
+{
+  GSubprocess *process;
+  guint16 port;
+} Coordinator;
+
+static void
+coordinator_start (Coordinator *c)
+{
+  g_autoptr (GError) error = NULL;
+
+  c->process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "python3", "-c",
+                                 coordinator_py, NULL);
+  ck_assert_msg (c->process != NULL, "python3: %s", error ? error->message : "");
+  g_autoptr (GDataInputStream) in = g_data_input_stream_new (
+      g_subprocess_get_stdout_pipe (c->process));
+  g_autofree gchar *port = g_data_input_stream_read_line (in, NULL, NULL, &error);
+  ck_assert_msg (port != NULL, "no port from the coordinator");
+  c->port = (guint16) g_ascii_strtoull (port, NULL, 10);
+}
+
+static void
+coordinator_stop (Coordinator *c)
+{
+  g_subprocess_force_exit (c->process);
+  g_subprocess_wait (c->process, NULL, NULL);
+  g_clear_object (&c->process);
+}
+
+/* What the coordinator was asked: its "asked" list. */
+static JsonNode *
+coordinator_asked (Coordinator *c)
+{
+  g_autofree gchar *body = NULL;
+
+  ck_assert_uint_eq (stg_test_http_get (c->port, "/", &body), 200);
+  return stg_test_parse_json (body);
+}
+
+typedef struct
+{
+  Coordinator *c;
+  guint at_least;
+} Asked;
+
+static gboolean
+asked_enough (gpointer data)
+{
+  Asked *a = data;
+  g_autoptr (JsonNode) state = coordinator_asked (a->c);
+  JsonArray *asked = json_object_get_array_member (json_node_get_object (state), "asked");
+  if (json_array_get_length (asked) >= a->at_least)
+    return TRUE;
+  g_usleep (50000);
+  return FALSE;
+}
+
+/* setQuota of role www: room for a few production instances. */
+static void
+give_quota (StgTestDaemon *d)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiResourceAggregate) q = g_object_new (API_TYPE_RESOURCE_AGGREGATE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_hash_table_add (q->resources, g_object_new (API_TYPE_RESOURCE, "numCpus", 8.0, NULL));
+  g_hash_table_add (q->resources, g_object_new (API_TYPE_RESOURCE, "ramMb", (gint64) 0, NULL));
+  g_hash_table_add (q->resources, g_object_new (API_TYPE_RESOURCE, "diskMb", (gint64) 0, NULL));
+  ck_assert (api_aurora_admin_if_set_quota (API_AURORA_ADMIN_IF (c->client), &r, "www", q, &error));
+  assert_ok (r, "setQuota");
+}
+
+/* A production task of job www/prod/@name running @data under @policy. */
+static ApiTaskConfig *
+prod_task (const gchar *name, gint32 count, const gchar *data, ApiSlaPolicy *policy)
+{
+  g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", name, count, data,
+                                                           "http");
+  g_object_set (job->taskConfig, "tier", "preferred", "slaPolicy", policy, NULL);
+  return g_object_ref (job->taskConfig);
+}
+
+/* The instance events of @key for @action. */
+static guint
+count_actions (StgTestDaemon *d, ApiJobUpdateKey *key, gint action)
+{
+  g_autoptr (ApiJobUpdateDetails) det = stg_rollout_details (d, key);
+  guint n = 0;
+
+  for (guint i = 0; i < det->instanceEvents->len; i++)
+    n += (gint) ((ApiJobInstanceUpdateEvent *) det->instanceEvents->pdata[i])->action == action;
+  return n;
+}
+
+START_TEST (a_refusing_coordinator_keeps_an_sla_aware_update_waiting)
+{
+  Coordinator coord = { 0 };
+  coordinator_start (&coord);
+  g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
+  ck_assert (
+      g_file_set_contents (conf, "[sla]\nretry_min_secs = 1\nretry_max_secs = 1\n", -1, NULL));
+  g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
+  g_autofree gchar *data_dir = g_build_filename (dir, "data", NULL);
+  StgTestDaemon *d = stg_test_daemon_start (data_dir, PORT_RANGE, conf_arg, NULL);
+  give_quota (d);
+
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u/sla", coord.port);
+  g_autoptr (ApiCoordinatorSlaPolicy) cp = g_object_new (API_TYPE_COORDINATOR_SLA_POLICY,
+                                                         "coordinatorUrl", url, "statusKey",
+                                                         "drain", NULL);
+  g_autoptr (ApiSlaPolicy) policy = g_object_new (API_TYPE_SLA_POLICY, "coordinatorSlaPolicy", cp,
+                                                  NULL);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  g_autofree gchar *v2 = stg_rollout_server_data (", \"--start-delay\", \"0\"", NULL);
+  {
+    g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+    g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+    g_autoptr (GError) error = NULL;
+    g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", "web", 2, v1, "http");
+    g_autoptr (ApiTaskConfig) task = prod_task ("web", 2, v1, policy);
+    g_object_set (job, "taskConfig", task, NULL);
+    ck_assert (
+        api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                    job, &error));
+    assert_ok (r, "createJob");
+  }
+  stg_rollout_wait_running (d, "web", 2, 1);
+
+  g_autoptr (ApiJobUpdateRequest) req = stg_rollout_request ("web", 2, v2, 1, 500);
+  g_autoptr (ApiTaskConfig) task = prod_task ("web", 2, v2, policy);
+  g_object_set (req, "taskConfig", task, NULL);
+  g_object_set (req->settings, "slaAware", TRUE, NULL);
+  g_autoptr (ApiJobUpdateKey) key = stg_rollout_try_start_request (d, req, NULL);
+  ck_assert (key != NULL);
+
+  /* Asked three times about instance 0, and told no each time: nothing
+   * was taken down, and the update says why it waits. */
+  Asked three = { &coord, 3 };
+  ck_assert (stg_test_wait (asked_enough, &three, 30000));
+  ck_assert_uint_eq (count_actions (d, key, API_JOB_UPDATE_ACTION_INSTANCE_UPDATING), 0);
+  {
+    g_autoptr (ApiJobUpdateDetails) det = stg_rollout_details (d, key);
+    ck_assert_int_eq (det->update->summary->state->status, API_JOB_UPDATE_STATUS_ROLLING_FORWARD);
+    gboolean said = FALSE;
+    for (guint i = 0; i < det->updateEvents->len; i++)
+      {
+        ApiJobUpdateEvent *ev = det->updateEvents->pdata[i];
+        said = said ||
+               (ev->message != NULL &&
+                g_str_has_prefix (ev->message, "instance 0 waits for its SLA: coordinator "));
+      }
+    ck_assert (said);
+  }
+  g_autoptr (JsonNode) state = coordinator_asked (&coord);
+  JsonArray *asked = json_object_get_array_member (json_node_get_object (state), "asked");
+  JsonObject *first = json_array_get_object_element (asked, 0);
+  ck_assert_str_eq (json_object_get_string_member (first, "task"), "local/www/prod/web/0");
+  ck_assert_str_eq (json_object_get_string_member (first, "body"), "local/www/prod/web/0");
+  ck_assert_int_eq (json_object_get_int_member (first, "instance"), 0);
+
+  /* Allowed: the update goes through. */
+  g_autofree gchar *allowed = NULL;
+  ck_assert_uint_eq (stg_test_http_get (coord.port, "/allow", &allowed), 200);
+  ck_assert_int_eq (stg_rollout_wait_terminal (d, key), API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  stg_rollout_wait_running (d, "web", 2, 2);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  coordinator_stop (&coord);
+}
+END_TEST
+
 static Suite *
 admin_daemon_suite (void)
 {
@@ -228,6 +431,12 @@ admin_daemon_suite (void)
   tcase_set_timeout (tc, 180);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, backup_during_an_update_restores_and_the_update_finishes);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("sla");
+  tcase_set_timeout (tc, 120);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, a_refusing_coordinator_keeps_an_sla_aware_update_waiting);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -336,6 +336,11 @@ def unsupported(r, t, c, label, key):
         ("partitionPolicy.delaySecs", changed(partitionPolicy=t.PartitionPolicy(reschedule=True,
                                                                                delaySecs=60))),
         ("tier: Invalid tier 'gold'", changed(tier="gold")),
+        ("slaPolicy: Tier 'preemptible' does not support SlaPolicy.",
+         changed(slaPolicy=t.SlaPolicy(countSlaPolicy=t.CountSlaPolicy(count=1, durationSecs=60)))),
+        ("slaPolicy: Job with fewer than 20 instances cannot have Percentage/Count SlaPolicy.",
+         changed(tier="preferred", production=True,
+                 slaPolicy=t.SlaPolicy(countSlaPolicy=t.CountSlaPolicy(count=1, durationSecs=60)))),
     ]
     for name, task in cases:
         resp = c.createJob(aurora_job(t, task, 1))
@@ -344,7 +349,9 @@ def unsupported(r, t, c, label, key):
                 resp)
     fine = changed(partitionPolicy=t.PartitionPolicy(reschedule=True, delaySecs=0),
                    container=t.Container(mesos=t.MesosContainer(volumes=[])),
-                   slaPolicy=t.SlaPolicy(countSlaPolicy=t.CountSlaPolicy(count=1, durationSecs=60)))
+                   tier="preferred", production=True,
+                   slaPolicy=t.SlaPolicy(coordinatorSlaPolicy=t.CoordinatorSlaPolicy(
+                       coordinatorUrl="http://127.0.0.1:9/sla", statusKey="drain")))
     fine.job = key
     diff = c.getJobUpdateDiff(t.JobUpdateRequest(taskConfig=fine, instanceCount=1,
                                                  settings=t.JobUpdateSettings(updateGroupSize=1)))

@@ -59,6 +59,19 @@ static const gchar server_py[] =
     "        self.send_header('Content-Length', str(len(body)))\n"
     "        self.end_headers()\n"
     "        self.wfile.write(body)\n"
+    "    def do_POST(self):\n"
+    "        import json, urllib.parse\n"
+    "        sent = json.loads(self.rfile.read(int(self.headers['Content-Length'])))\n"
+    "        url = urllib.parse.urlparse(self.path)\n"
+    "        task = urllib.parse.parse_qs(url.query)['task'][0]\n"
+    "        yes = url.path == '/yes' and task == sent['task']\n"
+    "        body = json.dumps({'drain': yes, 'go': True}).encode()\n"
+    "        if url.path == '/odd': body = b'{\"drain\": \"yes\"}'\n"
+    "        if url.path == '/slow': time.sleep(3600)\n"
+    "        self.send_response(200)\n"
+    "        self.send_header('Content-Length', str(len(body)))\n"
+    "        self.end_headers()\n"
+    "        self.wfile.write(body)\n"
     "s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)\n"
     "s.daemon_threads = True\n"
     "print(s.server_address[1], flush=True)\n"
@@ -88,15 +101,19 @@ teardown (void)
   g_clear_pointer (&base, g_free);
 }
 
-/* Runs one attempt to its end (or @cancel_after_ms, then cancels it). */
+/* Runs one attempt of @gate, or asks @ask, to its end (or
+ * @cancel_after_ms, then cancels it). */
 static Outcome
-attempt (ApiRolloutGate *gate, gint cancel_after_ms)
+run_or_ask (ApiRolloutGate *gate, const StgCoordinatorAsk *ask, gint cancel_after_ms)
 {
   Outcome o = { 0 };
   g_autoptr (GCancellable) cancel = g_cancellable_new ();
   gint64 start = g_get_monotonic_time ();
 
-  stg_gate_runner_run (runner, gate, "www", cancel, on_done, &o);
+  if (gate != NULL)
+    stg_gate_runner_run (runner, gate, "www", cancel, on_done, &o);
+  else
+    stg_gate_runner_ask (runner, ask, cancel, on_done, &o);
   ck_assert (!o.called); /* never from inside run() */
   while (!o.called)
     {
@@ -117,6 +134,22 @@ attempt (ApiRolloutGate *gate, gint cancel_after_ms)
       g_usleep (1000);
     }
   return o;
+}
+
+static Outcome
+attempt (ApiRolloutGate *gate, gint cancel_after_ms)
+{
+  return run_or_ask (gate, NULL, cancel_after_ms);
+}
+
+/* Asks the server's coordinator at @path about task @task with @key. */
+static Outcome
+ask (const gchar *path, const gchar *key, gint cancel_after_ms)
+{
+  g_autofree gchar *url = g_strconcat (base, path, NULL);
+  StgCoordinatorAsk q = { url, key, "local/www/prod/web/3",
+                          "{\"task\": \"local/www/prod/web/3\"}" };
+  return run_or_ask (NULL, &q, cancel_after_ms);
 }
 
 static ApiRolloutGate *
@@ -210,6 +243,37 @@ START_TEST (http_hang_is_cancelled)
 {
   g_autoptr (ApiRolloutGate) slow = http_gate ("/slow");
   Outcome o = attempt (slow, 300);
+  ck_assert (!o.called);
+}
+END_TEST
+
+START_TEST (coordinator_answers)
+{
+  /* The task key goes as ?task= and in the body. */
+  Outcome o = ask ("/yes", "drain", 0);
+  ck_assert (o.passed);
+  ck_assert_str_eq (o.message, "{\"drain\": true}");
+  g_free (o.message);
+
+  o = ask ("/no", "drain", 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "{\"drain\": false}");
+  g_free (o.message);
+
+  o = ask ("/no", "go", 0);
+  ck_assert (o.passed);
+  g_free (o.message);
+
+  o = ask ("/odd", "drain", 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "the answer has no true or false \"drain\"");
+  g_free (o.message);
+
+  o = ask ("/broken?x=1", "drain", 0);
+  ck_assert (!o.passed);
+  g_free (o.message);
+
+  o = ask ("/slow", "drain", 300);
   ck_assert (!o.called);
 }
 END_TEST
@@ -447,6 +511,7 @@ gates_suite (void)
   tcase_add_test (tc, http_status);
   tcase_add_test (tc, http_json_path);
   tcase_add_test (tc, http_hang_is_cancelled);
+  tcase_add_test (tc, coordinator_answers);
   tcase_add_test (tc, shell_status_and_output);
   tcase_add_test (tc, shell_hang_kills_the_group);
   tcase_add_test (tc, http_refuses_link_local_and_metadata);

@@ -17,6 +17,7 @@ STG_CHECK_SUITES = \
 	tests/webui_test \
 	tests/engine_test \
 	tests/engine_aurora_test \
+	tests/engine_sla_test \
 	tests/engine_control_test \
 	tests/engine_plan_test \
 	tests/gates_test \
@@ -85,6 +86,10 @@ tests_gates_test_LDADD = $(STG_TEST_LDADD)
 tests_engine_aurora_test_SOURCES = tests/engine_aurora_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_aurora_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_aurora_test_LDADD = $(STG_TEST_LDADD)
+
+tests_engine_sla_test_SOURCES = tests/engine_sla_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_sla_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_sla_test_LDADD = $(STG_TEST_LDADD)
 
 tests_engine_plan_test_SOURCES = tests/engine_plan_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_plan_test_CFLAGS = $(STG_TEST_CFLAGS)

@@ -446,7 +446,7 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
   JsonArray *gates = NULL;
   gint64 batch = 1, watch = 45, per_shard = 0, total = 0, pulse = 0, min_in = 0, pause = 0, start = 0;
   gboolean rollback = TRUE, wait = FALSE, has_pulse = FALSE, has_growth = FALSE, has_min = FALSE;
-  gboolean has_pause = FALSE, has_start = FALSE;
+  gboolean has_pause = FALSE, has_start = FALSE, sla_aware = FALSE, has_sla = FALSE;
   gdouble growth = 1.0;
   static const gchar *p = "update_config";
 
@@ -469,6 +469,7 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
                    error) ||
       !stg_jf_int (c, uc, p, "max_instance_start_secs", 0, MAX_MS_SECS, &start, &has_start,
                    error) ||
+      !stg_jf_bool (c, uc, p, "sla_aware", &sla_aware, &has_sla, error) ||
       !stg_jf_array (c, uc, p, "batch_gates", FALSE, &gates, error))
     return NULL;
 
@@ -496,6 +497,8 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
     g_object_set (s, "pauseBetweenBatchesMs", (gint64) (pause * 1000), NULL);
   if (has_start)
     g_object_set (s, "maxInstanceStartMs", (gint64) (start * 1000), NULL);
+  if (has_sla)
+    g_object_set (s, "slaAware", sla_aware, NULL);
   if (gates != NULL)
     {
       g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_object_unref);
@@ -546,7 +549,7 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
   if (contact != NULL)
     g_object_set (task, "contactEmail", contact, NULL);
   if (!metadata (c, top, task, error) || !resources (c, top, task, &ports, error) ||
-      !stg_jf_placement (c, top, task, error))
+      !stg_jf_placement (c, top, task, error) || !stg_jf_sla_policy (c, top, task, error))
     return NULL;
 
   g_autofree gchar *data = stg_jf_executor_data (c, task_obj, health, ports, error);

@@ -14,11 +14,25 @@ G_DEFINE_QUARK (stg-job-file-error-quark, stg_job_file_error)
 
 /* ---- the keys ------------------------------------------------------------- */
 
-const gchar *const stg_jf_top_keys[] = {
-  "cluster", "role", "environment", "name", "instances", "service", "max_task_failures",
-  "priority", "tier", "contact", "metadata", "resources", "task", "health_check_config",
-  "update_config", "container", "constraints", NULL
-};
+const gchar *const stg_jf_top_keys[] = { "cluster",
+                                         "role",
+                                         "environment",
+                                         "name",
+                                         "instances",
+                                         "service",
+                                         "max_task_failures",
+                                         "priority",
+                                         "tier",
+                                         "contact",
+                                         "metadata",
+                                         "resources",
+                                         "task",
+                                         "health_check_config",
+                                         "update_config",
+                                         "container",
+                                         "constraints",
+                                         "sla_policy",
+                                         NULL };
 const gchar *const stg_jf_resources_keys[] = { "cpu", "ram_mb", "disk_mb", "ports", NULL };
 const gchar *const stg_jf_metadata_keys[] = { "key", "value", NULL };
 const gchar *const stg_jf_task_keys[] = {
@@ -48,6 +62,7 @@ const gchar *const stg_jf_update_keys[] = { "batch_size",
                                             "pause_between_batches_secs",
                                             "max_instance_start_secs",
                                             "batch_gates",
+                                            "sla_aware",
                                             NULL };
 const gchar *const stg_jf_strategy_keys[] = { "queue", "batch", "variable_batch", NULL };
 const gchar *const stg_jf_queue_keys[] = { "batch_size", NULL };

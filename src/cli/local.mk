@@ -13,7 +13,7 @@ libstg_cli_a_SOURCES = \
 	src/cli/job_config.c \
 	src/cli/jobfile.c src/cli/jobfile.h src/cli/jobfile_private.h \
 	src/cli/jobfile_read.c src/cli/jobfile_task.c \
-	src/cli/jobfile_fleet.c src/cli/jobfile_gates.c src/cli/jobfile_plan.c \
+	src/cli/jobfile_fleet.c src/cli/jobfile_gates.c src/cli/jobfile_plan.c src/cli/jobfile_sla.c \
 	src/cli/output.c src/cli/output.h \
 	src/cli/suggest.c src/cli/suggest.h \
 	src/cli/thrift_json.c src/cli/thrift_json.h

@@ -430,6 +430,14 @@ start_core (StgDaemon *d, GError **error)
     limits.max_instances = d->settings.max_instances > 0                ? d->settings.max_instances
                            : g_str_equal (d->settings.runtime, "local") ? 1000
                                                                         : 100000;
+    limits.sla_min_instances = d->settings.sla_min_instances;
+    limits.sla_max_duration_secs = d->settings.sla_max_duration_s;
+    limits.sla_non_production = d->settings.sla_non_production;
+    limits.sla_coordinator_timeout_ms = d->settings.sla_coordinator_timeout_s * 1000LL;
+    limits.sla_retry_min_ms = d->settings.sla_retry_min_s * 1000LL;
+    limits.sla_retry_max_ms = MAX (d->settings.sla_retry_max_s, d->settings.sla_retry_min_s) *
+                              1000LL;
+    limits.cluster = d->settings.cluster;
     d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
     stg_engine_set_gate_runner (d->engine, d->gates);
     stg_engine_set_tiers (d->engine, d->tiers);

@@ -48,6 +48,15 @@ typedef struct
   gint32 max_instances;          /* per job; default 100000 */
   gint64 max_watch_ms;           /* minWaitInInstanceRunningMs bound */
   gint64 max_pulse_ms;           /* blockIfNoPulsesAfterMs bound */
+  /* SLA policies (sla.c), after Aurora's scheduler options: */
+  gint32 sla_min_instances;          /* -min_required_instances_for_sla_check; default 20 */
+  gint64 sla_max_duration_secs;      /* -max_sla_duration_secs; default 7200 */
+  gboolean sla_non_production;       /* -sla_aware_kill_non_prod; default FALSE */
+  gint64 sla_coordinator_timeout_ms; /* -sla_coordinator_timeout; default 60 s */
+  gint64 sla_retry_min_ms;           /* -sla_aware_kill_retry_min_delay; default 60 s */
+  gint64 sla_retry_max_ms;           /* -sla_aware_kill_retry_max_delay; default 300 s */
+  const gchar *cluster;              /* (nullable) borrowed: the cluster's name, in the task keys
+                                    coordinators are asked about; NULL: "local" */
 } StgEngineLimits;
 
 void stg_engine_limits_init (StgEngineLimits *limits);

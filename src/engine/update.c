@@ -131,6 +131,7 @@ cancel_timers (StgUpdate *u)
   stg_clock_cancel_timer (clock, u->gate_timer);
   u->pulse_timer = u->gate_timer = 0;
   g_clear_pointer (&u->gate_run, stg_gate_run_free);
+  stg_update_sla_clear (u);
 }
 
 void
@@ -211,7 +212,10 @@ stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *me
     }
   stg_engine_announce (e, u->job, u->uid);
   if (!running (u))
-    g_clear_pointer (&u->gate_run, stg_gate_run_free); /* tried again when it runs again */
+    {
+      g_clear_pointer (&u->gate_run, stg_gate_run_free); /* tried again when it runs again */
+      stg_update_sla_clear (u);                          /* checked again too */
+    }
   if (!stg_update_status_is_active (to))
     retire (u);
 }
@@ -564,6 +568,7 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
   u->gating = FALSE;
   u->gates_passed = 0;
   g_clear_pointer (&u->gate_run, stg_gate_run_free);
+  stg_update_sla_clear (u);
   stg_update_touch (u);
   stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLING_BACK, user, message);
   stg_update_arm_pulse (u);
