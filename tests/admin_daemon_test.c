@@ -2,12 +2,14 @@
  * against real staggerd daemons running real instances
  * (stagger-example-server): a backup taken during an update and restored
  * into a fresh staggerd through the recovery calls, from which the update
- * finishes; an SLA-aware update whose coordinator (a small HTTP server)
- * refuses, then allows. Instances' ports: 25600-25799. */
+ * finishes; reconciliation (a stray process with this staggerd's mark
+ * stopped) and pruneTasks; an SLA-aware update whose coordinator (a small
+ * HTTP server) refuses, then allows. Instances' ports: 25600-25799. */
 #include "config.h"
 
 #include <check.h>
 #include <glib/gstdio.h>
+#include <unistd.h>
 
 #include "rollout.h"
 
@@ -217,6 +219,163 @@ START_TEST (backup_during_an_update_restores_and_the_update_finishes)
                      404);
   ck_assert_int_eq (stg_test_daemon_stop (b), 0);
   stg_test_daemon_free (b);
+}
+END_TEST
+
+/* ---- reconciliation and pruning ----------------------------------------------------- */
+
+static void
+become_session_leader (gpointer data)
+{
+  (void) data;
+  setsid ();
+}
+
+/* Calls a no-argument AuroraAdmin method through @call and returns the
+ * answer's first detail, asserting OK. */
+static gchar *
+admin_detail (StgTestDaemon *d, gboolean (*call) (ApiAuroraAdminIf *, ApiResponse **, GError **),
+              const gchar *what)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (call (API_AURORA_ADMIN_IF (c->client), &r, &error), "%s: %s", what,
+                 error ? error->message : "");
+  assert_ok (r, what);
+  return g_strdup (detail (r));
+}
+
+static gboolean
+explicit_reconciliation (ApiAuroraAdminIf *admin, ApiResponse **r, GError **error)
+{
+  g_autoptr (ApiExplicitReconciliationSettings) s =
+      g_object_new (API_TYPE_EXPLICIT_RECONCILIATION_SETTINGS, NULL);
+  return api_aurora_admin_if_trigger_explicit_task_reconciliation (admin, r, s, error);
+}
+
+START_TEST (reconciliation_stops_strays_and_finds_every_instance)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  g_autofree gchar *data = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (d, "web", 2, data);
+  stg_rollout_wait_running (d, "web", 2, 1);
+
+  /* A process with this staggerd's mark that no instance expects, as one
+   * left behind would be. */
+  g_autofree gchar *canonical = g_canonicalize_filename (dir, NULL);
+  g_autofree gchar *mark = g_strdup_printf ("9999:0:1:%s", canonical);
+  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_subprocess_launcher_setenv (l, "STAGGER_RUN_MARK", mark, TRUE);
+  g_subprocess_launcher_set_child_setup (l, become_session_leader, NULL, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) stray = g_subprocess_launcher_spawn (l, &error, "sleep", "300", NULL);
+  ck_assert_msg (stray != NULL, "%s", error ? error->message : "");
+
+  g_autofree gchar *expl = admin_detail (d, explicit_reconciliation, "explicit");
+  ck_assert_str_eq (expl, "local: 2 instance processes looked for in /proc; 0 gone (ended now)");
+  ck_assert (g_subprocess_get_identifier (stray) != NULL); /* explicit leaves strays */
+  g_autofree gchar *impl = admin_detail (d,
+                                         api_aurora_admin_if_trigger_implicit_task_reconciliation,
+                                         "implicit");
+  ck_assert_str_eq (impl, "local: 3 processes with this staggerd's mark in /proc; 1 that no "
+                          "instance expects stopped");
+  ck_assert (g_subprocess_wait (stray, NULL, NULL));
+  ck_assert (!g_subprocess_get_successful (stray));
+  stg_rollout_wait_running (d, "web", 2, 1);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+/* The tasks of www/prod/@name (their count), FINISHED ones in *@finished. */
+static guint
+tasks_of (StgTestDaemon *d, const gchar *name, guint *finished)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, "jobName", name, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (api_read_only_scheduler_if_get_tasks_status (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                          &r, q, &error));
+  assert_ok (r, "getTasksStatus");
+  GPtrArray *tasks = r->result->scheduleStatusResult->tasks;
+  *finished = 0;
+  for (guint i = 0; i < tasks->len; i++)
+    *finished += ((ApiScheduledTask *) tasks->pdata[i])->status == API_SCHEDULE_STATUS_FINISHED;
+  return tasks->len;
+}
+
+typedef struct
+{
+  StgTestDaemon *d;
+  const gchar *name;
+} Batch;
+
+static gboolean
+all_finished (gpointer data)
+{
+  Batch *b = data;
+  guint finished = 0;
+  guint n = tasks_of (b->d, b->name, &finished);
+  if (n > 0 && finished == n)
+    return TRUE;
+  g_usleep (50000);
+  return FALSE;
+}
+
+static ApiResponse *
+prune (StgTestDaemon *d, ApiTaskQuery *q)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  ApiResponse *r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (api_aurora_admin_if_prune_tasks (API_AURORA_ADMIN_IF (c->client), &r, q, &error));
+  return r;
+}
+
+START_TEST (prune_removes_ended_tasks_only)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  g_autofree gchar *data = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (d, "web", 1, data);
+  {
+    g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+    g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+    g_autoptr (GError) error = NULL;
+    g_autoptr (ApiJobConfiguration) job = stg_test_job ("www", "prod", "batch", 2, "true");
+    g_object_set (job->taskConfig, "isService", FALSE, NULL);
+    ck_assert (
+        api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                    job, &error));
+    assert_ok (r, "createJob");
+  }
+  Batch b = { d, "batch" };
+  ck_assert (stg_test_wait (all_finished, &b, 30000));
+  stg_rollout_wait_running (d, "web", 1, 1);
+
+  g_autoptr (GHashTable) running = g_hash_table_new (NULL, NULL);
+  g_hash_table_add (running, GINT_TO_POINTER (API_SCHEDULE_STATUS_RUNNING));
+  g_autoptr (ApiTaskQuery) bad = g_object_new (API_TYPE_TASK_QUERY, "statuses", running, NULL);
+  g_autoptr (ApiResponse) refused = prune (d, bad);
+  ck_assert_int_eq (refused->responseCode, API_RESPONSE_CODE_INVALID_REQUEST);
+  ck_assert_str_eq (detail (refused), "Tasks in non-terminal state cannot be pruned.");
+
+  /* Every job: only the ended tasks go, and their job with them. */
+  g_autoptr (ApiTaskQuery) all = g_object_new (API_TYPE_TASK_QUERY, "role", "www", NULL);
+  g_autoptr (ApiResponse) r = prune (d, all);
+  assert_ok (r, "pruneTasks");
+  ck_assert_str_eq (((ApiResponseDetail *) r->details->pdata[r->details->len - 1])->message,
+                    "pruned 2 ended tasks");
+  guint finished = 0;
+  ck_assert_uint_eq (tasks_of (d, "batch", &finished), 0);
+  ck_assert_uint_eq (tasks_of (d, "web", &finished), 1);
+  stg_rollout_wait_running (d, "web", 1, 1);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
 }
 END_TEST
 
@@ -431,6 +590,13 @@ admin_daemon_suite (void)
   tcase_set_timeout (tc, 180);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, backup_during_an_update_restores_and_the_update_finishes);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("reconciliation");
+  tcase_set_timeout (tc, 120);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, reconciliation_stops_strays_and_finds_every_instance);
+  tcase_add_test (tc, prune_removes_ended_tasks_only);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("sla");

@@ -614,6 +614,11 @@ struct ListBackupsResult {
   1: set<string> backups
 }
 
+/* How an explicit reconciliation goes: batchSize, when set, must be more than 0. */
+struct ExplicitReconciliationSettings {
+  1: optional i32 batchSize
+}
+
 /* The tasks of the staged backup a query matched (queryRecovery). */
 struct QueryRecoveryResult {
   1: set<ScheduledTask> tasks
@@ -881,6 +886,16 @@ service AuroraAdmin extends AuroraSchedulerManager {
   Response unloadRecovery()
   /* Makes the store durable now and says how (SQLite: a checkpoint of its write-ahead log). */
   Response snapshot()
+  /* The runtime compares what runs with the store now. Explicit: each instance the store knows
+   * is looked for (the local runtime in /proc, the fleet's on its hosts); one that is gone has
+   * ended. Implicit: what runs with this staggerd's mark but no instance expects is stopped.
+   * The answer's details say what was found. */
+  Response triggerExplicitTaskReconciliation(1: ExplicitReconciliationSettings settings)
+  Response triggerImplicitTaskReconciliation()
+  /* Removes ended tasks the query matches (statuses, when given, must all be terminal: FINISHED,
+   * FAILED, KILLED, LOST; unset: all of them): ended instances, and the task events of instances
+   * the job no longer has. A job with an active update keeps its tasks. */
+  Response pruneTasks(1: TaskQuery query)
 }
 
 /* Stagger's own calls, beside Aurora's. */

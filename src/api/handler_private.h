@@ -53,6 +53,10 @@ typedef struct
 GPtrArray *stg_handler_query_tasks (StgStore *store, const ApiTaskQuery *q, gboolean with_configs,
                                     GError **error);
 
+/* Whether @q's job terms (environment, jobName, jobKeys) match job @key;
+ * its role is the caller's to match (handler_tasks.c). */
+gboolean stg_handler_task_query_job (const ApiTaskQuery *q, const ApiJobKey *key);
+
 /* An entry of a method table for the class member at @path (e.g.
  * parent.parent.get_jobs); the compiler checks that @fn has the member's
  * type. */

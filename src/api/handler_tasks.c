@@ -20,8 +20,8 @@ term (gboolean isset, const gchar *value)
   return isset && value != NULL && value[0] != '\0' ? value : NULL;
 }
 
-static gboolean
-job_matches (const ApiTaskQuery *q, const ApiJobKey *key)
+gboolean
+stg_handler_task_query_job (const ApiTaskQuery *q, const ApiJobKey *key)
 {
   const gchar *env = term (q->__isset_environment, q->environment);
   const gchar *name = term (q->__isset_jobName, q->jobName);
@@ -123,7 +123,7 @@ stg_handler_query_tasks (StgStore *store, const ApiTaskQuery *q, gboolean with_c
   for (guint j = 0; j < jobs->len && (gint64) out->len < limit; j++)
     {
       StgJobRow *job = jobs->pdata[j];
-      if (!job_matches (q, job->key))
+      if (!stg_handler_task_query_job (q, job->key))
         continue;
       g_autoptr (GArray) rows = stg_store_list_instances (store, job->id, error);
       g_autoptr (GHashTable) configs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,

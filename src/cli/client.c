@@ -398,6 +398,28 @@ stg_cli_unload_recovery (StgCliClient *c, GError **error)
 }
 
 ApiResponse *
+stg_cli_reconcile (StgCliClient *c, gboolean implicit, GError **error)
+{
+  g_autoptr (ApiExplicitReconciliationSettings) settings =
+      g_object_new (API_TYPE_EXPLICIT_RECONCILIATION_SETTINGS, NULL);
+  CALL_BEGIN = implicit
+                   ? api_aurora_admin_if_trigger_implicit_task_reconciliation (AA (c), &r, &local)
+                   : api_aurora_admin_if_trigger_explicit_task_reconciliation (AA (c), &r, settings,
+                                                                               &local);
+  return finish (c,
+                 implicit ? "triggerImplicitTaskReconciliation"
+                          : "triggerExplicitTaskReconciliation",
+                 ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_prune_tasks (StgCliClient *c, ApiTaskQuery *query, GError **error)
+{
+  CALL_BEGIN = api_aurora_admin_if_prune_tasks (AA (c), &r, query, &local);
+  return finish (c, "pruneTasks", ok, r, local, error);
+}
+
+ApiResponse *
 stg_cli_get_tier_configs (StgCliClient *c, GError **error)
 {
   CALL_BEGIN = api_read_only_scheduler_if_get_tier_configs (RO (c), &r, &local);

@@ -73,6 +73,10 @@ ApiResponse *stg_cli_query_recovery (StgCliClient *c, ApiTaskQuery *query, GErro
 ApiResponse *stg_cli_delete_recovery_tasks (StgCliClient *c, ApiTaskQuery *query, GError **error);
 ApiResponse *stg_cli_commit_recovery (StgCliClient *c, GError **error);
 ApiResponse *stg_cli_unload_recovery (StgCliClient *c, GError **error);
+/* AuroraAdmin's triggerExplicitTaskReconciliation (or, @implicit,
+ * triggerImplicitTaskReconciliation) and pruneTasks. */
+ApiResponse *stg_cli_reconcile (StgCliClient *c, gboolean implicit, GError **error);
+ApiResponse *stg_cli_prune_tasks (StgCliClient *c, ApiTaskQuery *query, GError **error);
 /* getTierConfigs: the tiers and the default one. */
 ApiResponse *stg_cli_get_tier_configs (StgCliClient *c, GError **error);
 /* getHosts: the fleet runtime's hosts. */

@@ -1,8 +1,9 @@
 /* cmd_admin.c: stagger admin, the operators' commands (each needs a user
- * of every role): backup (performBackup), backups (listBackups) and
- * restore (Aurora's recovery flow: stageRecovery, queryRecovery,
+ * of every role): backup (performBackup), backups (listBackups), restore
+ * (Aurora's recovery flow: stageRecovery, queryRecovery,
  * deleteRecoveryTasks, then commitRecovery, or unloadRecovery for a dry
- * run). One thread: the process's main thread.
+ * run), reconcile (the reconciliation calls) and prune (pruneTasks). One
+ * thread: the process's main thread.
  */
 #include "config.h"
 
@@ -201,11 +202,81 @@ admin_restore (StgCli *cli, int argc, gchar **argv)
   return STG_EXIT_OK;
 }
 
+static int
+admin_reconcile (StgCli *cli, int argc, gchar **argv)
+{
+  int code;
+  g_autoptr (GError) error = NULL;
+  gboolean implicit = FALSE;
+  const GOptionEntry entries[] = {
+    { "implicit", 0, 0, G_OPTION_ARG_NONE, &implicit,
+      "Stop what runs with staggerd's mark that no instance expects (default: look for each "
+      "instance)",
+      NULL },
+    { NULL },
+  };
+
+  if (!stg_cli_parse (cli, self ("reconcile"), "admin", entries,
+                      "Makes staggerd's runtime compare what runs with its store now (Aurora's "
+                      "task reconciliation): each instance's process or container is looked for, "
+                      "and one that is gone has ended; with --implicit, processes or containers "
+                      "with staggerd's mark that no instance expects are stopped.",
+                      0, 1, &argc, &argv, &code))
+    return code;
+  g_autoptr (StgCliClient) c = stg_cli_client_new (cli, argc > 1 ? argv[1] : NULL, &error);
+  g_autoptr (ApiResponse) r = c ? stg_cli_reconcile (c, implicit, &error) : NULL;
+  if (r == NULL)
+    return stg_cli_fail (cli, error);
+  print_details (cli, r);
+  return STG_EXIT_OK;
+}
+
+static int
+admin_prune (StgCli *cli, int argc, gchar **argv)
+{
+  int code;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskQuery) q = NULL;
+  g_autofree gchar *cluster = NULL, *role = NULL;
+  g_autoptr (StgCliClient) c = NULL;
+
+  if (!stg_cli_parse (cli, self ("prune"), "admin", NULL,
+                      "Removes ended tasks (FINISHED, FAILED, KILLED or LOST, with nothing to "
+                      "start again) and the task events of instances their job no longer has "
+                      "(Aurora's pruneTasks): of one job (and its INSTANCES), of a role, or of "
+                      "every job. A job with an update under way keeps its tasks.",
+                      1, 1, &argc, &argv, &code))
+    return code;
+  g_auto (GStrv) parts = g_strsplit (argv[1], "/", 0);
+  if (g_strv_length (parts) >= 4)
+    {
+      g_autoptr (StgJobPath) path = NULL;
+      c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
+      q = c ? stg_cli_task_query (path) : NULL;
+    }
+  else if (stg_cli_parse_scope (argv[1], &cluster, &role, &error))
+    {
+      c = stg_cli_client_new (cli, cluster, &error);
+      q = g_object_new (API_TYPE_TASK_QUERY, NULL);
+      if (role != NULL)
+        g_object_set (q, "role", role, NULL);
+    }
+  g_autoptr (ApiResponse) r = q ? stg_cli_prune_tasks (c, q, &error) : NULL;
+  if (r == NULL)
+    return stg_cli_fail (cli, error);
+  print_details (cli, r);
+  return STG_EXIT_OK;
+}
+
 const StgCliCommand stg_cli_admin_commands[] = {
   { "backup", "[CLUSTER]", "Write a backup of staggerd's store now", admin_backup },
   { "backups", "[CLUSTER]", "List the backups staggerd can recover from", admin_backups },
   { "restore", "[CLUSTER/]BACKUP",
     "Replace staggerd's store with a backup (Aurora's recovery); --dry-run to look first",
     admin_restore },
+  { "reconcile", "[CLUSTER]", "Make the runtime compare what runs with the store now",
+    admin_reconcile },
+  { "prune", "CLUSTER[/ROLE[/ENV/NAME[/INSTANCES]]]",
+    "Remove ended tasks and the history of gone instances", admin_prune },
   { NULL, NULL, NULL, NULL },
 };

@@ -215,6 +215,20 @@ gboolean stg_engine_pulse_update (StgEngine *engine, const ApiJobUpdateKey *key,
 GBytes *stg_engine_read_log (StgEngine *engine, const ApiJobKey *key, gint32 instance, gboolean err,
                              gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
 
+/* Removes the instances of job @key in @instances (gint32* set; NULL:
+ * every one) that have ended for good (a terminal status, nothing running
+ * or to start again) and their task events, and with @history the task
+ * events of instances the job no longer has; *@pruned counts the
+ * instances. A job left with none goes, as after a kill. Refused with
+ * _UPDATING while the job has an active update. */
+gboolean stg_engine_prune_tasks (StgEngine *engine, const ApiJobKey *key, GHashTable *instances,
+                                 gboolean history, guint *pruned, GError **error);
+
+/* The runtime compares what runs with the store now (see
+ * StgRuntimeOps.reconcile); *@summary says what it found. */
+gboolean stg_engine_reconcile (StgEngine *engine, gboolean implicit, gchar **summary,
+                               GError **error);
+
 /* The runtime's hosts (element-type ApiHostStatus); INVALID when it has
  * none. */
 GPtrArray *stg_engine_hosts (StgEngine *engine, GError **error);

@@ -3,8 +3,11 @@
  * environment (STG_LOCAL_MARK), the one the store expects per slot is
  * adopted (a hot upgrade's pair included: the hand-over is undone, or
  * finished when the old version is gone), the rest are stopped, and what
- * ended while nobody watched is judged by why it ended. Calls the store
- * and process.c; main-loop thread only, once, before the engine recovers.
+ * ended while nobody watched is judged by why it ended. And
+ * reconciliation, the same comparison while running: a run whose process
+ * is gone has ended; a marked process no slot expects is stopped. Calls
+ * the store, process.c and run.c; main-loop thread only (adoption once,
+ * before the engine recovers).
  */
 #include "config.h"
 
@@ -58,10 +61,9 @@ take (GHashTable *found, Slot *slot, gint64 run_id, gint64 pid, gint64 pid_start
   return pid > 0 && stg_process_is ((GPid) pid, pid_start);
 }
 
-/* Stops every process of @found (no slot expects it) and waits a little
- * for them to go, so a start that follows finds their ports free. */
+/* Kills every process of @found: no slot expects it. */
 static void
-stop_orphans (GHashTable *found)
+kill_orphans (GHashTable *found)
 {
   GHashTableIter it;
   gpointer value;
@@ -73,6 +75,17 @@ stop_orphans (GHashTable *found)
       g_message ("runtime: stopping pid %d (%s): no instance expects it", (int) p->pid, p->mark);
       stg_process_signal_group (p->pid, SIGKILL);
     }
+}
+
+/* Stops every process of @found and waits a little for them to go, so a
+ * start that follows finds their ports free. */
+static void
+stop_orphans (GHashTable *found)
+{
+  GHashTableIter it;
+  gpointer value;
+
+  kill_orphans (found);
   for (gint waited = 0; waited < ORPHAN_WAIT_MS; waited += 10)
     {
       gboolean alive = FALSE;
@@ -228,5 +241,55 @@ stg_local_runtime_adopt (StgRuntime *base, GError **error)
         adopt_slot (slot, &s->row, &g_array_index (cur, StgRunFacts, i), has[2 * i],
                     &g_array_index (next, StgRunFacts, i), has[2 * i + 1]);
     }
+  return TRUE;
+}
+
+/* ---- reconciliation --------------------------------------------------------------- */
+
+gboolean
+stg_local_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+  g_autoptr (GPtrArray) marked = stg_process_find_marked (STG_LOCAL_MARK);
+  g_autoptr (GHashTable) found = ours (rt, marked);
+  g_autoptr (GPtrArray) lost = g_ptr_array_new ();
+  guint looked = 0, marks = g_hash_table_size (found);
+  GHashTableIter it;
+  gpointer value;
+
+  (void) error;
+  /* Each slot's runs: found by their mark, or still the recorded process. */
+  stg_slots_iter_init (rt->slots, &it);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      Slot *slot = value;
+      Run *runs[] = { slot->run, slot->next };
+      for (guint i = 0; i < G_N_ELEMENTS (runs); i++)
+        {
+          Run *run = runs[i];
+          if (run == NULL || run->pid <= 0)
+            continue;
+          looked++;
+          g_autofree gchar *key = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT,
+                                                   slot->base.key.job_id, slot->base.key.instance,
+                                                   run->id);
+          if (!g_hash_table_remove (found, key) && !stg_process_is (run->pid, run->pid_start))
+            g_ptr_array_add (lost, run);
+        }
+    }
+  if (implicit)
+    {
+      guint strays = g_hash_table_size (found);
+      kill_orphans (found);
+      *summary = g_strdup_printf ("local: %u process%s with this staggerd's mark in /proc; %u "
+                                  "that no instance expects stopped",
+                                  marks, marks == 1 ? "" : "es", strays);
+      return TRUE;
+    }
+  for (guint i = 0; i < lost->len; i++)
+    stg_run_lost (lost->pdata[i]);
+  *summary = g_strdup_printf ("local: %u instance process%s looked for in /proc; %u gone (ended "
+                              "now)",
+                              looked, looked == 1 ? "" : "es", lost->len);
   return TRUE;
 }

@@ -487,6 +487,7 @@ local_free (StgRuntime *base)
 static const StgRuntimeOps local_ops = {
   .apply = local_apply, .kill = local_kill, .restart = local_restart, .observe = local_observe,
   .validate = local_validate, .free = local_free, .read_log = local_read_log,
+  .reconcile = stg_local_reconcile,
 };
 /* clang-format on */
 

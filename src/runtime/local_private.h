@@ -207,6 +207,14 @@ void stg_run_stop (Run *run);
 
 void stg_run_free (Run *run);
 
+/* A run whose process is gone though its end was not seen: it ended,
+ * failed (reconciliation, adopt.c). */
+void stg_run_lost (Run *run);
+
+/* The runtime's reconcile operation (adopt.c: the marked processes in
+ * /proc against the slots' runs). */
+gboolean stg_local_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error);
+
 /* Starts a hook command for @slot as its role's user (output appended to
  * hooks.log in the slot's folder); @done gets its wait status. The caller
  * bounds it with a timer (stg_child_kill). */

@@ -120,3 +120,12 @@ stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GErro
 {
   return has_hosts (rt, error) && rt->ops->drain_host (rt, name, drain, error);
 }
+
+gboolean
+stg_runtime_reconcile (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error)
+{
+  if (rt->ops->reconcile != NULL)
+    return rt->ops->reconcile (rt, implicit, summary, error);
+  *summary = g_strdup ("nothing to compare: this runtime runs nothing outside the store");
+  return TRUE;
+}

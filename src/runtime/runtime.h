@@ -108,6 +108,12 @@ typedef struct
    * that start again (restarted, replaced, failed) start elsewhere; kept
    * across restarts. !@drain: places there again. */
   gboolean (*drain_host) (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
+  /* (nullable) Compares what runs with the store now. !@implicit: each
+   * slot's process or container is looked for; one that is gone has
+   * ended (its slot hears of it as of any end). @implicit: what runs with
+   * this runtime's mark but no slot expects is stopped. *@summary says
+   * what was found or is under way, in words. */
+  gboolean (*reconcile) (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error);
 } StgRuntimeOps;
 
 /* The most one read_log call returns. */
@@ -161,6 +167,10 @@ GPtrArray *stg_runtime_hosts (StgRuntime *rt, GError **error);
 /* See StgRuntimeOps.drain_host; STG_RUNTIME_ERROR_NOT_FOUND for an
  * unknown host, _INVALID when the runtime has no hosts. */
 gboolean stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
+
+/* See StgRuntimeOps.reconcile; a runtime without it runs nothing outside
+ * the store, and says so. */
+gboolean stg_runtime_reconcile (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error);
 
 static inline gboolean
 stg_runtime_validate (StgRuntime *rt, const ApiTaskConfig *config, GError **error)

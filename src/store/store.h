@@ -612,6 +612,12 @@ gboolean stg_store_install_recovered (const gchar *db_path, gboolean *installed,
  * their instances and events; task events, and instance events of finished
  * updates, older than @events_before_ms (0: keep all). *@deleted
  * (nullable) gets how many rows went. Not inside a transaction. */
+/* Deletes the task events of instance @instance of job @job_id, or
+ * (@instance negative) of every instance the job no longer has; adds how
+ * many to *@deleted. */
+gboolean stg_store_delete_task_events (StgStore *store, gint64 job_id, gint32 instance,
+                                       guint *deleted, GError **error);
+
 gboolean stg_store_prune (StgStore *store, guint keep_updates, gint64 events_before_ms,
                           guint limit, guint *deleted, GError **error);
 
