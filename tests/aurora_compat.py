@@ -14,8 +14,10 @@ back, a second start answered with the first's summary), updates and
 addInstances refused for quota, killTasks of every instance then createJob
 again, role summaries, pending reasons' query rules, cron refused, and each
 field Stagger does not support refused by name. Then: who may call the
-admin calls, a PENDING instance's reason, a tiers file, and quotas and
-snapshots on PostgreSQL.
+admin calls; the operators' AuroraAdmin calls (backups, a recovery staged,
+read, changed and unloaded, reconciliation, pruneTasks) through every
+transport as an admin, refused to a user of one role; a PENDING instance's
+reason, a tiers file, and quotas, snapshots and backups on PostgreSQL.
 """
 import hashlib
 import hmac
@@ -439,6 +441,89 @@ def admin_calls(r, t, mod):
         r.check("staggerd exits cleanly (admin)", d.stop() == 0)
 
 
+# ---- the operators' calls through every transport ---------------------------------------
+
+
+def operator_story(r, t, c, label, auth_failed_client):
+    """Backups, a recovery staged and unloaded, reconciliation and
+    pruneTasks, by an admin through @c; a user of one role is refused."""
+    ok, invalid = t.ResponseCode.OK, t.ResponseCode.INVALID_REQUEST
+    if auth_failed_client is not None:
+        for name, call in [("performBackup", lambda x: x.performBackup()),
+                           ("listBackups", lambda x: x.listBackups()),
+                           ("stageRecovery", lambda x: x.stageRecovery("scheduler-backup-1")),
+                           ("unloadRecovery", lambda x: x.unloadRecovery()),
+                           ("triggerImplicitTaskReconciliation",
+                            lambda x: x.triggerImplicitTaskReconciliation()),
+                           ("pruneTasks", lambda x: x.pruneTasks(t.TaskQuery()))]:
+            resp = call(auth_failed_client)
+            r.check("%s: %s by a user of one role is AUTH_FAILED" % (label, name),
+                    resp.responseCode == t.ResponseCode.AUTH_FAILED
+                    and "every role" in message(resp), resp)
+    backup = c.performBackup()
+    r.check("%s: performBackup" % label, backup.responseCode == ok
+            and message(backup).startswith("backup scheduler-backup-"), backup)
+    backup_id = message(backup).split(" ")[1]
+    listed = c.listBackups()
+    r.check("%s: listBackups names it" % label, listed.responseCode == ok
+            and backup_id in listed.result.listBackupsResult.backups, listed)
+    nothing = c.queryRecovery(t.TaskQuery())
+    r.check("%s: queryRecovery with nothing staged" % label, nothing.responseCode == invalid
+            and "no backup is staged" in message(nothing), nothing)
+    bad = c.stageRecovery("../stagger.db")
+    r.check("%s: stageRecovery of a path is refused" % label, bad.responseCode == invalid, bad)
+    staged = c.stageRecovery(backup_id)
+    r.check("%s: stageRecovery" % label, staged.responseCode == ok, staged)
+    again = c.stageRecovery(backup_id)
+    r.check("%s: one backup staged at a time" % label, again.responseCode == invalid
+            and "staged already" in message(again), again)
+    tasks = c.queryRecovery(t.TaskQuery(role="ops"))
+    r.check("%s: queryRecovery reads the staged backup" % label, tasks.responseCode == ok
+            and sorted(x.assignedTask.instanceId for x in tasks.result.queryRecoveryResult.tasks)
+            == [0, 1], tasks)
+    deleted = c.deleteRecoveryTasks(t.TaskQuery(role="ops", instanceIds={1}))
+    r.check("%s: deleteRecoveryTasks" % label, deleted.responseCode == ok
+            and "deleted 1 task" in message(deleted), deleted)
+    left = c.queryRecovery(t.TaskQuery(role="ops"))
+    r.check("%s: the deleted task is gone from the staged backup" % label,
+            [x.assignedTask.instanceId for x in left.result.queryRecoveryResult.tasks] == [0], left)
+    r.check("%s: unloadRecovery" % label, c.unloadRecovery().responseCode == ok)
+    r.check("%s: the live store keeps both tasks" % label,
+            len(c.getTasksStatus(t.TaskQuery(role="ops")).result.scheduleStatusResult.tasks) == 2)
+    explicit = c.triggerExplicitTaskReconciliation(t.ExplicitReconciliationSettings(batchSize=10))
+    r.check("%s: triggerExplicitTaskReconciliation" % label, explicit.responseCode == ok
+            and "nothing to compare" in message(explicit), explicit)
+    zero = c.triggerExplicitTaskReconciliation(t.ExplicitReconciliationSettings(batchSize=0))
+    r.check("%s: a batch size of 0 is refused" % label, zero.responseCode == invalid
+            and message(zero) == "Batch size must be greater than zero.", zero)
+    r.check("%s: triggerImplicitTaskReconciliation" % label,
+            c.triggerImplicitTaskReconciliation().responseCode == ok)
+    running = c.pruneTasks(t.TaskQuery(statuses={t.ScheduleStatus.RUNNING}))
+    r.check("%s: pruneTasks of RUNNING tasks is refused" % label, running.responseCode == invalid
+            and message(running) == "Tasks in non-terminal state cannot be pruned.", running)
+    pruned = c.pruneTasks(t.TaskQuery(role="ops"))
+    r.check("%s: pruneTasks leaves running tasks" % label, pruned.responseCode == ok
+            and "pruned 0 ended tasks" in message(pruned), pruned)
+
+
+def operator_calls(r, t, mod):
+    admin_token, www_token = secrets.token_hex(16), secrets.token_hex(16)
+    config = ("[staggerd]\ntcp_trusted = true\n[users]\nroot = %s *\nalice = %s aurora\n"
+              % (token_digest(admin_token), token_digest(www_token)))
+    d = stgtest.Daemon("--runtime=simulated", config=config)
+    clients = Clients(mod, d, {"Authorization": "Bearer " + admin_token})
+    try:
+        alice = Clients(mod, d, {"Authorization": "Bearer " + www_token}).http_json()
+        key = t.JobKey(role="ops", environment="prod", name="web")
+        created = clients.tcp().createJob(aurora_job(t, aurora_task(t, key, "sleep 300"), 2))
+        r.check("operators: a job to back up", created.responseCode == t.ResponseCode.OK, created)
+        for label, c in clients.all():
+            operator_story(r, t, c, "operators, " + label, alice if label == "HTTP JSON" else None)
+    finally:
+        clients.close()
+        r.check("staggerd exits cleanly (operators)", d.stop() == 0)
+
+
 # ---- a PENDING instance, and a tiers file -------------------------------------------------
 
 
@@ -508,6 +593,17 @@ def postgresql(r, t, mod):
         r.check("PostgreSQL: snapshot says the database's own backups apply",
                 snap.responseCode == t.ResponseCode.OK and "PostgreSQL's own means" in message(snap),
                 snap)
+        for name, call in [("performBackup", lambda: c.performBackup()),
+                           ("listBackups", lambda: c.listBackups()),
+                           ("stageRecovery", lambda: c.stageRecovery("scheduler-backup-1")),
+                           ("queryRecovery", lambda: c.queryRecovery(t.TaskQuery())),
+                           ("deleteRecoveryTasks", lambda: c.deleteRecoveryTasks(t.TaskQuery())),
+                           ("commitRecovery", lambda: c.commitRecovery()),
+                           ("unloadRecovery", lambda: c.unloadRecovery())]:
+            resp = call()
+            r.check("PostgreSQL: %s says the database's own backups apply" % name,
+                    resp.responseCode == t.ResponseCode.INVALID_REQUEST
+                    and "the store is PostgreSQL: its own backups apply" in message(resp), resp)
     finally:
         if d is not None:
             r.check("staggerd exits cleanly (PostgreSQL)", d.stop() == 0)
@@ -520,6 +616,7 @@ def main():
     try:
         r.run("stories", stories, r, t, mod)
         r.run("admin", admin_calls, r, t, mod)
+        r.run("operators", operator_calls, r, t, mod)
         r.run("pending", pending_and_tiers, r, t, mod)
         r.run("postgresql", postgresql, r, t, mod)
     finally:
