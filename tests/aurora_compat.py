@@ -15,8 +15,9 @@ addInstances refused for quota, killTasks of every instance then createJob
 again, role summaries, pending reasons' query rules, cron refused, and each
 field Stagger does not support refused by name. Then: who may call the
 admin calls; the operators' AuroraAdmin calls (backups, a recovery staged,
-read, changed and unloaded, reconciliation, pruneTasks) through every
-transport as an admin, refused to a user of one role; a PENDING instance's
+read, changed and unloaded, reconciliation, pruneTasks) and the host
+maintenance calls on the local host through every transport as an admin,
+refused to a user of one role; a PENDING instance's
 reason, a tiers file, and quotas, snapshots and backups on PostgreSQL.
 """
 import hashlib
@@ -24,6 +25,7 @@ import hmac
 import os
 import secrets
 import shutil
+import socket
 import sqlite3
 import sys
 import tempfile
@@ -524,6 +526,71 @@ def operator_calls(r, t, mod):
         r.check("staggerd exits cleanly (operators)", d.stop() == 0)
 
 
+def maintenance_story(r, t, c, label, key, host):
+    """Aurora's maintenance calls on the local host: SCHEDULED, a drain that
+    stops its instances, DRAINED, then NONE and the instances back."""
+    m = t.MaintenanceMode
+    hosts = t.Hosts(hostNames={host, "no-such-host"})
+
+    def modes(resp, result):
+        return {s.host: s.mode for s in getattr(resp.result, result).statuses}
+
+    started = c.startMaintenance(hosts)
+    r.check("%s: startMaintenance, unknown hosts left out" % label,
+            started.responseCode == t.ResponseCode.OK
+            and modes(started, "startMaintenanceResult") == {host: m.SCHEDULED}, started)
+    status = c.maintenanceStatus(hosts)
+    r.check("%s: maintenanceStatus" % label,
+            modes(status, "maintenanceStatusResult") == {host: m.SCHEDULED}, status)
+    drained = c.slaDrainHosts(t.Hosts(hostNames={host}), t.SlaPolicy(), 600) \
+        if label.endswith("TCP") else c.drainHosts(t.Hosts(hostNames={host}))
+    r.check("%s: a drain" % label, drained.responseCode == t.ResponseCode.OK
+            and modes(drained, "drainHostsResult") == {host: m.DRAINING}, drained)
+    r.check("%s: the host is DRAINED once its instances have stopped" % label,
+            wait_until("drained", lambda: modes(c.maintenanceStatus(hosts),
+                                                "maintenanceStatusResult") == {host: m.DRAINED}))
+    r.check("%s: its instances wait, PENDING" % label,
+            statuses(t, c, key) == [t.ScheduleStatus.PENDING] * 2, statuses(t, c, key))
+    ended = c.endMaintenance(hosts)
+    r.check("%s: endMaintenance" % label, ended.responseCode == t.ResponseCode.OK
+            and modes(ended, "endMaintenanceResult") == {host: m.NONE}, ended)
+    r.check("%s: the instances run again" % label, running(t, c, key, 2))
+
+
+def maintenance_calls(r, t, mod):
+    admin_token, www_token = secrets.token_hex(16), secrets.token_hex(16)
+    config = ("[staggerd]\ntcp_trusted = true\n[maintenance]\npolling_interval_secs = 1\n"
+              "[users]\nroot = %s *\nalice = %s aurora\n"
+              % (token_digest(admin_token), token_digest(www_token)))
+    d = stgtest.Daemon("--port-range=" + PORTS, config=config)
+    clients = Clients(mod, d, {"Authorization": "Bearer " + admin_token})
+    host = socket.gethostname()
+    try:
+        alice = Clients(mod, d, {"Authorization": "Bearer " + www_token}).http_json()
+        for name, call in [("startMaintenance", lambda: alice.startMaintenance(t.Hosts({host}))),
+                           ("drainHosts", lambda: alice.drainHosts(t.Hosts({host}))),
+                           ("slaDrainHosts",
+                            lambda: alice.slaDrainHosts(t.Hosts({host}), t.SlaPolicy(), 1)),
+                           ("maintenanceStatus", lambda: alice.maintenanceStatus(t.Hosts({host}))),
+                           ("endMaintenance", lambda: alice.endMaintenance(t.Hosts({host})))]:
+            resp = call()
+            r.check("maintenance: %s by a user of one role is AUTH_FAILED" % name,
+                    resp.responseCode == t.ResponseCode.AUTH_FAILED, resp)
+        key = t.JobKey(role="ops", environment="prod", name="held")
+        created = clients.tcp().createJob(aurora_job(t, aurora_task(t, key, "sleep 300", ports=()),
+                                                     2))
+        r.check("maintenance: a job on the local host", created.responseCode == t.ResponseCode.OK,
+                created)
+        r.check("maintenance: it runs", running(t, clients.tcp(), key, 2))
+        for label, c in clients.all():
+            maintenance_story(r, t, c, "maintenance, " + label, key, host)
+        clients.tcp().killTasks(key, None, "done")
+    finally:
+        clients.close()
+        r.check("staggerd exits cleanly (maintenance)", d.stop() == 0)
+        d.kill_instances()
+
+
 # ---- a PENDING instance, and a tiers file -------------------------------------------------
 
 
@@ -617,6 +684,7 @@ def main():
         r.run("stories", stories, r, t, mod)
         r.run("admin", admin_calls, r, t, mod)
         r.run("operators", operator_calls, r, t, mod)
+        r.run("maintenance", maintenance_calls, r, t, mod)
         r.run("pending", pending_and_tiers, r, t, mod)
         r.run("postgresql", postgresql, r, t, mod)
     finally:

@@ -77,13 +77,14 @@ gboolean stg_handler_task_query_job (const ApiTaskQuery *q, const ApiJobKey *key
  * Aurora's calls around jobs: tiers, populateJobConfig, pending reasons,
  * role summaries, the refused cron calls (handler_aurora.c), getQuota and
  * AuroraAdmin's (handler_admin.c), backups and recovery
- * (handler_recovery.c), Stagger's own (handler_stagger.c) and
- * rollout plans (handler_plans.c). */
+ * (handler_recovery.c), host maintenance (handler_maintenance.c),
+ * Stagger's own (handler_stagger.c) and rollout plans (handler_plans.c). */
 extern const StgHandlerMethod stg_handler_job_methods[];
 extern const StgHandlerMethod stg_handler_task_methods[];
 extern const StgHandlerMethod stg_handler_update_methods[];
 extern const StgHandlerMethod stg_handler_aurora_methods[];
 extern const StgHandlerMethod stg_handler_admin_methods[];
 extern const StgHandlerMethod stg_handler_recovery_methods[];
+extern const StgHandlerMethod stg_handler_maintenance_methods[];
 extern const StgHandlerMethod stg_handler_stagger_methods[];
 extern const StgHandlerMethod stg_handler_plan_methods[];

@@ -420,6 +420,24 @@ stg_cli_prune_tasks (StgCliClient *c, ApiTaskQuery *query, GError **error)
 }
 
 ApiResponse *
+stg_cli_maintenance (StgCliClient *c, const gchar *call, ApiHosts *hosts, ApiSlaPolicy *policy,
+                     gint64 timeout_secs, GError **error)
+{
+  ApiAuroraAdminIf *aa = AA (c);
+  CALL_BEGIN = g_str_equal (call, "startMaintenance")
+                   ? api_aurora_admin_if_start_maintenance (aa, &r, hosts, &local)
+               : g_str_equal (call, "drainHosts")
+                   ? api_aurora_admin_if_drain_hosts (aa, &r, hosts, &local)
+               : g_str_equal (call, "slaDrainHosts")
+                   ? api_aurora_admin_if_sla_drain_hosts (aa, &r, hosts, policy, timeout_secs,
+                                                          &local)
+               : g_str_equal (call, "endMaintenance")
+                   ? api_aurora_admin_if_end_maintenance (aa, &r, hosts, &local)
+                   : api_aurora_admin_if_maintenance_status (aa, &r, hosts, &local);
+  return finish (c, call, ok, r, local, error);
+}
+
+ApiResponse *
 stg_cli_get_tier_configs (StgCliClient *c, GError **error)
 {
   CALL_BEGIN = api_read_only_scheduler_if_get_tier_configs (RO (c), &r, &local);

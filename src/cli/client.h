@@ -77,6 +77,11 @@ ApiResponse *stg_cli_unload_recovery (StgCliClient *c, GError **error);
  * triggerImplicitTaskReconciliation) and pruneTasks. */
 ApiResponse *stg_cli_reconcile (StgCliClient *c, gboolean implicit, GError **error);
 ApiResponse *stg_cli_prune_tasks (StgCliClient *c, ApiTaskQuery *query, GError **error);
+/* AuroraAdmin's maintenance call @call ("startMaintenance", "drainHosts",
+ * "slaDrainHosts" with @policy and @timeout_secs, "maintenanceStatus" or
+ * "endMaintenance") of @hosts. */
+ApiResponse *stg_cli_maintenance (StgCliClient *c, const gchar *call, ApiHosts *hosts,
+                                  ApiSlaPolicy *policy, gint64 timeout_secs, GError **error);
 /* getTierConfigs: the tiers and the default one. */
 ApiResponse *stg_cli_get_tier_configs (StgCliClient *c, GError **error);
 /* getHosts: the fleet runtime's hosts. */

@@ -1,4 +1,5 @@
-/* cmd_host.c: stagger host list|drain|undrain (and `stagger hosts`): the
+/* cmd_host.c: stagger host list|drain|undrain (and `stagger hosts`; host
+ * maintenance is cmd_maintenance.c's): the
  * fleet runtime's hosts (getHosts), and maintenance the way kubectl drain
  * does it: the host is drained first (drainHost: nothing new lands on it),
  * then each job's instances there get a rolling restart, which starts them
@@ -13,6 +14,7 @@
 #include "cli/output.h"
 #include "cli/thrift_json.h"
 #include "cli/updates.h"
+#include "common/enums.h"
 
 static const StgCliCommand *
 self (const gchar *name)
@@ -21,14 +23,19 @@ self (const gchar *name)
 }
 
 static gchar *
-state_text (ApiHostStatus *h, gint64 now)
+state_text (ApiFleetHostStatus *h, gint64 now)
 {
   g_autofree gchar *down = h->reachable ? NULL
                                         : stg_cli_format_duration (now - h->unreachableSinceMs);
   g_autofree gchar *state = h->reachable ? g_strdup ("up")
                                          : g_strdup_printf ("unreachable %s", down);
 
-  return h->draining ? g_strdup_printf ("%s, draining", state) : g_steal_pointer (&state);
+  g_autofree gchar *both = h->draining ? g_strdup_printf ("%s, draining", state)
+                                       : g_steal_pointer (&state);
+
+  if (h->mode == API_MAINTENANCE_MODE_NONE || h->mode == 0)
+    return g_steal_pointer (&both);
+  return g_strdup_printf ("%s, maintenance %s", both, stg_maintenance_mode_name (h->mode));
 }
 
 static gchar *
@@ -71,7 +78,7 @@ host_list (StgCli *cli, int argc, gchar **argv)
                                           NULL);
   for (guint i = 0; i < hosts->len; i++)
     {
-      ApiHostStatus *h = hosts->pdata[i];
+      ApiFleetHostStatus *h = hosts->pdata[i];
       g_autofree gchar *state = state_text (h, now);
       g_autofree gchar *attrs = attributes_text (h->attributes);
       stg_table_row (t);
@@ -88,7 +95,7 @@ host_list (StgCli *cli, int argc, gchar **argv)
   stg_table_print (t, cli);
   for (guint i = 0; i < hosts->len; i++)
     {
-      ApiHostStatus *h = hosts->pdata[i];
+      ApiFleetHostStatus *h = hosts->pdata[i];
       if (!h->reachable && h->lastError[0] != '\0')
         fprintf (cli->out, "%s: %s\n", h->name, h->lastError);
     }
@@ -98,7 +105,7 @@ host_list (StgCli *cli, int argc, gchar **argv)
 /* The instance ids on @host, by job ("role/env/name" -> GArray of gint32,
  * with the key kept in @keys). */
 static GHashTable *
-instances_by_job (ApiHostStatus *host, GHashTable *keys)
+instances_by_job (ApiFleetHostStatus *host, GHashTable *keys)
 {
   GHashTable *jobs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                             (GDestroyNotify) g_array_unref);
@@ -191,9 +198,10 @@ drain_or_open (StgCli *cli, const gchar *arg, gboolean drain, const DrainOptions
       fprintf (cli->out, "host %s is open: new instances may be placed on it\n", host);
       return STG_EXIT_OK;
     }
-  ApiHostStatus *h = NULL;
+  ApiFleetHostStatus *h = NULL;
   for (guint i = 0; i < hr->result->getHostsResult->hosts->len && h == NULL; i++)
-    if (g_str_equal (((ApiHostStatus *) hr->result->getHostsResult->hosts->pdata[i])->name, host))
+    if (g_str_equal (((ApiFleetHostStatus *) hr->result->getHostsResult->hosts->pdata[i])->name,
+                     host))
       h = hr->result->getHostsResult->hosts->pdata[i];
   g_autoptr (GHashTable) keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                        g_object_unref);
@@ -267,5 +275,7 @@ const StgCliCommand stg_cli_host_commands[] = {
   { "drain", "[CLUSTER/]HOST", "Move a host's instances off it, a batch at a time", host_drain },
   { "undrain", "[CLUSTER/]HOST", "Let new instances be placed on a drained host again",
     host_undrain },
+  { "maintenance", "start|drain|sla-drain|status|end [CLUSTER/]HOST...",
+    "Aurora's host maintenance: SCHEDULED, DRAINING, DRAINED, NONE", stg_cli_host_maintenance },
   { NULL, NULL, NULL, NULL },
 };

@@ -6,7 +6,7 @@ libstg_cli_a_SOURCES = \
 	src/cli/client.c src/cli/client.h \
 	src/cli/cmd_job.c src/cli/cmd_history.c src/cli/cmd_task.c \
 	src/cli/cmd_update.c src/cli/updates.h src/cli/cmd_cluster.c src/cli/cmd_host.c \
-	src/cli/cmd_plan.c src/cli/cmd_quota.c src/cli/cmd_admin.c \
+	src/cli/cmd_plan.c src/cli/cmd_quota.c src/cli/cmd_admin.c src/cli/cmd_maintenance.c \
 	src/cli/command.c \
 	src/cli/connect.c src/cli/connect.h \
 	src/cli/http_client_transport.c src/cli/http_client_transport.h \

@@ -438,12 +438,16 @@ start_core (StgDaemon *d, GError **error)
     limits.sla_retry_max_ms = MAX (d->settings.sla_retry_max_s, d->settings.sla_retry_min_s) *
                               1000LL;
     limits.cluster = d->settings.cluster;
+    limits.maintenance_poll_ms = d->settings.maintenance_poll_s * 1000LL;
     d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
     stg_engine_set_gate_runner (d->engine, d->gates);
     stg_engine_set_tiers (d->engine, d->tiers);
   }
-  /* Instances first (adopted, or reported dead), then the updates over them. */
-  if ((g_str_equal (d->settings.runtime, "local") && !stg_local_runtime_adopt (d->runtime, error)) ||
+  /* Hosts in maintenance closed again, then instances (adopted, or
+   * reported dead), then the updates over them. */
+  if (!stg_engine_recover_hosts (d->engine, error) ||
+      (g_str_equal (d->settings.runtime, "local") &&
+       !stg_local_runtime_adopt (d->runtime, error)) ||
       !stg_engine_recover (d->engine, error))
     return FALSE;
 

@@ -115,10 +115,12 @@ static const Setting SETTINGS[] = {
        "an SLA coordinator's answer"),
   INT ("sla", "retry_min_secs", sla_retry_min_s, 1, 86400, 60, "an SLA checked again after"),
   INT ("sla", "retry_max_secs", sla_retry_max_s, 1, 86400, 300, "... doubling up to this"),
+  INT ("maintenance", "polling_interval_secs", maintenance_poll_s, 1, 86400, 60,
+       "draining hosts looked at this often"),
 };
 
 /* Groups whose keys are all in SETTINGS: another key there is a typo. */
-static const gchar *const CLOSED_GROUPS[] = { S, "gates", "backup", "sla", NULL };
+static const gchar *const CLOSED_GROUPS[] = { S, "gates", "backup", "sla", "maintenance", NULL };
 
 /* ---- the parsed keys -------------------------------------------------------- */
 

@@ -72,6 +72,7 @@ typedef struct
   gint sla_coordinator_timeout_s; /* [sla] coordinator_timeout_secs; default 60 */
   gint sla_retry_min_s;           /* [sla] retry_min_secs; default 60 */
   gint sla_retry_max_s;           /* [sla] retry_max_secs; default 300 */
+  gint maintenance_poll_s;        /* [maintenance] polling_interval_secs; default 60 */
 } StgDaemonSettings;
 
 /* Fills @settings with the defaults. */

@@ -22,6 +22,7 @@ stg_engine_limits_init (StgEngineLimits *limits)
   limits->max_watch_ms = 24 * 3600 * 1000LL;
   limits->max_pulse_ms = 7 * 24 * 3600 * 1000LL;
   stg_sla_limits_init (limits);
+  limits->maintenance_poll_ms = 60 * 1000;
 }
 
 /* Tells watchers that job @job_id had news (once per job and news step). */
@@ -103,6 +104,7 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
   engine->up.check_invariants = stg_engine_check_invariants;
   engine->up.wake = wake;
   engine->sla_busy = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  stg_maintenance_init (engine);
   engine->retries = stg_engine_retries_new ();
   engine->default_tiers = stg_tiers_new_default ();
   engine->tiers = engine->default_tiers;
@@ -134,6 +136,7 @@ stg_engine_free (StgEngine *engine)
   g_hash_table_unref (engine->updates);
   g_hash_table_unref (engine->by_job);
   g_array_unref (engine->watchers);
+  stg_maintenance_free (engine); /* its questions first: they hold sla_busy */
   g_hash_table_unref (engine->sla_busy);
   stg_tiers_free (engine->default_tiers);
   g_free (engine);

@@ -282,6 +282,8 @@ struct _StgEngine
   StgEngineUp up;
 
   GHashTable *sla_busy;    /* SLA coordinators' URLs with a question under way (sla.c) */
+  GHashTable *drains;      /* host -> its DRAINING drain's memory (maintenance.c) */
+  guint maintenance_timer; /* the next pass over DRAINING hosts */
   const StgTiers *tiers;   /* borrowed: default_tiers or the daemon's */
   StgTiers *default_tiers; /* Aurora's default tiers */
 };
@@ -453,6 +455,12 @@ gboolean stg_update_sla_may_start (StgUpdate *u, guint idx);
 /* Forgets @u's wait (its timer and question): the update stops, turns
  * or retires. */
 void stg_update_sla_clear (StgUpdate *u);
+
+/* ---- host maintenance (maintenance.c) ----------------------------------------- */
+
+/* engine->drains and its timer. */
+void stg_maintenance_init (StgEngine *engine);
+void stg_maintenance_free (StgEngine *engine);
 
 /* ---- minInService (service.c) ------------------------------------------------ */
 

@@ -1,6 +1,6 @@
 /* jobs.c: the engine's job mutations besides createJob: kill instances,
  * add instances (within the role's quota), restart instances, prune ended
- * ones and their history; and the runtime's hosts and reconciliation.
+ * ones and their history; and the runtime's reconciliation.
  *
  * Each checks the job and the instance ids, refuses while the job has an
  * active update (the update owns the job's instances until it ends), writes
@@ -293,56 +293,15 @@ stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, gboole
 }
 
 /* The runtime's error as the engine's (NOT_FOUND or INVALID). */
-static void
-host_error (GError **error, GError *local)
-{
-  g_set_error (error, STG_ENGINE_ERROR,
-               g_error_matches (local, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND)
-                   ? STG_ENGINE_ERROR_NOT_FOUND
-               : g_error_matches (local, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID)
-                   ? STG_ENGINE_ERROR_INVALID
-                   : STG_ENGINE_ERROR_FAILED,
-               "%s", local->message);
-}
-
-GPtrArray *
-stg_engine_hosts (StgEngine *e, GError **error)
-{
-  g_autoptr (GError) local = NULL;
-  GPtrArray *hosts = stg_runtime_hosts (e->runtime, &local);
-
-  if (hosts == NULL)
-    host_error (error, local);
-  return hosts;
-}
-
-gboolean
-stg_engine_drain_host (StgEngine *e, const gchar *name, gboolean drain, const gchar *user,
-                       GError **error)
-{
-  g_autoptr (GError) local = NULL;
-
-  if (!stg_runtime_drain_host (e->runtime, name, drain, &local))
-    {
-      host_error (error, local);
-      return FALSE;
-    }
-  g_message ("engine: host %s %s by %s", name, drain ? "drained" : "opened again",
-             user ? user : "(anonymous)");
-  return TRUE;
-}
-
 gboolean
 stg_engine_reconcile (StgEngine *e, gboolean implicit, gchar **summary, GError **error)
 {
-  g_autoptr (GError) local = NULL;
-
   if (e->runtime == NULL)
     return stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID,
                      "this staggerd has no runtime to reconcile");
-  if (!stg_runtime_reconcile (e->runtime, implicit, summary, &local))
+  if (!stg_runtime_reconcile (e->runtime, implicit, summary, error))
     {
-      host_error (error, local);
+      stg_engine_wrap_error (error);
       return FALSE;
     }
   g_message ("engine: %s reconciliation: %s", implicit ? "implicit" : "explicit", *summary);

@@ -8,15 +8,17 @@
 
 #include "runtime/fleet_private.h"
 
-static ApiHostStatus *
+static ApiFleetHostStatus *
 host_status (StgFleetRuntime *rt, Host *h)
 {
-  ApiHostStatus *s = g_object_new (API_TYPE_HOST_STATUS, "name", h->config->name, "endpoint",
-                                   h->config->endpoint, "address", h->config->address, "reachable",
-                                   h->reachable, "unreachableSinceMs",
-                                   h->reachable ? (gint64) 0 : h->unreachable_since_ms, "lastError",
-                                   h->last_error ? h->last_error : "", "draining", h->draining,
-                                   NULL);
+  /* The maintenance mode is the engine's to say. */
+  ApiFleetHostStatus *s = g_object_new (API_TYPE_FLEET_HOST_STATUS, "name", h->config->name,
+                                        "endpoint", h->config->endpoint, "address",
+                                        h->config->address, "reachable", h->reachable,
+                                        "unreachableSinceMs",
+                                        h->reachable ? (gint64) 0 : h->unreachable_since_ms,
+                                        "lastError", h->last_error ? h->last_error : "", "draining",
+                                        h->draining, "mode", API_MAINTENANCE_MODE_NONE, NULL);
   GHashTableIter it;
   gpointer k, v;
 

@@ -139,7 +139,9 @@ struct _StgLocalRuntime
   gchar *crash_at;           /* STAGGER_TEST_CRASH_AT (tests only), or NULL */
   guint log_timer;
   guint starting; /* runs started and not yet healthy nor gone */
-  GQueue waiting; /* Slot*: starts held back by max_concurrent_starts */
+  GQueue waiting; /* Slot*: starts held back by max_concurrent_starts or a drain */
+  gchar *host;    /* this machine's name: the one host a drain may name */
+  gboolean drained; /* the host is drained for maintenance: nothing starts */
 };
 
 /* Runs that may be starting at once (spawned, not yet healthy), unless

@@ -98,10 +98,11 @@ stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolea
                             MIN (max, (gsize) STG_RUNTIME_LOG_MAX), next, size, error);
 }
 
+/* TRUE when the runtime has operation @op, else INVALID. */
 static gboolean
-has_hosts (StgRuntime *rt, GError **error)
+has_hosts (gpointer op, GError **error)
 {
-  if (rt->ops->hosts != NULL)
+  if (op != NULL)
     return TRUE;
   g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
                "this staggerd runs its instances itself and has no hosts (hosts are the fleet "
@@ -112,13 +113,13 @@ has_hosts (StgRuntime *rt, GError **error)
 GPtrArray *
 stg_runtime_hosts (StgRuntime *rt, GError **error)
 {
-  return has_hosts (rt, error) ? rt->ops->hosts (rt) : NULL;
+  return has_hosts (rt->ops->hosts, error) ? rt->ops->hosts (rt) : NULL;
 }
 
 gboolean
 stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GError **error)
 {
-  return has_hosts (rt, error) && rt->ops->drain_host (rt, name, drain, error);
+  return has_hosts (rt->ops->drain_host, error) && rt->ops->drain_host (rt, name, drain, error);
 }
 
 gboolean

@@ -101,12 +101,15 @@ typedef struct
    * file's size. */
   GBytes *(*read_log) (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolean err,
                        gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
-  /* (nullable) The hosts instances run on (element-type ApiHostStatus),
+  /* (nullable) The hosts instances run on (element-type ApiFleetHostStatus),
    * for a runtime of several hosts. */
   GPtrArray *(*hosts) (StgRuntime *rt);
   /* (nullable) @drain: places nothing new on host @name, and instances
-   * that start again (restarted, replaced, failed) start elsewhere; kept
-   * across restarts. !@drain: places there again. */
+   * that start again (restarted, replaced, failed) start elsewhere (the
+   * fleet runtime, which keeps it across restarts) or wait until the host
+   * opens again (the local runtime, whose one host is this machine by its
+   * name; the caller says it again after a restart). !@drain: places
+   * there again. */
   gboolean (*drain_host) (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
   /* (nullable) Compares what runs with the store now. !@implicit: each
    * slot's process or container is looked for; one that is gone has
@@ -160,12 +163,12 @@ stg_runtime_observe (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgTaskO
 GBytes *stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolean err,
                               gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
 
-/* The runtime's hosts (element-type ApiHostStatus);
+/* The runtime's hosts (element-type ApiFleetHostStatus);
  * STG_RUNTIME_ERROR_INVALID when it has none (only the fleet runtime has). */
 GPtrArray *stg_runtime_hosts (StgRuntime *rt, GError **error);
 
 /* See StgRuntimeOps.drain_host; STG_RUNTIME_ERROR_NOT_FOUND for an
- * unknown host, _INVALID when the runtime has no hosts. */
+ * unknown host, _INVALID when the runtime has no hosts to drain. */
 gboolean stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
 
 /* See StgRuntimeOps.reconcile; a runtime without it runs nothing outside

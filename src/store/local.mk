@@ -22,8 +22,9 @@ STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.
 	$(srcdir)/schema/007_fleet.sql $(srcdir)/schema/007_fleet.pg.sql \
 	$(srcdir)/schema/008_cluster.sql $(srcdir)/schema/009_hosts.sql \
 	$(srcdir)/schema/010_plans.sql $(srcdir)/schema/010_plans.pg.sql \
-	$(srcdir)/schema/011_quotas.sql $(srcdir)/schema/011_quotas.pg.sql
-libstg_store_a_SOURCES += src/store/fleet_facts.c
+	$(srcdir)/schema/011_quotas.sql $(srcdir)/schema/011_quotas.pg.sql \
+	$(srcdir)/schema/016_maintenance.sql $(srcdir)/schema/016_maintenance.pg.sql
+libstg_store_a_SOURCES += src/store/fleet_facts.c src/store/maintenance.c
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)
 	$(AM_V_GEN)$(MKDIR_P) src/store && \
 	$(GLIB_COMPILE_RESOURCES) --target=$@ --sourcedir=$(srcdir)/schema \

@@ -548,6 +548,30 @@ gboolean stg_store_set_quota (StgStore *store, const gchar *role, ApiResourceAgg
  * inside a transaction. */
 gchar *stg_store_snapshot (StgStore *store, GError **error);
 
+/* ---- hosts in maintenance (maintenance.c) --------------------------------- */
+
+/* A host's maintenance other than NONE. */
+typedef struct
+{
+  gchar *host;
+  gint mode;                          /* MaintenanceMode: SCHEDULED, DRAINING or DRAINED */
+  ApiHostMaintenanceRequest *request; /* (nullable) the drain asked of it */
+  gint64 since_ms;                    /* when it entered @mode */
+} StgMaintenanceRow;
+void stg_maintenance_row_free (StgMaintenanceRow *row);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgMaintenanceRow, stg_maintenance_row_free)
+
+/* Every host in maintenance, by name (element-type StgMaintenanceRow). */
+GPtrArray *stg_store_list_maintenance (StgStore *store, GError **error);
+
+/* Puts @host in @mode since @since_ms, with @request (nullable). */
+gboolean stg_store_set_maintenance (StgStore *store, const gchar *host, gint mode,
+                                    ApiHostMaintenanceRequest *request, gint64 since_ms,
+                                    GError **error);
+
+/* Puts @host back in NONE. */
+gboolean stg_store_end_maintenance (StgStore *store, const gchar *host, GError **error);
+
 /* ---- backups and recovery (backup.c) ------------------------------------ */
 
 /* StgBackups: backups of the SQLite store @live (at @db_path) in the
