@@ -467,13 +467,14 @@ START_TEST (maintenance_round_trip)
                                                       NULL);
   g_autoptr (ApiSlaPolicy) policy = g_object_new (API_TYPE_SLA_POLICY, "countSlaPolicy", count,
                                                   NULL);
-  g_autoptr (ApiHostMaintenanceRequest) req =
-      g_object_new (API_TYPE_HOST_MAINTENANCE_REQUEST, "host", "b", "defaultSlaPolicy", policy,
-                    "timeoutSecs", (gint64) 600, "createdTimestampMs", (gint64) 5, NULL);
+  g_autoptr (ApiHostMaintenanceRequest) req = g_object_new (API_TYPE_HOST_MAINTENANCE_REQUEST,
+                                                            "host", "b", "defaultSlaPolicy", policy,
+                                                            "timeoutSecs", (gint64) 600,
+                                                            "createdTimestampMs", (gint64) 5, NULL);
 
   ck_assert (stg_store_set_maintenance (store, "b", API_MAINTENANCE_MODE_DRAINING, req, 7, &error));
-  ck_assert (stg_store_set_maintenance (store, "a", API_MAINTENANCE_MODE_SCHEDULED, NULL, 8,
-                                        &error));
+  ck_assert (
+      stg_store_set_maintenance (store, "a", API_MAINTENANCE_MODE_SCHEDULED, NULL, 8, &error));
   g_autoptr (GPtrArray) rows = stg_store_list_maintenance (store, &error);
   ck_assert_uint_eq (rows->len, 2);
   StgMaintenanceRow *a = rows->pdata[0], *b = rows->pdata[1];
