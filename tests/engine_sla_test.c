@@ -261,7 +261,6 @@ static gboolean
 has_event (ApiJobUpdateKey *key, const gchar *text)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (GPtrArray) events = NULL;
   g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "key", key, NULL);
   g_autoptr (GPtrArray) list = stg_store_query_update_details (fx.store, q, &error);
 

@@ -970,8 +970,8 @@ START_TEST (fleet_sla_drain_keeps_a_count_policy)
     /* Unknown hosts are left out, as Aurora leaves them. */
     ck_assert_uint_eq (g_hash_table_size (r->result->drainHostsResult->statuses), 1);
   }
-  Mode drained = { d, host, API_MAINTENANCE_MODE_DRAINED };
-  ck_assert_msg (stg_test_wait (mode_is, &drained, 600000), "%s never DRAINED", host);
+  Mode done = { d, host, API_MAINTENANCE_MODE_DRAINED };
+  ck_assert_msg (stg_test_wait (mode_is, &done, 600000), "%s never DRAINED", host);
   wait_running (d, "sla", 4);
   g_autoptr (GPtrArray) after = containers_of (e, "sla");
   g_autofree gchar *listing = joined (after);
@@ -981,6 +981,19 @@ START_TEST (fleet_sla_drain_keeps_a_count_policy)
   ck_assert_msg (fewest >= 3, "only %d instances were active at one point (the policy: 3)", fewest);
   g_autofree gchar *hosts = cli (d, "hosts", NULL, NULL);
   ck_assert_msg (strstr (hosts, "maintenance DRAINED") != NULL, "%s", hosts);
+  /* The web UI's Hosts page shows the mode too. */
+  g_autofree gchar *page = NULL;
+  ck_assert_uint_eq (stg_test_http_get (d->http_port, "/ui/api/hosts", &page), 200);
+  g_autoptr (JsonNode) root = stg_test_parse_json (page);
+  JsonArray *list = json_object_get_array_member (json_node_get_object (root), "hosts");
+  guint drained = 0;
+  for (guint i = 0; i < json_array_get_length (list); i++)
+    {
+      JsonObject *h = json_array_get_object_element (list, i);
+      drained += g_str_equal (json_object_get_string_member (h, "mode"), "DRAINED") &&
+                 g_str_equal (json_object_get_string_member (h, "name"), host);
+    }
+  ck_assert_uint_eq (drained, 1);
 
   const gchar *const end[] = { "host", "maintenance", "end", host, NULL };
   g_autofree gchar *ended = cli_words (d, end);

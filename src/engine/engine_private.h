@@ -422,9 +422,6 @@ gboolean stg_sla_check_task (StgEngine *engine, const ApiTaskConfig *task, gint3
 ApiSlaPolicy *stg_sla_policy_of (StgEngine *engine, const ApiTaskConfig *task,
                                  const ApiSlaPolicy *fallback);
 
-/* A policy in words ("count 2 over 30 s"). */
-gchar *stg_sla_describe (const ApiSlaPolicy *policy);
-
 /* Count or percentage policy @policy: whether instance @instance of job
  * @job_id may go down now, the instances in @leaving (nullable; ids as
  * pointers) going down too; *@why says how the count stands, and

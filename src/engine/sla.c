@@ -64,22 +64,6 @@ stg_sla_policy_of (StgEngine *e, const ApiTaskConfig *task, const ApiSlaPolicy *
   return g_object_new (API_TYPE_SLA_POLICY, "percentageSlaPolicy", p, NULL);
 }
 
-gchar *
-stg_sla_describe (const ApiSlaPolicy *p)
-{
-  gchar number[G_ASCII_DTOSTR_BUF_SIZE];
-
-  if (p->__isset_countSlaPolicy)
-    return g_strdup_printf ("count %" G_GINT64_FORMAT " over %" G_GINT64_FORMAT " s",
-                            p->countSlaPolicy->count, p->countSlaPolicy->durationSecs);
-  if (p->__isset_percentageSlaPolicy)
-    return g_strdup_printf ("percentage %s over %" G_GINT64_FORMAT " s",
-                            g_ascii_formatd (number, sizeof number, "%g",
-                                             p->percentageSlaPolicy->percentage),
-                            p->percentageSlaPolicy->durationSecs);
-  return g_strdup_printf ("coordinator %s", p->coordinatorSlaPolicy->coordinatorUrl);
-}
-
 /* ---- checks at submission ------------------------------------------------------ */
 
 static gboolean

@@ -6,8 +6,8 @@
 
 #include "store/store_private.h"
 
-void
-stg_maintenance_row_free (StgMaintenanceRow *row)
+static void
+maintenance_row_free (StgMaintenanceRow *row)
 {
   if (row == NULL)
     return;
@@ -20,7 +20,7 @@ GPtrArray *
 stg_store_list_maintenance (StgStore *store, GError **error)
 {
   g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (
-      (GDestroyNotify) stg_maintenance_row_free);
+      (GDestroyNotify) maintenance_row_free);
   g_autoptr (StgStmt) st =
       stg_store_stmt (store,
                       "SELECT host, mode, request, since_ms FROM host_maintenance ORDER BY host",
@@ -31,7 +31,8 @@ stg_store_list_maintenance (StgStore *store, GError **error)
     return NULL;
   while ((step = stg_db_step (st)) == STG_DB_ROW)
     {
-      g_autoptr (StgMaintenanceRow) row = g_new0 (StgMaintenanceRow, 1);
+      StgMaintenanceRow *row = g_new0 (StgMaintenanceRow, 1);
+      g_ptr_array_add (rows, row); /* freed with them */
       row->host = stg_column_dup (st, 0);
       row->mode = stg_db_column_int (st, 1);
       row->since_ms = stg_db_column_int64 (st, 3);
@@ -45,7 +46,6 @@ stg_store_list_maintenance (StgStore *store, GError **error)
               return NULL;
             }
         }
-      g_ptr_array_add (rows, g_steal_pointer (&row));
     }
   if (step == STG_DB_FAILED)
     {

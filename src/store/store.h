@@ -558,8 +558,6 @@ typedef struct
   ApiHostMaintenanceRequest *request; /* (nullable) the drain asked of it */
   gint64 since_ms;                    /* when it entered @mode */
 } StgMaintenanceRow;
-void stg_maintenance_row_free (StgMaintenanceRow *row);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgMaintenanceRow, stg_maintenance_row_free)
 
 /* Every host in maintenance, by name (element-type StgMaintenanceRow). */
 GPtrArray *stg_store_list_maintenance (StgStore *store, GError **error);
