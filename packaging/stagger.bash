@@ -33,7 +33,7 @@ _stagger_options ()
     "plan start") echo "$common --message --wait" ;;
     "plan list") echo "$common --active --name --limit" ;;
     "plan pause"|"plan resume"|"plan abort"|"plan rollback"|"plan approve") echo "$common --message" ;;
-    "host drain") echo "$common --batch-size --min-in-service --watch-secs --message --wait" ;;
+    "host drain") echo "$common --batch-size --min-in-service --watch-secs --message --wait --force" ;;
     "host maintenance") echo "$common --count --percentage --duration --coordinator --status-key --timeout" ;;
     "admin restore") echo "$common --delete --dry-run" ;;
     "admin reconcile") echo "$common --implicit" ;;

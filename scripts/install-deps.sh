@@ -19,6 +19,7 @@ PACKAGES="
   clang clang-format
   chromium fonts-dejavu-core
   podman runc conmon catatonit slirp4netns uidmap busybox-static
+  docker-registry skopeo
   wrk
 "
 # The browser test drives Chromium with playwright-core from npm. A machine

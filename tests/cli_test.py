@@ -282,8 +282,59 @@ def small_fixes(r, tmp):
                                       % (cli.url, uid), timeout=30).read().decode()
         r.check("the web UI's update data prints 1.1, not 1.1000000000000001",
                 ":1.1," in page and "0000000" not in page, page[:3000])
+        clusters_file(r, tmp, cli.url)
+        constraints_note(r, tmp, cli)
     finally:
         r.check("staggerd exits cleanly (small fixes)", d.stop() == 0)
+
+
+def constraints_note(r, tmp, cli):
+    """#31: a change of the placement constraints alone says that the
+    instances will be replaced, in job diff and update start."""
+    key = "local/www/prod/placed"
+    v1 = job_file(tmp, "placed", "p")
+    with open(v1) as f:
+        conf = json.load(f)
+    conf["constraints"] = {"host": "limit:1"}
+    v2 = os.path.join(tmp, "placed-v2.json")
+    with open(v2, "w") as f:
+        json.dump(conf, f)
+    code, _, err = cli("job", "create", key, v1)
+    r.check("job create (placed)", code == 0, err)
+    note = "constraints changed: instances will be replaced"
+    code, out, err = cli("job", "diff", key, v2)
+    r.check("job diff says the constraints replace the instances", code == 0 and note in out
+            and "+ constraints:" in out, out + err)
+    code, out, err = cli("job", "diff", key, v1)
+    r.check("... and says nothing of the kind without such a change", code == 0 and note not in out,
+            out + err)
+    code, out, err = cli("update", "start", key, v2)
+    r.check("update start says so too", code == 0 and note in out, out + err)
+
+
+def clusters_file(r, tmp, url):
+    """#31: commands that name no cluster use the clusters file's only
+    cluster; with several, they say which to name."""
+    xdg = os.path.join(tmp, "xdg")
+    os.makedirs(os.path.join(xdg, "stagger"), exist_ok=True)
+    path = os.path.join(xdg, "stagger", "clusters.json")
+    with open(path, "w") as f:
+        json.dump({"local": url}, f)
+    one = Cli(1, {"XDG_CONFIG_HOME": xdg})
+    for args in (("job", "list"), ("update", "list")):
+        code, out, err = one(*args, url=False)
+        r.check("%s without a cluster uses the file's only cluster" % " ".join(args),
+                code == 0 and "local/www/prod/small" in out, (code, out, err))
+    code, out, err = one("cluster", "status", url=False)
+    r.check("cluster status without a cluster asks the file's cluster",
+            "127.0.0.1:8081" not in out + err and url in out + err, (code, out, err))
+    with open(path, "w") as f:
+        json.dump({"local": url, "prod": "http://127.0.0.1:1"}, f)
+    code, out, err = one("job", "list", url=False)
+    r.check("with several clusters, a usage error names them and the file",
+            code == 2 and "local, prod" in err and path in err, (code, err))
+    code, out, err = one("job", "list", "local", url=False)
+    r.check("... and naming one works", code == 0 and "local/www/prod/small" in out, (code, out, err))
 
 
 def task_ids(cli, key):

@@ -6,7 +6,9 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "common/enums.h"
 #include "podman_hosts.h"
@@ -22,9 +24,10 @@ typedef struct
   gchar *conf;
 } Env;
 
-/* Three podman hosts with both images, and a config file naming them. */
+/* Three podman hosts with both images, and a config file naming them,
+ * each [host] group with @host_conf's lines too. */
 static Env *
-env_new (const gchar *fleet_conf)
+env_with (const gchar *fleet_conf, const gchar *host_conf)
 {
   Env *e = g_new0 (Env, 1);
   g_autoptr (GString) conf = g_string_new ("[fleet]\npoll_interval_ms = 200\ncall_timeout_secs = 120\n");
@@ -37,13 +40,20 @@ env_new (const gchar *fleet_conf)
   for (guint i = 0; i < e->fleet->hosts->len; i++)
     {
       StgTestPodmanHost *h = e->fleet->hosts->pdata[i];
-      g_string_append_printf (conf, "[host %s]\nendpoint = %s\naddress = 127.0.0.1\nattributes = zone=z%u\n",
-                              h->name, h->endpoint, i % 2);
+      g_string_append_printf (
+          conf, "[host %s]\nendpoint = %s\naddress = 127.0.0.1\nattributes = zone=z%u\n%s", h->name,
+          h->endpoint, i % 2, host_conf);
     }
   e->data_dir = stg_test_tmpdir ();
   e->conf = g_build_filename (e->data_dir, "staggerd.conf", NULL);
   ck_assert (g_file_set_contents (e->conf, conf->str, -1, &error));
   return e;
+}
+
+static Env *
+env_new (const gchar *fleet_conf)
+{
+  return env_with (fleet_conf, "");
 }
 
 static void
@@ -351,6 +361,7 @@ START_TEST (fleet_adopts_containers_after_kill9_mid_update)
 
   create_job (d, v1);
   wait_running (d, "api", 12);
+  GArray *up = stg_rollout_instances (d, "api");
   g_autoptr (ApiJobUpdateKey) key = start_update (d, v2, 3, 3000);
   ck_assert (stg_test_wait (some_updated, e, 60000));
   stg_test_daemon_kill9 (d);
@@ -358,6 +369,19 @@ START_TEST (fleet_adopts_containers_after_kill9_mid_update)
   g_autoptr (GPtrArray) before = containers (e);
 
   d = daemon_start (e, "16500-16999");
+  /* The instances the update had not reached yet keep the time they
+   * became healthy: UP does not start again at the adoption (#31). */
+  GArray *adopted = stg_rollout_instances (d, "api");
+  for (guint i = 9; i < 12; i++)
+    {
+      StgRolloutInstance *b = &g_array_index (up, StgRolloutInstance, i);
+      StgRolloutInstance *a = &g_array_index (adopted, StgRolloutInstance, i);
+      ck_assert_msg (a->started_ms == 0 || a->started_ms == b->started_ms,
+                     "instance %u: up since %" G_GINT64_FORMAT ", then %" G_GINT64_FORMAT, i,
+                     b->started_ms, a->started_ms);
+    }
+  stg_rollout_instances_free (up);
+  stg_rollout_instances_free (adopted);
   expect_terminal (d, key, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
   g_autoptr (GPtrArray) after = containers (e);
   ck_assert_uint_eq (after->len, 12);
@@ -822,6 +846,207 @@ START_TEST (fleet_drains_a_host)
 }
 END_TEST
 
+/* The web UI's data of instance @instance of www/prod/@name (events and
+ * cause), as text. */
+static gchar *
+instance_page (StgTestDaemon *d, const gchar *name, gint instance)
+{
+  g_autofree gchar *path = g_strdup_printf ("/ui/api/instance?role=www&environment=prod&name=%s"
+                                            "&instance=%d",
+                                            name, instance);
+  gchar *body = NULL;
+
+  ck_assert_uint_eq (stg_test_http_get (d->http_port, path, &body), 200);
+  return body;
+}
+
+typedef struct
+{
+  StgTestDaemon *d;
+  const gchar *name;
+  const gchar *text;
+} PageWant;
+
+static gboolean
+page_says (gpointer data)
+{
+  PageWant *w = data;
+  g_autofree gchar *page = instance_page (w->d, w->name, 0);
+
+  if (strstr (page, w->text) != NULL)
+    return TRUE;
+  g_usleep (100000);
+  return FALSE;
+}
+
+/* #31: an image no host has is pulled through the Engine API from a real
+ * registry (Debian's docker-registry on loopback, asking for the
+ * credentials the hosts' sections give), each instance saying "pulling"
+ * meanwhile; a name that cannot be pulled fails with the registry's
+ * reason. */
+START_TEST (fleet_pulls_missing_images)
+{
+  StgTestRegistry *registry = stg_test_registry_start ("puller", "s3cret");
+  Env *e = env_with ("", "registry_user = puller\nregistry_password = s3cret\n");
+  stg_test_podman_push (e->fleet, e->fleet->hosts->pdata[0], IMAGE_V2, "stagger/web:2",
+                        "puller:s3cret");
+  StgTestDaemon *d = daemon_start (e, "16100-16499");
+  g_autoptr (ApiJobConfiguration) job = web_job ("pulled", 3, STG_TEST_REGISTRY "/stagger/web:2",
+                                                 "/health", 1);
+
+  create_job (d, job);
+  wait_running (d, "pulled", 3);
+  assert_versions (d, "pulled", 3, "2");
+  for (gint i = 0; i < 3; i++)
+    {
+      g_autofree gchar *page = instance_page (d, "pulled", i);
+      ck_assert_msg (strstr (page, "pulling " STG_TEST_REGISTRY "/stagger/web:2 on host") != NULL,
+                     "instance %d never said it pulled: %s", i, page);
+    }
+  g_autoptr (GPtrArray) pulled = containers_of (e, "pulled");
+  g_autofree gchar *pulled_text = joined (pulled);
+  ck_assert_msg (count_on (pulled, "host0", NULL) == 1 && count_on (pulled, "host1", NULL) == 1 &&
+                     count_on (pulled, "host2", NULL) == 1,
+                 "%s", pulled_text);
+
+  g_autoptr (ApiJobConfiguration) nope = web_job ("nope", 1, STG_TEST_REGISTRY "/stagger/nope:1",
+                                                  "/health", 1);
+  create_job (d, nope);
+  PageWant w = { d, "nope", "cannot pull image " STG_TEST_REGISTRY "/stagger/nope:1 on host" };
+  if (!stg_test_wait (page_says, &w, 120000))
+    {
+      g_autofree gchar *page = instance_page (d, "nope", 0);
+      ck_abort_msg ("no clear cause for an image that cannot be pulled: %s", page);
+    }
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+  stg_test_registry_stop (registry);
+}
+END_TEST
+
+/* Runs the CLI against @d with @args (NULL-terminated); its exit status,
+ * and its output and errors in @out and @err. */
+static gint
+cli_status (StgTestDaemon *d, gchar **out, gchar **err, ...)
+{
+  g_autofree gchar *prog = stg_test_program ("stagger");
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  gint status = 0;
+  va_list ap;
+  const gchar *arg;
+
+  g_ptr_array_add (argv, prog);
+  g_ptr_array_add (argv, (gpointer) "--url");
+  g_ptr_array_add (argv, url);
+  va_start (ap, err);
+  while ((arg = va_arg (ap, const gchar *)) != NULL)
+    g_ptr_array_add (argv, (gpointer) arg);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  ck_assert (
+      g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, 0, NULL, NULL, out, err, &status, NULL));
+  return g_spawn_check_wait_status (status, NULL) ? 0 : WEXITSTATUS (status);
+}
+
+typedef struct
+{
+  StgTestDaemon *d;
+  const gchar *text;
+} HostsWant;
+
+static gboolean
+hosts_say (gpointer data)
+{
+  HostsWant *w = data;
+  g_autofree gchar *hosts = cli (w->d, "hosts", NULL, NULL);
+
+  if (strstr (hosts, w->text) != NULL)
+    return TRUE;
+  g_usleep (200000);
+  return FALSE;
+}
+
+/* #31: with at most two per host, six instances fill three hosts: a drain
+ * of one has nowhere to move them. It is refused before anything stops,
+ * saying what is short; forced, it stops nothing and says why it waits;
+ * undrained, the waiting restarts go through where they are. */
+START_TEST (fleet_drain_without_room_stops_nothing)
+{
+  Env *e = env_new ("");
+  StgTestDaemon *d = daemon_start (e, "16100-16499");
+  g_autoptr (ApiJobConfiguration) job = web_job ("full", 6, IMAGE_V1, "/health", 2);
+
+  create_job (d, job);
+  wait_running (d, "full", 6);
+  g_autoptr (GPtrArray) before = containers (e);
+  g_autofree gchar *before_text = joined (before);
+  ck_assert_msg (count_on (before, "host1", NULL) == 2, "%s", before_text);
+
+  g_autofree gchar *out = NULL, *err = NULL;
+  gint code = cli_status (d, &out, &err, "host", "drain", "local/host1", "--wait", NULL);
+  ck_assert_msg (code == 1 && strstr (err, "host host1 cannot be drained now") != NULL &&
+                     strstr (err, "of www/prod/full: no host fits") != NULL &&
+                     strstr (err, "Nothing was changed or stopped") != NULL,
+                 "exit %d:\n%s%s", code, out, err);
+  g_autofree gchar *json = cli (d, "hosts", "--json", NULL);
+  ck_assert_msg (strstr (json, "\"draining\" : true") == NULL, "%s", json);
+  g_autoptr (GPtrArray) refused = containers (e);
+  g_autofree gchar *refused_text = joined (refused);
+  ck_assert_str_eq (before_text, refused_text);
+
+  g_autofree gchar *fout = NULL, *ferr = NULL;
+  code = cli_status (d, &fout, &ferr, "host", "drain", "local/host1", "--force", "--watch-secs",
+                     "0", NULL);
+  ck_assert_msg (code == 0 && strstr (fout, "wait there, running") != NULL, "exit %d:\n%s%s", code,
+                 fout, ferr);
+  HostsWant w = { d, "host1: the drain waits, nothing stopped, for room elsewhere" };
+  ck_assert_msg (stg_test_wait (hosts_say, &w, 60000), "the hosts never said why the drain waits");
+  /* The instance being moved says so too, and nothing was stopped. */
+  gint moving = -1;
+  for (guint i = 0; i < before->len && moving < 0; i++)
+    if (g_str_has_prefix (before->pdata[i], "host1 "))
+      moving = atoi (strchr (strchr (before->pdata[i], ' ') + 1, ' ') + 1);
+  PageWant pw = { d, "full", "waiting for room to move off draining host host1, nothing stopped" };
+  g_autofree gchar *page = NULL;
+  for (gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+       g_get_monotonic_time () < end && (page == NULL || strstr (page, pw.text) == NULL);
+       g_usleep (200000))
+    {
+      g_free (page);
+      page = instance_page (d, "full", moving);
+      for (gint i = 0; i < 6 && strstr (page, pw.text) == NULL; i++)
+        {
+          g_free (page);
+          page = instance_page (d, "full", i);
+        }
+    }
+  ck_assert_msg (strstr (page, pw.text) != NULL, "no instance says why it waits: %s", page);
+  g_autoptr (GPtrArray) waiting = containers (e);
+  g_autofree gchar *waiting_text = joined (waiting);
+  ck_assert_str_eq (before_text, waiting_text);
+  ck_assert_int_eq (running_now (d, "full"), 6);
+
+  /* Room again (the host is open): the restarts go through, in place. */
+  g_free (cli (d, "host", "undrain", "host1"));
+  g_autofree gchar *info = NULL;
+  for (gint64 end = g_get_monotonic_time () + 600 * G_USEC_PER_SEC; g_get_monotonic_time () < end;
+       g_usleep (500000))
+    {
+      g_free (info);
+      info = cli (d, "update", "info", "local/www/prod/full");
+      if (strstr (info, "ROLLED_FORWARD") != NULL)
+        break;
+    }
+  ck_assert_msg (strstr (info, "ROLLED_FORWARD") != NULL, "%s", info);
+  wait_running (d, "full", 6);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
 /* ---- an SLA drain ------------------------------------------------------------------- */
 
 #define SLA_SECS 3
@@ -1026,6 +1251,16 @@ fleet_daemon_suite (void)
   tcase_add_test (tc, fleet_sla_drain_keeps_a_count_policy);
   tcase_add_test (tc, fleet_batch_tasks_finish);
   tcase_add_test (tc, fleet_runs_update_hooks_in_containers);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("drain");
+  tcase_set_timeout (tc, 900);
+  tcase_add_test (tc, fleet_drain_without_room_stops_nothing);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("images");
+  tcase_set_timeout (tc, 900);
+  tcase_add_test (tc, fleet_pulls_missing_images);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("lost mid-update");

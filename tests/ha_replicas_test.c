@@ -210,6 +210,45 @@ START_TEST (followers_redirect_to_the_leader)
   ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger failed: %s", err);
   ck_assert_ptr_nonnull (strstr (out, "no jobs"));
 
+  /* Every request follows the leader, the web UI's reads the CLI makes
+   * too: a follower's redirect keeps the query, and `job status` through
+   * a follower shows each instance's version (#31). */
+  g_autofree gchar *jobfile = g_build_filename (replicas[follower].dir, "ha.json", NULL);
+  ck_assert (g_file_set_contents (jobfile,
+                                  "{\"cluster\": \"local\", \"role\": \"www\", \"environment\": "
+                                  "\"prod\", \"name\": \"ha\", \"instances\": 2,"
+                                  " \"task\": {\"command\": \"sleep 600\"}}",
+                                  -1, NULL));
+  const gchar *create[] = {
+    cli, "--url", url, "job", "create", "local/www/prod/ha", jobfile, NULL
+  };
+  g_autofree gchar *create_err = NULL;
+  ck_assert (g_spawn_sync (NULL, (gchar **) create, NULL, 0, NULL, NULL, NULL, &create_err, &status,
+                           NULL));
+  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "job create failed: %s", create_err);
+  g_autofree gchar *moved = NULL;
+  ck_assert_uint_eq (stg_test_http_get (replicas[follower].http,
+                                        "/ui/api/job?role=www&environment=prod&name=ha", &moved),
+                     307);
+  ck_assert_msg (strstr (moved, "/ui/api/job?role=www&environment=prod&name=ha") != NULL, "%s",
+                 moved);
+  const gchar *status_argv[] = { cli, "--url", url, "job", "status", "local/www/prod/ha", NULL };
+  g_autofree gchar *table = NULL, *table_err = NULL;
+  ck_assert (g_spawn_sync (NULL, (gchar **) status_argv, NULL, 0, NULL, NULL, &table, &table_err,
+                           &status, NULL));
+  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "job status failed: %s", table_err);
+  g_auto (GStrv) rows = g_strsplit (table, "\n", -1);
+  ck_assert_msg (g_strv_length (rows) >= 3, "%s", table);
+  g_auto (GStrv) cells = g_strsplit_set (rows[1], " ", -1);
+  guint filled = 0;
+  for (guint i = 0; cells[i] != NULL; i++)
+    if (cells[i][0] != '\0')
+      {
+        filled++;
+        if (filled == 5) /* INSTANCE STATUS HEALTHY PORTS VERSION */
+          ck_assert_msg (g_str_equal (cells[i], "1"), "no version through a follower:\n%s", table);
+      }
+
   /* Framed Thrift has no redirect: the follower's port answers every
    * call, read or write, with an error naming the leader. */
   refresh_ports (&replicas[follower]);

@@ -3,7 +3,8 @@ systemd-analyze verify (when systemd-analyze is there); staggerd tells
 $NOTIFY_SOCKET it is ready (Type=notify) and keeps its data in
 $STATE_DIRECTORY when no --data-dir is given; without either its default
 data dir is absolute; the bash completion offers every command that
-stagger --help lists, and each command's options.
+stagger --help lists, and each command's options; every program and
+manual page states configure's version (config.h's PACKAGE_VERSION).
 """
 import os
 import re
@@ -101,12 +102,34 @@ def completion(r, tmp):
                 sorted(options - offered))
 
 
+def configure_version():
+    with open(os.path.join(stgtest.BUILDDIR, "config.h")) as f:
+        return re.search(r'^#define PACKAGE_VERSION "([^"]+)"', f.read(), re.M).group(1)
+
+
+def one_version(r, tmp):
+    """#31: staggerd printed the version of a library's headers."""
+    version = configure_version()
+    for name in ("staggerd", "stagger", "stagger-thermos"):
+        p = subprocess.run([stgtest.program(name), "--version"], capture_output=True, text=True)
+        r.check("%s --version says %s" % (name, version),
+                p.returncode == 0 and p.stdout.strip() == "%s %s" % (name, version), p.stdout + p.stderr)
+    mandir = os.path.join(stgtest.SRCDIR, "man")
+    pages = sorted(f for f in os.listdir(mandir) if re.search(r"\.[1-8]$", f))
+    r.check("there are manual pages", len(pages) >= 5, pages)
+    for page in pages:
+        with open(os.path.join(mandir, page)) as f:
+            th = f.readline()
+        r.check("%s is Stagger %s" % (page, version), '"Stagger %s"' % version in th, th)
+
+
 def main():
     r = stgtest.Results("packaging_test")
     with tempfile.TemporaryDirectory(prefix="stagger-pkg-") as tmp:
         r.run("unit", unit_verifies, r, tmp)
         r.run("notify", notify_and_state_directory, r, tmp)
         r.run("completion", completion, r, tmp)
+        r.run("version", one_version, r, tmp)
     return r.finish()
 
 

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <crypt.h>
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -26,6 +27,11 @@ static const gchar containers_conf[] =
   "runtime = \"runc\"\n"
   "cgroup_manager = \"cgroupfs\"\n"
   "events_logger = \"file\"\n";
+
+/* The test registry answers over plain HTTP on loopback. */
+static const gchar registries_conf[] = "[[registry]]\n"
+                                       "location = \"" STG_TEST_REGISTRY "\"\n"
+                                       "insecure = true\n";
 
 static void
 die_with_parent (gpointer data G_GNUC_UNUSED)
@@ -54,7 +60,10 @@ podman_launcher (StgTestPodman *fleet, GSubprocessFlags flags)
 {
   GSubprocessLauncher *launcher = g_subprocess_launcher_new (flags);
 
+  g_autofree gchar *registries = g_build_filename (fleet->dir, "registries.conf", NULL);
+
   g_subprocess_launcher_setenv (launcher, "CONTAINERS_CONF", fleet->conf_path, TRUE);
+  g_subprocess_launcher_setenv (launcher, "CONTAINERS_REGISTRIES_CONF", registries, TRUE);
   g_subprocess_launcher_setenv (launcher, "TMPDIR", fleet->dir, TRUE);
   return launcher;
 }
@@ -167,6 +176,9 @@ stg_test_podman_start (guint n)
   fleet->conf_path = g_build_filename (fleet->dir, "containers.conf", NULL);
   ck_assert_msg (g_file_set_contents (fleet->conf_path, containers_conf, -1, &error), "%s",
                  error ? error->message : "");
+  g_autofree gchar *registries = g_build_filename (fleet->dir, "registries.conf", NULL);
+  ck_assert_msg (g_file_set_contents (registries, registries_conf, -1, &error), "%s",
+                 error ? error->message : "");
   fleet->hosts = g_ptr_array_new ();
   for (guint i = 0; i < n; i++)
     {
@@ -231,6 +243,98 @@ stg_test_podman_import (StgTestPodman *fleet, const gchar *tag, const gchar *ver
       g_free (stg_test_podman_cli (fleet, fleet->hosts->pdata[i], "import", "--quiet", tarball, tag,
                                    NULL));
     }
+}
+
+void
+stg_test_podman_push (StgTestPodman *fleet, StgTestPodmanHost *host, const gchar *tag,
+                      const gchar *name, const gchar *creds)
+{
+  g_autofree gchar *dest = g_strconcat (STG_TEST_REGISTRY "/", name, NULL);
+  g_autofree gchar *with = g_strconcat ("--creds=", creds ? creds : "", NULL);
+
+  if (creds != NULL)
+    g_free (stg_test_podman_cli (fleet, host, "push", "--quiet", "--tls-verify=false", with, tag,
+                                 dest, NULL));
+  else
+    g_free (stg_test_podman_cli (fleet, host, "push", "--quiet", "--tls-verify=false", tag, dest,
+                                 NULL));
+}
+
+/* One line of htpasswd: @user and a bcrypt hash of @password. */
+static gchar *
+htpasswd_line (const gchar *user, const gchar *password)
+{
+  g_autofree gchar *hash = NULL;
+  const gchar *salt = crypt_gensalt ("$2b$", 5, NULL, 0);
+
+  ck_assert_msg (salt != NULL, "no bcrypt salt from crypt_gensalt");
+  struct crypt_data data = { 0 };
+  const gchar *h = crypt_r (password, salt, &data);
+  ck_assert_msg (h != NULL && g_str_has_prefix (h, "$2b$"), "crypt(3) cannot make a bcrypt hash");
+  return g_strdup_printf ("%s:%s\n", user, h);
+}
+
+StgTestRegistry *
+stg_test_registry_start (const gchar *user, const gchar *password)
+{
+  g_autofree gchar *program = g_find_program_in_path ("docker-registry");
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (program != NULL, "the image pull tests need Debian's docker-registry: run "
+                                  "scripts/install-deps.sh");
+  StgTestRegistry *r = g_new0 (StgTestRegistry, 1);
+  r->dir = g_dir_make_tmp ("reg-XXXXXX", &error);
+  ck_assert_msg (r->dir != NULL, "%s", error ? error->message : "");
+  g_autoptr (GString) conf = g_string_new (NULL);
+  g_string_append_printf (conf,
+                          "version: 0.1\n"
+                          "log:\n  level: warn\n"
+                          "storage:\n  filesystem:\n    rootdirectory: %s/data\n"
+                          "http:\n  addr: " STG_TEST_REGISTRY "\n",
+                          r->dir);
+  if (user != NULL)
+    {
+      g_autofree gchar *line = htpasswd_line (user, password);
+      g_autofree gchar *path = g_build_filename (r->dir, "htpasswd", NULL);
+      ck_assert (g_file_set_contents (path, line, -1, &error));
+      g_string_append_printf (conf, "auth:\n  htpasswd:\n    realm: test\n    path: %s\n", path);
+    }
+  g_autofree gchar *conf_path = g_build_filename (r->dir, "config.yml", NULL);
+  g_autofree gchar *log = g_build_filename (r->dir, "registry.log", NULL);
+  ck_assert (g_file_set_contents (conf_path, conf->str, -1, &error));
+  g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (
+      G_SUBPROCESS_FLAGS_STDERR_MERGE);
+  g_subprocess_launcher_set_stdout_file_path (launcher, log);
+  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
+  r->process = g_subprocess_launcher_spawn (launcher, &error, program, "serve", conf_path, NULL);
+  ck_assert_msg (r->process != NULL, "cannot start docker-registry: %s",
+                 error ? error->message : "");
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (!stg_test_port_open (STG_TEST_REGISTRY_PORT))
+    {
+      if (g_subprocess_get_identifier (r->process) == NULL || g_get_monotonic_time () > deadline)
+        {
+          g_autofree gchar *text = NULL;
+          g_file_get_contents (log, &text, NULL, NULL);
+          ck_abort_msg ("docker-registry did not start on " STG_TEST_REGISTRY ": %s",
+                        text ? text : "");
+        }
+      g_usleep (20 * 1000);
+    }
+  return r;
+}
+
+void
+stg_test_registry_stop (StgTestRegistry *r)
+{
+  if (r == NULL)
+    return;
+  g_subprocess_send_signal (r->process, SIGTERM);
+  g_subprocess_wait (r->process, NULL, NULL);
+  g_object_unref (r->process);
+  stg_test_rmtree (r->dir);
+  g_free (r->dir);
+  g_free (r);
 }
 
 gboolean

@@ -3,7 +3,8 @@
  * Starts N real `podman system service` processes on this machine, each with
  * its own storage (--root, --runroot, --tmpdir) and unix socket in one
  * temporary directory, imports locally built images (busybox-static's httpd
- * and a health file, no registry), and stops and removes it all again.
+ * and a health file, no registry), and stops and removes it all again;
+ * and a real registry on loopback for the tests of image pulls.
  * The settings this machine needs (runc, cgroupfs, ulimits within the hard
  * limits, host networking) live in the fixture's containers.conf, never in
  * the product. Test processes only; blocking calls.
@@ -52,6 +53,29 @@ gchar *stg_test_podman_cli (StgTestPodman *fleet, StgTestPodmanHost *host, ...) 
  * containers keep running, as on a machine whose engine went away. */
 void stg_test_podman_host_down (StgTestPodmanHost *host);
 void stg_test_podman_host_up (StgTestPodman *fleet, StgTestPodmanHost *host);
+
+/* The port of the test registry on loopback: every host's registries.conf
+ * lets it be reached over plain HTTP. */
+#define STG_TEST_REGISTRY_PORT 16090
+#define STG_TEST_REGISTRY "127.0.0.1:16090"
+
+typedef struct
+{
+  gchar *dir;           /* its storage, config and htpasswd */
+  GSubprocess *process; /* Debian's docker-registry (the distribution registry) */
+} StgTestRegistry;
+
+/* Starts docker-registry on STG_TEST_REGISTRY with its storage in a new
+ * temporary directory; with @user and @password (nullable), it asks for
+ * them (htpasswd, bcrypt). Waits until it answers /v2/. Fails the test,
+ * saying how to install it, when docker-registry is missing. */
+StgTestRegistry *stg_test_registry_start (const gchar *user, const gchar *password);
+void stg_test_registry_stop (StgTestRegistry *registry);
+
+/* Pushes @tag from @host's storage to the test registry as @name
+ * ("stagger/web:1"), with @creds ("user:password", nullable). */
+void stg_test_podman_push (StgTestPodman *fleet, StgTestPodmanHost *host, const gchar *tag,
+                           const gchar *name, const gchar *creds);
 
 /* TRUE when something accepts connections on 127.0.0.1:@port. */
 gboolean stg_test_port_open (guint16 port);

@@ -44,10 +44,17 @@ stg_rollout_instances (StgTestDaemon *d, const gchar *name)
       JsonObject *o = json_array_get_object_element (list, i);
       StgRolloutInstance in = {
         .status = g_strdup (json_object_get_string_member (o, "status")),
-        .pid = json_object_get_null_member (o, "pid") ? 0 : (gint) json_object_get_int_member (o, "pid"),
-        .port = json_object_get_null_member (o, "port") ? 0 : (gint) json_object_get_int_member (o, "port"),
+        .pid = json_object_get_null_member (o, "pid")
+                   ? 0
+                   : (gint) json_object_get_int_member (o, "pid"),
+        .port = json_object_get_null_member (o, "port")
+                    ? 0
+                    : (gint) json_object_get_int_member (o, "port"),
         .version = (gint) json_object_get_int_member (o, "version"),
         .failures = (gint) json_object_get_int_member (o, "failures"),
+        .started_ms = json_object_get_null_member (o, "started_ms")
+                          ? 0
+                          : json_object_get_int_member (o, "started_ms"),
       };
       g_array_append_val (out, in);
     }

@@ -24,6 +24,7 @@ typedef struct
   gint port;
   gint version;
   gint failures;
+  gint64 started_ms; /* when it became healthy; 0 when it is not running */
 } StgRolloutInstance;
 
 /* The job's instances (GArray of StgRolloutInstance); free with

@@ -65,6 +65,10 @@ START_TEST (instances_outlive_a_crash_and_are_adopted)
         {
           ck_assert_int_eq (a->pid, b->pid);
           ck_assert_int_eq (a->failures, 0);
+          /* Up since it became healthy, not since it was adopted (#31). */
+          ck_assert_msg (b->started_ms > 0 && a->started_ms == b->started_ms,
+                         "instance %u: up since %" G_GINT64_FORMAT ", then %" G_GINT64_FORMAT, i,
+                         b->started_ms, a->started_ms);
         }
     }
   /* A clean stop leaves the instances running too. */

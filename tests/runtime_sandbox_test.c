@@ -232,6 +232,18 @@ START_TEST (observe_reports_the_cause)
   /* The health check's answer: status and body. */
   assert_cause (j4, "failed its health check");
   assert_cause (j4, "answered 500 \"failing\"");
+  /* With its time; once the instance is healthy again the cause is over:
+   * the events keep it (#31). */
+  ck_assert_int_gt (observe (j4, 0).cause_ms, 0);
+  g_autofree gchar *well = server_data (NULL, NULL);
+  g_autoptr (ApiTaskConfig) cured = config ("sick", well, "http", TRUE);
+  gint64 c5 = add_config (cured);
+  apply (j4, 0, c5);
+  wait_for (j4, 0, STG_TASK_RUNNING, c5, 1, 20000);
+  StgTaskObservation o = observe (j4, 0);
+  ck_assert_msg (o.cause == NULL && o.cause_ms == 0, "a healthy instance still shows: %s", o.cause);
+  g_autofree gchar *ev = events (j4, 0);
+  ck_assert_msg (strstr (ev, "failed its health check") != NULL, "%s", ev);
 }
 END_TEST
 

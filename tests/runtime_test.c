@@ -540,6 +540,23 @@ START_TEST (hot_upgrade_keeps_every_connection)
   ck_assert_int_eq (pid_of (job, 0), pid2);
   spin (300);
 
+  /* Version 4 never serves its probe socket: the cause says so, and where
+   * to read about it (#31). */
+  g_autofree gchar *v4 = g_strdup ("{\"argv\": [\"/bin/sleep\", \"60\"], \"hot_upgrade\": true,"
+                                   " \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
+                                   " \"initial_interval_secs\": 0, \"interval_secs\": 0.05,"
+                                   " \"timeout_secs\": 1}}");
+  g_autoptr (ApiTaskConfig) t4 = config ("hot", v4, "http", TRUE);
+  gint64 c4 = add_config (t4);
+  apply (job, 0, c4);
+  wait_for (job, 0, STG_TASK_RUNNING, c2, 2, 10000);
+  ck_assert_int_eq (pid_of (job, 0), pid2);
+  StgTaskObservation o4 = observe (job, 0);
+  ck_assert_msg (o4.cause != NULL && strstr (o4.cause, "did not serve its probe socket") != NULL &&
+                     strstr (o4.cause, "STAGGER_PROBE_PORT=") != NULL &&
+                     strstr (o4.cause, "staggerd(8)") != NULL,
+                 "cause: %s", o4.cause ? o4.cause : "(none)");
+
   g_atomic_int_set (&l.stop, 1);
   g_thread_join (client);
   ck_assert_msg (l.failed == 0, "%d of %d connections failed (last: %s)", l.failed, l.ok + l.failed,

@@ -285,6 +285,106 @@ start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *me
   return g_strdup (r->result->startJobUpdateResult->key->id);
 }
 
+/* www/prod/@name with one instance of "sleep 60" in @image, at most
+ * @per_host per host (0: no constraint). */
+static ApiJobConfiguration *
+placed_job (const gchar *name, const gchar *image, gint32 per_host)
+{
+  ApiJobConfiguration *job = stg_test_job ("www", "prod", name, 1, "sleep 60");
+  g_autoptr (ApiDockerContainer) docker = g_object_new (API_TYPE_DOCKER_CONTAINER, "image", image,
+                                                        NULL);
+  g_autoptr (ApiContainer) box = g_object_new (API_TYPE_CONTAINER, "docker", docker, NULL);
+  g_object_set (job->taskConfig, "container", box, NULL);
+  if (per_host > 0)
+    {
+      g_autoptr (ApiLimitConstraint) limit = g_object_new (API_TYPE_LIMIT_CONSTRAINT, "limit",
+                                                           per_host, NULL);
+      g_autoptr (ApiTaskConstraint) tc = g_object_new (API_TYPE_TASK_CONSTRAINT, "limit", limit,
+                                                       NULL);
+      g_hash_table_add (job->taskConfig->constraints,
+                        g_object_new (API_TYPE_CONSTRAINT, "name", "host", "constraint", tc, NULL));
+      job->taskConfig->__isset_constraints = TRUE;
+    }
+  return job;
+}
+
+/* Creates @from, starts an update to @to; the update page's "diff". */
+static JsonNode *
+diff_of (StgTestDaemon *d, ApiJobConfiguration *from, ApiJobConfiguration *to)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiResponse) u = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
+                                                            "updateGroupSize", 1,
+                                                            "minWaitInInstanceRunningMs", 1000,
+                                                            NULL);
+  g_autoptr (ApiJobUpdateRequest) req = g_object_new (API_TYPE_JOB_UPDATE_REQUEST, "taskConfig",
+                                                      to->taskConfig, "instanceCount", 1,
+                                                      "settings", settings, NULL);
+
+  ck_assert (
+      api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                  from, &error));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  ck_assert (
+      api_aurora_scheduler_manager_if_start_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
+                                                        &u, req, "", &error));
+  ck_assert_int_eq (u->responseCode, API_RESPONSE_CODE_OK);
+  g_autofree gchar *path =
+      g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=%s&id=%s", from->key->name,
+                       u->result->startJobUpdateResult->key->id);
+  StgTestReply page = stg_test_http (d->http_port, "GET", path, NULL, NULL);
+  ck_assert_uint_eq (page.status, 200);
+  JsonNode *root = stg_test_parse_json (page.body);
+  stg_test_reply_clear (&page);
+  JsonNode *diff = json_node_copy (json_object_get_member (json_node_get_object (root), "diff"));
+  json_node_unref (root);
+  return diff;
+}
+
+/* The diff's lines (or notes) joined by newlines. */
+static gchar *
+diff_text (JsonNode *diff, const gchar *member)
+{
+  JsonArray *a = json_object_get_array_member (json_node_get_object (diff), member);
+  g_autoptr (GString) s = g_string_new (NULL);
+
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    g_string_append_printf (s, "%s\n", json_array_get_string_element (a, i));
+  return g_string_free (g_steal_pointer (&s), FALSE);
+}
+
+/* #31: every TaskConfig field that can change is in the web UI's diff
+ * (the container's image was missing), and a change of the placement
+ * constraints says that the instances will be replaced. */
+START_TEST (update_diff_shows_every_field)
+{
+  StgTestDaemon *d = dfx_start (NULL);
+  g_autoptr (ApiJobConfiguration) v1 = placed_job ("img", "example/web:1", 0);
+  g_autoptr (ApiJobConfiguration) v2 = placed_job ("img", "example/web:2", 0);
+  g_autoptr (JsonNode) image = diff_of (d, v1, v2);
+  g_autofree gchar *lines = diff_text (image, "lines");
+  ck_assert_msg (strstr (lines, "- container: ") != NULL &&
+                     strstr (lines, "example/web:1") != NULL &&
+                     strstr (lines, "+ container: ") != NULL &&
+                     strstr (lines, "example/web:2") != NULL,
+                 "%s", lines);
+  g_autofree gchar *none = diff_text (image, "notes");
+  ck_assert_str_eq (none, "");
+
+  g_autoptr (ApiJobConfiguration) p1 = placed_job ("place", "example/web:1", 0);
+  g_autoptr (ApiJobConfiguration) p2 = placed_job ("place", "example/web:1", 1);
+  g_autoptr (JsonNode) placement = diff_of (d, p1, p2);
+  g_autofree gchar *plines = diff_text (placement, "lines");
+  ck_assert_msg (strstr (plines, "+ constraints: ") != NULL, "%s", plines);
+  g_autofree gchar *notes = diff_text (placement, "notes");
+  ck_assert_str_eq (notes, "constraints changed: instances will be replaced\n");
+  dfx_stop (d);
+}
+END_TEST
+
 /* A new session: its cookie ("stagger_session=...") and its CSRF token. */
 static void
 new_session (StgTestDaemon *d, gchar **cookie, gchar **token)
@@ -324,7 +424,8 @@ START_TEST (update_page_data_and_controls)
   JsonArray *diff = json_object_get_array_member (json_object_get_object_member (o, "diff"), "lines");
   gboolean changed = FALSE;
   for (guint i = 0; i < json_array_get_length (diff); i++)
-    changed |= strstr (json_array_get_string_element (diff, i), "+ task command: \"sleep 61\"") != NULL;
+    changed |= strstr (json_array_get_string_element (diff, i), "+ task.command: \"sleep 61\"") !=
+               NULL;
   ck_assert_msg (changed, "the diff does not show the new command");
   ck_assert_uint_eq (json_array_get_length (json_object_get_array_member (o, "events")), 1);
 
@@ -911,6 +1012,7 @@ webui_suite (void)
   tcase_add_test (tc, updates_data_checks_queries);
   tcase_add_test (tc, event_stream_opens_and_survives_shutdown);
   tcase_add_test (tc, update_page_data_and_controls);
+  tcase_add_test (tc, update_diff_shows_every_field);
   tcase_add_test (tc, plan_pages_data_and_controls);
   tcase_add_test (tc, plan_controls_need_every_role);
   tcase_add_test (tc, ten_thousand_instances_stay_small);

@@ -704,7 +704,10 @@ struct FleetHostStatus {
   7: string lastError                  /* its engine's last error; "" when none */
   8: bool draining                     /* nothing new is placed on it */
   9: list<InstanceKey> instances       /* the instances placed on it */
-  10: MaintenanceMode mode             /* its maintenance (NONE, SCHEDULED, DRAINING, DRAINED) */
+  10: string drainBlocked              /* why some of its instances could not start on the
+                                        * other hosts now ("" when all could): a drain would
+                                        * wait on them */
+  11: MaintenanceMode mode             /* its maintenance (NONE, SCHEDULED, DRAINING, DRAINED) */
 }
 
 struct GetHostsResult {

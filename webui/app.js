@@ -387,7 +387,8 @@ function diffView(diff) {
     const cls = line[0] === '+' ? 'add' : line[0] === '-' ? 'del' : null;
     pre.append(cls ? el('span', { class: cls }, line + '\n') : document.createTextNode(line + '\n'));
   }
-  return pre;
+  const notes = (diff.notes || []).map((n) => el('p', { class: 'notice' }, n));
+  return notes.length ? el('div', {}, notes, pre) : pre;
 }
 
 /* Update events and instance events apart, newest first, so that a big
@@ -430,7 +431,7 @@ async function showInstance(u, instance, panel) {
     target: '_blank', rel: 'noopener' }, 'all of it');
   panel.replaceChildren(
     el('h3', {}, 'Instance ' + instance + ' ', badge(d.status)),
-    d.cause ? el('p', { class: 'cause' }, 'Last failure: ' + d.cause) : '',
+    d.cause ? el('p', { class: 'cause' }, timeEl(d.cause_ms), ' ', d.cause) : '',
     timeline('task-events', d.events.map((e) => ({ ts: e.ts_ms,
       node: [badge(e.status), e.message ? ' — ' + e.message : ''] }))),
     el('h4', {}, 'Standard error (its end) ', full('stderr')),
@@ -558,7 +559,10 @@ async function viewHosts() {
       el('td', {}, badge(state), !h.reachable
         ? [' ', el('span', { class: 'muted' }, 'for ' + duration(data.now_ms - h.unreachable_since_ms)),
           h.last_error ? el('div', { class: 'muted' }, h.last_error) : '']
-        : ''),
+        : h.draining && h.instances.length && h.drain_blocked
+          ? el('div', { class: 'muted' }, 'The drain waits, nothing stopped, for room elsewhere: '
+            + h.drain_blocked)
+          : ''),
       el('td', { class: 'num' }, h.instances.length),
       el('td', {}, Object.keys(jobs).sort().map((k) => el('span', { class: 'chip' },
         el('a', { href: '#/job/' + jobPath(jobs[k].job) }, k), ' × ' + jobs[k].ids.length))),
@@ -832,11 +836,68 @@ function startPolling() {
   pollTimer = setInterval(refresh, 1000);
 }
 
+/* ---- failover: finding the new leader ----------------------------------------
+ * With several replicas, this page knows the others from /cluster. When the
+ * live feed breaks, it asks its own replica's /health: a follower now (it
+ * lost the lead) sends the page on to the leader; no answer three times in
+ * a row means the replica is gone, and the page moves to the other replica
+ * seen last, which sends it on to the leader. The page there says where it
+ * came from. */
+let replicas = [];   /* the other replicas' base URLs, the freshest first */
+let silent = 0;      /* /health checks in a row that got no answer */
+let checking = 0;    /* the check timer while the feed is broken */
+
+async function learnReplicas() {
+  try {
+    const c = await getJSON('/cluster');
+    replicas = (c.replicas || []).filter((r) => !r.self && r.role !== 'gone' && r.url)
+      .sort((a, b) => b.seen_ms - a.seen_ms).map((r) => r.url.replace(/\/+$/, ''));
+  } catch (e) { /* keep what we knew */ }
+}
+
+function failoverNotice(text) {
+  const n = document.getElementById('failover');
+  n.textContent = text;
+  n.hidden = false;
+}
+
+function moveTo(base) {
+  failoverNotice('The leader at ' + location.origin + ' does not answer; moving to ' + base +
+    ', which sends this page to the new leader.');
+  location.href = base + '/?from=' + encodeURIComponent(location.origin) + location.hash;
+}
+
+async function checkLeader() {
+  try {
+    const r = await fetch('/health', { cache: 'no-store' });
+    const role = (await r.text()).trim();
+    silent = 0;
+    if (role === 'follower') moveTo(location.origin);
+  } catch (e) {
+    silent += 1;
+    if (silent >= 3 && replicas.length) moveTo(replicas[0]);
+  }
+}
+
+function watchLeader(broken) {
+  if (broken && !checking) checking = setInterval(checkLeader, 1000);
+  if (!broken && checking) { clearInterval(checking); checking = 0; silent = 0; }
+}
+
+function sayWhereFrom() {
+  const from = new URLSearchParams(location.search).get('from');
+  if (!from || from === location.origin) return;
+  failoverNotice('The leader at ' + from + ' went away: this page followed the new leader, ' +
+    location.origin + '.');
+  history.replaceState(null, '', location.pathname + location.hash);
+}
+
 function connect() {
   if (!window.EventSource) { startPolling(); return; }
   live = new EventSource('/ui/api/events');
   live.addEventListener('open', () => {
     setLive(true, 'live');
+    watchLeader(false);
     if (pollTimer) { clearInterval(pollTimer); pollTimer = 0; }
     refresh();
   });
@@ -844,8 +905,10 @@ function connect() {
     try { onChange(JSON.parse(ev.data)); } catch (e) { /* ignore a bad event */ }
   });
   live.addEventListener('error', () => {
-    /* EventSource reconnects by itself; poll meanwhile so nothing goes stale. */
+    /* EventSource reconnects by itself; poll meanwhile so nothing goes stale,
+     * and find the leader if this replica no longer leads. */
     startPolling();
+    watchLeader(true);
   });
 }
 
@@ -862,6 +925,9 @@ async function start() {
   } catch (err) {
     /* Views still work read-only. */
   }
+  sayWhereFrom();
+  learnReplicas();
+  setInterval(learnReplicas, 30000);
   window.addEventListener('hashchange', navigate);
   navigate();
   connect();

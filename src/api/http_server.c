@@ -705,6 +705,26 @@ stg_http_request_query (StgHttpRequest *request, const gchar *name)
   return MHD_lookup_connection_value (request->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
+static enum MHD_Result
+add_argument (void *data, enum MHD_ValueKind kind G_GNUC_UNUSED, const char *key, const char *value)
+{
+  GString *s = data;
+  g_autofree gchar *k = g_uri_escape_string (key, NULL, FALSE);
+  g_autofree gchar *v = value ? g_uri_escape_string (value, NULL, FALSE) : NULL;
+
+  g_string_append_printf (s, "%s%s%s%s", s->len ? "&" : "", k, v ? "=" : "", v ? v : "");
+  return MHD_YES;
+}
+
+gchar *
+stg_http_request_query_string (StgHttpRequest *request)
+{
+  GString *s = g_string_new (NULL);
+
+  MHD_get_connection_values (request->conn, MHD_GET_ARGUMENT_KIND, add_argument, s);
+  return g_string_free (s, FALSE);
+}
+
 GBytes *
 stg_http_request_body (StgHttpRequest *request)
 {

@@ -88,6 +88,9 @@ const gchar *stg_http_request_header (StgHttpRequest *request, const gchar *name
 const gchar *stg_http_request_cookie (StgHttpRequest *request, const gchar *name);
 /* A query-string argument, or NULL. */
 const gchar *stg_http_request_query (StgHttpRequest *request, const gchar *name);
+/* The whole query string, its arguments escaped again in their order
+ * ("a=1&b=x%20y"), or "" when there is none. */
+gchar *stg_http_request_query_string (StgHttpRequest *request);
 /* A copy of the whole body (empty when there is none). */
 GBytes *stg_http_request_body (StgHttpRequest *request);
 /* The peer's address, e.g. "127.0.0.1". */

@@ -65,7 +65,7 @@ find_leader (StgHttpClientTransport *t, gchar **urls, GError **error)
     {
       g_autoptr (GError) local = NULL;
       g_autofree gchar *probe = g_strconcat (urls[i], "/leader", NULL);
-      g_autoptr (GBytes) body = stg_http_client_transport_get (t, probe, &local);
+      g_autoptr (GBytes) body = stg_http_client_transport_get (t, probe, NULL, &local);
       g_autoptr (JsonParser) parser = json_parser_new ();
       gsize len = 0;
       const gchar *data = body != NULL ? g_bytes_get_data (body, &len) : NULL;
@@ -152,9 +152,32 @@ stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
   return g_steal_pointer (&c);
 }
 
+/* Points the target at @base (the leader a redirect named): its pages and
+ * its /api. */
+static void
+set_base (StgCliClient *c, const gchar *base, gsize len)
+{
+  g_free (c->target->base_url);
+  c->target->base_url = g_strndup (base, len);
+  g_free (c->target->api_url);
+  c->target->api_url = g_strconcat (c->target->base_url, "/api", NULL);
+}
+
+/* A Thrift call that a follower redirected moved the transport to the
+ * leader: the target's pages follow it. */
+static void
+follow_transport (StgCliClient *c)
+{
+  const gchar *now = stg_http_client_transport_url (STG_HTTP_CLIENT_TRANSPORT (c->transport));
+
+  if (g_strcmp0 (now, c->target->api_url) != 0 && g_str_has_suffix (now, "/api"))
+    set_base (c, now, strlen (now) - strlen ("/api"));
+}
+
 const StgCliTarget *
 stg_cli_client_target (StgCliClient *c)
 {
+  follow_transport (c);
   return c->target;
 }
 
@@ -645,9 +668,25 @@ stg_cli_client_for_job (StgCli *cli, const gchar *text, gboolean allow_instances
 JsonNode *
 stg_cli_client_get_json (StgCliClient *c, const gchar *path, GError **error)
 {
+  follow_transport (c);
   g_autofree gchar *url = g_strconcat (c->target->base_url, path, NULL);
+  g_autofree gchar *answered = NULL;
   g_autoptr (GBytes) body = stg_http_client_transport_get (STG_HTTP_CLIENT_TRANSPORT (c->transport),
-                                                           url, error);
+                                                           url, &answered, error);
+  g_autoptr (GUri) from = answered ? g_uri_parse (answered, G_URI_FLAGS_ENCODED, NULL) : NULL;
+  g_autofree gchar *asked = g_strndup (path, strcspn (path, "?"));
+  if (from != NULL && g_strcmp0 (answered, url) != 0 &&
+      g_str_has_suffix (g_uri_get_path (from), asked))
+    {
+      /* A follower sent us to the leader: every request goes there now. */
+      g_autoptr (GUri) base = g_uri_build (G_URI_FLAGS_ENCODED, g_uri_get_scheme (from), NULL,
+                                           g_uri_get_host (from), g_uri_get_port (from),
+                                           g_uri_get_path (from), NULL, NULL);
+      g_autofree gchar *text = g_uri_to_string (base);
+      set_base (c, text, strlen (text) - strlen (asked));
+      stg_http_client_transport_set_url (STG_HTTP_CLIENT_TRANSPORT (c->transport),
+                                         c->target->api_url);
+    }
   g_autoptr (JsonParser) parser = json_parser_new ();
   gsize len = 0;
   const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;

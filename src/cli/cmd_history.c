@@ -50,8 +50,8 @@ current_version (GPtrArray *versions)
 static gchar *
 changes (ApiTaskConfig *before, ApiTaskConfig *after)
 {
-  g_autoptr (GPtrArray) a = stg_cli_config_lines (before);
-  g_autoptr (GPtrArray) b = stg_cli_config_lines (after);
+  g_autoptr (GPtrArray) a = stg_task_lines (before);
+  g_autoptr (GPtrArray) b = stg_task_lines (after);
   g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
 
   for (guint i = 0; i < b->len; i++)

@@ -98,6 +98,9 @@ host_list (StgCli *cli, int argc, gchar **argv)
       ApiFleetHostStatus *h = hosts->pdata[i];
       if (!h->reachable && h->lastError[0] != '\0')
         fprintf (cli->out, "%s: %s\n", h->name, h->lastError);
+      if (h->draining && h->instances->len > 0 && h->drainBlocked[0] != '\0')
+        fprintf (cli->out, "%s: the drain waits, nothing stopped, for room elsewhere: %s\n",
+                 h->name, h->drainBlocked);
     }
   return STG_EXIT_OK;
 }
@@ -131,9 +134,21 @@ instances_by_job (ApiFleetHostStatus *host, GHashTable *keys)
 typedef struct
 {
   gint batch, watch, floor;
-  gboolean wait;
+  gboolean wait, force;
   const gchar *message;
 } DrainOptions;
+
+/* @name among @hosts, or NULL. */
+static ApiFleetHostStatus *
+find_host (ApiResponse *r, const gchar *name)
+{
+  GPtrArray *hosts = r->result->getHostsResult->hosts;
+
+  for (guint i = 0; i < hosts->len; i++)
+    if (g_str_equal (((ApiFleetHostStatus *) hosts->pdata[i])->name, name))
+      return hosts->pdata[i];
+  return NULL;
+}
 
 /* Starts the rolling restart that moves @ids of @key off the drained host. */
 static int
@@ -189,7 +204,23 @@ drain_or_open (StgCli *cli, const gchar *arg, gboolean drain, const DrainOptions
   if (!stg_cli_parse_cluster_name (arg, "HOST", &cluster, &host, &error))
     return stg_cli_fail (cli, error);
   g_autoptr (StgCliClient) c = stg_cli_client_new (cli, cluster, &error);
-  g_autoptr (ApiResponse) r = c ? stg_cli_drain_host (c, host, drain, &error) : NULL;
+  /* Room first: a drain that would stop instances with nowhere to go is
+   * refused before anything changes. */
+  g_autoptr (ApiResponse) before = c && drain && !o->force ? stg_cli_get_hosts (c, &error) : NULL;
+  ApiFleetHostStatus *b = before ? find_host (before, host) : NULL;
+  if (b != NULL && b->drainBlocked[0] != '\0')
+    {
+      g_autoptr (GError) refused = g_error_new (
+          STG_CLI_ERROR, STG_CLI_ERROR_FAILED,
+          "host %s cannot be drained now: %s.\nNothing was changed or stopped. Make room (another "
+          "host, a higher limit in the job's constraints, fewer instances), or drain with --force: "
+          "its instances then keep running there until room appears.",
+          host, b->drainBlocked);
+      return stg_cli_fail (cli, refused);
+    }
+  g_autoptr (ApiResponse) r = c && (before || !drain || o->force)
+                                  ? stg_cli_drain_host (c, host, drain, &error)
+                                  : NULL;
   g_autoptr (ApiResponse) hr = r ? stg_cli_get_hosts (c, &error) : NULL;
   if (hr == NULL)
     return stg_cli_fail (cli, error);
@@ -198,11 +229,7 @@ drain_or_open (StgCli *cli, const gchar *arg, gboolean drain, const DrainOptions
       fprintf (cli->out, "host %s is open: new instances may be placed on it\n", host);
       return STG_EXIT_OK;
     }
-  ApiFleetHostStatus *h = NULL;
-  for (guint i = 0; i < hr->result->getHostsResult->hosts->len && h == NULL; i++)
-    if (g_str_equal (((ApiFleetHostStatus *) hr->result->getHostsResult->hosts->pdata[i])->name,
-                     host))
-      h = hr->result->getHostsResult->hosts->pdata[i];
+  ApiFleetHostStatus *h = find_host (hr, host);
   g_autoptr (GHashTable) keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                        g_object_unref);
   g_autoptr (GHashTable) jobs = h ? instances_by_job (h, keys) : NULL;
@@ -212,6 +239,9 @@ drain_or_open (StgCli *cli, const gchar *arg, gboolean drain, const DrainOptions
       return STG_EXIT_OK;
     }
   fprintf (cli->out, "host %s is drained: nothing new is placed on it\n", host);
+  if (h->drainBlocked[0] != '\0')
+    fprintf (cli->out, "no room elsewhere yet, so those instances wait there, running: %s\n",
+             h->drainBlocked);
   g_autoptr (GList) names = g_list_sort (g_hash_table_get_keys (jobs), (GCompareFunc) g_strcmp0);
   int worst = STG_EXIT_OK;
   for (GList *l = names; l != NULL; l = l->next)
@@ -239,6 +269,9 @@ host_drain (StgCli *cli, int argc, gchar **argv)
       "Seconds a moved instance must stay healthy before the next batch (default 30)", "S" },
     { "message", 'm', 0, G_OPTION_ARG_STRING, &message, "Why, recorded with each move", "TEXT" },
     { "wait", 'w', 0, G_OPTION_ARG_NONE, &o.wait, "Follow each move to its end", NULL },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &o.force,
+      "Drain even when the other hosts lack room: instances wait, running, until room appears",
+      NULL },
     { NULL },
   };
 
@@ -247,7 +280,9 @@ host_drain (StgCli *cli, int argc, gchar **argv)
                       "job's instances on it are restarted on other hosts, a batch at a time, "
                       "as a rolling update that keeps the job's floor of instances in service. "
                       "A job whose update is in progress is left (its error says so): drain "
-                      "again once it ends. The host stays drained until 'host undrain'.",
+                      "again once it ends. The host stays drained until 'host undrain'. A drain "
+                      "that the other hosts have no room for (the jobs' constraints) is refused "
+                      "before anything stops, saying what is short, unless --force.",
                       1, 1, &argc, &argv, &code))
     return code;
   if (o.batch < 1 || o.watch < 0 || o.floor < -1)

@@ -209,13 +209,22 @@ job_status (StgCli *cli, int argc, gchar **argv)
       ApiScheduledTask *task = tasks->pdata[i];
       ApiTaskEvent *last = task->taskEvents->len ? task->taskEvents->pdata[task->taskEvents->len - 1] : NULL;
       g_autofree gchar *ports = ports_text (task->assignedTask);
-      g_autofree gchar *up = last && task->status == API_SCHEDULE_STATUS_RUNNING
-          ? stg_cli_format_duration (now - last->timestamp) : g_strdup ("-");
+      JsonObject *x = g_hash_table_lookup (extra,
+                                           GINT_TO_POINTER (task->assignedTask->instanceId + 1));
+      /* Up since it became healthy (kept across adoption and failover),
+       * else since its last event. */
+      gint64 since = x != NULL && json_object_has_member (x, "started_ms") &&
+                             !json_object_get_null_member (x, "started_ms")
+                         ? json_object_get_int_member (x, "started_ms")
+                     : last ? last->timestamp
+                            : 0;
+      g_autofree gchar *up = since > 0 && task->status == API_SCHEDULE_STATUS_RUNNING
+                                 ? stg_cli_format_duration (now - since)
+                                 : g_strdup ("-");
       stg_table_row (t);
       stg_table_cell (t, STG_STYLE_PLAIN, "%d", task->assignedTask->instanceId);
       stg_table_cell (t, stg_cli_schedule_status_style (task->status), "%s",
                       stg_schedule_status_name (task->status));
-      JsonObject *x = g_hash_table_lookup (extra, GINT_TO_POINTER (task->assignedTask->instanceId + 1));
       gboolean healthy = task->status == API_SCHEDULE_STATUS_RUNNING;
       stg_table_cell (t, healthy ? STG_STYLE_GOOD : STG_STYLE_WARN, "%s", healthy ? "yes" : "no");
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", ports);
@@ -310,9 +319,12 @@ job_diff (StgCli *cli, int argc, gchar **argv)
       return STG_EXIT_OK;
     }
   stg_cli_print_diff_groups (cli, d);
+  g_autofree gchar *notes = stg_cli_change_notes (d, jf->job->taskConfig);
+  if (notes != NULL)
+    fprintf (cli->out, "%s\n", notes);
 
   /* Field by field, each current config against the file's. */
-  g_autoptr (GPtrArray) want = stg_cli_config_lines (jf->job->taskConfig);
+  g_autoptr (GPtrArray) want = stg_task_lines (jf->job->taskConfig);
   GHashTableIter it;
   gpointer g;
   g_hash_table_iter_init (&it, d->update);
@@ -321,7 +333,7 @@ job_diff (StgCli *cli, int argc, gchar **argv)
       ApiConfigGroup *group = g;
       g_autoptr (StgRanges) ids = stg_cli_ranges_from_set (group->instances);
       g_autofree gchar *ids_text = stg_cli_ranges_text (ids);
-      g_autoptr (GPtrArray) have = stg_cli_config_lines (group->config);
+      g_autoptr (GPtrArray) have = stg_task_lines (group->config);
       fprintf (cli->out, "\ninstances %s:\n", ids_text);
       for (guint i = 0; i < have->len; i++)
         if (!g_ptr_array_find_with_equal_func (want, have->pdata[i], g_str_equal, NULL))

@@ -356,7 +356,10 @@ update_start (StgCli *cli, int argc, gchar **argv)
   g_autoptr (ApiResponse) r = req ? stg_cli_start_job_update (c, req, message, &error) : NULL;
   if (r == NULL)
     return stg_cli_fail (cli, error);
-  return stg_cli_update_started (cli, c, argv[1], NULL, r->result->startJobUpdateResult->key,
+  g_autofree gchar *notes = diff ? stg_cli_change_notes (diff->result->getJobUpdateDiffResult,
+                                                         req->taskConfig)
+                                 : NULL;
+  return stg_cli_update_started (cli, c, argv[1], notes, r->result->startJobUpdateResult->key,
                                  diff ? diff->result->getJobUpdateDiffResult : NULL, wait);
 }
 

@@ -239,14 +239,76 @@ cluster_from_file (const gchar *path, const gchar *cluster, StgCliTarget *t, gbo
   return set_urls (t, url, path, cluster, error);
 }
 
+/* The names of the clusters file at @path (either form), sorted. */
+static GPtrArray *
+file_clusters (const gchar *path, GError **error)
+{
+  g_autoptr (JsonNode) root = load_json (path, error);
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+
+  if (root == NULL)
+    return NULL;
+  if (JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_autoptr (GList) members = json_object_get_members (json_node_get_object (root));
+      for (GList *l = members; l != NULL; l = l->next)
+        g_ptr_array_add (names, g_strdup (l->data));
+    }
+  else if (JSON_NODE_HOLDS_ARRAY (root))
+    for (guint i = 0; i < json_array_get_length (json_node_get_array (root)); i++)
+      {
+        JsonNode *e = json_array_get_element (json_node_get_array (root), i);
+        const gchar *name = JSON_NODE_HOLDS_OBJECT (e)
+                                ? string_member (json_node_get_object (e), "name")
+                                : NULL;
+        if (name != NULL)
+          g_ptr_array_add (names, g_strdup (name));
+      }
+  g_ptr_array_sort (names, (GCompareFunc) g_strcmp0);
+  return g_steal_pointer (&names);
+}
+
+/* A command that names no cluster: the one cluster of the first clusters
+ * file there is (*@cluster), NULL when there is no file or it is empty, an
+ * error when it lists several. */
 static gboolean
-resolve_url (const StgCliSources *s, StgCliTarget *t, GError **error)
+sole_cluster (const StgCliSources *s, gchar **cluster, GError **error)
+{
+  const gchar *dirs[] = { s->user_config_dir, s->system_config_dir };
+
+  *cluster = NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
+    {
+      g_autofree gchar *path = dirs[i] ? g_build_filename (dirs[i], "clusters.json", NULL) : NULL;
+      if (path == NULL || !g_file_test (path, G_FILE_TEST_EXISTS))
+        continue;
+      g_autoptr (GPtrArray) names = file_clusters (path, error);
+      if (names == NULL)
+        return FALSE;
+      if (names->len > 1)
+        {
+          g_ptr_array_add (names, NULL);
+          g_autofree gchar *list = g_strjoinv (", ", (gchar **) names->pdata);
+          g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE,
+                       "%s lists several clusters (%s): name one in the command (its CLUSTER "
+                       "argument, or CLUSTER/ROLE/ENV/NAME), or give --url",
+                       path, list);
+          return FALSE;
+        }
+      *cluster = names->len == 1 ? g_strdup (names->pdata[0]) : NULL;
+      return TRUE;
+    }
+  return TRUE;
+}
+
+static gboolean
+resolve_url (const StgCliSources *s, const gchar *cluster, StgCliTarget *t, GError **error)
 {
   if (s->url_option != NULL)
     return set_url (t, s->url_option, "--url", error);
   if (s->env_url != NULL)
     return set_url (t, s->env_url, "STAGGER_URL", error);
-  if (s->cluster != NULL)
+  if (cluster != NULL)
     {
       const gchar *dirs[] = { s->user_config_dir, s->system_config_dir };
       for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
@@ -255,7 +317,7 @@ resolve_url (const StgCliSources *s, StgCliTarget *t, GError **error)
           if (dirs[i] == NULL)
             continue;
           g_autofree gchar *path = g_build_filename (dirs[i], "clusters.json", NULL);
-          if (!cluster_from_file (path, s->cluster, t, &found, error))
+          if (!cluster_from_file (path, cluster, t, &found, error))
             return FALSE;
           if (found)
             return TRUE;
@@ -350,7 +412,7 @@ credentials_from_file (const gchar *path, const gchar *cluster, StgCliTarget *t,
 }
 
 static gboolean
-resolve_credentials (const StgCliSources *s, StgCliTarget *t, GError **error)
+resolve_credentials (const StgCliSources *s, const gchar *cluster, StgCliTarget *t, GError **error)
 {
   if (s->user_option != NULL)
     {
@@ -389,15 +451,23 @@ resolve_credentials (const StgCliSources *s, StgCliTarget *t, GError **error)
   if (s->user_config_dir == NULL)
     return TRUE;
   g_autofree gchar *path = g_build_filename (s->user_config_dir, "credentials.json", NULL);
-  return credentials_from_file (path, s->cluster, t, error);
+  return credentials_from_file (path, cluster, t, error);
 }
 
 StgCliTarget *
 stg_cli_target_resolve (const StgCliSources *sources, GError **error)
 {
   g_autoptr (StgCliTarget) t = g_new0 (StgCliTarget, 1);
+  g_autofree gchar *sole = NULL;
 
-  if (!resolve_url (sources, t, error) || !resolve_credentials (sources, t, error))
+  /* A command that names no cluster, with no URL given, uses the clusters
+   * file's only cluster. */
+  if (sources->cluster == NULL && sources->url_option == NULL && sources->env_url == NULL &&
+      !sole_cluster (sources, &sole, error))
+    return NULL;
+  const gchar *cluster = sources->cluster ? sources->cluster : sole;
+  if (!resolve_url (sources, cluster, t, error) ||
+      !resolve_credentials (sources, cluster, t, error))
     return NULL;
   if (sources->env_ca_file != NULL)
     {

@@ -1,7 +1,9 @@
 /* connect.h: where the CLI connects and with which credentials.
  *
  * The URL: --url, else STAGGER_URL, else the cluster's entry in a clusters
- * file (the user's, then the system's), else http://127.0.0.1:8081. The
+ * file (the user's, then the system's), else http://127.0.0.1:8081. A
+ * command that names no cluster takes the only cluster of the first
+ * clusters file there is; one that lists several is an error. The
  * credentials: --auth-user USER:PASSWORD (or USER, with the password asked on
  * the terminal), else STAGGER_TOKEN (a Bearer token), else the cluster's
  * entry in the user's credentials file, which must be readable by its

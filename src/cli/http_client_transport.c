@@ -395,31 +395,72 @@ stg_http_client_transport_last_status (StgHttpClientTransport *self)
 }
 
 GBytes *
-stg_http_client_transport_get (StgHttpClientTransport *self, const gchar *url, GError **error)
+stg_http_client_transport_get (StgHttpClientTransport *self, const gchar *url, gchar **final_url,
+                               GError **error)
 {
-  g_autoptr (SoupMessage) msg = soup_message_new (SOUP_METHOD_GET, url);
-  g_autoptr (GError) local = NULL;
+  g_autoptr (GUri) at = g_uri_parse (url, SOUP_HTTP_URI_FLAGS, NULL);
 
-  if (msg == NULL)
+  if (at == NULL)
     {
       g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_INVALID, "'%s' is not a URL", url);
       return NULL;
     }
-  if (self->authorization != NULL)
-    soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization",
-                                  self->authorization);
-  g_autoptr (GBytes) body = soup_session_send_and_read (self->session, msg, NULL, &local);
-  if (body == NULL)
+  for (guint hops = 0;; hops++)
     {
-      g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_UNREACHABLE, "%s: %s", url,
-                   local->message);
-      return NULL;
+      g_autoptr (SoupMessage) msg = soup_message_new_from_uri (SOUP_METHOD_GET, at);
+      g_autoptr (GError) local = NULL;
+      g_autofree gchar *text = g_uri_to_string (at);
+
+      /* Redirects are followed here, with the credentials kept. */
+      soup_message_set_flags (msg, SOUP_MESSAGE_NO_REDIRECT);
+      if (self->authorization != NULL)
+        soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization",
+                                      self->authorization);
+      g_autoptr (GBytes) body = soup_session_send_and_read (self->session, msg, NULL, &local);
+      if (body == NULL)
+        {
+          g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_UNREACHABLE, "%s: %s",
+                       text, local->message);
+          return NULL;
+        }
+      guint status = soup_message_get_status (msg);
+      const gchar *location = soup_message_headers_get_one (soup_message_get_response_headers (msg),
+                                                            "Location");
+      GUri *next = (status == 307 || status == 308) && location != NULL && hops < 3
+                       ? g_uri_parse_relative (at, location, SOUP_HTTP_URI_FLAGS, NULL)
+                       : NULL;
+      if (next != NULL)
+        {
+          g_uri_unref (at);
+          at = next;
+          continue;
+        }
+      if (!SOUP_STATUS_IS_SUCCESSFUL (status))
+        {
+          g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_STATUS,
+                       "%s answered HTTP %u", text, status);
+          return NULL;
+        }
+      if (final_url != NULL)
+        *final_url = g_steal_pointer (&text);
+      return g_steal_pointer (&body);
     }
-  if (!SOUP_STATUS_IS_SUCCESSFUL (soup_message_get_status (msg)))
-    {
-      g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_STATUS, "%s answered HTTP %u", url,
-                   soup_message_get_status (msg));
-      return NULL;
-    }
-  return g_steal_pointer (&body);
+}
+
+const gchar *
+stg_http_client_transport_url (StgHttpClientTransport *self)
+{
+  return self->url;
+}
+
+void
+stg_http_client_transport_set_url (StgHttpClientTransport *self, const gchar *url)
+{
+  GUri *next = g_uri_parse (url, SOUP_HTTP_URI_FLAGS, NULL);
+
+  g_return_if_fail (next != NULL);
+  g_uri_unref (self->uri);
+  self->uri = next;
+  g_free (self->url);
+  self->url = g_uri_to_string (next);
 }

@@ -64,7 +64,17 @@ StgHttpClientTransport *stg_http_client_transport_new (const gchar *url,
 guint stg_http_client_transport_last_status (StgHttpClientTransport *self);
 
 /* A plain GET of @url with the same session and credentials (for other
- * pages of the same server); the body, or NULL with @error set. */
-GBytes *stg_http_client_transport_get (StgHttpClientTransport *self, const gchar *url, GError **error);
+ * pages of the same server), following a follower replica's 307/308 to
+ * the leader as the POSTs do; the body, or NULL with @error set. When
+ * @final_url is not NULL it gets the URL that answered. */
+GBytes *stg_http_client_transport_get (StgHttpClientTransport *self, const gchar *url,
+                                       gchar **final_url, GError **error);
+
+/* The URL the transport POSTs to now: the one it was made with, or the
+ * leader's once a follower redirected it. */
+const gchar *stg_http_client_transport_url (StgHttpClientTransport *self);
+
+/* POSTs to @url from now on (a leader found by a GET's redirect). */
+void stg_http_client_transport_set_url (StgHttpClientTransport *self, const gchar *url);
 
 G_END_DECLS

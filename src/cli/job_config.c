@@ -1,6 +1,7 @@
 /* job_config.c: a job's configuration for the commands that compare or
  * change it (job diff, job restart, job history and revert, host drain):
- * the job as the daemon keeps it, and a task config as readable lines.
+ * the job as the daemon keeps it (a task config as readable lines is
+ * common/task_lines.c).
  * Calls the client. One thread: the process's main thread.
  */
 #include "config.h"
@@ -8,8 +9,6 @@
 #include "cli/thrift_json.h"
 #include "cli/updates.h"
 #include "common/jobkey.h"
-#include "common/json_check.h"
-#include "common/json_write.h"
 
 ApiJobConfiguration *
 stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error)
@@ -30,39 +29,4 @@ stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error)
   g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "no job %s/%s/%s", key->role,
                key->environment, key->name);
   return NULL;
-}
-
-GPtrArray *
-stg_cli_config_lines (ApiTaskConfig *config)
-{
-  g_autoptr (JsonNode) n = stg_cli_thrift_to_json (config);
-  JsonObject *o = json_node_get_object (n);
-  g_autoptr (GList) members = json_object_get_members (o);
-  GPtrArray *lines = g_ptr_array_new_with_free_func (g_free);
-
-  members = g_list_sort (members, (GCompareFunc) g_strcmp0);
-  for (GList *l = members; l != NULL; l = l->next)
-    {
-      if (g_str_equal (l->data, "job") || g_str_equal (l->data, "owner"))
-        continue;
-      /* The executor's data is JSON itself: one line per member. */
-      g_autoptr (JsonParser) p = json_parser_new ();
-      if (g_str_equal (l->data, "executorConfig") && config->executorConfig != NULL &&
-          stg_json_load (p, config->executorConfig->data, -1, NULL) &&
-          JSON_NODE_HOLDS_OBJECT (json_parser_get_root (p)))
-        {
-          JsonObject *data = json_node_get_object (json_parser_get_root (p));
-          g_autoptr (GList) keys = json_object_get_members (data);
-          for (GList *k = keys; k != NULL; k = k->next)
-            {
-              g_autofree gchar *v = stg_json_write (json_object_get_member (data, k->data), FALSE,
-                                                    NULL);
-              g_ptr_array_add (lines, g_strdup_printf ("task.%s: %s", (gchar *) k->data, v));
-            }
-          continue;
-        }
-      g_autofree gchar *v = stg_json_write (json_object_get_member (o, l->data), FALSE, NULL);
-      g_ptr_array_add (lines, g_strdup_printf ("%s: %s", (gchar *) l->data, v));
-    }
-  return lines;
 }

@@ -16,7 +16,7 @@ libstg_cli_a_SOURCES = \
 	src/cli/jobfile_fleet.c src/cli/jobfile_gates.c src/cli/jobfile_plan.c src/cli/jobfile_sla.c \
 	src/cli/output.c src/cli/output.h \
 	src/cli/suggest.c src/cli/suggest.h \
-	src/cli/thrift_json.c src/cli/thrift_json.h
+	src/cli/thrift_json.h
 stagger_SOURCES = src/cli/main.c
 stagger_LDADD = libstg_cli.a libstg_common.a libstg_gen.a $(STG_LIBS)
 EXTRA_DIST += src/cli/local.mk

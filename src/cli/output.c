@@ -7,6 +7,7 @@
 
 #include "cli/output.h"
 #include "common/json_write.h"
+#include "common/task_lines.h"
 
 gboolean
 stg_cli_color_wanted (int fd)
@@ -349,6 +350,27 @@ print_groups (StgCli *cli, const gchar *label, StgStyle style, GHashTable *group
   g_autofree gchar *text = stg_cli_ranges_text (all);
   g_autofree gchar *shown = stg_cli_styled (cli->color_out, style, label);
   fprintf (cli->out, "%s %s\n", shown, text);
+}
+
+gchar *
+stg_cli_change_notes (ApiGetJobUpdateDiffResult *diff, ApiTaskConfig *config)
+{
+  g_autoptr (GPtrArray) all = g_ptr_array_new_with_free_func (g_free);
+  GHashTableIter it;
+  gpointer g;
+
+  g_hash_table_iter_init (&it, diff->update);
+  while (g_hash_table_iter_next (&it, &g, NULL))
+    {
+      g_autoptr (GPtrArray) notes = stg_task_change_notes (((ApiConfigGroup *) g)->config, config);
+      for (guint i = 0; i < notes->len; i++)
+        if (!g_ptr_array_find_with_equal_func (all, notes->pdata[i], g_str_equal, NULL))
+          g_ptr_array_add (all, g_strdup (notes->pdata[i]));
+    }
+  if (all->len == 0)
+    return NULL;
+  g_ptr_array_add (all, NULL);
+  return g_strjoinv ("\n", (gchar **) all->pdata);
 }
 
 void

@@ -83,5 +83,8 @@ gchar *stg_cli_ranges_text (StgRanges *ranges);
 /* Prints a getJobUpdateDiff answer's instances, one line each for add,
  * remove, update and unchanged ("update:    0-2,5"). */
 void stg_cli_print_diff_groups (StgCli *cli, ApiGetJobUpdateDiffResult *diff);
+/* What moving the diff's updated instances to @config means beyond the
+ * fields (common/task_lines.h), one line each; NULL when nothing. */
+gchar *stg_cli_change_notes (ApiGetJobUpdateDiffResult *diff, ApiTaskConfig *config);
 
 G_END_DECLS

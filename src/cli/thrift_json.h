@@ -1,20 +1,18 @@
-/* thrift_json.h: any generated API struct as JSON, for --json output and
- * `stagger job inspect`.
- *
- * Fields keep the IDL's names; enum fields (statuses, actions, response
- * codes) are written by name; maps with string keys become objects, other
- * maps arrays of [key, value]; sets are sorted so the output is stable.
- * Pure; any thread.
+/* thrift_json.h: the CLI's name for common/thrift_json.h (any generated
+ * API struct as JSON), for --json output and `stagger job inspect`. Pure;
+ * any thread.
  */
 #pragma once
 
-#include <json-glib/json-glib.h>
-
-#include "common/thrift_glue.h"
+#include "common/thrift_json.h"
 
 G_BEGIN_DECLS
 
-/* A new JSON object for @object. */
-JsonNode *stg_cli_thrift_to_json (gpointer object);
+/* A new JSON object for @object (stg_thrift_to_json). */
+static inline JsonNode *
+stg_cli_thrift_to_json (gpointer object)
+{
+  return stg_thrift_to_json (object);
+}
 
 G_END_DECLS

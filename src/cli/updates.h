@@ -1,11 +1,13 @@
 /* updates.h: what the commands that start updates share (update start,
  * job restart, job revert): following an update (cmd_update.c), the job
- * as the daemon keeps it and a config as lines (job_config.c). One
+ * as the daemon keeps it (job_config.c), a config as lines
+ * (common/task_lines.h). One
  * thread: the process's main thread. */
 #pragma once
 
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "common/task_lines.h"
 
 G_BEGIN_DECLS
 
@@ -19,10 +21,6 @@ int stg_cli_update_started (StgCli *cli, StgCliClient *c, const gchar *text, con
 /* The job @key as the daemon keeps it (its task config and instance
  * count), from getJobSummary; NULL with @error (NOT_FOUND: no such job). */
 ApiJobConfiguration *stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error);
-
-/* The task config's lines, "field: value" (the executor's data one line per
- * member), for a readable diff. */
-GPtrArray *stg_cli_config_lines (ApiTaskConfig *config);
 
 /* job history and job revert (cmd_history.c). */
 int stg_cli_job_history (StgCli *cli, int argc, gchar **argv);

@@ -12,6 +12,8 @@ libstg_common_a_SOURCES = \
 	src/common/json_write.c src/common/json_write.h \
 	src/common/mem_transport.c src/common/mem_transport.h \
 	src/common/ranges.c src/common/ranges.h \
+	src/common/task_lines.c src/common/task_lines.h \
+	src/common/thrift_json.c src/common/thrift_json.h \
 	src/common/thrift_glue.c src/common/thrift_glue.h \
 	src/common/tiers.c src/common/tiers.h
 EXTRA_DIST += src/common/local.mk

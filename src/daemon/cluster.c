@@ -188,15 +188,22 @@ stg_daemon_route_follower (StgHttpRequest *request, StgHttpResponse *response, g
   if (g_str_equal (path, "/cluster"))
     return stg_daemon_route_cluster (request, response, d);
   if (!stg_store_leader (d->store, &info, NULL) || info.url[0] == '\0')
-    stg_http_response_text (response, 503, "no replica leads yet; try again\n");
+    {
+      stg_http_response_text (response, 503, "no replica leads yet; try again\n");
+      /* A browser on its way to the new leader asks again by itself. */
+      stg_http_response_header (response, "Refresh", "2");
+    }
   else
     {
       g_autofree gchar *base = g_strdup (info.url);
       while (g_str_has_suffix (base, "/"))
         base[strlen (base) - 1] = '\0';
-      g_autofree gchar *location = g_strconcat (base, path, NULL);
-      g_autofree gchar *text = g_strdup_printf ("this replica follows; the leader is %s\n",
-                                                info.url);
+      /* The query too: the web UI's and the CLI's reads carry their
+       * arguments there. */
+      g_autofree gchar *query = stg_http_request_query_string (request);
+      g_autofree gchar *location = g_strconcat (base, path, query[0] ? "?" : "", query, NULL);
+      g_autofree gchar *text = g_strdup_printf ("this replica follows; the leader is %s: %s\n",
+                                                info.url, location);
       stg_http_response_text (response, 307, text);
       stg_http_response_header (response, "Location", location);
     }

@@ -302,7 +302,7 @@ main (int argc, char **argv)
     }
   if (o.version)
     {
-      g_print ("staggerd %s\n", PACKAGE_VERSION);
+      g_print ("staggerd %s\n", STG_VERSION);
       return 0;
     }
   if (o.hash_password || o.hash_token)

@@ -217,6 +217,12 @@ gboolean stg_engine_pulse_update (StgEngine *engine, const ApiJobUpdateKey *key,
 GBytes *stg_engine_read_log (StgEngine *engine, const ApiJobKey *key, gint32 instance, gboolean err,
                              gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
 
+/* Why instance @instance of job @key is not running as wanted now, as the
+ * runtime says (a failure's cause, what it waits on), and since when
+ * (*@since_ms); NULL when it has no cause or there is no such instance. */
+gchar *stg_engine_instance_cause (StgEngine *engine, const ApiJobKey *key, gint32 instance,
+                                  gint64 *since_ms);
+
 /* Removes the instances of job @key in @instances (gint32* set; NULL:
  * every one) that have ended for good (a terminal status, nothing running
  * or to start again) and their task events, and with @history the task

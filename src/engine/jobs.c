@@ -262,6 +262,22 @@ stg_engine_restart_instances (StgEngine *e, const ApiJobKey *key, GHashTable *in
   return stg_engine_step_end (e, error);
 }
 
+gchar *
+stg_engine_instance_cause (StgEngine *e, const ApiJobKey *key, gint32 instance, gint64 *since_ms)
+{
+  g_autoptr (StgJobRow) job = stg_store_get_job (e->store, key, NULL);
+  StgTaskObservation obs = { 0 };
+
+  *since_ms = 0;
+  if (job == NULL || e->runtime == NULL || instance < 0 || instance >= job->instance_count)
+    return NULL;
+  stg_runtime_observe (e->runtime, job->id, instance, &obs);
+  if (obs.cause == NULL)
+    return NULL;
+  *since_ms = obs.cause_ms;
+  return g_strdup (obs.cause);
+}
+
 GBytes *
 stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, gboolean err,
                      gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error)

@@ -170,9 +170,11 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
 }
 
 /* Sends @method @path (under the API prefix) with @body (nullable JSON)
- * for @task (whose task data is the StgDocker); @done gets the reply. */
+ * and @auth (nullable: X-Registry-Auth's value) for @task (whose task
+ * data is the StgDocker); @done gets the reply. */
 static void
-request (GTask *task, const gchar *method, const gchar *path, JsonNode *body, guint also_ok, ReplyFn done)
+request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *body,
+              const gchar *auth, guint also_ok, ReplyFn done)
 {
   StgDocker *d = g_task_get_task_data (task);
   g_autofree gchar *url = g_strconcat (d->base, API_PREFIX, path, NULL);
@@ -185,6 +187,9 @@ request (GTask *task, const gchar *method, const gchar *path, JsonNode *body, gu
   g_assert (r->msg != NULL); /* paths are built from escaped parts */
   if (d->client_cert != NULL)
     soup_message_set_tls_client_certificate (r->msg, d->client_cert);
+  if (auth != NULL)
+    soup_message_headers_replace (soup_message_get_request_headers (r->msg), "X-Registry-Auth",
+                                  auth);
   if (body != NULL)
     {
       gchar *text = json_to_string (body, FALSE);
@@ -193,6 +198,13 @@ request (GTask *task, const gchar *method, const gchar *path, JsonNode *body, gu
     }
   soup_session_send_and_read_async (d->session, r->msg, G_PRIORITY_DEFAULT, g_task_get_cancellable (task),
                                     on_reply, r);
+}
+
+static void
+request (GTask *task, const gchar *method, const gchar *path, JsonNode *body, guint also_ok,
+         ReplyFn done)
+{
+  request_with (task, method, path, body, NULL, also_ok, done);
 }
 
 static GTask *
@@ -255,6 +267,83 @@ gboolean
 stg_docker_ping_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, GError **error)
 {
   return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* ---- pull ------------------------------------------------------------------ */
+
+/* A pull's reply is a stream of JSON objects, one a line; a failure is one
+ * with "error" (the status is 200 all the same). */
+static void
+done_pulled (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
+{
+  gsize len = 0;
+  const gchar *data = g_bytes_get_data (body, &len);
+  g_autofree gchar *text = g_strndup (data ? data : "", len);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr (JsonParser) parser = json_parser_new ();
+      g_strstrip (lines[i]);
+      if (lines[i][0] == '\0' || !stg_json_load (parser, lines[i], -1, NULL) ||
+          !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        continue;
+      JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+      const gchar *error = json_object_get_string_member_with_default (o, "error", NULL);
+      if (error != NULL && error[0] != '\0')
+        {
+          g_task_return_new_error (task, STG_DOCKER_ERROR, STG_DOCKER_ERROR_FAILED, "%s", error);
+          return;
+        }
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+/* X-Registry-Auth: the credentials as JSON in URL-safe base64. */
+static gchar *
+registry_auth (const StgDockerAuth *auth)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "username");
+  json_builder_add_string_value (b, auth->user);
+  json_builder_set_member_name (b, "password");
+  json_builder_add_string_value (b, auth->password);
+  if (auth->server != NULL)
+    {
+      json_builder_set_member_name (b, "serveraddress");
+      json_builder_add_string_value (b, auth->server);
+    }
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  g_autofree gchar *json = json_to_string (root, FALSE);
+  gchar *out = g_base64_encode ((const guchar *) json, strlen (json));
+  for (gchar *p = out; *p != '\0'; p++)
+    *p = *p == '+' ? '-' : *p == '/' ? '_' : *p;
+  return out;
+}
+
+void
+stg_docker_pull_async (StgDocker *d, const gchar *image, const StgDockerAuth *auth,
+                       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_pull_async);
+  const gchar *slash = strrchr (image, '/');
+  const gchar *colon = strrchr (slash ? slash : image, ':');
+  gboolean digest = strchr (image, '@') != NULL;
+  g_autofree gchar *name = digest || colon == NULL ? g_strdup (image)
+                                                   : g_strndup (image, (gsize) (colon - image));
+  g_autofree gchar *from = g_uri_escape_string (name, NULL, FALSE);
+  g_autofree gchar *tag = g_uri_escape_string (digest  ? ""
+                                               : colon ? colon + 1
+                                                       : "latest",
+                                               NULL, FALSE);
+  g_autofree gchar *path = g_strconcat ("/images/create?fromImage=", from, tag[0] ? "&tag=" : "",
+                                        tag, NULL);
+  g_autofree gchar *header = auth != NULL ? registry_auth (auth) : NULL;
+
+  request_with (task, "POST", path, NULL, header, 0, done_pulled);
 }
 
 /* The "Id" of a create reply (hex only: it goes into paths). */

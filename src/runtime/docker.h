@@ -1,6 +1,6 @@
 /* docker.h: a client of one container engine's Docker Engine HTTP API
- * (Docker or Podman): ping, create, start, stop, remove, inspect, list by
- * label, and exec. Speaks HTTP over a unix socket (unix:///path) or TCP
+ * (Docker or Podman): ping, pull, create, start, stop, remove, inspect,
+ * list by label, and exec. Speaks HTTP over a unix socket (unix:///path) or TCP
  * (tcp://host:port, with TLS when given a client certificate, key and CA),
  * through libsoup. Calls no other layer. Main-loop thread only: every call
  * is asynchronous on the thread-default main context, takes a GCancellable,
@@ -47,6 +47,22 @@ void stg_docker_ping_async (StgDocker *docker, GCancellable *cancellable, GAsync
                             gpointer user_data);
 gboolean stg_docker_ping_finish (StgDocker *docker, GAsyncResult *result, GError **error);
 
+/* Registry credentials for a pull: sent as X-Registry-Auth. */
+typedef struct
+{
+  const gchar *user;
+  const gchar *password;
+  const gchar *server; /* (nullable) the registry, e.g. "registry.example.com:5000" */
+} StgDockerAuth;
+
+/* POST /images/create?fromImage=...&tag=...: the engine pulls @image
+ * ("name[:tag]" or "name@digest"; no tag: "latest") with @auth (nullable).
+ * An error the engine reports in its progress stream fails the call with
+ * its message. Finish with stg_docker_finish. */
+void stg_docker_pull_async (StgDocker *docker, const gchar *image, const StgDockerAuth *auth,
+                            GCancellable *cancellable, GAsyncReadyCallback callback,
+                            gpointer user_data);
+
 /* POST /containers/create?name=@name with @spec (Image, Cmd, Env, Labels,
  * HostConfig...; borrowed). Finishes with the new container's id. */
 void stg_docker_create_async (StgDocker *docker, const gchar *name, JsonNode *spec,
@@ -63,7 +79,7 @@ void stg_docker_stop_async (StgDocker *docker, const gchar *id, guint timeout_se
 /* DELETE /containers/@id?force=true (already gone is success). */
 void stg_docker_remove_async (StgDocker *docker, const gchar *id, GCancellable *cancellable,
                               GAsyncReadyCallback callback, gpointer user_data);
-/* The finish of start, stop and remove. */
+/* The finish of start, stop, remove and pull. */
 gboolean stg_docker_finish (StgDocker *docker, GAsyncResult *result, GError **error);
 
 /* GET /containers/@id/json. Finishes with the engine's JSON object. */

@@ -7,8 +7,9 @@
  * the next step. Its phase changes through stg_fleet_set_phase (which
  * records it: stg_slot_set_phase), along these arrows:
  *
- *   no container, want != 0 --[start: place, record the run, create,
- *            start (on_started)]--> STARTING
+ *   no container, want != 0 --[start: place, record the run, create
+ *            (pull the image first when the host lacks it), start
+ *            (on_started)]--> STARTING
  *   no container --[place: no host fits]--> PENDING
  *   STARTING --[on_health, or fleet_hooks.c once post_update passed:
  *            stg_fleet_healthy]--> RUNNING
@@ -18,6 +19,9 @@
  *            stg_fleet_container_finished]--> FINISHED
  *   any, its host away too long --[stg_fleet_slot_lost]--> FAILED (LOST),
  *            no container, no host
+ *   RUNNING on a draining host, restarted, no other host with room
+ *            --[waits_for_room: a note, tried again later]--> RUNNING
+ *            (nothing stopped)
  *   container not wanted (dead, replaced, restarted, killed) --[stop_remove:
  *            stop with the stop timeout, then remove]--> KILLING, then no
  *            container
@@ -59,6 +63,7 @@ slot_clear (StgSlot *base)
   g_clear_pointer (&slot->health, stg_health_free);
   g_clear_handle_id (&slot->retry_timer, g_source_remove);
   g_free (slot->container_id);
+  g_free (slot->pulling);
 }
 
 /* The slot's fact that is the fleet's: the config its container runs. */
@@ -371,6 +376,48 @@ on_started (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
   stg_fleet_drive (slot);
 }
 
+static void create (Slot *slot);
+static void on_pulled (GObject *source, GAsyncResult *result, gpointer data);
+
+/* The host lacks the image of the container being created: the engine
+ * pulls it (with the host's registry credentials), then the create is
+ * tried again. */
+static void
+pull (Slot *slot, const gchar *image)
+{
+  const StgFleetHostConfig *c = slot->host->config;
+  StgDockerAuth auth = { c->registry_user, c->registry_password, c->registry_server };
+  g_autofree gchar *m = g_strdup_printf ("pulling %s on %s", image, c->name);
+
+  slot->pulled = TRUE;
+  stg_slot_set_cause (&slot->base, m);
+  stg_fleet_set_phase (slot, STG_TASK_STARTING, API_SCHEDULE_STATUS_ASSIGNED, m);
+  g_free (slot->pulling);
+  slot->pulling = g_strdup (image);
+  stg_docker_pull_async (slot->host->docker, image, c->registry_user ? &auth : NULL,
+                         slot->base.cancel, on_pulled, slot);
+}
+
+static void
+on_pulled (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  Slot *slot = data;
+  g_autoptr (GError) error = NULL;
+
+  if (!stg_docker_finish (NULL, result, &error))
+    {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        return;
+      g_autofree gchar *what = g_strdup_printf ("cannot pull image %s", slot->pulling);
+      g_clear_pointer (&slot->pulling, g_free);
+      start_failed (slot, what, error);
+      return;
+    }
+  g_clear_pointer (&slot->pulling, g_free);
+  stg_slot_set_cause (&slot->base, NULL);
+  create (slot);
+}
+
 static void
 on_created (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
 {
@@ -380,7 +427,22 @@ on_created (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
 
   if (id == NULL)
     {
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        return;
+      g_autofree gchar *name = NULL;
+      g_autoptr (JsonNode) spec = g_error_matches (error, STG_DOCKER_ERROR,
+                                                   STG_DOCKER_ERROR_NOT_FOUND) &&
+                                          !slot->pulled
+                                      ? stg_fleet_container_spec (slot, slot->container_config,
+                                                                  slot->base.run_id, &name, NULL)
+                                      : NULL;
+      const gchar *image = spec ? json_object_get_string_member_with_default (json_node_get_object (
+                                                                                  spec),
+                                                                              "Image", NULL)
+                                : NULL;
+      if (image != NULL)
+        pull (slot, image);
+      else
         start_failed (slot, "cannot create the container", error);
       return;
     }
@@ -388,9 +450,29 @@ on_created (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
   stg_docker_start_async (slot->host->docker, id, slot->base.cancel, on_started, slot);
 }
 
-/* Indexes into rt->hosts of the hosts of the job's other placed slots. */
+/* Creates the container of the slot's run (slot->container_config, run
+ * number base.run_id). */
+static void
+create (Slot *slot)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *name = NULL;
+  g_autoptr (JsonNode) spec = stg_fleet_container_spec (slot, slot->container_config,
+                                                        slot->base.run_id, &name, &error);
+
+  if (spec == NULL)
+    {
+      start_failed (slot, "cannot build the container", error);
+      return;
+    }
+  slot->op = OP_STARTING;
+  stg_docker_create_async (slot->host->docker, name, spec, slot->base.cancel, on_created, slot);
+}
+
+/* Indexes into rt->hosts of the hosts of the job's placed slots other than
+ * @slot, leaving out those on @without (nullable). */
 static GArray *
-job_hosts (Slot *slot)
+job_hosts (Slot *slot, Host *without)
 {
   GArray *out = g_array_new (FALSE, FALSE, sizeof (gint));
   GHashTableIter it;
@@ -402,7 +484,8 @@ job_hosts (Slot *slot)
       Slot *other = value;
       guint index = 0;
       if (other != slot && other->base.key.job_id == slot->base.key.job_id && other->host != NULL &&
-          !other->killing && g_ptr_array_find (slot->rt->hosts, other->host, &index))
+          other->host != without && !other->killing &&
+          g_ptr_array_find (slot->rt->hosts, other->host, &index))
         {
           gint i = (gint) index;
           g_array_append_val (out, i);
@@ -411,24 +494,35 @@ job_hosts (Slot *slot)
   return out;
 }
 
+gint
+stg_fleet_choose_host (Slot *slot, Host *without, gchar **why)
+{
+  StgFleetRuntime *rt = slot->rt;
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, slot->base.want, NULL);
+  g_autofree StgPlaceHost *hosts = g_new0 (StgPlaceHost, rt->hosts->len + 1);
+  g_autoptr (GArray) others = job_hosts (slot, without);
+
+  for (guint i = 0; i < rt->hosts->len; i++)
+    {
+      Host *h = rt->hosts->pdata[i];
+      hosts[i] = (StgPlaceHost){ .config = h->config,
+                                 .available = h->reachable && !h->draining && h != without,
+                                 .total = h->slots };
+    }
+  return stg_fleet_place (hosts, rt->hosts->len,
+                          config && config->__isset_constraints ? config->constraints : NULL,
+                          others, why);
+}
+
 /* Chooses the slot's host; FALSE (and PENDING with why) when none fits. */
 static gboolean
 place (Slot *slot)
 {
   StgFleetRuntime *rt = slot->rt;
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, slot->base.want, NULL);
-  g_autofree StgPlaceHost *hosts = g_new0 (StgPlaceHost, rt->hosts->len + 1);
-  g_autoptr (GArray) others = job_hosts (slot);
   g_autofree gchar *why = NULL;
   g_autoptr (GError) error = NULL;
+  gint best = stg_fleet_choose_host (slot, NULL, &why);
 
-  for (guint i = 0; i < rt->hosts->len; i++)
-    {
-      Host *h = rt->hosts->pdata[i];
-      hosts[i] = (StgPlaceHost) { .config = h->config, .available = h->reachable && !h->draining, .total = h->slots };
-    }
-  gint best = stg_fleet_place (hosts, rt->hosts->len,
-                               config && config->__isset_constraints ? config->constraints : NULL, others, &why);
   if (best < 0)
     {
       if (g_strcmp0 (slot->base.cause, why) != 0 || slot->base.phase != STG_TASK_PENDING)
@@ -449,9 +543,6 @@ place (Slot *slot)
 static void
 start (Slot *slot)
 {
-  g_autoptr (GError) error = NULL;
-  g_autofree gchar *name = NULL;
-
   (void) stg_fleet_leave_drained (slot);
   if (slot->host == NULL && !place (slot))
     return;
@@ -459,18 +550,34 @@ start (Slot *slot)
    * before the engine hears of it. */
   slot->base.run_id++;
   slot->container_config = slot->base.want;
-  g_autoptr (JsonNode) spec = stg_fleet_container_spec (slot, slot->base.want, slot->base.run_id,
-                                                        &name, &error);
-  if (spec == NULL)
-    {
-      start_failed (slot, "cannot build the container", error);
-      return;
-    }
+  slot->pulled = FALSE;
   g_autofree gchar *m = g_strdup_printf ("creating run %" G_GINT64_FORMAT " on %s",
                                          slot->base.run_id, slot->host->config->name);
   stg_fleet_set_phase (slot, STG_TASK_STARTING, API_SCHEDULE_STATUS_ASSIGNED, m);
-  slot->op = OP_STARTING;
-  stg_docker_create_async (slot->host->docker, name, spec, slot->base.cancel, on_created, slot);
+  create (slot);
+}
+
+/* A restart of a live container on a draining host moves it elsewhere:
+ * while no other host has room, nothing is stopped, and the slot says
+ * why (once per reason) and looks again later. */
+static gboolean
+waits_for_room (Slot *slot)
+{
+  g_autofree gchar *why = NULL;
+
+  if (slot->dead || slot->host == NULL || !slot->host->draining ||
+      stg_fleet_choose_host (slot, slot->host, &why) >= 0)
+    return FALSE;
+  g_autofree gchar *m = g_strdup_printf ("waiting for room to move off draining host %s, "
+                                         "nothing stopped: %s",
+                                         slot->host->config->name, why ? why : "no host fits");
+  if (g_strcmp0 (slot->base.cause, m) != 0)
+    {
+      stg_slot_set_cause (&slot->base, m);
+      stg_slot_note (&slot->base, m);
+    }
+  retry_in (slot, UNPLACED_RETRY_MS);
+  return TRUE;
 }
 
 void
@@ -495,6 +602,8 @@ stg_fleet_drive (Slot *slot)
         return;
       if (changing)
         slot->base.post_owed = slot->base.want;
+      if (!replacing && slot->restart && waits_for_room (slot))
+        return;
       stop_remove (slot);
       return;
     }

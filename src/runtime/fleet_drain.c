@@ -8,17 +8,66 @@
 
 #include "runtime/fleet_private.h"
 
+/* Orders slots by job, then instance. */
+static gint
+by_key (gconstpointer a, gconstpointer b)
+{
+  const Slot *x = *(Slot *const *) a, *y = *(Slot *const *) b;
+
+  if (x->base.key.job_id != y->base.key.job_id)
+    return x->base.key.job_id < y->base.key.job_id ? -1 : 1;
+  return x->base.key.instance - y->base.key.instance;
+}
+
+/* Why some of @h's instances could not be placed on the other hosts now,
+ * or NULL when all could: what a drain of @h would wait on. Places @h's
+ * slots one by one on the other hosts as a drain would, each one counted
+ * where it went (moved there for the while, then back). */
+static gchar *
+drain_shortfall (StgFleetRuntime *rt, Host *h)
+{
+  g_autoptr (GPtrArray) on = g_ptr_array_new ();
+  g_autoptr (GString) out = g_string_new (NULL);
+  guint short_of = 0;
+  GHashTableIter it;
+  gpointer v;
+
+  stg_slots_iter_init (rt->slots, &it);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    if (((Slot *) v)->host == h && !((Slot *) v)->killing && ((Slot *) v)->base.want != 0)
+      g_ptr_array_add (on, v);
+  g_ptr_array_sort (on, by_key);
+  for (guint i = 0; i < on->len; i++)
+    {
+      Slot *slot = on->pdata[i];
+      g_autofree gchar *why = NULL;
+      gint best = stg_fleet_choose_host (slot, h, &why);
+      if (best >= 0)
+        stg_fleet_set_host (slot, rt->hosts->pdata[best]);
+      else if (short_of++ < 3)
+        g_string_append_printf (out, "%sinstance %d of %s/%s/%s: %s", out->len ? "; " : "",
+                                slot->base.key.instance, slot->base.job->role,
+                                slot->base.job->environment, slot->base.job->name,
+                                why ? why : "no host fits");
+    }
+  for (guint i = 0; i < on->len; i++)
+    stg_fleet_set_host (on->pdata[i], h);
+  if (short_of > 3)
+    g_string_append_printf (out, "; and %u more", short_of - 3);
+  return short_of > 0 ? g_strdup (out->str) : NULL;
+}
+
 static ApiFleetHostStatus *
 host_status (StgFleetRuntime *rt, Host *h)
 {
+  g_autofree gchar *blocked = drain_shortfall (rt, h);
   /* The maintenance mode is the engine's to say. */
-  ApiFleetHostStatus *s = g_object_new (API_TYPE_FLEET_HOST_STATUS, "name", h->config->name,
-                                        "endpoint", h->config->endpoint, "address",
-                                        h->config->address, "reachable", h->reachable,
-                                        "unreachableSinceMs",
-                                        h->reachable ? (gint64) 0 : h->unreachable_since_ms,
-                                        "lastError", h->last_error ? h->last_error : "", "draining",
-                                        h->draining, "mode", API_MAINTENANCE_MODE_NONE, NULL);
+  ApiFleetHostStatus *s = g_object_new (
+      API_TYPE_FLEET_HOST_STATUS, "name", h->config->name, "endpoint", h->config->endpoint,
+      "address", h->config->address, "reachable", h->reachable, "unreachableSinceMs",
+      h->reachable ? (gint64) 0 : h->unreachable_since_ms, "lastError",
+      h->last_error ? h->last_error : "", "draining", h->draining, "drainBlocked",
+      blocked ? blocked : "", "mode", API_MAINTENANCE_MODE_NONE, NULL);
   GHashTableIter it;
   gpointer k, v;
 

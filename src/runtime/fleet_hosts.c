@@ -22,6 +22,9 @@ host_config_free (gpointer p)
   g_free (h->tls_cert);
   g_free (h->tls_key);
   g_free (h->tls_ca);
+  g_free (h->registry_user);
+  g_free (h->registry_password);
+  g_free (h->registry_server);
   g_free (h);
 }
 
@@ -63,6 +66,9 @@ stg_fleet_options_copy (StgFleetOptions *to, const StgFleetOptions *from)
       h->tls_cert = g_strdup (f->tls_cert);
       h->tls_key = g_strdup (f->tls_key);
       h->tls_ca = g_strdup (f->tls_ca);
+      h->registry_user = g_strdup (f->registry_user);
+      h->registry_password = g_strdup (f->registry_password);
+      h->registry_server = g_strdup (f->registry_server);
       g_ptr_array_add (to->hosts, h);
     }
 }
@@ -130,7 +136,10 @@ default_address (const gchar *endpoint)
 static StgFleetHostConfig *
 load_host (GKeyFile *kf, const gchar *group, GError **error)
 {
-  static const gchar *const known[] = { "endpoint", "address", "attributes", "tls_cert", "tls_key", "tls_ca", NULL };
+  static const gchar *const known[] = {
+    "endpoint", "address",       "attributes",        "tls_cert",        "tls_key",
+    "tls_ca",   "registry_user", "registry_password", "registry_server", NULL
+  };
   g_autoptr (GError) local = NULL;
   g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
   const gchar *name = group + strlen (HOST_GROUP_PREFIX);
@@ -144,9 +153,11 @@ load_host (GKeyFile *kf, const gchar *group, GError **error)
   for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
     if (!g_strv_contains (known, keys[i]))
       {
-        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
-                     "unknown key '%s' in [%s] (known: endpoint, address, attributes, tls_cert, tls_key, tls_ca)",
-                     keys[i], group);
+        g_set_error (
+            error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+            "unknown key '%s' in [%s] (known: endpoint, address, attributes, tls_cert, tls_key, "
+            "tls_ca, registry_user, registry_password, registry_server)",
+            keys[i], group);
         return NULL;
       }
   StgFleetHostConfig *h = g_new0 (StgFleetHostConfig, 1);
@@ -167,6 +178,19 @@ load_host (GKeyFile *kf, const gchar *group, GError **error)
   h->tls_cert = g_key_file_get_string (kf, group, "tls_cert", NULL);
   h->tls_key = g_key_file_get_string (kf, group, "tls_key", NULL);
   h->tls_ca = g_key_file_get_string (kf, group, "tls_ca", NULL);
+  h->registry_user = g_key_file_get_string (kf, group, "registry_user", NULL);
+  h->registry_password = g_key_file_get_string (kf, group, "registry_password", NULL);
+  h->registry_server = g_key_file_get_string (kf, group, "registry_server", NULL);
+  if ((h->registry_user == NULL) != (h->registry_password == NULL) ||
+      (h->registry_server != NULL && h->registry_user == NULL))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "[%s]: registry_user and registry_password go together (registry_server "
+                   "only with them)",
+                   group);
+      host_config_free (h);
+      return NULL;
+    }
   if (!load_attributes (kf, group, h, error))
     {
       host_config_free (h);

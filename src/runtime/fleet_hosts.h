@@ -1,7 +1,8 @@
 /* fleet_hosts.h: the fleet runtime's hosts and where an instance goes.
  *
  * Owns the hosts' configuration, read from staggerd's config file (a
- * [host NAME] group per host: endpoint, address, attributes, TLS files; a
+ * [host NAME] group per host: endpoint, address, attributes, TLS files,
+ * registry credentials; a
  * [fleet] group for the runtime's timings), and placement: which host an
  * instance goes to under Aurora's constraints (limit per host or attribute
  * value, value sets), choosing the host with the fewest instances of its
@@ -25,6 +26,9 @@ typedef struct
   gchar *tls_cert;        /* tcp:// with TLS: client certificate, key, CA */
   gchar *tls_key;
   gchar *tls_ca;
+  gchar *registry_user; /* (nullable) credentials the engine pulls images with */
+  gchar *registry_password;
+  gchar *registry_server; /* (nullable) the registry they are for; default: the image's */
 } StgFleetHostConfig;
 
 typedef struct

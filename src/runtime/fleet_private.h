@@ -50,7 +50,7 @@ typedef enum
 {
   OP_IDLE,
   OP_STOPPING, /* stop, then remove */
-  OP_STARTING, /* create, then start */
+  OP_STARTING, /* create (the image pulled first when the host lacks it), then start */
   OP_HOOK,     /* an update hook runs in the container */
 } SlotOp;
 
@@ -71,6 +71,8 @@ typedef struct
   gchar *container_id;            /* NULL: no container */
   gint64 container_config;        /* the config the container runs */
   SlotOp op;                      /* what it does with its container; base.cancel cancels it */
+  gboolean pulled;                /* this start pulled its image already */
+  gchar *pulling;                 /* (nullable) the image being pulled */
   StgHealth *health;
   guint retry_timer;
   FleetHook *hook;   /* (nullable) the hook in flight */
@@ -112,6 +114,11 @@ gboolean stg_fleet_reconcile (StgRuntime *base, gboolean implicit, gchar **summa
 /* ---- slots (fleet.c) --------------------------------------------------------- */
 
 Host *stg_fleet_host (StgFleetRuntime *rt, const gchar *name);
+
+/* The index of the host @slot would be placed on now, never @without
+ * (nullable), nor an unreachable or draining host; -1 and *@why when
+ * none fits. */
+gint stg_fleet_choose_host (Slot *slot, Host *without, gchar **why);
 void stg_fleet_set_host (Slot *slot, Host *host);
 
 /* Changes what observe reports, records a TaskEvent with @message, saves

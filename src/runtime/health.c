@@ -131,7 +131,9 @@ on_http (GObject *source, GAsyncResult *res, gpointer data)
   if (h != NULL)
     {
       if (body == NULL)
-        why = g_strdup_printf ("no answer from %s: %s", h->target.url,
+        why = g_strdup_printf ("%s%sno answer from %s: %s",
+                               h->target.no_answer ? h->target.no_answer : "",
+                               h->target.no_answer ? ": " : "", h->target.url,
                                c->timed_out ? "timed out" : error->message);
       else
         {
@@ -280,6 +282,7 @@ stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *target, gboole
   h->spec.shell_command = g_strdup (spec->shell_command);
   h->target.session = target->session ? g_object_ref (target->session) : NULL;
   h->target.url = g_strdup (target->url);
+  h->target.no_answer = g_strdup (target->no_answer);
   h->target.shell_argv = g_strdupv (target->shell_argv);
   h->target.envp = g_strdupv (target->envp);
   h->target.cwd = g_strdup (target->cwd);
@@ -319,6 +322,7 @@ stg_health_free (StgHealth *h)
     }
   g_clear_object (&h->target.session);
   g_free (h->target.url);
+  g_free (h->target.no_answer);
   g_strfreev (h->target.shell_argv);
   g_strfreev (h->target.envp);
   g_free (h->target.cwd);

@@ -50,6 +50,8 @@ typedef struct
   gpointer run_data;
   const StgIdentity *identity; /* (nullable) shell checks run as this user; borrowed */
   StgHealthCounts *counts;     /* (nullable) each check's outcome is counted here; borrowed */
+  gchar *no_answer;            /* (nullable) HTTP: what an unanswered check says first (what
+                                * was asked and where to read about it) */
 } StgHealthTarget;
 
 /* Starts checking. @already_healthy: an adopted instance known to be

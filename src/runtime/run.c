@@ -27,6 +27,20 @@ static void run_ended (Run *run, gboolean success, const gchar *how);
 
 static void on_health (gpointer data, gboolean healthy, const gchar *why);
 
+/* What a check on the probe socket says when the new version does not
+ * answer there. */
+static gchar *
+probe_hint (const gchar *probe_url)
+{
+  g_autoptr (GUri) uri = g_uri_parse (probe_url, G_URI_FLAGS_NONE, NULL);
+
+  return g_strdup_printf ("the new version did not serve its probe socket (the descriptor named "
+                          "\"probe\" in LISTEN_FDNAMES, STAGGER_PROBE_PORT=%d): a hot upgrade's "
+                          "new version must answer its health check there, see staggerd(8), "
+                          "Hot upgrade",
+                          uri ? g_uri_get_port (uri) : 0);
+}
+
 /* Starts checking @run at @target (kept for later), or at @probe_url
  * (nullable) for now: a new version beside the old one is checked on its
  * private probe socket, since either process may answer on the shared ones. */
@@ -41,8 +55,12 @@ run_watch (Run *run, const StgHealthTarget *target, const gchar *probe_url, gboo
   run->target.cwd = g_strdup (target->cwd);
   run->target.identity = target->identity;
   StgHealthTarget now = run->target;
+  g_autofree gchar *hint = NULL;
   if (probe_url != NULL)
-    now.url = (gchar *) probe_url;
+    {
+      now.url = (gchar *) probe_url;
+      now.no_answer = hint = probe_hint (probe_url);
+    }
   run->health = stg_health_new (&run->spec->health, &now, healthy, on_health, run);
 }
 

@@ -78,6 +78,7 @@ typedef struct
    * exit status, a start error, the last lines of stderr), or NULL.
    * Owned by the runtime; valid until the next call into it. */
   const gchar *cause;
+  gint64 cause_ms; /* when the cause was given; 0 without one */
 } StgTaskObservation;
 
 typedef struct _StgRuntime StgRuntime;

@@ -173,10 +173,17 @@ stg_slot_set_phase (StgSlot *slot, StgTaskPhase phase, gint64 config_id, gint st
   gint64 now = stg_clock_now_ms (slots->clock);
   g_autoptr (GError) error = NULL;
 
+  /* RUNNING counts from when it became healthy: an instance adopted
+   * after a restart or a failover keeps that time, and so does a note. */
+  slot->phase_since_ms = phase == STG_TASK_RUNNING && slot->healthy_since_ms > 0
+                             ? slot->healthy_since_ms
+                         : phase == slot->phase && status == slot->status &&
+                                 slot->phase_since_ms > 0
+                             ? slot->phase_since_ms
+                             : now;
   slot->phase = phase;
   slot->config_id = config_id;
   slot->status = status;
-  slot->phase_since_ms = now;
   if (slots->klass->facts != NULL &&
       (!save_facts (slot, &error) ||
        !stg_store_add_task_event (slots->store, slot->key.job_id, slot->key.instance, now, status,
@@ -206,6 +213,7 @@ stg_slot_healthy (StgSlot *slot, gint64 config_id, gint64 since_ms, const gchar 
 {
   slot->healthy_since_ms = since_ms;
   slot->backoff_ms = 0;
+  stg_slot_set_cause (slot, NULL);
   stg_slot_set_phase (slot, STG_TASK_RUNNING, config_id, API_SCHEDULE_STATUS_RUNNING, message);
 }
 
@@ -216,6 +224,7 @@ stg_slot_set_cause (StgSlot *slot, const gchar *why)
 
   g_free (slot->cause);
   slot->cause = copy;
+  slot->cause_ms = why != NULL ? stg_clock_now_ms (slot->table->clock) : 0;
 }
 
 void
@@ -264,5 +273,6 @@ stg_slot_observe (const StgSlot *slot, StgTaskObservation *out)
     .failures = slot->failures,
     .status = slot->status,
     .cause = slot->cause,
+    .cause_ms = slot->cause_ms,
   };
 }

@@ -43,7 +43,9 @@ typedef struct
   gint64 phase_since_ms;   /* ... when the phase was last set */
   gint64 healthy_since_ms; /* ... when it last became healthy */
   guint32 failures;        /* ... failed runs (stg_slot_count_failure) */
-  gchar *cause;            /* ... why its last run failed, in words (nullable) */
+  gchar *cause;            /* ... why its last run failed, or what it waits on, in words
+                            * (nullable); cleared once it is healthy */
+  gint64 cause_ms;         /* ... when the cause was given */
   gint backoff_ms;         /* the wait before a start after a failure; 0 once healthy */
   gint64 post_owed;        /* the config whose post_update hook is owed once healthy; 0: none */
   GCancellable *cancel;    /* cancelled when the slot is freed */
@@ -90,7 +92,10 @@ void stg_slots_iter_init (StgSlots *slots, GHashTableIter *it);
 void stg_slot_remove (StgSlot *slot);
 
 /* Sets what observe reports, records the slot's facts and a TaskEvent with
- * @message (nullable), and announces the change. */
+ * @message (nullable), and announces the change. The phase's time is now,
+ * unless the phase and status stay as they were (kept), or it is RUNNING
+ * and healthy_since_ms is set (that time: an adopted instance keeps the
+ * time it became healthy). */
 void stg_slot_set_phase (StgSlot *slot, StgTaskPhase phase, gint64 config_id, gint status,
                          const gchar *message);
 
@@ -102,14 +107,16 @@ void stg_slot_note (StgSlot *slot, const gchar *message);
 void stg_slot_assume (StgSlot *slot, StgTaskPhase phase, gint status);
 
 /* The slot became healthy at @since_ms running @config_id: RUNNING,
- * recorded with @message; the back-off starts again from the beginning. */
+ * recorded with @message; the back-off starts again from the beginning,
+ * and the cause is over (the events keep it). */
 void stg_slot_healthy (StgSlot *slot, gint64 config_id, gint64 since_ms, const gchar *message);
 
 /* Records the slot's facts without an event (the intent, written before
  * acting on it). */
 void stg_slot_save (StgSlot *slot);
 
-/* Why the slot's last run failed, in words (copied; nullable). */
+/* Why the slot's last run failed, or what it waits on, in words (copied;
+ * nullable), as of now. */
 void stg_slot_set_cause (StgSlot *slot, const gchar *why);
 
 /* Counts a failed run of the slot (recorded with the next phase) and,

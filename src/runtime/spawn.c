@@ -165,8 +165,10 @@ find_program (const StgSpawnRequest *r, GError **error)
     return own;
   gchar *path = g_find_program_in_path (name);
   if (path == NULL)
-    g_set_error (error, STG_SPAWN_ERROR, STG_SPAWN_ERROR_NOT_FOUND, "'%s' was not found on PATH",
-                 name);
+    g_set_error (error, STG_SPAWN_ERROR, STG_SPAWN_ERROR_NOT_FOUND,
+                 "'%s' was not found on the PATH it runs with (%s) nor on staggerd's (%s): give "
+                 "its full path, or install it in one of those folders",
+                 name, search ? search : "none", g_getenv ("PATH") ? g_getenv ("PATH") : "none");
   return path;
 }
 

@@ -347,7 +347,7 @@ add_host (JsonBuilder *b, gconstpointer item)
 
   stg_webui_add_fields (b, h,
                         "name address endpoint reachable unreachable_since_ms last_error "
-                        "draining mode:maintenance");
+                        "draining drain_blocked mode:maintenance");
   json_builder_set_member_name (b, "attributes");
   json_builder_begin_object (b);
   g_hash_table_iter_init (&it, h->attributes);

@@ -1,6 +1,6 @@
 /* webui_instance.c: what the update page shows when an instance is picked:
- * GET /ui/api/instance (its status, why it last failed, its newest task
- * events and the tails of its stdout and stderr) and GET
+ * GET /ui/api/instance (its status, its current cause and since when, its
+ * newest task events and the tails of its stdout and stderr) and GET
  * /ui/api/instance/log (the last 64 KiB of one of them as text). Reads the
  * store and, through the engine, the runtime's output; changes nothing.
  * Main-loop thread only.
@@ -70,7 +70,7 @@ read_instance (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **e
                                                              EVENTS, error);
   if (events == NULL)
     return 500;
-  const gchar *state = "PENDING", *cause = NULL;
+  const gchar *state = "PENDING";
   json_builder_begin_object (b);
   member_int (b, "instance", instance);
   json_builder_set_member_name (b, "events");
@@ -79,8 +79,6 @@ read_instance (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **e
     {
       ApiTaskEvent *e = events->pdata[i];
       state = stg_schedule_status_name (e->status);
-      if (e->status == API_SCHEDULE_STATUS_FAILED || e->status == API_SCHEDULE_STATUS_LOST)
-        cause = e->message;
       json_builder_begin_object (b);
       member_int (b, "ts_ms", e->timestamp);
       member_string (b, "status", stg_schedule_status_name (e->status));
@@ -89,7 +87,17 @@ read_instance (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **e
     }
   json_builder_end_array (b);
   member_string (b, "status", state);
+  /* The cause as of now, with its time: older ones are in the events. */
+  gint64 cause_ms = 0;
+  g_autofree gchar *cause = ui->ctx.engine ? stg_engine_instance_cause (ui->ctx.engine, key,
+                                                                        instance, &cause_ms)
+                                           : NULL;
   member_string (b, "cause", cause);
+  json_builder_set_member_name (b, "cause_ms");
+  if (cause != NULL)
+    json_builder_add_int_value (b, cause_ms);
+  else
+    json_builder_add_null_value (b);
   member_tail (ui, b, "stdout_tail", key, instance, FALSE, TAIL_BYTES);
   member_tail (ui, b, "stderr_tail", key, instance, TRUE, TAIL_BYTES);
   json_builder_end_object (b);

@@ -15,8 +15,7 @@
 #include "webui/webui_private.h"
 #include "common/enums.h"
 #include "common/jobkey.h"
-#include "common/json_check.h"
-#include "common/json_write.h"
+#include "common/task_lines.h"
 
 #define INSTANCE_EVENTS_SHOWN 500
 
@@ -102,68 +101,13 @@ compare_lines (gconstpointer a, gconstpointer b)
   return c != 0 ? c : strcmp (x, y);
 }
 
-/* A task config as readable lines, "key: value", sorted by key. */
+/* A task config as readable lines, "key: value" (every field:
+ * common/task_lines.h), sorted by key. */
 static GPtrArray *
 config_lines (ApiTaskConfig *t)
 {
-  GPtrArray *lines = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *lines = stg_task_lines (t);
 
-  if (t == NULL)
-    return lines;
-  g_ptr_array_add (lines, g_strdup_printf ("service: %s", t->isService ? "yes" : "no"));
-  g_ptr_array_add (lines, g_strdup_printf ("priority: %d", t->priority));
-  g_ptr_array_add (lines, g_strdup_printf ("max task failures: %d", t->maxTaskFailures));
-  if (t->__isset_tier && t->tier)
-    g_ptr_array_add (lines, g_strdup_printf ("tier: %s", t->tier));
-  if (t->__isset_contactEmail && t->contactEmail)
-    g_ptr_array_add (lines, g_strdup_printf ("contact: %s", t->contactEmail));
-  GHashTableIter it;
-  gpointer key, value;
-  g_hash_table_iter_init (&it, t->resources);
-  while (g_hash_table_iter_next (&it, &key, NULL))
-    {
-      ApiResource *r = key;
-      if (r->__isset_numCpus)
-        g_ptr_array_add (lines, g_strdup_printf ("cpu: %g", r->numCpus));
-      if (r->__isset_ramMb)
-        g_ptr_array_add (lines, g_strdup_printf ("ram_mb: %" G_GINT64_FORMAT, r->ramMb));
-      if (r->__isset_diskMb)
-        g_ptr_array_add (lines, g_strdup_printf ("disk_mb: %" G_GINT64_FORMAT, r->diskMb));
-      if (r->__isset_namedPort)
-        g_ptr_array_add (lines, g_strdup_printf ("port: %s", r->namedPort));
-    }
-  if (t->__isset_metadata)
-    {
-      g_hash_table_iter_init (&it, t->metadata);
-      while (g_hash_table_iter_next (&it, &key, NULL))
-        g_ptr_array_add (lines, g_strdup_printf ("metadata %s: %s", ((ApiMetadata *) key)->key,
-                                                 ((ApiMetadata *) key)->value));
-    }
-  if (t->__isset_taskLinks)
-    {
-      g_hash_table_iter_init (&it, t->taskLinks);
-      while (g_hash_table_iter_next (&it, &key, &value))
-        g_ptr_array_add (lines, g_strdup_printf ("link %s: %s", (gchar *) key, (gchar *) value));
-    }
-  if (t->__isset_executorConfig && t->executorConfig)
-    {
-      g_ptr_array_add (lines, g_strdup_printf ("executor: %s", t->executorConfig->name));
-      /* Executor data is JSON: one line per top-level member when it parses. */
-      g_autoptr (JsonParser) p = json_parser_new ();
-      if (t->executorConfig->data && stg_json_load (p, t->executorConfig->data, -1, NULL) &&
-          JSON_NODE_HOLDS_OBJECT (json_parser_get_root (p)))
-        {
-          JsonObject *o = json_node_get_object (json_parser_get_root (p));
-          g_autoptr (GList) members = json_object_get_members (o);
-          for (GList *l = members; l; l = l->next)
-            {
-              g_autofree gchar *v = stg_json_write (json_object_get_member (o, l->data), FALSE, NULL);
-              g_ptr_array_add (lines, g_strdup_printf ("task %s: %s", (gchar *) l->data, v));
-            }
-        }
-      else if (t->executorConfig->data)
-        g_ptr_array_add (lines, g_strdup_printf ("executor data: %s", t->executorConfig->data));
-    }
   g_ptr_array_sort (lines, compare_lines);
   return lines;
 }
@@ -176,7 +120,7 @@ add_line (JsonBuilder *b, const gchar *mark, const gchar *text)
 }
 
 /* A line-by-line diff of two lists sorted by key: "  same", and for a
- * changed key "- old" then "+ new". */
+ * changed key "- old" then "+ new"; and the change's notes. */
 static void
 add_diff (JsonBuilder *b, ApiTaskConfig *old, ApiTaskConfig *new)
 {
@@ -199,6 +143,13 @@ add_diff (JsonBuilder *b, ApiTaskConfig *old, ApiTaskConfig *new)
       else
         add_line (b, "+ ", c->pdata[j++]);
     }
+  json_builder_end_array (b);
+  /* What the change means beyond its lines (instances replaced...). */
+  g_autoptr (GPtrArray) notes = stg_task_change_notes (old, new);
+  json_builder_set_member_name (b, "notes");
+  json_builder_begin_array (b);
+  for (guint k = 0; k < notes->len; k++)
+    json_builder_add_string_value (b, notes->pdata[k]);
   json_builder_end_array (b);
   json_builder_end_object (b);
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/enums.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "common/mem_transport.h"
 
 typedef const gchar *(*Namer) (gint value);
@@ -423,7 +423,7 @@ stg_json_recorder_init (StgJsonRecorder *self)
 }
 
 JsonNode *
-stg_cli_thrift_to_json (gpointer object)
+stg_thrift_to_json (gpointer object)
 {
   g_autoptr (StgMemTransport) sink = stg_mem_transport_new (NULL, 0);
   g_autoptr (StgJsonRecorder) rec = g_object_new (STG_TYPE_JSON_RECORDER, "transport", sink, NULL);
