@@ -1,8 +1,9 @@
 /* engine_sla_test.c: Check suite for SLA policies (src/engine/sla.c): the
- * checks made at submission (Aurora's rules), and SLA-aware updates under
+ * checks made at submission (Aurora's rules), SLA-aware updates under
  * count and percentage policies, which never leave fewer active instances
  * (RUNNING for the policy's duration) than the policy asks and still
- * finish. A fake clock and a scripted runtime drive a real store on a
+ * finish, and under a coordinator (a scripted one) asked again, with a
+ * timeout and a back-off, until it allows. A fake clock and a scripted runtime drive a real store on a
  * temporary file (engine_fixture.c). */
 #include "config.h"
 
@@ -325,6 +326,107 @@ START_TEST (the_preferred_tiers_default_applies_without_a_policy)
 }
 END_TEST
 
+/* ---- coordinators ---------------------------------------------------------------- */
+
+/* A coordinator scripted answer by answer on the fake clock: "yes",
+ * "no", or "hang" (never answers); the questions are logged. */
+typedef struct
+{
+  StgGateRunner parent;
+  GQueue answers;   /* gchar*, owned */
+  GPtrArray *asked; /* "TASK_KEY at MS", owned */
+  gboolean busy;    /* a question is open: never two at once */
+} Coordinator;
+
+typedef struct
+{
+  Coordinator *c;
+  GCancellable *cancel;
+  StgGateDone done;
+  gpointer data;
+  gboolean yes;
+} Question;
+
+static void
+reply (gpointer data)
+{
+  Question *q = data;
+
+  q->c->busy = FALSE;
+  if (!g_cancellable_is_cancelled (q->cancel))
+    q->done (q->data, q->yes, q->yes ? "{\"drain\": true}" : "{\"drain\": false}");
+  g_object_unref (q->cancel);
+  g_free (q);
+}
+
+static void
+coordinator_ask (StgGateRunner *runner, const StgCoordinatorAsk *ask, GCancellable *cancel,
+                 StgGateDone done, gpointer data)
+{
+  Coordinator *c = (Coordinator *) runner;
+  g_autofree gchar *answer = g_queue_pop_head (&c->answers);
+
+  ck_assert (!c->busy || answer == NULL);
+  ck_assert_str_eq (ask->status_key, "drain");
+  g_ptr_array_add (c->asked, g_strdup_printf ("%s at %" G_GINT64_FORMAT, ask->task_key,
+                                              (gint64) (stg_clock_now_ms (fx.clock) - T0)));
+  if (answer == NULL || g_str_equal (answer, "hang"))
+    return; /* the engine's timeout cancels it */
+  Question *q = g_new0 (Question, 1);
+  q->c = c;
+  q->cancel = g_object_ref (cancel);
+  q->done = done;
+  q->data = data;
+  q->yes = g_str_equal (answer, "yes");
+  c->busy = TRUE;
+  stg_clock_add_timer (fx.clock, 100, reply, q);
+}
+
+static void
+coordinator_free (StgGateRunner *runner)
+{
+  Coordinator *c = (Coordinator *) runner;
+
+  g_queue_clear_full (&c->answers, g_free);
+  g_ptr_array_unref (c->asked);
+  g_free (c);
+}
+
+static const StgGateRunnerOps coordinator_ops = { .free = coordinator_free,
+                                                  .ask = coordinator_ask };
+
+START_TEST (a_coordinator_is_asked_again_until_it_allows)
+{
+  Coordinator *c = g_new0 (Coordinator, 1);
+  c->parent.ops = &coordinator_ops;
+  c->asked = g_ptr_array_new_with_free_func (g_free);
+  /* Instance 0: no, no answer at all (timed out), no, then yes; 1: yes. */
+  const gchar *const answers[] = { "no", "hang", "no", "yes", "yes" };
+  for (guint i = 0; i < G_N_ELEMENTS (answers); i++)
+    g_queue_push_tail (&c->answers, g_strdup (answers[i]));
+  fx.limits.sla_coordinator_timeout_ms = 5000;
+  fx_restart (NULL, NULL);
+  stg_engine_set_gate_runner (fx.engine, &c->parent);
+
+  g_autoptr (ApiSlaPolicy) policy = coordinator_policy ("http://127.0.0.1:9/sla");
+  g_autoptr (ApiJobUpdateKey) key = NULL;
+  ck_assert_int_eq (update_under (policy, 2, 2, TRUE, &key), API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  /* Asked at once (no, 100 ms later), again after 1 s (no answer: timed
+   * out after 5 s), after 2 s (no), after 4 s (the longest wait: yes);
+   * instance 1 then at once. */
+  g_ptr_array_add (c->asked, NULL);
+  g_autofree gchar *asked = g_strjoinv (", ", (gchar **) c->asked->pdata);
+  ck_assert_str_eq (asked, "local/www/prod/app/0 at 6000, local/www/prod/app/0 at 7100, "
+                           "local/www/prod/app/0 at 14100, local/www/prod/app/0 at 18200, "
+                           "local/www/prod/app/1 at 18300");
+  ck_assert (has_event (key, "instance 0 waits for its SLA: coordinator http://127.0.0.1:9/sla "
+                             "said {\"drain\": false}"));
+  ck_assert (has_event (key, "instance 0: its SLA holds"));
+  stg_engine_set_gate_runner (fx.engine, NULL);
+  stg_gate_runner_free (&c->parent);
+}
+END_TEST
+
 static Suite *
 engine_sla_suite (void)
 {
@@ -343,6 +445,7 @@ engine_sla_suite (void)
   tcase_add_test (tc, a_percentage_policy_holds_during_an_sla_aware_update);
   tcase_add_test (tc, without_sla_awareness_the_policy_is_not_applied);
   tcase_add_test (tc, the_preferred_tiers_default_applies_without_a_policy);
+  tcase_add_test (tc, a_coordinator_is_asked_again_until_it_allows);
   suite_add_tcase (s, tc);
   return s;
 }
