@@ -3,8 +3,8 @@
  * count and percentage policies, which never leave fewer active instances
  * (RUNNING for the policy's duration) than the policy asks and still
  * finish, and under a coordinator (a scripted one) asked again, with a
- * timeout and a back-off, until it allows. A fake clock and a scripted runtime drive a real store on a
- * temporary file (engine_fixture.c). */
+ * timeout and a back-off, until it allows. A fake clock and a scripted
+ * runtime drive a real store on a temporary file (engine_fixture.c). */
 #include "config.h"
 
 #include <check.h>
