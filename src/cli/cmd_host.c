@@ -30,12 +30,7 @@ state_text (ApiFleetHostStatus *h, gint64 now)
   g_autofree gchar *state = h->reachable ? g_strdup ("up")
                                          : g_strdup_printf ("unreachable %s", down);
 
-  g_autofree gchar *both = h->draining ? g_strdup_printf ("%s, draining", state)
-                                       : g_steal_pointer (&state);
-
-  if (h->mode == API_MAINTENANCE_MODE_NONE || h->mode == 0)
-    return g_steal_pointer (&both);
-  return g_strdup_printf ("%s, maintenance %s", both, stg_maintenance_mode_name (h->mode));
+  return h->draining ? g_strdup_printf ("%s, draining", state) : g_steal_pointer (&state);
 }
 
 static gchar *
@@ -59,7 +54,8 @@ host_list (StgCli *cli, int argc, gchar **argv)
 
   if (!stg_cli_parse (cli, self ("list"), "host", NULL,
                       "Lists the fleet runtime's hosts: up or unreachable (since when), "
-                      "draining, their instances, address and attributes.",
+                      "draining, their instances, address, attributes and maintenance mode "
+                      "(NONE, SCHEDULED, DRAINING, DRAINED).",
                       0, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgCliClient) c = stg_cli_client_new (cli, argc > 1 ? argv[1] : NULL, &error);
@@ -75,7 +71,7 @@ host_list (StgCli *cli, int argc, gchar **argv)
     }
   gint64 now = stg_cli_now_ms ();
   g_autoptr (StgTable) t = stg_table_new ("HOST", "STATE", "INSTANCES", "ADDRESS", "ATTRIBUTES",
-                                          NULL);
+                                          "MAINTENANCE", NULL);
   for (guint i = 0; i < hosts->len; i++)
     {
       ApiFleetHostStatus *h = hosts->pdata[i];
@@ -91,6 +87,8 @@ host_list (StgCli *cli, int argc, gchar **argv)
       stg_table_cell (t, STG_STYLE_PLAIN, "%u", h->instances->len);
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", h->address);
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", attrs);
+      stg_table_cell (t, h->mode == API_MAINTENANCE_MODE_NONE ? STG_STYLE_PLAIN : STG_STYLE_WARN,
+                      "%s", stg_maintenance_mode_name (h->mode));
     }
   stg_table_print (t, cli);
   for (guint i = 0; i < hosts->len; i++)

@@ -239,6 +239,7 @@ struct _StgSlaAsk
   gchar *status_key;
   gchar *body;
   GCancellable *cancel; /* (nullable) the question in the runner */
+  gboolean holds;       /* its URL is in engine->sla_busy: no answer yet */
   guint timer;          /* the timeout, or the start */
   StgSlaAnswerFunc func;
   gpointer data;
@@ -251,10 +252,9 @@ stg_sla_ask_free (StgSlaAsk *ask)
     return;
   stg_clock_cancel_timer (ask->engine->clock, ask->timer);
   if (ask->cancel != NULL)
-    {
-      g_cancellable_cancel (ask->cancel);
-      g_hash_table_remove (ask->engine->sla_busy, ask->url);
-    }
+    g_cancellable_cancel (ask->cancel);
+  if (ask->holds)
+    g_hash_table_remove (ask->engine->sla_busy, ask->url);
   g_clear_object (&ask->cancel);
   g_free (ask->url);
   g_free (ask->task_key);
@@ -270,6 +270,7 @@ answer (StgSlaAsk *ask, gboolean yes, const gchar *message)
   stg_clock_cancel_timer (ask->engine->clock, ask->timer);
   ask->timer = 0;
   g_hash_table_remove (ask->engine->sla_busy, ask->url);
+  ask->holds = FALSE;
   g_clear_object (&ask->cancel);
   ask->func (ask->data, yes, message);
 }
@@ -303,8 +304,7 @@ on_start (gpointer data)
   ask->timer = 0;
   if (e->gates == NULL)
     {
-      g_hash_table_remove (e->sla_busy, ask->url);
-      ask->func (ask->data, FALSE, "this staggerd asks no SLA coordinators");
+      answer (ask, FALSE, "this staggerd asks no SLA coordinators");
       return;
     }
   ask->cancel = g_cancellable_new ();
@@ -375,6 +375,7 @@ stg_sla_ask (StgEngine *e, const ApiJobKey *key, gint32 instance,
   ask->func = func;
   ask->data = data;
   g_hash_table_add (e->sla_busy, g_strdup (ask->url));
+  ask->holds = TRUE;
   ask->timer = stg_clock_add_timer (e->clock, 0, on_start, ask);
   return ask;
 }
