@@ -125,9 +125,10 @@ START_TEST (backup_during_an_update_restores_and_the_update_finishes)
    * between the first instance and the last. The instance being updated
    * when the backup was taken is lost with the first machine: one failure
    * of it is allowed. */
-  g_autoptr (ApiJobUpdateRequest) req = stg_rollout_request ("web", 3, v2, 1, 3000);
-  g_object_set (req->settings, "maxPerInstanceFailures", 1, NULL);
-  g_autoptr (ApiJobUpdateKey) key = stg_rollout_try_start_request (a, req, NULL);
+  g_autoptr (ApiJobUpdateSettings) settings = stg_rollout_batch_settings (1, 3000);
+  g_object_set (settings, "maxPerInstanceFailures", 1, NULL);
+  g_autoptr (ApiJobUpdateKey) key = stg_rollout_try_start_update_with (a, "web", 3, v2, settings,
+                                                                       NULL);
   ck_assert (key != NULL);
   Moving m = { a, key };
   ck_assert (stg_test_wait (first_instance_updated, &m, 60000));
@@ -538,10 +539,12 @@ START_TEST (a_refusing_coordinator_keeps_an_sla_aware_update_waiting)
   }
   stg_rollout_wait_running (d, "web", 2, 1);
 
-  g_autoptr (ApiJobUpdateRequest) req = stg_rollout_request ("web", 2, v2, 1, 500);
+  g_autoptr (ApiJobUpdateSettings) settings = stg_rollout_batch_settings (1, 500);
   g_autoptr (ApiTaskConfig) task = prod_task ("web", 2, v2, policy);
-  g_object_set (req, "taskConfig", task, NULL);
-  g_object_set (req->settings, "slaAware", TRUE, NULL);
+  g_object_set (settings, "slaAware", TRUE, NULL);
+  g_autoptr (ApiJobUpdateRequest) req = g_object_new (API_TYPE_JOB_UPDATE_REQUEST, "taskConfig",
+                                                      task, "instanceCount", 2, "settings",
+                                                      settings, NULL);
   g_autoptr (ApiJobUpdateKey) key = stg_rollout_try_start_request (d, req, NULL);
   ck_assert (key != NULL);
 

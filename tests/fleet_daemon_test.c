@@ -1,7 +1,9 @@
 /* fleet_daemon_test.c: staggerd with --runtime=fleet against three real
  * podman services (tests/podman_hosts.c): rolling updates across the hosts
- * under a host limit, a rollback in reverse order, and adoption after
- * kill -9. Host ports come from 16100-16999. Test process, main thread.
+ * under a host limit, a rollback in reverse order, adoption after kill -9,
+ * and Aurora's jobs (AuroraExecutor) run by stagger-thermos's bundle in
+ * containers. Host ports come from 16100-16999. Test process, main
+ * thread.
  */
 #include "config.h"
 
@@ -72,7 +74,10 @@ daemon_start (Env *e, const gchar *ports)
   g_autofree gchar *config = g_strconcat ("--config=", e->conf, NULL);
   g_autofree gchar *range = g_strconcat ("--port-range=", ports, NULL);
 
-  return stg_test_daemon_start (e->data_dir, "--runtime=fleet", config, range, NULL);
+  g_autofree gchar *bundle = g_strconcat ("--thermos-bundle=", STG_BUILDDIR, "/thermos-bundle",
+                                          NULL);
+
+  return stg_test_daemon_start (e->data_dir, "--runtime=fleet", config, range, bundle, NULL);
 }
 
 /* Executor data: busybox httpd on the "http" port; @endpoint is what the
@@ -96,13 +101,13 @@ shell_data (const gchar *command)
                           " \"initial_interval_secs\": 10, \"interval_secs\": 1}}", command);
 }
 
-/* The job www/prod/@name: @count instances of @image, at most @per_host
- * per host; @endpoint is an HTTP check's, or "sh:COMMAND" for a shell
- * check. */
+/* The job www/prod/@name: @count instances of @image running executor
+ * @executor with @data on its named port http, at most @per_host per host,
+ * on the host's network. */
 static ApiJobConfiguration *
-web_job (const gchar *name, gint32 count, const gchar *image, const gchar *endpoint, gint32 per_host)
+container_job (const gchar *name, gint32 count, const gchar *image, const gchar *executor,
+               const gchar *data, gint32 per_host)
 {
-  g_autofree gchar *data = g_str_has_prefix (endpoint, "sh:") ? shell_data (endpoint + 3) : web_data (endpoint);
   ApiJobConfiguration *job = stg_test_job_full ("www", "prod", name, count, data, "http");
   ApiTaskConfig *task = job->taskConfig;
   g_autoptr (ApiDockerParameter) net = g_object_new (API_TYPE_DOCKER_PARAMETER, "name", "network", "value", "host", NULL);
@@ -115,7 +120,44 @@ web_job (const gchar *name, gint32 count, const gchar *image, const gchar *endpo
   g_autoptr (ApiTaskConstraint) tc = g_object_new (API_TYPE_TASK_CONSTRAINT, "limit", limit, NULL);
   g_hash_table_add (task->constraints, g_object_new (API_TYPE_CONSTRAINT, "name", "host", "constraint", tc, NULL));
   task->__isset_constraints = TRUE;
+  g_object_set (task->executorConfig, "name", executor, NULL);
   return job;
+}
+
+/* The job www/prod/@name: @count instances of @image, at most @per_host
+ * per host; @endpoint is an HTTP check's, or "sh:COMMAND" for a shell
+ * check. */
+static ApiJobConfiguration *
+web_job (const gchar *name, gint32 count, const gchar *image, const gchar *endpoint,
+         gint32 per_host)
+{
+  g_autofree gchar *data = g_str_has_prefix (endpoint, "sh:") ? shell_data (endpoint + 3)
+                                                              : web_data (endpoint);
+  return container_job (name, count, image, "stagger", data, per_host);
+}
+
+/* An Aurora job as the aurora client sends it (AuroraExecutor): a
+ * SequentialTask that writes www/version (@version) and www/health, then
+ * serves them with busybox httpd on port http; its health check asks
+ * @endpoint on the port named health, an alias of http. */
+static ApiJobConfiguration *
+aurora_job (gint32 count, const gchar *image, const gchar *version, const gchar *endpoint)
+{
+  g_autofree gchar *data = g_strdup_printf (
+      "{\"name\": \"aurora\", \"role\": \"www\", \"environment\": \"prod\","
+      " \"cluster\": \"local\", \"service\": true,"
+      " \"task\": {\"name\": \"aurora\", \"processes\": ["
+      "{\"name\": \"setup\", \"cmdline\": \"mkdir -p www && echo ok > www/health"
+      " && printf %%s %s > www/version\"},"
+      "{\"name\": \"serve\", \"cmdline\": \"exec httpd -f -p {{thermos.ports[http]}} -h www\"}],"
+      " \"constraints\": [{\"order\": [\"setup\", \"serve\"]}],"
+      " \"resources\": {\"cpu\": 0.25, \"ram\": 16777216, \"disk\": 16777216},"
+      " \"finalization_wait\": 5},"
+      " \"announce\": {\"primary_port\": \"http\", \"portmap\": {\"health\": \"http\"}},"
+      " \"health_check_config\": {\"health_checker\": {\"http\": {\"endpoint\": \"%s\"}},"
+      " \"initial_interval_secs\": 5, \"interval_secs\": 0.5, \"timeout_secs\": 5}}",
+      version, endpoint);
+  return container_job ("aurora", count, image, "AuroraExecutor", data, 1);
 }
 
 static void
@@ -419,6 +461,38 @@ START_TEST (fleet_runs_shell_checks_inside_containers)
   expect_terminal (d, key, API_JOB_UPDATE_STATUS_ROLLED_BACK);
   wait_running (d, "sh", 3);
   assert_versions (d, "sh", 3, "1");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
+/* Aurora's jobs in containers: stagger-thermos's bundle, mounted
+ * read-only into the image (busybox: no bash, no libraries), runs the
+ * task; its health check goes to the port named health, an alias; an
+ * update rolls forward and one whose check fails rolls back. */
+START_TEST (fleet_runs_aurora_tasks_in_containers)
+{
+  Env *e = env_new ("lost_after_secs = 600\n");
+  StgTestDaemon *d = daemon_start (e, "16500-16599");
+  g_autoptr (ApiJobConfiguration) v1 = aurora_job (2, IMAGE_V1, "a1", "/health");
+  g_autoptr (ApiJobConfiguration) v2 = aurora_job (2, IMAGE_V1, "a2", "/health");
+  g_autoptr (ApiJobConfiguration) broken = aurora_job (2, IMAGE_V2, "a3", "/no-such-file");
+
+  create_job (d, v1);
+  wait_running (d, "aurora", 2);
+  assert_versions (d, "aurora", 2, "a1");
+  g_autoptr (GPtrArray) first = containers_of (e, "aurora");
+  ck_assert_uint_eq (first->len, 2);
+  g_autoptr (ApiJobUpdateKey) k2 = start_update (d, v2, 1, 500);
+  expect_terminal (d, k2, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  assert_versions (d, "aurora", 2, "a2");
+  g_autoptr (ApiJobUpdateKey) k3 = start_update (d, broken, 1, 500);
+  expect_terminal (d, k3, API_JOB_UPDATE_STATUS_ROLLED_BACK);
+  wait_running (d, "aurora", 2);
+  assert_versions (d, "aurora", 2, "a2");
+  g_autoptr (GPtrArray) last = containers_of (e, "aurora");
+  ck_assert_uint_eq (count_on (last, NULL, IMAGE_V1), 2);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
   env_free (e);
@@ -1265,6 +1339,11 @@ fleet_daemon_suite (void)
   tc = tcase_create ("images");
   tcase_set_timeout (tc, 900);
   tcase_add_test (tc, fleet_pulls_missing_images);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("aurora");
+  tcase_set_timeout (tc, 900);
+  tcase_add_test (tc, fleet_runs_aurora_tasks_in_containers);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("lost mid-update");

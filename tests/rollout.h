@@ -47,10 +47,17 @@ ApiJobUpdateKey *stg_rollout_try_start_update (StgTestDaemon *d, const gchar *na
                                                const gchar *data, gint32 group, gint32 watch_ms,
                                                GError **error);
 
-/* The request stg_rollout_start_update() sends, to change before sending
- * it with stg_rollout_try_start_request() (which asserts OK). */
-ApiJobUpdateRequest *stg_rollout_request (const gchar *name, gint32 count, const gchar *data,
-                                          gint32 group, gint32 watch_ms);
+/* The settings stg_rollout_start_update sends (a new object). */
+ApiJobUpdateSettings *stg_rollout_batch_settings (gint32 group, gint32 watch_ms);
+
+/* startJobUpdate to @data with @settings as they are; NULL with @error
+ * when the call gets no answer. */
+ApiJobUpdateKey *stg_rollout_try_start_update_with (StgTestDaemon *d, const gchar *name,
+                                                    gint32 count, const gchar *data,
+                                                    ApiJobUpdateSettings *settings, GError **error);
+
+/* startJobUpdate of @request as it is; asserts OK (NULL with @error when
+ * the call gets no answer). */
 ApiJobUpdateKey *stg_rollout_try_start_request (StgTestDaemon *d, ApiJobUpdateRequest *request,
                                                 GError **error);
 

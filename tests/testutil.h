@@ -120,4 +120,8 @@ gchar *stg_test_http_header (const gchar *head, const gchar *name);
  * *@body (nullable). */
 guint stg_test_http_get (guint16 port, const gchar *path, gchar **body);
 
+/* The status of a GET of @path on 127.0.0.1:@port, or 0 when nothing
+ * answers there within 2 s (no listener, a connection closed early). */
+guint stg_test_http_probe (guint16 port, const gchar *path);
+
 G_END_DECLS

@@ -133,9 +133,7 @@ stg_handler_query_tasks (StgStore *store, const ApiTaskQuery *q, gboolean with_c
       for (guint i = 0; i < rows->len && (gint64) out->len < limit; i++)
         {
           const StgInstanceRow *row = &g_array_index (rows, StgInstanceRow, i);
-          g_autofree gchar *task_id = g_strdup_printf ("%s-%s-%s-%d-%" G_GINT64_FORMAT, job->key->role,
-                                                       job->key->environment, job->key->name,
-                                                       row->instance_id, row->run_id);
+          g_autofree gchar *task_id = stg_job_key_task_id (job->key, row->instance_id, row->run_id);
           if (!instance_matches (q, row, task_id))
             continue;
           if (skip > 0)

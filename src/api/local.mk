@@ -19,6 +19,7 @@ libstg_api_a_SOURCES = \
 	src/api/json_context.c src/api/json_reader.c src/api/json_writer.c \
 	src/api/reply_cache.c src/api/reply_cache.h \
 	src/api/metrics.c src/api/metrics.h \
+	src/api/conditions.c src/api/conditions.h \
 	src/api/plan_details.c src/api/plan_details.h \
 	src/api/response.c src/api/response.h \
 	src/api/tcp_server.c src/api/tcp_server.h

@@ -331,10 +331,11 @@ stg_cli_get_job_config_history (StgCliClient *c, ApiJobKey *job, GError **error)
 
 ApiResponse *
 stg_cli_get_task_logs (StgCliClient *c, ApiInstanceKey *instance, gboolean err, gint64 offset,
-                       gint32 max, GError **error)
+                       gint32 max, const gchar *process, gint run, GError **error)
 {
   CALL_BEGIN = api_stagger_scheduler_if_get_task_logs (API_STAGGER_SCHEDULER_IF (c->client), &r,
-                                                       instance, err, offset, max, &local);
+                                                       instance, err, offset, max,
+                                                       process != NULL ? process : "", run, &local);
   return finish (c, "getTaskLogs", ok, r, local, error);
 }
 
@@ -490,6 +491,13 @@ stg_cli_get_rollout_plan_details (StgCliClient *c, const gchar *id, GError **err
 {
   CALL_BEGIN = api_stagger_scheduler_if_get_rollout_plan_details (SS (c), &r, id, &local);
   return finish (c, "getRolloutPlanDetails", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_rollout_plan_diff (StgCliClient *c, ApiRolloutPlan *plan, GError **error)
+{
+  CALL_BEGIN = api_stagger_scheduler_if_get_rollout_plan_diff (SS (c), &r, plan, &local);
+  return finish (c, "getRolloutPlanDiff", ok, r, local, error);
 }
 
 ApiResponse *

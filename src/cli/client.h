@@ -54,9 +54,11 @@ ApiResponse *stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError
 /* getJobConfigHistory: the configurations @job has had, oldest first. */
 ApiResponse *stg_cli_get_job_config_history (StgCliClient *c, ApiJobKey *job, GError **error);
 /* getTaskLogs: up to @max bytes of an instance's stdout (@err: stderr)
- * from @offset (negative: from the end). */
+ * from @offset (negative: from the end); with @process (nullable), that
+ * process's of an AuroraExecutor task, of its run @run (-1: its newest). */
 ApiResponse *stg_cli_get_task_logs (StgCliClient *c, ApiInstanceKey *instance, gboolean err,
-                                    gint64 offset, gint32 max, GError **error);
+                                    gint64 offset, gint32 max, const gchar *process, gint run,
+                                    GError **error);
 /* getTasksStatus: the tasks @query matches, with their events. */
 /* getQuota: @role's quota and consumption. */
 ApiResponse *stg_cli_get_quota (StgCliClient *c, const gchar *role, GError **error);
@@ -132,6 +134,8 @@ ApiResponse *stg_cli_get_rollout_plan_details (StgCliClient *c, const gchar *id,
 /* pause-, resume-, abort- or rollbackRolloutPlan (@action) of plan @id. */
 ApiResponse *stg_cli_control_rollout_plan (StgCliClient *c, StgCliUpdateAction action,
                                            const gchar *id, const gchar *message, GError **error);
+/* getRolloutPlanDiff: what each stage of @plan would do now (a dry run). */
+ApiResponse *stg_cli_get_rollout_plan_diff (StgCliClient *c, ApiRolloutPlan *plan, GError **error);
 /* approveRolloutStage: lets @stage (nullable: every one awaiting) of plan
  * @id go on. */
 ApiResponse *stg_cli_approve_rollout_stage (StgCliClient *c, const gchar *id, const gchar *stage,

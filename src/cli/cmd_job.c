@@ -241,6 +241,10 @@ job_status (StgCli *cli, int argc, gchar **argv)
       stg_table_cell (t, STG_STYLE_DIM, "%s", last && last->__isset_message && last->message ? last->message : "-");
     }
   stg_table_print (t, cli);
+  JsonNode *health = ui != NULL ? json_object_get_member (json_node_get_object (ui), "health_check")
+                                : NULL;
+  if (health != NULL && JSON_NODE_HOLDS_VALUE (health))
+    fprintf (cli->out, "health check: %s\n", json_node_get_string (health));
   return STG_EXIT_OK;
 }
 
@@ -322,34 +326,7 @@ job_diff (StgCli *cli, int argc, gchar **argv)
   g_autofree gchar *notes = stg_cli_change_notes (d, jf->job->taskConfig);
   if (notes != NULL)
     fprintf (cli->out, "%s\n", notes);
-
-  /* Field by field, each current config against the file's. */
-  g_autoptr (GPtrArray) want = stg_task_lines (jf->job->taskConfig);
-  GHashTableIter it;
-  gpointer g;
-  g_hash_table_iter_init (&it, d->update);
-  while (g_hash_table_iter_next (&it, &g, NULL))
-    {
-      ApiConfigGroup *group = g;
-      g_autoptr (StgRanges) ids = stg_cli_ranges_from_set (group->instances);
-      g_autofree gchar *ids_text = stg_cli_ranges_text (ids);
-      g_autoptr (GPtrArray) have = stg_task_lines (group->config);
-      fprintf (cli->out, "\ninstances %s:\n", ids_text);
-      for (guint i = 0; i < have->len; i++)
-        if (!g_ptr_array_find_with_equal_func (want, have->pdata[i], g_str_equal, NULL))
-          {
-            g_autofree gchar *line = g_strconcat ("- ", (gchar *) have->pdata[i], NULL);
-            g_autofree gchar *shown = stg_cli_styled (cli->color_out, STG_STYLE_BAD, line);
-            fprintf (cli->out, "  %s\n", shown);
-          }
-      for (guint i = 0; i < want->len; i++)
-        if (!g_ptr_array_find_with_equal_func (have, want->pdata[i], g_str_equal, NULL))
-          {
-            g_autofree gchar *line = g_strconcat ("+ ", (gchar *) want->pdata[i], NULL);
-            g_autofree gchar *shown = stg_cli_styled (cli->color_out, STG_STYLE_GOOD, line);
-            fprintf (cli->out, "  %s\n", shown);
-          }
-    }
+  stg_cli_print_config_changes (cli, jf->job->taskConfig, d, "");
   return STG_EXIT_OK;
 }
 

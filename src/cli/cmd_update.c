@@ -141,6 +141,7 @@ print_details (StgCli *cli, ApiJobUpdateDetails *d)
   fprintf (cli->out, "status:    %s\n", status);
   fprintf (cli->out, "started:   %s by %s\n", created, s->user && *s->user ? s->user : "-");
   fprintf (cli->out, "progress:  %d of %d instances\n", done, total);
+  stg_cli_print_conditions (cli, "conditions: ", d->conditions);
   if (st != NULL)
     {
       g_autofree gchar *watch = stg_cli_format_duration (st->minWaitInInstanceRunningMs);

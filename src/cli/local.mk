@@ -12,11 +12,12 @@ libstg_cli_a_SOURCES = \
 	src/cli/http_client_transport.c src/cli/http_client_transport.h \
 	src/cli/job_config.c \
 	src/cli/jobfile.c src/cli/jobfile.h src/cli/jobfile_private.h \
-	src/cli/jobfile_read.c src/cli/jobfile_task.c \
-	src/cli/jobfile_fleet.c src/cli/jobfile_gates.c src/cli/jobfile_plan.c src/cli/jobfile_sla.c \
+	src/cli/jobfile_read.c src/cli/jobfile_task.c src/cli/jobfile_aurora.c \
+	src/cli/jobfile_fleet.c src/cli/jobfile_gates.c src/cli/jobfile_plan.c src/cli/jobfile_vars.c \
+	src/cli/jobfile_sla.c \
 	src/cli/output.c src/cli/output.h \
 	src/cli/suggest.c src/cli/suggest.h \
 	src/cli/thrift_json.h
 stagger_SOURCES = src/cli/main.c
-stagger_LDADD = libstg_cli.a libstg_common.a libstg_gen.a $(STG_LIBS)
+stagger_LDADD = libstg_cli.a libstg_thermos.a libstg_common.a libstg_gen.a $(STG_LIBS)
 EXTRA_DIST += src/cli/local.mk

@@ -15,7 +15,7 @@
 #include "runtime/fleet.h"
 #include "runtime/local.h"
 #include "runtime/simulated.h"
-#include "runtime/spawn.h"
+#include "spawn/spawn.h"
 
 /* Every commit may change what the update queries answer. */
 static guint64
@@ -382,6 +382,8 @@ start_runtime (StgDaemon *d, GError **error)
       return FALSE;
     }
   d->gates = stg_gate_runner_new (lo.role_users, lo.default_user, hosts);
+  d->notifier = stg_notifier_new (&d->settings.notify, d->settings.cluster, hosts,
+                                  &d->notify_counts);
   lo.health_counts = &d->health_counts;
   if (g_str_equal (d->settings.runtime, "simulated"))
     d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
@@ -392,6 +394,7 @@ start_runtime (StgDaemon *d, GError **error)
         .port_min = d->settings.port_min, .port_max = d->settings.port_max, .fleet = d->settings.fleet,
       };
       fo.health_counts = &d->health_counts;
+      fo.thermos_bundle = d->settings.thermos_bundle;
       d->runtime = stg_fleet_runtime_new (d->store, d->clock, &fo, error);
       if (d->runtime != NULL && !stg_fleet_runtime_adopt (d->runtime, error))
         g_clear_pointer (&d->runtime, stg_runtime_free);
@@ -404,6 +407,7 @@ start_runtime (StgDaemon *d, GError **error)
       lo.port_max = d->settings.port_max;
       lo.max_ports_per_role = d->settings.max_ports_per_role;
       lo.max_concurrent_starts = (guint) d->settings.max_concurrent_starts;
+      g_free (lo.thermos_runner), lo.thermos_runner = g_strdup (d->settings.thermos_runner);
       d->runtime = stg_local_runtime_new (d->store, d->clock, &lo, error);
     }
   stg_local_options_clear (&lo);
@@ -430,6 +434,9 @@ start_core (StgDaemon *d, GError **error)
     limits.max_instances = d->settings.max_instances > 0                ? d->settings.max_instances
                            : g_str_equal (d->settings.runtime, "local") ? 1000
                                                                         : 100000;
+    limits.max_update_instance_failures = d->settings.max_update_failures > 0
+                                              ? d->settings.max_update_failures
+                                              : 5LL * limits.max_instances;
     limits.sla_min_instances = d->settings.sla_min_instances;
     limits.sla_max_duration_secs = d->settings.sla_max_duration_s;
     limits.sla_non_production = d->settings.sla_non_production;
@@ -441,6 +448,7 @@ start_core (StgDaemon *d, GError **error)
     limits.maintenance_poll_ms = d->settings.maintenance_poll_s * 1000LL;
     d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
     stg_engine_set_gate_runner (d->engine, d->gates);
+    stg_engine_set_notifier (d->engine, d->notifier);
     stg_engine_set_tiers (d->engine, d->tiers);
   }
   /* Hosts in maintenance closed again, then instances (adopted, or
@@ -500,6 +508,7 @@ start_core (StgDaemon *d, GError **error)
       .auth = d->auth,
       .metrics = stg_dispatch_metrics (d->dispatch),
       .health_counts = &d->health_counts,
+      .notify_counts = &d->notify_counts,
     };
     d->webui = stg_webui_new (d->http, &ui);
   }
@@ -532,6 +541,7 @@ stg_daemon_stop (StgDaemon *d)
   g_clear_pointer (&d->engine, stg_engine_free);
   g_clear_pointer (&d->tiers, stg_tiers_free);
   g_clear_pointer (&d->gates, stg_gate_runner_free);
+  g_clear_pointer (&d->notifier, stg_notifier_free);
   /* Instances keep running: the next staggerd adopts them. */
   g_clear_pointer (&d->runtime, stg_runtime_free);
   g_clear_pointer (&d->clock, stg_clock_free);

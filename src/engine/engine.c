@@ -21,6 +21,7 @@ stg_engine_limits_init (StgEngineLimits *limits)
   limits->max_instances = 100000;
   limits->max_watch_ms = 24 * 3600 * 1000LL;
   limits->max_pulse_ms = 7 * 24 * 3600 * 1000LL;
+  limits->max_update_instance_failures = 5LL * limits->max_instances;
   stg_sla_limits_init (limits);
   limits->maintenance_poll_ms = 60 * 1000;
 }
@@ -42,6 +43,7 @@ look_at (StgEngine *e, gint64 job_id, gint32 instance)
 {
   StgUpdate *u = stg_engine_update_for_job (e, job_id);
 
+  stg_surge_leftover_news (e, job_id, instance);
   if (u != NULL)
     {
       stg_update_on_instance (u, instance);
@@ -106,6 +108,7 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
   engine->sla_busy = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   stg_maintenance_init (engine);
   engine->retries = stg_engine_retries_new ();
+  engine->leftover_surge = stg_engine_news_new ();
   engine->default_tiers = stg_tiers_new_default ();
   engine->tiers = engine->default_tiers;
   stg_plans_init (engine);
@@ -126,6 +129,7 @@ stg_engine_free (StgEngine *engine)
   stg_plans_free (engine);
   stg_engine_starts_free (engine);
   g_hash_table_unref (engine->news);
+  g_hash_table_unref (engine->leftover_surge);
   stg_engine_cancel_retries (engine);
   g_ptr_array_unref (engine->retries);
   GHashTableIter it;
@@ -136,6 +140,7 @@ stg_engine_free (StgEngine *engine)
   g_hash_table_unref (engine->updates);
   g_hash_table_unref (engine->by_job);
   g_array_unref (engine->watchers);
+  g_clear_pointer (&engine->notices, g_ptr_array_unref);
   stg_maintenance_free (engine); /* its questions first: they hold sla_busy */
   g_hash_table_unref (engine->sla_busy);
   stg_tiers_free (engine->default_tiers);
@@ -153,6 +158,12 @@ void
 stg_engine_set_gate_runner (StgEngine *engine, StgGateRunner *runner)
 {
   engine->gates = runner;
+}
+
+void
+stg_engine_set_notifier (StgEngine *engine, StgNotifier *notifier)
+{
+  engine->notifier = notifier;
 }
 
 void
@@ -233,6 +244,17 @@ stg_engine_check_invariants (StgEngine *engine)
         }
       /* 4. Every started item is done, failed or in flight. */
       g_assert_cmpuint (u->n_done + u->n_failed + g_hash_table_size (u->active), ==, u->cursor);
+      /* Surge instances: at most maxSurge of each direction's config (so
+       * twice that while a turn is under way), each past the ids that the
+       * next one takes, none without maxSurge. */
+      guint live = 0;
+      for (guint i = 0; i < u->surge->len; i++)
+        {
+          const StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+          live += s->config != 0;
+          g_assert_cmpint (s->instance, <, u->surge_next);
+        }
+      g_assert_cmpuint (live, <=, 2 * (guint) MAX (u->s.max_surge, 0));
     }
   stg_plans_check_invariants (engine);
 }

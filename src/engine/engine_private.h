@@ -42,10 +42,23 @@ typedef struct
   StgRanges *only;               /* (nullable) updateOnlyTheseInstances */
   gboolean restart;              /* restartInstances: same-config instances are restarted */
   GPtrArray *gates;              /* (nullable) ApiRolloutGate*: batchGates, checked */
-  gboolean sla_aware;            /* slaAware: an instance goes down only within its SLA */
+  gint32 max_surge;              /* extra instances beyond the job's count (resolved) */
+  gint32 max_batch_size;         /* 0: growth has no cap */
+  gint64 deadline_ms;            /* 0: no deadline for rolling forward */
+  /* The percent forms (negative: not given), turned into counts by
+   * stg_settings_resolve once the instances the update touches are known. */
+  gdouble surge_pct;
+  gdouble failed_pct;
+  gdouble per_instance_pct;
+  GPtrArray *instance_gates[2]; /* (nullable) instanceGatesBefore, instanceGatesAfter, checked */
+  gboolean sla_aware;           /* slaAware: an instance goes down only within its SLA */
 } StgSettings;
 
 void stg_settings_clear (StgSettings *s);
+
+/* Turns @s's percents into counts of the @touched instances the update
+ * changes: maxSurgePercent rounded up, the failure allowances down. */
+void stg_settings_resolve (StgSettings *s, guint touched);
 
 /* Aurora's backfill for startJobUpdate: without an updateStrategy, @settings
  * gets a queue strategy of updateGroupSize (a batch strategy when
@@ -108,6 +121,20 @@ gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_conf
  *                                      |
  *                                      +--[finish_work: failed]--> ROLLBACK_FAILED
  *
+ * Inside UPDATING and ROLLING_BACK, the instance gates
+ * (instanceGatesBefore/After) add a phase of their own (StgWork.gates,
+ * work_gates.c's), in both directions:
+ *
+ *   start --[stg_work_gates_begin: before gates, an instance that exists]--> BEFORE
+ *   BEFORE --[gates_hold: all passed]--> NONE, the runtime asked (not before)
+ *   BEFORE --[gates_hold: one failed, counted, tolerated]--> BEFORE again
+ *   NONE --[stg_work_evaluate: healthy for the watch time, after gates]--> AFTER
+ *   AFTER --[gates_hold: all passed]--> NONE, finish_work: ok
+ *   AFTER --[gates_hold: one failed, counted, tolerated]--> RESTARTED (the instance
+ *             restarted) --[stg_work_evaluate: a run healthy since, for the watch time]--> AFTER
+ *   AFTER, RESTARTED --[stg_work_evaluate: a failure of the slot]--> NONE
+ *   any --[count_failure: too many]--> finish_work: failed
+ *
  * What holds in each state:
  *   PENDING            not started: the runtime was never asked; the slot
  *                      has from_config (or is absent when from_config is 0).
@@ -149,7 +176,39 @@ typedef struct
   struct _StgUpdate *owner;
   guint timer;             /* watch or deadline */
   gboolean asked;          /* the runtime was asked to act in this direction */
+  gint gates;              /* StgWorkGates: the instance gates' phase (BEFORE: stored
+                              with the progress, so a restart tries them again) */
+  guint gates_passed;      /* of the phase's gates */
+  gint gate_verdict;       /* the current gate: 0 trying, 1 passed, -1 failed (last attempt) */
+  gchar *gate_message;     /* (nullable) its last attempt's message */
+  struct _StgGateRun *gate_run; /* (nullable) */
 } StgWork;
+
+/* ---- surge instances ----------------------------------------------------------- */
+
+/* An extra instance an update with maxSurge runs beyond the job's count
+ * (surge.c): a new instance slot, with an id past every instance the job
+ * has or will have, running the config the current direction moves to.
+ * Its row (update_surge) is written with the step, like work rows. */
+typedef struct
+{
+  gint32 instance;
+  gint64 config;        /* what it should run; 0: being removed */
+  gint32 failures;      /* failed runs counted against maxPerInstanceFailures */
+  gint64 seen_failures; /* the runtime's failure count already counted */
+  gint64 started_ms;    /* when it was last asked to start (maxInstanceStartMs) */
+  /* memory only */
+  gboolean asked; /* the runtime was asked for config (or to kill it) */
+  gboolean dirty; /* its row is to be written with the step */
+} StgSurge;
+typedef enum
+{
+  STG_WORK_GATES_NONE = 0,
+  STG_WORK_GATES_BEFORE,
+  STG_WORK_GATES_AFTER,
+  STG_WORK_GATES_RESTARTED, /* an after gate failed: the instance was restarted, and only a
+                               run healthy since counts */
+} StgWorkGates;
 
 /* ---- updates ---------------------------------------------------------------- */
 
@@ -199,6 +258,8 @@ struct _StgUpdate
   gint64 gate_ms;            /* no new batch before this */
   gint64 last_pulse_ms;
   gchar *last_failure;       /* why the last instance failed, for the update's message */
+  GArray *gated;             /* (nullable) gint32: instances in their before gates, as the
+                                stored progress says (recover.c applies it) */
 
   GHashTable *healthy;       /* instance -> TRUE: the job's running, healthy instances
                                 (kept only when min_in_service > 0) */
@@ -210,6 +271,12 @@ struct _StgUpdate
   StgSlaWait sla;               /* slaAware: the next instance's wait */
   gboolean dirty;            /* progress to write in this step */
   GHashTable *dirty_work;    /* index -> TRUE: rows to write in this step */
+
+  GArray *surge;        /* StgSurge, ascending instance (surge.c) */
+  gint32 surge_next;    /* the id the next surge instance takes */
+  guint surge_failed;   /* surge instances failed in this direction */
+  guint surge_timer;    /* maxInstanceStartMs of starting surge instances */
+  guint deadline_timer; /* updateDeadlineMs */
 };
 
 /* A runtime action waiting for the step's commit. */
@@ -259,6 +326,8 @@ struct _StgEngine
   StgClock *clock;          /* borrowed */
   StgRuntime *runtime;      /* borrowed, nullable */
   StgGateRunner *gates;     /* borrowed, nullable: HTTP and shell gates */
+  StgNotifier *notifier;    /* borrowed, nullable: state changes, once committed */
+  GPtrArray *notices;       /* (nullable) the step's notices, waiting for its commit */
   StgEngineLimits limits;
 
   GHashTable *updates;      /* uid -> StgUpdate* (active updates only; owned) */
@@ -281,12 +350,28 @@ struct _StgEngine
   gboolean step_failed;
   StgEngineUp up;
 
-  GHashTable *sla_busy;    /* SLA coordinators' URLs with a question under way (sla.c) */
-  GHashTable *drains;      /* host -> its DRAINING drain's memory (maintenance.c) */
-  guint maintenance_timer; /* the next pass over DRAINING hosts */
+  GHashTable *leftover_surge; /* StgSlotKey* set: surge instances of ended updates still to
+                                 remove (surge.c) */
+  GHashTable *sla_busy;       /* SLA coordinators' URLs with a question under way (sla.c) */
+  GHashTable *drains;         /* host -> its DRAINING drain's memory (maintenance.c) */
+  guint maintenance_timer;    /* the next pass over DRAINING hosts */
   const StgTiers *tiers;   /* borrowed: default_tiers or the daemon's */
   StgTiers *default_tiers; /* Aurora's default tiers */
 };
+
+/* ---- notices (notice.c) -------------------------------------------------------------- */
+
+/* Tells the notifier of @notice once the step is committed (at once
+ * outside a step). */
+void stg_engine_notice (StgEngine *engine, const StgNotice *notice);
+
+/* An update's move to @status from @previous (-1: it was just started). */
+void stg_engine_notice_update (StgEngine *engine, const gchar *uid, const ApiJobKey *job,
+                               gint status, gint previous, const gchar *user, const gchar *message);
+
+/* The step ended: its notices go to the notifier when @committed, else
+ * nowhere. */
+void stg_engine_notices_end (StgEngine *engine, gboolean committed);
 
 /* ---- steps and news (step.c) ------------------------------------------------------- */
 
@@ -321,6 +406,38 @@ void stg_engine_note (StgEngine *engine, gint64 job_id, gint32 instance);
 
 /* An empty set of noted slots (StgSlotKey*, owned). */
 GHashTable *stg_engine_news_new (void);
+
+/* ---- instance gates (work_gates.c) ---------------------------------------------- */
+
+/* Checks instanceGatesBefore/After of @in into @out (fields named after
+ * @what). */
+gboolean stg_work_gates_parse (const ApiJobUpdateSettings *in, const gchar *what, StgSettings *out,
+                               GError **error);
+
+/* Checks the templates of @s's instance gates against @task's ports. */
+gboolean stg_work_gates_check_task (const StgSettings *s, const ApiTaskConfig *task,
+                                    GError **error);
+
+/* Begins the @phase (BEFORE or AFTER) gates of work item @idx (inside a
+ * step): FALSE, and nothing begins, when the update has none or the
+ * instance has nothing to check (before: it does not exist yet; after:
+ * it is being removed). */
+gboolean stg_work_gates_begin (StgUpdate *u, guint idx, StgWorkGates phase);
+
+/* Moves on to the next gate of the phase after one passed: FALSE when
+ * none is left (the phase passed). */
+gboolean stg_work_gates_next (StgUpdate *u, guint idx);
+
+/* Tries the current gate again when none is being tried (after a
+ * restart, or a resume). */
+void stg_work_gates_resume (StgUpdate *u, guint idx);
+
+/* Stops @w's gates (an attempt in flight is dropped): phase NONE. */
+void stg_work_gates_stop (StgWork *w);
+
+/* The environment of @u's batch gates: STAGGER_JOB and the versions it
+ * moves its instances from and to. */
+gchar **stg_update_gates_environ (StgUpdate *u);
 
 /* ---- one instance's work (work.c) ------------------------------------------- */
 
@@ -471,6 +588,41 @@ void stg_update_note_health (StgUpdate *u, gint32 instance);
  * service and, for an SLA-aware update, its SLA (sla.c). */
 gboolean stg_update_may_start (StgUpdate *u, guint idx);
 
+/* ---- surge instances (surge.c) --------------------------------------------------- */
+
+/* The id of the first surge instance of an update making @diff: past every
+ * instance the job has or will have. */
+gint32 stg_surge_first_id (const StgDiff *diff);
+
+/* Brings @u's surge instances to what its current direction wants (inside
+ * a step, running only): up to maxSurge instances of the direction's
+ * config while it has instances to replace, none once its work is done.
+ * TRUE when no surge instance is left, so the update may finish. */
+gboolean stg_surge_pump (StgUpdate *u);
+
+/* Looks at @instance if it is one of @u's surge instances (inside a step,
+ * running only): a failure counted, the runtime asked again, one gone
+ * forgotten. FALSE when it is not a surge instance. */
+gboolean stg_surge_on_instance (StgUpdate *u, gint32 instance);
+
+/* Looks at every surge instance of @u (resume, pulse, recovery). */
+void stg_surge_evaluate_all (StgUpdate *u);
+
+/* The update ends (inside the step that ends it): its surge instances are
+ * removed and kept in engine->leftover_surge until they are gone. */
+void stg_surge_release (StgUpdate *u);
+
+/* Loads @u's surge instances from the store (recover.c). */
+gboolean stg_surge_load (StgUpdate *u, GError **error);
+
+/* After recovery: surge instances of updates that are no longer active are
+ * removed (their rows forgotten once they are gone). */
+gboolean stg_surge_recover_leftovers (StgEngine *engine, GError **error);
+
+/* News of a slot (inside a step): a leftover surge instance now gone is
+ * forgotten. */
+void stg_surge_leftover_news (StgEngine *engine, gint64 job_id, gint32 instance);
+
 /* ---- progress (progress.c) --------------------------------------------------- */
 
 /* The progress JSON, and reading it back (recover.c). */
@@ -507,11 +659,19 @@ typedef void (*StgGateResultFunc) (gpointer data, guint attempt, gboolean passed
 typedef struct _StgGateRun StgGateRun;
 
 /* Starts trying @gate for a job of @role (the first attempt on the next
- * iteration). */
+ * iteration); a shell gate gets @env (nullable, NAME=VALUE, copied). */
 StgGateRun *stg_gate_run_start (StgEngine *engine, const ApiRolloutGate *gate, const gchar *role,
-                                StgGateResultFunc func, gpointer data);
+                                const gchar *const *env, StgGateResultFunc func, gpointer data);
 /* Stops it (an attempt in flight is cancelled and never reported). */
 void stg_gate_run_free (StgGateRun *run);
+
+/* How many attempts @gate has: 1 + retries; 0 when it waits (waitSecs). */
+guint stg_gate_attempts_allowed (const ApiRolloutGate *gate);
+
+/* What a shell gate of job @job moving it from config version
+ * @from_version to @to_version gets: STAGGER_JOB, STAGGER_FROM_VERSION,
+ * STAGGER_TO_VERSION (a GStrv to add to with g_environ_setenv). */
+gchar **stg_gate_environ (const ApiJobKey *job, gint from_version, gint to_version);
 
 /* ---- rollout plans (plan.c) ------------------------------------------------------ */
 

@@ -279,8 +279,8 @@ stg_engine_instance_cause (StgEngine *e, const ApiJobKey *key, gint32 instance, 
 }
 
 GBytes *
-stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, gboolean err,
-                     gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error)
+stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, const StgLogQuery *query,
+                     StgLogInfo *info, GError **error)
 {
   g_autoptr (GError) local = NULL;
   g_autoptr (StgJobRow) job = stg_store_get_job (e->store, key, &local);
@@ -297,8 +297,7 @@ stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, gboole
                    key->name, instance, job->instance_count);
       return NULL;
     }
-  GBytes *bytes = stg_runtime_read_log (e->runtime, job->id, instance, err, offset, max, next, size,
-                                        &local);
+  GBytes *bytes = stg_runtime_read_log (e->runtime, job->id, instance, query, info, &local);
   if (bytes == NULL)
     g_set_error (error, STG_ENGINE_ERROR,
                  g_error_matches (local, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED)

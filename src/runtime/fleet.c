@@ -240,20 +240,20 @@ exec_check_finish (gpointer data G_GNUC_UNUSED, GAsyncResult *result, gint *stat
 void
 stg_fleet_watch (Slot *slot, gboolean already_healthy)
 {
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, slot->container_config, NULL);
-  g_auto (GStrv) names = config ? stg_executor_port_names (config) : NULL;
-  g_autoptr (StgExecutorSpec) spec =
-    config ? stg_executor_spec_parse (config->executorConfig->data, (const gchar *const *) names, NULL) : NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *url = NULL, *command = NULL;
+  g_autoptr (StgTaskSpec) spec = stg_fleet_health_parts (slot, slot->container_config, &url,
+                                                         &command, &error);
 
   g_clear_pointer (&slot->health, stg_health_free);
   if (spec == NULL)
     {
-      stg_fleet_container_failed (slot, "its task config can no longer be read");
+      g_autofree gchar *m = g_strdup_printf ("its task config can no longer be read: %s",
+                                             error->message);
+      stg_fleet_container_failed (slot, m);
       return;
     }
-  slot->stop_timeout_secs = (guint) (spec->stop_timeout_secs + 0.999);
-  g_autofree gchar *url = stg_fleet_health_url (slot, spec, slot->container_config);
-  g_autofree gchar *command = spec->health.shell_command ? g_strdup (spec->health.shell_command) : NULL;
+  slot->stop_timeout_secs = (guint) (spec->exec->stop_timeout_secs + 0.999);
   gchar *shell[] = { (gchar *) "/bin/sh", (gchar *) "-c", command, NULL };
   StgHealthTarget target = {
     .session = slot->rt->session, .url = url, .shell_argv = command ? shell : NULL,
@@ -262,7 +262,7 @@ stg_fleet_watch (Slot *slot, gboolean already_healthy)
   target.counts = slot->rt->options.health_counts;
   if (already_healthy)
     stg_slot_assume (&slot->base, STG_TASK_RUNNING, slot->base.status); /* adopted as it was */
-  slot->health = stg_health_new (&spec->health, &target, already_healthy, on_health, slot);
+  slot->health = stg_health_new (&spec->exec->health, &target, already_healthy, on_health, slot);
 }
 
 /* ---- stopping and removing --------------------------------------------------- */
@@ -720,6 +720,7 @@ fleet_free (StgRuntime *base)
   stg_fleet_options_clear (&rt->options.fleet);
   g_free (rt->options.data_dir);
   g_free (rt->options.cluster);
+  g_free (rt->options.thermos_bundle);
   g_free (rt->marker);
   g_free (rt);
 }
@@ -763,6 +764,7 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
   rt->options.port_max = options->port_max;
   stg_fleet_options_copy (&rt->options.fleet, &options->fleet);
   rt->options.health_counts = options->health_counts;
+  rt->options.thermos_bundle = g_strdup (options->thermos_bundle);
   rt->marker = make_marker (options->cluster, options->data_dir);
   rt->slots = stg_slots_new (&rt->base, store, clock, &fleet_slot_class);
   rt->session = soup_session_new_with_options ("timeout", 5, NULL);

@@ -11,11 +11,12 @@
  * a string holding one (as Prometheus's query API answers), must stand in
  * the gate's relation to its threshold. At most STG_GATE_MAX_BODY bytes of
  * the answer are read. Shell: /bin/sh -c COMMAND with an environment of its
- * own (nothing of staggerd's), in a new session so that a cancelled attempt
+ * own (nothing of staggerd's: PATH, HOME, LANG and what the engine gives),
+ * in a new session so that a cancelled attempt
  * kills the whole process group, as the role's instance user when staggerd
  * is root (spawn.c); its output's last lines go into the message. Calls
- * nothing of Stagger's but common/, identity.c and spawn.c. Main-loop
- * thread only.
+ * nothing of Stagger's but common/, identity.c, host_guard.c and spawn.c.
+ * Main-loop thread only.
  */
 #include "config.h"
 
@@ -29,7 +30,8 @@
 #include "common/host_policy.h"
 #include "common/json_check.h"
 #include "runtime/gates.h"
-#include "runtime/spawn.h"
+#include "runtime/host_guard.h"
+#include "spawn/spawn.h"
 
 #define OUTPUT_KEPT 2048
 
@@ -53,8 +55,7 @@ typedef struct _Attempt
   gchar *status_key;                  /* a coordinator's */
   SoupMessage *msg;
   GByteArray *body;
-  StgHostPolicy *hosts;
-  gchar *refused; /* why a connection was refused, if one was */
+  StgHostGuard *guard; /* where its connections may go */
   /* shell */
   StgChild *proc;
   gulong cancel_id;
@@ -72,12 +73,9 @@ attempt_free (Attempt *a)
     g_cancellable_disconnect (a->cancel, a->cancel_id);
   g_clear_object (&a->gate);
   g_clear_object (&a->cancel);
-  if (a->msg != NULL)
-    g_signal_handlers_disconnect_by_data (a->msg, a);
+  g_clear_pointer (&a->guard, stg_host_guard_free);
   g_clear_object (&a->msg);
   g_clear_pointer (&a->body, g_byte_array_unref);
-  g_clear_pointer (&a->hosts, stg_host_policy_unref);
-  g_free (a->refused);
   g_free (a->status_key);
   g_clear_pointer (&a->proc, stg_child_free);
   g_clear_object (&a->stdout_stream);
@@ -272,35 +270,11 @@ on_sent (GObject *source, GAsyncResult *res, gpointer data)
 
   if (stream == NULL)
     {
-      finish (a, FALSE, a->refused != NULL ? a->refused : error->message);
+      const gchar *refused = stg_host_guard_refused (a->guard);
+      finish (a, FALSE, refused != NULL ? refused : error->message);
       return;
     }
   read_more (a, stream);
-}
-
-/* A connection of the attempt (the first, or one a redirect needs) is
- * about to connect to an address its host resolved to: one the policy
- * refuses is closed before a byte goes there, and the attempt says why. */
-static void
-on_network_event (SoupMessage *msg, GSocketClientEvent event, GIOStream *connection, gpointer data)
-{
-  Attempt *a = data;
-  g_autoptr (GError) refused = NULL;
-
-  if (event != G_SOCKET_CLIENT_CONNECTING || !G_IS_SOCKET_CONNECTION (connection))
-    return;
-  g_autoptr (GSocketAddress) remote =
-      g_socket_connection_get_remote_address (G_SOCKET_CONNECTION (connection), NULL);
-  const gchar *host = g_uri_get_host (soup_message_get_uri (msg));
-  if (remote != NULL && G_IS_INET_SOCKET_ADDRESS (remote) &&
-      stg_host_policy_check (a->hosts, host,
-                             g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (remote)),
-                             &refused))
-    return;
-  g_free (a->refused);
-  a->refused = g_strdup_printf ("refused: %s", refused ? refused->message
-                                                       : "the address to connect to is unknown");
-  g_socket_close (g_socket_connection_get_socket (G_SOCKET_CONNECTION (connection)), NULL);
 }
 
 /* Sends @a's request, under the host policy, for @a->judge to judge. */
@@ -308,8 +282,7 @@ static void
 send_http (Runner *r, Attempt *a)
 {
   a->body = g_byte_array_new ();
-  a->hosts = stg_host_policy_ref (r->hosts);
-  g_signal_connect (a->msg, "network-event", G_CALLBACK (on_network_event), a);
+  a->guard = stg_host_guard_new (a->msg, r->hosts);
   soup_session_send_async (r->session, a->msg, G_PRIORITY_DEFAULT, a->cancel, on_sent, a);
 }
 
@@ -480,17 +453,19 @@ report_later (gpointer data)
 }
 
 static void
-run_shell (Runner *r, Attempt *a, const gchar *role)
+run_shell (Runner *r, Attempt *a, const gchar *role, const gchar *const *extra)
 {
   const gchar *const argv[] = { "/bin/sh", "-c", a->gate->command, NULL };
-  const gchar *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8",
-                               NULL };
+  g_auto (GStrv) env = g_strdupv ((gchar **) extra);
   g_autoptr (GError) error = NULL;
 
+  env = g_environ_setenv (env, "PATH", "/usr/local/bin:/usr/bin:/bin", TRUE);
+  env = g_environ_setenv (env, "HOME", "/", TRUE);
+  env = g_environ_setenv (env, "LANG", "C.UTF-8", TRUE);
   a->output = g_string_new (NULL);
   StgSpawnRequest req = {
     .argv = argv,
-    .envp = env,
+    .envp = (const gchar *const *) env,
     .cwd = "/",
     .identity = stg_identity_for_role (r->role_users, r->default_user, role),
     .group = STG_SPAWN_SESSION,
@@ -513,7 +488,7 @@ run_shell (Runner *r, Attempt *a, const gchar *role)
 
 static void
 runner_run (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
-            GCancellable *cancel, StgGateDone done, gpointer data)
+            const gchar *const *env, GCancellable *cancel, StgGateDone done, gpointer data)
 {
   Runner *r = (Runner *) runner;
   Attempt *a = g_new0 (Attempt, 1);
@@ -526,7 +501,7 @@ runner_run (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role
     run_http (r, a);
   else if (gate->kind == API_ROLLOUT_GATE_KIND_SHELL && gate->__isset_command &&
            gate->command != NULL)
-    run_shell (r, a, role);
+    run_shell (r, a, role, env);
   else
     {
       a->output = g_string_new ("this gate's kind does not run here");

@@ -19,7 +19,7 @@
 
 #include "common/host_policy.h"
 #include "common/thrift_glue.h"
-#include "runtime/identity.h"
+#include "spawn/identity.h"
 
 G_BEGIN_DECLS
 
@@ -39,9 +39,10 @@ typedef struct
 
 typedef struct
 {
-  /* One attempt of @gate (HTTP or SHELL) for a job of @role. */
+  /* One attempt of @gate (HTTP or SHELL) for a job of @role; a shell gate
+   * gets @env (nullable, NAME=VALUE) besides PATH, HOME and LANG. */
   void (*run) (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
-               GCancellable *cancel, StgGateDone done, gpointer data);
+               const gchar *const *env, GCancellable *cancel, StgGateDone done, gpointer data);
   void (*free) (StgGateRunner *runner);
   /* (nullable) One question to a coordinator: POSTs @ask->body to
    * @ask->url with ?task=TASK_KEY; passed when the answer is HTTP 200 with
@@ -58,9 +59,9 @@ struct _StgGateRunner
 
 static inline void
 stg_gate_runner_run (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
-                     GCancellable *cancel, StgGateDone done, gpointer data)
+                     const gchar *const *env, GCancellable *cancel, StgGateDone done, gpointer data)
 {
-  runner->ops->run (runner, gate, role, cancel, done, data);
+  runner->ops->run (runner, gate, role, env, cancel, done, data);
 }
 
 /* Asks a coordinator (see StgGateRunnerOps.ask; the contract of run()).

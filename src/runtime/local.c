@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 #include "runtime/local_private.h"
-#include "runtime/process.h"
+#include "runtime/thermos_task.h"
+#include "spawn/process.h"
 
 #define BACKOFF_MAX_MS 60000
 #define LOG_TRIM_S 30
@@ -35,6 +36,7 @@ stg_local_options_init (StgLocalOptions *o)
   o->port_max = 29999;
   o->keep_runs = 3;
   o->log_limit = 10 * 1024 * 1024;
+  o->thermos_runner = g_strdup (STG_THERMOS_RUNNER_DEFAULT);
 }
 
 void
@@ -43,6 +45,7 @@ stg_local_options_clear (StgLocalOptions *o)
   g_clear_pointer (&o->data_dir, g_free);
   g_clear_pointer (&o->cluster, g_free);
   g_clear_pointer (&o->bind, g_free);
+  g_clear_pointer (&o->thermos_runner, g_free);
   g_clear_pointer (&o->role_users, g_hash_table_unref);
   g_clear_pointer (&o->default_user, stg_identity_free);
 }
@@ -338,8 +341,10 @@ replace (Slot *slot, gint64 config)
     }
   /* The configuration being applied says how to check before going down. */
   slot->pre_hook_config = config;
-  slot->pre_hook = stg_run_hook (slot, &spec->exec->pre_update, spec, "pre_update", on_pre_hook,
-                                 slot, &error);
+  gint64 running = slot->run != NULL ? slot->run->config_id : slot->base.config_id;
+  gint from = running != 0 ? stg_store_config_version (slot->rt->store, running) : 0;
+  slot->pre_hook = stg_run_hook (slot, &spec->exec->pre_update, spec, "pre_update", from,
+                                 on_pre_hook, slot, &error);
   if (slot->pre_hook == NULL)
     {
       g_autofree gchar *m = g_strdup_printf ("cannot run the pre_update hook: %s", error->message);
@@ -467,8 +472,9 @@ local_observe (StgRuntime *base, gint64 job_id, gint32 instance, StgTaskObservat
 static gboolean
 local_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
 {
-  (void) base;
-  if (!stg_executor_check_config (config, error))
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+
+  if (!stg_task_spec_check (config, error))
     {
       if (error && *error)
         {
@@ -477,12 +483,21 @@ local_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
         }
       return FALSE;
     }
+  if (stg_thermos_task_is (config) &&
+      !g_file_test (rt->options.thermos_runner, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                   "executorConfig.name: %s tasks run with stagger-thermos, which is not at %s "
+                   "(staggerd's thermos_runner)",
+                   STG_THERMOS_EXECUTOR_NAME, rt->options.thermos_runner);
+      return FALSE;
+    }
   return TRUE;
 }
 
 static GBytes *
-local_read_log (StgRuntime *base, gint64 job_id, gint32 instance, gboolean err, gint64 offset,
-                gsize max, gint64 *next, gint64 *size, GError **error)
+local_read_log (StgRuntime *base, gint64 job_id, gint32 instance, const StgLogQuery *query,
+                StgLogInfo *info, GError **error)
 {
   Slot *slot = (Slot *) stg_slots_find (((StgLocalRuntime *) base)->slots, job_id, instance);
 
@@ -492,7 +507,7 @@ local_read_log (StgRuntime *base, gint64 job_id, gint32 instance, gboolean err, 
                    instance);
       return NULL;
     }
-  return stg_local_read_output (slot, err, offset, max, next, size, error);
+  return stg_local_read_output (slot, query, info, error);
 }
 
 static void
@@ -560,6 +575,7 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->options.data_dir = g_strdup (options->data_dir);
   rt->options.cluster = g_strdup (options->cluster);
   rt->options.bind = g_strdup (options->bind);
+  rt->options.thermos_runner = g_strdup (options->thermos_runner);
   rt->options.port_min = options->port_min;
   rt->options.port_max = options->port_max;
   rt->options.max_concurrent_starts = options->max_concurrent_starts > 0

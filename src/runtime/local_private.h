@@ -56,7 +56,7 @@
 #include "runtime/health.h"
 #include "runtime/local.h"
 #include "runtime/slot.h"
-#include "runtime/spawn.h"
+#include "spawn/spawn.h"
 #include "runtime/spec_cache.h"
 #include "store/store.h"
 
@@ -88,6 +88,7 @@ struct _Run
   gint64 id;                 /* run id: grows with each start of the slot */
   gint64 config_id;
   gint version;              /* STAGGER_VERSION */
+  gint from_version;         /* started to replace that version (STAGGER_FROM_VERSION); 0: none */
   const StgTaskSpec *task;    /* its config, parsed (owned by the runtime's cache) */
   const StgExecutorSpec *spec; /* task->exec */
   gboolean service;
@@ -218,10 +219,13 @@ void stg_run_lost (Run *run);
 gboolean stg_local_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error);
 
 /* Starts a hook command for @slot as its role's user (output appended to
- * hooks.log in the slot's folder); @done gets its wait status. The caller
- * bounds it with a timer (stg_child_kill). */
+ * hooks.log in the slot's folder), with STAGGER_FROM_VERSION
+ * @from_version (the version the change leaves) and STAGGER_TO_VERSION
+ * (@spec's); @done gets its wait status. The caller bounds it with a
+ * timer (stg_child_kill). */
 StgChild *stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec,
-                        const gchar *name, StgChildDone done, gpointer data, GError **error);
+                        const gchar *name, gint from_version, StgChildDone done, gpointer data,
+                        GError **error);
 
 /* What a hook's wait status means, in words ("pre_update hook exited with
  * status 1"); a signal means it was stopped. */
@@ -243,6 +247,9 @@ gint stg_local_socket_port (gint fd);
 /* The base every instance, health command and hook starts from: PATH,
  * HOME (@home) and LANG, nothing of staggerd's environment (owned). */
 gchar **stg_local_base_environ (const gchar *home);
+
+/* The value of STG_LOCAL_MARK for run @run_id of @slot (owned). */
+gchar *stg_local_mark (Slot *slot, gint64 run_id);
 
 /* The whole environment of @run (NULL with @error when a template of the
  * task's env fails). @alt_version: the version it starts beside, or 0. */
@@ -267,11 +274,17 @@ gchar *stg_local_resolve_command (const gchar *command);
 /* The slot's folder: one folder per run inside it, and hooks.log. */
 gchar *stg_local_slot_root (Slot *slot);
 
-/* Up to @max bytes of the slot's output (see StgRuntimeOps.read_log):
- * the serving run's, else the newest run folder's. Never through a
- * symlink. */
-GBytes *stg_local_read_output (Slot *slot, gboolean err, gint64 offset, gsize max, gint64 *next,
-                               gint64 *size, GError **error);
+/* The slot's output @query names (see StgRuntimeOps.read_log): the
+ * serving run's, else the newest run folder's; an AuroraExecutor task's
+ * process's from its .logs. Never through a symlink. */
+GBytes *stg_local_read_output (Slot *slot, const StgLogQuery *query, StgLogInfo *info,
+                               GError **error);
+
+/* Opens the regular file @parts (folder names, then the file's) under the
+ * run folder @dir for reading, through descriptors: no part may be a
+ * symlink (the folders below a run folder are its user's). -1 with @error
+ * (STG_RUNTIME_ERROR_NOT_FOUND). */
+gint stg_local_open_run_file (const gchar *dir, const gchar *const *parts, GError **error);
 
 /* Who runs @slot's instances (its role's user, else the default); NULL:
  * staggerd's own user. */

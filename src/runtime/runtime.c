@@ -84,18 +84,27 @@ stg_task_phase_name (StgTaskPhase phase)
     }
 }
 
-GBytes *
-stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolean err,
-                      gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error)
+void
+stg_log_info_clear (StgLogInfo *info)
 {
+  g_clear_pointer (&info->processes, g_strfreev);
+}
+
+GBytes *
+stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, const StgLogQuery *query,
+                      StgLogInfo *info, GError **error)
+{
+  StgLogQuery capped = *query;
+
+  *info = (StgLogInfo){ .run = -1 };
   if (rt->ops->read_log == NULL)
     {
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
                    "this runtime keeps no output of its instances");
       return NULL;
     }
-  return rt->ops->read_log (rt, job_id, instance_id, err, offset,
-                            MIN (max, (gsize) STG_RUNTIME_LOG_MAX), next, size, error);
+  capped.max = MIN (query->max, (gsize) STG_RUNTIME_LOG_MAX);
+  return rt->ops->read_log (rt, job_id, instance_id, &capped, info, error);
 }
 
 /* TRUE when the runtime has operation @op, else INVALID. */

@@ -23,6 +23,8 @@ STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.
 	$(srcdir)/schema/008_cluster.sql $(srcdir)/schema/009_hosts.sql \
 	$(srcdir)/schema/010_plans.sql $(srcdir)/schema/010_plans.pg.sql \
 	$(srcdir)/schema/011_quotas.sql $(srcdir)/schema/011_quotas.pg.sql \
+	$(srcdir)/schema/014_surge.sql $(srcdir)/schema/014_surge.pg.sql \
+	$(srcdir)/schema/015_reasons.sql \
 	$(srcdir)/schema/016_maintenance.sql $(srcdir)/schema/016_maintenance.pg.sql
 libstg_store_a_SOURCES += src/store/fleet_facts.c src/store/maintenance.c
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)

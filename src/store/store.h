@@ -395,6 +395,30 @@ gboolean stg_store_set_update_instance (StgStore *store, gint64 update_id,
 /* Rows of an update in instance-id order (GArray of StgUpdateInstanceRow). */
 GArray *stg_store_list_update_instances (StgStore *store, gint64 update_id, GError **error);
 
+/* A surge instance: an extra instance update @update_id runs beyond its
+ * job's count (schema/014_surge.sql). config_id 0: being removed. */
+typedef struct
+{
+  gint64 update_id;
+  gint64 job_id;
+  gint32 instance_id;
+  gint64 config_id;
+  gint failures;
+  gint64 baseline;
+  gint64 started_ms;
+} StgSurgeRow;
+
+/* Records @row (a new one, or new facts of one the job has). */
+gboolean stg_store_put_surge (StgStore *store, const StgSurgeRow *row, GError **error);
+
+/* Forgets surge instance @instance_id of job @job_id (it is gone). */
+gboolean stg_store_delete_surge (StgStore *store, gint64 job_id, gint32 instance_id,
+                                 GError **error);
+
+/* The surge instances of update @update_id, or of every update when 0
+ * (GArray of StgSurgeRow, by job and instance). */
+GArray *stg_store_list_surge (StgStore *store, gint64 update_id, GError **error);
+
 /* The update with JobUpdateKey.id @uid, or NULL with STG_STORE_ERROR_NOT_FOUND. */
 StgUpdateRow *stg_store_get_update (StgStore *store, const gchar *uid, GError **error);
 
@@ -444,6 +468,7 @@ typedef struct
   gint status; /* RolloutStatus */
   gint64 since_ms;
   gchar *reason;          /* "" when there is nothing to say */
+  gchar *reason_code;     /* "" when none was recorded (schema/015_reasons.sql) */
   gchar *update_uid;      /* (nullable) the update that moves it forward */
   gchar *rollback_uid;    /* (nullable) the one that takes it back */
   gint64 prior_config_id; /* what most of the job's instances ran before (0: no job) */
@@ -468,6 +493,7 @@ typedef struct
   gint64 since_ms;
   gint64 created_ms;
   gchar *reason;
+  gchar *reason_code;           /* "" when none was recorded */
   gboolean stopping;            /* starts no new stage */
   gboolean back;                /* rolls its stages back once nothing runs */
   gboolean rollback_on_failure; /* the plan's RolloutPlan.rollbackOnFailure */
@@ -481,22 +507,23 @@ void stg_plan_row_free (StgPlanRow *row);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgPlanRow, stg_plan_row_free)
 
 /* Records a new plan (uid, name, user, status, since_ms, created_ms,
- * reason of @row) and a PENDING row for each of @plan's stages; sets
- * @row->id. */
+ * reason and reason code of @row) and a PENDING row for each of @plan's
+ * stages; sets @row->id. */
 gboolean stg_store_insert_plan (StgStore *store, StgPlanRow *row, ApiRolloutPlan *plan,
                                 GError **error);
 
 /* Saves @row's status (and whether it is active), since_ms, reason,
- * stopping and back. */
+ * reason code, stopping and back. */
 gboolean stg_store_set_plan (StgStore *store, const StgPlanRow *row, GError **error);
 
 /* Saves every column of one stage row of plan @plan_id. */
 gboolean stg_store_set_stage (StgStore *store, gint64 plan_id, const StgStageRow *row,
                               GError **error);
 
-/* Records an event of the plan (@stage NULL) or of one of its stages. */
+/* Records an event of the plan (@stage NULL) or of one of its stages,
+ * with its reason code @code (nullable). */
 gboolean stg_store_add_plan_event (StgStore *store, gint64 plan_id, const gchar *stage,
-                                   gint64 ts_ms, gint status, const gchar *user,
+                                   gint64 ts_ms, gint status, const gchar *code, const gchar *user,
                                    const gchar *message, GError **error);
 
 /* Records one attempt of gate @gate of @stage in @phase ("before", "after"). */
