@@ -173,14 +173,7 @@ job_status (StgCli *cli, int argc, gchar **argv)
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
   if (c == NULL)
     return stg_cli_fail (cli, error);
-  g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, NULL);
-  g_hash_table_add (q->jobKeys, g_object_ref (path->key));
-  q->__isset_jobKeys = TRUE;
-  if (path->instances != NULL)
-    {
-      g_autoptr (GHashTable) ids = stg_cli_id_set (path->instances);
-      g_object_set (q, "instanceIds", ids, NULL);
-    }
+  g_autoptr (ApiTaskQuery) q = stg_cli_task_query (path);
   g_autoptr (ApiResponse) r = stg_cli_get_tasks_status (c, q, &error);
   if (r == NULL)
     return stg_cli_fail (cli, error);
