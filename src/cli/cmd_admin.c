@@ -10,7 +10,7 @@
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "common/jobkey.h"
 
 static const StgCliCommand *
@@ -68,7 +68,7 @@ admin_backups (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->listBackupsResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->listBackupsResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }

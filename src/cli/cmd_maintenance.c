@@ -11,7 +11,7 @@
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "common/enums.h"
 #include "common/error.h"
 
@@ -221,7 +221,7 @@ stg_cli_host_maintenance (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
