@@ -9,10 +9,11 @@ _stagger_commands ()
     update) echo "start info pause resume abort rollback pulse list wait" ;;
     plan) echo "start diff status list wait pause resume abort rollback approve" ;;
     task) echo "logs" ;;
-    host) echo "list drain undrain" ;;
+    host) echo "list drain undrain maintenance" ;;
     cluster) echo "status" ;;
     quota) echo "get set" ;;
     tier) echo "list" ;;
+    admin) echo "backup backups restore reconcile prune" ;;
   esac
 }
 
@@ -34,6 +35,9 @@ _stagger_options ()
     "plan list") echo "$common --active --name --limit" ;;
     "plan pause"|"plan resume"|"plan abort"|"plan rollback"|"plan approve") echo "$common --message" ;;
     "host drain") echo "$common --batch-size --min-in-service --watch-secs --message --wait --force" ;;
+    "host maintenance") echo "$common --count --percentage --duration --coordinator --status-key --timeout" ;;
+    "admin restore") echo "$common --delete --dry-run" ;;
+    "admin reconcile") echo "$common --implicit" ;;
     *) echo "$common" ;;
   esac
 }
@@ -44,7 +48,7 @@ _stagger ()
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version|--tail|--name|--min-in-service|--process|-p|--run|--set|-s) ((i++)) ;;
+      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version|--tail|--name|--min-in-service|--process|-p|--run|--set|-s|--count|--percentage|--duration|--coordinator|--status-key|--timeout|--delete) ((i++)) ;;
       -*) ;;
       *) if [[ -z $group ]]; then group="${COMP_WORDS[i]}"; elif [[ -z $command ]]; then command="${COMP_WORDS[i]}"; fi ;;
     esac
@@ -56,7 +60,7 @@ _stagger ()
       COMPREPLY=($(compgen -W "$(_stagger_options "$group" "$command")" -- "$cur"))
     fi
   elif [[ -z $group ]]; then
-    COMPREPLY=($(compgen -W "job update plan task host cluster quota tier" -- "$cur"))
+    COMPREPLY=($(compgen -W "job update plan task host cluster quota tier admin" -- "$cur"))
   elif [[ -z $command ]]; then
     COMPREPLY=($(compgen -W "$(_stagger_commands "$group")" -- "$cur"))
   else

@@ -587,12 +587,11 @@ def example_hello_world(r, t, mod, d, shared):
     """examples/aurora/: the hello_world tutorial's job created by `stagger
     job create` from its job file, whose aurora_task is the tutorial's task
     as the aurora client sends it (here with the program where this tree
-    has it, and python3)."""
+    has it)."""
     a = Aurora(t, mod, d)
     src = os.path.join(stgtest.SRCDIR, "examples", "aurora")
     with open(os.path.join(src, "hello_world.json")) as f:
-        task = f.read().replace("/vagrant/hello_world.py", os.path.join(src, "hello_world.py")) \
-            .replace("python -u", "python3 -u")
+        task = f.read().replace("/vagrant/hello_world.py", os.path.join(src, "hello_world.py"))
     with open(os.path.join(shared, "hello_world.json"), "w") as f:
         f.write(task)
     shutil.copy(os.path.join(src, "hello_world_job.json"), shared)

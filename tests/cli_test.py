@@ -3,7 +3,8 @@ instances (stagger-example-server): every command's happy path, its
 errors and exit codes, update start --wait to ROLLED_FORWARD and
 ROLLED_BACK, pause/resume/abort, a coordinated update kept going by
 update pulse --every, plan files (variables, instance gates, a dry run),
-credentials, and quotas and tiers.
+credentials, quotas and tiers, a job file's SLA policy with an SLA-aware
+update, and the admin commands.
 """
 import json
 import os
@@ -643,6 +644,76 @@ def quotas_and_tiers(r, tmp):
         r.check("staggerd exits cleanly (quotas)", d.stop() == 0)
 
 
+def sla_and_admin(r, tmp):
+    """A job file's sla_policy and update_config.sla_aware, and stagger
+    admin backup|backups|restore --dry-run|reconcile|prune."""
+    d = stgtest.Daemon("--runtime=simulated",
+                       config="[sla]\nmin_required_instances = 2\nretry_min_secs = 1\n"
+                              "retry_max_secs = 1\n")
+    try:
+        cli = Cli(d.http_port)
+        code, _, err = cli("quota", "set", "local/www", "10", "1GB", "1GB")
+        r.check("quota for the production job", code == 0, err)
+        path = job_file(tmp, "sla", "hi", count=3, update={"sla_aware": True})
+        with open(path) as f:
+            conf = json.load(f)
+        conf["tier"] = "preferred"
+        conf["sla_policy"] = {"count": 3, "duration_secs": 1}
+        with open(path, "w") as f:
+            json.dump(conf, f)
+        code, _, err = cli("job", "create", "local/www/prod/sla", path)
+        r.check("an SLA that lets no instance go: exit 1, Aurora's message",
+                code == 1 and "Current CountSlaPolicy: count=3 will not allow any instances to be "
+                "killed. Must be less than instanceCount=3." in err, (code, err))
+        conf["sla_policy"] = {"count": 2, "coordinator_url": "http://x/"}
+        with open(path, "w") as f:
+            json.dump(conf, f)
+        code, _, err = cli("job", "create", "local/www/prod/sla", path)
+        r.check("an sla_policy of two kinds: exit 3",
+                code == 3 and "sla_policy: give exactly one of count, percentage and "
+                "coordinator_url" in err, (code, err))
+        conf["sla_policy"] = {"count": 2, "duration_secs": 1}
+        with open(path, "w") as f:
+            json.dump(conf, f)
+        code, out, err = cli("job", "create", "local/www/prod/sla", path)
+        r.check("a job with a count SLA", code == 0, (code, out, err))
+        code, out, _ = cli("job", "inspect", path)
+        r.check("job inspect shows the SLA policy and sla_aware",
+                code == 0 and '"countSlaPolicy"' in out and '"slaAware" : true' in out, out)
+        conf["task"]["env"]["GREETING"] = "hello"
+        with open(path, "w") as f:
+            json.dump(conf, f)
+        code, out, err = cli("update", "start", "--wait", "local/www/prod/sla", path, timeout=180)
+        r.check("an SLA-aware update finishes", code == 0 and "ROLLED_FORWARD" in out,
+                (code, out, err))
+        code, out, _ = cli("update", "info", "local/www/prod/sla")
+        r.check("update info says when it waited for the SLA",
+                code == 0 and "waits for its SLA" in out and "its count policy needs 2" in out, out)
+
+        code, out, err = cli("admin", "backup")
+        r.check("admin backup", code == 0 and out.startswith("backup scheduler-backup-"),
+                (code, out, err))
+        backup_id = out.split()[1] if code == 0 else ""
+        code, out, _ = cli("admin", "backups")
+        r.check("admin backups lists it", code == 0 and backup_id in out.split(), out)
+        code, out, err = cli("admin", "restore", "--dry-run", "--delete", "local/www/prod/sla/2",
+                             backup_id)
+        r.check("admin restore --dry-run: staged, changed, unloaded",
+                code == 0 and "deleted 1 task from the staged backup" in out
+                and "local/www/prod/sla: 2 tasks" in out and "dry run" in out, (code, out, err))
+        code, _, err = cli("admin", "restore", "scheduler-backup-1999-01-01-00-00-00")
+        r.check("admin restore of no such backup: exit 1", code == 1 and "no backup" in err,
+                (code, err))
+        code, out, _ = cli("admin", "reconcile", "--implicit")
+        r.check("admin reconcile", code == 0 and "nothing to compare" in out, out)
+        code, out, _ = cli("admin", "prune", "local/www")
+        r.check("admin prune", code == 0 and "pruned 0 ended tasks" in out, out)
+        code, _, err = cli("admin", "prune", "local/www/prod")
+        r.check("admin prune of a bad scope: exit 2", code == 2, (code, err))
+    finally:
+        r.check("staggerd exits cleanly (sla and admin)", d.stop() == 0)
+
+
 def main():
     r = stgtest.Results("cli_test")
     with tempfile.TemporaryDirectory(prefix="stagger-cli-") as tmp:
@@ -660,6 +731,7 @@ def main():
             r.check("staggerd exits cleanly", d.stop() == 0)
         r.run("credentials", credentials, r, tmp)
         r.run("quotas and tiers", quotas_and_tiers, r, tmp)
+        r.run("sla and admin", sla_and_admin, r, tmp)
         r.run("small fixes", small_fixes, r, tmp)
         r.run("update controls", update_controls, r, tmp)
         r.run("metrics", metrics, r, tmp)

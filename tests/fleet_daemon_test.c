@@ -818,20 +818,37 @@ running_now (StgTestDaemon *d, const gchar *name)
   return n;
 }
 
-/* Runs the CLI against @d; its standard output. */
+/* Runs the CLI against @d with the words of @args (NULL-terminated); its
+ * standard output. */
 static gchar *
-cli (StgTestDaemon *d, const gchar *a1, const gchar *a2, const gchar *a3)
+cli_words (StgTestDaemon *d, const gchar *const *args)
 {
   g_autofree gchar *prog = stg_test_program ("stagger");
   g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
-  const gchar *argv[] = { prog, "--url", url, a1, a2, a3, NULL };
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   g_autofree gchar *err = NULL;
   gchar *out = NULL;
   gint status = 0;
 
-  ck_assert (g_spawn_sync (NULL, (gchar **) argv, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
-  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger %s %s: %s", a1, a2, err);
+  g_ptr_array_add (argv, prog);
+  g_ptr_array_add (argv, "--url");
+  g_ptr_array_add (argv, url);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  ck_assert (
+      g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
+  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger %s %s: %s", args[0],
+                 args[0] ? args[1] : "", err);
   return out;
+}
+
+/* The same with up to three words (the first NULL ends them). */
+static gchar *
+cli (StgTestDaemon *d, const gchar *a1, const gchar *a2, const gchar *a3)
+{
+  const gchar *const args[] = { a1, a2, a3, NULL };
+  return cli_words (d, args);
 }
 
 /* #15: `stagger host drain` moves a host's instances off it a batch at a
@@ -1104,6 +1121,195 @@ START_TEST (fleet_drain_without_room_stops_nothing)
 }
 END_TEST
 
+/* ---- an SLA drain ------------------------------------------------------------------- */
+
+#define SLA_SECS 3
+
+/* The maintenance mode of @host, as maintenanceStatus says. */
+static gint
+mode_of (StgTestDaemon *d, const gchar *host)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiHosts) hosts = g_object_new (API_TYPE_HOSTS, NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_hash_table_add (hosts->hostNames, g_strdup (host));
+  ck_assert (
+      api_aurora_admin_if_maintenance_status (API_AURORA_ADMIN_IF (c->client), &r, hosts, &error));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  GHashTable *set = r->result->maintenanceStatusResult->statuses;
+  ck_assert_uint_eq (g_hash_table_size (set), 1);
+  g_autoptr (GList) only = g_hash_table_get_keys (set);
+  return ((ApiHostStatus *) only->data)->mode;
+}
+
+typedef struct
+{
+  StgTestDaemon *d;
+  const gchar *host;
+  gint mode;
+} Mode;
+
+static gboolean
+mode_is (gpointer data)
+{
+  Mode *m = data;
+  if (mode_of (m->d, m->host) == m->mode)
+    return TRUE;
+  g_usleep (200000);
+  return FALSE;
+}
+
+/* One task event: when, which instance, and whether it ran then. */
+typedef struct
+{
+  gint64 ts;
+  gint32 instance;
+  gboolean running;
+} Change;
+
+static gint
+by_time (gconstpointer a, gconstpointer b)
+{
+  const Change *x = a, *y = b;
+  return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The fewest instances of www/prod/@name active (RUNNING for SLA_SECS) at
+ * any task event from @since_ms on, replayed from the tasks' events. */
+static gint
+fewest_active_since (StgTestDaemon *d, const gchar *name, gint64 since_ms)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, "jobName", name, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) changes = g_array_new (FALSE, FALSE, sizeof (Change));
+
+  ck_assert (api_read_only_scheduler_if_get_tasks_status (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                          &r, q, &error));
+  GPtrArray *tasks = r->result->scheduleStatusResult->tasks;
+  gint32 n = (gint32) tasks->len;
+  for (guint i = 0; i < tasks->len; i++)
+    {
+      ApiScheduledTask *t = tasks->pdata[i];
+      for (guint k = 0; k < t->taskEvents->len; k++)
+        {
+          ApiTaskEvent *ev = t->taskEvents->pdata[k];
+          Change ch = { ev->timestamp, t->assignedTask->instanceId,
+                        ev->status == API_SCHEDULE_STATUS_RUNNING };
+          g_array_append_val (changes, ch);
+        }
+    }
+  g_array_sort (changes, by_time);
+  g_autofree gint64 *running_since = g_new0 (gint64, n);
+  gint fewest = G_MAXINT;
+  for (guint i = 0; i < changes->len; i++)
+    {
+      Change *ch = &g_array_index (changes, Change, i);
+      if (ch->instance < 0 || ch->instance >= n)
+        continue;
+      running_since[ch->instance] = ch->running
+                                        ? (running_since[ch->instance] ? running_since[ch->instance]
+                                                                       : ch->ts)
+                                        : 0;
+      if (ch->ts < since_ms)
+        continue;
+      gint active = 0;
+      for (gint32 j = 0; j < n; j++)
+        active += running_since[j] > 0 && ch->ts - running_since[j] >= SLA_SECS * 1000;
+      fewest = MIN (fewest, active);
+    }
+  return fewest;
+}
+
+/* #28: an SLA drain of a host moves its instances off only while the job
+ * keeps its count of active instances, and leaves the host DRAINED;
+ * endMaintenance opens it again. */
+START_TEST (fleet_sla_drain_keeps_a_count_policy)
+{
+  Env *e = env_new (
+      "[maintenance]\npolling_interval_secs = 1\n[sla]\nmin_required_instances = 1\n");
+  StgTestDaemon *d = daemon_start (e, "16500-16699");
+  g_autoptr (ApiJobConfiguration) job = web_job ("sla", 4, IMAGE_V1, "/health", 2);
+  g_autoptr (ApiCountSlaPolicy) count = g_object_new (API_TYPE_COUNT_SLA_POLICY, "count",
+                                                      (gint64) 3, "durationSecs", (gint64) SLA_SECS,
+                                                      NULL);
+  g_autoptr (ApiSlaPolicy) policy = g_object_new (API_TYPE_SLA_POLICY, "countSlaPolicy", count,
+                                                  NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_object_set (job->taskConfig, "tier", "preferred", "slaPolicy", policy, NULL);
+  const gchar *const quota[] = { "quota", "set", "www", "4", "0", "0", NULL };
+  g_free (cli_words (d, quota));
+  create_job (d, job);
+  wait_running (d, "sla", 4);
+  g_autoptr (GPtrArray) before = containers_of (e, "sla");
+  const gchar *host = NULL;
+  for (guint i = 0; i < e->fleet->hosts->len && host == NULL; i++)
+    {
+      const gchar *name = ((StgTestPodmanHost *) e->fleet->hosts->pdata[i])->name;
+      if (count_on (before, name, NULL) == 2)
+        host = name;
+    }
+  ck_assert_msg (host != NULL, "no host runs two instances");
+
+  gint64 start = g_get_real_time () / 1000;
+  {
+    g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+    g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+    g_autoptr (ApiHosts) hosts = g_object_new (API_TYPE_HOSTS, NULL);
+    g_autoptr (ApiSlaPolicy) none = g_object_new (API_TYPE_SLA_POLICY, NULL);
+    g_hash_table_add (hosts->hostNames, g_strdup (host));
+    g_hash_table_add (hosts->hostNames, g_strdup ("no-such-host"));
+    ck_assert (api_aurora_admin_if_sla_drain_hosts (API_AURORA_ADMIN_IF (c->client), &r, hosts,
+                                                    none, 3600, &error));
+    ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+    /* Unknown hosts are left out, as Aurora leaves them. */
+    ck_assert_uint_eq (g_hash_table_size (r->result->drainHostsResult->statuses), 1);
+  }
+  Mode done = { d, host, API_MAINTENANCE_MODE_DRAINED };
+  ck_assert_msg (stg_test_wait (mode_is, &done, 600000), "%s never DRAINED", host);
+  wait_running (d, "sla", 4);
+  g_autoptr (GPtrArray) after = containers_of (e, "sla");
+  g_autofree gchar *listing = joined (after);
+  ck_assert_msg (count_on (after, host, NULL) == 0 && after->len == 4, "after the drain:\n%s",
+                 listing);
+  gint fewest = fewest_active_since (d, "sla", start);
+  ck_assert_msg (fewest >= 3, "only %d instances were active at one point (the policy: 3)", fewest);
+  g_autofree gchar *hosts = cli (d, "hosts", NULL, NULL);
+  g_auto (GStrv) lines = g_strsplit (hosts, "\n", -1);
+  gboolean said = FALSE;
+  for (guint i = 0; lines[i] != NULL; i++)
+    said = said || (g_str_has_prefix (lines[i], host) && g_str_has_suffix (lines[i], "DRAINED"));
+  ck_assert_msg (said, "%s", hosts);
+  /* The web UI's Hosts page shows the mode too. */
+  g_autofree gchar *page = NULL;
+  ck_assert_uint_eq (stg_test_http_get (d->http_port, "/ui/api/hosts", &page), 200);
+  g_autoptr (JsonNode) root = stg_test_parse_json (page);
+  JsonArray *list = json_object_get_array_member (json_node_get_object (root), "hosts");
+  guint drained = 0;
+  for (guint i = 0; i < json_array_get_length (list); i++)
+    {
+      JsonObject *h = json_array_get_object_element (list, i);
+      drained += g_str_equal (json_object_get_string_member (h, "mode"), "DRAINED") &&
+                 g_str_equal (json_object_get_string_member (h, "name"), host);
+    }
+  ck_assert_uint_eq (drained, 1);
+
+  const gchar *const end[] = { "host", "maintenance", "end", host, NULL };
+  g_autofree gchar *ended = cli_words (d, end);
+  ck_assert_msg (strstr (ended, "NONE") != NULL, "%s", ended);
+  ck_assert_int_eq (mode_of (d, host), API_MAINTENANCE_MODE_NONE);
+  g_autofree gchar *json = cli (d, "hosts", "--json", NULL);
+  ck_assert_ptr_null (strstr (json, "\"draining\" : true"));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
 static Suite *
 fleet_daemon_suite (void)
 {
@@ -1120,6 +1326,7 @@ fleet_daemon_suite (void)
   tcase_add_test (tc, fleet_replaces_instances_of_a_lost_host);
   tcase_add_test (tc, fleet_runs_shell_checks_inside_containers);
   tcase_add_test (tc, fleet_drains_a_host);
+  tcase_add_test (tc, fleet_sla_drain_keeps_a_count_policy);
   tcase_add_test (tc, fleet_batch_tasks_finish);
   tcase_add_test (tc, fleet_runs_update_hooks_in_containers);
   suite_add_tcase (s, tc);

@@ -42,7 +42,7 @@ on_done (gpointer data, gboolean passed, const gchar *message)
 /* The HTTP server gates talk to: a separate process (Python's http.server),
  * which prints its port. /slow never answers; /big is over the limit. */
 static const gchar server_py[] =
-    "import http.server, json, sys, time\n"
+    "import http.server, json, sys, time, urllib.parse\n"
     "PROM = b'{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":"
     "[{\"metric\":{},\"value\":[1700000000.1,\"3\"]}]}}'\n"
     "PLAIN = b'{\"ok\": true, \"errors\": 0.25, \"name\": \"x\"}'\n"
@@ -53,6 +53,9 @@ static const gchar server_py[] =
     "        body = self.rfile.read(int(self.headers['Content-Length']))\n"
     "        if self.path == '/slow':\n"
     "            time.sleep(3600)\n"
+    "        url = urllib.parse.urlparse(self.path)\n"
+    "        if 'task=' in url.query:\n"
+    "            return self.coordinator(url, json.loads(body))\n"
     "        H.last = json.dumps({'sig': self.headers.get('X-Stagger-Signature-256'),\n"
     "            'event': self.headers.get('X-Stagger-Event'), 'body': body.decode()}).encode()\n"
     "        self.send_response(204 if self.path == '/hook' else 500)\n"
@@ -73,6 +76,16 @@ static const gchar server_py[] =
     "            self.end_headers()\n"
     "            return\n"
     "        self.send_response(code)\n"
+    "        self.send_header('Content-Length', str(len(body)))\n"
+    "        self.end_headers()\n"
+    "        self.wfile.write(body)\n"
+    "    def coordinator(self, url, sent):\n"
+    "        task = urllib.parse.parse_qs(url.query)['task'][0]\n"
+    "        yes = url.path == '/yes' and task == sent['task']\n"
+    "        body = json.dumps({'drain': yes, 'go': True}).encode()\n"
+    "        if url.path == '/odd': body = b'{\"drain\": \"yes\"}'\n"
+    "        if url.path == '/slow': time.sleep(3600)\n"
+    "        self.send_response(200)\n"
     "        self.send_header('Content-Length', str(len(body)))\n"
     "        self.end_headers()\n"
     "        self.wfile.write(body)\n"
@@ -105,16 +118,20 @@ teardown (void)
   g_clear_pointer (&base, g_free);
 }
 
-/* Runs one attempt with the environment @env (nullable) to its end (or
- * @cancel_after_ms, then cancels it). */
+/* Runs one attempt of @gate with the environment @env (nullable), or
+ * asks @ask, to its end (or @cancel_after_ms, then cancels it). */
 static Outcome
-attempt_with (ApiRolloutGate *gate, const gchar *const *env, gint cancel_after_ms)
+run_or_ask (ApiRolloutGate *gate, const gchar *const *env, const StgCoordinatorAsk *ask,
+            gint cancel_after_ms)
 {
   Outcome o = { 0 };
   g_autoptr (GCancellable) cancel = g_cancellable_new ();
   gint64 start = g_get_monotonic_time ();
 
-  stg_gate_runner_run (runner, gate, "www", env, cancel, on_done, &o);
+  if (gate != NULL)
+    stg_gate_runner_run (runner, gate, "www", env, cancel, on_done, &o);
+  else
+    stg_gate_runner_ask (runner, ask, cancel, on_done, &o);
   ck_assert (!o.called); /* never from inside run() */
   while (!o.called)
     {
@@ -140,7 +157,17 @@ attempt_with (ApiRolloutGate *gate, const gchar *const *env, gint cancel_after_m
 static Outcome
 attempt (ApiRolloutGate *gate, gint cancel_after_ms)
 {
-  return attempt_with (gate, NULL, cancel_after_ms);
+  return run_or_ask (gate, NULL, NULL, cancel_after_ms);
+}
+
+/* Asks the server's coordinator at @path about task @task with @key. */
+static Outcome
+ask (const gchar *path, const gchar *key, gint cancel_after_ms)
+{
+  g_autofree gchar *url = g_strconcat (base, path, NULL);
+  StgCoordinatorAsk q = { url, key, "local/www/prod/web/3",
+                          "{\"task\": \"local/www/prod/web/3\"}" };
+  return run_or_ask (NULL, NULL, &q, cancel_after_ms);
 }
 
 static ApiRolloutGate *
@@ -238,6 +265,37 @@ START_TEST (http_hang_is_cancelled)
 }
 END_TEST
 
+START_TEST (coordinator_answers)
+{
+  /* The task key goes as ?task= and in the body. */
+  Outcome o = ask ("/yes", "drain", 0);
+  ck_assert (o.passed);
+  ck_assert_str_eq (o.message, "{\"drain\": true}");
+  g_free (o.message);
+
+  o = ask ("/no", "drain", 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "{\"drain\": false}");
+  g_free (o.message);
+
+  o = ask ("/no", "go", 0);
+  ck_assert (o.passed);
+  g_free (o.message);
+
+  o = ask ("/odd", "drain", 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "the answer has no true or false \"drain\"");
+  g_free (o.message);
+
+  o = ask ("/broken?x=1", "drain", 0);
+  ck_assert (!o.passed);
+  g_free (o.message);
+
+  o = ask ("/slow", "drain", 300);
+  ck_assert (!o.called);
+}
+END_TEST
+
 START_TEST (shell_status_and_output)
 {
   g_autoptr (ApiRolloutGate) ok = shell_gate ("echo first; echo all good");
@@ -264,7 +322,7 @@ START_TEST (shell_status_and_output)
                                  NULL };
   g_autoptr (ApiRolloutGate) versions = shell_gate (
       "echo \"$STAGGER_FROM_VERSION->$STAGGER_TO_VERSION $PATH\"");
-  o = attempt_with (versions, given, 0);
+  o = run_or_ask (versions, given, NULL, 0);
   ck_assert (o.passed);
   ck_assert_str_eq (o.message, "exit status 0: 2->1 /usr/local/bin:/usr/bin:/bin");
   g_free (o.message);
@@ -593,6 +651,7 @@ gates_suite (void)
   tcase_add_test (tc, http_status);
   tcase_add_test (tc, http_json_path);
   tcase_add_test (tc, http_hang_is_cancelled);
+  tcase_add_test (tc, coordinator_answers);
   tcase_add_test (tc, shell_status_and_output);
   tcase_add_test (tc, shell_hang_kills_the_group);
   tcase_add_test (tc, http_refuses_link_local_and_metadata);

@@ -17,6 +17,7 @@ STG_CHECK_SUITES = \
 	tests/webui_test \
 	tests/engine_test \
 	tests/engine_aurora_test \
+	tests/engine_sla_test \
 	tests/engine_control_test \
 	tests/engine_controls_test \
 	tests/engine_plan_test \
@@ -28,6 +29,7 @@ STG_CHECK_SUITES = \
 	tests/spawn_test \
 	tests/runtime_sandbox_test \
 	tests/runtime_daemon_test \
+	tests/admin_daemon_test \
 	tests/crash_test \
 	tests/browser_test \
 	tests/cross_site_test \
@@ -89,6 +91,10 @@ tests_engine_aurora_test_SOURCES = tests/engine_aurora_test.c $(STG_ENGINE_FIXTU
 tests_engine_aurora_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_aurora_test_LDADD = $(STG_TEST_LDADD)
 
+tests_engine_sla_test_SOURCES = tests/engine_sla_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_sla_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_sla_test_LDADD = $(STG_TEST_LDADD)
+
 tests_engine_plan_test_SOURCES = tests/engine_plan_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_plan_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_plan_test_LDADD = $(STG_TEST_LDADD)
@@ -123,6 +129,10 @@ tests_runtime_sandbox_test_SOURCES = tests/runtime_sandbox_test.c tests/runtime_
 	tests/runtime_fixture.h
 tests_runtime_sandbox_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_sandbox_test_LDADD = $(STG_TEST_LDADD)
+
+tests_admin_daemon_test_SOURCES = tests/admin_daemon_test.c $(STG_ROLLOUT)
+tests_admin_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_admin_daemon_test_LDADD = $(STG_TEST_LDADD)
 
 tests_runtime_daemon_test_SOURCES = tests/runtime_daemon_test.c $(STG_ROLLOUT)
 tests_runtime_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)

@@ -56,6 +56,11 @@ ApiJobUpdateKey *stg_rollout_try_start_update_with (StgTestDaemon *d, const gcha
                                                     gint32 count, const gchar *data,
                                                     ApiJobUpdateSettings *settings, GError **error);
 
+/* startJobUpdate of @request as it is; asserts OK (NULL with @error when
+ * the call gets no answer). */
+ApiJobUpdateKey *stg_rollout_try_start_request (StgTestDaemon *d, ApiJobUpdateRequest *request,
+                                                GError **error);
+
 /* The key of the one update of role www; asserts there is exactly one. */
 ApiJobUpdateKey *stg_rollout_only_update (StgTestDaemon *d);
 

@@ -128,8 +128,14 @@ stg_test_daemon_start (const gchar *data_dir, ...)
   g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
   d->process = g_subprocess_launcher_spawnv (launcher, (const gchar *const *) argv->pdata, &error);
   ck_assert_msg (d->process != NULL, "cannot start staggerd: %s", error ? error->message : "");
+  stg_test_daemon_wait_ready (d);
+  return d;
+}
 
-  /* Wait for the ready file (the daemon writes it once it serves). */
+void
+stg_test_daemon_wait_ready (StgTestDaemon *d)
+{
+  /* The daemon writes the ready file once it serves. */
   gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
   while (!read_ready (d))
     {
@@ -138,7 +144,6 @@ stg_test_daemon_start (const gchar *data_dir, ...)
       ck_assert_msg (g_get_monotonic_time () < deadline, "staggerd not ready after 30 s");
       g_usleep (10 * 1000);
     }
-  return d;
 }
 
 gint

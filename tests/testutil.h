@@ -47,6 +47,10 @@ typedef struct
  * is set (the tests of the users instances run as). */
 StgTestDaemon *stg_test_daemon_start (const gchar *data_dir, ...) G_GNUC_NULL_TERMINATED;
 
+/* Waits until @daemon has written its ready file (removed by the caller
+ * before the daemon restarts itself) and reads its ports from it. */
+void stg_test_daemon_wait_ready (StgTestDaemon *daemon);
+
 /* SIGTERM, then waits for the exit; returns the exit status (or -signal). */
 gint stg_test_daemon_stop (StgTestDaemon *daemon);
 

@@ -204,6 +204,12 @@ START_TEST (updates_data_checks_queries)
   ck_assert (json_node_is_null (json_object_get_member (json_node_get_object (hn), "hosts")));
   ck_assert_ptr_nonnull (
       strstr (json_object_get_string_member (json_node_get_object (hn), "why"), "--runtime=fleet"));
+  /* ... and this machine's maintenance mode: the local runtime's one host. */
+  JsonArray *local = json_object_get_array_member (json_node_get_object (hn), "local");
+  ck_assert_uint_eq (json_array_get_length (local), 1);
+  JsonObject *me = json_array_get_object_element (local, 0);
+  ck_assert_str_eq (json_object_get_string_member (me, "host"), g_get_host_name ());
+  ck_assert_str_eq (json_object_get_string_member (me, "mode"), "NONE");
   stg_test_reply_clear (&hosts);
   stg_test_reply_clear (&ok);
   stg_test_reply_clear (&post);

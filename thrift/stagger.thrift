@@ -653,6 +653,68 @@ struct GetTierConfigResult {
   2: set<TierConfig> tiers
 }
 
+/* Backups the scheduler can recover from (listBackups): their ids, the file names in the backup
+ * folder. */
+struct ListBackupsResult {
+  1: set<string> backups
+}
+
+/* A host's maintenance: NONE (in service), SCHEDULED (maintenance is coming; still in service),
+ * DRAINING (nothing new is placed on it; its instances move off, or stop on the local host),
+ * DRAINED (nothing of it runs). */
+enum MaintenanceMode {
+  NONE      = 1,
+  SCHEDULED = 2,
+  DRAINING  = 3,
+  DRAINED   = 4
+}
+
+/* A host Stagger knows (the fleet runtime's, or the local host by its name) and its mode. */
+struct HostStatus {
+  1: string host
+  2: MaintenanceMode mode
+}
+
+struct Hosts {
+  1: set<string> hostNames
+}
+
+/* A drain as it was asked for: the policy for tasks that have none, and when it stops waiting
+ * for their SLA (timeoutSecs after createdTimestampMs). */
+struct HostMaintenanceRequest {
+  1: string host
+  2: SlaPolicy defaultSlaPolicy
+  3: i64 timeoutSecs
+  4: i64 createdTimestampMs
+}
+
+/* The hosts the maintenance calls changed or looked at (unknown hosts are left out). */
+struct StartMaintenanceResult {
+  1: set<HostStatus> statuses
+}
+
+struct DrainHostsResult {
+  1: set<HostStatus> statuses
+}
+
+struct MaintenanceStatusResult {
+  1: set<HostStatus> statuses
+}
+
+struct EndMaintenanceResult {
+  1: set<HostStatus> statuses
+}
+
+/* How an explicit reconciliation goes: batchSize, when set, must be more than 0. */
+struct ExplicitReconciliationSettings {
+  1: optional i32 batchSize
+}
+
+/* The tasks of the staged backup a query matched (queryRecovery). */
+struct QueryRecoveryResult {
+  1: set<ScheduledTask> tasks
+}
+
 struct ServerInfo {
   1: string clusterName
   3: string statsUrlPrefix
@@ -681,7 +743,7 @@ struct GetTaskLogsResult {
 }
 
 /* Stagger: one host of the fleet runtime, as staggerd sees it now. */
-struct HostStatus {
+struct FleetHostStatus {
   1: string name
   2: string endpoint                   /* its engine's API */
   3: string address                    /* where its instances are reached */
@@ -694,10 +756,11 @@ struct HostStatus {
   10: string drainBlocked              /* why some of its instances could not start on the
                                         * other hosts now ("" when all could): a drain would
                                         * wait on them */
+  11: MaintenanceMode mode             /* its maintenance (NONE, SCHEDULED, DRAINING, DRAINED) */
 }
 
 struct GetHostsResult {
-  1: list<HostStatus> hosts
+  1: list<FleetHostStatus> hosts
 }
 
 struct GetJobConfigHistoryResult {
@@ -972,6 +1035,12 @@ union Result {
    3: ScheduleStatusResult scheduleStatusResult
    4: GetJobsResult getJobsResult
    5: GetQuotaResult getQuotaResult
+   6: ListBackupsResult listBackupsResult
+   7: StartMaintenanceResult startMaintenanceResult
+   8: DrainHostsResult drainHostsResult
+   9: QueryRecoveryResult queryRecoveryResult
+  10: MaintenanceStatusResult maintenanceStatusResult
+  11: EndMaintenanceResult endMaintenanceResult
   17: RoleSummaryResult roleSummaryResult
   18: JobSummaryResult jobSummaryResult
   20: ConfigSummaryResult configSummaryResult
@@ -1050,8 +1119,42 @@ service AuroraAdmin extends AuroraSchedulerManager {
   /* Replaces the role's quota (exactly numCpus, ramMb and diskMb, none negative, none below
    * what the role's production jobs of the shared pool consume now). */
   Response setQuota(1: string ownerRole, 2: ResourceAggregate quota)
+  /* Backups and recovery, as Aurora's (SQLite only; on PostgreSQL each answers INVALID_REQUEST
+   * saying that the database's own backups apply). performBackup writes a copy of the store
+   * into the backup folder now; listBackups names the copies. stageRecovery loads one into a
+   * staging copy (one at a time), which queryRecovery reads and deleteRecoveryTasks changes;
+   * commitRecovery makes it the store and staggerd restarts itself to load it; unloadRecovery
+   * drops it. */
+  Response performBackup()
+  Response listBackups()
+  Response stageRecovery(1: string backupId)
+  Response queryRecovery(1: TaskQuery query)
+  Response deleteRecoveryTasks(1: TaskQuery query)
+  Response commitRecovery()
+  Response unloadRecovery()
   /* Makes the store durable now and says how (SQLite: a checkpoint of its write-ahead log). */
   Response snapshot()
+  /* The runtime compares what runs with the store now. Explicit: each instance the store knows
+   * is looked for (the local runtime in /proc, the fleet's on its hosts); one that is gone has
+   * ended. Implicit: what runs with this staggerd's mark but no instance expects is stopped.
+   * The answer's details say what was found. */
+  Response triggerExplicitTaskReconciliation(1: ExplicitReconciliationSettings settings)
+  Response triggerImplicitTaskReconciliation()
+  /* Removes ended tasks the query matches (statuses, when given, must all be terminal: FINISHED,
+   * FAILED, KILLED, LOST; unset: all of them): ended instances, and the task events of instances
+   * the job no longer has. A job with an active update keeps its tasks. */
+  Response pruneTasks(1: TaskQuery query)
+  /* Host maintenance, as Aurora's: startMaintenance puts hosts in SCHEDULED; drainHosts puts them
+   * in DRAINING and moves their instances off at once (the fleet's to other hosts; the local
+   * host's are stopped until its maintenance ends), DRAINED once nothing of them runs;
+   * slaDrainHosts does it within each job's SLA (its own policy, else defaultSlaPolicy, else the
+   * preferred tier's default), without it after timeoutSecs; maintenanceStatus says where hosts
+   * stand; endMaintenance puts them back in NONE. Each answers the hosts it knows. */
+  Response startMaintenance(1: Hosts hosts)
+  Response drainHosts(1: Hosts hosts)
+  Response maintenanceStatus(1: Hosts hosts)
+  Response endMaintenance(1: Hosts hosts)
+  Response slaDrainHosts(1: Hosts hosts, 2: SlaPolicy defaultSlaPolicy, 3: i64 timeoutSecs)
 }
 
 /* Stagger's own calls, beside Aurora's. */
@@ -1068,9 +1171,10 @@ service StaggerScheduler extends AuroraAdmin {
   /* The fleet runtime's hosts (a read); other runtimes have none. */
   Response getHosts()
   /* drain: place nothing new on @host, and start instances that restart
-   * there elsewhere (kept across restarts); !drain: place there again.
-   * Moving the instances off is a rolling restart of them (what `stagger
-   * host drain` starts). Needs a user allowed every role. */
+   * there elsewhere (kept across restarts): its maintenance mode is DRAINING, then DRAINED;
+   * !drain: place there again (mode NONE, as endMaintenance). Moving the instances off is a
+   * rolling restart of them (what `stagger host drain` starts). Needs a user allowed every
+   * role. */
   Response drainHost(1: string host, 2: bool drain)
 
   /* Rollout plans. Starting one, and each call that changes one, needs a user allowed the

@@ -568,7 +568,10 @@ async function viewHosts() {
   setNav('hosts');
   const data = await getJSON('/ui/api/hosts');
   if (data.hosts === null) {
-    show(el('h1', {}, 'Hosts'), el('p', { class: 'notice' }, data.why));
+    /* The local runtime's one host: this machine, and its maintenance. */
+    show(el('h1', {}, 'Hosts'), el('p', { class: 'notice' }, data.why),
+      (data.local || []).map((h) => el('p', {}, 'This machine, ', el('strong', {}, h.host),
+        ': maintenance ', badge(h.mode))));
     return;
   }
   const rows = data.hosts.map((h) => {
@@ -580,6 +583,7 @@ async function viewHosts() {
     const state = !h.reachable ? 'UNREACHABLE' : h.draining ? 'DRAINING' : 'UP';
     return el('tr', {},
       el('td', {}, h.name),
+      el('td', {}, badge(h.mode)),
       el('td', {}, badge(state), !h.reachable
         ? [' ', el('span', { class: 'muted' }, 'for ' + duration(data.now_ms - h.unreachable_since_ms)),
           h.last_error ? el('div', { class: 'muted' }, h.last_error) : '']
@@ -596,11 +600,11 @@ async function viewHosts() {
   });
   show(el('h1', {}, 'Hosts'),
     el('div', { class: 'table-wrap' }, el('table', {},
-      el('thead', {}, el('tr', {}, el('th', {}, 'Host'), el('th', {}, 'State'),
+      el('thead', {}, el('tr', {}, el('th', {}, 'Host'), el('th', {}, 'Maintenance'), el('th', {}, 'State'),
         el('th', { class: 'num' }, 'Instances'), el('th', {}, 'Jobs'),
         el('th', { class: 'hide-narrow' }, 'Address'), el('th', { class: 'hide-narrow' }, 'Attributes'))),
       el('tbody', {}, rows))),
-    el('p', { class: 'muted' }, 'Drain a host for maintenance with: stagger host drain HOST'));
+    el('p', { class: 'muted' }, 'Maintenance: stagger host maintenance start|drain|sla-drain|status|end HOST; or move a host\'s instances off with stagger host drain HOST'));
 }
 
 /* ---- rollout plans ---------------------------------------------------------- */

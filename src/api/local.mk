@@ -8,6 +8,7 @@ libstg_api_a_SOURCES = \
 	src/api/handler.c src/api/handler.h src/api/handler_private.h \
 	src/api/handler_admin.c src/api/handler_answer.c src/api/handler_aurora.c \
 	src/api/handler_jobs.c src/api/handler_plans.c \
+	src/api/handler_maintenance.c src/api/handler_recovery.c \
 	src/api/handler_tasks.c \
 	src/api/handler_stagger.c \
 	src/api/handler_sidecars.c \

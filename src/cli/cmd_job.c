@@ -8,7 +8,7 @@
 #include "cli/jobfile.h"
 #include "common/enums.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "cli/updates.h"
 
 static const StgCliCommand *
@@ -48,7 +48,7 @@ job_create (StgCli *cli, int argc, gchar **argv)
              jf->job->instanceCount == 1 ? "" : "s");
   else
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (jf->job);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (jf->job);
       stg_cli_print_json (cli, n, FALSE);
     }
   return STG_EXIT_OK;
@@ -173,14 +173,7 @@ job_status (StgCli *cli, int argc, gchar **argv)
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
   if (c == NULL)
     return stg_cli_fail (cli, error);
-  g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, NULL);
-  g_hash_table_add (q->jobKeys, g_object_ref (path->key));
-  q->__isset_jobKeys = TRUE;
-  if (path->instances != NULL)
-    {
-      g_autoptr (GHashTable) ids = stg_cli_id_set (path->instances);
-      g_object_set (q, "instanceIds", ids, NULL);
-    }
+  g_autoptr (ApiTaskQuery) q = stg_cli_task_query (path);
   g_autoptr (ApiResponse) r = stg_cli_get_tasks_status (c, q, &error);
   if (r == NULL)
     return stg_cli_fail (cli, error);
@@ -192,7 +185,7 @@ job_status (StgCli *cli, int argc, gchar **argv)
     }
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->scheduleStatusResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->scheduleStatusResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -273,7 +266,7 @@ job_list (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->jobSummaryResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->jobSummaryResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -325,7 +318,7 @@ job_diff (StgCli *cli, int argc, gchar **argv)
   ApiGetJobUpdateDiffResult *d = r->result->getJobUpdateDiffResult;
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (d);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (d);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -354,8 +347,8 @@ job_inspect (StgCli *cli, int argc, gchar **argv)
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
   stg_json_string (b, "cluster", jf->cluster);
-  stg_json_node (b, "job", stg_cli_thrift_to_json (jf->job));
-  stg_json_node (b, "settings", stg_cli_thrift_to_json (jf->settings));
+  stg_json_node (b, "job", stg_thrift_to_json (jf->job));
+  stg_json_node (b, "settings", stg_thrift_to_json (jf->settings));
   json_builder_end_object (b);
   g_autoptr (JsonNode) root = json_builder_get_root (b);
   stg_cli_print_json (cli, root, FALSE);

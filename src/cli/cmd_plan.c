@@ -16,7 +16,7 @@
 #include "cli/client.h"
 #include "cli/jobfile.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "cli/updates.h"
 #include "common/enums.h"
 
@@ -367,7 +367,7 @@ follow (StgCli *cli, StgCliClient *c, const gchar *id)
         {
           if (cli->json)
             {
-              g_autoptr (JsonNode) n = stg_cli_thrift_to_json (d->summary);
+              g_autoptr (JsonNode) n = stg_thrift_to_json (d->summary);
               stg_cli_print_json (cli, n, FALSE);
             }
           return terminal_code (d->summary->status);
@@ -444,7 +444,7 @@ plan_start (StgCli *cli, int argc, gchar **argv)
   const gchar *id = r->result->startRolloutPlanResult->id;
   if (cli->json && !wait)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->startRolloutPlanResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->startRolloutPlanResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -504,7 +504,7 @@ plan_diff (StgCli *cli, int argc, gchar **argv)
   GPtrArray *stages = r->result->getRolloutPlanDiffResult->stages;
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->getRolloutPlanDiffResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->getRolloutPlanDiffResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -540,7 +540,7 @@ plan_status (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (d);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (d);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -583,7 +583,7 @@ plan_list (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->getRolloutPlansResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->getRolloutPlansResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }

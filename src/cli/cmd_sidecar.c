@@ -13,7 +13,7 @@
 #include "cli/client.h"
 #include "cli/jobfile.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "cli/updates.h"
 #include "common/enums.h"
 
@@ -138,7 +138,7 @@ show (StgCli *cli, ApiSidecarSetDetails *d)
 {
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (d);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (d);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -244,7 +244,7 @@ sidecar_list (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->getSidecarSetsResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->getSidecarSetsResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }

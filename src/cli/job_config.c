@@ -8,7 +8,7 @@
 #include "config.h"
 
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "cli/updates.h"
 #include "common/jobkey.h"
 #include "common/task_lines.h"

@@ -458,7 +458,8 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
   JsonArray *gates = NULL;
   gint64 batch = 1, watch = 45, per_shard = 0, total = 0, pulse = 0, min_in = 0, pause = 0, start = 0;
   gboolean rollback = TRUE, wait = FALSE, has_pulse = FALSE, has_growth = FALSE, has_min = FALSE;
-  gboolean has_pause = FALSE, has_start = FALSE, has_deadline = FALSE;
+  gboolean has_pause = FALSE, has_start = FALSE, has_deadline = FALSE, sla_aware = FALSE;
+  gboolean has_sla = FALSE;
   gint64 surge = 0, max_batch = 0, deadline = 0;
   gdouble growth = 1.0, surge_pct = -1.0, total_pct = -1.0, per_shard_pct = -1.0;
   static const gchar *p = "update_config";
@@ -489,6 +490,7 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
                    error) ||
       !stg_jf_int (c, uc, p, "max_instance_start_secs", 0, MAX_MS_SECS, &start, &has_start,
                    error) ||
+      !stg_jf_bool (c, uc, p, "sla_aware", &sla_aware, &has_sla, error) ||
       !stg_jf_array (c, uc, p, "batch_gates", FALSE, &gates, error))
     return NULL;
 
@@ -528,6 +530,8 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
     g_object_set (s, "maxBatchSize", (gint32) max_batch, NULL);
   if (has_deadline)
     g_object_set (s, "updateDeadlineMs", (gint64) (deadline * 1000), NULL);
+  if (has_sla)
+    g_object_set (s, "slaAware", sla_aware, NULL);
   if (gates != NULL)
     {
       g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_object_unref);
@@ -600,7 +604,7 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
     g_object_set (task, "tier", tier, NULL);
   if (contact != NULL)
     g_object_set (task, "contactEmail", contact, NULL);
-  if (!stg_jf_placement (c, top, task, error))
+  if (!stg_jf_placement (c, top, task, error) || !stg_jf_sla_policy (c, top, task, error))
     return NULL;
   if (aurora && !stg_jf_aurora_task (c, top, key, cluster, task, error))
     return NULL;

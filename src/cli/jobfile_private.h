@@ -104,6 +104,11 @@ gboolean stg_jf_aurora_task (const StgJfCtx *c, JsonObject *top, const ApiJobKey
  * of @top into @task, in Aurora's forms. */
 gboolean stg_jf_placement (const StgJfCtx *c, JsonObject *top, ApiTaskConfig *task, GError **error);
 
+/* "sla_policy" of @top (jobfile_sla.c) into @task's slaPolicy, when
+ * there. */
+gboolean stg_jf_sla_policy (const StgJfCtx *c, JsonObject *top, ApiTaskConfig *task,
+                            GError **error);
+
 /* Gates (jobfile_gates.c): each object of @list (nullable) at @where as
  * a RolloutGate appended to @out; a job_healthy gate's cluster, when
  * given, must be @cluster (nullable: not checked). */

@@ -32,6 +32,7 @@ const gchar *const stg_jf_top_keys[] = { "cluster",
                                          "container",
                                          "constraints",
                                          "aurora_task",
+                                         "sla_policy",
                                          NULL };
 const gchar *const stg_jf_resources_keys[] = { "cpu", "ram_mb", "disk_mb", "ports", NULL };
 const gchar *const stg_jf_metadata_keys[] = { "key", "value", NULL };
@@ -66,6 +67,7 @@ const gchar *const stg_jf_update_keys[] = { "batch_size",
                                             "max_batch_size",
                                             "update_deadline_secs",
                                             "instance_gates",
+                                            "sla_aware",
                                             NULL };
 const gchar *const stg_jf_strategy_keys[] = { "queue", "batch", "variable_batch", NULL };
 const gchar *const stg_jf_queue_keys[] = { "batch_size", NULL };

@@ -47,6 +47,28 @@ prune_step (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
+/* ---- backups -------------------------------------------------------------- */
+
+/* Timer: a backup of the SQLite store, then the oldest beyond the count go. */
+static gboolean
+backup_step (gpointer user_data)
+{
+  StgDaemon *d = user_data;
+  g_autoptr (GError) error = NULL;
+  guint removed = 0;
+
+  if (stg_store_in_transaction (d->store))
+    return G_SOURCE_CONTINUE;
+  g_autofree gchar *id = stg_backups_write (d->backups, stg_clock_now_ms (d->clock), &error);
+  if (id == NULL ||
+      !stg_backups_prune (d->backups, (guint) d->settings.backup_keep, &removed, &error))
+    g_warning ("staggerd: backup: %s", error->message);
+  else
+    g_info ("staggerd: backup %s written; %u old one%s deleted", id, removed,
+            removed == 1 ? "" : "s");
+  return G_SOURCE_CONTINUE;
+}
+
 /* ---- start and stop ------------------------------------------------------- */
 
 static gboolean
@@ -98,14 +120,22 @@ open_store (StgDaemon *d, GError **error)
                    "--store takes a PostgreSQL URL (postgresql://...) or conninfo (host=...)");
       return FALSE;
     }
+  gboolean recovered = FALSE;
+  if (!pg && !stg_store_install_recovered (db, &recovered, error))
+    return FALSE;
+  if (recovered)
+    g_message ("staggerd: the recovered backup is the store now");
   for (;;)
     {
       g_autoptr (GError) local = NULL;
       d->store = stg_store_open (db, &local);
-      if (d->store != NULL && !pg && d->settings.sqlite_normal_sync)
-        return stg_store_sqlite_relax_sync (d->store, error);
       if (d->store != NULL)
-        return TRUE;
+        {
+          g_autofree gchar *dir = g_build_filename (d->settings.data_dir, "backups", NULL);
+          d->backups = stg_backups_new (d->store, db, dir);
+          return !(!pg && d->settings.sqlite_normal_sync) ||
+                 stg_store_sqlite_relax_sync (d->store, error);
+        }
       if (!pg || !g_error_matches (local, STG_STORE_ERROR, STG_STORE_ERROR_FAILED) ||
           strstr (local->message, "connecting to PostgreSQL") == NULL)
         {
@@ -117,27 +147,54 @@ open_store (StgDaemon *d, GError **error)
     }
 }
 
-/* Stepping down: this process becomes a new follower, in place, so that
- * nothing of the old leader's state (engine, runtime, timers) can write. */
+/* Starts this program again in place, with its command line: nothing of
+ * the old process's state (engine, runtime, timers) can write after. */
 static void
-step_down (gpointer data)
+restart_in_place (const gchar *why)
 {
   g_autofree gchar *cmdline = NULL;
   g_autoptr (GError) error = NULL;
   gsize len = 0;
 
-  (void) data;
   if (g_file_get_contents ("/proc/self/cmdline", &cmdline, &len, NULL) && len > 0)
     {
       g_autoptr (GPtrArray) argv = g_ptr_array_new ();
       for (gsize i = 0; i < len; i += strlen (cmdline + i) + 1)
         g_ptr_array_add (argv, cmdline + i);
       g_ptr_array_add (argv, NULL);
-      g_message ("ha: restarting as a follower");
+      g_message ("staggerd: restarting %s", why);
       stg_spawn_reexec ((const gchar *const *) argv->pdata, &error);
     }
-  g_error ("ha: cannot restart as a follower: %s",
+  g_error ("staggerd: cannot restart %s: %s", why,
            error ? error->message : "no /proc/self/cmdline");
+}
+
+/* Stepping down: this process becomes a new follower, in place. */
+static void
+step_down (gpointer data)
+{
+  (void) data;
+  restart_in_place ("as a follower");
+}
+
+/* Timer: a recovery was committed; the answer has gone out. */
+static gboolean
+restart_recovered (gpointer data)
+{
+  (void) data;
+  restart_in_place ("to load the recovered backup");
+  return G_SOURCE_REMOVE;
+}
+
+/* The handler's news of a committed recovery: restart once its answer is
+ * on its way (STG_DAEMON_RECOVERY_RESTART_MS). */
+static void
+on_recovered (gpointer data)
+{
+  StgDaemon *d = data;
+
+  if (d->restart_id == 0)
+    d->restart_id = g_timeout_add (STG_DAEMON_RECOVERY_RESTART_MS, restart_recovered, d);
 }
 
 static gboolean start_core (StgDaemon *d, GError **error);
@@ -381,19 +438,39 @@ start_core (StgDaemon *d, GError **error)
     limits.max_update_instance_failures = d->settings.max_update_failures > 0
                                               ? d->settings.max_update_failures
                                               : 5LL * limits.max_instances;
+    limits.sla_min_instances = d->settings.sla_min_instances;
+    limits.sla_max_duration_secs = d->settings.sla_max_duration_s;
+    limits.sla_non_production = d->settings.sla_non_production;
+    limits.sla_coordinator_timeout_ms = d->settings.sla_coordinator_timeout_s * 1000LL;
+    limits.sla_retry_min_ms = d->settings.sla_retry_min_s * 1000LL;
+    limits.sla_retry_max_ms = MAX (d->settings.sla_retry_max_s, d->settings.sla_retry_min_s) *
+                              1000LL;
+    limits.cluster = d->settings.cluster;
+    limits.maintenance_poll_ms = d->settings.maintenance_poll_s * 1000LL;
     d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
     stg_engine_set_gate_runner (d->engine, d->gates);
     stg_engine_set_notifier (d->engine, d->notifier);
     stg_engine_set_tiers (d->engine, d->tiers);
   }
-  /* Instances first (adopted, or reported dead), then the updates over them. */
-  if ((g_str_equal (d->settings.runtime, "local") && !stg_local_runtime_adopt (d->runtime, error)) ||
+  /* Hosts in maintenance closed again, then instances (adopted, or
+   * reported dead), then the updates over them. */
+  if (!stg_engine_recover_hosts (d->engine, error) ||
+      (g_str_equal (d->settings.runtime, "local") &&
+       !stg_local_runtime_adopt (d->runtime, error)) ||
       !stg_engine_recover (d->engine, error))
     return FALSE;
 
-  ctx = (StgHandlerContext) {
-    .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
+  ctx = (StgHandlerContext){
+    .store = d->store,
+    .engine = d->engine,
+    .clock = d->clock,
+    .cluster = d->settings.cluster,
+    .backups = d->backups,
+    .recovered = on_recovered,
+    .recovered_data = d,
   };
+  if (d->settings.store == NULL && d->settings.backup_interval_s > 0)
+    d->backup_id = g_timeout_add_seconds ((guint) d->settings.backup_interval_s, backup_step, d);
   d->handler = stg_handler_new (&ctx);
   d->dispatch = stg_dispatch_new (d->handler, (gsize) d->settings.max_frame);
   stg_dispatch_set_generation (d->dispatch, store_generation, d->store);
@@ -451,6 +528,8 @@ stg_daemon_stop (StgDaemon *d)
   if (d == NULL)
     return;
   g_clear_handle_id (&d->prune_id, g_source_remove);
+  g_clear_handle_id (&d->backup_id, g_source_remove);
+  g_clear_handle_id (&d->restart_id, g_source_remove);
   /* Top-down: stop taking requests, then the core, then storage. */
   g_clear_pointer (&d->leadership, stg_leadership_free);
   g_clear_pointer (&d->http, stg_http_server_free);
@@ -467,6 +546,7 @@ stg_daemon_stop (StgDaemon *d)
   /* Instances keep running: the next staggerd adopts them. */
   g_clear_pointer (&d->runtime, stg_runtime_free);
   g_clear_pointer (&d->clock, stg_clock_free);
+  g_clear_pointer (&d->backups, stg_backups_free);
   g_clear_pointer (&d->store, stg_store_close);
   stg_daemon_settings_clear (&d->settings);
   g_free (d->holder);

@@ -38,6 +38,9 @@ struct _StgDaemon
   StgHealthCounts health_counts; /* the runtime's health checks, for /metrics */
   StgNotifyCounts notify_counts; /* the webhooks' deliveries, for /metrics */
   guint prune_id;       /* the retention timer */
+  StgBackups *backups;  /* the store's backups and recovery */
+  guint backup_id;      /* the backup timer (SQLite, [backup] interval_secs) */
+  guint restart_id;     /* a committed recovery's restart */
 };
 
 /* GET /health: "ok" (one replica), "leader" or "follower". */

@@ -114,10 +114,24 @@ static const Setting SETTINGS[] = {
   PARSED ("store", "sqlite_synchronous", parse_sync, "full", "full, or normal: no fsync a commit"),
   PARSED ("gates", "allowed_hosts", parse_gate_hosts, NULL,
           "where HTTP gates and webhooks may connect"),
+  INT ("backup", "interval_secs", backup_interval_s, 0, 366 * 86400, 3600,
+       "a backup of the SQLite store this often; 0: none"),
+  INT ("backup", "keep", backup_keep, 1, 1000000, 48, "backups kept; the oldest go first"),
+  INT ("sla", "min_required_instances", sla_min_instances, 0, 1000000, 20,
+       "count and percentage SLAs apply to jobs this big"),
+  INT64 ("sla", "max_duration_secs", sla_max_duration_s, 0, 366 * 86400, 7200,
+         "the longest SLA duration a job may ask"),
+  FLAG ("sla", "non_production", sla_non_production, "SLA policies for non-production tiers"),
+  INT ("sla", "coordinator_timeout_secs", sla_coordinator_timeout_s, 1, 3600, 60,
+       "an SLA coordinator's answer"),
+  INT ("sla", "retry_min_secs", sla_retry_min_s, 1, 86400, 60, "an SLA checked again after"),
+  INT ("sla", "retry_max_secs", sla_retry_max_s, 1, 86400, 300, "... doubling up to this"),
+  INT ("maintenance", "polling_interval_secs", maintenance_poll_s, 1, 86400, 60,
+       "draining hosts looked at this often"),
 };
 
 /* Groups whose keys are all in SETTINGS: another key there is a typo. */
-static const gchar *const CLOSED_GROUPS[] = { S, "gates", NULL };
+static const gchar *const CLOSED_GROUPS[] = { S, "gates", "backup", "sla", "maintenance", NULL };
 
 /* ---- the parsed keys -------------------------------------------------------- */
 

@@ -71,6 +71,15 @@ typedef struct
   gchar *thermos_runner;         /* stagger-thermos */
   gchar *thermos_bundle;         /* fleet: stagger-thermos's bundle, on every host */
   gchar *anchor;                 /* fleet: stagger-anchor, the pods' anchor */
+  gint backup_interval_s;        /* [backup] interval_secs: SQLite backups; 0: none; default 3600 */
+  gint backup_keep;              /* [backup] keep: backups kept; default 48 */
+  gint sla_min_instances;        /* [sla] min_required_instances; default 20 */
+  gint64 sla_max_duration_s;     /* [sla] max_duration_secs; default 7200 */
+  gboolean sla_non_production;   /* [sla] non_production */
+  gint sla_coordinator_timeout_s; /* [sla] coordinator_timeout_secs; default 60 */
+  gint sla_retry_min_s;           /* [sla] retry_min_secs; default 60 */
+  gint sla_retry_max_s;           /* [sla] retry_max_secs; default 300 */
+  gint maintenance_poll_s;        /* [maintenance] polling_interval_secs; default 60 */
 } StgDaemonSettings;
 
 /* Fills @settings with the defaults. */

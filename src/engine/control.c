@@ -58,8 +58,8 @@ check_request (StgEngine *e, const ApiJobUpdateRequest *request, gboolean starti
     return FALSE;
   if (!stg_settings_parse (e, c->settings, "request.settings", &c->s, error))
     return FALSE;
-  c->task = stg_engine_check_task_config (e, request->taskConfig, c->key, "request.taskConfig",
-                                          error);
+  c->task = stg_engine_check_task_config (e, request->taskConfig, c->key, request->instanceCount,
+                                          "request.taskConfig", error);
   if (c->task == NULL || !stg_work_gates_check_task (&c->s, c->task, error))
     return FALSE;
   c->job = stg_store_get_job (e->store, c->key, &local);

@@ -22,6 +22,8 @@ stg_engine_limits_init (StgEngineLimits *limits)
   limits->max_watch_ms = 24 * 3600 * 1000LL;
   limits->max_pulse_ms = 7 * 24 * 3600 * 1000LL;
   limits->max_update_instance_failures = 5LL * limits->max_instances;
+  stg_sla_limits_init (limits);
+  limits->maintenance_poll_ms = 60 * 1000;
 }
 
 /* Tells watchers that job @job_id had news (once per job and news step). */
@@ -69,6 +71,17 @@ on_instance (gpointer data, gint64 job_id, gint32 instance)
   stg_engine_note (data, job_id, instance);
 }
 
+/* An update's timer or answer: it moves on, in a step of its own. */
+static void
+wake (StgUpdate *u)
+{
+  StgEngine *e = u->engine;
+
+  stg_engine_step_begin (e);
+  stg_update_pump (u);
+  stg_engine_step_end (e, NULL);
+}
+
 StgEngine *
 stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
                 const StgEngineLimits *limits)
@@ -92,6 +105,9 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
   engine->up.look_at = look_at;
   engine->up.job_news = job_news;
   engine->up.check_invariants = stg_engine_check_invariants;
+  engine->up.wake = wake;
+  engine->sla_busy = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  stg_maintenance_init (engine);
   engine->retries = stg_engine_retries_new ();
   engine->leftover_surge = stg_engine_news_new ();
   engine->default_tiers = stg_tiers_new_default ();
@@ -127,6 +143,8 @@ stg_engine_free (StgEngine *engine)
   g_hash_table_unref (engine->by_job);
   g_array_unref (engine->watchers);
   g_clear_pointer (&engine->notices, g_ptr_array_unref);
+  stg_maintenance_free (engine); /* its questions first: they hold sla_busy */
+  g_hash_table_unref (engine->sla_busy);
   stg_tiers_free (engine->default_tiers);
   g_free (engine);
 }
@@ -277,7 +295,7 @@ check_job (StgEngine *engine, const ApiJobConfiguration *config, const ApiJobKey
   *key_out = key;
   return stg_engine_check_task_config (engine,
                                        config->__isset_taskConfig ? config->taskConfig : NULL, key,
-                                       "description.taskConfig", error);
+                                       config->instanceCount, "description.taskConfig", error);
 }
 
 ApiTaskConfig *

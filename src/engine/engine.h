@@ -53,6 +53,17 @@ typedef struct
    * maxPerInstanceFailures times its instance count exceeds this is
    * refused; default five times max_instances, as Aurora derives it. */
   gint64 max_update_instance_failures;
+  /* SLA policies (sla.c), after Aurora's scheduler options: */
+  gint32 sla_min_instances;          /* -min_required_instances_for_sla_check; default 20 */
+  gint64 sla_max_duration_secs;      /* -max_sla_duration_secs; default 7200 */
+  gboolean sla_non_production;       /* -sla_aware_kill_non_prod; default FALSE */
+  gint64 sla_coordinator_timeout_ms; /* -sla_coordinator_timeout; default 60 s */
+  gint64 sla_retry_min_ms;           /* -sla_aware_kill_retry_min_delay; default 60 s */
+  gint64 sla_retry_max_ms;           /* -sla_aware_kill_retry_max_delay; default 300 s */
+  const gchar *cluster;              /* (nullable) borrowed: the cluster's name, in the task keys
+                                    coordinators are asked about; NULL: "local" */
+  gint64 maintenance_poll_ms;        /* draining hosts looked at this often
+                                        (-host_maintenance_polling_interval); default 60 s */
 } StgEngineLimits;
 
 void stg_engine_limits_init (StgEngineLimits *limits);
@@ -220,12 +231,52 @@ GBytes *stg_engine_read_log (StgEngine *engine, const ApiJobKey *key, gint32 ins
 gchar *stg_engine_instance_cause (StgEngine *engine, const ApiJobKey *key, gint32 instance,
                                   gint64 *since_ms);
 
-/* The runtime's hosts (element-type ApiHostStatus); INVALID when it has
- * none. */
+/* Removes the instances of job @key in @instances (gint32* set; NULL:
+ * every one) that have ended for good (a terminal status, nothing running
+ * or to start again) and their task events, and with @history the task
+ * events of instances the job no longer has; *@pruned counts the
+ * instances. A job left with none goes, as after a kill. Refused with
+ * _UPDATING while the job has an active update. */
+gboolean stg_engine_prune_tasks (StgEngine *engine, const ApiJobKey *key, GHashTable *instances,
+                                 gboolean history, guint *pruned, GError **error);
+
+/* The runtime compares what runs with the store now (see
+ * StgRuntimeOps.reconcile); *@summary says what it found. */
+gboolean stg_engine_reconcile (StgEngine *engine, gboolean implicit, gchar **summary,
+                               GError **error);
+
+/* ---- host maintenance (maintenance.c) ----------------------------------- */
+
+/* Aurora's maintenance calls over the hosts Stagger knows (the fleet
+ * runtime's, or this machine by its name when the local runtime can drain
+ * it; INVALID for a runtime without hosts). @hosts is a set of names;
+ * hosts Stagger does not know are left out of the answer (element-type
+ * ApiHostStatus: each host and its mode after the call). Start: SCHEDULED.
+ * Drain: DRAINING, nothing new placed there, its instances moved off
+ * (restarted: elsewhere on the fleet, held until the host opens locally);
+ * with a @policy (an empty one: each task's own, or its tier's) only as
+ * each job's SLA allows until @timeout_secs have passed; without one at
+ * once. DRAINED once nothing of the host runs. End: NONE, open again. */
+GPtrArray *stg_engine_start_maintenance (StgEngine *engine, GHashTable *hosts, const gchar *user,
+                                         GError **error);
+GPtrArray *stg_engine_drain_hosts (StgEngine *engine, GHashTable *hosts, const ApiSlaPolicy *policy,
+                                   gint64 timeout_secs, const gchar *user, GError **error);
+GPtrArray *stg_engine_maintenance_status (StgEngine *engine, GHashTable *hosts, GError **error);
+GPtrArray *stg_engine_end_maintenance (StgEngine *engine, GHashTable *hosts, const gchar *user,
+                                       GError **error);
+
+/* Closes the hosts in maintenance in the runtime again (a restarted
+ * staggerd's local runtime forgets them): before the runtime adopts its
+ * instances, so that none starts on a drained host. */
+gboolean stg_engine_recover_hosts (StgEngine *engine, GError **error);
+
+/* The runtime's hosts, each with its maintenance mode (element-type
+ * ApiFleetHostStatus); INVALID when it has none. */
 GPtrArray *stg_engine_hosts (StgEngine *engine, GError **error);
 
-/* Drains host @name (or, !@drain, opens it again): see drainHost.
- * NOT_FOUND for an unknown host, INVALID when the runtime has none. */
+/* Drains host @name (or, !@drain, opens it again): see drainHost. Its
+ * mode is DRAINING with no request (the caller moves its instances), or
+ * NONE. NOT_FOUND for an unknown host, INVALID when the runtime has none. */
 gboolean stg_engine_drain_host (StgEngine *engine, const gchar *name, gboolean drain,
                                 const gchar *user, GError **error);
 

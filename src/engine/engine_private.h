@@ -50,7 +50,8 @@ typedef struct
   gdouble surge_pct;
   gdouble failed_pct;
   gdouble per_instance_pct;
-  GPtrArray *instance_gates[2];  /* (nullable) instanceGatesBefore, instanceGatesAfter, checked */
+  GPtrArray *instance_gates[2]; /* (nullable) instanceGatesBefore, instanceGatesAfter, checked */
+  gboolean sla_aware;           /* slaAware: an instance goes down only within its SLA */
 } StgSettings;
 
 void stg_settings_clear (StgSettings *s);
@@ -212,6 +213,21 @@ typedef enum
 /* ---- updates ---------------------------------------------------------------- */
 
 typedef struct _StgUpdate StgUpdate;
+typedef struct _StgSlaAsk StgSlaAsk;
+
+/* An SLA-aware update's wait for the SLA of its next instance (sla.c);
+ * memory only: a restarted update checks again. */
+typedef struct
+{
+  guint idx1;       /* the work item waiting, +1; 0: none */
+  gint64 since_ms;  /* when it began to wait */
+  gboolean noted;   /* the wait is recorded as an event */
+  guint timer;      /* the next look */
+  StgSlaAsk *ask;   /* (nullable) the question to its coordinator under way */
+  guint asked;      /* questions answered so far */
+  gboolean allowed; /* the coordinator said it may go */
+  gchar *said;      /* (nullable) the coordinator's last answer */
+} StgSlaWait;
 
 struct _StgUpdate
 {
@@ -252,6 +268,7 @@ struct _StgUpdate
   gboolean gating; /* between batches: s.gates[gates_passed..] still to pass */
   guint gates_passed;
   struct _StgGateRun *gate_run; /* (nullable) the gate being tried (running only) */
+  StgSlaWait sla;               /* slaAware: the next instance's wait */
   gboolean dirty;            /* progress to write in this step */
   GHashTable *dirty_work;    /* index -> TRUE: rows to write in this step */
 
@@ -296,6 +313,9 @@ typedef struct
   /* engine.c: stg_engine_check_invariants, after every step where
    * invariants are checked (STG_CHECK_INVARIANTS) */
   void (*check_invariants) (StgEngine *engine);
+  /* engine.c: update @u moves on as far as it can, in a step of its own
+   * (a timer or an answer it waited for, outside steps) */
+  void (*wake) (StgUpdate *u);
 } StgEngineUp;
 
 typedef struct _StgPlan StgPlan;
@@ -332,6 +352,9 @@ struct _StgEngine
 
   GHashTable *leftover_surge; /* StgSlotKey* set: surge instances of ended updates still to
                                  remove (surge.c) */
+  GHashTable *sla_busy;       /* SLA coordinators' URLs with a question under way (sla.c) */
+  GHashTable *drains;         /* host -> its DRAINING drain's memory (maintenance.c) */
+  guint maintenance_timer;    /* the next pass over DRAINING hosts */
   const StgTiers *tiers;   /* borrowed: default_tiers or the daemon's */
   StgTiers *default_tiers; /* Aurora's default tiers */
   guint sidecar_timer;     /* the next look at the sidecar sets' updates (sidecar.c) */
@@ -498,6 +521,62 @@ void stg_engine_finish_starts (StgEngine *engine, gint64 job_id);
 GArray *stg_engine_starts_new (void);
 void stg_engine_starts_free (StgEngine *engine);
 
+/* ---- SLA policies (sla.c) ----------------------------------------------------- */
+
+/* The SLA limits' defaults (Aurora's). */
+void stg_sla_limits_init (StgEngineLimits *limits);
+
+/* Checks @task's slaPolicy as Aurora does for a job of @instances
+ * instances: one kind, a production tier (unless sla_non_production), a
+ * count or percentage only for jobs of sla_min_instances or more that
+ * still lets one instance go, a duration within sla_max_duration_secs, a
+ * coordinator's http(s) URL. Field names are prefixed with @what. */
+gboolean stg_sla_check_task (StgEngine *engine, const ApiTaskConfig *task, gint32 instances,
+                             const gchar *what, GError **error);
+
+/* The policy that guards @task's instances (a new reference): its own,
+ * else @fallback (nullable), else for a production task Aurora's default
+ * for the preferred tier (95 % over 1800 s); NULL: none. */
+ApiSlaPolicy *stg_sla_policy_of (StgEngine *engine, const ApiTaskConfig *task,
+                                 const ApiSlaPolicy *fallback);
+
+/* Count or percentage policy @policy: whether instance @instance of job
+ * @job_id may go down now, the instances in @leaving (nullable; ids as
+ * pointers) going down too; *@why says how the count stands, and
+ * *@recheck_ms (0: never) when time alone may change the answer. */
+gboolean stg_sla_holds (StgEngine *engine, gint64 job_id, gint32 instance,
+                        const ApiSlaPolicy *policy, gboolean production, GHashTable *leaving,
+                        gchar **why, gint64 *recheck_ms);
+
+/* A coordinator's answer: @yes the instance may go; @message in words.
+ * Called once, on the main loop, outside steps; the owner may free the
+ * question inside. */
+typedef void (*StgSlaAnswerFunc) (gpointer data, gboolean yes, const gchar *message);
+
+/* Asks @policy's coordinator whether instance @instance of job @key may go
+ * (@countdown_ms: forceMaintenanceCountdownMs, or negative), from the next
+ * iteration; NULL when the coordinator answers another question now. */
+StgSlaAsk *stg_sla_ask (StgEngine *engine, const ApiJobKey *key, gint32 instance,
+                        const ApiCoordinatorSlaPolicy *policy, gint64 countdown_ms,
+                        StgSlaAnswerFunc func, gpointer data);
+/* Stops a question (no answer comes after). */
+void stg_sla_ask_free (StgSlaAsk *ask);
+
+/* An SLA-aware update: whether work item @idx may start now (its instance
+ * goes down only within its SLA); when not, it waits (an event says so
+ * once, a timer or an answer wakes the update). */
+gboolean stg_update_sla_may_start (StgUpdate *u, guint idx);
+
+/* Forgets @u's wait (its timer and question): the update stops, turns
+ * or retires. */
+void stg_update_sla_clear (StgUpdate *u);
+
+/* ---- host maintenance (maintenance.c) ----------------------------------------- */
+
+/* engine->drains and its timer. */
+void stg_maintenance_init (StgEngine *engine);
+void stg_maintenance_free (StgEngine *engine);
+
 /* ---- minInService (service.c) ------------------------------------------------ */
 
 /* Builds the healthy set when min_in_service needs it. */
@@ -506,7 +585,8 @@ void stg_update_track_health (StgUpdate *u);
 /* Updates the healthy set with the runtime's view of @instance. */
 void stg_update_note_health (StgUpdate *u, gint32 instance);
 
-/* Whether starting work item @idx keeps min_in_service instances in service. */
+/* Whether starting work item @idx keeps min_in_service instances in
+ * service and, for an SLA-aware update, its SLA (sla.c). */
 gboolean stg_update_may_start (StgUpdate *u, guint idx);
 
 /* ---- surge instances (surge.c) --------------------------------------------------- */
@@ -661,11 +741,12 @@ gboolean stg_quota_check_update (StgEngine *engine, const ApiJobKey *key, gint64
 
 /* ---- checks (settings.c) and errors (errors.c) ---------------------------------- */
 
-/* Checks @config and returns a normalized copy of its task config (job key
- * and owner filled in), or NULL with STG_ENGINE_ERROR_INVALID. */
+/* Checks @config for a job of @instances instances and returns a
+ * normalized copy of its task config (job key and owner filled in), or
+ * NULL with STG_ENGINE_ERROR_INVALID. */
 ApiTaskConfig *stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config,
-                                             const ApiJobKey *key, const gchar *what,
-                                             GError **error);
+                                             const ApiJobKey *key, gint32 instances,
+                                             const gchar *what, GError **error);
 
 /* Turns a store or runtime error into an engine error, keeping the message. */
 void stg_engine_wrap_error (GError **error);

@@ -7,6 +7,7 @@ libstg_engine_a_SOURCES = \
 	src/engine/errors.c \
 	src/engine/gate.c \
 	src/engine/jobs.c \
+	src/engine/maintenance.c \
 	src/engine/notice.c \
 	src/engine/plan.c src/engine/plan_private.h src/engine/plan_calls.c \
 	src/engine/plan_stage.c src/engine/plan_state.c \
@@ -17,6 +18,7 @@ libstg_engine_a_SOURCES = \
 	src/engine/service.c \
 	src/engine/settings.c \
 	src/engine/sidecar.c src/engine/sidecar_calls.c \
+	src/engine/sla.c \
 	src/engine/starts.c \
 	src/engine/step.c \
 	src/engine/surge.c \

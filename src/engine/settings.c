@@ -319,6 +319,7 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
     }
 
   out->restart = in->__isset_restartInstances && in->restartInstances;
+  out->sla_aware = in->__isset_slaAware && in->slaAware;
   if (in->__isset_updateOnlyTheseInstances && in->updateOnlyTheseInstances != NULL &&
       g_hash_table_size (in->updateOnlyTheseInstances) > 0)
     {
@@ -372,7 +373,7 @@ stg_strategy_next_size (const StgSettings *s, guint index, guint size, gboolean 
 
 ApiTaskConfig *
 stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config, const ApiJobKey *key,
-                              const gchar *what, GError **error)
+                              gint32 instances, const gchar *what, GError **error)
 {
   if (config == NULL)
     {
@@ -396,7 +397,8 @@ stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config, co
       g_autoptr (ApiIdentity) owner = g_object_new (API_TYPE_IDENTITY, "user", key->role, NULL);
       g_object_set (copy, "owner", owner, NULL);
     }
-  if (!stg_task_fields_check (engine, copy, what, error))
+  if (!stg_task_fields_check (engine, copy, what, error) ||
+      !stg_sla_check_task (engine, copy, instances, what, error))
     return NULL;
   if (engine->runtime != NULL)
     {

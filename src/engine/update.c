@@ -138,6 +138,7 @@ cancel_timers (StgUpdate *u)
   stg_clock_cancel_timer (clock, u->deadline_timer);
   u->pulse_timer = u->gate_timer = u->surge_timer = u->deadline_timer = 0;
   g_clear_pointer (&u->gate_run, stg_gate_run_free);
+  stg_update_sla_clear (u);
 }
 
 void
@@ -222,7 +223,10 @@ stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *me
   stg_engine_announce (e, u->job, u->uid);
   stg_engine_notice_update (e, u->uid, u->job, to, from, user, message);
   if (!running (u))
-    g_clear_pointer (&u->gate_run, stg_gate_run_free); /* tried again when it runs again */
+    {
+      g_clear_pointer (&u->gate_run, stg_gate_run_free); /* tried again when it runs again */
+      stg_update_sla_clear (u);                          /* checked again too */
+    }
   if (!stg_update_status_is_active (to))
     {
       stg_surge_release (u);
@@ -640,6 +644,7 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
   u->gating = FALSE;
   u->gates_passed = 0;
   g_clear_pointer (&u->gate_run, stg_gate_run_free);
+  stg_update_sla_clear (u);
   stg_update_touch (u);
   stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLING_BACK, user, message);
   stg_update_arm_pulse (u);

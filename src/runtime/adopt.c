@@ -5,8 +5,10 @@
  * finished when the old version is gone) with the processes its run
  * started in sessions of their own (an AuroraExecutor task's), the rest
  * are stopped, and what ended while nobody watched is judged by why it
- * ended. Calls the store
- * and process.c; main-loop thread only, once, before the engine recovers.
+ * ended. And reconciliation, the same comparison while running: a run
+ * whose process is gone has ended; a marked process no slot expects is
+ * stopped. Calls the store, process.c and run.c; main-loop thread only
+ * (adoption once, before the engine recovers).
  */
 #include "config.h"
 
@@ -96,10 +98,9 @@ take (GHashTable *found, Slot *slot, gint64 run_id, gint64 pid, gint64 pid_start
   return TRUE;
 }
 
-/* Stops every process of @found (no slot expects it) and waits a little
- * for them to go, so a start that follows finds their ports free. */
+/* Kills every process of @found: no slot expects it. */
 static void
-stop_orphans (GHashTable *found)
+kill_orphans (GHashTable *found)
 {
   GHashTableIter it;
   gpointer value;
@@ -112,6 +113,17 @@ stop_orphans (GHashTable *found)
         g_message ("runtime: stopping pid %d (%s): no instance expects it", (int) p->pid, p->mark);
         stg_process_signal_group (p->pid, SIGKILL);
       }
+}
+
+/* Stops every process of @found and waits a little for them to go, so a
+ * start that follows finds their ports free. */
+static void
+stop_orphans (GHashTable *found)
+{
+  GHashTableIter it;
+  gpointer value;
+
+  kill_orphans (found);
   for (gint waited = 0; waited < ORPHAN_WAIT_MS; waited += 10)
     {
       gboolean alive = FALSE;
@@ -271,5 +283,69 @@ stg_local_runtime_adopt (StgRuntime *base, GError **error)
         adopt_slot (slot, &s->row, &g_array_index (cur, StgRunFacts, i), has[2 * i],
                     &g_array_index (next, StgRunFacts, i), has[2 * i + 1]);
     }
+  return TRUE;
+}
+
+/* ---- reconciliation --------------------------------------------------------------- */
+
+/* The processes of @found's runs. */
+static guint
+processes_in (GHashTable *found)
+{
+  GHashTableIter it;
+  gpointer value;
+  guint n = 0;
+
+  g_hash_table_iter_init (&it, found);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    n += ((GPtrArray *) value)->len;
+  return n;
+}
+
+gboolean
+stg_local_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+  g_autoptr (GPtrArray) marked = stg_process_find_marked (STG_LOCAL_MARK);
+  g_autoptr (GHashTable) found = ours (rt, marked);
+  g_autoptr (GPtrArray) lost = g_ptr_array_new ();
+  guint looked = 0, marks = processes_in (found);
+  GHashTableIter it;
+  gpointer value;
+
+  (void) error;
+  /* Each slot's runs: found by their mark, or still the recorded process. */
+  stg_slots_iter_init (rt->slots, &it);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      Slot *slot = value;
+      Run *runs[] = { slot->run, slot->next };
+      for (guint i = 0; i < G_N_ELEMENTS (runs); i++)
+        {
+          Run *run = runs[i];
+          if (run == NULL || run->pid <= 0)
+            continue;
+          looked++;
+          g_autofree gchar *key = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT,
+                                                   slot->base.key.job_id, slot->base.key.instance,
+                                                   run->id);
+          if (!g_hash_table_remove (found, key) && !stg_process_is (run->pid, run->pid_start))
+            g_ptr_array_add (lost, run);
+        }
+    }
+  if (implicit)
+    {
+      guint strays = processes_in (found);
+      kill_orphans (found);
+      *summary = g_strdup_printf ("local: %u process%s with this staggerd's mark in /proc; %u "
+                                  "that no instance expects stopped",
+                                  marks, marks == 1 ? "" : "es", strays);
+      return TRUE;
+    }
+  for (guint i = 0; i < lost->len; i++)
+    stg_run_lost (lost->pdata[i]);
+  *summary = g_strdup_printf ("local: %u instance process%s looked for in /proc; %u gone (ended "
+                              "now)",
+                              looked, looked == 1 ? "" : "es", lost->len);
   return TRUE;
 }

@@ -136,6 +136,11 @@ gboolean stg_fleet_load_drained (StgFleetRuntime *rt, GError **error);
  * TRUE when it did (it is then placed anew). */
 gboolean stg_fleet_leave_drained (Slot *slot);
 
+/* ---- watching hosts (fleet_sync.c) ------------------------------------------- */
+
+/* StgRuntimeOps.reconcile: every host's containers listed now. */
+gboolean stg_fleet_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error);
+
 /* ---- slots (fleet.c) --------------------------------------------------------- */
 
 Host *stg_fleet_host (StgFleetRuntime *rt, const gchar *name);

@@ -1,4 +1,7 @@
-/* gates.c: the real StgGateRunner: one attempt of an HTTP or a shell gate.
+/* gates.c: the real StgGateRunner: one attempt of an HTTP or a shell gate,
+ * and one question to an SLA coordinator (a POST of the task's JSON to its
+ * URL with ?task=KEY, judged by a boolean member of the JSON answer, under
+ * the same host policy as HTTP gates).
  *
  * HTTP: a GET with libsoup, straight from this host (no proxy), each
  * connection to an address the StgHostPolicy allows (checked as it is
@@ -41,13 +44,15 @@ typedef struct
   StgHostPolicy *hosts;      /* where HTTP gates may connect */
 } Runner;
 
-typedef struct
+typedef struct _Attempt
 {
-  ApiRolloutGate *gate;
+  ApiRolloutGate *gate; /* (nullable) a coordinator's question has none */
   GCancellable *cancel;
   StgGateDone done;
   gpointer data;
-  /* HTTP */
+  /* HTTP: the GET of a gate, or the POST to a coordinator */
+  void (*judge) (struct _Attempt *a); /* the answer's verdict */
+  gchar *status_key;                  /* a coordinator's */
   SoupMessage *msg;
   GByteArray *body;
   StgHostGuard *guard; /* where its connections may go */
@@ -71,6 +76,7 @@ attempt_free (Attempt *a)
   g_clear_pointer (&a->guard, stg_host_guard_free);
   g_clear_object (&a->msg);
   g_clear_pointer (&a->body, g_byte_array_unref);
+  g_free (a->status_key);
   g_clear_pointer (&a->proc, stg_child_free);
   g_clear_object (&a->stdout_stream);
   if (a->output != NULL)
@@ -243,7 +249,7 @@ on_read (GObject *source, GAsyncResult *res, gpointer data)
     }
   if (g_bytes_get_size (chunk) == 0)
     {
-      http_judge (a);
+      a->judge (a);
       return;
     }
   if (a->body->len + g_bytes_get_size (chunk) > STG_GATE_MAX_BODY)
@@ -271,6 +277,15 @@ on_sent (GObject *source, GAsyncResult *res, gpointer data)
   read_more (a, stream);
 }
 
+/* Sends @a's request, under the host policy, for @a->judge to judge. */
+static void
+send_http (Runner *r, Attempt *a)
+{
+  a->body = g_byte_array_new ();
+  a->guard = stg_host_guard_new (a->msg, r->hosts);
+  soup_session_send_async (r->session, a->msg, G_PRIORITY_DEFAULT, a->cancel, on_sent, a);
+}
+
 static void
 run_http (Runner *r, Attempt *a)
 {
@@ -280,9 +295,72 @@ run_http (Runner *r, Attempt *a)
       finish (a, FALSE, "the gate's URL is not valid");
       return;
     }
-  a->body = g_byte_array_new ();
-  a->guard = stg_host_guard_new (a->msg, r->hosts);
-  soup_session_send_async (r->session, a->msg, G_PRIORITY_DEFAULT, a->cancel, on_sent, a);
+  a->judge = http_judge;
+  send_http (r, a);
+}
+
+/* ---- SLA coordinators -------------------------------------------------------- */
+
+/* A coordinator's answer: 200 and a JSON object whose status key is true. */
+static void
+coordinator_judge (Attempt *a)
+{
+  guint status = soup_message_get_status (a->msg);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  if (status != SOUP_STATUS_OK)
+    {
+      g_autofree gchar *why = g_strdup_printf ("HTTP %u %s", status,
+                                               soup_message_get_reason_phrase (a->msg)
+                                                   ? soup_message_get_reason_phrase (a->msg)
+                                                   : "");
+      finish (a, FALSE, why);
+      return;
+    }
+  if (!stg_json_check_depth ((const gchar *) a->body->data, a->body->len, STG_JSON_NESTING_MAX,
+                             &error) ||
+      !json_parser_load_from_data (parser, (const gchar *) a->body->data, a->body->len, &error))
+    {
+      g_autofree gchar *why = g_strdup_printf ("the answer is not JSON: %s", error->message);
+      finish (a, FALSE, why);
+      return;
+    }
+  JsonNode *root = json_parser_get_root (parser);
+  JsonNode *member = root != NULL && JSON_NODE_HOLDS_OBJECT (root)
+                         ? json_object_get_member (json_node_get_object (root), a->status_key)
+                         : NULL;
+  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) ||
+      json_node_get_value_type (member) != G_TYPE_BOOLEAN)
+    {
+      g_autofree gchar *why = g_strdup_printf ("the answer has no true or false \"%s\"",
+                                               a->status_key);
+      finish (a, FALSE, why);
+      return;
+    }
+  gboolean yes = json_node_get_boolean (member);
+  g_autofree gchar *said = g_strdup_printf ("{\"%s\": %s}", a->status_key, yes ? "true" : "false");
+  finish (a, yes, said);
+}
+
+/* @url with "task=@task_key" added to its query; NULL when @url is not one. */
+static gchar *
+coordinator_uri (const gchar *url, const gchar *task_key)
+{
+  g_autoptr (GUri) uri = g_uri_parse (url, SOUP_HTTP_URI_FLAGS, NULL);
+
+  if (uri == NULL || g_uri_get_host (uri) == NULL)
+    return NULL;
+  g_autofree gchar *value = g_uri_escape_string (task_key, NULL, FALSE);
+  const gchar *query = g_uri_get_query (uri);
+  g_autofree gchar *joined = query != NULL && query[0] != '\0'
+                                 ? g_strdup_printf ("%s&task=%s", query, value)
+                                 : g_strdup_printf ("task=%s", value);
+  g_autoptr (GUri) asked = g_uri_build (g_uri_get_flags (uri), g_uri_get_scheme (uri),
+                                        g_uri_get_userinfo (uri), g_uri_get_host (uri),
+                                        g_uri_get_port (uri), g_uri_get_path (uri), joined,
+                                        g_uri_get_fragment (uri));
+  return g_uri_to_string (asked);
 }
 
 /* ---- shell ------------------------------------------------------------------- */
@@ -432,6 +510,31 @@ runner_run (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role
 }
 
 static void
+runner_ask (StgGateRunner *runner, const StgCoordinatorAsk *ask, GCancellable *cancel,
+            StgGateDone done, gpointer data)
+{
+  Runner *r = (Runner *) runner;
+  Attempt *a = g_new0 (Attempt, 1);
+  g_autofree gchar *uri = coordinator_uri (ask->url, ask->task_key);
+
+  a->cancel = g_object_ref (cancel);
+  a->done = done;
+  a->data = data;
+  a->status_key = g_strdup (ask->status_key);
+  a->msg = uri != NULL ? soup_message_new ("POST", uri) : NULL;
+  if (a->msg == NULL)
+    {
+      a->output = g_string_new ("the coordinator's URL is not valid");
+      g_idle_add (report_later, a);
+      return;
+    }
+  g_autoptr (GBytes) body = g_bytes_new (ask->body, strlen (ask->body));
+  soup_message_set_request_body_from_bytes (a->msg, "application/json", body);
+  a->judge = coordinator_judge;
+  send_http (r, a);
+}
+
+static void
 runner_free (StgGateRunner *runner)
 {
   Runner *r = (Runner *) runner;
@@ -443,7 +546,7 @@ runner_free (StgGateRunner *runner)
   g_free (r);
 }
 
-static const StgGateRunnerOps runner_ops = { runner_run, runner_free };
+static const StgGateRunnerOps runner_ops = { runner_run, runner_free, runner_ask };
 
 StgGateRunner *
 stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user, StgHostPolicy *hosts)
@@ -459,6 +562,42 @@ stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user, St
   r->hosts = hosts != NULL ? stg_host_policy_ref (hosts)
                            : stg_host_policy_new (NULL, "[gates] allowed_hosts", NULL);
   return &r->parent;
+}
+
+/* A runner that asks no coordinators: its answer, on the next iteration. */
+typedef struct
+{
+  GCancellable *cancel;
+  StgGateDone done;
+  gpointer data;
+} Refusal;
+
+static gboolean
+refuse_later (gpointer data)
+{
+  Refusal *no = data;
+
+  if (!g_cancellable_is_cancelled (no->cancel))
+    no->done (no->data, FALSE, "this staggerd asks no SLA coordinators");
+  g_object_unref (no->cancel);
+  g_free (no);
+  return G_SOURCE_REMOVE;
+}
+
+void
+stg_gate_runner_ask (StgGateRunner *runner, const StgCoordinatorAsk *ask, GCancellable *cancel,
+                     StgGateDone done, gpointer data)
+{
+  if (runner->ops->ask != NULL)
+    {
+      runner->ops->ask (runner, ask, cancel, done, data);
+      return;
+    }
+  Refusal *no = g_new0 (Refusal, 1);
+  no->cancel = g_object_ref (cancel);
+  no->done = done;
+  no->data = data;
+  g_idle_add (refuse_later, no);
 }
 
 void

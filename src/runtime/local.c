@@ -158,17 +158,35 @@ stg_local_start_held (Slot *slot, gint64 config_id, gboolean from_update)
 {
   StgLocalRuntime *rt = slot->rt;
 
-  if (rt->starting < rt->options.max_concurrent_starts)
+  if (!rt->drained && rt->starting < rt->options.max_concurrent_starts)
     return FALSE;
   if (slot->queued == 0)
     g_queue_push_tail (&rt->waiting, slot);
   slot->queued = config_id;
   slot->queued_update = from_update;
-  g_autofree gchar *m = g_strdup_printf ("waiting to start: %u instances are starting on this host "
-                                         "(max_concurrent_starts)",
-                                         rt->starting);
+  g_autofree gchar *m =
+      rt->drained
+          ? g_strdup_printf ("waiting to start: host %s is drained for maintenance", rt->host)
+          : g_strdup_printf ("waiting to start: %u instances are starting on this host "
+                             "(max_concurrent_starts)",
+                             rt->starting);
   stg_slot_set_phase (&slot->base, STG_TASK_PENDING, config_id, API_SCHEDULE_STATUS_PENDING, m);
   return TRUE;
+}
+
+/* Starts what waits, as far as the pace and the host allow. */
+static void
+release_waiting (StgLocalRuntime *rt)
+{
+  while (!rt->drained && rt->starting < rt->options.max_concurrent_starts &&
+         !g_queue_is_empty (&rt->waiting))
+    {
+      Slot *slot = g_queue_pop_head (&rt->waiting);
+      gint64 config = slot->queued;
+      slot->queued = 0;
+      if (slot->base.want == config && slot->run == NULL && slot->pre_hook == NULL)
+        stg_run_start_config (slot, config, FALSE, slot->queued_update);
+    }
 }
 
 void
@@ -180,14 +198,24 @@ stg_local_start_done (Run *run)
     return;
   run->counted = FALSE;
   rt->starting--;
-  while (rt->starting < rt->options.max_concurrent_starts && !g_queue_is_empty (&rt->waiting))
+  release_waiting (rt);
+}
+
+/* StgRuntimeOps.drain_host: this machine is the one host. */
+static gboolean
+local_drain_host (StgRuntime *base, const gchar *name, gboolean drain, GError **error)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+
+  if (g_strcmp0 (name, rt->host) != 0)
     {
-      Slot *slot = g_queue_pop_head (&rt->waiting);
-      gint64 config = slot->queued;
-      slot->queued = 0;
-      if (slot->base.want == config && slot->run == NULL && slot->pre_hook == NULL)
-        stg_run_start_config (slot, config, FALSE, slot->queued_update);
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
+                   "no host %s: the local runtime runs on %s", name, rt->host);
+      return FALSE;
     }
+  rt->drained = drain;
+  release_waiting (rt);
+  return TRUE;
 }
 
 static gboolean
@@ -492,6 +520,7 @@ local_free (StgRuntime *base)
   g_queue_clear (&rt->waiting);
   g_clear_pointer (&rt->specs, stg_spec_cache_free);
   g_free (rt->mark_dir);
+  g_free (rt->host);
   g_free (rt->crash_at);
   g_clear_object (&rt->session);
   stg_local_options_clear (&rt->options);
@@ -502,6 +531,7 @@ local_free (StgRuntime *base)
 static const StgRuntimeOps local_ops = {
   .apply = local_apply, .kill = local_kill, .restart = local_restart, .observe = local_observe,
   .validate = local_validate, .free = local_free, .read_log = local_read_log,
+  .reconcile = stg_local_reconcile, .drain_host = local_drain_host,
 };
 /* clang-format on */
 
@@ -565,6 +595,7 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
                                                "proxy-resolver", NULL, NULL);
   rt->specs = stg_spec_cache_new (store);
   rt->mark_dir = g_canonicalize_filename (options->data_dir, NULL);
+  rt->host = g_strdup (g_get_host_name ());
   rt->crash_at = g_strdup (g_getenv ("STAGGER_TEST_CRASH_AT"));
   rt->slots = stg_slots_new (&rt->base, store, clock, &local_slot_class);
   rt->log_timer = g_timeout_add_seconds (LOG_TRIM_S, on_log_timer, rt);

@@ -140,7 +140,9 @@ struct _StgLocalRuntime
   gchar *crash_at;           /* STAGGER_TEST_CRASH_AT (tests only), or NULL */
   guint log_timer;
   guint starting; /* runs started and not yet healthy nor gone */
-  GQueue waiting; /* Slot*: starts held back by max_concurrent_starts */
+  GQueue waiting; /* Slot*: starts held back by max_concurrent_starts or a drain */
+  gchar *host;    /* this machine's name: the one host a drain may name */
+  gboolean drained; /* the host is drained for maintenance: nothing starts */
 };
 
 /* Runs that may be starting at once (spawned, not yet healthy), unless
@@ -207,6 +209,14 @@ Run *stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error);
 void stg_run_stop (Run *run);
 
 void stg_run_free (Run *run);
+
+/* A run whose process is gone though its end was not seen: it ended,
+ * failed (reconciliation, adopt.c). */
+void stg_run_lost (Run *run);
+
+/* The runtime's reconcile operation (adopt.c: the marked processes in
+ * /proc against the slots' runs). */
+gboolean stg_local_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error);
 
 /* Starts a hook command for @slot as its role's user (output appended to
  * hooks.log in the slot's folder), with STAGGER_FROM_VERSION

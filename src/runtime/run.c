@@ -414,6 +414,14 @@ stg_run_stop (Run *run)
 }
 
 void
+stg_run_lost (Run *run)
+{
+  g_clear_handle_id (&run->child_watch, g_source_remove);
+  g_clear_handle_id (&run->pidfd_watch, g_source_remove);
+  run_ended (run, FALSE, "was gone when the runtime looked for it (its end was not seen)");
+}
+
+void
 stg_run_free (Run *run)
 {
   if (run == NULL)

@@ -107,10 +107,11 @@ stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, const S
   return rt->ops->read_log (rt, job_id, instance_id, &capped, info, error);
 }
 
+/* TRUE when the runtime has operation @op, else INVALID. */
 static gboolean
-has_hosts (StgRuntime *rt, GError **error)
+has_hosts (gpointer op, GError **error)
 {
-  if (rt->ops->hosts != NULL)
+  if (op != NULL)
     return TRUE;
   g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
                "this staggerd runs its instances itself and has no hosts (hosts are the fleet "
@@ -121,13 +122,22 @@ has_hosts (StgRuntime *rt, GError **error)
 GPtrArray *
 stg_runtime_hosts (StgRuntime *rt, GError **error)
 {
-  return has_hosts (rt, error) ? rt->ops->hosts (rt) : NULL;
+  return has_hosts (rt->ops->hosts, error) ? rt->ops->hosts (rt) : NULL;
 }
 
 gboolean
 stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GError **error)
 {
-  return has_hosts (rt, error) && rt->ops->drain_host (rt, name, drain, error);
+  return has_hosts (rt->ops->drain_host, error) && rt->ops->drain_host (rt, name, drain, error);
+}
+
+gboolean
+stg_runtime_reconcile (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error)
+{
+  if (rt->ops->reconcile != NULL)
+    return rt->ops->reconcile (rt, implicit, summary, error);
+  *summary = g_strdup ("nothing to compare: this runtime runs nothing outside the store");
+  return TRUE;
 }
 
 void

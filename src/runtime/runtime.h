@@ -153,13 +153,22 @@ typedef struct
    * by the caller). */
   GBytes *(*read_log) (StgRuntime *rt, gint64 job_id, gint32 instance_id, const StgLogQuery *query,
                        StgLogInfo *info, GError **error);
-  /* (nullable) The hosts instances run on (element-type ApiHostStatus),
+  /* (nullable) The hosts instances run on (element-type ApiFleetHostStatus),
    * for a runtime of several hosts. */
   GPtrArray *(*hosts) (StgRuntime *rt);
   /* (nullable) @drain: places nothing new on host @name, and instances
-   * that start again (restarted, replaced, failed) start elsewhere; kept
-   * across restarts. !@drain: places there again. */
+   * that start again (restarted, replaced, failed) start elsewhere (the
+   * fleet runtime, which keeps it across restarts) or wait until the host
+   * opens again (the local runtime, whose one host is this machine by its
+   * name; the caller says it again after a restart). !@drain: places
+   * there again. */
   gboolean (*drain_host) (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
+  /* (nullable) Compares what runs with the store now. !@implicit: each
+   * slot's process or container is looked for; one that is gone has
+   * ended (its slot hears of it as of any end). @implicit: what runs with
+   * this runtime's mark but no slot expects is stopped. *@summary says
+   * what was found or is under way, in words. */
+  gboolean (*reconcile) (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error);
   /* (nullable: no sidecars here) Checks that @sidecar (of the set named
    * @name) can run beside instances, and can follow @previous (nullable:
    * the set's version before it) in the pods that carry it. */
@@ -220,12 +229,12 @@ stg_runtime_observe (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgTaskO
 GBytes *stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id,
                               const StgLogQuery *query, StgLogInfo *info, GError **error);
 
-/* The runtime's hosts (element-type ApiHostStatus);
+/* The runtime's hosts (element-type ApiFleetHostStatus);
  * STG_RUNTIME_ERROR_INVALID when it has none (only the fleet runtime has). */
 GPtrArray *stg_runtime_hosts (StgRuntime *rt, GError **error);
 
 /* See StgRuntimeOps.drain_host; STG_RUNTIME_ERROR_NOT_FOUND for an
- * unknown host, _INVALID when the runtime has no hosts. */
+ * unknown host, _INVALID when the runtime has no hosts to drain. */
 gboolean stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
 
 /* See StgRuntimeOps.sidecar_validate, .sidecars and .sidecar_apply;
@@ -236,6 +245,10 @@ gboolean stg_runtime_sidecar_validate (StgRuntime *rt, const gchar *name, const 
 GArray *stg_runtime_sidecars (StgRuntime *rt, const gchar *name, GError **error);
 gboolean stg_runtime_sidecar_apply (StgRuntime *rt, gint64 job_id, gint32 instance,
                                     const gchar *name, gint version, GError **error);
+
+/* See StgRuntimeOps.reconcile; a runtime without it runs nothing outside
+ * the store, and says so. */
+gboolean stg_runtime_reconcile (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error);
 
 static inline gboolean
 stg_runtime_validate (StgRuntime *rt, const ApiTaskConfig *config, GError **error)
