@@ -8,7 +8,7 @@
  *             listening sockets of its socket-activated sidecars;
  *   main      the task's container, joined to the anchor (NetworkMode
  *             container:ID, VolumesFrom ID);
- *   sidecars  each set's containers, joined the same way (fleet_sidecar.c).
+ *   sidecars  each set's containers, joined the same way (fleet_sidecar*.c).
  *
  * The pod is the slot's unit: placed, lost, drained and adopted whole; it
  * starts anchor first (stg_fleet_pod_start: the image imported when the
@@ -20,7 +20,7 @@
  * fails the instance as a gone main container does; a gone sidecar fails
  * only that sidecar. Sets are injected when a pod is made: a set made or
  * changed later reaches a job's pods as they are replaced. Calls the
- * store, docker.c and fleet_sidecar.c. Main-loop thread only.
+ * store, docker.c and fleet_sidecar*.c. Main-loop thread only.
  */
 #include "config.h"
 
@@ -39,7 +39,7 @@ struct _Pod
   gboolean ready;    /* the anchor serves its socket */
   guint tries;
   guint ready_timer;
-  GPtrArray *boxes;  /* Box*, by sidecar name */
+  GPtrArray *boxes; /* Box*, by sidecar name */
 };
 
 static Pod *
@@ -130,8 +130,9 @@ stg_fleet_pod_plan (Slot *slot)
     {
       StgSidecarSetRow *set = sets->pdata[i];
       g_autoptr (ApiSidecar) sidecar = selects (set, slot->base.job)
-                                           ? stg_store_get_sidecar_version (
-                                                 rt->store, set->name, set->inject_version, NULL)
+                                           ? stg_store_get_sidecar_version (rt->store, set->name,
+                                                                            set->inject_version,
+                                                                            NULL)
                                            : NULL;
       const gchar *shared = sidecar != NULL ? shared_port (sidecar, task_ports) : NULL;
       if (sidecar == NULL || shared != NULL)
@@ -174,8 +175,9 @@ stg_fleet_pod_check_task (StgFleetRuntime *rt, const ApiTaskConfig *config, GErr
     {
       StgSidecarSetRow *set = sets->pdata[i];
       g_autoptr (ApiSidecar) sidecar = selects (set, config->job)
-                                           ? stg_store_get_sidecar_version (
-                                                 rt->store, set->name, set->inject_version, NULL)
+                                           ? stg_store_get_sidecar_version (rt->store, set->name,
+                                                                            set->inject_version,
+                                                                            NULL)
                                            : NULL;
       const gchar *shared = sidecar != NULL ? shared_port (sidecar, task_ports) : NULL;
       if (shared != NULL)
@@ -403,7 +405,8 @@ stg_fleet_pod_check (Slot *slot, GHashTable *by_id, gint64 sent_us)
   Pod *pod = slot->pod;
 
   if (pod->anchor_id != NULL && pod->ready && pod->started_us < sent_us && slot->op == OP_IDLE &&
-      slot->container_id != NULL && !slot->dead && !running (g_hash_table_lookup (by_id, pod->anchor_id)))
+      slot->container_id != NULL && !slot->dead &&
+      !running (g_hash_table_lookup (by_id, pod->anchor_id)))
     {
       g_autofree gchar *why = g_strdup_printf ("the pod's anchor %.12s is gone from %s",
                                                pod->anchor_id, slot->host->config->name);
@@ -480,9 +483,10 @@ stg_fleet_pod_adopted (Slot *slot, GArray *rows)
       stg_fleet_box_adopted (box, row);
     }
   if (!pod->ready && slot->container_id != NULL && !slot->dead)
-    stg_fleet_container_failed (slot, pod->anchor_id != NULL
-                                          ? "its pod's anchor stopped while staggerd was not running"
-                                          : "its pod's anchor went away while staggerd was not running");
+    stg_fleet_container_failed (slot,
+                                pod->anchor_id != NULL
+                                    ? "its pod's anchor stopped while staggerd was not running"
+                                    : "its pod's anchor went away while staggerd was not running");
 }
 
 /* ---- the pod's ports ------------------------------------------------------------ */

@@ -1,7 +1,8 @@
 /* fleet_private.h: what the fleet runtime's files share (fleet.c: slots
  * and the runtime's operations; fleet_container.c: container specs and
- * validation; fleet_sync.c: watching hosts and adoption; fleet_anchor.c,
- * fleet_pod.c, fleet_pod_spec.c and fleet_sidecar.c: pods and their
+ * validation; fleet_sync.c: watching hosts and adoption;
+ * fleet_health.c: the main container's checks; fleet_anchor.c,
+ * fleet_pod.c, fleet_pod_spec.c and fleet_sidecar*.c: pods and their
  * sidecars). Not for use outside src/runtime/fleet*.c. Main-loop thread
  * only.
  */
@@ -27,9 +28,9 @@ G_BEGIN_DECLS
 #define STG_FLEET_LABEL_CONFIG_ID "org.stagger.config-id"
 #define STG_FLEET_LABEL_CONFIG "org.stagger.config"   /* the config's canonical hash */
 /* A pod's containers: its anchor, the task's (main) and each sidecar's. */
-#define STG_FLEET_LABEL_ROLE "org.stagger.role"       /* anchor, main, sidecar; none: no pod */
-#define STG_FLEET_LABEL_SIDECAR "org.stagger.sidecar" /* the sidecar set */
-#define STG_FLEET_LABEL_SLOT "org.stagger.sidecar-slot"       /* 1 or 2 (a cold sidecar: 1) */
+#define STG_FLEET_LABEL_ROLE "org.stagger.role"         /* anchor, main, sidecar; none: no pod */
+#define STG_FLEET_LABEL_SIDECAR "org.stagger.sidecar"   /* the sidecar set */
+#define STG_FLEET_LABEL_SLOT "org.stagger.sidecar-slot" /* 1 or 2 (a cold sidecar: 1) */
 #define STG_FLEET_LABEL_VERSION "org.stagger.sidecar-version" /* 0: the empty image */
 
 /* Where each container of a pod finds the pod's shared volume (the
@@ -41,7 +42,7 @@ G_BEGIN_DECLS
 
 typedef struct _StgFleetRuntime StgFleetRuntime;
 typedef struct _Pod Pod; /* fleet_pod.c */
-typedef struct _Box Box; /* fleet_sidecar.c: one sidecar of a pod */
+typedef struct _Box Box; /* fleet_sidecar_private.h: one sidecar of a pod */
 
 /* Whether a host has the anchor image (fleet_anchor.c). */
 typedef enum
@@ -118,9 +119,9 @@ struct _StgFleetRuntime
   StgSlots *slots;                /* Slot*, by key */
   SoupSession *session;           /* HTTP health checks */
   guint poll_timer;
-  GBytes *anchor_tar;             /* (nullable) the anchor image as a tar archive */
-  gchar *anchor_image;            /* (nullable) its name:tag on the hosts */
-  gchar *anchor_error;            /* (nullable) why there is none: no pods then */
+  GBytes *anchor_tar;  /* (nullable) the anchor image as a tar archive */
+  gchar *anchor_image; /* (nullable) its name:tag on the hosts */
+  gchar *anchor_error; /* (nullable) why there is none: no pods then */
 };
 
 /* ---- hosts seen from the API, and draining (fleet_drain.c) ------------------- */
@@ -173,13 +174,18 @@ void stg_fleet_slot_lost (Slot *slot);
 /* Moves the slot toward what it should run (one op at a time). */
 void stg_fleet_drive (Slot *slot);
 
-/* The slot's main container passed its checks: RUNNING (after its
- * post_update hook), unless it is a pod whose sidecars do not all serve
- * yet (then called again once they do). */
+/* The slot's main container passed its checks (fleet_health.c): RUNNING
+ * (after its post_update hook), unless it is a pod whose sidecars do not
+ * all serve yet (then called again once they do). */
 void stg_fleet_main_healthy (Slot *slot);
 
-/* Starts health checks of the slot's container. */
+/* Starts health checks of the slot's container (fleet_health.c). */
 void stg_fleet_watch (Slot *slot, gboolean already_healthy);
+
+/* StgHealthTarget.run_finish of shell checks run through the exec API
+ * (fleet_health.c). */
+gboolean stg_fleet_exec_check_finish (gpointer data, GAsyncResult *result, gint *status,
+                                      GError **error);
 
 /* ---- containers (fleet_container.c) -------------------------------------- */
 
@@ -354,14 +360,14 @@ JsonNode *stg_fleet_anchor_spec (Slot *slot, gchar **name, GError **error);
 /* One container of a sidecar in a pod, as a create request makes it. */
 typedef struct
 {
-  const gchar *set;           /* the sidecar set's name */
-  const ApiSidecar *sidecar;  /* (nullable: the empty image) the version's sidecar */
+  const gchar *set;            /* the sidecar set's name */
+  const ApiSidecar *sidecar;   /* (nullable: the empty image) the version's sidecar */
   const StgExecutorSpec *spec; /* (nullable: the empty image) its executor data, parsed */
-  gboolean hot;               /* the sidecar has two slots */
-  gboolean activation;        /* the anchor holds its ports' sockets */
-  guint index;                /* its slot: 0 (NAME-1, or NAME), 1 (NAME-2) */
-  gint version;               /* what it runs; 0: the empty image */
-  gint alt;                   /* what the other slot runs (or the serving one, for the
+  gboolean hot;                /* the sidecar has two slots */
+  gboolean activation;         /* the anchor holds its ports' sockets */
+  guint index;                 /* its slot: 0 (NAME-1, or NAME), 1 (NAME-2) */
+  gint version;                /* what it runs; 0: the empty image */
+  gint alt;                    /* what the other slot runs (or the serving one, for the
                                  new version: STAGGER_VERSION_ALT) */
 } StgFleetMember;
 
@@ -372,7 +378,7 @@ JsonNode *stg_fleet_member_spec (Slot *slot, const StgFleetMember *member, gchar
 /* The name of the port of @set's probe socket in slot @index. */
 gchar *stg_fleet_probe_port_name (const gchar *set, guint index);
 
-/* ---- sidecars in pods (fleet_sidecar.c) ---------------------------------------- */
+/* ---- sidecars in pods (fleet_sidecar*.c) ---------------------------------------- */
 
 /* A box for sidecar @name of the slot's pod, asked to run @version. */
 Box *stg_fleet_box_new (Slot *slot, const gchar *name, gint version);
