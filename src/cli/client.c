@@ -9,7 +9,7 @@
 
 #include <json-glib/json-glib.h>
 
-#include "cli/client.h"
+#include "cli/client_private.h"
 #include "common/enums.h"
 #include "common/binary_protocol.h"
 #include "common/json_check.h"
@@ -307,11 +307,18 @@ finish (StgCliClient *c, const gchar *method, gboolean ok, ApiResponse *response
 #define RO(c) API_READ_ONLY_SCHEDULER_IF ((c)->client)
 #define RW(c) API_AURORA_SCHEDULER_MANAGER_IF ((c)->client)
 
-/* Declares the response and the error every wrapper uses. */
-#define CALL_BEGIN                                                     \
-  ApiResponse *r = g_object_new (API_TYPE_RESPONSE, NULL);             \
-  g_autoptr (GError) local = NULL;                                     \
-  gboolean ok
+ApiStaggerSchedulerIf *
+stg_cli_client_if (StgCliClient *c)
+{
+  return API_STAGGER_SCHEDULER_IF (c->client);
+}
+
+ApiResponse *
+stg_cli_client_finish (StgCliClient *c, const gchar *method, gboolean ok, ApiResponse *response,
+                       GError *local, GError **error)
+{
+  return finish (c, method, ok, response, local, error);
+}
 
 ApiResponse *
 stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error)
@@ -526,75 +533,6 @@ stg_cli_control_rollout_plan (StgCliClient *c, StgCliUpdateAction action, const 
       break;
     }
   return finish (c, method, ok, r, local, error);
-}
-
-ApiResponse *
-stg_cli_control_sidecar_set (StgCliClient *c, StgCliUpdateAction action, const gchar *name,
-                             const gchar *message, GError **error)
-{
-  const gchar *m = message ? message : "";
-  CALL_BEGIN = FALSE;
-  const gchar *method = "pauseSidecarUpdate";
-  switch (action)
-    {
-    case STG_CLI_UPDATE_PAUSE:
-      ok = api_stagger_scheduler_if_pause_sidecar_update (SS (c), &r, name, m, &local);
-      break;
-    case STG_CLI_UPDATE_RESUME:
-      method = "resumeSidecarUpdate";
-      ok = api_stagger_scheduler_if_resume_sidecar_update (SS (c), &r, name, m, &local);
-      break;
-    case STG_CLI_UPDATE_ABORT:
-      method = "abortSidecarUpdate";
-      ok = api_stagger_scheduler_if_abort_sidecar_update (SS (c), &r, name, m, &local);
-      break;
-    case STG_CLI_UPDATE_ROLLBACK:
-      method = "rollbackSidecarUpdate";
-      ok = api_stagger_scheduler_if_rollback_sidecar_update (SS (c), &r, name, m, &local);
-      break;
-    }
-  return finish (c, method, ok, r, local, error);
-}
-
-ApiResponse *
-stg_cli_apply_sidecar_set (StgCliClient *c, ApiSidecarSet *set, const gchar *message,
-                           GError **error)
-{
-  CALL_BEGIN = api_stagger_scheduler_if_apply_sidecar_set (SS (c), &r, set,
-                                                           message ? message : "", &local);
-  return finish (c, "applySidecarSet", ok, r, local, error);
-}
-
-ApiResponse *
-stg_cli_get_sidecar_sets (StgCliClient *c, GError **error)
-{
-  CALL_BEGIN = api_stagger_scheduler_if_get_sidecar_sets (SS (c), &r, &local);
-  return finish (c, "getSidecarSets", ok, r, local, error);
-}
-
-ApiResponse *
-stg_cli_get_sidecar_set_details (StgCliClient *c, const gchar *name, GError **error)
-{
-  CALL_BEGIN = api_stagger_scheduler_if_get_sidecar_set_details (SS (c), &r, name, &local);
-  return finish (c, "getSidecarSetDetails", ok, r, local, error);
-}
-
-ApiResponse *
-stg_cli_set_sidecar_partition (StgCliClient *c, const gchar *name, gint32 partition,
-                               const gchar *message, GError **error)
-{
-  CALL_BEGIN = api_stagger_scheduler_if_set_sidecar_partition (SS (c), &r, name, partition,
-                                                               message ? message : "", &local);
-  return finish (c, "setSidecarPartition", ok, r, local, error);
-}
-
-ApiResponse *
-stg_cli_delete_sidecar_set (StgCliClient *c, const gchar *name, const gchar *message,
-                            GError **error)
-{
-  CALL_BEGIN = api_stagger_scheduler_if_delete_sidecar_set (SS (c), &r, name,
-                                                            message ? message : "", &local);
-  return finish (c, "deleteSidecarSet", ok, r, local, error);
 }
 
 ApiResponse *
