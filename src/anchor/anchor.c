@@ -62,6 +62,8 @@ on_stop (int sig)
   stopping = 1;
 }
 
+static void die (const char *format, ...) __attribute__ ((format (printf, 1, 2), noreturn));
+
 static void
 die (const char *format, ...)
 {

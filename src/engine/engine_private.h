@@ -771,9 +771,6 @@ void stg_sidecars_free (StgEngine *engine);
 /* TRUE for the statuses of an update that goes, or went, back. */
 gboolean stg_sidecar_status_goes_back (gint status);
 
-/* Asserts the invariants of a set's row (sidecar.c's top). */
-void stg_sidecar_check_row (const StgSidecarSetRow *row);
-
 /* Moves @row's update to @to (checked against the machine), saving the row
  * and an event (inside a transaction). */
 gboolean stg_sidecar_transition (StgEngine *engine, StgSidecarSetRow *row, gint to,

@@ -33,7 +33,7 @@
  *            PAUSED of the direction --[resume]--> back to it
  *   ROLLING_*, ROLL_*_PAUSED --[abort: stg_sidecar_transition]--> ABORTED
  *
- * Invariants (stg_sidecar_check_row): inject_version is from_version once
+ * Invariants (check_row): inject_version is from_version once
  * the update goes back (ROLLING_BACK, ROLL_BACK_PAUSED, ROLLED_BACK) and
  * to_version while it goes forward (an abort keeps it); from_version and
  * to_version differ (an update may go to an earlier version's sidecar
@@ -94,8 +94,10 @@ stg_sidecar_status_goes_back (gint status)
          status == API_JOB_UPDATE_STATUS_ROLLED_BACK;
 }
 
-void
-stg_sidecar_check_row (const StgSidecarSetRow *row)
+#ifdef STG_CHECK_INVARIANTS
+/* Asserts the invariants of a set's row (see the top). */
+static void
+check_row (const StgSidecarSetRow *row)
 {
   gint inject = stg_sidecar_status_goes_back (row->status) ? row->from_version : row->to_version;
 
@@ -107,13 +109,14 @@ stg_sidecar_check_row (const StgSidecarSetRow *row)
   if (stg_sidecar_status_goes_back (row->status))
     g_assert_cmpint (row->from_version, >, 0);
 }
+#endif
 
 gboolean
 stg_sidecar_transition (StgEngine *e, StgSidecarSetRow *row, gint to, const gchar *user,
                         const gchar *message, GError **error)
 {
-  if (!stg_engine_transition_ok (stg_sidecar_transition_allowed (row->status, to),
-                                 "sidecar set", row->name, stg_update_status_name (row->status),
+  if (!stg_engine_transition_ok (stg_sidecar_transition_allowed (row->status, to), "sidecar set",
+                                 row->name, stg_update_status_name (row->status),
                                  stg_update_status_name (to)))
     {
       g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_STATE,
@@ -128,7 +131,7 @@ stg_sidecar_transition (StgEngine *e, StgSidecarSetRow *row, gint to, const gcha
   if (to == API_JOB_UPDATE_STATUS_ROLLING_BACK)
     row->inject_version = row->from_version;
 #ifdef STG_CHECK_INVARIANTS
-  stg_sidecar_check_row (row);
+  check_row (row);
 #endif
   return stg_store_set_sidecar_set (e->store, row, error) &&
          stg_store_add_sidecar_event (e->store, row->id, row->status_ms, to, NULL, 0, message, user,
@@ -140,8 +143,8 @@ stg_sidecar_transition (StgEngine *e, StgSidecarSetRow *row, gint to, const gcha
 /* What one look decided: the instances to ask, and a status to take. */
 typedef struct
 {
-  GArray *ask;        /* guint: indexes into the observations */
-  gint to;            /* -1: the status stays */
+  GArray *ask; /* guint: indexes into the observations */
+  gint to;     /* -1: the status stays */
   gchar *why;
 } Decision;
 
@@ -232,10 +235,10 @@ record (StgEngine *e, StgSidecarSetRow *row, GArray *obs, const Decision *d, GEr
     {
       const StgSidecarObservation *o = &g_array_index (obs, StgSidecarObservation,
                                                        g_array_index (d->ask, guint, k));
-      g_autofree gchar *m = g_strdup_printf ("asked to run version %d (serving version %d)",
-                                             target, o->version);
-      ok = stg_store_add_sidecar_event (e->store, row->id, now, row->status, o->job, o->instance,
-                                        m, NULL, error);
+      g_autofree gchar *m = g_strdup_printf ("asked to run version %d (serving version %d)", target,
+                                             o->version);
+      ok = stg_store_add_sidecar_event (e->store, row->id, now, row->status, o->job, o->instance, m,
+                                        NULL, error);
     }
   if (ok && stg_store_commit (e->store, error))
     return TRUE;
@@ -342,7 +345,7 @@ stg_sidecar_begin (StgEngine *e, StgSidecarSetRow *row, gint version, const gcha
   g_free (row->reason);
   row->reason = g_strdup (m);
 #ifdef STG_CHECK_INVARIANTS
-  stg_sidecar_check_row (row);
+  check_row (row);
 #endif
   return stg_store_set_sidecar_set (e->store, row, error) &&
          stg_store_add_sidecar_event (e->store, row->id, row->status_ms, row->status, NULL, 0, m,
