@@ -59,7 +59,8 @@ relay (int client, int upstream_port)
     }
   while (open_in || open_out)
     {
-      struct pollfd p[2] = { { open_in ? client : -1, POLLIN, 0 }, { open_out ? up : -1, POLLIN, 0 } };
+      struct pollfd p[2] = { { open_in ? client : -1, POLLIN, 0 },
+                             { open_out ? up : -1, POLLIN, 0 } };
       if (poll (p, 2, -1) < 0)
         {
           if (errno == EINTR)

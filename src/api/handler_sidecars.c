@@ -22,8 +22,8 @@ needed_role (const gchar *pattern)
 static gboolean
 may_change (StgHandler *self, ApiResponse *response, const gchar *method, const gchar *name)
 {
-  g_autoptr (StgSidecarSetRow) row = stg_store_get_sidecar_set (self->ctx.store,
-                                                                name ? name : "", NULL);
+  g_autoptr (StgSidecarSetRow) row = stg_store_get_sidecar_set (self->ctx.store, name ? name : "",
+                                                                NULL);
 
   return stg_handler_allowed (self, response, method, row ? needed_role (row->role) : NULL, TRUE);
 }
@@ -80,12 +80,13 @@ handler_get_sidecar_set_details (ApiStaggerSchedulerIf *iface, ApiResponse **_re
 
   if (!stg_handler_allowed (self, *_return, "getSidecarSetDetails", NULL, FALSE))
     return TRUE;
-  g_autoptr (ApiSidecarSetDetails) details = stg_engine_sidecar_set_details (
-      self->ctx.engine, name ? name : "", &error);
+  g_autoptr (ApiSidecarSetDetails) details = stg_engine_sidecar_set_details (self->ctx.engine,
+                                                                             name ? name : "",
+                                                                             &error);
   if (details == NULL)
     return stg_handler_answer_error (self, *_return, "getSidecarSetDetails", error);
-  g_autoptr (ApiGetSidecarSetDetailsResult) r = g_object_new (
-      API_TYPE_GET_SIDECAR_SET_DETAILS_RESULT, "details", details, NULL);
+  g_autoptr (ApiGetSidecarSetDetailsResult) r =
+      g_object_new (API_TYPE_GET_SIDECAR_SET_DETAILS_RESULT, "details", details, NULL);
   return stg_handler_answer_ok (self, *_return, "getSidecarSetDetailsResult", r);
 }
 
@@ -155,8 +156,8 @@ handler_set_sidecar_partition (ApiStaggerSchedulerIf *iface, ApiResponse **_retu
 }
 
 static gboolean
-handler_delete_sidecar_set (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
-                            const gchar *name, const gchar *message, GError **unused)
+handler_delete_sidecar_set (ApiStaggerSchedulerIf *iface, ApiResponse **_return, const gchar *name,
+                            const gchar *message, GError **unused)
 {
   StgHandler *self = HANDLER (iface);
   g_autoptr (GError) error = NULL;

@@ -63,8 +63,9 @@ print_summary (StgCli *cli, ApiSidecarSetSummary *s)
     fprintf (cli->out, "  %s\n", s->reason);
   fprintf (cli->out, "  selects %s; new pods get version %d (newest %d)\n", sel, s->injectVersion,
            s->version);
-  fprintf (cli->out, "  %d of %d instances run version %d; at most %d unavailable, partition %d, "
-                     "at most %d failed starts each, %s\n",
+  fprintf (cli->out,
+           "  %d of %d instances run version %d; at most %d unavailable, partition %d, "
+           "at most %d failed starts each, %s\n",
            s->updated, s->instances,
            s->status == API_JOB_UPDATE_STATUS_ROLLING_BACK ||
                    s->status == API_JOB_UPDATE_STATUS_ROLL_BACK_PAUSED ||
@@ -84,7 +85,7 @@ slots_text (ApiSidecarInstance *i)
     {
       ApiSidecarSlot *slot = i->slots->pdata[k];
       g_autofree gchar *v = slot->containerId[0] == '\0' ? g_strdup ("-")
-                            : slot->version == 0        ? g_strdup ("empty")
+                            : slot->version == 0         ? g_strdup ("empty")
                                                          : g_strdup_printf ("%d", slot->version);
       g_string_append_printf (s, "%s%s=%s%s", k > 0 ? " " : "", slot->name, v,
                               slot->serving ? "*" : "");

@@ -101,8 +101,8 @@ stg_jf_read_file (const gchar *path, const gchar *what, gchar **text, gsize *len
 
   if (g_file_test (path, G_FILE_TEST_IS_DIR))
     {
-      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ,
-                   "%s: is a directory, not %s", path, what);
+      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ, "%s: is a directory, not %s",
+                   path, what);
       return FALSE;
     }
   if (!g_file_get_contents (path, text, len, &local))

@@ -18,13 +18,14 @@
 
 #include "cli/jobfile_private.h"
 
-static const gchar *const sidecar_keys[] = {
-  "cluster", "name", "selector", "image", "ports", "socket_activation", "task",
-  "health_check_config", "update_config", NULL
-};
+static const gchar *const sidecar_keys[] = { "cluster",       "name",
+                                             "selector",      "image",
+                                             "ports",         "socket_activation",
+                                             "task",          "health_check_config",
+                                             "update_config", NULL };
 static const gchar *const selector_keys[] = { "role", "environment", "name", NULL };
-static const gchar *const update_keys[] = { "max_unavailable", "partition", "max_failures",
-                                            "rollback_on_failure", "paused", NULL };
+static const gchar *const update_keys[] = { "max_unavailable",     "partition", "max_failures",
+                                            "rollback_on_failure", "paused",    NULL };
 
 void
 stg_sidecar_file_free (StgSidecarFile *file)

@@ -193,8 +193,7 @@ create_set (StgEngine *e, const ApiSidecarSet *set, const gchar *user, const gch
   row->user = g_strdup (user ? user : "");
   return stg_store_insert_sidecar_set (e->store, row, error) &&
          stg_store_put_sidecar_version (e->store, row->id, 1, set->sidecar, user, now, error) &&
-         stg_store_add_sidecar_event (e->store, row->id, now, row->status, NULL, 0, m, user,
-                                      error);
+         stg_store_add_sidecar_event (e->store, row->id, now, row->status, NULL, 0, m, user, error);
 }
 
 /* A set that exists: its selector and settings taken, and its sidecar a
@@ -211,8 +210,8 @@ change_set (StgEngine *e, StgSidecarSetRow *row, const ApiSidecarSet *set, const
   take_selector_settings (row, set);
   if (same != 0 && same == row->inject_version)
     {
-      g_autofree gchar *m = g_strdup_printf ("selector and settings set, version %d kept%s%s",
-                                             same, message && *message ? ": " : "",
+      g_autofree gchar *m = g_strdup_printf ("selector and settings set, version %d kept%s%s", same,
+                                             message && *message ? ": " : "",
                                              message ? message : "");
       return stg_store_set_sidecar_set (e->store, row, error) &&
              stg_store_add_sidecar_event (e->store, row->id, stg_clock_now_ms (e->clock),
@@ -327,8 +326,8 @@ stg_engine_sidecar_control (StgEngine *e, const gchar *name, StgSidecarControl w
 }
 
 gboolean
-stg_engine_sidecar_partition (StgEngine *e, const gchar *name, gint32 partition,
-                              const gchar *user, const gchar *message, GError **error)
+stg_engine_sidecar_partition (StgEngine *e, const gchar *name, gint32 partition, const gchar *user,
+                              const gchar *message, GError **error)
 {
   g_autoptr (StgSidecarSetRow) row = find_set (e, name, FALSE, error);
 
@@ -343,8 +342,8 @@ stg_engine_sidecar_partition (StgEngine *e, const gchar *name, gint32 partition,
   if (!stg_store_begin (e->store, error))
     return finish (e, FALSE, error);
   g_autofree gchar *m = g_strdup_printf ("partition %d (was %d)%s%s", partition,
-                                         row->settings->partition,
-                                         message && *message ? ": " : "", message ? message : "");
+                                         row->settings->partition, message && *message ? ": " : "",
+                                         message ? message : "");
   g_object_set (row->settings, "partition", partition, NULL);
   gboolean ok = stg_store_set_sidecar_set (e->store, row, error) &&
                 stg_store_add_sidecar_event (e->store, row->id, stg_clock_now_ms (e->clock),
@@ -401,11 +400,10 @@ summary_of (const StgSidecarSetRow *row, GArray *obs)
       updated += o->version == target_of (row) && o->phase == STG_TASK_RUNNING;
     }
   return g_object_new (API_TYPE_SIDECAR_SET_SUMMARY, "name", row->name, "selector", sel, "version",
-                       row->version, "fromVersion", row->from_version, "toVersion",
-                       row->to_version, "status", row->status, "sinceMs", row->status_ms,
-                       "reason", row->reason, "settings", row->settings, "instances",
-                       (gint) obs->len, "updated", updated, "user", row->user,
-                       "createdTimestampMs", row->created_ms, "injectVersion",
+                       row->version, "fromVersion", row->from_version, "toVersion", row->to_version,
+                       "status", row->status, "sinceMs", row->status_ms, "reason", row->reason,
+                       "settings", row->settings, "instances", (gint) obs->len, "updated", updated,
+                       "user", row->user, "createdTimestampMs", row->created_ms, "injectVersion",
                        row->inject_version, NULL);
 }
 
@@ -435,14 +433,20 @@ schedule_status (StgTaskPhase phase)
 {
   switch (phase)
     {
-    case STG_TASK_RUNNING: return API_SCHEDULE_STATUS_RUNNING;
-    case STG_TASK_STARTING: return API_SCHEDULE_STATUS_STARTING;
-    case STG_TASK_KILLING: return API_SCHEDULE_STATUS_KILLING;
-    case STG_TASK_FAILED: return API_SCHEDULE_STATUS_FAILED;
-    case STG_TASK_FINISHED: return API_SCHEDULE_STATUS_FINISHED;
+    case STG_TASK_RUNNING:
+      return API_SCHEDULE_STATUS_RUNNING;
+    case STG_TASK_STARTING:
+      return API_SCHEDULE_STATUS_STARTING;
+    case STG_TASK_KILLING:
+      return API_SCHEDULE_STATUS_KILLING;
+    case STG_TASK_FAILED:
+      return API_SCHEDULE_STATUS_FAILED;
+    case STG_TASK_FINISHED:
+      return API_SCHEDULE_STATUS_FINISHED;
     case STG_TASK_ABSENT:
     case STG_TASK_PENDING:
-    default: return API_SCHEDULE_STATUS_PENDING;
+    default:
+      return API_SCHEDULE_STATUS_PENDING;
     }
 }
 
@@ -452,16 +456,15 @@ instance_of (const StgSidecarObservation *o, gboolean held)
   g_auto (GStrv) parts = g_strsplit (o->job, "/", 3);
   g_autoptr (ApiJobKey) job = g_object_new (API_TYPE_JOB_KEY, "role", parts[0], "environment",
                                             parts[0] && parts[1] ? parts[1] : "", "name",
-                                            parts[0] && parts[1] && parts[2] ? parts[2] : "",
-                                            NULL);
-  g_autoptr (ApiInstanceKey) key = g_object_new (API_TYPE_INSTANCE_KEY, "jobKey", job,
-                                                 "instanceId", o->instance, NULL);
+                                            parts[0] && parts[1] && parts[2] ? parts[2] : "", NULL);
+  g_autoptr (ApiInstanceKey) key = g_object_new (API_TYPE_INSTANCE_KEY, "jobKey", job, "instanceId",
+                                                 o->instance, NULL);
   ApiSidecarInstance *si = g_object_new (API_TYPE_SIDECAR_INSTANCE, "instance", key, "host",
                                          o->host ? o->host : "", "version", o->version,
                                          "wantVersion", o->want, "status",
-                                         schedule_status (o->phase), "failures",
-                                         (gint) o->failures, "reason", o->cause ? o->cause : "",
-                                         "heldBack", held, NULL);
+                                         schedule_status (o->phase), "failures", (gint) o->failures,
+                                         "reason", o->cause ? o->cause : "", "heldBack", held,
+                                         NULL);
   for (guint i = 0; i < o->n_slots; i++)
     g_ptr_array_add (si->slots,
                      g_object_new (API_TYPE_SIDECAR_SLOT, "name", o->slots[i].name, "version",
@@ -495,9 +498,8 @@ stg_engine_sidecar_set_details (StgEngine *e, const gchar *name, GError **error)
   for (guint i = 0; i < versions->len; i++)
     g_ptr_array_add (d->versions, g_object_ref (versions->pdata[i]));
   for (guint i = 0; i < obs->len; i++)
-    g_ptr_array_add (d->instances,
-                     instance_of (&g_array_index (obs, StgSidecarObservation, i),
-                                  i >= obs->len - held));
+    g_ptr_array_add (d->instances, instance_of (&g_array_index (obs, StgSidecarObservation, i),
+                                                i >= obs->len - held));
   for (guint i = 0; i < events->len; i++)
     g_ptr_array_add (d->events, g_object_ref (events->pdata[i]));
   return d;

@@ -1,7 +1,8 @@
 /* docker.h: a client of one container engine's Docker Engine HTTP API
  * (Docker or Podman): ping, pull, import, create, start, stop, remove,
- * inspect, stat of a path, list by label, and exec. Speaks HTTP over a unix socket (unix:///path) or TCP
- * (tcp://host:port, with TLS when given a client certificate, key and CA),
+ * inspect, stat of a path, list by label, and exec. Speaks HTTP over a
+ * unix socket (unix:///path) or TCP (tcp://host:port, with TLS when given
+ * a client certificate, key and CA),
  * through libsoup. Calls no other layer. Main-loop thread only: every call
  * is asynchronous on the thread-default main context, takes a GCancellable,
  * and calls back exactly once unless it fails up front (then never).

@@ -83,8 +83,8 @@ stg_fleet_exec_outcome (const gchar *name, gint code, const GError *error)
 }
 
 FleetExec *
-stg_fleet_exec (StgDocker *docker, const gchar *id, const gchar *const *argv,
-                gdouble timeout_secs, StgFleetExecDone done, gpointer data)
+stg_fleet_exec (StgDocker *docker, const gchar *id, const gchar *const *argv, gdouble timeout_secs,
+                StgFleetExecDone done, gpointer data)
 {
   FleetExec *x = g_new0 (FleetExec, 1);
 

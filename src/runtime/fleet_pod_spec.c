@@ -29,8 +29,8 @@ static gchar *
 pod_name (Slot *slot, const gchar *what)
 {
   return g_strdup_printf ("stagger-%.12s-%s.%s.%s-%d-%" G_GINT64_FORMAT "-%s", slot->rt->marker,
-                          slot->base.job->role, slot->base.job->environment,
-                          slot->base.job->name, slot->base.key.instance, slot->base.run_id, what);
+                          slot->base.job->role, slot->base.job->environment, slot->base.job->name,
+                          slot->base.key.instance, slot->base.run_id, what);
 }
 
 static void
@@ -89,9 +89,9 @@ anchor_command (Slot *slot, GHashTable *ports)
     {
       const gchar *const *held = stg_fleet_box_held_ports (boxes->pdata[i]);
       for (guint j = 0; held != NULL && held[j] != NULL; j++)
-        g_ptr_array_add (argv, g_strdup_printf ("%s=%d", held[j],
-                                                GPOINTER_TO_INT (
-                                                    g_hash_table_lookup (ports, held[j]))));
+        g_ptr_array_add (argv,
+                         g_strdup_printf ("%s=%d", held[j],
+                                          GPOINTER_TO_INT (g_hash_table_lookup (ports, held[j]))));
     }
   g_ptr_array_add (argv, NULL);
   return argv;
@@ -100,8 +100,8 @@ anchor_command (Slot *slot, GHashTable *ports)
 JsonNode *
 stg_fleet_anchor_spec (Slot *slot, gchar **name, GError **error)
 {
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store,
-                                                           slot->container_config, error);
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, slot->container_config,
+                                                           error);
   g_autoptr (GHashTable) ports = config ? stg_fleet_pod_ports (slot, error) : NULL;
 
   if (ports == NULL)
@@ -159,10 +159,12 @@ add_member_env (JsonBuilder *b, Slot *slot, const StgFleetMember *m, const gchar
         g_autofree gchar *e = g_strdup_printf ("%s=%d", var, GPOINTER_TO_INT (value));
         json_builder_add_string_value (b, e);
       }
-  g_autofree gchar *first = m->sidecar && m->sidecar->ports && m->sidecar->ports->len > 0
-                                ? g_strdup_printf ("PORT=%d", GPOINTER_TO_INT (g_hash_table_lookup (
-                                                                  ports, m->sidecar->ports->pdata[0])))
-                                : NULL;
+  g_autofree gchar *first =
+      m->sidecar && m->sidecar->ports && m->sidecar->ports->len > 0
+          ? g_strdup_printf ("PORT=%d",
+                             GPOINTER_TO_INT (
+                                 g_hash_table_lookup (ports, m->sidecar->ports->pdata[0])))
+          : NULL;
   g_autofree gchar *instance = g_strdup_printf ("STAGGER_INSTANCE=%d", slot->base.key.instance);
   g_autofree gchar *version = g_strdup_printf ("STAGGER_VERSION=%d", m->version);
   g_autofree gchar *alt = g_strdup_printf ("STAGGER_VERSION_ALT=%d", m->alt);
@@ -252,8 +254,8 @@ stg_fleet_member_spec (Slot *slot, const StgFleetMember *m, gchar **name, GError
 
   if (ports == NULL)
     return NULL;
-  StgTemplateVars vars = stg_slot_template_vars (&slot->base, slot->rt->options.cluster,
-                                                 m->version, ports);
+  StgTemplateVars vars = stg_slot_template_vars (&slot->base, slot->rt->options.cluster, m->version,
+                                                 ports);
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
   stg_fleet_json_string (b, "Image", empty ? slot->rt->anchor_image : m->sidecar->image);
@@ -276,7 +278,8 @@ stg_fleet_member_spec (Slot *slot, const StgFleetMember *m, gchar **name, GError
   add_member_env (b, slot, m, slot_name, ports);
   json_builder_end_array (b);
   add_member_labels (b, slot, m);
-  add_int (b, "StopTimeout", empty ? ANCHOR_STOP_SECS : (gint64) (m->spec->stop_timeout_secs + 0.999));
+  add_int (b, "StopTimeout",
+           empty ? ANCHOR_STOP_SECS : (gint64) (m->spec->stop_timeout_secs + 0.999));
   json_builder_set_member_name (b, "HostConfig");
   json_builder_begin_object (b);
   stg_fleet_pod_main_host_config (slot, b);

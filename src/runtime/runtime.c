@@ -170,8 +170,7 @@ gboolean
 stg_runtime_sidecar_validate (StgRuntime *rt, const gchar *name, const ApiSidecar *sidecar,
                               const ApiSidecar *previous, GError **error)
 {
-  return has_sidecars (rt, error) &&
-         rt->ops->sidecar_validate (rt, name, sidecar, previous, error);
+  return has_sidecars (rt, error) && rt->ops->sidecar_validate (rt, name, sidecar, previous, error);
 }
 
 GArray *

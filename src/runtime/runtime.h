@@ -118,16 +118,16 @@ typedef struct
 {
   gint64 job_id;
   gint32 instance;
-  gchar *job;               /* role/environment/name */
-  gchar *host;              /* (nullable) */
-  gint version;             /* the version serving; 0: none */
-  gint want;                /* the version asked for */
-  StgTaskPhase phase;       /* RUNNING: @want serves and is healthy; STARTING: on its way;
+  gchar *job;         /* role/environment/name */
+  gchar *host;        /* (nullable) */
+  gint version;       /* the version serving; 0: none */
+  gint want;          /* the version asked for */
+  StgTaskPhase phase; /* RUNNING: @want serves and is healthy; STARTING: on its way;
                                FAILED: its last start failed, tried again after a back-off */
-  guint32 failures;         /* failed starts of @want */
-  gchar *cause;             /* (nullable) why it is not RUNNING, or its last failure */
+  guint32 failures;   /* failed starts of @want */
+  gchar *cause;       /* (nullable) why it is not RUNNING, or its last failure */
   StgSidecarSlotInfo slots[2];
-  guint n_slots;            /* 1, or 2 for a hot sidecar */
+  guint n_slots; /* 1, or 2 for a hot sidecar */
 } StgSidecarObservation;
 
 /* Frees what @o holds (a GArray's clear function). */

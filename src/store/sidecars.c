@@ -84,7 +84,7 @@ stg_store_set_sidecar_set (StgStore *store, const StgSidecarSetRow *row, GError 
   return stg_store_exec_stmt (store, st, error, "recording a sidecar set");
 }
 
-#define SET_COLUMNS                                                                        \
+#define SET_COLUMNS \
   "id, name, role_pattern, env_pattern, name_pattern, version, from_version, to_version, " \
   "inject_version, status, status_ms, reason, settings, \"user\", created_ms"
 
@@ -121,8 +121,8 @@ read_set (StgStmt *st, GError **error)
 StgSidecarSetRow *
 stg_store_get_sidecar_set (StgStore *store, const gchar *name, GError **error)
 {
-  g_autoptr (StgStmt) st = stg_store_stmt (
-      store, "SELECT " SET_COLUMNS " FROM sidecar_sets WHERE name = ?", error);
+  g_autoptr (StgStmt) st =
+      stg_store_stmt (store, "SELECT " SET_COLUMNS " FROM sidecar_sets WHERE name = ?", error);
 
   if (st == NULL)
     return NULL;
@@ -143,9 +143,11 @@ stg_store_get_sidecar_set (StgStore *store, const gchar *name, GError **error)
 GPtrArray *
 stg_store_list_sidecar_sets (StgStore *store, GError **error)
 {
-  g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) stg_sidecar_set_row_free);
-  g_autoptr (StgStmt) st = stg_store_stmt (
-      store, "SELECT " SET_COLUMNS " FROM sidecar_sets ORDER BY name", error);
+  g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) stg_sidecar_set_row_free);
+  g_autoptr (StgStmt) st = stg_store_stmt (store,
+                                           "SELECT " SET_COLUMNS " FROM sidecar_sets ORDER BY name",
+                                           error);
   StgDbStep rc;
 
   if (st == NULL)
@@ -182,8 +184,9 @@ stg_store_delete_sidecar_set (StgStore *store, gint64 set_id, GError **error)
                                                error);
   if (!delete_with (store, events, set_id, error))
     return FALSE;
-  g_autoptr (StgStmt) versions = stg_store_stmt (
-      store, "DELETE FROM sidecar_versions WHERE set_id = ?", error);
+  g_autoptr (StgStmt) versions = stg_store_stmt (store,
+                                                 "DELETE FROM sidecar_versions WHERE set_id = ?",
+                                                 error);
   if (!delete_with (store, versions, set_id, error))
     return FALSE;
   g_autoptr (StgStmt) set = stg_store_stmt (store, "DELETE FROM sidecar_sets WHERE id = ?", error);
@@ -250,8 +253,10 @@ stg_store_get_sidecar_version (StgStore *store, const gchar *name, gint version,
 gint
 stg_store_find_sidecar_version (StgStore *store, gint64 set_id, const gchar *hash, GError **error)
 {
-  g_autoptr (StgStmt) st = stg_store_stmt (
-      store, "SELECT MAX(version) FROM sidecar_versions WHERE set_id = ? AND hash = ?", error);
+  g_autoptr (StgStmt) st =
+      stg_store_stmt (store,
+                      "SELECT MAX(version) FROM sidecar_versions WHERE set_id = ? AND hash = ?",
+                      error);
 
   if (st == NULL)
     return 0;
@@ -286,10 +291,10 @@ stg_store_list_sidecar_versions (StgStore *store, gint64 set_id, GError **error)
       g_autofree gchar *user = stg_column_dup (st, 3);
       if (sidecar == NULL)
         return NULL;
-      g_ptr_array_add (out, g_object_new (API_TYPE_SIDECAR_VERSION, "version",
-                                          stg_db_column_int (st, 0), "sidecar", sidecar,
-                                          "createdTimestampMs", stg_db_column_int64 (st, 2),
-                                          "user", user, NULL));
+      g_ptr_array_add (out,
+                       g_object_new (API_TYPE_SIDECAR_VERSION, "version", stg_db_column_int (st, 0),
+                                     "sidecar", sidecar, "createdTimestampMs",
+                                     stg_db_column_int64 (st, 2), "user", user, NULL));
     }
   if (rc != STG_DB_DONE)
     {
@@ -415,7 +420,8 @@ stg_store_delete_pod_sidecar (StgStore *store, gint64 job_id, gint32 instance_id
                             "DELETE FROM fleet_sidecars WHERE job_id = ? AND instance_id = ? "
                             "AND sidecar = ?",
                             error)
-          : stg_store_stmt (store, "DELETE FROM fleet_sidecars WHERE job_id = ? AND instance_id = ?",
+          : stg_store_stmt (store,
+                            "DELETE FROM fleet_sidecars WHERE job_id = ? AND instance_id = ?",
                             error);
   if (st == NULL)
     return FALSE;

@@ -684,7 +684,7 @@ typedef struct
 {
   gint64 id;
   gchar *name;
-  gchar *role;        /* the selector's patterns */
+  gchar *role; /* the selector's patterns */
   gchar *environment;
   gchar *job;
   gint version;        /* the newest */
@@ -693,7 +693,7 @@ typedef struct
   gint inject_version; /* the version new pods get */
   gint status;         /* JobUpdateStatus of the last update */
   gint64 status_ms;
-  gchar *reason;       /* "" when there is nothing to say */
+  gchar *reason; /* "" when there is nothing to say */
   ApiSidecarUpdateSettings *settings;
   gchar *user;
   gint64 created_ms;
