@@ -38,7 +38,8 @@ static Env *
 env_new (void)
 {
   Env *e = g_new0 (Env, 1);
-  g_autoptr (GString) conf = g_string_new ("[fleet]\npoll_interval_ms = 200\ncall_timeout_secs = 120\n");
+  g_autoptr (GString) conf = g_string_new (
+      "[fleet]\npoll_interval_ms = 200\ncall_timeout_secs = 120\n");
   g_autoptr (GError) error = NULL;
   g_autofree gchar *proxy = g_build_filename (STG_BUILDDIR, "tests", "stg-test-proxy", NULL);
   const gchar *programs[] = { proxy, NULL };
@@ -91,27 +92,33 @@ static void
 create_web_job (StgTestDaemon *d)
 {
   g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
-  const gchar *data = "{\"argv\": [\"httpd\", \"-f\", \"-p\", \"{{ports[http]}}\", \"-h\", \"/www\"],"
-                      " \"stop_timeout_secs\": 2,"
-                      " \"health_check\": {\"http\": {\"endpoint\": \"/health\"}, \"timeout_secs\": 5,"
-                      " \"initial_interval_secs\": 10, \"interval_secs\": 0.5}}";
-  g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", "web", INSTANCES, data, "http");
+  const gchar *data =
+      "{\"argv\": [\"httpd\", \"-f\", \"-p\", \"{{ports[http]}}\", \"-h\", \"/www\"],"
+      " \"stop_timeout_secs\": 2,"
+      " \"health_check\": {\"http\": {\"endpoint\": \"/health\"}, \"timeout_secs\": 5,"
+      " \"initial_interval_secs\": 10, \"interval_secs\": 0.5}}";
+  g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", "web", INSTANCES, data,
+                                                           "http");
   ApiTaskConfig *task = job->taskConfig;
-  g_autoptr (ApiDockerParameter) net = g_object_new (API_TYPE_DOCKER_PARAMETER, "name", "network", "value", "host", NULL);
-  g_autoptr (ApiDockerContainer) docker = g_object_new (API_TYPE_DOCKER_CONTAINER, "image", IMAGE_V1, NULL);
+  g_autoptr (ApiDockerParameter) net = g_object_new (API_TYPE_DOCKER_PARAMETER, "name", "network",
+                                                     "value", "host", NULL);
+  g_autoptr (ApiDockerContainer) docker = g_object_new (API_TYPE_DOCKER_CONTAINER, "image",
+                                                        IMAGE_V1, NULL);
   g_ptr_array_add (docker->parameters, g_object_ref (net));
   docker->__isset_parameters = TRUE;
   g_autoptr (ApiContainer) box = g_object_new (API_TYPE_CONTAINER, "docker", docker, NULL);
   g_object_set (task, "container", box, NULL);
   g_autoptr (ApiLimitConstraint) limit = g_object_new (API_TYPE_LIMIT_CONSTRAINT, "limit", 1, NULL);
   g_autoptr (ApiTaskConstraint) tc = g_object_new (API_TYPE_TASK_CONSTRAINT, "limit", limit, NULL);
-  g_hash_table_add (task->constraints, g_object_new (API_TYPE_CONSTRAINT, "name", "host", "constraint", tc, NULL));
+  g_hash_table_add (task->constraints,
+                    g_object_new (API_TYPE_CONSTRAINT, "name", "host", "constraint", tc, NULL));
   task->__isset_constraints = TRUE;
   g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
   g_autoptr (GError) error = NULL;
 
-  ck_assert (api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r, job,
-                                                         &error));
+  ck_assert (
+      api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                  job, &error));
   ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "createJob: %s", details_message (r));
 }
 
@@ -121,10 +128,11 @@ create_web_job (StgTestDaemon *d)
 static gchar *
 proxy_data (const gchar *command, const gchar *hooks)
 {
-  return g_strdup_printf ("{\"command\": \"%s\", \"hot_upgrade\": true, \"stop_timeout_secs\": 5,"
-                          " \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
-                          " \"timeout_secs\": 5, \"initial_interval_secs\": 5, \"interval_secs\": 0.5}%s}",
-                          command ? command : "stg-test-proxy $PORT_HTTP", hooks ? hooks : "");
+  return g_strdup_printf (
+      "{\"command\": \"%s\", \"hot_upgrade\": true, \"stop_timeout_secs\": 5,"
+      " \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
+      " \"timeout_secs\": 5, \"initial_interval_secs\": 5, \"interval_secs\": 0.5}%s}",
+      command ? command : "stg-test-proxy $PORT_HTTP", hooks ? hooks : "");
 }
 
 /* applySidecarSet of "proxy" (selecting www/prod/web): @image running
@@ -138,17 +146,20 @@ apply_proxy (StgTestDaemon *d, const gchar *image, const gchar *data, gint max_f
   g_autoptr (ApiSidecar) sc = g_object_new (API_TYPE_SIDECAR, "image", image, "executorData", data,
                                             "socketActivation", TRUE, NULL);
   g_ptr_array_add (sc->ports, g_strdup ("proxy"));
-  g_autoptr (ApiSidecarUpdateSettings) settings = g_object_new (
-      API_TYPE_SIDECAR_UPDATE_SETTINGS, "maxUnavailable", 1, "partition", 0, "maxFailures",
-      max_failures, "rollbackOnFailure", TRUE, "paused", FALSE, NULL);
-  g_autoptr (ApiSidecarSet) set = g_object_new (API_TYPE_SIDECAR_SET, "name", "proxy", "selector", sel,
-                                                "sidecar", sc, "settings", settings, NULL);
+  g_autoptr (ApiSidecarUpdateSettings) settings = g_object_new (API_TYPE_SIDECAR_UPDATE_SETTINGS,
+                                                                "maxUnavailable", 1, "partition", 0,
+                                                                "maxFailures", max_failures,
+                                                                "rollbackOnFailure", TRUE, "paused",
+                                                                FALSE, NULL);
+  g_autoptr (ApiSidecarSet) set = g_object_new (API_TYPE_SIDECAR_SET, "name", "proxy", "selector",
+                                                sel, "sidecar", sc, "settings", settings, NULL);
   g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
   g_autoptr (GError) error = NULL;
 
   ck_assert_msg (api_stagger_scheduler_if_apply_sidecar_set (c->client, &r, set, "test", &error),
                  "applySidecarSet: %s", error ? error->message : "");
-  ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "applySidecarSet: %s", details_message (r));
+  ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "applySidecarSet: %s",
+                 details_message (r));
 }
 
 static ApiSidecarSetDetails *
@@ -161,6 +172,33 @@ set_details (StgTestDaemon *d)
   ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "getSidecarSetDetails: %s",
                  details_message (r));
   return g_object_ref (r->result->getSidecarSetDetailsResult->details);
+}
+
+/* The events of the job's instances and of the set, on stderr: what a
+ * failed wait saw. */
+static void
+print_events (StgTestDaemon *d)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, "role", "www", NULL);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiSidecarSetDetails) det = set_details (d);
+
+  ck_assert (api_read_only_scheduler_if_get_tasks_status (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                          &r, q, NULL));
+  GPtrArray *tasks = r->result->scheduleStatusResult->tasks;
+  for (guint i = 0; i < tasks->len; i++)
+    {
+      ApiScheduledTask *t = tasks->pdata[i];
+      for (guint j = 0; j < t->taskEvents->len; j++)
+        {
+          ApiTaskEvent *ev = t->taskEvents->pdata[j];
+          g_printerr ("instance %d: %s\n", t->assignedTask->instanceId,
+                      ev->message ? ev->message : "");
+        }
+    }
+  for (guint i = 0; i < det->events->len; i++)
+    g_printerr ("set: %s\n", ((ApiSidecarEvent *) det->events->pdata[i])->message);
 }
 
 typedef struct
@@ -203,6 +241,8 @@ wait_set (StgTestDaemon *d, gint status, gint version)
   SetWant w = { d, status, version, NULL };
   gboolean ok = stg_test_wait (set_reached, &w, WAIT_MS);
 
+  if (!ok)
+    print_events (d);
   ck_assert_msg (ok, "the set never got to %s with version %d everywhere: %s",
                  stg_update_status_name (status), version, w.last);
   g_free (w.last);
@@ -350,6 +390,12 @@ client_finish (Client *c, gint before)
 
 /* ---- what runs on the hosts ------------------------------------------------------------- */
 
+static gint
+compare_lines (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(const gchar *const *) a, *(const gchar *const *) b);
+}
+
 /* podman ps of every host: "HOST LINE" for each container of www/prod/web
  * with the role label @role, as @format shows it. */
 static GPtrArray *
@@ -369,7 +415,7 @@ containers (Env *e, const gchar *role, const gchar *format)
         if (lines[j][0] != '\0')
           g_ptr_array_add (out, g_strdup_printf ("%s %s", h->name, lines[j]));
     }
-  g_ptr_array_sort (out, (GCompareFunc) g_strcmp0);
+  g_ptr_array_sort (out, compare_lines);
   return out;
 }
 
@@ -405,7 +451,8 @@ main_containers (Env *e)
 static void
 assert_proxy_serves (Env *e, const gchar *host, const gchar *id, gint version)
 {
-  g_autofree gchar *said = g_strdup_printf ("stg-test-proxy: version %d serving 2 sockets", version);
+  g_autofree gchar *said = g_strdup_printf ("stg-test-proxy: version %d serving 2 sockets",
+                                            version);
 
   for (guint h = 0; h < e->fleet->hosts->len; h++)
     {
@@ -413,8 +460,8 @@ assert_proxy_serves (Env *e, const gchar *host, const gchar *id, gint version)
       if (!g_str_equal (ph->name, host))
         continue;
       /* Its log file: podman logs writes the container's stderr on its own. */
-      g_autofree gchar *path = stg_test_podman_cli (
-          e->fleet, ph, "inspect", "--format", "{{.HostConfig.LogConfig.Path}}", id, NULL);
+      g_autofree gchar *path = stg_test_podman_cli (e->fleet, ph, "inspect", "--format",
+                                                    "{{.HostConfig.LogConfig.Path}}", id, NULL);
       g_autofree gchar *log = NULL;
       g_strstrip (path);
       ck_assert_msg (g_file_get_contents (path, &log, NULL, NULL), "no log file %s", path);
@@ -438,8 +485,7 @@ assert_pods (Env *e, gint version)
 
   ck_assert_uint_eq (anchors->len, INSTANCES);
   for (guint i = 0; i < anchors->len; i++)
-    ck_assert_msg (strstr (anchors->pdata[i], " Up ") != NULL, "%s",
-                   (gchar *) anchors->pdata[i]);
+    ck_assert_msg (strstr (anchors->pdata[i], " Up ") != NULL, "%s", (gchar *) anchors->pdata[i]);
   ck_assert_msg (proxies->len == 2 * INSTANCES, "the proxies' containers:\n%s", text);
   for (guint i = 0; i < INSTANCES; i++)
     {
@@ -502,6 +548,23 @@ start_pods (Env *e, Client **client)
   return d;
 }
 
+/* The end of each case: the client stopped (no request failed, some went
+ * through during the change), every pod on @version with the empty image
+ * beside it, the application containers those of @apps, staggerd stopped
+ * and the hosts removed. */
+static void
+finish_case (Env *e, StgTestDaemon *d, Client *client, gint before, const gchar *apps, gint version)
+{
+  client_finish (client, before);
+  assert_pods (e, version);
+  assert_slots (d, version);
+  g_autofree gchar *apps_after = main_containers (e);
+  ck_assert_str_eq (apps, apps_after);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+
 /* ---- the cases -------------------------------------------------------------------------- */
 
 /* #30 "Done means" 1: the hot upgrade of the proxy across the three pods
@@ -517,14 +580,7 @@ START_TEST (hot_upgrade_drops_no_request)
 
   apply_proxy (d, IMAGE_V2, v2, 1);
   wait_set (d, API_JOB_UPDATE_STATUS_ROLLED_FORWARD, 2);
-  client_finish (client, before);
-  assert_pods (e, 2);
-  assert_slots (d, 2);
-  g_autofree gchar *apps_after = main_containers (e);
-  ck_assert_str_eq (apps, apps_after);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
-  env_free (e);
+  finish_case (e, d, client, before, apps, 2);
 }
 END_TEST
 
@@ -542,14 +598,7 @@ START_TEST (failing_version_rolls_back)
 
   apply_proxy (d, IMAGE_V2, bad, 1);
   wait_set (d, API_JOB_UPDATE_STATUS_ROLLED_BACK, 1);
-  client_finish (client, before);
-  assert_pods (e, 1);
-  assert_slots (d, 1);
-  g_autofree gchar *apps_after = main_containers (e);
-  ck_assert_str_eq (apps, apps_after);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
-  env_free (e);
+  finish_case (e, d, client, before, apps, 1);
 }
 END_TEST
 
@@ -603,9 +652,10 @@ START_TEST (kill9_mid_upgrade_is_adopted)
   Client *client = NULL;
   StgTestDaemon *d = start_pods (e, &client);
   g_autofree gchar *apps = main_containers (e);
-  g_autofree gchar *v2 = proxy_data (
-      NULL, ", \"hooks\": {\"post_update\": {\"command\":"
-            " \"while [ ! -f /.stagger/go ]; do sleep 0.2; done\", \"timeout_secs\": 600}}");
+  g_autofree gchar *v2 =
+      proxy_data (NULL,
+                  ", \"hooks\": {\"post_update\": {\"command\":"
+                  " \"while [ ! -f /.stagger/go ]; do sleep 0.2; done\", \"timeout_secs\": 600}}");
   gint before = g_atomic_int_get (&client->ok);
 
   apply_proxy (d, IMAGE_V2, v2, 1);
@@ -617,14 +667,7 @@ START_TEST (kill9_mid_upgrade_is_adopted)
   ck_assert (stg_test_wait (taking_over, d, WAIT_MS));
   release_hooks (e);
   wait_set (d, API_JOB_UPDATE_STATUS_ROLLED_FORWARD, 2);
-  client_finish (client, before);
-  assert_pods (e, 2);
-  assert_slots (d, 2);
-  g_autofree gchar *apps_after = main_containers (e);
-  ck_assert_str_eq (apps, apps_after);
-  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
-  stg_test_daemon_free (d);
-  env_free (e);
+  finish_case (e, d, client, before, apps, 2);
 }
 END_TEST
 
