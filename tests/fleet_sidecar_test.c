@@ -548,16 +548,49 @@ start_pods (Env *e, Client **client)
   return d;
 }
 
+/* The web UI's page of the set says the same: @status, each instance on
+ * @version in one slot and the empty image in the other. */
+static void
+assert_webui (StgTestDaemon *d, const gchar *status, gint version)
+{
+  StgTestReply r = stg_test_http (d->http_port, "GET", "/ui/api/sidecar?name=proxy", NULL, NULL);
+
+  ck_assert_msg (r.status == 200, "/ui/api/sidecar: %u %s", r.status, r.body);
+  g_autoptr (JsonNode) n = stg_test_parse_json (r.body);
+  JsonObject *o = json_node_get_object (n);
+  ck_assert_str_eq (json_object_get_string_member (o, "status"), status);
+  JsonArray *instances = json_object_get_array_member (o, "instances");
+  ck_assert_uint_eq (json_array_get_length (instances), INSTANCES);
+  for (guint i = 0; i < INSTANCES; i++)
+    {
+      JsonObject *in = json_array_get_object_element (instances, i);
+      JsonArray *slots = json_object_get_array_member (in, "slots");
+      gint serving = 0, empty = 0;
+      ck_assert_str_eq (json_object_get_string_member (in, "status"), "RUNNING");
+      for (guint k = 0; k < json_array_get_length (slots); k++)
+        {
+          JsonObject *sl = json_array_get_object_element (slots, k);
+          gint64 v = json_object_get_int_member (sl, "version");
+          serving += json_object_get_boolean_member (sl, "serving") && v == version;
+          empty += !json_object_get_boolean_member (sl, "serving") && v == 0;
+        }
+      ck_assert_msg (serving == 1 && empty == 1, "instance %u: %s", i, r.body);
+    }
+  stg_test_reply_clear (&r);
+}
+
 /* The end of each case: the client stopped (no request failed, some went
  * through during the change), every pod on @version with the empty image
- * beside it, the application containers those of @apps, staggerd stopped
- * and the hosts removed. */
+ * beside it (also on the web UI's page of the set, ROLLED_FORWARD to 2 or
+ * ROLLED_BACK to 1), the application containers those of @apps, staggerd
+ * stopped and the hosts removed. */
 static void
 finish_case (Env *e, StgTestDaemon *d, Client *client, gint before, const gchar *apps, gint version)
 {
   client_finish (client, before);
   assert_pods (e, version);
   assert_slots (d, version);
+  assert_webui (d, version == 2 ? "ROLLED_FORWARD" : "ROLLED_BACK", version);
   g_autofree gchar *apps_after = main_containers (e);
   ck_assert_str_eq (apps, apps_after);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
