@@ -435,6 +435,16 @@ unmount_under (const gchar *prefix)
 /* Removes every container of the podman storages under @dir (a fleet's
  * folder, pm-XXXXXX/hN/storage, at any depth): container processes name
  * no path of ours, only the engine can find them. */
+/* podman rm's selections, in the order containers can go: a pod's
+ * containers before its anchor, which podman refuses to remove while
+ * others use its namespace (a failed rm would leave the anchor's process
+ * running). */
+static const gchar *const REMOVE_IN_ORDER[] = {
+  "--filter=label=org.stagger.role=sidecar",
+  "--filter=label=org.stagger.role=main",
+  "--all",
+};
+
 static void
 remove_containers_under (const gchar *dir)
 {
@@ -447,16 +457,21 @@ remove_containers_under (const gchar *dir)
     {
       StgTestPodmanHost host = { .root = (gchar *) dir };
       StgTestPodman fleet = { .dir = (gchar *) dir, .conf_path = conf };
-      g_autoptr (GPtrArray) argv = podman_argv (&host);
-      const gchar *rm[] = { "rm", "--all", "--force", "--time=0", NULL };
-      for (guint i = 0; rm[i] != NULL; i++)
-        g_ptr_array_add (argv, g_strdup (rm[i]));
-      g_ptr_array_add (argv, NULL);
-      g_autoptr (GSubprocessLauncher) l = podman_launcher (&fleet, G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
-                                                                     G_SUBPROCESS_FLAGS_STDERR_SILENCE);
-      g_autoptr (GSubprocess) p = g_subprocess_launcher_spawnv (l, (const gchar *const *) argv->pdata, NULL);
-      if (p != NULL)
-        g_subprocess_wait (p, NULL, NULL);
+      for (guint k = 0; k < G_N_ELEMENTS (REMOVE_IN_ORDER); k++)
+        {
+          g_autoptr (GPtrArray) argv = podman_argv (&host);
+          const gchar *rm[] = { "rm", "--force", "--time=0", REMOVE_IN_ORDER[k], NULL };
+          for (guint i = 0; rm[i] != NULL; i++)
+            g_ptr_array_add (argv, g_strdup (rm[i]));
+          g_ptr_array_add (argv, NULL);
+          g_autoptr (GSubprocessLauncher) l =
+              podman_launcher (&fleet, G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                                           G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+          g_autoptr (GSubprocess) p =
+              g_subprocess_launcher_spawnv (l, (const gchar *const *) argv->pdata, NULL);
+          if (p != NULL)
+            g_subprocess_wait (p, NULL, NULL);
+        }
       return;
     }
   while (d != NULL && (name = g_dir_read_name (d)) != NULL)
@@ -485,12 +500,9 @@ stg_test_podman_stop (StgTestPodman *fleet)
   for (guint i = 0; i < fleet->hosts->len; i++)
     {
       StgTestPodmanHost *host = fleet->hosts->pdata[i];
-      /* A pod's containers first (they depend on its anchor's namespace). */
-      g_free (stg_test_podman_cli (fleet, host, "rm", "--force", "--time=0",
-                                   "--filter=label=org.stagger.role=sidecar", NULL));
-      g_free (stg_test_podman_cli (fleet, host, "rm", "--force", "--time=0",
-                                   "--filter=label=org.stagger.role=main", NULL));
-      g_free (stg_test_podman_cli (fleet, host, "rm", "--all", "--force", "--time=0", NULL));
+      for (guint k = 0; k < G_N_ELEMENTS (REMOVE_IN_ORDER); k++)
+        g_free (stg_test_podman_cli (fleet, host, "rm", "--force", "--time=0", REMOVE_IN_ORDER[k],
+                                     NULL));
       stg_test_podman_host_down (host);
     }
   stg_test_podman_purge (fleet->dir);
