@@ -415,6 +415,35 @@ start_runtime (StgDaemon *d, GError **error)
   return d->runtime != NULL;
 }
 
+/* The engine, with the limits the settings give it and the gate runner,
+ * notifier and tiers made before it. */
+static void
+start_engine (StgDaemon *d)
+{
+  StgEngineLimits limits;
+  stg_engine_limits_init (&limits);
+  /* What one host can run for the local runtime; more where nothing or
+   * many hosts run the instances. */
+  limits.max_instances = d->settings.max_instances > 0                ? d->settings.max_instances
+                         : g_str_equal (d->settings.runtime, "local") ? 1000
+                                                                      : 100000;
+  limits.max_update_instance_failures = d->settings.max_update_failures > 0
+                                            ? d->settings.max_update_failures
+                                            : 5LL * limits.max_instances;
+  limits.sla_min_instances = d->settings.sla_min_instances;
+  limits.sla_max_duration_secs = d->settings.sla_max_duration_s;
+  limits.sla_non_production = d->settings.sla_non_production;
+  limits.sla_coordinator_timeout_ms = d->settings.sla_coordinator_timeout_s * 1000LL;
+  limits.sla_retry_min_ms = d->settings.sla_retry_min_s * 1000LL;
+  limits.sla_retry_max_ms = MAX (d->settings.sla_retry_max_s, d->settings.sla_retry_min_s) * 1000LL;
+  limits.cluster = d->settings.cluster;
+  limits.maintenance_poll_ms = d->settings.maintenance_poll_s * 1000LL;
+  d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
+  stg_engine_set_gate_runner (d->engine, d->gates);
+  stg_engine_set_notifier (d->engine, d->notifier);
+  stg_engine_set_tiers (d->engine, d->tiers);
+}
+
 /* The leader's (or the only replica's) parts: runtime, engine, API, web UI. */
 static gboolean
 start_core (StgDaemon *d, GError **error)
@@ -427,31 +456,7 @@ start_core (StgDaemon *d, GError **error)
   d->prune_id = g_timeout_add_seconds (STG_DAEMON_PRUNE_S, prune_step, d);
   if (!start_runtime (d, error))
     return FALSE;
-  {
-    StgEngineLimits limits;
-    stg_engine_limits_init (&limits);
-    /* What one host can run for the local runtime; more where nothing or
-     * many hosts run the instances. */
-    limits.max_instances = d->settings.max_instances > 0                ? d->settings.max_instances
-                           : g_str_equal (d->settings.runtime, "local") ? 1000
-                                                                        : 100000;
-    limits.max_update_instance_failures = d->settings.max_update_failures > 0
-                                              ? d->settings.max_update_failures
-                                              : 5LL * limits.max_instances;
-    limits.sla_min_instances = d->settings.sla_min_instances;
-    limits.sla_max_duration_secs = d->settings.sla_max_duration_s;
-    limits.sla_non_production = d->settings.sla_non_production;
-    limits.sla_coordinator_timeout_ms = d->settings.sla_coordinator_timeout_s * 1000LL;
-    limits.sla_retry_min_ms = d->settings.sla_retry_min_s * 1000LL;
-    limits.sla_retry_max_ms = MAX (d->settings.sla_retry_max_s, d->settings.sla_retry_min_s) *
-                              1000LL;
-    limits.cluster = d->settings.cluster;
-    limits.maintenance_poll_ms = d->settings.maintenance_poll_s * 1000LL;
-    d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
-    stg_engine_set_gate_runner (d->engine, d->gates);
-    stg_engine_set_notifier (d->engine, d->notifier);
-    stg_engine_set_tiers (d->engine, d->tiers);
-  }
+  start_engine (d);
   /* Hosts in maintenance closed again, then instances (adopted, or
    * reported dead), then the updates over them. */
   if (!stg_engine_recover_hosts (d->engine, error) ||

@@ -12,7 +12,7 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/local.c src/runtime/local.h src/runtime/local_private.h \
 	src/runtime/notify.c src/runtime/notify.h src/runtime/notify_options.c \
 	src/runtime/ports.c \
-	src/runtime/run.c \
+	src/runtime/run.c src/runtime/run_launch.c \
 	src/runtime/sandbox.c \
 	src/runtime/slot.c src/runtime/slot.h \
 	src/runtime/simulated.c src/runtime/simulated.h \

@@ -231,6 +231,38 @@ StgChild *stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *
  * status 1"); a signal means it was stopped. */
 gchar *stg_run_hook_outcome (const gchar *name, gint status);
 
+/* ---- what a start puts together (run_launch.c) ------------------------------ */
+
+/* What a start builds before the fork; released by stg_launch_clear. */
+typedef struct
+{
+  GHashTable *ports; /* name -> port */
+  StgTemplateVars vars;
+  gchar **env;
+  gchar *cwd;
+  GPtrArray *argv; /* NULL-terminated once built */
+  GArray *fds;     /* sockets passed as 3, 4, ... */
+  gchar *fd_names;
+  gint probe_fd; /* beside: the private probe socket, or -1 */
+  gint probe_port;
+  gint task_fd; /* an AuroraExecutor task's JSON, for its runner; or -1 */
+} Launch;
+
+void stg_launch_clear (Launch *l);
+
+/* The environment, working directory and argv of @run (an AuroraExecutor
+ * task's: its runner's), templates expanded. @beside: a hot upgrade. */
+gboolean stg_launch_argv (Run *run, Launch *l, gboolean beside, GError **error);
+
+/* The sockets handed to the process: the slot's shared listening sockets
+ * for a hot upgrade and, beside the old version, a probe socket only it
+ * holds ("probe" in LISTEN_FDNAMES, STAGGER_PROBE_PORT). */
+gboolean stg_launch_sockets (Run *run, Launch *l, gboolean beside, GError **error);
+
+/* Forks and execs the process as its role's user, output appended to the
+ * sandbox's stdout and stderr; sets run->pid. */
+gboolean stg_launch_spawn (Run *run, Launch *l, GError **error);
+
 /* ---- ports (ports.c) ------------------------------------------------------- */
 
 /* The slot's named ports (kept in the store, stable across runs and
@@ -285,6 +317,10 @@ gint stg_local_open_run_file (const gchar *dir, const gchar *const *parts, GErro
 /* Who runs @slot's instances (its role's user, else the default); NULL:
  * staggerd's own user. */
 const StgIdentity *stg_local_identity (Slot *slot);
+
+/* The user name {{thermos.user}} stands for in @slot's instances (NULL:
+ * staggerd's own user). */
+const gchar *stg_local_user_name (Slot *slot);
 
 /* Lets the user of @slot's instances pass through its folder @root and
  * the job's folder above it (0711) to reach its own run folders; FALSE

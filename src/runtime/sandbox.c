@@ -47,6 +47,14 @@ stg_local_identity (Slot *slot)
   return stg_identity_for_role (o->role_users, o->default_user, slot->base.job->role);
 }
 
+const gchar *
+stg_local_user_name (Slot *slot)
+{
+  const StgIdentity *id = stg_local_identity (slot);
+
+  return id != NULL ? id->name : NULL;
+}
+
 gboolean
 stg_local_open_folders (Slot *slot, const gchar *root)
 {
