@@ -7,7 +7,9 @@
  * a hot upgrade of the set drops none and never restarts an application
  * container; a new version that fails leaves the old one serving and the
  * update rolls back; a kill -9 of staggerd mid-upgrade is adopted with no
- * container left behind or doubled. Host ports come from 16100-16499.
+ * container left behind or doubled. The web UI's page of the set says the
+ * same; its routes check their input on a runtime without pods. Host
+ * ports come from 16100-16499.
  * Test process: main thread, and the client's thread.
  */
 #include "config.h"
@@ -704,6 +706,41 @@ START_TEST (kill9_mid_upgrade_is_adopted)
 }
 END_TEST
 
+/* The sidecar set routes on a runtime without pods: no sets, an unknown
+ * set is not found, a missing name is a bad request. */
+START_TEST (sidecar_routes_check_their_input)
+{
+  g_autofree gchar *dir = stg_test_tmpdir ();
+  StgTestDaemon *d = stg_test_daemon_start (dir, "--runtime=simulated", NULL);
+  static const struct
+  {
+    const gchar *path;
+    guint status;
+  } cases[] = {
+    { "/ui/api/sidecars", 200 },
+    { "/ui/api/sidecar?name=proxy", 404 },
+    { "/ui/api/sidecar", 400 },
+    { "/ui/api/sidecar?name=", 400 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      StgTestReply r = stg_test_http (d->http_port, "GET", cases[i].path, NULL, NULL);
+      ck_assert_msg (r.status == cases[i].status, "%s: %u, not %u: %s", cases[i].path, r.status,
+                     cases[i].status, r.body);
+      stg_test_reply_clear (&r);
+    }
+  StgTestReply list = stg_test_http (d->http_port, "GET", "/ui/api/sidecars", NULL, NULL);
+  g_autoptr (JsonNode) n = stg_test_parse_json (list.body);
+  JsonArray *sets = json_object_get_array_member (json_node_get_object (n), "sets");
+  ck_assert (sets != NULL);
+  ck_assert_uint_eq (json_array_get_length (sets), 0);
+  stg_test_reply_clear (&list);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  stg_test_rmtree (dir);
+}
+END_TEST
+
 static Suite *
 fleet_sidecar_suite (void)
 {
@@ -717,6 +754,10 @@ fleet_sidecar_suite (void)
   tc = tcase_create ("rollback");
   tcase_set_timeout (tc, 900);
   tcase_add_test (tc, failing_version_rolls_back);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("web ui");
+  tcase_add_test (tc, sidecar_routes_check_their_input);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("adoption");

@@ -1082,39 +1082,6 @@ START_TEST (instance_routes_check_their_input)
 }
 END_TEST
 
-/* The sidecar set routes on a runtime without pods: no sets, an unknown
- * set is not found, a missing name is a bad request (the fleet's pods are
- * fleet_sidecar_test's). */
-START_TEST (sidecar_routes_check_their_input)
-{
-  StgTestDaemon *d = dfx_start ("--runtime=simulated", NULL);
-  static const struct
-  {
-    const gchar *path;
-    guint status;
-  } cases[] = {
-    { "/ui/api/sidecars", 200 },
-    { "/ui/api/sidecar?name=proxy", 404 },
-    { "/ui/api/sidecar", 400 },
-    { "/ui/api/sidecar?name=", 400 },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    {
-      StgTestReply r = stg_test_http (d->http_port, "GET", cases[i].path, NULL, NULL);
-      ck_assert_msg (r.status == cases[i].status, "%s: %u, not %u: %s", cases[i].path, r.status,
-                     cases[i].status, r.body);
-      stg_test_reply_clear (&r);
-    }
-  StgTestReply list = stg_test_http (d->http_port, "GET", "/ui/api/sidecars", NULL, NULL);
-  g_autoptr (JsonNode) n = stg_test_parse_json (list.body);
-  JsonArray *sets = json_object_get_array_member (json_node_get_object (n), "sets");
-  ck_assert (sets != NULL);
-  ck_assert_uint_eq (json_array_get_length (sets), 0);
-  stg_test_reply_clear (&list);
-  dfx_stop (d);
-}
-END_TEST
-
 static Suite *
 webui_suite (void)
 {
@@ -1137,7 +1104,6 @@ webui_suite (void)
   tcase_add_test (tc, changes_are_pushed_to_open_pages);
   tcase_add_test (tc, wait_answers_when_the_update_changes);
   tcase_add_test (tc, instance_routes_check_their_input);
-  tcase_add_test (tc, sidecar_routes_check_their_input);
   suite_add_tcase (s, tc);
   return s;
 }
