@@ -5,11 +5,11 @@
  * container is gone or no longer running has failed, and a host that does
  * not answer is marked unreachable. At start-up, adoption lists every host
  * once and matches containers to the store's slots by their labels: the
- * container of a slot's current run is adopted as it is, any other
- * container with the marker is a stray and is removed, and containers
- * without the marker are never touched. Reconciliation lists every host
- * at once. Calls the store and docker.c.
- * Main-loop thread only.
+ * container of a slot's current run is adopted as it is (a pod's anchor
+ * and sidecars with it, fleet_pod.c), any other container with the marker
+ * is a stray and is removed, and containers without the marker are never
+ * touched. Reconciliation lists every host at once. Calls the store and
+ * docker.c. Main-loop thread only.
  */
 #include "config.h"
 
@@ -85,25 +85,51 @@ host_reachable (Host *h, gboolean reachable, const gchar *why)
   h->last_error = g_strdup (why);
 }
 
+/* A container of a pod other than its main one (anchor, sidecar). */
+static gboolean
+pod_member (JsonObject *c)
+{
+  const gchar *role = label (c, STG_FLEET_LABEL_ROLE);
+
+  return role != NULL && !g_str_equal (role, "main");
+}
+
 /* A slot adopted while its host was away: its container is the one whose
- * labels name the slot's current run (if any). */
+ * labels name the slot's current run (if any), with its pod's. */
 static void
 find_by_labels (Slot *slot, JsonArray *list)
 {
+  JsonObject *main = NULL;
+
   for (guint i = 0; i < json_array_get_length (list); i++)
     {
       JsonObject *c = json_array_get_object_element (list, i);
       const gchar *id = c ? json_object_get_string_member_with_default (c, "Id", NULL) : NULL;
-      if (id != NULL && label_int (c, STG_FLEET_LABEL_JOB_ID) == slot->base.key.job_id &&
-          label_int (c, STG_FLEET_LABEL_INSTANCE) == slot->base.key.instance &&
-          label_int (c, STG_FLEET_LABEL_RUN) == slot->base.run_id)
-        {
-          g_free (slot->container_id);
-          slot->container_id = g_strdup (id);
-          if (g_str_equal (container_state (c), "running"))
-            stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
-          return;
-        }
+      if (id == NULL || label_int (c, STG_FLEET_LABEL_JOB_ID) != slot->base.key.job_id ||
+          label_int (c, STG_FLEET_LABEL_INSTANCE) != slot->base.key.instance ||
+          label_int (c, STG_FLEET_LABEL_RUN) != slot->base.run_id)
+        continue;
+      if (pod_member (c))
+        stg_fleet_pod_adopt_member (slot, c);
+      else
+        main = c;
+    }
+  if (main == NULL)
+    return;
+  g_free (slot->container_id);
+  slot->container_id = g_strdup (json_object_get_string_member (main, "Id"));
+  if (label (main, STG_FLEET_LABEL_ROLE) != NULL)
+    stg_fleet_pod_adopt_main (slot);
+  if (g_str_equal (container_state (main), "running"))
+    stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
+  if (slot->pod != NULL)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GArray) rows = stg_store_list_pod_sidecars (slot->rt->store, &error);
+      if (rows != NULL)
+        stg_fleet_pod_adopted (slot, rows);
+      else
+        g_warning ("fleet: %s", error->message);
     }
 }
 
@@ -166,7 +192,11 @@ check_containers (Host *h, JsonArray *list)
         find_by_labels (slot, list);
       JsonObject *c = g_hash_table_lookup (by_id, slot->container_id);
       if (c != NULL && g_str_equal (container_state (c), "running"))
-        continue;
+        {
+          if (slot->pod != NULL)
+            stg_fleet_pod_check (slot, by_id, h->list_sent_us);
+          continue;
+        }
       g_autofree gchar *what = c == NULL ? g_strdup_printf ("container %.12s is gone from %s",
                                                             slot->container_id, h->config->name)
                                          : g_strdup_printf ("exited on %s", h->config->name);
@@ -322,9 +352,12 @@ adopt_container (StgFleetRuntime *rt, Host *h, JsonObject *c, GHashTable *rows)
   Slot *slot = (Slot *) stg_slots_find (rt->slots, key.job_id, key.instance);
   const StgInstanceRow *row = g_hash_table_lookup (rows, &key);
 
+  gboolean member = pod_member (c);
+
   if (id == NULL)
     return;
-  if (slot == NULL || row == NULL || slot->container_id != NULL || label_int (c, STG_FLEET_LABEL_RUN) != row->run_id)
+  if (slot == NULL || row == NULL || (slot->container_id != NULL && !member) ||
+      label_int (c, STG_FLEET_LABEL_RUN) != row->run_id)
     {
       g_message ("fleet: removing stray container %.12s on %s", id, h->config->name);
       stg_docker_remove_async (h->docker, id, h->cancel, on_stray_removed,
@@ -332,9 +365,16 @@ adopt_container (StgFleetRuntime *rt, Host *h, JsonObject *c, GHashTable *rows)
       return;
     }
   stg_fleet_set_host (slot, h);
+  slot->base.run_id = row->run_id;
+  if (member)
+    {
+      stg_fleet_pod_adopt_member (slot, c);
+      return;
+    }
+  if (label (c, STG_FLEET_LABEL_ROLE) != NULL)
+    stg_fleet_pod_adopt_main (slot);
   slot->container_id = g_strdup (id);
   slot->container_config = label_int (c, STG_FLEET_LABEL_CONFIG_ID);
-  slot->base.run_id = row->run_id;
   if (row->status == API_SCHEDULE_STATUS_KILLING)
     {
       slot->killing = TRUE; /* a kill was under way: finish it */
@@ -446,9 +486,10 @@ stg_fleet_runtime_adopt (StgRuntime *base, GError **error)
                                       ? stg_store_list_placements (rt->store, error)
                                       : NULL;
   g_autoptr (GArray) rows = placements ? stg_store_list_all_instances (rt->store, error) : NULL;
+  g_autoptr (GArray) sidecars = rows ? stg_store_list_pod_sidecars (rt->store, error) : NULL;
   g_autoptr (GHashTable) by_key = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, NULL);
 
-  if (rows == NULL)
+  if (sidecars == NULL)
     return FALSE;
   for (guint i = 0; i < placements->len; i++)
     {
@@ -471,6 +512,13 @@ stg_fleet_runtime_adopt (StgRuntime *base, GError **error)
       for (guint j = 0; a != NULL && j < json_array_get_length (a); j++)
         adopt_container (rt, l->host, json_array_get_object_element (a, j), by_key);
       g_clear_pointer (&l->list, json_node_unref);
+    }
+  for (guint i = 0; i < rows->len; i++)
+    {
+      StgSlotRow *r = &g_array_index (rows, StgSlotRow, i);
+      Slot *slot = (Slot *) stg_slots_find (rt->slots, r->job_id, r->row.instance_id);
+      if (slot != NULL && slot->pod != NULL)
+        stg_fleet_pod_adopted (slot, sidecars);
     }
   for (guint i = 0; i < rows->len; i++)
     {
