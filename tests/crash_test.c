@@ -147,6 +147,15 @@ START_TEST (crash_during_replace)
 }
 END_TEST
 
+/* A replace whose old version got its SIGTERM: the stop was stored as a
+ * replace before the signal, so its exit while no staggerd runs is no
+ * failure. */
+START_TEST (crash_after_replace_signal)
+{
+  crash_during_update ("replace-signalled", 2, NULL);
+}
+END_TEST
+
 /* Cause 1: a hot upgrade's new process started beside the old one. */
 START_TEST (crash_during_hot_upgrade)
 {
@@ -409,6 +418,7 @@ crash_suite (void)
   tcase_add_test (tc, crash_after_fork_before_pid);
   tcase_add_test (tc, crash_after_intent_before_fork);
   tcase_add_test (tc, crash_during_replace);
+  tcase_add_test (tc, crash_after_replace_signal);
   tcase_add_test (tc, crash_during_hot_upgrade);
   tcase_add_test (tc, kill_during_surge_leaves_no_surge_behind);
   tcase_add_test (tc, kill_after_abort_leaves_no_surge_behind);

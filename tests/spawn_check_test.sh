@@ -40,6 +40,19 @@ offends '  GSubprocess *proc;'
 offends '  FILE *f = popen ("ls", "r");'
 offends '  syscall (SYS_clone3, &args, sizeof args);'
 
+# stagger-anchor may replace itself with its container's command, and
+# nothing else: a fork there is caught, so is an exec of anything else.
+anchor_case() {
+  rm -rf "$tmp/src"
+  mkdir -p "$tmp/src/anchor"
+  printf '/* the anchor */\n%s\n' "$2" >"$tmp/src/anchor/anchor.c"
+  if out=$("$check" "$tmp/src" 2>&1); then got=clean; else got=caught; fi
+  if [ "$got" = "$1" ]; then ok; else bad "anchor: $2: expected $1, got $got: $out"; fi
+}
+anchor_case clean '  execvp (argv[first + 1], argv + first + 1);'
+anchor_case caught '  pid_t p = fork ();'
+anchor_case caught '  execl ("/bin/sh", "sh", "-c", line, NULL);'
+
 # Comments and look-alike names are not calls.
 rm -rf "$tmp/src"
 mkdir -p "$tmp/src/api"

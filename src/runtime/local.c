@@ -284,12 +284,15 @@ proceed_replace (Slot *slot, gint64 config, const StgTaskSpec *spec)
       stg_run_start (slot, spec, TRUE, TRUE);
       return;
     }
+  /* Why it stops is stored before it is signalled: a daemon that dies in
+   * between finds a replace under way, not a process that died. */
   r->stopping = STOP_REPLACE;
-  stg_run_stop (r);
   g_autofree gchar *m = g_strdup_printf ("stopping version %d to start version %d", r->version,
                                          stg_store_config_version (rt->store, config));
   stg_slot_set_phase (&slot->base, STG_TASK_KILLING, r->config_id, API_SCHEDULE_STATUS_KILLING, m);
   stg_local_crash_point (rt, "replace-stopping");
+  stg_run_stop (r);
+  stg_local_crash_point (rt, "replace-signalled");
 }
 
 static void
@@ -422,17 +425,20 @@ local_kill (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
       g_clear_pointer (&slot->pre_hook, stg_child_free);
       g_clear_handle_id (&slot->pre_hook_timer, g_source_remove);
     }
+  /* Stored as KILLING before any signal, as a replace is. */
   if (slot->next != NULL)
-    {
-      slot->next->stopping = STOP_KILL;
-      stg_run_stop (slot->next);
-    }
+    slot->next->stopping = STOP_KILL;
   if (slot->run != NULL)
     {
       slot->run->stopping = STOP_KILL;
-      stg_run_stop (slot->run);
       stg_slot_set_phase (&slot->base, STG_TASK_KILLING, slot->run->config_id,
                           API_SCHEDULE_STATUS_KILLING, "killing");
+    }
+  if (slot->next != NULL)
+    stg_run_stop (slot->next);
+  if (slot->run != NULL)
+    {
+      stg_run_stop (slot->run);
       return TRUE;
     }
   if (slot->next == NULL)
@@ -450,9 +456,9 @@ local_restart (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
   if (slot->run != NULL && !slot->run->stopping)
     {
       slot->run->stopping = STOP_RESTART;
-      stg_run_stop (slot->run);
       stg_slot_set_phase (&slot->base, STG_TASK_KILLING, slot->run->config_id,
                           API_SCHEDULE_STATUS_RESTARTING, "restarting");
+      stg_run_stop (slot->run);
       return TRUE;
     }
   if (slot->run == NULL && slot->base.want != 0)
