@@ -1,6 +1,6 @@
 /* fleet_test.c: the fleet runtime's suite, against real podman services
  * (tests/podman_hosts.c) standing in for container hosts. Host ports handed
- * to containers come from 16000-17999. Test process, main thread. */
+ * to containers come from 16000-16999. Test process, main thread. */
 #include "config.h"
 
 #include <check.h>
