@@ -3,16 +3,21 @@
  * One SoupSession per engine: for unix:// its remote-connectable is the
  * socket's address (URLs then name "localhost"), for tcp:// it connects to
  * the host, over TLS when given a CA and a client certificate. Each call is
- * one GTask; request() sends one HTTP request and hands the status and body
- * to the call's `done` step, which returns on the task (exec chains three
- * requests). An engine's error reply ({"message": ...}) becomes the GError's
+ * one GTask; request() sends one HTTP request (a request that changes
+ * something once the guard, when there is one, lets it) and hands the
+ * status and body to the call's `done` step, which returns on the task
+ * (exec chains three requests). An engine's error reply ({"message": ...}) becomes the GError's
  * message verbatim. Calls no other layer. Main-loop thread only.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <gio/gunixsocketaddress.h>
 #include <libsoup/soup.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "common/json_check.h"
 #include "runtime/docker.h"
@@ -24,12 +29,18 @@
 
 G_DEFINE_QUARK (stg-docker-error-quark, stg_docker_error)
 
+/* How often a request the guard holds back asks it again. */
+#define GUARD_RETRY_MS 50
+
 struct _StgDocker
 {
   gchar *endpoint;
   gchar *base;                 /* "http://localhost" or "https://host:port" */
   SoupSession *session;
   GTlsCertificate *client_cert; /* nullable */
+  StgDockerGuard guard;         /* nullable */
+  gpointer guard_data;
+  GList *held; /* Request*: held back by the guard */
 };
 
 /* One request in flight: the call's task, the message, the next step. */
@@ -38,8 +49,11 @@ typedef struct
 {
   GTask *task;
   SoupMessage *msg;
+  gchar *method;
+  gchar *path; /* under the API prefix, as the guard sees it */
   ReplyFn done;
   guint also_ok; /* a status >= 400 that means success here (e.g. 404 on remove) */
+  guint retry;   /* while held: the timer that asks the guard again */
 } Request;
 
 static void
@@ -47,6 +61,8 @@ request_free (Request *r)
 {
   g_object_unref (r->task);
   g_object_unref (r->msg);
+  g_free (r->method);
+  g_free (r->path);
   g_free (r);
 }
 
@@ -100,10 +116,29 @@ stg_docker_new (const gchar *endpoint, const StgDockerTls *tls, guint timeout_se
 }
 
 void
+stg_docker_set_guard (StgDocker *d, StgDockerGuard guard, gpointer data)
+{
+  d->guard = guard;
+  d->guard_data = data;
+}
+
+/* A held request goes no further: its call fails as cancelled. */
+static void
+drop_held (StgDocker *d, Request *r)
+{
+  d->held = g_list_remove (d->held, r);
+  g_clear_handle_id (&r->retry, g_source_remove);
+  g_task_return_new_error (r->task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "%s: cancelled", d->endpoint);
+  request_free (r);
+}
+
+void
 stg_docker_free (StgDocker *d)
 {
   if (d == NULL)
     return;
+  while (d->held != NULL)
+    drop_held (d, d->held->data);
   soup_session_abort (d->session);
   g_object_unref (d->session);
   g_clear_object (&d->client_cert);
@@ -169,9 +204,81 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   request_free (r);
 }
 
+static void
+send_now (Request *r)
+{
+  StgDocker *d = g_task_get_task_data (r->task);
+
+  soup_session_send_and_read_async (d->session, r->msg, G_PRIORITY_DEFAULT,
+                                    g_task_get_cancellable (r->task), on_reply, r);
+}
+
+/* A new connection of a request that must arrive within a bound (the
+ * connection's data: the bound in ms): TCP gives up after that long, and
+ * closing it drops what is unsent. */
+static void
+on_network_event (SoupMessage *msg G_GNUC_UNUSED, GSocketClientEvent event, GIOStream *stream,
+                  gpointer data)
+{
+  struct linger drop = { 1, 0 };
+  g_autoptr (GError) error = NULL;
+
+  if (event != G_SOCKET_CLIENT_CONNECTING || !G_IS_SOCKET_CONNECTION (stream))
+    return;
+  GSocket *socket = g_socket_connection_get_socket (G_SOCKET_CONNECTION (stream));
+  if (g_socket_get_family (socket) != G_SOCKET_FAMILY_IPV4 &&
+      g_socket_get_family (socket) != G_SOCKET_FAMILY_IPV6)
+    return;
+  if (!g_socket_set_option (socket, IPPROTO_TCP, TCP_USER_TIMEOUT, GPOINTER_TO_INT (data), &error))
+    g_warning ("docker: cannot bound the time a request takes to arrive: %s", error->message);
+  else if (setsockopt (g_socket_get_fd (socket), SOL_SOCKET, SO_LINGER, &drop, sizeof drop) != 0)
+    g_warning ("docker: cannot make a connection drop what it did not send: %s",
+               g_strerror (errno));
+}
+
+/* TRUE when @r may go now: a GET, or the guard says so (and how soon it
+ * must arrive). */
+static gboolean
+guard_allows (StgDocker *d, Request *r)
+{
+  guint within_ms = 0;
+
+  if (d->guard == NULL || g_str_equal (r->method, "GET"))
+    return TRUE;
+  if (!d->guard (d->guard_data, r->method, r->path, &within_ms))
+    return FALSE;
+  if (within_ms > 0)
+    {
+      soup_message_add_flags (r->msg, SOUP_MESSAGE_NEW_CONNECTION);
+      g_signal_connect (r->msg, "network-event", G_CALLBACK (on_network_event),
+                        GINT_TO_POINTER ((gint) MIN (within_ms, (guint) G_MAXINT)));
+    }
+  return TRUE;
+}
+
+static gboolean
+on_held (gpointer data)
+{
+  Request *r = data;
+  StgDocker *d = g_task_get_task_data (r->task);
+
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (r->task)))
+    {
+      r->retry = 0;
+      drop_held (d, r);
+      return G_SOURCE_REMOVE;
+    }
+  if (!guard_allows (d, r))
+    return G_SOURCE_CONTINUE;
+  r->retry = 0;
+  d->held = g_list_remove (d->held, r);
+  send_now (r);
+  return G_SOURCE_REMOVE;
+}
+
 /* Sends @method @path (under the API prefix) with @body (nullable JSON)
  * and @auth (nullable: X-Registry-Auth's value) for @task (whose task
- * data is the StgDocker); @done gets the reply. */
+ * data is the StgDocker), once the guard lets it; @done gets the reply. */
 static void
 request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *body,
               const gchar *auth, guint also_ok, ReplyFn done)
@@ -181,6 +288,8 @@ request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *bod
   Request *r = g_new0 (Request, 1);
 
   r->task = g_object_ref (task);
+  r->method = g_strdup (method);
+  r->path = g_strdup (path);
   r->done = done;
   r->also_ok = also_ok;
   r->msg = soup_message_new (method, url);
@@ -196,8 +305,13 @@ request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *bod
       g_autoptr (GBytes) bytes = g_bytes_new_take (text, strlen (text));
       soup_message_set_request_body_from_bytes (r->msg, "application/json", bytes);
     }
-  soup_session_send_and_read_async (d->session, r->msg, G_PRIORITY_DEFAULT, g_task_get_cancellable (task),
-                                    on_reply, r);
+  if (guard_allows (d, r))
+    {
+      send_now (r);
+      return;
+    }
+  d->held = g_list_prepend (d->held, r);
+  r->retry = g_timeout_add (GUARD_RETRY_MS, on_held, r);
 }
 
 static void

@@ -42,6 +42,19 @@ StgDocker *stg_docker_new (const gchar *endpoint, const StgDockerTls *tls, guint
 void stg_docker_free (StgDocker *docker);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDocker, stg_docker_free)
 
+/* Asked before every request that may change something on the engine
+ * (every method but GET: create, start, stop, remove, exec, pull), with
+ * its method and path: TRUE sends it now; FALSE holds it back, and the
+ * guard is asked again every 50 ms until it says TRUE or the call is
+ * cancelled (then it fails as cancelled, never sent). When it sets
+ * *@within_ms (0: no bound), a request over TCP goes on a connection of
+ * its own that gives up after that long without the engine acknowledging
+ * it (TCP_USER_TIMEOUT) and discards what it could not send when closed
+ * (SO_LINGER 0), so the request never reaches the engine later than that. */
+typedef gboolean (*StgDockerGuard) (gpointer data, const gchar *method, const gchar *path,
+                                    guint *within_ms);
+void stg_docker_set_guard (StgDocker *docker, StgDockerGuard guard, gpointer data);
+
 /* GET /_ping. */
 void stg_docker_ping_async (StgDocker *docker, GCancellable *cancellable, GAsyncReadyCallback callback,
                             gpointer user_data);

@@ -732,6 +732,19 @@ static const StgRuntimeOps fleet_ops = {
 };
 /* clang-format on */
 
+/* The guard of every host's engine (docker.h): every request that
+ * changes something on a host is logged (debug) with the epoch that
+ * sends it. */
+static gboolean
+may_act (gpointer data, const gchar *method, const gchar *path, guint *within_ms G_GNUC_UNUSED)
+{
+  Host *h = data;
+
+  g_debug ("fleet: epoch %" G_GINT64_FORMAT ": %s %s on %s", stg_store_epoch (h->rt->store), method,
+           path, h->config->name);
+  return TRUE;
+}
+
 /* The marker: a digest of the cluster and the data directory's absolute
  * path, so two staggerds sharing hosts never touch each other's containers. */
 static gchar *
@@ -783,6 +796,7 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
       h->docker = docker;
       h->reachable = TRUE;
       h->cancel = g_cancellable_new ();
+      stg_docker_set_guard (docker, may_act, h);
       g_ptr_array_add (rt->hosts, h);
     }
   return &rt->base;

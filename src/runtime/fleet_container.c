@@ -219,6 +219,8 @@ add_labels (JsonBuilder *b, Slot *slot, gint64 config_id, gint64 run_id, const g
   g_autofree gchar *instance = g_strdup_printf ("%d", slot->base.key.instance);
   g_autofree gchar *run = g_strdup_printf ("%" G_GINT64_FORMAT, run_id);
   g_autofree gchar *config = g_strdup_printf ("%" G_GINT64_FORMAT, config_id);
+  g_autofree gchar *epoch = g_strdup_printf ("%" G_GINT64_FORMAT,
+                                             stg_store_epoch (slot->rt->store));
   g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->base.job->role,
                                            slot->base.job->environment, slot->base.job->name);
 
@@ -241,6 +243,7 @@ add_labels (JsonBuilder *b, Slot *slot, gint64 config_id, gint64 run_id, const g
   add_string (b, STG_FLEET_LABEL_RUN, run);
   add_string (b, STG_FLEET_LABEL_CONFIG_ID, config);
   add_string (b, STG_FLEET_LABEL_CONFIG, hash);
+  add_string (b, STG_FLEET_LABEL_EPOCH, epoch);
   json_builder_end_object (b);
 }
 

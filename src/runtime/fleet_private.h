@@ -23,6 +23,7 @@ G_BEGIN_DECLS
 #define STG_FLEET_LABEL_RUN "org.stagger.run"
 #define STG_FLEET_LABEL_CONFIG_ID "org.stagger.config-id"
 #define STG_FLEET_LABEL_CONFIG "org.stagger.config"   /* the config's canonical hash */
+#define STG_FLEET_LABEL_EPOCH "org.stagger.epoch"     /* the leader's epoch that created it */
 
 /* The container id of a slot adopted while its host did not answer. */
 #define STG_FLEET_UNKNOWN_CONTAINER "unknown"
