@@ -234,6 +234,12 @@ tests_fleet_test_SOURCES = tests/fleet_test.c $(STG_PODMAN_HOSTS)
 tests_fleet_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_test_LDADD = libstg_cli.a $(STG_TEST_LDADD)
 
+check_PROGRAMS += tests/fleet_ha_test
+TESTS += tests/fleet_ha_test
+tests_fleet_ha_test_SOURCES = tests/fleet_ha_test.c $(STG_PODMAN_HOSTS)
+tests_fleet_ha_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_fleet_ha_test_LDADD = $(STG_TEST_LDADD)
+
 check_PROGRAMS += tests/fleet_daemon_test
 TESTS += tests/fleet_daemon_test
 tests_fleet_daemon_test_SOURCES = tests/fleet_daemon_test.c $(STG_PODMAN_HOSTS) $(STG_ROLLOUT)

@@ -732,15 +732,32 @@ static const StgRuntimeOps fleet_ops = {
 };
 /* clang-format on */
 
-/* The guard of every host's engine (docker.h): every request that
- * changes something on a host is logged (debug) with the epoch that
- * sends it. */
+/* The guard of every host's engine (docker.h): a request that changes
+ * something on a host goes only while this replica's lead is proven
+ * (stg_store_lead_left_ms: on PostgreSQL, for half a lease after a query
+ * found its epoch), and must reach the engine before that ends; otherwise
+ * it waits, and the replica steps down or proves its lead again. Each
+ * request is logged (debug) with the epoch that sends it. */
 static gboolean
-may_act (gpointer data, const gchar *method, const gchar *path, guint *within_ms G_GNUC_UNUSED)
+may_act (gpointer data, const gchar *method, const gchar *path, guint *within_ms)
 {
   Host *h = data;
+  StgFleetRuntime *rt = h->rt;
+  gint64 left_ms = stg_store_lead_left_ms (rt->store);
 
-  g_debug ("fleet: epoch %" G_GINT64_FORMAT ": %s %s on %s", stg_store_epoch (h->rt->store), method,
+  if (left_ms <= 0)
+    {
+      if (!rt->holding)
+        g_message ("fleet: holding back requests to the hosts: this replica's lead is not "
+                   "proven (the database has not answered for half a lease)");
+      rt->holding = TRUE;
+      return FALSE;
+    }
+  if (rt->holding)
+    g_message ("fleet: the lead is proven again; requests to the hosts go on");
+  rt->holding = FALSE;
+  *within_ms = left_ms == G_MAXINT64 ? 0 : (guint) MIN (left_ms, (gint64) G_MAXUINT);
+  g_debug ("fleet: epoch %" G_GINT64_FORMAT ": %s %s on %s", stg_store_epoch (rt->store), method,
            path, h->config->name);
   return TRUE;
 }

@@ -92,6 +92,7 @@ struct _StgFleetRuntime
   StgSlots *slots;                /* Slot*, by key */
   SoupSession *session;           /* HTTP health checks */
   guint poll_timer;
+  gboolean holding;               /* requests to hosts wait: the lead is not proven */
 };
 
 /* ---- hosts seen from the API, and draining (fleet_drain.c) ------------------- */

@@ -273,6 +273,7 @@ check_epoch (StgStore *store, GError **error)
 {
   g_autoptr (StgStmt) st = NULL;
   gint64 now;
+  gint64 sent_us = g_get_monotonic_time ();
 
   if (store->epoch == 0 || stg_db_engine (store->db) != STG_DB_POSTGRESQL)
     return TRUE;
@@ -290,6 +291,7 @@ check_epoch (StgStore *store, GError **error)
                    now, store->epoch);
       return FALSE;
     }
+  stg_store_lead_proven (store, sent_us);
   return TRUE;
 }
 
