@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 
 #include "common/jobkey.h"
+#include "daemon/leadership.h"
 #include "pgtest.h"
 #include "store/store.h"
 #include "rollout.h"
@@ -262,6 +263,75 @@ START_TEST (lead_is_held_half_a_lease_after_each_proof)
 }
 END_TEST
 
+/* A follower that takes over and then spends longer than a lease
+ * starting to lead (adopting what runs on hosts, one of which does not
+ * answer) keeps its lead meanwhile: its leadership's tick still runs. */
+typedef struct
+{
+  gint64 lease_ms;
+  gboolean led, lost;
+  gchar *after; /* what the store said once it had started leading */
+} SlowTakeover;
+
+static gboolean
+wake (gpointer data G_GNUC_UNUSED)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+slow_take_over (gpointer data)
+{
+  SlowTakeover *t = data;
+  gint64 until = g_get_monotonic_time () + 3 * t->lease_ms * 1000;
+  guint waker = g_timeout_add (50, wake, NULL);
+
+  /* As adoption does: the main loop runs while the hosts are listed. */
+  while (g_get_monotonic_time () < until && !t->lost)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (waker);
+  t->led = TRUE;
+}
+
+static void
+lost_lead (gpointer data)
+{
+  ((SlowTakeover *) data)->lost = TRUE;
+}
+
+static gboolean
+took_over (gpointer data)
+{
+  SlowTakeover *t = data;
+  return t->led || t->lost;
+}
+
+START_TEST (slow_takeover_keeps_its_lead)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *db = stg_test_pg_new_database (pg, &error);
+  ck_assert_msg (db != NULL, "%s", error ? error->message : "");
+  StgStore *a = open_pg_store (db);
+  g_autoptr (StgStore) b = open_pg_store (db);
+  SlowTakeover t = { .lease_ms = 1000 };
+  gint64 epoch = 0;
+
+  ck_assert (stg_store_try_lead (a, "a:1", "http://a", 1000, 1000, &epoch, &error));
+  StgLeadership *l = stg_leadership_new (b, "b:2", "http://b", 1000, slow_take_over, lost_lead,
+                                         &t);
+  stg_store_close (a);
+  ck_assert_msg (stg_test_wait (took_over, &t, 30000), "no takeover");
+  ck_assert_msg (!t.lost, "the new leader lost its lead while it started leading");
+  StgLeaderInfo info = { 0 };
+  ck_assert_msg (stg_store_leader (b, &info, &error), "the new leader's session is gone: %s",
+                 error ? error->message : "");
+  ck_assert_int_eq (info.epoch, 2);
+  ck_assert (stg_store_lead_left_ms (b) > 0);
+  stg_leader_info_clear (&info);
+  stg_leadership_free (l);
+}
+END_TEST
+
 /* Runs staggerd with @args until it exits; returns its stderr. */
 static gchar *
 staggerd_fails (const gchar *dir, const gchar *arg)
@@ -314,6 +384,7 @@ ha_suite (void)
   tcase_add_test (tc, fenced_leader_writes_nothing);
   tcase_add_test (tc, paused_leader_loses_the_lock);
   tcase_add_test (tc, lead_is_held_half_a_lease_after_each_proof);
+  tcase_add_test (tc, slow_takeover_keeps_its_lead);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("daemon");
