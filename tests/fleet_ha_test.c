@@ -304,6 +304,94 @@ START_TEST (stale_leader_sends_nothing)
 }
 END_TEST
 
+/* ---- a host out of reach ------------------------------------------------------ */
+
+/* The pid of every process of @host's container @id (its init and what
+ * it started). */
+static GArray *
+container_pids (Env *e, guint host, const gchar *id)
+{
+  g_autofree gchar *out = stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[host], "inspect",
+                                               "--format", "{{.State.Pid}}", id, NULL);
+  GArray *pids = g_array_new (FALSE, FALSE, sizeof (gint));
+  gint init = atoi (out);
+
+  ck_assert_int_gt (init, 0);
+  g_array_append_val (pids, init);
+  for (guint i = 0; i < pids->len; i++)
+    {
+      gint pid = g_array_index (pids, gint, i);
+      g_autofree gchar *path = g_strdup_printf ("/proc/%d/task/%d/children", pid, pid);
+      g_autofree gchar *text = NULL;
+      g_auto (GStrv) kids = NULL;
+      if (!g_file_get_contents (path, &text, NULL, NULL))
+        continue;
+      kids = g_strsplit (g_strstrip (text), " ", -1);
+      for (guint k = 0; kids[k] != NULL; k++)
+        if (atoi (kids[k]) > 0)
+          g_array_append_val (pids, (gint){ atoi (kids[k]) });
+    }
+  return pids;
+}
+
+static void
+signal_all (GArray *pids, gint sig)
+{
+  for (guint i = 0; i < pids->len; i++)
+    kill (g_array_index (pids, gint, i), sig);
+}
+
+typedef struct
+{
+  StgRuntime *rt;
+  gint64 job;
+} Judged;
+
+static gboolean
+judged (gpointer data)
+{
+  Judged *j = data;
+  StgTaskObservation o;
+
+  stg_runtime_observe (j->rt, j->job, 0, &o);
+  return o.failures > 0 || (o.cause != NULL && strstr (o.cause, "not counted") != NULL);
+}
+
+/* The instance stops answering its health checks and its host's engine
+ * stops answering too (this replica is cut off from the host): nothing is
+ * counted, nothing restarted; once both answer again it is RUNNING, the
+ * same container, no failure. */
+START_TEST (unanswered_check_on_an_unanswering_host_counts_nothing)
+{
+  Env *e = env_new (1);
+  StgTestPodmanHost *h0 = e->fleet->hosts->pdata[0];
+  StgTaskObservation o;
+
+  e->rt = runtime_new (e, e->store, 60);
+  make_job (e, 1, NULL);
+  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  g_autofree gchar *id = container_ids (e, 0, FALSE);
+  g_autoptr (GArray) pids = container_pids (e, 0, id);
+
+  stg_test_podman_host_down (h0);
+  signal_all (pids, SIGSTOP);
+  Judged j = { e->rt, e->job };
+  ck_assert_msg (stg_test_wait (judged, &j, 30000), "the failed checks were never judged");
+  stg_runtime_observe (e->rt, e->job, 0, &o);
+  ck_assert_msg (o.failures == 0, "counted %u failures: %s", o.failures, o.cause);
+  ck_assert_int_eq (o.phase, STG_TASK_RUNNING);
+
+  signal_all (pids, SIGCONT);
+  stg_test_podman_host_up (e->fleet, h0);
+  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  stg_runtime_observe (e->rt, e->job, 0, &o);
+  ck_assert_uint_eq (o.failures, 0);
+  g_autofree gchar *after = container_ids (e, 0, FALSE);
+  ck_assert_str_eq (after, id);
+  env_free (e);
+}
+END_TEST
+
 static Suite *
 fleet_ha_suite (void)
 {
@@ -313,6 +401,11 @@ fleet_ha_suite (void)
   tc = tcase_create ("leader");
   tcase_set_timeout (tc, 300);
   tcase_add_test (tc, stale_leader_sends_nothing);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("hosts");
+  tcase_set_timeout (tc, 300);
+  tcase_add_test (tc, unanswered_check_on_an_unanswering_host_counts_nothing);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -181,6 +181,7 @@ stg_fleet_slot_lost (Slot *slot)
   g_clear_object (&slot->base.cancel);
   slot->base.cancel = g_cancellable_new ();
   slot->op = OP_IDLE;
+  slot->confirming = slot->suspect = FALSE;
   slot->dead = FALSE;
   stg_slot_count_failure (&slot->base, why);
   stg_fleet_set_host (slot, NULL);
@@ -196,6 +197,91 @@ stg_fleet_slot_lost (Slot *slot)
 
 /* ---- health -------------------------------------------------------------------- */
 
+/* A failed health check waiting for the engine's word on its container. */
+typedef struct
+{
+  Slot *slot;
+  gchar *container; /* the container the check was for */
+  gchar *why;
+} Confirm;
+
+static void
+confirm_free (Confirm *c)
+{
+  g_free (c->container);
+  g_free (c->why);
+  g_free (c);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Confirm, confirm_free)
+
+static void
+on_confirmed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (Confirm) c = data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) node = stg_docker_inspect_finish (NULL, result, &error);
+  Slot *slot = c->slot;
+
+  if (node == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  slot->confirming = FALSE;
+  if (g_strcmp0 (slot->container_id, c->container) != 0 || slot->op != OP_IDLE || slot->dead ||
+      slot->health != NULL)
+    return; /* the slot moved on meanwhile */
+  JsonObject *state = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
+                          ? json_object_get_object_member (json_node_get_object (node), "State")
+                          : NULL;
+  gboolean running = state != NULL &&
+                     json_object_get_boolean_member_with_default (state, "Running", FALSE);
+  g_autofree gchar *m = NULL;
+  if (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE))
+    m = g_strdup_printf ("health checks get no answer (%s), nor does host %s's engine: not "
+                         "counted while the host is away",
+                         c->why, slot->host->config->name);
+  else if (running && !slot->suspect)
+    {
+      /* The engine answers now; the checks may have failed while this
+       * replica could not reach the host at all: a new round decides. */
+      m = g_strdup_printf ("health checks failed (%s); host %s answers again: checking again",
+                           c->why, slot->host->config->name);
+      slot->suspect = TRUE;
+    }
+  if (m == NULL)
+    {
+      g_autofree gchar *failed = g_strdup_printf ("unhealthy: %s", c->why);
+      stg_fleet_container_failed (slot, failed);
+      return;
+    }
+  if (g_strcmp0 (slot->base.cause, m) != 0)
+    {
+      stg_slot_set_cause (&slot->base, m);
+      stg_slot_note (&slot->base, m);
+    }
+  stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
+}
+
+/* A failed health check counts only when the host's engine answers about
+ * the container: a check that gets no answer from a host whose engine
+ * does not answer either says nothing about the instance (this replica
+ * is cut off from the host), and the host's grace period
+ * (lost_after_secs) decides instead. When the engine answers and the
+ * container runs, a second round of checks decides (the host may have
+ * come back just now); a second failure in a row counts. Checks stop
+ * until the engine says. */
+static void
+confirm_unhealthy (Slot *slot, const gchar *why)
+{
+  Confirm *c = g_new0 (Confirm, 1);
+
+  c->slot = slot;
+  c->container = g_strdup (slot->container_id);
+  c->why = g_strdup (why ? why : "health check failed");
+  g_clear_pointer (&slot->health, stg_health_free);
+  slot->confirming = TRUE;
+  stg_docker_inspect_async (slot->host->docker, slot->container_id, slot->base.cancel,
+                            on_confirmed, c);
+}
+
 static void
 on_health (gpointer data, gboolean healthy, const gchar *why)
 {
@@ -203,10 +289,10 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
 
   if (!healthy)
     {
-      g_autofree gchar *m = g_strdup_printf ("unhealthy: %s", why ? why : "health check failed");
-      stg_fleet_container_failed (slot, m);
+      confirm_unhealthy (slot, why);
       return;
     }
+  slot->suspect = FALSE;
   /* First healthy after an update: its post_update hook decides. */
   if (slot->op == OP_HOOK)
     return;
@@ -551,6 +637,7 @@ start (Slot *slot)
   slot->base.run_id++;
   slot->container_config = slot->base.want;
   slot->pulled = FALSE;
+  slot->suspect = FALSE;
   g_autofree gchar *m = g_strdup_printf ("creating run %" G_GINT64_FORMAT " on %s",
                                          slot->base.run_id, slot->host->config->name);
   stg_fleet_set_phase (slot, STG_TASK_STARTING, API_SCHEDULE_STATUS_ASSIGNED, m);

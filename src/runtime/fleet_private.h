@@ -75,6 +75,9 @@ typedef struct
   gboolean pulled;                /* this start pulled its image already */
   gchar *pulling;                 /* (nullable) the image being pulled */
   StgHealth *health;
+  gboolean confirming;            /* a failed check waits for the engine's word (fleet.c) */
+  gboolean suspect;               /* checks failed while the engine answered: a second
+                                   * failure in a row counts */
   guint retry_timer;
   FleetHook *hook;   /* (nullable) the hook in flight */
   gint64 pre_passed; /* the config whose pre_update hook passed here */
