@@ -304,6 +304,85 @@ START_TEST (stale_leader_sends_nothing)
 }
 END_TEST
 
+/* ---- the database goes away -------------------------------------------------- */
+
+static gboolean
+end_sessions (gpointer data)
+{
+  Env *e = data;
+  PGconn *conn = PQconnectdb (e->conninfo);
+  PGresult *res = PQexec (conn, "SELECT pg_terminate_backend (pid) FROM pg_stat_activity "
+                                "WHERE datname = current_database () AND pid <> pg_backend_pid ()");
+
+  ck_assert_int_eq (PQresultStatus (res), PGRES_TUPLES_OK);
+  PQclear (res);
+  PQfinish (conn);
+  return G_SOURCE_REMOVE;
+}
+
+typedef struct
+{
+  Env *e;
+  const gchar *id;
+  gint64 next_us;
+} Kept;
+
+/* The runtime said it cannot watch the container yet, or judged it. */
+static gboolean
+unwatched_or_judged (gpointer data)
+{
+  Kept *k = data;
+  StgTaskObservation o;
+
+  stg_runtime_observe (k->e->rt, k->e->job, 0, &o);
+  if (strstr (logged->str, "cannot watch instance 0 of www/prod/web yet") != NULL ||
+      o.failures > 0 || o.phase != STG_TASK_RUNNING)
+    return TRUE;
+  if (g_get_monotonic_time () < k->next_us)
+    return FALSE;
+  k->next_us = g_get_monotonic_time () + 200 * 1000;
+  g_autofree gchar *ps = container_ids (k->e, 0, FALSE);
+  return strstr (ps, k->id) == NULL;
+}
+
+/* A new leader adopts a running container, and its database connection
+ * ends just then (PostgreSQL restarted, a network cut): it cannot read
+ * the task config to watch the container. The database failed, not the
+ * instance: the container keeps running. */
+START_TEST (unreadable_config_stops_nothing)
+{
+  Env *e = env_new (1);
+  g_autoptr (GError) error = NULL;
+
+  e->rt = runtime_new (e, e->store, 30);
+  make_job (e, 1, NULL);
+  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  g_autofree gchar *id = container_ids (e, 0, FALSE);
+
+  /* A new leader, whose store has read no config yet. */
+  g_clear_handle_id (&e->prover, g_source_remove);
+  g_clear_pointer (&e->rt, stg_runtime_free);
+  g_clear_pointer (&e->store, stg_store_close);
+  StgStore *b = stg_store_open (e->conninfo, &error);
+  ck_assert_msg (b != NULL, "%s", error ? error->message : "");
+  e->store = b;
+  Takeover t = { b, 0, 0 };
+  ck_assert_msg (stg_test_wait (takes_over, &t, 30000), "no takeover");
+  /* Its session ends while it lists the hosts, before it watches. */
+  g_idle_add (end_sessions, e);
+  e->rt = runtime_new (e, b, 30);
+  Kept k = { e, id, 0 };
+  ck_assert_msg (stg_test_wait (unwatched_or_judged, &k, 30000), "neither unwatched nor judged");
+  StgTaskObservation o;
+  stg_runtime_observe (e->rt, e->job, 0, &o);
+  ck_assert_msg (o.failures == 0 && o.phase == STG_TASK_RUNNING, "judged %s, %u failures: %s",
+                 stg_task_phase_name (o.phase), o.failures, o.cause);
+  g_autofree gchar *after = container_ids (e, 0, FALSE);
+  ck_assert_msg (strstr (after, id) != NULL, "container %.12s was stopped", id);
+  env_free (e);
+}
+END_TEST
+
 /* ---- a host out of reach ------------------------------------------------------ */
 
 /* The pid of every process of @host's container @id (its init and what
@@ -401,6 +480,7 @@ fleet_ha_suite (void)
   tc = tcase_create ("leader");
   tcase_set_timeout (tc, 300);
   tcase_add_test (tc, stale_leader_sends_nothing);
+  tcase_add_test (tc, unreadable_config_stops_nothing);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("hosts");

@@ -326,12 +326,23 @@ exec_check_finish (gpointer data G_GNUC_UNUSED, GAsyncResult *result, gint *stat
 void
 stg_fleet_watch (Slot *slot, gboolean already_healthy)
 {
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, slot->container_config, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, slot->container_config,
+                                                           &error);
   g_auto (GStrv) names = config ? stg_executor_port_names (config) : NULL;
   g_autoptr (StgExecutorSpec) spec =
     config ? stg_executor_spec_parse (config->executorConfig->data, (const gchar *const *) names, NULL) : NULL;
 
   g_clear_pointer (&slot->health, stg_health_free);
+  if (config == NULL && error != NULL)
+    {
+      /* The database, not the instance: the next listing that shows the
+       * container running watches it again (fleet_sync.c). */
+      g_warning ("fleet: cannot watch instance %d of %s/%s/%s yet: %s", slot->base.key.instance,
+                 slot->base.job->role, slot->base.job->environment, slot->base.job->name,
+                 error->message);
+      return;
+    }
   if (spec == NULL)
     {
       stg_fleet_container_failed (slot, "its task config can no longer be read");

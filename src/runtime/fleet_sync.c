@@ -165,7 +165,13 @@ check_containers (Host *h, JsonArray *list)
         find_by_labels (slot, list);
       JsonObject *c = g_hash_table_lookup (by_id, slot->container_id);
       if (c != NULL && g_str_equal (container_state (c), "running"))
-        continue;
+        {
+          /* Running, and nothing watches it (its config could not be read
+           * when it was adopted or started): watch it now. */
+          if (slot->health == NULL && !slot->confirming && slot->op == OP_IDLE)
+            stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
+          continue;
+        }
       g_autofree gchar *what = c == NULL ? g_strdup_printf ("container %.12s is gone from %s",
                                                             slot->container_id, h->config->name)
                                          : g_strdup_printf ("exited on %s", h->config->name);
