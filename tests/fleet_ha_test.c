@@ -304,6 +304,94 @@ START_TEST (stale_leader_sends_nothing)
 }
 END_TEST
 
+/* ---- an older leader's late container ----------------------------------------- */
+
+/* @host's container @id's labels, as lines of a label file. */
+static gchar *
+label_file (Env *e, guint host, const gchar *id)
+{
+  g_autofree gchar *json = stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[host], "inspect",
+                                                "--format", "{{json .Config.Labels}}", id, NULL);
+  g_autoptr (JsonNode) node = stg_test_parse_json (json);
+  JsonObject *labels = json_node_get_object (node);
+  g_autoptr (GString) lines = g_string_new (NULL);
+  g_autoptr (GList) keys = json_object_get_members (labels);
+
+  for (GList *l = keys; l != NULL; l = l->next)
+    g_string_append_printf (lines, "%s=%s\n", (gchar *) l->data,
+                            json_object_get_string_member (labels, l->data));
+  gchar *path = g_build_filename (e->dir, "labels", NULL);
+  ck_assert (g_file_set_contents (path, lines->str, -1, NULL));
+  return path;
+}
+
+typedef struct
+{
+  Env *e;
+  const gchar *id;
+  gint64 next_us;
+} Gone;
+
+static gboolean
+container_gone (gpointer data)
+{
+  Gone *g = data;
+
+  if (g_get_monotonic_time () < g->next_us)
+    return FALSE;
+  g->next_us = g_get_monotonic_time () + 200 * 1000;
+  g_autofree gchar *ps = container_ids (g->e, 0, TRUE);
+  return strstr (ps, g->id) == NULL;
+}
+
+/* A new leader adopts what runs, then a container of the old leader's
+ * epoch appears for the same instance and run (its create arrived late):
+ * the new leader removes it and keeps the one it adopted. */
+START_TEST (late_container_of_an_older_epoch_is_removed)
+{
+  Env *e = env_new (1);
+  g_autoptr (GError) error = NULL;
+
+  e->rt = runtime_new (e, e->store, 30);
+  make_job (e, 1, NULL);
+  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  g_autofree gchar *adopted = container_ids (e, 0, FALSE);
+  g_autofree gchar *labels = label_file (e, 0, adopted);
+  g_autofree gchar *text = NULL;
+  ck_assert (g_file_get_contents (labels, &text, NULL, NULL));
+  ck_assert_ptr_nonnull (strstr (text, "org.stagger.epoch=1\n"));
+
+  /* The leader goes (its containers stay); another takes over. */
+  g_clear_handle_id (&e->prover, g_source_remove);
+  g_clear_pointer (&e->rt, stg_runtime_free);
+  g_clear_pointer (&e->store, stg_store_close);
+  StgStore *b = stg_store_open (e->conninfo, &error);
+  ck_assert_msg (b != NULL, "%s", error ? error->message : "");
+  e->store = b;
+  Takeover t = { b, 0, 0 };
+  ck_assert_msg (stg_test_wait (takes_over, &t, 30000), "no takeover");
+  ck_assert_int_eq (t.epoch, 2);
+  e->prover = g_timeout_add (LEASE_MS / 4, prove, e);
+  e->rt = runtime_new (e, b, 30);
+  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+
+  /* The old leader's late create: same instance, same run, its epoch. */
+  g_autofree gchar *with = g_strconcat ("--label-file=", labels, NULL);
+  g_autofree gchar *late = stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[0], "run",
+                                                "--detach", "--name=late", "--network=host", with,
+                                                IMAGE, "httpd", "-f", "-p", "17199", "-h", "/www",
+                                                NULL);
+  g_strstrip (late);
+  Gone g = { e, late, 0 };
+  ck_assert_msg (stg_test_wait (container_gone, &g, 30000),
+                 "the old epoch's late container %.12s is still there", late);
+  g_autofree gchar *left = container_ids (e, 0, TRUE);
+  ck_assert_str_eq (left, adopted);
+  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  env_free (e);
+}
+END_TEST
+
 /* ---- the database goes away -------------------------------------------------- */
 
 static gboolean
@@ -471,6 +559,89 @@ START_TEST (unanswered_check_on_an_unanswering_host_counts_nothing)
 }
 END_TEST
 
+/* ---- a host that comes back --------------------------------------------------- */
+
+/* Another config of the job (a new environment variable): its id. */
+static gint64
+second_config (Env *e)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) task = stg_store_get_config (e->store, e->config, &error);
+  gint64 id = 0;
+
+  ck_assert_msg (task != NULL, "%s", error ? error->message : "");
+  g_autofree gchar *data = g_strdup (task->executorConfig->data);
+  g_autofree gchar *more = g_strconcat ("{\"env\": {\"V\": \"2\"}, ", data + 1, NULL);
+  g_object_set (task->executorConfig, "data", more, NULL);
+  ck_assert (stg_store_put_config (e->store, task, &id, NULL, &error));
+  ck_assert_int_ne (id, e->config);
+  return id;
+}
+
+static gboolean
+host_answers (gpointer data)
+{
+  StgRuntime *rt = data;
+  g_autoptr (GPtrArray) hosts = stg_runtime_hosts (rt, NULL);
+
+  return hosts != NULL && ((ApiHostStatus *) hosts->pdata[0])->reachable;
+}
+
+static gboolean
+lost (gpointer data)
+{
+  Judged *j = data;
+  StgTaskObservation o;
+
+  stg_runtime_observe (j->rt, j->job, 0, &o);
+  return o.phase == STG_TASK_PENDING && o.failures > 0;
+}
+
+/* @host's container events, in order, one "STATUS ID" a line. */
+static gchar *
+engine_events (Env *e, guint host)
+{
+  return stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[host], "events", "--stream=false",
+                              "--filter=type=container", "--format={{.Status}} {{.ID}}", NULL);
+}
+
+/* An instance that may only run on host0 is lost with it and waits;
+ * host0 answers again, still running the old container; a new config
+ * comes at once. The old container is removed before the new one is
+ * created there, never beside it. */
+START_TEST (returning_host_is_reconciled_before_use)
+{
+  Env *e = env_new (2);
+  StgTestPodmanHost *h0 = e->fleet->hosts->pdata[0];
+  g_autoptr (GError) error = NULL;
+
+  e->rt = runtime_new (e, e->store, 1);
+  make_job (e, 1, "z0");
+  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  g_autofree gchar *old = container_ids (e, 0, FALSE);
+  gint64 v2 = second_config (e);
+
+  stg_test_podman_host_down (h0);
+  Judged j = { e->rt, e->job };
+  ck_assert_msg (stg_test_wait (lost, &j, 30000), "the instance was not lost with its host");
+  stg_test_podman_host_up (e->fleet, h0);
+  ck_assert_msg (stg_test_wait (host_answers, e->rt, 30000), "host0 never answered again");
+  ck_assert (stg_store_set_instance_config (e->store, e->job, 0, v2, &error));
+  ck_assert_msg (stg_runtime_apply (e->rt, e->job, 0, v2, &error), "%s", error->message);
+  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+
+  g_autofree gchar *now = container_ids (e, 0, FALSE);
+  ck_assert_str_ne (now, old);
+  g_autofree gchar *events = engine_events (e, 0);
+  g_autofree gchar *removed = g_strdup_printf ("remove %s", old);
+  g_autofree gchar *created = g_strdup_printf ("create %s", now);
+  const gchar *r = strstr (events, removed), *c = strstr (events, created);
+  ck_assert_msg (r != NULL && c != NULL && r < c,
+                 "the new container was created before the old one was removed:\n%s", events);
+  env_free (e);
+}
+END_TEST
+
 static Suite *
 fleet_ha_suite (void)
 {
@@ -480,12 +651,14 @@ fleet_ha_suite (void)
   tc = tcase_create ("leader");
   tcase_set_timeout (tc, 300);
   tcase_add_test (tc, stale_leader_sends_nothing);
+  tcase_add_test (tc, late_container_of_an_older_epoch_is_removed);
   tcase_add_test (tc, unreadable_config_stops_nothing);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("hosts");
   tcase_set_timeout (tc, 300);
   tcase_add_test (tc, unanswered_check_on_an_unanswering_host_counts_nothing);
+  tcase_add_test (tc, returning_host_is_reconciled_before_use);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -603,7 +603,8 @@ stg_fleet_choose_host (Slot *slot, Host *without, gchar **why)
     {
       Host *h = rt->hosts->pdata[i];
       hosts[i] = (StgPlaceHost){ .config = h->config,
-                                 .available = h->reachable && !h->draining && h != without,
+                                 .available = h->reachable && !h->reconciling && !h->draining &&
+                                              h != without,
                                  .total = h->slots };
     }
   return stg_fleet_place (hosts, rt->hosts->len,
@@ -637,11 +638,26 @@ place (Slot *slot)
   return TRUE;
 }
 
+/* The slot's host answers again but still has strays to remove: the
+ * start waits for them (fleet_sync.c). */
+static gboolean
+waits_for_reconcile (Slot *slot)
+{
+  if (slot->host == NULL || !slot->host->reconciling)
+    return FALSE;
+  g_autofree gchar *m = g_strdup_printf ("waiting for host %s to be reconciled",
+                                         slot->host->config->name);
+  if (g_strcmp0 (slot->base.cause, m) != 0)
+    stg_slot_set_cause (&slot->base, m);
+  retry_in (slot, UNPLACED_RETRY_MS);
+  return TRUE;
+}
+
 static void
 start (Slot *slot)
 {
   (void) stg_fleet_leave_drained (slot);
-  if (slot->host == NULL && !place (slot))
+  if ((slot->host == NULL && !place (slot)) || waits_for_reconcile (slot))
     return;
   /* The intent first: this run's number and config are in the store
    * before the engine hears of it. */
@@ -809,6 +825,7 @@ fleet_free (StgRuntime *base)
       g_cancellable_cancel (h->cancel);
       g_clear_object (&h->cancel);
       stg_docker_free (h->docker);
+      g_hash_table_unref (h->removing);
       g_free (h->last_error);
       g_free (h);
     }
@@ -911,6 +928,7 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
       h->docker = docker;
       h->reachable = TRUE;
       h->cancel = g_cancellable_new ();
+      h->removing = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
       stg_docker_set_guard (docker, may_act, h);
       g_ptr_array_add (rt->hosts, h);
     }

@@ -40,6 +40,8 @@ typedef struct
   gchar *last_error;
   guint failed_lists;             /* listings in a row that got no answer */
   gboolean draining;
+  gboolean reconciling;           /* answers again: nothing placed until its strays are gone */
+  GHashTable *removing;           /* ids of the strays being removed */
   gboolean listing;               /* a poll is in flight */
   gint64 list_sent_us;            /* when it was sent (monotonic) */
   GCancellable *cancel;
