@@ -653,6 +653,46 @@ START_TEST (docker_client_never_waits_on_a_dead_engine)
 }
 END_TEST
 
+/* An engine whose host drops every packet (here: a listener whose queue
+ * is full, so the kernel drops new connections' first packets): a call
+ * gives up connecting within the timeout, as UNREACHABLE, and leaves
+ * nothing behind (under the sanitizers: GIO leaks a connection attempt
+ * whose socket times out while connecting). */
+START_TEST (docker_client_gives_up_connecting_to_a_silent_engine)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSocket) listener = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+                                               G_SOCKET_PROTOCOL_TCP, &error);
+  g_autoptr (GInetAddress) lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr (GSocketAddress) any = g_inet_socket_address_new (lo, 0);
+  GSocket *queued[2];
+
+  g_socket_set_listen_backlog (listener, 0);
+  ck_assert (g_socket_bind (listener, any, TRUE, &error) && g_socket_listen (listener, &error));
+  g_autoptr (GSocketAddress) bound = g_socket_get_local_address (listener, &error);
+  guint16 port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+  for (guint i = 0; i < G_N_ELEMENTS (queued); i++)
+    {
+      queued[i] = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP,
+                                &error);
+      g_socket_set_blocking (queued[i], FALSE);
+      g_socket_connect (queued[i], bound, NULL, NULL); /* pending, or queued */
+    }
+  g_autofree gchar *url = g_strdup_printf ("tcp://127.0.0.1:%u", port);
+  g_autoptr (StgDocker) d = stg_docker_new (url, NULL, 1, &error);
+  GAsyncResult *slot = NULL;
+  stg_docker_ping_async (d, NULL, keep_result, &slot);
+  g_autoptr (GAsyncResult) r = await_result (&slot);
+  ck_assert (!stg_docker_ping_finish (d, r, &error));
+  ck_assert_msg (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE), "%s",
+                 error->message);
+  ck_assert_msg (strstr (error->message, "no connection within 1 s") != NULL, "%s",
+                 error->message);
+  for (guint i = 0; i < G_N_ELEMENTS (queued); i++)
+    g_object_unref (queued[i]);
+}
+END_TEST
+
 static const struct
 {
   const gchar *endpoint;
@@ -710,6 +750,7 @@ fleet_suite (void)
   tcase_add_test (tc, docker_client_runs_a_container_through_its_life);
   tcase_add_test (tc, docker_client_passes_engine_errors_verbatim);
   tcase_add_test (tc, docker_client_never_waits_on_a_dead_engine);
+  tcase_add_test (tc, docker_client_gives_up_connecting_to_a_silent_engine);
   tcase_add_loop_test (tc, docker_client_refuses_bad_endpoints, 0, G_N_ELEMENTS (bad_endpoints));
   suite_add_tcase (s, tc);
   return s;

@@ -38,6 +38,7 @@ struct _StgDocker
   gchar *base;                 /* "http://localhost" or "https://host:port" */
   SoupSession *session;
   GTlsCertificate *client_cert; /* nullable */
+  guint timeout_secs;
   StgDockerGuard guard;         /* nullable */
   gpointer guard_data;
   GList *held; /* Request*: held back by the guard */
@@ -54,11 +55,19 @@ typedef struct
   ReplyFn done;
   guint also_ok; /* a status >= 400 that means success here (e.g. 404 on remove) */
   guint retry;   /* while held: the timer that asks the guard again */
+  GCancellable *cancel;  /* this request's: the call's, or the connect deadline, cancels it */
+  gulong linked;         /* its link to the call's cancellable */
+  guint connect_timer;   /* until the request is on its way: the connect deadline */
+  gboolean never_connected;
 } Request;
 
 static void
 request_free (Request *r)
 {
+  g_clear_handle_id (&r->connect_timer, g_source_remove);
+  if (r->linked != 0)
+    g_cancellable_disconnect (g_task_get_cancellable (r->task), r->linked);
+  g_object_unref (r->cancel);
   g_object_unref (r->task);
   g_object_unref (r->msg);
   g_free (r->method);
@@ -107,6 +116,7 @@ stg_docker_new (const gchar *endpoint, const StgDockerTls *tls, guint timeout_se
   StgDocker *d = g_new0 (StgDocker, 1);
   d->endpoint = g_strdup (endpoint);
   d->base = g_steal_pointer (&base);
+  d->timeout_secs = timeout_secs;
   d->session = g_object_new (SOUP_TYPE_SESSION, "timeout", timeout_secs, "idle-timeout", 30,
                              "max-conns-per-host", 8, "remote-connectable", address, NULL);
   if (ca != NULL)
@@ -179,7 +189,13 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (body == NULL)
     {
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      if (r->never_connected)
+        {
+          g_clear_error (&error);
+          error = g_error_new (STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE,
+                               "%s: no connection within %u s", d->endpoint, d->timeout_secs);
+        }
+      else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
           GError *e = g_error_new (STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE, "%s: %s", d->endpoint,
                                    error->message);
@@ -204,13 +220,57 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   request_free (r);
 }
 
+/* The connect deadline: a request still not on its way gives up just
+ * before the session's own timeout would end the connection attempt
+ * (GIO 2.74 leaks the attempt when its socket times out while
+ * connecting; a cancelled attempt is freed). */
+static gboolean
+on_connect_deadline (gpointer data)
+{
+  Request *r = data;
+
+  r->connect_timer = 0;
+  r->never_connected = TRUE;
+  g_cancellable_cancel (r->cancel);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_wrote_headers (SoupMessage *msg G_GNUC_UNUSED, gpointer data)
+{
+  Request *r = data;
+
+  g_clear_handle_id (&r->connect_timer, g_source_remove);
+}
+
 static void
 send_now (Request *r)
 {
   StgDocker *d = g_task_get_task_data (r->task);
 
-  soup_session_send_and_read_async (d->session, r->msg, G_PRIORITY_DEFAULT,
-                                    g_task_get_cancellable (r->task), on_reply, r);
+  if (d->timeout_secs > 0)
+    {
+      g_signal_connect (r->msg, "wrote-headers", G_CALLBACK (on_wrote_headers), r);
+      r->connect_timer = g_timeout_add (d->timeout_secs * 900, on_connect_deadline, r);
+    }
+  soup_session_send_and_read_async (d->session, r->msg, G_PRIORITY_DEFAULT, r->cancel, on_reply,
+                                    r);
+}
+
+static gboolean
+cancel_request (gpointer data)
+{
+  g_cancellable_cancel (data);
+  return G_SOURCE_REMOVE;
+}
+
+/* The call was cancelled: so is its request, from the loop (what a
+ * cancel finishes may free the request, which must not leave the call's
+ * cancellable from inside its own handler). */
+static void
+on_call_cancelled (GCancellable *call G_GNUC_UNUSED, gpointer data)
+{
+  g_idle_add_full (G_PRIORITY_DEFAULT, cancel_request, g_object_ref (data), g_object_unref);
 }
 
 /* A new connection of a request that must arrive within a bound (the
@@ -292,6 +352,10 @@ request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *bod
   r->path = g_strdup (path);
   r->done = done;
   r->also_ok = also_ok;
+  r->cancel = g_cancellable_new ();
+  if (g_task_get_cancellable (task) != NULL)
+    r->linked = g_cancellable_connect (g_task_get_cancellable (task),
+                                       G_CALLBACK (on_call_cancelled), r->cancel, NULL);
   r->msg = soup_message_new (method, url);
   g_assert (r->msg != NULL); /* paths are built from escaped parts */
   if (d->client_cert != NULL)

@@ -36,7 +36,8 @@ typedef struct
 
 /* A client of the engine at @endpoint ("unix:///run/podman/podman.sock",
  * "tcp://10.0.0.5:2376"). @tls (nullable) applies to tcp:// only. Calls
- * that see no data for @timeout_secs fail as UNREACHABLE. */
+ * that see no data for @timeout_secs fail as UNREACHABLE, and so do calls
+ * that get no connection within it. */
 StgDocker *stg_docker_new (const gchar *endpoint, const StgDockerTls *tls, guint timeout_secs,
                            GError **error);
 void stg_docker_free (StgDocker *docker);
