@@ -89,6 +89,18 @@ def main():
                anomalies(updates=UPDATES + [update(3, 2)]), ["call 2", "told it failed"])
     expect_one(r, "an update rolled back",
                anomalies(updates=[update(1, 1, status=5), update(2, 3)]), ["ROLLED_BACK"])
+    lost = dict(update(1, 1, status=8), start=20.0, end=40.0,
+                reason="failure threshold reached: ...; last: lost: host h1 has not answered "
+                       "for 6 s (timed out)")
+    away = [{"kind": "fault", "t": 21.0, "name": "host-moved", "phase": "start",
+             "cut": [["h1", "r0"], ["r0", "h1"]]},
+            {"kind": "fault", "t": 29.0, "name": "host-moved", "phase": "heal",
+             "cut": [["h1", "r0"], ["r0", "h1"]]}]
+    r.check("an update failed by an instance lost with a host kept away is fine",
+            ph.check(CLEAN + away, [lost, update(2, 3)], INSTANCES, CONTAINERS, (), 0, 6) == [])
+    short = [dict(away[0]), dict(away[1], t=24.0)]
+    found = ph.check(CLEAN + short, [lost, update(2, 3)], INSTANCES, CONTAINERS, (), 0, 6)
+    expect_one(r, "an update failed by a loss no fault explains", found, ["ended FAILED"])
     expect_one(r, "an update that never ended",
                anomalies(updates=[update(1, 1, status=0, active=True), update(2, 3)]),
                ["never ended"])

@@ -26,7 +26,8 @@ pass. The checks, after Jepsen's way of judging a distributed system:
      epoch never follow one of a newer epoch (counted by the caller);
   2. updates: every update a call was told was started exists, once; one
      the client was told failed does not; no call's update exists twice;
-     every update ended, and ended ROLLED_FORWARD;
+     every update ended, and ended ROLLED_FORWARD, unless an instance of it
+     was lost with a host that a fault kept away for the grace period;
   3. the end: every instance has exactly one container, running, of the
      run and config the store records; no other container of ours;
   4. every call's outcome is knowable: ok, a clear error, or (unknown)
@@ -37,6 +38,7 @@ Pure functions on plain data, so tests/partition_checker_test.py can feed
 it histories that must fail.
 """
 import json
+import re
 import threading
 import time
 
@@ -127,9 +129,36 @@ def check_one_leader(records):
     return anomalies
 
 
-def check_updates(records, updates):
-    """@updates: the store's updates, each {"id", "call", "status", "active"} (call: the
-    number the client's message gave it, or None)."""
+def host_away(records, host, start, end, lost_after):
+    """Whether a fault cut @host from the replicas for at least @lost_after seconds
+    at some time between @start and @end."""
+    open_at = {}
+    for r in sorted((r for r in records if r["kind"] == "fault"), key=lambda r: r["t"]):
+        if not any(host in pair for pair in r.get("cut", [])):
+            continue
+        key = (r["name"], tuple(map(tuple, r.get("cut", []))))
+        if r["phase"] == "start":
+            open_at[key] = r["t"]
+        elif key in open_at:
+            began = open_at.pop(key)
+            if r["t"] - began >= lost_after and began <= end and r["t"] >= start - lost_after:
+                return True
+    return False
+
+
+def explained_end(records, u, lost_after):
+    """An update may end FAILED or ROLLED_BACK when an instance of it was lost with a
+    host that a fault really kept away for the grace period (an instance lost
+    counts as its failure, as in Aurora)."""
+    m = re.search(r"lost: host (\S+) has not answered", u.get("reason", ""))
+    return (u["status"] in (5, 8) and m is not None and lost_after is not None
+            and host_away(records, m.group(1), u["start"], u["end"], lost_after))
+
+
+def check_updates(records, updates, lost_after=None):
+    """@updates: the store's updates, each {"id", "call", "status", "active", "start",
+    "end", "reason"} (call: the number the client's message gave it, or None; reason:
+    its last event's message)."""
     anomalies = []
     by_call = {}
     for u in updates:
@@ -151,9 +180,10 @@ def check_updates(records, updates):
     for u in updates:
         if u["active"]:
             anomalies.append("update %s (call %s) never ended" % (u["id"], u["call"]))
-        elif u["status"] != ROLLED_FORWARD:
-            anomalies.append("update %s (call %s) ended %s" % (
-                u["id"], u["call"], TERMINAL.get(u["status"], str(u["status"]))))
+        elif u["status"] != ROLLED_FORWARD and not explained_end(records, u, lost_after):
+            anomalies.append("update %s (call %s) ended %s: %s" % (
+                u["id"], u["call"], TERMINAL.get(u["status"], str(u["status"])),
+                u.get("reason", "")))
     return anomalies
 
 
@@ -216,12 +246,13 @@ def check_calls(records):
     return anomalies
 
 
-def check(records, updates, instances, containers, drained=(), db_epoch_violations=0):
+def check(records, updates, instances, containers, drained=(), db_epoch_violations=0,
+          lost_after=None):
     anomalies = check_one_leader(records)
     if db_epoch_violations:
         anomalies.append("%d database events of an older epoch after a newer one" %
                          db_epoch_violations)
-    anomalies += check_updates(records, updates)
+    anomalies += check_updates(records, updates, lost_after)
     anomalies += check_drains(records, set(drained))
     anomalies += check_end(instances, containers)
     anomalies += check_calls(records)

@@ -556,14 +556,18 @@ class Campaign:
         return partition_history.check_end(self.store_instances(), self.host_containers())
 
     def store_updates(self):
-        rows = self.sql("SELECT u.id, u.status, u.active, COALESCE((SELECT e.message FROM "
-                        "update_events e WHERE e.update_id = u.id ORDER BY e.id LIMIT 1), '') "
+        rows = self.sql("SELECT u.id, u.status, u.active, u.created_ms, u.modified_ms, "
+                        "COALESCE((SELECT e.message FROM update_events e WHERE e.update_id = u.id "
+                        "ORDER BY e.id LIMIT 1), ''), COALESCE((SELECT e.message FROM "
+                        "update_events e WHERE e.update_id = u.id ORDER BY e.id DESC LIMIT 1), '') "
                         "FROM updates u ORDER BY u.id")
         out = []
-        for uid, status, active, message in rows:
+        for uid, status, active, created, modified, message, last in rows:
             m = re.match(r"call (\d+)$", message)
             out.append({"id": int(uid), "status": int(status), "active": int(active) == 1,
-                        "call": int(m.group(1)) if m else None, "message": message})
+                        "call": int(m.group(1)) if m else None, "message": message,
+                        "start": int(created) / 1000.0, "end": int(modified) / 1000.0,
+                        "reason": last})
         return out
 
     def db_epoch_violations(self):
@@ -593,7 +597,8 @@ class Campaign:
                                  name=e.get("Name", ""), labels=e.get("Attributes") or {})
 
     def report(self, anomalies):
-        faults = [r for r in self.history.of("fault") if r["phase"] == "start"]
+        faults = [r for r in self.history.of("fault")
+                  if r["phase"] == "start" and r["name"] in self.KINDS]
         leaders = sorted(self.history.of("leader"), key=lambda r: r["t"])
         calls = self.history.of("call")
         log("seed %d: %d faults, %d leader changes (epochs %s), %d calls (%s)" % (
@@ -619,7 +624,7 @@ class Campaign:
             drained = [row[0] for row in self.sql("SELECT host FROM fleet_drained_hosts")]
             anomalies = partition_history.check(
                 self.history.records, self.store_updates(), self.store_instances(),
-                self.host_containers(), drained, self.db_epoch_violations())
+                self.host_containers(), drained, self.db_epoch_violations(), LOST_AFTER_S)
             self.report(anomalies)
             r.check("no anomaly in the history (seed %d)" % self.seed, not anomalies,
                     "\n".join(anomalies))
