@@ -39,9 +39,10 @@ struct _StgDocker
   SoupSession *session;
   GTlsCertificate *client_cert; /* nullable */
   guint timeout_secs;
-  StgDockerGuard guard;         /* nullable */
+  StgDockerGuard guard; /* nullable */
   gpointer guard_data;
-  GList *held; /* Request*: held back by the guard */
+  guint bound_ms; /* 0, or how long a TCP connection waits for an ack */
+  GList *held;    /* Request*: held back by the guard */
 };
 
 /* One request in flight: the call's task, the message, the next step. */
@@ -55,9 +56,9 @@ typedef struct
   ReplyFn done;
   guint also_ok; /* a status >= 400 that means success here (e.g. 404 on remove) */
   guint retry;   /* while held: the timer that asks the guard again */
-  GCancellable *cancel;  /* this request's: the call's, or the connect deadline, cancels it */
-  gulong linked;         /* its link to the call's cancellable */
-  guint connect_timer;   /* until the request is on its way: the connect deadline */
+  GCancellable *cancel; /* this request's: the call's, or the connect deadline, cancels it */
+  gulong linked;        /* its link to the call's cancellable */
+  guint connect_timer;  /* while a connection of it is being made: its deadline */
   gboolean never_connected;
 } Request;
 
@@ -126,10 +127,11 @@ stg_docker_new (const gchar *endpoint, const StgDockerTls *tls, guint timeout_se
 }
 
 void
-stg_docker_set_guard (StgDocker *d, StgDockerGuard guard, gpointer data)
+stg_docker_set_guard (StgDocker *d, StgDockerGuard guard, gpointer data, guint bound_ms)
 {
   d->guard = guard;
   d->guard_data = data;
+  d->bound_ms = bound_ms;
 }
 
 /* A held request goes no further: its call fails as cancelled. */
@@ -220,10 +222,9 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   request_free (r);
 }
 
-/* The connect deadline: a request still not on its way gives up just
- * before the session's own timeout would end the connection attempt
- * (GIO 2.74 leaks the attempt when its socket times out while
- * connecting; a cancelled attempt is freed). */
+/* The connect deadline: a connection still being made gives up just
+ * before the session's own timeout would end the attempt (GIO 2.74 leaks
+ * an attempt its socket's timeout ends; a cancelled one is freed). */
 static gboolean
 on_connect_deadline (gpointer data)
 {
@@ -235,12 +236,44 @@ on_connect_deadline (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* A connection to the engine of @d: TCP gives up after d->bound_ms
+ * without an acknowledgement, and closing it drops what is unsent. */
 static void
-on_wrote_headers (SoupMessage *msg G_GNUC_UNUSED, gpointer data)
+bound_sending (StgDocker *d, GSocket *socket)
+{
+  struct linger drop = { 1, 0 };
+  g_autoptr (GError) error = NULL;
+
+  if (g_socket_get_family (socket) != G_SOCKET_FAMILY_IPV4 &&
+      g_socket_get_family (socket) != G_SOCKET_FAMILY_IPV6)
+    return;
+  if (!g_socket_set_option (socket, IPPROTO_TCP, TCP_USER_TIMEOUT,
+                            (gint) MIN (d->bound_ms, (guint) G_MAXINT), &error))
+    g_warning ("docker: cannot bound the time a request takes to arrive: %s", error->message);
+  else if (setsockopt (g_socket_get_fd (socket), SOL_SOCKET, SO_LINGER, &drop, sizeof drop) != 0)
+    g_warning ("docker: cannot make a connection drop what it did not send: %s",
+               g_strerror (errno));
+}
+
+/* Each connection made for @r (the first, or another when a kept one
+ * failed): its deadline runs while it is being made. */
+static void
+on_network_event (SoupMessage *msg G_GNUC_UNUSED, GSocketClientEvent event, GIOStream *stream,
+                  gpointer data)
 {
   Request *r = data;
+  StgDocker *d = g_task_get_task_data (r->task);
 
-  g_clear_handle_id (&r->connect_timer, g_source_remove);
+  if (event == G_SOCKET_CLIENT_CONNECTING)
+    {
+      g_clear_handle_id (&r->connect_timer, g_source_remove);
+      if (d->timeout_secs > 0)
+        r->connect_timer = g_timeout_add (d->timeout_secs * 900, on_connect_deadline, r);
+      if (d->bound_ms > 0 && G_IS_SOCKET_CONNECTION (stream))
+        bound_sending (d, g_socket_connection_get_socket (G_SOCKET_CONNECTION (stream)));
+    }
+  else if (event == G_SOCKET_CLIENT_COMPLETE)
+    g_clear_handle_id (&r->connect_timer, g_source_remove);
 }
 
 static void
@@ -248,13 +281,8 @@ send_now (Request *r)
 {
   StgDocker *d = g_task_get_task_data (r->task);
 
-  if (d->timeout_secs > 0)
-    {
-      g_signal_connect (r->msg, "wrote-headers", G_CALLBACK (on_wrote_headers), r);
-      r->connect_timer = g_timeout_add (d->timeout_secs * 900, on_connect_deadline, r);
-    }
-  soup_session_send_and_read_async (d->session, r->msg, G_PRIORITY_DEFAULT, r->cancel, on_reply,
-                                    r);
+  g_signal_connect (r->msg, "network-event", G_CALLBACK (on_network_event), r);
+  soup_session_send_and_read_async (d->session, r->msg, G_PRIORITY_DEFAULT, r->cancel, on_reply, r);
 }
 
 static gboolean
@@ -273,47 +301,12 @@ on_call_cancelled (GCancellable *call G_GNUC_UNUSED, gpointer data)
   g_idle_add_full (G_PRIORITY_DEFAULT, cancel_request, g_object_ref (data), g_object_unref);
 }
 
-/* A new connection of a request that must arrive within a bound (the
- * connection's data: the bound in ms): TCP gives up after that long, and
- * closing it drops what is unsent. */
-static void
-on_network_event (SoupMessage *msg G_GNUC_UNUSED, GSocketClientEvent event, GIOStream *stream,
-                  gpointer data)
-{
-  struct linger drop = { 1, 0 };
-  g_autoptr (GError) error = NULL;
-
-  if (event != G_SOCKET_CLIENT_CONNECTING || !G_IS_SOCKET_CONNECTION (stream))
-    return;
-  GSocket *socket = g_socket_connection_get_socket (G_SOCKET_CONNECTION (stream));
-  if (g_socket_get_family (socket) != G_SOCKET_FAMILY_IPV4 &&
-      g_socket_get_family (socket) != G_SOCKET_FAMILY_IPV6)
-    return;
-  if (!g_socket_set_option (socket, IPPROTO_TCP, TCP_USER_TIMEOUT, GPOINTER_TO_INT (data), &error))
-    g_warning ("docker: cannot bound the time a request takes to arrive: %s", error->message);
-  else if (setsockopt (g_socket_get_fd (socket), SOL_SOCKET, SO_LINGER, &drop, sizeof drop) != 0)
-    g_warning ("docker: cannot make a connection drop what it did not send: %s",
-               g_strerror (errno));
-}
-
-/* TRUE when @r may go now: a GET, or the guard says so (and how soon it
- * must arrive). */
+/* TRUE when @r may go now: a GET, or the guard says so. */
 static gboolean
 guard_allows (StgDocker *d, Request *r)
 {
-  guint within_ms = 0;
-
-  if (d->guard == NULL || g_str_equal (r->method, "GET"))
-    return TRUE;
-  if (!d->guard (d->guard_data, r->method, r->path, &within_ms))
-    return FALSE;
-  if (within_ms > 0)
-    {
-      soup_message_add_flags (r->msg, SOUP_MESSAGE_NEW_CONNECTION);
-      g_signal_connect (r->msg, "network-event", G_CALLBACK (on_network_event),
-                        GINT_TO_POINTER ((gint) MIN (within_ms, (guint) G_MAXINT)));
-    }
-  return TRUE;
+  return d->guard == NULL || g_str_equal (r->method, "GET") ||
+         d->guard (d->guard_data, r->method, r->path);
 }
 
 static gboolean

@@ -47,14 +47,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDocker, stg_docker_free)
  * (every method but GET: create, start, stop, remove, exec, pull), with
  * its method and path: TRUE sends it now; FALSE holds it back, and the
  * guard is asked again every 50 ms until it says TRUE or the call is
- * cancelled (then it fails as cancelled, never sent). When it sets
- * *@within_ms (0: no bound), a request over TCP goes on a connection of
- * its own that gives up after that long without the engine acknowledging
- * it (TCP_USER_TIMEOUT) and discards what it could not send when closed
- * (SO_LINGER 0), so the request never reaches the engine later than that. */
-typedef gboolean (*StgDockerGuard) (gpointer data, const gchar *method, const gchar *path,
-                                    guint *within_ms);
-void stg_docker_set_guard (StgDocker *docker, StgDockerGuard guard, gpointer data);
+ * cancelled (then it fails as cancelled, never sent). With @bound_ms (0:
+ * none), every TCP connection to the engine gives up once what it sent
+ * has gone @bound_ms unacknowledged (TCP_USER_TIMEOUT) and drops what it
+ * could not send when closed (SO_LINGER 0): a request reaches the engine
+ * within @bound_ms of being sent or never, and the guard says TRUE only
+ * when that is soon enough. */
+typedef gboolean (*StgDockerGuard) (gpointer data, const gchar *method, const gchar *path);
+void stg_docker_set_guard (StgDocker *docker, StgDockerGuard guard, gpointer data, guint bound_ms);
 
 /* GET /_ping. */
 void stg_docker_ping_async (StgDocker *docker, GCancellable *cancellable, GAsyncReadyCallback callback,

@@ -278,8 +278,8 @@ confirm_unhealthy (Slot *slot, const gchar *why)
   c->why = g_strdup (why ? why : "health check failed");
   g_clear_pointer (&slot->health, stg_health_free);
   slot->confirming = TRUE;
-  stg_docker_inspect_async (slot->host->docker, slot->container_id, slot->base.cancel,
-                            on_confirmed, c);
+  stg_docker_inspect_async (slot->host->docker, slot->container_id, slot->base.cancel, on_confirmed,
+                            c);
 }
 
 static void
@@ -847,31 +847,40 @@ static const StgRuntimeOps fleet_ops = {
 };
 /* clang-format on */
 
+/* How long a request to a host may take to get there: a quarter of the
+ * time a proof of the lead lasts (0, no bound, when it lasts forever). */
+static guint
+send_bound_ms (StgFleetRuntime *rt)
+{
+  gint64 acting_ms = rt->store != NULL ? stg_store_lead_acting_ms (rt->store) : 0;
+
+  return acting_ms <= 0 || acting_ms == G_MAXINT64 ? 0 : (guint) MAX (acting_ms / 4, 1);
+}
+
 /* The guard of every host's engine (docker.h): a request that changes
  * something on a host goes only while this replica's lead is proven
  * (stg_store_lead_left_ms: on PostgreSQL, for half a lease after a query
- * found its epoch), and must reach the engine before that ends; otherwise
- * it waits, and the replica steps down or proves its lead again. Each
- * request is logged (debug) with the epoch that sends it. */
+ * found its epoch) for longer than the request may take to arrive
+ * (send_bound_ms: a quarter of that); otherwise it waits, and the replica
+ * steps down or proves its lead again. Each request is logged (debug)
+ * with the epoch that sends it. */
 static gboolean
-may_act (gpointer data, const gchar *method, const gchar *path, guint *within_ms)
+may_act (gpointer data, const gchar *method, const gchar *path)
 {
   Host *h = data;
   StgFleetRuntime *rt = h->rt;
-  gint64 left_ms = stg_store_lead_left_ms (rt->store);
 
-  if (left_ms <= 0)
+  if (stg_store_lead_left_ms (rt->store) <= (gint64) send_bound_ms (rt))
     {
       if (!rt->holding)
         g_message ("fleet: holding back requests to the hosts: this replica's lead is not "
-                   "proven (the database has not answered for half a lease)");
+                   "proven (the database has not confirmed it lately)");
       rt->holding = TRUE;
       return FALSE;
     }
   if (rt->holding)
     g_message ("fleet: the lead is proven again; requests to the hosts go on");
   rt->holding = FALSE;
-  *within_ms = left_ms == G_MAXINT64 ? 0 : (guint) MIN (left_ms, (gint64) G_MAXUINT);
   g_debug ("fleet: epoch %" G_GINT64_FORMAT ": %s %s on %s", stg_store_epoch (rt->store), method,
            path, h->config->name);
   return TRUE;
@@ -929,7 +938,7 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
       h->reachable = TRUE;
       h->cancel = g_cancellable_new ();
       h->removing = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-      stg_docker_set_guard (docker, may_act, h);
+      stg_docker_set_guard (docker, may_act, h, send_bound_ms (rt));
       g_ptr_array_add (rt->hosts, h);
     }
   return &rt->base;

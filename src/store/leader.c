@@ -119,6 +119,12 @@ stg_store_lead_proven (StgStore *store, gint64 sent_us)
 }
 
 gint64
+stg_store_lead_acting_ms (StgStore *store)
+{
+  return is_pg (store) ? store->acting_us / 1000 : G_MAXINT64;
+}
+
+gint64
 stg_store_lead_left_ms (StgStore *store)
 {
   if (!is_pg (store))

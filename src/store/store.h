@@ -78,6 +78,9 @@ gint64 stg_store_epoch (StgStore *store);
  * idle timeout (the whole lease) keeps its lock at least that long. 0
  * when that time is over or it does not lead. */
 gint64 stg_store_lead_left_ms (StgStore *store);
+/* How long one proof lasts: half the lease (G_MAXINT64 on SQLite; 0 on
+ * PostgreSQL before this replica first led). */
+gint64 stg_store_lead_acting_ms (StgStore *store);
 
 /* Reads the stagger_leader row (finding our epoch there proves the lead). */
 gboolean stg_store_leader (StgStore *store, StgLeaderInfo *info, GError **error);
