@@ -35,16 +35,29 @@ typedef struct
   guint prover; /* proves the lead, as the leadership's tick does */
 } Env;
 
-/* What was logged during a test, for it to read. */
+/* What was logged during a test, for it to read (GIO's threads log too). */
 static GString *logged;
+G_LOCK_DEFINE_STATIC (logged);
 
 static GLogWriterOutput
 capture (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
 {
+  G_LOCK (logged);
   for (gsize i = 0; logged != NULL && i < n_fields; i++)
     if (g_str_equal (fields[i].key, "MESSAGE") && fields[i].length < 0)
       g_string_append_printf (logged, "%s\n", (const gchar *) fields[i].value);
+  G_UNLOCK (logged);
   return g_log_writer_default (level, fields, n_fields, data);
+}
+
+/* TRUE when @text was logged during this test. */
+static gboolean
+was_logged (const gchar *text)
+{
+  G_LOCK (logged);
+  gboolean found = strstr (logged->str, text) != NULL;
+  G_UNLOCK (logged);
+  return found;
 }
 
 static StgStore *
@@ -54,8 +67,8 @@ leading_store (const gchar *conninfo, const gchar *holder, gint64 *epoch)
   StgStore *store = stg_store_open (conninfo, &error);
 
   ck_assert_msg (store != NULL, "%s", error ? error->message : "");
-  ck_assert_msg (stg_store_try_lead (store, holder, "http://x", LEASE_MS,
-                                     g_get_real_time () / 1000, epoch, &error),
+  ck_assert_msg (stg_store_try_lead (store, holder, "http://x", LEASE_MS, g_get_real_time () / 1000,
+                                     epoch, &error),
                  "%s leads not: %s", holder, error ? error->message : "another leads");
   return store;
 }
@@ -105,8 +118,10 @@ env_free (Env *e)
   g_free (e->dir);
   g_free (e->conninfo);
   g_free (e);
+  G_LOCK (logged);
   g_string_free (logged, TRUE);
   logged = NULL;
+  G_UNLOCK (logged);
 }
 
 /* A fleet runtime over @store, on every host of @e; a host that does not
@@ -118,15 +133,17 @@ runtime_new (Env *e, StgStore *store, guint lost_after_s)
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   g_autoptr (GString) text = g_string_new ("[fleet]\npoll_interval_ms = 200\n"
                                            "call_timeout_secs = 3\n");
-  StgFleetRuntimeOptions o = { .data_dir = e->dir, .cluster = (gchar *) "local",
-                               .port_min = 17100, .port_max = 17199 };
+  StgFleetRuntimeOptions o = {
+    .data_dir = e->dir, .cluster = (gchar *) "local", .port_min = 17100, .port_max = 17199
+  };
 
   g_string_append_printf (text, "lost_after_secs = %u\n", lost_after_s);
   for (guint i = 0; i < e->fleet->hosts->len; i++)
     {
       StgTestPodmanHost *h = e->fleet->hosts->pdata[i];
-      g_string_append_printf (text, "[host %s]\nendpoint = %s\naddress = 127.0.0.1\n"
-                                    "attributes = zone=z%u\n",
+      g_string_append_printf (text,
+                              "[host %s]\nendpoint = %s\naddress = 127.0.0.1\n"
+                              "attributes = zone=z%u\n",
                               h->name, h->endpoint, i);
     }
   ck_assert (g_key_file_load_from_data (kf, text->str, -1, G_KEY_FILE_NONE, NULL));
@@ -165,8 +182,8 @@ make_job (Env *e, gint32 n, const gchar *zone)
       g_autoptr (ApiValueConstraint) v = g_object_new (API_TYPE_VALUE_CONSTRAINT, NULL);
       g_hash_table_add (v->values, g_strdup (zone));
       g_autoptr (ApiTaskConstraint) tc = g_object_new (API_TYPE_TASK_CONSTRAINT, "value", v, NULL);
-      g_hash_table_add (task->constraints, g_object_new (API_TYPE_CONSTRAINT, "name", "zone",
-                                                         "constraint", tc, NULL));
+      g_hash_table_add (task->constraints,
+                        g_object_new (API_TYPE_CONSTRAINT, "name", "zone", "constraint", tc, NULL));
       task->__isset_constraints = TRUE;
     }
   ck_assert_msg (stg_runtime_validate (e->rt, task, &error), "%s", error ? error->message : "");
@@ -233,7 +250,7 @@ held_or_gone (gpointer data)
 {
   Held *h = data;
 
-  if (strstr (logged->str, "holding back requests") != NULL)
+  if (was_logged ("holding back requests"))
     return TRUE;
   if (g_get_monotonic_time () < h->next_us)
     return FALSE;
@@ -295,7 +312,7 @@ START_TEST (stale_leader_sends_nothing)
   ck_assert_msg (stg_test_wait (held_or_gone, &h, 30000), "neither held nor sent");
   g_autofree gchar *after = container_ids (e, 0, FALSE);
   ck_assert_msg (strstr (after, id) != NULL, "the stale leader stopped container %.12s", id);
-  ck_assert_ptr_nonnull (strstr (logged->str, "holding back requests to the hosts"));
+  ck_assert (was_logged ("holding back requests to the hosts"));
   /* Its runtime ends (the replica restarts as a follower): nothing sent. */
   g_clear_pointer (&e->rt, stg_runtime_free);
   g_autofree gchar *still = container_ids (e, 0, FALSE);
@@ -423,8 +440,8 @@ unwatched_or_judged (gpointer data)
   StgTaskObservation o;
 
   stg_runtime_observe (k->e->rt, k->e->job, 0, &o);
-  if (strstr (logged->str, "cannot watch instance 0 of www/prod/web yet") != NULL ||
-      o.failures > 0 || o.phase != STG_TASK_RUNNING)
+  if (was_logged ("cannot watch instance 0 of www/prod/web yet") || o.failures > 0 ||
+      o.phase != STG_TASK_RUNNING)
     return TRUE;
   if (g_get_monotonic_time () < k->next_us)
     return FALSE;
