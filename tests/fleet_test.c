@@ -326,7 +326,8 @@ START_TEST (fleet_placement_spreads_under_constraints)
   g_autofree gchar *none = place_many (hosts, 3, rack, 1, &why);
   ck_assert_str_eq (none, "-");
   ck_assert_msg (strstr (why, "a: rack in {r2} (the host has none)") != NULL, "%s", why);
-  ck_assert_msg (strstr (why, "b: unreachable, not yet reconciled, or draining") != NULL, "%s", why);
+  ck_assert_msg (strstr (why, "b: unreachable, not yet reconciled, or draining") != NULL, "%s",
+                 why);
   stg_fleet_options_clear (&o);
 }
 END_TEST
@@ -686,8 +687,7 @@ START_TEST (docker_client_gives_up_connecting_to_a_silent_engine)
   ck_assert (!stg_docker_ping_finish (d, r, &error));
   ck_assert_msg (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE), "%s",
                  error->message);
-  ck_assert_msg (strstr (error->message, "no connection within 1 s") != NULL, "%s",
-                 error->message);
+  ck_assert_msg (strstr (error->message, "no connection within 1 s") != NULL, "%s", error->message);
   for (guint i = 0; i < G_N_ELEMENTS (queued); i++)
     g_object_unref (queued[i]);
 }

@@ -26,7 +26,7 @@ struct _StgLeadership
   StgLeadershipFunc on_lost;
   gpointer data;
   guint timer;
-  guint lead_idle;           /* on_lead, about to run */
+  guint lead_idle; /* on_lead, about to run */
   gboolean leading;
   gboolean unreachable;      /* the last attempt could not reach the database */
   gint64 started_ms;

@@ -77,8 +77,8 @@ typedef struct
   gboolean pulled;                /* this start pulled its image already */
   gchar *pulling;                 /* (nullable) the image being pulled */
   StgHealth *health;
-  gboolean confirming;            /* a failed check waits for the engine's word (fleet.c) */
-  gboolean suspect;               /* checks failed while the engine answered: a second
+  gboolean confirming; /* a failed check waits for the engine's word (fleet.c) */
+  gboolean suspect;    /* checks failed while the engine answered: a second
                                    * failure in a row counts */
   guint retry_timer;
   FleetHook *hook;   /* (nullable) the hook in flight */
@@ -97,7 +97,7 @@ struct _StgFleetRuntime
   StgSlots *slots;                /* Slot*, by key */
   SoupSession *session;           /* HTTP health checks */
   guint poll_timer;
-  gboolean holding;               /* requests to hosts wait: the lead is not proven */
+  gboolean holding; /* requests to hosts wait: the lead is not proven */
 };
 
 /* ---- hosts seen from the API, and draining (fleet_drain.c) ------------------- */

@@ -341,8 +341,8 @@ on_stray_removed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer 
       !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     g_hash_table_remove (s->host->removing, s->id);
   if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    g_warning ("fleet: cannot remove stray container %.12s on %s: %s", s->id,
-               s->host->config->name, error->message);
+    g_warning ("fleet: cannot remove stray container %.12s on %s: %s", s->id, s->host->config->name,
+               error->message);
   g_free (s->id);
   g_free (s);
 }
