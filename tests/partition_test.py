@@ -417,7 +417,8 @@ class Campaign:
                 n += 1
                 if n % 4 == 0:
                     host = HOSTS[(n // 4) % len(HOSTS)]
-                    self.call("drain", ["host", "drain", "bed/" + host], call=n, host=host)
+                    self.call("drain", ["host", "drain", "--watch-secs=3", "bed/" + host],
+                              call=n, host=host)
                     self.wait_quiet(QUIET_S)
                     self.call("undrain", ["host", "undrain", "bed/" + host], call=n, host=host)
                 else:
