@@ -3,7 +3,8 @@
 # staggerd --runtime=fleet, and the same rollout done by a shell script, in
 # one run.
 #
-#   BUILDDIR=... bench/fleet.sh [--instances N] [--batch B] [--interval S] [--json FILE]
+#   BUILDDIR=... bench/fleet.sh [--instances N] [--batch B] [--interval S] [--serial]
+#                               [--json FILE]
 #
 # Three `podman system service` processes on this machine stand in for the
 # hosts (each with its own storage and socket; runc, cgroupfs and host
@@ -13,19 +14,24 @@
 # health-checked over HTTP every S seconds (default 0.2; staggerd checks
 # every running container that often, the script only those of a batch),
 # watch time 0; we time
-# `stagger update start --wait`. Baseline: for each batch, the script stops
-# and removes the old containers with `podman --url ... stop/rm`, runs the new
-# ones with `podman --url ... run`, and polls each /health with curl every
-# S seconds too. Prints both wall times and their ratio. Needs root, podman, runc,
-# busybox-static and curl.
+# `stagger update start --wait`. Baseline: the script a competent user
+# writes: for each batch, every container of the batch at once (`&`, then
+# `wait`): stop and remove the old container with `podman --url ...
+# stop/rm`, run the new one with `podman --url ... run`, poll its /health
+# with curl every S seconds too. With --serial, also the script that does a
+# batch's containers one after another (a second row; each stop waits its
+# 2 s). Prints the wall times and Stagger's ratio to each. Needs root,
+# podman, runc, busybox-static and curl.
 set -eu
 
 N=300
 B=30
 S=0.2
 JSON=
+SERIAL=
 while [ $# -gt 0 ]; do
   case "$1" in
+    --serial) SERIAL=1; shift ;;
     --instances) N=$2; shift 2 ;;
     --batch) B=$2; shift 2 ;;
     --interval) S=$2; shift 2 ;;
@@ -147,34 +153,53 @@ run_one () {     # $1: instance, $2: version
 healthy () {     # $1: instance
   until curl -sf -o /dev/null "http://127.0.0.1:$((base + $1))/health"; do sleep "$S"; done
 }
-i=0
-while [ "$i" -lt "$N" ]; do run_one "$i" 1; i=$((i + 1)); done
-i=0
-while [ "$i" -lt "$N" ]; do healthy "$i"; i=$((i + 1)); done
-
-t0=$(now)
-first=0
-while [ "$first" -lt "$N" ]; do
-  last=$((first + B - 1)); [ "$last" -lt "$N" ] || last=$((N - 1))
-  i=$first
-  while [ "$i" -le "$last" ]; do
-    podman --url "unix://$tmp/h$((i % 3))/sock" stop --time 2 "i$i" >/dev/null
-    podman --url "unix://$tmp/h$((i % 3))/sock" rm "i$i" >/dev/null
-    run_one "$i" 2; i=$((i + 1))
+replace () {     # $1: instance: the old container out, version 2 in, healthy
+  podman --url "unix://$tmp/h$(($1 % 3))/sock" stop --time 2 "i$1" >/dev/null
+  podman --url "unix://$tmp/h$(($1 % 3))/sock" rm "i$1" >/dev/null
+  run_one "$1" 2
+  healthy "$1"
+}
+run_script () {  # $1: parallel or serial; sets script_wall
+  i=0
+  while [ "$i" -lt "$N" ]; do run_one "$i" 1; i=$((i + 1)); done
+  i=0
+  while [ "$i" -lt "$N" ]; do healthy "$i"; i=$((i + 1)); done
+  t0=$(now)
+  first=0
+  while [ "$first" -lt "$N" ]; do
+    last=$((first + B - 1)); [ "$last" -lt "$N" ] || last=$((N - 1))
+    i=$first
+    jobs=
+    while [ "$i" -le "$last" ]; do
+      if [ "$1" = parallel ]; then replace "$i" & jobs="$jobs $!"; else replace "$i"; fi
+      i=$((i + 1))
+    done
+    # shellcheck disable=SC2086
+    [ -z "$jobs" ] || wait $jobs
+    first=$((last + 1))
   done
-  i=$first
-  while [ "$i" -le "$last" ]; do healthy "$i"; i=$((i + 1)); done
-  first=$((last + 1))
-done
-t1=$(now)
-script_wall=$(calc "$t1 - $t0")
+  t1=$(now)
+  script_wall=$(calc "$t1 - $t0")
+  for h in 0 1 2; do pod $h rm --all --force --time=0 >/dev/null; done
+}
 
-ratio=$(calc "$stagger_wall / $script_wall")
-printf '%-44s %10s\n' "rollout of $N containers on 3 hosts, batches of $B" "seconds"
-printf '%-44s %10.2f\n' "stagger --runtime=fleet (update start --wait)" "$stagger_wall"
-printf '%-44s %10.2f\n' "shell script with podman --url and curl" "$script_wall"
-printf '%-44s %10.3f\n' "ratio stagger / script" "$ratio"
+run_script parallel
+par_wall=$script_wall
+if [ -n "$SERIAL" ]; then
+  run_script serial
+  ser_wall=$script_wall
+fi
+
+ratio=$(calc "$stagger_wall / $par_wall")
+printf '%-52s %10s\n' "rollout of $N containers on 3 hosts, batches of $B" "seconds"
+printf '%-52s %10.2f\n' "stagger --runtime=fleet (update start --wait)" "$stagger_wall"
+printf '%-52s %10.2f\n' "script, a batch's containers in parallel" "$par_wall"
+[ -z "$SERIAL" ] || printf '%-52s %10.2f\n' "script, one container after another" "$ser_wall"
+printf '%-52s %10.3f\n' "ratio stagger / parallel script" "$ratio"
+[ -z "$SERIAL" ] ||
+  printf '%-52s %10.3f\n' "ratio stagger / serial script" "$(calc "$stagger_wall / $ser_wall")"
 if [ -n "$JSON" ]; then
-  printf '{"instances": %d, "batch": %d, "hosts": 3, "stagger_wall_s": %.3f, "script_wall_s": %.3f, "ratio": %.3f}\n' \
-    "$N" "$B" "$stagger_wall" "$script_wall" "$ratio" > "$JSON"
+  printf '{"instances": %d, "batch": %d, "hosts": 3, "stagger_wall_s": %.3f, "script_wall_s": %.3f, "ratio": %.3f%s}\n' \
+    "$N" "$B" "$stagger_wall" "$par_wall" "$ratio" \
+    "${SERIAL:+, \"serial_script_wall_s\": ${ser_wall:-0}}" > "$JSON"
 fi

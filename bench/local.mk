@@ -5,10 +5,10 @@
 # installed). BENCH_ENGINE_FLAGS and BENCH_RPC_FLAGS add options.
 EXTRA_PROGRAMS += bench/engine_bench
 bench_engine_bench_SOURCES = bench/engine_bench.c bench/pg_reset.c bench/pg_reset.h
-bench_engine_bench_LDADD = libstg_engine.a libstg_runtime.a libstg_store.a libstg_common.a \
+bench_engine_bench_LDADD = libstg_engine.a libstg_runtime.a libstg_store.a libstg_thermos.a libstg_spawn.a libstg_common.a \
 	libstg_gen.a $(STG_LIBS)
 
-STG_BENCH_API_LIBS = libstg_api.a libstg_engine.a libstg_runtime.a libstg_store.a libstg_common.a \
+STG_BENCH_API_LIBS = libstg_api.a libstg_engine.a libstg_runtime.a libstg_store.a libstg_thermos.a libstg_spawn.a libstg_common.a \
 	libstg_gen.a $(STG_LIBS)
 EXTRA_PROGRAMS += bench/rpc_bench bench/noop_server
 bench_rpc_bench_SOURCES = bench/rpc_bench.c bench/pg_reset.c bench/pg_reset.h tests/framed_client.c \
@@ -26,12 +26,12 @@ bench: $(STG_BENCH_DEPS)
 	$(SHELL) $(srcdir)/bench/pg.sh sh -c './bench/engine_bench $(BENCH_ENGINE_FLAGS) \
 		$${STG_BENCH_PG:+--postgresql="$$STG_BENCH_PG"} --json bench/engine.json'
 	@echo
-	@echo "== 2. end-to-end rollouts of real processes against a shell script (bench/rollout.sh)"
+	@echo "== 2. end-to-end rollouts of real processes against shell scripts and the physical limit (bench/rollout.sh)"
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/rollout.sh --instances 20 --batch 5 \
-		$(BENCH_ROLLOUT_FLAGS) --json bench/rollout-20.json
+		--serial $(BENCH_ROLLOUT_FLAGS) --json bench/rollout-20.json
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/rollout.sh --instances 40 --batch 10 \
-		$(BENCH_ROLLOUT_FLAGS) --json bench/rollout-40.json
-	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/rollout.sh $(BENCH_ROLLOUT_FLAGS) \
+		--serial $(BENCH_ROLLOUT_FLAGS) --json bench/rollout-40.json
+	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/rollout.sh --serial $(BENCH_ROLLOUT_FLAGS) \
 		--json bench/rollout.json
 	@echo
 	@echo "== 3. RPC throughput and latency against a no-op server (bench/rpc_bench)"
@@ -43,7 +43,7 @@ bench: $(STG_BENCH_DEPS)
 		--json bench/memory.json
 	@echo
 	@echo
-	@echo "== 5. a rollout of containers on three podman hosts against a shell script (bench/fleet.sh)"
+	@echo "== 5. a rollout of containers on three podman hosts against a parallel shell script (bench/fleet.sh; BENCH_FLEET_FLAGS=--serial adds the serial one)"
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/fleet.sh $(BENCH_FLEET_FLAGS) \
 		--json bench/fleet.json
 	@echo "figures: bench/engine.json bench/rollout-20.json bench/rollout-40.json bench/rollout.json" \

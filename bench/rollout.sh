@@ -1,26 +1,34 @@
 #!/bin/sh
-# rollout.sh: an end-to-end rollout of real processes, and the same rollout
-# done by hand, in one run.
+# rollout.sh: an end-to-end rollout of real processes, the same rollout
+# done by hand, and the physical limit of each, in one run.
 #
-#   BUILDDIR=... bench/rollout.sh [--instances N] [--batch B] [--json FILE]
+#   BUILDDIR=... bench/rollout.sh [--instances N] [--batch B] [--serial] [--json FILE]
 #
 # Stagger: a real staggerd with the local runtime rolls N instances of
 # stagger-example-server (HTTP health check every 0.1 s, watch time 0,
 # batches of B) to a new version; we time `stagger update start --wait` and
-# read staggerd's CPU time from /proc. Baseline: the shell script a user
-# would write without Stagger, on the same kind of processes: for each
-# batch, stop the old processes, start the new ones, and poll each /health
-# with curl every 0.1 s until it answers. Prints both wall times, the ratio
-# and Stagger's CPU time.
+# read staggerd's CPU time from /proc. Baseline: the shell script a
+# competent user writes without Stagger, on the same kind of processes: for
+# each batch, every instance of the batch at once (`&`, then `wait`): stop
+# the old process, start the new one, poll its /health with curl every
+# 0.1 s until it answers. With --serial, also the script that does the
+# batch's instances one after another (a second row).
+# Physical limit of a run: the sum over batches of the slowest instance's
+# time from its start to its first passing health check, read from the
+# instances' own "ready:" lines; no rollout in batches can be faster.
+# Prints the wall times, each run's ratio to its physical limit, Stagger's
+# ratio to the script and Stagger's CPU time.
 set -eu
 
 N=200
 B=20
 JSON=
+SERIAL=
 while [ $# -gt 0 ]; do
   case "$1" in
     --instances) N=$2; shift 2 ;;
     --batch) B=$2; shift 2 ;;
+    --serial) SERIAL=1; shift ;;
     --json) JSON=$2; shift 2 ;;
     *) echo "rollout.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -30,7 +38,6 @@ done
 server="$BUILDDIR/stagger-example-server"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/stagger-rollout-XXXXXX")
 daemon=
-pids=
 
 now () { date +%s.%N; }
 ticks () { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -38,7 +45,7 @@ ticks () { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 cleanup () {
   [ -n "$daemon" ] && { $stagger job kill local/bench/prod/fleet >/dev/null 2>&1 || true; sleep 1;
                         kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; }
-  for p in $pids; do kill "$p" 2>/dev/null || true; done
+  for f in "$tmp"/pid.*; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
@@ -69,6 +76,16 @@ until [ "$($stagger job status local/bench/prod/fleet | grep -c ' RUNNING ')" -e
   i=$((i + 1)); [ "$i" -lt 600 ] || { echo "the instances did not come up" >&2; exit 1; }; sleep 0.1
 done
 
+# The physical limit of a run from the "ready:" lines of its version-2
+# instances (read from stdin): per batch of B instances in instance order,
+# the slowest from start to first passing health check, summed.
+limit () {
+  awk -v B="$B" '$1 == "ready:" && $3 == "2" {
+      d = $9 - $7; i = $5; if (!(i in t) || d > t[i]) t[i] = d }
+    END { for (i in t) { b = int(i / B); if (t[i] > m[b]) m[b] = t[i] }
+          s = 0; for (b in m) s += m[b]; printf "%.3f\n", s }'
+}
+
 cpu0=$(ticks "$daemon")
 t0=$(now)
 $stagger update start local/bench/prod/fleet "$tmp/v2.json" --wait >"$tmp/update.log"
@@ -77,52 +94,92 @@ cpu1=$(ticks "$daemon")
 hz=$(getconf CLK_TCK)
 stagger_wall=$(calc "$t1 - $t0")
 stagger_cpu=$(calc "($cpu1 - $cpu0) / $hz")
+stagger_limit=$(find "$tmp/data/sandboxes" -name stdout -exec cat {} + | limit)
 $stagger job kill local/bench/prod/fleet >/dev/null
 sleep 2
 
 # ---- the script a user would write ------------------------------------------
 base=29000
-start_one () {   # $1: instance, $2: version
-  V=$2 "$server" --port $((base + $1)) >/dev/null 2>&1 &
-  echo $! > "$tmp/pid.$1"
+start_one () {   # $1: instance, $2: version; the server is nobody's child here
+  ( STAGGER_VERSION=$2 STAGGER_INSTANCE=$1 \
+      "$server" --port $((base + $1)) >>"$tmp/out.$1" 2>&1 &
+    echo $! > "$tmp/pid.$1" )
+}
+gone () {        # $1: pid; a process that has exited (or is a zombie)
+  while [ -e "/proc/$1" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; do
+    sleep 0.05
+  done
 }
 healthy () {     # $1: instance
   until curl -sf -o /dev/null "http://127.0.0.1:$((base + $1))/health"; do sleep 0.1; done
 }
-i=0
-while [ "$i" -lt "$N" ]; do start_one "$i" 1; i=$((i + 1)); done
-i=0
-while [ "$i" -lt "$N" ]; do healthy "$i"; i=$((i + 1)); done
-
-t0=$(now)
-first=0
-while [ "$first" -lt "$N" ]; do
-  last=$((first + B - 1)); [ "$last" -lt "$N" ] || last=$((N - 1))
-  i=$first
-  while [ "$i" -le "$last" ]; do kill "$(cat "$tmp/pid.$i")"; i=$((i + 1)); done
-  i=$first
-  while [ "$i" -le "$last" ]; do
-    p=$(cat "$tmp/pid.$i"); while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
-    start_one "$i" 2; i=$((i + 1))
+replace () {     # $1: instance: stop the old process, start version 2, wait for its health
+  p=$(cat "$tmp/pid.$1"); kill "$p"; gone "$p"; start_one "$1" 2; healthy "$1"
+}
+start_all () {   # version 1 everywhere, healthy
+  rm -f "$tmp"/out.*
+  i=0
+  while [ "$i" -lt "$N" ]; do start_one "$i" 1; i=$((i + 1)); done
+  i=0
+  while [ "$i" -lt "$N" ]; do healthy "$i"; i=$((i + 1)); done
+}
+stop_all () {
+  i=0
+  while [ "$i" -lt "$N" ]; do kill "$(cat "$tmp/pid.$i")" 2>/dev/null || true; i=$((i + 1)); done
+  i=0
+  while [ "$i" -lt "$N" ]; do gone "$(cat "$tmp/pid.$i")"; i=$((i + 1)); done
+}
+run_script () {  # $1: parallel or serial; sets script_wall and script_limit
+  start_all
+  t0=$(now)
+  first=0
+  while [ "$first" -lt "$N" ]; do
+    last=$((first + B - 1)); [ "$last" -lt "$N" ] || last=$((N - 1))
+    i=$first
+    jobs=
+    while [ "$i" -le "$last" ]; do
+      if [ "$1" = parallel ]; then replace "$i" & jobs="$jobs $!"; else replace "$i"; fi
+      i=$((i + 1))
+    done
+    # shellcheck disable=SC2086
+    [ -z "$jobs" ] || wait $jobs
+    first=$((last + 1))
   done
-  i=$first
-  while [ "$i" -le "$last" ]; do healthy "$i"; i=$((i + 1)); done
-  first=$((last + 1))
-done
-t1=$(now)
-script_wall=$(calc "$t1 - $t0")
-i=0
-while [ "$i" -lt "$N" ]; do pids="$pids $(cat "$tmp/pid.$i")"; i=$((i + 1)); done
+  t1=$(now)
+  script_wall=$(calc "$t1 - $t0")
+  script_limit=$(cat "$tmp"/out.* | limit)
+  stop_all
+}
 
-ratio=$(calc "$stagger_wall / $script_wall")
+run_script parallel
+par_wall=$script_wall
+par_limit=$script_limit
+if [ -n "$SERIAL" ]; then
+  run_script serial
+  ser_wall=$script_wall
+  ser_limit=$script_limit
+fi
+
+ratio=$(calc "$stagger_wall / $par_wall")
+stagger_phys=$(calc "$stagger_wall / $stagger_limit")
+par_phys=$(calc "$par_wall / $par_limit")
 verdict=$(calc "$ratio <= 1.10")
 [ "$verdict" -eq 1 ] && verdict=met || verdict=missed
-printf '%-40s %10s\n' "rollout of $N instances, batches of $B" "seconds"
-printf '%-40s %10.2f\n' "stagger (update start --wait)" "$stagger_wall"
-printf '%-40s %10.2f\n' "shell script baseline" "$script_wall"
-printf '%-40s %10.3f   (target: at most 1.10, %s)\n' "ratio stagger / script" "$ratio" "$verdict"
-printf '%-40s %10.2f\n' "staggerd CPU during the rollout" "$stagger_cpu"
+printf '%-44s %10s %10s %10s\n' "rollout of $N instances, batches of $B" "seconds" "limit s" "x limit"
+printf '%-44s %10.2f %10.2f %10.2f\n' "stagger (update start --wait)" "$stagger_wall" \
+  "$stagger_limit" "$stagger_phys"
+printf '%-44s %10.2f %10.2f %10.2f\n' "script, a batch's instances in parallel" "$par_wall" \
+  "$par_limit" "$par_phys"
+if [ -n "$SERIAL" ]; then
+  printf '%-44s %10.2f %10.2f %10.2f\n' "script, one instance after another" "$ser_wall" \
+    "$ser_limit" "$(calc "$ser_wall / $ser_limit")"
+fi
+printf '%-44s %10.3f   (target: at most 1.10, %s)\n' "ratio stagger / parallel script" "$ratio" \
+  "$verdict"
+printf '%-44s %10.2f\n' "staggerd CPU during the rollout" "$stagger_cpu"
 if [ -n "$JSON" ]; then
-  printf '{"instances": %d, "batch": %d, "stagger_wall_s": %.3f, "script_wall_s": %.3f, "ratio": %.3f, "stagger_cpu_s": %.3f}\n' \
-    "$N" "$B" "$stagger_wall" "$script_wall" "$ratio" "$stagger_cpu" > "$JSON"
+  printf '{"instances": %d, "batch": %d, "stagger_wall_s": %.3f, "stagger_limit_s": %.3f, "stagger_x_limit": %.3f, "script_wall_s": %.3f, "script_limit_s": %.3f, "script_x_limit": %.3f, "ratio": %.3f, "stagger_cpu_s": %.3f%s}\n' \
+    "$N" "$B" "$stagger_wall" "$stagger_limit" "$stagger_phys" "$par_wall" "$par_limit" \
+    "$par_phys" "$ratio" "$stagger_cpu" \
+    "${SERIAL:+, \"serial_script_wall_s\": ${ser_wall:-0}}" > "$JSON"
 fi

@@ -2,11 +2,16 @@
  * Stagger's demo and tests.
  *
  * Serves "/" (a line naming its version and instance), "/health" ("ok", or
- * 500 with --unhealthy), and "/version". Takes its listening socket from the
+ * 500 with --unhealthy), "/version", and "/ledgers" (as a BookKeeper
+ * bookie would say how many ledgers are under-replicated: with
+ * --rereplicate-secs, some for that long after it starts, then none; the
+ * Pravega example's instance gates ask it). Takes its listening socket from the
  * systemd protocol (LISTEN_FDS, LISTEN_PID) when given one, so a hot upgrade
  * can hand the socket from one version to the next; otherwise binds
  * 127.0.0.1:--port. On SIGTERM it stops accepting, finishes the request at
- * hand and exits 0. One connection at a time; plain POSIX.
+ * hand and exits 0. Its first passing health check prints a "ready:" line
+ * with its start time and that check's time. One connection at a time;
+ * plain POSIX.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -34,19 +39,21 @@ on_term (int sig)
 static void
 usage (FILE *to)
 {
-  fprintf (to,
-           "Usage: stagger-example-server [--port PORT] [--unhealthy] [--crash-after SECS]\n"
-           "                              [--start-delay SECS] [--version]\n"
-           "\n"
-           "A tiny HTTP service to try Stagger with. It answers / with its version and\n"
-           "instance (STAGGER_VERSION, STAGGER_INSTANCE), /health with \"ok\", and takes its\n"
-           "socket from LISTEN_FDS when Stagger hands one over (hot upgrade).\n"
-           "\n"
-           "  --port PORT         listen on 127.0.0.1:PORT (default: $PORT, else 8080)\n"
-           "  --unhealthy         answer /health with 500 \"failing\" (to see a rollback)\n"
-           "  --crash-after SECS  exit with status 1 after SECS seconds\n"
-           "  --start-delay SECS  wait SECS seconds before listening\n"
-           "  --help              show this help\n");
+  fprintf (to, "Usage: stagger-example-server [--port PORT] [--unhealthy] [--crash-after SECS]\n"
+               "                              [--start-delay SECS] [--rereplicate-secs SECS]\n"
+               "\n"
+               "A tiny HTTP service to try Stagger with. It answers / with its version and\n"
+               "instance (STAGGER_VERSION, STAGGER_INSTANCE), /health with \"ok\", and takes its\n"
+               "socket from LISTEN_FDS when Stagger hands one over (hot upgrade).\n"
+               "\n"
+               "  --port PORT         listen on 127.0.0.1:PORT (default: $PORT, else 8080)\n"
+               "  --unhealthy         answer /health with 500 \"failing\" (to see a rollback)\n"
+               "  --crash-after SECS  exit with status 1 after SECS seconds\n"
+               "  --start-delay SECS  wait SECS seconds before listening\n"
+               "  --rereplicate-secs SECS\n"
+               "                      /ledgers says ledgers are under-replicated for SECS\n"
+               "                      seconds after the start, as a restarted bookie would\n"
+               "  --help              show this help\n");
 }
 
 #define MAX_SOCKETS 8
@@ -90,15 +97,55 @@ bind_port (int port)
 }
 
 static void
-answer (int fd, int code, const char *body)
+answer_typed (int fd, int code, const char *type, const char *body)
 {
   char head[256];
   int n = snprintf (head, sizeof head,
-                    "HTTP/1.0 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
-                    "Connection: close\r\n\r\n", code, code == 200 ? "OK" : code == 404 ? "Not Found" : "Error",
-                    strlen (body));
+                    "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                    "Connection: close\r\n\r\n",
+                    code,
+                    code == 200   ? "OK"
+                    : code == 404 ? "Not Found"
+                                  : "Error",
+                    type, strlen (body));
   if (write (fd, head, (size_t) n) < 0 || write (fd, body, strlen (body)) < 0)
     return;
+}
+
+/* When the process started, and whether it has passed a health check
+ * yet: the first passing one prints a "ready:" line with both times
+ * (seconds since the epoch), from which bench/rollout.sh measures how
+ * fast a rollout could possibly go. */
+static double started_at;
+static int passed_once;
+
+static double
+wall_now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static void
+answer (int fd, int code, const char *body)
+{
+  answer_typed (fd, code, "text/plain", body);
+}
+
+static struct timespec started;
+static double rereplicate_secs;
+
+/* Ledgers still re-replicating: one for each second of --rereplicate-secs
+ * left since the start. */
+static int
+underreplicated (void)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  double up = (double) (now.tv_sec - started.tv_sec) + (now.tv_nsec - started.tv_nsec) / 1e9;
+  double left = rereplicate_secs - up;
+  return left > 0 ? (int) left + 1 : 0;
 }
 
 static void
@@ -124,7 +171,21 @@ serve (int conn, int unhealthy, const char *version, const char *instance)
   sscanf (buf, "%*s %511s", path);
   char body[512];
   if (strcmp (path, "/health") == 0)
-    answer (conn, unhealthy ? 500 : 200, unhealthy ? "failing\n" : "ok\n");
+    {
+      answer (conn, unhealthy ? 500 : 200, unhealthy ? "failing\n" : "ok\n");
+      if (!unhealthy && !passed_once)
+        {
+          passed_once = 1;
+          printf ("ready: version %s instance %s started %.6f healthy %.6f\n", version, instance,
+                  started_at, wall_now ());
+          fflush (stdout);
+        }
+    }
+  else if (strcmp (path, "/ledgers") == 0)
+    {
+      snprintf (body, sizeof body, "{\"underreplicated\": %d}\n", underreplicated ());
+      answer_typed (conn, 200, "application/json", body);
+    }
   else if (strcmp (path, "/version") == 0)
     {
       snprintf (body, sizeof body, "%s\n", version);
@@ -143,6 +204,7 @@ serve (int conn, int unhealthy, const char *version, const char *instance)
 int
 main (int argc, char **argv)
 {
+  started_at = wall_now ();
   int port = getenv ("PORT") ? atoi (getenv ("PORT")) : 8080;
   int unhealthy = 0;
   double crash_after = -1, start_delay = 0;
@@ -159,6 +221,8 @@ main (int argc, char **argv)
         crash_after = atof (argv[++i]);
       else if (strcmp (argv[i], "--start-delay") == 0 && i + 1 < argc)
         start_delay = atof (argv[++i]);
+      else if (strcmp (argv[i], "--rereplicate-secs") == 0 && i + 1 < argc)
+        rereplicate_secs = atof (argv[++i]);
       else if (strcmp (argv[i], "--help") == 0)
         {
           usage (stdout);
@@ -206,7 +270,6 @@ main (int argc, char **argv)
   printf ("version %s, instance %s: serving on a socket %s (port %d)\n", version, instance, how, port);
   fflush (stdout);
 
-  struct timespec started;
   clock_gettime (CLOCK_MONOTONIC, &started);
   while (!stopping)
     {

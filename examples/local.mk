@@ -18,4 +18,4 @@ EXTRA_DIST += examples/pravega/bookkeeper.json examples/pravega/bookkeeper-v2.js
 	examples/pravega/plan.json examples/pravega/plan-broken.json
 # Aurora's hello_world tutorial, as the aurora client sends it (AuroraExecutor).
 EXTRA_DIST += examples/aurora/README.md examples/aurora/hello_world.json \
-	examples/aurora/hello_world.py
+	examples/aurora/hello_world.py examples/aurora/hello_world_job.json

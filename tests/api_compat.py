@@ -126,7 +126,14 @@ def plans(r, t, c, label, prefix):
                                                          instanceCount=2, settings=settings))
 
     plan = t.RolloutPlan(name=prefix + "plan", rollbackOnFailure=True,
-                         stages=[stage("a", [], False), stage("b", ["a"], True)])
+                         stages=[stage("a", [], False), stage("b", ["a"], True)],
+                         variables={"release": "61"})
+    dry = c.getRolloutPlanDiff(plan)
+    r.check("%s: getRolloutPlanDiff" % label,
+            dry.responseCode == ok and
+            [(s.name, s.changes, s.currentVersion)
+             for s in dry.result.getRolloutPlanDiffResult.stages] == [("a", True, 1), ("b", True, 1)],
+            dry)
     started = c.startRolloutPlan(plan, "compat " + label)
     r.check("%s: startRolloutPlan" % label, started.responseCode == ok, started.details)
     pid = started.result.startRolloutPlanResult.id
@@ -153,6 +160,12 @@ def plans(r, t, c, label, prefix):
     r.check("%s: approveRolloutStage" % label, approved.responseCode == ok, approved.details)
     d = wait(t.RolloutStatus.DONE)
     r.check("%s: DONE" % label, d.summary.status == t.RolloutStatus.DONE, d.summary)
+    r.check("%s: conditions, readiness, variables" % label,
+            [(x.type, x.status, x.reason) for x in d.conditions] ==
+            [("Progressing", "False", "Done"), ("Complete", "True", "Done"),
+             ("Failed", "False", "Done")] and
+            d.stages[0].readyInstances == d.stages[0].desiredInstances == 2 and
+            d.stages[0].targetVersion == 2 and d.plan.variables == {"release": "61"}, d)
     r.check("%s: approved by" % label, d.stages[1].approvedBy is not None, d.stages[1])
     r.check("%s: gate results" % label,
             any(g.passed and g.gate == "a healthy" for g in d.gateResults), d.gateResults)

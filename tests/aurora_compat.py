@@ -14,14 +14,18 @@ back, a second start answered with the first's summary), updates and
 addInstances refused for quota, killTasks of every instance then createJob
 again, role summaries, pending reasons' query rules, cron refused, and each
 field Stagger does not support refused by name. Then: who may call the
-admin calls, a PENDING instance's reason, a tiers file, and quotas and
-snapshots on PostgreSQL.
+admin calls; the operators' AuroraAdmin calls (backups, a recovery staged,
+read, changed and unloaded, reconciliation, pruneTasks) and the host
+maintenance calls on the local host through every transport as an admin,
+refused to a user of one role; a PENDING instance's
+reason, a tiers file, and quotas, snapshots and backups on PostgreSQL.
 """
 import hashlib
 import hmac
 import os
 import secrets
 import shutil
+import socket
 import sqlite3
 import sys
 import tempfile
@@ -336,6 +340,11 @@ def unsupported(r, t, c, label, key):
         ("partitionPolicy.delaySecs", changed(partitionPolicy=t.PartitionPolicy(reschedule=True,
                                                                                delaySecs=60))),
         ("tier: Invalid tier 'gold'", changed(tier="gold")),
+        ("slaPolicy: Tier 'preemptible' does not support SlaPolicy.",
+         changed(slaPolicy=t.SlaPolicy(countSlaPolicy=t.CountSlaPolicy(count=1, durationSecs=60)))),
+        ("slaPolicy: Job with fewer than 20 instances cannot have Percentage/Count SlaPolicy.",
+         changed(tier="preferred", production=True,
+                 slaPolicy=t.SlaPolicy(countSlaPolicy=t.CountSlaPolicy(count=1, durationSecs=60)))),
     ]
     for name, task in cases:
         resp = c.createJob(aurora_job(t, task, 1))
@@ -344,7 +353,9 @@ def unsupported(r, t, c, label, key):
                 resp)
     fine = changed(partitionPolicy=t.PartitionPolicy(reschedule=True, delaySecs=0),
                    container=t.Container(mesos=t.MesosContainer(volumes=[])),
-                   slaPolicy=t.SlaPolicy(countSlaPolicy=t.CountSlaPolicy(count=1, durationSecs=60)))
+                   tier="preferred", production=True,
+                   slaPolicy=t.SlaPolicy(coordinatorSlaPolicy=t.CoordinatorSlaPolicy(
+                       coordinatorUrl="http://127.0.0.1:9/sla", statusKey="drain")))
     fine.job = key
     diff = c.getJobUpdateDiff(t.JobUpdateRequest(taskConfig=fine, instanceCount=1,
                                                  settings=t.JobUpdateSettings(updateGroupSize=1)))
@@ -432,6 +443,154 @@ def admin_calls(r, t, mod):
         r.check("staggerd exits cleanly (admin)", d.stop() == 0)
 
 
+# ---- the operators' calls through every transport ---------------------------------------
+
+
+def operator_story(r, t, c, label, auth_failed_client):
+    """Backups, a recovery staged and unloaded, reconciliation and
+    pruneTasks, by an admin through @c; a user of one role is refused."""
+    ok, invalid = t.ResponseCode.OK, t.ResponseCode.INVALID_REQUEST
+    if auth_failed_client is not None:
+        for name, call in [("performBackup", lambda x: x.performBackup()),
+                           ("listBackups", lambda x: x.listBackups()),
+                           ("stageRecovery", lambda x: x.stageRecovery("scheduler-backup-1")),
+                           ("unloadRecovery", lambda x: x.unloadRecovery()),
+                           ("triggerImplicitTaskReconciliation",
+                            lambda x: x.triggerImplicitTaskReconciliation()),
+                           ("pruneTasks", lambda x: x.pruneTasks(t.TaskQuery()))]:
+            resp = call(auth_failed_client)
+            r.check("%s: %s by a user of one role is AUTH_FAILED" % (label, name),
+                    resp.responseCode == t.ResponseCode.AUTH_FAILED
+                    and "every role" in message(resp), resp)
+    backup = c.performBackup()
+    r.check("%s: performBackup" % label, backup.responseCode == ok
+            and message(backup).startswith("backup scheduler-backup-"), backup)
+    backup_id = message(backup).split(" ")[1]
+    listed = c.listBackups()
+    r.check("%s: listBackups names it" % label, listed.responseCode == ok
+            and backup_id in listed.result.listBackupsResult.backups, listed)
+    nothing = c.queryRecovery(t.TaskQuery())
+    r.check("%s: queryRecovery with nothing staged" % label, nothing.responseCode == invalid
+            and "no backup is staged" in message(nothing), nothing)
+    bad = c.stageRecovery("../stagger.db")
+    r.check("%s: stageRecovery of a path is refused" % label, bad.responseCode == invalid, bad)
+    staged = c.stageRecovery(backup_id)
+    r.check("%s: stageRecovery" % label, staged.responseCode == ok, staged)
+    again = c.stageRecovery(backup_id)
+    r.check("%s: one backup staged at a time" % label, again.responseCode == invalid
+            and "staged already" in message(again), again)
+    tasks = c.queryRecovery(t.TaskQuery(role="ops"))
+    r.check("%s: queryRecovery reads the staged backup" % label, tasks.responseCode == ok
+            and sorted(x.assignedTask.instanceId for x in tasks.result.queryRecoveryResult.tasks)
+            == [0, 1], tasks)
+    deleted = c.deleteRecoveryTasks(t.TaskQuery(role="ops", instanceIds={1}))
+    r.check("%s: deleteRecoveryTasks" % label, deleted.responseCode == ok
+            and "deleted 1 task" in message(deleted), deleted)
+    left = c.queryRecovery(t.TaskQuery(role="ops"))
+    r.check("%s: the deleted task is gone from the staged backup" % label,
+            [x.assignedTask.instanceId for x in left.result.queryRecoveryResult.tasks] == [0], left)
+    r.check("%s: unloadRecovery" % label, c.unloadRecovery().responseCode == ok)
+    r.check("%s: the live store keeps both tasks" % label,
+            len(c.getTasksStatus(t.TaskQuery(role="ops")).result.scheduleStatusResult.tasks) == 2)
+    explicit = c.triggerExplicitTaskReconciliation(t.ExplicitReconciliationSettings(batchSize=10))
+    r.check("%s: triggerExplicitTaskReconciliation" % label, explicit.responseCode == ok
+            and "nothing to compare" in message(explicit), explicit)
+    zero = c.triggerExplicitTaskReconciliation(t.ExplicitReconciliationSettings(batchSize=0))
+    r.check("%s: a batch size of 0 is refused" % label, zero.responseCode == invalid
+            and message(zero) == "Batch size must be greater than zero.", zero)
+    r.check("%s: triggerImplicitTaskReconciliation" % label,
+            c.triggerImplicitTaskReconciliation().responseCode == ok)
+    running = c.pruneTasks(t.TaskQuery(statuses={t.ScheduleStatus.RUNNING}))
+    r.check("%s: pruneTasks of RUNNING tasks is refused" % label, running.responseCode == invalid
+            and message(running) == "Tasks in non-terminal state cannot be pruned.", running)
+    pruned = c.pruneTasks(t.TaskQuery(role="ops"))
+    r.check("%s: pruneTasks leaves running tasks" % label, pruned.responseCode == ok
+            and "pruned 0 ended tasks" in message(pruned), pruned)
+
+
+def operator_calls(r, t, mod):
+    admin_token, www_token = secrets.token_hex(16), secrets.token_hex(16)
+    config = ("[staggerd]\ntcp_trusted = true\n[users]\nroot = %s *\nalice = %s aurora\n"
+              % (token_digest(admin_token), token_digest(www_token)))
+    d = stgtest.Daemon("--runtime=simulated", config=config)
+    clients = Clients(mod, d, {"Authorization": "Bearer " + admin_token})
+    try:
+        alice = Clients(mod, d, {"Authorization": "Bearer " + www_token}).http_json()
+        key = t.JobKey(role="ops", environment="prod", name="web")
+        created = clients.tcp().createJob(aurora_job(t, aurora_task(t, key, "sleep 300"), 2))
+        r.check("operators: a job to back up", created.responseCode == t.ResponseCode.OK, created)
+        for label, c in clients.all():
+            operator_story(r, t, c, "operators, " + label, alice if label == "HTTP JSON" else None)
+    finally:
+        clients.close()
+        r.check("staggerd exits cleanly (operators)", d.stop() == 0)
+
+
+def maintenance_story(r, t, c, label, key, host):
+    """Aurora's maintenance calls on the local host: SCHEDULED, a drain that
+    stops its instances, DRAINED, then NONE and the instances back."""
+    m = t.MaintenanceMode
+    hosts = t.Hosts(hostNames={host, "no-such-host"})
+
+    def modes(resp, result):
+        return {s.host: s.mode for s in getattr(resp.result, result).statuses}
+
+    started = c.startMaintenance(hosts)
+    r.check("%s: startMaintenance, unknown hosts left out" % label,
+            started.responseCode == t.ResponseCode.OK
+            and modes(started, "startMaintenanceResult") == {host: m.SCHEDULED}, started)
+    status = c.maintenanceStatus(hosts)
+    r.check("%s: maintenanceStatus" % label,
+            modes(status, "maintenanceStatusResult") == {host: m.SCHEDULED}, status)
+    drained = c.slaDrainHosts(t.Hosts(hostNames={host}), t.SlaPolicy(), 600) \
+        if label.endswith("TCP") else c.drainHosts(t.Hosts(hostNames={host}))
+    r.check("%s: a drain" % label, drained.responseCode == t.ResponseCode.OK
+            and modes(drained, "drainHostsResult") == {host: m.DRAINING}, drained)
+    r.check("%s: the host is DRAINED once its instances have stopped" % label,
+            wait_until("drained", lambda: modes(c.maintenanceStatus(hosts),
+                                                "maintenanceStatusResult") == {host: m.DRAINED}))
+    r.check("%s: its instances wait, PENDING" % label,
+            statuses(t, c, key) == [t.ScheduleStatus.PENDING] * 2, statuses(t, c, key))
+    ended = c.endMaintenance(hosts)
+    r.check("%s: endMaintenance" % label, ended.responseCode == t.ResponseCode.OK
+            and modes(ended, "endMaintenanceResult") == {host: m.NONE}, ended)
+    r.check("%s: the instances run again" % label, running(t, c, key, 2))
+
+
+def maintenance_calls(r, t, mod):
+    admin_token, www_token = secrets.token_hex(16), secrets.token_hex(16)
+    config = ("[staggerd]\ntcp_trusted = true\n[maintenance]\npolling_interval_secs = 1\n"
+              "[users]\nroot = %s *\nalice = %s aurora\n"
+              % (token_digest(admin_token), token_digest(www_token)))
+    d = stgtest.Daemon("--port-range=" + PORTS, config=config)
+    clients = Clients(mod, d, {"Authorization": "Bearer " + admin_token})
+    host = socket.gethostname()
+    try:
+        alice = Clients(mod, d, {"Authorization": "Bearer " + www_token}).http_json()
+        for name, call in [("startMaintenance", lambda: alice.startMaintenance(t.Hosts({host}))),
+                           ("drainHosts", lambda: alice.drainHosts(t.Hosts({host}))),
+                           ("slaDrainHosts",
+                            lambda: alice.slaDrainHosts(t.Hosts({host}), t.SlaPolicy(), 1)),
+                           ("maintenanceStatus", lambda: alice.maintenanceStatus(t.Hosts({host}))),
+                           ("endMaintenance", lambda: alice.endMaintenance(t.Hosts({host})))]:
+            resp = call()
+            r.check("maintenance: %s by a user of one role is AUTH_FAILED" % name,
+                    resp.responseCode == t.ResponseCode.AUTH_FAILED, resp)
+        key = t.JobKey(role="ops", environment="prod", name="held")
+        created = clients.tcp().createJob(aurora_job(t, aurora_task(t, key, "sleep 300", ports=()),
+                                                     2))
+        r.check("maintenance: a job on the local host", created.responseCode == t.ResponseCode.OK,
+                created)
+        r.check("maintenance: it runs", running(t, clients.tcp(), key, 2))
+        for label, c in clients.all():
+            maintenance_story(r, t, c, "maintenance, " + label, key, host)
+        clients.tcp().killTasks(key, None, "done")
+    finally:
+        clients.close()
+        r.check("staggerd exits cleanly (maintenance)", d.stop() == 0)
+        d.kill_instances()
+
+
 # ---- a PENDING instance, and a tiers file -------------------------------------------------
 
 
@@ -501,6 +660,17 @@ def postgresql(r, t, mod):
         r.check("PostgreSQL: snapshot says the database's own backups apply",
                 snap.responseCode == t.ResponseCode.OK and "PostgreSQL's own means" in message(snap),
                 snap)
+        for name, call in [("performBackup", lambda: c.performBackup()),
+                           ("listBackups", lambda: c.listBackups()),
+                           ("stageRecovery", lambda: c.stageRecovery("scheduler-backup-1")),
+                           ("queryRecovery", lambda: c.queryRecovery(t.TaskQuery())),
+                           ("deleteRecoveryTasks", lambda: c.deleteRecoveryTasks(t.TaskQuery())),
+                           ("commitRecovery", lambda: c.commitRecovery()),
+                           ("unloadRecovery", lambda: c.unloadRecovery())]:
+            resp = call()
+            r.check("PostgreSQL: %s says the database's own backups apply" % name,
+                    resp.responseCode == t.ResponseCode.INVALID_REQUEST
+                    and "the store is PostgreSQL: its own backups apply" in message(resp), resp)
     finally:
         if d is not None:
             r.check("staggerd exits cleanly (PostgreSQL)", d.stop() == 0)
@@ -513,6 +683,8 @@ def main():
     try:
         r.run("stories", stories, r, t, mod)
         r.run("admin", admin_calls, r, t, mod)
+        r.run("operators", operator_calls, r, t, mod)
+        r.run("maintenance", maintenance_calls, r, t, mod)
         r.run("pending", pending_and_tiers, r, t, mod)
         r.run("postgresql", postgresql, r, t, mod)
     finally:

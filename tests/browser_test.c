@@ -153,6 +153,16 @@ START_TEST (rollout_is_followed_live_to_the_end)
 }
 END_TEST
 
+/* The strings of @list joined with spaces. */
+static gchar *
+joined (JsonArray *list)
+{
+  g_autoptr (GString) s = g_string_new (NULL);
+  for (guint i = 0; list != NULL && i < json_array_get_length (list); i++)
+    g_string_append_printf (s, "%s%s", i ? " " : "", json_array_get_string_element (list, i));
+  return g_strdup (s->str);
+}
+
 START_TEST (failing_update_shows_the_rollback)
 {
   StgTestDaemon *d = dfx_start (PORT_RANGE, NULL);
@@ -186,6 +196,10 @@ START_TEST (failing_update_shows_the_rollback)
                  "instance panel: %s", panel);
   ck_assert_msg (strstr (panel, "version 1, instance 0: serving") != NULL, "no output line in: %s",
                  panel);
+  /* Its conditions: it failed, and rolled back. */
+  g_autofree gchar *conditions = joined (json_object_get_array_member (o, "conditions"));
+  ck_assert_str_eq (conditions, "Progressing=False/RolledBack Complete=False/RolledBack "
+                                "Failed=True/FailureThresholdReached");
   const gchar *link = json_object_get_string_member (o, "log_link");
   ck_assert_msg (g_str_has_prefix (link, "/ui/api/instance/log?"), "log link: %s", link);
   g_autofree gchar *log = NULL;
@@ -280,6 +294,25 @@ START_TEST (plan_page_approves_and_rolls_back)
   ck_assert_msg (strstr (db_text, "every instance of www/prod/pdb healthy") != NULL &&
                      strstr (db_text, "passed (attempt 1") != NULL,
                  "db: %s", db_text);
+  /* The conditions the page showed: complete when DONE, then rolled
+   * back by hand, which is no failure; each stage back where it was,
+   * every instance ready. */
+  JsonObject *cseen = json_object_get_object_member (o, "conditions_seen");
+  g_autofree gchar *at_done = joined (json_object_get_array_member (cseen, "DONE"));
+  ck_assert_str_eq (at_done, "Progressing=False/Done Complete=True/Done Failed=False/Done");
+  g_autofree gchar *at_end = joined (json_object_get_array_member (o, "conditions"));
+  ck_assert_str_eq (at_end, "Progressing=False/RolledBack Complete=False/RolledBack "
+                            "Failed=False/RolledBack");
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    {
+      JsonObject *s = stage_seen (o, i == 0 ? "db" : "web");
+      g_autofree gchar *sc = joined (json_object_get_array_member (s, "conditions"));
+      ck_assert_str_eq (sc, "Progressing=False/RolledBack Complete=False/RolledBack "
+                            "Failed=False/RolledBack");
+      ck_assert_str_eq (json_object_get_string_member (s, "ready"), "2/2");
+      ck_assert_msg (strstr (json_object_get_string_member (s, "text"), "went back to v1"), "%s",
+                     json_object_get_string_member (s, "text"));
+    }
   /* The Plans page lists the plan, rolled back, no stage done. */
   const gchar *row = json_object_get_string_member (o, "list");
   ck_assert_msg (g_str_has_prefix (row, "browser") && strstr (row, "rolled back") &&

@@ -2,7 +2,9 @@
 instances (stagger-example-server): every command's happy path, its
 errors and exit codes, update start --wait to ROLLED_FORWARD and
 ROLLED_BACK, pause/resume/abort, a coordinated update kept going by
-update pulse --every, credentials, and quotas and tiers.
+update pulse --every, plan files (variables, instance gates, a dry run),
+credentials, quotas and tiers, a job file's SLA policy with an SLA-aware
+update, and the admin commands.
 """
 import json
 import os
@@ -209,6 +211,52 @@ def errors(r, cli, tmp, port):
     r.check("stagger --help lists the commands", code == 0 and "update wait" in out and "job create" in out, out)
 
 
+def plan_files(r, cli, tmp):
+    """Plan variables and instance gates as the CLI reads them, and a dry run
+    of a plan whose job does not exist yet."""
+    job = job_file(tmp, "vx", "{{greeting}}", update={"instance_gates": {"after": [
+        {"name": "up", "http": "http://127.0.0.1:{{ports[http]}}/health", "wait_secs": 30}]}})
+    plan = os.path.join(tmp, "vars.json")
+
+    def write(variables):
+        with open(plan, "w") as f:
+            json.dump({"name": "vars", "variables": variables,
+                       "stages": [{"name": "vx", "job": job}]}, f)
+
+    write({"greeting": None})
+    code, _, err = cli("plan", "diff", plan)
+    r.check("a variable without a value is a config error (3) naming it",
+            code == 3 and "variable greeting has no value" in err, err)
+    code, _, err = cli("plan", "diff", plan, "--set", "greeting")
+    r.check("--set without = is a usage error (2)", code == 2 and "NAME=VALUE" in err, err)
+    code, _, err = cli("plan", "diff", plan, "--set", "greting=hi")
+    r.check("--set of a variable the plan does not declare (3)",
+            code == 3 and "declares no variable greting" in err, err)
+    code, out, err = cli("--json", "plan", "diff", plan, "--set", 'greeting=say "hi"')
+    stages = json.loads(out)["stages"] if code == 0 else []
+    r.check("a value with quotes fills in; a new job would change",
+            code == 0 and len(stages) == 1 and stages[0]["changes"] and
+            stages[0]["currentVersion"] == 0, out + err)
+    write({"greeting": "hello"})
+    with open(job) as f:
+        text = f.read()
+    with open(job, "w") as f:
+        f.write(text.replace("{{greeting}}", "{{greting}}"))
+    code, _, err = cli("plan", "diff", plan)
+    r.check("a {{name}} that is no variable (3) is named",
+            code == 3 and "{{greting}} is not a variable of the plan" in err, err)
+    both = job_file(tmp, "vy", "x", update={"instance_gates": {"before": [
+        {"name": "b", "shell": "true", "retries": 2, "wait_secs": 5}]}})
+    code, _, err = cli("job", "inspect", both)
+    r.check("retries and wait_secs together (3)", code == 3 and "not both" in err, err)
+    code, out, err = cli("job", "inspect", job_file(tmp, "vz", "x", update={"instance_gates": {
+        "before": [{"name": "b", "shell": "test -f /ok", "wait_secs": 5}]}}))
+    gates = json.loads(out)["settings"].get("instanceGatesBefore", []) if code == 0 else []
+    r.check("instance gates go to instanceGatesBefore",
+            len(gates) == 1 and gates[0]["waitSecs"] == 5 and gates[0]["command"] == "test -f /ok",
+            out + err)
+
+
 def credentials(r, tmp):
     h = subprocess.run([stgtest.program("staggerd"), "--hash-password"], input="s3cret\n",
                        capture_output=True, text=True, check=True).stdout.strip()
@@ -334,6 +382,35 @@ def clusters_file(r, tmp, url):
             code == 2 and "local, prod" in err and path in err, (code, err))
     code, out, err = one("job", "list", "local", url=False)
     r.check("... and naming one works", code == 0 and "local/www/prod/small" in out, (code, out, err))
+
+
+def update_controls(r, tmp):
+    """The job file's update controls for large jobs: max_surge, max_batch_size,
+    the failure allowances as counts or percents, update_deadline_secs, and
+    clear errors for bad values."""
+    cli = Cli(0)
+    path = job_file(tmp, "ctl", "c", update={
+        "max_surge": "25%", "max_batch_size": 8, "max_total_failures": "10%",
+        "max_per_shard_failures": 2, "update_deadline_secs": 600, "min_in_service": 3})
+    code, out, err = cli("job", "inspect", path, url=False)
+    s = json.loads(out)["settings"] if code == 0 else {}
+    r.check("job inspect sends the update controls",
+            s.get("maxSurgePercent") == 25 and s.get("maxBatchSize") == 8
+            and s.get("maxFailedInstancesPercent") == 10 and s.get("maxPerInstanceFailures") == 2
+            and s.get("updateDeadlineMs") == 600000 and "maxSurge" not in s, out + err)
+    path = job_file(tmp, "ctl", "d", update={"max_surge": 2, "max_per_shard_failures": "1.5%"})
+    code, out, err = cli("job", "inspect", path, url=False)
+    s = json.loads(out)["settings"] if code == 0 else {}
+    r.check("max_surge as a count, max_per_shard_failures as a percent",
+            s.get("maxSurge") == 2 and s.get("maxPerInstanceFailuresPercent") == 1.5, out + err)
+    for bad, what in (({"max_surge": "150%"}, "update_config.max_surge"),
+                      ({"max_total_failures": "ten"}, "update_config.max_total_failures"),
+                      ({"max_batch_size": 0}, "update_config.max_batch_size"),
+                      ({"update_deadline_secs": -1}, "update_config.update_deadline_secs"),
+                      ({"max_surges": 1}, "max_surge")):
+        path = job_file(tmp, "ctl", "bad" + str(bad), update=bad)
+        code, _, err = cli("job", "inspect", path, url=False)
+        r.check("a bad %s is refused by name" % list(bad)[0], code != 0 and what in err, err)
 
 
 def task_ids(cli, key):
@@ -567,6 +644,76 @@ def quotas_and_tiers(r, tmp):
         r.check("staggerd exits cleanly (quotas)", d.stop() == 0)
 
 
+def sla_and_admin(r, tmp):
+    """A job file's sla_policy and update_config.sla_aware, and stagger
+    admin backup|backups|restore --dry-run|reconcile|prune."""
+    d = stgtest.Daemon("--runtime=simulated",
+                       config="[sla]\nmin_required_instances = 2\nretry_min_secs = 1\n"
+                              "retry_max_secs = 1\n")
+    try:
+        cli = Cli(d.http_port)
+        code, _, err = cli("quota", "set", "local/www", "10", "1GB", "1GB")
+        r.check("quota for the production job", code == 0, err)
+        path = job_file(tmp, "sla", "hi", count=3, update={"sla_aware": True})
+        with open(path) as f:
+            conf = json.load(f)
+        conf["tier"] = "preferred"
+        conf["sla_policy"] = {"count": 3, "duration_secs": 1}
+        with open(path, "w") as f:
+            json.dump(conf, f)
+        code, _, err = cli("job", "create", "local/www/prod/sla", path)
+        r.check("an SLA that lets no instance go: exit 1, Aurora's message",
+                code == 1 and "Current CountSlaPolicy: count=3 will not allow any instances to be "
+                "killed. Must be less than instanceCount=3." in err, (code, err))
+        conf["sla_policy"] = {"count": 2, "coordinator_url": "http://x/"}
+        with open(path, "w") as f:
+            json.dump(conf, f)
+        code, _, err = cli("job", "create", "local/www/prod/sla", path)
+        r.check("an sla_policy of two kinds: exit 3",
+                code == 3 and "sla_policy: give exactly one of count, percentage and "
+                "coordinator_url" in err, (code, err))
+        conf["sla_policy"] = {"count": 2, "duration_secs": 1}
+        with open(path, "w") as f:
+            json.dump(conf, f)
+        code, out, err = cli("job", "create", "local/www/prod/sla", path)
+        r.check("a job with a count SLA", code == 0, (code, out, err))
+        code, out, _ = cli("job", "inspect", path)
+        r.check("job inspect shows the SLA policy and sla_aware",
+                code == 0 and '"countSlaPolicy"' in out and '"slaAware" : true' in out, out)
+        conf["task"]["env"]["GREETING"] = "hello"
+        with open(path, "w") as f:
+            json.dump(conf, f)
+        code, out, err = cli("update", "start", "--wait", "local/www/prod/sla", path, timeout=180)
+        r.check("an SLA-aware update finishes", code == 0 and "ROLLED_FORWARD" in out,
+                (code, out, err))
+        code, out, _ = cli("update", "info", "local/www/prod/sla")
+        r.check("update info says when it waited for the SLA",
+                code == 0 and "waits for its SLA" in out and "its count policy needs 2" in out, out)
+
+        code, out, err = cli("admin", "backup")
+        r.check("admin backup", code == 0 and out.startswith("backup scheduler-backup-"),
+                (code, out, err))
+        backup_id = out.split()[1] if code == 0 else ""
+        code, out, _ = cli("admin", "backups")
+        r.check("admin backups lists it", code == 0 and backup_id in out.split(), out)
+        code, out, err = cli("admin", "restore", "--dry-run", "--delete", "local/www/prod/sla/2",
+                             backup_id)
+        r.check("admin restore --dry-run: staged, changed, unloaded",
+                code == 0 and "deleted 1 task from the staged backup" in out
+                and "local/www/prod/sla: 2 tasks" in out and "dry run" in out, (code, out, err))
+        code, _, err = cli("admin", "restore", "scheduler-backup-1999-01-01-00-00-00")
+        r.check("admin restore of no such backup: exit 1", code == 1 and "no backup" in err,
+                (code, err))
+        code, out, _ = cli("admin", "reconcile", "--implicit")
+        r.check("admin reconcile", code == 0 and "nothing to compare" in out, out)
+        code, out, _ = cli("admin", "prune", "local/www")
+        r.check("admin prune", code == 0 and "pruned 0 ended tasks" in out, out)
+        code, _, err = cli("admin", "prune", "local/www/prod")
+        r.check("admin prune of a bad scope: exit 2", code == 2, (code, err))
+    finally:
+        r.check("staggerd exits cleanly (sla and admin)", d.stop() == 0)
+
+
 def main():
     r = stgtest.Results("cli_test")
     with tempfile.TemporaryDirectory(prefix="stagger-cli-") as tmp:
@@ -576,6 +723,7 @@ def main():
             cli.data_dir = os.path.join(d.dir, "data")
             r.run("jobs and updates", jobs_and_updates, r, cli, tmp)
             r.run("errors", errors, r, cli, tmp, d.http_port)
+            r.run("plan files", plan_files, r, cli, tmp)
             r.run("rolling restart", rolling_restart, r, cli, tmp)
             r.run("history and revert", history_and_revert, r, cli, tmp)
             r.run("task logs", task_logs, r, cli, tmp)
@@ -583,7 +731,9 @@ def main():
             r.check("staggerd exits cleanly", d.stop() == 0)
         r.run("credentials", credentials, r, tmp)
         r.run("quotas and tiers", quotas_and_tiers, r, tmp)
+        r.run("sla and admin", sla_and_admin, r, tmp)
         r.run("small fixes", small_fixes, r, tmp)
+        r.run("update controls", update_controls, r, tmp)
         r.run("metrics", metrics, r, tmp)
     return r.finish()
 

@@ -3,7 +3,8 @@
  * makes the daemon _exit at a named point; a new daemon then has to find
  * every process the old one made, keep one process per instance with its
  * pid recorded, and bring the update to the end it would have reached
- * without the crash. Ports 23000-24999. */
+ * without the crash; and staggerd killed while an update runs a surge
+ * instance, which must not be left behind. Ports 23000-24999. */
 #include "config.h"
 
 #include <check.h>
@@ -11,7 +12,7 @@
 #include <string.h>
 
 #include "rollout.h"
-#include "runtime/process.h"
+#include "spawn/process.h"
 
 #define PORT_RANGE "--port-range=23000-23999"
 
@@ -150,6 +151,114 @@ END_TEST
 START_TEST (crash_during_hot_upgrade)
 {
   crash_during_update ("beside-spawned", 2, ", \"hot_upgrade\": true");
+}
+END_TEST
+
+/* ---- surge instances ---------------------------------------------------------------- */
+
+typedef struct
+{
+  StgTestDaemon *d;
+  gint count;
+} Job;
+
+/* The job has its surge instance (instance @count), running and healthy. */
+static gboolean
+surge_up (gpointer data)
+{
+  Job *j = data;
+  GArray *now = stg_rollout_instances (j->d, "web");
+  gboolean up = (gint) now->len > j->count &&
+                g_str_equal (g_array_index (now, StgRolloutInstance, j->count).status, "RUNNING");
+  stg_rollout_instances_free (now);
+  if (!up)
+    g_usleep (20000);
+  return up;
+}
+
+/* No process of the data dir is instance @count or beyond. */
+static gboolean
+no_surge_process (gpointer data)
+{
+  Job *j = data;
+  g_autoptr (GArray) pids = marked_pids (j->count);
+  if (pids->len > 0)
+    g_usleep (20000);
+  return pids->len == 0;
+}
+
+/* A job of @count instances of version 1 and a daemon updating it to
+ * version 2 with one surge instance, killed with SIGKILL once the surge
+ * instance is up (@abort: after aborting the update); a new daemon. */
+static StgTestDaemon *
+kill_during_surge (gint count, gboolean abort, ApiJobUpdateKey **key_out)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (d, "web", count, v1);
+  stg_rollout_wait_running (d, "web", count, 1);
+
+  g_autofree gchar *v2 = stg_rollout_server_data (NULL, ", \"env\": {\"GREETING\": \"v2\"}");
+  g_autoptr (ApiJobUpdateSettings) settings = stg_rollout_batch_settings (1, 2000);
+  g_object_set (settings, "minInService", count, "maxSurge", 1, NULL);
+  g_autoptr (GError) error = NULL;
+  ApiJobUpdateKey *key = stg_rollout_try_start_update_with (d, "web", count, v2, settings, &error);
+  ck_assert_msg (key != NULL, "startJobUpdate: %s", error ? error->message : "");
+  Job j = { d, count };
+  ck_assert_msg (stg_test_wait (surge_up, &j, 30000), "the surge instance did not come up");
+  if (abort)
+    {
+      g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+      g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+      ck_assert (api_aurora_scheduler_manager_if_abort_job_update (API_AURORA_SCHEDULER_MANAGER_IF (
+                                                                       c->client),
+                                                                   &r, key, "stop", &error));
+      ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+    }
+  stg_test_daemon_kill9 (d);
+  stg_test_daemon_free (d);
+  /* The surge instance outlives the daemon, as every instance does. */
+  g_autoptr (GArray) pids = marked_pids (count);
+  ck_assert_uint_le (pids->len, 1);
+  *key_out = key;
+  return stg_test_daemon_start (dir, PORT_RANGE, NULL);
+}
+
+/* Killed mid-update: the new daemon knows the surge instance, finishes
+ * the update and removes it. */
+START_TEST (kill_during_surge_leaves_no_surge_behind)
+{
+  g_autoptr (ApiJobUpdateKey) key = NULL;
+  StgTestDaemon *d = kill_during_surge (2, FALSE, &key);
+
+  ck_assert_int_eq (stg_rollout_wait_terminal (d, key), API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  Job j = { d, 2 };
+  ck_assert (stg_test_wait (no_surge_process, &j, 30000));
+  assert_one_each (d, 2, 2);
+  GArray *now = stg_rollout_instances (d, "web");
+  ck_assert_uint_eq (now->len, 2);
+  stg_rollout_instances_free (now);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+/* Killed right after an abort: the new daemon finds the ended update's
+ * surge instance in its store and removes it. */
+START_TEST (kill_after_abort_leaves_no_surge_behind)
+{
+  g_autoptr (ApiJobUpdateKey) key = NULL;
+  StgTestDaemon *d = kill_during_surge (2, TRUE, &key);
+
+  ck_assert_int_eq (stg_rollout_wait_terminal (d, key), API_JOB_UPDATE_STATUS_ABORTED);
+  Job j = { d, 2 };
+  ck_assert (stg_test_wait (no_surge_process, &j, 30000));
+  stg_rollout_wait_running (d, "web", 2, 0);
+  GArray *now = stg_rollout_instances (d, "web");
+  ck_assert_uint_eq (now->len, 2);
+  stg_rollout_instances_free (now);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
 }
 END_TEST
 
@@ -301,6 +410,8 @@ crash_suite (void)
   tcase_add_test (tc, crash_after_intent_before_fork);
   tcase_add_test (tc, crash_during_replace);
   tcase_add_test (tc, crash_during_hot_upgrade);
+  tcase_add_test (tc, kill_during_surge_leaves_no_surge_behind);
+  tcase_add_test (tc, kill_after_abort_leaves_no_surge_behind);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("random");

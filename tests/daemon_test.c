@@ -425,6 +425,30 @@ START_TEST (settings_from_config_file)
   g_autofree gchar *err9 = NULL;
   ck_assert_int_eq (run_staggerd (&err9, conf_arg, NULL), 2);
   ck_assert_ptr_nonnull (strstr (err9, "unknown key 'allowed_host' in [gates]"));
+
+  /* Webhooks: each mistake named. */
+  static const struct
+  {
+    const gchar *conf;
+    const gchar *says;
+  } hooks[] = {
+    { "[notify]\nurl = http://x/\nsecrt = k\n", "unknown key 'secrt' in [notify]" },
+    { "[notify ops]\nurl = http://x/\nqueue_size = 3\n",
+      "unknown key 'queue_size' in [notify ops]" },
+    { "[notify]\nurl = ftp://x/\n", "[notify] url: 'ftp://x/' is not an http:// or https:// URL" },
+    { "[notify ops]\nevents = plan\n", "[notify ops] url: missing" },
+    { "[notify]\nurl = http://x/\nevents = plan.DONE, stage.WEIRD\n",
+      "[notify] events: 'stage.WEIRD' is not an event" },
+    { "[notify]\nurl = http://x/\nsecret = a\nsecret_file = /nowhere\n", "not both" },
+    { "[notify]\nmax_attempts = 0\n", "[notify] max_attempts: must be a number between 1" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (hooks); i++)
+    {
+      ck_assert (g_file_set_contents (conf, hooks[i].conf, -1, NULL));
+      g_autofree gchar *err = NULL;
+      ck_assert_int_eq (run_staggerd (&err, conf_arg, NULL), 2);
+      ck_assert_msg (strstr (err, hooks[i].says), "case %u: %s", i, err);
+    }
 }
 END_TEST
 

@@ -305,20 +305,24 @@ START_TEST (what_aurora_clients_send_is_accepted)
   g_autoptr (ApiMesosContainer) m = g_object_new (API_TYPE_MESOS_CONTAINER, NULL);
   m->__isset_volumes = TRUE; /* volumes = [] */
   g_autoptr (ApiContainer) c = g_object_new (API_TYPE_CONTAINER, "mesos", m, NULL);
-  g_object_set (task, "container", c, "tier", "preemptible", "production", FALSE, NULL);
+  /* A production tier (an SLA policy needs one) in a dedicated pool (no
+   * quota needed). */
+  g_object_set (task, "container", c, "tier", "preferred", "production", TRUE, NULL);
   with_partition (task, TRUE, 0);
   with_dedicated (task, "www");
-  g_autoptr (ApiCountSlaPolicy) count = g_object_new (API_TYPE_COUNT_SLA_POLICY, "count",
-                                                      (gint64) 1, "durationSecs", (gint64) 60,
-                                                      NULL);
-  g_autoptr (ApiSlaPolicy) sla = g_object_new (API_TYPE_SLA_POLICY, "countSlaPolicy", count, NULL);
+  g_autoptr (ApiCoordinatorSlaPolicy) coordinator = g_object_new (API_TYPE_COORDINATOR_SLA_POLICY,
+                                                                  "coordinatorUrl",
+                                                                  "http://127.0.0.1:9/sla",
+                                                                  "statusKey", "drain", NULL);
+  g_autoptr (ApiSlaPolicy) sla = g_object_new (API_TYPE_SLA_POLICY, "coordinatorSlaPolicy",
+                                               coordinator, NULL);
   g_object_set (task, "slaPolicy", sla, NULL);
   g_autofree gchar *refused = create (task, 2);
   ck_assert_msg (refused == NULL, "refused: %s", refused);
   fx_run (1000);
   g_autoptr (ApiTaskConfig) stored = stg_store_get_config (fx.store, fx_intent (0), &error);
   ck_assert (stored->__isset_slaPolicy);
-  ck_assert_int_eq (stored->slaPolicy->countSlaPolicy->count, 1);
+  ck_assert_str_eq (stored->slaPolicy->coordinatorSlaPolicy->statusKey, "drain");
   ck_assert (stored->partitionPolicy->reschedule);
 }
 END_TEST

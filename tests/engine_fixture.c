@@ -18,7 +18,8 @@ open_all (void)
   fx.store = stg_store_open (fx.db, &error);
   ck_assert_msg (fx.store != NULL, "store: %s", error ? error->message : "");
   fx.rt = scripted_runtime_new (fx.clock, fx.store, 100);
-  fx.engine = stg_engine_new (fx.store, fx.clock, scripted_runtime_base (fx.rt), NULL);
+  fx.engine = stg_engine_new (fx.store, fx.clock, scripted_runtime_base (fx.rt),
+                              fx.custom_limits ? &fx.limits : NULL);
 }
 
 void

@@ -22,6 +22,8 @@ typedef struct
   gint64 job_id;
   gint64 v1;              /* the job's first config */
   gint min_running;       /* lowest count of RUNNING slots seen (scripted_runtime_on_change) */
+  StgEngineLimits limits; /* the engine's, when custom_limits (set them, then fx_restart) */
+  gboolean custom_limits;
 } Fx;
 
 extern Fx fx;

@@ -13,156 +13,41 @@
 #include "common/enums.h"
 #include "common/jobkey.h"
 #include "engine_fixture.h"
+#include "scripted_gates.h"
 
 #define P(x) API_ROLLOUT_STATUS_##x
 #define U(x) API_JOB_UPDATE_STATUS_##x
 
-/* ---- a scripted gate runner ------------------------------------------------------ */
+/* ---- a scripted gate runner (scripted_gates.c) ----------------------------------- */
 
-/* Each attempt of a gate named N takes the next outcome scripted for N
- * ("pass:MESSAGE", "fail:MESSAGE" or "hang"; none left: it passes) and
- * answers 100 ms later on the fake clock; "hang" never answers. Every
- * attempt is logged by name. */
-typedef struct
-{
-  StgGateRunner parent;
-  StgClock *clock;
-  GHashTable *scripts; /* name -> GQueue of gchar* */
-  GPtrArray *log;
-  GPtrArray *pending; /* Attempt* */
-} Gates;
-
-typedef struct
-{
-  Gates *g;
-  GCancellable *cancel;
-  StgGateDone done;
-  gpointer data;
-  gboolean passed;
-  gchar *message;
-  guint timer;
-} Attempt;
-
-static Gates *gates;
-
-static void
-attempt_free (gpointer data)
-{
-  Attempt *a = data;
-  stg_clock_cancel_timer (a->g->clock, a->timer);
-  g_object_unref (a->cancel);
-  g_free (a->message);
-  g_free (a);
-}
-
-/* Drops attempts the engine cancelled (and their timers). */
-static void
-gates_sweep (Gates *g)
-{
-  for (guint i = g->pending->len; i > 0; i--)
-    if (g_cancellable_is_cancelled (((Attempt *) g->pending->pdata[i - 1])->cancel))
-      g_ptr_array_remove_index (g->pending, i - 1);
-}
-
-static void
-answer (gpointer data)
-{
-  Attempt *a = data;
-  Gates *g = a->g;
-
-  guint idx;
-
-  a->timer = 0;
-  if (g_ptr_array_find (g->pending, a, &idx))
-    g_ptr_array_steal_index_fast (g->pending, idx);
-  if (!g_cancellable_is_cancelled (a->cancel))
-    a->done (a->data, a->passed, a->message);
-  attempt_free (a);
-}
-
-static void
-gates_run (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
-           GCancellable *cancel, StgGateDone done, gpointer data)
-{
-  Gates *g = (Gates *) runner;
-  GQueue *q = g_hash_table_lookup (g->scripts, gate->name);
-  g_autofree gchar *script = q ? g_queue_pop_head (q) : NULL;
-  Attempt *a = g_new0 (Attempt, 1);
-  (void) role;
-
-  gates_sweep (g);
-  g_ptr_array_add (g->log, g_strdup (gate->name));
-  a->g = g;
-  a->cancel = g_object_ref (cancel);
-  a->done = done;
-  a->data = data;
-  g_ptr_array_add (g->pending, a);
-  if (script != NULL && g_str_equal (script, "hang"))
-    return;
-  a->passed = script == NULL || g_str_has_prefix (script, "pass");
-  a->message = g_strdup (script && strchr (script, ':') ? strchr (script, ':') + 1 : "ok");
-  a->timer = stg_clock_add_timer (g->clock, 100, answer, a);
-}
-
-static void
-gates_free (StgGateRunner *runner)
-{
-  Gates *g = (Gates *) runner;
-  g_hash_table_unref (g->scripts);
-  g_ptr_array_unref (g->log);
-  g_ptr_array_unref (g->pending);
-  g_free (g);
-}
-
-static const StgGateRunnerOps gates_ops = { gates_run, gates_free };
+static ScriptedGates *gates;
 
 static void
 script (const gchar *name, const gchar *outcome)
 {
-  GQueue *q = g_hash_table_lookup (gates->scripts, name);
-  if (q == NULL)
-    {
-      q = g_queue_new ();
-      g_hash_table_insert (gates->scripts, g_strdup (name), q);
-    }
-  g_queue_push_tail (q, g_strdup (outcome));
-}
-
-static void
-queue_free (gpointer q)
-{
-  g_queue_free_full (q, g_free);
+  scripted_gates_script (gates, name, outcome);
 }
 
 /* The gates attempted so far, as "a b a", and cleared. */
 static gchar *
 gate_log (void)
 {
-  g_ptr_array_add (gates->log, NULL);
-  gchar *text = g_strjoinv (" ", (gchar **) gates->log->pdata);
-  g_ptr_array_set_size (gates->log, 0);
-  return text;
+  return scripted_gates_log (gates);
 }
 
 static void
 setup (void)
 {
   fx_setup ();
-  gates = g_new0 (Gates, 1);
-  gates->parent.ops = &gates_ops;
-  gates->clock = fx.clock;
-  gates->scripts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, queue_free);
-  gates->log = g_ptr_array_new_with_free_func (g_free);
-  gates->pending = g_ptr_array_new_with_free_func (attempt_free);
-  stg_engine_set_gate_runner (fx.engine, &gates->parent);
+  gates = scripted_gates_new (fx.clock);
+  stg_engine_set_gate_runner (fx.engine, scripted_gates_runner (gates));
 }
 
 static void
 teardown (void)
 {
   g_clear_pointer (&fx.engine, stg_engine_free);
-  stg_gate_runner_free (&gates->parent);
-  gates = NULL;
+  g_clear_pointer (&gates, scripted_gates_free);
   fx_teardown ();
 }
 
@@ -814,9 +699,9 @@ START_TEST (restart_does_not_rerun_passed_gates)
   stg_stage_row_clear (&s);
 
   g_clear_pointer (&fx.engine, stg_engine_free);
-  gates_sweep (gates);
+  scripted_gates_sweep (gates);
   fx_restart (seed_all, (gpointer) jobs);
-  stg_engine_set_gate_runner (fx.engine, &gates->parent);
+  stg_engine_set_gate_runner (fx.engine, scripted_gates_runner (gates));
   run_until_done (uid, 30000);
   ck_assert_int_eq (plan_status (uid), P (DONE));
   g_autofree gchar *after = gate_log ();

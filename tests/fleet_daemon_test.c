@@ -1,7 +1,9 @@
 /* fleet_daemon_test.c: staggerd with --runtime=fleet against three real
  * podman services (tests/podman_hosts.c): rolling updates across the hosts
- * under a host limit, a rollback in reverse order, and adoption after
- * kill -9. Host ports come from 16100-16999. Test process, main thread.
+ * under a host limit, a rollback in reverse order, adoption after kill -9,
+ * and Aurora's jobs (AuroraExecutor) run by stagger-thermos's bundle in
+ * containers. Host ports come from 16100-16999. Test process, main
+ * thread.
  */
 #include "config.h"
 
@@ -72,7 +74,10 @@ daemon_start (Env *e, const gchar *ports)
   g_autofree gchar *config = g_strconcat ("--config=", e->conf, NULL);
   g_autofree gchar *range = g_strconcat ("--port-range=", ports, NULL);
 
-  return stg_test_daemon_start (e->data_dir, "--runtime=fleet", config, range, NULL);
+  g_autofree gchar *bundle = g_strconcat ("--thermos-bundle=", STG_BUILDDIR, "/thermos-bundle",
+                                          NULL);
+
+  return stg_test_daemon_start (e->data_dir, "--runtime=fleet", config, range, bundle, NULL);
 }
 
 /* Executor data: busybox httpd on the "http" port; @endpoint is what the
@@ -96,13 +101,13 @@ shell_data (const gchar *command)
                           " \"initial_interval_secs\": 10, \"interval_secs\": 1}}", command);
 }
 
-/* The job www/prod/@name: @count instances of @image, at most @per_host
- * per host; @endpoint is an HTTP check's, or "sh:COMMAND" for a shell
- * check. */
+/* The job www/prod/@name: @count instances of @image running executor
+ * @executor with @data on its named port http, at most @per_host per host,
+ * on the host's network. */
 static ApiJobConfiguration *
-web_job (const gchar *name, gint32 count, const gchar *image, const gchar *endpoint, gint32 per_host)
+container_job (const gchar *name, gint32 count, const gchar *image, const gchar *executor,
+               const gchar *data, gint32 per_host)
 {
-  g_autofree gchar *data = g_str_has_prefix (endpoint, "sh:") ? shell_data (endpoint + 3) : web_data (endpoint);
   ApiJobConfiguration *job = stg_test_job_full ("www", "prod", name, count, data, "http");
   ApiTaskConfig *task = job->taskConfig;
   g_autoptr (ApiDockerParameter) net = g_object_new (API_TYPE_DOCKER_PARAMETER, "name", "network", "value", "host", NULL);
@@ -115,7 +120,44 @@ web_job (const gchar *name, gint32 count, const gchar *image, const gchar *endpo
   g_autoptr (ApiTaskConstraint) tc = g_object_new (API_TYPE_TASK_CONSTRAINT, "limit", limit, NULL);
   g_hash_table_add (task->constraints, g_object_new (API_TYPE_CONSTRAINT, "name", "host", "constraint", tc, NULL));
   task->__isset_constraints = TRUE;
+  g_object_set (task->executorConfig, "name", executor, NULL);
   return job;
+}
+
+/* The job www/prod/@name: @count instances of @image, at most @per_host
+ * per host; @endpoint is an HTTP check's, or "sh:COMMAND" for a shell
+ * check. */
+static ApiJobConfiguration *
+web_job (const gchar *name, gint32 count, const gchar *image, const gchar *endpoint,
+         gint32 per_host)
+{
+  g_autofree gchar *data = g_str_has_prefix (endpoint, "sh:") ? shell_data (endpoint + 3)
+                                                              : web_data (endpoint);
+  return container_job (name, count, image, "stagger", data, per_host);
+}
+
+/* An Aurora job as the aurora client sends it (AuroraExecutor): a
+ * SequentialTask that writes www/version (@version) and www/health, then
+ * serves them with busybox httpd on port http; its health check asks
+ * @endpoint on the port named health, an alias of http. */
+static ApiJobConfiguration *
+aurora_job (gint32 count, const gchar *image, const gchar *version, const gchar *endpoint)
+{
+  g_autofree gchar *data = g_strdup_printf (
+      "{\"name\": \"aurora\", \"role\": \"www\", \"environment\": \"prod\","
+      " \"cluster\": \"local\", \"service\": true,"
+      " \"task\": {\"name\": \"aurora\", \"processes\": ["
+      "{\"name\": \"setup\", \"cmdline\": \"mkdir -p www && echo ok > www/health"
+      " && printf %%s %s > www/version\"},"
+      "{\"name\": \"serve\", \"cmdline\": \"exec httpd -f -p {{thermos.ports[http]}} -h www\"}],"
+      " \"constraints\": [{\"order\": [\"setup\", \"serve\"]}],"
+      " \"resources\": {\"cpu\": 0.25, \"ram\": 16777216, \"disk\": 16777216},"
+      " \"finalization_wait\": 5},"
+      " \"announce\": {\"primary_port\": \"http\", \"portmap\": {\"health\": \"http\"}},"
+      " \"health_check_config\": {\"health_checker\": {\"http\": {\"endpoint\": \"%s\"}},"
+      " \"initial_interval_secs\": 5, \"interval_secs\": 0.5, \"timeout_secs\": 5}}",
+      version, endpoint);
+  return container_job ("aurora", count, image, "AuroraExecutor", data, 1);
 }
 
 static void
@@ -419,6 +461,38 @@ START_TEST (fleet_runs_shell_checks_inside_containers)
   expect_terminal (d, key, API_JOB_UPDATE_STATUS_ROLLED_BACK);
   wait_running (d, "sh", 3);
   assert_versions (d, "sh", 3, "1");
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
+/* Aurora's jobs in containers: stagger-thermos's bundle, mounted
+ * read-only into the image (busybox: no bash, no libraries), runs the
+ * task; its health check goes to the port named health, an alias; an
+ * update rolls forward and one whose check fails rolls back. */
+START_TEST (fleet_runs_aurora_tasks_in_containers)
+{
+  Env *e = env_new ("lost_after_secs = 600\n");
+  StgTestDaemon *d = daemon_start (e, "16500-16599");
+  g_autoptr (ApiJobConfiguration) v1 = aurora_job (2, IMAGE_V1, "a1", "/health");
+  g_autoptr (ApiJobConfiguration) v2 = aurora_job (2, IMAGE_V1, "a2", "/health");
+  g_autoptr (ApiJobConfiguration) broken = aurora_job (2, IMAGE_V2, "a3", "/no-such-file");
+
+  create_job (d, v1);
+  wait_running (d, "aurora", 2);
+  assert_versions (d, "aurora", 2, "a1");
+  g_autoptr (GPtrArray) first = containers_of (e, "aurora");
+  ck_assert_uint_eq (first->len, 2);
+  g_autoptr (ApiJobUpdateKey) k2 = start_update (d, v2, 1, 500);
+  expect_terminal (d, k2, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  assert_versions (d, "aurora", 2, "a2");
+  g_autoptr (ApiJobUpdateKey) k3 = start_update (d, broken, 1, 500);
+  expect_terminal (d, k3, API_JOB_UPDATE_STATUS_ROLLED_BACK);
+  wait_running (d, "aurora", 2);
+  assert_versions (d, "aurora", 2, "a2");
+  g_autoptr (GPtrArray) last = containers_of (e, "aurora");
+  ck_assert_uint_eq (count_on (last, NULL, IMAGE_V1), 2);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
   env_free (e);
@@ -744,20 +818,37 @@ running_now (StgTestDaemon *d, const gchar *name)
   return n;
 }
 
-/* Runs the CLI against @d; its standard output. */
+/* Runs the CLI against @d with the words of @args (NULL-terminated); its
+ * standard output. */
 static gchar *
-cli (StgTestDaemon *d, const gchar *a1, const gchar *a2, const gchar *a3)
+cli_words (StgTestDaemon *d, const gchar *const *args)
 {
   g_autofree gchar *prog = stg_test_program ("stagger");
   g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
-  const gchar *argv[] = { prog, "--url", url, a1, a2, a3, NULL };
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   g_autofree gchar *err = NULL;
   gchar *out = NULL;
   gint status = 0;
 
-  ck_assert (g_spawn_sync (NULL, (gchar **) argv, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
-  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger %s %s: %s", a1, a2, err);
+  g_ptr_array_add (argv, prog);
+  g_ptr_array_add (argv, "--url");
+  g_ptr_array_add (argv, url);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  ck_assert (
+      g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
+  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger %s %s: %s", args[0],
+                 args[0] ? args[1] : "", err);
   return out;
+}
+
+/* The same with up to three words (the first NULL ends them). */
+static gchar *
+cli (StgTestDaemon *d, const gchar *a1, const gchar *a2, const gchar *a3)
+{
+  const gchar *const args[] = { a1, a2, a3, NULL };
+  return cli_words (d, args);
 }
 
 /* #15: `stagger host drain` moves a host's instances off it a batch at a
@@ -1030,6 +1121,195 @@ START_TEST (fleet_drain_without_room_stops_nothing)
 }
 END_TEST
 
+/* ---- an SLA drain ------------------------------------------------------------------- */
+
+#define SLA_SECS 3
+
+/* The maintenance mode of @host, as maintenanceStatus says. */
+static gint
+mode_of (StgTestDaemon *d, const gchar *host)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiHosts) hosts = g_object_new (API_TYPE_HOSTS, NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_hash_table_add (hosts->hostNames, g_strdup (host));
+  ck_assert (
+      api_aurora_admin_if_maintenance_status (API_AURORA_ADMIN_IF (c->client), &r, hosts, &error));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  GHashTable *set = r->result->maintenanceStatusResult->statuses;
+  ck_assert_uint_eq (g_hash_table_size (set), 1);
+  g_autoptr (GList) only = g_hash_table_get_keys (set);
+  return ((ApiHostStatus *) only->data)->mode;
+}
+
+typedef struct
+{
+  StgTestDaemon *d;
+  const gchar *host;
+  gint mode;
+} Mode;
+
+static gboolean
+mode_is (gpointer data)
+{
+  Mode *m = data;
+  if (mode_of (m->d, m->host) == m->mode)
+    return TRUE;
+  g_usleep (200000);
+  return FALSE;
+}
+
+/* One task event: when, which instance, and whether it ran then. */
+typedef struct
+{
+  gint64 ts;
+  gint32 instance;
+  gboolean running;
+} Change;
+
+static gint
+by_time (gconstpointer a, gconstpointer b)
+{
+  const Change *x = a, *y = b;
+  return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The fewest instances of www/prod/@name active (RUNNING for SLA_SECS) at
+ * any task event from @since_ms on, replayed from the tasks' events. */
+static gint
+fewest_active_since (StgTestDaemon *d, const gchar *name, gint64 since_ms)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, "jobName", name, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) changes = g_array_new (FALSE, FALSE, sizeof (Change));
+
+  ck_assert (api_read_only_scheduler_if_get_tasks_status (API_READ_ONLY_SCHEDULER_IF (c->client),
+                                                          &r, q, &error));
+  GPtrArray *tasks = r->result->scheduleStatusResult->tasks;
+  gint32 n = (gint32) tasks->len;
+  for (guint i = 0; i < tasks->len; i++)
+    {
+      ApiScheduledTask *t = tasks->pdata[i];
+      for (guint k = 0; k < t->taskEvents->len; k++)
+        {
+          ApiTaskEvent *ev = t->taskEvents->pdata[k];
+          Change ch = { ev->timestamp, t->assignedTask->instanceId,
+                        ev->status == API_SCHEDULE_STATUS_RUNNING };
+          g_array_append_val (changes, ch);
+        }
+    }
+  g_array_sort (changes, by_time);
+  g_autofree gint64 *running_since = g_new0 (gint64, n);
+  gint fewest = G_MAXINT;
+  for (guint i = 0; i < changes->len; i++)
+    {
+      Change *ch = &g_array_index (changes, Change, i);
+      if (ch->instance < 0 || ch->instance >= n)
+        continue;
+      running_since[ch->instance] = ch->running
+                                        ? (running_since[ch->instance] ? running_since[ch->instance]
+                                                                       : ch->ts)
+                                        : 0;
+      if (ch->ts < since_ms)
+        continue;
+      gint active = 0;
+      for (gint32 j = 0; j < n; j++)
+        active += running_since[j] > 0 && ch->ts - running_since[j] >= SLA_SECS * 1000;
+      fewest = MIN (fewest, active);
+    }
+  return fewest;
+}
+
+/* #28: an SLA drain of a host moves its instances off only while the job
+ * keeps its count of active instances, and leaves the host DRAINED;
+ * endMaintenance opens it again. */
+START_TEST (fleet_sla_drain_keeps_a_count_policy)
+{
+  Env *e = env_new (
+      "[maintenance]\npolling_interval_secs = 1\n[sla]\nmin_required_instances = 1\n");
+  StgTestDaemon *d = daemon_start (e, "16500-16699");
+  g_autoptr (ApiJobConfiguration) job = web_job ("sla", 4, IMAGE_V1, "/health", 2);
+  g_autoptr (ApiCountSlaPolicy) count = g_object_new (API_TYPE_COUNT_SLA_POLICY, "count",
+                                                      (gint64) 3, "durationSecs", (gint64) SLA_SECS,
+                                                      NULL);
+  g_autoptr (ApiSlaPolicy) policy = g_object_new (API_TYPE_SLA_POLICY, "countSlaPolicy", count,
+                                                  NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_object_set (job->taskConfig, "tier", "preferred", "slaPolicy", policy, NULL);
+  const gchar *const quota[] = { "quota", "set", "www", "4", "0", "0", NULL };
+  g_free (cli_words (d, quota));
+  create_job (d, job);
+  wait_running (d, "sla", 4);
+  g_autoptr (GPtrArray) before = containers_of (e, "sla");
+  const gchar *host = NULL;
+  for (guint i = 0; i < e->fleet->hosts->len && host == NULL; i++)
+    {
+      const gchar *name = ((StgTestPodmanHost *) e->fleet->hosts->pdata[i])->name;
+      if (count_on (before, name, NULL) == 2)
+        host = name;
+    }
+  ck_assert_msg (host != NULL, "no host runs two instances");
+
+  gint64 start = g_get_real_time () / 1000;
+  {
+    g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+    g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+    g_autoptr (ApiHosts) hosts = g_object_new (API_TYPE_HOSTS, NULL);
+    g_autoptr (ApiSlaPolicy) none = g_object_new (API_TYPE_SLA_POLICY, NULL);
+    g_hash_table_add (hosts->hostNames, g_strdup (host));
+    g_hash_table_add (hosts->hostNames, g_strdup ("no-such-host"));
+    ck_assert (api_aurora_admin_if_sla_drain_hosts (API_AURORA_ADMIN_IF (c->client), &r, hosts,
+                                                    none, 3600, &error));
+    ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+    /* Unknown hosts are left out, as Aurora leaves them. */
+    ck_assert_uint_eq (g_hash_table_size (r->result->drainHostsResult->statuses), 1);
+  }
+  Mode done = { d, host, API_MAINTENANCE_MODE_DRAINED };
+  ck_assert_msg (stg_test_wait (mode_is, &done, 600000), "%s never DRAINED", host);
+  wait_running (d, "sla", 4);
+  g_autoptr (GPtrArray) after = containers_of (e, "sla");
+  g_autofree gchar *listing = joined (after);
+  ck_assert_msg (count_on (after, host, NULL) == 0 && after->len == 4, "after the drain:\n%s",
+                 listing);
+  gint fewest = fewest_active_since (d, "sla", start);
+  ck_assert_msg (fewest >= 3, "only %d instances were active at one point (the policy: 3)", fewest);
+  g_autofree gchar *hosts = cli (d, "hosts", NULL, NULL);
+  g_auto (GStrv) lines = g_strsplit (hosts, "\n", -1);
+  gboolean said = FALSE;
+  for (guint i = 0; lines[i] != NULL; i++)
+    said = said || (g_str_has_prefix (lines[i], host) && g_str_has_suffix (lines[i], "DRAINED"));
+  ck_assert_msg (said, "%s", hosts);
+  /* The web UI's Hosts page shows the mode too. */
+  g_autofree gchar *page = NULL;
+  ck_assert_uint_eq (stg_test_http_get (d->http_port, "/ui/api/hosts", &page), 200);
+  g_autoptr (JsonNode) root = stg_test_parse_json (page);
+  JsonArray *list = json_object_get_array_member (json_node_get_object (root), "hosts");
+  guint drained = 0;
+  for (guint i = 0; i < json_array_get_length (list); i++)
+    {
+      JsonObject *h = json_array_get_object_element (list, i);
+      drained += g_str_equal (json_object_get_string_member (h, "mode"), "DRAINED") &&
+                 g_str_equal (json_object_get_string_member (h, "name"), host);
+    }
+  ck_assert_uint_eq (drained, 1);
+
+  const gchar *const end[] = { "host", "maintenance", "end", host, NULL };
+  g_autofree gchar *ended = cli_words (d, end);
+  ck_assert_msg (strstr (ended, "NONE") != NULL, "%s", ended);
+  ck_assert_int_eq (mode_of (d, host), API_MAINTENANCE_MODE_NONE);
+  g_autofree gchar *json = cli (d, "hosts", "--json", NULL);
+  ck_assert_ptr_null (strstr (json, "\"draining\" : true"));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
 static Suite *
 fleet_daemon_suite (void)
 {
@@ -1046,6 +1326,7 @@ fleet_daemon_suite (void)
   tcase_add_test (tc, fleet_replaces_instances_of_a_lost_host);
   tcase_add_test (tc, fleet_runs_shell_checks_inside_containers);
   tcase_add_test (tc, fleet_drains_a_host);
+  tcase_add_test (tc, fleet_sla_drain_keeps_a_count_policy);
   tcase_add_test (tc, fleet_batch_tasks_finish);
   tcase_add_test (tc, fleet_runs_update_hooks_in_containers);
   suite_add_tcase (s, tc);
@@ -1058,6 +1339,11 @@ fleet_daemon_suite (void)
   tc = tcase_create ("images");
   tcase_set_timeout (tc, 900);
   tcase_add_test (tc, fleet_pulls_missing_images);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("aurora");
+  tcase_set_timeout (tc, 900);
+  tcase_add_test (tc, fleet_runs_aurora_tasks_in_containers);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("lost mid-update");

@@ -391,6 +391,60 @@ START_TEST (fleet_validate_says_what_it_cannot_run)
 }
 END_TEST
 
+/* An AuroraExecutor task in a container needs the runner's bundle, and
+ * its JSON fits in one environment variable; bad data is refused by key. */
+START_TEST (fleet_validate_aurora_tasks)
+{
+  g_autofree gchar *path = g_build_filename (STG_SRCDIR, "tests", "aurora",
+                                             "ephemeral_daemon_with_final.json", NULL);
+  g_autofree gchar *data = NULL;
+  ck_assert (g_file_get_contents (path, &data, NULL, NULL));
+  /* The same with a contact of 100 KiB. */
+  g_autoptr (GString) big = g_string_new ("{\"contact\": \"");
+  for (guint i = 0; i < 100 * 1024; i++)
+    g_string_append_c (big, 'x');
+  g_string_append_printf (big, "\", %s", data + 1);
+  const struct
+  {
+    const gchar *bundle;
+    const gchar *data;
+    const gchar *message; /* NULL: accepted */
+  } cases[] = {
+    { "/opt/bundle", data, NULL },
+    { NULL, data, "thermos_bundle" },
+    { "/opt/bundle", big->str, "hands a task of at most" },
+    { "/opt/bundle", "{\"name\": ", "executorConfig.data: not valid JSON" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      StgFleetRuntimeOptions o = { .data_dir = (gchar *) "/nonexistent",
+                                   .cluster = (gchar *) "local",
+                                   .port_min = 16900,
+                                   .port_max = 16999,
+                                   .thermos_bundle = (gchar *) cases[i].bundle };
+      g_autoptr (GError) error = NULL;
+      load_hosts (&o.fleet, "[host a]\nendpoint = unix:///nonexistent/podman.sock\n");
+      g_autoptr (StgRuntime) rt = stg_fleet_runtime_new (NULL, NULL, &o, &error);
+      ck_assert_msg (rt != NULL, "%s", error ? error->message : "");
+      g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("vagrant", "test", "e", 1,
+                                                               cases[i].data, NULL);
+      g_object_set (job->taskConfig->executorConfig, "name", "AuroraExecutor", NULL);
+      g_autoptr (ApiDockerContainer) docker = g_object_new (API_TYPE_DOCKER_CONTAINER, "image",
+                                                            "localhost/x:1", NULL);
+      g_autoptr (ApiContainer) box = g_object_new (API_TYPE_CONTAINER, "docker", docker, NULL);
+      g_object_set (job->taskConfig, "container", box, NULL);
+      gboolean ok = stg_runtime_validate (rt, job->taskConfig, &error);
+      if (cases[i].message == NULL)
+        ck_assert_msg (ok, "case %u: %s", i, error ? error->message : "");
+      else
+        ck_assert_msg (!ok && strstr (error->message, cases[i].message) != NULL, "case %u: %s", i,
+                       ok ? "accepted" : error->message);
+      stg_fleet_options_clear (&o.fleet);
+    }
+}
+END_TEST
+
 /* Without hosts there is no fleet, and a bad endpoint names its host. */
 START_TEST (fleet_runtime_needs_good_hosts)
 {
@@ -736,6 +790,7 @@ fleet_suite (void)
   tcase_add_loop_test (tc, fleet_hosts_refuse_bad_config, 0, G_N_ELEMENTS (bad_hosts));
   tcase_add_test (tc, fleet_placement_spreads_under_constraints);
   tcase_add_loop_test (tc, fleet_validate_says_what_it_cannot_run, 0, G_N_ELEMENTS (fleet_configs));
+  tcase_add_test (tc, fleet_validate_aurora_tasks);
   tcase_add_test (tc, fleet_runtime_needs_good_hosts);
   suite_add_tcase (s, tc);
 

@@ -1,15 +1,21 @@
-/* gates_test.c: Check suite for the real gate runner (src/runtime/gates.c):
- * HTTP gates against a real HTTP server on loopback (status, a JSONPath
- * compared with a threshold, a Prometheus-style answer, an answer that is
- * too big, one that never comes and is cancelled) and shell gates (exit
- * status and output, a command that hangs and is cancelled with its whole
- * process group). */
+/* gates_test.c: Check suite for the requests staggerd makes itself: the
+ * real gate runner (src/runtime/gates.c): HTTP gates against a real HTTP
+ * server on loopback (status, a JSONPath compared with a threshold, a
+ * Prometheus-style answer, an answer that is too big, one that never comes
+ * and is cancelled) and shell gates (exit status and output, the
+ * environment the engine gives, a command that hangs and is cancelled with
+ * its whole process group); and the webhook notifier (src/runtime/notify.c):
+ * signed bodies, a bounded queue that drops rather than waits, retries then
+ * giving up, refused hosts. */
 #include "config.h"
 
 #include <check.h>
 #include <signal.h>
 
+#include "common/json_check.h"
 #include "runtime/gates.h"
+#include "runtime/notify.h"
+#include "testutil.h"
 #include "testutil.h"
 
 static GSubprocess *server;
@@ -36,16 +42,30 @@ on_done (gpointer data, gboolean passed, const gchar *message)
 /* The HTTP server gates talk to: a separate process (Python's http.server),
  * which prints its port. /slow never answers; /big is over the limit. */
 static const gchar server_py[] =
-    "import http.server, sys, time\n"
+    "import http.server, json, sys, time, urllib.parse\n"
     "PROM = b'{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":"
     "[{\"metric\":{},\"value\":[1700000000.1,\"3\"]}]}}'\n"
     "PLAIN = b'{\"ok\": true, \"errors\": 0.25, \"name\": \"x\"}'\n"
     "class H(http.server.BaseHTTPRequestHandler):\n"
+    "    last = b'{}'\n"
     "    def log_message(self, *a): pass\n"
+    "    def do_POST(self):\n"
+    "        body = self.rfile.read(int(self.headers['Content-Length']))\n"
+    "        if self.path == '/slow':\n"
+    "            time.sleep(3600)\n"
+    "        url = urllib.parse.urlparse(self.path)\n"
+    "        if 'task=' in url.query:\n"
+    "            return self.coordinator(url, json.loads(body))\n"
+    "        H.last = json.dumps({'sig': self.headers.get('X-Stagger-Signature-256'),\n"
+    "            'event': self.headers.get('X-Stagger-Event'), 'body': body.decode()}).encode()\n"
+    "        self.send_response(204 if self.path == '/hook' else 500)\n"
+    "        self.send_header('Content-Length', '0')\n"
+    "        self.end_headers()\n"
     "    def do_GET(self):\n"
     "        if self.path == '/slow':\n"
     "            time.sleep(3600)\n"
     "        code, body = 200, PLAIN\n"
+    "        if self.path == '/last': body = H.last\n"
     "        if self.path == '/prom': body = PROM\n"
     "        if self.path == '/big': body = b'0' * (1024 * 1024 + 10)\n"
     "        if self.path == '/broken': code, body = 503, b''\n"
@@ -56,6 +76,16 @@ static const gchar server_py[] =
     "            self.end_headers()\n"
     "            return\n"
     "        self.send_response(code)\n"
+    "        self.send_header('Content-Length', str(len(body)))\n"
+    "        self.end_headers()\n"
+    "        self.wfile.write(body)\n"
+    "    def coordinator(self, url, sent):\n"
+    "        task = urllib.parse.parse_qs(url.query)['task'][0]\n"
+    "        yes = url.path == '/yes' and task == sent['task']\n"
+    "        body = json.dumps({'drain': yes, 'go': True}).encode()\n"
+    "        if url.path == '/odd': body = b'{\"drain\": \"yes\"}'\n"
+    "        if url.path == '/slow': time.sleep(3600)\n"
+    "        self.send_response(200)\n"
     "        self.send_header('Content-Length', str(len(body)))\n"
     "        self.end_headers()\n"
     "        self.wfile.write(body)\n"
@@ -88,15 +118,20 @@ teardown (void)
   g_clear_pointer (&base, g_free);
 }
 
-/* Runs one attempt to its end (or @cancel_after_ms, then cancels it). */
+/* Runs one attempt of @gate with the environment @env (nullable), or
+ * asks @ask, to its end (or @cancel_after_ms, then cancels it). */
 static Outcome
-attempt (ApiRolloutGate *gate, gint cancel_after_ms)
+run_or_ask (ApiRolloutGate *gate, const gchar *const *env, const StgCoordinatorAsk *ask,
+            gint cancel_after_ms)
 {
   Outcome o = { 0 };
   g_autoptr (GCancellable) cancel = g_cancellable_new ();
   gint64 start = g_get_monotonic_time ();
 
-  stg_gate_runner_run (runner, gate, "www", cancel, on_done, &o);
+  if (gate != NULL)
+    stg_gate_runner_run (runner, gate, "www", env, cancel, on_done, &o);
+  else
+    stg_gate_runner_ask (runner, ask, cancel, on_done, &o);
   ck_assert (!o.called); /* never from inside run() */
   while (!o.called)
     {
@@ -117,6 +152,22 @@ attempt (ApiRolloutGate *gate, gint cancel_after_ms)
       g_usleep (1000);
     }
   return o;
+}
+
+static Outcome
+attempt (ApiRolloutGate *gate, gint cancel_after_ms)
+{
+  return run_or_ask (gate, NULL, NULL, cancel_after_ms);
+}
+
+/* Asks the server's coordinator at @path about task @task with @key. */
+static Outcome
+ask (const gchar *path, const gchar *key, gint cancel_after_ms)
+{
+  g_autofree gchar *url = g_strconcat (base, path, NULL);
+  StgCoordinatorAsk q = { url, key, "local/www/prod/web/3",
+                          "{\"task\": \"local/www/prod/web/3\"}" };
+  return run_or_ask (NULL, NULL, &q, cancel_after_ms);
 }
 
 static ApiRolloutGate *
@@ -214,6 +265,37 @@ START_TEST (http_hang_is_cancelled)
 }
 END_TEST
 
+START_TEST (coordinator_answers)
+{
+  /* The task key goes as ?task= and in the body. */
+  Outcome o = ask ("/yes", "drain", 0);
+  ck_assert (o.passed);
+  ck_assert_str_eq (o.message, "{\"drain\": true}");
+  g_free (o.message);
+
+  o = ask ("/no", "drain", 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "{\"drain\": false}");
+  g_free (o.message);
+
+  o = ask ("/no", "go", 0);
+  ck_assert (o.passed);
+  g_free (o.message);
+
+  o = ask ("/odd", "drain", 0);
+  ck_assert (!o.passed);
+  ck_assert_str_eq (o.message, "the answer has no true or false \"drain\"");
+  g_free (o.message);
+
+  o = ask ("/broken?x=1", "drain", 0);
+  ck_assert (!o.passed);
+  g_free (o.message);
+
+  o = ask ("/slow", "drain", 300);
+  ck_assert (!o.called);
+}
+END_TEST
+
 START_TEST (shell_status_and_output)
 {
   g_autoptr (ApiRolloutGate) ok = shell_gate ("echo first; echo all good");
@@ -233,6 +315,16 @@ START_TEST (shell_status_and_output)
   g_autoptr (ApiRolloutGate) env = shell_gate ("test -z \"$STAGGER_SECRET\"");
   o = attempt (env, 0);
   ck_assert (o.passed);
+  g_free (o.message);
+
+  /* What the engine gives it does, and PATH, HOME and LANG stay its own. */
+  const gchar *const given[] = { "STAGGER_FROM_VERSION=2", "STAGGER_TO_VERSION=1", "PATH=/nowhere",
+                                 NULL };
+  g_autoptr (ApiRolloutGate) versions = shell_gate (
+      "echo \"$STAGGER_FROM_VERSION->$STAGGER_TO_VERSION $PATH\"");
+  o = run_or_ask (versions, given, NULL, 0);
+  ck_assert (o.passed);
+  ck_assert_str_eq (o.message, "exit status 0: 2->1 /usr/local/bin:/usr/bin:/bin");
   g_free (o.message);
 }
 END_TEST
@@ -435,6 +527,118 @@ START_TEST (http_allowed_hosts)
 }
 END_TEST
 
+/* ---- the webhook notifier ----------------------------------------------------------- */
+
+/* A notifier of one webhook at @path of the test server (or @url), with
+ * @secret (nullable), counting in @counts. */
+static StgNotifier *
+notifier_to (const gchar *url, const gchar *secret, gint queue_size, gint max_attempts,
+             StgNotifyCounts *counts)
+{
+  StgNotifyOptions o;
+  stg_notify_options_init (&o);
+  StgWebhook *w = g_new0 (StgWebhook, 1);
+  w->name = g_strdup ("test");
+  w->url = g_strdup (url);
+  w->secret = g_strdup (secret);
+  g_ptr_array_add (o.webhooks, w);
+  o.queue_size = queue_size;
+  o.max_attempts = max_attempts;
+  o.retry_secs = 1;
+  StgNotifier *n = stg_notifier_new (&o, "test", NULL, counts);
+  stg_notify_options_clear (&o);
+  return n;
+}
+
+static const StgNotice notice = { .event = "plan",
+                                  .status = "ROLLED_BACK",
+                                  .previous = "ROLLING_BACK",
+                                  .reason = "RolledBack",
+                                  .message = "every stage went back",
+                                  .timestamp_ms = 1,
+                                  .plan_id = "p-1",
+                                  .plan_name = "pravega" };
+
+/* Iterates the main loop until *@count reaches @want (10 s at most). */
+static void
+until (const guint64 *count, guint64 want)
+{
+  for (gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC; *count < want;)
+    {
+      ck_assert_msg (g_get_monotonic_time () < end,
+                     "count %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT, *count, want);
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+}
+
+START_TEST (notify_posts_a_signed_body)
+{
+  StgNotifyCounts counts = { 0 };
+  g_autofree gchar *url = g_strdup_printf ("%s/hook", base);
+  g_autoptr (StgNotifier) n = notifier_to (url, "k3y", 10, 3, &counts);
+
+  stg_notifier_post (n, &notice);
+  until (&counts.delivered, 1);
+  ck_assert_uint_eq (counts.queued, 0);
+  g_autofree gchar *last = NULL;
+  guint16 port = (guint16) atoi (strrchr (base, ':') + 1);
+  ck_assert_uint_eq (stg_test_http_get (port, "/last", &last), 200);
+  g_autoptr (JsonParser) p = json_parser_new ();
+  ck_assert (stg_json_load (p, last, -1, NULL));
+  JsonObject *o = json_node_get_object (json_parser_get_root (p));
+  const gchar *body = json_object_get_string_member (o, "body");
+  g_autofree gchar *mac = g_compute_hmac_for_string (G_CHECKSUM_SHA256, (const guchar *) "k3y", 3,
+                                                     body, -1);
+  g_autofree gchar *sig = g_strconcat ("sha256=", mac, NULL);
+  ck_assert_str_eq (json_object_get_string_member (o, "sig"), sig);
+  ck_assert_str_eq (json_object_get_string_member (o, "event"), "plan.ROLLED_BACK");
+  g_autofree gchar *want = stg_notice_to_json (&notice, "test", 1);
+  ck_assert_str_eq (body, want);
+  ck_assert_msg (strstr (body, "\"reason\":\"RolledBack\"") &&
+                     strstr (body, "\"plan\":{\"id\":\"p-1\",\"name\":\"pravega\"}"),
+                 "%s", body);
+}
+END_TEST
+
+/* A webhook that never answers: posts keep returning at once, and what
+ * its queue cannot hold is dropped. */
+START_TEST (notify_queue_is_bounded)
+{
+  StgNotifyCounts counts = { 0 };
+  g_autofree gchar *url = g_strdup_printf ("%s/slow", base);
+  g_autoptr (StgNotifier) n = notifier_to (url, NULL, 2, 3, &counts);
+
+  for (gint i = 0; i < 5; i++)
+    stg_notifier_post (n, &notice);
+  ck_assert_uint_eq (counts.queued, 2);
+  ck_assert_uint_eq (counts.dropped, 3);
+  ck_assert_uint_eq (counts.delivered, 0);
+}
+END_TEST
+
+/* A webhook that answers 500 is tried again, then given up; one at an
+ * address the policy refuses is never reached. */
+START_TEST (notify_retries_then_gives_up)
+{
+  StgNotifyCounts counts = { 0 };
+  g_autofree gchar *url = g_strdup_printf ("%s/fail", base);
+  g_autoptr (StgNotifier) n = notifier_to (url, NULL, 10, 2, &counts);
+
+  stg_notifier_post (n, &notice);
+  until (&counts.failed, 1);
+  ck_assert_uint_eq (counts.retried, 1);
+  ck_assert_uint_eq (counts.delivered, 0);
+  ck_assert_uint_eq (counts.queued, 0);
+
+  StgNotifyCounts refused = { 0 };
+  g_autoptr (StgNotifier) m = notifier_to ("http://169.254.169.254/hook", NULL, 10, 1, &refused);
+  stg_notifier_post (m, &notice);
+  until (&refused.failed, 1);
+  ck_assert_uint_eq (refused.delivered, 0);
+}
+END_TEST
+
 static Suite *
 gates_suite (void)
 {
@@ -447,11 +651,15 @@ gates_suite (void)
   tcase_add_test (tc, http_status);
   tcase_add_test (tc, http_json_path);
   tcase_add_test (tc, http_hang_is_cancelled);
+  tcase_add_test (tc, coordinator_answers);
   tcase_add_test (tc, shell_status_and_output);
   tcase_add_test (tc, shell_hang_kills_the_group);
   tcase_add_test (tc, http_refuses_link_local_and_metadata);
   tcase_add_test (tc, http_refuses_a_name_resolving_to_metadata);
   tcase_add_test (tc, http_allowed_hosts);
+  tcase_add_test (tc, notify_posts_a_signed_body);
+  tcase_add_test (tc, notify_queue_is_bounded);
+  tcase_add_test (tc, notify_retries_then_gives_up);
   return s;
 }
 

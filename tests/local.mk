@@ -17,8 +17,11 @@ STG_CHECK_SUITES = \
 	tests/webui_test \
 	tests/engine_test \
 	tests/engine_aurora_test \
+	tests/engine_sla_test \
 	tests/engine_control_test \
+	tests/engine_controls_test \
 	tests/engine_plan_test \
+	tests/engine_rollout_test \
 	tests/gates_test \
 	tests/plan_daemon_test \
 	tests/engine_recover_test \
@@ -26,6 +29,7 @@ STG_CHECK_SUITES = \
 	tests/spawn_test \
 	tests/runtime_sandbox_test \
 	tests/runtime_daemon_test \
+	tests/admin_daemon_test \
 	tests/crash_test \
 	tests/browser_test \
 	tests/cross_site_test \
@@ -55,7 +59,7 @@ tests_thrift_transcode_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 
 # Python suites (python3-thrift): each prints "N passed, N failed".
 STG_PY_SUITES = tests/json_compat.py tests/api_compat.py tests/auth_compat.py tests/cli_test.py \
-	tests/aurora_compat.py \
+	tests/aurora_compat.py tests/aurora_e2e.py \
 	tests/limits_compat.py tests/packaging_test.py tests/demo_test.py tests/ha_compat.py \
 	tests/fleet_demo_test.py tests/partition_checker_test.py tests/partition_test.py
 TESTS += $(STG_PY_SUITES)
@@ -70,7 +74,8 @@ tests_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_daemon_test_LDADD = $(STG_TEST_LDADD)
 
 STG_ENGINE_FIXTURE = tests/engine_fixture.c tests/engine_fixture.h \
-	tests/scripted_runtime.c tests/scripted_runtime.h
+	tests/scripted_runtime.c tests/scripted_runtime.h \
+	tests/scripted_gates.c tests/scripted_gates.h
 
 tests_engine_test_SOURCES = tests/engine_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_test_CFLAGS = $(STG_TEST_CFLAGS)
@@ -88,13 +93,25 @@ tests_engine_aurora_test_SOURCES = tests/engine_aurora_test.c $(STG_ENGINE_FIXTU
 tests_engine_aurora_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_aurora_test_LDADD = $(STG_TEST_LDADD)
 
+tests_engine_sla_test_SOURCES = tests/engine_sla_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_sla_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_sla_test_LDADD = $(STG_TEST_LDADD)
+
 tests_engine_plan_test_SOURCES = tests/engine_plan_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_plan_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_plan_test_LDADD = $(STG_TEST_LDADD)
 
+tests_engine_rollout_test_SOURCES = tests/engine_rollout_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_rollout_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_rollout_test_LDADD = $(STG_TEST_LDADD)
+
 tests_engine_control_test_SOURCES = tests/engine_control_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_control_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_control_test_LDADD = $(STG_TEST_LDADD)
+
+tests_engine_controls_test_SOURCES = tests/engine_controls_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_controls_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_controls_test_LDADD = $(STG_TEST_LDADD)
 
 tests_engine_recover_test_SOURCES = tests/engine_recover_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_recover_test_CFLAGS = $(STG_TEST_CFLAGS)
@@ -114,6 +131,10 @@ tests_runtime_sandbox_test_SOURCES = tests/runtime_sandbox_test.c tests/runtime_
 	tests/runtime_fixture.h
 tests_runtime_sandbox_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_sandbox_test_LDADD = $(STG_TEST_LDADD)
+
+tests_admin_daemon_test_SOURCES = tests/admin_daemon_test.c $(STG_ROLLOUT)
+tests_admin_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_admin_daemon_test_LDADD = $(STG_TEST_LDADD)
 
 tests_runtime_daemon_test_SOURCES = tests/runtime_daemon_test.c $(STG_ROLLOUT)
 tests_runtime_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)

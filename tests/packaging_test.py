@@ -78,7 +78,7 @@ def complete(words):
 
 def completion(r, tmp):
     helptext = subprocess.run([stgtest.program("stagger"), "--help"], capture_output=True, text=True).stdout
-    groups = ["job", "update", "plan", "task", "host", "cluster", "quota", "tier"]
+    groups = ["job", "update", "plan", "task", "host", "cluster", "quota", "tier", "admin"]
     listed = re.findall(r"^  (%s) (\w+)" % "|".join(groups), helptext, re.M)
     r.check("stagger --help lists commands", len(listed) > 10, helptext)
     r.check("stagger --help lists every group", sorted({g for g, _ in listed}) == sorted(groups),

@@ -264,7 +264,6 @@ stg_test_podman_push (StgTestPodman *fleet, StgTestPodmanHost *host, const gchar
 static gchar *
 htpasswd_line (const gchar *user, const gchar *password)
 {
-  g_autofree gchar *hash = NULL;
   const gchar *salt = crypt_gensalt ("$2b$", 5, NULL, 0);
 
   ck_assert_msg (salt != NULL, "no bcrypt salt from crypt_gensalt");

@@ -115,28 +115,52 @@ stg_rollout_start_update (StgTestDaemon *d, const gchar *name, gint32 count, con
   return key;
 }
 
-ApiJobUpdateKey *
-stg_rollout_try_start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *data,
-                              gint32 group, gint32 watch_ms, GError **error)
+ApiJobUpdateSettings *
+stg_rollout_batch_settings (gint32 group, gint32 watch_ms)
 {
-  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
-  g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", name, count, data, "http");
   /* Batches: each one waits for the one before it to be done. */
   g_autoptr (ApiBatchJobUpdateStrategy) batch = g_object_new (API_TYPE_BATCH_JOB_UPDATE_STRATEGY,
                                                               "groupSize", group, NULL);
   g_autoptr (ApiJobUpdateStrategy) strategy = g_object_new (API_TYPE_JOB_UPDATE_STRATEGY,
                                                             "batchStrategy", batch, NULL);
-  g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
-      "updateGroupSize", group, "minWaitInInstanceRunningMs", watch_ms, "rollbackOnFailure", TRUE,
-      "maxPerInstanceFailures", 0, "maxFailedInstances", 0, "updateStrategy", strategy, NULL);
+  return g_object_new (API_TYPE_JOB_UPDATE_SETTINGS, "updateGroupSize", group,
+                       "minWaitInInstanceRunningMs", watch_ms, "rollbackOnFailure", TRUE,
+                       "maxPerInstanceFailures", 0, "maxFailedInstances", 0, "updateStrategy",
+                       strategy, NULL);
+}
+
+ApiJobUpdateKey *
+stg_rollout_try_start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *data,
+                              gint32 group, gint32 watch_ms, GError **error)
+{
+  g_autoptr (ApiJobUpdateSettings) settings = stg_rollout_batch_settings (group, watch_ms);
+  return stg_rollout_try_start_update_with (d, name, count, data, settings, error);
+}
+
+ApiJobUpdateKey *
+stg_rollout_try_start_update_with (StgTestDaemon *d, const gchar *name, gint32 count,
+                                   const gchar *data, ApiJobUpdateSettings *settings,
+                                   GError **error)
+{
+  g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", name, count, data,
+                                                           "http");
   g_autoptr (ApiJobUpdateRequest) request = g_object_new (API_TYPE_JOB_UPDATE_REQUEST,
       "taskConfig", job->taskConfig, "instanceCount", count, "settings", settings, NULL);
+
+  return stg_rollout_try_start_request (d, request, error);
+}
+
+ApiJobUpdateKey *
+stg_rollout_try_start_request (StgTestDaemon *d, ApiJobUpdateRequest *request, GError **error)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
   g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
 
   if (!api_aurora_scheduler_manager_if_start_job_update (API_AURORA_SCHEDULER_MANAGER_IF (c->client),
                                                          &r, request, "test", error))
     return NULL;
-  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "startJobUpdate: %s",
+                 r->details->len ? ((ApiResponseDetail *) r->details->pdata[0])->message : "");
   return g_object_ref (r->result->startJobUpdateResult->key);
 }
 

@@ -47,6 +47,20 @@ ApiJobUpdateKey *stg_rollout_try_start_update (StgTestDaemon *d, const gchar *na
                                                const gchar *data, gint32 group, gint32 watch_ms,
                                                GError **error);
 
+/* The settings stg_rollout_start_update sends (a new object). */
+ApiJobUpdateSettings *stg_rollout_batch_settings (gint32 group, gint32 watch_ms);
+
+/* startJobUpdate to @data with @settings as they are; NULL with @error
+ * when the call gets no answer. */
+ApiJobUpdateKey *stg_rollout_try_start_update_with (StgTestDaemon *d, const gchar *name,
+                                                    gint32 count, const gchar *data,
+                                                    ApiJobUpdateSettings *settings, GError **error);
+
+/* startJobUpdate of @request as it is; asserts OK (NULL with @error when
+ * the call gets no answer). */
+ApiJobUpdateKey *stg_rollout_try_start_request (StgTestDaemon *d, ApiJobUpdateRequest *request,
+                                                GError **error);
+
 /* The key of the one update of role www; asserts there is exactly one. */
 ApiJobUpdateKey *stg_rollout_only_update (StgTestDaemon *d);
 

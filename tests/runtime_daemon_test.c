@@ -7,6 +7,7 @@
 #include <check.h>
 #include <signal.h>
 
+#include "common/enums.h"
 #include "rollout.h"
 
 #define PORT_RANGE "--port-range=31000-31999"
@@ -299,6 +300,78 @@ START_TEST (no_more_than_the_cap_start_at_once)
 }
 END_TEST
 
+/* ---- capacity kept with maxSurge ----------------------------------------------------- */
+
+typedef struct
+{
+  StgTestDaemon *d;
+  ApiJobUpdateKey *key;
+  gint min_healthy; /* the fewest instances answering /health in one sample */
+  guint max_listed; /* the most instances the job had in one sample */
+  guint samples;
+} Sampler;
+
+/* One sample: how many of the job's instances answer their health check
+ * now (asked by the test itself, on each instance's port); TRUE once the
+ * update has ended. */
+static gboolean
+sample (gpointer data)
+{
+  Sampler *s = data;
+  GArray *now = stg_rollout_instances (s->d, "web");
+  gint healthy = 0;
+
+  for (guint i = 0; i < now->len; i++)
+    {
+      gint port = g_array_index (now, StgRolloutInstance, i).port;
+      if (port > 0 && stg_test_http_probe ((guint16) port, "/health") == 200)
+        healthy++;
+    }
+  s->max_listed = MAX (s->max_listed, now->len);
+  stg_rollout_instances_free (now);
+  s->min_healthy = MIN (s->min_healthy, healthy);
+  s->samples++;
+  g_autoptr (ApiJobUpdateDetails) det = stg_rollout_details (s->d, s->key);
+  return !stg_update_status_is_active (det->update->summary->state->status);
+}
+
+/* minInService equal to the instance count with maxSurge 1: a surge
+ * instance (instance 3) comes up first, the job never has fewer than 3
+ * healthy instances, and the surge instance is gone at the end. */
+START_TEST (surge_keeps_full_capacity)
+{
+  StgTestDaemon *d = stg_test_daemon_start (dir, PORT_RANGE, NULL);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (d, "web", 3, v1);
+  stg_rollout_wait_running (d, "web", 3, 1);
+
+  g_autofree gchar *v2 = stg_rollout_server_data (NULL, ", \"env\": {\"GREETING\": \"v2\"}");
+  g_autoptr (ApiJobUpdateSettings) settings = stg_rollout_batch_settings (1, 300);
+  g_object_set (settings, "minInService", 3, "maxSurge", 1, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiJobUpdateKey) key = stg_rollout_try_start_update_with (d, "web", 3, v2, settings,
+                                                                       &error);
+  ck_assert_msg (key != NULL, "startJobUpdate: %s", error ? error->message : "");
+
+  Sampler s = { d, key, G_MAXINT, 0, 0 };
+  ck_assert_msg (stg_test_wait (sample, &s, 90000), "the update did not end");
+  g_autoptr (ApiJobUpdateDetails) det = stg_rollout_details (d, key);
+  ck_assert_int_eq (det->update->summary->state->status, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  ck_assert_msg (s.samples >= 10, "only %u samples", s.samples);
+  ck_assert_msg (s.min_healthy >= 3, "only %d healthy instances in one of %u samples",
+                 s.min_healthy, s.samples);
+  ck_assert_uint_eq (s.max_listed, 4);
+
+  /* Every instance runs the new config; the surge instance is gone. */
+  stg_rollout_wait_running (d, "web", 3, 2);
+  GArray *after = stg_rollout_instances (d, "web");
+  ck_assert_uint_eq (after->len, 3);
+  stg_rollout_instances_free (after);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
 static Suite *
 runtime_daemon_suite (void)
 {
@@ -317,6 +390,7 @@ runtime_daemon_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, rolling_update_goes_batch_by_batch);
   tcase_add_test (tc, unhealthy_update_rolls_back);
+  tcase_add_test (tc, surge_keeps_full_capacity);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -265,6 +265,94 @@ START_TEST (consecutive_thresholds)
 }
 END_TEST
 
+/* Aurora's counting (StgHealthSpec.aurora), checked on StgHealth itself
+ * with a shell check that counts its calls in its folder: how many calls
+ * it takes to decide, which way, and why. */
+typedef struct
+{
+  const gchar *test; /* the check's test of its call number $n */
+  gdouble initial;   /* initial_interval_secs (interval_secs is 0.05) */
+  gint max_failures;
+  gint min_successes;
+  gboolean snooze;  /* a .healthchecksnooze file exists */
+  gboolean healthy; /* what it decides */
+  gint calls;       /* after how many calls of the command */
+  const gchar *why; /* (nullable) part of the reason given */
+} AuroraHealthCase;
+
+static const AuroraHealthCase aurora_health_cases[] = {
+  /* 4 calls forgiven; 5 successes needed within 4 + 0 + 5: the 5th call
+   * fails and 4 are left: failing fast. */
+  { "false", 0.2, 0, 5, FALSE, FALSE, 5, "exited with status 1" },
+  /* Passing every other call never makes 2 in a row: after 2 + 3 + 2
+   * calls, "not enough successful health checks in time". */
+  { "[ $((n % 2)) = 1 ]", 0.1, 3, 2, FALSE, FALSE, 8, "not enough successful" },
+  /* Failures past the 2 forgiven calls count: the second fails it. */
+  { "false", 0.1, 1, 1, FALSE, FALSE, 4, "exited with status 1" },
+  /* 0 successes needed means the first passing call, as in Aurora. */
+  { "[ $n -ge 3 ]", 0.5, 0, 0, FALSE, TRUE, 3, NULL },
+  /* A snooze file passes every check without running it. */
+  { "false", 0, 0, 1, TRUE, TRUE, 0, "snoozed" },
+};
+
+typedef struct
+{
+  gboolean done, healthy;
+  gchar *why;
+} Decided;
+
+static void
+on_decided (gpointer data, gboolean healthy, const gchar *why)
+{
+  Decided *d = data;
+
+  d->done = TRUE;
+  d->healthy = healthy;
+  d->why = g_strdup (why);
+}
+
+static gboolean
+decided (gpointer data)
+{
+  return ((Decided *) data)->done;
+}
+
+START_TEST (aurora_counting_decides)
+{
+  const AuroraHealthCase *h = &aurora_health_cases[_i];
+  g_autofree gchar *dir = stg_test_tmpdir ();
+  g_autofree gchar *snooze = g_build_filename (dir, ".healthchecksnooze", NULL);
+  g_autofree gchar *command =
+      g_strdup_printf ("n=$(cat calls 2>/dev/null || echo 0); n=$((n+1)); echo $n > calls; %s",
+                       h->test);
+  gchar *argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", command, NULL };
+  gchar *env[] = { (gchar *) "PATH=/usr/bin:/bin", NULL };
+  StgHealthSpec spec = { .kind = STG_HEALTH_SHELL,
+                         .initial_interval_secs = h->initial,
+                         .interval_secs = 0.05,
+                         .timeout_secs = 5,
+                         .max_consecutive_failures = h->max_failures,
+                         .min_consecutive_successes = h->min_successes,
+                         .aurora = TRUE };
+  StgHealthTarget target = { .shell_argv = argv, .envp = env, .cwd = dir, .snooze_file = snooze };
+  Decided d = { 0 };
+
+  if (h->snooze)
+    ck_assert (g_file_set_contents (snooze, "", 0, NULL));
+  StgHealth *health = stg_health_new (&spec, &target, FALSE, on_decided, &d);
+  ck_assert (stg_test_wait (decided, &d, 20000));
+  g_autofree gchar *path = g_build_filename (dir, "calls", NULL);
+  g_autofree gchar *text = NULL;
+  gint n = g_file_get_contents (path, &text, NULL, NULL) ? atoi (text) : 0;
+  ck_assert_msg (d.healthy == h->healthy && n == h->calls, "case %d: %s after %d calls (%s)", _i,
+                 d.healthy ? "healthy" : "failed", n, d.why);
+  ck_assert_msg (h->why == NULL || strstr (d.why, h->why) != NULL, "case %d: %s", _i, d.why);
+  stg_health_free (health);
+  g_free (d.why);
+  stg_test_rmtree (dir);
+}
+END_TEST
+
 /* ---- ports, environment, templates ----------------------------------------------------- */
 
 START_TEST (ports_and_environment)
@@ -302,6 +390,10 @@ START_TEST (ports_and_environment)
   ck_assert_str_eq (jobname, "www/prod/env");
   ck_assert_str_eq (ver, "1");
   ck_assert_str_eq (alt, "0");
+  g_autofree gchar *from = stg_test_process_env (pid, "STAGGER_FROM_VERSION");
+  g_autofree gchar *to = stg_test_process_env (pid, "STAGGER_TO_VERSION");
+  ck_assert_str_eq (from, "0");
+  ck_assert_str_eq (to, "1");
 
   /* A new config: new process, new version, same ports. */
   g_autofree gchar *v2 = g_strconcat (v1, "", NULL);
@@ -317,6 +409,11 @@ START_TEST (ports_and_environment)
   g_autofree gchar *ver2 = stg_test_process_env (pid2, "STAGGER_VERSION");
   ck_assert_str_eq (http2, http);
   ck_assert_str_eq (ver2, "2");
+  /* It replaced version 1. */
+  g_autofree gchar *from2 = stg_test_process_env (pid2, "STAGGER_FROM_VERSION");
+  g_autofree gchar *to2 = stg_test_process_env (pid2, "STAGGER_TO_VERSION");
+  ck_assert_str_eq (from2, "1");
+  ck_assert_str_eq (to2, "2");
 }
 END_TEST
 
@@ -347,10 +444,15 @@ START_TEST (bad_configs_are_refused_when_submitted)
       ck_assert (g_error_matches (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID));
     }
   g_autoptr (GError) error = NULL;
+  g_autoptr (ApiTaskConfig) other = config ("x", "{}", "", TRUE);
+  g_object_set (other->executorConfig, "name", "MesosCommand", NULL);
+  ck_assert (!stg_runtime_validate (fx.rt, other, &error));
+  ck_assert_ptr_nonnull (strstr (error->message, "runs only 'stagger' and 'AuroraExecutor'"));
+  g_clear_error (&error);
   g_autoptr (ApiTaskConfig) aurora = config ("x", "{}", "", TRUE);
   g_object_set (aurora->executorConfig, "name", "AuroraExecutor", NULL);
   ck_assert (!stg_runtime_validate (fx.rt, aurora, &error));
-  ck_assert_ptr_nonnull (strstr (error->message, "supports only 'stagger'"));
+  ck_assert_msg (g_str_has_prefix (error->message, "executorConfig.data: "), "%s", error->message);
 }
 END_TEST
 
@@ -390,8 +492,11 @@ START_TEST (pre_update_hook)
   ck_assert (g_file_get_contents (log, &text, NULL, NULL));
   ck_assert_ptr_nonnull (strstr (text, "refusing"));
 
-  /* A passing one lets the replace go on. */
-  g_autofree gchar *v3 = server_data (NULL, ", \"hooks\": {\"pre_update\": {\"command\": \"echo checked v{{version}}\", \"timeout_secs\": 5}}");
+  /* A passing one lets the replace go on; it knows what it replaces. */
+  g_autofree gchar *v3 = server_data (NULL,
+                                      ", \"hooks\": {\"pre_update\": {\"command\": "
+                                      "\"echo checked v{{version}} from v$STAGGER_FROM_VERSION "
+                                      "to v$STAGGER_TO_VERSION\", \"timeout_secs\": 5}}");
   g_autoptr (ApiTaskConfig) t3 = config ("hooked", v3, "http", TRUE);
   gint64 c3 = add_config (t3);
   apply (job, 0, c3);
@@ -399,7 +504,7 @@ START_TEST (pre_update_hook)
   ck_assert_int_ne (pid_of (job, 0), pid);
   g_autofree gchar *text2 = NULL;
   ck_assert (g_file_get_contents (log, &text2, NULL, NULL));
-  ck_assert_ptr_nonnull (strstr (text2, "checked v3"));
+  ck_assert_ptr_nonnull (strstr (text2, "checked v3 from v1 to v3"));
 }
 END_TEST
 
@@ -425,11 +530,29 @@ START_TEST (post_update_hook)
   apply (job, 0, c2);
   wait_for (job, 0, STG_TASK_FAILED, c2, 2, 10000);
 
-  g_autofree gchar *v3 = server_data (NULL, ", \"hooks\": {\"post_update\": \"true\"}");
+  static const gchar hook[] = ", \"hooks\": {\"post_update\": "
+                              "\"echo post v$STAGGER_FROM_VERSION to v$STAGGER_TO_VERSION\"}";
+  g_autofree gchar *v3 = server_data (NULL, hook);
   g_autoptr (ApiTaskConfig) t3 = config ("posthook", v3, "http", TRUE);
   gint64 c3 = add_config (t3);
   apply (job, 0, c3);
   wait_for (job, 0, STG_TASK_RUNNING, c3, 2, 10000);
+
+  /* On to version 4, then back to 3: each hook knows where it came from,
+   * the right way round going back. */
+  g_autofree gchar *v4 = server_data (", \"--start-delay\", \"0\"", hook);
+  g_autoptr (ApiTaskConfig) t4 = config ("posthook", v4, "http", TRUE);
+  gint64 c4 = add_config (t4);
+  apply (job, 0, c4);
+  wait_for (job, 0, STG_TASK_RUNNING, c4, 2, 10000);
+  apply (job, 0, c3);
+  wait_for (job, 0, STG_TASK_RUNNING, c3, 2, 10000);
+  g_autofree gchar *log = slot_file (job, 0, "hooks.log");
+  g_autofree gchar *text = NULL;
+  ck_assert (g_file_get_contents (log, &text, NULL, NULL));
+  ck_assert_msg (strstr (text, "post v2 to v3") && strstr (text, "post v3 to v4") &&
+                     strstr (text, "post v4 to v3"),
+                 "hooks.log: %s", text);
 }
 END_TEST
 
@@ -523,6 +646,10 @@ START_TEST (hot_upgrade_keeps_every_connection)
   ck_assert_int_ne (pid2, pid1);
   g_autofree gchar *alt = stg_test_process_env (pid2, "STAGGER_VERSION_ALT");
   ck_assert_str_eq (alt, "1");
+  g_autofree gchar *from2 = stg_test_process_env (pid2, "STAGGER_FROM_VERSION");
+  g_autofree gchar *to2 = stg_test_process_env (pid2, "STAGGER_TO_VERSION");
+  ck_assert_str_eq (from2, "1");
+  ck_assert_str_eq (to2, "2");
   for (gint i = 0; i < 500 && stg_test_process_alive (pid1); i++)
     spin (10);
   ck_assert (!stg_test_process_alive (pid1));
@@ -557,6 +684,20 @@ START_TEST (hot_upgrade_keeps_every_connection)
                      strstr (o4.cause, "staggerd(8)") != NULL,
                  "cause: %s", o4.cause ? o4.cause : "(none)");
 
+  /* Back to version 1, as a rollback does: it starts beside version 2
+   * and is the new process, the one that replaces version 2. */
+  apply (job, 0, c1);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 2, 10000);
+  gint pid3 = pid_of (job, 0);
+  ck_assert_int_ne (pid3, pid2);
+  g_autofree gchar *alt3 = stg_test_process_env (pid3, "STAGGER_VERSION_ALT");
+  g_autofree gchar *from3 = stg_test_process_env (pid3, "STAGGER_FROM_VERSION");
+  g_autofree gchar *to3 = stg_test_process_env (pid3, "STAGGER_TO_VERSION");
+  ck_assert_str_eq (alt3, "2");
+  ck_assert_str_eq (from3, "2");
+  ck_assert_str_eq (to3, "1");
+  spin (300);
+
   g_atomic_int_set (&l.stop, 1);
   g_thread_join (client);
   ck_assert_msg (l.failed == 0, "%d of %d connections failed (last: %s)", l.failed, l.ok + l.failed,
@@ -590,6 +731,7 @@ runtime_suite (void)
   tcase_add_loop_test (tc, health_checks_decide, 0, G_N_ELEMENTS (health_cases));
   tcase_add_test (tc, initial_interval_forgives_a_slow_start);
   tcase_add_test (tc, consecutive_thresholds);
+  tcase_add_loop_test (tc, aurora_counting_decides, 0, G_N_ELEMENTS (aurora_health_cases));
   CASE ("config");
   tcase_add_test (tc, ports_and_environment);
   tcase_add_test (tc, bad_configs_are_refused_when_submitted);

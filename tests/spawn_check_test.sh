@@ -1,6 +1,6 @@
 #!/bin/sh
 # spawn_check_test.sh: scripts/spawn-check passes on this tree's src/, and
-# fails on a tree where something other than src/runtime/spawn.c forks,
+# fails on a tree where something other than src/spawn/spawn.c forks,
 # execs or uses GSubprocess, naming the line; comments do not count.
 # Prints "N passed, N failed".
 srcdir=${srcdir:-.}
@@ -19,8 +19,8 @@ if out=$("$check" "$srcdir/src" 2>&1); then ok; else bad "the tree itself: $out"
 # A tree with one offending line: the check fails and names it.
 offends() {
   rm -rf "$tmp/src"
-  mkdir -p "$tmp/src/runtime" "$tmp/src/api"
-  printf 'void f (void) { pid_t p = fork (); execve (a, b, c); }\n' >"$tmp/src/runtime/spawn.c"
+  mkdir -p "$tmp/src/spawn" "$tmp/src/api"
+  printf 'void f (void) { pid_t p = fork (); execve (a, b, c); }\n' >"$tmp/src/spawn/spawn.c"
   printf '/* a file */\n%s\n' "$1" >"$tmp/src/api/x.c"
   if out=$("$check" "$tmp/src" 2>&1); then
     bad "not caught: $1"

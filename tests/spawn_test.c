@@ -1,5 +1,5 @@
-/* spawn_test.c: Check suite for src/runtime/spawn.c, the one way staggerd
- * starts a process: a child gets exactly the environment, working
+/* spawn_test.c: Check suite for src/spawn/spawn.c, the one way staggerd
+ * and stagger-thermos start a process: a child gets exactly the environment, working
  * directory, umask, resource limits, descriptors (its outputs, the ones
  * passed as 3, 4, ..., nothing else of ours), session or process group and
  * PR_SET_NO_NEW_PRIVS it is given, and as root becomes its user with that
@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/process.h"
-#include "runtime/spawn.h"
+#include "spawn/process.h"
+#include "spawn/spawn.h"
 #include "testutil.h"
 
 static const gchar *const base_env[] = { "PATH=/usr/bin:/bin", "ONLY=this", NULL };
@@ -182,6 +182,54 @@ START_TEST (start_time_names_the_process)
   ck_assert (stg_process_is (s.pid, s.start_time));
   kill (s.pid, SIGKILL);
   ck_assert_int_eq (waitpid (s.pid, NULL, 0), s.pid);
+}
+END_TEST
+
+/* A child of a process that spawns with @die_with_parent and then exits
+ * at once: the grandchild's pid and start time. */
+static void
+orphan (gboolean die_with_parent, GPid *pid, gint64 *start)
+{
+  gint ends[2];
+  ck_assert (pipe (ends) == 0);
+  pid_t middle = fork ();
+  if (middle == 0)
+    {
+      const gchar *argv[] = { "/bin/sleep", "600", NULL };
+      StgSpawnRequest req = { .argv = argv, .envp = base_env, .die_with_parent = die_with_parent };
+      StgSpawned s = { 0 };
+      gint64 got[2] = { 0, 0 };
+      if (stg_spawn (&req, &s, NULL))
+        got[0] = s.pid, got[1] = s.start_time;
+      (void) !write (ends[1], got, sizeof got);
+      _exit (0);
+    }
+  gint64 got[2] = { 0, 0 };
+  close (ends[1]);
+  ck_assert_int_eq (read (ends[0], got, sizeof got), sizeof got);
+  close (ends[0]);
+  ck_assert_int_eq (waitpid (middle, NULL, 0), middle);
+  ck_assert_int_gt (got[0], 0);
+  *pid = (GPid) got[0];
+  *start = got[1];
+}
+
+/* die_with_parent: the child is killed when the process that spawned it
+ * dies; without it, the child stays. */
+START_TEST (dies_with_its_parent_when_asked)
+{
+  GPid pid;
+  gint64 start;
+
+  orphan (TRUE, &pid, &start);
+  for (gint64 end = g_get_monotonic_time () + 20 * G_USEC_PER_SEC; stg_process_is (pid, start);)
+    {
+      ck_assert_msg (g_get_monotonic_time () < end, "the child outlived its parent");
+      g_usleep (1000);
+    }
+  orphan (FALSE, &pid, &start);
+  ck_assert (stg_process_is (pid, start));
+  kill (pid, SIGKILL);
 }
 END_TEST
 
@@ -357,6 +405,7 @@ spawn_suite (void)
   tcase_add_test (tc, descriptors_that_collide_are_moved_first);
   tcase_add_test (tc, session_or_process_group);
   tcase_add_test (tc, start_time_names_the_process);
+  tcase_add_test (tc, dies_with_its_parent_when_asked);
   tcase_add_test (tc, failures_say_which_step);
   tcase_add_test (tc, describes_wait_statuses);
   tcase_add_test (tc, becomes_its_user_with_its_groups);

@@ -435,6 +435,125 @@ START_TEST (snapshot_says_what_it_did)
 }
 END_TEST
 
+START_TEST (task_events_of_gone_instances_deleted)
+{
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hello");
+  gint64 job_id, config_id;
+  guint deleted = 0;
+
+  config_id = put (store, "hello", "v1", NULL);
+  ck_assert (stg_store_create_job (store, key, "", config_id, 3, 0, &job_id, &error));
+  for (gint32 i = 0; i < 3; i++)
+    ck_assert (stg_store_add_task_event (store, job_id, i, 100, 2, NULL, &error));
+  ck_assert (stg_store_delete_instance (store, job_id, 2, &error));
+  /* Instance 2 is gone: only its history goes. */
+  ck_assert (stg_store_delete_task_events (store, job_id, -1, &deleted, &error));
+  ck_assert_uint_eq (deleted, 1);
+  ck_assert (stg_store_delete_task_events (store, job_id, 0, &deleted, &error));
+  ck_assert_uint_eq (deleted, 2);
+  g_autoptr (GPtrArray) kept = stg_store_list_task_events (store, job_id, 1, 10, &error);
+  ck_assert_uint_eq (kept->len, 1);
+}
+END_TEST
+
+START_TEST (maintenance_round_trip)
+{
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiCountSlaPolicy) count = g_object_new (API_TYPE_COUNT_SLA_POLICY, "count",
+                                                      (gint64) 2, "durationSecs", (gint64) 60,
+                                                      NULL);
+  g_autoptr (ApiSlaPolicy) policy = g_object_new (API_TYPE_SLA_POLICY, "countSlaPolicy", count,
+                                                  NULL);
+  g_autoptr (ApiHostMaintenanceRequest) req = g_object_new (API_TYPE_HOST_MAINTENANCE_REQUEST,
+                                                            "host", "b", "defaultSlaPolicy", policy,
+                                                            "timeoutSecs", (gint64) 600,
+                                                            "createdTimestampMs", (gint64) 5, NULL);
+
+  ck_assert (stg_store_set_maintenance (store, "b", API_MAINTENANCE_MODE_DRAINING, req, 7, &error));
+  ck_assert (
+      stg_store_set_maintenance (store, "a", API_MAINTENANCE_MODE_SCHEDULED, NULL, 8, &error));
+  g_autoptr (GPtrArray) rows = stg_store_list_maintenance (store, &error);
+  ck_assert_uint_eq (rows->len, 2);
+  StgMaintenanceRow *a = rows->pdata[0], *b = rows->pdata[1];
+  ck_assert_str_eq (a->host, "a");
+  ck_assert_int_eq (a->mode, API_MAINTENANCE_MODE_SCHEDULED);
+  ck_assert_ptr_null (a->request);
+  ck_assert_int_eq (b->mode, API_MAINTENANCE_MODE_DRAINING);
+  ck_assert_int_eq (b->since_ms, 7);
+  ck_assert (stg_thrift_equal (THRIFT_STRUCT (b->request), THRIFT_STRUCT (req)));
+  /* DRAINED drops the request; ending removes the row. */
+  ck_assert (stg_store_set_maintenance (store, "b", API_MAINTENANCE_MODE_DRAINED, NULL, 9, &error));
+  ck_assert (stg_store_end_maintenance (store, "a", &error));
+  g_autoptr (GPtrArray) after = stg_store_list_maintenance (store, &error);
+  ck_assert_uint_eq (after->len, 1);
+  ck_assert_int_eq (((StgMaintenanceRow *) after->pdata[0])->mode, API_MAINTENANCE_MODE_DRAINED);
+  ck_assert_ptr_null (((StgMaintenanceRow *) after->pdata[0])->request);
+}
+END_TEST
+
+START_TEST (backups_stage_commit_and_install)
+{
+  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *backups_dir = g_build_filename (dir, "backups", NULL);
+  g_autoptr (StgBackups) b = stg_backups_new (store, db_path, backups_dir);
+
+  if (pg != NULL)
+    {
+      /* PostgreSQL's own backups apply: every call says so. */
+      ck_assert_ptr_null (stg_backups_write (b, 0, &error));
+      ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_UNSUPPORTED));
+      ck_assert_ptr_nonnull (strstr (error->message, "its own backups apply"));
+      g_clear_error (&error);
+      ck_assert (!stg_backups_stage (b, "scheduler-backup-1", &error));
+      ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_UNSUPPORTED));
+      return;
+    }
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hello");
+  gint64 job_id, config_id = put (store, "hello", "v1", NULL);
+  ck_assert (stg_store_create_job (store, key, "", config_id, 2, 0, &job_id, &error));
+  /* Two in one second: the second gets "-2". */
+  g_autofree gchar *one = stg_backups_write (b, 86400 * 1000, &error);
+  g_autofree gchar *two = stg_backups_write (b, 86400 * 1000, &error);
+  ck_assert_str_eq (one, "scheduler-backup-1970-01-02-00-00-00");
+  ck_assert_str_eq (two, "scheduler-backup-1970-01-02-00-00-00-2");
+  ck_assert (stg_store_delete_job (store, job_id, &error));
+  guint removed = 0;
+  ck_assert (stg_backups_prune (b, 1, &removed, &error));
+  ck_assert_uint_eq (removed, 1);
+  g_autoptr (GPtrArray) left = stg_backups_list (b, &error);
+  ck_assert_uint_eq (left->len, 1);
+  ck_assert_str_eq (left->pdata[0], two);
+
+  ck_assert (!stg_backups_stage (b, "../stagger.db", &error));
+  ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_INVALID));
+  g_clear_error (&error);
+  ck_assert (!stg_backups_stage (b, one, &error)); /* pruned */
+  ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND));
+  g_clear_error (&error);
+  ck_assert_msg (stg_backups_stage (b, two, &error), "%s", error ? error->message : "");
+  StgStore *staged = stg_backups_staged (b, NULL, &error);
+  g_autoptr (StgJobRow) there = stg_store_get_job (staged, key, &error);
+  ck_assert_int_eq (there->instance_count, 2);
+  ck_assert (stg_backups_commit (b, &error));
+  ck_assert_ptr_null (stg_backups_staged (b, NULL, NULL));
+
+  /* The next opening of the store finds the backup in place. */
+  g_clear_pointer (&store, stg_store_close);
+  gboolean installed = FALSE;
+  ck_assert (stg_store_install_recovered (db_path, &installed, &error));
+  ck_assert (installed);
+  g_autoptr (StgStore) again = open_store ();
+  g_autoptr (StgJobRow) back = stg_store_get_job (again, key, &error);
+  ck_assert_ptr_nonnull (back);
+  ck_assert (stg_store_install_recovered (db_path, &installed, &error));
+  ck_assert (!installed);
+}
+END_TEST
+
 /* ---- transactions --------------------------------------------------------------- */
 
 START_TEST (transactions_nest_and_roll_back)
@@ -661,6 +780,9 @@ store_suite (const gchar *name, gboolean sqlite)
   tcase_add_test (tc, task_events_newest_kept);
   tcase_add_test (tc, quotas_round_trip);
   tcase_add_test (tc, snapshot_says_what_it_did);
+  tcase_add_test (tc, task_events_of_gone_instances_deleted);
+  tcase_add_test (tc, maintenance_round_trip);
+  tcase_add_test (tc, backups_stage_commit_and_install);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("transactions");

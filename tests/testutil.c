@@ -128,8 +128,14 @@ stg_test_daemon_start (const gchar *data_dir, ...)
   g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
   d->process = g_subprocess_launcher_spawnv (launcher, (const gchar *const *) argv->pdata, &error);
   ck_assert_msg (d->process != NULL, "cannot start staggerd: %s", error ? error->message : "");
+  stg_test_daemon_wait_ready (d);
+  return d;
+}
 
-  /* Wait for the ready file (the daemon writes it once it serves). */
+void
+stg_test_daemon_wait_ready (StgTestDaemon *d)
+{
+  /* The daemon writes the ready file once it serves. */
   gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
   while (!read_ready (d))
     {
@@ -138,7 +144,6 @@ stg_test_daemon_start (const gchar *data_dir, ...)
       ck_assert_msg (g_get_monotonic_time () < deadline, "staggerd not ready after 30 s");
       g_usleep (10 * 1000);
     }
-  return d;
 }
 
 gint
@@ -324,31 +329,46 @@ stg_test_reply_clear (StgTestReply *reply)
   g_clear_pointer (&reply->body, g_free);
 }
 
-StgTestReply
-stg_test_http (guint16 port, const gchar *method, const gchar *path, const gchar *headers,
-               const gchar *body)
+/* Sends @req to 127.0.0.1:@port and reads the whole answer (NUL-ended),
+ * or NULL with @error when nothing answers within @timeout_s (0: no
+ * limit). */
+static GByteArray *
+http_exchange (guint16 port, const gchar *req, guint timeout_s, GError **error)
 {
   g_autoptr (GSocketClient) client = g_socket_client_new ();
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1", port,
-                                                                        NULL, &error);
-  StgTestReply r = { 0 };
 
-  ck_assert_msg (conn != NULL, "cannot connect to HTTP port %u: %s", port,
-                 error ? error->message : "");
-  g_autofree gchar *req = g_strdup_printf ("%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%sContent-Length: "
-                                           "%zu\r\n\r\n%s",
-                                           method, path, headers ? headers : "",
-                                           body ? strlen (body) : 0, body ? body : "");
-  ck_assert (g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req,
-                                        strlen (req), NULL, NULL, &error));
+  g_socket_client_set_timeout (client, timeout_s);
+  g_autoptr (GSocketConnection) conn = g_socket_client_connect_to_host (client, "127.0.0.1", port,
+                                                                        NULL, error);
+  if (conn == NULL ||
+      !g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)), req,
+                                  strlen (req), NULL, NULL, error))
+    return NULL;
   g_autoptr (GByteArray) all = g_byte_array_new ();
   guint8 buf[8192];
   gssize n;
   while ((n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (conn)), buf,
-                                   sizeof buf, NULL, &error)) > 0)
+                                   sizeof buf, NULL, error)) > 0)
     g_byte_array_append (all, buf, (guint) n);
+  if (n < 0)
+    return NULL;
   g_byte_array_append (all, (const guint8 *) "", 1);
+  return g_steal_pointer (&all);
+}
+
+StgTestReply
+stg_test_http (guint16 port, const gchar *method, const gchar *path, const gchar *headers,
+               const gchar *body)
+{
+  g_autoptr (GError) error = NULL;
+  StgTestReply r = { 0 };
+  g_autofree gchar *req = g_strdup_printf ("%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%sContent-Length: "
+                                           "%zu\r\n\r\n%s",
+                                           method, path, headers ? headers : "",
+                                           body ? strlen (body) : 0, body ? body : "");
+  g_autoptr (GByteArray) all = http_exchange (port, req, 0, &error);
+
+  ck_assert_msg (all != NULL, "no answer from HTTP port %u: %s", port, error ? error->message : "");
   const gchar *text = (const gchar *) all->data;
   const gchar *split = strstr (text, "\r\n\r\n");
   ck_assert_msg (split != NULL, "no header end in: %s", text);
@@ -356,6 +376,18 @@ stg_test_http (guint16 port, const gchar *method, const gchar *path, const gchar
   r.head = g_strndup (text, (gsize) (split - text));
   r.body = g_strdup (split + 4);
   return r;
+}
+
+guint
+stg_test_http_probe (guint16 port, const gchar *path)
+{
+  g_autofree gchar *req = g_strdup_printf ("GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+  g_autoptr (GByteArray) all = http_exchange (port, req, 2, NULL);
+  guint status = 0;
+
+  if (all == NULL || sscanf ((const gchar *) all->data, "HTTP/1.%*d %u", &status) != 1)
+    return 0;
+  return status;
 }
 
 gchar *

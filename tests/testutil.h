@@ -47,6 +47,10 @@ typedef struct
  * is set (the tests of the users instances run as). */
 StgTestDaemon *stg_test_daemon_start (const gchar *data_dir, ...) G_GNUC_NULL_TERMINATED;
 
+/* Waits until @daemon has written its ready file (removed by the caller
+ * before the daemon restarts itself) and reads its ports from it. */
+void stg_test_daemon_wait_ready (StgTestDaemon *daemon);
+
 /* SIGTERM, then waits for the exit; returns the exit status (or -signal). */
 gint stg_test_daemon_stop (StgTestDaemon *daemon);
 
@@ -115,5 +119,9 @@ gchar *stg_test_http_header (const gchar *head, const gchar *name);
 /* An HTTP GET of @path on 127.0.0.1:@port; returns the status and sets
  * *@body (nullable). */
 guint stg_test_http_get (guint16 port, const gchar *path, gchar **body);
+
+/* The status of a GET of @path on 127.0.0.1:@port, or 0 when nothing
+ * answers there within 2 s (no listener, a connection closed early). */
+guint stg_test_http_probe (guint16 port, const gchar *path);
 
 G_END_DECLS

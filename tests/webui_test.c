@@ -204,6 +204,12 @@ START_TEST (updates_data_checks_queries)
   ck_assert (json_node_is_null (json_object_get_member (json_node_get_object (hn), "hosts")));
   ck_assert_ptr_nonnull (
       strstr (json_object_get_string_member (json_node_get_object (hn), "why"), "--runtime=fleet"));
+  /* ... and this machine's maintenance mode: the local runtime's one host. */
+  JsonArray *local = json_object_get_array_member (json_node_get_object (hn), "local");
+  ck_assert_uint_eq (json_array_get_length (local), 1);
+  JsonObject *me = json_array_get_object_element (local, 0);
+  ck_assert_str_eq (json_object_get_string_member (me, "host"), g_get_host_name ());
+  ck_assert_str_eq (json_object_get_string_member (me, "mode"), "NONE");
   stg_test_reply_clear (&hosts);
   stg_test_reply_clear (&ok);
   stg_test_reply_clear (&post);
@@ -260,14 +266,14 @@ START_TEST (event_stream_opens_and_survives_shutdown)
 }
 END_TEST
 
-/* Starts an update of www/prod/NAME to a new command; returns its id. */
+/* Starts an update of www/prod/NAME to a new command with @settings;
+ * returns its id. */
 static gchar *
-start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *message)
+start_update_with (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *message,
+                   ApiJobUpdateSettings *settings)
 {
   g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
   g_autoptr (ApiJobConfiguration) job = stg_test_job ("www", "prod", name, count, "sleep 61");
-  g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
-      "updateGroupSize", 1, "minWaitInInstanceRunningMs", 1000, NULL);
   g_autoptr (ApiJobUpdateRequest) req = g_object_new (API_TYPE_JOB_UPDATE_REQUEST,
       "taskConfig", job->taskConfig, "instanceCount", count, "settings", settings, NULL);
   g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
@@ -277,6 +283,18 @@ start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *me
                                                                &r, req, message, &error));
   ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
   return g_strdup (r->result->startJobUpdateResult->key->id);
+}
+
+/* Starts an update of www/prod/NAME to a new command, a queue of one with
+ * a watch of 1 s; returns its id. */
+static gchar *
+start_update (StgTestDaemon *d, const gchar *name, gint32 count, const gchar *message)
+{
+  g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
+                                                            "updateGroupSize", 1,
+                                                            "minWaitInInstanceRunningMs", 1000,
+                                                            NULL);
+  return start_update_with (d, name, count, message, settings);
 }
 
 /* www/prod/@name with one instance of "sleep 60" in @image, at most
@@ -392,6 +410,78 @@ new_session (StgTestDaemon *d, gchar **cookie, gchar **token)
   *strchr (*cookie, ';') = '\0';
   stg_test_reply_clear (&s);
 }
+
+typedef struct
+{
+  StgTestDaemon *d;
+  JsonNode *job; /* the job page's data once it shows a surge instance */
+} SurgeSeen;
+
+static gboolean
+job_shows_surge (gpointer data)
+{
+  SurgeSeen *s = data;
+  StgTestReply r = stg_test_http (s->d->http_port, "GET",
+                                  "/ui/api/job?role=www&environment=prod&name=web", NULL, NULL);
+  JsonNode *node = stg_test_parse_json (r.body);
+  stg_test_reply_clear (&r);
+  JsonArray *list = json_object_get_array_member (json_node_get_object (node), "instances");
+  for (guint i = 0; i < json_array_get_length (list); i++)
+    if (json_object_get_boolean_member (json_array_get_object_element (list, i), "surge"))
+      {
+        s->job = node;
+        return TRUE;
+      }
+  json_node_unref (node);
+  g_usleep (20000);
+  return FALSE;
+}
+
+/* The job page marks the update's surge instances (beyond the job's
+ * count), and the update page lists them and the new settings. */
+START_TEST (surge_instances_are_marked)
+{
+  StgTestDaemon *d = dfx_start ("--runtime=simulated", NULL);
+
+  create_job (d, "web", 2);
+  g_autoptr (ApiJobUpdateSettings) settings =
+      g_object_new (API_TYPE_JOB_UPDATE_SETTINGS, "updateGroupSize", 1,
+                    "minWaitInInstanceRunningMs", 60000, "minInService", 2, "maxSurge", 1,
+                    "maxBatchSize", 4, "maxFailedInstancesPercent", 50.0, NULL);
+  g_autofree gchar *id = start_update_with (d, "web", 2, NULL, settings);
+  SurgeSeen seen = { d, NULL };
+  ck_assert_msg (stg_test_wait (job_shows_surge, &seen, 30000), "no surge instance shown");
+  g_autoptr (JsonNode) job = seen.job;
+  JsonObject *o = json_node_get_object (job);
+  JsonArray *list = json_object_get_array_member (o, "instances");
+  ck_assert_uint_eq (json_array_get_length (list), 3);
+  for (guint i = 0; i < 3; i++)
+    {
+      JsonObject *in = json_array_get_object_element (list, i);
+      ck_assert_int_eq (json_object_get_boolean_member (in, "surge"),
+                        json_object_get_int_member (in, "id") == 2);
+    }
+  JsonObject *update = json_object_get_object_member (o, "update");
+  ck_assert_str_eq (json_object_get_string_member (update, "surge"), "2");
+
+  g_autofree gchar *path =
+      g_strdup_printf ("/ui/api/update?role=www&environment=prod&name=web&id=%s", id);
+  StgTestReply u = stg_test_http (d->http_port, "GET", path, NULL, NULL);
+  ck_assert_uint_eq (u.status, 200);
+  g_autoptr (JsonNode) node = stg_test_parse_json (u.body);
+  JsonObject *uo = json_node_get_object (node);
+  ck_assert_str_eq (json_object_get_string_member (json_object_get_object_member (uo, "instances"),
+                                                   "surge"),
+                    "2");
+  JsonObject *s = json_object_get_object_member (uo, "settings");
+  ck_assert_int_eq (json_object_get_int_member (s, "max_surge"), 1);
+  ck_assert_int_eq (json_object_get_int_member (s, "max_batch_size"), 4);
+  ck_assert (json_object_get_double_member (s, "max_failed_instances_percent") == 50.0);
+  ck_assert (json_object_get_null_member (s, "max_surge_percent"));
+  stg_test_reply_clear (&u);
+  dfx_stop (d);
+}
+END_TEST
 
 START_TEST (update_page_data_and_controls)
 {
@@ -1007,6 +1097,7 @@ webui_suite (void)
   tcase_add_test (tc, event_stream_opens_and_survives_shutdown);
   tcase_add_test (tc, update_page_data_and_controls);
   tcase_add_test (tc, update_diff_shows_every_field);
+  tcase_add_test (tc, surge_instances_are_marked);
   tcase_add_test (tc, plan_pages_data_and_controls);
   tcase_add_test (tc, plan_controls_need_every_role);
   tcase_add_test (tc, ten_thousand_instances_stay_small);

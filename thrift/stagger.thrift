@@ -420,9 +420,10 @@ union JobUpdateStrategy {
   3: VariableBatchJobUpdateStrategy varBatchStrategy
 }
 
-/* Stagger: a check that gates a rollout plan's stage, or the batches of an update. An attempt
- * must pass within timeoutSecs (default 30); a failed attempt is made again up to retries times
- * (default 0), retryIntervalSecs apart (default 10). */
+/* Stagger: a check that gates a rollout plan's stage, the batches of an update, or each of its
+ * instances. An attempt must pass within timeoutSecs (default 30); a failed attempt is made again
+ * up to retries times (default 0), retryIntervalSecs apart (default 10), or, with waitSecs, as
+ * often as it takes until waitSecs have passed since the first attempt. */
 enum RolloutGateKind {
   HTTP        = 1,   /* GET url: the answer's status is expectStatus (default 200) and, with
                         jsonPath, the JSONPath's first value (a number, or a string holding one)
@@ -444,6 +445,9 @@ struct RolloutGate {
   10: optional i32 timeoutSecs
   11: optional i32 retries
   12: optional i32 retryIntervalSecs
+  /* Stagger: try again (retryIntervalSecs apart) until the gate passes or this long has passed
+     since its first attempt (1-86400; retries is then ignored). */
+  100: optional i32 waitSecs
 }
 
 /* How an update proceeds and when it gives up. */
@@ -480,6 +484,45 @@ struct JobUpdateSettings {
      starts (batch strategies only); one that fails fails the update, which then rolls back
      when rollbackOnFailure. */
   105: optional list<RolloutGate> batchGates
+  /* Stagger: extra instances of the new config the update may run beyond the job's count
+     (new instance slots with their own ports and sandboxes), so that minInService may equal
+     the instance count; they go away as the update finishes, rolls back or ends. */
+  110: optional i32 maxSurge
+  /* Stagger: maxSurge as a percent of the instances the update touches, rounded up. */
+  111: optional double maxSurgePercent
+  /* Stagger: the largest batch a growthFactor may grow to (0 = no cap). */
+  112: optional i32 maxBatchSize
+  /* Stagger: maxFailedInstances as a percent of the instances the update touches, rounded
+     down; give one or the other. */
+  113: optional double maxFailedInstancesPercent
+  /* Stagger: maxPerInstanceFailures as a percent of the instances the update touches,
+     rounded down; give one or the other. */
+  114: optional double maxPerInstanceFailuresPercent
+  /* Stagger: an update still rolling forward this long after it started fails (and rolls
+     back when rollbackOnFailure); 0 = no deadline. */
+  115: optional i64 updateDeadlineMs
+  /* Stagger: checks made before each instance changes, in order, in both directions (the
+     runtime is told nothing until they pass), and after it has been healthy for the watch time
+     (it counts as done only once they pass). An instance gate that fails (or does not pass
+     within its waitSecs) is a failure of that instance, as a failed health check is: it counts
+     toward maxPerInstanceFailures and maxFailedInstances. Shell gates get STAGGER_JOB,
+     STAGGER_INSTANCE, STAGGER_FROM_VERSION, STAGGER_TO_VERSION, STAGGER_GATE_PHASE and
+     STAGGER_DIRECTION; {{instance}} and {{ports[NAME]}} in a URL or command are the instance's.
+     (ids 120-129 are this branch's) */
+  120: optional list<RolloutGate> instanceGatesBefore
+  121: optional list<RolloutGate> instanceGatesAfter
+}
+
+/* Stagger: one condition of an update, a rollout plan or a stage, as Kubernetes controllers
+ * report them: type Progressing, Complete or Failed; status "True", "False" or "Unknown"; reason
+ * a code from the documented list (stagger(1), CONDITIONS); lastTransitionTimeMs when status
+ * last changed. */
+struct Condition {
+  1: string type
+  2: string status
+  3: string reason
+  4: string message
+  5: i64 lastTransitionTimeMs
 }
 
 /* A change of an update's status. */
@@ -533,6 +576,8 @@ struct JobUpdateDetails {
   1: JobUpdate update
   2: list<JobUpdateEvent> updateEvents
   3: list<JobInstanceUpdateEvent> instanceEvents
+  /* Stagger: its conditions (Progressing, Complete, Failed). */
+  100: optional list<Condition> conditions
 }
 
 /* Asks for a job to run taskConfig on instanceCount instances. */
@@ -608,6 +653,68 @@ struct GetTierConfigResult {
   2: set<TierConfig> tiers
 }
 
+/* Backups the scheduler can recover from (listBackups): their ids, the file names in the backup
+ * folder. */
+struct ListBackupsResult {
+  1: set<string> backups
+}
+
+/* A host's maintenance: NONE (in service), SCHEDULED (maintenance is coming; still in service),
+ * DRAINING (nothing new is placed on it; its instances move off, or stop on the local host),
+ * DRAINED (nothing of it runs). */
+enum MaintenanceMode {
+  NONE      = 1,
+  SCHEDULED = 2,
+  DRAINING  = 3,
+  DRAINED   = 4
+}
+
+/* A host Stagger knows (the fleet runtime's, or the local host by its name) and its mode. */
+struct HostStatus {
+  1: string host
+  2: MaintenanceMode mode
+}
+
+struct Hosts {
+  1: set<string> hostNames
+}
+
+/* A drain as it was asked for: the policy for tasks that have none, and when it stops waiting
+ * for their SLA (timeoutSecs after createdTimestampMs). */
+struct HostMaintenanceRequest {
+  1: string host
+  2: SlaPolicy defaultSlaPolicy
+  3: i64 timeoutSecs
+  4: i64 createdTimestampMs
+}
+
+/* The hosts the maintenance calls changed or looked at (unknown hosts are left out). */
+struct StartMaintenanceResult {
+  1: set<HostStatus> statuses
+}
+
+struct DrainHostsResult {
+  1: set<HostStatus> statuses
+}
+
+struct MaintenanceStatusResult {
+  1: set<HostStatus> statuses
+}
+
+struct EndMaintenanceResult {
+  1: set<HostStatus> statuses
+}
+
+/* How an explicit reconciliation goes: batchSize, when set, must be more than 0. */
+struct ExplicitReconciliationSettings {
+  1: optional i32 batchSize
+}
+
+/* The tasks of the staged backup a query matched (queryRecovery). */
+struct QueryRecoveryResult {
+  1: set<ScheduledTask> tasks
+}
+
 struct ServerInfo {
   1: string clusterName
   3: string statsUrlPrefix
@@ -629,10 +736,14 @@ struct GetTaskLogsResult {
   1: binary data
   2: i64 nextOffset     /* where the next read goes on */
   3: i64 size           /* the output's size now */
+  /* An AuroraExecutor task's processes, in its order (their output is read
+   * by naming one). */
+  100: optional list<string> processes
+  101: optional i32 processRun    /* with a process: the run read (from 0) */
 }
 
 /* Stagger: one host of the fleet runtime, as staggerd sees it now. */
-struct HostStatus {
+struct FleetHostStatus {
   1: string name
   2: string endpoint                   /* its engine's API */
   3: string address                    /* where its instances are reached */
@@ -645,10 +756,11 @@ struct HostStatus {
   10: string drainBlocked              /* why some of its instances could not start on the
                                         * other hosts now ("" when all could): a drain would
                                         * wait on them */
+  11: MaintenanceMode mode             /* its maintenance (NONE, SCHEDULED, DRAINING, DRAINED) */
 }
 
 struct GetHostsResult {
-  1: list<HostStatus> hosts
+  1: list<FleetHostStatus> hosts
 }
 
 struct GetJobConfigHistoryResult {
@@ -691,6 +803,8 @@ struct RolloutPlan {
   /* When a stage fails, the stages already done go back to their jobs' configurations
      from before the plan, in reverse dependency order. */
   3: bool rollbackOnFailure = true
+  /* The plan variables the plan file was read with (name -> value), for the record. */
+  100: optional map<string, string> variables
 }
 
 struct RolloutPlanSummary {
@@ -704,6 +818,14 @@ struct RolloutPlanSummary {
   8: i32 stageCount
   9: i32 stagesDone
   10: bool rollbackOnFailure
+  100: string reasonCode          /* why, as a code (stagger(1), CONDITIONS) */
+}
+
+/* Stagger: an instance of a stage's job that is not ready, and why. */
+struct UnreadyInstance {
+  1: i32 instanceId
+  2: ScheduleStatus status
+  3: string reason
 }
 
 struct RolloutStageState {
@@ -726,6 +848,14 @@ struct RolloutStageState {
   15: list<RolloutGate> after
   16: list<RolloutGate> batchGates
   17: i32 gatesPassed        /* of the gates the stage waits for now */
+  100: list<Condition> conditions
+  101: string reasonCode
+  102: i32 readyInstances    /* running and healthy on the configuration it moves its job to now */
+  103: i32 desiredInstances  /* how many instances it wants the job to have */
+  104: list<UnreadyInstance> unready   /* the others, each with why */
+  105: i32 targetVersion     /* the version it moves its job to now: desiredVersion, or
+                                previousVersion once it goes back (where a rollback ended);
+                                before its update starts, the one the job runs */
 }
 
 /* A change of a plan's or a stage's status, or an approval. */
@@ -735,6 +865,7 @@ struct RolloutEvent {
   3: RolloutStatus status
   4: optional string user
   5: optional string message
+  100: optional string reasonCode
 }
 
 /* One attempt of one gate. */
@@ -754,6 +885,7 @@ struct RolloutPlanDetails {
   3: list<RolloutEvent> events           /* oldest first */
   4: list<RolloutGateResult> gateResults /* oldest first */
   5: RolloutPlan plan                    /* as it was started */
+  100: list<Condition> conditions        /* the plan's own */
 }
 
 /* A filter of plans; every term that is set must match. */
@@ -776,11 +908,30 @@ struct GetRolloutPlanDetailsResult {
   1: RolloutPlanDetails details
 }
 
+/* Stagger: what one stage of a plan would do to its job now (a dry run). */
+struct RolloutStageDiff {
+  1: string name
+  2: JobKey job
+  3: bool changes                  /* its update would change the job */
+  4: GetJobUpdateDiffResult diff   /* instance range by instance range */
+  5: i32 currentVersion            /* the version most of the job's instances run; 0: none */
+}
+
+struct GetRolloutPlanDiffResult {
+  1: list<RolloutStageDiff> stages
+}
+
 union Result {
    1: PopulateJobResult populateJobResult
    3: ScheduleStatusResult scheduleStatusResult
    4: GetJobsResult getJobsResult
    5: GetQuotaResult getQuotaResult
+   6: ListBackupsResult listBackupsResult
+   7: StartMaintenanceResult startMaintenanceResult
+   8: DrainHostsResult drainHostsResult
+   9: QueryRecoveryResult queryRecoveryResult
+  10: MaintenanceStatusResult maintenanceStatusResult
+  11: EndMaintenanceResult endMaintenanceResult
   17: RoleSummaryResult roleSummaryResult
   18: JobSummaryResult jobSummaryResult
   20: ConfigSummaryResult configSummaryResult
@@ -798,6 +949,7 @@ union Result {
   103: StartRolloutPlanResult startRolloutPlanResult
   104: GetRolloutPlansResult getRolloutPlansResult
   105: GetRolloutPlanDetailsResult getRolloutPlanDetailsResult
+  106: GetRolloutPlanDiffResult getRolloutPlanDiffResult
 }
 
 struct ResponseDetail {
@@ -856,8 +1008,42 @@ service AuroraAdmin extends AuroraSchedulerManager {
   /* Replaces the role's quota (exactly numCpus, ramMb and diskMb, none negative, none below
    * what the role's production jobs of the shared pool consume now). */
   Response setQuota(1: string ownerRole, 2: ResourceAggregate quota)
+  /* Backups and recovery, as Aurora's (SQLite only; on PostgreSQL each answers INVALID_REQUEST
+   * saying that the database's own backups apply). performBackup writes a copy of the store
+   * into the backup folder now; listBackups names the copies. stageRecovery loads one into a
+   * staging copy (one at a time), which queryRecovery reads and deleteRecoveryTasks changes;
+   * commitRecovery makes it the store and staggerd restarts itself to load it; unloadRecovery
+   * drops it. */
+  Response performBackup()
+  Response listBackups()
+  Response stageRecovery(1: string backupId)
+  Response queryRecovery(1: TaskQuery query)
+  Response deleteRecoveryTasks(1: TaskQuery query)
+  Response commitRecovery()
+  Response unloadRecovery()
   /* Makes the store durable now and says how (SQLite: a checkpoint of its write-ahead log). */
   Response snapshot()
+  /* The runtime compares what runs with the store now. Explicit: each instance the store knows
+   * is looked for (the local runtime in /proc, the fleet's on its hosts); one that is gone has
+   * ended. Implicit: what runs with this staggerd's mark but no instance expects is stopped.
+   * The answer's details say what was found. */
+  Response triggerExplicitTaskReconciliation(1: ExplicitReconciliationSettings settings)
+  Response triggerImplicitTaskReconciliation()
+  /* Removes ended tasks the query matches (statuses, when given, must all be terminal: FINISHED,
+   * FAILED, KILLED, LOST; unset: all of them): ended instances, and the task events of instances
+   * the job no longer has. A job with an active update keeps its tasks. */
+  Response pruneTasks(1: TaskQuery query)
+  /* Host maintenance, as Aurora's: startMaintenance puts hosts in SCHEDULED; drainHosts puts them
+   * in DRAINING and moves their instances off at once (the fleet's to other hosts; the local
+   * host's are stopped until its maintenance ends), DRAINED once nothing of them runs;
+   * slaDrainHosts does it within each job's SLA (its own policy, else defaultSlaPolicy, else the
+   * preferred tier's default), without it after timeoutSecs; maintenanceStatus says where hosts
+   * stand; endMaintenance puts them back in NONE. Each answers the hosts it knows. */
+  Response startMaintenance(1: Hosts hosts)
+  Response drainHosts(1: Hosts hosts)
+  Response maintenanceStatus(1: Hosts hosts)
+  Response endMaintenance(1: Hosts hosts)
+  Response slaDrainHosts(1: Hosts hosts, 2: SlaPolicy defaultSlaPolicy, 3: i64 timeoutSecs)
 }
 
 /* Stagger's own calls, beside Aurora's. */
@@ -866,14 +1052,18 @@ service StaggerScheduler extends AuroraAdmin {
   Response getJobConfigHistory(1: JobKey job)
   /* Up to maxBytes (at most 65536) of an instance's stdout (stderr: its
    * stderr) from byte offset (negative: that many bytes before the end), as
-   * the runtime keeps it: the current run's output (a read). */
-  Response getTaskLogs(1: InstanceKey instance, 2: bool stderr, 3: i64 offset, 4: i32 maxBytes)
+   * the runtime keeps it: the current run's output (a read). With process
+   * (not empty): that process's of an AuroraExecutor task, of its run
+   * processRun (from 0; -1 or absent: its newest). */
+  Response getTaskLogs(1: InstanceKey instance, 2: bool stderr, 3: i64 offset, 4: i32 maxBytes,
+                       100: string process, 101: i32 processRun = -1)
   /* The fleet runtime's hosts (a read); other runtimes have none. */
   Response getHosts()
   /* drain: place nothing new on @host, and start instances that restart
-   * there elsewhere (kept across restarts); !drain: place there again.
-   * Moving the instances off is a rolling restart of them (what `stagger
-   * host drain` starts). Needs a user allowed every role. */
+   * there elsewhere (kept across restarts): its maintenance mode is DRAINING, then DRAINED;
+   * !drain: place there again (mode NONE, as endMaintenance). Moving the instances off is a
+   * rolling restart of them (what `stagger host drain` starts). Needs a user allowed every
+   * role. */
   Response drainHost(1: string host, 2: bool drain)
 
   /* Rollout plans. Starting one, and each call that changes one, needs a user allowed the
@@ -891,4 +1081,7 @@ service StaggerScheduler extends AuroraAdmin {
   Response rollbackRolloutPlan(1: string id, 2: string message)
   /* Lets stage (every stage waiting for approval, when stage is "") go on. */
   Response approveRolloutStage(1: string id, 2: string stage, 3: string message)
+  /* What each stage of @plan would do to its job now, checked as startRolloutPlan checks it,
+   * starting nothing (a read). */
+  Response getRolloutPlanDiff(1: RolloutPlan plan)
 }

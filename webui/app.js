@@ -302,7 +302,10 @@ async function viewJob(role, env, name) {
   const data = await getJSON('/ui/api/job?' + q);
   const now = data.now_ms;
   const rows = data.instances.map((i) => el('tr', {},
-    el('td', { class: 'num' }, i.id),
+    el('td', { class: 'num' }, i.id, i.surge
+      ? [' ', el('span', { class: 'muted', title: 'An extra instance beyond the job\'s count, ' +
+        'run by the update while it replaces instances; it goes when the update ends.' }, 'surge')]
+      : ''),
     el('td', {}, badge(i.status)),
     el('td', {}, i.healthy ? 'healthy' : el('span', { class: 'muted' }, 'not healthy')),
     el('td', { class: 'num' }, i.port === null ? '–' : i.port),
@@ -315,6 +318,11 @@ async function viewJob(role, env, name) {
     el('h2', {}, 'Configurations'),
     el('ul', {}, data.groups.map((g) => el('li', {}, 'v' + g.version + ': instances ' + g.ranges))),
     el('h2', {}, 'Instances (' + data.instances.length + ')'),
+    data.update && data.update.surge
+      ? el('p', { class: 'muted' }, (/[-,]/.test(data.update.surge)
+        ? 'Instances ' + data.update.surge + ' are surge instances'
+        : 'Instance ' + data.update.surge + ' is a surge instance') + ' of the active update: ' +
+        'extra instances beyond the job\'s count while it runs.') : '',
     el('div', { class: 'table-wrap' }, el('table', {},
       el('thead', {}, el('tr', {}, el('th', { class: 'num' }, 'Id'), el('th', {}, 'Status'),
         el('th', {}, 'Health'), el('th', { class: 'num' }, 'Port'), el('th', { class: 'num' }, 'Version'),
@@ -367,8 +375,14 @@ function settingsFacts(s) {
     ['Strategy', s.strategy + (s.group_sizes.length ? ' (' + s.group_sizes.join(', ') + ')' : '') +
       (s.autopause ? ', pause after each batch' : '')],
     ['Watch time', duration(s.watch_ms)],
-    ['Failures per instance', s.max_per_instance_failures],
-    ['Failed instances allowed', s.max_failed_instances],
+    ['Failures per instance', s.max_per_instance_failures_percent !== null
+      ? s.max_per_instance_failures_percent + '% of the instances touched' : s.max_per_instance_failures],
+    ['Failed instances allowed', s.max_failed_instances_percent !== null
+      ? s.max_failed_instances_percent + '% of the instances touched' : s.max_failed_instances],
+    ['Surge instances allowed', s.max_surge_percent !== null
+      ? s.max_surge_percent + '% of the instances touched' : (s.max_surge || 'none')],
+    ['Largest batch', s.max_batch_size || 'no cap'],
+    ['Update deadline', s.update_deadline_ms ? duration(s.update_deadline_ms) : 'none'],
     ['Roll back on failure', s.rollback_on_failure ? 'yes' : 'no'],
     ['Pulse interval', s.pulse_ms ? duration(s.pulse_ms) : 'not coordinated'],
     ['Batch growth factor', s.growth_factor || 1],
@@ -416,10 +430,13 @@ function instanceTimeline(data) {
    page is drawn anew for a change. */
 let picked = null;
 
-async function showInstance(u, instance, panel) {
-  picked = { update: u.id, instance };
+/* An AuroraExecutor task's instance shows one process's output at a
+   time: the runner's (stagger-thermos) or, picked, a process's. */
+async function showInstance(u, instance, panel, process) {
+  picked = { update: u.id, instance, process };
   const q = 'role=' + encodeURIComponent(u.role) + '&environment=' + encodeURIComponent(u.environment) +
-    '&name=' + encodeURIComponent(u.name) + '&instance=' + instance;
+    '&name=' + encodeURIComponent(u.name) + '&instance=' + instance +
+    (process ? '&process=' + encodeURIComponent(process) : '');
   let d;
   try {
     d = await getJSON('/ui/api/instance?' + q);
@@ -429,14 +446,21 @@ async function showInstance(u, instance, panel) {
   }
   const full = (stream) => el('a', { href: '/ui/api/instance/log?' + q + '&stream=' + stream,
     target: '_blank', rel: 'noopener' }, 'all of it');
+  const pick = (name, label) => el('button', { type: 'button', class: 'process',
+    'aria-pressed': String((process || null) === name),
+    onclick: () => showInstance(u, instance, panel, name) }, label);
+  const processes = (d.processes || []).length ? el('p', { class: 'processes' }, 'Output of: ',
+    pick(null, 'the runner'), ...d.processes.map((name) => pick(name, name))) : '';
+  const whose = process ? ' of ' + process : '';
   panel.replaceChildren(
     el('h3', {}, 'Instance ' + instance + ' ', badge(d.status)),
     d.cause ? el('p', { class: 'cause' }, timeEl(d.cause_ms), ' ', d.cause) : '',
     timeline('task-events', d.events.map((e) => ({ ts: e.ts_ms,
       node: [badge(e.status), e.message ? ' — ' + e.message : ''] }))),
-    el('h4', {}, 'Standard error (its end) ', full('stderr')),
+    processes,
+    el('h4', {}, 'Standard error' + whose + ' (its end) ', full('stderr')),
     el('pre', { class: 'log stderr' }, d.stderr_tail || '(nothing)'),
-    el('h4', {}, 'Output (its end) ', full('stdout')),
+    el('h4', {}, 'Output' + whose + ' (its end) ', full('stdout')),
     el('pre', { class: 'log stdout' }, d.stdout_tail || '(nothing)'));
 }
 
@@ -453,10 +477,14 @@ async function viewUpdate(role, env, name, id) {
     ['Started by', u.user || '–'],
     ['Started', when(u.created_ms)],
     ['Message', u.message || '–'],
+    ['Conditions', conditionsEl(u.conditions)],
     /* Counts start over when an update turns back. */
     ['Progress', p.done + ' of ' + p.total + ' instances' + (back ? ' rolled back' : '')],
     ['Current batch', p.in_flight.length ? 'instances ' + rangesText(p.in_flight) : '–'],
-    [back ? 'Failed while rolling back' : 'Failed', p.failed + ' (limit ' + u.settings.max_failed_instances + ')'],
+    ['Surge instances', u.instances.surge ? u.instances.surge + ' (beyond the job\'s count)' : '–'],
+    [back ? 'Failed while rolling back' : 'Failed', p.failed + ' (limit ' +
+      (u.settings.max_failed_instances_percent !== null
+        ? u.settings.max_failed_instances_percent + '%' : u.settings.max_failed_instances) + ')'],
     ['Elapsed', duration(p.elapsed_ms)],
     ['Time left (estimate)', ACTIVE.has(u.status) ? duration(p.eta_ms) : '–'],
   ];
@@ -467,7 +495,7 @@ async function viewUpdate(role, env, name, id) {
   }
   const panel = el('section', { id: 'instance-panel', 'aria-live': 'polite' },
     ids.length ? el('p', { class: 'muted' }, 'Pick an instance to see its events and output.') : '');
-  if (picked && picked.update === u.id) showInstance(u, picked.instance, panel);
+  if (picked && picked.update === u.id) showInstance(u, picked.instance, panel, picked.process);
   show(el('h1', {}, 'Update ', el('span', { class: 'mono' }, u.id), ' of ',
     el('a', { href: '#/job/' + jobPath(u) }, jobLabel(u))),
   controls(u),
@@ -540,7 +568,10 @@ async function viewHosts() {
   setNav('hosts');
   const data = await getJSON('/ui/api/hosts');
   if (data.hosts === null) {
-    show(el('h1', {}, 'Hosts'), el('p', { class: 'notice' }, data.why));
+    /* The local runtime's one host: this machine, and its maintenance. */
+    show(el('h1', {}, 'Hosts'), el('p', { class: 'notice' }, data.why),
+      (data.local || []).map((h) => el('p', {}, 'This machine, ', el('strong', {}, h.host),
+        ': maintenance ', badge(h.mode))));
     return;
   }
   const rows = data.hosts.map((h) => {
@@ -552,6 +583,7 @@ async function viewHosts() {
     const state = !h.reachable ? 'UNREACHABLE' : h.draining ? 'DRAINING' : 'UP';
     return el('tr', {},
       el('td', {}, h.name),
+      el('td', {}, badge(h.mode)),
       el('td', {}, badge(state), !h.reachable
         ? [' ', el('span', { class: 'muted' }, 'for ' + duration(data.now_ms - h.unreachable_since_ms)),
           h.last_error ? el('div', { class: 'muted' }, h.last_error) : '']
@@ -568,11 +600,11 @@ async function viewHosts() {
   });
   show(el('h1', {}, 'Hosts'),
     el('div', { class: 'table-wrap' }, el('table', {},
-      el('thead', {}, el('tr', {}, el('th', {}, 'Host'), el('th', {}, 'State'),
+      el('thead', {}, el('tr', {}, el('th', {}, 'Host'), el('th', {}, 'Maintenance'), el('th', {}, 'State'),
         el('th', { class: 'num' }, 'Instances'), el('th', {}, 'Jobs'),
         el('th', { class: 'hide-narrow' }, 'Address'), el('th', { class: 'hide-narrow' }, 'Attributes'))),
       el('tbody', {}, rows))),
-    el('p', { class: 'muted' }, 'Drain a host for maintenance with: stagger host drain HOST'));
+    el('p', { class: 'muted' }, 'Maintenance: stagger host maintenance start|drain|sla-drain|status|end HOST; or move a host\'s instances off with stagger host drain HOST'));
 }
 
 /* ---- rollout plans ---------------------------------------------------------- */
@@ -588,6 +620,17 @@ function updatePath(job, id) {
 /* "for 3m 20s" since @ms, with the time itself. */
 function sinceEl(ms, now) {
   return [timeEl(ms), el('span', { class: 'muted' }, ' (for ' + duration(now - ms) + ')')];
+}
+
+/* Conditions (Progressing, Complete, Failed) as chips: type, status,
+   reason; the message and since when in the title. */
+function conditionsEl(list) {
+  if (!list || !list.length) return '–';
+  return el('span', { class: 'conditions' }, list.map((c) => el('span', {
+    class: 'chip condition ' + (c.status === 'True' ? 'on' : 'off') + (c.type === 'Failed' ? ' failed' : ''),
+    'data-condition': c.type, 'data-status': c.status, 'data-reason': c.reason,
+    title: (c.message || c.reason) + ' (since ' + when(c.last_transition_ms) + ')',
+  }, c.type + ': ' + c.status + (c.reason ? ' · ' + c.reason : ''))));
 }
 
 function reasonText(x) {
@@ -688,11 +731,32 @@ function stageDepths(stages) {
   return depth;
 }
 
+/* Where the stage moves its job now: forward to the plan's version, or
+   back (where a rollback ended once it is ROLLED_BACK). */
+function stageVersions(s) {
+  const back = s.status === 'ROLLING_BACK' || s.status === 'ROLLED_BACK';
+  return [s.current_version ? 'runs v' + s.current_version : 'not running',
+    back && s.target_version ? (s.status === 'ROLLED_BACK' ? 'went back to v' : 'going back to v') +
+      s.target_version + (s.desired_version ? ' from the plan’s v' + s.desired_version : '')
+      : s.desired_version ? 'the plan’s v' + s.desired_version : '',
+    s.previous_version && !back ? 'v' + s.previous_version + ' before the plan' : '']
+    .filter(Boolean).join(' · ');
+}
+
+/* READY/DESIRED, and why each instance not ready is not. */
+function readiness(s) {
+  const full = s.ready >= s.desired;
+  return el('div', { class: 'readiness', 'data-ready': s.ready, 'data-desired': s.desired },
+    'Ready: ', el('strong', { class: full ? 'gate-ok' : 'gate-bad' }, s.ready + '/' + s.desired),
+    s.unready.length ? el('ul', { class: 'unready' }, s.unready.slice(0, 10).map((u) =>
+      el('li', { 'data-instance': u.instance }, 'instance ' + u.instance + ': ' + u.reason)),
+    s.unready.length > 10 ? el('li', { class: 'muted' }, 'and ' + (s.unready.length - 10) + ' more') : '')
+      : '');
+}
+
 function stageItem(p, s, depth) {
   const g = s.gates;
-  const versions = [s.current_version ? 'runs v' + s.current_version : 'not running',
-    s.desired_version ? 'the plan’s v' + s.desired_version : '',
-    s.previous_version ? 'v' + s.previous_version + ' before the plan' : ''].filter(Boolean).join(' · ');
+  const versions = stageVersions(s);
   const approve = session.can_act && !ROLLOUT_ENDED.has(p.status) && stageAwaitsApproval(s)
     ? el('button', { onclick: () => planAct(p, 'approve', { stage: s.name }) }, 'Approve') : '';
   return el('li', { class: 'stage ' + s.status + ' depth-' + Math.min(depth, 4), 'data-stage': s.name },
@@ -701,6 +765,8 @@ function stageItem(p, s, depth) {
     s.depends_on.length ? el('div', { class: 'muted' }, 'after ' + s.depends_on.join(', ')) : '',
     el('div', { class: 'reason' }, reasonText(s), ' — since ', sinceEl(s.since_ms, p.now_ms)),
     el('div', {}, 'Version: ' + versions),
+    readiness(s),
+    el('div', { class: 'stage-conditions' }, conditionsEl(s.conditions)),
     s.update || s.rollback_update ? el('div', {},
       s.update ? ['Update ', el('a', { href: updatePath(s.job_key, s.update) }, s.update.slice(0, 8))] : '',
       s.rollback_update ? [s.update ? ' · ' : '', 'Rollback update ',
@@ -728,7 +794,13 @@ async function viewPlan(id) {
     ['Started', when(p.created_ms)],
     ['Stages done', p.stages_done + ' of ' + p.stage_count],
     ['Roll back on failure', p.rollback_on_failure ? 'yes' : 'no'],
+    ['Conditions', conditionsEl(p.conditions)],
   ];
+  const vars = Object.keys(p.variables || {});
+  if (vars.length) {
+    facts.push(['Variables', el('span', { class: 'variables' }, vars.map((k) =>
+      el('span', { class: 'chip mono' }, k + '=' + p.variables[k])))]);
+  }
   const attempts = p.gate_results.slice().reverse().map((r) => el('tr', {},
     el('td', {}, timeEl(r.ts_ms)), el('td', {}, r.stage), el('td', {}, r.phase), el('td', {}, r.gate),
     el('td', { class: 'num' }, r.attempt),
@@ -777,7 +849,11 @@ function route() {
     return { render: () => viewPlans(params), matches: (c) => c.kind === 'plan' };
   }
   if (parts[0] === 'plan' && parts.length === 2) {
-    return { render: () => viewPlan(parts[1]), matches: (c) => c.kind === 'plan' && c.id === parts[1] };
+    /* Its stages' readiness moves with their jobs' instances. */
+    return {
+      render: () => viewPlan(parts[1]),
+      matches: (c) => (c.kind === 'plan' && c.id === parts[1]) || c.kind === 'job',
+    };
   }
   /* Instances moving between hosts change their jobs: any change re-reads. */
   if (parts[0] === 'hosts' && parts.length === 1) return { render: viewHosts, matches: () => true };

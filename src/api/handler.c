@@ -1,7 +1,8 @@
 /* handler.c: StgHandler, Aurora's scheduler calls answered from the engine
  * and the store: the object, its caller, and its class filled from the
  * method tables of handler_jobs.c, handler_tasks.c, handler_updates.c,
- * handler_aurora.c, handler_admin.c, handler_stagger.c and handler_plans.c.
+ * handler_aurora.c, handler_admin.c, handler_recovery.c,
+ * handler_maintenance.c, handler_stagger.c and handler_plans.c.
  *
  * Each method fills the Response the generated processor passes in and
  * returns TRUE: a failure is a Response code with a message, never a Thrift
@@ -26,9 +27,9 @@ stg_handler_finalize (GObject *object)
 
 /* Every method, from the tables of the handler's files. */
 static const StgHandlerMethod *const METHOD_TABLES[] = {
-  stg_handler_job_methods,    stg_handler_task_methods,    stg_handler_update_methods,
-  stg_handler_aurora_methods, stg_handler_admin_methods,   stg_handler_stagger_methods,
-  stg_handler_plan_methods,
+  stg_handler_job_methods,    stg_handler_task_methods,     stg_handler_update_methods,
+  stg_handler_aurora_methods, stg_handler_admin_methods,    stg_handler_stagger_methods,
+  stg_handler_plan_methods,   stg_handler_recovery_methods, stg_handler_maintenance_methods,
 };
 
 static void

@@ -26,6 +26,11 @@ typedef struct
   StgEngine *engine;
   StgClock *clock;
   const gchar *cluster;
+  StgBackups *backups; /* (nullable) NULL: the backup and recovery calls are refused */
+  /* (nullable) Called once a recovery is committed: staggerd restarts to
+   * load it. */
+  void (*recovered) (gpointer data);
+  gpointer recovered_data;
 } StgHandlerContext;
 
 StgHandler *stg_handler_new (const StgHandlerContext *context);

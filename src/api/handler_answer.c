@@ -56,7 +56,9 @@ stg_handler_answer_error (StgHandler *self, ApiResponse *response, const gchar *
         break;
       }
   if (error->domain == STG_JOB_KEY_ERROR ||
-      g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND))
+      g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND) ||
+      g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_UNSUPPORTED) ||
+      g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_INVALID))
     code = API_RESPONSE_CODE_INVALID_REQUEST;
   if (code == API_RESPONSE_CODE_ERROR)
     g_warning ("api: %s failed: %s", method, error->message);

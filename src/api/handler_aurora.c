@@ -113,7 +113,7 @@ handler_get_pending_reason (ApiReadOnlySchedulerIf *iface, ApiResponse **_return
     }
   g_hash_table_add (q->statuses, GINT_TO_POINTER (API_SCHEDULE_STATUS_PENDING));
   q->__isset_statuses = TRUE;
-  g_autoptr (GPtrArray) tasks = stg_handler_query_tasks (self, q, FALSE, &error);
+  g_autoptr (GPtrArray) tasks = stg_handler_query_tasks (self->ctx.store, q, FALSE, &error);
   if (tasks == NULL)
     return stg_handler_answer_error (self, *_return, "getPendingReason", error);
   g_autoptr (ApiGetPendingReasonResult) pr = g_object_new (API_TYPE_GET_PENDING_REASON_RESULT,

@@ -2,7 +2,8 @@
  * startRolloutPlan and the calls that change a plan go to the engine, after
  * checking that the caller may change every job the plan updates; the reads
  * (getRolloutPlans, getRolloutPlanDetails) come from the store, the
- * details through plan_details.c, which the web UI shares.
+ * details through plan_details.c, which the web UI shares; the dry run
+ * (getRolloutPlanDiff) is the engine's, a read.
  * Main-loop thread only. */
 #include "config.h"
 
@@ -45,6 +46,23 @@ handler_start_rollout_plan (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
   g_autoptr (ApiStartRolloutPlanResult) r = g_object_new (API_TYPE_START_ROLLOUT_PLAN_RESULT, "id",
                                                           id, NULL);
   return stg_handler_answer_ok (self, *_return, "startRolloutPlanResult", r);
+}
+
+/* A dry run: a read, which the read-only port serves too. */
+static gboolean
+handler_get_rollout_plan_diff (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
+                               const ApiRolloutPlan *plan, GError **unused)
+{
+  StgHandler *self = HANDLER (iface);
+  g_autoptr (GError) error = NULL;
+  (void) unused;
+
+  if (!stg_handler_allowed (self, *_return, "getRolloutPlanDiff", NULL, FALSE))
+    return TRUE;
+  g_autoptr (ApiGetRolloutPlanDiffResult) r = stg_engine_plan_diff (self->ctx.engine, plan, &error);
+  if (r == NULL)
+    return stg_handler_answer_error (self, *_return, "getRolloutPlanDiff", error);
+  return stg_handler_answer_ok (self, *_return, "getRolloutPlanDiffResult", r);
 }
 
 static gboolean
@@ -215,5 +233,6 @@ const StgHandlerMethod stg_handler_plan_methods[] = {
   STG_STAGGER_METHOD (abort_rollout_plan, handler_abort_rollout_plan),
   STG_STAGGER_METHOD (rollback_rollout_plan, handler_rollback_rollout_plan),
   STG_STAGGER_METHOD (approve_rollout_stage, handler_approve_rollout_stage),
+  STG_STAGGER_METHOD (get_rollout_plan_diff, handler_get_rollout_plan_diff),
   { 0, NULL },
 };

@@ -46,11 +46,16 @@ typedef struct
   GCallback call;
 } StgHandlerMethod;
 
-/* The tasks (ApiScheduledTask*) matching @q, in job key and instance
- * order, paged by its offset and limit; their configs without executor
- * data unless @with_configs (handler_tasks.c). */
-GPtrArray *stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_configs,
+/* The tasks (ApiScheduledTask*) of @store (the live one, or a staged
+ * backup) matching @q, in job key and instance order, paged by its offset
+ * and limit; their configs without executor data unless @with_configs
+ * (handler_tasks.c). */
+GPtrArray *stg_handler_query_tasks (StgStore *store, const ApiTaskQuery *q, gboolean with_configs,
                                     GError **error);
+
+/* Whether @q's job terms (environment, jobName, jobKeys) match job @key;
+ * its role is the caller's to match (handler_tasks.c). */
+gboolean stg_handler_task_query_job (const ApiTaskQuery *q, const ApiJobKey *key);
 
 /* An entry of a method table for the class member at @path (e.g.
  * parent.parent.get_jobs); the compiler checks that @fn has the member's
@@ -71,12 +76,15 @@ GPtrArray *stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gbo
  * (handler_jobs.c), tasks (handler_tasks.c), updates (handler_updates.c),
  * Aurora's calls around jobs: tiers, populateJobConfig, pending reasons,
  * role summaries, the refused cron calls (handler_aurora.c), getQuota and
- * AuroraAdmin's (handler_admin.c), Stagger's own (handler_stagger.c) and
- * rollout plans (handler_plans.c). */
+ * AuroraAdmin's (handler_admin.c), backups and recovery
+ * (handler_recovery.c), host maintenance (handler_maintenance.c),
+ * Stagger's own (handler_stagger.c) and rollout plans (handler_plans.c). */
 extern const StgHandlerMethod stg_handler_job_methods[];
 extern const StgHandlerMethod stg_handler_task_methods[];
 extern const StgHandlerMethod stg_handler_update_methods[];
 extern const StgHandlerMethod stg_handler_aurora_methods[];
 extern const StgHandlerMethod stg_handler_admin_methods[];
+extern const StgHandlerMethod stg_handler_recovery_methods[];
+extern const StgHandlerMethod stg_handler_maintenance_methods[];
 extern const StgHandlerMethod stg_handler_stagger_methods[];
 extern const StgHandlerMethod stg_handler_plan_methods[];

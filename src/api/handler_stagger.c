@@ -47,30 +47,44 @@ handler_get_job_config_history (ApiStaggerSchedulerIf *iface, ApiResponse **_ret
 static gboolean
 handler_get_task_logs (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
                        const ApiInstanceKey *instance, const gboolean err, const gint64 offset,
-                       const gint32 max_bytes, GError **unused)
+                       const gint32 max_bytes, const gchar *process, const gint32 process_run,
+                       GError **unused)
 {
   StgHandler *self = HANDLER (iface);
   g_autoptr (GError) error = NULL;
-  gint64 next = 0, size = 0;
+  g_auto (StgLogInfo) info = { .run = -1 };
+  StgLogQuery query = { err, offset, (gsize) MAX (max_bytes, 0),
+                        process != NULL && process[0] != '\0' ? process : NULL, process_run };
   (void) unused;
 
   if (!stg_handler_allowed (self, *_return, "getTaskLogs", NULL, FALSE))
     return TRUE;
   if (instance == NULL || instance->jobKey == NULL || instance->jobKey->role == NULL ||
-      instance->jobKey->environment == NULL || instance->jobKey->name == NULL || max_bytes < 0)
+      instance->jobKey->environment == NULL || instance->jobKey->name == NULL || max_bytes < 0 ||
+      process_run < -1)
     {
       stg_response_fail (*_return, self->ctx.cluster, API_RESPONSE_CODE_INVALID_REQUEST,
-                         "getTaskLogs: give the instance (jobKey, instanceId) and maxBytes >= 0");
+                         "getTaskLogs: give the instance (jobKey, instanceId), maxBytes >= 0 "
+                         "and processRun >= -1");
       return TRUE;
     }
   g_autoptr (GBytes) bytes = stg_engine_read_log (self->ctx.engine, instance->jobKey,
-                                                  instance->instanceId, err, offset,
-                                                  (gsize) max_bytes, &next, &size, &error);
+                                                  instance->instanceId, &query, &info, &error);
   if (bytes == NULL)
     return stg_handler_answer_error (self, *_return, "getTaskLogs", error);
   g_autoptr (GByteArray) data = g_bytes_unref_to_array (g_steal_pointer (&bytes));
   g_autoptr (ApiGetTaskLogsResult) lr = g_object_new (API_TYPE_GET_TASK_LOGS_RESULT, "data", data,
-                                                      "nextOffset", next, "size", size, NULL);
+                                                      "nextOffset", info.next, "size", info.size,
+                                                      NULL);
+  if (info.processes != NULL)
+    {
+      g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+      for (guint i = 0; info.processes[i] != NULL; i++)
+        g_ptr_array_add (names, g_strdup (info.processes[i]));
+      g_object_set (lr, "processes", names, NULL);
+    }
+  if (query.process != NULL)
+    g_object_set (lr, "processRun", info.run, NULL);
   return stg_handler_answer_ok (self, *_return, "getTaskLogsResult", lr);
 }
 

@@ -20,8 +20,8 @@ term (gboolean isset, const gchar *value)
   return isset && value != NULL && value[0] != '\0' ? value : NULL;
 }
 
-static gboolean
-job_matches (const ApiTaskQuery *q, const ApiJobKey *key)
+gboolean
+stg_handler_task_query_job (const ApiTaskQuery *q, const ApiJobKey *key)
 {
   const gchar *env = term (q->__isset_environment, q->environment);
   const gchar *name = term (q->__isset_jobName, q->jobName);
@@ -77,12 +77,14 @@ without_data (ApiTaskConfig *config)
 }
 
 static ApiScheduledTask *
-scheduled_task (StgHandler *self, StgJobRow *job, const StgInstanceRow *row, const gchar *task_id,
+scheduled_task (StgStore *store, StgJobRow *job, const StgInstanceRow *row, const gchar *task_id,
                 ApiTaskConfig *config, GError **error)
 {
-  g_autoptr (GHashTable) ports = stg_store_list_ports (self->ctx.store, job->key, row->instance_id, error);
-  g_autoptr (GPtrArray) events = ports ? stg_store_list_task_events (self->ctx.store, job->id, row->instance_id,
-                                                                     MAX_TASK_EVENTS, error) : NULL;
+  g_autoptr (GHashTable) ports = stg_store_list_ports (store, job->key, row->instance_id, error);
+  g_autoptr (GPtrArray) events = ports
+                                     ? stg_store_list_task_events (store, job->id, row->instance_id,
+                                                                   MAX_TASK_EVENTS, error)
+                                     : NULL;
   if (events == NULL)
     return NULL;
 
@@ -107,11 +109,11 @@ scheduled_task (StgHandler *self, StgJobRow *job, const StgInstanceRow *row, con
 }
 
 GPtrArray *
-stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_configs,
+stg_handler_query_tasks (StgStore *store, const ApiTaskQuery *q, gboolean with_configs,
                          GError **error)
 {
   const gchar *role = term (q->__isset_role, q->role);
-  g_autoptr (GPtrArray) jobs = stg_store_list_jobs (self->ctx.store, role, error);
+  g_autoptr (GPtrArray) jobs = stg_store_list_jobs (store, role, error);
   g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_object_unref);
   gint64 skip = q->__isset_offset ? MAX (q->offset, 0) : 0;
   gint64 limit = q->__isset_limit && q->limit > 0 ? q->limit : G_MAXINT64;
@@ -121,9 +123,9 @@ stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_
   for (guint j = 0; j < jobs->len && (gint64) out->len < limit; j++)
     {
       StgJobRow *job = jobs->pdata[j];
-      if (!job_matches (q, job->key))
+      if (!stg_handler_task_query_job (q, job->key))
         continue;
-      g_autoptr (GArray) rows = stg_store_list_instances (self->ctx.store, job->id, error);
+      g_autoptr (GArray) rows = stg_store_list_instances (store, job->id, error);
       g_autoptr (GHashTable) configs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                                               g_object_unref);
       if (rows == NULL)
@@ -131,9 +133,7 @@ stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_
       for (guint i = 0; i < rows->len && (gint64) out->len < limit; i++)
         {
           const StgInstanceRow *row = &g_array_index (rows, StgInstanceRow, i);
-          g_autofree gchar *task_id = g_strdup_printf ("%s-%s-%s-%d-%" G_GINT64_FORMAT, job->key->role,
-                                                       job->key->environment, job->key->name,
-                                                       row->instance_id, row->run_id);
+          g_autofree gchar *task_id = stg_job_key_task_id (job->key, row->instance_id, row->run_id);
           if (!instance_matches (q, row, task_id))
             continue;
           if (skip > 0)
@@ -145,7 +145,7 @@ stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_
           ApiTaskConfig *config = g_hash_table_lookup (configs, &config_id);
           if (config == NULL)
             {
-              g_autoptr (ApiTaskConfig) stored = stg_store_get_config (self->ctx.store, config_id, error);
+              g_autoptr (ApiTaskConfig) stored = stg_store_get_config (store, config_id, error);
               if (stored == NULL)
                 return NULL;
               config = with_configs ? g_object_ref (stored) : without_data (stored);
@@ -157,7 +157,7 @@ stg_handler_query_tasks (StgHandler *self, const ApiTaskQuery *q, gboolean with_
                 }
               g_hash_table_insert (configs, g_memdup2 (&config_id, sizeof config_id), config);
             }
-          ApiScheduledTask *task = scheduled_task (self, job, row, task_id, config, error);
+          ApiScheduledTask *task = scheduled_task (store, job, row, task_id, config, error);
           if (task == NULL)
             return NULL;
           g_ptr_array_add (out, task);
@@ -179,7 +179,7 @@ answer_tasks (StgHandler *self, ApiResponse *response, const ApiTaskQuery *q, gb
       g_autoptr (ApiTaskQuery) all = g_object_new (API_TYPE_TASK_QUERY, NULL);
       return answer_tasks (self, response, all, with_configs, method);
     }
-  g_autoptr (GPtrArray) tasks = stg_handler_query_tasks (self, q, with_configs, &error);
+  g_autoptr (GPtrArray) tasks = stg_handler_query_tasks (self->ctx.store, q, with_configs, &error);
   if (tasks == NULL)
     return stg_handler_answer_error (self, response, method, error);
   g_autoptr (ApiScheduleStatusResult) sr = g_object_new (API_TYPE_SCHEDULE_STATUS_RESULT, NULL);

@@ -1,8 +1,10 @@
 /* handler_updates.c: StgHandler's job-update methods: start, pause, resume,
- * abort, roll back, pulse, and the update queries (summaries, details,
- * diff), answered from the engine and the store. Main-loop thread only. */
+ * abort, roll back, pulse, and the update queries (summaries, details with
+ * their conditions (conditions.c), diff), answered from the engine and the
+ * store. Main-loop thread only. */
 #include "config.h"
 
+#include "api/conditions.h"
 #include "api/handler_private.h"
 
 /* ---- updates -------------------------------------------------------------- */
@@ -54,6 +56,15 @@ handler_get_job_update_details (ApiReadOnlySchedulerIf *iface, ApiResponse **_re
   g_autoptr (GPtrArray) list = stg_store_query_update_details (self->ctx.store, q, &error);
   if (list == NULL)
     return stg_handler_answer_error (self, *_return, "getJobUpdateDetails", error);
+  for (guint i = 0; i < list->len; i++)
+    {
+      ApiJobUpdateDetails *d = list->pdata[i];
+      g_autoptr (GArray) changes = stg_conditions_update_changes (d->updateEvents);
+      g_autoptr (GPtrArray) conditions = stg_conditions_build (STG_CONDITIONS_UPDATE,
+                                                               (StgStatusChange *) changes->data,
+                                                               changes->len);
+      g_object_set (d, "conditions", conditions, NULL);
+    }
 
   g_autoptr (ApiGetJobUpdateDetailsResult) dr =
     g_object_new (API_TYPE_GET_JOB_UPDATE_DETAILS_RESULT, "detailsList", list, NULL);

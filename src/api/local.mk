@@ -8,6 +8,7 @@ libstg_api_a_SOURCES = \
 	src/api/handler.c src/api/handler.h src/api/handler_private.h \
 	src/api/handler_admin.c src/api/handler_answer.c src/api/handler_aurora.c \
 	src/api/handler_jobs.c src/api/handler_plans.c \
+	src/api/handler_maintenance.c src/api/handler_recovery.c \
 	src/api/handler_tasks.c \
 	src/api/handler_stagger.c \
 	src/api/handler_updates.c \
@@ -18,6 +19,7 @@ libstg_api_a_SOURCES = \
 	src/api/json_context.c src/api/json_reader.c src/api/json_writer.c \
 	src/api/reply_cache.c src/api/reply_cache.h \
 	src/api/metrics.c src/api/metrics.h \
+	src/api/conditions.c src/api/conditions.h \
 	src/api/plan_details.c src/api/plan_details.h \
 	src/api/response.c src/api/response.h \
 	src/api/tcp_server.c src/api/tcp_server.h

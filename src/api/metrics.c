@@ -130,9 +130,36 @@ counter (GString *out, const gchar *name, const gchar *help, gdouble value)
                           name, value);
 }
 
+/* The webhooks' notices by outcome, and those waiting. */
+static void
+notify_lines (GString *out, const StgNotifyCounts *n)
+{
+  static const StgNotifyCounts none = { 0 };
+  const struct
+  {
+    const gchar *outcome;
+    guint64 count;
+  } rows[] = { { "delivered", (n ? n : &none)->delivered },
+               { "retried", (n ? n : &none)->retried },
+               { "failed", (n ? n : &none)->failed },
+               { "dropped", (n ? n : &none)->dropped } };
+
+  g_string_append (out, "# HELP stagger_notify_total Webhook notices by outcome (retried: "
+                        "failed attempts tried again; failed: given up; dropped: the queue "
+                        "was full).\n# TYPE stagger_notify_total counter\n");
+  for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+    g_string_append_printf (out, "stagger_notify_total{outcome=\"%s\"} %" G_GUINT64_FORMAT "\n",
+                            rows[i].outcome, rows[i].count);
+  g_string_append_printf (
+      out,
+      "# HELP stagger_notify_queued Webhook notices waiting to be sent.\n"
+      "# TYPE stagger_notify_queued gauge\nstagger_notify_queued %" G_GUINT64_FORMAT "\n",
+      (n ? n : &none)->queued);
+}
+
 gchar *
 stg_metrics_render (StgMetrics *m, StgStore *store, StgEngine *engine,
-                    const StgHealthCounts *health, GError **error)
+                    const StgHealthCounts *health, const StgNotifyCounts *notify, GError **error)
 {
   g_autoptr (GString) out = g_string_new (NULL);
   guint64 passed = health ? health->passed : 0, failed = health ? health->failed : 0;
@@ -162,5 +189,6 @@ stg_metrics_render (StgMetrics *m, StgStore *store, StgEngine *engine,
   g_string_append_printf (out,
                           "stagger_health_checks_total{outcome=\"failed\"} %" G_GUINT64_FORMAT "\n",
                           failed);
+  notify_lines (out, notify);
   return g_string_free (g_steal_pointer (&out), FALSE);
 }

@@ -4,6 +4,7 @@
 
 #include "engine/engine.h"
 #include "runtime/health.h"
+#include "runtime/notify.h"
 #include "store/store.h"
 
 G_BEGIN_DECLS
@@ -19,9 +20,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgMetrics, stg_metrics_free)
 void stg_metrics_rpc (StgMetrics *metrics, const gchar *method, gdouble seconds);
 
 /* The whole exposition (text format 0.0.4): the counted calls, and what
- * @store, @engine (nullable) and @health (nullable: none counted) say
- * now; NULL with @error when the store cannot be read. */
+ * @store, @engine (nullable), @health and @notify (nullable: none
+ * counted) say now; NULL with @error when the store cannot be read. */
 gchar *stg_metrics_render (StgMetrics *metrics, StgStore *store, StgEngine *engine,
-                           const StgHealthCounts *health, GError **error);
+                           const StgHealthCounts *health, const StgNotifyCounts *notify,
+                           GError **error);
 
 G_END_DECLS

@@ -83,6 +83,11 @@ extern const StgCliCommand stg_cli_host_commands[];
 extern const StgCliCommand stg_cli_plan_commands[];
 extern const StgCliCommand stg_cli_quota_commands[];
 extern const StgCliCommand stg_cli_tier_commands[];
+extern const StgCliCommand stg_cli_admin_commands[];
+
+/* stagger host maintenance (cmd_maintenance.c), an entry of the host
+ * group's table. */
+int stg_cli_host_maintenance (StgCli *cli, int argc, gchar **argv);
 
 /* ---- command-line plumbing (command.c) -------------------------------------- */
 

@@ -331,10 +331,11 @@ stg_cli_get_job_config_history (StgCliClient *c, ApiJobKey *job, GError **error)
 
 ApiResponse *
 stg_cli_get_task_logs (StgCliClient *c, ApiInstanceKey *instance, gboolean err, gint64 offset,
-                       gint32 max, GError **error)
+                       gint32 max, const gchar *process, gint run, GError **error)
 {
   CALL_BEGIN = api_stagger_scheduler_if_get_task_logs (API_STAGGER_SCHEDULER_IF (c->client), &r,
-                                                       instance, err, offset, max, &local);
+                                                       instance, err, offset, max,
+                                                       process != NULL ? process : "", run, &local);
   return finish (c, "getTaskLogs", ok, r, local, error);
 }
 
@@ -369,6 +370,97 @@ stg_cli_set_quota (StgCliClient *c, const gchar *role, ApiResourceAggregate *quo
   return finish (c, "setQuota", ok, r, local, error);
 }
 
+#define AA(c) API_AURORA_ADMIN_IF ((c)->client)
+
+ApiResponse *
+stg_cli_perform_backup (StgCliClient *c, GError **error)
+{
+  CALL_BEGIN = api_aurora_admin_if_perform_backup (AA (c), &r, &local);
+  return finish (c, "performBackup", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_list_backups (StgCliClient *c, GError **error)
+{
+  CALL_BEGIN = api_aurora_admin_if_list_backups (AA (c), &r, &local);
+  return finish (c, "listBackups", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_stage_recovery (StgCliClient *c, const gchar *id, GError **error)
+{
+  CALL_BEGIN = api_aurora_admin_if_stage_recovery (AA (c), &r, id, &local);
+  return finish (c, "stageRecovery", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_query_recovery (StgCliClient *c, ApiTaskQuery *query, GError **error)
+{
+  CALL_BEGIN = api_aurora_admin_if_query_recovery (AA (c), &r, query, &local);
+  return finish (c, "queryRecovery", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_delete_recovery_tasks (StgCliClient *c, ApiTaskQuery *query, GError **error)
+{
+  CALL_BEGIN = api_aurora_admin_if_delete_recovery_tasks (AA (c), &r, query, &local);
+  return finish (c, "deleteRecoveryTasks", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_commit_recovery (StgCliClient *c, GError **error)
+{
+  CALL_BEGIN = api_aurora_admin_if_commit_recovery (AA (c), &r, &local);
+  return finish (c, "commitRecovery", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_unload_recovery (StgCliClient *c, GError **error)
+{
+  CALL_BEGIN = api_aurora_admin_if_unload_recovery (AA (c), &r, &local);
+  return finish (c, "unloadRecovery", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_reconcile (StgCliClient *c, gboolean implicit, GError **error)
+{
+  g_autoptr (ApiExplicitReconciliationSettings) settings =
+      g_object_new (API_TYPE_EXPLICIT_RECONCILIATION_SETTINGS, NULL);
+  CALL_BEGIN = implicit
+                   ? api_aurora_admin_if_trigger_implicit_task_reconciliation (AA (c), &r, &local)
+                   : api_aurora_admin_if_trigger_explicit_task_reconciliation (AA (c), &r, settings,
+                                                                               &local);
+  return finish (c,
+                 implicit ? "triggerImplicitTaskReconciliation"
+                          : "triggerExplicitTaskReconciliation",
+                 ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_prune_tasks (StgCliClient *c, ApiTaskQuery *query, GError **error)
+{
+  CALL_BEGIN = api_aurora_admin_if_prune_tasks (AA (c), &r, query, &local);
+  return finish (c, "pruneTasks", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_maintenance (StgCliClient *c, const gchar *call, ApiHosts *hosts, ApiSlaPolicy *policy,
+                     gint64 timeout_secs, GError **error)
+{
+  ApiAuroraAdminIf *aa = AA (c);
+  CALL_BEGIN = g_str_equal (call, "startMaintenance")
+                   ? api_aurora_admin_if_start_maintenance (aa, &r, hosts, &local)
+               : g_str_equal (call, "drainHosts")
+                   ? api_aurora_admin_if_drain_hosts (aa, &r, hosts, &local)
+               : g_str_equal (call, "slaDrainHosts")
+                   ? api_aurora_admin_if_sla_drain_hosts (aa, &r, hosts, policy, timeout_secs,
+                                                          &local)
+               : g_str_equal (call, "endMaintenance")
+                   ? api_aurora_admin_if_end_maintenance (aa, &r, hosts, &local)
+                   : api_aurora_admin_if_maintenance_status (aa, &r, hosts, &local);
+  return finish (c, call, ok, r, local, error);
+}
+
 ApiResponse *
 stg_cli_get_tier_configs (StgCliClient *c, GError **error)
 {
@@ -399,6 +491,13 @@ stg_cli_get_rollout_plan_details (StgCliClient *c, const gchar *id, GError **err
 {
   CALL_BEGIN = api_stagger_scheduler_if_get_rollout_plan_details (SS (c), &r, id, &local);
   return finish (c, "getRolloutPlanDetails", ok, r, local, error);
+}
+
+ApiResponse *
+stg_cli_get_rollout_plan_diff (StgCliClient *c, ApiRolloutPlan *plan, GError **error)
+{
+  CALL_BEGIN = api_stagger_scheduler_if_get_rollout_plan_diff (SS (c), &r, plan, &local);
+  return finish (c, "getRolloutPlanDiff", ok, r, local, error);
 }
 
 ApiResponse *
@@ -642,4 +741,19 @@ stg_cli_client_wait_update (StgCliClient *c, const gchar *id, gint64 *seq, guint
     }
   *seq = json_object_get_int_member (json_node_get_object (root), "seq");
   return TRUE;
+}
+
+ApiTaskQuery *
+stg_cli_task_query (const StgJobPath *path)
+{
+  ApiTaskQuery *q = g_object_new (API_TYPE_TASK_QUERY, NULL);
+
+  g_hash_table_add (q->jobKeys, g_object_ref (path->key));
+  q->__isset_jobKeys = TRUE;
+  if (path->instances != NULL)
+    {
+      g_autoptr (GHashTable) ids = stg_cli_id_set (path->instances);
+      g_object_set (q, "instanceIds", ids, NULL);
+    }
+  return q;
 }

@@ -54,15 +54,36 @@ ApiResponse *stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError
 /* getJobConfigHistory: the configurations @job has had, oldest first. */
 ApiResponse *stg_cli_get_job_config_history (StgCliClient *c, ApiJobKey *job, GError **error);
 /* getTaskLogs: up to @max bytes of an instance's stdout (@err: stderr)
- * from @offset (negative: from the end). */
+ * from @offset (negative: from the end); with @process (nullable), that
+ * process's of an AuroraExecutor task, of its run @run (-1: its newest). */
 ApiResponse *stg_cli_get_task_logs (StgCliClient *c, ApiInstanceKey *instance, gboolean err,
-                                    gint64 offset, gint32 max, GError **error);
+                                    gint64 offset, gint32 max, const gchar *process, gint run,
+                                    GError **error);
 /* getTasksStatus: the tasks @query matches, with their events. */
 /* getQuota: @role's quota and consumption. */
 ApiResponse *stg_cli_get_quota (StgCliClient *c, const gchar *role, GError **error);
 /* setQuota (AuroraAdmin): replaces @role's quota. */
 ApiResponse *stg_cli_set_quota (StgCliClient *c, const gchar *role, ApiResourceAggregate *quota,
                                 GError **error);
+/* AuroraAdmin's backups and recovery: performBackup, listBackups,
+ * stageRecovery (backup @id), queryRecovery and deleteRecoveryTasks (the
+ * staged backup's tasks @query matches), commitRecovery, unloadRecovery. */
+ApiResponse *stg_cli_perform_backup (StgCliClient *c, GError **error);
+ApiResponse *stg_cli_list_backups (StgCliClient *c, GError **error);
+ApiResponse *stg_cli_stage_recovery (StgCliClient *c, const gchar *id, GError **error);
+ApiResponse *stg_cli_query_recovery (StgCliClient *c, ApiTaskQuery *query, GError **error);
+ApiResponse *stg_cli_delete_recovery_tasks (StgCliClient *c, ApiTaskQuery *query, GError **error);
+ApiResponse *stg_cli_commit_recovery (StgCliClient *c, GError **error);
+ApiResponse *stg_cli_unload_recovery (StgCliClient *c, GError **error);
+/* AuroraAdmin's triggerExplicitTaskReconciliation (or, @implicit,
+ * triggerImplicitTaskReconciliation) and pruneTasks. */
+ApiResponse *stg_cli_reconcile (StgCliClient *c, gboolean implicit, GError **error);
+ApiResponse *stg_cli_prune_tasks (StgCliClient *c, ApiTaskQuery *query, GError **error);
+/* AuroraAdmin's maintenance call @call ("startMaintenance", "drainHosts",
+ * "slaDrainHosts" with @policy and @timeout_secs, "maintenanceStatus" or
+ * "endMaintenance") of @hosts. */
+ApiResponse *stg_cli_maintenance (StgCliClient *c, const gchar *call, ApiHosts *hosts,
+                                  ApiSlaPolicy *policy, gint64 timeout_secs, GError **error);
 /* getTierConfigs: the tiers and the default one. */
 ApiResponse *stg_cli_get_tier_configs (StgCliClient *c, GError **error);
 /* getHosts: the fleet runtime's hosts. */
@@ -113,6 +134,8 @@ ApiResponse *stg_cli_get_rollout_plan_details (StgCliClient *c, const gchar *id,
 /* pause-, resume-, abort- or rollbackRolloutPlan (@action) of plan @id. */
 ApiResponse *stg_cli_control_rollout_plan (StgCliClient *c, StgCliUpdateAction action,
                                            const gchar *id, const gchar *message, GError **error);
+/* getRolloutPlanDiff: what each stage of @plan would do now (a dry run). */
+ApiResponse *stg_cli_get_rollout_plan_diff (StgCliClient *c, ApiRolloutPlan *plan, GError **error);
 /* approveRolloutStage: lets @stage (nullable: every one awaiting) of plan
  * @id go on. */
 ApiResponse *stg_cli_approve_rollout_stage (StgCliClient *c, const gchar *id, const gchar *stage,
@@ -132,5 +155,9 @@ JsonNode *stg_cli_client_ui_job (StgCliClient *c, const ApiJobKey *key);
 
 /* A set<i32> of @ranges' ids, as the generated code holds it. */
 GHashTable *stg_cli_id_set (StgRanges *ranges);
+
+/* A TaskQuery for the job of @path and its instances (all when it names
+ * none). */
+ApiTaskQuery *stg_cli_task_query (const StgJobPath *path);
 
 G_END_DECLS

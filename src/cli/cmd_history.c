@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "cli/updates.h"
 
 /* The job's versions (oldest first); NOT_FOUND when it never had one. */
@@ -90,7 +90,7 @@ stg_cli_job_history (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (holder->result->getJobConfigHistoryResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (holder->result->getJobConfigHistoryResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }

@@ -1,4 +1,5 @@
-/* cmd_host.c: stagger host list|drain|undrain (and `stagger hosts`): the
+/* cmd_host.c: stagger host list|drain|undrain (and `stagger hosts`; host
+ * maintenance is cmd_maintenance.c's): the
  * fleet runtime's hosts (getHosts), and maintenance the way kubectl drain
  * does it: the host is drained first (drainHost: nothing new lands on it),
  * then each job's instances there get a rolling restart, which starts them
@@ -11,8 +12,9 @@
 #include "cli/client.h"
 #include "cli/jobfile.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "cli/updates.h"
+#include "common/enums.h"
 
 static const StgCliCommand *
 self (const gchar *name)
@@ -21,7 +23,7 @@ self (const gchar *name)
 }
 
 static gchar *
-state_text (ApiHostStatus *h, gint64 now)
+state_text (ApiFleetHostStatus *h, gint64 now)
 {
   g_autofree gchar *down = h->reachable ? NULL
                                         : stg_cli_format_duration (now - h->unreachableSinceMs);
@@ -52,7 +54,8 @@ host_list (StgCli *cli, int argc, gchar **argv)
 
   if (!stg_cli_parse (cli, self ("list"), "host", NULL,
                       "Lists the fleet runtime's hosts: up or unreachable (since when), "
-                      "draining, their instances, address and attributes.",
+                      "draining, their instances, address, attributes and maintenance mode "
+                      "(NONE, SCHEDULED, DRAINING, DRAINED).",
                       0, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgCliClient) c = stg_cli_client_new (cli, argc > 1 ? argv[1] : NULL, &error);
@@ -62,16 +65,16 @@ host_list (StgCli *cli, int argc, gchar **argv)
   GPtrArray *hosts = r->result->getHostsResult->hosts;
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->getHostsResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->getHostsResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
   gint64 now = stg_cli_now_ms ();
   g_autoptr (StgTable) t = stg_table_new ("HOST", "STATE", "INSTANCES", "ADDRESS", "ATTRIBUTES",
-                                          NULL);
+                                          "MAINTENANCE", NULL);
   for (guint i = 0; i < hosts->len; i++)
     {
-      ApiHostStatus *h = hosts->pdata[i];
+      ApiFleetHostStatus *h = hosts->pdata[i];
       g_autofree gchar *state = state_text (h, now);
       g_autofree gchar *attrs = attributes_text (h->attributes);
       stg_table_row (t);
@@ -84,11 +87,13 @@ host_list (StgCli *cli, int argc, gchar **argv)
       stg_table_cell (t, STG_STYLE_PLAIN, "%u", h->instances->len);
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", h->address);
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", attrs);
+      stg_table_cell (t, h->mode == API_MAINTENANCE_MODE_NONE ? STG_STYLE_PLAIN : STG_STYLE_WARN,
+                      "%s", stg_maintenance_mode_name (h->mode));
     }
   stg_table_print (t, cli);
   for (guint i = 0; i < hosts->len; i++)
     {
-      ApiHostStatus *h = hosts->pdata[i];
+      ApiFleetHostStatus *h = hosts->pdata[i];
       if (!h->reachable && h->lastError[0] != '\0')
         fprintf (cli->out, "%s: %s\n", h->name, h->lastError);
       if (h->draining && h->instances->len > 0 && h->drainBlocked[0] != '\0')
@@ -101,7 +106,7 @@ host_list (StgCli *cli, int argc, gchar **argv)
 /* The instance ids on @host, by job ("role/env/name" -> GArray of gint32,
  * with the key kept in @keys). */
 static GHashTable *
-instances_by_job (ApiHostStatus *host, GHashTable *keys)
+instances_by_job (ApiFleetHostStatus *host, GHashTable *keys)
 {
   GHashTable *jobs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                             (GDestroyNotify) g_array_unref);
@@ -132,13 +137,13 @@ typedef struct
 } DrainOptions;
 
 /* @name among @hosts, or NULL. */
-static ApiHostStatus *
+static ApiFleetHostStatus *
 find_host (ApiResponse *r, const gchar *name)
 {
   GPtrArray *hosts = r->result->getHostsResult->hosts;
 
   for (guint i = 0; i < hosts->len; i++)
-    if (g_str_equal (((ApiHostStatus *) hosts->pdata[i])->name, name))
+    if (g_str_equal (((ApiFleetHostStatus *) hosts->pdata[i])->name, name))
       return hosts->pdata[i];
   return NULL;
 }
@@ -200,7 +205,7 @@ drain_or_open (StgCli *cli, const gchar *arg, gboolean drain, const DrainOptions
   /* Room first: a drain that would stop instances with nowhere to go is
    * refused before anything changes. */
   g_autoptr (ApiResponse) before = c && drain && !o->force ? stg_cli_get_hosts (c, &error) : NULL;
-  ApiHostStatus *b = before ? find_host (before, host) : NULL;
+  ApiFleetHostStatus *b = before ? find_host (before, host) : NULL;
   if (b != NULL && b->drainBlocked[0] != '\0')
     {
       g_autoptr (GError) refused = g_error_new (
@@ -222,7 +227,7 @@ drain_or_open (StgCli *cli, const gchar *arg, gboolean drain, const DrainOptions
       fprintf (cli->out, "host %s is open: new instances may be placed on it\n", host);
       return STG_EXIT_OK;
     }
-  ApiHostStatus *h = find_host (hr, host);
+  ApiFleetHostStatus *h = find_host (hr, host);
   g_autoptr (GHashTable) keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                        g_object_unref);
   g_autoptr (GHashTable) jobs = h ? instances_by_job (h, keys) : NULL;
@@ -303,5 +308,7 @@ const StgCliCommand stg_cli_host_commands[] = {
   { "drain", "[CLUSTER/]HOST", "Move a host's instances off it, a batch at a time", host_drain },
   { "undrain", "[CLUSTER/]HOST", "Let new instances be placed on a drained host again",
     host_undrain },
+  { "maintenance", "start|drain|sla-drain|status|end [CLUSTER/]HOST...",
+    "Aurora's host maintenance: SCHEDULED, DRAINING, DRAINED, NONE", stg_cli_host_maintenance },
   { NULL, NULL, NULL, NULL },
 };

@@ -8,7 +8,7 @@
 #include "cli/jobfile.h"
 #include "common/enums.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "cli/updates.h"
 
 static const StgCliCommand *
@@ -48,7 +48,7 @@ job_create (StgCli *cli, int argc, gchar **argv)
              jf->job->instanceCount == 1 ? "" : "s");
   else
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (jf->job);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (jf->job);
       stg_cli_print_json (cli, n, FALSE);
     }
   return STG_EXIT_OK;
@@ -173,14 +173,7 @@ job_status (StgCli *cli, int argc, gchar **argv)
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
   if (c == NULL)
     return stg_cli_fail (cli, error);
-  g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, NULL);
-  g_hash_table_add (q->jobKeys, g_object_ref (path->key));
-  q->__isset_jobKeys = TRUE;
-  if (path->instances != NULL)
-    {
-      g_autoptr (GHashTable) ids = stg_cli_id_set (path->instances);
-      g_object_set (q, "instanceIds", ids, NULL);
-    }
+  g_autoptr (ApiTaskQuery) q = stg_cli_task_query (path);
   g_autoptr (ApiResponse) r = stg_cli_get_tasks_status (c, q, &error);
   if (r == NULL)
     return stg_cli_fail (cli, error);
@@ -192,7 +185,7 @@ job_status (StgCli *cli, int argc, gchar **argv)
     }
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->scheduleStatusResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->scheduleStatusResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -248,6 +241,10 @@ job_status (StgCli *cli, int argc, gchar **argv)
       stg_table_cell (t, STG_STYLE_DIM, "%s", last && last->__isset_message && last->message ? last->message : "-");
     }
   stg_table_print (t, cli);
+  JsonNode *health = ui != NULL ? json_object_get_member (json_node_get_object (ui), "health_check")
+                                : NULL;
+  if (health != NULL && JSON_NODE_HOLDS_VALUE (health))
+    fprintf (cli->out, "health check: %s\n", json_node_get_string (health));
   return STG_EXIT_OK;
 }
 
@@ -269,7 +266,7 @@ job_list (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->jobSummaryResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->jobSummaryResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -321,7 +318,7 @@ job_diff (StgCli *cli, int argc, gchar **argv)
   ApiGetJobUpdateDiffResult *d = r->result->getJobUpdateDiffResult;
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (d);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (d);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -329,34 +326,7 @@ job_diff (StgCli *cli, int argc, gchar **argv)
   g_autofree gchar *notes = stg_cli_change_notes (d, jf->job->taskConfig);
   if (notes != NULL)
     fprintf (cli->out, "%s\n", notes);
-
-  /* Field by field, each current config against the file's. */
-  g_autoptr (GPtrArray) want = stg_task_lines (jf->job->taskConfig);
-  GHashTableIter it;
-  gpointer g;
-  g_hash_table_iter_init (&it, d->update);
-  while (g_hash_table_iter_next (&it, &g, NULL))
-    {
-      ApiConfigGroup *group = g;
-      g_autoptr (StgRanges) ids = stg_cli_ranges_from_set (group->instances);
-      g_autofree gchar *ids_text = stg_cli_ranges_text (ids);
-      g_autoptr (GPtrArray) have = stg_task_lines (group->config);
-      fprintf (cli->out, "\ninstances %s:\n", ids_text);
-      for (guint i = 0; i < have->len; i++)
-        if (!g_ptr_array_find_with_equal_func (want, have->pdata[i], g_str_equal, NULL))
-          {
-            g_autofree gchar *line = g_strconcat ("- ", (gchar *) have->pdata[i], NULL);
-            g_autofree gchar *shown = stg_cli_styled (cli->color_out, STG_STYLE_BAD, line);
-            fprintf (cli->out, "  %s\n", shown);
-          }
-      for (guint i = 0; i < want->len; i++)
-        if (!g_ptr_array_find_with_equal_func (have, want->pdata[i], g_str_equal, NULL))
-          {
-            g_autofree gchar *line = g_strconcat ("+ ", (gchar *) want->pdata[i], NULL);
-            g_autofree gchar *shown = stg_cli_styled (cli->color_out, STG_STYLE_GOOD, line);
-            fprintf (cli->out, "  %s\n", shown);
-          }
-    }
+  stg_cli_print_config_changes (cli, jf->job->taskConfig, d, "");
   return STG_EXIT_OK;
 }
 
@@ -377,8 +347,8 @@ job_inspect (StgCli *cli, int argc, gchar **argv)
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
   stg_json_string (b, "cluster", jf->cluster);
-  stg_json_node (b, "job", stg_cli_thrift_to_json (jf->job));
-  stg_json_node (b, "settings", stg_cli_thrift_to_json (jf->settings));
+  stg_json_node (b, "job", stg_thrift_to_json (jf->job));
+  stg_json_node (b, "settings", stg_thrift_to_json (jf->settings));
   json_builder_end_object (b);
   g_autoptr (JsonNode) root = json_builder_get_root (b);
   stg_cli_print_json (cli, root, FALSE);

@@ -1,10 +1,12 @@
-/* cmd_plan.c: stagger plan start|status|list|wait|pause|resume|abort|
- * rollback|approve: rollout plans (several job updates in an order, with
- * gates). A plan is named by its id or, for the newest plan of that name,
- * by its name, after an optional "CLUSTER/". status prints one line per
- * plan in the manner of `kubectl get`, the versions its jobs run now
- * against those the plan moves them to, then its stages. One thread: the
- * process's main thread.
+/* cmd_plan.c: stagger plan start|diff|status|list|wait|pause|resume|
+ * abort|rollback|approve: rollout plans (several job updates in an order,
+ * with gates). A plan is named by its id or, for the newest plan of that
+ * name, by its name, after an optional "CLUSTER/". start and diff read a
+ * plan file with its variables (--set NAME=VALUE); diff is a dry run.
+ * status prints one line per plan in the manner of `kubectl get`, the
+ * versions its jobs run now against those the plan moves them to, its
+ * variables and conditions, then its stages with their readiness and the
+ * instances not ready. One thread: the process's main thread.
  */
 #include "config.h"
 
@@ -14,7 +16,8 @@
 #include "cli/client.h"
 #include "cli/jobfile.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
+#include "cli/updates.h"
 #include "common/enums.h"
 
 #define FOLLOW_POLL_US (500 * 1000)
@@ -103,8 +106,8 @@ job_name (ApiJobKey *k)
   return k->name;
 }
 
-/* "bookkeeper:v3 controller:v2" from each stage's @current or desired
- * version (0: "-"). */
+/* "bookkeeper:v3 controller:v2" from each stage's @current version or
+ * the one it moves its job to (0: "-"). */
 static gchar *
 versions (ApiRolloutPlanDetails *d, gboolean current)
 {
@@ -113,7 +116,7 @@ versions (ApiRolloutPlanDetails *d, gboolean current)
   for (guint i = 0; i < d->stages->len; i++)
     {
       ApiRolloutStageState *st = d->stages->pdata[i];
-      gint v = current ? st->currentVersion : st->desiredVersion;
+      gint v = current ? st->currentVersion : st->targetVersion;
       if (v > 0)
         g_string_append_printf (s, "%s%s:v%d", s->len ? " " : "", job_name (st->job), v);
       else
@@ -155,6 +158,60 @@ last_gate (ApiRolloutPlanDetails *d, const gchar *stage)
   return NULL;
 }
 
+/* "v1 -> v2", "v2 -> v1 (back)" while it goes back, "v1 (back from v2)"
+ * once it went back, "v1" when nothing moves. */
+static gchar *
+stage_version (ApiRolloutStageState *st)
+{
+  gboolean back = st->status == API_ROLLOUT_STATUS_ROLLING_BACK ||
+                  st->status == API_ROLLOUT_STATUS_ROLLED_BACK;
+
+  if (back && st->status == API_ROLLOUT_STATUS_ROLLED_BACK && st->desiredVersion > 0)
+    return g_strdup_printf ("v%d (back from v%d)", st->currentVersion, st->desiredVersion);
+  if (st->targetVersion > 0 && st->targetVersion != st->currentVersion)
+    return g_strdup_printf ("v%d -> v%d%s", st->currentVersion, st->targetVersion,
+                            back ? " (back)" : "");
+  return g_strdup_printf ("v%d", st->currentVersion);
+}
+
+/* "version=0.10 zone=b", sorted; NULL when there are none. */
+static gchar *
+variables_text (ApiRolloutPlan *plan)
+{
+  if (plan == NULL || !plan->__isset_variables || plan->variables == NULL ||
+      g_hash_table_size (plan->variables) == 0)
+    return NULL;
+  g_autoptr (GList) names = g_list_sort (g_hash_table_get_keys (plan->variables),
+                                         (GCompareFunc) g_strcmp0);
+  GString *s = g_string_new (NULL);
+  for (GList *l = names; l != NULL; l = l->next)
+    g_string_append_printf (s, "%s%s=%s", s->len ? " " : "", (const gchar *) l->data,
+                            (const gchar *) g_hash_table_lookup (plan->variables, l->data));
+  return g_string_free (s, FALSE);
+}
+
+/* The instances of each stage that are not ready, a few each. */
+static void
+print_unready (StgCli *cli, ApiRolloutPlanDetails *d)
+{
+  gboolean header = FALSE;
+
+  for (guint i = 0; i < d->stages->len; i++)
+    {
+      ApiRolloutStageState *st = d->stages->pdata[i];
+      for (guint k = 0; k < st->unready->len && k < 5; k++)
+        {
+          ApiUnreadyInstance *u = st->unready->pdata[k];
+          if (!header)
+            fputs ("\nnot ready:\n", cli->out);
+          header = TRUE;
+          fprintf (cli->out, "  %s: instance %d: %s\n", st->name, u->instanceId, u->reason);
+        }
+      if (st->unready->len > 5)
+        fprintf (cli->out, "  %s: and %u more\n", st->name, st->unready->len - 5);
+    }
+}
+
 /* "a,b", or "-" for none. */
 static gchar *
 joined (GPtrArray *names)
@@ -183,8 +240,12 @@ print_details (StgCli *cli, StgCliClient *c, ApiRolloutPlanDetails *d)
     fprintf (cli->out, "reason:   %s\n", s->reason);
   fprintf (cli->out, "on failure: %s\n",
            s->rollbackOnFailure ? "roll the finished stages back" : "leave them as they are");
-  g_autoptr (StgTable) t = stg_table_new ("STAGE", "STATUS", "SINCE", "JOB", "VERSION", "AFTER",
-                                          "REASON", NULL);
+  g_autofree gchar *vars = variables_text (d->plan);
+  if (vars != NULL)
+    fprintf (cli->out, "variables: %s\n", vars);
+  stg_cli_print_conditions (cli, "conditions: ", d->conditions);
+  g_autoptr (StgTable) t = stg_table_new ("STAGE", "STATUS", "SINCE", "JOB", "VERSION", "READY",
+                                          "AFTER", "REASON", NULL);
   for (guint i = 0; i < d->stages->len; i++)
     {
       ApiRolloutStageState *st = d->stages->pdata[i];
@@ -196,16 +257,18 @@ print_details (StgCli *cli, StgCliClient *c, ApiRolloutPlanDetails *d)
       stg_table_cell (t, stg_cli_rollout_status_style (st->status), "%s",
                       stg_rollout_status_name (st->status));
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", since);
+      g_autofree gchar *version = stage_version (st);
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", job);
-      if (st->desiredVersion > 0)
-        stg_table_cell (t, STG_STYLE_PLAIN, "v%d -> v%d", st->currentVersion, st->desiredVersion);
-      else
-        stg_table_cell (t, STG_STYLE_PLAIN, "v%d", st->currentVersion);
+      stg_table_cell (t, STG_STYLE_PLAIN, "%s", version);
+      stg_table_cell (t,
+                      st->readyInstances < st->desiredInstances ? STG_STYLE_WARN : STG_STYLE_PLAIN,
+                      "%d/%d", st->readyInstances, st->desiredInstances);
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", deps);
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", st->reason[0] ? st->reason : "-");
     }
   fputc ('\n', cli->out);
   stg_table_print (t, cli);
+  print_unready (cli, d);
   gboolean header = FALSE;
   for (guint i = 0; i < d->stages->len; i++)
     {
@@ -304,7 +367,7 @@ follow (StgCli *cli, StgCliClient *c, const gchar *id)
         {
           if (cli->json)
             {
-              g_autoptr (JsonNode) n = stg_cli_thrift_to_json (d->summary);
+              g_autoptr (JsonNode) n = stg_thrift_to_json (d->summary);
               stg_cli_print_json (cli, n, FALSE);
             }
           return terminal_code (d->summary->status);
@@ -315,17 +378,55 @@ follow (StgCli *cli, StgCliClient *c, const gchar *id)
 
 /* ---- the commands ---------------------------------------------------------------- */
 
+/* --set NAME=VALUE, each: name -> value; NULL with a usage error. */
+static GHashTable *
+parse_sets (gchar **sets, GError **error)
+{
+  g_autoptr (GHashTable) out = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    {
+      const gchar *eq = strchr (sets[i], '=');
+      if (eq == NULL || eq == sets[i])
+        {
+          g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE,
+                       "--set '%s': expected NAME=VALUE (a plan variable and its value)", sets[i]);
+          return NULL;
+        }
+      g_hash_table_insert (out, g_strndup (sets[i], (gsize) (eq - sets[i])), g_strdup (eq + 1));
+    }
+  return g_steal_pointer (&out);
+}
+
+/* The plan file @path read with --set @sets. */
+static StgPlanFile *
+load_plan (const gchar *path, gchar **sets, GError **error)
+{
+  g_autoptr (GHashTable) set = parse_sets (sets, error);
+
+  return set ? stg_plan_file_load (path, g_get_user_name (), set, error) : NULL;
+}
+
+#define SET_OPTION(sets) \
+  { \
+    "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &(sets), \
+        "Give plan variable NAME this VALUE (over the plan file's default; repeatable)", \
+        "NAME=VALUE" \
+  }
+
 static int
 plan_start (StgCli *cli, int argc, gchar **argv)
 {
   int code;
   g_autofree gchar *message = NULL;
+  g_auto (GStrv) sets = NULL;
   gboolean wait = FALSE;
   g_autoptr (GError) error = NULL;
   const GOptionEntry entries[] = {
     { "message", 'm', 0, G_OPTION_ARG_STRING, &message, "Why, recorded with the plan", "TEXT" },
     { "wait", 'w', 0, G_OPTION_ARG_NONE, &wait,
       "Follow the plan to its end (exit 0 DONE, 10 ROLLED_BACK, 11 ABORTED, 12 FAILED)", NULL },
+    SET_OPTION (sets),
     { NULL },
   };
 
@@ -335,7 +436,7 @@ plan_start (StgCli *cli, int argc, gchar **argv)
                       "order when one fails.",
                       1, 1, &argc, &argv, &code))
     return code;
-  g_autoptr (StgPlanFile) pf = stg_plan_file_load (argv[1], g_get_user_name (), &error);
+  g_autoptr (StgPlanFile) pf = load_plan (argv[1], sets, &error);
   g_autoptr (StgCliClient) c = pf ? stg_cli_client_new (cli, pf->cluster, &error) : NULL;
   g_autoptr (ApiResponse) r = c ? stg_cli_start_rollout_plan (c, pf->plan, message, &error) : NULL;
   if (r == NULL)
@@ -343,7 +444,7 @@ plan_start (StgCli *cli, int argc, gchar **argv)
   const gchar *id = r->result->startRolloutPlanResult->id;
   if (cli->json && !wait)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->startRolloutPlanResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->startRolloutPlanResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -356,6 +457,70 @@ plan_start (StgCli *cli, int argc, gchar **argv)
                escaped);
     }
   return wait ? follow (cli, c, id) : STG_EXIT_OK;
+}
+
+/* One stage of a dry run. */
+static void
+print_stage_diff (StgCli *cli, ApiRolloutStageDiff *sd, ApiRolloutStage *stage)
+{
+  g_autofree gchar *job = stg_job_key_to_string (sd->job);
+  g_autofree gchar *what = sd->changes ? g_strdup ("would change its job")
+                                       : g_strdup ("would change nothing");
+  g_autofree gchar *shown = stg_cli_styled (cli->color_out,
+                                            sd->changes ? STG_STYLE_WARN : STG_STYLE_DIM, what);
+
+  if (sd->currentVersion > 0)
+    fprintf (cli->out, "stage %s (%s, now v%d): %s\n", sd->name, job, sd->currentVersion, shown);
+  else
+    fprintf (cli->out, "stage %s (%s, a new job): %s\n", sd->name, job, shown);
+  if (!sd->changes)
+    return;
+  stg_cli_print_diff_groups (cli, sd->diff);
+  stg_cli_print_config_changes (cli, stage->request->taskConfig, sd->diff, "  ");
+}
+
+static int
+plan_diff (StgCli *cli, int argc, gchar **argv)
+{
+  int code;
+  g_auto (GStrv) sets = NULL;
+  g_autoptr (GError) error = NULL;
+  const GOptionEntry entries[] = {
+    SET_OPTION (sets),
+    { NULL },
+  };
+
+  if (!stg_cli_parse (cli, self ("diff"), "plan", entries,
+                      "A dry run of the rollout plan in PLAN_FILE: for each stage, whether its "
+                      "update would change its job now and what it would change, instance range "
+                      "by instance range and field by field. Starts nothing.",
+                      1, 1, &argc, &argv, &code))
+    return code;
+  g_autoptr (StgPlanFile) pf = load_plan (argv[1], sets, &error);
+  g_autoptr (StgCliClient) c = pf ? stg_cli_client_new (cli, pf->cluster, &error) : NULL;
+  g_autoptr (ApiResponse) r = c ? stg_cli_get_rollout_plan_diff (c, pf->plan, &error) : NULL;
+  if (r == NULL)
+    return stg_cli_fail (cli, error);
+  GPtrArray *stages = r->result->getRolloutPlanDiffResult->stages;
+  if (cli->json)
+    {
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->getRolloutPlanDiffResult);
+      stg_cli_print_json (cli, n, FALSE);
+      return STG_EXIT_OK;
+    }
+  guint changing = 0;
+  for (guint i = 0; i < stages->len; i++)
+    changing += ((ApiRolloutStageDiff *) stages->pdata[i])->changes;
+  g_autofree gchar *vars = variables_text (pf->plan);
+  fprintf (cli->out, "rollout plan %s%s%s: %u of %u stage%s would change %s job\n", pf->plan->name,
+           vars ? " with " : "", vars ? vars : "", changing, stages->len,
+           stages->len == 1 ? "" : "s", changing == 1 ? "its" : "their");
+  for (guint i = 0; i < stages->len; i++)
+    {
+      fputc ('\n', cli->out);
+      print_stage_diff (cli, stages->pdata[i], pf->plan->stages->pdata[i]);
+    }
+  return STG_EXIT_OK;
 }
 
 static int
@@ -375,7 +540,7 @@ plan_status (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (d);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (d);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -418,7 +583,7 @@ plan_list (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->getRolloutPlansResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->getRolloutPlansResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -559,6 +724,7 @@ plan_approve (StgCli *cli, int argc, gchar **argv)
 
 const StgCliCommand stg_cli_plan_commands[] = {
   { "start", "PLAN_FILE", "Start a rollout plan (several job updates in order)", plan_start },
+  { "diff", "PLAN_FILE", "Show what each stage of a plan would change (a dry run)", plan_diff },
   { "status", "[CLUSTER/]PLAN", "Show a plan: its status, versions and stages", plan_status },
   { "list", "[CLUSTER]", "List rollout plans, newest first", plan_list },
   { "wait", "[CLUSTER/]PLAN", "Follow a plan to its end", plan_wait },

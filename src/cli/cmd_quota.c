@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 #include "common/jobkey.h"
 
 /* "[CLUSTER/]ROLE" into its parts, the role checked. */
@@ -77,7 +77,7 @@ quota_get (StgCli *cli, int argc, gchar **argv)
   ApiGetQuotaResult *q = r->result->getQuotaResult;
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (q);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (q);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }
@@ -196,7 +196,7 @@ tier_list (StgCli *cli, int argc, gchar **argv)
   ApiGetTierConfigResult *tr = r->result->getTierConfigResult;
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (tr);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (tr);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }

@@ -1,6 +1,7 @@
 /* cmd_task.c: stagger task logs: an instance's output (stdout, or stderr),
- * whole, its last lines, or followed as it grows (getTaskLogs), as kubectl
- * logs does. One thread: the process's main thread.
+ * or that of one process of an AuroraExecutor task, whole, its last lines,
+ * or followed as it grows (getTaskLogs), as kubectl logs does. One thread:
+ * the process's main thread.
  */
 #include "config.h"
 
@@ -24,6 +25,8 @@ typedef struct
   StgCliClient *c;
   ApiInstanceKey *key;
   gboolean err;
+  const gchar *process; /* (nullable) */
+  gint run;
 } Source;
 
 /* One read; NULL with @error. The daemon refuses a read only for an
@@ -33,7 +36,8 @@ static ApiGetTaskLogsResult *
 read_piece (Source *s, gint64 offset, GError **error)
 {
   g_autoptr (GError) local = NULL;
-  g_autoptr (ApiResponse) r = stg_cli_get_task_logs (s->c, s->key, s->err, offset, CHUNK, &local);
+  g_autoptr (ApiResponse) r = stg_cli_get_task_logs (s->c, s->key, s->err, offset, CHUNK,
+                                                     s->process, s->run, &local);
 
   if (r != NULL)
     return g_object_ref (r->result->getTaskLogsResult);
@@ -134,7 +138,8 @@ task_logs (StgCli *cli, int argc, gchar **argv)
 {
   int code;
   gboolean err = FALSE, follow_on = FALSE;
-  gint tail = -1;
+  gint tail = -1, run = -1;
+  g_autofree gchar *process = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (StgJobPath) path = NULL;
   const GOptionEntry entries[] = {
@@ -143,6 +148,11 @@ task_logs (StgCli *cli, int argc, gchar **argv)
     { "tail", 0, 0, G_OPTION_ARG_INT, &tail, "Only the last N lines (of the last 64 KiB)", "N" },
     { "follow", 'f', 0, G_OPTION_ARG_NONE, &follow_on,
       "Keep printing what it writes, until interrupted", NULL },
+    { "process", 'p', 0, G_OPTION_ARG_STRING, &process,
+      "An AuroraExecutor task's process: show its output (.logs/NAME/RUN/ in the sandbox)",
+      "NAME" },
+    { "run", 0, 0, G_OPTION_ARG_INT, &run,
+      "With --process: that run of it (from 0; default: its newest)", "N" },
     { NULL },
   };
 
@@ -150,11 +160,14 @@ task_logs (StgCli *cli, int argc, gchar **argv)
           cli, self ("logs"), "task", entries,
           "Prints an instance's output as its sandbox keeps it (the current run's, or the "
           "newest run's between runs): all of it, the last lines with --tail, and what "
-          "it writes next with --follow.",
+          "it writes next with --follow. For an AuroraExecutor task, that is what its "
+          "runner, stagger-thermos, says; --process shows one process's output.",
           1, 1, &argc, &argv, &code))
     return code;
   if (tail == 0 || tail < -1)
     return stg_cli_usage_error (cli, "--tail takes a number of lines (1 or more)");
+  if (run < -1 || (run >= 0 && process == NULL))
+    return stg_cli_usage_error (cli, "--run takes a run's number (0 or more), with --process");
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
   if (c == NULL)
     return stg_cli_fail (cli, error);
@@ -163,7 +176,7 @@ task_logs (StgCli *cli, int argc, gchar **argv)
   g_autoptr (ApiInstanceKey) key = g_object_new (API_TYPE_INSTANCE_KEY, "jobKey", path->key,
                                                  "instanceId",
                                                  stg_ranges_get (path->instances, 0).first, NULL);
-  Source s = { .c = c, .key = key, .err = err };
+  Source s = { .c = c, .key = key, .err = err, .process = process, .run = run };
   gint64 next = 0;
   gboolean ok = tail > 0 ? copy_tail (cli, &s, tail, &next, &error)
                          : copy_from (cli, &s, 0, &next, &error);

@@ -13,7 +13,7 @@
 #include "cli/jobfile.h"
 #include "common/enums.h"
 #include "cli/output.h"
-#include "cli/thrift_json.h"
+#include "common/thrift_json.h"
 
 static const StgCliCommand *
 self (const gchar *name)
@@ -141,6 +141,7 @@ print_details (StgCli *cli, ApiJobUpdateDetails *d)
   fprintf (cli->out, "status:    %s\n", status);
   fprintf (cli->out, "started:   %s by %s\n", created, s->user && *s->user ? s->user : "-");
   fprintf (cli->out, "progress:  %d of %d instances\n", done, total);
+  stg_cli_print_conditions (cli, "conditions: ", d->conditions);
   if (st != NULL)
     {
       g_autofree gchar *watch = stg_cli_format_duration (st->minWaitInInstanceRunningMs);
@@ -208,7 +209,7 @@ update_info (StgCli *cli, int argc, gchar **argv)
     return stg_cli_fail (cli, error);
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (d);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (d);
       stg_cli_print_json (cli, n, FALSE);
     }
   else
@@ -265,7 +266,7 @@ follow_update (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
         {
           if (cli->json)
             {
-              g_autoptr (JsonNode) n = stg_cli_thrift_to_json (d->update->summary);
+              g_autoptr (JsonNode) n = stg_thrift_to_json (d->update->summary);
               stg_cli_print_json (cli, n, FALSE);
             }
           fflush (cli->out);
@@ -320,7 +321,7 @@ stg_cli_update_started (StgCli *cli, StgCliClient *c, const gchar *text, const g
     }
   else if (!wait)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (key);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (key);
       stg_cli_print_json (cli, n, FALSE);
     }
   fflush (cli->out);
@@ -515,7 +516,7 @@ update_list (StgCli *cli, int argc, gchar **argv)
   GPtrArray *list = r->result->getJobUpdateSummariesResult->updateSummaries;
   if (cli->json)
     {
-      g_autoptr (JsonNode) n = stg_cli_thrift_to_json (r->result->getJobUpdateSummariesResult);
+      g_autoptr (JsonNode) n = stg_thrift_to_json (r->result->getJobUpdateSummariesResult);
       stg_cli_print_json (cli, n, FALSE);
       return STG_EXIT_OK;
     }

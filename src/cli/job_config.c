@@ -1,14 +1,17 @@
 /* job_config.c: a job's configuration for the commands that compare or
- * change it (job diff, job restart, job history and revert, host drain):
- * the job as the daemon keeps it (a task config as readable lines is
+ * change it (job diff, plan diff, job restart, job history and revert,
+ * host drain): the job as the daemon keeps it, and the lines of a task
+ * config that an update would change (a task config as readable lines is
  * common/task_lines.c).
  * Calls the client. One thread: the process's main thread.
  */
 #include "config.h"
 
-#include "cli/thrift_json.h"
+#include "cli/output.h"
+#include "common/thrift_json.h"
 #include "cli/updates.h"
 #include "common/jobkey.h"
+#include "common/task_lines.h"
 
 ApiJobConfiguration *
 stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error)
@@ -29,4 +32,38 @@ stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error)
   g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "no job %s/%s/%s", key->role,
                key->environment, key->name);
   return NULL;
+}
+
+void
+stg_cli_print_config_changes (StgCli *cli, ApiTaskConfig *want_config,
+                              ApiGetJobUpdateDiffResult *diff, const gchar *indent)
+{
+  g_autoptr (GPtrArray) want = stg_task_lines (want_config);
+  GHashTableIter it;
+  gpointer g;
+
+  g_hash_table_iter_init (&it, diff->update);
+  while (g_hash_table_iter_next (&it, &g, NULL))
+    {
+      ApiConfigGroup *group = g;
+      g_autoptr (StgRanges) ids = stg_cli_ranges_from_set (group->instances);
+      g_autofree gchar *ids_text = stg_cli_ranges_text (ids);
+      g_autoptr (GPtrArray) have = stg_task_lines (group->config);
+      fprintf (cli->out, "\n%sinstances %s:\n", indent, ids_text);
+      for (guint pass = 0; pass < 2; pass++)
+        {
+          GPtrArray *from = pass == 0 ? have : want, *other = pass == 0 ? want : have;
+          for (guint i = 0; i < from->len; i++)
+            if (!g_ptr_array_find_with_equal_func (other, from->pdata[i], g_str_equal, NULL))
+              {
+                g_autofree gchar *line = g_strconcat (pass == 0 ? "- " : "+ ",
+                                                      (gchar *) from->pdata[i], NULL);
+                g_autofree gchar *shown = stg_cli_styled (cli->color_out,
+                                                          pass == 0 ? STG_STYLE_BAD
+                                                                    : STG_STYLE_GOOD,
+                                                          line);
+                fprintf (cli->out, "%s  %s\n", indent, shown);
+              }
+        }
+    }
 }

@@ -446,8 +446,10 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
   JsonArray *gates = NULL;
   gint64 batch = 1, watch = 45, per_shard = 0, total = 0, pulse = 0, min_in = 0, pause = 0, start = 0;
   gboolean rollback = TRUE, wait = FALSE, has_pulse = FALSE, has_growth = FALSE, has_min = FALSE;
-  gboolean has_pause = FALSE, has_start = FALSE;
-  gdouble growth = 1.0;
+  gboolean has_pause = FALSE, has_start = FALSE, has_deadline = FALSE, sla_aware = FALSE;
+  gboolean has_sla = FALSE;
+  gint64 surge = 0, max_batch = 0, deadline = 0;
+  gdouble growth = 1.0, surge_pct = -1.0, total_pct = -1.0, per_shard_pct = -1.0;
   static const gchar *p = "update_config";
 
   if (!stg_jf_object (c, top, "", "update_config", FALSE, &uc, error))
@@ -458,8 +460,15 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
   if (!stg_jf_check_keys (c, uc, p, stg_jf_update_keys, error) ||
       !stg_jf_int (c, uc, p, "batch_size", 1, MAX_INSTANCES, &batch, NULL, error) ||
       !stg_jf_int (c, uc, p, "watch_secs", 0, MAX_MS_SECS, &watch, NULL, error) ||
-      !stg_jf_int (c, uc, p, "max_per_shard_failures", 0, MAX_COUNT, &per_shard, NULL, error) ||
-      !stg_jf_int (c, uc, p, "max_total_failures", 0, MAX_COUNT, &total, NULL, error) ||
+      !stg_jf_count_or_percent (c, uc, p, "max_per_shard_failures", 0, MAX_COUNT, &per_shard,
+                                &per_shard_pct, error) ||
+      !stg_jf_count_or_percent (c, uc, p, "max_total_failures", 0, MAX_COUNT, &total, &total_pct,
+                                error) ||
+      !stg_jf_count_or_percent (c, uc, p, "max_surge", 0, MAX_INSTANCES, &surge, &surge_pct,
+                                error) ||
+      !stg_jf_int (c, uc, p, "max_batch_size", 1, MAX_INSTANCES, &max_batch, NULL, error) ||
+      !stg_jf_int (c, uc, p, "update_deadline_secs", 1, MAX_MS_SECS, &deadline, &has_deadline,
+                   error) ||
       !stg_jf_bool (c, uc, p, "rollback_on_failure", &rollback, NULL, error) ||
       !stg_jf_bool (c, uc, p, "wait_for_batch_completion", &wait, NULL, error) ||
       !stg_jf_int (c, uc, p, "pulse_interval_secs", 1, MAX_MS_SECS, &pulse, &has_pulse, error) ||
@@ -469,6 +478,7 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
                    error) ||
       !stg_jf_int (c, uc, p, "max_instance_start_secs", 0, MAX_MS_SECS, &start, &has_start,
                    error) ||
+      !stg_jf_bool (c, uc, p, "sla_aware", &sla_aware, &has_sla, error) ||
       !stg_jf_array (c, uc, p, "batch_gates", FALSE, &gates, error))
     return NULL;
 
@@ -496,6 +506,20 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
     g_object_set (s, "pauseBetweenBatchesMs", (gint64) (pause * 1000), NULL);
   if (has_start)
     g_object_set (s, "maxInstanceStartMs", (gint64) (start * 1000), NULL);
+  if (surge > 0)
+    g_object_set (s, "maxSurge", (gint32) surge, NULL);
+  if (surge_pct >= 0.0)
+    g_object_set (s, "maxSurgePercent", surge_pct, NULL);
+  if (total_pct >= 0.0)
+    g_object_set (s, "maxFailedInstancesPercent", total_pct, NULL);
+  if (per_shard_pct >= 0.0)
+    g_object_set (s, "maxPerInstanceFailuresPercent", per_shard_pct, NULL);
+  if (max_batch > 0)
+    g_object_set (s, "maxBatchSize", (gint32) max_batch, NULL);
+  if (has_deadline)
+    g_object_set (s, "updateDeadlineMs", (gint64) (deadline * 1000), NULL);
+  if (has_sla)
+    g_object_set (s, "slaAware", sla_aware, NULL);
   if (gates != NULL)
     {
       g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_object_unref);
@@ -506,10 +530,34 @@ update_settings (const StgJfCtx *c, JsonObject *top, const gchar *cluster, GErro
         }
       g_object_set (s, "batchGates", list, NULL);
     }
+  if (!stg_jf_instance_gates (c, uc, cluster, s, error))
+    {
+      g_object_unref (s);
+      return NULL;
+    }
   return s;
 }
 
 /* ---- the whole file ------------------------------------------------------------ */
+
+/* The "stagger" executor's task: metadata, resources, the task and its
+ * health check into @task. */
+static gboolean
+stagger_task (const StgJfCtx *c, JsonObject *top, JsonObject *task_obj, JsonObject *health,
+              ApiTaskConfig *task, GError **error)
+{
+  g_auto (GStrv) ports = NULL;
+
+  if (!metadata (c, top, task, error) || !resources (c, top, task, &ports, error))
+    return FALSE;
+  g_autofree gchar *data = stg_jf_executor_data (c, task_obj, health, ports, error);
+  if (data == NULL)
+    return FALSE;
+  g_autoptr (ApiExecutorConfig) exec = g_object_new (API_TYPE_EXECUTOR_CONFIG, "name", "stagger",
+                                                     "data", data, NULL);
+  g_object_set (task, "executorConfig", exec, NULL);
+  return TRUE;
+}
 
 static StgJobFile *
 build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
@@ -519,11 +567,10 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
   gint64 instances = 1, max_failures = 1, priority = 0;
   gboolean service = TRUE;
   JsonObject *task_obj = NULL, *health = NULL;
-  g_auto (GStrv) ports = NULL;
+  gboolean aurora = json_object_has_member (top, "aurora_task");
 
   if (!stg_jf_check_keys (c, top, "", stg_jf_top_keys, error) ||
-      !key_part (c, top, "cluster", &cluster, error) ||
-      !key_part (c, top, "role", &role, error) ||
+      !key_part (c, top, "cluster", &cluster, error) || !key_part (c, top, "role", &role, error) ||
       !key_part (c, top, "environment", &environment, error) ||
       !key_part (c, top, "name", &name, error) ||
       !stg_jf_int (c, top, "", "instances", 1, MAX_INSTANCES, &instances, NULL, error) ||
@@ -532,7 +579,7 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
       !stg_jf_int (c, top, "", "priority", G_MININT32, G_MAXINT32, &priority, NULL, error) ||
       !stg_jf_string (c, top, "", "tier", FALSE, &tier, error) ||
       !stg_jf_string (c, top, "", "contact", FALSE, &contact, error) ||
-      !stg_jf_object (c, top, "", "task", TRUE, &task_obj, error) ||
+      !stg_jf_object (c, top, "", "task", !aurora, &task_obj, error) ||
       !stg_jf_object (c, top, "", "health_check_config", FALSE, &health, error))
     return NULL;
 
@@ -545,16 +592,12 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error)
     g_object_set (task, "tier", tier, NULL);
   if (contact != NULL)
     g_object_set (task, "contactEmail", contact, NULL);
-  if (!metadata (c, top, task, error) || !resources (c, top, task, &ports, error) ||
-      !stg_jf_placement (c, top, task, error))
+  if (!stg_jf_placement (c, top, task, error) || !stg_jf_sla_policy (c, top, task, error))
     return NULL;
-
-  g_autofree gchar *data = stg_jf_executor_data (c, task_obj, health, ports, error);
-  if (data == NULL)
+  if (aurora && !stg_jf_aurora_task (c, top, key, cluster, task, error))
     return NULL;
-  g_autoptr (ApiExecutorConfig) exec = g_object_new (API_TYPE_EXECUTOR_CONFIG,
-      "name", "stagger", "data", data, NULL);
-  g_object_set (task, "executorConfig", exec, NULL);
+  if (!aurora && !stagger_task (c, top, task_obj, health, task, error))
+    return NULL;
 
   g_autoptr (ApiJobUpdateSettings) settings = update_settings (c, top, cluster, error);
   if (settings == NULL)

@@ -68,7 +68,8 @@ gboolean stg_job_file_check_key (StgJobFile *file, const StgJobPath *path, GErro
 ApiJobUpdateRequest *stg_job_file_update_request (StgJobFile *file, StgRanges *instances);
 
 /* A rollout plan file (stagger-plan(5), jobfile_plan.c): stages, each a
- * job file by path or inline, with gates. */
+ * job file by path or inline, with gates, and plan variables
+ * (jobfile_vars.c). */
 typedef struct
 {
   gchar *file;    /* the name errors use */
@@ -80,8 +81,11 @@ void stg_plan_file_free (StgPlanFile *file);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgPlanFile, stg_plan_file_free)
 
 /* Reads and checks the plan file at @path; job files it names by path are
- * read relative to its folder. @owner as for stg_job_file_load(). */
-StgPlanFile *stg_plan_file_load (const gchar *path, const gchar *owner, GError **error);
+ * read relative to its folder. @owner as for stg_job_file_load(). @set
+ * (nullable: name -> value, from --set) gives plan variables; the values
+ * used are recorded in the plan's variables. */
+StgPlanFile *stg_plan_file_load (const gchar *path, const gchar *owner, GHashTable *set,
+                                 GError **error);
 
 /* Adds @ranges to @set, a set<Range> as the generated code holds it. */
 void stg_job_file_add_ranges (GHashTable *set, StgRanges *ranges);

@@ -1,12 +1,12 @@
-/* jobfile_gates.c: gates as job files (update_config.batch_gates) and plan
- * files (a stage's before, after and between_batches) write them, into
- * RolloutGate. A gate is one of
+/* jobfile_gates.c: gates as job files (update_config.batch_gates and
+ * update_config.instance_gates) and plan files (a stage's before, after
+ * and between_batches) write them, into RolloutGate. A gate is one of
  *   {"name": N, "http": URL, "expect_status": 200, "json_path": "$.a.b",
  *    "compare": "<=", "threshold": 0}
  *   {"name": N, "shell": COMMAND}
  *   {"name": N, "job_healthy": "[CLUSTER/]ROLE/ENV/NAME"}
- * with "timeout_secs", "retries" and "retry_interval_secs" on any of them.
- * Uses the generated code only. Any thread.
+ * with "timeout_secs", "retries", "retry_interval_secs" and "wait_secs" on
+ * any of them. Uses the generated code only. Any thread.
  */
 #include "config.h"
 
@@ -16,8 +16,10 @@
 
 static const gchar *const GATE_KEYS[] = {
   "name",    "http",      "shell",        "job_healthy", "expect_status",       "json_path",
-  "compare", "threshold", "timeout_secs", "retries",     "retry_interval_secs", NULL
+  "compare", "threshold", "timeout_secs", "retries",     "retry_interval_secs", "wait_secs",
+  NULL
 };
+static const gchar *const INSTANCE_GATES_KEYS[] = { "before", "after", NULL };
 
 static const gchar *const relations[] = { "<", "<=", "==", "!=", ">=", ">", NULL };
 
@@ -51,10 +53,10 @@ gate (const StgJfCtx *c, JsonObject *o, const gchar *where, const gchar *cluster
 {
   g_autofree gchar *name = NULL, *http = NULL, *shell = NULL, *job = NULL, *path = NULL;
   g_autofree gchar *compare = NULL;
-  gint64 status = 200, timeout = 30, retries = 0, interval = 10;
+  gint64 status = 200, timeout = 30, retries = 0, interval = 10, wait = 0;
   gdouble threshold = 0;
   gboolean has_status = FALSE, has_threshold = FALSE, has_timeout = FALSE, has_retries = FALSE;
-  gboolean has_interval = FALSE;
+  gboolean has_interval = FALSE, has_wait = FALSE;
 
   if (!stg_jf_check_keys (c, o, where, GATE_KEYS, error) ||
       !stg_jf_string (c, o, where, "name", TRUE, &name, error) ||
@@ -68,8 +70,16 @@ gate (const StgJfCtx *c, JsonObject *o, const gchar *where, const gchar *cluster
                       &has_threshold, error) ||
       !stg_jf_int (c, o, where, "timeout_secs", 1, 3600, &timeout, &has_timeout, error) ||
       !stg_jf_int (c, o, where, "retries", 0, 10000, &retries, &has_retries, error) ||
-      !stg_jf_int (c, o, where, "retry_interval_secs", 0, 3600, &interval, &has_interval, error))
+      !stg_jf_int (c, o, where, "retry_interval_secs", 0, 3600, &interval, &has_interval, error) ||
+      !stg_jf_int (c, o, where, "wait_secs", 1, 86400, &wait, &has_wait, error))
     return NULL;
+  if (has_wait && has_retries)
+    {
+      stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, where,
+                   "give retries or wait_secs, not both: with wait_secs the gate is tried until "
+                   "it passes or the time is up");
+      return NULL;
+    }
   if ((http != NULL) + (shell != NULL) + (job != NULL) != 1)
     {
       stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, where,
@@ -126,6 +136,8 @@ gate (const StgJfCtx *c, JsonObject *o, const gchar *where, const gchar *cluster
     g_object_set (g, "retries", (gint32) retries, NULL);
   if (has_interval)
     g_object_set (g, "retryIntervalSecs", (gint32) interval, NULL);
+  if (has_wait)
+    g_object_set (g, "waitSecs", (gint32) wait, NULL);
   return g;
 }
 
@@ -157,6 +169,34 @@ stg_jf_gates (const StgJfCtx *c, JsonArray *list, const gchar *where, const gcha
                                 "two gates here are named \"%s\"", name);
           }
       g_ptr_array_add (out, g);
+    }
+  return TRUE;
+}
+
+gboolean
+stg_jf_instance_gates (const StgJfCtx *c, JsonObject *uc, const gchar *cluster,
+                       ApiJobUpdateSettings *settings, GError **error)
+{
+  static const gchar *const path = "update_config.instance_gates";
+  static const gchar *const props[] = { "instanceGatesBefore", "instanceGatesAfter" };
+  JsonObject *ig = NULL;
+
+  if (!stg_jf_object (c, uc, "update_config", "instance_gates", FALSE, &ig, error))
+    return FALSE;
+  if (ig == NULL)
+    return TRUE;
+  if (!stg_jf_check_keys (c, ig, path, INSTANCE_GATES_KEYS, error))
+    return FALSE;
+  for (guint i = 0; INSTANCE_GATES_KEYS[i] != NULL; i++)
+    {
+      JsonArray *list = NULL;
+      g_autofree gchar *at = stg_jf_path (path, INSTANCE_GATES_KEYS[i]);
+      g_autoptr (GPtrArray) gates = g_ptr_array_new_with_free_func (g_object_unref);
+      if (!stg_jf_array (c, ig, path, INSTANCE_GATES_KEYS[i], FALSE, &list, error) ||
+          !stg_jf_gates (c, list, at, cluster, gates, error))
+        return FALSE;
+      if (gates->len > 0)
+        g_object_set (settings, props[i], gates, NULL);
     }
   return TRUE;
 }

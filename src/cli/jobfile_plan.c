@@ -1,6 +1,7 @@
 /* jobfile_plan.c: rollout plan files (stagger-plan(5)) into a RolloutPlan.
  *
  *   {"name": "pravega", "rollback_on_failure": true,
+ *    "variables": {"version": "0.10"},
  *    "stages": [{"name": "bookkeeper", "job": "bookkeeper.json",
  *                "depends_on": [], "require_approval": false,
  *                "before": [GATE...], "after": [GATE...],
@@ -10,8 +11,9 @@
  * or the job file itself inline; what startJobUpdate would take for it is
  * the stage's request, its between_batches gates added to the job's own
  * batch_gates. Every job must be of one cluster, the plan's ("cluster",
- * when given). Errors name the file, the JSON path and what was expected.
- * Any thread.
+ * when given). Plan variables ({{name}}, jobfile_vars.c) are filled in,
+ * in the plan file and in each job file it names, before either is read.
+ * Errors name the file, the JSON path and what was expected. Any thread.
  */
 #include "config.h"
 
@@ -19,8 +21,8 @@
 
 #include "cli/jobfile_private.h"
 
-static const gchar *const plan_keys[] = { "name", "cluster", "rollback_on_failure", "stages",
-                                          NULL };
+static const gchar *const plan_keys[] = { "name",   "cluster",   "rollback_on_failure",
+                                          "stages", "variables", NULL };
 static const gchar *const stage_keys[] = { "name",   "job",   "depends_on",      "require_approval",
                                            "before", "after", "between_batches", NULL };
 
@@ -35,10 +37,32 @@ stg_plan_file_free (StgPlanFile *file)
   g_free (file);
 }
 
+/* The job file at @path with the plan's variables filled in. */
+static StgJobFile *
+load_job (const gchar *path, const gchar *owner, GHashTable *vars, GError **error)
+{
+  g_autofree gchar *text = NULL;
+  g_autoptr (GError) local = NULL;
+
+  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ,
+                   "%s: is a directory, not a job file", path);
+      return NULL;
+    }
+  if (!g_file_get_contents (path, &text, NULL, &local))
+    {
+      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ, "%s", local->message);
+      return NULL;
+    }
+  g_autofree gchar *filled = stg_jf_substitute (path, text, vars, error);
+  return filled ? stg_job_file_parse (path, filled, -1, owner, error) : NULL;
+}
+
 /* The stage's job: a path or an inline job file. */
 static StgJobFile *
 stage_job (const StgJfCtx *c, JsonObject *o, const gchar *where, const gchar *dir,
-           const gchar *owner, GError **error)
+           const gchar *owner, GHashTable *vars, GError **error)
 {
   g_autofree gchar *at = stg_jf_path (where, "job");
   JsonNode *node = json_object_get_member (o, "job");
@@ -62,7 +86,7 @@ stage_job (const StgJfCtx *c, JsonObject *o, const gchar *where, const gchar *di
       g_autofree gchar *full = g_path_is_absolute (path) ? g_strdup (path)
                                                          : g_build_filename (dir, path, NULL);
       g_autoptr (GError) local = NULL;
-      StgJobFile *jf = stg_job_file_load (full, owner, &local);
+      StgJobFile *jf = load_job (full, owner, vars, &local);
       if (jf == NULL)
         {
           stg_jf_fail (c, error, local->code, at, "%s", local->message);
@@ -121,7 +145,7 @@ gates_of (const StgJfCtx *c, JsonObject *o, const gchar *where, const gchar *key
 
 static ApiRolloutStage *
 stage (const StgJfCtx *c, JsonObject *o, const gchar *where, const gchar *dir, const gchar *owner,
-       ApiRolloutPlan *plan, gchar **cluster, GError **error)
+       GHashTable *vars, ApiRolloutPlan *plan, gchar **cluster, GError **error)
 {
   g_autofree gchar *name = NULL;
   gboolean approval = FALSE;
@@ -137,7 +161,7 @@ stage (const StgJfCtx *c, JsonObject *o, const gchar *where, const gchar *dir, c
         stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, at, "two stages are named \"%s\"", name);
         return NULL;
       }
-  g_autoptr (StgJobFile) jf = stage_job (c, o, where, dir, owner, error);
+  g_autoptr (StgJobFile) jf = stage_job (c, o, where, dir, owner, vars, error);
   if (jf == NULL)
     return NULL;
   if (*cluster == NULL)
@@ -171,7 +195,8 @@ stage (const StgJfCtx *c, JsonObject *o, const gchar *where, const gchar *dir, c
 }
 
 static StgPlanFile *
-build (const StgJfCtx *c, JsonObject *top, const gchar *dir, const gchar *owner, GError **error)
+build (const StgJfCtx *c, JsonObject *top, const gchar *dir, const gchar *owner, GHashTable *vars,
+       GError **error)
 {
   g_autofree gchar *name = NULL, *cluster = NULL;
   gboolean rollback = TRUE;
@@ -190,6 +215,8 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *dir, const gchar *owner,
     }
   g_autoptr (ApiRolloutPlan) plan = g_object_new (API_TYPE_ROLLOUT_PLAN, "name", name,
                                                   "rollbackOnFailure", rollback, NULL);
+  if (g_hash_table_size (vars) > 0)
+    g_object_set (plan, "variables", vars, NULL);
   for (guint i = 0; i < json_array_get_length (stages); i++)
     {
       JsonNode *e = json_array_get_element (stages, i);
@@ -201,8 +228,8 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *dir, const gchar *owner,
                        "expected a stage (an object with a name and a job), got %s", got);
           return NULL;
         }
-      ApiRolloutStage *s = stage (c, json_node_get_object (e), where, dir, owner, plan, &cluster,
-                                  error);
+      ApiRolloutStage *s = stage (c, json_node_get_object (e), where, dir, owner, vars, plan,
+                                  &cluster, error);
       if (s == NULL)
         return NULL;
       g_ptr_array_add (plan->stages, s);
@@ -215,7 +242,7 @@ build (const StgJfCtx *c, JsonObject *top, const gchar *dir, const gchar *owner,
 }
 
 StgPlanFile *
-stg_plan_file_load (const gchar *path, const gchar *owner, GError **error)
+stg_plan_file_load (const gchar *path, const gchar *owner, GHashTable *set, GError **error)
 {
   g_autofree gchar *text = NULL;
   g_autoptr (GError) local = NULL;
@@ -233,9 +260,16 @@ stg_plan_file_load (const gchar *path, const gchar *owner, GError **error)
       g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ, "%s", local->message);
       return NULL;
     }
-  g_autoptr (JsonNode) root = stg_jf_parse_object (&c, text, len, error);
+  /* Read once for its variables, then again with them filled in. */
+  g_autoptr (JsonNode) raw = stg_jf_parse_object (&c, text, len, error);
+  if (raw == NULL)
+    return NULL;
+  g_autoptr (GHashTable) vars = stg_jf_plan_variables (&c, json_node_get_object (raw), set, error);
+  g_autofree gchar *filled = vars ? stg_jf_substitute (path, text, vars, error) : NULL;
+  g_autoptr (JsonNode) root = filled ? stg_jf_parse_object (&c, filled, strlen (filled), error)
+                                     : NULL;
   if (root == NULL)
     return NULL;
   g_autofree gchar *dir = g_path_get_dirname (path);
-  return build (&c, json_node_get_object (root), dir, owner, error);
+  return build (&c, json_node_get_object (root), dir, owner, vars, error);
 }

@@ -63,6 +63,12 @@ gboolean stg_jf_number (const StgJfCtx *c, JsonObject *object, const gchar *path
                         gboolean *present, GError **error);
 gboolean stg_jf_bool (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
                       gboolean *out, gboolean *present, GError **error);
+/* A count from @min to @max, or a percent as a string "N%" (N from 0 to
+ * 100, decimals allowed): *@percent is then N and *@out is left alone;
+ * otherwise *@percent is -1. */
+gboolean stg_jf_count_or_percent (const StgJfCtx *c, JsonObject *object, const gchar *path,
+                                  const gchar *key, gint64 min, gint64 max, gint64 *out,
+                                  gdouble *percent, GError **error);
 /* A non-empty string; *@out is a new copy. */
 gboolean stg_jf_string (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
                         gboolean required, gchar **out, GError **error);
@@ -78,9 +84,21 @@ gboolean stg_jf_array (const StgJfCtx *c, JsonObject *object, const gchar *path,
 gchar *stg_jf_executor_data (const StgJfCtx *c, JsonObject *task, JsonObject *health,
                              GStrv ports, GError **error);
 
+/* "aurora_task" of @top (jobfile_aurora.c): Aurora's job, inline or in a
+ * file, checked against the job's @key and @cluster, into @task's
+ * resources, scheduler fields and executorConfig (AuroraExecutor). The
+ * keys it says itself ("task", "resources", ...) must be absent. */
+gboolean stg_jf_aurora_task (const StgJfCtx *c, JsonObject *top, const ApiJobKey *key,
+                             const gchar *cluster, ApiTaskConfig *task, GError **error);
+
 /* The placement keys (jobfile_fleet.c): "container" and "constraints"
  * of @top into @task, in Aurora's forms. */
 gboolean stg_jf_placement (const StgJfCtx *c, JsonObject *top, ApiTaskConfig *task, GError **error);
+
+/* "sla_policy" of @top (jobfile_sla.c) into @task's slaPolicy, when
+ * there. */
+gboolean stg_jf_sla_policy (const StgJfCtx *c, JsonObject *top, ApiTaskConfig *task,
+                            GError **error);
 
 /* Gates (jobfile_gates.c): each object of @list (nullable) at @where as
  * a RolloutGate appended to @out; a job_healthy gate's cluster, when
@@ -88,9 +106,28 @@ gboolean stg_jf_placement (const StgJfCtx *c, JsonObject *top, ApiTaskConfig *ta
 gboolean stg_jf_gates (const StgJfCtx *c, JsonArray *list, const gchar *where, const gchar *cluster,
                        GPtrArray *out, GError **error);
 
+/* update_config.instance_gates of @uc (jobfile_gates.c): {"before":
+ * [GATE...], "after": [GATE...]} into @settings' instanceGatesBefore and
+ * instanceGatesAfter. */
+gboolean stg_jf_instance_gates (const StgJfCtx *c, JsonObject *uc, const gchar *cluster,
+                                ApiJobUpdateSettings *settings, GError **error);
+
 /* Parses @text as a JSON object with Stagger's checks (numbers JSON can
  * hold exactly, no key given twice); NULL with @error. */
 JsonNode *stg_jf_parse_object (const StgJfCtx *c, const gchar *text, gsize len, GError **error);
+
+/* Plan variables (jobfile_vars.c). The variables of the plan file whose top level is @top: its
+ * "variables" defaults, with @set (nullable: name -> value, from --set)
+ * over them; an error names a --set variable the plan does not declare,
+ * and a declared one left without a value. */
+GHashTable *stg_jf_plan_variables (const StgJfCtx *c, JsonObject *top, GHashTable *set,
+                                   GError **error);
+
+/* @text of @file with every {{name}} of @vars (nullable) replaced by its
+ * value, escaped as inside a JSON string; the executor's and instance
+ * gates' templates left as they are; any other {{...}} an error naming
+ * it. */
+gchar *stg_jf_substitute (const gchar *file, const gchar *text, GHashTable *vars, GError **error);
 
 /* The job file whose top level is @top (jobfile.c). */
 StgJobFile *stg_jf_job (const StgJfCtx *c, JsonObject *top, const gchar *owner, GError **error);

@@ -14,11 +14,26 @@ G_DEFINE_QUARK (stg-job-file-error-quark, stg_job_file_error)
 
 /* ---- the keys ------------------------------------------------------------- */
 
-const gchar *const stg_jf_top_keys[] = {
-  "cluster", "role", "environment", "name", "instances", "service", "max_task_failures",
-  "priority", "tier", "contact", "metadata", "resources", "task", "health_check_config",
-  "update_config", "container", "constraints", NULL
-};
+const gchar *const stg_jf_top_keys[] = { "cluster",
+                                         "role",
+                                         "environment",
+                                         "name",
+                                         "instances",
+                                         "service",
+                                         "max_task_failures",
+                                         "priority",
+                                         "tier",
+                                         "contact",
+                                         "metadata",
+                                         "resources",
+                                         "task",
+                                         "health_check_config",
+                                         "update_config",
+                                         "container",
+                                         "constraints",
+                                         "aurora_task",
+                                         "sla_policy",
+                                         NULL };
 const gchar *const stg_jf_resources_keys[] = { "cpu", "ram_mb", "disk_mb", "ports", NULL };
 const gchar *const stg_jf_metadata_keys[] = { "key", "value", NULL };
 const gchar *const stg_jf_task_keys[] = {
@@ -48,6 +63,11 @@ const gchar *const stg_jf_update_keys[] = { "batch_size",
                                             "pause_between_batches_secs",
                                             "max_instance_start_secs",
                                             "batch_gates",
+                                            "max_surge",
+                                            "max_batch_size",
+                                            "update_deadline_secs",
+                                            "instance_gates",
+                                            "sla_aware",
                                             NULL };
 const gchar *const stg_jf_strategy_keys[] = { "queue", "batch", "variable_batch", NULL };
 const gchar *const stg_jf_queue_keys[] = { "batch_size", NULL };
@@ -259,6 +279,30 @@ stg_jf_number (const StgJfCtx *c, JsonObject *object, const gchar *path, const g
                         "expected a number %s %g and at most %g, got %g",
                         min_included ? "of at least" : "above", min, max, value);
   *out = value;
+  return TRUE;
+}
+
+gboolean
+stg_jf_count_or_percent (const StgJfCtx *c, JsonObject *object, const gchar *path, const gchar *key,
+                         gint64 min, gint64 max, gint64 *out, gdouble *percent, GError **error)
+{
+  JsonNode *node = member (c, object, path, key, FALSE, error);
+  g_autofree gchar *where = stg_jf_path (path, key);
+
+  *percent = -1.0;
+  if (node == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return stg_jf_int_value (c, node, where, min, max, out, error);
+  const gchar *text = json_node_get_string (node);
+  gchar *end = NULL;
+  gdouble value = g_ascii_strtod (text, &end);
+  if (end == text || g_strcmp0 (end, "%") != 0 || !isfinite (value) || value < 0.0 || value > 100.0)
+    return stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, where,
+                        "expected a count from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
+                        " or a percent from \"0%%\" to \"100%%\", got \"%s\"",
+                        min, max, text);
+  *percent = value;
   return TRUE;
 }
 

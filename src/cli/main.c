@@ -30,6 +30,8 @@ static const Group groups[] = {
   { "quota", "Quotas (a role's resources for production jobs)", stg_cli_quota_commands },
   { "tier", "Tiers (what a job's \"tier\" may name)", stg_cli_tier_commands },
   { "cluster", "The cluster (its replicas and who leads)", stg_cli_cluster_commands },
+  { "admin", "Operators' calls (backups and recovery; a user of every role)",
+    stg_cli_admin_commands },
 };
 
 static void

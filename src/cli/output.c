@@ -374,6 +374,26 @@ stg_cli_change_notes (ApiGetJobUpdateDiffResult *diff, ApiTaskConfig *config)
 }
 
 void
+stg_cli_print_conditions (StgCli *cli, const gchar *label, GPtrArray *conditions)
+{
+  if (conditions == NULL || conditions->len == 0)
+    return;
+  fputs (label, cli->out);
+  for (guint i = 0; i < conditions->len; i++)
+    {
+      ApiCondition *c = conditions->pdata[i];
+      gboolean on = g_str_equal (c->status, "True");
+      StgStyle style = !on                               ? STG_STYLE_DIM
+                       : g_str_equal (c->type, "Failed") ? STG_STYLE_BAD
+                                                         : STG_STYLE_GOOD;
+      g_autofree gchar *text = g_strdup_printf ("%s=%s", c->type, c->status);
+      g_autofree gchar *shown = stg_cli_styled (cli->color_out, style, text);
+      fprintf (cli->out, "%s%s (%s)", i ? ", " : "", shown, c->reason);
+    }
+  fputc ('\n', cli->out);
+}
+
+void
 stg_cli_print_diff_groups (StgCli *cli, ApiGetJobUpdateDiffResult *diff)
 {
   print_groups (cli, "add:      ", STG_STYLE_GOOD, diff->add);

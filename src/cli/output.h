@@ -87,4 +87,9 @@ void stg_cli_print_diff_groups (StgCli *cli, ApiGetJobUpdateDiffResult *diff);
  * fields (common/task_lines.h), one line each; NULL when nothing. */
 gchar *stg_cli_change_notes (ApiGetJobUpdateDiffResult *diff, ApiTaskConfig *config);
 
+/* "conditions: Progressing=True (RollingBack), Complete=False ..." of
+ * @conditions (ApiCondition*; nothing when there are none), after
+ * @label. */
+void stg_cli_print_conditions (StgCli *cli, const gchar *label, GPtrArray *conditions);
+
 G_END_DECLS

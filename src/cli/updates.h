@@ -22,6 +22,11 @@ int stg_cli_update_started (StgCli *cli, StgCliClient *c, const gchar *text, con
  * count), from getJobSummary; NULL with @error (NOT_FOUND: no such job). */
 ApiJobConfiguration *stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error);
 
+/* For each group of instances @diff updates, the lines of its config that
+ * @want_config changes ("- old", "+ new"), each line after @indent. */
+void stg_cli_print_config_changes (StgCli *cli, ApiTaskConfig *want_config,
+                                   ApiGetJobUpdateDiffResult *diff, const gchar *indent);
+
 /* job history and job revert (cmd_history.c). */
 int stg_cli_job_history (StgCli *cli, int argc, gchar **argv);
 int stg_cli_job_revert (StgCli *cli, int argc, gchar **argv);

@@ -51,6 +51,12 @@ stg_rollout_status_name (gint value)
 }
 
 const gchar *
+stg_maintenance_mode_name (gint value)
+{
+  return strip (toString_MaintenanceMode (value), "API_MAINTENANCE_MODE_");
+}
+
+const gchar *
 stg_gate_kind_name (gint value)
 {
   return strip (toString_RolloutGateKind (value), "API_ROLLOUT_GATE_KIND_");

@@ -26,6 +26,8 @@ const gchar *stg_cron_policy_name (gint value);
 
 /* The name of a RolloutStatus value ("WAITING_FOR_GATE"). */
 const gchar *stg_rollout_status_name (gint value);
+/* The name of a MaintenanceMode value ("DRAINING"). */
+const gchar *stg_maintenance_mode_name (gint value);
 /* The name of a RolloutGateKind value ("HTTP"). */
 const gchar *stg_gate_kind_name (gint value);
 

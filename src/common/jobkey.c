@@ -93,6 +93,13 @@ stg_job_key_equal (const ApiJobKey *a, const ApiJobKey *b)
          g_strcmp0 (a->name, b->name) == 0;
 }
 
+gchar *
+stg_job_key_task_id (const ApiJobKey *key, gint32 instance, gint64 run)
+{
+  return g_strdup_printf ("%s-%s-%s-%d-%" G_GINT64_FORMAT, key->role, key->environment, key->name,
+                          instance, run);
+}
+
 void
 stg_job_path_free (StgJobPath *path)
 {

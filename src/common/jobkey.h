@@ -33,6 +33,10 @@ gchar *stg_job_key_to_string (const ApiJobKey *key);
 
 gboolean stg_job_key_equal (const ApiJobKey *a, const ApiJobKey *b);
 
+/* The id of run @run of instance @instance of @key, as getTasks shows it
+ * and {{thermos.task_id}} is filled in: "role-environment-name-I-RUN". */
+gchar *stg_job_key_task_id (const ApiJobKey *key, gint32 instance, gint64 run);
+
 /* A parsed command-line key: cluster/role/environment/name[/instances]. */
 typedef struct
 {

@@ -11,10 +11,9 @@
 
 G_DEFINE_QUARK (stg-json-fields-error-quark, stg_json_fields_error)
 
-/* "path.key" ("key" when @path is empty): a path for messages, a new
- * string. */
+/* "path.key", or "key" when @path is empty (a new string). */
 static gchar *
-json_path_key (const gchar *path, const gchar *key)
+path_key (const gchar *path, const gchar *key)
 {
   return *path == '\0' ? g_strdup (key) : g_strconcat (path, ".", key, NULL);
 }
@@ -163,7 +162,7 @@ read_member (const StgField *f, JsonNode *node, const gchar *where, gpointer des
           for (GList *l = keys; l != NULL; l = l->next)
             {
               JsonNode *value = json_object_get_member (json_node_get_object (node), l->data);
-              g_autofree gchar *at = json_path_key (where, l->data);
+              g_autofree gchar *at = path_key (where, l->data);
               if (!holds (value, G_TYPE_STRING))
                 return wrong (value, at, "a string", error);
             }
@@ -187,7 +186,7 @@ stg_json_fields_read (JsonObject *object, const gchar *path, const StgField *fie
   g_return_val_if_fail (object != NULL && path != NULL && fields != NULL, FALSE);
   for (GList *l = members; l != NULL; l = l->next)
     {
-      g_autofree gchar *where = json_path_key (path, l->data);
+      g_autofree gchar *where = path_key (path, l->data);
       const StgField *f = field_of (fields, l->data);
       if (f == NULL)
         return unknown_key (fields, where, error);
@@ -197,7 +196,7 @@ stg_json_fields_read (JsonObject *object, const gchar *path, const StgField *fie
   for (const StgField *f = fields; f->key != NULL; f++)
     if (f->required && !json_object_has_member (object, f->key))
       {
-        g_autofree gchar *where = json_path_key (path, f->key);
+        g_autofree gchar *where = path_key (path, f->key);
         return stg_fail (error, STG_JSON_FIELDS_ERROR, STG_JSON_FIELDS_ERROR_INVALID,
                          "%s is missing", where);
       }

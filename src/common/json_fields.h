@@ -66,6 +66,7 @@ typedef struct
 gboolean stg_json_fields_read (JsonObject *object, const gchar *path, const StgField *fields,
                                gpointer dest, GError **error);
 
+/* "path[i]": a path for messages, a new string. */
 gchar *stg_json_path_index (const gchar *path, guint index);
 
 /* How a value reads in a message: "a string", "the number 3", "true", "an

@@ -41,6 +41,7 @@ static const struct
   { "JobUpdateQuery", "updateStatuses", stg_update_status_name },
   { "JobInstanceUpdateEvent", "action", stg_update_action_name },
   { "PulseJobUpdateResult", "status", stg_pulse_status_name },
+  { "UnreadyInstance", "status", stg_schedule_status_name },
 };
 
 #define STG_TYPE_JSON_RECORDER (stg_json_recorder_get_type ())

@@ -15,7 +15,7 @@
 #include "runtime/fleet.h"
 #include "runtime/local.h"
 #include "runtime/simulated.h"
-#include "runtime/spawn.h"
+#include "spawn/spawn.h"
 
 /* Every commit may change what the update queries answer. */
 static guint64
@@ -44,6 +44,28 @@ prune_step (gpointer user_data)
     g_warning ("staggerd: retention: %s", error->message);
   else if (deleted > 0)
     g_info ("staggerd: retention: deleted %u rows", deleted);
+  return G_SOURCE_CONTINUE;
+}
+
+/* ---- backups -------------------------------------------------------------- */
+
+/* Timer: a backup of the SQLite store, then the oldest beyond the count go. */
+static gboolean
+backup_step (gpointer user_data)
+{
+  StgDaemon *d = user_data;
+  g_autoptr (GError) error = NULL;
+  guint removed = 0;
+
+  if (stg_store_in_transaction (d->store))
+    return G_SOURCE_CONTINUE;
+  g_autofree gchar *id = stg_backups_write (d->backups, stg_clock_now_ms (d->clock), &error);
+  if (id == NULL ||
+      !stg_backups_prune (d->backups, (guint) d->settings.backup_keep, &removed, &error))
+    g_warning ("staggerd: backup: %s", error->message);
+  else
+    g_info ("staggerd: backup %s written; %u old one%s deleted", id, removed,
+            removed == 1 ? "" : "s");
   return G_SOURCE_CONTINUE;
 }
 
@@ -98,14 +120,22 @@ open_store (StgDaemon *d, GError **error)
                    "--store takes a PostgreSQL URL (postgresql://...) or conninfo (host=...)");
       return FALSE;
     }
+  gboolean recovered = FALSE;
+  if (!pg && !stg_store_install_recovered (db, &recovered, error))
+    return FALSE;
+  if (recovered)
+    g_message ("staggerd: the recovered backup is the store now");
   for (;;)
     {
       g_autoptr (GError) local = NULL;
       d->store = stg_store_open (db, &local);
-      if (d->store != NULL && !pg && d->settings.sqlite_normal_sync)
-        return stg_store_sqlite_relax_sync (d->store, error);
       if (d->store != NULL)
-        return TRUE;
+        {
+          g_autofree gchar *dir = g_build_filename (d->settings.data_dir, "backups", NULL);
+          d->backups = stg_backups_new (d->store, db, dir);
+          return !(!pg && d->settings.sqlite_normal_sync) ||
+                 stg_store_sqlite_relax_sync (d->store, error);
+        }
       if (!pg || !g_error_matches (local, STG_STORE_ERROR, STG_STORE_ERROR_FAILED) ||
           strstr (local->message, "connecting to PostgreSQL") == NULL)
         {
@@ -117,27 +147,54 @@ open_store (StgDaemon *d, GError **error)
     }
 }
 
-/* Stepping down: this process becomes a new follower, in place, so that
- * nothing of the old leader's state (engine, runtime, timers) can write. */
+/* Starts this program again in place, with its command line: nothing of
+ * the old process's state (engine, runtime, timers) can write after. */
 static void
-step_down (gpointer data)
+restart_in_place (const gchar *why)
 {
   g_autofree gchar *cmdline = NULL;
   g_autoptr (GError) error = NULL;
   gsize len = 0;
 
-  (void) data;
   if (g_file_get_contents ("/proc/self/cmdline", &cmdline, &len, NULL) && len > 0)
     {
       g_autoptr (GPtrArray) argv = g_ptr_array_new ();
       for (gsize i = 0; i < len; i += strlen (cmdline + i) + 1)
         g_ptr_array_add (argv, cmdline + i);
       g_ptr_array_add (argv, NULL);
-      g_message ("ha: restarting as a follower");
+      g_message ("staggerd: restarting %s", why);
       stg_spawn_reexec ((const gchar *const *) argv->pdata, &error);
     }
-  g_error ("ha: cannot restart as a follower: %s",
+  g_error ("staggerd: cannot restart %s: %s", why,
            error ? error->message : "no /proc/self/cmdline");
+}
+
+/* Stepping down: this process becomes a new follower, in place. */
+static void
+step_down (gpointer data)
+{
+  (void) data;
+  restart_in_place ("as a follower");
+}
+
+/* Timer: a recovery was committed; the answer has gone out. */
+static gboolean
+restart_recovered (gpointer data)
+{
+  (void) data;
+  restart_in_place ("to load the recovered backup");
+  return G_SOURCE_REMOVE;
+}
+
+/* The handler's news of a committed recovery: restart once its answer is
+ * on its way (STG_DAEMON_RECOVERY_RESTART_MS). */
+static void
+on_recovered (gpointer data)
+{
+  StgDaemon *d = data;
+
+  if (d->restart_id == 0)
+    d->restart_id = g_timeout_add (STG_DAEMON_RECOVERY_RESTART_MS, restart_recovered, d);
 }
 
 static gboolean start_core (StgDaemon *d, GError **error);
@@ -325,6 +382,8 @@ start_runtime (StgDaemon *d, GError **error)
       return FALSE;
     }
   d->gates = stg_gate_runner_new (lo.role_users, lo.default_user, hosts);
+  d->notifier = stg_notifier_new (&d->settings.notify, d->settings.cluster, hosts,
+                                  &d->notify_counts);
   lo.health_counts = &d->health_counts;
   if (g_str_equal (d->settings.runtime, "simulated"))
     d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
@@ -335,6 +394,7 @@ start_runtime (StgDaemon *d, GError **error)
         .port_min = d->settings.port_min, .port_max = d->settings.port_max, .fleet = d->settings.fleet,
       };
       fo.health_counts = &d->health_counts;
+      fo.thermos_bundle = d->settings.thermos_bundle;
       d->runtime = stg_fleet_runtime_new (d->store, d->clock, &fo, error);
       if (d->runtime != NULL && !stg_fleet_runtime_adopt (d->runtime, error))
         g_clear_pointer (&d->runtime, stg_runtime_free);
@@ -347,10 +407,40 @@ start_runtime (StgDaemon *d, GError **error)
       lo.port_max = d->settings.port_max;
       lo.max_ports_per_role = d->settings.max_ports_per_role;
       lo.max_concurrent_starts = (guint) d->settings.max_concurrent_starts;
+      g_free (lo.thermos_runner), lo.thermos_runner = g_strdup (d->settings.thermos_runner);
       d->runtime = stg_local_runtime_new (d->store, d->clock, &lo, error);
     }
   stg_local_options_clear (&lo);
   return d->runtime != NULL;
+}
+
+/* The engine, with the limits the settings give it and the gate runner,
+ * notifier and tiers made before it. */
+static void
+start_engine (StgDaemon *d)
+{
+  StgEngineLimits limits;
+  stg_engine_limits_init (&limits);
+  /* What one host can run for the local runtime; more where nothing or
+   * many hosts run the instances. */
+  limits.max_instances = d->settings.max_instances > 0                ? d->settings.max_instances
+                         : g_str_equal (d->settings.runtime, "local") ? 1000
+                                                                      : 100000;
+  limits.max_update_instance_failures = d->settings.max_update_failures > 0
+                                            ? d->settings.max_update_failures
+                                            : 5LL * limits.max_instances;
+  limits.sla_min_instances = d->settings.sla_min_instances;
+  limits.sla_max_duration_secs = d->settings.sla_max_duration_s;
+  limits.sla_non_production = d->settings.sla_non_production;
+  limits.sla_coordinator_timeout_ms = d->settings.sla_coordinator_timeout_s * 1000LL;
+  limits.sla_retry_min_ms = d->settings.sla_retry_min_s * 1000LL;
+  limits.sla_retry_max_ms = MAX (d->settings.sla_retry_max_s, d->settings.sla_retry_min_s) * 1000LL;
+  limits.cluster = d->settings.cluster;
+  limits.maintenance_poll_ms = d->settings.maintenance_poll_s * 1000LL;
+  d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
+  stg_engine_set_gate_runner (d->engine, d->gates);
+  stg_engine_set_notifier (d->engine, d->notifier);
+  stg_engine_set_tiers (d->engine, d->tiers);
 }
 
 /* The leader's (or the only replica's) parts: runtime, engine, API, web UI. */
@@ -365,26 +455,26 @@ start_core (StgDaemon *d, GError **error)
   d->prune_id = g_timeout_add_seconds (STG_DAEMON_PRUNE_S, prune_step, d);
   if (!start_runtime (d, error))
     return FALSE;
-  {
-    StgEngineLimits limits;
-    stg_engine_limits_init (&limits);
-    /* What one host can run for the local runtime; more where nothing or
-     * many hosts run the instances. */
-    limits.max_instances = d->settings.max_instances > 0                ? d->settings.max_instances
-                           : g_str_equal (d->settings.runtime, "local") ? 1000
-                                                                        : 100000;
-    d->engine = stg_engine_new (d->store, d->clock, d->runtime, &limits);
-    stg_engine_set_gate_runner (d->engine, d->gates);
-    stg_engine_set_tiers (d->engine, d->tiers);
-  }
-  /* Instances first (adopted, or reported dead), then the updates over them. */
-  if ((g_str_equal (d->settings.runtime, "local") && !stg_local_runtime_adopt (d->runtime, error)) ||
+  start_engine (d);
+  /* Hosts in maintenance closed again, then instances (adopted, or
+   * reported dead), then the updates over them. */
+  if (!stg_engine_recover_hosts (d->engine, error) ||
+      (g_str_equal (d->settings.runtime, "local") &&
+       !stg_local_runtime_adopt (d->runtime, error)) ||
       !stg_engine_recover (d->engine, error))
     return FALSE;
 
-  ctx = (StgHandlerContext) {
-    .store = d->store, .engine = d->engine, .clock = d->clock, .cluster = d->settings.cluster,
+  ctx = (StgHandlerContext){
+    .store = d->store,
+    .engine = d->engine,
+    .clock = d->clock,
+    .cluster = d->settings.cluster,
+    .backups = d->backups,
+    .recovered = on_recovered,
+    .recovered_data = d,
   };
+  if (d->settings.store == NULL && d->settings.backup_interval_s > 0)
+    d->backup_id = g_timeout_add_seconds ((guint) d->settings.backup_interval_s, backup_step, d);
   d->handler = stg_handler_new (&ctx);
   d->dispatch = stg_dispatch_new (d->handler, (gsize) d->settings.max_frame);
   stg_dispatch_set_generation (d->dispatch, store_generation, d->store);
@@ -423,6 +513,7 @@ start_core (StgDaemon *d, GError **error)
       .auth = d->auth,
       .metrics = stg_dispatch_metrics (d->dispatch),
       .health_counts = &d->health_counts,
+      .notify_counts = &d->notify_counts,
     };
     d->webui = stg_webui_new (d->http, &ui);
   }
@@ -441,6 +532,8 @@ stg_daemon_stop (StgDaemon *d)
   if (d == NULL)
     return;
   g_clear_handle_id (&d->prune_id, g_source_remove);
+  g_clear_handle_id (&d->backup_id, g_source_remove);
+  g_clear_handle_id (&d->restart_id, g_source_remove);
   /* Top-down: stop taking requests, then the core, then storage. */
   g_clear_pointer (&d->leadership, stg_leadership_free);
   g_clear_pointer (&d->http, stg_http_server_free);
@@ -453,9 +546,11 @@ stg_daemon_stop (StgDaemon *d)
   g_clear_pointer (&d->engine, stg_engine_free);
   g_clear_pointer (&d->tiers, stg_tiers_free);
   g_clear_pointer (&d->gates, stg_gate_runner_free);
+  g_clear_pointer (&d->notifier, stg_notifier_free);
   /* Instances keep running: the next staggerd adopts them. */
   g_clear_pointer (&d->runtime, stg_runtime_free);
   g_clear_pointer (&d->clock, stg_clock_free);
+  g_clear_pointer (&d->backups, stg_backups_free);
   g_clear_pointer (&d->store, stg_store_close);
   stg_daemon_settings_clear (&d->settings);
   g_free (d->holder);

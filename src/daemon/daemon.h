@@ -17,6 +17,9 @@ G_BEGIN_DECLS
  * each kind and handing back at most STG_DAEMON_RECLAIM_PAGES pages. */
 #define STG_DAEMON_PRUNE_S 60
 #define STG_DAEMON_PRUNE_ROWS 1000
+
+/* A committed recovery restarts staggerd this long after its answer. */
+#define STG_DAEMON_RECOVERY_RESTART_MS 1000
 #define STG_DAEMON_RECLAIM_PAGES 1024
 
 typedef struct _StgDaemon StgDaemon;

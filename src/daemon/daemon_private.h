@@ -22,6 +22,7 @@ struct _StgDaemon
   StgRuntime *runtime;
   StgEngine *engine;
   StgGateRunner *gates; /* rollout gates: HTTP and shell */
+  StgNotifier *notifier; /* [notify] webhooks */
   StgTiers *tiers;      /* the tiers TaskConfig.tier names (--tier-config, or Aurora's) */
   StgHandler *handler;
   StgDispatch *dispatch; /* the leader's; a follower's only refuses */
@@ -35,7 +36,11 @@ struct _StgDaemon
   gint64 started_ms;
   StgBodyBudget budget; /* what unfinished requests hold, on both ports */
   StgHealthCounts health_counts; /* the runtime's health checks, for /metrics */
+  StgNotifyCounts notify_counts; /* the webhooks' deliveries, for /metrics */
   guint prune_id;       /* the retention timer */
+  StgBackups *backups;  /* the store's backups and recovery */
+  guint backup_id;      /* the backup timer (SQLite, [backup] interval_secs) */
+  guint restart_id;     /* a committed recovery's restart */
 };
 
 /* GET /health: "ok" (one replica), "leader" or "follower". */

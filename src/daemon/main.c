@@ -88,6 +88,7 @@ typedef struct
 {
   gchar *config, *data_dir, *bind, *cluster, *ready_file, *webui_dir, *port_range;
   gchar *runtime, *tls_cert, *tls_key, *store, *advertise_url, *instance_user, *tier_config;
+  gchar *thermos_runner, *thermos_bundle;
   gint lease_ms;
   gboolean hash_password, hash_token, version, verbose, allow_root_instances;
   gint http_port, thrift_port;
@@ -100,7 +101,8 @@ options_clear (Options *o)
   g_free (o->config), g_free (o->data_dir), g_free (o->bind), g_free (o->cluster);
   g_free (o->ready_file), g_free (o->webui_dir), g_free (o->port_range), g_free (o->runtime);
   g_free (o->tls_cert), g_free (o->tls_key), g_free (o->store), g_free (o->advertise_url);
-  g_free (o->instance_user), g_free (o->tier_config);
+  g_free (o->instance_user), g_free (o->tier_config), g_free (o->thermos_runner);
+  g_free (o->thermos_bundle);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
@@ -156,6 +158,14 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       "Take the task tiers from FILE, in the form of Aurora's tiers.json (default: Aurora's "
       "tiers: preferred, preemptible (the default) and revocable)",
       "FILE" },
+    { "thermos-runner", 0, 0, G_OPTION_ARG_FILENAME, &o->thermos_runner,
+      "Run AuroraExecutor (Thermos) tasks with the stagger-thermos at PATH (default: the one "
+      "installed in $libexecdir/stagger/)",
+      "PATH" },
+    { "thermos-bundle", 0, 0, G_OPTION_ARG_FILENAME, &o->thermos_bundle,
+      "With --runtime=fleet: the folder, on every host, of stagger-thermos as containers run it "
+      "(default: $libexecdir/stagger/thermos-bundle)",
+      "DIR" },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert,
       "Serve HTTPS with this PEM certificate (with --tls-key)", "FILE" },
     { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "The PEM private key of --tls-cert",
@@ -219,6 +229,8 @@ load_settings (StgDaemonSettings *settings, Options *o, GError **error)
   take (&settings->advertise_url, &o->advertise_url);
   take (&settings->instance_user, &o->instance_user);
   take (&settings->tier_config, &o->tier_config);
+  take (&settings->thermos_runner, &o->thermos_runner);
+  take (&settings->thermos_bundle, &o->thermos_bundle);
   if (o->allow_root_instances)
     settings->allow_root_instances = TRUE;
   if (o->lease_ms != -1)

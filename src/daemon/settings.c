@@ -4,8 +4,9 @@
  * A key is one entry of SETTINGS: group, key, type, where it goes (a field
  * of StgDaemonSettings, or a function that parses the text), its default
  * and what it means. Groups of free-form keys ([users], [roles], [fleet]
- * and [host NAME]) have a reader each. Calls the runtime's fleet options
- * and instance_users.c. Main thread, at start-up.
+ * [host NAME], [notify] and [notify NAME]) have a reader each. Calls the
+ * runtime's fleet and notify options and instance_users.c. Main thread, at
+ * start-up.
  */
 #include "config.h"
 
@@ -16,6 +17,7 @@
 #include "daemon/instance_users.h"
 #include "daemon/settings.h"
 #include "daemon/systemd.h"
+#include "runtime/thermos_task.h"
 
 typedef enum
 {
@@ -80,6 +82,8 @@ static const Setting SETTINGS[] = {
   FLAG (S, "read_requires_auth", read_requires_auth, "with [users]: reads need credentials"),
   FLAG (S, "tcp_trusted", tcp_trusted, "with [users]: the TCP port may change jobs too"),
   INT (S, "max_instances_per_job", max_instances, 1, 1000000, 0, "0: the runtime's default"),
+  INT64 (S, "max_update_instance_failures", max_update_failures, 1, G_MAXINT64 / 2, 0,
+         "per-instance failures x instances an update may allow; 0: 5 x max_instances_per_job"),
   WORDS (S, "http_names", http_names, "Host names served besides IPs and localhost"),
   WORDS (S, "allowed_origins", allowed_origins, "web origins that may change state"),
   INT (S, "tcp_backlog", tcp_backlog, 1, 65535, 4096, "the Thrift port's listen queue"),
@@ -100,13 +104,32 @@ static const Setting SETTINGS[] = {
   INT (S, "max_ports_per_role", max_ports_per_role, 0, 65535, 0, "0: half the port range"),
   INT (S, "max_concurrent_starts", max_concurrent_starts, 0, 100000, 0, "starting at once; 0: 100"),
   STRING (S, "tier_config", tier_config, NULL, "task tiers, as Aurora's tiers.json"),
+  STRING (S, "thermos_runner", thermos_runner, STG_THERMOS_RUNNER_DEFAULT,
+          "stagger-thermos, which runs AuroraExecutor tasks"),
+  STRING (S, "thermos_bundle", thermos_bundle, STG_THERMOS_BUNDLE_DEFAULT,
+          "fleet: stagger-thermos's bundle for containers, on every host"),
   STRING ("store", "url", store, NULL, "PostgreSQL (URL or conninfo) instead of SQLite"),
   PARSED ("store", "sqlite_synchronous", parse_sync, "full", "full, or normal: no fsync a commit"),
-  PARSED ("gates", "allowed_hosts", parse_gate_hosts, NULL, "where HTTP gates may connect"),
+  PARSED ("gates", "allowed_hosts", parse_gate_hosts, NULL,
+          "where HTTP gates and webhooks may connect"),
+  INT ("backup", "interval_secs", backup_interval_s, 0, 366 * 86400, 3600,
+       "a backup of the SQLite store this often; 0: none"),
+  INT ("backup", "keep", backup_keep, 1, 1000000, 48, "backups kept; the oldest go first"),
+  INT ("sla", "min_required_instances", sla_min_instances, 0, 1000000, 20,
+       "count and percentage SLAs apply to jobs this big"),
+  INT64 ("sla", "max_duration_secs", sla_max_duration_s, 0, 366 * 86400, 7200,
+         "the longest SLA duration a job may ask"),
+  FLAG ("sla", "non_production", sla_non_production, "SLA policies for non-production tiers"),
+  INT ("sla", "coordinator_timeout_secs", sla_coordinator_timeout_s, 1, 3600, 60,
+       "an SLA coordinator's answer"),
+  INT ("sla", "retry_min_secs", sla_retry_min_s, 1, 86400, 60, "an SLA checked again after"),
+  INT ("sla", "retry_max_secs", sla_retry_max_s, 1, 86400, 300, "... doubling up to this"),
+  INT ("maintenance", "polling_interval_secs", maintenance_poll_s, 1, 86400, 60,
+       "draining hosts looked at this often"),
 };
 
 /* Groups whose keys are all in SETTINGS: another key there is a typo. */
-static const gchar *const CLOSED_GROUPS[] = { S, "gates", NULL };
+static const gchar *const CLOSED_GROUPS[] = { S, "gates", "backup", "sla", "maintenance", NULL };
 
 /* ---- the parsed keys -------------------------------------------------------- */
 
@@ -195,6 +218,7 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
     }
   settings->data_dir = stg_systemd_default_data_dir ();
   stg_fleet_options_init (&settings->fleet);
+  stg_notify_options_init (&settings->notify);
 }
 
 void
@@ -212,6 +236,7 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   g_clear_pointer (&settings->runtime, g_free);
   g_clear_pointer (&settings->gate_hosts, g_strfreev);
   stg_fleet_options_clear (&settings->fleet);
+  stg_notify_options_clear (&settings->notify);
   g_clear_pointer (&settings->users, g_hash_table_unref);
   g_clear_pointer (&settings->role_users, g_hash_table_unref);
 }
@@ -232,6 +257,7 @@ stg_daemon_settings_copy (StgDaemonSettings *to, const StgDaemonSettings *from)
   to->runtime = g_strdup (from->runtime);
   to->gate_hosts = g_strdupv (from->gate_hosts);
   stg_fleet_options_copy (&to->fleet, &from->fleet);
+  stg_notify_options_copy (&to->notify, &from->notify);
   to->users = from->users ? g_hash_table_ref (from->users) : NULL;
   to->role_users = from->role_users ? g_hash_table_ref (from->role_users) : NULL;
 }
@@ -364,10 +390,17 @@ load_fleet (GKeyFile *kf, StgDaemonSettings *settings, GError **error)
   return stg_fleet_options_load (&settings->fleet, kf, error);
 }
 
+static gboolean
+load_notify (GKeyFile *kf, StgDaemonSettings *settings, GError **error)
+{
+  return stg_notify_options_load (&settings->notify, kf, error);
+}
+
 /* The readers of groups of free-form keys. */
 static gboolean (*const GROUP_READERS[]) (GKeyFile *kf, StgDaemonSettings *settings,
                                           GError **error) = {
   load_fleet,
+  load_notify,
   load_users,
   stg_daemon_load_roles,
 };

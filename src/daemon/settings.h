@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "runtime/fleet_hosts.h"
+#include "runtime/notify.h"
 
 G_BEGIN_DECLS
 
@@ -42,6 +43,7 @@ typedef struct
   gboolean read_requires_auth;
   gboolean tcp_trusted;        /* with users: TCP may change jobs too */
   gint max_instances;          /* per job; 0: the runtime's default (local 1000, others 100000) */
+  gint64 max_update_failures;  /* Aurora's -max_update_instance_failures; 0: 5 x max_instances */
   gchar *store;                /* (nullable) PostgreSQL URL or conninfo; NULL: SQLite in data_dir */
   gboolean sqlite_normal_sync; /* [store] sqlite_synchronous = normal */
   gchar *advertise_url;    /* (nullable) where followers send clients; default http://BIND:PORT */
@@ -61,9 +63,22 @@ typedef struct
   gboolean allow_root_instances; /* instances may run as root */
   gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
   gint max_concurrent_starts;    /* local runtime: instances starting at once; 0: 100 */
-  gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go */
+  gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go,
+                                    and webhooks */
+  StgNotifyOptions notify;       /* [notify] and [notify NAME]: webhooks */
   gchar *tier_config;            /* (nullable) a tiers file as Aurora's -tier_config; NULL:
                                     Aurora's default tiers */
+  gchar *thermos_runner;         /* stagger-thermos */
+  gchar *thermos_bundle;         /* fleet: stagger-thermos's bundle, on every host */
+  gint backup_interval_s;        /* [backup] interval_secs: SQLite backups; 0: none; default 3600 */
+  gint backup_keep;              /* [backup] keep: backups kept; default 48 */
+  gint sla_min_instances;        /* [sla] min_required_instances; default 20 */
+  gint64 sla_max_duration_s;     /* [sla] max_duration_secs; default 7200 */
+  gboolean sla_non_production;   /* [sla] non_production */
+  gint sla_coordinator_timeout_s; /* [sla] coordinator_timeout_secs; default 60 */
+  gint sla_retry_min_s;           /* [sla] retry_min_secs; default 60 */
+  gint sla_retry_max_s;           /* [sla] retry_max_secs; default 300 */
+  gint maintenance_poll_s;        /* [maintenance] polling_interval_secs; default 60 */
 } StgDaemonSettings;
 
 /* Fills @settings with the defaults. */

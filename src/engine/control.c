@@ -58,9 +58,9 @@ check_request (StgEngine *e, const ApiJobUpdateRequest *request, gboolean starti
     return FALSE;
   if (!stg_settings_parse (e, c->settings, "request.settings", &c->s, error))
     return FALSE;
-  c->task = stg_engine_check_task_config (e, request->taskConfig, c->key, "request.taskConfig",
-                                          error);
-  if (c->task == NULL)
+  c->task = stg_engine_check_task_config (e, request->taskConfig, c->key, request->instanceCount,
+                                          "request.taskConfig", error);
+  if (c->task == NULL || !stg_work_gates_check_task (&c->s, c->task, error))
     return FALSE;
   c->job = stg_store_get_job (e->store, c->key, &local);
   if (c->job == NULL && !g_error_matches (local, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND))
@@ -72,23 +72,42 @@ check_request (StgEngine *e, const ApiJobUpdateRequest *request, gboolean starti
   return TRUE;
 }
 
-/* Ranges must lie within the job as it is or as it will be, and
- * minInService must leave room to take an instance down. */
+/* Aurora's refusal of an update that could record more instance failures
+ * than the scheduler is set to track (-max_update_instance_failures). */
+#define TOO_MANY_POTENTIAL_FAILED_INSTANCES \
+  "Your update allows too many failures to occur, consider decreasing the per-instance " \
+  "failures or maxFailedInstances."
+
+/* With the percents resolved against @diff: the failure allowance must stay
+ * within what the engine tracks, ranges must lie within the job as it is or
+ * as it will be, and minInService must leave room to take an instance down
+ * (maxSurge extra instances make room). */
 static gboolean
-check_scope (StgSettings *s, gint32 instance_count, const StgDiff *diff, GError **error)
+check_scope (StgEngine *e, StgSettings *s, gint32 instance_count, const StgDiff *diff,
+             GError **error)
 {
   gint64 limit = MAX ((gint64) instance_count, diff->current_count);
 
+  stg_settings_resolve (s, diff->changes->len);
+  if ((gint64) s->max_per_instance_failures * instance_count >
+      e->limits.max_update_instance_failures)
+    return fail (error, STG_ENGINE_ERROR_INVALID,
+                 "request.settings.maxPerInstanceFailures is %d for %d instances, more than the "
+                 "%" G_GINT64_FORMAT " failures an update may allow: %s",
+                 s->max_per_instance_failures, instance_count,
+                 e->limits.max_update_instance_failures, TOO_MANY_POTENTIAL_FAILED_INSTANCES);
   if (s->min_in_service > 0)
     {
       gboolean takes_down = FALSE;
       for (guint i = 0; i < diff->changes->len && !takes_down; i++)
         takes_down = g_array_index (diff->changes, StgChange, i).from_config != 0;
-      if (takes_down && s->min_in_service >= diff->current_count)
+      if (takes_down && s->min_in_service >= diff->current_count + s->max_surge)
         return fail (error, STG_ENGINE_ERROR_INVALID,
                      "request.settings.minInService is %d but the job has %" G_GINT64_FORMAT
-                     " instance%s: no instance could ever be taken down for the update",
-                     s->min_in_service, diff->current_count, diff->current_count == 1 ? "" : "s");
+                     " instance%s and maxSurge is %d: no instance could ever be taken down for "
+                     "the update",
+                     s->min_in_service, diff->current_count, diff->current_count == 1 ? "" : "s",
+                     s->max_surge);
     }
   if (s->only == NULL)
     return TRUE;
@@ -286,6 +305,7 @@ activate (StgEngine *e, gint64 update_id, const gchar *uid, const gchar *user, g
     g_array_index (u->work, StgWork, i).owner = u;
   stg_update_rebuild_order (u);
   u->batch_size = stg_strategy_first_size (&u->s);
+  u->surge_next = stg_surge_first_id (diff);
   stg_engine_add_update (e, u);
   stg_update_track_health (u);
   stg_update_touch (u);
@@ -345,7 +365,7 @@ stg_update_start (StgEngine *e, const ApiJobUpdateRequest *request, const gchar 
   if (!stg_diff_compute (e, job_id, config_id, request->instanceCount, c.s.only, c.s.restart, &diff,
                          &local))
     goto store_failed;
-  if (!check_scope (&c.s, request->instanceCount, &diff, &local) ||
+  if (!check_scope (e, &c.s, request->instanceCount, &diff, &local) ||
       !stg_quota_check_update (e, c.key, job_id, c.task, &diff, &local))
     goto refused;
 
@@ -363,6 +383,7 @@ stg_update_start (StgEngine *e, const ApiJobUpdateRequest *request, const gchar 
       !stg_store_add_update_event (e->store, update_id, status, now, user, message, &local))
     goto store_failed;
 
+  stg_engine_notice_update (e, uid, c.key, status, -1, user, message);
   if (empty)
     {
       if (!stg_store_set_update_status (e->store, update_id, API_JOB_UPDATE_STATUS_ROLLED_FORWARD,
@@ -370,6 +391,8 @@ stg_update_start (StgEngine *e, const ApiJobUpdateRequest *request, const gchar 
           !stg_store_add_update_event (e->store, update_id, API_JOB_UPDATE_STATUS_ROLLED_FORWARD,
                                        now, NULL, "no instance needed a change", &local))
         goto store_failed;
+      stg_engine_notice_update (e, uid, c.key, API_JOB_UPDATE_STATUS_ROLLED_FORWARD, status, NULL,
+                                "no instance needed a change");
     }
   else
     {
@@ -540,7 +563,7 @@ stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **erro
   }
   if (!stg_diff_compute (e, c.job ? c.job->id : 0, want > 0 ? want : -1, request->instanceCount,
                          c.s.only, c.s.restart, &diff, error) ||
-      !check_scope (&c.s, request->instanceCount, &diff, error))
+      !check_scope (e, &c.s, request->instanceCount, &diff, error))
     goto out;
 
   for (guint i = 0; i < diff.changes->len; i++)

@@ -21,6 +21,9 @@ stg_engine_limits_init (StgEngineLimits *limits)
   limits->max_instances = 100000;
   limits->max_watch_ms = 24 * 3600 * 1000LL;
   limits->max_pulse_ms = 7 * 24 * 3600 * 1000LL;
+  limits->max_update_instance_failures = 5LL * limits->max_instances;
+  stg_sla_limits_init (limits);
+  limits->maintenance_poll_ms = 60 * 1000;
 }
 
 /* Tells watchers that job @job_id had news (once per job and news step). */
@@ -40,6 +43,7 @@ look_at (StgEngine *e, gint64 job_id, gint32 instance)
 {
   StgUpdate *u = stg_engine_update_for_job (e, job_id);
 
+  stg_surge_leftover_news (e, job_id, instance);
   if (u != NULL)
     {
       stg_update_on_instance (u, instance);
@@ -66,6 +70,17 @@ on_instance (gpointer data, gint64 job_id, gint32 instance)
   stg_engine_note (data, job_id, instance);
 }
 
+/* An update's timer or answer: it moves on, in a step of its own. */
+static void
+wake (StgUpdate *u)
+{
+  StgEngine *e = u->engine;
+
+  stg_engine_step_begin (e);
+  stg_update_pump (u);
+  stg_engine_step_end (e, NULL);
+}
+
 StgEngine *
 stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
                 const StgEngineLimits *limits)
@@ -89,7 +104,11 @@ stg_engine_new (StgStore *store, StgClock *clock, StgRuntime *runtime,
   engine->up.look_at = look_at;
   engine->up.job_news = job_news;
   engine->up.check_invariants = stg_engine_check_invariants;
+  engine->up.wake = wake;
+  engine->sla_busy = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  stg_maintenance_init (engine);
   engine->retries = stg_engine_retries_new ();
+  engine->leftover_surge = stg_engine_news_new ();
   engine->default_tiers = stg_tiers_new_default ();
   engine->tiers = engine->default_tiers;
   stg_plans_init (engine);
@@ -110,6 +129,7 @@ stg_engine_free (StgEngine *engine)
   stg_plans_free (engine);
   stg_engine_starts_free (engine);
   g_hash_table_unref (engine->news);
+  g_hash_table_unref (engine->leftover_surge);
   stg_engine_cancel_retries (engine);
   g_ptr_array_unref (engine->retries);
   GHashTableIter it;
@@ -120,6 +140,9 @@ stg_engine_free (StgEngine *engine)
   g_hash_table_unref (engine->updates);
   g_hash_table_unref (engine->by_job);
   g_array_unref (engine->watchers);
+  g_clear_pointer (&engine->notices, g_ptr_array_unref);
+  stg_maintenance_free (engine); /* its questions first: they hold sla_busy */
+  g_hash_table_unref (engine->sla_busy);
   stg_tiers_free (engine->default_tiers);
   g_free (engine);
 }
@@ -135,6 +158,12 @@ void
 stg_engine_set_gate_runner (StgEngine *engine, StgGateRunner *runner)
 {
   engine->gates = runner;
+}
+
+void
+stg_engine_set_notifier (StgEngine *engine, StgNotifier *notifier)
+{
+  engine->notifier = notifier;
 }
 
 void
@@ -215,6 +244,17 @@ stg_engine_check_invariants (StgEngine *engine)
         }
       /* 4. Every started item is done, failed or in flight. */
       g_assert_cmpuint (u->n_done + u->n_failed + g_hash_table_size (u->active), ==, u->cursor);
+      /* Surge instances: at most maxSurge of each direction's config (so
+       * twice that while a turn is under way), each past the ids that the
+       * next one takes, none without maxSurge. */
+      guint live = 0;
+      for (guint i = 0; i < u->surge->len; i++)
+        {
+          const StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+          live += s->config != 0;
+          g_assert_cmpint (s->instance, <, u->surge_next);
+        }
+      g_assert_cmpuint (live, <=, 2 * (guint) MAX (u->s.max_surge, 0));
     }
   stg_plans_check_invariants (engine);
 }
@@ -251,7 +291,7 @@ check_job (StgEngine *engine, const ApiJobConfiguration *config, const ApiJobKey
   *key_out = key;
   return stg_engine_check_task_config (engine,
                                        config->__isset_taskConfig ? config->taskConfig : NULL, key,
-                                       "description.taskConfig", error);
+                                       config->instanceCount, "description.taskConfig", error);
 }
 
 ApiTaskConfig *

@@ -21,6 +21,7 @@
 #include "common/thrift_glue.h"
 #include "common/tiers.h"
 #include "runtime/gates.h"
+#include "runtime/notify.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
 
@@ -48,6 +49,21 @@ typedef struct
   gint32 max_instances;          /* per job; default 100000 */
   gint64 max_watch_ms;           /* minWaitInInstanceRunningMs bound */
   gint64 max_pulse_ms;           /* blockIfNoPulsesAfterMs bound */
+  /* Aurora's -max_update_instance_failures: an update whose
+   * maxPerInstanceFailures times its instance count exceeds this is
+   * refused; default five times max_instances, as Aurora derives it. */
+  gint64 max_update_instance_failures;
+  /* SLA policies (sla.c), after Aurora's scheduler options: */
+  gint32 sla_min_instances;          /* -min_required_instances_for_sla_check; default 20 */
+  gint64 sla_max_duration_secs;      /* -max_sla_duration_secs; default 7200 */
+  gboolean sla_non_production;       /* -sla_aware_kill_non_prod; default FALSE */
+  gint64 sla_coordinator_timeout_ms; /* -sla_coordinator_timeout; default 60 s */
+  gint64 sla_retry_min_ms;           /* -sla_aware_kill_retry_min_delay; default 60 s */
+  gint64 sla_retry_max_ms;           /* -sla_aware_kill_retry_max_delay; default 300 s */
+  const gchar *cluster;              /* (nullable) borrowed: the cluster's name, in the task keys
+                                    coordinators are asked about; NULL: "local" */
+  gint64 maintenance_poll_ms;        /* draining hosts looked at this often
+                                        (-host_maintenance_polling_interval); default 60 s */
 } StgEngineLimits;
 
 void stg_engine_limits_init (StgEngineLimits *limits);
@@ -63,6 +79,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgEngine, stg_engine_free)
 /* HTTP and shell gates run through @runner (borrowed; NULL: they fail,
  * saying this staggerd runs none). */
 void stg_engine_set_gate_runner (StgEngine *engine, StgGateRunner *runner);
+
+/* Every committed state change of an update, a plan or a stage goes to
+ * @notifier (borrowed; NULL: none), in order, after its commit. */
+void stg_engine_set_notifier (StgEngine *engine, StgNotifier *notifier);
 
 /* Reloads every active update and plan from the store and continues them. */
 gboolean stg_engine_recover (StgEngine *engine, GError **error);
@@ -198,13 +218,12 @@ gboolean stg_engine_rollback_update (StgEngine *engine, const ApiJobUpdateKey *k
 gboolean stg_engine_pulse_update (StgEngine *engine, const ApiJobUpdateKey *key,
                                   ApiJobUpdatePulseStatus *status, GError **error);
 
-/* Up to @max bytes of instance @instance of job @key's output (stdout, or
- * @err: stderr) from @offset (negative: from the end), as the runtime
- * keeps it; *@next and *@size as stg_runtime_read_log(). NOT_FOUND when
- * there is no such job, instance or output, or the runtime keeps none;
- * FAILED when reading fails. */
-GBytes *stg_engine_read_log (StgEngine *engine, const ApiJobKey *key, gint32 instance, gboolean err,
-                             gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
+/* Instance @instance of job @key's output that @query names, as the
+ * runtime keeps it (stg_runtime_read_log(), which fills @info). NOT_FOUND
+ * when there is no such job, instance, process or output, or the runtime
+ * keeps none; FAILED when reading fails. */
+GBytes *stg_engine_read_log (StgEngine *engine, const ApiJobKey *key, gint32 instance,
+                             const StgLogQuery *query, StgLogInfo *info, GError **error);
 
 /* Why instance @instance of job @key is not running as wanted now, as the
  * runtime says (a failure's cause, what it waits on), and since when
@@ -212,12 +231,52 @@ GBytes *stg_engine_read_log (StgEngine *engine, const ApiJobKey *key, gint32 ins
 gchar *stg_engine_instance_cause (StgEngine *engine, const ApiJobKey *key, gint32 instance,
                                   gint64 *since_ms);
 
-/* The runtime's hosts (element-type ApiHostStatus); INVALID when it has
- * none. */
+/* Removes the instances of job @key in @instances (gint32* set; NULL:
+ * every one) that have ended for good (a terminal status, nothing running
+ * or to start again) and their task events, and with @history the task
+ * events of instances the job no longer has; *@pruned counts the
+ * instances. A job left with none goes, as after a kill. Refused with
+ * _UPDATING while the job has an active update. */
+gboolean stg_engine_prune_tasks (StgEngine *engine, const ApiJobKey *key, GHashTable *instances,
+                                 gboolean history, guint *pruned, GError **error);
+
+/* The runtime compares what runs with the store now (see
+ * StgRuntimeOps.reconcile); *@summary says what it found. */
+gboolean stg_engine_reconcile (StgEngine *engine, gboolean implicit, gchar **summary,
+                               GError **error);
+
+/* ---- host maintenance (maintenance.c) ----------------------------------- */
+
+/* Aurora's maintenance calls over the hosts Stagger knows (the fleet
+ * runtime's, or this machine by its name when the local runtime can drain
+ * it; INVALID for a runtime without hosts). @hosts is a set of names;
+ * hosts Stagger does not know are left out of the answer (element-type
+ * ApiHostStatus: each host and its mode after the call). Start: SCHEDULED.
+ * Drain: DRAINING, nothing new placed there, its instances moved off
+ * (restarted: elsewhere on the fleet, held until the host opens locally);
+ * with a @policy (an empty one: each task's own, or its tier's) only as
+ * each job's SLA allows until @timeout_secs have passed; without one at
+ * once. DRAINED once nothing of the host runs. End: NONE, open again. */
+GPtrArray *stg_engine_start_maintenance (StgEngine *engine, GHashTable *hosts, const gchar *user,
+                                         GError **error);
+GPtrArray *stg_engine_drain_hosts (StgEngine *engine, GHashTable *hosts, const ApiSlaPolicy *policy,
+                                   gint64 timeout_secs, const gchar *user, GError **error);
+GPtrArray *stg_engine_maintenance_status (StgEngine *engine, GHashTable *hosts, GError **error);
+GPtrArray *stg_engine_end_maintenance (StgEngine *engine, GHashTable *hosts, const gchar *user,
+                                       GError **error);
+
+/* Closes the hosts in maintenance in the runtime again (a restarted
+ * staggerd's local runtime forgets them): before the runtime adopts its
+ * instances, so that none starts on a drained host. */
+gboolean stg_engine_recover_hosts (StgEngine *engine, GError **error);
+
+/* The runtime's hosts, each with its maintenance mode (element-type
+ * ApiFleetHostStatus); INVALID when it has none. */
 GPtrArray *stg_engine_hosts (StgEngine *engine, GError **error);
 
-/* Drains host @name (or, !@drain, opens it again): see drainHost.
- * NOT_FOUND for an unknown host, INVALID when the runtime has none. */
+/* Drains host @name (or, !@drain, opens it again): see drainHost. Its
+ * mode is DRAINING with no request (the caller moves its instances), or
+ * NONE. NOT_FOUND for an unknown host, INVALID when the runtime has none. */
 gboolean stg_engine_drain_host (StgEngine *engine, const gchar *name, gboolean drain,
                                 const gchar *user, GError **error);
 
@@ -232,6 +291,12 @@ ApiGetJobUpdateDiffResult *stg_engine_diff (StgEngine *engine, const ApiJobUpdat
  * one stage per job, gates) and returns the new plan's id. */
 gchar *stg_engine_start_plan (StgEngine *engine, const ApiRolloutPlan *plan, const gchar *user,
                               const gchar *message, GError **error);
+
+/* What each stage of @plan would do to its job now (a dry run): @plan
+ * checked as stg_engine_start_plan checks it, but a job in an active plan
+ * is no error; nothing is stored. */
+ApiGetRolloutPlanDiffResult *stg_engine_plan_diff (StgEngine *engine, const ApiRolloutPlan *plan,
+                                                   GError **error);
 
 /* Starts no new stage and pauses the stages' updates; resume goes on.
  * NOT_FOUND for an unknown plan, STATE when the plan's status forbids it. */
@@ -252,6 +317,48 @@ gboolean stg_engine_approve_stage (StgEngine *engine, const gchar *uid, const gc
 
 /* Active plans held in memory. */
 guint stg_engine_active_plans (StgEngine *engine);
+
+/* ---- reason codes (reasons.c; stagger(1), CONDITIONS, lists them) ---------- */
+
+/* Updates (and plans and stages, where they say the same). */
+#define STG_REASON_STARTED "Started"
+#define STG_REASON_RESUMED "Resumed"
+#define STG_REASON_PULSE_RECEIVED "PulseReceived"
+#define STG_REASON_ROLLBACK_REQUESTED "RollbackRequested"
+#define STG_REASON_ROLLING_BACK "RollingBack"
+#define STG_REASON_FAILURE_THRESHOLD "FailureThresholdReached"
+#define STG_REASON_GATE_FAILED "GateFailed"
+#define STG_REASON_PAUSED_BY_USER "PausedByUser"
+#define STG_REASON_PAUSED_AFTER_BATCH "PausedAfterBatch"
+#define STG_REASON_AWAITING_PULSE "AwaitingPulse"
+#define STG_REASON_ROLLED_FORWARD "RolledForward"
+#define STG_REASON_NOTHING_TO_CHANGE "NothingToChange"
+#define STG_REASON_ROLLED_BACK "RolledBack"
+#define STG_REASON_ABORTED "Aborted"
+#define STG_REASON_FAILED "Failed"
+#define STG_REASON_ERROR "Error"
+/* Plans and stages. */
+#define STG_REASON_WAITING_FOR_DEPENDENCIES "WaitingForDependencies"
+#define STG_REASON_WAITING_FOR_GATE "WaitingForGate"
+#define STG_REASON_AWAITING_APPROVAL "AwaitingApproval"
+#define STG_REASON_UPDATING "Updating"
+#define STG_REASON_STAGE_UPDATING "StageUpdating"
+#define STG_REASON_DONE "Done"
+#define STG_REASON_ALREADY_CURRENT "AlreadyCurrent"
+#define STG_REASON_UPDATE_FAILED "UpdateFailed"
+#define STG_REASON_UPDATE_REFUSED "UpdateRefused"
+#define STG_REASON_STAGE_FAILED "StageFailed"
+#define STG_REASON_NOT_STARTED "NotStarted"
+#define STG_REASON_JOB_REMOVED "JobRemoved"
+#define STG_REASON_ROLLBACK_FAILED "RollbackFailed"
+
+/* The reason code of an update's move to @status from @previous (-1: it
+ * was just started), made by a user (@by_user) or not, with @message. */
+const gchar *stg_update_reason (gint status, gint previous, gboolean by_user, const gchar *message);
+
+/* The reason code a plan (!@stage) or a stage has in @status when nothing
+ * more particular was recorded. */
+const gchar *stg_rollout_reason (gboolean stage, gint status);
 
 /* What a gate does when its timeoutSecs or retryIntervalSecs is unset. */
 #define STG_GATE_TIMEOUT_SECS 30
@@ -274,6 +381,9 @@ typedef struct
                                u updating, U updated, b rolling back, B rolled back, f failed */
   gint64 last_pulse_ms;
   gint64 started_ms;
+  /* The update's surge instances (maxSurge), beyond the job's count;
+   * empty once it has ended. */
+  StgRanges *surge;
 } StgUpdateProgress;
 
 void stg_update_progress_clear (StgUpdateProgress *progress);

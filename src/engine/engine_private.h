@@ -42,9 +42,23 @@ typedef struct
   StgRanges *only;               /* (nullable) updateOnlyTheseInstances */
   gboolean restart;              /* restartInstances: same-config instances are restarted */
   GPtrArray *gates;              /* (nullable) ApiRolloutGate*: batchGates, checked */
+  gint32 max_surge;              /* extra instances beyond the job's count (resolved) */
+  gint32 max_batch_size;         /* 0: growth has no cap */
+  gint64 deadline_ms;            /* 0: no deadline for rolling forward */
+  /* The percent forms (negative: not given), turned into counts by
+   * stg_settings_resolve once the instances the update touches are known. */
+  gdouble surge_pct;
+  gdouble failed_pct;
+  gdouble per_instance_pct;
+  GPtrArray *instance_gates[2]; /* (nullable) instanceGatesBefore, instanceGatesAfter, checked */
+  gboolean sla_aware;           /* slaAware: an instance goes down only within its SLA */
 } StgSettings;
 
 void stg_settings_clear (StgSettings *s);
+
+/* Turns @s's percents into counts of the @touched instances the update
+ * changes: maxSurgePercent rounded up, the failure allowances down. */
+void stg_settings_resolve (StgSettings *s, guint touched);
 
 /* Aurora's backfill for startJobUpdate: without an updateStrategy, @settings
  * gets a queue strategy of updateGroupSize (a batch strategy when
@@ -107,6 +121,20 @@ gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_conf
  *                                      |
  *                                      +--[finish_work: failed]--> ROLLBACK_FAILED
  *
+ * Inside UPDATING and ROLLING_BACK, the instance gates
+ * (instanceGatesBefore/After) add a phase of their own (StgWork.gates,
+ * work_gates.c's), in both directions:
+ *
+ *   start --[stg_work_gates_begin: before gates, an instance that exists]--> BEFORE
+ *   BEFORE --[gates_hold: all passed]--> NONE, the runtime asked (not before)
+ *   BEFORE --[gates_hold: one failed, counted, tolerated]--> BEFORE again
+ *   NONE --[stg_work_evaluate: healthy for the watch time, after gates]--> AFTER
+ *   AFTER --[gates_hold: all passed]--> NONE, finish_work: ok
+ *   AFTER --[gates_hold: one failed, counted, tolerated]--> RESTARTED (the instance
+ *             restarted) --[stg_work_evaluate: a run healthy since, for the watch time]--> AFTER
+ *   AFTER, RESTARTED --[stg_work_evaluate: a failure of the slot]--> NONE
+ *   any --[count_failure: too many]--> finish_work: failed
+ *
  * What holds in each state:
  *   PENDING            not started: the runtime was never asked; the slot
  *                      has from_config (or is absent when from_config is 0).
@@ -148,11 +176,58 @@ typedef struct
   struct _StgUpdate *owner;
   guint timer;             /* watch or deadline */
   gboolean asked;          /* the runtime was asked to act in this direction */
+  gint gates;              /* StgWorkGates: the instance gates' phase (BEFORE: stored
+                              with the progress, so a restart tries them again) */
+  guint gates_passed;      /* of the phase's gates */
+  gint gate_verdict;       /* the current gate: 0 trying, 1 passed, -1 failed (last attempt) */
+  gchar *gate_message;     /* (nullable) its last attempt's message */
+  struct _StgGateRun *gate_run; /* (nullable) */
 } StgWork;
+
+/* ---- surge instances ----------------------------------------------------------- */
+
+/* An extra instance an update with maxSurge runs beyond the job's count
+ * (surge.c): a new instance slot, with an id past every instance the job
+ * has or will have, running the config the current direction moves to.
+ * Its row (update_surge) is written with the step, like work rows. */
+typedef struct
+{
+  gint32 instance;
+  gint64 config;        /* what it should run; 0: being removed */
+  gint32 failures;      /* failed runs counted against maxPerInstanceFailures */
+  gint64 seen_failures; /* the runtime's failure count already counted */
+  gint64 started_ms;    /* when it was last asked to start (maxInstanceStartMs) */
+  /* memory only */
+  gboolean asked; /* the runtime was asked for config (or to kill it) */
+  gboolean dirty; /* its row is to be written with the step */
+} StgSurge;
+typedef enum
+{
+  STG_WORK_GATES_NONE = 0,
+  STG_WORK_GATES_BEFORE,
+  STG_WORK_GATES_AFTER,
+  STG_WORK_GATES_RESTARTED, /* an after gate failed: the instance was restarted, and only a
+                               run healthy since counts */
+} StgWorkGates;
 
 /* ---- updates ---------------------------------------------------------------- */
 
 typedef struct _StgUpdate StgUpdate;
+typedef struct _StgSlaAsk StgSlaAsk;
+
+/* An SLA-aware update's wait for the SLA of its next instance (sla.c);
+ * memory only: a restarted update checks again. */
+typedef struct
+{
+  guint idx1;       /* the work item waiting, +1; 0: none */
+  gint64 since_ms;  /* when it began to wait */
+  gboolean noted;   /* the wait is recorded as an event */
+  guint timer;      /* the next look */
+  StgSlaAsk *ask;   /* (nullable) the question to its coordinator under way */
+  guint asked;      /* questions answered so far */
+  gboolean allowed; /* the coordinator said it may go */
+  gchar *said;      /* (nullable) the coordinator's last answer */
+} StgSlaWait;
 
 struct _StgUpdate
 {
@@ -183,6 +258,8 @@ struct _StgUpdate
   gint64 gate_ms;            /* no new batch before this */
   gint64 last_pulse_ms;
   gchar *last_failure;       /* why the last instance failed, for the update's message */
+  GArray *gated;             /* (nullable) gint32: instances in their before gates, as the
+                                stored progress says (recover.c applies it) */
 
   GHashTable *healthy;       /* instance -> TRUE: the job's running, healthy instances
                                 (kept only when min_in_service > 0) */
@@ -191,8 +268,15 @@ struct _StgUpdate
   gboolean gating; /* between batches: s.gates[gates_passed..] still to pass */
   guint gates_passed;
   struct _StgGateRun *gate_run; /* (nullable) the gate being tried (running only) */
+  StgSlaWait sla;               /* slaAware: the next instance's wait */
   gboolean dirty;            /* progress to write in this step */
   GHashTable *dirty_work;    /* index -> TRUE: rows to write in this step */
+
+  GArray *surge;        /* StgSurge, ascending instance (surge.c) */
+  gint32 surge_next;    /* the id the next surge instance takes */
+  guint surge_failed;   /* surge instances failed in this direction */
+  guint surge_timer;    /* maxInstanceStartMs of starting surge instances */
+  guint deadline_timer; /* updateDeadlineMs */
 };
 
 /* A runtime action waiting for the step's commit. */
@@ -229,6 +313,9 @@ typedef struct
   /* engine.c: stg_engine_check_invariants, after every step where
    * invariants are checked (STG_CHECK_INVARIANTS) */
   void (*check_invariants) (StgEngine *engine);
+  /* engine.c: update @u moves on as far as it can, in a step of its own
+   * (a timer or an answer it waited for, outside steps) */
+  void (*wake) (StgUpdate *u);
 } StgEngineUp;
 
 typedef struct _StgPlan StgPlan;
@@ -239,6 +326,8 @@ struct _StgEngine
   StgClock *clock;          /* borrowed */
   StgRuntime *runtime;      /* borrowed, nullable */
   StgGateRunner *gates;     /* borrowed, nullable: HTTP and shell gates */
+  StgNotifier *notifier;    /* borrowed, nullable: state changes, once committed */
+  GPtrArray *notices;       /* (nullable) the step's notices, waiting for its commit */
   StgEngineLimits limits;
 
   GHashTable *updates;      /* uid -> StgUpdate* (active updates only; owned) */
@@ -261,9 +350,28 @@ struct _StgEngine
   gboolean step_failed;
   StgEngineUp up;
 
+  GHashTable *leftover_surge; /* StgSlotKey* set: surge instances of ended updates still to
+                                 remove (surge.c) */
+  GHashTable *sla_busy;       /* SLA coordinators' URLs with a question under way (sla.c) */
+  GHashTable *drains;         /* host -> its DRAINING drain's memory (maintenance.c) */
+  guint maintenance_timer;    /* the next pass over DRAINING hosts */
   const StgTiers *tiers;   /* borrowed: default_tiers or the daemon's */
   StgTiers *default_tiers; /* Aurora's default tiers */
 };
+
+/* ---- notices (notice.c) -------------------------------------------------------------- */
+
+/* Tells the notifier of @notice once the step is committed (at once
+ * outside a step). */
+void stg_engine_notice (StgEngine *engine, const StgNotice *notice);
+
+/* An update's move to @status from @previous (-1: it was just started). */
+void stg_engine_notice_update (StgEngine *engine, const gchar *uid, const ApiJobKey *job,
+                               gint status, gint previous, const gchar *user, const gchar *message);
+
+/* The step ended: its notices go to the notifier when @committed, else
+ * nowhere. */
+void stg_engine_notices_end (StgEngine *engine, gboolean committed);
 
 /* ---- steps and news (step.c) ------------------------------------------------------- */
 
@@ -298,6 +406,38 @@ void stg_engine_note (StgEngine *engine, gint64 job_id, gint32 instance);
 
 /* An empty set of noted slots (StgSlotKey*, owned). */
 GHashTable *stg_engine_news_new (void);
+
+/* ---- instance gates (work_gates.c) ---------------------------------------------- */
+
+/* Checks instanceGatesBefore/After of @in into @out (fields named after
+ * @what). */
+gboolean stg_work_gates_parse (const ApiJobUpdateSettings *in, const gchar *what, StgSettings *out,
+                               GError **error);
+
+/* Checks the templates of @s's instance gates against @task's ports. */
+gboolean stg_work_gates_check_task (const StgSettings *s, const ApiTaskConfig *task,
+                                    GError **error);
+
+/* Begins the @phase (BEFORE or AFTER) gates of work item @idx (inside a
+ * step): FALSE, and nothing begins, when the update has none or the
+ * instance has nothing to check (before: it does not exist yet; after:
+ * it is being removed). */
+gboolean stg_work_gates_begin (StgUpdate *u, guint idx, StgWorkGates phase);
+
+/* Moves on to the next gate of the phase after one passed: FALSE when
+ * none is left (the phase passed). */
+gboolean stg_work_gates_next (StgUpdate *u, guint idx);
+
+/* Tries the current gate again when none is being tried (after a
+ * restart, or a resume). */
+void stg_work_gates_resume (StgUpdate *u, guint idx);
+
+/* Stops @w's gates (an attempt in flight is dropped): phase NONE. */
+void stg_work_gates_stop (StgWork *w);
+
+/* The environment of @u's batch gates: STAGGER_JOB and the versions it
+ * moves its instances from and to. */
+gchar **stg_update_gates_environ (StgUpdate *u);
 
 /* ---- one instance's work (work.c) ------------------------------------------- */
 
@@ -380,6 +520,62 @@ void stg_engine_finish_starts (StgEngine *engine, gint64 job_id);
 GArray *stg_engine_starts_new (void);
 void stg_engine_starts_free (StgEngine *engine);
 
+/* ---- SLA policies (sla.c) ----------------------------------------------------- */
+
+/* The SLA limits' defaults (Aurora's). */
+void stg_sla_limits_init (StgEngineLimits *limits);
+
+/* Checks @task's slaPolicy as Aurora does for a job of @instances
+ * instances: one kind, a production tier (unless sla_non_production), a
+ * count or percentage only for jobs of sla_min_instances or more that
+ * still lets one instance go, a duration within sla_max_duration_secs, a
+ * coordinator's http(s) URL. Field names are prefixed with @what. */
+gboolean stg_sla_check_task (StgEngine *engine, const ApiTaskConfig *task, gint32 instances,
+                             const gchar *what, GError **error);
+
+/* The policy that guards @task's instances (a new reference): its own,
+ * else @fallback (nullable), else for a production task Aurora's default
+ * for the preferred tier (95 % over 1800 s); NULL: none. */
+ApiSlaPolicy *stg_sla_policy_of (StgEngine *engine, const ApiTaskConfig *task,
+                                 const ApiSlaPolicy *fallback);
+
+/* Count or percentage policy @policy: whether instance @instance of job
+ * @job_id may go down now, the instances in @leaving (nullable; ids as
+ * pointers) going down too; *@why says how the count stands, and
+ * *@recheck_ms (0: never) when time alone may change the answer. */
+gboolean stg_sla_holds (StgEngine *engine, gint64 job_id, gint32 instance,
+                        const ApiSlaPolicy *policy, gboolean production, GHashTable *leaving,
+                        gchar **why, gint64 *recheck_ms);
+
+/* A coordinator's answer: @yes the instance may go; @message in words.
+ * Called once, on the main loop, outside steps; the owner may free the
+ * question inside. */
+typedef void (*StgSlaAnswerFunc) (gpointer data, gboolean yes, const gchar *message);
+
+/* Asks @policy's coordinator whether instance @instance of job @key may go
+ * (@countdown_ms: forceMaintenanceCountdownMs, or negative), from the next
+ * iteration; NULL when the coordinator answers another question now. */
+StgSlaAsk *stg_sla_ask (StgEngine *engine, const ApiJobKey *key, gint32 instance,
+                        const ApiCoordinatorSlaPolicy *policy, gint64 countdown_ms,
+                        StgSlaAnswerFunc func, gpointer data);
+/* Stops a question (no answer comes after). */
+void stg_sla_ask_free (StgSlaAsk *ask);
+
+/* An SLA-aware update: whether work item @idx may start now (its instance
+ * goes down only within its SLA); when not, it waits (an event says so
+ * once, a timer or an answer wakes the update). */
+gboolean stg_update_sla_may_start (StgUpdate *u, guint idx);
+
+/* Forgets @u's wait (its timer and question): the update stops, turns
+ * or retires. */
+void stg_update_sla_clear (StgUpdate *u);
+
+/* ---- host maintenance (maintenance.c) ----------------------------------------- */
+
+/* engine->drains and its timer. */
+void stg_maintenance_init (StgEngine *engine);
+void stg_maintenance_free (StgEngine *engine);
+
 /* ---- minInService (service.c) ------------------------------------------------ */
 
 /* Builds the healthy set when min_in_service needs it. */
@@ -388,8 +584,44 @@ void stg_update_track_health (StgUpdate *u);
 /* Updates the healthy set with the runtime's view of @instance. */
 void stg_update_note_health (StgUpdate *u, gint32 instance);
 
-/* Whether starting work item @idx keeps min_in_service instances in service. */
+/* Whether starting work item @idx keeps min_in_service instances in
+ * service and, for an SLA-aware update, its SLA (sla.c). */
 gboolean stg_update_may_start (StgUpdate *u, guint idx);
+
+/* ---- surge instances (surge.c) --------------------------------------------------- */
+
+/* The id of the first surge instance of an update making @diff: past every
+ * instance the job has or will have. */
+gint32 stg_surge_first_id (const StgDiff *diff);
+
+/* Brings @u's surge instances to what its current direction wants (inside
+ * a step, running only): up to maxSurge instances of the direction's
+ * config while it has instances to replace, none once its work is done.
+ * TRUE when no surge instance is left, so the update may finish. */
+gboolean stg_surge_pump (StgUpdate *u);
+
+/* Looks at @instance if it is one of @u's surge instances (inside a step,
+ * running only): a failure counted, the runtime asked again, one gone
+ * forgotten. FALSE when it is not a surge instance. */
+gboolean stg_surge_on_instance (StgUpdate *u, gint32 instance);
+
+/* Looks at every surge instance of @u (resume, pulse, recovery). */
+void stg_surge_evaluate_all (StgUpdate *u);
+
+/* The update ends (inside the step that ends it): its surge instances are
+ * removed and kept in engine->leftover_surge until they are gone. */
+void stg_surge_release (StgUpdate *u);
+
+/* Loads @u's surge instances from the store (recover.c). */
+gboolean stg_surge_load (StgUpdate *u, GError **error);
+
+/* After recovery: surge instances of updates that are no longer active are
+ * removed (their rows forgotten once they are gone). */
+gboolean stg_surge_recover_leftovers (StgEngine *engine, GError **error);
+
+/* News of a slot (inside a step): a leftover surge instance now gone is
+ * forgotten. */
+void stg_surge_leftover_news (StgEngine *engine, gint64 job_id, gint32 instance);
 
 /* ---- progress (progress.c) --------------------------------------------------- */
 
@@ -427,11 +659,19 @@ typedef void (*StgGateResultFunc) (gpointer data, guint attempt, gboolean passed
 typedef struct _StgGateRun StgGateRun;
 
 /* Starts trying @gate for a job of @role (the first attempt on the next
- * iteration). */
+ * iteration); a shell gate gets @env (nullable, NAME=VALUE, copied). */
 StgGateRun *stg_gate_run_start (StgEngine *engine, const ApiRolloutGate *gate, const gchar *role,
-                                StgGateResultFunc func, gpointer data);
+                                const gchar *const *env, StgGateResultFunc func, gpointer data);
 /* Stops it (an attempt in flight is cancelled and never reported). */
 void stg_gate_run_free (StgGateRun *run);
+
+/* How many attempts @gate has: 1 + retries; 0 when it waits (waitSecs). */
+guint stg_gate_attempts_allowed (const ApiRolloutGate *gate);
+
+/* What a shell gate of job @job moving it from config version
+ * @from_version to @to_version gets: STAGGER_JOB, STAGGER_FROM_VERSION,
+ * STAGGER_TO_VERSION (a GStrv to add to with g_environ_setenv). */
+gchar **stg_gate_environ (const ApiJobKey *job, gint from_version, gint to_version);
 
 /* ---- rollout plans (plan.c) ------------------------------------------------------ */
 
@@ -500,11 +740,12 @@ gboolean stg_quota_check_update (StgEngine *engine, const ApiJobKey *key, gint64
 
 /* ---- checks (settings.c) and errors (errors.c) ---------------------------------- */
 
-/* Checks @config and returns a normalized copy of its task config (job key
- * and owner filled in), or NULL with STG_ENGINE_ERROR_INVALID. */
+/* Checks @config for a job of @instances instances and returns a
+ * normalized copy of its task config (job key and owner filled in), or
+ * NULL with STG_ENGINE_ERROR_INVALID. */
 ApiTaskConfig *stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config,
-                                             const ApiJobKey *key, const gchar *what,
-                                             GError **error);
+                                             const ApiJobKey *key, gint32 instances,
+                                             const gchar *what, GError **error);
 
 /* Turns a store or runtime error into an engine error, keeping the message. */
 void stg_engine_wrap_error (GError **error);

@@ -22,6 +22,8 @@ stg_engine_wrap_error (GError **error)
     (*error)->code = STG_ENGINE_ERROR_NOT_FOUND;
   else if ((*error)->domain == STG_RUNTIME_ERROR && (*error)->code == STG_RUNTIME_ERROR_INVALID)
     (*error)->code = STG_ENGINE_ERROR_INVALID;
+  else if ((*error)->domain == STG_RUNTIME_ERROR && (*error)->code == STG_RUNTIME_ERROR_NOT_FOUND)
+    (*error)->code = STG_ENGINE_ERROR_NOT_FOUND;
   else
     (*error)->code = STG_ENGINE_ERROR_FAILED;
   (*error)->domain = STG_ENGINE_ERROR;

@@ -4,7 +4,11 @@
  * A StgGateRun makes the first attempt on the next loop iteration (never
  * inside a step), gives each attempt timeoutSecs (then cancels it: a gate
  * that hangs fails as timed out), and after a failed attempt waits
- * retryIntervalSecs before the next, up to 1 + retries attempts. Every
+ * retryIntervalSecs before the next, up to 1 + retries attempts, or, with
+ * waitSecs, until the next attempt would begin past waitSecs after the
+ * first (the last failure then says it did not pass in time). Shell
+ * gates get the environment their owner gives (STAGGER_JOB, the versions
+ * moved from and to, ...). Every
  * attempt's result goes to the owner (a plan's stage, or an update between
  * batches), which records it as an event. HTTP and shell attempts go
  * through the StgGateRunner seam; "every instance of job X healthy" is
@@ -101,6 +105,8 @@ stg_gate_check (const ApiRolloutGate *g, const gchar *what, GError **error)
   if (g->__isset_retryIntervalSecs && (g->retryIntervalSecs < 0 || g->retryIntervalSecs > 3600))
     return bad (error, "%s.retryIntervalSecs must be between 0 and 3600, not %d", what,
                 g->retryIntervalSecs);
+  if (g->__isset_waitSecs && (g->waitSecs < 1 || g->waitSecs > 86400))
+    return bad (error, "%s.waitSecs must be between 1 and 86400, not %d", what, g->waitSecs);
   return TRUE;
 }
 
@@ -111,8 +117,10 @@ struct _StgGateRun
   StgEngine *engine;
   ApiRolloutGate *gate;
   gchar *role;
+  gchar **env; /* (nullable) what a shell gate gets */
   StgGateResultFunc func;
   gpointer data;
+  gint64 first_ms;      /* when the first attempt began */
   guint attempt;        /* the attempt under way or last made, from 1 */
   guint timer;          /* the next attempt, or the attempt's timeout */
   GCancellable *cancel; /* (nullable) the attempt in the runner */
@@ -126,26 +134,44 @@ timeout_secs (const ApiRolloutGate *g)
   return g->__isset_timeoutSecs && g->timeoutSecs > 0 ? g->timeoutSecs : STG_GATE_TIMEOUT_SECS;
 }
 
+static gboolean
+waits (const ApiRolloutGate *g)
+{
+  return g->__isset_waitSecs && g->waitSecs > 0;
+}
+
+guint
+stg_gate_attempts_allowed (const ApiRolloutGate *g)
+{
+  if (waits (g))
+    return 0;
+  return 1 + (guint) (g->__isset_retries && g->retries > 0 ? g->retries : 0);
+}
+
 /* The attempt ended: reports it, and arms the next one when it failed and
- * attempts are left. The owner may free @run inside its callback. */
+ * attempts (or time, with waitSecs) are left. The owner may free @run
+ * inside its callback. */
 static void
 report (StgGateRun *run, gboolean passed, const gchar *message)
 {
   const ApiRolloutGate *g = run->gate;
-  guint allowed = 1 + (guint) (g->__isset_retries && g->retries > 0 ? g->retries : 0);
-  gboolean last = passed || run->attempt >= allowed;
+  gint64 wait = (g->__isset_retryIntervalSecs ? g->retryIntervalSecs
+                                              : STG_GATE_RETRY_INTERVAL_SECS) *
+                1000LL;
+  gint64 now = stg_clock_now_ms (run->engine->clock);
+  gboolean last = passed || (waits (g) ? now + wait > run->first_ms + g->waitSecs * 1000LL
+                                       : run->attempt >= stg_gate_attempts_allowed (g));
+  g_autofree gchar *late = !passed && last && waits (g)
+                               ? g_strdup_printf ("did not pass within %d s: %s", g->waitSecs,
+                                                  message)
+                               : NULL;
 
   stg_clock_cancel_timer (run->engine->clock, run->timer);
   run->timer = 0;
   g_clear_object (&run->cancel);
   if (!last)
-    {
-      gint64 wait = (g->__isset_retryIntervalSecs ? g->retryIntervalSecs
-                                                  : STG_GATE_RETRY_INTERVAL_SECS) *
-                    1000LL;
-      run->timer = stg_clock_add_timer (run->engine->clock, wait, attempt, run);
-    }
-  run->func (run->data, run->attempt, passed, last, message);
+    run->timer = stg_clock_add_timer (run->engine->clock, wait, attempt, run);
+  run->func (run->data, run->attempt, passed, last, late ? late : message);
 }
 
 static void
@@ -223,7 +249,8 @@ attempt (gpointer data)
   const ApiRolloutGate *g = run->gate;
 
   run->timer = 0;
-  run->attempt++;
+  if (run->attempt++ == 0)
+    run->first_ms = stg_clock_now_ms (e->clock);
   if (g->kind == API_ROLLOUT_GATE_KIND_JOB_HEALTHY)
     {
       g_autofree gchar *message = NULL;
@@ -238,18 +265,20 @@ attempt (gpointer data)
     }
   run->cancel = g_cancellable_new ();
   run->timer = stg_clock_add_timer (e->clock, timeout_secs (g) * 1000LL, on_timeout, run);
-  stg_gate_runner_run (e->gates, g, run->role, run->cancel, on_done, run);
+  stg_gate_runner_run (e->gates, g, run->role, (const gchar *const *) run->env, run->cancel,
+                       on_done, run);
 }
 
 StgGateRun *
 stg_gate_run_start (StgEngine *engine, const ApiRolloutGate *gate, const gchar *role,
-                    StgGateResultFunc func, gpointer data)
+                    const gchar *const *env, StgGateResultFunc func, gpointer data)
 {
   StgGateRun *run = g_new0 (StgGateRun, 1);
 
   run->engine = engine;
   run->gate = g_object_ref ((gpointer) gate);
   run->role = g_strdup (role);
+  run->env = g_strdupv ((gchar **) env);
   run->func = func;
   run->data = data;
   run->timer = stg_clock_add_timer (engine->clock, 0, attempt, run);
@@ -267,7 +296,22 @@ stg_gate_run_free (StgGateRun *run)
   g_clear_object (&run->cancel);
   g_object_unref (run->gate);
   g_free (run->role);
+  g_strfreev (run->env);
   g_free (run);
+}
+
+gchar **
+stg_gate_environ (const ApiJobKey *job, gint from_version, gint to_version)
+{
+  gchar **env = NULL;
+  g_autofree gchar *name = stg_job_key_to_string (job);
+  g_autofree gchar *from = g_strdup_printf ("%d", from_version);
+  g_autofree gchar *to = g_strdup_printf ("%d", to_version);
+
+  env = g_environ_setenv (env, "STAGGER_JOB", name, TRUE);
+  env = g_environ_setenv (env, "STAGGER_FROM_VERSION", from, TRUE);
+  env = g_environ_setenv (env, "STAGGER_TO_VERSION", to, TRUE);
+  return env;
 }
 
 gchar *

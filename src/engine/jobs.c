@@ -1,5 +1,6 @@
 /* jobs.c: the engine's job mutations besides createJob: kill instances,
- * add instances (within the role's quota), restart instances.
+ * add instances (within the role's quota), restart instances, prune ended
+ * ones and their history; and the runtime's reconciliation.
  *
  * Each checks the job and the instance ids, refuses while the job has an
  * active update (the update owns the job's instances until it ends), writes
@@ -8,6 +9,8 @@
  */
 #include "config.h"
 
+#include "common/enums.h"
+#include "common/error.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
 
@@ -116,6 +119,78 @@ stg_engine_kill_instances (StgEngine *e, const ApiJobKey *key, GHashTable *insta
   return stg_engine_step_end (e, error);
 }
 
+/* Instance @row has ended for good: a terminal status, and its slot runs
+ * nothing and will not start again. */
+static gboolean
+ended (StgEngine *e, gint64 job_id, const StgInstanceRow *row)
+{
+  StgTaskObservation obs = { 0 };
+
+  if (!stg_schedule_status_is_terminal (row->status))
+    return FALSE;
+  if (e->runtime == NULL)
+    return TRUE;
+  stg_runtime_observe (e->runtime, job_id, row->instance_id, &obs);
+  return obs.phase == STG_TASK_FINISHED || obs.phase == STG_TASK_ABSENT;
+}
+
+gboolean
+stg_engine_prune_tasks (StgEngine *e, const ApiJobKey *key, GHashTable *instances, gboolean history,
+                        guint *pruned, GError **error)
+{
+  g_autoptr (StgJobRow) job = job_for_change (e, key, "prune", error);
+  g_autoptr (GArray) rows = job ? stg_store_list_instances (e->store, job->id, error) : NULL;
+  g_autoptr (GArray) gone = g_array_new (FALSE, FALSE, sizeof (gint32));
+
+  *pruned = 0;
+  if (rows == NULL)
+    {
+      stg_engine_wrap_error (error);
+      return FALSE;
+    }
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const StgInstanceRow *row = &g_array_index (rows, StgInstanceRow, i);
+      if ((instances == NULL || g_hash_table_contains (instances, &row->instance_id)) &&
+          ended (e, job->id, row))
+        g_array_append_val (gone, row->instance_id);
+    }
+  /* The runtime forgets an ended slot at once: its row goes with it. */
+  stg_engine_step_begin (e);
+  for (guint i = 0; i < gone->len; i++)
+    {
+      gint32 id = g_array_index (gone, gint32, i);
+      GError *local = NULL;
+      if (e->runtime != NULL)
+        stg_engine_queue (e, STG_ACT_KILL, job->id, id, 0, NULL);
+      else if (!stg_store_delete_instance (e->store, job->id, id, &local))
+        {
+          stg_engine_step_fail (e, local);
+          g_error_free (local);
+        }
+    }
+  stg_engine_announce (e, job->key, NULL);
+  if (!stg_engine_step_end (e, error))
+    return FALSE;
+  guint events = 0;
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < gone->len; i++)
+    ok = stg_store_delete_task_events (e->store, job->id, g_array_index (gone, gint32, i), &events,
+                                       error);
+  if (ok && history)
+    ok = stg_store_delete_task_events (e->store, job->id, -1, &events, error);
+  if (!ok)
+    {
+      stg_engine_wrap_error (error);
+      return FALSE;
+    }
+  *pruned = gone->len;
+  g_message ("engine: pruned %u ended instance%s and %u task event%s of %s/%s/%s", gone->len,
+             gone->len == 1 ? "" : "s", events, events == 1 ? "" : "s", key->role, key->environment,
+             key->name);
+  return TRUE;
+}
+
 gboolean
 stg_engine_add_instances (StgEngine *e, const ApiJobKey *key, gint32 from, gint32 count,
                           const gchar *user, GError **error)
@@ -204,8 +279,8 @@ stg_engine_instance_cause (StgEngine *e, const ApiJobKey *key, gint32 instance, 
 }
 
 GBytes *
-stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, gboolean err,
-                     gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error)
+stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, const StgLogQuery *query,
+                     StgLogInfo *info, GError **error)
 {
   g_autoptr (GError) local = NULL;
   g_autoptr (StgJobRow) job = stg_store_get_job (e->store, key, &local);
@@ -222,8 +297,7 @@ stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, gboole
                    key->name, instance, job->instance_count);
       return NULL;
     }
-  GBytes *bytes = stg_runtime_read_log (e->runtime, job->id, instance, err, offset, max, next, size,
-                                        &local);
+  GBytes *bytes = stg_runtime_read_log (e->runtime, job->id, instance, query, info, &local);
   if (bytes == NULL)
     g_set_error (error, STG_ENGINE_ERROR,
                  g_error_matches (local, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED)
@@ -234,41 +308,17 @@ stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, gboole
 }
 
 /* The runtime's error as the engine's (NOT_FOUND or INVALID). */
-static void
-host_error (GError **error, GError *local)
-{
-  g_set_error (error, STG_ENGINE_ERROR,
-               g_error_matches (local, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND)
-                   ? STG_ENGINE_ERROR_NOT_FOUND
-               : g_error_matches (local, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID)
-                   ? STG_ENGINE_ERROR_INVALID
-                   : STG_ENGINE_ERROR_FAILED,
-               "%s", local->message);
-}
-
-GPtrArray *
-stg_engine_hosts (StgEngine *e, GError **error)
-{
-  g_autoptr (GError) local = NULL;
-  GPtrArray *hosts = stg_runtime_hosts (e->runtime, &local);
-
-  if (hosts == NULL)
-    host_error (error, local);
-  return hosts;
-}
-
 gboolean
-stg_engine_drain_host (StgEngine *e, const gchar *name, gboolean drain, const gchar *user,
-                       GError **error)
+stg_engine_reconcile (StgEngine *e, gboolean implicit, gchar **summary, GError **error)
 {
-  g_autoptr (GError) local = NULL;
-
-  if (!stg_runtime_drain_host (e->runtime, name, drain, &local))
+  if (e->runtime == NULL)
+    return stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID,
+                     "this staggerd has no runtime to reconcile");
+  if (!stg_runtime_reconcile (e->runtime, implicit, summary, error))
     {
-      host_error (error, local);
+      stg_engine_wrap_error (error);
       return FALSE;
     }
-  g_message ("engine: host %s %s by %s", name, drain ? "drained" : "opened again",
-             user ? user : "(anonymous)");
+  g_message ("engine: %s reconciliation: %s", implicit ? "implicit" : "explicit", *summary);
   return TRUE;
 }

@@ -7,16 +7,21 @@ libstg_engine_a_SOURCES = \
 	src/engine/errors.c \
 	src/engine/gate.c \
 	src/engine/jobs.c \
+	src/engine/maintenance.c \
+	src/engine/notice.c \
 	src/engine/plan.c src/engine/plan_private.h src/engine/plan_calls.c \
 	src/engine/plan_stage.c src/engine/plan_state.c \
 	src/engine/progress.c \
 	src/engine/quota.c \
+	src/engine/reasons.c \
 	src/engine/recover.c \
 	src/engine/service.c \
 	src/engine/settings.c \
+	src/engine/sla.c \
 	src/engine/starts.c \
 	src/engine/step.c \
+	src/engine/surge.c \
 	src/engine/task_fields.c \
 	src/engine/update.c \
-	src/engine/work.c
+	src/engine/work.c src/engine/work_gates.c
 EXTRA_DIST += src/engine/local.mk

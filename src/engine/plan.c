@@ -118,10 +118,10 @@ on_gate (gpointer data, guint attempt, gboolean passed, gboolean last, const gch
       if ((guint) s->row.gates_passed < gates->len)
         {
           g_autofree gchar *why = stg_stage_waiting_reason (s);
-          stg_stage_set (s, S (WAITING_FOR_GATE), NULL, why);
+          stg_stage_set (s, S (WAITING_FOR_GATE), NULL, NULL, why);
         }
       else if (s->row.update_uid != NULL)
-        stg_stage_set (s, S (DONE), NULL, "its update and its gates passed");
+        stg_stage_set (s, S (DONE), NULL, NULL, "its update and its gates passed");
       else
         stg_stage_save (s); /* the pump starts its update */
     }
@@ -130,7 +130,7 @@ on_gate (gpointer data, guint attempt, gboolean passed, gboolean last, const gch
       g_autofree gchar *why = g_strdup_printf ("gate '%s' failed: %s", gate, message);
       if (s->row.update_uid != NULL)
         s->row.roll_back = TRUE; /* its job changed: it goes back in any case */
-      stg_stage_failed (s, why);
+      stg_stage_failed (s, STG_REASON_GATE_FAILED, why);
     }
   if (stg_plan_end_step (p))
     stg_plan_kick (p);
@@ -235,12 +235,12 @@ plan_finish (StgPlan *p)
     {
       g_autofree gchar *why = g_strdup_printf ("%s; stage '%s' did not go back: %s", p->row.reason,
                                                failed_back->row.name, failed_back->row.reason);
-      stg_plan_set (p, S (FAILED), NULL, why);
+      stg_plan_set (p, S (FAILED), STG_REASON_ROLLBACK_FAILED, NULL, why);
     }
   else if (p->row.back)
-    stg_plan_set (p, S (ROLLED_BACK), NULL, p->row.reason);
+    stg_plan_set (p, S (ROLLED_BACK), NULL, NULL, p->row.reason);
   else
-    stg_plan_set (p, S (FAILED), NULL, p->row.reason);
+    stg_plan_set (p, S (FAILED), STG_REASON_STAGE_FAILED, NULL, p->row.reason);
 }
 
 /* Moves stage @s on as far as it can now (inside the pump's step). */
@@ -252,7 +252,8 @@ look_at (StgPlan *p, StgStage *s)
     case S (PENDING):
     case S (AWAITING_APPROVAL):
       if (p->row.stopping)
-        stg_stage_set (s, S (ABORTED), NULL, "not started: the plan stopped");
+        stg_stage_set (s, S (ABORTED), STG_REASON_NOT_STARTED, NULL,
+                       "not started: the plan stopped");
       else if (s->row.status == S (PENDING) ? deps_done (s) : s->row.approved_by != NULL)
         stg_stage_advance (s);
       break;
@@ -260,19 +261,23 @@ look_at (StgPlan *p, StgStage *s)
       if (p->row.stopping && s->row.update_uid == NULL)
         {
           g_clear_pointer (&s->gate_run, stg_gate_run_free);
-          stg_stage_set (s, S (ABORTED), NULL, "not started: the plan stopped");
+          stg_stage_set (s, S (ABORTED), STG_REASON_NOT_STARTED, NULL,
+                         "not started: the plan stopped");
         }
       else if ((guint) s->row.gates_passed >= stg_stage_gates (s)->len)
         {
           if (s->row.update_uid == NULL)
             stg_stage_advance (s);
           else
-            stg_stage_set (s, S (DONE), NULL, "its update and its gates passed");
+            stg_stage_set (s, S (DONE), NULL, NULL, "its update and its gates passed");
         }
       else if (s->gate_run == NULL)
-        s->gate_run = stg_gate_run_start (p->engine,
-                                          stg_stage_gates (s)->pdata[s->row.gates_passed],
-                                          s->job->role, on_gate, s);
+        {
+          g_auto (GStrv) env = stg_stage_gate_environ (s);
+          s->gate_run = stg_gate_run_start (p->engine,
+                                            stg_stage_gates (s)->pdata[s->row.gates_passed],
+                                            s->job->role, (const gchar *const *) env, on_gate, s);
+        }
       break;
     case S (ROLLING_FORWARD):
     case S (ROLLING_BACK):
@@ -301,7 +306,7 @@ decide (StgPlan *p)
     {
       g_autofree gchar *why = NULL;
       gint status = all_done ? S (DONE) : stg_plan_forward_status (p, &why);
-      stg_plan_set (p, status, NULL, all_done ? "every stage is done" : why);
+      stg_plan_set (p, status, NULL, NULL, all_done ? "every stage is done" : why);
       return;
     }
   if (busy)

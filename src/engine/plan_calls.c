@@ -17,6 +17,7 @@
 
 #define MAX_STAGES 100
 #define MAX_GATES 100
+#define MAX_VARIABLES 100
 
 static gboolean
 name_ok (const gchar *name)
@@ -64,8 +65,10 @@ plan_of_job (StgEngine *e, const ApiJobKey *job)
   return NULL;
 }
 
+/* Checks stage @i of @plan as starting it would (@starting: also that no
+ * active plan has its job). */
 static gboolean
-check_stage (StgEngine *e, const ApiRolloutPlan *plan, guint i, GError **error)
+check_stage (StgEngine *e, const ApiRolloutPlan *plan, guint i, gboolean starting, GError **error)
 {
   const ApiRolloutStage *s = plan->stages->pdata[i];
   g_autofree gchar *what = g_strdup_printf ("plan.stages[%u]", i);
@@ -107,7 +110,7 @@ check_stage (StgEngine *e, const ApiRolloutPlan *plan, guint i, GError **error)
                        other->name);
         }
     }
-  StgPlan *busy = plan_of_job (e, job);
+  StgPlan *busy = starting ? plan_of_job (e, job) : NULL;
   if (busy != NULL)
     {
       g_autofree gchar *name = stg_job_key_to_string (job);
@@ -120,30 +123,97 @@ check_stage (StgEngine *e, const ApiRolloutPlan *plan, guint i, GError **error)
   return check_gates (s->before, before, error) && check_gates (s->after, after, error);
 }
 
+/* The plan variables it was read with: names of letters, digits and '_'
+ * (not first a digit), values of UTF-8, both bounded. */
+static gboolean
+check_variables (const ApiRolloutPlan *plan, GError **error)
+{
+  GHashTableIter it;
+  gpointer key, value;
+
+  if (!plan->__isset_variables || plan->variables == NULL)
+    return TRUE;
+  if (g_hash_table_size (plan->variables) > MAX_VARIABLES)
+    return fail (error, STG_ENGINE_ERROR_INVALID, "plan.variables has %u variables; at most %d",
+                 g_hash_table_size (plan->variables), MAX_VARIABLES);
+  g_hash_table_iter_init (&it, plan->variables);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      const gchar *name = key, *text = value;
+      gboolean ok = name != NULL && name[0] != '\0' && strlen (name) <= 100 &&
+                    !g_ascii_isdigit (name[0]);
+      for (const gchar *c = name; ok && *c; c++)
+        ok = g_ascii_isalnum (*c) || *c == '_';
+      if (!ok)
+        return fail (error, STG_ENGINE_ERROR_INVALID,
+                     "plan.variables: '%s' is not a variable name (1 to 100 letters, digits or "
+                     "'_', not first a digit)",
+                     name ? name : "");
+      if (text == NULL || strlen (text) > 4096 || !g_utf8_validate (text, -1, NULL))
+        return fail (error, STG_ENGINE_ERROR_INVALID,
+                     "plan.variables: the value of '%s' must be up to 4096 bytes of UTF-8", name);
+    }
+  return TRUE;
+}
+
+/* Checks @plan as a whole, and each stage (@starting: as starting it). */
+static gboolean
+check_plan (StgEngine *e, const ApiRolloutPlan *plan, gboolean starting, GError **error)
+{
+  if (plan == NULL)
+    return fail (error, STG_ENGINE_ERROR_INVALID, "plan is missing");
+  if (plan->name == NULL || !name_ok (plan->name))
+    return fail (error, STG_ENGINE_ERROR_INVALID,
+                 "plan.name must be 1 to 100 letters, digits, '.', '_' or '-'");
+  if (plan->stages == NULL || plan->stages->len == 0 || plan->stages->len > MAX_STAGES)
+    return fail (error, STG_ENGINE_ERROR_INVALID, "plan.stages must hold 1 to %d stages, not %u",
+                 MAX_STAGES, plan->stages ? plan->stages->len : 0);
+  if (!check_variables (plan, error))
+    return FALSE;
+  for (guint i = 0; i < plan->stages->len; i++)
+    if (!check_stage (e, plan, i, starting, error))
+      return FALSE;
+  return TRUE;
+}
+
+ApiGetRolloutPlanDiffResult *
+stg_engine_plan_diff (StgEngine *e, const ApiRolloutPlan *plan, GError **error)
+{
+  if (!check_plan (e, plan, FALSE, error))
+    return NULL;
+  g_autoptr (ApiGetRolloutPlanDiffResult) r = g_object_new (API_TYPE_GET_ROLLOUT_PLAN_DIFF_RESULT,
+                                                            NULL);
+  for (guint i = 0; i < plan->stages->len; i++)
+    {
+      const ApiRolloutStage *s = plan->stages->pdata[i];
+      g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (e, s->request, error);
+      if (diff == NULL)
+        {
+          g_prefix_error (error, "plan.stages[%u]: ", i);
+          return NULL;
+        }
+      gboolean changes = g_hash_table_size (diff->add) + g_hash_table_size (diff->remove) +
+                             g_hash_table_size (diff->update) >
+                         0;
+      g_autoptr (StgJobRow) job = stg_store_get_job (e->store, s->request->taskConfig->job, NULL);
+      gint64 config = 0;
+      gint version = job != NULL && stg_store_main_config (e->store, job->id, &config, NULL) &&
+                             config != 0
+                         ? stg_store_config_version (e->store, config)
+                         : 0;
+      g_ptr_array_add (r->stages, g_object_new (API_TYPE_ROLLOUT_STAGE_DIFF, "name", s->name, "job",
+                                                s->request->taskConfig->job, "changes", changes,
+                                                "diff", diff, "currentVersion", version, NULL));
+    }
+  return g_steal_pointer (&r);
+}
+
 gchar *
 stg_engine_start_plan (StgEngine *e, const ApiRolloutPlan *plan, const gchar *user,
                        const gchar *message, GError **error)
 {
-  if (plan == NULL)
-    {
-      fail (error, STG_ENGINE_ERROR_INVALID, "plan is missing");
-      return NULL;
-    }
-  if (plan->name == NULL || !name_ok (plan->name))
-    {
-      fail (error, STG_ENGINE_ERROR_INVALID,
-            "plan.name must be 1 to 100 letters, digits, '.', '_' or '-'");
-      return NULL;
-    }
-  if (plan->stages == NULL || plan->stages->len == 0 || plan->stages->len > MAX_STAGES)
-    {
-      fail (error, STG_ENGINE_ERROR_INVALID, "plan.stages must hold 1 to %d stages, not %u",
-            MAX_STAGES, plan->stages ? plan->stages->len : 0);
-      return NULL;
-    }
-  for (guint i = 0; i < plan->stages->len; i++)
-    if (!check_stage (e, plan, i, error))
-      return NULL;
+  if (!check_plan (e, plan, TRUE, error))
+    return NULL;
 
   gint64 now = stg_clock_now_ms (e->clock);
   g_autofree gchar *uid = g_uuid_string_random ();
@@ -155,13 +225,15 @@ stg_engine_start_plan (StgEngine *e, const ApiRolloutPlan *plan, const gchar *us
   row->since_ms = now;
   row->created_ms = now;
   row->reason = g_strdup ("");
+  row->reason_code = g_strdup (STG_REASON_STARTED);
   row->plan = stg_thrift_copy ((gpointer) plan);
   g_autoptr (GError) local = NULL;
+  const gchar *said = message && message[0] ? message : "started";
 
   stg_engine_step_begin (e);
   if (!stg_store_insert_plan (e->store, row, row->plan, &local) ||
-      !stg_store_add_plan_event (e->store, row->id, NULL, now, S (PENDING), user,
-                                 message && message[0] ? message : "started", &local))
+      !stg_store_add_plan_event (e->store, row->id, NULL, now, S (PENDING), STG_REASON_STARTED,
+                                 user, said, &local))
     {
       stg_engine_step_fail (e, local);
       stg_engine_step_end (e, NULL);
@@ -170,6 +242,15 @@ stg_engine_start_plan (StgEngine *e, const ApiRolloutPlan *plan, const gchar *us
       return NULL;
     }
   stg_engine_announce_plan (e, uid);
+  StgNotice n = { .event = "plan",
+                  .status = stg_rollout_status_name (S (PENDING)),
+                  .reason = STG_REASON_STARTED,
+                  .message = said,
+                  .user = user,
+                  .timestamp_ms = now,
+                  .plan_id = uid,
+                  .plan_name = plan->name };
+  stg_engine_notice (e, &n);
   if (!stg_engine_step_end (e, error))
     return NULL;
   g_autoptr (StgPlanRow) stored = stg_store_get_plan (e->store, uid, error);
@@ -274,7 +355,7 @@ stg_engine_pause_plan (StgEngine *e, const gchar *uid, const gchar *user, const 
     return TRUE;
   stop_gates (p);
   g_autofree gchar *why = by ("paused", user, message);
-  stg_plan_set (p, S (PAUSED), user, why);
+  stg_plan_set (p, S (PAUSED), NULL, user, why);
   if (!stg_plan_end_step (p))
     return fail (error, STG_ENGINE_ERROR_FAILED, "the pause could not be stored");
   each_update (p, stg_engine_pause_update, user, "rollout plan paused", FALSE);
@@ -296,7 +377,7 @@ stg_engine_resume_plan (StgEngine *e, const gchar *uid, const gchar *user, const
   g_autofree gchar *why = by ("resumed", user, message);
   g_autofree gchar *forward_why = NULL;
   gint status = p->row.back ? S (ROLLING_BACK) : stg_plan_forward_status (p, &forward_why);
-  stg_plan_set (p, status, user, p->row.stopping ? p->row.reason : why);
+  stg_plan_set (p, status, STG_REASON_RESUMED, user, p->row.stopping ? p->row.reason : why);
   if (!stg_plan_end_step (p))
     return fail (error, STG_ENGINE_ERROR_FAILED, "the resume could not be stored");
   each_update (p, stg_engine_resume_update, user, "rollout plan resumed", FALSE);
@@ -328,9 +409,9 @@ stg_engine_abort_plan (StgEngine *e, const gchar *uid, const gchar *user, const 
         g_ptr_array_add (running_uids,
                          g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", s->job, "id", u, NULL));
       if (!stg_rollout_status_is_terminal (st))
-        stg_stage_set (s, S (ABORTED), user, why);
+        stg_stage_set (s, S (ABORTED), NULL, user, why);
     }
-  stg_plan_set (p, S (ABORTED), user, why);
+  stg_plan_set (p, S (ABORTED), NULL, user, why);
   if (!stg_plan_end_step (p))
     return fail (error, STG_ENGINE_ERROR_FAILED, "the abort could not be stored");
   stg_plan_retire (p);
@@ -389,7 +470,7 @@ stg_engine_rollback_plan (StgEngine *e, const gchar *uid, const gchar *user, con
   g_autofree gchar *why = by ("rolled back", user, message);
   p->row.stopping = TRUE;
   p->row.back = TRUE;
-  stg_plan_set (p, S (ROLLING_BACK), user, why);
+  stg_plan_set (p, S (ROLLING_BACK), STG_REASON_ROLLBACK_REQUESTED, user, why);
   if (!stg_plan_end_step (p))
     return fail (error, STG_ENGINE_ERROR_FAILED, "the rollback could not be stored");
   /* The stages' running updates go back by themselves first; a paused one
@@ -432,7 +513,7 @@ stg_engine_approve_stage (StgEngine *e, const gchar *uid, const gchar *stage, co
       g_free (s->row.approved_by);
       s->row.approved_by = g_strdup (user && user[0] ? user : "(unknown)");
       stg_stage_save (s);
-      stg_plan_event (p, s->row.name, s->row.status, user, why);
+      stg_plan_event (p, s->row.name, s->row.status, s->row.reason_code, user, why);
       approved++;
     }
   if (approved == 0)

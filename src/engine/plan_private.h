@@ -63,22 +63,32 @@ gboolean stg_plan_commit (StgPlan *p);
  * of a stage, a new status and reason (a new status is an event), a
  * stage's new status and reason, a gate's result. A new status must be one
  * the machine's table allows (stg_engine_transition_ok). */
-void stg_plan_event (StgPlan *p, const gchar *stage, gint status, const gchar *user,
-                     const gchar *message);
-void stg_plan_set (StgPlan *p, gint status, const gchar *user, const gchar *reason);
+void stg_plan_event (StgPlan *p, const gchar *stage, gint status, const gchar *code,
+                     const gchar *user, const gchar *message);
+/* @code (nullable: the status's own, reasons.c) is the reason code. */
+void stg_plan_set (StgPlan *p, gint status, const gchar *code, const gchar *user,
+                   const gchar *reason);
 void stg_stage_save (StgStage *s);
-void stg_stage_set (StgStage *s, gint status, const gchar *user, const gchar *reason);
+void stg_stage_set (StgStage *s, gint status, const gchar *code, const gchar *user,
+                    const gchar *reason);
 /* One attempt of gate @gate of the phase @s waits in. */
 void stg_stage_gate_result (StgStage *s, const gchar *gate, guint attempt, gboolean passed,
                             const gchar *message);
 
-/* @s failed with @reason: the plan stops. */
-void stg_stage_failed (StgStage *s, const gchar *reason);
+/* @s failed (reason code @code) with @reason: the plan stops. */
+void stg_stage_failed (StgStage *s, const gchar *code, const gchar *reason);
 
 /* The gates of the phase @s waits in (before its update, or after it),
  * and what it waits for in words. */
 GPtrArray *stg_stage_gates (StgStage *s);
 gchar *stg_stage_waiting_reason (StgStage *s);
+
+/* What a shell gate of @s gets: STAGGER_JOB, STAGGER_FROM_VERSION (before
+ * its update: what the job runs; after: what it ran before the plan),
+ * STAGGER_TO_VERSION (after: what the update moved it to; before: 0, the
+ * configuration is stored when the update starts), STAGGER_PLAN,
+ * STAGGER_PLAN_NAME, STAGGER_STAGE, STAGGER_GATE_PHASE. */
+gchar **stg_stage_gate_environ (StgStage *s);
 
 /* The message a stage's update records ("rollout plan ..., stage ..."). */
 gchar *stg_stage_message (StgStage *s, const gchar *what);

@@ -35,12 +35,13 @@ stg_stage_advance (StgStage *s)
    * neither approval nor gates (an error is the stage's start's to say). */
   if (status == S (PENDING) && would_change (s->plan->engine, s->spec->request, NULL) == 0)
     {
-      stg_stage_set (s, S (DONE), NULL, "its job already runs this configuration");
+      stg_stage_set (s, S (DONE), STG_REASON_ALREADY_CURRENT, NULL,
+                     "its job already runs this configuration");
       return;
     }
   if (status == S (PENDING) && s->spec->requireApproval && s->row.approved_by == NULL)
     {
-      stg_stage_set (s, S (AWAITING_APPROVAL), NULL,
+      stg_stage_set (s, S (AWAITING_APPROVAL), NULL, NULL,
                      "waiting for an approval (stagger plan approve)");
       return;
     }
@@ -48,7 +49,7 @@ stg_stage_advance (StgStage *s)
     {
       s->row.gates_passed = 0;
       g_autofree gchar *why = stg_stage_waiting_reason (s);
-      stg_stage_set (s, S (WAITING_FOR_GATE), NULL, why);
+      stg_stage_set (s, S (WAITING_FOR_GATE), NULL, NULL, why);
       return;
     }
   s->want_start = TRUE;
@@ -107,7 +108,7 @@ stg_stage_watch (StgStage *s)
       g_autoptr (GError) error = NULL;
       g_autoptr (StgJobRow) job = stg_store_get_job (e->store, s->job, &error);
       if (job == NULL && g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NOT_FOUND))
-        stg_stage_set (s, S (ROLLED_BACK), NULL,
+        stg_stage_set (s, S (ROLLED_BACK), STG_REASON_JOB_REMOVED, NULL,
                        "its job, which did not exist before the plan, is gone");
       return;
     }
@@ -121,18 +122,18 @@ stg_stage_watch (StgStage *s)
           g_autofree gchar *why = g_strdup_printf ("update %s took it back to its configuration "
                                                    "from before the plan",
                                                    uid);
-          stg_stage_set (s, S (ROLLED_BACK), NULL, why);
+          stg_stage_set (s, S (ROLLED_BACK), NULL, NULL, why);
         }
       else if (stg_gates_any (s->spec->after))
         {
           s->row.gates_passed = 0;
           g_autofree gchar *why = stg_stage_waiting_reason (s);
-          stg_stage_set (s, S (WAITING_FOR_GATE), NULL, why);
+          stg_stage_set (s, S (WAITING_FOR_GATE), NULL, NULL, why);
         }
       else
         {
           g_autofree gchar *why = g_strdup_printf ("update %s rolled forward", uid);
-          stg_stage_set (s, S (DONE), NULL, why);
+          stg_stage_set (s, S (DONE), NULL, NULL, why);
         }
       return;
     }
@@ -140,9 +141,9 @@ stg_stage_watch (StgStage *s)
                                            status >= 0 ? stg_update_status_name (status) : "unread",
                                            message ? ": " : "", message ? message : "");
   if (back)
-    stg_stage_set (s, S (FAILED), NULL, why);
+    stg_stage_set (s, S (FAILED), STG_REASON_ROLLBACK_FAILED, NULL, why);
   else
-    stg_stage_failed (s, why);
+    stg_stage_failed (s, STG_REASON_UPDATE_FAILED, why);
 }
 
 /* What a start hook returns: FALSE when the stage's rows were not written. */
@@ -166,7 +167,7 @@ started_forward (StgEngine *e, const gchar *uid, gpointer data, GError **error)
   s->row.update_uid = g_strdup (uid);
   s->row.gates_passed = 0;
   g_autofree gchar *why = g_strdup_printf ("update %s", uid);
-  stg_stage_set (s, S (ROLLING_FORWARD), NULL, why);
+  stg_stage_set (s, S (ROLLING_FORWARD), NULL, NULL, why);
   return hook_result (s, error);
 }
 
@@ -180,7 +181,7 @@ started_back (StgEngine *e, const gchar *uid, gpointer data, GError **error)
   s->row.rollback_uid = g_strdup (uid);
   s->row.rolled = TRUE;
   g_autofree gchar *why = g_strdup_printf ("update %s takes it back", uid);
-  stg_stage_set (s, S (ROLLING_BACK), NULL, why);
+  stg_stage_set (s, S (ROLLING_BACK), NULL, NULL, why);
   return hook_result (s, error);
 }
 
@@ -228,10 +229,10 @@ start_refused (StgStage *s, const gchar *what, GError *error)
   if (s->row.status == S (ROLLING_BACK) || s->want_back)
     {
       s->row.rolled = TRUE;
-      stg_stage_set (s, S (FAILED), NULL, why);
+      stg_stage_set (s, S (FAILED), STG_REASON_ROLLBACK_FAILED, NULL, why);
     }
   else
-    stg_stage_failed (s, why);
+    stg_stage_failed (s, STG_REASON_UPDATE_REFUSED, why);
   return stg_plan_commit (p);
 }
 
@@ -250,7 +251,8 @@ stg_stage_start (StgStage *s)
     return start_refused (s, "its update cannot start", error);
   if (change == 0)
     {
-      stg_stage_set (s, S (DONE), NULL, "its job already runs this configuration");
+      stg_stage_set (s, S (DONE), STG_REASON_ALREADY_CURRENT, NULL,
+                     "its job already runs this configuration");
       return stg_plan_commit (p);
     }
   if (!record_prior (s, &error))
@@ -284,7 +286,7 @@ stg_stage_start_back (StgStage *s)
       g_autofree gchar *why = g_strdup_printf ("removing job %s, which did not exist before the "
                                                "plan",
                                                name);
-      stg_stage_set (s, S (ROLLING_BACK), NULL, why);
+      stg_stage_set (s, S (ROLLING_BACK), NULL, NULL, why);
       if (!stg_plan_commit (p))
         return FALSE;
       if (!stg_engine_kill_instances (e, s->job, NULL, p->row.user, message, &error))
@@ -315,7 +317,7 @@ stg_stage_start_back (StgStage *s)
   if (change == 0)
     {
       s->row.rolled = TRUE;
-      stg_stage_set (s, S (ROLLED_BACK), NULL,
+      stg_stage_set (s, S (ROLLED_BACK), NULL, NULL,
                      "its job already runs its configuration from before the plan");
       return stg_plan_commit (p);
     }

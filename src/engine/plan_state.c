@@ -2,9 +2,12 @@
  * memory as the store has them (StgPlan, StgStage), and their writes
  * inside a step: a status change is an event, and only along an arrow of
  * the machines drawn in plan.c (the transition tables here); a changed
- * plan is announced to the engine's watchers. Also what a stage's state
- * says: the gates of the phase it waits in, and why it waits. Calls
- * step.c, errors.c and the store. Main-loop thread only.
+ * plan is announced to the engine's watchers and, once committed, its
+ * notifier, each with its reason code (reasons.c's when the caller names
+ * none). Also what a stage's state says: the gates of the phase it waits
+ * in, why it waits, and what its shell gates get. Calls step.c,
+ * notice.c, reasons.c, gate.c, errors.c and the store. Main-loop thread
+ * only.
  */
 #include "config.h"
 
@@ -38,6 +41,7 @@ stg_plan_free (StgPlan *p)
   g_free (p->row.name);
   g_free (p->row.user);
   g_free (p->row.reason);
+  g_free (p->row.reason_code);
   g_free (p);
 }
 
@@ -62,6 +66,7 @@ stg_plan_new (StgEngine *e, StgPlanRow *row)
   p->row.name = g_strdup (row->name);
   p->row.user = g_strdup (row->user);
   p->row.reason = g_strdup (row->reason);
+  p->row.reason_code = g_strdup (row->reason_code);
   p->row.plan = NULL;
   p->row.stages = NULL;
   p->spec = g_object_ref (row->plan);
@@ -124,7 +129,7 @@ plan_save (StgPlan *p)
 }
 
 void
-stg_plan_event (StgPlan *p, const gchar *stage, gint status, const gchar *user,
+stg_plan_event (StgPlan *p, const gchar *stage, gint status, const gchar *code, const gchar *user,
                 const gchar *message)
 {
   StgEngine *e = p->engine;
@@ -134,8 +139,40 @@ stg_plan_event (StgPlan *p, const gchar *stage, gint status, const gchar *user,
   if (!e->step_failed)
     check_store (e,
                  stg_store_add_plan_event (e->store, p->row.id, stage, stg_clock_now_ms (e->clock),
-                                           status, user, message, &error),
+                                           status, code, user, message, &error),
                  error);
+}
+
+/* Tells the notifier of the move of the plan (@s NULL) or of stage @s
+ * from @previous. */
+static void
+notice (StgPlan *p, StgStage *s, gint previous, gint status, const gchar *code, const gchar *user,
+        const gchar *message)
+{
+  StgNotice n = {
+    .event = s != NULL ? "stage" : "plan",
+    .status = stg_rollout_status_name (status),
+    .previous = stg_rollout_status_name (previous),
+    .reason = code,
+    .message = message,
+    .user = user,
+    .timestamp_ms = stg_clock_now_ms (p->engine->clock),
+    .job = s != NULL ? s->job : NULL,
+    .plan_id = p->row.uid,
+    .plan_name = p->row.name,
+    .stage = s != NULL ? s->row.name : NULL,
+  };
+  stg_engine_notice (p->engine, &n);
+}
+
+/* Sets *@field to @code, or to the status's own code when @code is NULL;
+ * returns it. */
+static const gchar *
+set_code (gchar **field, const gchar *code, gboolean stage, gint status)
+{
+  g_free (*field);
+  *field = g_strdup (code != NULL ? code : stg_rollout_reason (stage, status));
+  return *field;
 }
 
 /* ---- the transition tables ------------------------------------------------------ */
@@ -192,13 +229,16 @@ stg_stage_transition_allowed (gint from, gint to)
     }
 }
 
-/* Sets the plan's status and reason; a new status is an event. */
+/* Sets the plan's status, reason code and reason; a new status is an
+ * event. */
 void
-stg_plan_set (StgPlan *p, gint status, const gchar *user, const gchar *reason)
+stg_plan_set (StgPlan *p, gint status, const gchar *code, const gchar *user, const gchar *reason)
 {
   gboolean moved = p->row.status != status;
+  gint previous = p->row.status;
 
-  if (!moved && g_strcmp0 (p->row.reason, reason ? reason : "") == 0)
+  if (!moved && g_strcmp0 (p->row.reason, reason ? reason : "") == 0 &&
+      (code == NULL || g_strcmp0 (p->row.reason_code, code) == 0))
     return;
   if (!stg_engine_transition_ok (!moved || stg_plan_transition_allowed (p->row.status, status),
                                  "plan", p->row.uid, stg_rollout_status_name (p->row.status),
@@ -213,9 +253,14 @@ stg_plan_set (StgPlan *p, gint status, const gchar *user, const gchar *reason)
   gchar *copy = g_strdup (reason ? reason : ""); /* @reason may be the old one */
   g_free (p->row.reason);
   p->row.reason = copy;
+  if (moved || code != NULL)
+    set_code (&p->row.reason_code, code, FALSE, status);
   plan_save (p);
   if (moved)
-    stg_plan_event (p, NULL, status, user, p->row.reason);
+    {
+      stg_plan_event (p, NULL, status, p->row.reason_code, user, p->row.reason);
+      notice (p, NULL, previous, status, p->row.reason_code, user, p->row.reason);
+    }
 }
 
 void
@@ -230,11 +275,13 @@ stg_stage_save (StgStage *s)
   stg_engine_announce_plan (e, s->plan->row.uid);
 }
 
-/* Sets a stage's status and reason; a new status is an event. */
+/* Sets a stage's status, reason code and reason; a new status is an
+ * event. */
 void
-stg_stage_set (StgStage *s, gint status, const gchar *user, const gchar *reason)
+stg_stage_set (StgStage *s, gint status, const gchar *code, const gchar *user, const gchar *reason)
 {
   gboolean moved = s->row.status != status;
+  gint previous = s->row.status;
 
   if (!stg_engine_transition_ok (!moved || stg_stage_transition_allowed (s->row.status, status),
                                  "stage", s->row.name, stg_rollout_status_name (s->row.status),
@@ -250,9 +297,14 @@ stg_stage_set (StgStage *s, gint status, const gchar *user, const gchar *reason)
   gchar *copy = g_strdup (reason ? reason : "");
   g_free (s->row.reason);
   s->row.reason = copy;
+  if (moved || code != NULL)
+    set_code (&s->row.reason_code, code, TRUE, status);
   stg_stage_save (s);
   if (moved)
-    stg_plan_event (s->plan, s->row.name, status, user, s->row.reason);
+    {
+      stg_plan_event (s->plan, s->row.name, status, s->row.reason_code, user, s->row.reason);
+      notice (s->plan, s, previous, status, s->row.reason_code, user, s->row.reason);
+    }
 }
 
 gboolean
@@ -296,6 +348,44 @@ stage_phase (StgStage *s)
   return s->row.update_uid == NULL ? "before" : "after";
 }
 
+/* The version of the config most of @s's job's instances should run. */
+static gint
+job_version (StgStage *s)
+{
+  StgStore *store = s->plan->engine->store;
+  g_autoptr (StgJobRow) job = stg_store_get_job (store, s->job, NULL);
+  gint64 config = 0;
+
+  if (job == NULL || !stg_store_main_config (store, job->id, &config, NULL) || config == 0)
+    return 0;
+  return stg_store_config_version (store, config);
+}
+
+gchar **
+stg_stage_gate_environ (StgStage *s)
+{
+  StgStore *store = s->plan->engine->store;
+  gint from = 0, to = 0;
+
+  if (s->row.update_uid == NULL)
+    from = job_version (s);
+  else
+    {
+      g_autoptr (StgUpdateRow) u = stg_store_get_update (store, s->row.update_uid, NULL);
+      from = s->row.prior_config_id != 0 ? stg_store_config_version (store, s->row.prior_config_id)
+                                         : 0;
+      to = u != NULL && u->desired_config_id != 0
+               ? stg_store_config_version (store, u->desired_config_id)
+               : 0;
+    }
+  gchar **env = stg_gate_environ (s->job, from, to);
+  env = g_environ_setenv (env, "STAGGER_PLAN", s->plan->row.uid, TRUE);
+  env = g_environ_setenv (env, "STAGGER_PLAN_NAME", s->plan->row.name, TRUE);
+  env = g_environ_setenv (env, "STAGGER_STAGE", s->row.name, TRUE);
+  env = g_environ_setenv (env, "STAGGER_GATE_PHASE", stage_phase (s), TRUE);
+  return env;
+}
+
 gchar *
 stg_stage_waiting_reason (StgStage *s)
 {
@@ -315,20 +405,21 @@ plan_stop (StgPlan *p, const gchar *reason)
   p->row.stopping = TRUE;
   p->row.back = p->spec->rollbackOnFailure;
   if (p->row.back)
-    stg_plan_set (p, S (ROLLING_BACK), NULL, reason);
+    stg_plan_set (p, S (ROLLING_BACK), STG_REASON_STAGE_FAILED, NULL, reason);
   else
     {
       g_free (p->row.reason);
       p->row.reason = g_strdup (reason);
+      set_code (&p->row.reason_code, STG_REASON_STAGE_FAILED, FALSE, p->row.status);
       plan_save (p);
     }
 }
 
-/* The plan stops because @s failed with @reason. */
+/* The plan stops because @s failed (@code) with @reason. */
 void
-stg_stage_failed (StgStage *s, const gchar *reason)
+stg_stage_failed (StgStage *s, const gchar *code, const gchar *reason)
 {
-  stg_stage_set (s, S (FAILED), NULL, reason);
+  stg_stage_set (s, S (FAILED), code, NULL, reason);
   g_autofree gchar *why = g_strdup_printf ("stage '%s' failed: %s", s->row.name, reason);
   plan_stop (s->plan, why);
 }

@@ -38,11 +38,20 @@ stg_update_progress_json (StgUpdate *u)
   INT ("gates_passed", u->gates_passed);
   INT ("done", u->n_done);
   INT ("failed", u->n_failed);
+  INT ("surge_next", u->surge_next);
+  INT ("surge_failed", u->surge_failed);
   json_builder_set_member_name (b, "last_failure");
   if (u->last_failure)
     json_builder_add_string_value (b, u->last_failure);
   else
     json_builder_add_null_value (b);
+  /* Instances waiting for their before gates: the runtime was not asked. */
+  json_builder_set_member_name (b, "before_gates");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < u->work->len; i++)
+    if (g_array_index (u->work, StgWork, i).gates == STG_WORK_GATES_BEFORE)
+      json_builder_add_int_value (b, g_array_index (u->work, StgWork, i).instance);
+  json_builder_end_array (b);
   json_builder_end_object (b);
 #undef INT
   g_autoptr (JsonNode) root = json_builder_get_root (b);
@@ -82,9 +91,21 @@ stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error)
   u->gate_ms = member_int (o, "gate_ms");
   u->gating = json_object_has_member (o, "gating") && json_object_get_boolean_member (o, "gating");
   u->gates_passed = (guint) member_int (o, "gates_passed");
+  u->surge_next = (gint32) member_int (o, "surge_next");
+  u->surge_failed = (guint) member_int (o, "surge_failed");
   if (json_object_has_member (o, "last_failure") &&
       !json_object_get_null_member (o, "last_failure"))
     u->last_failure = g_strdup (json_object_get_string_member (o, "last_failure"));
+  JsonArray *gated = json_object_has_member (o, "before_gates")
+                         ? json_object_get_array_member (o, "before_gates")
+                         : NULL;
+  for (guint i = 0; gated != NULL && i < json_array_get_length (gated); i++)
+    {
+      if (u->gated == NULL)
+        u->gated = g_array_new (FALSE, FALSE, sizeof (gint32));
+      gint32 instance = (gint32) json_array_get_int_element (gated, i);
+      g_array_append_val (u->gated, instance);
+    }
   return TRUE;
 }
 
@@ -95,6 +116,7 @@ stg_update_progress_clear (StgUpdateProgress *p)
 {
   g_clear_pointer (&p->in_flight, g_array_unref);
   g_clear_pointer (&p->instances, stg_ranges_free);
+  g_clear_pointer (&p->surge, stg_ranges_free);
   g_clear_pointer (&p->states, g_free);
 }
 
@@ -130,6 +152,7 @@ stg_engine_update_progress (StgEngine *e, const gchar *uid, StgUpdateProgress *p
   memset (p, 0, sizeof *p);
   p->in_flight = g_array_new (FALSE, FALSE, sizeof (gint32));
   p->instances = stg_ranges_new ();
+  p->surge = stg_ranges_new ();
 
   StgUpdate *u = g_hash_table_lookup (e->updates, uid);
   if (u != NULL)
@@ -151,6 +174,8 @@ stg_engine_update_progress (StgEngine *e, const gchar *uid, StgUpdateProgress *p
             g_array_append_val (p->in_flight, w->instance);
         }
       p->states = g_string_free (states, FALSE);
+      for (guint i = 0; i < u->surge->len; i++)
+        stg_ranges_add_one (p->surge, g_array_index (u->surge, StgSurge, i).instance);
       return TRUE;
     }
 

@@ -44,7 +44,7 @@ bag_max (StgResourceBag *a, const StgResourceBag *b)
 
 /* Adds up a set of ApiResource: numCpus, ramMb, diskMb. */
 static void
-resource_bag_from_set (GHashTable *resources, StgResourceBag *out)
+bag_from_set (GHashTable *resources, StgResourceBag *out)
 {
   GHashTableIter it;
   gpointer key;
@@ -122,7 +122,7 @@ config_use (Tally *t, gint64 config_id, GError **error)
     return NULL;
   use = g_new0 (ConfigUse, 1);
   use->pool = pool_of (t->e, task);
-  resource_bag_from_set (task->resources, &use->bag);
+  bag_from_set (task->resources, &use->bag);
   g_hash_table_insert (t->configs, g_memdup2 (&config_id, sizeof config_id), use);
   return use;
 }
@@ -222,7 +222,7 @@ quota_info (StgEngine *e, const gchar *role, const StgQuotaPending *pending, Stg
       return FALSE;
     }
   if (quota != NULL)
-    resource_bag_from_set (quota->resources, &info->quota);
+    bag_from_set (quota->resources, &info->quota);
   g_autoptr (GPtrArray) jobs = stg_store_list_jobs (e->store, role, error);
   if (jobs == NULL)
     return FALSE;
@@ -267,7 +267,7 @@ stg_quota_check_add (StgEngine *e, const ApiJobKey *key, const ApiTaskConfig *ta
       return FALSE;
     }
   need = info.consumption[STG_QUOTA_PROD_SHARED];
-  resource_bag_from_set (task->resources, &each);
+  bag_from_set (task->resources, &each);
   bag_add (&need, &each, count);
   return check_fits (key->role, &info, &need, error);
 }
@@ -355,7 +355,7 @@ stg_engine_set_quota (StgEngine *e, const gchar *role, const ApiResourceAggregat
     goto failed;
   if (!quota_info (e, role, NULL, &info, error))
     goto rollback;
-  resource_bag_from_set (quota->resources, &want);
+  bag_from_set (quota->resources, &want);
   over = shortfall (&want, &info.consumption[STG_QUOTA_PROD_SHARED]);
   if (over != NULL)
     {

@@ -41,7 +41,7 @@ update_load (StgEngine *e, StgUpdateRow *row, GError **error)
    * coordinated update waits for the next one. */
   u->last_pulse_ms = 0;
   if (!stg_settings_parse (e, ins->settings, "settings", &u->s, error) ||
-      !stg_update_progress_load (u, row->progress, error))
+      !stg_update_progress_load (u, row->progress, error) || !stg_surge_load (u, error))
     {
       stg_update_free (u);
       return NULL;
@@ -64,6 +64,16 @@ update_load (StgEngine *e, StgUpdateRow *row, GError **error)
       g_array_append_val (u->work, w);
       g_hash_table_insert (u->position, GINT_TO_POINTER (r->instance_id), GUINT_TO_POINTER (i + 1));
     }
+  for (guint i = 0; u->gated != NULL && i < u->gated->len; i++)
+    {
+      /* Its before gates had not passed: they are tried again, from the
+       * first, before the runtime hears of it. */
+      gpointer pos = g_hash_table_lookup (u->position,
+                                          GINT_TO_POINTER (g_array_index (u->gated, gint32, i)));
+      if (pos != NULL)
+        g_array_index (u->work, StgWork, GPOINTER_TO_UINT (pos) - 1).gates = STG_WORK_GATES_BEFORE;
+    }
+  g_clear_pointer (&u->gated, g_array_unref);
   for (guint i = 0; i < u->work->len; i++)
     {
       StgWork *w = &g_array_index (u->work, StgWork, i);
@@ -78,6 +88,7 @@ update_load (StgEngine *e, StgUpdateRow *row, GError **error)
       else if (w->state == failed)
         u->n_failed++;
     }
+  stg_settings_resolve (&u->s, u->work->len);
   stg_update_rebuild_order (u);
   if (u->cursor > u->order->len || u->batch_end > u->order->len ||
       u->n_done + u->n_failed + g_hash_table_size (u->active) != u->cursor)
@@ -109,7 +120,10 @@ give_up (StgEngine *e, StgUpdateRow *row, const GError *why)
       if (stg_store_in_transaction (e->store))
         stg_store_rollback (e->store);
       g_warning ("engine: cannot record the error of update %s: %s", row->uid, error->message);
+      return;
     }
+  stg_engine_notice_update (e, row->uid, row->job, API_JOB_UPDATE_STATUS_ERROR, row->status, NULL,
+                            message);
 }
 
 /* Continues a loaded update (inside a step). */
@@ -155,7 +169,7 @@ stg_updates_recover (StgEngine *e, GError **error)
       resume_loaded (u);
       stg_engine_step_end (e, NULL);
     }
-  return TRUE;
+  return stg_surge_recover_leftovers (e, error);
 }
 
 typedef struct

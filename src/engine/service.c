@@ -1,10 +1,11 @@
 /* service.c: which of a job's instances are in service while an update
- * with minInService runs.
+ * with minInService runs, and whether the next instance may go.
  *
  * Keeps StgUpdate.healthy (the job's running, healthy instances) from the
  * runtime's observations, and says whether taking one more instance down
- * would leave fewer than minInService in service. Calls the store and the
- * runtime only. Main-loop thread only.
+ * would leave fewer than minInService in service, then asks sla.c whether
+ * its SLA lets it go (slaAware). Calls the store, the runtime and sla.c.
+ * Main-loop thread only.
  */
 #include "config.h"
 
@@ -57,12 +58,15 @@ in_service (StgUpdate *u)
 gboolean
 stg_update_may_start (StgUpdate *u, guint idx)
 {
-  if (u->s.min_in_service <= 0 || u->healthy == NULL)
-    return TRUE;
-  StgWork *w = &g_array_index (u->work, StgWork, idx);
-  gint64 after = in_service (u) -
-                 (g_hash_table_contains (u->healthy, GINT_TO_POINTER (w->instance)) ? 1 : 0);
-  return after >= u->s.min_in_service;
+  if (u->s.min_in_service > 0 && u->healthy != NULL)
+    {
+      StgWork *w = &g_array_index (u->work, StgWork, idx);
+      gint64 after = in_service (u) -
+                     (g_hash_table_contains (u->healthy, GINT_TO_POINTER (w->instance)) ? 1 : 0);
+      if (after < u->s.min_in_service)
+        return FALSE;
+    }
+  return stg_update_sla_may_start (u, idx);
 }
 
 void

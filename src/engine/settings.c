@@ -8,7 +8,10 @@
  * Batch sizes: the first is the group size (VariableBatch: the first of the
  * list); after a batch, VariableBatch takes the next listed size while the
  * list lasts, and otherwise the size is multiplied by growthFactor (rounded
- * up) when the batch had no failure, or kept when it had one. A task config
+ * up, and at most maxBatchSize) when the batch had no failure, or kept when
+ * it had one. maxSurge and the failure allowances may be given in percent
+ * of the instances the update touches: stg_settings_resolve turns them into
+ * counts once the diff is known. A task config
  * is checked here (its Aurora fields by task_fields.c, its executor by the
  * runtime). Pure functions; any thread.
  */
@@ -26,6 +29,8 @@ stg_settings_clear (StgSettings *s)
   g_clear_pointer (&s->sizes, g_array_unref);
   g_clear_pointer (&s->only, stg_ranges_free);
   g_clear_pointer (&s->gates, g_ptr_array_unref);
+  g_clear_pointer (&s->instance_gates[0], g_ptr_array_unref);
+  g_clear_pointer (&s->instance_gates[1], g_ptr_array_unref);
 }
 
 #define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
@@ -186,6 +191,68 @@ parse_gates (const ApiJobUpdateSettings *in, const gchar *what, StgSettings *out
   return TRUE;
 }
 
+/* A percent field (0 to 100), or -1 when it is not set. */
+static gboolean
+parse_percent (gboolean isset, gdouble value, const gchar *what, const gchar *field, gdouble *out,
+               GError **error)
+{
+  *out = -1.0;
+  if (!isset)
+    return TRUE;
+  if (!(value >= 0.0 && value <= 100.0))
+    return bad (error, "%s.%s must be between 0 and 100, not %g", what, field, value);
+  *out = value;
+  return TRUE;
+}
+
+/* maxSurge, maxBatchSize, the percents and updateDeadlineMs. */
+static gboolean
+parse_controls (StgEngine *engine, const ApiJobUpdateSettings *in, const gchar *what,
+                StgSettings *out, GError **error)
+{
+  if (!parse_percent (in->__isset_maxSurgePercent, in->maxSurgePercent, what, "maxSurgePercent",
+                      &out->surge_pct, error) ||
+      !parse_percent (in->__isset_maxFailedInstancesPercent, in->maxFailedInstancesPercent, what,
+                      "maxFailedInstancesPercent", &out->failed_pct, error) ||
+      !parse_percent (in->__isset_maxPerInstanceFailuresPercent, in->maxPerInstanceFailuresPercent,
+                      what, "maxPerInstanceFailuresPercent", &out->per_instance_pct, error))
+    return FALSE;
+  if (in->__isset_maxSurge)
+    {
+      if (in->maxSurge < 0 || in->maxSurge > engine->limits.max_instances)
+        return bad (error, "%s.maxSurge must be between 0 and %d, not %d", what,
+                    engine->limits.max_instances, in->maxSurge);
+      if (out->surge_pct >= 0.0 && in->maxSurge > 0)
+        return bad (error, "%s: give maxSurge or maxSurgePercent, not both", what);
+      out->max_surge = in->maxSurge;
+    }
+  if (out->failed_pct >= 0.0 && in->maxFailedInstances > 0)
+    return bad (error, "%s: give maxFailedInstances or maxFailedInstancesPercent, not both", what);
+  if (out->per_instance_pct >= 0.0 && in->maxPerInstanceFailures > 0)
+    return bad (error, "%s: give maxPerInstanceFailures or maxPerInstanceFailuresPercent, not both",
+                what);
+  if (in->__isset_maxBatchSize && in->maxBatchSize != 0)
+    {
+      if (in->maxBatchSize < 0)
+        return bad (error, "%s.maxBatchSize must not be negative, not %d", what, in->maxBatchSize);
+      for (guint i = 0; i < out->sizes->len; i++)
+        if (g_array_index (out->sizes, gint32, i) > in->maxBatchSize)
+          return bad (error,
+                      "%s.maxBatchSize is %d but the strategy asks for batches of %d: the cap "
+                      "bounds growth, it cannot shrink a batch given",
+                      what, in->maxBatchSize, g_array_index (out->sizes, gint32, i));
+      out->max_batch_size = in->maxBatchSize;
+    }
+  if (in->__isset_updateDeadlineMs)
+    {
+      if (in->updateDeadlineMs < 0 || in->updateDeadlineMs > engine->limits.max_pulse_ms)
+        return bad (error, "%s.updateDeadlineMs must be between 0 and %" G_GINT64_FORMAT, what,
+                    engine->limits.max_pulse_ms);
+      out->deadline_ms = in->updateDeadlineMs;
+    }
+  return TRUE;
+}
+
 gboolean
 stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gchar *what,
                     StgSettings *out, GError **error)
@@ -252,6 +319,7 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
     }
 
   out->restart = in->__isset_restartInstances && in->restartInstances;
+  out->sla_aware = in->__isset_slaAware && in->slaAware;
   if (in->__isset_updateOnlyTheseInstances && in->updateOnlyTheseInstances != NULL &&
       g_hash_table_size (in->updateOnlyTheseInstances) > 0)
     {
@@ -268,7 +336,19 @@ stg_settings_parse (StgEngine *engine, const ApiJobUpdateSettings *in, const gch
           stg_ranges_add (out->only, r->first, r->last);
         }
     }
-  return parse_gates (in, what, out, error);
+  return parse_controls (engine, in, what, out, error) && parse_gates (in, what, out, error) &&
+         stg_work_gates_parse (in, what, out, error);
+}
+
+void
+stg_settings_resolve (StgSettings *s, guint touched)
+{
+  if (s->surge_pct >= 0.0)
+    s->max_surge = (gint32) ceil (s->surge_pct * touched / 100.0);
+  if (s->failed_pct >= 0.0)
+    s->max_failed_instances = (gint32) floor (s->failed_pct * touched / 100.0);
+  if (s->per_instance_pct >= 0.0)
+    s->max_per_instance_failures = (gint32) floor (s->per_instance_pct * touched / 100.0);
 }
 
 guint
@@ -285,12 +365,15 @@ stg_strategy_next_size (const StgSettings *s, guint index, guint size, gboolean 
   if (failures || s->growth <= 1.0)
     return size;
   gdouble next = ceil ((gdouble) size * s->growth);
-  return next > (gdouble) G_MAXINT32 ? (guint) G_MAXINT32 : MAX ((guint) next, size);
+  guint grown = next > (gdouble) G_MAXINT32 ? (guint) G_MAXINT32 : MAX ((guint) next, size);
+  if (s->max_batch_size > 0)
+    grown = MIN (grown, MAX ((guint) s->max_batch_size, size));
+  return grown;
 }
 
 ApiTaskConfig *
 stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config, const ApiJobKey *key,
-                              const gchar *what, GError **error)
+                              gint32 instances, const gchar *what, GError **error)
 {
   if (config == NULL)
     {
@@ -314,7 +397,8 @@ stg_engine_check_task_config (StgEngine *engine, const ApiTaskConfig *config, co
       g_autoptr (ApiIdentity) owner = g_object_new (API_TYPE_IDENTITY, "user", key->role, NULL);
       g_object_set (copy, "owner", owner, NULL);
     }
-  if (!stg_task_fields_check (engine, copy, what, error))
+  if (!stg_task_fields_check (engine, copy, what, error) ||
+      !stg_sla_check_task (engine, copy, instances, what, error))
     return NULL;
   if (engine->runtime != NULL)
     {

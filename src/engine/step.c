@@ -2,7 +2,7 @@
  *
  * Owns the step in progress: which updates it touched, the runtime actions
  * and watcher announcements waiting for its commit, and the slots noted for
- * the next news step. Calls the store and progress.c only; what needs the
+ * the next news step. Calls the store, progress.c and notice.c only; what needs the
  * state machine (a refused runtime action, a slot's news, reloading after a
  * failed commit) goes up through engine->up, set by engine.c. Main-loop
  * thread only.
@@ -170,6 +170,22 @@ stg_update_write (StgUpdate *u, GError **error)
         return FALSE;
     }
   g_hash_table_remove_all (u->dirty_work);
+  for (guint i = 0; i < u->surge->len; i++)
+    {
+      StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+      StgSurgeRow row = {
+        .update_id = u->id,
+        .job_id = u->job_id,
+        .instance_id = s->instance,
+        .config_id = s->config,
+        .failures = s->failures,
+        .baseline = s->seen_failures,
+        .started_ms = s->started_ms,
+      };
+      if (s->dirty && !stg_store_put_surge (u->engine->store, &row, error))
+        return FALSE;
+      s->dirty = FALSE;
+    }
   if (u->dirty)
     {
       g_autofree gchar *progress = stg_update_progress_json (u);
@@ -239,10 +255,12 @@ stg_engine_step_end (StgEngine *engine, GError **error)
         g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_FAILED,
                      "the change could not be stored");
       stg_engine_wrap_error (error);
+      stg_engine_notices_end (engine, FALSE);
       after_step (engine);
       return FALSE;
     }
 
+  stg_engine_notices_end (engine, TRUE);
   run_acts (engine, acts);
   for (guint i = 0; i < announce->len; i++)
     tell_watchers (engine, announce->pdata[i]);

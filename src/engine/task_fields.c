@@ -6,8 +6,8 @@
  * Mesos fetcher URIs, Mesos containerizer images and volumes (an empty
  * MesosContainer, what Aurora's client sends for "no container", is
  * fine), GPUs, and partition policies other than Stagger's own behaviour.
- * slaPolicy is kept as given. Calls the store and common only. Main-loop
- * thread only.
+ * slaPolicy is sla.c's. Calls the store and common only. Main-loop thread
+ * only.
  */
 #include "config.h"
 
@@ -191,24 +191,6 @@ check_partition (const ApiTaskConfig *task, const gchar *what, GError **error)
   return TRUE;
 }
 
-/* An SLA policy is one of its three kinds. */
-static gboolean
-check_sla (const ApiTaskConfig *task, const gchar *what, GError **error)
-{
-  const ApiSlaPolicy *p = task->__isset_slaPolicy ? task->slaPolicy : NULL;
-
-  if (p == NULL)
-    return TRUE;
-  if (p->__isset_percentageSlaPolicy + p->__isset_countSlaPolicy +
-          p->__isset_coordinatorSlaPolicy !=
-      1)
-    return bad (error,
-                "%s.slaPolicy: give exactly one of percentageSlaPolicy, countSlaPolicy and "
-                "coordinatorSlaPolicy",
-                what);
-  return TRUE;
-}
-
 gboolean
 stg_task_fields_check (StgEngine *e, ApiTaskConfig *task, const gchar *what, GError **error)
 {
@@ -220,7 +202,7 @@ stg_task_fields_check (StgEngine *e, ApiTaskConfig *task, const gchar *what, GEr
                 what);
   return check_tier (e, task, what, error) && check_dedicated (task, what, error) &&
          check_resources (task, what, error) && check_container (task, what, error) &&
-         check_partition (task, what, error) && check_sla (task, what, error);
+         check_partition (task, what, error);
 }
 
 void

@@ -11,9 +11,10 @@
  *
  *   ROLLING_FORWARD --[stg_engine_pause_update; batch_done: autopause]--> ROLL_FORWARD_PAUSED
  *   ROLLING_FORWARD --[stg_update_pump: pulse expired]--> ROLL_FORWARD_AWAITING_PULSE
- *   ROLLING_FORWARD --[finish]--> ROLLED_FORWARD
- *   ROLLING_FORWARD --[check_failures: no rollback]--> FAILED
- *   ROLLING_FORWARD --[check_failures; stg_engine_rollback_update]
+ *   ROLLING_FORWARD --[finish: work done, surge instances gone]--> ROLLED_FORWARD
+ *   ROLLING_FORWARD --[fail_or_roll_back (check_failures, past_deadline, a failed batch
+ *                     gate): no rollback]--> FAILED
+ *   ROLLING_FORWARD --[fail_or_roll_back; stg_engine_rollback_update]
  *                     (stg_update_start_rollback)--> ROLLING_BACK
  *   ROLL_FORWARD_PAUSED --[stg_engine_resume_update]--> ROLLING_FORWARD
  *                                                  or ROLL_FORWARD_AWAITING_PULSE
@@ -23,13 +24,15 @@
  *                     --[stg_engine_rollback_update]--> ROLLING_BACK
  *   ROLLING_BACK --[stg_engine_pause_update]--> ROLL_BACK_PAUSED
  *   ROLLING_BACK --[stg_update_pump: pulse expired]--> ROLL_BACK_AWAITING_PULSE
- *   ROLLING_BACK --[finish]--> ROLLED_BACK
+ *   ROLLING_BACK --[finish: work done, surge instances gone]--> ROLLED_BACK
  *   ROLLING_BACK --[check_failures]--> FAILED
  *   ROLL_BACK_PAUSED --[stg_engine_resume_update]--> ROLLING_BACK or ROLL_BACK_AWAITING_PULSE
  *   ROLL_BACK_AWAITING_PULSE --[stg_engine_pulse_update]--> ROLLING_BACK
  *   ROLL_BACK_AWAITING_PULSE --[stg_engine_pause_update]--> ROLL_BACK_PAUSED
  *   any active status --[stg_engine_abort_update]--> ABORTED
  *   (a damaged record) --[give_up, recover.c]--> ERROR
+ * Any move to a terminal status removes the update's surge instances
+ * (surge.c); FAILED and ABORTED leave them to the engine as leftovers.
  *
  * What holds in each status (stg_engine_check_invariants checks 1-4):
  *  1. Active statuses: the update is in engine->updates and by_job maps its
@@ -113,6 +116,7 @@ stg_update_new (StgEngine *engine)
   u->order = g_array_new (FALSE, FALSE, sizeof (guint));
   u->active = g_hash_table_new (NULL, NULL);
   u->dirty_work = g_hash_table_new (NULL, NULL);
+  u->surge = g_array_new (FALSE, TRUE, sizeof (StgSurge));
   return u;
 }
 
@@ -126,11 +130,15 @@ cancel_timers (StgUpdate *u)
       StgWork *w = &g_array_index (u->work, StgWork, i);
       stg_clock_cancel_timer (clock, w->timer);
       w->timer = 0;
+      stg_work_gates_stop (w);
     }
   stg_clock_cancel_timer (clock, u->pulse_timer);
   stg_clock_cancel_timer (clock, u->gate_timer);
-  u->pulse_timer = u->gate_timer = 0;
+  stg_clock_cancel_timer (clock, u->surge_timer);
+  stg_clock_cancel_timer (clock, u->deadline_timer);
+  u->pulse_timer = u->gate_timer = u->surge_timer = u->deadline_timer = 0;
   g_clear_pointer (&u->gate_run, stg_gate_run_free);
+  stg_update_sla_clear (u);
 }
 
 void
@@ -143,12 +151,14 @@ stg_update_free (StgUpdate *u)
   g_clear_object (&u->job);
   g_free (u->user);
   g_free (u->last_failure);
+  g_clear_pointer (&u->gated, g_array_unref);
   stg_settings_clear (&u->s);
   g_array_unref (u->work);
   g_hash_table_unref (u->position);
   g_array_unref (u->order);
   g_hash_table_unref (u->active);
   g_hash_table_unref (u->dirty_work);
+  g_array_unref (u->surge);
   g_clear_pointer (&u->healthy, g_hash_table_unref);
   g_free (u);
 }
@@ -194,6 +204,7 @@ stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *me
   StgEngine *e = u->engine;
   GError *error = NULL;
   gint64 now = stg_clock_now_ms (e->clock);
+  gint from = u->status;
 
   if (!stg_engine_transition_ok (stg_update_transition_allowed (u->status, to), "update", u->uid,
                                  stg_update_status_name (u->status), stg_update_status_name (to)))
@@ -210,10 +221,17 @@ stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *me
       g_error_free (error);
     }
   stg_engine_announce (e, u->job, u->uid);
+  stg_engine_notice_update (e, u->uid, u->job, to, from, user, message);
   if (!running (u))
-    g_clear_pointer (&u->gate_run, stg_gate_run_free); /* tried again when it runs again */
+    {
+      g_clear_pointer (&u->gate_run, stg_gate_run_free); /* tried again when it runs again */
+      stg_update_sla_clear (u);                          /* checked again too */
+    }
   if (!stg_update_status_is_active (to))
-    retire (u);
+    {
+      stg_surge_release (u);
+      retire (u);
+    }
 }
 
 /* ---- pulses -------------------------------------------------------------------- */
@@ -268,20 +286,69 @@ on_gate_timer (gpointer data)
   stg_engine_step_end (e, NULL);
 }
 
-/* TRUE when the failure threshold is crossed (and the update moved on). */
-static gboolean
-check_failures (StgUpdate *u)
+/* The update cannot go on as it is: rolling forward, it rolls back when
+ * its settings say so; otherwise it fails. */
+static void
+fail_or_roll_back (StgUpdate *u, const gchar *why)
 {
-  if (u->n_failed <= (guint) u->s.max_failed_instances)
-    return FALSE;
-  g_autofree gchar *why = g_strdup_printf ("failure threshold reached: %u instance%s failed%s%s",
-                                           u->n_failed, u->n_failed == 1 ? "" : "s",
-                                           u->last_failure ? "; " : "",
-                                           u->last_failure ? u->last_failure : "");
   if (!u->back && u->s.rollback_on_failure)
     stg_update_start_rollback (u, NULL, why);
   else
     stg_update_transition (u, API_JOB_UPDATE_STATUS_FAILED, NULL, why);
+}
+
+/* TRUE when the failure threshold is crossed (and the update moved on).
+ * Failed surge instances count as failed instances. */
+static gboolean
+check_failures (StgUpdate *u)
+{
+  guint failed = u->n_failed + u->surge_failed;
+
+  if (failed <= (guint) u->s.max_failed_instances)
+    return FALSE;
+  g_autofree gchar *why = g_strdup_printf ("failure threshold reached: %u instance%s failed%s%s",
+                                           failed, failed == 1 ? "" : "s",
+                                           u->last_failure ? "; " : "",
+                                           u->last_failure ? u->last_failure : "");
+  fail_or_roll_back (u, why);
+  return TRUE;
+}
+
+static void
+on_deadline_timer (gpointer data)
+{
+  StgUpdate *u = data;
+  StgEngine *e = u->engine;
+
+  u->deadline_timer = 0;
+  stg_engine_step_begin (e);
+  stg_update_pump (u);
+  stg_engine_step_end (e, NULL);
+}
+
+/* TRUE when an update rolling forward is past updateDeadlineMs (and has
+ * failed, or rolls back); otherwise the timer is armed for it. The
+ * deadline does not bound a rollback. */
+static gboolean
+past_deadline (StgUpdate *u)
+{
+  StgClock *clock = u->engine->clock;
+
+  if (u->back || u->s.deadline_ms <= 0)
+    return FALSE;
+  gint64 now = stg_clock_now_ms (clock);
+  gint64 due = u->created_ms + u->s.deadline_ms;
+  if (now < due)
+    {
+      if (u->deadline_timer == 0)
+        u->deadline_timer = stg_clock_add_timer (clock, due - now, on_deadline_timer, u);
+      return FALSE;
+    }
+  g_autofree gchar *why =
+      g_strdup_printf ("update deadline passed: not rolled forward within %" G_GINT64_FORMAT
+                       " s of its start",
+                       u->s.deadline_ms / 1000);
+  fail_or_roll_back (u, why);
   return TRUE;
 }
 
@@ -306,10 +373,11 @@ on_gate_result (gpointer data, guint attempt, gboolean passed, gboolean last, co
   StgUpdate *u = data;
   StgEngine *e = u->engine;
   const ApiRolloutGate *g = u->s.gates->pdata[u->gates_passed];
-  guint allowed = 1 + (guint) (g->__isset_retries && g->retries > 0 ? g->retries : 0);
-  g_autofree gchar *event = g_strdup_printf ("gate '%s' after batch %u %s (attempt %u of %u): %s",
+  guint allowed = stg_gate_attempts_allowed (g);
+  g_autofree gchar *of = allowed > 0 ? g_strdup_printf (" of %u", allowed) : g_strdup ("");
+  g_autofree gchar *event = g_strdup_printf ("gate '%s' after batch %u %s (attempt %u%s): %s",
                                              g->name, u->batch_index, passed ? "passed" : "failed",
-                                             attempt, allowed, message);
+                                             attempt, of, message);
   g_autofree gchar *why = g_strdup_printf ("gate '%s' failed: %s", g->name, message);
   GError *error = NULL;
 
@@ -334,10 +402,7 @@ on_gate_result (gpointer data, guint attempt, gboolean passed, gboolean last, co
   else if (last)
     {
       u->gating = FALSE;
-      if (u->s.rollback_on_failure)
-        stg_update_start_rollback (u, NULL, why);
-      else
-        stg_update_transition (u, API_JOB_UPDATE_STATUS_FAILED, NULL, why);
+      fail_or_roll_back (u, why);
     }
   stg_engine_step_end (e, NULL);
 }
@@ -350,8 +415,11 @@ gates_closed (StgUpdate *u)
   if (!u->gating)
     return FALSE;
   if (u->gate_run == NULL)
-    u->gate_run = stg_gate_run_start (u->engine, u->s.gates->pdata[u->gates_passed], u->job->role,
-                                      on_gate_result, u);
+    {
+      g_auto (GStrv) env = stg_update_gates_environ (u);
+      u->gate_run = stg_gate_run_start (u->engine, u->s.gates->pdata[u->gates_passed], u->job->role,
+                                        (const gchar *const *) env, on_gate_result, u);
+    }
   return TRUE;
 }
 
@@ -402,8 +470,9 @@ stg_update_pump (StgUpdate *u)
                              NULL, PULSE_TIMEOUT_MESSAGE);
       return;
     }
-  if (check_failures (u))
+  if (check_failures (u) || past_deadline (u))
     return;
+  stg_surge_pump (u);
 
   if (u->s.kind == STG_STRATEGY_QUEUE)
     {
@@ -454,7 +523,9 @@ stg_update_pump (StgUpdate *u)
         }
     }
 
-  if (running (u) && u->cursor >= u->order->len && g_hash_table_size (u->active) == 0)
+  /* Done once the direction's work is, and its surge instances are gone. */
+  if (running (u) && u->cursor >= u->order->len && g_hash_table_size (u->active) == 0 &&
+      stg_surge_pump (u))
     finish (u);
 }
 
@@ -466,6 +537,8 @@ stg_update_evaluate_all (StgUpdate *u)
   for (GList *l = in_flight; l != NULL && running (u); l = l->next)
     if (g_hash_table_contains (u->active, l->data))
       stg_work_evaluate (u, GPOINTER_TO_UINT (l->data));
+  if (running (u))
+    stg_surge_evaluate_all (u);
   stg_update_pump (u);
 }
 
@@ -477,6 +550,11 @@ stg_update_on_instance (StgUpdate *u, gint32 instance)
   stg_update_note_health (u, instance);
   if (!running (u))
     return;
+  if (stg_surge_on_instance (u, instance))
+    {
+      stg_update_pump (u);
+      return;
+    }
   gpointer pos = g_hash_table_lookup (u->position, GINT_TO_POINTER (instance));
   if (pos != NULL && g_hash_table_contains (u->active, GUINT_TO_POINTER (GPOINTER_TO_UINT (pos) - 1)))
     stg_work_evaluate (u, GPOINTER_TO_UINT (pos) - 1);
@@ -544,6 +622,7 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
       StgWork *w = &g_array_index (u->work, StgWork, i);
       stg_clock_cancel_timer (u->engine->clock, w->timer);
       w->timer = 0;
+      stg_work_gates_stop (w);
       if (w->state == STG_WORK_PENDING)
         continue;                          /* never touched: nothing to undo */
       w->state = STG_WORK_ROLLBACK_PENDING;
@@ -560,10 +639,12 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
   u->queue_done = 0;
   u->batch_failed = FALSE;
   u->n_done = u->n_failed = 0;
+  u->surge_failed = 0;
   u->gate_ms = 0;
   u->gating = FALSE;
   u->gates_passed = 0;
   g_clear_pointer (&u->gate_run, stg_gate_run_free);
+  stg_update_sla_clear (u);
   stg_update_touch (u);
   stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLING_BACK, user, message);
   stg_update_arm_pulse (u);

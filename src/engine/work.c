@@ -1,10 +1,11 @@
 /* work.c: one instance's work in an update: starting it, and looking at
  * it against what the runtime sees (done once healthy for the watch time,
  * a failure counted, the runtime asked again, a deadline or watch timer
- * armed), with the instance events each move records. The states and what
- * holds in each are drawn in engine_private.h; update.c decides when work
+ * armed), with the instance events each move records, and the verdicts of
+ * its instance gates (work_gates.c runs them). The states and what holds
+ * in each are drawn in engine_private.h; update.c decides when work
  * starts and what a finished or failed instance means for the update.
- * Calls step.c and the store. Main-loop thread only.
+ * Calls step.c, work_gates.c and the store. Main-loop thread only.
  */
 #include "config.h"
 
@@ -66,6 +67,7 @@ finish_work (StgUpdate *u, guint idx, gboolean ok, const gchar *message)
            ok ? (u->back ? "rolled back" : "updated") : "failed");
   stg_clock_cancel_timer (u->engine->clock, w->timer);
   w->timer = 0;
+  stg_work_gates_stop (w);
   g_hash_table_remove (u->active, GUINT_TO_POINTER (idx));
   if (ok)
     {
@@ -187,6 +189,63 @@ check_deadline (StgUpdate *u, guint idx, gint64 target, const gchar *cause)
   return FALSE;
 }
 
+/* The instance gates of @w's phase: TRUE while they hold the work item
+ * (a gate is being tried, or one failed: counted, and tried again or the
+ * instance restarted). Before gates that all passed let the runtime be
+ * asked; after gates that all passed finish the work. */
+static gboolean
+gates_hold (StgUpdate *u, guint idx, const StgTaskObservation *obs)
+{
+  StgEngine *e = u->engine;
+  StgWork *w = &g_array_index (u->work, StgWork, idx);
+  gint phase = w->gates;
+
+  if (phase != STG_WORK_GATES_BEFORE && phase != STG_WORK_GATES_AFTER)
+    return FALSE;
+  if (w->gate_verdict == 0)
+    {
+      stg_work_gates_resume (u, idx);
+      return TRUE;
+    }
+  g_autofree gchar *message = g_strdup (w->gate_message);
+  instance_event (u, w,
+                  u->back ? API_JOB_UPDATE_ACTION_INSTANCE_ROLLING_BACK
+                          : API_JOB_UPDATE_ACTION_INSTANCE_UPDATING,
+                  message);
+  stg_engine_announce (e, u->job, u->uid);
+  if (w->gate_verdict > 0)
+    {
+      if (stg_work_gates_next (u, idx))
+        return TRUE;
+      stg_work_gates_stop (w);
+      stg_update_touch_work (u, idx);
+      if (phase == STG_WORK_GATES_AFTER)
+        {
+          finish_work (u, idx, TRUE, NULL);
+          return TRUE;
+        }
+      /* Passed before: the change begins now, the runtime told the
+       * target whatever it seems to run (as stg_work_start tells it). */
+      w->started_ms = stg_clock_now_ms (e->clock);
+      w->seen_failures = obs->phase == STG_TASK_ABSENT ? 0 : obs->failures;
+      ask (u, w, target_of (u, w));
+      return FALSE;
+    }
+  stg_work_gates_stop (w);
+  if (count_failure (u, idx, 1, message))
+    return TRUE;
+  if (phase == STG_WORK_GATES_BEFORE)
+    stg_work_gates_begin (u, idx, STG_WORK_GATES_BEFORE);
+  else
+    {
+      /* As after a failed health check: the instance starts again. */
+      w->gates = STG_WORK_GATES_RESTARTED;
+      w->started_ms = stg_clock_now_ms (e->clock);
+      stg_engine_queue (e, STG_ACT_RESTART, u->job_id, w->instance, target_of (u, w), u->uid);
+    }
+  return TRUE;
+}
+
 /* Looks at in-flight instance @idx and decides: done, failed, ask, or wait. */
 void
 stg_work_evaluate (StgUpdate *u, guint idx)
@@ -200,6 +259,9 @@ stg_work_evaluate (StgUpdate *u, guint idx)
   if (e->runtime == NULL)
     return;
   stg_runtime_observe (e->runtime, u->job_id, w->instance, &obs);
+
+  if (w->gates == STG_WORK_GATES_BEFORE && gates_hold (u, idx, &obs))
+    return;
 
   if (target == 0)
     {
@@ -217,6 +279,7 @@ stg_work_evaluate (StgUpdate *u, guint idx)
     {
       gint n = (gint) ((gint64) obs.failures - w->seen_failures);
       w->seen_failures = obs.failures;
+      stg_work_gates_stop (w); /* after gates, if any, are tried again once healthy */
       g_autofree gchar *why = with_cause (obs.config_id == target
                                               ? "the new configuration did not stay up"
                                               : "the change did not take",
@@ -231,13 +294,16 @@ stg_work_evaluate (StgUpdate *u, guint idx)
 
   /* A restart is done only with a run that became healthy after it began. */
   if (obs.phase == STG_TASK_RUNNING && obs.config_id == target &&
-      (!restarting (u, w) || obs.healthy_since_ms >= w->started_ms))
+      ((!restarting (u, w) && w->gates != STG_WORK_GATES_RESTARTED) ||
+       obs.healthy_since_ms >= w->started_ms))
     {
       gint64 stable_at = obs.healthy_since_ms + u->s.watch_ms;
-      if (now >= stable_at)
-        finish_work (u, idx, TRUE, NULL);
-      else
+      if (now < stable_at)
         arm_work_timer (u, w, stable_at);
+      else if (w->gates == STG_WORK_GATES_AFTER)
+        gates_hold (u, idx, &obs);
+      else if (!stg_work_gates_begin (u, idx, STG_WORK_GATES_AFTER))
+        finish_work (u, idx, TRUE, NULL);
       return;
     }
 
@@ -280,6 +346,7 @@ stg_work_start (StgUpdate *u, guint idx)
                           : API_JOB_UPDATE_ACTION_INSTANCE_UPDATING,
                   NULL);
   stg_engine_announce (e, u->job, u->uid);
-  ask (u, w, target_of (u, w));
+  if (!stg_work_gates_begin (u, idx, STG_WORK_GATES_BEFORE))
+    ask (u, w, target_of (u, w));
   stg_work_evaluate (u, idx);
 }

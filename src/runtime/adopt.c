@@ -2,9 +2,13 @@
  * process this data dir's runtime made is found by the marker in its
  * environment (STG_LOCAL_MARK), the one the store expects per slot is
  * adopted (a hot upgrade's pair included: the hand-over is undone, or
- * finished when the old version is gone), the rest are stopped, and what
- * ended while nobody watched is judged by why it ended. Calls the store
- * and process.c; main-loop thread only, once, before the engine recovers.
+ * finished when the old version is gone) with the processes its run
+ * started in sessions of their own (an AuroraExecutor task's), the rest
+ * are stopped, and what ended while nobody watched is judged by why it
+ * ended. And reconciliation, the same comparison while running: a run
+ * whose process is gone has ended; a marked process no slot expects is
+ * stopped. Calls the store, process.c and run.c; main-loop thread only
+ * (adoption once, before the engine recovers).
  */
 #include "config.h"
 
@@ -12,73 +16,124 @@
 #include <string.h>
 
 #include "runtime/local_private.h"
-#include "runtime/process.h"
+#include "spawn/process.h"
 
 #define ORPHAN_WAIT_MS 3000
 
-/* This data dir's marked processes: "JOB:INSTANCE:RUN" -> StgMarkedProcess
- * (borrowed from @marked). */
+/* This data dir's marked processes: "JOB:INSTANCE:RUN" -> GPtrArray of
+ * StgMarkedProcess (borrowed from @marked). A run is one process, except
+ * an AuroraExecutor task's: its runner, and each process of the task in a
+ * session of its own, with the same mark. */
 static GHashTable *
 ours (StgLocalRuntime *rt, GPtrArray *marked)
 {
-  GHashTable *found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  GHashTable *found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                             (GDestroyNotify) g_ptr_array_unref);
 
   for (guint i = 0; i < marked->len; i++)
     {
       StgMarkedProcess *p = marked->pdata[i];
       g_auto (GStrv) parts = g_strsplit (p->mark, ":", 4);
-      if (g_strv_length (parts) == 4 && g_str_equal (parts[3], rt->mark_dir))
-        g_hash_table_insert (found, g_strjoin (":", parts[0], parts[1], parts[2], NULL), p);
+      if (g_strv_length (parts) != 4 || !g_str_equal (parts[3], rt->mark_dir))
+        continue;
+      g_autofree gchar *key = g_strjoin (":", parts[0], parts[1], parts[2], NULL);
+      GPtrArray *run = g_hash_table_lookup (found, key);
+      if (run == NULL)
+        g_hash_table_insert (found, g_steal_pointer (&key), run = g_ptr_array_new ());
+      g_ptr_array_add (run, p);
     }
   return found;
 }
 
-/* Takes run @run_id of @slot out of @found: the marked process, else the
- * recorded @pid when it is still the same process (one started before
- * markers existed). */
+/* The run's first process among @run's: the one whose parent is none of
+ * them (a runner's processes are its children, or its orphans, which it
+ * reaps); NULL when that is not one process. */
+static StgMarkedProcess *
+first_of (GPtrArray *run)
+{
+  StgMarkedProcess *first = NULL;
+
+  for (guint i = 0; i < run->len; i++)
+    {
+      StgMarkedProcess *p = run->pdata[i];
+      gboolean child = FALSE;
+      for (guint k = 0; k < run->len && !child; k++)
+        child = ((StgMarkedProcess *) run->pdata[k])->pid == p->parent;
+      if (!child && first != NULL)
+        return NULL;
+      if (!child)
+        first = p;
+    }
+  return first;
+}
+
+/* Takes run @run_id of @slot out of @found: the recorded @pid when it is
+ * still the same process, else, when no pid was recorded yet (a daemon
+ * that died between the intent and the fork's end), the run's marked
+ * first process. A recorded process that is gone leaves what it started
+ * in @found, to be stopped. */
 static gboolean
 take (GHashTable *found, Slot *slot, gint64 run_id, gint64 pid, gint64 pid_start, StgRunFacts *out)
 {
   g_autofree gchar *key = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT,
                                            slot->base.key.job_id, slot->base.key.instance, run_id);
-  StgMarkedProcess *p = g_hash_table_lookup (found, key);
+  GPtrArray *run = g_hash_table_lookup (found, key);
+  StgMarkedProcess *p = run != NULL && pid <= 0 ? first_of (run) : NULL;
 
   if (run_id <= 0)
     return FALSE;
   out->run_id = run_id;
-  if (p != NULL)
+  out->pid = pid;
+  out->pid_start = pid_start;
+  if (pid > 0 && stg_process_is ((GPid) pid, pid_start))
     {
-      out->pid = p->pid;
-      out->pid_start = p->start_time;
       g_hash_table_remove (found, key);
       return TRUE;
     }
-  out->pid = pid;
-  out->pid_start = pid_start;
-  return pid > 0 && stg_process_is ((GPid) pid, pid_start);
+  if (p == NULL)
+    return FALSE;
+  out->pid = p->pid;
+  out->pid_start = p->start_time;
+  g_hash_table_remove (found, key);
+  return TRUE;
 }
 
-/* Stops every process of @found (no slot expects it) and waits a little
- * for them to go, so a start that follows finds their ports free. */
+/* Kills every process of @found: no slot expects it. */
 static void
-stop_orphans (GHashTable *found)
+kill_orphans (GHashTable *found)
 {
   GHashTableIter it;
   gpointer value;
 
   g_hash_table_iter_init (&it, found);
   while (g_hash_table_iter_next (&it, NULL, &value))
-    {
-      StgMarkedProcess *p = value;
-      g_message ("runtime: stopping pid %d (%s): no instance expects it", (int) p->pid, p->mark);
-      stg_process_signal_group (p->pid, SIGKILL);
-    }
+    for (guint i = 0; i < ((GPtrArray *) value)->len; i++)
+      {
+        StgMarkedProcess *p = ((GPtrArray *) value)->pdata[i];
+        g_message ("runtime: stopping pid %d (%s): no instance expects it", (int) p->pid, p->mark);
+        stg_process_signal_group (p->pid, SIGKILL);
+      }
+}
+
+/* Stops every process of @found and waits a little for them to go, so a
+ * start that follows finds their ports free. */
+static void
+stop_orphans (GHashTable *found)
+{
+  GHashTableIter it;
+  gpointer value;
+
+  kill_orphans (found);
   for (gint waited = 0; waited < ORPHAN_WAIT_MS; waited += 10)
     {
       gboolean alive = FALSE;
       g_hash_table_iter_init (&it, found);
       while (g_hash_table_iter_next (&it, NULL, &value) && !alive)
-        alive = stg_process_is (((StgMarkedProcess *) value)->pid, ((StgMarkedProcess *) value)->start_time);
+        for (guint i = 0; i < ((GPtrArray *) value)->len && !alive; i++)
+          {
+            StgMarkedProcess *p = ((GPtrArray *) value)->pdata[i];
+            alive = stg_process_is (p->pid, p->start_time);
+          }
       if (!alive)
         return;
       g_usleep (10000);
@@ -228,5 +283,69 @@ stg_local_runtime_adopt (StgRuntime *base, GError **error)
         adopt_slot (slot, &s->row, &g_array_index (cur, StgRunFacts, i), has[2 * i],
                     &g_array_index (next, StgRunFacts, i), has[2 * i + 1]);
     }
+  return TRUE;
+}
+
+/* ---- reconciliation --------------------------------------------------------------- */
+
+/* The processes of @found's runs. */
+static guint
+processes_in (GHashTable *found)
+{
+  GHashTableIter it;
+  gpointer value;
+  guint n = 0;
+
+  g_hash_table_iter_init (&it, found);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    n += ((GPtrArray *) value)->len;
+  return n;
+}
+
+gboolean
+stg_local_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+  g_autoptr (GPtrArray) marked = stg_process_find_marked (STG_LOCAL_MARK);
+  g_autoptr (GHashTable) found = ours (rt, marked);
+  g_autoptr (GPtrArray) lost = g_ptr_array_new ();
+  guint looked = 0, marks = processes_in (found);
+  GHashTableIter it;
+  gpointer value;
+
+  (void) error;
+  /* Each slot's runs: found by their mark, or still the recorded process. */
+  stg_slots_iter_init (rt->slots, &it);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      Slot *slot = value;
+      Run *runs[] = { slot->run, slot->next };
+      for (guint i = 0; i < G_N_ELEMENTS (runs); i++)
+        {
+          Run *run = runs[i];
+          if (run == NULL || run->pid <= 0)
+            continue;
+          looked++;
+          g_autofree gchar *key = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT,
+                                                   slot->base.key.job_id, slot->base.key.instance,
+                                                   run->id);
+          if (!g_hash_table_remove (found, key) && !stg_process_is (run->pid, run->pid_start))
+            g_ptr_array_add (lost, run);
+        }
+    }
+  if (implicit)
+    {
+      guint strays = processes_in (found);
+      kill_orphans (found);
+      *summary = g_strdup_printf ("local: %u process%s with this staggerd's mark in /proc; %u "
+                                  "that no instance expects stopped",
+                                  marks, marks == 1 ? "" : "es", strays);
+      return TRUE;
+    }
+  for (guint i = 0; i < lost->len; i++)
+    stg_run_lost (lost->pdata[i]);
+  *summary = g_strdup_printf ("local: %u instance process%s looked for in /proc; %u gone (ended "
+                              "now)",
+                              looked, looked == 1 ? "" : "es", lost->len);
   return TRUE;
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "runtime/local_private.h"
-#include "runtime/process.h"
+#include "spawn/process.h"
 
 /* What every instance, health command and hook starts from: nothing of
  * staggerd's own environment, only a PATH, HOME (@home) and LANG. */
@@ -22,6 +22,13 @@ stg_local_base_environ (const gchar *home)
   env = g_environ_setenv (env, "HOME", home, TRUE);
   env = g_environ_setenv (env, "LANG", "C.UTF-8", TRUE);
   return env;
+}
+
+gchar *
+stg_local_mark (Slot *slot, gint64 run_id)
+{
+  return g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT ":%s", slot->base.key.job_id,
+                          slot->base.key.instance, run_id, slot->rt->mark_dir);
 }
 
 gchar **
@@ -39,10 +46,13 @@ stg_local_environment (Slot *slot, Run *run, gint alt_version, GHashTable *ports
   env = g_environ_setenv (env, "STAGGER_JOB", job, TRUE);
   env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
   env = g_environ_setenv (env, "STAGGER_VERSION_ALT", alt, TRUE);
+  /* What it replaces and what it is, the right way round on a rollback
+   * too: during a hot upgrade, FROM is the old process's version. */
+  g_autofree gchar *from = g_strdup_printf ("%d", run->from_version);
+  env = g_environ_setenv (env, "STAGGER_FROM_VERSION", from, TRUE);
+  env = g_environ_setenv (env, "STAGGER_TO_VERSION", ver, TRUE);
   env = g_environ_setenv (env, "STAGGER_SANDBOX", run->sandbox, TRUE);
-  g_autofree gchar *mark = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%" G_GINT64_FORMAT ":%s",
-                                            slot->base.key.job_id, slot->base.key.instance, run->id,
-                                            slot->rt->mark_dir);
+  g_autofree gchar *mark = stg_local_mark (slot, run->id);
   env = g_environ_setenv (env, STG_LOCAL_MARK, mark, TRUE);
   for (guint i = 0; port_names[i] != NULL; i++)
     {

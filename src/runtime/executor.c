@@ -494,34 +494,3 @@ stg_executor_port_names (const ApiTaskConfig *config)
   g_ptr_array_add (names, NULL);
   return (gchar **) g_ptr_array_free (g_steal_pointer (&names), FALSE);
 }
-
-gboolean
-stg_executor_check_config (const ApiTaskConfig *config, GError **error)
-{
-  const ApiExecutorConfig *ec = config->__isset_executorConfig ? config->executorConfig : NULL;
-
-  if (ec == NULL || ec->name == NULL)
-    return bad (error, "executorConfig is missing (the local runtime runs executor '%s')",
-                STG_EXECUTOR_NAME);
-  if (!g_str_equal (ec->name, STG_EXECUTOR_NAME))
-    return bad (error, "executorConfig.name is '%s', but this runtime supports only '%s'",
-                ec->name, STG_EXECUTOR_NAME);
-  g_auto (GStrv) ports = stg_executor_port_names (config);
-  for (guint i = 0; ports[i] != NULL; i++)
-    {
-      gboolean good = ports[i][0] != '\0';
-      for (const gchar *c = ports[i]; *c && good; c++)
-        good = g_ascii_isalnum (*c) || *c == '_' || *c == '-';
-      if (!good)
-        return bad (error, "resources: port name '%s' may hold only letters, digits, '_' and '-'",
-                    ports[i]);
-    }
-  g_autoptr (StgExecutorSpec) spec = stg_executor_spec_parse (ec->data, (const gchar *const *) ports,
-                                                              error);
-  if (spec == NULL)
-    {
-      g_prefix_error (error, "executorConfig.data: ");
-      return FALSE;
-    }
-  return TRUE;
-}

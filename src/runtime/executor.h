@@ -38,6 +38,9 @@ typedef struct
   gdouble timeout_secs;          /* default 1 */
   gint max_consecutive_failures; /* default 0 */
   gint min_consecutive_successes;/* default 1 */
+  /* Aurora's executor's rules rather than Stagger's (health.h): an
+   * AuroraExecutor task's. */
+  gboolean aurora;
 } StgHealthSpec;
 
 typedef struct
@@ -66,9 +69,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgExecutorSpec, stg_executor_spec_free)
  * config's named ports: {{ports[NAME]}} must name one of them. */
 StgExecutorSpec *stg_executor_spec_parse (const gchar *data, const gchar *const *ports,
                                           GError **error);
-
-/* Checks a whole task config for this executor: name, data, templates. */
-gboolean stg_executor_check_config (const ApiTaskConfig *config, GError **error);
 
 /* The config's named ports, in name order (NULL-terminated, owned). */
 gchar **stg_executor_port_names (const ApiTaskConfig *config);

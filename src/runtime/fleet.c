@@ -327,17 +327,17 @@ void
 stg_fleet_watch (Slot *slot, gboolean already_healthy)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, slot->container_config,
-                                                           &error);
-  g_auto (GStrv) names = config ? stg_executor_port_names (config) : NULL;
-  g_autoptr (StgExecutorSpec) spec =
-    config ? stg_executor_spec_parse (config->executorConfig->data, (const gchar *const *) names, NULL) : NULL;
+  g_autofree gchar *url = NULL, *command = NULL;
+  g_autoptr (StgTaskSpec) spec = stg_fleet_health_parts (slot, slot->container_config, &url,
+                                                         &command, &error);
 
   g_clear_pointer (&slot->health, stg_health_free);
-  if (config == NULL && error != NULL)
+  if (spec == NULL && error != NULL && error->domain == STG_STORE_ERROR &&
+      error->code != STG_STORE_ERROR_CORRUPT)
     {
-      /* The database, not the instance: the next listing that shows the
-       * container running watches it again (fleet_sync.c). */
+      /* The database, not the instance (a config it holds damaged is the
+       * instance's): the next listing that shows the container running
+       * watches it again (fleet_sync.c). */
       g_warning ("fleet: cannot watch instance %d of %s/%s/%s yet: %s", slot->base.key.instance,
                  slot->base.job->role, slot->base.job->environment, slot->base.job->name,
                  error->message);
@@ -345,12 +345,12 @@ stg_fleet_watch (Slot *slot, gboolean already_healthy)
     }
   if (spec == NULL)
     {
-      stg_fleet_container_failed (slot, "its task config can no longer be read");
+      g_autofree gchar *m = g_strdup_printf ("its task config can no longer be read: %s",
+                                             error->message);
+      stg_fleet_container_failed (slot, m);
       return;
     }
-  slot->stop_timeout_secs = (guint) (spec->stop_timeout_secs + 0.999);
-  g_autofree gchar *url = stg_fleet_health_url (slot, spec, slot->container_config);
-  g_autofree gchar *command = spec->health.shell_command ? g_strdup (spec->health.shell_command) : NULL;
+  slot->stop_timeout_secs = (guint) (spec->exec->stop_timeout_secs + 0.999);
   gchar *shell[] = { (gchar *) "/bin/sh", (gchar *) "-c", command, NULL };
   StgHealthTarget target = {
     .session = slot->rt->session, .url = url, .shell_argv = command ? shell : NULL,
@@ -359,7 +359,7 @@ stg_fleet_watch (Slot *slot, gboolean already_healthy)
   target.counts = slot->rt->options.health_counts;
   if (already_healthy)
     stg_slot_assume (&slot->base, STG_TASK_RUNNING, slot->base.status); /* adopted as it was */
-  slot->health = stg_health_new (&spec->health, &target, already_healthy, on_health, slot);
+  slot->health = stg_health_new (&spec->exec->health, &target, already_healthy, on_health, slot);
 }
 
 /* ---- stopping and removing --------------------------------------------------- */
@@ -835,6 +835,7 @@ fleet_free (StgRuntime *base)
   stg_fleet_options_clear (&rt->options.fleet);
   g_free (rt->options.data_dir);
   g_free (rt->options.cluster);
+  g_free (rt->options.thermos_bundle);
   g_free (rt->marker);
   g_free (rt);
 }
@@ -844,6 +845,7 @@ static const StgRuntimeOps fleet_ops = {
   .apply = fleet_apply, .kill = fleet_kill, .restart = fleet_restart, .observe = fleet_observe,
   .validate = stg_fleet_validate, .free = fleet_free,
   .hosts = stg_fleet_hosts, .drain_host = stg_fleet_drain_host, /* a runtime of several hosts */
+  .reconcile = stg_fleet_reconcile,
 };
 /* clang-format on */
 
@@ -916,6 +918,7 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
   rt->options.port_max = options->port_max;
   stg_fleet_options_copy (&rt->options.fleet, &options->fleet);
   rt->options.health_counts = options->health_counts;
+  rt->options.thermos_bundle = g_strdup (options->thermos_bundle);
   rt->marker = make_marker (options->cluster, options->data_dir);
   rt->slots = stg_slots_new (&rt->base, store, clock, &fleet_slot_class);
   rt->session = soup_session_new_with_options ("timeout", 5, NULL);

@@ -29,6 +29,8 @@ typedef struct
   gint port_max;
   StgFleetOptions fleet;     /* hosts and timings */
   StgHealthCounts *health_counts; /* (nullable) borrowed: where health checks are counted */
+  gchar *thermos_bundle;          /* (nullable) on every host: stagger-thermos as containers run it
+                                (scripts/thermos-bundle); NULL: AuroraExecutor tasks refused */
 } StgFleetRuntimeOptions;
 
 /* A fleet runtime over @store and @clock (borrowed); fails without hosts

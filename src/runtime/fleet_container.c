@@ -6,13 +6,26 @@
  * (stable per instance, from the configured range, kept in the store) in
  * PORT_<NAME> and templates, numCpus and ramMb as limits, stop_timeout_secs
  * as the stop timeout, a few Docker parameters, and the labels adoption
- * reads. Calls the store. Main-loop thread only.
+ * reads. An AuroraExecutor task's container runs stagger-thermos instead,
+ * from its bundle (scripts/thermos-bundle) mounted read-only, through the
+ * bundle's own dynamic loader, with the task's JSON in its environment.
+ * Calls the store. Main-loop thread only.
  */
 #include "config.h"
 
 #include <string.h>
 
 #include "runtime/fleet_private.h"
+#include "runtime/thermos_task.h"
+
+/* Where an AuroraExecutor task's container finds the runner's bundle
+ * (mounted read-only), where its sandbox is (Aurora's, in a container), and
+ * the variable its JSON comes in (which the runner unsets), at most
+ * STG_FLEET_TASK_MAX bytes (an environment string's limit is 128 KiB). */
+#define BUNDLE_AT "/.stagger-thermos"
+#define SANDBOX "/mnt/mesos/sandbox"
+#define STG_FLEET_TASK_ENV "STAGGER_THERMOS_TASK"
+#define STG_FLEET_TASK_MAX (96 * 1024)
 
 /* The Docker parameters the fleet runtime understands (Aurora passes them
  * to the docker command line; here they become fields of the request). */
@@ -52,29 +65,33 @@ check_parameters (const ApiDockerContainer *docker, GError **error)
   return TRUE;
 }
 
-gboolean
-stg_fleet_validate (StgRuntime *base G_GNUC_UNUSED, const ApiTaskConfig *config, GError **error)
+/* An AuroraExecutor task runs in its image through the runner's bundle,
+ * with the task's JSON in one environment variable. */
+static gboolean
+check_thermos (StgFleetRuntime *rt, const ApiTaskConfig *config, GError **error)
 {
-  const ApiDockerContainer *docker = docker_of (config);
+  if (rt->options.thermos_bundle == NULL)
+    g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                 "executorConfig.name: %s tasks run in containers with stagger-thermos's bundle, "
+                 "and staggerd has none (thermos_bundle)",
+                 STG_THERMOS_EXECUTOR_NAME);
+  else if (strlen (config->executorConfig->data) > STG_FLEET_TASK_MAX)
+    g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                 "executorConfig.data: %zu bytes; the fleet runtime hands a task of at most %d "
+                 "bytes to its container",
+                 strlen (config->executorConfig->data), STG_FLEET_TASK_MAX);
+  else
+    return TRUE;
+  return FALSE;
+}
 
-  if (!stg_executor_check_config (config, error))
-    return FALSE;
-  if (docker == NULL || docker->image == NULL || docker->image[0] == '\0')
-    {
-      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
-                   "the fleet runtime runs containers: the task config needs container.docker.image");
-      return FALSE;
-    }
-  if (!check_parameters (docker, error) ||
-      !stg_fleet_check_constraints (config->__isset_constraints ? config->constraints : NULL, error))
-    return FALSE;
-  g_auto (GStrv) ports = stg_executor_port_names (config);
-  g_autoptr (StgExecutorSpec) spec = stg_executor_spec_parse (config->executorConfig->data,
-                                                              (const gchar *const *) ports, error);
-  if (spec == NULL)
-    return FALSE;
-  const gchar *refused = spec->hot_upgrade ? "hot_upgrade is refused: listening sockets cannot be handed "
-                                             "from one container to another"
+/* What the "stagger" executor may not ask of a container. */
+static gboolean
+check_stagger (const StgExecutorSpec *spec, GError **error)
+{
+  const gchar *refused = spec->hot_upgrade
+                             ? "hot_upgrade is refused: listening sockets cannot be handed "
+                               "from one container to another"
                          : spec->workdir != NULL ? "workdir is not supported by the fleet runtime; "
                                                    "use the docker parameter workdir"
                                                  : NULL;
@@ -84,6 +101,37 @@ stg_fleet_validate (StgRuntime *base G_GNUC_UNUSED, const ApiTaskConfig *config,
       return FALSE;
     }
   return TRUE;
+}
+
+gboolean
+stg_fleet_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
+{
+  const ApiDockerContainer *docker = docker_of (config);
+
+  if (!stg_task_spec_check (config, error))
+    {
+      if (error != NULL && *error != NULL)
+        {
+          (*error)->domain = STG_RUNTIME_ERROR;
+          (*error)->code = STG_RUNTIME_ERROR_INVALID;
+        }
+      return FALSE;
+    }
+  if (docker == NULL || docker->image == NULL || docker->image[0] == '\0')
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                   "the fleet runtime runs containers: the task config needs container.docker.image");
+      return FALSE;
+    }
+  if (!check_parameters (docker, error) ||
+      !stg_fleet_check_constraints (config->__isset_constraints ? config->constraints : NULL, error))
+    return FALSE;
+  if (stg_thermos_task_is (config))
+    return check_thermos ((StgFleetRuntime *) base, config, error);
+  g_auto (GStrv) ports = stg_executor_port_names (config);
+  g_autoptr (StgExecutorSpec) spec = stg_executor_spec_parse (config->executorConfig->data,
+                                                              (const gchar *const *) ports, error);
+  return spec != NULL && check_stagger (spec, error);
 }
 
 /* ---- ports ------------------------------------------------------------------- */
@@ -154,11 +202,15 @@ port_var (const gchar *name)
 /* Env: the executor's (expanded), the ports, the instance and version, and
  * "env" parameters. */
 static gboolean
-add_env (JsonBuilder *b, const StgExecutorSpec *spec, const StgTemplateVars *vars, gchar **names,
+add_env (JsonBuilder *b, const StgTaskSpec *task, const StgTemplateVars *vars, gchar **names,
          const ApiDockerContainer *docker, GError **error)
 {
+  const StgExecutorSpec *spec = task->exec;
+
   json_builder_set_member_name (b, "Env");
   json_builder_begin_array (b);
+  if (task->thermos != NULL)
+    add_printf (b, "%s=%s", STG_FLEET_TASK_ENV, task->config->executorConfig->data);
   for (guint i = 0; spec->env != NULL && spec->env[i] != NULL; i++)
     {
       g_autofree gchar *e = stg_template_expand (spec->env[i], vars, NULL, error);
@@ -184,6 +236,29 @@ add_env (JsonBuilder *b, const StgExecutorSpec *spec, const StgTemplateVars *var
     }
   json_builder_end_array (b);
   return TRUE;
+}
+
+/* An AuroraExecutor task's command: its runner from the bundle mounted
+ * at BUNDLE_AT, through the bundle's own dynamic loader (nothing of the
+ * image's libraries), in Aurora's sandbox of a container. */
+static void
+add_runner (JsonBuilder *b, const StgThermosVars *vars, GHashTable *assigned)
+{
+  const gchar *tail[] = { "--task-env", STG_FLEET_TASK_ENV, NULL };
+  g_auto (GStrv) argv = stg_thermos_task_argv (BUNDLE_AT "/stagger-thermos", SANDBOX, vars,
+                                               assigned, tail);
+
+  json_builder_set_member_name (b, "Entrypoint");
+  json_builder_begin_array (b);
+  json_builder_add_string_value (b, BUNDLE_AT "/lib/ld.so");
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "Cmd");
+  json_builder_begin_array (b);
+  json_builder_add_string_value (b, "--library-path");
+  json_builder_add_string_value (b, BUNDLE_AT "/lib");
+  for (guint i = 0; argv[i] != NULL; i++)
+    json_builder_add_string_value (b, argv[i]);
+  json_builder_end_array (b);
 }
 
 static gboolean
@@ -284,7 +359,7 @@ add_ulimits (JsonBuilder *b, const ApiDockerContainer *docker)
 
 static void
 add_host_config (JsonBuilder *b, const ApiTaskConfig *config, const ApiDockerContainer *docker,
-                 GHashTable *ports, gchar **names)
+                 GHashTable *ports, gchar **names, const gchar *bundle)
 {
   const gchar *network = parameter (docker, "network");
   const gchar *init = parameter (docker, "init");
@@ -333,6 +408,8 @@ add_host_config (JsonBuilder *b, const ApiTaskConfig *config, const ApiDockerCon
     }
   json_builder_set_member_name (b, "Binds");
   json_builder_begin_array (b);
+  if (bundle != NULL)
+    add_printf (b, "%s:%s:ro", bundle, BUNDLE_AT);
   for (guint i = 0; docker->__isset_parameters && i < docker->parameters->len; i++)
     if (g_str_equal (((ApiDockerParameter *) docker->parameters->pdata[i])->name, "volume"))
       json_builder_add_string_value (b, ((ApiDockerParameter *) docker->parameters->pdata[i])->value);
@@ -341,41 +418,47 @@ add_host_config (JsonBuilder *b, const ApiTaskConfig *config, const ApiDockerCon
   json_builder_end_object (b);
 }
 
-/* What a slot's run of one config is made of: the config, its parsed
- * executor data, its named ports and the template variables over them. */
+/* What a slot's run of one config is made of: the config parsed, its
+ * named ports and the template variables over them (an AuroraExecutor
+ * task's: Thermos's, over every port, aliases included). */
 typedef struct
 {
-  ApiTaskConfig *config;
-  gchar **names;
-  StgExecutorSpec *spec;
+  StgTaskSpec *spec;
   GHashTable *ports;
   StgTemplateVars vars;
+  GHashTable *all;      /* AuroraExecutor: every port name with its number */
+  StgThermosRunVars tv; /* AuroraExecutor: Thermos's templates */
 } RunParts;
 
 static void
 run_parts_clear (RunParts *p)
 {
-  g_clear_object (&p->config);
-  g_clear_pointer (&p->names, g_strfreev);
-  g_clear_pointer (&p->spec, stg_executor_spec_free);
+  g_clear_pointer (&p->spec, stg_task_spec_free);
   g_clear_pointer (&p->ports, g_hash_table_unref);
+  g_clear_pointer (&p->all, g_hash_table_unref);
+  stg_thermos_run_vars_clear (&p->tv);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RunParts, run_parts_clear)
 
+/* @slot's run @run_id of @config_id. */
 static gboolean
-run_parts (Slot *slot, gint64 config_id, RunParts *p, GError **error)
+run_parts (Slot *slot, gint64 config_id, gint64 run_id, RunParts *p, GError **error)
 {
   StgFleetRuntime *rt = slot->rt;
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, config_id, error);
 
-  if ((p->config = stg_store_get_config (rt->store, config_id, error)) == NULL)
-    return FALSE;
-  p->names = stg_executor_port_names (p->config);
-  if ((p->spec = stg_executor_spec_parse (p->config->executorConfig->data,
-                                          (const gchar *const *) p->names, error)) == NULL ||
-      (p->ports = slot_ports (slot, p->names, error)) == NULL)
+  if (config == NULL || (p->spec = stg_task_spec_new (config, config_id, error)) == NULL ||
+      (p->ports = slot_ports (slot, p->spec->port_names, error)) == NULL)
     return FALSE;
   p->vars = stg_slot_template_vars (&slot->base, rt->options.cluster,
                                     stg_store_config_version (rt->store, config_id), p->ports);
+  if (p->spec->thermos == NULL)
+    return TRUE;
+  p->all = stg_thermos_job_resolve_ports (p->spec->thermos, p->ports, error);
+  if (p->all == NULL)
+    return FALSE;
+  stg_thermos_run_vars_init (&p->tv, slot->base.job, slot->base.key.instance, run_id,
+                             slot->host != NULL ? slot->host->config->name : NULL, NULL, p->all);
   return TRUE;
 }
 
@@ -385,9 +468,9 @@ stg_fleet_hook_argv (Slot *slot, gint64 config_id, gboolean pre, gdouble *timeou
 {
   g_auto (RunParts) p = { 0 };
 
-  if (!run_parts (slot, config_id, &p, error))
+  if (!run_parts (slot, config_id, slot->base.run_id, &p, error))
     return NULL;
-  const StgHookSpec *hook = pre ? &p.spec->pre_update : &p.spec->post_update;
+  const StgHookSpec *hook = pre ? &p.spec->exec->pre_update : &p.spec->exec->post_update;
   if (hook->command == NULL)
     return NULL;
   g_autofree gchar *command = stg_template_expand (hook->command, &p.vars, NULL, error);
@@ -403,15 +486,14 @@ stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **n
 {
   g_auto (RunParts) parts = { 0 };
 
-  if (!run_parts (slot, config_id, &parts, error))
+  if (!run_parts (slot, config_id, run_id, &parts, error))
     return NULL;
-  ApiTaskConfig *config = parts.config;
+  ApiTaskConfig *config = parts.spec->config;
   const ApiDockerContainer *docker = docker_of (config);
-  gchar **names = parts.names;
-  StgExecutorSpec *spec = parts.spec;
-  GHashTable *ports = parts.ports;
+  gchar **names = parts.spec->port_names;
+  StgExecutorSpec *spec = parts.spec->exec;
   g_autofree gchar *hash = stg_thrift_hash (THRIFT_STRUCT (config), NULL);
-  StgTemplateVars vars = parts.vars;
+  gboolean thermos = parts.spec->thermos != NULL;
 
   if (docker == NULL)
     {
@@ -421,7 +503,11 @@ stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **n
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
   add_string (b, "Image", docker->image);
-  if (!add_cmd (b, spec, &vars, error) || !add_env (b, spec, &vars, names, docker, error))
+  if (thermos)
+    add_runner (b, &parts.tv.vars, parts.ports);
+  else if (!add_cmd (b, spec, &parts.vars, error))
+    return NULL;
+  if (!add_env (b, parts.spec, &parts.vars, names, docker, error))
     return NULL;
   add_labels (b, slot, config_id, run_id, hash ? hash : "", docker);
   json_builder_set_member_name (b, "StopTimeout");
@@ -432,7 +518,8 @@ stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **n
     add_string (b, "WorkingDir", parameter (docker, "workdir"));
   if (parameter (docker, "hostname") != NULL)
     add_string (b, "Hostname", parameter (docker, "hostname"));
-  add_host_config (b, config, docker, ports, names);
+  add_host_config (b, config, docker, parts.ports, names,
+                   thermos ? slot->rt->options.thermos_bundle : NULL);
   json_builder_end_object (b);
   *name = g_strdup_printf ("stagger-%.12s-%s.%s.%s-%d-%" G_GINT64_FORMAT, slot->rt->marker,
                            slot->base.job->role, slot->base.job->environment, slot->base.job->name,
@@ -440,19 +527,43 @@ stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **n
   return json_builder_get_root (b);
 }
 
-gchar *
-stg_fleet_health_url (Slot *slot, const StgExecutorSpec *spec, gint64 config_id)
+/* The port HTTP checks go to: an AuroraExecutor task's "health" (after
+ * its aliases); else "health", else "http", else the first, as the local
+ * runtime does. 0: none. */
+static gint
+health_port (const RunParts *p)
 {
-  if (spec->health.kind != STG_HEALTH_HTTP)
-    return NULL;
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, config_id, NULL);
-  g_auto (GStrv) names = config ? stg_executor_port_names (config) : NULL;
-  if (names == NULL || names[0] == NULL)
-    return NULL;
-  /* "health", else "http", else the first port, as the local runtime does. */
+  gchar **names = p->spec->port_names;
+
+  if (p->spec->thermos != NULL)
+    return stg_thermos_task_health_port (p->spec->thermos, p->all);
+  if (names[0] == NULL)
+    return 0;
   const gchar *which = g_strv_contains ((const gchar *const *) names, "health") ? "health"
-                       : g_strv_contains ((const gchar *const *) names, "http") ? "http" : names[0];
-  gint port = stg_store_get_port (slot->rt->store, slot->base.job, slot->base.key.instance, which,
-                                  NULL);
-  return g_strdup_printf ("http://%s:%d%s", slot->host->config->address, port, spec->health.endpoint);
+                       : g_strv_contains ((const gchar *const *) names, "http") ? "http"
+                                                                                : names[0];
+  return GPOINTER_TO_INT (g_hash_table_lookup (p->ports, which));
+}
+
+StgTaskSpec *
+stg_fleet_health_parts (Slot *slot, gint64 config_id, gchar **url, gchar **command, GError **error)
+{
+  g_auto (RunParts) p = { 0 };
+
+  if (!run_parts (slot, config_id, slot->base.run_id, &p, error))
+    return NULL;
+  const StgHealthSpec *h = &p.spec->exec->health;
+  gint port = h->kind == STG_HEALTH_HTTP ? health_port (&p) : 0;
+  const StgThermosJob *job = p.spec->thermos;
+  g_autofree gchar *endpoint = job != NULL ? stg_thermos_template_expand (h->endpoint, "endpoint",
+                                                                          STG_THERMOS_SCOPE_MESOS,
+                                                                          &p.tv.vars, NULL)
+                                           : g_strdup (h->endpoint);
+  *url = port > 0 && endpoint != NULL
+             ? g_strdup_printf ("http://%s:%d%s", slot->host->config->address, port, endpoint)
+             : NULL;
+  if (h->kind == STG_HEALTH_SHELL)
+    *command = job != NULL ? stg_thermos_task_health_command (job, &p.tv.vars, NULL)
+                           : g_strdup (h->shell_command);
+  return g_steal_pointer (&p.spec);
 }

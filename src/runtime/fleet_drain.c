@@ -57,16 +57,19 @@ drain_shortfall (StgFleetRuntime *rt, Host *h)
   return short_of > 0 ? g_strdup (out->str) : NULL;
 }
 
-static ApiHostStatus *
+static ApiFleetHostStatus *
 host_status (StgFleetRuntime *rt, Host *h)
 {
   g_autofree gchar *blocked = drain_shortfall (rt, h);
-  ApiHostStatus *s = g_object_new (API_TYPE_HOST_STATUS, "name", h->config->name, "endpoint",
-                                   h->config->endpoint, "address", h->config->address, "reachable",
-                                   h->reachable, "unreachableSinceMs",
-                                   h->reachable ? (gint64) 0 : h->unreachable_since_ms, "lastError",
-                                   h->last_error ? h->last_error : "", "draining", h->draining,
-                                   "drainBlocked", blocked ? blocked : "", NULL);
+  /* The maintenance mode is the engine's to say. */
+  ApiFleetHostStatus *s = g_object_new (API_TYPE_FLEET_HOST_STATUS, "name", h->config->name,
+                                        "endpoint", h->config->endpoint, "address",
+                                        h->config->address, "reachable", h->reachable,
+                                        "unreachableSinceMs",
+                                        h->reachable ? (gint64) 0 : h->unreachable_since_ms,
+                                        "lastError", h->last_error ? h->last_error : "", "draining",
+                                        h->draining, "drainBlocked", blocked ? blocked : "", "mode",
+                                        API_MAINTENANCE_MODE_NONE, NULL);
   GHashTableIter it;
   gpointer k, v;
 

@@ -12,6 +12,7 @@
 #include "runtime/fleet.h"
 #include "runtime/health.h"
 #include "runtime/slot.h"
+#include "runtime/spec_cache.h"
 
 G_BEGIN_DECLS
 
@@ -113,6 +114,11 @@ gboolean stg_fleet_load_drained (StgFleetRuntime *rt, GError **error);
  * TRUE when it did (it is then placed anew). */
 gboolean stg_fleet_leave_drained (Slot *slot);
 
+/* ---- watching hosts (fleet_sync.c) ------------------------------------------- */
+
+/* StgRuntimeOps.reconcile: every host's containers listed now. */
+gboolean stg_fleet_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error);
+
 /* ---- slots (fleet.c) --------------------------------------------------------- */
 
 Host *stg_fleet_host (StgFleetRuntime *rt, const gchar *name);
@@ -174,8 +180,12 @@ gboolean stg_fleet_hook_start (Slot *slot, gint64 config_id, gboolean pre);
  * container). */
 void stg_fleet_hook_drop (Slot *slot);
 
-/* The health check URL of @slot's config @config_id, or NULL (no HTTP check). */
-gchar *stg_fleet_health_url (Slot *slot, const StgExecutorSpec *spec, gint64 config_id);
+/* What the health checks of @slot's container running @config_id need:
+ * its parsed spec, the URL of its HTTP checks and its shell check's
+ * command, templates filled in (*@url, *@command: owned, NULL when it has
+ * none). NULL with @error when the config cannot be read. */
+StgTaskSpec *stg_fleet_health_parts (Slot *slot, gint64 config_id, gchar **url, gchar **command,
+                                     GError **error);
 
 /* The runtime's validate(). */
 gboolean stg_fleet_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error);

@@ -7,7 +7,8 @@
  * once and matches containers to the store's slots by their labels: the
  * container of a slot's current run is adopted as it is, any other
  * container with the marker is a stray and is removed, and containers
- * without the marker are never touched. Calls the store and docker.c.
+ * without the marker are never touched. Reconciliation lists every host
+ * at once. Calls the store and docker.c.
  * Main-loop thread only.
  */
 #include "config.h"
@@ -298,6 +299,28 @@ on_poll (gpointer data)
         list_host (h, on_listed, h);
     }
   return G_SOURCE_CONTINUE;
+}
+
+gboolean
+stg_fleet_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error)
+{
+  StgFleetRuntime *rt = (StgFleetRuntime *) base;
+  guint listing = 0;
+
+  (void) implicit; /* a listing judges both: slots' containers, and strays */
+  (void) error;
+  for (guint i = 0; i < rt->hosts->len; i++)
+    {
+      Host *h = rt->hosts->pdata[i];
+      if (!h->listing)
+        list_host (h, on_listed, h);
+      listing++;
+    }
+  *summary = g_strdup_printf ("fleet: listing the marked containers of %u host%s now: a slot's "
+                              "container that is gone or stopped has ended, one no slot expects "
+                              "is removed",
+                              listing, listing == 1 ? "" : "s");
+  return TRUE;
 }
 
 /* Starts polling every host's containers. */

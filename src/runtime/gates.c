@@ -1,4 +1,7 @@
-/* gates.c: the real StgGateRunner: one attempt of an HTTP or a shell gate.
+/* gates.c: the real StgGateRunner: one attempt of an HTTP or a shell gate,
+ * and one question to an SLA coordinator (a POST of the task's JSON to its
+ * URL with ?task=KEY, judged by a boolean member of the JSON answer, under
+ * the same host policy as HTTP gates).
  *
  * HTTP: a GET with libsoup, straight from this host (no proxy), each
  * connection to an address the StgHostPolicy allows (checked as it is
@@ -8,11 +11,12 @@
  * a string holding one (as Prometheus's query API answers), must stand in
  * the gate's relation to its threshold. At most STG_GATE_MAX_BODY bytes of
  * the answer are read. Shell: /bin/sh -c COMMAND with an environment of its
- * own (nothing of staggerd's), in a new session so that a cancelled attempt
+ * own (nothing of staggerd's: PATH, HOME, LANG and what the engine gives),
+ * in a new session so that a cancelled attempt
  * kills the whole process group, as the role's instance user when staggerd
  * is root (spawn.c); its output's last lines go into the message. Calls
- * nothing of Stagger's but common/, identity.c and spawn.c. Main-loop
- * thread only.
+ * nothing of Stagger's but common/, identity.c, host_guard.c and spawn.c.
+ * Main-loop thread only.
  */
 #include "config.h"
 
@@ -26,7 +30,8 @@
 #include "common/host_policy.h"
 #include "common/json_check.h"
 #include "runtime/gates.h"
-#include "runtime/spawn.h"
+#include "runtime/host_guard.h"
+#include "spawn/spawn.h"
 
 #define OUTPUT_KEPT 2048
 
@@ -39,17 +44,18 @@ typedef struct
   StgHostPolicy *hosts;      /* where HTTP gates may connect */
 } Runner;
 
-typedef struct
+typedef struct _Attempt
 {
-  ApiRolloutGate *gate;
+  ApiRolloutGate *gate; /* (nullable) a coordinator's question has none */
   GCancellable *cancel;
   StgGateDone done;
   gpointer data;
-  /* HTTP */
+  /* HTTP: the GET of a gate, or the POST to a coordinator */
+  void (*judge) (struct _Attempt *a); /* the answer's verdict */
+  gchar *status_key;                  /* a coordinator's */
   SoupMessage *msg;
   GByteArray *body;
-  StgHostPolicy *hosts;
-  gchar *refused; /* why a connection was refused, if one was */
+  StgHostGuard *guard; /* where its connections may go */
   /* shell */
   StgChild *proc;
   gulong cancel_id;
@@ -67,12 +73,10 @@ attempt_free (Attempt *a)
     g_cancellable_disconnect (a->cancel, a->cancel_id);
   g_clear_object (&a->gate);
   g_clear_object (&a->cancel);
-  if (a->msg != NULL)
-    g_signal_handlers_disconnect_by_data (a->msg, a);
+  g_clear_pointer (&a->guard, stg_host_guard_free);
   g_clear_object (&a->msg);
   g_clear_pointer (&a->body, g_byte_array_unref);
-  g_clear_pointer (&a->hosts, stg_host_policy_unref);
-  g_free (a->refused);
+  g_free (a->status_key);
   g_clear_pointer (&a->proc, stg_child_free);
   g_clear_object (&a->stdout_stream);
   if (a->output != NULL)
@@ -245,7 +249,7 @@ on_read (GObject *source, GAsyncResult *res, gpointer data)
     }
   if (g_bytes_get_size (chunk) == 0)
     {
-      http_judge (a);
+      a->judge (a);
       return;
     }
   if (a->body->len + g_bytes_get_size (chunk) > STG_GATE_MAX_BODY)
@@ -266,35 +270,20 @@ on_sent (GObject *source, GAsyncResult *res, gpointer data)
 
   if (stream == NULL)
     {
-      finish (a, FALSE, a->refused != NULL ? a->refused : error->message);
+      const gchar *refused = stg_host_guard_refused (a->guard);
+      finish (a, FALSE, refused != NULL ? refused : error->message);
       return;
     }
   read_more (a, stream);
 }
 
-/* A connection of the attempt (the first, or one a redirect needs) is
- * about to connect to an address its host resolved to: one the policy
- * refuses is closed before a byte goes there, and the attempt says why. */
+/* Sends @a's request, under the host policy, for @a->judge to judge. */
 static void
-on_network_event (SoupMessage *msg, GSocketClientEvent event, GIOStream *connection, gpointer data)
+send_http (Runner *r, Attempt *a)
 {
-  Attempt *a = data;
-  g_autoptr (GError) refused = NULL;
-
-  if (event != G_SOCKET_CLIENT_CONNECTING || !G_IS_SOCKET_CONNECTION (connection))
-    return;
-  g_autoptr (GSocketAddress) remote =
-      g_socket_connection_get_remote_address (G_SOCKET_CONNECTION (connection), NULL);
-  const gchar *host = g_uri_get_host (soup_message_get_uri (msg));
-  if (remote != NULL && G_IS_INET_SOCKET_ADDRESS (remote) &&
-      stg_host_policy_check (a->hosts, host,
-                             g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (remote)),
-                             &refused))
-    return;
-  g_free (a->refused);
-  a->refused = g_strdup_printf ("refused: %s", refused ? refused->message
-                                                       : "the address to connect to is unknown");
-  g_socket_close (g_socket_connection_get_socket (G_SOCKET_CONNECTION (connection)), NULL);
+  a->body = g_byte_array_new ();
+  a->guard = stg_host_guard_new (a->msg, r->hosts);
+  soup_session_send_async (r->session, a->msg, G_PRIORITY_DEFAULT, a->cancel, on_sent, a);
 }
 
 static void
@@ -306,10 +295,72 @@ run_http (Runner *r, Attempt *a)
       finish (a, FALSE, "the gate's URL is not valid");
       return;
     }
-  a->body = g_byte_array_new ();
-  a->hosts = stg_host_policy_ref (r->hosts);
-  g_signal_connect (a->msg, "network-event", G_CALLBACK (on_network_event), a);
-  soup_session_send_async (r->session, a->msg, G_PRIORITY_DEFAULT, a->cancel, on_sent, a);
+  a->judge = http_judge;
+  send_http (r, a);
+}
+
+/* ---- SLA coordinators -------------------------------------------------------- */
+
+/* A coordinator's answer: 200 and a JSON object whose status key is true. */
+static void
+coordinator_judge (Attempt *a)
+{
+  guint status = soup_message_get_status (a->msg);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  if (status != SOUP_STATUS_OK)
+    {
+      g_autofree gchar *why = g_strdup_printf ("HTTP %u %s", status,
+                                               soup_message_get_reason_phrase (a->msg)
+                                                   ? soup_message_get_reason_phrase (a->msg)
+                                                   : "");
+      finish (a, FALSE, why);
+      return;
+    }
+  if (!stg_json_check_depth ((const gchar *) a->body->data, a->body->len, STG_JSON_NESTING_MAX,
+                             &error) ||
+      !json_parser_load_from_data (parser, (const gchar *) a->body->data, a->body->len, &error))
+    {
+      g_autofree gchar *why = g_strdup_printf ("the answer is not JSON: %s", error->message);
+      finish (a, FALSE, why);
+      return;
+    }
+  JsonNode *root = json_parser_get_root (parser);
+  JsonNode *member = root != NULL && JSON_NODE_HOLDS_OBJECT (root)
+                         ? json_object_get_member (json_node_get_object (root), a->status_key)
+                         : NULL;
+  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) ||
+      json_node_get_value_type (member) != G_TYPE_BOOLEAN)
+    {
+      g_autofree gchar *why = g_strdup_printf ("the answer has no true or false \"%s\"",
+                                               a->status_key);
+      finish (a, FALSE, why);
+      return;
+    }
+  gboolean yes = json_node_get_boolean (member);
+  g_autofree gchar *said = g_strdup_printf ("{\"%s\": %s}", a->status_key, yes ? "true" : "false");
+  finish (a, yes, said);
+}
+
+/* @url with "task=@task_key" added to its query; NULL when @url is not one. */
+static gchar *
+coordinator_uri (const gchar *url, const gchar *task_key)
+{
+  g_autoptr (GUri) uri = g_uri_parse (url, SOUP_HTTP_URI_FLAGS, NULL);
+
+  if (uri == NULL || g_uri_get_host (uri) == NULL)
+    return NULL;
+  g_autofree gchar *value = g_uri_escape_string (task_key, NULL, FALSE);
+  const gchar *query = g_uri_get_query (uri);
+  g_autofree gchar *joined = query != NULL && query[0] != '\0'
+                                 ? g_strdup_printf ("%s&task=%s", query, value)
+                                 : g_strdup_printf ("task=%s", value);
+  g_autoptr (GUri) asked = g_uri_build (g_uri_get_flags (uri), g_uri_get_scheme (uri),
+                                        g_uri_get_userinfo (uri), g_uri_get_host (uri),
+                                        g_uri_get_port (uri), g_uri_get_path (uri), joined,
+                                        g_uri_get_fragment (uri));
+  return g_uri_to_string (asked);
 }
 
 /* ---- shell ------------------------------------------------------------------- */
@@ -402,17 +453,19 @@ report_later (gpointer data)
 }
 
 static void
-run_shell (Runner *r, Attempt *a, const gchar *role)
+run_shell (Runner *r, Attempt *a, const gchar *role, const gchar *const *extra)
 {
   const gchar *const argv[] = { "/bin/sh", "-c", a->gate->command, NULL };
-  const gchar *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8",
-                               NULL };
+  g_auto (GStrv) env = g_strdupv ((gchar **) extra);
   g_autoptr (GError) error = NULL;
 
+  env = g_environ_setenv (env, "PATH", "/usr/local/bin:/usr/bin:/bin", TRUE);
+  env = g_environ_setenv (env, "HOME", "/", TRUE);
+  env = g_environ_setenv (env, "LANG", "C.UTF-8", TRUE);
   a->output = g_string_new (NULL);
   StgSpawnRequest req = {
     .argv = argv,
-    .envp = env,
+    .envp = (const gchar *const *) env,
     .cwd = "/",
     .identity = stg_identity_for_role (r->role_users, r->default_user, role),
     .group = STG_SPAWN_SESSION,
@@ -435,7 +488,7 @@ run_shell (Runner *r, Attempt *a, const gchar *role)
 
 static void
 runner_run (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
-            GCancellable *cancel, StgGateDone done, gpointer data)
+            const gchar *const *env, GCancellable *cancel, StgGateDone done, gpointer data)
 {
   Runner *r = (Runner *) runner;
   Attempt *a = g_new0 (Attempt, 1);
@@ -448,12 +501,37 @@ runner_run (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role
     run_http (r, a);
   else if (gate->kind == API_ROLLOUT_GATE_KIND_SHELL && gate->__isset_command &&
            gate->command != NULL)
-    run_shell (r, a, role);
+    run_shell (r, a, role, env);
   else
     {
       a->output = g_string_new ("this gate's kind does not run here");
       g_idle_add (report_later, a);
     }
+}
+
+static void
+runner_ask (StgGateRunner *runner, const StgCoordinatorAsk *ask, GCancellable *cancel,
+            StgGateDone done, gpointer data)
+{
+  Runner *r = (Runner *) runner;
+  Attempt *a = g_new0 (Attempt, 1);
+  g_autofree gchar *uri = coordinator_uri (ask->url, ask->task_key);
+
+  a->cancel = g_object_ref (cancel);
+  a->done = done;
+  a->data = data;
+  a->status_key = g_strdup (ask->status_key);
+  a->msg = uri != NULL ? soup_message_new ("POST", uri) : NULL;
+  if (a->msg == NULL)
+    {
+      a->output = g_string_new ("the coordinator's URL is not valid");
+      g_idle_add (report_later, a);
+      return;
+    }
+  g_autoptr (GBytes) body = g_bytes_new (ask->body, strlen (ask->body));
+  soup_message_set_request_body_from_bytes (a->msg, "application/json", body);
+  a->judge = coordinator_judge;
+  send_http (r, a);
 }
 
 static void
@@ -468,7 +546,7 @@ runner_free (StgGateRunner *runner)
   g_free (r);
 }
 
-static const StgGateRunnerOps runner_ops = { runner_run, runner_free };
+static const StgGateRunnerOps runner_ops = { runner_run, runner_free, runner_ask };
 
 StgGateRunner *
 stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user, StgHostPolicy *hosts)
@@ -484,6 +562,42 @@ stg_gate_runner_new (GHashTable *role_users, const StgIdentity *default_user, St
   r->hosts = hosts != NULL ? stg_host_policy_ref (hosts)
                            : stg_host_policy_new (NULL, "[gates] allowed_hosts", NULL);
   return &r->parent;
+}
+
+/* A runner that asks no coordinators: its answer, on the next iteration. */
+typedef struct
+{
+  GCancellable *cancel;
+  StgGateDone done;
+  gpointer data;
+} Refusal;
+
+static gboolean
+refuse_later (gpointer data)
+{
+  Refusal *no = data;
+
+  if (!g_cancellable_is_cancelled (no->cancel))
+    no->done (no->data, FALSE, "this staggerd asks no SLA coordinators");
+  g_object_unref (no->cancel);
+  g_free (no);
+  return G_SOURCE_REMOVE;
+}
+
+void
+stg_gate_runner_ask (StgGateRunner *runner, const StgCoordinatorAsk *ask, GCancellable *cancel,
+                     StgGateDone done, gpointer data)
+{
+  if (runner->ops->ask != NULL)
+    {
+      runner->ops->ask (runner, ask, cancel, done, data);
+      return;
+    }
+  Refusal *no = g_new0 (Refusal, 1);
+  no->cancel = g_object_ref (cancel);
+  no->done = done;
+  no->data = data;
+  g_idle_add (refuse_later, no);
 }
 
 void

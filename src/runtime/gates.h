@@ -1,4 +1,5 @@
-/* gates.h: the gate seam: one attempt of an HTTP or shell gate.
+/* gates.h: the gate seam: one attempt of an HTTP or shell gate, and one
+ * question to an SLA coordinator (an HTTP POST under the same rules).
  *
  * The engine decides when a gate runs, how long an attempt may take and how
  * often it is tried (gate.c in the engine); a StgGateRunner only makes one
@@ -18,7 +19,7 @@
 
 #include "common/host_policy.h"
 #include "common/thrift_glue.h"
-#include "runtime/identity.h"
+#include "spawn/identity.h"
 
 G_BEGIN_DECLS
 
@@ -26,12 +27,28 @@ typedef void (*StgGateDone) (gpointer data, gboolean passed, const gchar *messag
 
 typedef struct _StgGateRunner StgGateRunner;
 
+/* One question to an SLA coordinator (Aurora's CoordinatorSlaPolicy):
+ * may task @task_key (CLUSTER/ROLE/ENV/NAME/INSTANCE) go down now? */
 typedef struct
 {
-  /* One attempt of @gate (HTTP or SHELL) for a job of @role. */
+  const gchar *url;        /* the coordinator's */
+  const gchar *status_key; /* the member of its JSON answer that says yes (true) or no */
+  const gchar *task_key;   /* sent as ?task=, as Aurora's scheduler does */
+  const gchar *body;       /* the JSON object POSTed */
+} StgCoordinatorAsk;
+
+typedef struct
+{
+  /* One attempt of @gate (HTTP or SHELL) for a job of @role; a shell gate
+   * gets @env (nullable, NAME=VALUE) besides PATH, HOME and LANG. */
   void (*run) (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
-               GCancellable *cancel, StgGateDone done, gpointer data);
+               const gchar *const *env, GCancellable *cancel, StgGateDone done, gpointer data);
   void (*free) (StgGateRunner *runner);
+  /* (nullable) One question to a coordinator: POSTs @ask->body to
+   * @ask->url with ?task=TASK_KEY; passed when the answer is HTTP 200 with
+   * a JSON object whose member @ask->status_key is true. */
+  void (*ask) (StgGateRunner *runner, const StgCoordinatorAsk *ask, GCancellable *cancel,
+               StgGateDone done, gpointer data);
 } StgGateRunnerOps;
 
 /* Every runner starts with this header. */
@@ -42,10 +59,15 @@ struct _StgGateRunner
 
 static inline void
 stg_gate_runner_run (StgGateRunner *runner, const ApiRolloutGate *gate, const gchar *role,
-                     GCancellable *cancel, StgGateDone done, gpointer data)
+                     const gchar *const *env, GCancellable *cancel, StgGateDone done, gpointer data)
 {
-  runner->ops->run (runner, gate, role, cancel, done, data);
+  runner->ops->run (runner, gate, role, env, cancel, done, data);
 }
+
+/* Asks a coordinator (see StgGateRunnerOps.ask; the contract of run()).
+ * A runner without coordinators answers no, saying so. */
+void stg_gate_runner_ask (StgGateRunner *runner, const StgCoordinatorAsk *ask, GCancellable *cancel,
+                          StgGateDone done, gpointer data);
 
 void stg_gate_runner_free (StgGateRunner *runner);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgGateRunner, stg_gate_runner_free)

@@ -7,11 +7,12 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 #include <sys/wait.h>
 
 #include "runtime/health.h"
-#include "runtime/spawn.h"
+#include "spawn/spawn.h"
 
 #define FIRST_CHECK_MS 50
 
@@ -25,6 +26,9 @@ struct _StgHealth
   gboolean failed;
   gint successes;
   gint failures;
+  gint attempts;             /* aurora: checks so far, up to max_attempts + 1 */
+  gint forgiving;            /* aurora: the first checks whose failures do not count */
+  gint max_attempts;         /* aurora: the checks an instance has to become healthy */
   gint64 started_us;         /* monotonic */
   guint timer;
   struct _Check *check;      /* in flight */
@@ -53,18 +57,49 @@ check_free (Check *c)
   g_free (c);
 }
 
+/* Whether a failed check counts: not while the instance warms up
+ * (Stagger: the first initial_interval_secs; Aurora: the first checks). */
+static gboolean
+failure_counts (StgHealth *h)
+{
+  if (h->spec.aurora)
+    return h->attempts > h->forgiving;
+  return h->healthy ||
+         g_get_monotonic_time () - h->started_us >= (gint64) (h->spec.initial_interval_secs * 1e6);
+}
+
+/* Aurora: an instance not healthy yet that can no longer get its
+ * successes in a row within the checks it has left. */
+static gboolean
+too_late (StgHealth *h)
+{
+  gint left = h->max_attempts - h->attempts;
+
+  return h->spec.aurora && !h->healthy && left > 1 &&
+         h->spec.min_consecutive_successes - h->successes > left;
+}
+
+/* Ends the checks: failed for good. */
+static void
+give_up (StgHealth *h, const gchar *why)
+{
+  h->failed = TRUE;
+  h->healthy = FALSE;
+  h->func (h->data, FALSE, why);
+}
+
 /* Takes the outcome of a check. */
 static void
 result (StgHealth *h, gboolean ok, const gchar *why)
 {
-  gint64 elapsed_ms = (g_get_monotonic_time () - h->started_us) / 1000;
-
   if (h->target.counts != NULL && ok)
     h->target.counts->passed++;
   else if (h->target.counts != NULL)
     h->target.counts->failed++;
   g_free (h->last);
   h->last = g_strdup (why);
+  if (h->attempts <= h->max_attempts)
+    h->attempts++;
   if (ok)
     {
       h->failures = 0;
@@ -80,14 +115,9 @@ result (StgHealth *h, gboolean ok, const gchar *why)
   else
     {
       h->successes = 0;
-      /* Failures while the instance warms up do not count. */
-      if (!h->healthy && elapsed_ms < (gint64) (h->spec.initial_interval_secs * 1000))
-        ;
-      else if (++h->failures > h->spec.max_consecutive_failures)
+      if (failure_counts (h) && (too_late (h) || ++h->failures > h->spec.max_consecutive_failures))
         {
-          h->failed = TRUE;
-          h->healthy = FALSE;
-          h->func (h->data, FALSE, why);
+          give_up (h, why);
           return;       /* @h may be gone now */
         }
     }
@@ -118,6 +148,17 @@ finish_check (Check *c)
   return h;
 }
 
+/* Aurora's HttpSignaler: the body (an error status has none), then the
+ * status, each when expected. */
+static gboolean
+aurora_http_ok (const StgHealthSpec *spec, guint status, const gchar *body)
+{
+  const gchar *want = spec->expected_response;
+
+  return (want[0] == '\0' || g_ascii_strcasecmp (body, want) == 0) &&
+         (spec->expected_response_code == 0 || (gint) status == spec->expected_response_code);
+}
+
 static void
 on_http (GObject *source, GAsyncResult *res, gpointer data)
 {
@@ -142,7 +183,9 @@ on_http (GObject *source, GAsyncResult *res, gpointer data)
           const gchar *data_ = g_bytes_get_data (body, &n);
           g_autofree gchar *text = g_strndup (data_ ? data_ : "", MIN (n, 200));
           g_strstrip (text);
-          if (h->spec.expected_response_code != 0)
+          if (h->spec.aurora)
+            ok = aurora_http_ok (&h->spec, status, status >= 400 ? "" : text);
+          else if (h->spec.expected_response_code != 0)
             ok = (gint) status == h->spec.expected_response_code;
           else
             ok = g_ascii_strcasecmp (text, g_strstrip (h->spec.expected_response)) == 0;
@@ -204,9 +247,19 @@ static gboolean
 run_check (gpointer data)
 {
   StgHealth *h = data;
-  Check *c = g_new0 (Check, 1);
 
   h->timer = 0;
+  if (h->spec.aurora && !h->healthy && h->attempts > h->max_attempts)
+    {
+      give_up (h, "not enough successful health checks in time");
+      return G_SOURCE_REMOVE;
+    }
+  if (h->target.snooze_file != NULL && g_file_test (h->target.snooze_file, G_FILE_TEST_EXISTS))
+    {
+      result (h, TRUE, "health checks are snoozed (.healthchecksnooze)");
+      return G_SOURCE_REMOVE;
+    }
+  Check *c = g_new0 (Check, 1);
   c->health = h;
   c->cancel = g_cancellable_new ();
   c->timeout = g_timeout_add ((guint) (h->spec.timeout_secs * 1000), on_timeout, c);
@@ -291,6 +344,15 @@ stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *target, gboole
   h->target.run_data = target->run_data;
   h->target.identity = target->identity;
   h->target.counts = target->counts;
+  h->target.snooze_file = spec->aurora ? g_strdup (target->snooze_file) : NULL;
+  if (spec->aurora)
+    {
+      h->forgiving = (gint) ceil (spec->initial_interval_secs / spec->interval_secs);
+      h->max_attempts = h->forgiving + spec->max_consecutive_failures +
+                        spec->min_consecutive_successes;
+    }
+  else
+    h->max_attempts = G_MAXINT - 1;
   h->func = func;
   h->data = data;
   h->started_us = g_get_monotonic_time ();
@@ -326,6 +388,7 @@ stg_health_free (StgHealth *h)
   g_strfreev (h->target.shell_argv);
   g_strfreev (h->target.envp);
   g_free (h->target.cwd);
+  g_free (h->target.snooze_file);
   g_free (h->spec.endpoint);
   g_free (h->spec.expected_response);
   g_free (h->spec.shell_command);

@@ -5,14 +5,27 @@
  * healthy after min_consecutive_successes successes in a row; unhealthy
  * after more than max_consecutive_failures failures in a row, where failures
  * during the first initial_interval_secs do not count. Without a check, an
- * instance is healthy as soon as it runs. Main-loop thread only.
+ * instance is healthy as soon as it runs.
+ *
+ * With StgHealthSpec.aurora, as Aurora's executor counts (its
+ * health_checker.py), in checks rather than seconds: the failures of the
+ * first ceil(initial_interval_secs / interval_secs) checks do not count;
+ * an instance not healthy after that many checks plus
+ * max_consecutive_failures plus min_consecutive_successes has failed, and
+ * so has one that can no longer get its successes in the checks left; a
+ * snooze file in the sandbox (.healthchecksnooze) passes every check while
+ * it exists; an HTTP check passes when the body (empty for a status of 400
+ * or more) is expected_response, unless that is empty, and the status is
+ * expected_response_code, unless that is 0. min_consecutive_successes 0
+ * then means what it means there: the first passing check. Main-loop thread
+ * only.
  */
 #pragma once
 
 #include <libsoup/soup.h>
 
 #include "runtime/executor.h"
-#include "runtime/identity.h"
+#include "spawn/identity.h"
 
 G_BEGIN_DECLS
 
@@ -52,6 +65,7 @@ typedef struct
   StgHealthCounts *counts;     /* (nullable) each check's outcome is counted here; borrowed */
   gchar *no_answer;            /* (nullable) HTTP: what an unanswered check says first (what
                                 * was asked and where to read about it) */
+  gchar *snooze_file;          /* (nullable) with spec.aurora: checks pass while it exists */
 } StgHealthTarget;
 
 /* Starts checking. @already_healthy: an adopted instance known to be

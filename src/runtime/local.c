@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 #include "runtime/local_private.h"
-#include "runtime/process.h"
+#include "runtime/thermos_task.h"
+#include "spawn/process.h"
 
 #define BACKOFF_MAX_MS 60000
 #define LOG_TRIM_S 30
@@ -35,6 +36,7 @@ stg_local_options_init (StgLocalOptions *o)
   o->port_max = 29999;
   o->keep_runs = 3;
   o->log_limit = 10 * 1024 * 1024;
+  o->thermos_runner = g_strdup (STG_THERMOS_RUNNER_DEFAULT);
 }
 
 void
@@ -43,6 +45,7 @@ stg_local_options_clear (StgLocalOptions *o)
   g_clear_pointer (&o->data_dir, g_free);
   g_clear_pointer (&o->cluster, g_free);
   g_clear_pointer (&o->bind, g_free);
+  g_clear_pointer (&o->thermos_runner, g_free);
   g_clear_pointer (&o->role_users, g_hash_table_unref);
   g_clear_pointer (&o->default_user, stg_identity_free);
 }
@@ -155,17 +158,35 @@ stg_local_start_held (Slot *slot, gint64 config_id, gboolean from_update)
 {
   StgLocalRuntime *rt = slot->rt;
 
-  if (rt->starting < rt->options.max_concurrent_starts)
+  if (!rt->drained && rt->starting < rt->options.max_concurrent_starts)
     return FALSE;
   if (slot->queued == 0)
     g_queue_push_tail (&rt->waiting, slot);
   slot->queued = config_id;
   slot->queued_update = from_update;
-  g_autofree gchar *m = g_strdup_printf ("waiting to start: %u instances are starting on this host "
-                                         "(max_concurrent_starts)",
-                                         rt->starting);
+  g_autofree gchar *m =
+      rt->drained
+          ? g_strdup_printf ("waiting to start: host %s is drained for maintenance", rt->host)
+          : g_strdup_printf ("waiting to start: %u instances are starting on this host "
+                             "(max_concurrent_starts)",
+                             rt->starting);
   stg_slot_set_phase (&slot->base, STG_TASK_PENDING, config_id, API_SCHEDULE_STATUS_PENDING, m);
   return TRUE;
+}
+
+/* Starts what waits, as far as the pace and the host allow. */
+static void
+release_waiting (StgLocalRuntime *rt)
+{
+  while (!rt->drained && rt->starting < rt->options.max_concurrent_starts &&
+         !g_queue_is_empty (&rt->waiting))
+    {
+      Slot *slot = g_queue_pop_head (&rt->waiting);
+      gint64 config = slot->queued;
+      slot->queued = 0;
+      if (slot->base.want == config && slot->run == NULL && slot->pre_hook == NULL)
+        stg_run_start_config (slot, config, FALSE, slot->queued_update);
+    }
 }
 
 void
@@ -177,14 +198,24 @@ stg_local_start_done (Run *run)
     return;
   run->counted = FALSE;
   rt->starting--;
-  while (rt->starting < rt->options.max_concurrent_starts && !g_queue_is_empty (&rt->waiting))
+  release_waiting (rt);
+}
+
+/* StgRuntimeOps.drain_host: this machine is the one host. */
+static gboolean
+local_drain_host (StgRuntime *base, const gchar *name, gboolean drain, GError **error)
+{
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+
+  if (g_strcmp0 (name, rt->host) != 0)
     {
-      Slot *slot = g_queue_pop_head (&rt->waiting);
-      gint64 config = slot->queued;
-      slot->queued = 0;
-      if (slot->base.want == config && slot->run == NULL && slot->pre_hook == NULL)
-        stg_run_start_config (slot, config, FALSE, slot->queued_update);
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
+                   "no host %s: the local runtime runs on %s", name, rt->host);
+      return FALSE;
     }
+  rt->drained = drain;
+  release_waiting (rt);
+  return TRUE;
 }
 
 static gboolean
@@ -310,8 +341,10 @@ replace (Slot *slot, gint64 config)
     }
   /* The configuration being applied says how to check before going down. */
   slot->pre_hook_config = config;
-  slot->pre_hook = stg_run_hook (slot, &spec->exec->pre_update, spec, "pre_update", on_pre_hook,
-                                 slot, &error);
+  gint64 running = slot->run != NULL ? slot->run->config_id : slot->base.config_id;
+  gint from = running != 0 ? stg_store_config_version (slot->rt->store, running) : 0;
+  slot->pre_hook = stg_run_hook (slot, &spec->exec->pre_update, spec, "pre_update", from,
+                                 on_pre_hook, slot, &error);
   if (slot->pre_hook == NULL)
     {
       g_autofree gchar *m = g_strdup_printf ("cannot run the pre_update hook: %s", error->message);
@@ -439,8 +472,9 @@ local_observe (StgRuntime *base, gint64 job_id, gint32 instance, StgTaskObservat
 static gboolean
 local_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
 {
-  (void) base;
-  if (!stg_executor_check_config (config, error))
+  StgLocalRuntime *rt = (StgLocalRuntime *) base;
+
+  if (!stg_task_spec_check (config, error))
     {
       if (error && *error)
         {
@@ -449,12 +483,21 @@ local_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
         }
       return FALSE;
     }
+  if (stg_thermos_task_is (config) &&
+      !g_file_test (rt->options.thermos_runner, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                   "executorConfig.name: %s tasks run with stagger-thermos, which is not at %s "
+                   "(staggerd's thermos_runner)",
+                   STG_THERMOS_EXECUTOR_NAME, rt->options.thermos_runner);
+      return FALSE;
+    }
   return TRUE;
 }
 
 static GBytes *
-local_read_log (StgRuntime *base, gint64 job_id, gint32 instance, gboolean err, gint64 offset,
-                gsize max, gint64 *next, gint64 *size, GError **error)
+local_read_log (StgRuntime *base, gint64 job_id, gint32 instance, const StgLogQuery *query,
+                StgLogInfo *info, GError **error)
 {
   Slot *slot = (Slot *) stg_slots_find (((StgLocalRuntime *) base)->slots, job_id, instance);
 
@@ -464,7 +507,7 @@ local_read_log (StgRuntime *base, gint64 job_id, gint32 instance, gboolean err, 
                    instance);
       return NULL;
     }
-  return stg_local_read_output (slot, err, offset, max, next, size, error);
+  return stg_local_read_output (slot, query, info, error);
 }
 
 static void
@@ -477,6 +520,7 @@ local_free (StgRuntime *base)
   g_queue_clear (&rt->waiting);
   g_clear_pointer (&rt->specs, stg_spec_cache_free);
   g_free (rt->mark_dir);
+  g_free (rt->host);
   g_free (rt->crash_at);
   g_clear_object (&rt->session);
   stg_local_options_clear (&rt->options);
@@ -487,6 +531,7 @@ local_free (StgRuntime *base)
 static const StgRuntimeOps local_ops = {
   .apply = local_apply, .kill = local_kill, .restart = local_restart, .observe = local_observe,
   .validate = local_validate, .free = local_free, .read_log = local_read_log,
+  .reconcile = stg_local_reconcile, .drain_host = local_drain_host,
 };
 /* clang-format on */
 
@@ -530,6 +575,7 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->options.data_dir = g_strdup (options->data_dir);
   rt->options.cluster = g_strdup (options->cluster);
   rt->options.bind = g_strdup (options->bind);
+  rt->options.thermos_runner = g_strdup (options->thermos_runner);
   rt->options.port_min = options->port_min;
   rt->options.port_max = options->port_max;
   rt->options.max_concurrent_starts = options->max_concurrent_starts > 0
@@ -549,6 +595,7 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
                                                "proxy-resolver", NULL, NULL);
   rt->specs = stg_spec_cache_new (store);
   rt->mark_dir = g_canonicalize_filename (options->data_dir, NULL);
+  rt->host = g_strdup (g_get_host_name ());
   rt->crash_at = g_strdup (g_getenv ("STAGGER_TEST_CRASH_AT"));
   rt->slots = stg_slots_new (&rt->base, store, clock, &local_slot_class);
   rt->log_timer = g_timeout_add_seconds (LOG_TRIM_S, on_log_timer, rt);

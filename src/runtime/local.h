@@ -11,7 +11,7 @@
 
 #include "common/clock.h"
 #include "runtime/health.h"
-#include "runtime/identity.h"
+#include "spawn/identity.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
 
@@ -33,6 +33,7 @@ typedef struct
   GHashTable *role_users;    /* (nullable) role -> StgIdentity*: who runs its instances */
   StgIdentity *default_user; /* (nullable) for the other roles; NULL: staggerd's own user */
   StgHealthCounts *health_counts; /* (nullable) borrowed: where health checks are counted */
+  gchar *thermos_runner;          /* stagger-thermos, which runs AuroraExecutor tasks */
 } StgLocalOptions;
 
 void stg_local_options_init (StgLocalOptions *options);

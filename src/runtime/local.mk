@@ -1,5 +1,5 @@
 # src/runtime/local.mk: the runtime seam, the local process runtime and the
-# simulated one.
+# simulated one; beside them the gate runner and the webhook notifier.
 noinst_LIBRARIES += libstg_runtime.a
 libstg_runtime_a_SOURCES = \
 	src/runtime/runtime.c src/runtime/runtime.h \
@@ -8,16 +8,16 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/executor.c src/runtime/executor.h \
 	src/runtime/gates.c src/runtime/gates.h \
 	src/runtime/health.c src/runtime/health.h \
+	src/runtime/host_guard.c src/runtime/host_guard.h \
 	src/runtime/local.c src/runtime/local.h src/runtime/local_private.h \
+	src/runtime/notify.c src/runtime/notify.h src/runtime/notify_options.c \
 	src/runtime/ports.c \
-	src/runtime/process.c src/runtime/process.h \
-	src/runtime/identity.c src/runtime/identity.h \
-	src/runtime/run.c \
+	src/runtime/run.c src/runtime/run_launch.c \
 	src/runtime/sandbox.c \
 	src/runtime/slot.c src/runtime/slot.h \
 	src/runtime/simulated.c src/runtime/simulated.h \
-	src/runtime/spawn.c src/runtime/spawn.h \
-	src/runtime/spec_cache.c src/runtime/spec_cache.h
+	src/runtime/spec_cache.c src/runtime/spec_cache.h \
+	src/runtime/thermos_task.c src/runtime/thermos_task.h
 # The fleet runtime: containers on many hosts through the Docker Engine API.
 libstg_runtime_a_SOURCES += \
 	src/runtime/docker.c src/runtime/docker.h \

@@ -56,7 +56,7 @@
 #include "runtime/health.h"
 #include "runtime/local.h"
 #include "runtime/slot.h"
-#include "runtime/spawn.h"
+#include "spawn/spawn.h"
 #include "runtime/spec_cache.h"
 #include "store/store.h"
 
@@ -88,6 +88,7 @@ struct _Run
   gint64 id;                 /* run id: grows with each start of the slot */
   gint64 config_id;
   gint version;              /* STAGGER_VERSION */
+  gint from_version;         /* started to replace that version (STAGGER_FROM_VERSION); 0: none */
   const StgTaskSpec *task;    /* its config, parsed (owned by the runtime's cache) */
   const StgExecutorSpec *spec; /* task->exec */
   gboolean service;
@@ -139,7 +140,9 @@ struct _StgLocalRuntime
   gchar *crash_at;           /* STAGGER_TEST_CRASH_AT (tests only), or NULL */
   guint log_timer;
   guint starting; /* runs started and not yet healthy nor gone */
-  GQueue waiting; /* Slot*: starts held back by max_concurrent_starts */
+  GQueue waiting; /* Slot*: starts held back by max_concurrent_starts or a drain */
+  gchar *host;    /* this machine's name: the one host a drain may name */
+  gboolean drained; /* the host is drained for maintenance: nothing starts */
 };
 
 /* Runs that may be starting at once (spawned, not yet healthy), unless
@@ -207,15 +210,58 @@ void stg_run_stop (Run *run);
 
 void stg_run_free (Run *run);
 
+/* A run whose process is gone though its end was not seen: it ended,
+ * failed (reconciliation, adopt.c). */
+void stg_run_lost (Run *run);
+
+/* The runtime's reconcile operation (adopt.c: the marked processes in
+ * /proc against the slots' runs). */
+gboolean stg_local_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error);
+
 /* Starts a hook command for @slot as its role's user (output appended to
- * hooks.log in the slot's folder); @done gets its wait status. The caller
- * bounds it with a timer (stg_child_kill). */
+ * hooks.log in the slot's folder), with STAGGER_FROM_VERSION
+ * @from_version (the version the change leaves) and STAGGER_TO_VERSION
+ * (@spec's); @done gets its wait status. The caller bounds it with a
+ * timer (stg_child_kill). */
 StgChild *stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec,
-                        const gchar *name, StgChildDone done, gpointer data, GError **error);
+                        const gchar *name, gint from_version, StgChildDone done, gpointer data,
+                        GError **error);
 
 /* What a hook's wait status means, in words ("pre_update hook exited with
  * status 1"); a signal means it was stopped. */
 gchar *stg_run_hook_outcome (const gchar *name, gint status);
+
+/* ---- what a start puts together (run_launch.c) ------------------------------ */
+
+/* What a start builds before the fork; released by stg_launch_clear. */
+typedef struct
+{
+  GHashTable *ports; /* name -> port */
+  StgTemplateVars vars;
+  gchar **env;
+  gchar *cwd;
+  GPtrArray *argv; /* NULL-terminated once built */
+  GArray *fds;     /* sockets passed as 3, 4, ... */
+  gchar *fd_names;
+  gint probe_fd; /* beside: the private probe socket, or -1 */
+  gint probe_port;
+  gint task_fd; /* an AuroraExecutor task's JSON, for its runner; or -1 */
+} Launch;
+
+void stg_launch_clear (Launch *l);
+
+/* The environment, working directory and argv of @run (an AuroraExecutor
+ * task's: its runner's), templates expanded. @beside: a hot upgrade. */
+gboolean stg_launch_argv (Run *run, Launch *l, gboolean beside, GError **error);
+
+/* The sockets handed to the process: the slot's shared listening sockets
+ * for a hot upgrade and, beside the old version, a probe socket only it
+ * holds ("probe" in LISTEN_FDNAMES, STAGGER_PROBE_PORT). */
+gboolean stg_launch_sockets (Run *run, Launch *l, gboolean beside, GError **error);
+
+/* Forks and execs the process as its role's user, output appended to the
+ * sandbox's stdout and stderr; sets run->pid. */
+gboolean stg_launch_spawn (Run *run, Launch *l, GError **error);
 
 /* ---- ports (ports.c) ------------------------------------------------------- */
 
@@ -233,6 +279,9 @@ gint stg_local_socket_port (gint fd);
 /* The base every instance, health command and hook starts from: PATH,
  * HOME (@home) and LANG, nothing of staggerd's environment (owned). */
 gchar **stg_local_base_environ (const gchar *home);
+
+/* The value of STG_LOCAL_MARK for run @run_id of @slot (owned). */
+gchar *stg_local_mark (Slot *slot, gint64 run_id);
 
 /* The whole environment of @run (NULL with @error when a template of the
  * task's env fails). @alt_version: the version it starts beside, or 0. */
@@ -257,15 +306,25 @@ gchar *stg_local_resolve_command (const gchar *command);
 /* The slot's folder: one folder per run inside it, and hooks.log. */
 gchar *stg_local_slot_root (Slot *slot);
 
-/* Up to @max bytes of the slot's output (see StgRuntimeOps.read_log):
- * the serving run's, else the newest run folder's. Never through a
- * symlink. */
-GBytes *stg_local_read_output (Slot *slot, gboolean err, gint64 offset, gsize max, gint64 *next,
-                               gint64 *size, GError **error);
+/* The slot's output @query names (see StgRuntimeOps.read_log): the
+ * serving run's, else the newest run folder's; an AuroraExecutor task's
+ * process's from its .logs. Never through a symlink. */
+GBytes *stg_local_read_output (Slot *slot, const StgLogQuery *query, StgLogInfo *info,
+                               GError **error);
+
+/* Opens the regular file @parts (folder names, then the file's) under the
+ * run folder @dir for reading, through descriptors: no part may be a
+ * symlink (the folders below a run folder are its user's). -1 with @error
+ * (STG_RUNTIME_ERROR_NOT_FOUND). */
+gint stg_local_open_run_file (const gchar *dir, const gchar *const *parts, GError **error);
 
 /* Who runs @slot's instances (its role's user, else the default); NULL:
  * staggerd's own user. */
 const StgIdentity *stg_local_identity (Slot *slot);
+
+/* The user name {{thermos.user}} stands for in @slot's instances (NULL:
+ * staggerd's own user). */
+const gchar *stg_local_user_name (Slot *slot);
 
 /* Lets the user of @slot's instances pass through its folder @root and
  * the job's folder above it (0711) to reach its own run folders; FALSE

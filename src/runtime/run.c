@@ -18,8 +18,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <json-glib/json-glib.h>
+
+#include "common/json_check.h"
 #include "runtime/local_private.h"
-#include "runtime/process.h"
+#include "runtime/thermos_task.h"
+#include "spawn/process.h"
 
 static void run_ended (Run *run, gboolean success, const gchar *how);
 
@@ -41,19 +45,72 @@ probe_hint (const gchar *probe_url)
                           uri ? g_uri_get_port (uri) : 0);
 }
 
-/* Starts checking @run at @target (kept for later), or at @probe_url
- * (nullable) for now: a new version beside the old one is checked on its
- * private probe socket, since either process may answer on the shared ones. */
+/* Where @run's health checks go, from its assigned @ports: the URL of its
+ * HTTP checks and the command of its shell checks (owned; NULL when it
+ * has none). An AuroraExecutor task's go to its port named "health", after
+ * the announcer's aliases, and fill in Thermos's templates. */
 static void
-run_watch (Run *run, const StgHealthTarget *target, const gchar *probe_url, gboolean healthy)
+health_target (Run *run, GHashTable *ports, gchar **url, gchar **shell)
 {
-  run->target.session = target->session;
-  run->target.counts = target->counts;
-  run->target.url = g_strdup (target->url);
-  run->target.shell_argv = g_strdupv (target->shell_argv);
-  run->target.envp = g_strdupv (target->envp);
-  run->target.cwd = g_strdup (target->cwd);
-  run->target.identity = target->identity;
+  Slot *slot = run->slot;
+  StgLocalRuntime *rt = slot->rt;
+  const StgHealthSpec *h = &run->spec->health;
+  const StgThermosJob *job = run->task->thermos;
+
+  if (job == NULL)
+    {
+      StgTemplateVars vars = stg_slot_template_vars (&slot->base, rt->options.cluster, run->version,
+                                                     ports);
+      *url = g_strdup_printf ("http://%s:%d%s", rt->options.bind,
+                              stg_local_health_port (ports, run->task->port_names),
+                              h->endpoint ? h->endpoint : "/");
+      *shell = h->shell_command ? stg_template_expand (h->shell_command, &vars, NULL, NULL) : NULL;
+      return;
+    }
+  g_autoptr (GHashTable) all = stg_thermos_job_resolve_ports (job, ports, NULL);
+  StgThermosRunVars tv;
+  stg_thermos_run_vars_init (&tv, slot->base.job, slot->base.key.instance, run->id, NULL,
+                             stg_local_user_name (slot), all);
+  gint port = all != NULL ? stg_thermos_task_health_port (job, all) : 0;
+  g_autofree gchar *endpoint = stg_thermos_template_expand (h->endpoint, "endpoint",
+                                                            STG_THERMOS_SCOPE_MESOS, &tv.vars,
+                                                            NULL);
+  *url = port > 0 && endpoint != NULL
+             ? g_strdup_printf ("http://%s:%d%s", rt->options.bind, port, endpoint)
+             : g_strdup ("");
+  *shell = all != NULL && h->kind == STG_HEALTH_SHELL
+               ? stg_thermos_task_health_command (job, &tv.vars, NULL)
+               : NULL;
+  stg_thermos_run_vars_clear (&tv);
+}
+
+/* Starts checking @run, whose assigned ports are @ports and which started
+ * with @env in @cwd, at its target (kept for later), or at @probe_url
+ * (nullable) for now: a new version beside the old one is checked on its
+ * private probe socket, since either process may answer on the shared ones.
+ * Shell checks run as Aurora's executor runs them for its tasks (bash
+ * where there is one), else with /bin/sh. */
+static void
+run_watch (Run *run, GHashTable *ports, gchar **env, const gchar *cwd, const gchar *probe_url,
+           gboolean healthy)
+{
+  StgLocalRuntime *rt = run->slot->rt;
+  g_autofree gchar *url = NULL, *shell = NULL;
+  gboolean bash = run->task->thermos != NULL &&
+                  g_file_test ("/bin/bash", G_FILE_TEST_IS_EXECUTABLE);
+  gchar *argv[] = { bash ? (gchar *) "/bin/bash" : (gchar *) "/bin/sh", (gchar *) "-c", NULL,
+                    NULL };
+
+  health_target (run, ports, &url, &shell);
+  argv[2] = shell;
+  run->target.session = rt->session;
+  run->target.counts = rt->options.health_counts;
+  run->target.url = g_steal_pointer (&url);
+  run->target.shell_argv = g_strdupv (argv);
+  run->target.envp = g_strdupv (env);
+  run->target.cwd = g_strdup (cwd);
+  run->target.identity = stg_local_identity (run->slot);
+  run->target.snooze_file = g_build_filename (run->sandbox, ".healthchecksnooze", NULL);
   StgHealthTarget now = run->target;
   g_autofree gchar *hint = NULL;
   if (probe_url != NULL)
@@ -173,7 +230,7 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
     {
       g_autoptr (GError) error = NULL;
       run->hook = stg_run_hook (slot, &run->spec->post_update, run->task, "post_update",
-                                on_post_hook, run, &error);
+                                run->from_version, on_post_hook, run, &error);
       if (run->hook == NULL)
         {
           g_autofree gchar *m = g_strdup_printf ("cannot run the post_update hook: %s", error->message);
@@ -189,7 +246,7 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
 
 StgChild *
 stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, const gchar *name,
-              StgChildDone done, gpointer data, GError **error)
+              gint from_version, StgChildDone done, gpointer data, GError **error)
 {
   StgLocalRuntime *rt = slot->rt;
   g_autoptr (GHashTable) ports = stg_local_ports (rt, slot, spec->port_names, error);
@@ -220,6 +277,9 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
   env = g_environ_setenv (env, "STAGGER_INSTANCE", inst, TRUE);
   env = g_environ_setenv (env, "STAGGER_VERSION", ver, TRUE);
   env = g_environ_setenv (env, "STAGGER_HOOK", name, TRUE);
+  g_autofree gchar *from = g_strdup_printf ("%d", from_version);
+  env = g_environ_setenv (env, "STAGGER_FROM_VERSION", from, TRUE);
+  env = g_environ_setenv (env, "STAGGER_TO_VERSION", ver, TRUE);
   const gchar *argv[] = { "/bin/sh", "-c", command, NULL };
   StgSpawnRequest req = {
     .argv = argv,
@@ -250,24 +310,67 @@ static void
 on_child (GPid pid, gint wait_status, gpointer data)
 {
   Run *run = data;
-  g_autofree gchar *how = NULL;
-  gboolean success;
+  g_autofree gchar *how = stg_spawn_describe (wait_status);
+  const gchar *meaning = run->task->thermos != NULL && WIFEXITED (wait_status)
+                             ? stg_thermos_exit_meaning (WEXITSTATUS (wait_status))
+                             : NULL;
 
   (void) pid;
   run->child_watch = 0;
-  success = WIFEXITED (wait_status) && WEXITSTATUS (wait_status) == 0;
-  how = stg_spawn_describe (wait_status);
-  run_ended (run, success, how);
+  if (meaning != NULL)
+    {
+      g_autofree gchar *runner = g_strdup_printf ("%s (stagger-thermos %s)", meaning, how);
+      g_free (how);
+      how = g_steal_pointer (&runner);
+    }
+  run_ended (run, WIFEXITED (wait_status) && WEXITSTATUS (wait_status) == 0, how);
+}
+
+/* The state an AuroraExecutor task's runner left in the run's sandbox
+ * (SUCCESS, FAILED, KILLED...), or NULL. */
+static gchar *
+runner_state (const Run *run)
+{
+  const gchar *parts[] = { ".thermos_state.json", NULL };
+  gint fd = stg_local_open_run_file (run->sandbox, parts, NULL);
+  gchar buf[65536];
+  ssize_t got = fd >= 0 ? read (fd, buf, sizeof buf - 1) : -1;
+
+  if (fd >= 0)
+    close (fd);
+  if (got <= 0)
+    return NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  if (!stg_json_check_depth (buf, got, STG_JSON_NESTING_MAX, NULL) ||
+      !json_parser_load_from_data (parser, buf, got, NULL))
+    return NULL;
+  JsonNode *root = json_parser_get_root (parser);
+  JsonNode *state = JSON_NODE_HOLDS_OBJECT (root)
+                        ? json_object_get_member (json_node_get_object (root), "state")
+                        : NULL;
+  return state != NULL && JSON_NODE_HOLDS_VALUE (state) &&
+                 json_node_get_value_type (state) == G_TYPE_STRING
+             ? g_strdup (json_node_get_string (state))
+             : NULL;
 }
 
 static gboolean
 on_pidfd (gint fd, GIOCondition condition, gpointer data)
 {
   Run *run = data;
+  g_autofree gchar *state = run->task->thermos != NULL ? runner_state (run) : NULL;
 
   (void) fd;
   (void) condition;
   run->pidfd_watch = 0;
+  if (state != NULL)
+    {
+      /* Not our child, but its runner said how the task ended. */
+      g_autofree gchar *how = g_strdup_printf ("ended: its task's state is %s (it was adopted)",
+                                               state);
+      run_ended (run, g_str_equal (state, "SUCCESS"), how);
+      return G_SOURCE_REMOVE;
+    }
   /* Not our child: its exit status is not ours to know. */
   run_ended (run, FALSE, "ended (its exit status is unknown: it was adopted)");
   return G_SOURCE_REMOVE;
@@ -301,6 +404,14 @@ stg_run_stop (Run *run)
 }
 
 void
+stg_run_lost (Run *run)
+{
+  g_clear_handle_id (&run->child_watch, g_source_remove);
+  g_clear_handle_id (&run->pidfd_watch, g_source_remove);
+  run_ended (run, FALSE, "was gone when the runtime looked for it (its end was not seen)");
+}
+
+void
 stg_run_free (Run *run)
 {
   if (run == NULL)
@@ -323,6 +434,7 @@ stg_run_free (Run *run)
   g_strfreev (run->target.shell_argv);
   g_strfreev (run->target.envp);
   g_free (run->target.cwd);
+  g_free (run->target.snooze_file);
   g_free (run->sandbox);
   g_free (run);
 }
@@ -340,6 +452,17 @@ run_ended (Run *run, gboolean success, const gchar *how)
   g_clear_handle_id (&run->kill_timer, g_source_remove);
   g_clear_pointer (&run->health, stg_health_free);
   stg_local_start_done (run);
+  if (run->task->thermos != NULL)
+    {
+      /* The runner is gone: so is every process of its task, whatever
+       * session it went to (they carry the run's mark). */
+      g_autofree gchar *mark = stg_local_mark (slot, run->id);
+      guint left = stg_process_signal_marked (STG_LOCAL_MARK, mark, SIGKILL);
+      if (left > 0)
+        g_message ("runtime: instance %d: %u processes of run %" G_GINT64_FORMAT
+                   " outlived stagger-thermos: killed",
+                   slot->base.key.instance, left, run->id);
+    }
   if (was_next)
     slot->next = NULL;
   else if (slot->run == run)
@@ -406,34 +529,6 @@ start_failed (Slot *slot, gint64 config_id, const gchar *why)
   return NULL;
 }
 
-/* What a start builds before the fork; released by launch_clear. */
-typedef struct
-{
-  GHashTable *ports;         /* name -> port */
-  StgTemplateVars vars;
-  gchar **env;
-  gchar *cwd;
-  GPtrArray *argv;           /* NULL-terminated once built */
-  GArray *fds;               /* sockets passed as 3, 4, ... */
-  gchar *fd_names;
-  gint probe_fd;             /* beside: the private probe socket, or -1 */
-  gint probe_port;
-} Launch;
-
-static void
-launch_clear (Launch *l)
-{
-  g_clear_pointer (&l->ports, g_hash_table_unref);
-  g_clear_pointer (&l->env, g_strfreev);
-  g_clear_pointer (&l->cwd, g_free);
-  g_clear_pointer (&l->argv, g_ptr_array_unref);
-  g_clear_pointer (&l->fds, g_array_unref);
-  g_clear_pointer (&l->fd_names, g_free);
-  if (l->probe_fd >= 0)
-    close (l->probe_fd);
-  l->probe_fd = -1;
-}
-
 /* A new run of @slot for @spec, with its sandbox folder made. */
 static Run *
 run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **error)
@@ -447,6 +542,10 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
   run->version = stg_store_config_version (slot->rt->store, spec->config_id);
   run->service = spec->config->isService;
   run->from_update = from_update;
+  /* What it replaces: the run it starts beside, else what the slot ran. */
+  gint64 replaced = slot->run != NULL ? slot->run->config_id : slot->base.config_id;
+  if (from_update && replaced != 0)
+    run->from_version = stg_store_config_version (slot->rt->store, replaced);
   run->task = spec;
   run->spec = spec->exec;
   g_autofree gchar *root = stg_local_slot_root (slot);
@@ -462,101 +561,6 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
     }
   stg_local_prune (slot, run->id);
   return run;
-}
-
-/* The environment, working directory and argv, templates expanded. */
-static gboolean
-launch_argv (Run *run, Launch *l, gboolean beside, GError **error)
-{
-  Slot *slot = run->slot;
-  const StgExecutorSpec *spec = run->spec;
-  gint alt = beside && slot->run != NULL ? slot->run->version : 0;
-
-  l->env = stg_local_environment (slot, run, alt, l->ports, run->task->port_names, &l->vars, error);
-  if (l->env == NULL)
-    return FALSE;
-  l->cwd = spec->workdir ? stg_template_expand (spec->workdir, &l->vars, NULL, error)
-                         : g_strdup (run->sandbox);
-  if (l->cwd == NULL)
-    return FALSE;
-  l->argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree gchar *exec_command = spec->command ? stg_local_shell_command (spec) : NULL;
-  if (spec->command != NULL)
-    {
-      g_ptr_array_add (l->argv, g_strdup ("/bin/sh"));
-      g_ptr_array_add (l->argv, g_strdup ("-c"));
-    }
-  gchar *command[] = { exec_command, NULL };
-  gchar **words = spec->command != NULL ? command : spec->argv;
-  for (guint i = 0; words[i] != NULL; i++)
-    {
-      g_autofree gchar *word = stg_template_expand (words[i], &l->vars, NULL, error);
-      if (word == NULL)
-        return FALSE;
-      g_ptr_array_add (l->argv, spec->command != NULL ? stg_local_resolve_command (word)
-                                                      : g_steal_pointer (&word));
-    }
-  g_ptr_array_add (l->argv, NULL);
-  return TRUE;
-}
-
-/* The slot's listening sockets for a hot upgrade, opened on first use. */
-static gboolean
-slot_sockets (Slot *slot, GHashTable *ports, gchar **names, GError **error)
-{
-  if (slot->sockets != NULL)
-    return TRUE;
-  slot->sockets = g_array_new (FALSE, FALSE, sizeof (gint));
-  for (guint i = 0; names[i] != NULL; i++)
-    {
-      gint fd = stg_local_listen (slot->rt, GPOINTER_TO_INT (g_hash_table_lookup (ports, names[i])), error);
-      if (fd < 0)
-        {
-          stg_local_close_sockets (slot);
-          return FALSE;
-        }
-      g_array_append_val (slot->sockets, fd);
-    }
-  return TRUE;
-}
-
-/* The sockets handed to the process: the slot's shared ones for a hot
- * upgrade and, beside the old version, a probe socket only it holds (both
- * answer on the shared ones, so its HTTP checks go there): "probe", an
- * ephemeral port named in LISTEN_FDNAMES and STAGGER_PROBE_PORT. */
-static gboolean
-launch_sockets (Run *run, Launch *l, gboolean beside, GError **error)
-{
-  Slot *slot = run->slot;
-
-  l->fds = g_array_new (FALSE, FALSE, sizeof (gint));
-  if (!run->spec->hot_upgrade && !beside)
-    stg_local_close_sockets (slot);     /* it binds its ports itself */
-  if (run->spec->hot_upgrade)
-    {
-      if (!slot_sockets (slot, l->ports, run->task->port_names, error))
-        return FALSE;
-      g_array_append_vals (l->fds, slot->sockets->data, slot->sockets->len);
-      l->fd_names = g_strjoinv (":", run->task->port_names);
-    }
-  if (!beside)
-    return TRUE;
-  g_autoptr (GError) local = NULL;
-  l->probe_fd = stg_local_listen (slot->rt, 0, &local);
-  l->probe_port = l->probe_fd >= 0 ? stg_local_socket_port (l->probe_fd) : 0;
-  if (l->probe_port == 0)
-    {
-      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED, "cannot open a probe socket: %s",
-                   local ? local->message : "no port");
-      return FALSE;
-    }
-  g_array_append_val (l->fds, l->probe_fd);
-  gchar *with_probe = g_strconcat (l->fd_names ? l->fd_names : "", ":probe", NULL);
-  g_free (l->fd_names);
-  l->fd_names = with_probe;
-  g_autofree gchar *value = g_strdup_printf ("%d", l->probe_port);
-  l->env = g_environ_setenv (l->env, "STAGGER_PROBE_PORT", value, TRUE);
-  return TRUE;
 }
 
 /* Writes the intent before the fork: "starting run R of slot S (beside
@@ -576,60 +580,18 @@ launch_intent (Run *run, gboolean beside)
   return TRUE;
 }
 
-/* Forks and execs the process, output appended to the sandbox's files. */
-static gboolean
-launch_spawn (Run *run, Launch *l, GError **error)
-{
-  g_autofree gchar *out = g_build_filename (run->sandbox, "stdout", NULL);
-  g_autofree gchar *err = g_build_filename (run->sandbox, "stderr", NULL);
-  StgSpawnRequest req = {
-    .argv = (const gchar *const *) l->argv->pdata,
-    .envp = (const gchar *const *) l->env,
-    .cwd = l->cwd,
-    .identity = stg_local_identity (run->slot),
-    .group = STG_SPAWN_SESSION,
-    .out = { .to = STG_SPAWN_FILE, .path = out },
-    .err = { .to = STG_SPAWN_FILE, .path = err },
-    .fds = (const gint *) l->fds->data,
-    .n_fds = l->fds->len,
-    .listen_fds = TRUE,
-    .fd_names = l->fd_names,
-    .own_dir = run->sandbox,
-  };
-  StgSpawned spawned;
-  if (!stg_spawn (&req, &spawned, error))
-    return FALSE;
-  run->pid = spawned.pid;
-  run->pid_start = spawned.start_time;
-  return TRUE;
-}
-
 /* Watches the spawned process and starts its health checks. */
 static void
 launch_watch (Run *run, Launch *l, gboolean beside)
 {
   Slot *slot = run->slot;
   StgLocalRuntime *rt = slot->rt;
-  const StgExecutorSpec *spec = run->spec;
+  const gchar *endpoint = run->spec->health.endpoint ? run->spec->health.endpoint : "/";
 
   run->child_watch = g_child_watch_add (run->pid, on_child, run);
-  const gchar *endpoint = spec->health.endpoint ? spec->health.endpoint : "/";
-  g_autofree gchar *url = g_strdup_printf ("http://%s:%d%s", rt->options.bind,
-                                           stg_local_health_port (l->ports, run->task->port_names),
-                                           endpoint);
   g_autofree gchar *probe_url = l->probe_port != 0
       ? g_strdup_printf ("http://%s:%d%s", rt->options.bind, l->probe_port, endpoint) : NULL;
-  g_autofree gchar *shell = spec->health.shell_command
-      ? stg_template_expand (spec->health.shell_command, &l->vars, NULL, NULL) : NULL;
-  gchar *shell_argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", shell, NULL };
-  StgHealthTarget target = { .session = rt->session,
-                             .counts = rt->options.health_counts,
-                             .url = url,
-                             .shell_argv = shell_argv,
-                             .envp = l->env,
-                             .cwd = l->cwd,
-                             .identity = stg_local_identity (slot) };
-  run_watch (run, &target, probe_url, FALSE);
+  run_watch (run, l->ports, l->env, l->cwd, probe_url, FALSE);
   /* The old version's checks could reach the new one: they pause until it
    * is alone again. */
   if (beside && slot->run != NULL)
@@ -641,7 +603,7 @@ stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean fr
 {
   StgLocalRuntime *rt = slot->rt;
   g_autoptr (GError) error = NULL;
-  Launch l = { .probe_fd = -1 };
+  Launch l = { .probe_fd = -1, .task_fd = -1 };
   Run *run = NULL;
 
   if (!beside && stg_local_start_held (slot, spec->config_id, from_update))
@@ -654,10 +616,11 @@ stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean fr
     {
       l.vars = stg_slot_template_vars (&slot->base, rt->options.cluster, run->version, l.ports);
     }
-  if (run == NULL || !launch_argv (run, &l, beside, &error) || !launch_sockets (run, &l, beside, &error)
-      || !launch_intent (run, beside) || !launch_spawn (run, &l, &error))
+  if (run == NULL || !stg_launch_argv (run, &l, beside, &error) ||
+      !stg_launch_sockets (run, &l, beside, &error) || !launch_intent (run, beside) ||
+      !stg_launch_spawn (run, &l, &error))
     {
-      launch_clear (&l);
+      stg_launch_clear (&l);
       if (run != NULL && slot->run == run)
         slot->run = NULL;
       if (run != NULL && slot->next == run)
@@ -670,7 +633,7 @@ stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean fr
   stg_local_crash_point (rt, beside ? "beside-spawned" : "spawned");
   gint alt = beside && slot->run != NULL ? slot->run->version : 0;
   launch_watch (run, &l, beside);
-  launch_clear (&l);              /* the child holds the probe socket now */
+  stg_launch_clear (&l); /* the child holds the probe socket now */
 
   g_autofree gchar *m = beside
       ? g_strdup_printf ("started version %d beside version %d (pid %d, run %" G_GINT64_FORMAT ")",
@@ -747,22 +710,7 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
   gboolean healthy = row->healthy_since_ms > 0;
   run->healthy = healthy;
   run->healthy_since_ms = row->healthy_since_ms;
-  gint hport = stg_local_health_port (ports, names);
-  g_autofree gchar *url = g_strdup_printf ("http://%s:%d%s", rt->options.bind, hport,
-                                           run->spec->health.endpoint ? run->spec->health.endpoint : "/");
-  StgTemplateVars vars = stg_slot_template_vars (&slot->base, rt->options.cluster, run->version,
-                                                 ports);
-  g_autofree gchar *shell = run->spec->health.shell_command
-      ? stg_template_expand (run->spec->health.shell_command, &vars, NULL, NULL) : NULL;
-  gchar *shell_argv[] = { (gchar *) "/bin/sh", (gchar *) "-c", shell, NULL };
   g_auto (GStrv) env = stg_local_base_environ (run->sandbox);
-  StgHealthTarget target = { .session = rt->session,
-                             .url = url,
-                             .shell_argv = shell_argv,
-                             .envp = env,
-                             .cwd = run->sandbox,
-                             .identity = stg_local_identity (slot) };
-  target.counts = rt->options.health_counts;
-  run_watch (run, &target, NULL, healthy);
+  run_watch (run, ports, env, run->sandbox, NULL, healthy);
   return run;
 }

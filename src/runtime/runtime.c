@@ -84,24 +84,34 @@ stg_task_phase_name (StgTaskPhase phase)
     }
 }
 
-GBytes *
-stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolean err,
-                      gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error)
+void
+stg_log_info_clear (StgLogInfo *info)
 {
+  g_clear_pointer (&info->processes, g_strfreev);
+}
+
+GBytes *
+stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, const StgLogQuery *query,
+                      StgLogInfo *info, GError **error)
+{
+  StgLogQuery capped = *query;
+
+  *info = (StgLogInfo){ .run = -1 };
   if (rt->ops->read_log == NULL)
     {
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
                    "this runtime keeps no output of its instances");
       return NULL;
     }
-  return rt->ops->read_log (rt, job_id, instance_id, err, offset,
-                            MIN (max, (gsize) STG_RUNTIME_LOG_MAX), next, size, error);
+  capped.max = MIN (query->max, (gsize) STG_RUNTIME_LOG_MAX);
+  return rt->ops->read_log (rt, job_id, instance_id, &capped, info, error);
 }
 
+/* TRUE when the runtime has operation @op, else INVALID. */
 static gboolean
-has_hosts (StgRuntime *rt, GError **error)
+has_hosts (gpointer op, GError **error)
 {
-  if (rt->ops->hosts != NULL)
+  if (op != NULL)
     return TRUE;
   g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
                "this staggerd runs its instances itself and has no hosts (hosts are the fleet "
@@ -112,11 +122,20 @@ has_hosts (StgRuntime *rt, GError **error)
 GPtrArray *
 stg_runtime_hosts (StgRuntime *rt, GError **error)
 {
-  return has_hosts (rt, error) ? rt->ops->hosts (rt) : NULL;
+  return has_hosts (rt->ops->hosts, error) ? rt->ops->hosts (rt) : NULL;
 }
 
 gboolean
 stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GError **error)
 {
-  return has_hosts (rt, error) && rt->ops->drain_host (rt, name, drain, error);
+  return has_hosts (rt->ops->drain_host, error) && rt->ops->drain_host (rt, name, drain, error);
+}
+
+gboolean
+stg_runtime_reconcile (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error)
+{
+  if (rt->ops->reconcile != NULL)
+    return rt->ops->reconcile (rt, implicit, summary, error);
+  *summary = g_strdup ("nothing to compare: this runtime runs nothing outside the store");
+  return TRUE;
 }

@@ -81,6 +81,29 @@ typedef struct
   gint64 cause_ms; /* when the cause was given; 0 without one */
 } StgTaskObservation;
 
+/* Which output of an instance a read_log call reads, and how much. */
+typedef struct
+{
+  gboolean err;         /* stderr, else stdout */
+  gint64 offset;        /* from this byte; negative: that many bytes before the end */
+  gsize max;            /* at most this many bytes */
+  const gchar *process; /* (nullable) an AuroraExecutor task's process: its own output
+                           (.logs/PROCESS/RUN/ in the run's sandbox); NULL: the instance's */
+  gint run;             /* with @process: its run (Thermos's, from 0); -1: its newest */
+} StgLogQuery;
+
+/* What a read_log call tells besides the bytes. */
+typedef struct
+{
+  gint64 next;       /* the offset after the bytes */
+  gint64 size;       /* the file's size now */
+  gint run;          /* with a process: the run read; else -1 */
+  gchar **processes; /* (nullable) an AuroraExecutor task's processes, in its order (owned) */
+} StgLogInfo;
+
+void stg_log_info_clear (StgLogInfo *info);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (StgLogInfo, stg_log_info_clear)
+
 typedef struct _StgRuntime StgRuntime;
 
 /* Called when a slot's observation may have changed. */
@@ -96,19 +119,27 @@ typedef struct
   /* Checks that @config can run here (its executor, data, ports). */
   gboolean (*validate) (StgRuntime *rt, const ApiTaskConfig *config, GError **error);
   void (*free) (StgRuntime *rt);
-  /* (nullable) Up to @max bytes of the instance's current run's stdout
-   * (or @err: stderr) from byte @offset (negative: that many bytes before
-   * the end); sets *@next to the offset after them and *@size to the
-   * file's size. */
-  GBytes *(*read_log) (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolean err,
-                       gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
-  /* (nullable) The hosts instances run on (element-type ApiHostStatus),
+  /* (nullable) Up to @query->max bytes of the instance's current run's
+   * output @query names, from its byte @query->offset; fills @info (zeroed
+   * by the caller). */
+  GBytes *(*read_log) (StgRuntime *rt, gint64 job_id, gint32 instance_id, const StgLogQuery *query,
+                       StgLogInfo *info, GError **error);
+  /* (nullable) The hosts instances run on (element-type ApiFleetHostStatus),
    * for a runtime of several hosts. */
   GPtrArray *(*hosts) (StgRuntime *rt);
   /* (nullable) @drain: places nothing new on host @name, and instances
-   * that start again (restarted, replaced, failed) start elsewhere; kept
-   * across restarts. !@drain: places there again. */
+   * that start again (restarted, replaced, failed) start elsewhere (the
+   * fleet runtime, which keeps it across restarts) or wait until the host
+   * opens again (the local runtime, whose one host is this machine by its
+   * name; the caller says it again after a restart). !@drain: places
+   * there again. */
   gboolean (*drain_host) (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
+  /* (nullable) Compares what runs with the store now. !@implicit: each
+   * slot's process or container is looked for; one that is gone has
+   * ended (its slot hears of it as of any end). @implicit: what runs with
+   * this runtime's mark but no slot expects is stopped. *@summary says
+   * what was found or is under way, in words. */
+  gboolean (*reconcile) (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error);
 } StgRuntimeOps;
 
 /* The most one read_log call returns. */
@@ -149,19 +180,23 @@ stg_runtime_observe (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgTaskO
   rt->ops->observe (rt, job_id, instance_id, out);
 }
 
-/* The instance's output (see StgRuntimeOps.read_log); @max is capped at
- * STG_RUNTIME_LOG_MAX. STG_RUNTIME_ERROR_INVALID when this runtime keeps
- * no output. */
-GBytes *stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, gboolean err,
-                              gint64 offset, gsize max, gint64 *next, gint64 *size, GError **error);
+/* The instance's output (see StgRuntimeOps.read_log); @query->max is
+ * capped at STG_RUNTIME_LOG_MAX and @info zeroed first.
+ * STG_RUNTIME_ERROR_INVALID when this runtime keeps no output. */
+GBytes *stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id,
+                              const StgLogQuery *query, StgLogInfo *info, GError **error);
 
-/* The runtime's hosts (element-type ApiHostStatus);
+/* The runtime's hosts (element-type ApiFleetHostStatus);
  * STG_RUNTIME_ERROR_INVALID when it has none (only the fleet runtime has). */
 GPtrArray *stg_runtime_hosts (StgRuntime *rt, GError **error);
 
 /* See StgRuntimeOps.drain_host; STG_RUNTIME_ERROR_NOT_FOUND for an
- * unknown host, _INVALID when the runtime has no hosts. */
+ * unknown host, _INVALID when the runtime has no hosts to drain. */
 gboolean stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
+
+/* See StgRuntimeOps.reconcile; a runtime without it runs nothing outside
+ * the store, and says so. */
+gboolean stg_runtime_reconcile (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error);
 
 static inline gboolean
 stg_runtime_validate (StgRuntime *rt, const ApiTaskConfig *config, GError **error)

@@ -47,6 +47,14 @@ stg_local_identity (Slot *slot)
   return stg_identity_for_role (o->role_users, o->default_user, slot->base.job->role);
 }
 
+const gchar *
+stg_local_user_name (Slot *slot)
+{
+  const StgIdentity *id = stg_local_identity (slot);
+
+  return id != NULL ? id->name : NULL;
+}
+
 gboolean
 stg_local_open_folders (Slot *slot, const gchar *root)
 {
@@ -231,41 +239,113 @@ stg_local_stderr_tail (const Run *run, guint lines)
   return *start != '\0' ? g_utf8_make_valid (start, -1) : NULL;
 }
 
+gint
+stg_local_open_run_file (const gchar *dir, const gchar *const *parts, GError **error)
+{
+  gint at = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  gint fd = -1;
+  struct stat st;
+
+  for (guint i = 0; at >= 0 && parts[i] != NULL; i++)
+    {
+      gboolean last = parts[i + 1] == NULL;
+      fd = openat (at, parts[i],
+                   O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (last ? O_NONBLOCK : O_DIRECTORY));
+      close (at);
+      at = last ? -1 : fd;
+    }
+  if (fd >= 0 && fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
+    return fd;
+  int saved = fd < 0 ? errno : EINVAL;
+  if (fd >= 0)
+    close (fd);
+  g_autofree gchar *rest = g_strjoinv ("/", (gchar **) parts);
+  g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND, "%s/%s: %s", dir, rest,
+               g_strerror (saved));
+  return -1;
+}
+
+/* The runs a process of the task has output of (.logs/PROCESS/N in the
+ * run folder @dir): the newest, or -1 when none. */
+static gint
+newest_process_run (const gchar *dir, const gchar *process)
+{
+  g_autofree gchar *path = g_build_filename (dir, ".logs", process, NULL);
+  g_autoptr (GPtrArray) runs = list_runs (path);
+
+  return runs->len > 0 ? (gint) g_ascii_strtoll (runs->pdata[runs->len - 1], NULL, 10) : -1;
+}
+
+/* Fills @info->processes with the task's processes, when the slot runs an
+ * AuroraExecutor task; FALSE with @error when @process is not one of them. */
+static gboolean
+task_processes (Slot *slot, const gchar *process, StgLogInfo *info, GError **error)
+{
+  gint64 config = slot->run != NULL ? slot->run->config_id : slot->base.config_id;
+  const StgTaskSpec *spec = config != 0 ? stg_spec_cache_get (slot->rt->specs, config, NULL) : NULL;
+  const StgThermosTask *task = spec != NULL && spec->thermos != NULL ? &spec->thermos->task : NULL;
+
+  if (task != NULL)
+    {
+      info->processes = g_new0 (gchar *, task->processes->len + 1);
+      for (guint i = 0; i < task->processes->len; i++)
+        info->processes[i] = g_strdup (stg_thermos_task_process (task, i)->name);
+    }
+  if (process == NULL || (info->processes != NULL &&
+                          g_strv_contains ((const gchar *const *) info->processes, process)))
+    return TRUE;
+  g_autofree gchar *known = info->processes != NULL ? g_strjoinv (", ", info->processes) : NULL;
+  g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
+               known != NULL ? "instance %d's task has no process '%s' (its processes: %s)"
+                             : "instance %d does not run an AuroraExecutor task: it has no "
+                               "process '%s'%s",
+               slot->base.key.instance, process, known != NULL ? known : "");
+  return FALSE;
+}
+
 GBytes *
-stg_local_read_output (Slot *slot, gboolean err, gint64 offset, gsize max, gint64 *next,
-                       gint64 *size, GError **error)
+stg_local_read_output (Slot *slot, const StgLogQuery *q, StgLogInfo *info, GError **error)
 {
   /* The serving run's output; between runs, the newest run folder's. */
   g_autofree gchar *root = stg_local_slot_root (slot);
   g_autofree gchar *seq = g_strdup_printf ("%" G_GINT64_FORMAT,
                                            slot->run ? slot->run->id : stg_local_last_run (slot));
-  g_autofree gchar *path = g_build_filename (root, seq, err ? "stderr" : "stdout", NULL);
-  gint fd = g_open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
+  g_autofree gchar *dir = g_build_filename (root, seq, NULL);
+  const gchar *name = q->err ? "stderr" : "stdout";
+  g_autofree gchar *run = NULL;
   struct stat st;
 
-  if (fd < 0 || fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
-    {
-      int saved = fd < 0 ? errno : EINVAL;
-      if (fd >= 0)
-        close (fd);
-      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
-                   "instance %d has no %s yet (%s)", slot->base.key.instance,
-                   err ? "stderr" : "stdout", g_strerror (saved));
-      return NULL;
-    }
-  gint64 from = offset < 0 ? MAX ((gint64) st.st_size + offset, 0)
-                           : MIN (offset, (gint64) st.st_size);
-  g_autofree guint8 *buf = g_malloc (max > 0 ? max : 1);
-  ssize_t got = max > 0 ? pread (fd, buf, max, (off_t) from) : 0;
+  if (!task_processes (slot, q->process, info, error))
+    return NULL;
+  info->run = q->process != NULL && q->run < 0 ? newest_process_run (dir, q->process) : q->run;
+  if (q->process != NULL)
+    run = g_strdup_printf ("%d", info->run);
+  const gchar *parts[] = { q->process ? ".logs" : name, q->process, run, name, NULL };
+  gint fd = q->process == NULL || info->run >= 0 ? stg_local_open_run_file (dir, parts, NULL) : -1;
+  if (fd < 0 && q->process != NULL)
+    g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
+                 "instance %d's process %s has no %s%s yet", slot->base.key.instance, q->process,
+                 name, info->run >= 0 ? " of that run" : "");
+  else if (fd < 0)
+    g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND, "instance %d has no %s yet",
+                 slot->base.key.instance, name);
+  if (fd < 0)
+    return NULL;
+  fstat (fd, &st);
+  gint64 from = q->offset < 0 ? MAX ((gint64) st.st_size + q->offset, 0)
+                              : MIN (q->offset, (gint64) st.st_size);
+  g_autofree guint8 *buf = g_malloc (q->max > 0 ? q->max : 1);
+  ssize_t got = q->max > 0 ? pread (fd, buf, q->max, (off_t) from) : 0;
+  int saved = errno;
   close (fd);
   if (got < 0)
     {
-      int saved = errno;
-      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED, "reading %s: %s", path,
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED,
+                   "reading %s of instance %d: %s", name, slot->base.key.instance,
                    g_strerror (saved));
       return NULL;
     }
-  *next = from + got;
-  *size = st.st_size;
+  info->next = from + got;
+  info->size = st.st_size;
   return g_bytes_new (buf, (gsize) got);
 }

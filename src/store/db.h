@@ -34,6 +34,16 @@ gboolean stg_db_is_postgresql (const gchar *location);
 /* Opens a SQLite file (created if missing) with WAL and foreign keys. */
 StgDb *stg_db_open_sqlite (const gchar *path, GError **error);
 
+/* SQLite only: copies @db's database, as one consistent snapshot, into the
+ * new file @to with SQLite's online backup API (writes on @db wait while
+ * it runs; it runs on the caller's thread). */
+gboolean stg_db_sqlite_backup (StgDb *db, const gchar *to, GError **error);
+
+/* Copies the SQLite database file @from into the new file @to the same
+ * way; a file that is not a sound SQLite database (its quick check) is
+ * STG_STORE_ERROR_CORRUPT. */
+gboolean stg_db_sqlite_copy_file (const gchar *from, const gchar *to, GError **error);
+
 /* Connects to PostgreSQL. A password inside @conninfo is refused: it
  * belongs in PGPASSWORD or a PGPASSFILE. */
 StgDb *stg_db_open_pg (const gchar *conninfo, GError **error);

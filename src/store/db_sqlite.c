@@ -1,6 +1,7 @@
 /* db_sqlite.c: the SQLite engine of the database layer (db.h): WAL,
  * synchronous=FULL, foreign keys, PRAGMA user_version as the schema
- * version. Calls only SQLite. Main-loop thread only.
+ * version; and copies of a database with SQLite's online backup API (the
+ * store's backups). Calls only SQLite. Main-loop thread only.
  */
 #include "config.h"
 
@@ -243,4 +244,85 @@ stg_db_open_sqlite (const gchar *path, GError **error)
       return NULL;
     }
   return db;
+}
+
+/* ---- copies (the online backup API) ------------------------------------------ */
+
+/* Copies the main database of @from, as one consistent snapshot, into
+ * the new file @to (mode 0600, a rollback journal rather than WAL), which
+ * the last step makes durable. */
+static gboolean
+copy_into (sqlite3 *from, const gchar *what, const gchar *to, GError **error)
+{
+  sqlite3 *dest = NULL;
+  int rc = sqlite3_open_v2 (to, &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+
+  if (rc == SQLITE_OK && g_chmod (to, 0600) != 0)
+    g_warning ("store: cannot make %s private: %s", to, g_strerror (errno));
+  if (rc == SQLITE_OK)
+    {
+      sqlite3_backup *b = sqlite3_backup_init (dest, "main", from, "main");
+      if (b == NULL)
+        rc = sqlite3_errcode (dest);
+      else
+        {
+          rc = sqlite3_backup_step (b, -1);
+          int finish = sqlite3_backup_finish (b);
+          rc = rc == SQLITE_DONE ? finish : rc;
+        }
+    }
+  /* The copy is one file, with no write-ahead log beside it. */
+  if (rc == SQLITE_OK)
+    rc = sqlite3_exec (dest, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+  if (rc != SQLITE_OK)
+    {
+      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FAILED, "copying %s into %s: %s", what,
+                   to, dest ? sqlite3_errmsg (dest) : sqlite3_errstr (rc));
+      sqlite3_close (dest);
+      g_unlink (to);
+      return FALSE;
+    }
+  sqlite3_close (dest);
+  return TRUE;
+}
+
+gboolean
+stg_db_sqlite_backup (StgDb *db, const gchar *to, GError **error)
+{
+  g_return_val_if_fail (db->engine == STG_DB_SQLITE, FALSE);
+  return copy_into (db->conn, "the database", to, error);
+}
+
+gboolean
+stg_db_sqlite_copy_file (const gchar *from, const gchar *to, GError **error)
+{
+  sqlite3 *src = NULL;
+  int rc = sqlite3_open_v2 (from, &src, SQLITE_OPEN_READONLY, NULL);
+  sqlite3_stmt *check = NULL;
+
+  /* A file that is not a database fails its first read. */
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2 (src, "PRAGMA quick_check", -1, &check, NULL);
+  if (rc == SQLITE_OK)
+    {
+      rc = sqlite3_step (check);
+      const unsigned char *verdict = rc == SQLITE_ROW ? sqlite3_column_text (check, 0) : NULL;
+      rc = verdict != NULL && g_str_equal ((const gchar *) verdict, "ok") ? SQLITE_OK
+           : rc == SQLITE_ROW                                             ? SQLITE_CORRUPT
+                                                                          : rc;
+    }
+  sqlite3_finalize (check);
+  if (rc != SQLITE_OK)
+    {
+      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_CORRUPT,
+                   "%s is not a sound SQLite database: %s", from,
+                   rc == SQLITE_CORRUPT ? "its quick check fails"
+                   : src != NULL        ? sqlite3_errmsg (src)
+                                        : sqlite3_errstr (rc));
+      sqlite3_close (src);
+      return FALSE;
+    }
+  gboolean ok = copy_into (src, from, to, error);
+  sqlite3_close (src);
+  return ok;
 }

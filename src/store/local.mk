@@ -5,6 +5,7 @@ libstg_store_a_SOURCES = \
 	src/store/db.c src/store/db.h src/store/db_private.h \
 	src/store/db_sqlite.c src/store/db_pg.c \
 	src/store/leader.c src/store/replicas.c \
+	src/store/backup.c \
 	src/store/jobs.c \
 	src/store/config_history.c \
 	src/store/job_lookups.c \
@@ -21,8 +22,11 @@ STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.
 	$(srcdir)/schema/007_fleet.sql $(srcdir)/schema/007_fleet.pg.sql \
 	$(srcdir)/schema/008_cluster.sql $(srcdir)/schema/009_hosts.sql \
 	$(srcdir)/schema/010_plans.sql $(srcdir)/schema/010_plans.pg.sql \
-	$(srcdir)/schema/011_quotas.sql $(srcdir)/schema/011_quotas.pg.sql
-libstg_store_a_SOURCES += src/store/fleet_facts.c
+	$(srcdir)/schema/011_quotas.sql $(srcdir)/schema/011_quotas.pg.sql \
+	$(srcdir)/schema/014_surge.sql $(srcdir)/schema/014_surge.pg.sql \
+	$(srcdir)/schema/015_reasons.sql \
+	$(srcdir)/schema/016_maintenance.sql $(srcdir)/schema/016_maintenance.pg.sql
+libstg_store_a_SOURCES += src/store/fleet_facts.c src/store/maintenance.c
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)
 	$(AM_V_GEN)$(MKDIR_P) src/store && \
 	$(GLIB_COMPILE_RESOURCES) --target=$@ --sourcedir=$(srcdir)/schema \

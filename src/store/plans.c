@@ -1,6 +1,7 @@
 /* plans.c: rollout plans in the store: the plan as started (a RolloutPlan,
  * Thrift binary), where it and each of its stages stand, and its events
- * and gate attempts (schema/010_plans.sql). The engine's plan.c writes
+ * and gate attempts (schema/010_plans.sql), with reason codes
+ * (schema/015_reasons.sql). The engine's plan.c writes
  * them inside its steps; the API reads them. Main-loop thread only.
  */
 #include "config.h"
@@ -11,7 +12,7 @@
 
 #define PLAN_COLUMNS \
   "p.id, p.uid, p.name, p.\"user\", p.status, p.since_ms, p.created_ms, p.reason, " \
-  "p.stopping, p.back, p.rollback_on_failure, " \
+  "p.stopping, p.back, p.rollback_on_failure, p.reason_code, " \
   "(SELECT COUNT(*) FROM rollout_stages s WHERE s.plan_id = p.id), " \
   "(SELECT COUNT(*) FROM rollout_stages s WHERE s.plan_id = p.id AND s.status = 4)"
 
@@ -22,6 +23,7 @@ stg_stage_row_clear (StgStageRow *row)
 {
   g_clear_pointer (&row->name, g_free);
   g_clear_pointer (&row->reason, g_free);
+  g_clear_pointer (&row->reason_code, g_free);
   g_clear_pointer (&row->update_uid, g_free);
   g_clear_pointer (&row->rollback_uid, g_free);
   g_clear_pointer (&row->approved_by, g_free);
@@ -36,6 +38,7 @@ stg_plan_row_free (StgPlanRow *row)
   g_free (row->name);
   g_free (row->user);
   g_free (row->reason);
+  g_free (row->reason_code);
   g_clear_object (&row->plan);
   g_clear_pointer (&row->stages, g_array_unref);
   g_free (row);
@@ -57,8 +60,9 @@ read_plan (StgStmt *st)
   row->stopping = stg_db_column_int64 (st, 8) != 0;
   row->back = stg_db_column_int64 (st, 9) != 0;
   row->rollback_on_failure = stg_db_column_int64 (st, 10) != 0;
-  row->stage_count = stg_db_column_int (st, 11);
-  row->stages_done = stg_db_column_int (st, 12);
+  row->reason_code = stg_column_dup (st, 11);
+  row->stage_count = stg_db_column_int (st, 12);
+  row->stages_done = stg_db_column_int (st, 13);
   return row;
 }
 
@@ -100,7 +104,8 @@ stg_store_insert_plan (StgStore *store, StgPlanRow *row, ApiRolloutPlan *plan, G
     g_autoptr (StgStmt) st = stg_store_stmt (
         store,
         "INSERT INTO rollout_plans (uid, name, \"user\", status, active, since_ms, created_ms, "
-        "reason, plan, rollback_on_failure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "reason, plan, rollback_on_failure, reason_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "RETURNING id",
         error);
     if (st == NULL)
       return FALSE;
@@ -114,6 +119,7 @@ stg_store_insert_plan (StgStore *store, StgPlanRow *row, ApiRolloutPlan *plan, G
     stg_bind_text (st, 8, row->reason ? row->reason : "");
     stg_db_bind_blob (st, 9, g_bytes_get_data (blob, NULL), g_bytes_get_size (blob));
     stg_db_bind_int64 (st, 10, plan->rollbackOnFailure);
+    stg_bind_text (st, 11, row->reason_code ? row->reason_code : "");
     if (!stg_store_insert_id (store, st, &row->id, error, "recording a plan"))
       return FALSE;
   }
@@ -132,7 +138,7 @@ stg_store_set_plan (StgStore *store, const StgPlanRow *row, GError **error)
   g_autoptr (StgStmt) st = stg_store_stmt (
       store,
       "UPDATE rollout_plans SET status = ?, active = ?, since_ms = ?, reason = ?, stopping = ?, "
-      "back = ? WHERE id = ?",
+      "back = ?, reason_code = ? WHERE id = ?",
       error);
   if (st == NULL)
     return FALSE;
@@ -142,7 +148,8 @@ stg_store_set_plan (StgStore *store, const StgPlanRow *row, GError **error)
   stg_bind_text (st, 4, row->reason ? row->reason : "");
   stg_db_bind_int64 (st, 5, row->stopping);
   stg_db_bind_int64 (st, 6, row->back);
-  stg_db_bind_int64 (st, 7, row->id);
+  stg_bind_text (st, 7, row->reason_code ? row->reason_code : "");
+  stg_db_bind_int64 (st, 8, row->id);
   return stg_store_exec_stmt (store, st, error, "recording a plan's status");
 }
 
@@ -153,7 +160,7 @@ stg_store_set_stage (StgStore *store, gint64 plan_id, const StgStageRow *row, GE
       store,
       "UPDATE rollout_stages SET status = ?, since_ms = ?, reason = ?, update_uid = ?, "
       "rollback_uid = ?, prior_config_id = ?, prior_count = ?, prior_known = ?, "
-      "gates_passed = ?, roll_back = ?, rolled = ?, approved_by = ? "
+      "gates_passed = ?, roll_back = ?, rolled = ?, approved_by = ?, reason_code = ? "
       "WHERE plan_id = ? AND idx = ?",
       error);
   if (st == NULL)
@@ -170,20 +177,21 @@ stg_store_set_stage (StgStore *store, gint64 plan_id, const StgStageRow *row, GE
   stg_db_bind_int64 (st, 10, row->roll_back);
   stg_db_bind_int64 (st, 11, row->rolled);
   stg_bind_text (st, 12, row->approved_by);
-  stg_db_bind_int64 (st, 13, plan_id);
-  stg_db_bind_int64 (st, 14, row->idx);
+  stg_bind_text (st, 13, row->reason_code ? row->reason_code : "");
+  stg_db_bind_int64 (st, 14, plan_id);
+  stg_db_bind_int64 (st, 15, row->idx);
   return stg_store_exec_stmt (store, st, error, "recording a stage's status");
 }
 
 static gboolean
 add_event (StgStore *store, gint64 plan_id, const gchar *stage, gint64 ts_ms, gint status,
-           const gchar *user, const gchar *message, const gchar *gate, const gchar *phase,
-           gint attempt, gboolean passed, GError **error)
+           const gchar *code, const gchar *user, const gchar *message, const gchar *gate,
+           const gchar *phase, gint attempt, gboolean passed, GError **error)
 {
   g_autoptr (StgStmt) st = stg_store_stmt (
       store,
       "INSERT INTO rollout_events (plan_id, stage, ts_ms, status, \"user\", message, gate, phase, "
-      "attempt, passed, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "attempt, passed, epoch, reason_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       error);
   if (st == NULL)
     return FALSE;
@@ -198,14 +206,16 @@ add_event (StgStore *store, gint64 plan_id, const gchar *stage, gint64 ts_ms, gi
   stg_db_bind_int64 (st, 9, attempt);
   stg_db_bind_int64 (st, 10, passed);
   stg_db_bind_int64 (st, 11, store->epoch);
+  stg_bind_text (st, 12, code);
   return stg_store_exec_stmt (store, st, error, "recording a plan's event");
 }
 
 gboolean
 stg_store_add_plan_event (StgStore *store, gint64 plan_id, const gchar *stage, gint64 ts_ms,
-                          gint status, const gchar *user, const gchar *message, GError **error)
+                          gint status, const gchar *code, const gchar *user, const gchar *message,
+                          GError **error)
 {
-  return add_event (store, plan_id, stage, ts_ms, status, user, message, NULL, NULL, 0, FALSE,
+  return add_event (store, plan_id, stage, ts_ms, status, code, user, message, NULL, NULL, 0, FALSE,
                     error);
 }
 
@@ -214,7 +224,7 @@ stg_store_add_gate_result (StgStore *store, gint64 plan_id, const gchar *stage, 
                            gint status, const gchar *gate, const gchar *phase, gint attempt,
                            gboolean passed, const gchar *message, GError **error)
 {
-  return add_event (store, plan_id, stage, ts_ms, status, NULL, message, gate, phase, attempt,
+  return add_event (store, plan_id, stage, ts_ms, status, NULL, NULL, message, gate, phase, attempt,
                     passed, error);
 }
 
@@ -242,8 +252,8 @@ read_whole (StgStore *store, StgPlanRow *row, GError **error)
   g_autoptr (StgStmt) st = stg_store_stmt (
       store,
       "SELECT idx, name, status, since_ms, reason, update_uid, rollback_uid, prior_config_id, "
-      "prior_count, prior_known, gates_passed, roll_back, rolled, approved_by FROM rollout_stages "
-      "WHERE plan_id = ? ORDER BY idx",
+      "prior_count, prior_known, gates_passed, roll_back, rolled, approved_by, reason_code "
+      "FROM rollout_stages WHERE plan_id = ? ORDER BY idx",
       error);
   int rc;
 
@@ -269,6 +279,7 @@ read_whole (StgStore *store, StgPlanRow *row, GError **error)
         .roll_back = stg_db_column_int64 (st, 11) != 0,
         .rolled = stg_db_column_int64 (st, 12) != 0,
         .approved_by = column_nullable (st, 13),
+        .reason_code = stg_column_dup (st, 14),
       };
       g_array_append_val (row->stages, s);
     }
@@ -378,7 +389,7 @@ stg_store_list_plan_events (StgStore *store, gint64 plan_id, GPtrArray **events,
   g_autoptr (GPtrArray) gr = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr (StgStmt) st = stg_store_stmt (
       store,
-      "SELECT stage, ts_ms, status, \"user\", message, gate, phase, attempt, passed "
+      "SELECT stage, ts_ms, status, \"user\", message, gate, phase, attempt, passed, reason_code "
       "FROM rollout_events WHERE plan_id = ? ORDER BY id",
       error);
   int rc;
@@ -412,6 +423,9 @@ stg_store_list_plan_events (StgStore *store, gint64 plan_id, GPtrArray **events,
         g_object_set (e, "user", user, NULL);
       if (message != NULL)
         g_object_set (e, "message", message, NULL);
+      const gchar *code = stg_db_column_text (st, 9);
+      if (code != NULL && code[0] != '\0')
+        g_object_set (e, "reasonCode", code, NULL);
       g_ptr_array_add (ev, e);
     }
   if (rc != STG_DB_DONE)

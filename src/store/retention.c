@@ -3,7 +3,8 @@
  * pages they leave are handed back to the file system a few at a time
  * (SQLite: auto_vacuum = INCREMENTAL, never a whole-file VACUUM;
  * PostgreSQL's autovacuum does that part itself). The daemon calls these
- * from a timer. Main-loop thread only.
+ * from a timer; pruneTasks deletes a job's task events on request.
+ * Main-loop thread only.
  */
 #include "config.h"
 
@@ -99,4 +100,28 @@ stg_store_free_pages (StgStore *store)
     return 0;
   st = stg_store_stmt (store, "PRAGMA freelist_count", NULL);
   return st != NULL && stg_db_step (st) == STG_DB_ROW ? stg_db_column_int64 (st, 0) : -1;
+}
+
+gboolean
+stg_store_delete_task_events (StgStore *store, gint64 job_id, gint32 instance, guint *deleted,
+                              GError **error)
+{
+  g_autoptr (StgStmt) st =
+      instance >= 0
+          ? stg_store_stmt (store, "DELETE FROM task_events WHERE job_id = ? AND instance_id = ?",
+                            error)
+          : stg_store_stmt (store,
+                            "DELETE FROM task_events WHERE job_id = ?1 AND instance_id NOT IN "
+                            "(SELECT instance_id FROM instances WHERE job_id = ?1)",
+                            error);
+
+  if (st == NULL)
+    return FALSE;
+  stg_db_bind_int64 (st, 1, job_id);
+  if (instance >= 0)
+    stg_db_bind_int64 (st, 2, instance);
+  if (!stg_store_exec_stmt (store, st, error, "deleting task events"))
+    return FALSE;
+  *deleted += (guint) stg_db_changes (st);
+  return TRUE;
 }

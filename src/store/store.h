@@ -22,13 +22,15 @@ GQuark stg_store_error_quark (void);
 
 typedef enum
 {
-  STG_STORE_ERROR_FAILED,     /* SQLite said no */
-  STG_STORE_ERROR_NEWER,      /* database written by a newer Stagger */
-  STG_STORE_ERROR_EXISTS,     /* unique row already there */
+  STG_STORE_ERROR_FAILED, /* SQLite said no */
+  STG_STORE_ERROR_NEWER,  /* database written by a newer Stagger */
+  STG_STORE_ERROR_EXISTS, /* unique row already there */
   STG_STORE_ERROR_NOT_FOUND,
-  STG_STORE_ERROR_CORRUPT,    /* a stored blob does not decode */
-  STG_STORE_ERROR_INJECTED,   /* a fault injected by a test */
-  STG_STORE_ERROR_FENCED,     /* another replica leads now: this one may not write */
+  STG_STORE_ERROR_CORRUPT,     /* a stored blob does not decode */
+  STG_STORE_ERROR_INJECTED,    /* a fault injected by a test */
+  STG_STORE_ERROR_FENCED,      /* another replica leads now: this one may not write */
+  STG_STORE_ERROR_UNSUPPORTED, /* not on this database (backups on PostgreSQL) */
+  STG_STORE_ERROR_INVALID,     /* a request the store refuses (the message says why) */
 } StgStoreError;
 
 typedef struct _StgStore StgStore;
@@ -404,6 +406,30 @@ gboolean stg_store_set_update_instance (StgStore *store, gint64 update_id,
 /* Rows of an update in instance-id order (GArray of StgUpdateInstanceRow). */
 GArray *stg_store_list_update_instances (StgStore *store, gint64 update_id, GError **error);
 
+/* A surge instance: an extra instance update @update_id runs beyond its
+ * job's count (schema/014_surge.sql). config_id 0: being removed. */
+typedef struct
+{
+  gint64 update_id;
+  gint64 job_id;
+  gint32 instance_id;
+  gint64 config_id;
+  gint failures;
+  gint64 baseline;
+  gint64 started_ms;
+} StgSurgeRow;
+
+/* Records @row (a new one, or new facts of one the job has). */
+gboolean stg_store_put_surge (StgStore *store, const StgSurgeRow *row, GError **error);
+
+/* Forgets surge instance @instance_id of job @job_id (it is gone). */
+gboolean stg_store_delete_surge (StgStore *store, gint64 job_id, gint32 instance_id,
+                                 GError **error);
+
+/* The surge instances of update @update_id, or of every update when 0
+ * (GArray of StgSurgeRow, by job and instance). */
+GArray *stg_store_list_surge (StgStore *store, gint64 update_id, GError **error);
+
 /* The update with JobUpdateKey.id @uid, or NULL with STG_STORE_ERROR_NOT_FOUND. */
 StgUpdateRow *stg_store_get_update (StgStore *store, const gchar *uid, GError **error);
 
@@ -453,6 +479,7 @@ typedef struct
   gint status; /* RolloutStatus */
   gint64 since_ms;
   gchar *reason;          /* "" when there is nothing to say */
+  gchar *reason_code;     /* "" when none was recorded (schema/015_reasons.sql) */
   gchar *update_uid;      /* (nullable) the update that moves it forward */
   gchar *rollback_uid;    /* (nullable) the one that takes it back */
   gint64 prior_config_id; /* what most of the job's instances ran before (0: no job) */
@@ -477,6 +504,7 @@ typedef struct
   gint64 since_ms;
   gint64 created_ms;
   gchar *reason;
+  gchar *reason_code;           /* "" when none was recorded */
   gboolean stopping;            /* starts no new stage */
   gboolean back;                /* rolls its stages back once nothing runs */
   gboolean rollback_on_failure; /* the plan's RolloutPlan.rollbackOnFailure */
@@ -490,22 +518,23 @@ void stg_plan_row_free (StgPlanRow *row);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgPlanRow, stg_plan_row_free)
 
 /* Records a new plan (uid, name, user, status, since_ms, created_ms,
- * reason of @row) and a PENDING row for each of @plan's stages; sets
- * @row->id. */
+ * reason and reason code of @row) and a PENDING row for each of @plan's
+ * stages; sets @row->id. */
 gboolean stg_store_insert_plan (StgStore *store, StgPlanRow *row, ApiRolloutPlan *plan,
                                 GError **error);
 
 /* Saves @row's status (and whether it is active), since_ms, reason,
- * stopping and back. */
+ * reason code, stopping and back. */
 gboolean stg_store_set_plan (StgStore *store, const StgPlanRow *row, GError **error);
 
 /* Saves every column of one stage row of plan @plan_id. */
 gboolean stg_store_set_stage (StgStore *store, gint64 plan_id, const StgStageRow *row,
                               GError **error);
 
-/* Records an event of the plan (@stage NULL) or of one of its stages. */
+/* Records an event of the plan (@stage NULL) or of one of its stages,
+ * with its reason code @code (nullable). */
 gboolean stg_store_add_plan_event (StgStore *store, gint64 plan_id, const gchar *stage,
-                                   gint64 ts_ms, gint status, const gchar *user,
+                                   gint64 ts_ms, gint status, const gchar *code, const gchar *user,
                                    const gchar *message, GError **error);
 
 /* Records one attempt of gate @gate of @stage in @phase ("before", "after"). */
@@ -557,6 +586,85 @@ gboolean stg_store_set_quota (StgStore *store, const gchar *role, ApiResourceAgg
  * inside a transaction. */
 gchar *stg_store_snapshot (StgStore *store, GError **error);
 
+/* ---- hosts in maintenance (maintenance.c) --------------------------------- */
+
+/* A host's maintenance other than NONE. */
+typedef struct
+{
+  gchar *host;
+  gint mode;                          /* MaintenanceMode: SCHEDULED, DRAINING or DRAINED */
+  ApiHostMaintenanceRequest *request; /* (nullable) the drain asked of it */
+  gint64 since_ms;                    /* when it entered @mode */
+} StgMaintenanceRow;
+
+/* Every host in maintenance, by name (element-type StgMaintenanceRow). */
+GPtrArray *stg_store_list_maintenance (StgStore *store, GError **error);
+
+/* Puts @host in @mode since @since_ms, with @request (nullable). */
+gboolean stg_store_set_maintenance (StgStore *store, const gchar *host, gint mode,
+                                    ApiHostMaintenanceRequest *request, gint64 since_ms,
+                                    GError **error);
+
+/* Puts @host back in NONE. */
+gboolean stg_store_end_maintenance (StgStore *store, const gchar *host, GError **error);
+
+/* ---- backups and recovery (backup.c) ------------------------------------ */
+
+/* StgBackups: backups of the SQLite store @live (at @db_path) in the
+ * folder @dir, and recovery from them, as Aurora's. A backup is a copy of
+ * the database as one consistent snapshot (SQLite's online backup API;
+ * writes wait while it runs), a file of @dir named
+ * scheduler-backup-YYYY-MM-DD-HH-MM-SS (UTC), its id. A recovery stages
+ * one backup (a copy of it, migrated to this build's schema, opened as a
+ * store of its own), which callers read and delete tasks from, then
+ * commits it (it replaces the database when the store is next opened:
+ * stg_store_install_recovered) or unloads it; one is staged at a time.
+ * For a PostgreSQL @live store every call fails with
+ * STG_STORE_ERROR_UNSUPPORTED, saying that the database's own backups
+ * apply. */
+typedef struct _StgBackups StgBackups;
+StgBackups *stg_backups_new (StgStore *live, const gchar *db_path, const gchar *dir);
+/* Unloads what is staged. */
+void stg_backups_free (StgBackups *backups);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgBackups, stg_backups_free)
+
+const gchar *stg_backups_dir (StgBackups *backups);
+
+/* Writes a new backup (the folder made when missing) named after @now_ms
+ * ("-2" and so on added when that name is taken) and returns its id. Not
+ * inside a transaction of the live store. */
+gchar *stg_backups_write (StgBackups *backups, gint64 now_ms, GError **error);
+
+/* The backups' ids, oldest first (element-type utf8); none when the folder
+ * does not exist. */
+GPtrArray *stg_backups_list (StgBackups *backups, GError **error);
+
+/* Deletes the oldest backups beyond the newest @keep; *@removed counts
+ * them. */
+gboolean stg_backups_prune (StgBackups *backups, guint keep, guint *removed, GError **error);
+
+/* Stages backup @id: STG_STORE_ERROR_INVALID when one is staged already or
+ * @id is not a backup's name, _NOT_FOUND when there is no such backup,
+ * _CORRUPT when it is not a sound database, _NEWER when a newer Stagger
+ * wrote it. */
+gboolean stg_backups_stage (StgBackups *backups, const gchar *id, GError **error);
+
+/* The staged store (borrowed; *@id, when given, the backup's id), or NULL
+ * with STG_STORE_ERROR_INVALID when nothing is staged. */
+StgStore *stg_backups_staged (StgBackups *backups, const gchar **id, GError **error);
+
+/* Closes the staged store and leaves it where the next opening of the
+ * store puts it in place of the database; nothing is staged after. */
+gboolean stg_backups_commit (StgBackups *backups, GError **error);
+
+/* Drops what is staged (nothing when nothing is). */
+gboolean stg_backups_unload (StgBackups *backups, GError **error);
+
+/* Before the SQLite store at @db_path is opened: puts a committed
+ * recovery in place of the database (its write-ahead log removed first)
+ * and sets *@installed; nothing when none waits. */
+gboolean stg_store_install_recovered (const gchar *db_path, gboolean *installed, GError **error);
+
 /* ---- retention (retention.c) -------------------------------------------- */
 
 /* In one transaction, deletes at most @limit rows of each kind: finished
@@ -564,6 +672,12 @@ gchar *stg_store_snapshot (StgStore *store, GError **error);
  * their instances and events; task events, and instance events of finished
  * updates, older than @events_before_ms (0: keep all). *@deleted
  * (nullable) gets how many rows went. Not inside a transaction. */
+/* Deletes the task events of instance @instance of job @job_id, or
+ * (@instance negative) of every instance the job no longer has; adds how
+ * many to *@deleted. */
+gboolean stg_store_delete_task_events (StgStore *store, gint64 job_id, gint32 instance,
+                                       guint *deleted, GError **error);
+
 gboolean stg_store_prune (StgStore *store, guint keep_updates, gint64 events_before_ms,
                           guint limit, guint *deleted, GError **error);
 

@@ -1,5 +1,5 @@
-/* updates.c: the store's job updates: their rows, per-instance work, events
- * and queries.
+/* updates.c: the store's job updates: their rows, per-instance work, surge
+ * instances, events and queries.
  *
  * Query statements are built from the filter terms that are set, so each
  * shape can use its index (updates_by_job, _by_role, _by_user, _by_status,
@@ -255,6 +255,80 @@ stg_store_list_update_instances (StgStore *store, gint64 update_id, GError **err
   if (rc != STG_DB_DONE)
     {
       stg_store_fail (store, error, "listing an update's instances");
+      return NULL;
+    }
+  return g_steal_pointer (&rows);
+}
+
+/* ---- surge instances ------------------------------------------------------------ */
+
+gboolean
+stg_store_put_surge (StgStore *store, const StgSurgeRow *row, GError **error)
+{
+  g_autoptr (StgStmt) st = stg_store_stmt (
+      store,
+      "INSERT INTO update_surge (job_id, instance_id, update_id, config_id, failures, baseline, "
+      "started_ms) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, instance_id) DO UPDATE SET "
+      "update_id = excluded.update_id, config_id = excluded.config_id, "
+      "failures = excluded.failures, baseline = excluded.baseline, "
+      "started_ms = excluded.started_ms",
+      error);
+  if (st == NULL)
+    return FALSE;
+  stg_db_bind_int64 (st, 1, row->job_id);
+  stg_db_bind_int64 (st, 2, row->instance_id);
+  stg_db_bind_int64 (st, 3, row->update_id);
+  stg_db_bind_int64 (st, 4, row->config_id);
+  stg_db_bind_int64 (st, 5, row->failures);
+  stg_db_bind_int64 (st, 6, row->baseline);
+  stg_db_bind_int64 (st, 7, row->started_ms);
+  return stg_store_exec_stmt (store, st, error, "recording a surge instance");
+}
+
+gboolean
+stg_store_delete_surge (StgStore *store, gint64 job_id, gint32 instance_id, GError **error)
+{
+  g_autoptr (StgStmt) st =
+      stg_store_stmt (store, "DELETE FROM update_surge WHERE job_id = ? AND instance_id = ?",
+                      error);
+  if (st == NULL)
+    return FALSE;
+  stg_db_bind_int64 (st, 1, job_id);
+  stg_db_bind_int64 (st, 2, instance_id);
+  return stg_store_exec_stmt (store, st, error, "forgetting a surge instance");
+}
+
+GArray *
+stg_store_list_surge (StgStore *store, gint64 update_id, GError **error)
+{
+  g_autoptr (GArray) rows = g_array_new (FALSE, TRUE, sizeof (StgSurgeRow));
+  g_autoptr (StgStmt) st = stg_store_stmt (
+      store,
+      "SELECT update_id, job_id, instance_id, config_id, failures, baseline, started_ms "
+      "FROM update_surge WHERE ? = 0 OR update_id = ? ORDER BY job_id, instance_id",
+      error);
+  int rc;
+
+  if (st == NULL)
+    return NULL;
+  stg_db_bind_int64 (st, 1, update_id);
+  stg_db_bind_int64 (st, 2, update_id);
+  while ((rc = stg_db_step (st)) == STG_DB_ROW)
+    {
+      StgSurgeRow r = {
+        .update_id = stg_db_column_int64 (st, 0),
+        .job_id = stg_db_column_int64 (st, 1),
+        .instance_id = stg_db_column_int (st, 2),
+        .config_id = stg_db_column_int64 (st, 3),
+        .failures = stg_db_column_int (st, 4),
+        .baseline = stg_db_column_int64 (st, 5),
+        .started_ms = stg_db_column_int64 (st, 6),
+      };
+      g_array_append_val (rows, r);
+    }
+  if (rc != STG_DB_DONE)
+    {
+      stg_store_fail (store, error, "listing surge instances");
       return NULL;
     }
   return g_steal_pointer (&rows);

@@ -19,4 +19,23 @@ stagger_thermos_SOURCES = \
 	src/thermos/runner_main.c src/thermos/runner.c src/thermos/runner.h \
 	src/thermos/runner_spawn.c src/thermos/runner_tree.c src/thermos/runner_logs.c \
 	src/thermos/runner_state.c src/thermos/runner_lifecycle.c
-stagger_thermos_LDADD = libstg_thermos.a libstg_common.a $(JSON_GLIB_LIBS) $(GLIB_LIBS) -lm
+stagger_thermos_LDADD = libstg_thermos.a libstg_spawn.a libstg_common.a $(JSON_GLIB_LIBS) $(GLIB_LIBS) -lm
+
+# stagger-thermos as containers get it (scripts/thermos-bundle): the program
+# with its shared libraries and dynamic loader, which the fleet runtime
+# mounts read-only into a task's image; installed as
+# $(pkglibexecdir)/thermos-bundle.
+thermos-bundle/stagger-thermos: stagger-thermos$(EXEEXT) $(top_srcdir)/scripts/thermos-bundle
+	$(SHELL) $(top_srcdir)/scripts/thermos-bundle stagger-thermos$(EXEEXT) thermos-bundle
+all-local: thermos-bundle/stagger-thermos
+clean-local: clean-thermos-bundle
+clean-thermos-bundle:
+	rm -rf thermos-bundle thermos-bundle.tmp
+install-exec-local: thermos-bundle/stagger-thermos
+	$(MKDIR_P) $(DESTDIR)$(pkglibexecdir)
+	rm -rf $(DESTDIR)$(pkglibexecdir)/thermos-bundle
+	cp -R thermos-bundle $(DESTDIR)$(pkglibexecdir)/thermos-bundle
+uninstall-local:
+	rm -rf $(DESTDIR)$(pkglibexecdir)/thermos-bundle
+.PHONY: clean-thermos-bundle
+EXTRA_DIST += scripts/thermos-bundle

@@ -33,7 +33,7 @@
 /* The longest the loop sleeps without looking around. */
 #define MAX_WAIT_US G_USEC_PER_SEC
 /* How long an ending state waits for SIGKILLed processes to go. */
-#define REAP_WAIT_US (10 * G_USEC_PER_SEC)
+#define REAP_WAIT_US (STG_THERMOS_REAP_WAIT_SECS * G_USEC_PER_SEC)
 
 static gboolean
 ended (const StgRunner *r)
@@ -97,6 +97,8 @@ set_stage (StgRunner *r, StgRunnerStage stage)
   save (r);
 }
 
+static void wake (StgRunner *r);
+
 static StgThermosPlanner *
 plan_of (StgRunner *r, const StgRunnerProc *proc)
 {
@@ -128,7 +130,7 @@ start_ready (StgRunner *r, StgThermosPlanner *plan)
       g_warning ("process %s: %s", proc->spec->name, error->message);
       proc->state = STG_RUN_FAILED;
       stg_thermos_planner_end (plan, index, STG_THERMOS_RUN_FAILED, now_secs ());
-      stg_runner_wake (r);
+      wake (r);
     }
   if (tried > 0)
     save (r);
@@ -302,8 +304,8 @@ on_timer (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
-void
-stg_runner_wake (StgRunner *r)
+static void
+wake (StgRunner *r)
 {
   g_clear_handle_id (&r->timer, g_source_remove);
   r->timer = g_timeout_add (0, on_timer, r);
@@ -311,8 +313,9 @@ stg_runner_wake (StgRunner *r)
 
 /* ---- processes ending --------------------------------------------------------------- */
 
-void
-stg_runner_process_exited (StgRunner *r, GPid pid, gint status)
+/* A child ended: a process run, or an orphan the runner adopted. */
+static void
+process_exited (StgRunner *r, GPid pid, gint status)
 {
   StgRunnerProc *proc = NULL;
 
@@ -344,7 +347,7 @@ stg_runner_process_exited (StgRunner *r, GPid pid, gint status)
                                                              : STG_THERMOS_RUN_LOST,
                              now_secs ());
   save (r);
-  stg_runner_wake (r);
+  wake (r);
 }
 
 static gboolean
@@ -360,7 +363,7 @@ on_sigchld (gint fd, GIOCondition condition, gpointer data)
   while (read (fd, buf, sizeof buf) > 0)
     ;
   while (stg_runner_tree_reap (&pid, &status))
-    stg_runner_process_exited (r, pid, status);
+    process_exited (r, pid, status);
   return G_SOURCE_CONTINUE;
 }
 

@@ -17,17 +17,6 @@
 
 G_BEGIN_DECLS
 
-/* The exit statuses of stagger-thermos. */
-enum
-{
-  STG_RUNNER_EXIT_SUCCESS = 0,   /* the task succeeded */
-  STG_RUNNER_EXIT_FAILED = 1,    /* the task failed */
-  STG_RUNNER_EXIT_KILLED = 2,    /* the task was stopped by SIGTERM or SIGINT */
-  STG_RUNNER_EXIT_USAGE = 64,    /* a wrong command line */
-  STG_RUNNER_EXIT_INVALID = 65,  /* the task's JSON is wrong, or a port it needs is missing */
-  STG_RUNNER_EXIT_INTERNAL = 70, /* the runner could not work (sandbox, state file, ...) */
-};
-
 /* The task's states, with Thermos's names. */
 typedef enum
 {
@@ -131,13 +120,6 @@ void stg_runner_free (StgRunner *runner);
 /* Runs the task to its end; returns the exit status (STG_RUNNER_EXIT_*). */
 gint stg_runner_run (StgRunner *runner, GError **error);
 
-/* A child ended: a process run, or an orphan the runner adopted. */
-void stg_runner_process_exited (StgRunner *runner, GPid pid, gint status);
-
-/* Schedules one more pass of the state machine, as soon as the loop is
- * free. */
-void stg_runner_wake (StgRunner *runner);
-
 /* runner_spawn.c ------------------------------------------------------------------------ */
 
 /* Starts the next run of @proc (run number proc->run + 1): its log folder,
@@ -189,7 +171,6 @@ void stg_runner_logs_close_all (StgRunner *runner);
 /* The states' names, as the state file and the runner's messages say
  * them. */
 const gchar *stg_runner_stage_name (StgRunnerStage stage);
-const gchar *stg_run_state_name (StgRunState state);
 
 /* Writes STG_RUNNER_STATE_FILE in the sandbox (through a temporary file
  * and a rename, so that readers see a whole one). */

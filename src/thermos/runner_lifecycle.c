@@ -11,7 +11,7 @@
 
 #include "thermos/runner.h"
 
-#define TIMEOUT_SECS 1
+#define TIMEOUT_SECS STG_THERMOS_LIFECYCLE_POST_SECS
 #define REPLY_MAX 65536
 
 typedef struct

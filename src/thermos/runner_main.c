@@ -24,6 +24,7 @@
 typedef struct
 {
   gint task_fd;
+  gchar *task_env;
   gchar *sandbox;
   gint instance;
   gchar *hostname;
@@ -44,6 +45,7 @@ typedef struct
 static void
 options_clear (Options *o)
 {
+  g_free (o->task_env);
   g_free (o->sandbox);
   g_free (o->hostname);
   g_free (o->task_id);
@@ -122,6 +124,20 @@ read_fd (gint fd, GError **error)
   return g_string_free (g_steal_pointer (&text), FALSE);
 }
 
+/* The task in the environment variable @name, which goes: no process of
+ * the task inherits it. */
+static gchar *
+read_env (const gchar *name, GError **error)
+{
+  gchar *text = g_strdup (g_getenv (name));
+
+  if (text == NULL)
+    stg_fail (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--task-env %s: no such variable",
+              name);
+  g_unsetenv (name);
+  return text;
+}
+
 static gchar *
 read_task (const Options *o, GError **error)
 {
@@ -130,6 +146,8 @@ read_task (const Options *o, GError **error)
 
   if (o->task_fd >= 0)
     return read_fd (o->task_fd, error);
+  if (o->task_env != NULL)
+    return read_env (o->task_env, error);
   if (g_str_equal (path, "-"))
     return read_fd (0, error);
   if (!g_file_get_contents (path, &text, NULL, error))
@@ -161,6 +179,8 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
   const GOptionEntry entries[] = {
     { "task-fd", 0, 0, G_OPTION_ARG_INT, &o->task_fd, "Read the task's JSON from descriptor FD",
       "FD" },
+    { "task-env", 0, 0, G_OPTION_ARG_STRING, &o->task_env,
+      "Read the task's JSON from the environment variable NAME (then unset)", "NAME" },
     { "sandbox", 0, 0, G_OPTION_ARG_FILENAME, &o->sandbox,
       "Run the task in DIR (default: the current directory)", "DIR" },
     { "instance", 0, 0, G_OPTION_ARG_INT, &o->instance, "{{mesos.instance}} (default: 0)", "N" },
@@ -196,18 +216,19 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
   g_option_context_set_summary (
       context, "Runs one instance of an AuroraExecutor (Thermos) task: the JSON that Aurora's\n"
                "client puts in executorConfig.data, from the file TASK.json ('-': standard\n"
-               "input) or --task-fd. Exit status: 0 the task succeeded, 1 it failed, 2 it was\n"
-               "stopped (SIGTERM, SIGINT), 64 a wrong command line, 65 a wrong task or a\n"
-               "missing port, 70 the runner could not work. See stagger-thermos(8).");
+               "input), --task-fd or --task-env. Exit status: 0 the task succeeded, 1 it\n"
+               "failed, 2 it was stopped (SIGTERM, SIGINT), 64 a wrong command line, 65 a\n"
+               "wrong task or a missing port, 70 the runner could not work. See\n"
+               "stagger-thermos(8).");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, argc, argv, error))
     return FALSE;
   if (o->version)
     return TRUE;
   guint nargs = o->args != NULL ? g_strv_length (o->args) : 0;
-  if ((o->task_fd >= 0) == (nargs > 0) || nargs > 1)
+  if ((o->task_fd >= 0) + (o->task_env != NULL) + (nargs > 0) != 1 || nargs > 1)
     return stg_fail (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
-                     "give the task as one TASK.json or with --task-fd");
+                     "give the task as one TASK.json, with --task-fd or with --task-env");
   if (o->instance < 0 || o->rotate_log_size_mb < 0 || o->rotate_log_backups < 0)
     return stg_fail (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                      "--instance, --rotate-log-size-mb and --rotate-log-backups take no "

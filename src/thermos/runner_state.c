@@ -27,8 +27,8 @@ stg_runner_stage_name (StgRunnerStage stage)
   return stage_names[stage];
 }
 
-const gchar *
-stg_run_state_name (StgRunState state)
+static const gchar *
+run_state_name (StgRunState state)
 {
   return run_state_names[state];
 }
@@ -69,7 +69,7 @@ add_process (JsonBuilder *b, const StgRunnerProc *p)
 {
   json_builder_begin_object (b);
   add_string (b, "name", p->spec->name);
-  add_string (b, "state", stg_run_state_name (p->state));
+  add_string (b, "state", run_state_name (p->state));
   add_int (b, "run", p->run);
   add_int (b, "runs", p->runs);
   add_int (b, "pid", p->pid);

@@ -524,3 +524,36 @@ stg_thermos_job_parse (const gchar *data, gssize length, GError **error)
     return NULL;
   return g_steal_pointer (&job);
 }
+
+gint
+stg_thermos_job_stop_secs (const StgThermosJob *job)
+{
+  const StgThermosLifecycle *l = &job->lifecycle;
+  gint lifecycle = l->enabled ? 2 * STG_THERMOS_LIFECYCLE_POST_SECS +
+                                    l->graceful_shutdown_wait_secs + l->shutdown_wait_secs
+                              : 0;
+
+  return lifecycle + job->task.finalization_wait + STG_THERMOS_REAP_WAIT_SECS;
+}
+
+const gchar *
+stg_thermos_exit_meaning (gint status)
+{
+  switch (status)
+    {
+    case STG_RUNNER_EXIT_SUCCESS:
+      return "the task succeeded";
+    case STG_RUNNER_EXIT_FAILED:
+      return "the task failed";
+    case STG_RUNNER_EXIT_KILLED:
+      return "the task was stopped";
+    case STG_RUNNER_EXIT_USAGE:
+      return "the runner was started with a wrong command line";
+    case STG_RUNNER_EXIT_INVALID:
+      return "the runner refused the task or its ports";
+    case STG_RUNNER_EXIT_INTERNAL:
+      return "the runner could not work";
+    default:
+      return NULL;
+    }
+}

@@ -163,8 +163,31 @@ GHashTable *stg_thermos_job_resolve_ports (const StgThermosJob *job, GHashTable 
 /* TRUE when @name is a port of @job: one to assign or an alias. */
 gboolean stg_thermos_job_has_port (const StgThermosJob *job, const gchar *name);
 
-/* The index of the process named @name in @task, or -1. */
-gint stg_thermos_task_find (const StgThermosTask *task, const gchar *name);
+/* The exit statuses of stagger-thermos, which staggerd reads. */
+enum
+{
+  STG_RUNNER_EXIT_SUCCESS = 0,   /* the task succeeded */
+  STG_RUNNER_EXIT_FAILED = 1,    /* the task failed */
+  STG_RUNNER_EXIT_KILLED = 2,    /* the task was stopped by SIGTERM or SIGINT */
+  STG_RUNNER_EXIT_USAGE = 64,    /* a wrong command line */
+  STG_RUNNER_EXIT_INVALID = 65,  /* the task's JSON is wrong, or a port it needs is missing */
+  STG_RUNNER_EXIT_INTERNAL = 70, /* the runner could not work (sandbox, state file, ...) */
+};
+
+/* What an exit status of stagger-thermos means, in words ("the task
+ * failed"), or NULL for one it does not use. */
+const gchar *stg_thermos_exit_meaning (gint status);
+
+/* What stagger-thermos adds to a job's own waits when it stops: each HTTP
+ * lifecycle POST may take this long (Aurora's timeout), and after SIGKILL
+ * it waits this long for what is left before it gives up. */
+#define STG_THERMOS_LIFECYCLE_POST_SECS 1
+#define STG_THERMOS_REAP_WAIT_SECS 10
+
+/* The longest a runner of @job takes to end once asked to stop: the
+ * lifecycle's POSTs and waits (when it has one), finalization_wait, and
+ * the last wait for leftovers. */
+gint stg_thermos_job_stop_secs (const StgThermosJob *job);
 
 static inline StgThermosProcess *
 stg_thermos_task_process (const StgThermosTask *task, guint index)

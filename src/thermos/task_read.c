@@ -154,8 +154,9 @@ read_process (StgThermosJob *job, JsonObject *o, const gchar *path, GError **err
   return g_steal_pointer (&p);
 }
 
-gint
-stg_thermos_task_find (const StgThermosTask *task, const gchar *name)
+/* The index of the process named @name in @task, or -1. */
+static gint
+find_process (const StgThermosTask *task, const gchar *name)
 {
   for (guint i = 0; i < task->processes->len; i++)
     if (g_str_equal (stg_thermos_task_process (task, i)->name, name))
@@ -189,7 +190,7 @@ read_order (StgThermosTask *task, JsonObject *o, const gchar *path, GError **err
           g_autofree gchar *got = stg_json_describe (n);
           return stg_thermos_bad (error, "%s must be a process name, not %s", at, got);
         }
-      gint k = stg_thermos_task_find (task, json_node_get_string (n));
+      gint k = find_process (task, json_node_get_string (n));
       if (k < 0)
         return stg_thermos_bad (error, "%s: no process is named '%s'", at,
                                 json_node_get_string (n));
@@ -297,7 +298,7 @@ stg_thermos_read_task (StgThermosJob *job, JsonObject *o, GError **error)
       StgThermosProcess *p = po == NULL ? NULL : read_process (job, po, path, error);
       if (p == NULL)
         return FALSE;
-      if (stg_thermos_task_find (task, p->name) >= 0)
+      if (find_process (task, p->name) >= 0)
         {
           stg_thermos_bad (error, "%s.name: two processes are named '%s'", path, p->name);
           g_ptr_array_add (task->processes, p);

@@ -32,6 +32,7 @@ typedef struct
   StgAuth *auth;             /* (nullable) borrowed: who may look and act */
   StgMetrics *metrics;       /* (nullable) borrowed: serve /metrics from it */
   const StgHealthCounts *health_counts; /* (nullable) borrowed: for /metrics */
+  const StgNotifyCounts *notify_counts; /* (nullable) borrowed: for /metrics */
 } StgWebUiContext;
 
 /* Adds the UI's routes to @http. */

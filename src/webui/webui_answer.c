@@ -86,10 +86,9 @@ static const struct
   const gchar *name;
   const gchar *(*value_name) (gint value);
 } ENUMS[] = {
-  { "rollout", stg_rollout_status_name },
-  { "update", stg_update_status_name },
-  { "action", stg_update_action_name },
-  { "schedule", stg_schedule_status_name },
+  { "rollout", stg_rollout_status_name },       { "update", stg_update_status_name },
+  { "action", stg_update_action_name },         { "schedule", stg_schedule_status_name },
+  { "maintenance", stg_maintenance_mode_name },
 };
 
 /* The name of @value of enum @kind. */

@@ -14,6 +14,7 @@
 #include "webui/webui_private.h"
 #include "common/enums.h"
 #include "common/jobkey.h"
+#include "runtime/thermos_task.h"
 
 /* The job page lists at most this many instances (the count says how many). */
 #define JOB_PAGE_INSTANCES 1000
@@ -44,9 +45,10 @@ add_summary (JsonBuilder *b, gconstpointer item)
 
 /* ---- pieces that later grow: the active update, ports -------------------------- */
 
-/* Adds the job's active update ({id, status, ...} or null) as a value. */
+/* The job's active update (FALSE with @error when the store fails; *@out
+ * NULL when there is none). */
 static gboolean
-add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key, GError **error)
+active_update (StgWebUi *ui, const ApiJobKey *key, ApiJobUpdateSummary **out, GError **error)
 {
   g_autoptr (ApiJobKey) k = g_object_ref ((gpointer) key);
   g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", k,
@@ -58,12 +60,24 @@ add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key, GError **
   g_autoptr (GPtrArray) list = stg_store_query_update_summaries (ui->ctx.store, q, error);
   if (list == NULL)
     return FALSE;
-  if (list->len == 0)
+  *out = list->len > 0 ? g_object_ref (list->pdata[0]) : NULL;
+  return TRUE;
+}
+
+/* Adds the job's active update ({id, status, ..., surge} or null) as a
+ * value; its progress is kept in @p (nullable) for the caller. */
+static gboolean
+add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key, StgUpdateProgress *out,
+                   GError **error)
+{
+  g_autoptr (ApiJobUpdateSummary) s = NULL;
+  if (!active_update (ui, key, &s, error))
+    return FALSE;
+  if (s == NULL)
     {
       json_builder_add_null_value (b);
       return TRUE;
     }
-  ApiJobUpdateSummary *s = list->pdata[0];
   StgUpdateProgress p;
   if (!stg_engine_update_progress (ui->ctx.engine, s->key->id, &p, error))
     return FALSE;
@@ -73,8 +87,14 @@ add_active_update (StgWebUi *ui, JsonBuilder *b, const ApiJobKey *key, GError **
   member_int (b, "total", p.total);
   member_int (b, "done", p.done);
   member_int (b, "failed", p.failed);
+  /* Surge instances: beyond the job's count while the update runs. */
+  g_autofree gchar *surge = stg_ranges_to_string (p.surge);
+  member_string (b, "surge", surge);
   json_builder_end_object (b);
-  stg_update_progress_clear (&p);
+  if (out != NULL)
+    *out = p;
+  else
+    stg_update_progress_clear (&p);
   return TRUE;
 }
 
@@ -109,7 +129,7 @@ add_job (StgWebUi *ui, JsonBuilder *b, StgJobRow *job, GError **error)
     }
   json_builder_end_array (b);
   json_builder_set_member_name (b, "update");
-  if (!add_active_update (ui, b, job->key, error))
+  if (!add_active_update (ui, b, job->key, NULL, error))
     return FALSE;
   json_builder_end_object (b);
   return TRUE;
@@ -147,7 +167,7 @@ read_jobs (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error
  * newest task event (one query each for the whole page). */
 static void
 add_instance (StgWebUi *ui, JsonBuilder *b, const StgInstanceRow *row, GHashTable *ports,
-              GHashTable *last)
+              GHashTable *last, StgRanges *surge)
 {
   gpointer id = GINT_TO_POINTER (row->instance_id);
   gint port = GPOINTER_TO_INT (g_hash_table_lookup (ports, id));
@@ -155,6 +175,7 @@ add_instance (StgWebUi *ui, JsonBuilder *b, const StgInstanceRow *row, GHashTabl
 
   json_builder_begin_object (b);
   member_int (b, "id", row->instance_id);
+  member_bool (b, "surge", surge != NULL && stg_ranges_contains (surge, row->instance_id));
   member_string (b, "status", stg_schedule_status_name (row->status));
   json_builder_set_member_name (b, "healthy");
   json_builder_add_boolean_value (b, row->status == API_SCHEDULE_STATUS_RUNNING);
@@ -255,13 +276,27 @@ read_job (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
   for (guint i = 0; i < rows->len; i++)
     healthy += g_array_index (rows, StgInstanceRow, i).status == API_SCHEDULE_STATUS_RUNNING;
   member_int (b, "instances_healthy", healthy);
+  /* The active update, whose surge instances the list marks. */
+  StgUpdateProgress p = { 0 };
+  json_builder_set_member_name (b, "update");
+  if (!add_active_update (ui, b, job->key, &p, error))
+    return 500;
   json_builder_set_member_name (b, "instances");
   json_builder_begin_array (b);
   for (guint i = 0; i < rows->len && i < JOB_PAGE_INSTANCES; i++)
-    add_instance (ui, b, &g_array_index (rows, StgInstanceRow, i), ports, last);
+    add_instance (ui, b, &g_array_index (rows, StgInstanceRow, i), ports, last, p.surge);
   json_builder_end_array (b);
+  stg_update_progress_clear (&p);
   add_groups (ui, b, rows);
   stg_webui_add_list (b, "updates", updates, G_MAXUINT, add_summary);
+  /* An AuroraExecutor task's health check in words: such a task without
+   * a port named "health" has none, which is easy to miss. */
+  g_autoptr (ApiTaskConfig) config =
+      rows->len > 0 ? stg_store_get_config (ui->ctx.store,
+                                            g_array_index (rows, StgInstanceRow, 0).config_id, NULL)
+                    : NULL;
+  g_autofree gchar *health = config != NULL ? stg_thermos_task_health_text (config) : NULL;
+  member_string (b, "health_check", health);
   json_builder_end_object (b);
   return 200;
 }
@@ -341,13 +376,13 @@ add_instance_key (JsonBuilder *b, gconstpointer item)
 static void
 add_host (JsonBuilder *b, gconstpointer item)
 {
-  const ApiHostStatus *h = item;
+  const ApiFleetHostStatus *h = item;
   GHashTableIter it;
   gpointer k, v;
 
   stg_webui_add_fields (b, h,
                         "name address endpoint reachable unreachable_since_ms last_error "
-                        "draining drain_blocked");
+                        "draining drain_blocked mode:maintenance");
   json_builder_set_member_name (b, "attributes");
   json_builder_begin_object (b);
   g_hash_table_iter_init (&it, h->attributes);
@@ -357,7 +392,16 @@ add_host (JsonBuilder *b, gconstpointer item)
   stg_webui_add_list (b, "instances", h->instances, G_MAXUINT, add_instance_key);
 }
 
-/* The fleet's hosts; "hosts": null and "why" when the runtime has none. */
+/* A host's maintenance mode (ApiHostStatus). */
+static void
+add_host_status (JsonBuilder *b, gconstpointer item)
+{
+  stg_webui_add_fields (b, item, "host mode:maintenance");
+}
+
+/* The fleet's hosts, each with its maintenance mode; "hosts": null and
+ * "why" when the runtime has none, and then the maintenance of this
+ * machine when the runtime can drain it ("local": [{host, mode}]). */
 static guint
 read_hosts (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
 {
@@ -371,8 +415,13 @@ read_hosts (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **erro
     stg_webui_add_list (b, "hosts", hosts, G_MAXUINT, add_host);
   else
     {
+      g_autoptr (GHashTable) me = g_hash_table_new (g_str_hash, g_str_equal);
+      g_hash_table_add (me, (gpointer) g_get_host_name ());
+      g_autoptr (GPtrArray) local = stg_engine_maintenance_status (ui->ctx.engine, me, NULL);
       member_string (b, "hosts", NULL);
       member_string (b, "why", why->message);
+      if (local != NULL)
+        stg_webui_add_list (b, "local", local, G_MAXUINT, add_host_status);
     }
   json_builder_end_object (b);
   return 200;

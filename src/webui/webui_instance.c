@@ -1,7 +1,9 @@
 /* webui_instance.c: what the update page shows when an instance is picked:
  * GET /ui/api/instance (its status, its current cause and since when, its
- * newest task events and the tails of its stdout and stderr) and GET
- * /ui/api/instance/log (the last 64 KiB of one of them as text). Reads the
+ * newest task events and the tails of its stdout and stderr, or of those
+ * of the process of an AuroraExecutor task that "process" names, with the
+ * task's processes) and GET /ui/api/instance/log (the last 64 KiB of one
+ * of them as text). Reads the
  * store and, through the engine, the runtime's output; changes nothing.
  * Main-loop thread only.
  */
@@ -38,16 +40,36 @@ query_instance (StgWebUi *ui, StgHttpRequest *request, ApiJobKey **key, StgJobRo
   return 200;
 }
 
+/* The process the query names ("process", nullable) and its run ("run",
+ * -1 when absent): FALSE with @error for a run that is not a number. */
+static gboolean
+query_process (StgHttpRequest *request, const gchar **process, gint *run, GError **error)
+{
+  const gchar *text = stg_http_request_query (request, "run");
+  gint64 n = -1;
+
+  *process = stg_http_request_query (request, "process");
+  if (*process != NULL && (*process)[0] == '\0')
+    *process = NULL;
+  if (text != NULL && !g_ascii_string_to_signed (text, 10, -1, G_MAXINT32, &n, NULL))
+    {
+      stg_webui_fail (error, 400, "run: give the process's run (from 0), or -1 for its newest");
+      return FALSE;
+    }
+  *run = (gint) n;
+  return TRUE;
+}
+
 /* The tail of one output as a JSON string member (null when there is
- * none, e.g. a runtime that keeps no output). */
+ * none, e.g. a runtime that keeps no output); @info gets what the runtime
+ * said of it (the task's processes). */
 static void
 member_tail (StgWebUi *ui, JsonBuilder *b, const gchar *name, const ApiJobKey *key, gint32 instance,
-             gboolean err, gsize bytes)
+             StgLogQuery *q, StgLogInfo *info)
 {
-  gint64 next = 0, size = 0;
+  stg_log_info_clear (info);
   g_autoptr (GBytes) data = ui->ctx.engine
-                                ? stg_engine_read_log (ui->ctx.engine, key, instance, err,
-                                                       -(gint64) bytes, bytes, &next, &size, NULL)
+                                ? stg_engine_read_log (ui->ctx.engine, key, instance, q, info, NULL)
                                 : NULL;
   gsize len = 0;
   const gchar *bytes_read = data ? g_bytes_get_data (data, &len) : NULL;
@@ -63,9 +85,13 @@ read_instance (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **e
   g_autoptr (StgJobRow) job = NULL;
   gint32 instance;
   guint status = query_instance (ui, request, &key, &job, &instance, error);
+  const gchar *process;
+  gint run;
 
   if (status != 200)
     return status;
+  if (!query_process (request, &process, &run, error))
+    return 400;
   g_autoptr (GPtrArray) events = stg_store_list_task_events (ui->ctx.store, job->id, instance,
                                                              EVENTS, error);
   if (events == NULL)
@@ -98,8 +124,19 @@ read_instance (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **e
     json_builder_add_int_value (b, cause_ms);
   else
     json_builder_add_null_value (b);
-  member_tail (ui, b, "stdout_tail", key, instance, FALSE, TAIL_BYTES);
-  member_tail (ui, b, "stderr_tail", key, instance, TRUE, TAIL_BYTES);
+  /* The instance's own output, or that of the task's process the query
+   * names (an AuroraExecutor task's), with the task's processes. */
+  StgLogQuery q = { FALSE, -(gint64) TAIL_BYTES, TAIL_BYTES, process, run };
+  g_auto (StgLogInfo) info = { .run = -1 };
+  member_tail (ui, b, "stdout_tail", key, instance, &q, &info);
+  q.err = TRUE;
+  member_tail (ui, b, "stderr_tail", key, instance, &q, &info);
+  member_string (b, "process", process);
+  json_builder_set_member_name (b, "processes");
+  json_builder_begin_array (b);
+  for (guint i = 0; info.processes != NULL && info.processes[i] != NULL; i++)
+    json_builder_add_string_value (b, info.processes[i]);
+  json_builder_end_array (b);
   json_builder_end_object (b);
   return 200;
 }
@@ -112,12 +149,15 @@ route_log (StgHttpRequest *request, StgHttpResponse *response, gpointer user_dat
   g_autoptr (StgJobRow) job = NULL;
   g_autoptr (GError) error = NULL;
   gint32 instance;
-  gint64 next = 0, size = 0;
   const gchar *stream = stg_http_request_query (request, "stream");
+  const gchar *process;
+  gint run;
 
   if (!stg_webui_only_get (request, response, FALSE))
     return;
   guint status = query_instance (ui, request, &key, &job, &instance, &error);
+  if (status == 200 && !query_process (request, &process, &run, &error))
+    status = 400;
   if (status != 200)
     {
       stg_webui_send_error (response, status, error->message);
@@ -128,11 +168,12 @@ route_log (StgHttpRequest *request, StgHttpResponse *response, gpointer user_dat
       stg_webui_send_error (response, 400, "stream: stdout or stderr");
       return;
     }
-  gboolean err = stream != NULL && g_str_equal (stream, "stderr");
-  GBytes *data = ui->ctx.engine ? stg_engine_read_log (ui->ctx.engine, key, instance, err,
-                                                       -(gint64) STG_RUNTIME_LOG_MAX,
-                                                       STG_RUNTIME_LOG_MAX, &next, &size, &error)
-                                : NULL;
+  StgLogQuery q = { stream != NULL && g_str_equal (stream, "stderr"), -(gint64) STG_RUNTIME_LOG_MAX,
+                    STG_RUNTIME_LOG_MAX, process, run };
+  g_auto (StgLogInfo) info = { .run = -1 };
+  GBytes *data = ui->ctx.engine
+                     ? stg_engine_read_log (ui->ctx.engine, key, instance, &q, &info, &error)
+                     : NULL;
   if (data == NULL)
     {
       stg_http_response_text (response, 404, error ? error->message : "no output here");

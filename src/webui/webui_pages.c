@@ -143,7 +143,7 @@ route_metrics (StgHttpRequest *request, StgHttpResponse *response, gpointer user
   if (!stg_webui_only_get (request, response, TRUE))
     return;
   gchar *text = stg_metrics_render (ui->ctx.metrics, ui->ctx.store, ui->ctx.engine,
-                                    ui->ctx.health_counts, &error);
+                                    ui->ctx.health_counts, ui->ctx.notify_counts, &error);
   if (text == NULL)
     {
       stg_http_response_text (response, 500, error->message);

@@ -1,10 +1,12 @@
 /* webui_plan.c: the web UI's rollout plan pages: their data and controls.
  *
  * GET /ui/api/plans answers a page of plans, newest first; GET
- * /ui/api/plan?id=ID one plan: its stages in the plan's order (each after
- * the stages it depends on), each with its job's versions, its update and
- * rollback update, its approval and its gates with their latest attempts,
- * then the plan's events and every gate attempt. Both read the store, the
+ * /ui/api/plan?id=ID one plan: its conditions and variables, its stages in
+ * the plan's order (each after the stages it depends on), each with its
+ * job's versions, its readiness and the instances not ready, its
+ * conditions, its update and rollback update, its approval and its gates
+ * with their latest attempts, then the plan's events and every gate
+ * attempt. Both read the store, the
  * plan through plan_details.c as getRolloutPlanDetails does. POST
  * /ui/api/plan/ID/{pause,resume,abort,rollback,approve} goes to the engine;
  * as the update controls, it needs the session's token in X-Stagger-CSRF,
@@ -30,7 +32,7 @@ static void
 add_summary_members (JsonBuilder *b, const ApiRolloutPlanSummary *s)
 {
   stg_webui_add_fields (b, s,
-                        "id name status:rollout since_ms reason user "
+                        "id name status:rollout since_ms reason reason_code user "
                         "created_ms=createdTimestampMs stage_count stages_done "
                         "rollback_on_failure");
 }
@@ -167,7 +169,11 @@ add_stage (JsonBuilder *b, const ApiRolloutStageState *st, GPtrArray *results)
                                                                           : NULL);
   member_bool (b, "require_approval", st->requireApproval);
   member_string (b, "approved_by", st->__isset_approvedBy ? st->approvedBy : NULL);
-  stg_webui_add_fields (b, st, "current_version desired_version previous_version");
+  stg_webui_add_fields (b, st,
+                        "current_version desired_version previous_version target_version "
+                        "reason_code ready=readyInstances desired=desiredInstances");
+  stg_webui_add_records (b, "unready", st->unready, "instance=instanceId status:schedule reason");
+  stg_webui_add_records (b, "conditions", st->conditions, STG_WEBUI_CONDITION_FIELDS);
 
   /* gates_passed counts the gates of the phase the stage is in: before
    * its update until the update is started, after it from then on. */
@@ -197,8 +203,19 @@ build_plan (StgWebUi *ui, JsonBuilder *b, const ApiRolloutPlanDetails *d)
   for (guint i = 0; i < d->stages->len; i++)
     add_stage (b, d->stages->pdata[i], d->gateResults);
   json_builder_end_array (b);
+  stg_webui_add_records (b, "conditions", d->conditions, STG_WEBUI_CONDITION_FIELDS);
+  json_builder_set_member_name (b, "variables");
+  json_builder_begin_object (b);
+  if (d->plan != NULL && d->plan->__isset_variables && d->plan->variables != NULL)
+    {
+      g_autoptr (GList) names = g_list_sort (g_hash_table_get_keys (d->plan->variables),
+                                             (GCompareFunc) g_strcmp0);
+      for (GList *l = names; l != NULL; l = l->next)
+        member_string (b, l->data, g_hash_table_lookup (d->plan->variables, l->data));
+    }
+  json_builder_end_object (b);
   stg_webui_add_records (b, "events", d->events,
-                         "ts_ms=timestampMs stage status:rollout user message");
+                         "ts_ms=timestampMs stage status:rollout reason_code user message");
   stg_webui_add_records (b, "gate_results", d->gateResults,
                          "ts_ms=timestampMs stage phase gate attempt passed message");
   json_builder_end_object (b);

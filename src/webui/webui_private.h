@@ -102,6 +102,10 @@ typedef void (*StgWebUiMembers) (JsonBuilder *b, gconstpointer item);
 void stg_webui_add_list (JsonBuilder *b, const gchar *name, GPtrArray *items, guint max,
                          StgWebUiMembers members);
 
+/* The fields of a Condition as the pages show them. */
+#define STG_WEBUI_CONDITION_FIELDS \
+  "type status reason message last_transition_ms=lastTransitionTimeMs"
+
 /* Adds "@name": [...]: an object for each element of @items, Thrift
  * structs, with the fields @spec names (see stg_webui_add_fields()). */
 void stg_webui_add_records (JsonBuilder *b, const gchar *name, GPtrArray *items, const gchar *spec);

@@ -2,8 +2,8 @@
  *
  * GET /ui/api/update?role=&environment=&name=&id= answers one update: its
  * summary, settings, progress (with one letter per changed instance, so
- * 10,000 instances cost about 10 KB), events, the newest instance events and
- * the configuration diff. POST /ui/api/update/{pause,resume,abort,rollback}
+ * 10,000 instances cost about 10 KB), events, its conditions, the newest
+ * instance events and the configuration diff. POST /ui/api/update/{pause,resume,abort,rollback}
  * acts on it; a POST must carry the session's token in X-Stagger-CSRF (a
  * page from another site cannot set that header), and GET never changes
  * anything. Main-loop thread only.
@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "api/conditions.h"
 #include "webui/webui_private.h"
 #include "common/enums.h"
 #include "common/jobkey.h"
@@ -64,6 +65,24 @@ add_settings (JsonBuilder *b, ApiJobUpdateSettings *s)
   member_int (b, "min_in_service", s->__isset_minInService ? s->minInService : 0);
   member_int (b, "pause_between_batches_ms", s->__isset_pauseBetweenBatchesMs ? s->pauseBetweenBatchesMs : 0);
   member_int (b, "max_instance_start_ms", s->__isset_maxInstanceStartMs ? s->maxInstanceStartMs : 0);
+  member_int (b, "max_surge", s->__isset_maxSurge ? s->maxSurge : 0);
+  json_builder_set_member_name (b, "max_surge_percent");
+  if (s->__isset_maxSurgePercent)
+    json_builder_add_double_value (b, s->maxSurgePercent);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "max_failed_instances_percent");
+  if (s->__isset_maxFailedInstancesPercent)
+    json_builder_add_double_value (b, s->maxFailedInstancesPercent);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "max_per_instance_failures_percent");
+  if (s->__isset_maxPerInstanceFailuresPercent)
+    json_builder_add_double_value (b, s->maxPerInstanceFailuresPercent);
+  else
+    json_builder_add_null_value (b);
+  member_int (b, "max_batch_size", s->__isset_maxBatchSize ? s->maxBatchSize : 0);
+  member_int (b, "update_deadline_ms", s->__isset_updateDeadlineMs ? s->updateDeadlineMs : 0);
   json_builder_set_member_name (b, "only");
   if (s->__isset_updateOnlyTheseInstances && g_hash_table_size (s->updateOnlyTheseInstances) > 0)
     {
@@ -247,6 +266,9 @@ build_update (StgWebUi *ui, JsonBuilder *b, const StgUpdateRow *row, GError **er
   g_autofree gchar *ranges = stg_ranges_to_string (p.instances);
   member_string (b, "ranges", ranges);
   member_string (b, "states", p.states);
+  /* Surge instances: beyond the job's count while the update runs. */
+  g_autofree gchar *surge = stg_ranges_to_string (p.surge);
+  member_string (b, "surge", surge);
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "pulse");
@@ -261,6 +283,11 @@ build_update (StgWebUi *ui, JsonBuilder *b, const StgUpdateRow *row, GError **er
     json_builder_add_null_value (b);
 
   stg_webui_add_records (b, "events", events, "status:update ts_ms=timestampMs user message");
+  g_autoptr (GArray) changes = stg_conditions_update_changes (events);
+  g_autoptr (GPtrArray) conditions = stg_conditions_build (STG_CONDITIONS_UPDATE,
+                                                           (StgStatusChange *) changes->data,
+                                                           changes->len);
+  stg_webui_add_records (b, "conditions", conditions, STG_WEBUI_CONDITION_FIELDS);
   member_int (b, "instance_events_total", ievents_total);
   stg_webui_add_records (b, "instance_events", ievents,
                          "instance=instanceId ts_ms=timestampMs action:action message");

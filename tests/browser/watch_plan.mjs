@@ -5,9 +5,11 @@
 //
 //   node watch_plan.mjs URL SCREENSHOT_DIR
 //
-// Prints one JSON line: the plan's statuses seen in order, each stage's
-// statuses seen, at the end each stage's status, the colour of its left
-// edge and the links to its updates, the first row of the Plans page
+// Prints one JSON line: the plan's statuses seen in order (with the plan's
+// conditions as the page showed them at each), each stage's statuses seen,
+// at the end each stage's status, the colour of its left edge, the links to
+// its updates, its conditions and its readiness, the first row of the Plans
+// page
 // afterwards, the controls clicked, the requests
 // that failed (4xx/5xx), errors, whether the page was reloaded and the
 // screenshots written. Exits 0 when the plan reached ROLLED_BACK without a
@@ -24,9 +26,10 @@ if (!url || !shots) {
 mkdirSync(shots, { recursive: true });
 
 const result = {
-  seen: [], stages_seen: {}, stages: [], list: '', clicked: [], reloaded: false, screenshots: [],
-  errors: [], failed_requests: [],
+  seen: [], conditions_seen: {}, stages_seen: {}, stages: [], list: '', clicked: [],
+  reloaded: false, screenshots: [], errors: [], failed_requests: [],
 };
+
 let code = 1;
 let browser = null;
 try {
@@ -64,7 +67,9 @@ try {
         const s = li.querySelector('h3 .badge');
         return { name: li.dataset.stage, status: s ? s.classList[s.classList.length - 1] : '' };
       });
-      return { plan: b ? b.classList[b.classList.length - 1] : '', stages };
+      const conditions = [...document.querySelectorAll('.facts .condition')].map((c) =>
+        c.dataset.condition + '=' + c.dataset.status + '/' + c.dataset.reason);
+      return { plan: b ? b.classList[b.classList.length - 1] : '', stages, conditions };
     });
     for (const s of now.stages) {
       const seen = (result.stages_seen[s.name] = result.stages_seen[s.name] || []);
@@ -73,6 +78,7 @@ try {
     if (now.plan && now.plan !== status) {
       status = now.plan;
       result.seen.push(status);
+      result.conditions_seen[status] = now.conditions;
       const file = join(shots, `${String(++shot).padStart(2, '0')}-${status}.png`);
       await page.screenshot({ path: file, fullPage: true });
       result.screenshots.push(file);
@@ -91,14 +97,20 @@ try {
   await page.waitForTimeout(500);
   result.stages = await page.evaluate(() => [...document.querySelectorAll('li.stage')].map((li) => {
     const s = li.querySelector('h3 .badge');
+    const r = li.querySelector('.readiness');
     return {
       name: li.dataset.stage,
       status: s ? s.classList[s.classList.length - 1] : '',
       edge: getComputedStyle(li).borderLeftColor,
       links: [...li.querySelectorAll('a[href^="#/update/"]')].map((a) => a.getAttribute('href')),
+      conditions: [...li.querySelectorAll('.condition')].map((c) =>
+        c.dataset.condition + '=' + c.dataset.status + '/' + c.dataset.reason),
+      ready: r ? r.dataset.ready + '/' + r.dataset.desired : '',
       text: li.innerText,
     };
   }));
+  result.conditions = await page.evaluate(() => [...document.querySelectorAll('.facts .condition')]
+    .map((c) => c.dataset.condition + '=' + c.dataset.status + '/' + c.dataset.reason));
   result.reloaded = loads > 1 || !(await page.evaluate(() => window.__staggerMarker === 1));
   const final = join(shots, 'final.png');
   await page.screenshot({ path: final, fullPage: true });

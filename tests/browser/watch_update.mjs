@@ -82,6 +82,10 @@ try {
   });
   result.update_events = await page.evaluate(() =>
     [...document.querySelectorAll('ol.update-events li')].map((li) => li.textContent));
+  // Its conditions, as "Type=Status/Reason".
+  result.conditions = await page.evaluate(() =>
+    [...document.querySelectorAll('.facts .condition')].map((c) =>
+      c.dataset.condition + '=' + c.dataset.status + '/' + c.dataset.reason));
   result.bar = await page.evaluate(() => {
     const s = document.querySelector('main .bar > span');
     const drawn = (e) => e.getBoundingClientRect().width;

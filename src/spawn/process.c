@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "runtime/process.h"
+#include "spawn/process.h"
 
 G_DEFINE_QUARK (stg-process-error-quark, stg_process_error)
 
@@ -92,20 +92,25 @@ marked_process_free (StgMarkedProcess *p)
   g_free (p);
 }
 
-/* The session id of @pid (field 6 of /proc/PID/stat), or -1. */
-static gint64
-session_of (const gchar *pid)
+/* The parent (field 4 of /proc/PID/stat) and session id (field 6) of
+ * @pid; FALSE when it is gone. */
+static gboolean
+parent_and_session (const gchar *pid, gint64 *parent, gint64 *session)
 {
   g_autofree gchar *path = g_strdup_printf ("/proc/%s/stat", pid);
   g_autofree gchar *text = NULL;
 
   if (!g_file_get_contents (path, &text, NULL, NULL))
-    return -1;
+    return FALSE;
   const gchar *p = strrchr (text, ')');
   if (p == NULL)
-    return -1;
+    return FALSE;
   g_auto (GStrv) f = g_strsplit (p + 2, " ", 6);
-  return g_strv_length (f) >= 5 ? g_ascii_strtoll (f[3], NULL, 10) : -1;
+  if (g_strv_length (f) < 5)
+    return FALSE;
+  *parent = g_ascii_strtoll (f[1], NULL, 10);
+  *session = g_ascii_strtoll (f[3], NULL, 10);
+  return TRUE;
 }
 
 /* The value of @prefix ("NAME=") in /proc/@pid/environ, or NULL. */
@@ -137,7 +142,8 @@ stg_process_find_marked (const gchar *name)
       if (!g_ascii_isdigit (entry[0]))
         continue;
       GPid pid = (GPid) g_ascii_strtoll (entry, NULL, 10);
-      if (session_of (entry) != pid)
+      gint64 parent = 0, session = 0;
+      if (!parent_and_session (entry, &parent, &session) || session != pid)
         continue;
       g_autofree gchar *mark = environ_value (entry, prefix);
       gint64 start = mark != NULL ? stg_process_start_time (pid) : -1;
@@ -146,10 +152,31 @@ stg_process_find_marked (const gchar *name)
       StgMarkedProcess *p = g_new0 (StgMarkedProcess, 1);
       p->pid = pid;
       p->start_time = start;
+      p->parent = (GPid) parent;
       p->mark = g_steal_pointer (&mark);
       g_ptr_array_add (found, p);
     }
   return found;
+}
+
+guint
+stg_process_signal_marked (const gchar *name, const gchar *value, gint sig)
+{
+  g_autoptr (GDir) dir = g_dir_open ("/proc", 0, NULL);
+  g_autofree gchar *prefix = g_strconcat (name, "=", NULL);
+  const gchar *entry;
+  guint reached = 0;
+
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    {
+      if (!g_ascii_isdigit (entry[0]))
+        continue;
+      g_autofree gchar *mark = environ_value (entry, prefix);
+      if (mark != NULL && g_str_equal (mark, value) &&
+          kill ((pid_t) g_ascii_strtoll (entry, NULL, 10), sig) == 0)
+        reached++;
+    }
+  return reached;
 }
 
 gchar *

@@ -4,7 +4,8 @@
  * Each instance runs in its own session and process group, so a stop
  * signals everything it started. A process is named by its pid and its
  * start time (clock ticks since boot, from /proc), so a reused pid is never
- * mistaken for it after a restart. Main-loop thread only.
+ * mistaken for it after a restart. Part of libstg_spawn. Main-loop thread
+ * only.
  */
 #pragma once
 
@@ -32,6 +33,7 @@ typedef struct
 {
   GPid pid;
   gint64 start_time;
+  GPid parent;               /* its parent's pid */
   gchar *mark;               /* the value of the marker variable */
 } StgMarkedProcess;
 
@@ -40,6 +42,10 @@ typedef struct
  * /proc/PID/environ (processes of other users are skipped when we may not
  * read them). A GPtrArray of StgMarkedProcess, owned. */
 GPtrArray *stg_process_find_marked (const gchar *name);
+
+/* Sends @sig to every process on this host, session leader or not, whose
+ * environment holds @name=@value; returns how many it reached. */
+guint stg_process_signal_marked (const gchar *name, const gchar *value, gint sig);
 
 /* Sends @sig to the process group led by @pid. */
 void stg_process_signal_group (GPid pid, gint sig);

@@ -1,9 +1,10 @@
-/* spawn.h: the one way staggerd starts a process.
+/* spawn.h: the one way Stagger's programs start a process.
  *
  * Every process staggerd starts (an instance, its pre_update and
  * post_update hooks, its shell health checks, a shell gate, staggerd
- * itself again when a leader steps down) is started here; nothing else in
- * src/ forks or execs (scripts/spawn-check, run by make check, fails when
+ * itself again when a leader steps down) and every process stagger-thermos
+ * starts (a Thermos process's run) is started here; nothing else in src/
+ * forks or execs (scripts/spawn-check, run by make check, fails when
  * something does). Between the fork and the exec, the child, in order:
  *
  *   1. takes the default signal mask and dispositions (SIGPIPE included);
@@ -19,7 +20,10 @@
  *      database, never staggerd's), primary group and uid (identity.c);
  *   7. drops every ambient capability and sets PR_SET_NO_NEW_PRIVS, so no
  *      setuid program gives back what it left;
- *   8. execs with exactly the environment it was given.
+ *   8. asks for SIGKILL when its parent dies, when the request says so
+ *      (after the user change, which would clear it), and exits at once
+ *      when the parent is gone already;
+ *   9. execs with exactly the environment it was given.
  *
  * A step that fails comes back to the parent through a close-on-exec pipe
  * (the step and its errno; reading nothing means the exec happened), so
@@ -27,7 +31,8 @@
  * denied". The child only makes async-signal-safe calls.
  *
  * StgChild watches a short-lived child (a hook, a check, a gate) on the
- * main loop. Main-loop thread only.
+ * main loop. Part of libstg_spawn (GLib only), below the runtime and the
+ * Thermos runner. Main-loop thread only.
  */
 #pragma once
 
@@ -35,7 +40,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "runtime/identity.h"
+#include "spawn/identity.h"
 
 G_BEGIN_DECLS
 
@@ -89,7 +94,7 @@ typedef struct
   const gchar *const *argv;    /* argv[0] without a '/': found on @envp's PATH, else ours */
   const gchar *const *envp;    /* the whole environment (NULL: an empty one) */
   const gchar *cwd;            /* (nullable) "/" when NULL */
-  const StgIdentity *identity; /* (nullable) the user to become; NULL: staggerd's own */
+  const StgIdentity *identity; /* (nullable) the user to become; NULL: the caller's own */
   StgSpawnGroup group;
   StgSpawnOutput out; /* standard output; standard input is /dev/null */
   StgSpawnOutput err; /* standard error */
@@ -101,6 +106,7 @@ typedef struct
   const StgSpawnLimit *limits; /* (nullable) resource limits to set */
   guint n_limits;
   const gchar *own_dir; /* (nullable) given to @identity once the outputs are open */
+  gboolean die_with_parent; /* SIGKILL when the spawning process dies (PR_SET_PDEATHSIG) */
 } StgSpawnRequest;
 
 typedef struct

@@ -1,5 +1,5 @@
-/* spawn.c: fork and exec for every child of staggerd, and StgChild (see
- * spawn.h).
+/* spawn.c: fork and exec for every child of staggerd and stagger-thermos,
+ * and StgChild (see spawn.h).
  *
  * Everything the child needs is made before the fork: the program's path,
  * the environment (with room for LISTEN_PID, which only the child knows,
@@ -20,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/process.h"
-#include "runtime/spawn.h"
+#include "spawn/process.h"
+#include "spawn/spawn.h"
 
 G_DEFINE_QUARK (stg-spawn-error-quark, stg_spawn_error)
 
@@ -37,6 +37,7 @@ typedef enum
   STEP_LIMITS,
   STEP_IDENTITY,
   STEP_PRIVILEGES,
+  STEP_PARENT,
   STEP_EXEC,
 } Step;
 
@@ -329,7 +330,7 @@ child_limits (const StgSpawnRequest *r, gint report)
 
 G_GNUC_NORETURN static void
 child_exec (const StgSpawnRequest *r, const Prep *p, const gchar *path, gchar **envp,
-            gchar *listen_pid)
+            gchar *listen_pid, pid_t parent)
 {
   gint report = p->report[1];
 
@@ -350,6 +351,11 @@ child_exec (const StgSpawnRequest *r, const Prep *p, const gchar *path, gchar **
   prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     child_fail (report, STEP_PRIVILEGES);
+  /* After the user change, which clears it; a parent that died before it
+   * was set has left the child to another. */
+  if (r->die_with_parent &&
+      (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid () != parent))
+    child_fail (report, STEP_PARENT);
   put_number (listen_pid + strlen ("LISTEN_PID="), (long) getpid ());
   execve (path, (gchar **) r->argv, envp);
   child_fail (report, STEP_EXEC);
@@ -379,6 +385,9 @@ child_failed (const StgSpawnRequest *r, const gchar *path, const Report *rep, GE
       break;
     case STEP_PRIVILEGES:
       step = g_strdup ("PR_SET_NO_NEW_PRIVS: ");
+      break;
+    case STEP_PARENT:
+      step = g_strdup ("its parent is gone: ");
       break;
     case STEP_EXEC:
       step = g_strdup ("");
@@ -417,9 +426,10 @@ stg_spawn (const StgSpawnRequest *r, StgSpawned *spawned, GError **error)
       return FALSE;
     }
 
+  pid_t parent = getpid ();
   pid_t child = fork ();
   if (child == 0)
-    child_exec (r, &p, path, (gchar **) env->pdata, listen_pid);
+    child_exec (r, &p, path, (gchar **) env->pdata, listen_pid, parent);
   int saved_fork = errno;
   prep_close_child_side (&p);
   if (child < 0)

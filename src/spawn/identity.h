@@ -5,8 +5,8 @@
  * user configured for the role, or a default user; StgIdentity holds what
  * a forked child needs to become that user, resolved before the fork (no
  * lookups after it). A staggerd that is not root runs them as itself.
- * Main-loop thread, except stg_identity_apply(), which spawn.c's child
- * calls.
+ * Part of libstg_spawn. Main-loop thread, except stg_identity_apply(),
+ * which spawn.c's child calls.
  */
 #pragma once
 
@@ -14,6 +14,14 @@
 #include <sys/types.h>
 
 G_BEGIN_DECLS
+
+#define STG_IDENTITY_ERROR (stg_identity_error_quark ())
+GQuark stg_identity_error_quark (void);
+typedef enum
+{
+  STG_IDENTITY_ERROR_FAILED,
+  STG_IDENTITY_ERROR_NOT_FOUND, /* no such user */
+} StgIdentityError;
 
 typedef struct
 {
@@ -24,8 +32,8 @@ typedef struct
   gint n_groups;
 } StgIdentity;
 
-/* Looks @user (a name or a number) up; NULL with @error when there is no
- * such user. */
+/* Looks @user (a name or a number) up; NULL with @error
+ * (STG_IDENTITY_ERROR_NOT_FOUND) when there is no such user. */
 StgIdentity *stg_identity_lookup (const gchar *user, GError **error);
 StgIdentity *stg_identity_copy (const StgIdentity *id);
 void stg_identity_free (StgIdentity *id);

@@ -7,8 +7,9 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include "runtime/identity.h"
-#include "runtime/runtime.h"
+#include "spawn/identity.h"
+
+G_DEFINE_QUARK (stg-identity-error-quark, stg_identity_error)
 
 #define MAX_GROUPS 256
 
@@ -24,7 +25,7 @@ stg_identity_lookup (const gchar *user, GError **error)
     rc = getpwuid_r ((uid_t) number, &pw, buf, sizeof buf, &found);
   if (found == NULL)
     {
-      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+      g_set_error (error, STG_IDENTITY_ERROR, STG_IDENTITY_ERROR_NOT_FOUND,
                    "no user '%s' on this host%s%s", user, rc != 0 ? ": " : "",
                    rc != 0 ? g_strerror (rc) : "");
       return NULL;
