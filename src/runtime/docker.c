@@ -59,13 +59,15 @@ typedef struct
   GCancellable *cancel; /* this request's: the call's, or the connect deadline, cancels it */
   gulong linked;        /* its link to the call's cancellable */
   guint connect_timer;  /* while a connection of it is being made: its deadline */
-  gboolean never_connected;
+  gchar *gave_up;       /* why this request cancelled itself: its call fails as UNREACHABLE */
+  gboolean guarded;     /* the guard let it go: asked again just before it is written */
 } Request;
 
 static void
 request_free (Request *r)
 {
   g_clear_handle_id (&r->connect_timer, g_source_remove);
+  g_free (r->gave_up);
   if (r->linked != 0)
     g_cancellable_disconnect (g_task_get_cancellable (r->task), r->linked);
   g_object_unref (r->cancel);
@@ -191,11 +193,11 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (body == NULL)
     {
-      if (r->never_connected)
+      if (r->gave_up != NULL)
         {
           g_clear_error (&error);
-          error = g_error_new (STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE,
-                               "%s: no connection within %u s", d->endpoint, d->timeout_secs);
+          error = g_error_new (STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE, "%s: %s",
+                               d->endpoint, r->gave_up);
         }
       else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
@@ -222,17 +224,27 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   request_free (r);
 }
 
+/* @r gives up: its call fails as UNREACHABLE, saying @why. */
+static void
+give_up (Request *r, gchar *why)
+{
+  g_free (r->gave_up);
+  r->gave_up = why;
+  g_cancellable_cancel (r->cancel);
+}
+
 /* The connect deadline: a connection still being made gives up just
  * before the session's own timeout would end the attempt (GIO 2.74 leaks
- * an attempt its socket's timeout ends; a cancelled one is freed). */
+ * an attempt that ends in a timeout, its socket's or the kernel's; a
+ * cancelled one is freed). */
 static gboolean
 on_connect_deadline (gpointer data)
 {
   Request *r = data;
+  StgDocker *d = g_task_get_task_data (r->task);
 
   r->connect_timer = 0;
-  r->never_connected = TRUE;
-  g_cancellable_cancel (r->cancel);
+  give_up (r, g_strdup_printf ("no connection within %u s", d->timeout_secs));
   return G_SOURCE_REMOVE;
 }
 
@@ -256,7 +268,9 @@ bound_sending (StgDocker *d, GSocket *socket)
 }
 
 /* Each connection made for @r (the first, or another when a kept one
- * failed): its deadline runs while it is being made. */
+ * failed): its deadline runs while it is being made; once made, it is
+ * bounded (not before: a connection attempt TCP_USER_TIMEOUT ends is one
+ * GIO leaks). */
 static void
 on_network_event (SoupMessage *msg G_GNUC_UNUSED, GSocketClientEvent event, GIOStream *stream,
                   gpointer data)
@@ -269,11 +283,26 @@ on_network_event (SoupMessage *msg G_GNUC_UNUSED, GSocketClientEvent event, GIOS
       g_clear_handle_id (&r->connect_timer, g_source_remove);
       if (d->timeout_secs > 0)
         r->connect_timer = g_timeout_add (d->timeout_secs * 900, on_connect_deadline, r);
-      if (d->bound_ms > 0 && G_IS_SOCKET_CONNECTION (stream))
-        bound_sending (d, g_socket_connection_get_socket (G_SOCKET_CONNECTION (stream)));
     }
+  else if (event == G_SOCKET_CLIENT_CONNECTED && d->bound_ms > 0 && G_IS_SOCKET_CONNECTION (stream))
+    bound_sending (d, g_socket_connection_get_socket (G_SOCKET_CONNECTION (stream)));
   else if (event == G_SOCKET_CLIENT_COMPLETE)
     g_clear_handle_id (&r->connect_timer, g_source_remove);
+}
+
+static gboolean guard_allows (StgDocker *d, Request *r);
+
+/* @r is about to be written on a connection (libsoup sends nothing when
+ * this cancels it): a request the guard let go is asked about again, as
+ * it may have waited for a connection since. */
+static void
+on_starting (SoupMessage *msg G_GNUC_UNUSED, gpointer data)
+{
+  Request *r = data;
+  StgDocker *d = g_task_get_task_data (r->task);
+
+  if (r->guarded && !guard_allows (d, r))
+    give_up (r, g_strdup ("not sent: the guard held it back once a connection was free"));
 }
 
 static void
@@ -282,6 +311,7 @@ send_now (Request *r)
   StgDocker *d = g_task_get_task_data (r->task);
 
   g_signal_connect (r->msg, "network-event", G_CALLBACK (on_network_event), r);
+  g_signal_connect (r->msg, "starting", G_CALLBACK (on_starting), r);
   soup_session_send_and_read_async (d->session, r->msg, G_PRIORITY_DEFAULT, r->cancel, on_reply, r);
 }
 
@@ -305,8 +335,10 @@ on_call_cancelled (GCancellable *call G_GNUC_UNUSED, gpointer data)
 static gboolean
 guard_allows (StgDocker *d, Request *r)
 {
-  return d->guard == NULL || g_str_equal (r->method, "GET") ||
-         d->guard (d->guard_data, r->method, r->path);
+  if (d->guard == NULL || g_str_equal (r->method, "GET"))
+    return TRUE;
+  r->guarded = TRUE;
+  return d->guard (d->guard_data, r->method, r->path);
 }
 
 static gboolean
