@@ -146,15 +146,22 @@ slot_ports (Slot *slot, gchar **names, GError **error)
 
   for (guint i = 0; names[i] != NULL; i++)
     {
+      g_autoptr (GError) failed = NULL;
       gint port = stg_store_get_port (rt->store, slot->base.job, slot->base.key.instance, names[i],
-                                      error);
-      for (gint p = rt->options.port_min; port == 0 && p <= rt->options.port_max; p++)
+                                      &failed);
+      for (gint p = rt->options.port_min; port == 0 && failed == NULL && p <= rt->options.port_max;
+           p++)
+        if (!stg_store_port_used (rt->store, p, NULL) &&
+            stg_store_put_port (rt->store, slot->base.job, slot->base.key.instance, names[i], p,
+                                &failed))
+          port = p;
+        else if (g_error_matches (failed, STG_STORE_ERROR, STG_STORE_ERROR_EXISTS))
+          g_clear_error (&failed); /* taken meanwhile: the next */
+      if (failed != NULL)
         {
-          g_autoptr (GError) busy = NULL;
-          if (!stg_store_port_used (rt->store, p, NULL) &&
-              stg_store_put_port (rt->store, slot->base.job, slot->base.key.instance, names[i], p,
-                                  &busy))
-            port = p;
+          /* The database, not the ports: the caller tells them apart. */
+          g_propagate_error (error, g_steal_pointer (&failed));
+          return NULL;
         }
       if (port == 0)
         {
