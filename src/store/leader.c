@@ -112,12 +112,6 @@ stg_store_epoch (StgStore *store)
   return store->epoch;
 }
 
-void
-stg_store_lead_proven (StgStore *store, gint64 sent_us)
-{
-  store->proven_us = MAX (store->proven_us, sent_us);
-}
-
 gint64
 stg_store_lead_acting_ms (StgStore *store)
 {

@@ -265,6 +265,12 @@ stg_store_close (StgStore *store)
 
 /* ---- transactions ------------------------------------------------------ */
 
+void
+stg_store_lead_proven (StgStore *store, gint64 sent_us)
+{
+  store->proven_us = MAX (store->proven_us, sent_us);
+}
+
 /* Inside a level-1 transaction of a leader (leader.c): FALSE with
  * STG_STORE_ERROR_FENCED unless the leader row still has our epoch (read
  * FOR SHARE, so no takeover commits before this transaction ends). */

@@ -22,7 +22,8 @@ struct _StgStore
 };
 
 /* A query sent at @sent_us (monotonic) found the epoch still ours: the
- * lead holds until @sent_us plus the acting time (leader.c). */
+ * lead holds until @sent_us plus the acting time (in store.c, which the
+ * fencing check calls; leader.c reads it). */
 void stg_store_lead_proven (StgStore *store, gint64 sent_us);
 
 /* A cached statement, borrowed for one use: g_autoptr (StgStmt) resets it
