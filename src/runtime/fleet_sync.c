@@ -224,9 +224,9 @@ check_containers (Host *h, JsonArray *list)
 static void
 on_listed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
 {
-  Host *h = data;
+  Host *h = data; /* freed, when the runtime was: read only once not cancelled */
   g_autoptr (GError) error = NULL;
-  g_autoptr (JsonNode) list = stg_docker_list_finish (h->docker, result, &error);
+  g_autoptr (JsonNode) list = stg_docker_list_finish (NULL, result, &error);
 
   if (list == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
