@@ -479,8 +479,10 @@ START_TEST (unreadable_config_stops_nothing)
       g_autoptr (ApiTaskConfig) read = stg_store_get_config (b, e->config, &error);
       ck_assert_msg (read != NULL, "%s", error ? error->message : "");
     }
-  /* Its session ends while it lists the hosts, before it watches. */
-  g_idle_add (end_sessions, e);
+  /* Its session ends while it lists the hosts, before it watches (at the
+   * listing's first turn of the loop: a default idle could come after
+   * an engine quick to answer). */
+  g_idle_add_full (G_PRIORITY_HIGH, end_sessions, e, NULL);
   e->rt = runtime_new (e, b, 30);
   Kept k = { e, id, 0 };
   ck_assert_msg (stg_test_wait (unwatched_or_judged, &k, 30000), "neither unwatched nor judged");
