@@ -670,6 +670,54 @@ START_TEST (returning_host_is_reconciled_before_use)
 }
 END_TEST
 
+typedef struct
+{
+  StgRuntime *rt;
+  gint64 job;
+  gint64 config;
+} Runs;
+
+static gboolean
+runs_config (gpointer data)
+{
+  Runs *w = data;
+  StgTaskObservation o;
+
+  stg_runtime_observe (w->rt, w->job, 0, &o);
+  return o.phase == STG_TASK_RUNNING && o.config_id == w->config;
+}
+
+/* A new leader adopts while host0 does not answer (its instance is taken
+ * as the store says), and a new config comes for the instance before
+ * host0 answers again: once it answers, the container found there is
+ * replaced by the new config's. */
+START_TEST (config_applied_while_its_host_is_away_is_applied_when_it_answers)
+{
+  Env *e = env_new (1);
+  StgTestPodmanHost *h0 = e->fleet->hosts->pdata[0];
+  g_autoptr (GError) error = NULL;
+
+  e->rt = runtime_new (e, e->store, 60);
+  make_job (e, 1, NULL);
+  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  g_autofree gchar *old = container_ids (e, 0, FALSE);
+  gint64 v2 = second_config (e);
+
+  g_clear_pointer (&e->rt, stg_runtime_free);
+  stg_test_podman_host_down (h0);
+  e->rt = runtime_new (e, e->store, 60);
+  ck_assert (stg_store_set_instance_config (e->store, e->job, 0, v2, &error));
+  ck_assert_msg (stg_runtime_apply (e->rt, e->job, 0, v2, &error), "%s", error->message);
+  stg_test_podman_host_up (e->fleet, h0);
+  Runs w = { e->rt, e->job, v2 };
+  ck_assert_msg (stg_test_wait (runs_config, &w, 60000),
+                 "the new config was never applied once the host answered");
+  g_autofree gchar *now = container_ids (e, 0, FALSE);
+  ck_assert_str_ne (now, old);
+  env_free (e);
+}
+END_TEST
+
 static Suite *
 fleet_ha_suite (void)
 {
@@ -687,6 +735,7 @@ fleet_ha_suite (void)
   tcase_set_timeout (tc, 300);
   tcase_add_test (tc, unanswered_check_on_an_unanswering_host_counts_nothing);
   tcase_add_test (tc, returning_host_is_reconciled_before_use);
+  tcase_add_test (tc, config_applied_while_its_host_is_away_is_applied_when_it_answers);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -93,7 +93,9 @@ host_reachable (Host *h, gboolean reachable, const gchar *why)
 }
 
 /* A slot adopted while its host was away: its container is the one whose
- * labels name the slot's current run (if any). */
+ * labels name the slot's current run (if any). Found, the slot goes on
+ * from there when it runs (a config applied while the host was away is
+ * applied now); one that ended is judged by the caller. */
 static void
 find_by_labels (Slot *slot, JsonArray *list)
 {
@@ -108,7 +110,10 @@ find_by_labels (Slot *slot, JsonArray *list)
           g_free (slot->container_id);
           slot->container_id = g_strdup (id);
           if (g_str_equal (container_state (c), "running"))
-            stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
+            {
+              stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
+              stg_fleet_drive (slot);
+            }
           return;
         }
     }
