@@ -11,9 +11,9 @@ EXTRA_DIST += examples/README.md examples/hello.json examples/hello-v2.json \
 	examples/hello-broken.json
 EXTRA_DIST += examples/fleet-web.json examples/fleet-web-v2.json
 # A rollout plan in Pravega's order: three jobs, gated, and a broken variant.
-EXTRA_DIST += examples/pravega/bookkeeper.json examples/pravega/bookkeeper-v2.json \
-	examples/pravega/controller.json examples/pravega/controller-v2.json \
-	examples/pravega/segmentstore.json examples/pravega/segmentstore-v2.json \
+EXTRA_DIST += examples/pravega/bookkeeper.json examples/pravega/bookkeeper-release.json \
+	examples/pravega/controller.json examples/pravega/controller-release.json \
+	examples/pravega/segmentstore.json examples/pravega/segmentstore-release.json \
 	examples/pravega/segmentstore-broken.json \
 	examples/pravega/plan.json examples/pravega/plan-broken.json
 # Aurora's hello_world tutorial, as the aurora client sends it (AuroraExecutor).

@@ -14,6 +14,7 @@
 #include "common/json_check.h"
 #include "common/mem_transport.h"
 #include "common/ranges.h"
+#include "common/strings.h"
 #include "common/thrift_glue.h"
 #include "common/tiers.h"
 
@@ -592,6 +593,24 @@ START_TEST (tiers_refused)
 }
 END_TEST
 
+/* GLib's sorts hand the comparator pointers to the elements: sorting by
+ * the strings, not by where they are in memory. */
+START_TEST (strings_sort_by_content)
+{
+  static const gchar *const names[] = { "prod", "local", "b", "staging", "a" };
+  g_autoptr (GPtrArray) a = g_ptr_array_new ();
+
+  /* Listed in an order unlike their names', so where they lie cannot agree
+   * with the result by luck. */
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    g_ptr_array_add (a, (gpointer) names[i]);
+  g_ptr_array_sort (a, stg_compare_string_ptrs);
+  g_ptr_array_add (a, NULL);
+  g_autofree gchar *joined = g_strjoinv (",", (gchar **) a->pdata);
+  ck_assert_str_eq (joined, "a,b,local,prod,staging");
+}
+END_TEST
+
 static Suite *
 common_suite (void)
 {
@@ -603,6 +622,10 @@ common_suite (void)
   tcase_add_test (tc, ranges_merge_touching_and_overlapping);
   tcase_add_test (tc, ranges_parse_errors);
   tcase_add_test (tc, ranges_equal);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("strings");
+  tcase_add_test (tc, strings_sort_by_content);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("jobkey");

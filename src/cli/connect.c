@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/connect.h"
 #include "common/json_check.h"
+#include "common/strings.h"
 
 static const gchar *
 nonempty (const gchar *s)
@@ -264,7 +265,7 @@ file_clusters (const gchar *path, GError **error)
         if (name != NULL)
           g_ptr_array_add (names, g_strdup (name));
       }
-  g_ptr_array_sort (names, (GCompareFunc) g_strcmp0);
+  g_ptr_array_sort (names, stg_compare_string_ptrs);
   return g_steal_pointer (&names);
 }
 

@@ -12,6 +12,7 @@ libstg_common_a_SOURCES = \
 	src/common/json_write.c src/common/json_write.h \
 	src/common/mem_transport.c src/common/mem_transport.h \
 	src/common/ranges.c src/common/ranges.h \
+	src/common/strings.c src/common/strings.h \
 	src/common/task_lines.c src/common/task_lines.h \
 	src/common/thrift_json.c src/common/thrift_json.h \
 	src/common/thrift_glue.c src/common/thrift_glue.h \

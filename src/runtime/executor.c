@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/json_check.h"
 #include "runtime/executor.h"
+#include "common/strings.h"
 
 G_DEFINE_QUARK (stg-executor-error-quark, stg_executor_error)
 
@@ -467,12 +468,6 @@ stg_executor_spec_parse (const gchar *data, const gchar *const *ports, GError **
   return g_steal_pointer (&spec);
 }
 
-static gint
-compare_str (gconstpointer a, gconstpointer b)
-{
-  return g_strcmp0 (*(const gchar *const *) a, *(const gchar *const *) b);
-}
-
 gchar **
 stg_executor_port_names (const ApiTaskConfig *config)
 {
@@ -490,7 +485,7 @@ stg_executor_port_names (const ApiTaskConfig *config)
             g_ptr_array_add (names, g_strdup (r->namedPort));
         }
     }
-  g_ptr_array_sort (names, compare_str);
+  g_ptr_array_sort (names, stg_compare_string_ptrs);
   g_ptr_array_add (names, NULL);
   return (gchar **) g_ptr_array_free (g_steal_pointer (&names), FALSE);
 }

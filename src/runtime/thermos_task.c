@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/jobkey.h"
 #include "runtime/thermos_task.h"
+#include "common/strings.h"
 
 /* What a stop may take beyond what the runner may take: the signal's way
  * there and the runner's own start-up. */
@@ -120,12 +121,6 @@ stg_thermos_task_health_text (const ApiTaskConfig *config)
                    "as in Aurora, it gets no HTTP health check and is healthy while it runs");
 }
 
-static gint
-compare_str (gconstpointer a, gconstpointer b)
-{
-  return g_strcmp0 (*(const gchar *const *) a, *(const gchar *const *) b);
-}
-
 gchar **
 stg_thermos_task_argv (const gchar *runner, const gchar *sandbox, const StgThermosVars *vars,
                        GHashTable *assigned, const gchar *const *tail)
@@ -151,7 +146,7 @@ stg_thermos_task_argv (const gchar *runner, const gchar *sandbox, const StgTherm
   g_ptr_array_add (argv, g_strdup (vars->hostname));
   g_ptr_array_add (argv, g_strdup ("--task-id"));
   g_ptr_array_add (argv, g_strdup (vars->task_id));
-  g_ptr_array_sort (names, compare_str);
+  g_ptr_array_sort (names, stg_compare_string_ptrs);
   for (guint i = 0; i < names->len; i++)
     {
       g_ptr_array_add (argv, g_strdup ("--port"));

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "thermos/task_private.h"
+#include "common/strings.h"
 
 gboolean
 stg_thermos_note_port (StgThermosRefKind kind, const gchar *port, gpointer data, GError **error)
@@ -65,12 +66,6 @@ chain_end (GHashTable *portmap, const gchar *name, GError **error)
   return at;
 }
 
-static gint
-compare_names (gconstpointer a, gconstpointer b)
-{
-  return g_strcmp0 (*(const gchar *const *) a, *(const gchar *const *) b);
-}
-
 /* The keys of @table, sorted (the strings are @table's). */
 static GPtrArray *
 sorted_keys (GHashTable *table)
@@ -83,7 +78,7 @@ sorted_keys (GHashTable *table)
   while (g_hash_table_iter_next (&it, &key, NULL))
     g_ptr_array_add (keys, key);
 
-  g_ptr_array_sort (keys, compare_names);
+  g_ptr_array_sort (keys, stg_compare_string_ptrs);
   return keys;
 }
 

@@ -13,6 +13,7 @@
 
 #include "common/json_write.h"
 #include "thermos/runner.h"
+#include "common/strings.h"
 
 #define STATE_VERSION 1
 
@@ -91,12 +92,6 @@ add_process (JsonBuilder *b, const StgRunnerProc *p)
   json_builder_end_object (b);
 }
 
-static gint
-compare_names (gconstpointer a, gconstpointer b)
-{
-  return g_strcmp0 (*(const gchar *const *) a, *(const gchar *const *) b);
-}
-
 static JsonNode *
 state_json (StgRunner *r)
 {
@@ -120,7 +115,7 @@ state_json (StgRunner *r)
   g_hash_table_iter_init (&it, r->ports);
   while (g_hash_table_iter_next (&it, &name, NULL))
     g_ptr_array_add (ports, name);
-  g_ptr_array_sort (ports, compare_names);
+  g_ptr_array_sort (ports, stg_compare_string_ptrs);
   for (guint i = 0; i < ports->len; i++)
     add_int (b, ports->pdata[i], GPOINTER_TO_INT (g_hash_table_lookup (r->ports, ports->pdata[i])));
   json_builder_end_object (b);
