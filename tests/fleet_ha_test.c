@@ -156,17 +156,12 @@ runtime_new (Env *e, StgStore *store, guint lost_after_s)
   return rt;
 }
 
-/* Job www/prod/web: @n instances of busybox httpd, HTTP-checked, on
- * hosts of zone @zone only (NULL: any). */
+/* Job www/prod/web: @n instances of @data's command (an executor
+ * config), HTTP-checked, on hosts of zone @zone only (NULL: any). */
 static void
-make_job (Env *e, gint32 n, const gchar *zone)
+make_job_running (Env *e, gint32 n, const gchar *zone, const gchar *data)
 {
   g_autoptr (GError) error = NULL;
-  static const gchar data[] =
-      "{\"argv\": [\"httpd\", \"-f\", \"-p\", \"{{ports[http]}}\", \"-h\", \"/www\"],"
-      " \"stop_timeout_secs\": 1,"
-      " \"health_check\": {\"http\": {\"endpoint\": \"/health\"}, \"timeout_secs\": 1,"
-      " \"initial_interval_secs\": 0.5, \"interval_secs\": 0.3, \"max_consecutive_failures\": 1}}";
   g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", "web", n, data, "http");
   ApiTaskConfig *task = job->taskConfig;
   g_autoptr (ApiDockerParameter) net = g_object_new (API_TYPE_DOCKER_PARAMETER, "name", "network",
@@ -191,6 +186,18 @@ make_job (Env *e, gint32 n, const gchar *zone)
   ck_assert (stg_store_create_job (e->store, task->job, "www", e->config, n, 0, &e->job, &error));
   for (gint32 i = 0; i < n; i++)
     ck_assert_msg (stg_runtime_apply (e->rt, e->job, i, e->config, &error), "%s", error->message);
+}
+
+/* ... of busybox httpd, stopped within a second. */
+static void
+make_job (Env *e, gint32 n, const gchar *zone)
+{
+  make_job_running (e, n, zone,
+                    "{\"argv\": [\"httpd\", \"-f\", \"-p\", \"{{ports[http]}}\", \"-h\", \"/www\"],"
+                    " \"stop_timeout_secs\": 1,"
+                    " \"health_check\": {\"http\": {\"endpoint\": \"/health\"}, \"timeout_secs\": 1,"
+                    " \"initial_interval_secs\": 0.5, \"interval_secs\": 0.3,"
+                    " \"max_consecutive_failures\": 1}}");
 }
 
 typedef struct
@@ -718,6 +725,35 @@ START_TEST (config_applied_while_its_host_is_away_is_applied_when_it_answers)
 }
 END_TEST
 
+/* A replacement's stop outlasts the call's timeout (the container
+ * ignores SIGTERM: the engine kills it after stop_timeout_secs), as a
+ * stop whose answer a cut loses: the container's exit that a listing
+ * then shows is this replica's doing, not a failure of the instance. */
+START_TEST (exit_of_a_container_stopped_unanswered_counts_nothing)
+{
+  Env *e = env_new (1);
+  g_autoptr (GError) error = NULL;
+
+  e->rt = runtime_new (e, e->store, 60);
+  make_job_running (e, 1, NULL,
+                    "{\"argv\": [\"sh\", \"-c\", \"trap '' TERM; httpd -f -p {{ports[http]}} -h "
+                    "/www\"], \"stop_timeout_secs\": 6,"
+                    " \"health_check\": {\"http\": {\"endpoint\": \"/health\"}, \"timeout_secs\": 1,"
+                    " \"initial_interval_secs\": 0.5, \"interval_secs\": 0.3,"
+                    " \"max_consecutive_failures\": 1}}");
+  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  gint64 v2 = second_config (e);
+  ck_assert (stg_store_set_instance_config (e->store, e->job, 0, v2, &error));
+  ck_assert_msg (stg_runtime_apply (e->rt, e->job, 0, v2, &error), "%s", error->message);
+  Runs w = { e->rt, e->job, v2 };
+  ck_assert_msg (stg_test_wait (runs_config, &w, 60000), "the new config never ran");
+  StgTaskObservation o;
+  stg_runtime_observe (e->rt, e->job, 0, &o);
+  ck_assert_msg (o.failures == 0, "counted %u failures: %s", o.failures, o.cause);
+  env_free (e);
+}
+END_TEST
+
 static Suite *
 fleet_ha_suite (void)
 {
@@ -736,6 +772,7 @@ fleet_ha_suite (void)
   tcase_add_test (tc, unanswered_check_on_an_unanswering_host_counts_nothing);
   tcase_add_test (tc, returning_host_is_reconciled_before_use);
   tcase_add_test (tc, config_applied_while_its_host_is_away_is_applied_when_it_answers);
+  tcase_add_test (tc, exit_of_a_container_stopped_unanswered_counts_nothing);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -63,6 +63,7 @@ slot_clear (StgSlot *base)
   g_clear_pointer (&slot->health, stg_health_free);
   g_clear_handle_id (&slot->retry_timer, g_source_remove);
   g_free (slot->container_id);
+  g_free (slot->stop_sent);
   g_free (slot->pulling);
 }
 
@@ -395,10 +396,13 @@ on_stopped (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
     return;
   if (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE))
     {
+      /* The stop may have been done all the same (its answer lost): the
+       * container's exit, if a listing shows it, is not a failure. */
       slot->op = OP_IDLE;
       retry_in (slot, ENGINE_RETRY_MS);
       return;
     }
+  g_clear_pointer (&slot->stop_sent, g_free);
   stg_docker_remove_async (slot->host->docker, slot->container_id, slot->base.cancel, on_removed,
                            slot);
 }
@@ -416,6 +420,8 @@ stop_remove (Slot *slot)
       stg_fleet_set_phase (slot, STG_TASK_KILLING,
                            kill ? API_SCHEDULE_STATUS_KILLING : API_SCHEDULE_STATUS_RESTARTING, m);
     }
+  g_free (slot->stop_sent);
+  slot->stop_sent = g_strdup (slot->container_id);
   stg_docker_stop_async (slot->host->docker, slot->container_id, slot->stop_timeout_secs,
                          slot->base.cancel, on_stopped, slot);
 }

@@ -73,6 +73,7 @@ typedef struct
   guint stop_timeout_secs;
   gint64 started_us;              /* when its container last started (monotonic) */
   gchar *container_id;            /* NULL: no container */
+  gchar *stop_sent;               /* (nullable) the container a stop went to, its answer unknown */
   gint64 container_config;        /* the config the container runs */
   SlotOp op;                      /* what it does with its container; base.cancel cancels it */
   gboolean pulled;                /* this start pulled its image already */

@@ -216,6 +216,14 @@ check_containers (Host *h, JsonArray *list)
             stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
           continue;
         }
+      if (c != NULL && g_strcmp0 (slot->stop_sent, slot->container_id) == 0)
+        {
+          /* Ended by the stop this replica sent, whose answer was lost:
+           * not a failure; removed as a stopped one. */
+          slot->dead = TRUE;
+          stg_fleet_drive (slot);
+          continue;
+        }
       g_autofree gchar *what = c == NULL ? g_strdup_printf ("container %.12s is gone from %s",
                                                             slot->container_id, h->config->name)
                                          : g_strdup_printf ("exited on %s", h->config->name);
