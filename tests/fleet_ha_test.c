@@ -188,16 +188,18 @@ make_job_running (Env *e, gint32 n, const gchar *zone, const gchar *data)
     ck_assert_msg (stg_runtime_apply (e->rt, e->job, i, e->config, &error), "%s", error->message);
 }
 
+/* The end of a job's executor config: its HTTP health check. */
+#define HTTP_CHECKED \
+  " \"health_check\": {\"http\": {\"endpoint\": \"/health\"}, \"timeout_secs\": 1," \
+  " \"initial_interval_secs\": 0.5, \"interval_secs\": 0.3, \"max_consecutive_failures\": 1}}"
+
 /* ... of busybox httpd, stopped within a second. */
 static void
 make_job (Env *e, gint32 n, const gchar *zone)
 {
   make_job_running (e, n, zone,
                     "{\"argv\": [\"httpd\", \"-f\", \"-p\", \"{{ports[http]}}\", \"-h\", \"/www\"],"
-                    " \"stop_timeout_secs\": 1,"
-                    " \"health_check\": {\"http\": {\"endpoint\": \"/health\"}, \"timeout_secs\": 1,"
-                    " \"initial_interval_secs\": 0.5, \"interval_secs\": 0.3,"
-                    " \"max_consecutive_failures\": 1}}");
+                    " \"stop_timeout_secs\": 1," HTTP_CHECKED);
 }
 
 typedef struct
@@ -737,10 +739,7 @@ START_TEST (exit_of_a_container_stopped_unanswered_counts_nothing)
   e->rt = runtime_new (e, e->store, 60);
   make_job_running (e, 1, NULL,
                     "{\"argv\": [\"sh\", \"-c\", \"trap '' TERM; httpd -f -p {{ports[http]}} -h "
-                    "/www\"], \"stop_timeout_secs\": 6,"
-                    " \"health_check\": {\"http\": {\"endpoint\": \"/health\"}, \"timeout_secs\": 1,"
-                    " \"initial_interval_secs\": 0.5, \"interval_secs\": 0.3,"
-                    " \"max_consecutive_failures\": 1}}");
+                    "/www\"], \"stop_timeout_secs\": 6," HTTP_CHECKED);
   wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
   gint64 v2 = second_config (e);
   ck_assert (stg_store_set_instance_config (e->store, e->job, 0, v2, &error));
