@@ -51,27 +51,6 @@ daemon=
 services=
 PORTS=27000   # below 32768: host ports out of the ephemeral range, which clients use
 
-now () { date +%s.%N; }
-
-cat > "$tmp/containers.conf" <<'EOF'
-[containers]
-netns = "host"
-default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
-[engine]
-runtime = "runc"
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-EOF
-export CONTAINERS_CONF="$tmp/containers.conf"
-podargs () {   # $1: host number: its storage and this machine's settings
-  echo "--root=$tmp/h$1/s --runroot=$tmp/h$1/r --tmpdir=$tmp/h$1/t --runtime=runc" \
-    "--cgroup-manager=cgroupfs --events-backend=file"
-}
-pod () {   # $1: host number, then podman's arguments
-  h=$1; shift
-  # shellcheck disable=SC2046
-  podman $(podargs "$h") "$@"
-}
 
 cleanup () {
   [ -n "$daemon" ] && { kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; }
@@ -90,17 +69,7 @@ image () {   # $1: version
   for h in 0 1 2; do pod $h import --quiet "$tmp/v$1.tar" "localhost/bench:$1" >/dev/null; done
 }
 
-for h in 0 1 2; do
-  mkdir -p "$tmp/h$h/t"
-  # shellcheck disable=SC2046
-  podman $(podargs "$h") system service --time=0 "unix://$tmp/h$h/sock" >"$tmp/h$h/log" 2>&1 &
-  services="$services $!"
-done
-for h in 0 1 2; do
-  i=0; until curl -sf --unix-socket "$tmp/h$h/sock" http://d/_ping >/dev/null; do
-    i=$((i + 1)); [ "$i" -lt 600 ] || { echo "podman host $h did not start" >&2; exit 1; }; sleep 0.1
-  done
-done
+start_podman_hosts
 image 1
 image 2
 

@@ -18,7 +18,7 @@ bench_noop_server_SOURCES = bench/noop_server.c
 bench_noop_server_LDADD = $(STG_BENCH_API_LIBS)
 
 STG_BENCH_DEPS = bench/engine_bench bench/rpc_bench bench/noop_server staggerd stagger \
-	stagger-example-server
+	stagger-example-server stagger-anchor tests/stg-test-proxy
 
 bench: $(STG_BENCH_DEPS)
 	@mkdir -p bench
@@ -46,12 +46,16 @@ bench: $(STG_BENCH_DEPS)
 	@echo "== 5. a rollout of containers on three podman hosts against a parallel shell script (bench/fleet.sh; BENCH_FLEET_FLAGS=--serial adds the serial one)"
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/fleet.sh $(BENCH_FLEET_FLAGS) \
 		--json bench/fleet.json
+	@echo
+	@echo "== 7. a sidecar set's hot upgrade across 30 pods on three podman hosts against a podman --url script (bench/sidecars.sh)"
+	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/sidecars.sh $(BENCH_SIDECARS_FLAGS) \
+		--json bench/sidecars.json
 	@echo "figures: bench/engine.json bench/rollout-20.json bench/rollout-40.json bench/rollout.json" \
-		"bench/rpc.json bench/memory.json bench/fleet.json"
+		"bench/rpc.json bench/memory.json bench/fleet.json bench/sidecars.json"
 
 .PHONY: bench
 CLEANFILES += $(EXTRA_PROGRAMS) bench/engine.json bench/rollout.json bench/rollout-20.json \
 	bench/rollout-40.json bench/rpc.json \
-	bench/memory.json bench/fleet.json
+	bench/memory.json bench/fleet.json bench/sidecars.json
 EXTRA_DIST += bench/local.mk bench/common.sh bench/rollout.sh bench/memory.sh bench/fleet.sh \
-	bench/pg.sh
+	bench/sidecars.sh bench/pg.sh

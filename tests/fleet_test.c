@@ -343,7 +343,8 @@ static const struct
 } fleet_configs[] = {
   { "{\"command\": \"httpd -f -p {{ports[http]}}\"}", "localhost/web:1", "network=host", NULL },
   { "{\"command\": \"httpd -f\", \"hot_upgrade\": true}", "localhost/web:1", NULL,
-    "hot_upgrade is refused: listening sockets cannot be handed from one container to another" },
+    "hot_upgrade is refused for a task: its container is replaced whole; a program upgraded hot "
+    "beside the task is a sidecar set's" },
   { "{\"command\": \"httpd -f\"}", NULL, NULL, "needs container.docker.image" },
   { "{\"command\": \"httpd -f\"}", "localhost/web:1", "privileged=true",
     "docker parameter \"privileged\" is not supported" },

@@ -267,6 +267,22 @@ tests_fleet_daemon_test_SOURCES = tests/fleet_daemon_test.c $(STG_PODMAN_HOSTS) 
 tests_fleet_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_daemon_test_LDADD = $(STG_TEST_LDADD)
 
+# Pods and sidecar sets on real podman services: stg-test-proxy is the
+# Envoy-like sidecar of the test image (static, libc only, so without the
+# sanitizers, as stagger-anchor).
+check_PROGRAMS += tests/stg-test-proxy
+tests_stg_test_proxy_SOURCES = tests/sidecar_proxy.c
+tests_stg_test_proxy_CPPFLAGS =
+tests_stg_test_proxy_CFLAGS = -std=gnu11 -O2 $(WARN_CFLAGS) $(WERROR_CFLAGS)
+tests_stg_test_proxy_LDFLAGS = -static
+tests_stg_test_proxy_LDADD =
+
+check_PROGRAMS += tests/fleet_sidecar_test
+TESTS += tests/fleet_sidecar_test
+tests_fleet_sidecar_test_SOURCES = tests/fleet_sidecar_test.c $(STG_PODMAN_HOSTS)
+tests_fleet_sidecar_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_fleet_sidecar_test_LDADD = $(STG_TEST_LDADD)
+
 # AuroraExecutor tasks: the library's suite, and stagger-thermos run on real
 # processes.
 check_PROGRAMS += tests/thermos_test

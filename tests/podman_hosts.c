@@ -196,9 +196,10 @@ stg_test_podman_start (guint n)
   return fleet;
 }
 
-/* The image's root: busybox-static as sh, httpd, sleep and friends. */
+/* The image's root: busybox-static as sh, httpd, sleep and friends, and
+ * @programs (static ones, nullable) in /bin. */
 static gchar *
-build_rootfs (StgTestPodman *fleet, const gchar *version)
+build_rootfs (StgTestPodman *fleet, const gchar *version, const gchar *const *programs)
 {
   g_autoptr (GError) error = NULL;
   g_autofree gchar *rootfs = g_build_filename (fleet->dir, "image", NULL);
@@ -222,6 +223,16 @@ build_rootfs (StgTestPodman *fleet, const gchar *version)
       g_autofree gchar *link = g_build_filename (bin, applets[i], NULL);
       ck_assert_int_eq (symlink ("busybox", link), 0);
     }
+  for (guint i = 0; programs != NULL && programs[i] != NULL; i++)
+    {
+      g_autofree gchar *bytes = NULL;
+      g_autofree gchar *base = g_path_get_basename (programs[i]);
+      g_autofree gchar *copy = g_build_filename (bin, base, NULL);
+      ck_assert_msg (g_file_get_contents (programs[i], &bytes, &len, &error), "%s",
+                     error ? error->message : "");
+      ck_assert (g_file_set_contents_full (copy, bytes, (gssize) len, G_FILE_SET_CONTENTS_NONE,
+                                           0755, &error));
+    }
   g_autofree gchar *health = g_build_filename (www, "health", NULL);
   g_autofree gchar *ver = g_build_filename (www, "version", NULL);
   ck_assert (g_file_set_contents (health, "ok\n", -1, &error));
@@ -236,7 +247,14 @@ build_rootfs (StgTestPodman *fleet, const gchar *version)
 void
 stg_test_podman_import (StgTestPodman *fleet, const gchar *tag, const gchar *version)
 {
-  g_autofree gchar *tarball = build_rootfs (fleet, version);
+  stg_test_podman_import_with (fleet, tag, version, NULL);
+}
+
+void
+stg_test_podman_import_with (StgTestPodman *fleet, const gchar *tag, const gchar *version,
+                             const gchar *const *programs)
+{
+  g_autofree gchar *tarball = build_rootfs (fleet, version, programs);
 
   for (guint i = 0; i < fleet->hosts->len; i++)
     {
@@ -417,6 +435,16 @@ unmount_under (const gchar *prefix)
 /* Removes every container of the podman storages under @dir (a fleet's
  * folder, pm-XXXXXX/hN/storage, at any depth): container processes name
  * no path of ours, only the engine can find them. */
+/* podman rm's selections, in the order containers can go: a pod's
+ * containers before its anchor, which podman refuses to remove while
+ * others use its namespace (a failed rm would leave the anchor's process
+ * running). */
+static const gchar *const REMOVE_IN_ORDER[] = {
+  "--filter=label=org.stagger.role=sidecar",
+  "--filter=label=org.stagger.role=main",
+  "--all",
+};
+
 static void
 remove_containers_under (const gchar *dir)
 {
@@ -429,16 +457,21 @@ remove_containers_under (const gchar *dir)
     {
       StgTestPodmanHost host = { .root = (gchar *) dir };
       StgTestPodman fleet = { .dir = (gchar *) dir, .conf_path = conf };
-      g_autoptr (GPtrArray) argv = podman_argv (&host);
-      const gchar *rm[] = { "rm", "--all", "--force", "--time=0", NULL };
-      for (guint i = 0; rm[i] != NULL; i++)
-        g_ptr_array_add (argv, g_strdup (rm[i]));
-      g_ptr_array_add (argv, NULL);
-      g_autoptr (GSubprocessLauncher) l = podman_launcher (&fleet, G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
-                                                                     G_SUBPROCESS_FLAGS_STDERR_SILENCE);
-      g_autoptr (GSubprocess) p = g_subprocess_launcher_spawnv (l, (const gchar *const *) argv->pdata, NULL);
-      if (p != NULL)
-        g_subprocess_wait (p, NULL, NULL);
+      for (guint k = 0; k < G_N_ELEMENTS (REMOVE_IN_ORDER); k++)
+        {
+          g_autoptr (GPtrArray) argv = podman_argv (&host);
+          const gchar *rm[] = { "rm", "--force", "--time=0", REMOVE_IN_ORDER[k], NULL };
+          for (guint i = 0; rm[i] != NULL; i++)
+            g_ptr_array_add (argv, g_strdup (rm[i]));
+          g_ptr_array_add (argv, NULL);
+          g_autoptr (GSubprocessLauncher) l =
+              podman_launcher (&fleet, G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                                           G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+          g_autoptr (GSubprocess) p =
+              g_subprocess_launcher_spawnv (l, (const gchar *const *) argv->pdata, NULL);
+          if (p != NULL)
+            g_subprocess_wait (p, NULL, NULL);
+        }
       return;
     }
   while (d != NULL && (name = g_dir_read_name (d)) != NULL)
@@ -467,7 +500,9 @@ stg_test_podman_stop (StgTestPodman *fleet)
   for (guint i = 0; i < fleet->hosts->len; i++)
     {
       StgTestPodmanHost *host = fleet->hosts->pdata[i];
-      g_free (stg_test_podman_cli (fleet, host, "rm", "--all", "--force", "--time=0", NULL));
+      for (guint k = 0; k < G_N_ELEMENTS (REMOVE_IN_ORDER); k++)
+        g_free (stg_test_podman_cli (fleet, host, "rm", "--force", "--time=0", REMOVE_IN_ORDER[k],
+                                     NULL));
       stg_test_podman_host_down (host);
     }
   stg_test_podman_purge (fleet->dir);

@@ -45,6 +45,11 @@ void stg_test_podman_stop (StgTestPodman *fleet);
  * (e.g. "localhost/stagger-test:1"). */
 void stg_test_podman_import (StgTestPodman *fleet, const gchar *tag, const gchar *version);
 
+/* The same image with @programs (paths of static programs on this
+ * machine, NULL-terminated) copied into its /bin. */
+void stg_test_podman_import_with (StgTestPodman *fleet, const gchar *tag, const gchar *version,
+                                  const gchar *const *programs);
+
 /* Runs the podman command line against @host with @args (NULL-terminated);
  * returns its standard output, fails the test if it fails. */
 gchar *stg_test_podman_cli (StgTestPodman *fleet, StgTestPodmanHost *host, ...) G_GNUC_NULL_TERMINATED;

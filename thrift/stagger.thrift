@@ -921,6 +921,115 @@ struct GetRolloutPlanDiffResult {
   1: list<RolloutStageDiff> stages
 }
 
+/* Stagger: which jobs a sidecar set goes into: shell-style patterns (* and ?) on each part of
+ * the job key; a job is selected when all three match. */
+struct SidecarSelector {
+  1: string role = "*"
+  2: string environment = "*"
+  3: string name = "*"
+}
+
+/* Stagger: one version of a sidecar, the container each selected instance of the fleet
+ * runtime runs beside its task in the instance's pod. */
+struct Sidecar {
+  1: string image
+  /* The "stagger" executor's data, as a task has it: command or argv, env, health_check,
+   * stop_timeout_secs, hooks (post_update only: a hot upgrade's migration hook, run in the
+   * new version once it is healthy) and hot_upgrade (two container slots, NAME-1 and NAME-2,
+   * the idle one on the empty image). */
+  2: string executorData
+  3: list<string> ports           /* its named ports, beside the task's in the pod */
+  /* The pod's anchor holds the listening sockets of its ports and hands them to each
+   * version (LISTEN_FDS, LISTEN_FDNAMES); needs hot_upgrade and a port. */
+  4: bool socketActivation
+}
+
+/* Stagger: how a sidecar set's new version goes to the instances that carry it. */
+struct SidecarUpdateSettings {
+  1: i32 maxUnavailable = 1    /* instances whose sidecar is being updated or is not running, at most */
+  2: i32 partition = 0         /* the last N instances (by job key, then instance) keep the old version */
+  3: i32 maxFailures = 2       /* failed starts of the new version an instance may have; one more
+                                  fails the update */
+  4: bool rollbackOnFailure = true
+  5: bool paused               /* start paused (resumeSidecarUpdate goes on) */
+}
+
+/* Stagger: a sidecar declared once, injected into every pod of the jobs it selects. */
+struct SidecarSet {
+  1: string name
+  2: SidecarSelector selector
+  3: Sidecar sidecar
+  4: SidecarUpdateSettings settings
+}
+
+/* Stagger: one container of a sidecar in a pod. */
+struct SidecarSlot {
+  1: string name          /* NAME, or NAME-1 and NAME-2 of a hot sidecar */
+  2: i32 version          /* 0: the empty image */
+  3: string containerId   /* "" when it has none */
+  4: bool serving
+}
+
+/* Stagger: a sidecar in one instance's pod, as the runtime sees it now. */
+struct SidecarInstance {
+  1: InstanceKey instance
+  2: string host
+  3: i32 version           /* the version serving; 0: none */
+  4: i32 wantVersion       /* the version it is asked to run */
+  5: ScheduleStatus status /* RUNNING once wantVersion serves and is healthy */
+  6: i32 failures          /* failed starts of wantVersion */
+  7: string reason         /* why it is not RUNNING, or its last failure */
+  8: list<SidecarSlot> slots
+  9: bool heldBack         /* kept on the old version by the partition */
+}
+
+struct SidecarVersion {
+  1: i32 version
+  2: Sidecar sidecar
+  3: i64 createdTimestampMs
+  4: string user
+}
+
+struct SidecarEvent {
+  1: i64 timestampMs
+  2: JobUpdateStatus status      /* of the update, after the event */
+  3: optional InstanceKey instance
+  4: string message
+  5: optional string user
+}
+
+struct SidecarSetSummary {
+  1: string name
+  2: SidecarSelector selector
+  3: i32 version                   /* the newest */
+  4: i32 fromVersion               /* the last update moves from this version (0: none) */
+  5: i32 toVersion                 /* ... to this one */
+  6: JobUpdateStatus status        /* of the last update (ROLLED_FORWARD once all is done) */
+  7: i64 sinceMs
+  8: string reason
+  9: SidecarUpdateSettings settings
+  10: i32 instances                /* instances that carry it */
+  11: i32 updated                  /* of those, running the version the update moves to */
+  12: string user
+  13: i64 createdTimestampMs
+  14: i32 injectVersion            /* the version new pods get */
+}
+
+struct SidecarSetDetails {
+  1: SidecarSetSummary summary
+  2: list<SidecarVersion> versions   /* oldest first */
+  3: list<SidecarInstance> instances /* by job key, then instance */
+  4: list<SidecarEvent> events       /* oldest first */
+}
+
+struct GetSidecarSetsResult {
+  1: list<SidecarSetSummary> sets
+}
+
+struct GetSidecarSetDetailsResult {
+  1: SidecarSetDetails details
+}
+
 union Result {
    1: PopulateJobResult populateJobResult
    3: ScheduleStatusResult scheduleStatusResult
@@ -950,6 +1059,8 @@ union Result {
   104: GetRolloutPlansResult getRolloutPlansResult
   105: GetRolloutPlanDetailsResult getRolloutPlanDetailsResult
   106: GetRolloutPlanDiffResult getRolloutPlanDiffResult
+  110: GetSidecarSetsResult getSidecarSetsResult
+  111: GetSidecarSetDetailsResult getSidecarSetDetailsResult
 }
 
 struct ResponseDetail {
@@ -1084,4 +1195,21 @@ service StaggerScheduler extends AuroraAdmin {
   /* What each stage of @plan would do to its job now, checked as startRolloutPlan checks it,
    * starting nothing (a read). */
   Response getRolloutPlanDiff(1: RolloutPlan plan)
+
+  /* Sidecar sets (the fleet runtime). Each call that changes one needs a user allowed the
+   * role its selector names (every role when that is a pattern). applySidecarSet creates the
+   * set, or makes its sidecar a new version rolled to the instances under settings (refused
+   * while an update of it is active); a changed selector applies to pods made from now on. */
+  Response applySidecarSet(1: SidecarSet sidecarSet, 2: string message)
+  Response getSidecarSets()
+  Response getSidecarSetDetails(1: string name)
+  Response pauseSidecarUpdate(1: string name, 2: string message)
+  Response resumeSidecarUpdate(1: string name, 2: string message)
+  /* Starts no more instances; those updating finish. */
+  Response abortSidecarUpdate(1: string name, 2: string message)
+  /* Every instance moved to the update's version goes back to the one before it. */
+  Response rollbackSidecarUpdate(1: string name, 2: string message)
+  Response setSidecarPartition(1: string name, 2: i32 partition, 3: string message)
+  /* Removes the set and its containers from every pod (the pods stay). */
+  Response deleteSidecarSet(1: string name, 2: string message)
 }

@@ -1,8 +1,8 @@
 /* app.js: Stagger's web UI.
  *
  * A single page with hash routes (#/, #/job/R/E/N, #/update/R/E/N/ID,
- * #/updates?..., #/plans?..., #/plan/ID, #/hosts). Data comes from staggerd's
- * JSON endpoints under /ui/api/;
+ * #/updates?..., #/plans?..., #/plan/ID, #/hosts, #/sidecars,
+ * #/sidecar/NAME). Data comes from staggerd's JSON endpoints under /ui/api/;
  * changes are pushed over Server-Sent Events (/ui/api/events), and when those
  * are unavailable the current view is polled once a second. Views re-render
  * in place. All user-provided text goes through textContent, never HTML.
@@ -824,6 +824,83 @@ async function viewPlan(id) {
       el('tbody', {}, attempts))) : el('p', { class: 'muted' }, 'No gate tried yet.'));
 }
 
+/* ---- sidecar sets ------------------------------------------------------------ */
+
+function selectorText(sel) {
+  return sel.role + '/' + sel.environment + '/' + sel.name;
+}
+
+/* "v1 → v2" of a set's last update (the way back while it rolls back). */
+function sidecarMove(s) {
+  return s.from_version ? 'v' + s.from_version + ' → v' + s.to_version : 'v' + s.to_version;
+}
+
+async function viewSidecars() {
+  setNav('sidecars');
+  const data = await getJSON('/ui/api/sidecars');
+  const rows = data.sets.map((s) => el('tr', {},
+    el('td', {}, el('a', { href: '#/sidecar/' + encodeURIComponent(s.name) }, s.name)),
+    el('td', {}, selectorText(s.selector)),
+    el('td', {}, sidecarMove(s)),
+    el('td', {}, badge(s.status, 'update')),
+    el('td', {}, progressBar(s.updated, 0, 0, s.instances), ' ' + s.updated + '/' + s.instances),
+    el('td', { class: 'num' }, 'v' + s.inject_version),
+    el('td', { class: 'hide-narrow' }, timeEl(s.since_ms))));
+  show(el('h1', {}, 'Sidecar sets'),
+    data.sets.length === 0
+      ? el('p', { class: 'muted' }, 'No sidecar sets yet. Apply one with stagger sidecar apply FILE (fleet runtime).')
+      : el('div', { class: 'table-wrap' }, el('table', {},
+        el('thead', {}, el('tr', {}, el('th', {}, 'Set'), el('th', {}, 'Selects'), el('th', {}, 'Update'),
+          el('th', {}, 'Status'), el('th', {}, 'Updated'), el('th', { class: 'num' }, 'New pods get'),
+          el('th', { class: 'hide-narrow' }, 'Since'))),
+        el('tbody', {}, rows))));
+}
+
+/* A pod's container slots: "proxy-1 v2 (serving)", "proxy-2 empty". */
+function slotChips(i) {
+  return i.slots.map((sl) => el('span', { class: 'chip' }, sl.name + ' ',
+    !sl.container_id ? '–' : sl.version === 0 ? 'empty' : 'v' + sl.version,
+    sl.serving ? el('strong', {}, ' serving') : ''));
+}
+
+async function viewSidecar(name) {
+  setNav('sidecars');
+  const s = await getJSON('/ui/api/sidecar?name=' + encodeURIComponent(name));
+  const st = s.settings;
+  const rows = s.instances.map((i) => el('tr', {},
+    el('td', {}, el('a', { href: '#/job/' + i.job.split('/').map(encodeURIComponent).join('/') },
+      i.job), '/' + i.instance, i.held_back ? el('span', { class: 'muted' }, ' (held back)') : ''),
+    el('td', {}, i.host || '–'),
+    el('td', { class: 'num' }, i.version ? 'v' + i.version : '–'),
+    el('td', { class: 'num' }, 'v' + i.want_version),
+    el('td', {}, badge(i.status)),
+    el('td', {}, slotChips(i)),
+    el('td', { class: 'muted' }, i.reason)));
+  const events = s.events.slice(-50).reverse().map((e) => el('li', {}, timeEl(e.timestamp_ms), ' ',
+    e.job ? e.job + '/' + e.instance : badge(e.status, 'update'), ' ', e.message,
+    e.user ? el('span', { class: 'muted' }, ' (' + e.user + ')') : ''));
+  show(el('h1', {}, 'Sidecar set ', s.name),
+    el('p', {}, badge(s.status, 'update'), ' ', sidecarMove(s), ' since ', timeEl(s.since_ms),
+      s.reason ? el('span', { class: 'muted' }, ' — ' + s.reason) : ''),
+    el('p', {}, 'Selects ', el('code', {}, selectorText(s.selector)), '; new pods get v' + s.inject_version,
+      '; ' + s.updated + ' of ' + s.instances + ' instances run v' + s.to_version,
+      '; at most ' + st.max_unavailable + ' unavailable, partition ' + st.partition
+      + ', at most ' + st.max_failures + ' failed starts each'
+      + (st.rollback_on_failure ? ', rolled back on failure' : '')),
+    el('div', { class: 'table-wrap' }, el('table', {},
+      el('thead', {}, el('tr', {}, el('th', {}, 'Instance'), el('th', {}, 'Host'),
+        el('th', { class: 'num' }, 'Serving'), el('th', { class: 'num' }, 'Wanted'), el('th', {}, 'Status'),
+        el('th', {}, 'Slots'), el('th', {}, 'Why'))),
+      el('tbody', {}, rows))),
+    el('h2', {}, 'Versions'),
+    el('ul', {}, s.versions.map((v) => el('li', {}, 'v' + v.version + ' ', el('code', {}, v.image),
+      v.socket_activation ? ' (socket activation)' : '', ' ', timeEl(v.created_ms),
+      v.user ? el('span', { class: 'muted' }, ' (' + v.user + ')') : ''))),
+    el('h2', {}, 'Events'),
+    el('ul', { class: 'events' }, events),
+    el('p', { class: 'muted' }, 'Controls: stagger sidecar pause|resume|abort|rollback|partition ' + s.name));
+}
+
 /* ---- routing and live changes ------------------------------------------------ */
 
 function route() {
@@ -857,6 +934,11 @@ function route() {
   }
   /* Instances moving between hosts change their jobs: any change re-reads. */
   if (parts[0] === 'hosts' && parts.length === 1) return { render: viewHosts, matches: () => true };
+  /* A pod's sidecars change with its instance: any change re-reads. */
+  if (parts[0] === 'sidecars' && parts.length === 1) return { render: viewSidecars, matches: () => true };
+  if (parts[0] === 'sidecar' && parts.length === 2) {
+    return { render: () => viewSidecar(parts[1]), matches: () => true };
+  }
   return {
     render: async () => show(el('h1', {}, 'Not found'), el('p', {}, 'There is no page here. ',
       el('a', { href: '#/' }, 'See all jobs.'))),

@@ -27,9 +27,10 @@ stg_handler_finalize (GObject *object)
 
 /* Every method, from the tables of the handler's files. */
 static const StgHandlerMethod *const METHOD_TABLES[] = {
-  stg_handler_job_methods,    stg_handler_task_methods,     stg_handler_update_methods,
-  stg_handler_aurora_methods, stg_handler_admin_methods,    stg_handler_stagger_methods,
-  stg_handler_plan_methods,   stg_handler_recovery_methods, stg_handler_maintenance_methods,
+  stg_handler_job_methods,     stg_handler_task_methods,     stg_handler_update_methods,
+  stg_handler_aurora_methods,  stg_handler_admin_methods,    stg_handler_stagger_methods,
+  stg_handler_plan_methods,    stg_handler_recovery_methods, stg_handler_maintenance_methods,
+  stg_handler_sidecar_methods,
 };
 
 static void

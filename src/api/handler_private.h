@@ -78,7 +78,8 @@ gboolean stg_handler_task_query_job (const ApiTaskQuery *q, const ApiJobKey *key
  * role summaries, the refused cron calls (handler_aurora.c), getQuota and
  * AuroraAdmin's (handler_admin.c), backups and recovery
  * (handler_recovery.c), host maintenance (handler_maintenance.c),
- * Stagger's own (handler_stagger.c) and rollout plans (handler_plans.c). */
+ * Stagger's own (handler_stagger.c), rollout plans (handler_plans.c) and
+ * sidecar sets (handler_sidecars.c). */
 extern const StgHandlerMethod stg_handler_job_methods[];
 extern const StgHandlerMethod stg_handler_task_methods[];
 extern const StgHandlerMethod stg_handler_update_methods[];
@@ -88,3 +89,4 @@ extern const StgHandlerMethod stg_handler_recovery_methods[];
 extern const StgHandlerMethod stg_handler_maintenance_methods[];
 extern const StgHandlerMethod stg_handler_stagger_methods[];
 extern const StgHandlerMethod stg_handler_plan_methods[];
+extern const StgHandlerMethod stg_handler_sidecar_methods[];

@@ -11,6 +11,7 @@ libstg_api_a_SOURCES = \
 	src/api/handler_maintenance.c src/api/handler_recovery.c \
 	src/api/handler_tasks.c \
 	src/api/handler_stagger.c \
+	src/api/handler_sidecars.c \
 	src/api/handler_updates.c \
 	src/api/http_api.c src/api/http_api.h \
 	src/api/http_guard.c src/api/http_guard.h \

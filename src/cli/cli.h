@@ -80,6 +80,7 @@ extern const StgCliCommand stg_cli_update_commands[];
 extern const StgCliCommand stg_cli_task_commands[];
 extern const StgCliCommand stg_cli_cluster_commands[];
 extern const StgCliCommand stg_cli_host_commands[];
+extern const StgCliCommand stg_cli_sidecar_commands[];
 extern const StgCliCommand stg_cli_plan_commands[];
 extern const StgCliCommand stg_cli_quota_commands[];
 extern const StgCliCommand stg_cli_tier_commands[];

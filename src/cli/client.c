@@ -9,7 +9,7 @@
 
 #include <json-glib/json-glib.h>
 
-#include "cli/client.h"
+#include "cli/client_private.h"
 #include "common/enums.h"
 #include "common/binary_protocol.h"
 #include "common/json_check.h"
@@ -307,11 +307,18 @@ finish (StgCliClient *c, const gchar *method, gboolean ok, ApiResponse *response
 #define RO(c) API_READ_ONLY_SCHEDULER_IF ((c)->client)
 #define RW(c) API_AURORA_SCHEDULER_MANAGER_IF ((c)->client)
 
-/* Declares the response and the error every wrapper uses. */
-#define CALL_BEGIN                                                     \
-  ApiResponse *r = g_object_new (API_TYPE_RESPONSE, NULL);             \
-  g_autoptr (GError) local = NULL;                                     \
-  gboolean ok
+ApiStaggerSchedulerIf *
+stg_cli_client_if (StgCliClient *c)
+{
+  return API_STAGGER_SCHEDULER_IF (c->client);
+}
+
+ApiResponse *
+stg_cli_client_finish (StgCliClient *c, const gchar *method, gboolean ok, ApiResponse *response,
+                       GError *local, GError **error)
+{
+  return finish (c, method, ok, response, local, error);
+}
 
 ApiResponse *
 stg_cli_get_job_summary (StgCliClient *c, const gchar *role, GError **error)

@@ -134,6 +134,19 @@ ApiResponse *stg_cli_get_rollout_plan_details (StgCliClient *c, const gchar *id,
 /* pause-, resume-, abort- or rollbackRolloutPlan (@action) of plan @id. */
 ApiResponse *stg_cli_control_rollout_plan (StgCliClient *c, StgCliUpdateAction action,
                                            const gchar *id, const gchar *message, GError **error);
+/* Sidecar sets: applySidecarSet, getSidecarSets, getSidecarSetDetails, the
+ * controls of a set's update (pauseSidecarUpdate ... rollbackSidecarUpdate,
+ * by @action), setSidecarPartition and deleteSidecarSet; @message nullable. */
+ApiResponse *stg_cli_apply_sidecar_set (StgCliClient *c, ApiSidecarSet *set, const gchar *message,
+                                        GError **error);
+ApiResponse *stg_cli_get_sidecar_sets (StgCliClient *c, GError **error);
+ApiResponse *stg_cli_get_sidecar_set_details (StgCliClient *c, const gchar *name, GError **error);
+ApiResponse *stg_cli_control_sidecar_set (StgCliClient *c, StgCliUpdateAction action,
+                                          const gchar *name, const gchar *message, GError **error);
+ApiResponse *stg_cli_set_sidecar_partition (StgCliClient *c, const gchar *name, gint32 partition,
+                                            const gchar *message, GError **error);
+ApiResponse *stg_cli_delete_sidecar_set (StgCliClient *c, const gchar *name, const gchar *message,
+                                         GError **error);
 /* getRolloutPlanDiff: what each stage of @plan would do now (a dry run). */
 ApiResponse *stg_cli_get_rollout_plan_diff (StgCliClient *c, ApiRolloutPlan *plan, GError **error);
 /* approveRolloutStage: lets @stage (nullable: every one awaiting) of plan

@@ -217,9 +217,8 @@ update_info (StgCli *cli, int argc, gchar **argv)
   return STG_EXIT_OK;
 }
 
-/* The exit code for an update that ended in @status. */
-static int
-terminal_code (gint status)
+int
+stg_cli_update_exit_code (gint status)
 {
   switch (status)
     {
@@ -270,7 +269,7 @@ follow_update (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
               stg_cli_print_json (cli, n, FALSE);
             }
           fflush (cli->out);
-          return terminal_code (status);
+          return stg_cli_update_exit_code (status);
         }
       if (bar)
         {

@@ -282,6 +282,42 @@ add_resource (ApiTaskConfig *task, const gchar *member, ...)
   task->__isset_resources = TRUE;
 }
 
+GStrv
+stg_jf_port_names (const StgJfCtx *c, JsonArray *list, const gchar *where, GError **error)
+{
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint i = 0; list != NULL && i < json_array_get_length (list); i++)
+    {
+      JsonNode *e = json_array_get_element (list, i);
+      g_autofree gchar *at = stg_jf_index (where, i);
+      if (!JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_STRING)
+        {
+          g_autofree gchar *got = stg_jf_describe (e);
+          stg_jf_fail (c, error, STG_JOB_FILE_ERROR_TYPE, at, "expected a port name, got %s", got);
+          return NULL;
+        }
+      const gchar *name = json_node_get_string (e);
+      if (!port_name_valid (name))
+        {
+          stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, at,
+                       "\"%s\" is not a port name (letters, digits, '_' and '-', at most 64)",
+                       name);
+          return NULL;
+        }
+      for (guint j = 0; j < names->len; j++)
+        if (strcmp (names->pdata[j], name) == 0)
+          {
+            stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, at, "port \"%s\" is named twice",
+                         name);
+            return NULL;
+          }
+      g_ptr_array_add (names, g_strdup (name));
+    }
+  g_ptr_array_add (names, NULL);
+  return (GStrv) g_ptr_array_free (g_steal_pointer (&names), FALSE);
+}
+
 /* Reads "resources" into @task; *@ports gets the declared port names. */
 static gboolean
 resources (const StgJfCtx *c, JsonObject *top, ApiTaskConfig *task, GStrv *ports, GError **error)
@@ -291,50 +327,26 @@ resources (const StgJfCtx *c, JsonObject *top, ApiTaskConfig *task, GStrv *ports
   gdouble cpu = 0;
   gint64 ram = 0, disk = 0;
   gboolean has_cpu = FALSE, has_ram = FALSE, has_disk = FALSE;
-  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
 
   if (!stg_jf_object (c, top, "", "resources", FALSE, &res, error))
     return FALSE;
-  if (res != NULL)
-    {
-      if (!stg_jf_check_keys (c, res, "resources", stg_jf_resources_keys, error) ||
-          !stg_jf_number (c, res, "resources", "cpu", 0, FALSE, 1e6, &cpu, &has_cpu, error) ||
-          !stg_jf_int (c, res, "resources", "ram_mb", 0, G_MAXINT32, &ram, &has_ram, error) ||
-          !stg_jf_int (c, res, "resources", "disk_mb", 0, G_MAXINT32, &disk, &has_disk, error) ||
-          !stg_jf_array (c, res, "resources", "ports", FALSE, &port_list, error))
-        return FALSE;
-      if (has_cpu)
-        add_resource (task, "numCpus", cpu, NULL);
-      if (has_ram)
-        add_resource (task, "ramMb", ram, NULL);
-      if (has_disk)
-        add_resource (task, "diskMb", disk, NULL);
-      for (guint i = 0; port_list != NULL && i < json_array_get_length (port_list); i++)
-        {
-          JsonNode *e = json_array_get_element (port_list, i);
-          g_autofree gchar *where = stg_jf_index ("resources.ports", i);
-          if (!JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_STRING)
-            {
-              g_autofree gchar *got = stg_jf_describe (e);
-              return stg_jf_fail (c, error, STG_JOB_FILE_ERROR_TYPE, where,
-                                  "expected a port name, got %s", got);
-            }
-          const gchar *name = json_node_get_string (e);
-          if (!port_name_valid (name))
-            return stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, where,
-                                "\"%s\" is not a port name (letters, digits, '_' and '-', at most 64)",
-                                name);
-          for (guint j = 0; j < names->len; j++)
-            if (strcmp (names->pdata[j], name) == 0)
-              return stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, where,
-                                  "port \"%s\" is named twice", name);
-          g_ptr_array_add (names, g_strdup (name));
-          add_resource (task, "namedPort", name, NULL);
-        }
-    }
-  g_ptr_array_add (names, NULL);
-  *ports = (GStrv) g_ptr_array_free (g_steal_pointer (&names), FALSE);
-  return TRUE;
+  if (res != NULL &&
+      (!stg_jf_check_keys (c, res, "resources", stg_jf_resources_keys, error) ||
+       !stg_jf_number (c, res, "resources", "cpu", 0, FALSE, 1e6, &cpu, &has_cpu, error) ||
+       !stg_jf_int (c, res, "resources", "ram_mb", 0, G_MAXINT32, &ram, &has_ram, error) ||
+       !stg_jf_int (c, res, "resources", "disk_mb", 0, G_MAXINT32, &disk, &has_disk, error) ||
+       !stg_jf_array (c, res, "resources", "ports", FALSE, &port_list, error)))
+    return FALSE;
+  if (has_cpu)
+    add_resource (task, "numCpus", cpu, NULL);
+  if (has_ram)
+    add_resource (task, "ramMb", ram, NULL);
+  if (has_disk)
+    add_resource (task, "diskMb", disk, NULL);
+  *ports = stg_jf_port_names (c, port_list, "resources.ports", error);
+  for (guint i = 0; *ports != NULL && (*ports)[i] != NULL; i++)
+    add_resource (task, "namedPort", (*ports)[i], NULL);
+  return *ports != NULL;
 }
 
 /* ---- update_config ---------------------------------------------------------------- */
@@ -664,19 +676,10 @@ StgJobFile *
 stg_job_file_load (const gchar *path, const gchar *owner, GError **error)
 {
   g_autofree gchar *text = NULL;
-  g_autoptr (GError) local = NULL;
   gsize len = 0;
 
-  if (g_file_test (path, G_FILE_TEST_IS_DIR))
-    {
-      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ, "%s: is a directory, not a job file", path);
-      return NULL;
-    }
-  if (!g_file_get_contents (path, &text, &len, &local))
-    {
-      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ, "%s", local->message);
-      return NULL;
-    }
+  if (!stg_jf_read_file (path, "a job file", &text, &len, error))
+    return NULL;
   return stg_job_file_parse (path, text, (gssize) len, owner, error);
 }
 

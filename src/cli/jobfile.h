@@ -87,6 +87,22 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgPlanFile, stg_plan_file_free)
 StgPlanFile *stg_plan_file_load (const gchar *path, const gchar *owner, GHashTable *set,
                                  GError **error);
 
+/* A sidecar set file (stagger-sidecar(5), jobfile_sidecar.c): the set's
+ * name, selector, sidecar (its task as executor data) and update
+ * settings. */
+typedef struct
+{
+  gchar *file;    /* the name errors use */
+  gchar *cluster; /* (nullable) the "cluster" it names */
+  ApiSidecarSet *set;
+} StgSidecarFile;
+
+void stg_sidecar_file_free (StgSidecarFile *file);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgSidecarFile, stg_sidecar_file_free)
+
+/* Reads and checks the sidecar set file at @path. */
+StgSidecarFile *stg_sidecar_file_load (const gchar *path, GError **error);
+
 /* Adds @ranges to @set, a set<Range> as the generated code holds it. */
 void stg_job_file_add_ranges (GHashTable *set, StgRanges *ranges);
 

@@ -42,19 +42,9 @@ static StgJobFile *
 load_job (const gchar *path, const gchar *owner, GHashTable *vars, GError **error)
 {
   g_autofree gchar *text = NULL;
-  g_autoptr (GError) local = NULL;
 
-  if (g_file_test (path, G_FILE_TEST_IS_DIR))
-    {
-      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ,
-                   "%s: is a directory, not a job file", path);
-      return NULL;
-    }
-  if (!g_file_get_contents (path, &text, NULL, &local))
-    {
-      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ, "%s", local->message);
-      return NULL;
-    }
+  if (!stg_jf_read_file (path, "a job file", &text, NULL, error))
+    return NULL;
   g_autofree gchar *filled = stg_jf_substitute (path, text, vars, error);
   return filled ? stg_job_file_parse (path, filled, -1, owner, error) : NULL;
 }
@@ -245,21 +235,11 @@ StgPlanFile *
 stg_plan_file_load (const gchar *path, const gchar *owner, GHashTable *set, GError **error)
 {
   g_autofree gchar *text = NULL;
-  g_autoptr (GError) local = NULL;
   gsize len = 0;
   StgJfCtx c = { path };
 
-  if (g_file_test (path, G_FILE_TEST_IS_DIR))
-    {
-      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ,
-                   "%s: is a directory, not a plan file", path);
-      return NULL;
-    }
-  if (!g_file_get_contents (path, &text, &len, &local))
-    {
-      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ, "%s", local->message);
-      return NULL;
-    }
+  if (!stg_jf_read_file (path, "a plan file", &text, &len, error))
+    return NULL;
   /* Read once for its variables, then again with them filled in. */
   g_autoptr (JsonNode) raw = stg_jf_parse_object (&c, text, len, error);
   if (raw == NULL)

@@ -33,6 +33,15 @@ extern const gchar *const stg_jf_queue_keys[];
 extern const gchar *const stg_jf_batch_keys[];
 extern const gchar *const stg_jf_variable_batch_keys[];
 
+/* Reads the file at @path (@what it should be, e.g. "a job file", for
+ * the error a folder gets) into *@text (and its length, @len nullable). */
+gboolean stg_jf_read_file (const gchar *path, const gchar *what, gchar **text, gsize *len,
+                           GError **error);
+
+/* The port names of @list (nullable: none) at @where: strings of letters,
+ * digits, _ and -, none twice (NULL-terminated), or NULL with @error. */
+GStrv stg_jf_port_names (const StgJfCtx *c, JsonArray *list, const gchar *where, GError **error);
+
 /* "parent.key" (or "key" at the top), and "parent[i]". */
 gchar *stg_jf_path (const gchar *parent, const gchar *key);
 gchar *stg_jf_index (const gchar *parent, guint i);

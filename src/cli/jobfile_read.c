@@ -94,6 +94,25 @@ static const struct
 
 /* ---- paths and messages ---------------------------------------------------- */
 
+gboolean
+stg_jf_read_file (const gchar *path, const gchar *what, gchar **text, gsize *len, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+
+  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ, "%s: is a directory, not %s",
+                   path, what);
+      return FALSE;
+    }
+  if (!g_file_get_contents (path, text, len, &local))
+    {
+      g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_READ, "%s", local->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gchar *
 stg_jf_path (const gchar *parent, const gchar *key)
 {

@@ -27,6 +27,8 @@ static const Group groups[] = {
   { "plan", "Rollout plans (several jobs' updates in order, with gates)", stg_cli_plan_commands },
   { "task", "Tasks (an instance's runs)", stg_cli_task_commands },
   { "host", "Hosts (the fleet runtime's)", stg_cli_host_commands },
+  { "sidecar", "Sidecar sets (containers beside the fleet's instances, upgraded apart)",
+    stg_cli_sidecar_commands },
   { "quota", "Quotas (a role's resources for production jobs)", stg_cli_quota_commands },
   { "tier", "Tiers (what a job's \"tier\" may name)", stg_cli_tier_commands },
   { "cluster", "The cluster (its replicas and who leads)", stg_cli_cluster_commands },

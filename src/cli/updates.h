@@ -18,6 +18,10 @@ G_BEGIN_DECLS
 int stg_cli_update_started (StgCli *cli, StgCliClient *c, const gchar *text, const gchar *what,
                             ApiJobUpdateKey *key, ApiGetJobUpdateDiffResult *diff, gboolean wait);
 
+/* The exit code for an update (or a sidecar set's update) that ended in
+ * @status: 0 for ROLLED_FORWARD, else stagger(1)'s codes 10 to 13. */
+int stg_cli_update_exit_code (gint status);
+
 /* The job @key as the daemon keeps it (its task config and instance
  * count), from getJobSummary; NULL with @error (NOT_FOUND: no such job). */
 ApiJobConfiguration *stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error);

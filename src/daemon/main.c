@@ -88,7 +88,7 @@ typedef struct
 {
   gchar *config, *data_dir, *bind, *cluster, *ready_file, *webui_dir, *port_range;
   gchar *runtime, *tls_cert, *tls_key, *store, *advertise_url, *instance_user, *tier_config;
-  gchar *thermos_runner, *thermos_bundle;
+  gchar *thermos_runner, *thermos_bundle, *anchor;
   gint lease_ms;
   gboolean hash_password, hash_token, version, verbose, allow_root_instances;
   gint http_port, thrift_port;
@@ -103,6 +103,7 @@ options_clear (Options *o)
   g_free (o->tls_cert), g_free (o->tls_key), g_free (o->store), g_free (o->advertise_url);
   g_free (o->instance_user), g_free (o->tier_config), g_free (o->thermos_runner);
   g_free (o->thermos_bundle);
+  g_free (o->anchor);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
@@ -166,6 +167,10 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       "With --runtime=fleet: the folder, on every host, of stagger-thermos as containers run it "
       "(default: $libexecdir/stagger/thermos-bundle)",
       "DIR" },
+    { "anchor", 0, 0, G_OPTION_ARG_FILENAME, &o->anchor,
+      "With --runtime=fleet: the stagger-anchor that staggerd imports into each host as the "
+      "anchor of its pods (default: $libexecdir/stagger/stagger-anchor)",
+      "PATH" },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert,
       "Serve HTTPS with this PEM certificate (with --tls-key)", "FILE" },
     { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "The PEM private key of --tls-cert",
@@ -231,6 +236,7 @@ load_settings (StgDaemonSettings *settings, Options *o, GError **error)
   take (&settings->tier_config, &o->tier_config);
   take (&settings->thermos_runner, &o->thermos_runner);
   take (&settings->thermos_bundle, &o->thermos_bundle);
+  take (&settings->anchor, &o->anchor);
   if (o->allow_root_instances)
     settings->allow_root_instances = TRUE;
   if (o->lease_ms != -1)

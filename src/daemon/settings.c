@@ -108,6 +108,8 @@ static const Setting SETTINGS[] = {
           "stagger-thermos, which runs AuroraExecutor tasks"),
   STRING (S, "thermos_bundle", thermos_bundle, STG_THERMOS_BUNDLE_DEFAULT,
           "fleet: stagger-thermos's bundle for containers, on every host"),
+  STRING (S, "anchor", anchor, STG_PKGLIBEXECDIR "/stagger-anchor",
+          "fleet: stagger-anchor, imported into each host as the pods' anchor"),
   STRING ("store", "url", store, NULL, "PostgreSQL (URL or conninfo) instead of SQLite"),
   PARSED ("store", "sqlite_synchronous", parse_sync, "full", "full, or normal: no fsync a commit"),
   PARSED ("gates", "allowed_hosts", parse_gate_hosts, NULL,

@@ -70,6 +70,7 @@ typedef struct
                                     Aurora's default tiers */
   gchar *thermos_runner;         /* stagger-thermos */
   gchar *thermos_bundle;         /* fleet: stagger-thermos's bundle, on every host */
+  gchar *anchor;                 /* fleet: stagger-anchor, the pods' anchor */
   gint backup_interval_s;        /* [backup] interval_secs: SQLite backups; 0: none; default 3600 */
   gint backup_keep;              /* [backup] keep: backups kept; default 48 */
   gint sla_min_instances;        /* [sla] min_required_instances; default 20 */

@@ -44,6 +44,7 @@ look_at (StgEngine *e, gint64 job_id, gint32 instance)
   StgUpdate *u = stg_engine_update_for_job (e, job_id);
 
   stg_surge_leftover_news (e, job_id, instance);
+  stg_sidecars_news (e);
   if (u != NULL)
     {
       stg_update_on_instance (u, instance);
@@ -126,6 +127,7 @@ stg_engine_free (StgEngine *engine)
   if (engine->runtime != NULL)
     stg_runtime_set_listener (engine->runtime, NULL, NULL);
   stg_clock_cancel_timer (engine->clock, engine->news_timer);
+  stg_sidecars_free (engine);
   stg_plans_free (engine);
   stg_engine_starts_free (engine);
   g_hash_table_unref (engine->news);
@@ -150,7 +152,9 @@ stg_engine_free (StgEngine *engine)
 gboolean
 stg_engine_recover (StgEngine *engine, GError **error)
 {
-  /* Updates first: the plans look at their stages' updates. */
+  /* Updates first: the plans look at their stages' updates. Sidecar sets'
+   * updates go on from what the runtime sees. */
+  stg_sidecars_news (engine);
   return stg_updates_recover (engine, error) && stg_plans_recover (engine, error);
 }
 

@@ -395,4 +395,45 @@ void stg_update_progress_clear (StgUpdateProgress *progress);
 gboolean stg_engine_update_progress (StgEngine *engine, const gchar *uid,
                                      StgUpdateProgress *progress, GError **error);
 
+/* ---- sidecar sets (sidecar.c, sidecar_calls.c) ------------------------- */
+
+/* Creates the set @set names, or takes its selector and settings and, when
+ * its sidecar differs from the version new pods get, makes that a new
+ * version rolled to the pods that carry the set (STG_ENGINE_ERROR_ACTIVE_UPDATE
+ * while an update of the set is active). The runtime checks the sidecar
+ * (_INVALID when it runs no pods). */
+gboolean stg_engine_apply_sidecar_set (StgEngine *engine, const ApiSidecarSet *set,
+                                       const gchar *user, const gchar *message, GError **error);
+
+typedef enum
+{
+  STG_SIDECAR_PAUSE,
+  STG_SIDECAR_RESUME,
+  STG_SIDECAR_ABORT,
+  STG_SIDECAR_ROLLBACK,
+} StgSidecarControl;
+
+/* Pauses, resumes, aborts or rolls back the update of set @name
+ * (_NOT_FOUND, or _STATE when its status does not allow it). */
+gboolean stg_engine_sidecar_control (StgEngine *engine, const gchar *name, StgSidecarControl what,
+                                     const gchar *user, const gchar *message, GError **error);
+
+/* Keeps the last @partition instances of set @name on the old version. */
+gboolean stg_engine_sidecar_partition (StgEngine *engine, const gchar *name, gint32 partition,
+                                       const gchar *user, const gchar *message, GError **error);
+
+/* Removes set @name, and its containers from every pod. */
+gboolean stg_engine_delete_sidecar_set (StgEngine *engine, const gchar *name, const gchar *user,
+                                        const gchar *message, GError **error);
+
+/* Every set (ApiSidecarSetSummary*), by name. */
+GPtrArray *stg_engine_sidecar_sets (StgEngine *engine, GError **error);
+
+/* Set @name with its versions, its instances now and its events. */
+ApiSidecarSetDetails *stg_engine_sidecar_set_details (StgEngine *engine, const gchar *name,
+                                                      GError **error);
+
+/* TRUE when a sidecar set's update may go from status @from to @to. */
+gboolean stg_sidecar_transition_allowed (gint from, gint to);
+
 G_END_DECLS

@@ -17,6 +17,7 @@ libstg_engine_a_SOURCES = \
 	src/engine/recover.c \
 	src/engine/service.c \
 	src/engine/settings.c \
+	src/engine/sidecar.c src/engine/sidecar_calls.c \
 	src/engine/sla.c \
 	src/engine/starts.c \
 	src/engine/step.c \

@@ -362,11 +362,12 @@ on_held (gpointer data)
 }
 
 /* Sends @method @path (under the API prefix) with @body (nullable JSON)
- * and @auth (nullable: X-Registry-Auth's value) for @task (whose task
- * data is the StgDocker), once the guard lets it; @done gets the reply. */
+ * and @auth (nullable: X-Registry-Auth's value), or with @raw (nullable)
+ * of type @raw_type, for @task (whose task data is the StgDocker), once
+ * the guard lets it; @done gets the reply. */
 static void
-request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *body,
-              const gchar *auth, guint also_ok, ReplyFn done)
+request_full (GTask *task, const gchar *method, const gchar *path, JsonNode *body,
+              const gchar *raw_type, GBytes *raw, const gchar *auth, guint also_ok, ReplyFn done)
 {
   StgDocker *d = g_task_get_task_data (task);
   g_autofree gchar *url = g_strconcat (d->base, API_PREFIX, path, NULL);
@@ -394,6 +395,8 @@ request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *bod
       g_autoptr (GBytes) bytes = g_bytes_new_take (text, strlen (text));
       soup_message_set_request_body_from_bytes (r->msg, "application/json", bytes);
     }
+  else if (raw != NULL)
+    soup_message_set_request_body_from_bytes (r->msg, raw_type, raw);
   if (guard_allows (d, r))
     {
       send_now (r);
@@ -401,6 +404,13 @@ request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *bod
     }
   d->held = g_list_prepend (d->held, r);
   r->retry = g_timeout_add (GUARD_RETRY_MS, on_held, r);
+}
+
+static void
+request_with (GTask *task, const gchar *method, const gchar *path, JsonNode *body,
+              const gchar *auth, guint also_ok, ReplyFn done)
+{
+  request_full (task, method, path, body, NULL, NULL, auth, also_ok, done);
 }
 
 static void
@@ -549,6 +559,17 @@ stg_docker_pull_async (StgDocker *d, const gchar *image, const StgDockerAuth *au
   request_with (task, "POST", path, NULL, header, 0, done_pulled);
 }
 
+void
+stg_docker_import_async (StgDocker *d, const gchar *image, GBytes *tar, GCancellable *cancellable,
+                         GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_import_async);
+  g_autofree gchar *repo = g_uri_escape_string (image, NULL, FALSE);
+  g_autofree gchar *path = g_strconcat ("/images/create?fromSrc=-&repo=", repo, NULL);
+
+  request_full (task, "POST", path, NULL, "application/x-tar", tar, NULL, 0, done_pulled);
+}
+
 /* The "Id" of a create reply (hex only: it goes into paths). */
 static gchar *
 reply_id (GBytes *body, const gchar *what, GError **error)
@@ -633,9 +654,22 @@ stg_docker_remove_async (StgDocker *d, const gchar *id, GCancellable *cancellabl
                          gpointer user_data)
 {
   g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_remove_async);
-  g_autofree gchar *path = container_path (id, "?force=true");
+  /* v: the container's anonymous volumes go with it (a pod's shared one). */
+  g_autofree gchar *path = container_path (id, "?force=true&v=true");
 
   request (task, "DELETE", path, NULL, 404, done_ok);
+}
+
+void
+stg_docker_stat_async (StgDocker *d, const gchar *id, const gchar *path, GCancellable *cancellable,
+                       GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = new_task (d, cancellable, callback, user_data, stg_docker_stat_async);
+  g_autofree gchar *escaped = g_uri_escape_string (path, NULL, FALSE);
+  g_autofree gchar *what = g_strconcat ("/archive?path=", escaped, NULL);
+  g_autofree gchar *url = container_path (id, what);
+
+  request (task, "HEAD", url, NULL, 0, done_ok);
 }
 
 gboolean

@@ -1,7 +1,8 @@
 /* docker.h: a client of one container engine's Docker Engine HTTP API
- * (Docker or Podman): ping, pull, create, start, stop, remove, inspect,
- * list by label, and exec. Speaks HTTP over a unix socket (unix:///path) or TCP
- * (tcp://host:port, with TLS when given a client certificate, key and CA),
+ * (Docker or Podman): ping, pull, import, create, start, stop, remove,
+ * inspect, stat of a path, list by label, and exec. Speaks HTTP over a
+ * unix socket (unix:///path) or TCP (tcp://host:port, with TLS when given
+ * a client certificate, key and CA),
  * through libsoup. Calls no other layer. Main-loop thread only: every call
  * is asynchronous on the thread-default main context, takes a GCancellable,
  * and calls back exactly once unless it fails up front (then never).
@@ -80,6 +81,13 @@ void stg_docker_pull_async (StgDocker *docker, const gchar *image, const StgDock
                             GCancellable *cancellable, GAsyncReadyCallback callback,
                             gpointer user_data);
 
+/* POST /images/create?fromSrc=-&repo=@image ("name:tag") with @tar (a
+ * file system as a tar archive) as the body: the engine makes an image of
+ * it. Finish with stg_docker_finish. */
+void stg_docker_import_async (StgDocker *docker, const gchar *image, GBytes *tar,
+                              GCancellable *cancellable, GAsyncReadyCallback callback,
+                              gpointer user_data);
+
 /* POST /containers/create?name=@name with @spec (Image, Cmd, Env, Labels,
  * HostConfig...; borrowed). Finishes with the new container's id. */
 void stg_docker_create_async (StgDocker *docker, const gchar *name, JsonNode *spec,
@@ -93,10 +101,17 @@ void stg_docker_start_async (StgDocker *docker, const gchar *id, GCancellable *c
  * signal), SIGKILL after @timeout_secs (already stopped is success). */
 void stg_docker_stop_async (StgDocker *docker, const gchar *id, guint timeout_secs,
                             GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
-/* DELETE /containers/@id?force=true (already gone is success). */
+/* DELETE /containers/@id?force=true&v=true, its anonymous volumes with it
+ * (already gone is success). */
 void stg_docker_remove_async (StgDocker *docker, const gchar *id, GCancellable *cancellable,
                               GAsyncReadyCallback callback, gpointer user_data);
-/* The finish of start, stop, remove and pull. */
+/* HEAD /containers/@id/archive?path=@path: whether @path exists in the
+ * container's file system (STG_DOCKER_ERROR_NOT_FOUND when it does not). */
+void stg_docker_stat_async (StgDocker *docker, const gchar *id, const gchar *path,
+                            GCancellable *cancellable, GAsyncReadyCallback callback,
+                            gpointer user_data);
+
+/* The finish of start, stop, remove, pull, import and stat. */
 gboolean stg_docker_finish (StgDocker *docker, GAsyncResult *result, GError **error);
 
 /* GET /containers/@id/json. Finishes with the engine's JSON object. */

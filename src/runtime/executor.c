@@ -489,3 +489,26 @@ stg_executor_port_names (const ApiTaskConfig *config)
   g_ptr_array_add (names, NULL);
   return (gchar **) g_ptr_array_free (g_steal_pointer (&names), FALSE);
 }
+
+/* The `command` of a hot-upgradable config, when it is one simple command
+ * (no ; & | ( ) ` $( or newline, no leading NAME=value, not a shell
+ * builtin): the shell execs it, so the program keeps the shell's pid and
+ * LISTEN_PID (set to that pid) names the program for socket activation. */
+gchar *
+stg_executor_shell_command (const StgExecutorSpec *spec)
+{
+  static const gchar *const builtins[] = { "exit",   "cd",       "export", "set",    "unset",
+                                           "eval",   "exec",     ".",      ":",      "read",
+                                           "trap",   "wait",     "umask",  "ulimit", "shift",
+                                           "return", "readonly", "true",   "false",  "test",
+                                           "[",      NULL };
+  const gchar *p = spec->command;
+
+  while (g_ascii_isspace (*p))
+    p++;
+  g_autofree gchar *first = g_strndup (p, strcspn (p, " \t"));
+  if (!spec->hot_upgrade || strpbrk (p, ";&|()`\n") != NULL || strstr (p, "$(") != NULL ||
+      strchr (first, '=') != NULL || g_strv_contains (builtins, first))
+    return g_strdup (spec->command);
+  return g_strconcat ("exec ", p, NULL);
+}

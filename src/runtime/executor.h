@@ -73,6 +73,11 @@ StgExecutorSpec *stg_executor_spec_parse (const gchar *data, const gchar *const 
 /* The config's named ports, in name order (NULL-terminated, owned). */
 gchar **stg_executor_port_names (const ApiTaskConfig *config);
 
+/* The shell line for the `command` of @spec (owned): "exec COMMAND" for a
+ * hot-upgradable simple command, so LISTEN_PID names the program
+ * (the local runtime's hot upgrade, the fleet's socket-activated sidecars). */
+gchar *stg_executor_shell_command (const StgExecutorSpec *spec);
+
 /* ---- templates ----------------------------------------------------------- */
 
 typedef struct

@@ -28,6 +28,12 @@
  *   killing, no container --[finish_removal: stg_slot_remove]--> ABSENT
  *            (row and placement gone)
  *
+ * A slot whose job a sidecar set selects runs a pod (fleet_pod.c): start
+ * makes the anchor first (stg_fleet_pod_start), then the main container
+ * as above, then the sidecars; stop_remove comes once the sidecars are
+ * gone (stg_fleet_pod_teardown), and the anchor goes after the main
+ * container. The arrows above are the pod's.
+ *
  * Invariants: (1) a run's number and config are in the store before its
  * container is created, so a restarted staggerd finds it by its labels;
  * (2) a slot keeps its host from placement until it is removed, is lost
@@ -60,6 +66,7 @@ slot_clear (StgSlot *base)
   Slot *slot = (Slot *) base;
 
   stg_fleet_hook_drop (slot);
+  stg_fleet_pod_drop (slot);
   g_clear_pointer (&slot->health, stg_health_free);
   g_clear_handle_id (&slot->retry_timer, g_source_remove);
   g_free (slot->container_id);
@@ -140,6 +147,12 @@ retry_in (Slot *slot, guint ms)
 }
 
 void
+stg_fleet_retry_later (Slot *slot)
+{
+  retry_in (slot, ENGINE_RETRY_MS);
+}
+
+void
 stg_fleet_container_failed (Slot *slot, const gchar *why)
 {
   stg_fleet_hook_drop (slot);
@@ -176,6 +189,7 @@ stg_fleet_slot_lost (Slot *slot)
   /* Its container stays behind on the host: removed as a stray if the
    * host comes back. The slot starts over elsewhere. */
   stg_fleet_hook_drop (slot);
+  stg_fleet_pod_drop (slot);
   g_clear_pointer (&slot->health, stg_health_free);
   g_clear_pointer (&slot->container_id, g_free);
   g_cancellable_cancel (slot->base.cancel);
@@ -194,173 +208,6 @@ stg_fleet_slot_lost (Slot *slot)
   g_clear_handle_id (&slot->retry_timer, g_source_remove);
   slot->not_before_ms = 0;
   stg_fleet_drive (slot);
-}
-
-/* ---- health -------------------------------------------------------------------- */
-
-/* A failed health check waiting for the engine's word on its container. */
-typedef struct
-{
-  Slot *slot;
-  gchar *container; /* the container the check was for */
-  gchar *why;
-} Confirm;
-
-static void
-confirm_free (Confirm *c)
-{
-  g_free (c->container);
-  g_free (c->why);
-  g_free (c);
-}
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (Confirm, confirm_free)
-
-static void
-on_confirmed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
-{
-  g_autoptr (Confirm) c = data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (JsonNode) node = stg_docker_inspect_finish (NULL, result, &error);
-  Slot *slot = c->slot;
-
-  if (node == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-  slot->confirming = FALSE;
-  if (g_strcmp0 (slot->container_id, c->container) != 0 || slot->op != OP_IDLE || slot->dead ||
-      slot->health != NULL)
-    return; /* the slot moved on meanwhile */
-  JsonObject *state = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
-                          ? json_object_get_object_member (json_node_get_object (node), "State")
-                          : NULL;
-  gboolean running = state != NULL &&
-                     json_object_get_boolean_member_with_default (state, "Running", FALSE);
-  g_autofree gchar *m = NULL;
-  if (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE))
-    m = g_strdup_printf ("health checks get no answer (%s), nor does host %s's engine: not "
-                         "counted while the host is away",
-                         c->why, slot->host->config->name);
-  else if (running && !slot->suspect)
-    {
-      /* The engine answers now; the checks may have failed while this
-       * replica could not reach the host at all: a new round decides. */
-      m = g_strdup_printf ("health checks failed (%s); host %s answers again: checking again",
-                           c->why, slot->host->config->name);
-      slot->suspect = TRUE;
-    }
-  if (m == NULL)
-    {
-      g_autofree gchar *failed = g_strdup_printf ("unhealthy: %s", c->why);
-      stg_fleet_container_failed (slot, failed);
-      return;
-    }
-  if (g_strcmp0 (slot->base.cause, m) != 0)
-    {
-      stg_slot_set_cause (&slot->base, m);
-      stg_slot_note (&slot->base, m);
-    }
-  stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
-}
-
-/* A failed health check counts only when the host's engine answers about
- * the container: a check that gets no answer from a host whose engine
- * does not answer either says nothing about the instance (this replica
- * is cut off from the host), and the host's grace period
- * (lost_after_secs) decides instead. When the engine answers and the
- * container runs, a second round of checks decides (the host may have
- * come back just now); a second failure in a row counts. Checks stop
- * until the engine says. */
-static void
-confirm_unhealthy (Slot *slot, const gchar *why)
-{
-  Confirm *c = g_new0 (Confirm, 1);
-
-  c->slot = slot;
-  c->container = g_strdup (slot->container_id);
-  c->why = g_strdup (why ? why : "health check failed");
-  g_clear_pointer (&slot->health, stg_health_free);
-  slot->confirming = TRUE;
-  stg_docker_inspect_async (slot->host->docker, slot->container_id, slot->base.cancel, on_confirmed,
-                            c);
-}
-
-static void
-on_health (gpointer data, gboolean healthy, const gchar *why)
-{
-  Slot *slot = data;
-
-  if (!healthy)
-    {
-      confirm_unhealthy (slot, why);
-      return;
-    }
-  slot->suspect = FALSE;
-  /* First healthy after an update: its post_update hook decides. */
-  if (slot->op == OP_HOOK)
-    return;
-  if (slot->base.post_owed != 0 && slot->base.post_owed == slot->container_config &&
-      slot->base.phase != STG_TASK_RUNNING)
-    {
-      if (stg_fleet_hook_start (slot, slot->container_config, FALSE))
-        return;
-      slot->base.post_owed = 0;
-    }
-  g_autofree gchar *m = g_strdup_printf ("healthy on %s", slot->host->config->name);
-  stg_fleet_healthy (slot, m);
-}
-
-/* Shell checks run inside the slot's container, through the exec API. */
-static void
-exec_check (gpointer data, const gchar *const *argv, GCancellable *cancel, GAsyncReadyCallback done,
-            gpointer done_data)
-{
-  Slot *slot = data;
-
-  stg_docker_exec_async (slot->host->docker, slot->container_id, argv, cancel, done, done_data);
-}
-
-static gboolean
-exec_check_finish (gpointer data G_GNUC_UNUSED, GAsyncResult *result, gint *status, GError **error)
-{
-  return stg_docker_exec_finish (NULL, result, status, NULL, error);
-}
-
-void
-stg_fleet_watch (Slot *slot, gboolean already_healthy)
-{
-  g_autoptr (GError) error = NULL;
-  g_autofree gchar *url = NULL, *command = NULL;
-  g_autoptr (StgTaskSpec) spec = stg_fleet_health_parts (slot, slot->container_config, &url,
-                                                         &command, &error);
-
-  g_clear_pointer (&slot->health, stg_health_free);
-  if (spec == NULL && error != NULL && error->domain == STG_STORE_ERROR &&
-      error->code != STG_STORE_ERROR_CORRUPT)
-    {
-      /* The database, not the instance (a config it holds damaged is the
-       * instance's): the next listing that shows the container running
-       * watches it again (fleet_sync.c). */
-      g_warning ("fleet: cannot watch instance %d of %s/%s/%s yet: %s", slot->base.key.instance,
-                 slot->base.job->role, slot->base.job->environment, slot->base.job->name,
-                 error->message);
-      return;
-    }
-  if (spec == NULL)
-    {
-      g_autofree gchar *m = g_strdup_printf ("its task config can no longer be read: %s",
-                                             error->message);
-      stg_fleet_container_failed (slot, m);
-      return;
-    }
-  slot->stop_timeout_secs = (guint) (spec->exec->stop_timeout_secs + 0.999);
-  gchar *shell[] = { (gchar *) "/bin/sh", (gchar *) "-c", command, NULL };
-  StgHealthTarget target = {
-    .session = slot->rt->session, .url = url, .shell_argv = command ? shell : NULL,
-    .run = exec_check, .run_finish = exec_check_finish, .run_data = slot,
-  };
-  target.counts = slot->rt->options.health_counts;
-  if (already_healthy)
-    stg_slot_assume (&slot->base, STG_TASK_RUNNING, slot->base.status); /* adopted as it was */
-  slot->health = stg_health_new (&spec->exec->health, &target, already_healthy, on_health, slot);
 }
 
 /* ---- stopping and removing --------------------------------------------------- */
@@ -432,7 +279,9 @@ finish_removal (Slot *slot)
   g_autoptr (GError) error = NULL;
 
   if (!stg_store_delete_placement (slot->rt->store, slot->base.key.job_id, slot->base.key.instance,
-                                   &error))
+                                   &error) ||
+      !stg_store_delete_pod_sidecar (slot->rt->store, slot->base.key.job_id,
+                                     slot->base.key.instance, NULL, &error))
     g_warning ("fleet: cannot remove instance %d: %s", slot->base.key.instance, error->message);
   stg_fleet_set_host (slot, NULL);
   stg_slot_remove (&slot->base);
@@ -440,8 +289,8 @@ finish_removal (Slot *slot)
 
 /* ---- starting ------------------------------------------------------------------ */
 
-static void
-start_failed (Slot *slot, const gchar *what, const GError *error)
+void
+stg_fleet_start_failed (Slot *slot, const gchar *what, const GError *error)
 {
   g_autofree gchar *m = g_strdup_printf ("%s on %s: %s", what, slot->host->config->name, error->message);
 
@@ -467,7 +316,7 @@ on_started (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
   if (!stg_docker_finish (NULL, result, &error))
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        start_failed (slot, "cannot start the container", error);
+        stg_fleet_start_failed (slot, "cannot start the container", error);
       return;
     }
   slot->op = OP_IDLE;
@@ -476,10 +325,11 @@ on_started (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
                                          slot->container_id);
   stg_fleet_set_phase (slot, STG_TASK_STARTING, API_SCHEDULE_STATUS_STARTING, m);
   stg_fleet_watch (slot, FALSE);
+  if (slot->pod != NULL)
+    stg_fleet_pod_main_started (slot);
   stg_fleet_drive (slot);
 }
 
-static void create (Slot *slot);
 static void on_pulled (GObject *source, GAsyncResult *result, gpointer data);
 
 /* The host lacks the image of the container being created: the engine
@@ -513,12 +363,12 @@ on_pulled (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
         return;
       g_autofree gchar *what = g_strdup_printf ("cannot pull image %s", slot->pulling);
       g_clear_pointer (&slot->pulling, g_free);
-      start_failed (slot, what, error);
+      stg_fleet_start_failed (slot, what, error);
       return;
     }
   g_clear_pointer (&slot->pulling, g_free);
   stg_slot_set_cause (&slot->base, NULL);
-  create (slot);
+  stg_fleet_create_main (slot);
 }
 
 static void
@@ -546,17 +396,15 @@ on_created (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
       if (image != NULL)
         pull (slot, image);
       else
-        start_failed (slot, "cannot create the container", error);
+        stg_fleet_start_failed (slot, "cannot create the container", error);
       return;
     }
   slot->container_id = id;
   stg_docker_start_async (slot->host->docker, id, slot->base.cancel, on_started, slot);
 }
 
-/* Creates the container of the slot's run (slot->container_config, run
- * number base.run_id). */
-static void
-create (Slot *slot)
+void
+stg_fleet_create_main (Slot *slot)
 {
   g_autoptr (GError) error = NULL;
   g_autofree gchar *name = NULL;
@@ -565,7 +413,7 @@ create (Slot *slot)
 
   if (spec == NULL)
     {
-      start_failed (slot, "cannot build the container", error);
+      stg_fleet_start_failed (slot, "cannot build the container", error);
       return;
     }
   slot->op = OP_STARTING;
@@ -671,10 +519,16 @@ start (Slot *slot)
   slot->container_config = slot->base.want;
   slot->pulled = FALSE;
   slot->suspect = FALSE;
-  g_autofree gchar *m = g_strdup_printf ("creating run %" G_GINT64_FORMAT " on %s",
-                                         slot->base.run_id, slot->host->config->name);
+  slot->waits_sidecars = FALSE;
+  gboolean pod = stg_fleet_pod_plan (slot);
+  g_autofree gchar *m = g_strdup_printf ("creating run %" G_GINT64_FORMAT " on %s%s",
+                                         slot->base.run_id, slot->host->config->name,
+                                         pod ? " (a pod: its anchor first)" : "");
   stg_fleet_set_phase (slot, STG_TASK_STARTING, API_SCHEDULE_STATUS_ASSIGNED, m);
-  create (slot);
+  if (pod)
+    stg_fleet_pod_start (slot);
+  else
+    stg_fleet_create_main (slot);
 }
 
 /* A restart of a live container on a draining host moves it elsewhere:
@@ -724,11 +578,15 @@ stg_fleet_drive (Slot *slot)
         slot->base.post_owed = slot->base.want;
       if (!replacing && slot->restart && waits_for_room (slot))
         return;
+      if (slot->pod != NULL && stg_fleet_pod_teardown (slot))
+        return; /* its sidecars go first */
       stop_remove (slot);
       return;
     }
   if (slot->container_id != NULL)
     return;
+  if (slot->pod != NULL && stg_fleet_pod_teardown (slot))
+    return; /* what is left of a pod goes before anything starts */
   if (slot->killing)
     {
       finish_removal (slot);
@@ -833,6 +691,7 @@ fleet_free (StgRuntime *base)
       stg_docker_free (h->docker);
       g_hash_table_unref (h->removing);
       g_free (h->last_error);
+      g_ptr_array_unref (h->anchor_waiting);
       g_free (h);
     }
   g_ptr_array_unref (rt->hosts);
@@ -842,6 +701,10 @@ fleet_free (StgRuntime *base)
   g_free (rt->options.data_dir);
   g_free (rt->options.cluster);
   g_free (rt->options.thermos_bundle);
+  g_free (rt->options.anchor);
+  g_clear_pointer (&rt->anchor_tar, g_bytes_unref);
+  g_free (rt->anchor_image);
+  g_free (rt->anchor_error);
   g_free (rt->marker);
   g_free (rt);
 }
@@ -852,6 +715,8 @@ static const StgRuntimeOps fleet_ops = {
   .validate = stg_fleet_validate, .free = fleet_free,
   .hosts = stg_fleet_hosts, .drain_host = stg_fleet_drain_host, /* a runtime of several hosts */
   .reconcile = stg_fleet_reconcile,
+  .sidecar_validate = stg_fleet_sidecar_validate, .sidecars = stg_fleet_sidecars,
+  .sidecar_apply = stg_fleet_sidecar_apply, /* pods */
 };
 /* clang-format on */
 
@@ -925,6 +790,8 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
   stg_fleet_options_copy (&rt->options.fleet, &options->fleet);
   rt->options.health_counts = options->health_counts;
   rt->options.thermos_bundle = g_strdup (options->thermos_bundle);
+  rt->options.anchor = g_strdup (options->anchor);
+  stg_fleet_anchor_load (rt, options->anchor);
   rt->marker = make_marker (options->cluster, options->data_dir);
   rt->slots = stg_slots_new (&rt->base, store, clock, &fleet_slot_class);
   rt->session = soup_session_new_with_options ("timeout", 5, NULL);
@@ -947,6 +814,7 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
       h->reachable = TRUE;
       h->cancel = g_cancellable_new ();
       h->removing = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      h->anchor_waiting = g_ptr_array_new ();
       stg_docker_set_guard (docker, may_act, h, send_bound_ms (rt));
       g_ptr_array_add (rt->hosts, h);
     }

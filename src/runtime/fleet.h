@@ -31,6 +31,9 @@ typedef struct
   StgHealthCounts *health_counts; /* (nullable) borrowed: where health checks are counted */
   gchar *thermos_bundle;          /* (nullable) on every host: stagger-thermos as containers run it
                                 (scripts/thermos-bundle); NULL: AuroraExecutor tasks refused */
+  gchar *anchor;                  /* (nullable) stagger-anchor on this machine, imported into each
+                                     host as the pods' anchor image; NULL: no pods, and so no
+                                     sidecar sets */
 } StgFleetRuntimeOptions;
 
 /* A fleet runtime over @store and @clock (borrowed); fails without hosts

@@ -90,8 +90,9 @@ static gboolean
 check_stagger (const StgExecutorSpec *spec, GError **error)
 {
   const gchar *refused = spec->hot_upgrade
-                             ? "hot_upgrade is refused: listening sockets cannot be handed "
-                               "from one container to another"
+                             ? "hot_upgrade is refused for a task: its container is replaced "
+                               "whole; a program upgraded hot beside the task is a sidecar set's "
+                               "(stagger-sidecar(5))"
                          : spec->workdir != NULL ? "workdir is not supported by the fleet runtime; "
                                                    "use the docker parameter workdir"
                                                  : NULL;
@@ -131,15 +132,16 @@ stg_fleet_validate (StgRuntime *base, const ApiTaskConfig *config, GError **erro
   g_auto (GStrv) ports = stg_executor_port_names (config);
   g_autoptr (StgExecutorSpec) spec = stg_executor_spec_parse (config->executorConfig->data,
                                                               (const gchar *const *) ports, error);
-  return spec != NULL && check_stagger (spec, error);
+  return spec != NULL && check_stagger (spec, error) &&
+         stg_fleet_pod_check_task ((StgFleetRuntime *) base, config, error);
 }
 
 /* ---- ports ------------------------------------------------------------------- */
 
 /* The slot's named ports: kept in the store, handed out once from the
  * range (never two slots on one port, whatever their hosts). */
-static GHashTable *
-slot_ports (Slot *slot, gchar **names, GError **error)
+GHashTable *
+stg_fleet_slot_ports (Slot *slot, gchar **names, GError **error)
 {
   StgFleetRuntime *rt = slot->rt;
   g_autoptr (GHashTable) ports = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -177,8 +179,8 @@ slot_ports (Slot *slot, gchar **names, GError **error)
 
 /* ---- the create request ------------------------------------------------------- */
 
-static void
-add_string (JsonBuilder *b, const gchar *name, const gchar *value)
+void
+stg_fleet_json_string (JsonBuilder *b, const gchar *name, const gchar *value)
 {
   json_builder_set_member_name (b, name);
   json_builder_add_string_value (b, value);
@@ -195,8 +197,8 @@ add_printf (JsonBuilder *b, const gchar *format, ...)
   json_builder_add_string_value (b, text);
 }
 
-static gchar *
-port_var (const gchar *name)
+gchar *
+stg_fleet_port_var (const gchar *name)
 {
   g_autofree gchar *up = g_ascii_strup (name, -1);
 
@@ -227,7 +229,7 @@ add_env (JsonBuilder *b, const StgTaskSpec *task, const StgTemplateVars *vars, g
     }
   for (guint i = 0; names[i] != NULL; i++)
     {
-      g_autofree gchar *var = port_var (names[i]);
+      g_autofree gchar *var = stg_fleet_port_var (names[i]);
       gint port = GPOINTER_TO_INT (g_hash_table_lookup (vars->ports, names[i]));
       add_printf (b, "%s=%d", var, port);
       if (i == 0)
@@ -293,18 +295,30 @@ add_cmd (JsonBuilder *b, const StgExecutorSpec *spec, const StgTemplateVars *var
   return TRUE;
 }
 
-static void
-add_labels (JsonBuilder *b, Slot *slot, gint64 config_id, gint64 run_id, const gchar *hash,
-            const ApiDockerContainer *docker)
+void
+stg_fleet_base_labels (JsonBuilder *b, Slot *slot, gint64 run_id)
 {
   g_autofree gchar *job_id = g_strdup_printf ("%" G_GINT64_FORMAT, slot->base.key.job_id);
   g_autofree gchar *instance = g_strdup_printf ("%d", slot->base.key.instance);
   g_autofree gchar *run = g_strdup_printf ("%" G_GINT64_FORMAT, run_id);
-  g_autofree gchar *config = g_strdup_printf ("%" G_GINT64_FORMAT, config_id);
   g_autofree gchar *epoch = g_strdup_printf ("%" G_GINT64_FORMAT,
                                              stg_store_epoch (slot->rt->store));
   g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->base.job->role,
                                            slot->base.job->environment, slot->base.job->name);
+
+  stg_fleet_json_string (b, STG_FLEET_LABEL_MARKER, slot->rt->marker);
+  stg_fleet_json_string (b, STG_FLEET_LABEL_JOB_ID, job_id);
+  stg_fleet_json_string (b, STG_FLEET_LABEL_JOB, job);
+  stg_fleet_json_string (b, STG_FLEET_LABEL_INSTANCE, instance);
+  stg_fleet_json_string (b, STG_FLEET_LABEL_RUN, run);
+  stg_fleet_json_string (b, STG_FLEET_LABEL_EPOCH, epoch);
+}
+
+static void
+add_labels (JsonBuilder *b, Slot *slot, gint64 config_id, gint64 run_id, const gchar *hash,
+            const ApiDockerContainer *docker)
+{
+  g_autofree gchar *config = g_strdup_printf ("%" G_GINT64_FORMAT, config_id);
 
   json_builder_set_member_name (b, "Labels");
   json_builder_begin_object (b);
@@ -315,17 +329,14 @@ add_labels (JsonBuilder *b, Slot *slot, gint64 config_id, gint64 run_id, const g
       if (g_str_equal (p->name, "label"))
         {
           g_autofree gchar *k = eq ? g_strndup (p->value, (gsize) (eq - p->value)) : g_strdup (p->value);
-          add_string (b, k, eq ? eq + 1 : "");
+          stg_fleet_json_string (b, k, eq ? eq + 1 : "");
         }
     }
-  add_string (b, STG_FLEET_LABEL_MARKER, slot->rt->marker);
-  add_string (b, STG_FLEET_LABEL_JOB_ID, job_id);
-  add_string (b, STG_FLEET_LABEL_JOB, job);
-  add_string (b, STG_FLEET_LABEL_INSTANCE, instance);
-  add_string (b, STG_FLEET_LABEL_RUN, run);
-  add_string (b, STG_FLEET_LABEL_CONFIG_ID, config);
-  add_string (b, STG_FLEET_LABEL_CONFIG, hash);
-  add_string (b, STG_FLEET_LABEL_EPOCH, epoch);
+  stg_fleet_base_labels (b, slot, run_id);
+  stg_fleet_json_string (b, STG_FLEET_LABEL_CONFIG_ID, config);
+  stg_fleet_json_string (b, STG_FLEET_LABEL_CONFIG, hash);
+  if (slot->pod != NULL)
+    stg_fleet_json_string (b, STG_FLEET_LABEL_ROLE, "main");
   json_builder_end_object (b);
 }
 
@@ -333,12 +344,20 @@ add_labels (JsonBuilder *b, Slot *slot, gint64 config_id, gint64 run_id, const g
 static const gchar *
 parameter (const ApiDockerContainer *docker, const gchar *name)
 {
+  if (docker == NULL)
+    return NULL;
   const gchar *value = NULL;
 
   for (guint i = 0; docker->__isset_parameters && i < docker->parameters->len; i++)
     if (g_str_equal (((ApiDockerParameter *) docker->parameters->pdata[i])->name, name))
       value = ((ApiDockerParameter *) docker->parameters->pdata[i])->value;
   return value;
+}
+
+const gchar *
+stg_fleet_parameter (const ApiTaskConfig *config, const gchar *name)
+{
+  return parameter (docker_of (config), name);
 }
 
 /* Ulimits from "ulimit" parameters: "nofile=1024:2048". */
@@ -354,7 +373,7 @@ add_ulimits (JsonBuilder *b, const ApiDockerContainer *docker)
       if (kv == NULL || kv[0] == NULL || kv[1] == NULL)
         continue;
       json_builder_begin_object (b);
-      add_string (b, "Name", kv[0]);
+      stg_fleet_json_string (b, "Name", kv[0]);
       json_builder_set_member_name (b, "Soft");
       json_builder_add_int_value (b, g_ascii_strtoll (kv[1], NULL, 10));
       json_builder_set_member_name (b, "Hard");
@@ -364,9 +383,13 @@ add_ulimits (JsonBuilder *b, const ApiDockerContainer *docker)
   json_builder_end_array (b);
 }
 
+/* The host config; the main container of @pod (nullable) joins its
+ * anchor's network namespace and volume, and the anchor publishes the
+ * ports. */
 static void
-add_host_config (JsonBuilder *b, const ApiTaskConfig *config, const ApiDockerContainer *docker,
-                 GHashTable *ports, gchar **names, const gchar *bundle)
+add_host_config (JsonBuilder *b, Slot *pod, const ApiTaskConfig *config,
+                 const ApiDockerContainer *docker, GHashTable *ports, gchar **names,
+                 const gchar *bundle)
 {
   const gchar *network = parameter (docker, "network");
   const gchar *init = parameter (docker, "init");
@@ -375,8 +398,10 @@ add_host_config (JsonBuilder *b, const ApiTaskConfig *config, const ApiDockerCon
 
   json_builder_set_member_name (b, "HostConfig");
   json_builder_begin_object (b);
-  if (network != NULL)
-    add_string (b, "NetworkMode", network);
+  if (pod != NULL)
+    stg_fleet_pod_main_host_config (pod, b);
+  else if (network != NULL)
+    stg_fleet_json_string (b, "NetworkMode", network);
   json_builder_set_member_name (b, "Init");
   json_builder_add_boolean_value (b, init == NULL || g_strcmp0 (init, "false") != 0);
   g_hash_table_iter_init (&it, config->resources);
@@ -394,7 +419,7 @@ add_host_config (JsonBuilder *b, const ApiTaskConfig *config, const ApiDockerCon
           json_builder_add_int_value (b, res->ramMb * 1024 * 1024);
         }
     }
-  if (g_strcmp0 (network, "host") != 0)
+  if (pod == NULL && g_strcmp0 (network, "host") != 0)
     {
       /* The container listens on the same number it is reached at. */
       json_builder_set_member_name (b, "PortBindings");
@@ -407,7 +432,7 @@ add_host_config (JsonBuilder *b, const ApiTaskConfig *config, const ApiDockerCon
           json_builder_set_member_name (b, key);
           json_builder_begin_array (b);
           json_builder_begin_object (b);
-          add_string (b, "HostPort", host_port);
+          stg_fleet_json_string (b, "HostPort", host_port);
           json_builder_end_object (b);
           json_builder_end_array (b);
         }
@@ -455,7 +480,7 @@ run_parts (Slot *slot, gint64 config_id, gint64 run_id, RunParts *p, GError **er
   g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, config_id, error);
 
   if (config == NULL || (p->spec = stg_task_spec_new (config, config_id, error)) == NULL ||
-      (p->ports = slot_ports (slot, p->spec->port_names, error)) == NULL)
+      (p->ports = stg_fleet_slot_ports (slot, p->spec->port_names, error)) == NULL)
     return FALSE;
   p->vars = stg_slot_template_vars (&slot->base, rt->options.cluster,
                                     stg_store_config_version (rt->store, config_id), p->ports);
@@ -509,7 +534,7 @@ stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **n
     }
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
-  add_string (b, "Image", docker->image);
+  stg_fleet_json_string (b, "Image", docker->image);
   if (thermos)
     add_runner (b, &parts.tv.vars, parts.ports);
   else if (!add_cmd (b, spec, &parts.vars, error))
@@ -520,12 +545,12 @@ stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **n
   json_builder_set_member_name (b, "StopTimeout");
   json_builder_add_int_value (b, (gint64) (spec->stop_timeout_secs + 0.999));
   if (parameter (docker, "user") != NULL)
-    add_string (b, "User", parameter (docker, "user"));
+    stg_fleet_json_string (b, "User", parameter (docker, "user"));
   if (parameter (docker, "workdir") != NULL)
-    add_string (b, "WorkingDir", parameter (docker, "workdir"));
-  if (parameter (docker, "hostname") != NULL)
-    add_string (b, "Hostname", parameter (docker, "hostname"));
-  add_host_config (b, config, docker, parts.ports, names,
+    stg_fleet_json_string (b, "WorkingDir", parameter (docker, "workdir"));
+  if (parameter (docker, "hostname") != NULL && slot->pod == NULL)
+    stg_fleet_json_string (b, "Hostname", parameter (docker, "hostname"));
+  add_host_config (b, slot->pod != NULL ? slot : NULL, config, docker, parts.ports, names,
                    thermos ? slot->rt->options.thermos_bundle : NULL);
   json_builder_end_object (b);
   *name = g_strdup_printf ("stagger-%.12s-%s.%s.%s-%d-%" G_GINT64_FORMAT, slot->rt->marker,

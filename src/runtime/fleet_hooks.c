@@ -5,29 +5,106 @@
  * timed out, the container is left running and the failure counted.
  * post_update runs in the new container once healthy: passed, it counts as
  * RUNNING; failed, the container failed. Both go through the engine's exec
- * API with the hook's timeout. Main-loop thread only.
+ * API with the hook's timeout (stg_fleet_exec, which the pods' sidecars
+ * and anchors use too). Main-loop thread only.
  */
 #include "config.h"
 
 #include "runtime/fleet_private.h"
 
-struct _FleetHook
+/* ---- an exec with a time limit ---------------------------------------------------- */
+
+struct _FleetExec
 {
-  Slot *slot; /* NULL once dropped */
-  gint64 config;
-  gboolean pre;
+  StgFleetExecDone done; /* NULL once dropped */
+  gpointer data;
   gboolean timed_out;
   guint timer;
   GCancellable *cancel;
 };
 
 static void
-hook_free (FleetHook *h)
+exec_free (FleetExec *x)
 {
-  g_clear_handle_id (&h->timer, g_source_remove);
-  g_clear_object (&h->cancel);
-  g_free (h);
+  g_clear_handle_id (&x->timer, g_source_remove);
+  g_clear_object (&x->cancel);
+  g_free (x);
 }
+
+void
+stg_fleet_exec_drop (FleetExec *x)
+{
+  if (x == NULL)
+    return;
+  x->done = NULL; /* the call back frees it */
+  g_clear_handle_id (&x->timer, g_source_remove);
+  g_cancellable_cancel (x->cancel);
+}
+
+static gboolean
+on_exec_timeout (gpointer data)
+{
+  FleetExec *x = data;
+
+  x->timer = 0;
+  x->timed_out = TRUE;
+  g_cancellable_cancel (x->cancel);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_exec_done (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  FleetExec *x = data;
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *output = NULL;
+  gint code = -1;
+
+  if (stg_docker_exec_finish (NULL, result, &code, &output, &error))
+    g_clear_error (&error);
+  if (x->done != NULL && x->timed_out)
+    {
+      g_clear_error (&error);
+      error = g_error_new (G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "timed out");
+    }
+  if (x->done != NULL)
+    x->done (x->data, code, output, error);
+  exec_free (x);
+}
+
+gchar *
+stg_fleet_exec_outcome (const gchar *name, gint code, const GError *error)
+{
+  if (error == NULL)
+    return g_strdup_printf ("%s exited with status %d", name, code);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+    return g_strdup_printf ("%s was stopped (timed out)", name);
+  return g_strdup_printf ("%s could not run: %s", name, error->message);
+}
+
+FleetExec *
+stg_fleet_exec (StgDocker *docker, const gchar *id, const gchar *const *argv, gdouble timeout_secs,
+                StgFleetExecDone done, gpointer data)
+{
+  FleetExec *x = g_new0 (FleetExec, 1);
+
+  x->done = done;
+  x->data = data;
+  x->cancel = g_cancellable_new ();
+  x->timer = g_timeout_add ((guint) (timeout_secs * 1000), on_exec_timeout, x);
+  stg_docker_exec_async (docker, id, argv, x->cancel, on_exec_done, x);
+  return x;
+}
+
+/* ---- update hooks ------------------------------------------------------------------ */
+
+struct _FleetHook
+{
+  Slot *slot;
+  gint64 config;
+  gboolean pre;
+  FleetExec *exec;
+};
 
 void
 stg_fleet_hook_drop (Slot *slot)
@@ -37,22 +114,10 @@ stg_fleet_hook_drop (Slot *slot)
   if (h == NULL)
     return;
   slot->hook = NULL;
-  h->slot = NULL; /* the callback frees it */
-  g_clear_handle_id (&h->timer, g_source_remove);
-  g_cancellable_cancel (h->cancel);
+  stg_fleet_exec_drop (h->exec);
+  g_free (h);
   if (slot->op == OP_HOOK)
     slot->op = OP_IDLE;
-}
-
-static gboolean
-on_timeout (gpointer data)
-{
-  FleetHook *h = data;
-
-  h->timer = 0;
-  h->timed_out = TRUE;
-  g_cancellable_cancel (h->cancel);
-  return G_SOURCE_REMOVE;
 }
 
 /* The hook's outcome, for the slot. */
@@ -88,28 +153,17 @@ hook_ended (Slot *slot, gboolean pre, gint64 config, gboolean ok, const gchar *w
 }
 
 static void
-on_exec (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+on_hook_done (gpointer data, gint code, const gchar *output G_GNUC_UNUSED, const GError *error)
 {
   FleetHook *h = data;
   Slot *slot = h->slot;
-  g_autoptr (GError) error = NULL;
-  gint code = -1;
-  const gchar *name = h->pre ? "pre_update" : "post_update";
-  gboolean ran = stg_docker_exec_finish (NULL, result, &code, NULL, &error);
-
-  if (slot == NULL)
-    {
-      hook_free (h);
-      return;
-    }
-  slot->hook = NULL;
-  g_autofree gchar *why = h->timed_out ? g_strdup_printf ("%s hook was stopped (timed out)", name)
-                          : ran
-                              ? g_strdup_printf ("%s hook exited with status %d", name, code)
-                              : g_strdup_printf ("%s hook could not run: %s", name, error->message);
-  gboolean ok = ran && !h->timed_out && code == 0, pre = h->pre;
+  const gchar *name = h->pre ? "pre_update hook" : "post_update hook";
+  g_autofree gchar *why = stg_fleet_exec_outcome (name, code, error);
+  gboolean ok = error == NULL && code == 0, pre = h->pre;
   gint64 config = h->config;
-  hook_free (h);
+
+  slot->hook = NULL;
+  g_free (h);
   hook_ended (slot, pre, config, ok, why);
 }
 
@@ -122,28 +176,25 @@ stg_fleet_hook_start (Slot *slot, gint64 config_id, gboolean pre)
 
   if (argv == NULL && error == NULL)
     return FALSE;
-  FleetHook *h = g_new0 (FleetHook, 1);
-  h->slot = slot;
-  h->config = config_id;
-  h->pre = pre;
-  h->cancel = g_cancellable_new ();
-  slot->hook = h;
-  slot->op = OP_HOOK;
   if (argv == NULL)
     {
       g_autofree gchar *why = g_strdup_printf ("%s hook could not run: %s",
                                                pre ? "pre_update" : "post_update", error->message);
-      slot->hook = NULL;
-      hook_free (h);
+      slot->op = OP_HOOK;
       hook_ended (slot, pre, config_id, FALSE, why);
       return TRUE;
     }
+  FleetHook *h = g_new0 (FleetHook, 1);
+  h->slot = slot;
+  h->config = config_id;
+  h->pre = pre;
+  slot->hook = h;
+  slot->op = OP_HOOK;
   g_autofree gchar *m = g_strdup_printf ("running the %s hook in container %.12s on %s",
                                          pre ? "pre_update" : "post_update", slot->container_id,
                                          slot->host->config->name);
   stg_slot_note (&slot->base, m);
-  h->timer = g_timeout_add ((guint) (timeout_secs * 1000), on_timeout, h);
-  stg_docker_exec_async (slot->host->docker, slot->container_id, (const gchar *const *) argv,
-                         h->cancel, on_exec, h);
+  h->exec = stg_fleet_exec (slot->host->docker, slot->container_id, (const gchar *const *) argv,
+                            timeout_secs, on_hook_done, h);
   return TRUE;
 }

@@ -1,7 +1,10 @@
 /* fleet_private.h: what the fleet runtime's files share (fleet.c: slots
  * and the runtime's operations; fleet_container.c: container specs and
- * validation; fleet_sync.c: watching hosts and adoption). Not for use
- * outside src/runtime/fleet*.c. Main-loop thread only.
+ * validation; fleet_sync.c: watching hosts and adoption;
+ * fleet_health.c: the main container's checks; fleet_anchor.c,
+ * fleet_pod.c, fleet_pod_spec.c and fleet_sidecar*.c: pods and their
+ * sidecars). Not for use outside src/runtime/fleet*.c. Main-loop thread
+ * only.
  */
 #pragma once
 
@@ -25,11 +28,30 @@ G_BEGIN_DECLS
 #define STG_FLEET_LABEL_CONFIG_ID "org.stagger.config-id"
 #define STG_FLEET_LABEL_CONFIG "org.stagger.config"   /* the config's canonical hash */
 #define STG_FLEET_LABEL_EPOCH "org.stagger.epoch"     /* the leader's epoch that created it */
+/* A pod's containers: its anchor, the task's (main) and each sidecar's. */
+#define STG_FLEET_LABEL_ROLE "org.stagger.role"         /* anchor, main, sidecar; none: no pod */
+#define STG_FLEET_LABEL_SIDECAR "org.stagger.sidecar"   /* the sidecar set */
+#define STG_FLEET_LABEL_SLOT "org.stagger.sidecar-slot" /* 1 or 2 (a cold sidecar: 1) */
+#define STG_FLEET_LABEL_VERSION "org.stagger.sidecar-version" /* 0: the empty image */
+
+/* Where each container of a pod finds the pod's shared volume (the
+ * anchor's socket and its copy of stagger-anchor). */
+#define STG_FLEET_POD_DIR "/.stagger"
 
 /* The container id of a slot adopted while its host did not answer. */
 #define STG_FLEET_UNKNOWN_CONTAINER "unknown"
 
 typedef struct _StgFleetRuntime StgFleetRuntime;
+typedef struct _Pod Pod; /* fleet_pod.c */
+typedef struct _Box Box; /* fleet_sidecar_private.h: one sidecar of a pod */
+
+/* Whether a host has the anchor image (fleet_anchor.c). */
+typedef enum
+{
+  ANCHOR_UNKNOWN, /* not imported by this staggerd yet */
+  ANCHOR_IMPORTING,
+  ANCHOR_READY,
+} AnchorState;
 
 typedef struct
 {
@@ -47,6 +69,8 @@ typedef struct
   gint64 list_sent_us;            /* when it was sent (monotonic) */
   GCancellable *cancel;
   guint slots;                    /* slots placed here */
+  AnchorState anchor;             /* the anchor image on this host */
+  GPtrArray *anchor_waiting;      /* Slot*: pods waiting for it */
 } Host;
 
 /* What the slot is doing with its container. */
@@ -86,6 +110,9 @@ typedef struct
   FleetHook *hook;   /* (nullable) the hook in flight */
   gint64 pre_passed; /* the config whose pre_update hook passed here */
   gint64 pre_failed; /* ... or failed (not run again until applied again) */
+  Pod *pod;          /* (nullable) its containers are a pod: an anchor, the task's
+                        (container_id) and its sidecars' */
+  gboolean waits_sidecars; /* its main container is healthy, its pod's sidecars not yet */
 } Slot;
 
 struct _StgFleetRuntime
@@ -99,7 +126,10 @@ struct _StgFleetRuntime
   StgSlots *slots;                /* Slot*, by key */
   SoupSession *session;           /* HTTP health checks */
   guint poll_timer;
-  gboolean holding; /* requests to hosts wait: the lead is not proven */
+  gboolean holding;    /* requests to hosts wait: the lead is not proven */
+  GBytes *anchor_tar;  /* (nullable) the anchor image as a tar archive */
+  gchar *anchor_image; /* (nullable) its name:tag on the hosts */
+  gchar *anchor_error; /* (nullable) why there is none: no pods then */
 };
 
 /* ---- hosts seen from the API, and draining (fleet_drain.c) ------------------- */
@@ -152,8 +182,18 @@ void stg_fleet_slot_lost (Slot *slot);
 /* Moves the slot toward what it should run (one op at a time). */
 void stg_fleet_drive (Slot *slot);
 
-/* Starts health checks of the slot's container. */
+/* The slot's main container passed its checks (fleet_health.c): RUNNING
+ * (after its post_update hook), unless it is a pod whose sidecars do not
+ * all serve yet (then called again once they do). */
+void stg_fleet_main_healthy (Slot *slot);
+
+/* Starts health checks of the slot's container (fleet_health.c). */
 void stg_fleet_watch (Slot *slot, gboolean already_healthy);
+
+/* StgHealthTarget.run_finish of shell checks run through the exec API
+ * (fleet_health.c). */
+gboolean stg_fleet_exec_check_finish (gpointer data, GAsyncResult *result, gint *status,
+                                      GError **error);
 
 /* ---- containers (fleet_container.c) -------------------------------------- */
 
@@ -169,6 +209,21 @@ gchar **stg_fleet_hook_argv (Slot *slot, gint64 config_id, gboolean pre, gdouble
                              GError **error);
 
 /* ---- update hooks in containers (fleet_hooks.c) ----------------------------- */
+
+/* A command run in a container with a time limit, through the engine's
+ * exec: @done gets its exit code and output, or an error when it could
+ * not run or ran out of time (G_IO_ERROR_TIMED_OUT); called once, never
+ * after stg_fleet_exec_drop. */
+typedef void (*StgFleetExecDone) (gpointer data, gint code, const gchar *output,
+                                  const GError *error);
+typedef struct _FleetExec FleetExec;
+FleetExec *stg_fleet_exec (StgDocker *docker, const gchar *id, const gchar *const *argv,
+                           gdouble timeout_secs, StgFleetExecDone done, gpointer data);
+void stg_fleet_exec_drop (FleetExec *exec);
+
+/* What an exec's outcome means, in words ("post_update hook exited with
+ * status 1"), @name naming it. */
+gchar *stg_fleet_exec_outcome (const gchar *name, gint code, const GError *error);
 
 /* Runs @config_id's pre_update (@pre) or post_update hook in the slot's
  * container; FALSE when there is none to run (then nothing happened).
@@ -190,5 +245,191 @@ StgTaskSpec *stg_fleet_health_parts (Slot *slot, gint64 config_id, gchar **url, 
 
 /* The runtime's validate(). */
 gboolean stg_fleet_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error);
+
+/* Creates the slot's main container (its run's, slot->container_config)
+ * and starts it (fleet.c); a pod's once its anchor serves. */
+void stg_fleet_create_main (Slot *slot);
+
+/* A step of the slot's start failed (@what, with @error): retried when the
+ * host did not answer, else the container failed (fleet.c). */
+void stg_fleet_start_failed (Slot *slot, const gchar *what, const GError *error);
+
+/* Drives the slot again a little later (an engine call to try again). */
+void stg_fleet_retry_later (Slot *slot);
+
+/* The slot's named ports for @names (kept in the store, handed out once
+ * from the port range), name -> port (fleet_container.c). */
+GHashTable *stg_fleet_slot_ports (Slot *slot, gchar **names, GError **error);
+
+/* "PORT_NAME" for port @name (fleet_container.c). */
+gchar *stg_fleet_port_var (const gchar *name);
+
+/* Adds member @name with string @value to the object @b builds. */
+void stg_fleet_json_string (JsonBuilder *b, const gchar *name, const gchar *value);
+
+/* Adds the labels every container of run @run_id of @slot has (marker,
+ * job, instance, run) to the object @b builds. */
+void stg_fleet_base_labels (JsonBuilder *b, Slot *slot, gint64 run_id);
+
+/* The value of the last docker parameter @name of @config's container, or
+ * NULL (fleet_container.c). */
+const gchar *stg_fleet_parameter (const ApiTaskConfig *config, const gchar *name);
+
+/* ---- the anchor image (fleet_anchor.c) ----------------------------------------- */
+
+/* Reads stagger-anchor at @path and makes the anchor image of it (a tar
+ * of the one program) for the hosts; on failure pods are refused, saying
+ * why. */
+void stg_fleet_anchor_load (StgFleetRuntime *rt, const gchar *path);
+
+/* Calls stg_fleet_pod_create_anchor (@slot) once the slot's host has the
+ * anchor image (imported on first use); FALSE when it cannot have it
+ * (then the start failed, said so). */
+void stg_fleet_anchor_ensure (Slot *slot);
+
+/* The host lost the image (a create found none): imported again next time. */
+void stg_fleet_anchor_lost (Host *host);
+
+/* @slot no longer waits for its host's import (it is being freed). */
+void stg_fleet_anchor_forget (Slot *slot);
+
+/* ---- pods (fleet_pod.c) -------------------------------------------------------- */
+
+/* Whether the slot's next run is a pod (a sidecar set selects its job and
+ * pods can be made); makes its Pod and its sidecars' boxes then. */
+gboolean stg_fleet_pod_plan (Slot *slot);
+
+/* Starts the slot's pod: the anchor (image imported first when needed),
+ * then the main container once the anchor serves (slot->op STARTING). */
+void stg_fleet_pod_start (Slot *slot);
+
+/* The anchor image is on the slot's host: creates and starts the anchor. */
+void stg_fleet_pod_create_anchor (Slot *slot);
+
+/* The pod's main container started: its sidecars start. */
+void stg_fleet_pod_main_started (Slot *slot);
+
+/* Whether every sidecar of the pod serves the version it is asked for. */
+gboolean stg_fleet_pod_serving (Slot *slot);
+
+/* A sidecar of the pod began to serve: a slot waiting for its sidecars
+ * may be healthy now. */
+void stg_fleet_pod_sidecar_serves (Slot *slot);
+
+/* Takes the pod apart, sidecars first, then (the caller) the main
+ * container, then the anchor: TRUE while something is still in the way of
+ * the caller (a sidecar's containers being removed, or, without a main
+ * container, the anchor being removed, slot->op STOPPING). FALSE once
+ * only the main container is left, or nothing (the pod is freed then). */
+gboolean stg_fleet_pod_teardown (Slot *slot);
+
+/* Forgets the pod (its host is lost, or the slot freed): no engine call. */
+void stg_fleet_pod_drop (Slot *slot);
+
+/* Network mode, volumes and the like of the main container of a pod, added
+ * to the HostConfig @b builds. */
+void stg_fleet_pod_main_host_config (Slot *slot, JsonBuilder *b);
+
+/* Sees that the pod's containers listed on its host (@by_id: Id ->
+ * JsonObject*, from a listing sent at @sent_us) are running: a gone anchor
+ * fails the slot, a gone sidecar container fails that sidecar. */
+void stg_fleet_pod_check (Slot *slot, GHashTable *by_id, gint64 sent_us);
+
+/* Adoption: container @c (role anchor or sidecar) of @slot's current run. */
+void stg_fleet_pod_adopt_member (Slot *slot, JsonObject *c);
+
+/* Adoption: the slot's main container (role main) is its pod's. */
+void stg_fleet_pod_adopt_main (Slot *slot);
+
+/* Adoption is over: checks the pod found for @slot against the store's
+ * facts of its sidecars (@rows: StgPodSidecarRow), and drives it. */
+void stg_fleet_pod_adopted (Slot *slot, GArray *rows);
+
+/* Checks that task config @config, of a job some sidecar sets select, can
+ * be a pod with them (no named port of both). */
+gboolean stg_fleet_pod_check_task (StgFleetRuntime *rt, const ApiTaskConfig *config,
+                                   GError **error);
+
+/* The pod's boxes (Box*), by sidecar name. */
+GPtrArray *stg_fleet_pod_boxes (Slot *slot);
+
+/* The pod's box of sidecar @name, or NULL. */
+Box *stg_fleet_pod_box (Slot *slot, const gchar *name);
+
+/* The pod's named ports (the task's, its sidecars', their probes'): name ->
+ * port, or NULL with @error. */
+GHashTable *stg_fleet_pod_ports (Slot *slot, GError **error);
+
+/* ---- container specs of a pod (fleet_pod_spec.c) ------------------------------- */
+
+/* The create request of @slot's anchor, and the container's name. */
+JsonNode *stg_fleet_anchor_spec (Slot *slot, gchar **name, GError **error);
+
+/* One container of a sidecar in a pod, as a create request makes it. */
+typedef struct
+{
+  const gchar *set;            /* the sidecar set's name */
+  const ApiSidecar *sidecar;   /* (nullable: the empty image) the version's sidecar */
+  const StgExecutorSpec *spec; /* (nullable: the empty image) its executor data, parsed */
+  gboolean hot;                /* the sidecar has two slots */
+  gboolean activation;         /* the anchor holds its ports' sockets */
+  guint index;                 /* its slot: 0 (NAME-1, or NAME), 1 (NAME-2) */
+  gint version;                /* what it runs; 0: the empty image */
+  gint alt;                    /* what the other slot runs (or the serving one, for the
+                                 new version: STAGGER_VERSION_ALT) */
+} StgFleetMember;
+
+/* The create request of @member of @slot's pod, and the container's name. */
+JsonNode *stg_fleet_member_spec (Slot *slot, const StgFleetMember *member, gchar **name,
+                                 GError **error);
+
+/* The name of the port of @set's probe socket in slot @index. */
+gchar *stg_fleet_probe_port_name (const gchar *set, guint index);
+
+/* ---- sidecars in pods (fleet_sidecar*.c) ---------------------------------------- */
+
+/* A box for sidecar @name of the slot's pod, asked to run @version. */
+Box *stg_fleet_box_new (Slot *slot, const gchar *name, gint version);
+void stg_fleet_box_free (Box *box);
+
+/* The box's sidecar set. */
+const gchar *stg_fleet_box_name (const Box *box);
+
+/* Every named port the box needs in the pod (its sidecar's, its probes'),
+ * NULL-terminated. */
+gchar **stg_fleet_box_port_names (const Box *box);
+
+/* The ports whose listening sockets the anchor holds for the box (its
+ * sidecar's, when socket-activated), NULL-terminated (NULL: none). */
+const gchar *const *stg_fleet_box_held_ports (const Box *box);
+
+/* Whether the box serves the version it is asked for, healthy. */
+gboolean stg_fleet_box_serving (const Box *box);
+
+/* Records what the box is asked to run and which of its slots serves. */
+void stg_fleet_box_save (Box *box);
+
+/* Moves the box toward what it should run (one engine call at a time). */
+void stg_fleet_box_drive (Box *box);
+
+/* The pod goes: the box removes its containers; TRUE while it still has
+ * some (it drives the slot again once they are gone). */
+gboolean stg_fleet_box_clear (Box *box);
+
+/* Checks the box's containers in a listing (see stg_fleet_pod_check). */
+void stg_fleet_box_check (Box *box, GHashTable *by_id, gint64 sent_us);
+
+/* Adoption: container @c is member (label slot) of the box. */
+void stg_fleet_box_adopt_member (Box *box, JsonObject *c);
+
+/* Adoption is over: @row (nullable) is what the store knows of the box. */
+void stg_fleet_box_adopted (Box *box, const StgPodSidecarRow *row);
+
+/* StgRuntimeOps.sidecar_validate, .sidecars and .sidecar_apply. */
+gboolean stg_fleet_sidecar_validate (StgRuntime *base, const gchar *name, const ApiSidecar *sidecar,
+                                     const ApiSidecar *previous, GError **error);
+GArray *stg_fleet_sidecars (StgRuntime *base, const gchar *name);
+gboolean stg_fleet_sidecar_apply (StgRuntime *base, gint64 job_id, gint32 instance,
+                                  const gchar *name, gint version, GError **error);
 
 G_END_DECLS

@@ -5,11 +5,11 @@
  * container is gone or no longer running has failed, and a host that does
  * not answer is marked unreachable. At start-up, adoption lists every host
  * once and matches containers to the store's slots by their labels: the
- * container of a slot's current run is adopted as it is, any other
- * container with the marker is a stray and is removed, and containers
- * without the marker are never touched. Reconciliation lists every host
- * at once. Calls the store and docker.c.
- * Main-loop thread only.
+ * container of a slot's current run is adopted as it is (a pod's anchor
+ * and sidecars with it, fleet_pod.c), any other container with the marker
+ * is a stray and is removed, and containers without the marker are never
+ * touched. Reconciliation lists every host at once. Calls the store and
+ * docker.c. Main-loop thread only.
  */
 #include "config.h"
 
@@ -92,31 +92,57 @@ host_reachable (Host *h, gboolean reachable, const gchar *why)
   h->last_error = g_strdup (why);
 }
 
+/* A container of a pod other than its main one (anchor, sidecar). */
+static gboolean
+pod_member (JsonObject *c)
+{
+  const gchar *role = label (c, STG_FLEET_LABEL_ROLE);
+
+  return role != NULL && !g_str_equal (role, "main");
+}
+
 /* A slot adopted while its host was away: its container is the one whose
- * labels name the slot's current run (if any). Found, the slot goes on
- * from there when it runs (a config applied while the host was away is
- * applied now); one that ended is judged by the caller. */
+ * labels name the slot's current run (if any), with its pod's. Found
+ * running, the slot goes on from there (a config applied while the host
+ * was away is applied now); one that ended is judged by the caller. */
 static void
 find_by_labels (Slot *slot, JsonArray *list)
 {
+  JsonObject *main = NULL;
+
   for (guint i = 0; i < json_array_get_length (list); i++)
     {
       JsonObject *c = json_array_get_object_element (list, i);
       const gchar *id = c ? json_object_get_string_member_with_default (c, "Id", NULL) : NULL;
-      if (id != NULL && label_int (c, STG_FLEET_LABEL_JOB_ID) == slot->base.key.job_id &&
-          label_int (c, STG_FLEET_LABEL_INSTANCE) == slot->base.key.instance &&
-          label_int (c, STG_FLEET_LABEL_RUN) == slot->base.run_id)
-        {
-          g_free (slot->container_id);
-          slot->container_id = g_strdup (id);
-          if (g_str_equal (container_state (c), "running"))
-            {
-              stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
-              stg_fleet_drive (slot);
-            }
-          return;
-        }
+      if (id == NULL || label_int (c, STG_FLEET_LABEL_JOB_ID) != slot->base.key.job_id ||
+          label_int (c, STG_FLEET_LABEL_INSTANCE) != slot->base.key.instance ||
+          label_int (c, STG_FLEET_LABEL_RUN) != slot->base.run_id)
+        continue;
+      if (pod_member (c))
+        stg_fleet_pod_adopt_member (slot, c);
+      else
+        main = c;
     }
+  if (main == NULL)
+    return;
+  g_free (slot->container_id);
+  slot->container_id = g_strdup (json_object_get_string_member (main, "Id"));
+  if (label (main, STG_FLEET_LABEL_ROLE) != NULL)
+    stg_fleet_pod_adopt_main (slot);
+  gboolean running = g_str_equal (container_state (main), "running");
+  if (running)
+    stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
+  if (slot->pod != NULL)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GArray) rows = stg_store_list_pod_sidecars (slot->rt->store, &error);
+      if (rows != NULL)
+        stg_fleet_pod_adopted (slot, rows);
+      else
+        g_warning ("fleet: %s", error->message);
+    }
+  if (running)
+    stg_fleet_drive (slot);
 }
 
 static void on_stray_removed (GObject *source, GAsyncResult *result, gpointer data);
@@ -214,6 +240,8 @@ check_containers (Host *h, JsonArray *list)
            * when it was adopted or started): watch it now. */
           if (slot->health == NULL && !slot->confirming && slot->op == OP_IDLE)
             stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
+          if (slot->pod != NULL)
+            stg_fleet_pod_check (slot, by_id, h->list_sent_us);
           continue;
         }
       if (c != NULL && g_strcmp0 (slot->stop_sent, slot->container_id) == 0)
@@ -392,17 +420,27 @@ adopt_container (StgFleetRuntime *rt, Host *h, JsonObject *c, GHashTable *rows)
   Slot *slot = (Slot *) stg_slots_find (rt->slots, key.job_id, key.instance);
   const StgInstanceRow *row = g_hash_table_lookup (rows, &key);
 
+  gboolean member = pod_member (c);
+
   if (id == NULL)
     return;
-  if (slot == NULL || row == NULL || slot->container_id != NULL || label_int (c, STG_FLEET_LABEL_RUN) != row->run_id)
+  if (slot == NULL || row == NULL || (slot->container_id != NULL && !member) ||
+      label_int (c, STG_FLEET_LABEL_RUN) != row->run_id)
     {
       remove_stray (h, id);
       return;
     }
   stg_fleet_set_host (slot, h);
+  slot->base.run_id = row->run_id;
+  if (member)
+    {
+      stg_fleet_pod_adopt_member (slot, c);
+      return;
+    }
+  if (label (c, STG_FLEET_LABEL_ROLE) != NULL)
+    stg_fleet_pod_adopt_main (slot);
   slot->container_id = g_strdup (id);
   slot->container_config = label_int (c, STG_FLEET_LABEL_CONFIG_ID);
-  slot->base.run_id = row->run_id;
   if (row->status == API_SCHEDULE_STATUS_KILLING)
     {
       slot->killing = TRUE; /* a kill was under way: finish it */
@@ -515,9 +553,10 @@ stg_fleet_runtime_adopt (StgRuntime *base, GError **error)
                                       ? stg_store_list_placements (rt->store, error)
                                       : NULL;
   g_autoptr (GArray) rows = placements ? stg_store_list_all_instances (rt->store, error) : NULL;
+  g_autoptr (GArray) sidecars = rows ? stg_store_list_pod_sidecars (rt->store, error) : NULL;
   g_autoptr (GHashTable) by_key = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, NULL);
 
-  if (rows == NULL)
+  if (sidecars == NULL)
     return FALSE;
   for (guint i = 0; i < placements->len; i++)
     {
@@ -540,6 +579,13 @@ stg_fleet_runtime_adopt (StgRuntime *base, GError **error)
       for (guint j = 0; a != NULL && j < json_array_get_length (a); j++)
         adopt_container (rt, l->host, json_array_get_object_element (a, j), by_key);
       g_clear_pointer (&l->list, json_node_unref);
+    }
+  for (guint i = 0; i < rows->len; i++)
+    {
+      StgSlotRow *r = &g_array_index (rows, StgSlotRow, i);
+      Slot *slot = (Slot *) stg_slots_find (rt->slots, r->job_id, r->row.instance_id);
+      if (slot != NULL && slot->pod != NULL)
+        stg_fleet_pod_adopted (slot, sidecars);
     }
   for (guint i = 0; i < rows->len; i++)
     {

@@ -22,6 +22,11 @@ libstg_runtime_a_SOURCES = \
 libstg_runtime_a_SOURCES += \
 	src/runtime/docker.c src/runtime/docker.h \
 	src/runtime/fleet.c src/runtime/fleet.h src/runtime/fleet_private.h \
-	src/runtime/fleet_container.c src/runtime/fleet_hosts.c src/runtime/fleet_hosts.h \
-	src/runtime/fleet_sync.c src/runtime/fleet_drain.c src/runtime/fleet_hooks.c
+	src/runtime/fleet_container.c src/runtime/fleet_health.c \
+	src/runtime/fleet_hosts.c src/runtime/fleet_hosts.h \
+	src/runtime/fleet_sync.c src/runtime/fleet_drain.c src/runtime/fleet_hooks.c \
+	src/runtime/fleet_anchor.c src/runtime/fleet_pod.c src/runtime/fleet_pod_spec.c \
+	src/runtime/fleet_sidecar.c src/runtime/fleet_sidecar_health.c \
+	src/runtime/fleet_sidecar_members.c src/runtime/fleet_sidecar_ops.c \
+	src/runtime/fleet_sidecar_private.h
 EXTRA_DIST += src/runtime/local.mk

@@ -291,10 +291,6 @@ gchar **stg_local_environment (Slot *slot, Run *run, gint alt_version, GHashTabl
 /* The port health checks go to: "health", else "http", else the first. */
 gint stg_local_health_port (GHashTable *ports, gchar **names);
 
-/* The shell line for the `command` of @spec (owned): "exec COMMAND" for a
- * hot-upgradable simple command, so LISTEN_PID names the program. */
-gchar *stg_local_shell_command (const StgExecutorSpec *spec);
-
 /* @command with its program (a bare first word, as in argv) found the way
  * argv[0] is: when the instance's PATH lacks it but staggerd's has it, the
  * word becomes its full path, so a `command` runs what the same `argv`

@@ -110,7 +110,7 @@ stg_launch_argv (Run *run, Launch *l, gboolean beside, GError **error)
   if (l->cwd == NULL)
     return FALSE;
   l->argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree gchar *exec_command = spec->command ? stg_local_shell_command (spec) : NULL;
+  g_autofree gchar *exec_command = spec->command ? stg_executor_shell_command (spec) : NULL;
   if (spec->command != NULL)
     {
       g_ptr_array_add (l->argv, g_strdup ("/bin/sh"));

@@ -139,3 +139,50 @@ stg_runtime_reconcile (StgRuntime *rt, gboolean implicit, gchar **summary, GErro
   *summary = g_strdup ("nothing to compare: this runtime runs nothing outside the store");
   return TRUE;
 }
+
+void
+stg_sidecar_observation_clear (gpointer p)
+{
+  StgSidecarObservation *o = p;
+
+  g_free (o->job);
+  g_free (o->host);
+  g_free (o->cause);
+  for (guint i = 0; i < G_N_ELEMENTS (o->slots); i++)
+    {
+      g_free (o->slots[i].name);
+      g_free (o->slots[i].container_id);
+    }
+}
+
+static gboolean
+has_sidecars (StgRuntime *rt, GError **error)
+{
+  if (rt->ops->sidecars != NULL)
+    return TRUE;
+  g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+               "sidecar sets run in the pods of the fleet runtime (--runtime=fleet); this "
+               "staggerd's instances are processes without pods");
+  return FALSE;
+}
+
+gboolean
+stg_runtime_sidecar_validate (StgRuntime *rt, const gchar *name, const ApiSidecar *sidecar,
+                              const ApiSidecar *previous, GError **error)
+{
+  return has_sidecars (rt, error) && rt->ops->sidecar_validate (rt, name, sidecar, previous, error);
+}
+
+GArray *
+stg_runtime_sidecars (StgRuntime *rt, const gchar *name, GError **error)
+{
+  return has_sidecars (rt, error) ? rt->ops->sidecars (rt, name) : NULL;
+}
+
+gboolean
+stg_runtime_sidecar_apply (StgRuntime *rt, gint64 job_id, gint32 instance, const gchar *name,
+                           gint version, GError **error)
+{
+  return has_sidecars (rt, error) &&
+         rt->ops->sidecar_apply (rt, job_id, instance, name, version, error);
+}

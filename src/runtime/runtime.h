@@ -104,6 +104,35 @@ typedef struct
 void stg_log_info_clear (StgLogInfo *info);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (StgLogInfo, stg_log_info_clear)
 
+/* One container slot of a sidecar in a pod. */
+typedef struct
+{
+  gchar *name;         /* NAME, or NAME-1 and NAME-2 of a hot sidecar */
+  gint version;        /* what it runs; 0: the empty image */
+  gchar *container_id; /* (nullable) */
+  gboolean serving;
+} StgSidecarSlotInfo;
+
+/* One sidecar of one instance's pod, as the runtime sees it. */
+typedef struct
+{
+  gint64 job_id;
+  gint32 instance;
+  gchar *job;         /* role/environment/name */
+  gchar *host;        /* (nullable) */
+  gint version;       /* the version serving; 0: none */
+  gint want;          /* the version asked for */
+  StgTaskPhase phase; /* RUNNING: @want serves and is healthy; STARTING: on its way;
+                               FAILED: its last start failed, tried again after a back-off */
+  guint32 failures;   /* failed starts of @want */
+  gchar *cause;       /* (nullable) why it is not RUNNING, or its last failure */
+  StgSidecarSlotInfo slots[2];
+  guint n_slots; /* 1, or 2 for a hot sidecar */
+} StgSidecarObservation;
+
+/* Frees what @o holds (a GArray's clear function). */
+void stg_sidecar_observation_clear (gpointer o);
+
 typedef struct _StgRuntime StgRuntime;
 
 /* Called when a slot's observation may have changed. */
@@ -140,6 +169,20 @@ typedef struct
    * this runtime's mark but no slot expects is stopped. *@summary says
    * what was found or is under way, in words. */
   gboolean (*reconcile) (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error);
+  /* (nullable: no sidecars here) Checks that @sidecar (of the set named
+   * @name) can run beside instances, and can follow @previous (nullable:
+   * the set's version before it) in the pods that carry it. */
+  gboolean (*sidecar_validate) (StgRuntime *rt, const gchar *name, const ApiSidecar *sidecar,
+                                const ApiSidecar *previous, GError **error);
+  /* The instances whose pods carry sidecar @name (element-type
+   * StgSidecarObservation), by job key, then instance. */
+  GArray *(*sidecars) (StgRuntime *rt, const gchar *name);
+  /* Asks sidecar @name of the instance's pod to run @version (its
+   * Sidecar is in the store), or, @version 0, to leave the pod; recorded
+   * before anything is done. STG_RUNTIME_ERROR_NOT_FOUND when the pod does
+   * not carry it. */
+  gboolean (*sidecar_apply) (StgRuntime *rt, gint64 job_id, gint32 instance, const gchar *name,
+                             gint version, GError **error);
 } StgRuntimeOps;
 
 /* The most one read_log call returns. */
@@ -193,6 +236,15 @@ GPtrArray *stg_runtime_hosts (StgRuntime *rt, GError **error);
 /* See StgRuntimeOps.drain_host; STG_RUNTIME_ERROR_NOT_FOUND for an
  * unknown host, _INVALID when the runtime has no hosts to drain. */
 gboolean stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
+
+/* See StgRuntimeOps.sidecar_validate, .sidecars and .sidecar_apply;
+ * STG_RUNTIME_ERROR_INVALID when the runtime runs no sidecars (only the
+ * fleet runtime does). */
+gboolean stg_runtime_sidecar_validate (StgRuntime *rt, const gchar *name, const ApiSidecar *sidecar,
+                                       const ApiSidecar *previous, GError **error);
+GArray *stg_runtime_sidecars (StgRuntime *rt, const gchar *name, GError **error);
+gboolean stg_runtime_sidecar_apply (StgRuntime *rt, gint64 job_id, gint32 instance,
+                                    const gchar *name, gint version, GError **error);
 
 /* See StgRuntimeOps.reconcile; a runtime without it runs nothing outside
  * the store, and says so. */

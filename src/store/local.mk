@@ -13,6 +13,7 @@ libstg_store_a_SOURCES = \
 	src/store/quotas.c \
 	src/store/retention.c \
 	src/store/runtime_facts.c \
+	src/store/sidecars.c \
 	src/store/updates.c
 nodist_libstg_store_a_SOURCES = src/store/schema-resources.c
 
@@ -25,7 +26,8 @@ STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.
 	$(srcdir)/schema/011_quotas.sql $(srcdir)/schema/011_quotas.pg.sql \
 	$(srcdir)/schema/014_surge.sql $(srcdir)/schema/014_surge.pg.sql \
 	$(srcdir)/schema/015_reasons.sql \
-	$(srcdir)/schema/016_maintenance.sql $(srcdir)/schema/016_maintenance.pg.sql
+	$(srcdir)/schema/016_maintenance.sql $(srcdir)/schema/016_maintenance.pg.sql \
+	$(srcdir)/schema/017_sidecars.sql $(srcdir)/schema/017_sidecars.pg.sql
 libstg_store_a_SOURCES += src/store/fleet_facts.c src/store/maintenance.c
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)
 	$(AM_V_GEN)$(MKDIR_P) src/store && \

@@ -688,4 +688,94 @@ gboolean stg_store_reclaim (StgStore *store, guint pages, GError **error);
 /* Free pages in the file (PRAGMA freelist_count), or -1. */
 gint64 stg_store_free_pages (StgStore *store);
 
+/* ---- sidecar sets and the pods' sidecars (sidecars.c) ------------------- */
+
+/* One sidecar set (sidecar_sets). */
+typedef struct
+{
+  gint64 id;
+  gchar *name;
+  gchar *role; /* the selector's patterns */
+  gchar *environment;
+  gchar *job;
+  gint version;        /* the newest */
+  gint from_version;   /* the last update moves from this one (0: none) ... */
+  gint to_version;     /* ... to this one */
+  gint inject_version; /* the version new pods get */
+  gint status;         /* JobUpdateStatus of the last update */
+  gint64 status_ms;
+  gchar *reason; /* "" when there is nothing to say */
+  ApiSidecarUpdateSettings *settings;
+  gchar *user;
+  gint64 created_ms;
+} StgSidecarSetRow;
+
+void stg_sidecar_set_row_free (StgSidecarSetRow *row);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgSidecarSetRow, stg_sidecar_set_row_free)
+
+/* Records a new set (every field of @row but id); sets @row->id. */
+gboolean stg_store_insert_sidecar_set (StgStore *store, StgSidecarSetRow *row, GError **error);
+
+/* Saves every field of @row but its name, user and creation time. */
+gboolean stg_store_set_sidecar_set (StgStore *store, const StgSidecarSetRow *row, GError **error);
+
+/* The set named @name; NULL with STG_STORE_ERROR_NOT_FOUND. */
+StgSidecarSetRow *stg_store_get_sidecar_set (StgStore *store, const gchar *name, GError **error);
+
+/* Every set (StgSidecarSetRow*), by name. */
+GPtrArray *stg_store_list_sidecar_sets (StgStore *store, GError **error);
+
+/* Removes set @set_id with its versions and events. */
+gboolean stg_store_delete_sidecar_set (StgStore *store, gint64 set_id, GError **error);
+
+/* Records version @version of set @set_id's sidecar. */
+gboolean stg_store_put_sidecar_version (StgStore *store, gint64 set_id, gint version,
+                                        ApiSidecar *sidecar, const gchar *user, gint64 created_ms,
+                                        GError **error);
+
+/* Version @version of the sidecar of the set named @name; NULL with
+ * STG_STORE_ERROR_NOT_FOUND when there is no such set or version. */
+ApiSidecar *stg_store_get_sidecar_version (StgStore *store, const gchar *name, gint version,
+                                           GError **error);
+
+/* The newest version of set @set_id whose sidecar hashes to @hash (0: none). */
+gint stg_store_find_sidecar_version (StgStore *store, gint64 set_id, const gchar *hash,
+                                     GError **error);
+
+/* Every version of set @set_id (ApiSidecarVersion*), oldest first. */
+GPtrArray *stg_store_list_sidecar_versions (StgStore *store, gint64 set_id, GError **error);
+
+/* Records an event of set @set_id: its update's @status after it, about
+ * an instance (@job "role/environment/name" and @instance, or @job NULL). */
+gboolean stg_store_add_sidecar_event (StgStore *store, gint64 set_id, gint64 ts_ms, gint status,
+                                      const gchar *job, gint32 instance, const gchar *message,
+                                      const gchar *user, GError **error);
+
+/* The newest @limit events of set @set_id (ApiSidecarEvent*), oldest first. */
+GPtrArray *stg_store_list_sidecar_events (StgStore *store, gint64 set_id, guint limit,
+                                          GError **error);
+
+/* The fleet runtime's facts of one sidecar in one pod (fleet_sidecars). */
+typedef struct
+{
+  gint64 job_id;
+  gint32 instance_id;
+  gchar *sidecar;
+  gint want;            /* the version asked for */
+  gint serving_slot;    /* 1 or 2; 0: none serves */
+  gint serving_version; /* what the serving slot runs */
+  gint failures;        /* failed starts of @want */
+} StgPodSidecarRow;
+
+/* Saves @row (made or replaced). */
+gboolean stg_store_put_pod_sidecar (StgStore *store, const StgPodSidecarRow *row, GError **error);
+
+/* Forgets sidecar @sidecar of instance @instance_id of job @job_id (@sidecar
+ * NULL: every sidecar of that instance). */
+gboolean stg_store_delete_pod_sidecar (StgStore *store, gint64 job_id, gint32 instance_id,
+                                       const gchar *sidecar, GError **error);
+
+/* Every row (StgPodSidecarRow, strings owned by the array). */
+GArray *stg_store_list_pod_sidecars (StgStore *store, GError **error);
+
 G_END_DECLS

@@ -11,6 +11,7 @@ libstg_webui_a_SOURCES = \
 	src/webui/webui_update.c \
 	src/webui/webui_plan.c \
 	src/webui/webui_wait.c \
+	src/webui/webui_sidecar.c \
 	src/webui/webui_instance.c
 nodist_libstg_webui_a_SOURCES = src/webui/webui-resources.c
 EXTRA_DIST += src/webui/local.mk

@@ -191,7 +191,7 @@ static const StgWebUiRoute FEED_ROUTES[] = {
 static const StgWebUiRoute *const ROUTE_TABLES[] = {
   stg_webui_page_routes, stg_webui_session_routes,  FEED_ROUTES,
   stg_webui_data_routes, stg_webui_update_routes,   stg_webui_plan_routes,
-  stg_webui_wait_routes, stg_webui_instance_routes,
+  stg_webui_wait_routes, stg_webui_instance_routes, stg_webui_sidecar_routes,
 };
 
 StgWebUi *

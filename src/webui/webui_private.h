@@ -50,8 +50,8 @@ typedef struct
 /* The route tables webui.c serves, each ended by { NULL }: the page and
  * its files (webui_pages.c), the session (webui_session.c), the JSON data
  * (webui_data.c), an update's page (webui_update.c), rollout plans
- * (webui_plan.c), the picked instance (webui_instance.c) and the long
- * poll (webui_wait.c). */
+ * (webui_plan.c), the picked instance (webui_instance.c), the long poll
+ * (webui_wait.c) and sidecar sets (webui_sidecar.c). */
 extern const StgWebUiRoute stg_webui_page_routes[];
 extern const StgWebUiRoute stg_webui_session_routes[];
 extern const StgWebUiRoute stg_webui_data_routes[];
@@ -59,6 +59,7 @@ extern const StgWebUiRoute stg_webui_update_routes[];
 extern const StgWebUiRoute stg_webui_plan_routes[];
 extern const StgWebUiRoute stg_webui_instance_routes[];
 extern const StgWebUiRoute stg_webui_wait_routes[];
+extern const StgWebUiRoute stg_webui_sidecar_routes[];
 
 /* ---- answers (webui_answer.c) --------------------------------------------------- */
 

@@ -1,0 +1,118 @@
+/* webui_sidecar.c: the web UI's sidecar set pages: their data.
+ *
+ * GET /ui/api/sidecars answers every sidecar set: what it selects, its
+ * newest version, its last update (from and to versions, status, reason,
+ * settings) and how many of the instances that carry it run the update's
+ * version. GET /ui/api/sidecar?name=NAME one set: the same, its versions,
+ * each instance that carries it (host, the version serving and the one
+ * asked for, status, failed starts, why it is not RUNNING, held back by
+ * the partition, its container slots) and its events, newest last. Both
+ * read through the engine, as getSidecarSets and getSidecarSetDetails do.
+ * Main-loop thread only.
+ */
+#include "config.h"
+
+#include "webui/webui_private.h"
+
+/* A set's summary, in the list and on its page. */
+static void
+add_summary (JsonBuilder *b, gconstpointer item)
+{
+  const ApiSidecarSetSummary *s = item;
+
+  stg_webui_add_fields (b, s,
+                        "name version from_version to_version status:update since_ms reason "
+                        "instances updated user created_ms=createdTimestampMs inject_version");
+  json_builder_set_member_name (b, "selector");
+  json_builder_begin_object (b);
+  stg_webui_add_fields (b, s->selector, "role environment name");
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "settings");
+  json_builder_begin_object (b);
+  stg_webui_add_fields (b, s->settings,
+                        "max_unavailable partition max_failures rollback_on_failure paused");
+  json_builder_end_object (b);
+}
+
+static guint
+read_sets (StgWebUi *ui, StgHttpRequest *request G_GNUC_UNUSED, JsonBuilder *b, GError **error)
+{
+  g_autoptr (GPtrArray) sets = stg_engine_sidecar_sets (ui->ctx.engine, error);
+
+  if (sets == NULL)
+    return 500;
+  json_builder_begin_object (b);
+  stg_webui_add_list (b, "sets", sets, G_MAXUINT, add_summary);
+  json_builder_end_object (b);
+  return 200;
+}
+
+/* The job key "role/environment/name" and instance of @key. */
+static void
+add_instance_key (JsonBuilder *b, const ApiInstanceKey *key)
+{
+  g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", key->jobKey->role, key->jobKey->environment,
+                                           key->jobKey->name);
+
+  member_string (b, "job", job);
+  member_int (b, "instance", key->instanceId);
+}
+
+static void
+add_instance (JsonBuilder *b, gconstpointer item)
+{
+  const ApiSidecarInstance *in = item;
+
+  add_instance_key (b, in->instance);
+  stg_webui_add_fields (b, in,
+                        "host version want_version status:schedule failures reason held_back");
+  stg_webui_add_records (b, "slots", in->slots, "name version container_id serving");
+}
+
+static void
+add_event (JsonBuilder *b, gconstpointer item)
+{
+  const ApiSidecarEvent *e = item;
+
+  stg_webui_add_fields (b, e, "timestamp_ms status:update message");
+  member_string (b, "user", e->__isset_user ? e->user : NULL);
+  if (e->__isset_instance)
+    add_instance_key (b, e->instance);
+}
+
+static void
+add_version (JsonBuilder *b, gconstpointer item)
+{
+  const ApiSidecarVersion *v = item;
+
+  stg_webui_add_fields (b, v, "version created_ms=createdTimestampMs user");
+  stg_webui_add_fields (b, v->sidecar, "image socket_activation executor_data");
+}
+
+static guint
+read_set (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
+{
+  const gchar *name = stg_http_request_query (request, "name");
+
+  if (name == NULL || name[0] == '\0')
+    return stg_webui_fail (error, 400, "query.name is missing");
+  g_autoptr (ApiSidecarSetDetails) d = stg_engine_sidecar_set_details (ui->ctx.engine, name, error);
+  if (d == NULL)
+    return g_error_matches (*error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_NOT_FOUND)
+               ? 404
+               : stg_webui_store_status (*error);
+  json_builder_begin_object (b);
+  add_summary (b, d->summary);
+  stg_webui_add_list (b, "versions", d->versions, G_MAXUINT, add_version);
+  stg_webui_add_list (b, "instances", d->instances, G_MAXUINT, add_instance);
+  stg_webui_add_list (b, "events", d->events, G_MAXUINT, add_event);
+  member_int (b, "now_ms", stg_clock_now_ms (ui->ctx.clock));
+  json_builder_end_object (b);
+  return 200;
+}
+
+const StgWebUiRoute stg_webui_sidecar_routes[] = {
+  { "/ui/api/sidecars", .read = read_sets },
+  { "/ui/api/sidecar", .read = read_set },
+  { NULL },
+};
