@@ -19,6 +19,7 @@ PACKAGES="
   clang clang-format
   chromium fonts-dejavu-core
   podman runc conmon catatonit slirp4netns uidmap busybox-static
+  iproute2
   docker-registry skopeo
   wrk
 "

@@ -326,7 +326,8 @@ START_TEST (fleet_placement_spreads_under_constraints)
   g_autofree gchar *none = place_many (hosts, 3, rack, 1, &why);
   ck_assert_str_eq (none, "-");
   ck_assert_msg (strstr (why, "a: rack in {r2} (the host has none)") != NULL, "%s", why);
-  ck_assert_msg (strstr (why, "b: unreachable or draining") != NULL, "%s", why);
+  ck_assert_msg (strstr (why, "b: unreachable, not yet reconciled, or draining") != NULL, "%s",
+                 why);
   stg_fleet_options_clear (&o);
 }
 END_TEST
@@ -708,6 +709,127 @@ START_TEST (docker_client_never_waits_on_a_dead_engine)
 }
 END_TEST
 
+/* An engine whose host drops every packet (here: a listener whose queue
+ * is full, so the kernel drops new connections' first packets): a call
+ * gives up connecting within the timeout, as UNREACHABLE, and leaves
+ * nothing behind (under the sanitizers: GIO leaks a connection attempt
+ * whose socket times out while connecting). */
+/* A listening socket on the loopback whose accept queue is full when
+ * @silent (the kernel drops the first packets of new connections), and
+ * the sockets that fill it. */
+typedef struct
+{
+  GSocket *listener;
+  GSocket *queued[2];
+  guint16 port;
+} Listener;
+
+static void
+listener_open (Listener *l, gboolean silent)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GInetAddress) lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr (GSocketAddress) any = g_inet_socket_address_new (lo, 0);
+
+  l->listener = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP,
+                              &error);
+  g_socket_set_listen_backlog (l->listener, silent ? 0 : 8);
+  ck_assert (g_socket_bind (l->listener, any, TRUE, &error) &&
+             g_socket_listen (l->listener, &error));
+  g_autoptr (GSocketAddress) bound = g_socket_get_local_address (l->listener, &error);
+  l->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+  for (guint i = 0; silent && i < G_N_ELEMENTS (l->queued); i++)
+    {
+      l->queued[i] = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+                                   G_SOCKET_PROTOCOL_TCP, &error);
+      g_socket_set_blocking (l->queued[i], FALSE);
+      g_socket_connect (l->queued[i], bound, NULL, NULL); /* pending, or queued */
+    }
+}
+
+static void
+listener_close (Listener *l)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (l->queued); i++)
+    g_clear_object (&l->queued[i]);
+  g_clear_object (&l->listener);
+}
+
+static gboolean
+allow_all (gpointer data G_GNUC_UNUSED, const gchar *method G_GNUC_UNUSED,
+           const gchar *path G_GNUC_UNUSED)
+{
+  return TRUE;
+}
+
+/* An engine whose host drops every packet: the connection attempt is
+ * given up (and freed) before the session's timeout, with or without a
+ * bound on sending (_i: 0 without, 1 with 100 ms; a bound set while
+ * connecting would end the attempt by the kernel's timeout, which GIO
+ * leaks). */
+START_TEST (docker_client_gives_up_connecting_to_a_silent_engine)
+{
+  g_autoptr (GError) error = NULL;
+  Listener l = { 0 };
+
+  listener_open (&l, TRUE);
+  g_autofree gchar *url = g_strdup_printf ("tcp://127.0.0.1:%u", l.port);
+  g_autoptr (StgDocker) d = stg_docker_new (url, NULL, 3, &error);
+  if (_i == 1)
+    stg_docker_set_guard (d, allow_all, NULL, 100);
+  GAsyncResult *slot = NULL;
+  stg_docker_ping_async (d, NULL, keep_result, &slot);
+  g_autoptr (GAsyncResult) r = await_result (&slot);
+  ck_assert (!stg_docker_ping_finish (d, r, &error));
+  ck_assert_msg (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE), "%s",
+                 error->message);
+  ck_assert_msg (strstr (error->message, "no connection within 3 s") != NULL, "%s", error->message);
+  listener_close (&l);
+}
+END_TEST
+
+/* Says yes once, then no. */
+static gboolean
+allow_once (gpointer data, const gchar *method G_GNUC_UNUSED, const gchar *path G_GNUC_UNUSED)
+{
+  guint *asked = data;
+
+  return (*asked)++ == 0;
+}
+
+/* A request the guard let go is asked about again just before it is
+ * written (it may have waited for a connection): held back then, its
+ * call fails as UNREACHABLE and the engine receives nothing. */
+START_TEST (docker_client_asks_the_guard_again_before_writing)
+{
+  g_autoptr (GError) error = NULL;
+  Listener l = { 0 };
+  guint asked = 0;
+
+  listener_open (&l, FALSE);
+  g_autofree gchar *url = g_strdup_printf ("tcp://127.0.0.1:%u", l.port);
+  g_autoptr (StgDocker) d = stg_docker_new (url, NULL, 3, &error);
+  stg_docker_set_guard (d, allow_once, &asked, 0);
+  GAsyncResult *slot = NULL;
+  stg_docker_remove_async (d, "c1", NULL, keep_result, &slot);
+  g_autoptr (GAsyncResult) r = await_result (&slot);
+  ck_assert (!stg_docker_finish (d, r, &error));
+  ck_assert_msg (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE) &&
+                     strstr (error->message, "not sent") != NULL,
+                 "%s", error->message);
+  ck_assert_uint_eq (asked, 2);
+  g_socket_set_blocking (l.listener, FALSE);
+  g_autoptr (GSocket) conn = g_socket_accept (l.listener, NULL, NULL);
+  gchar buf[64];
+  if (conn != NULL)
+    {
+      g_socket_set_blocking (conn, FALSE);
+      ck_assert_int_le (g_socket_receive (conn, buf, sizeof buf, NULL, NULL), 0);
+    }
+  listener_close (&l);
+}
+END_TEST
+
 static const struct
 {
   const gchar *endpoint;
@@ -766,6 +888,8 @@ fleet_suite (void)
   tcase_add_test (tc, docker_client_runs_a_container_through_its_life);
   tcase_add_test (tc, docker_client_passes_engine_errors_verbatim);
   tcase_add_test (tc, docker_client_never_waits_on_a_dead_engine);
+  tcase_add_loop_test (tc, docker_client_gives_up_connecting_to_a_silent_engine, 0, 2);
+  tcase_add_test (tc, docker_client_asks_the_guard_again_before_writing);
   tcase_add_loop_test (tc, docker_client_refuses_bad_endpoints, 0, G_N_ELEMENTS (bad_endpoints));
   suite_add_tcase (s, tc);
   return s;

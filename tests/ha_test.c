@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 
 #include "common/jobkey.h"
+#include "daemon/leadership.h"
 #include "pgtest.h"
 #include "store/store.h"
 #include "rollout.h"
@@ -222,6 +223,114 @@ START_TEST (paused_leader_loses_the_lock)
 }
 END_TEST
 
+/* A leader acts on the outside world only while a query sent less than
+ * half a lease ago found its epoch: the server keeps its idle session (and
+ * so its lock) for the whole lease, so that proof always outlives the
+ * acting time, and any query that finds the epoch proves it again. */
+START_TEST (lead_is_held_half_a_lease_after_each_proof)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *db = stg_test_pg_new_database (pg, &error);
+  ck_assert_msg (db != NULL, "%s", error ? error->message : "");
+  g_autoptr (StgStore) a = open_pg_store (db);
+  g_autoptr (StgStore) b = open_pg_store (db);
+  gint64 epoch = 0;
+
+  ck_assert_int_eq (stg_store_lead_left_ms (a), 0);
+  ck_assert (stg_store_try_lead (a, "a:1", "http://a", 4000, 1000, &epoch, &error));
+  ck_assert_int_le (stg_store_lead_left_ms (a), 2000);
+  ck_assert_int_gt (stg_store_lead_left_ms (a), 0);
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (stg_store_lead_left_ms (a) > 0)
+    {
+      ck_assert_msg (g_get_monotonic_time () < deadline, "the lead never lapsed");
+      g_usleep (20 * 1000);
+    }
+  ck_assert_int_eq (stg_store_lead_left_ms (a), 0);
+  /* Its lock is still its own: the session outlives the acting time. */
+  ck_assert (!stg_store_try_lead (b, "b:2", "http://b", 4000, 2000, &epoch, &error));
+  ck_assert_ptr_null (error);
+  StgLeaderInfo info = { 0 };
+  ck_assert_msg (stg_store_leader (a, &info, &error), "%s", error ? error->message : "");
+  ck_assert_int_eq (info.epoch, 1);
+  stg_leader_info_clear (&info);
+  ck_assert (stg_store_lead_left_ms (a) > 0);
+  /* So does every write: its fencing check finds the epoch. */
+  while (stg_store_lead_left_ms (a) > 0)
+    g_usleep (20 * 1000);
+  ck_assert (write_config (a, "proof", &error));
+  ck_assert (stg_store_lead_left_ms (a) > 0);
+}
+END_TEST
+
+/* A follower that takes over and then spends longer than a lease
+ * starting to lead (adopting what runs on hosts, one of which does not
+ * answer) keeps its lead meanwhile: its leadership's tick still runs. */
+typedef struct
+{
+  gint64 lease_ms;
+  gboolean led, lost;
+  gchar *after; /* what the store said once it had started leading */
+} SlowTakeover;
+
+static gboolean
+wake (gpointer data G_GNUC_UNUSED)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+slow_take_over (gpointer data)
+{
+  SlowTakeover *t = data;
+  gint64 until = g_get_monotonic_time () + 3 * t->lease_ms * 1000;
+  guint waker = g_timeout_add (50, wake, NULL);
+
+  /* As adoption does: the main loop runs while the hosts are listed. */
+  while (g_get_monotonic_time () < until && !t->lost)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (waker);
+  t->led = TRUE;
+}
+
+static void
+lost_lead (gpointer data)
+{
+  ((SlowTakeover *) data)->lost = TRUE;
+}
+
+static gboolean
+took_over (gpointer data)
+{
+  SlowTakeover *t = data;
+  return t->led || t->lost;
+}
+
+START_TEST (slow_takeover_keeps_its_lead)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *db = stg_test_pg_new_database (pg, &error);
+  ck_assert_msg (db != NULL, "%s", error ? error->message : "");
+  StgStore *a = open_pg_store (db);
+  g_autoptr (StgStore) b = open_pg_store (db);
+  SlowTakeover t = { .lease_ms = 1000 };
+  gint64 epoch = 0;
+
+  ck_assert (stg_store_try_lead (a, "a:1", "http://a", 1000, 1000, &epoch, &error));
+  StgLeadership *l = stg_leadership_new (b, "b:2", "http://b", 1000, slow_take_over, lost_lead, &t);
+  stg_store_close (a);
+  ck_assert_msg (stg_test_wait (took_over, &t, 30000), "no takeover");
+  ck_assert_msg (!t.lost, "the new leader lost its lead while it started leading");
+  StgLeaderInfo info = { 0 };
+  ck_assert_msg (stg_store_leader (b, &info, &error), "the new leader's session is gone: %s",
+                 error ? error->message : "");
+  ck_assert_int_eq (info.epoch, 2);
+  ck_assert (stg_store_lead_left_ms (b) > 0);
+  stg_leader_info_clear (&info);
+  stg_leadership_free (l);
+}
+END_TEST
+
 /* Runs staggerd with @args until it exits; returns its stderr. */
 static gchar *
 staggerd_fails (const gchar *dir, const gchar *arg)
@@ -273,6 +382,8 @@ ha_suite (void)
   tcase_add_test (tc, one_leader_at_a_time);
   tcase_add_test (tc, fenced_leader_writes_nothing);
   tcase_add_test (tc, paused_leader_loses_the_lock);
+  tcase_add_test (tc, lead_is_held_half_a_lease_after_each_proof);
+  tcase_add_test (tc, slow_takeover_keeps_its_lead);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("daemon");

@@ -61,11 +61,13 @@ tests_thrift_transcode_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 STG_PY_SUITES = tests/json_compat.py tests/api_compat.py tests/auth_compat.py tests/cli_test.py \
 	tests/aurora_compat.py tests/aurora_e2e.py \
 	tests/limits_compat.py tests/packaging_test.py tests/demo_test.py tests/ha_compat.py \
-	tests/fleet_demo_test.py
+	tests/fleet_demo_test.py tests/partition_checker_test.py tests/partition_test.py
 TESTS += $(STG_PY_SUITES)
 TEST_EXTENSIONS = .py
 PY_LOG_COMPILER = $(PYTHON3)
-EXTRA_DIST += $(STG_PY_SUITES) tests/stgtest.py
+EXTRA_DIST += $(STG_PY_SUITES) tests/stgtest.py tests/netbed.py tests/partition_history.py
+# What the partition campaign keeps for a reader: its history and logs.
+CLEANFILES += partition-*.jsonl partition-*.log
 
 tests_daemon_test_SOURCES = tests/daemon_test.c $(STG_ROLLOUT)
 tests_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
@@ -231,6 +233,14 @@ soak-ha: tests/ha_replicas_test staggerd
 	  STG_HA_OUTAGE_S=30; export STG_HA_OUTAGE_S; ./tests/ha_replicas_test
 .PHONY: soak-ha
 
+# The partition campaign (tests/partition_test.py): replicas, PostgreSQL and
+# fleet hosts in network namespaces of their own, cut apart 50 times
+# (`make check` runs 5). STG_PARTITION_SEED=N for another schedule of faults.
+partition: all
+	$(AM_TESTS_ENVIRONMENT) STG_PARTITION_FAULTS=$${STG_PARTITION_FAULTS:-50}; \
+	  export STG_PARTITION_FAULTS; $(PYTHON3) $(srcdir)/tests/partition_test.py
+.PHONY: partition
+
 # `make soak`: the random kill test of crash_test with 200 kills of
 # staggerd instead of 20; figures go in RELIABILITY.md.
 soak: all tests/crash_test$(EXEEXT)
@@ -244,6 +254,12 @@ TESTS += tests/fleet_test
 tests_fleet_test_SOURCES = tests/fleet_test.c $(STG_PODMAN_HOSTS)
 tests_fleet_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_test_LDADD = libstg_cli.a $(STG_TEST_LDADD)
+
+check_PROGRAMS += tests/fleet_ha_test
+TESTS += tests/fleet_ha_test
+tests_fleet_ha_test_SOURCES = tests/fleet_ha_test.c $(STG_PODMAN_HOSTS)
+tests_fleet_ha_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_fleet_ha_test_LDADD = $(STG_TEST_LDADD)
 
 check_PROGRAMS += tests/fleet_daemon_test
 TESTS += tests/fleet_daemon_test

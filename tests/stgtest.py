@@ -188,18 +188,29 @@ class Postgres:
     """A real PostgreSQL 15 (Debian's initdb and pg_ctl, or $STG_PG_BINDIR)
     in a temporary directory, on 127.0.0.1 and a free port of `ports`, with
     trust auth for the user "stagger". Run as nobody when we are root,
-    since postgres refuses root. Its database is "postgres"."""
+    since postgres refuses root. Its database is "postgres".
 
-    def __init__(self, ports):
+    Elsewhere: on `address` (its clients from `trusted`, a CIDR block,
+    trusted too), under `parent` (a folder), with every command of
+    PostgreSQL's run through `wrap` (argv -> argv: e.g. in another
+    network namespace). Its unix socket is in its folder, whatever the
+    address (sql() uses it)."""
+
+    def __init__(self, ports, address="127.0.0.1", trusted=None, parent=None, wrap=None):
         self.bindir = os.environ.get("STG_PG_BINDIR", "/usr/lib/postgresql/15/bin")
-        self.dir = tempfile.mkdtemp(prefix="stg-pg-")
+        self.address = address
+        self.wrap = wrap or (lambda argv: argv)
+        self.dir = tempfile.mkdtemp(prefix="stg-pg-", dir=parent)
         self.data = os.path.join(self.dir, "data")
         if os.geteuid() == 0:
             nobody = pwd.getpwnam("nobody")
             os.chown(self.dir, nobody.pw_uid, nobody.pw_gid)
         self._run("initdb", "-D", self.data, "-U", "stagger", "-A", "trust", "-E", "UTF8",
                   "--no-sync", "--locale=C")
-        candidates = [p for p in ports if port_free(p)]
+        if trusted:
+            with open(os.path.join(self.data, "pg_hba.conf"), "a") as f:
+                f.write("host all all %s trust\n" % trusted)
+        candidates = [p for p in ports if address != "127.0.0.1" or port_free(p)]
         random.shuffle(candidates)
         for self.port in candidates[:8]:
             try:
@@ -213,17 +224,32 @@ class Postgres:
         argv = [os.path.join(self.bindir, prog)] + list(args)
         if os.geteuid() == 0:
             argv = ["runuser", "-u", "nobody", "--"] + argv
-        subprocess.run(argv, cwd=self.dir, check=True, stdout=subprocess.DEVNULL,
+        subprocess.run(self.wrap(argv), cwd=self.dir, check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
 
     def start(self):
-        opts = ("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories=%s -c fsync=off"
-                % (self.port, self.dir))
+        opts = ("-p %d -c listen_addresses=%s -c unix_socket_directories=%s -c fsync=off"
+                % (self.port, self.address, self.dir))
         self._run("pg_ctl", "start", "-w", "-t", "60", "-D", self.data, "-l",
                   os.path.join(self.dir, "log"), "-o", opts)
 
+    def stop(self):
+        """Stops the server (fast: sessions are ended) and keeps its data."""
+        self._run("pg_ctl", "stop", "-w", "-m", "fast", "-D", self.data)
+
     def conninfo(self):
-        return "host=127.0.0.1 port=%d user=stagger dbname=postgres" % self.port
+        return "host=%s port=%d user=stagger dbname=postgres" % (self.address, self.port)
+
+    def sql(self, query):
+        """Runs @query over the unix socket; its rows, each a list of text fields."""
+        argv = [os.path.join(self.bindir, "psql"), "-X", "-q", "-At", "-F", "\t", "-h", self.dir,
+                "-p", str(self.port), "-U", "stagger", "-d", "postgres", "-v", "ON_ERROR_STOP=1",
+                "-c", query]
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=30)
+        if p.returncode != 0:
+            raise RuntimeError("psql: %s" % p.stderr.strip())
+        return [line.split("\t") for line in p.stdout.splitlines()]
 
     def log(self):
         try:
@@ -234,7 +260,7 @@ class Postgres:
 
     def close(self):
         try:
-            self._run("pg_ctl", "stop", "-w", "-m", "fast", "-D", self.data)
+            self.stop()
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -4,7 +4,12 @@
  * database cannot be reached it says so once, reconnects each tick, and
  * says when it is back. A leader reads the leader row each tick: a failed
  * read (lost connection, so maybe lost lock) or another epoch there ends
- * its leadership at once. Calls the
+ * its leadership at once, and reading its own epoch there proves its lead
+ * (store.h, stg_store_lead_left_ms). A follower that takes over starts
+ * leading (on_lead) from an idle callback, not from inside the tick, so
+ * the tick goes on proving the lead, and keeping the database session
+ * from idling out, while the new leader adopts what runs (which waits on
+ * the hosts, for longer than a lease when one does not answer). Calls the
  * store only; main-loop thread only.
  */
 #include "config.h"
@@ -21,6 +26,7 @@ struct _StgLeadership
   StgLeadershipFunc on_lost;
   gpointer data;
   guint timer;
+  guint lead_idle; /* on_lead, about to run */
   gboolean leading;
   gboolean unreachable;      /* the last attempt could not reach the database */
   gint64 started_ms;
@@ -83,6 +89,16 @@ stg_leadership_try (StgLeadership *l)
 }
 
 static gboolean
+start_leading (gpointer data)
+{
+  StgLeadership *l = data;
+
+  l->lead_idle = 0;
+  l->on_lead (l->data);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
 tick (gpointer data)
 {
   StgLeadership *l = data;
@@ -92,7 +108,7 @@ tick (gpointer data)
   if (!l->leading)
     {
       if (stg_leadership_try (l))
-        l->on_lead (l->data);
+        l->lead_idle = g_idle_add (start_leading, l);
       return G_SOURCE_CONTINUE;
     }
   if (stg_store_in_transaction (l->store))
@@ -138,6 +154,7 @@ stg_leadership_free (StgLeadership *l)
   if (l == NULL)
     return;
   g_clear_handle_id (&l->timer, g_source_remove);
+  g_clear_handle_id (&l->lead_idle, g_source_remove);
   g_free (l->holder);
   g_free (l->url);
   g_free (l);

@@ -37,11 +37,28 @@ typedef struct
 
 /* A client of the engine at @endpoint ("unix:///run/podman/podman.sock",
  * "tcp://10.0.0.5:2376"). @tls (nullable) applies to tcp:// only. Calls
- * that see no data for @timeout_secs fail as UNREACHABLE. */
+ * that see no data for @timeout_secs fail as UNREACHABLE, and so do calls
+ * that get no connection within it. */
 StgDocker *stg_docker_new (const gchar *endpoint, const StgDockerTls *tls, guint timeout_secs,
                            GError **error);
 void stg_docker_free (StgDocker *docker);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgDocker, stg_docker_free)
+
+/* Asked before every request that may change something on the engine
+ * (every method but GET: create, start, stop, remove, exec, pull), with
+ * its method and path: TRUE sends it now; FALSE holds it back, and the
+ * guard is asked again every 50 ms until it says TRUE or the call is
+ * cancelled (then it fails as cancelled, never sent). The guard is asked
+ * again just before the request is written on a connection (it may have
+ * waited for one): FALSE then fails it as UNREACHABLE, not sent. With
+ * @bound_ms (0: none), every TCP connection to the engine, once made,
+ * gives up when what it sent has gone @bound_ms unacknowledged
+ * (TCP_USER_TIMEOUT) and drops what it could not send when closed
+ * (SO_LINGER 0): a request reaches the engine within @bound_ms of being
+ * written or never, and the guard says TRUE only when that is soon
+ * enough. */
+typedef gboolean (*StgDockerGuard) (gpointer data, const gchar *method, const gchar *path);
+void stg_docker_set_guard (StgDocker *docker, StgDockerGuard guard, gpointer data, guint bound_ms);
 
 /* GET /_ping. */
 void stg_docker_ping_async (StgDocker *docker, GCancellable *cancellable, GAsyncReadyCallback callback,

@@ -70,6 +70,7 @@ slot_clear (StgSlot *base)
   g_clear_pointer (&slot->health, stg_health_free);
   g_clear_handle_id (&slot->retry_timer, g_source_remove);
   g_free (slot->container_id);
+  g_free (slot->stop_sent);
   g_free (slot->pulling);
 }
 
@@ -195,6 +196,7 @@ stg_fleet_slot_lost (Slot *slot)
   g_clear_object (&slot->base.cancel);
   slot->base.cancel = g_cancellable_new ();
   slot->op = OP_IDLE;
+  slot->confirming = slot->suspect = FALSE;
   slot->dead = FALSE;
   stg_slot_count_failure (&slot->base, why);
   stg_fleet_set_host (slot, NULL);
@@ -241,10 +243,13 @@ on_stopped (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
     return;
   if (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE))
     {
+      /* The stop may have been done all the same (its answer lost): the
+       * container's exit, if a listing shows it, is not a failure. */
       slot->op = OP_IDLE;
       retry_in (slot, ENGINE_RETRY_MS);
       return;
     }
+  g_clear_pointer (&slot->stop_sent, g_free);
   stg_docker_remove_async (slot->host->docker, slot->container_id, slot->base.cancel, on_removed,
                            slot);
 }
@@ -262,6 +267,8 @@ stop_remove (Slot *slot)
       stg_fleet_set_phase (slot, STG_TASK_KILLING,
                            kill ? API_SCHEDULE_STATUS_KILLING : API_SCHEDULE_STATUS_RESTARTING, m);
     }
+  g_free (slot->stop_sent);
+  slot->stop_sent = g_strdup (slot->container_id);
   stg_docker_stop_async (slot->host->docker, slot->container_id, slot->stop_timeout_secs,
                          slot->base.cancel, on_stopped, slot);
 }
@@ -450,7 +457,8 @@ stg_fleet_choose_host (Slot *slot, Host *without, gchar **why)
     {
       Host *h = rt->hosts->pdata[i];
       hosts[i] = (StgPlaceHost){ .config = h->config,
-                                 .available = h->reachable && !h->draining && h != without,
+                                 .available = h->reachable && !h->reconciling && !h->draining &&
+                                              h != without,
                                  .total = h->slots };
     }
   return stg_fleet_place (hosts, rt->hosts->len,
@@ -484,17 +492,33 @@ place (Slot *slot)
   return TRUE;
 }
 
+/* The slot's host answers again but still has strays to remove: the
+ * start waits for them (fleet_sync.c). */
+static gboolean
+waits_for_reconcile (Slot *slot)
+{
+  if (slot->host == NULL || !slot->host->reconciling)
+    return FALSE;
+  g_autofree gchar *m = g_strdup_printf ("waiting for host %s to be reconciled",
+                                         slot->host->config->name);
+  if (g_strcmp0 (slot->base.cause, m) != 0)
+    stg_slot_set_cause (&slot->base, m);
+  retry_in (slot, UNPLACED_RETRY_MS);
+  return TRUE;
+}
+
 static void
 start (Slot *slot)
 {
   (void) stg_fleet_leave_drained (slot);
-  if (slot->host == NULL && !place (slot))
+  if ((slot->host == NULL && !place (slot)) || waits_for_reconcile (slot))
     return;
   /* The intent first: this run's number and config are in the store
    * before the engine hears of it. */
   slot->base.run_id++;
   slot->container_config = slot->base.want;
   slot->pulled = FALSE;
+  slot->suspect = FALSE;
   slot->waits_sidecars = FALSE;
   gboolean pod = stg_fleet_pod_plan (slot);
   g_autofree gchar *m = g_strdup_printf ("creating run %" G_GINT64_FORMAT " on %s%s",
@@ -665,6 +689,7 @@ fleet_free (StgRuntime *base)
       g_cancellable_cancel (h->cancel);
       g_clear_object (&h->cancel);
       stg_docker_free (h->docker);
+      g_hash_table_unref (h->removing);
       g_free (h->last_error);
       g_ptr_array_unref (h->anchor_waiting);
       g_free (h);
@@ -694,6 +719,45 @@ static const StgRuntimeOps fleet_ops = {
   .sidecar_apply = stg_fleet_sidecar_apply, /* pods */
 };
 /* clang-format on */
+
+/* How long a request to a host may take to get there: a quarter of the
+ * time a proof of the lead lasts (0, no bound, when it lasts forever). */
+static guint
+send_bound_ms (StgFleetRuntime *rt)
+{
+  gint64 acting_ms = rt->store != NULL ? stg_store_lead_acting_ms (rt->store) : 0;
+
+  return acting_ms <= 0 || acting_ms == G_MAXINT64 ? 0 : (guint) MAX (acting_ms / 4, 1);
+}
+
+/* The guard of every host's engine (docker.h): a request that changes
+ * something on a host goes only while this replica's lead is proven
+ * (stg_store_lead_left_ms: on PostgreSQL, for half a lease after a query
+ * found its epoch) for longer than the request may take to arrive
+ * (send_bound_ms: a quarter of that); otherwise it waits, and the replica
+ * steps down or proves its lead again. Each request is logged (debug)
+ * with the epoch that sends it. */
+static gboolean
+may_act (gpointer data, const gchar *method, const gchar *path)
+{
+  Host *h = data;
+  StgFleetRuntime *rt = h->rt;
+
+  if (stg_store_lead_left_ms (rt->store) <= (gint64) send_bound_ms (rt))
+    {
+      if (!rt->holding)
+        g_message ("fleet: holding back requests to the hosts: this replica's lead is not "
+                   "proven (the database has not confirmed it lately)");
+      rt->holding = TRUE;
+      return FALSE;
+    }
+  if (rt->holding)
+    g_message ("fleet: the lead is proven again; requests to the hosts go on");
+  rt->holding = FALSE;
+  g_debug ("fleet: epoch %" G_GINT64_FORMAT ": %s %s on %s", stg_store_epoch (rt->store), method,
+           path, h->config->name);
+  return TRUE;
+}
 
 /* The marker: a digest of the cluster and the data directory's absolute
  * path, so two staggerds sharing hosts never touch each other's containers. */
@@ -749,7 +813,9 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
       h->docker = docker;
       h->reachable = TRUE;
       h->cancel = g_cancellable_new ();
+      h->removing = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
       h->anchor_waiting = g_ptr_array_new ();
+      stg_docker_set_guard (docker, may_act, h, send_bound_ms (rt));
       g_ptr_array_add (rt->hosts, h);
     }
   return &rt->base;

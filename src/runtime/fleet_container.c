@@ -148,15 +148,22 @@ stg_fleet_slot_ports (Slot *slot, gchar **names, GError **error)
 
   for (guint i = 0; names[i] != NULL; i++)
     {
+      g_autoptr (GError) failed = NULL;
       gint port = stg_store_get_port (rt->store, slot->base.job, slot->base.key.instance, names[i],
-                                      error);
-      for (gint p = rt->options.port_min; port == 0 && p <= rt->options.port_max; p++)
+                                      &failed);
+      for (gint p = rt->options.port_min; port == 0 && failed == NULL && p <= rt->options.port_max;
+           p++)
+        if (!stg_store_port_used (rt->store, p, NULL) &&
+            stg_store_put_port (rt->store, slot->base.job, slot->base.key.instance, names[i], p,
+                                &failed))
+          port = p;
+        else if (g_error_matches (failed, STG_STORE_ERROR, STG_STORE_ERROR_EXISTS))
+          g_clear_error (&failed); /* taken meanwhile: the next */
+      if (failed != NULL)
         {
-          g_autoptr (GError) busy = NULL;
-          if (!stg_store_port_used (rt->store, p, NULL) &&
-              stg_store_put_port (rt->store, slot->base.job, slot->base.key.instance, names[i], p,
-                                  &busy))
-            port = p;
+          /* The database, not the ports: the caller tells them apart. */
+          g_propagate_error (error, g_steal_pointer (&failed));
+          return NULL;
         }
       if (port == 0)
         {
@@ -294,6 +301,8 @@ stg_fleet_base_labels (JsonBuilder *b, Slot *slot, gint64 run_id)
   g_autofree gchar *job_id = g_strdup_printf ("%" G_GINT64_FORMAT, slot->base.key.job_id);
   g_autofree gchar *instance = g_strdup_printf ("%d", slot->base.key.instance);
   g_autofree gchar *run = g_strdup_printf ("%" G_GINT64_FORMAT, run_id);
+  g_autofree gchar *epoch = g_strdup_printf ("%" G_GINT64_FORMAT,
+                                             stg_store_epoch (slot->rt->store));
   g_autofree gchar *job = g_strdup_printf ("%s/%s/%s", slot->base.job->role,
                                            slot->base.job->environment, slot->base.job->name);
 
@@ -302,6 +311,7 @@ stg_fleet_base_labels (JsonBuilder *b, Slot *slot, gint64 run_id)
   stg_fleet_json_string (b, STG_FLEET_LABEL_JOB, job);
   stg_fleet_json_string (b, STG_FLEET_LABEL_INSTANCE, instance);
   stg_fleet_json_string (b, STG_FLEET_LABEL_RUN, run);
+  stg_fleet_json_string (b, STG_FLEET_LABEL_EPOCH, epoch);
 }
 
 static void

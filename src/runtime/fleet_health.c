@@ -1,6 +1,7 @@
 /* fleet_health.c: the health of a slot's main container: its checks
  * (HTTP from staggerd to the host's address, or a shell command run in the
- * container through the exec API), and what healthy means for the slot:
+ * container through the exec API; a failed one confirmed with the engine
+ * first: no answer from it counts nothing), and what healthy means for the slot:
  * RUNNING after its post_update hook, and, for a pod, once its sidecars
  * serve too (as a Kubernetes pod is ready once all its containers are).
  * Calls docker.c, health.c and fleet_pod.c. Main-loop thread only.
@@ -35,6 +36,91 @@ stg_fleet_main_healthy (Slot *slot)
   stg_fleet_healthy (slot, m);
 }
 
+/* A failed health check waiting for the engine's word on its container. */
+typedef struct
+{
+  Slot *slot;
+  gchar *container; /* the container the check was for */
+  gchar *why;
+} Confirm;
+
+static void
+confirm_free (Confirm *c)
+{
+  g_free (c->container);
+  g_free (c->why);
+  g_free (c);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Confirm, confirm_free)
+
+static void
+on_confirmed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (Confirm) c = data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) node = stg_docker_inspect_finish (NULL, result, &error);
+  Slot *slot = c->slot;
+
+  if (node == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  slot->confirming = FALSE;
+  if (g_strcmp0 (slot->container_id, c->container) != 0 || slot->op != OP_IDLE || slot->dead ||
+      slot->health != NULL)
+    return; /* the slot moved on meanwhile */
+  JsonObject *state = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
+                          ? json_object_get_object_member (json_node_get_object (node), "State")
+                          : NULL;
+  gboolean running = state != NULL &&
+                     json_object_get_boolean_member_with_default (state, "Running", FALSE);
+  g_autofree gchar *m = NULL;
+  if (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE))
+    m = g_strdup_printf ("health checks get no answer (%s), nor does host %s's engine: not "
+                         "counted while the host is away",
+                         c->why, slot->host->config->name);
+  else if (running && !slot->suspect)
+    {
+      /* The engine answers now; the checks may have failed while this
+       * replica could not reach the host at all: a new round decides. */
+      m = g_strdup_printf ("health checks failed (%s); host %s answers again: checking again",
+                           c->why, slot->host->config->name);
+      slot->suspect = TRUE;
+    }
+  if (m == NULL)
+    {
+      g_autofree gchar *failed = g_strdup_printf ("unhealthy: %s", c->why);
+      stg_fleet_container_failed (slot, failed);
+      return;
+    }
+  if (g_strcmp0 (slot->base.cause, m) != 0)
+    {
+      stg_slot_set_cause (&slot->base, m);
+      stg_slot_note (&slot->base, m);
+    }
+  stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
+}
+
+/* A failed health check counts only when the host's engine answers about
+ * the container: a check that gets no answer from a host whose engine
+ * does not answer either says nothing about the instance (this replica
+ * is cut off from the host), and the host's grace period
+ * (lost_after_secs) decides instead. When the engine answers and the
+ * container runs, a second round of checks decides (the host may have
+ * come back just now); a second failure in a row counts. Checks stop
+ * until the engine says. */
+static void
+confirm_unhealthy (Slot *slot, const gchar *why)
+{
+  Confirm *c = g_new0 (Confirm, 1);
+
+  c->slot = slot;
+  c->container = g_strdup (slot->container_id);
+  c->why = g_strdup (why ? why : "health check failed");
+  g_clear_pointer (&slot->health, stg_health_free);
+  slot->confirming = TRUE;
+  stg_docker_inspect_async (slot->host->docker, slot->container_id, slot->base.cancel, on_confirmed,
+                            c);
+}
+
 static void
 on_health (gpointer data, gboolean healthy, const gchar *why)
 {
@@ -42,10 +128,10 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
 
   if (!healthy)
     {
-      g_autofree gchar *m = g_strdup_printf ("unhealthy: %s", why ? why : "health check failed");
-      stg_fleet_container_failed (slot, m);
+      confirm_unhealthy (slot, why);
       return;
     }
+  slot->suspect = FALSE;
   stg_fleet_main_healthy (slot);
 }
 
@@ -75,6 +161,17 @@ stg_fleet_watch (Slot *slot, gboolean already_healthy)
                                                          &command, &error);
 
   g_clear_pointer (&slot->health, stg_health_free);
+  if (spec == NULL && error != NULL && error->domain == STG_STORE_ERROR &&
+      error->code != STG_STORE_ERROR_CORRUPT)
+    {
+      /* The database, not the instance (a config it holds damaged is the
+       * instance's): the next listing that shows the container running
+       * watches it again (fleet_sync.c). */
+      g_warning ("fleet: cannot watch instance %d of %s/%s/%s yet: %s", slot->base.key.instance,
+                 slot->base.job->role, slot->base.job->environment, slot->base.job->name,
+                 error->message);
+      return;
+    }
   if (spec == NULL)
     {
       g_autofree gchar *m = g_strdup_printf ("its task config can no longer be read: %s",

@@ -329,7 +329,7 @@ stg_fleet_place (const StgPlaceHost *hosts, guint n_hosts, GHashTable *constrain
     {
       g_autofree gchar *veto = NULL;
       if (!hosts[h].available)
-        veto = g_strdup ("unreachable or draining");
+        veto = g_strdup ("unreachable, not yet reconciled, or draining");
       GHashTableIter it;
       gpointer key;
       if (constraints != NULL)

@@ -54,7 +54,7 @@ gboolean stg_fleet_options_load (StgFleetOptions *options, GKeyFile *kf, GError 
 typedef struct
 {
   const StgFleetHostConfig *config;
-  gboolean available;     /* up and not draining */
+  gboolean available;     /* up, reconciled and not draining */
   guint total;            /* instances of every job placed there */
 } StgPlaceHost;
 

@@ -27,6 +27,7 @@ G_BEGIN_DECLS
 #define STG_FLEET_LABEL_RUN "org.stagger.run"
 #define STG_FLEET_LABEL_CONFIG_ID "org.stagger.config-id"
 #define STG_FLEET_LABEL_CONFIG "org.stagger.config"   /* the config's canonical hash */
+#define STG_FLEET_LABEL_EPOCH "org.stagger.epoch"     /* the leader's epoch that created it */
 /* A pod's containers: its anchor, the task's (main) and each sidecar's. */
 #define STG_FLEET_LABEL_ROLE "org.stagger.role"         /* anchor, main, sidecar; none: no pod */
 #define STG_FLEET_LABEL_SIDECAR "org.stagger.sidecar"   /* the sidecar set */
@@ -62,6 +63,8 @@ typedef struct
   gchar *last_error;
   guint failed_lists;             /* listings in a row that got no answer */
   gboolean draining;
+  gboolean reconciling;           /* answers again: nothing placed until its strays are gone */
+  GHashTable *removing;           /* ids of the strays being removed */
   gboolean listing;               /* a poll is in flight */
   gint64 list_sent_us;            /* when it was sent (monotonic) */
   GCancellable *cancel;
@@ -94,11 +97,15 @@ typedef struct
   guint stop_timeout_secs;
   gint64 started_us;              /* when its container last started (monotonic) */
   gchar *container_id;            /* NULL: no container */
+  gchar *stop_sent;               /* (nullable) the container a stop went to, its answer unknown */
   gint64 container_config;        /* the config the container runs */
   SlotOp op;                      /* what it does with its container; base.cancel cancels it */
   gboolean pulled;                /* this start pulled its image already */
   gchar *pulling;                 /* (nullable) the image being pulled */
   StgHealth *health;
+  gboolean confirming; /* a failed check waits for the engine's word (fleet.c) */
+  gboolean suspect;    /* checks failed while the engine answered: a second
+                                   * failure in a row counts */
   guint retry_timer;
   FleetHook *hook;   /* (nullable) the hook in flight */
   gint64 pre_passed; /* the config whose pre_update hook passed here */
@@ -119,6 +126,7 @@ struct _StgFleetRuntime
   StgSlots *slots;                /* Slot*, by key */
   SoupSession *session;           /* HTTP health checks */
   guint poll_timer;
+  gboolean holding;    /* requests to hosts wait: the lead is not proven */
   GBytes *anchor_tar;  /* (nullable) the anchor image as a tar archive */
   gchar *anchor_image; /* (nullable) its name:tag on the hosts */
   gchar *anchor_error; /* (nullable) why there is none: no pods then */

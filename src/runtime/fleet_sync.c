@@ -74,7 +74,14 @@ host_reachable (Host *h, gboolean reachable, const gchar *why)
   StgFleetRuntime *rt = h->rt;
 
   if (reachable && !h->reachable)
-    g_message ("fleet: host %s answers again", h->config->name);
+    {
+      /* What it ran while away may have been placed elsewhere since: its
+       * strays go before anything new lands there (on_listed). */
+      g_message ("fleet: host %s answers again; nothing is placed there until its containers "
+                 "are reconciled",
+                 h->config->name);
+      h->reconciling = TRUE;
+    }
   if (!reachable && h->reachable)
     {
       g_warning ("fleet: host %s does not answer: %s", h->config->name, why);
@@ -95,7 +102,9 @@ pod_member (JsonObject *c)
 }
 
 /* A slot adopted while its host was away: its container is the one whose
- * labels name the slot's current run (if any), with its pod's. */
+ * labels name the slot's current run (if any), with its pod's. Found
+ * running, the slot goes on from there (a config applied while the host
+ * was away is applied now); one that ended is judged by the caller. */
 static void
 find_by_labels (Slot *slot, JsonArray *list)
 {
@@ -120,7 +129,8 @@ find_by_labels (Slot *slot, JsonArray *list)
   slot->container_id = g_strdup (json_object_get_string_member (main, "Id"));
   if (label (main, STG_FLEET_LABEL_ROLE) != NULL)
     stg_fleet_pod_adopt_main (slot);
-  if (g_str_equal (container_state (main), "running"))
+  gboolean running = g_str_equal (container_state (main), "running");
+  if (running)
     stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
   if (slot->pod != NULL)
     {
@@ -131,33 +141,66 @@ find_by_labels (Slot *slot, JsonArray *list)
       else
         g_warning ("fleet: %s", error->message);
     }
+  if (running)
+    stg_fleet_drive (slot);
 }
 
 static void on_stray_removed (GObject *source, GAsyncResult *result, gpointer data);
 
+/* A stray container being removed from @host. */
+typedef struct
+{
+  Host *host;
+  gchar *id;
+} Stray;
+
+/* Removes container @id of @h, unless its removal is under way. */
+static void
+remove_stray (Host *h, const gchar *id)
+{
+  Stray *s;
+
+  if (g_hash_table_contains (h->removing, id))
+    return;
+  s = g_new0 (Stray, 1);
+  s->host = h;
+  s->id = g_strdup (id);
+  g_message ("fleet: removing stray container %.12s on %s", id, h->config->name);
+  g_hash_table_add (h->removing, g_strdup (id));
+  stg_docker_remove_async (h->docker, id, h->cancel, on_stray_removed, s);
+}
+
 /* Containers with our marker that no slot wants (e.g. left behind on a
  * host that came back after its instances were placed elsewhere) are
- * removed; a container being created right now is not one of them. */
-static void
+ * removed; a container being created right now is not one of them. Nor
+ * is any container of an older leader's epoch that this one did not
+ * adopt: it appeared after the takeover, from a leader that acted late.
+ * Returns how many it found. */
+static guint
 remove_strays (Host *h, JsonArray *list)
 {
+  gint64 epoch = stg_store_epoch (h->rt->store);
+  guint found = 0;
+
   for (guint i = 0; i < json_array_get_length (list); i++)
     {
       JsonObject *c = json_array_get_object_element (list, i);
       const gchar *id = c ? json_object_get_string_member_with_default (c, "Id", NULL) : NULL;
       Slot *slot = (Slot *) stg_slots_find (h->rt->slots, label_int (c, STG_FLEET_LABEL_JOB_ID),
                                             (gint32) label_int (c, STG_FLEET_LABEL_INSTANCE));
+      gboolean older = label_int (c, STG_FLEET_LABEL_EPOCH) < epoch;
       if (id == NULL)
         continue;
       if (slot != NULL && slot->host == h &&
-          (g_strcmp0 (slot->container_id, id) == 0 || slot->op != OP_IDLE ||
-           g_strcmp0 (slot->container_id, STG_FLEET_UNKNOWN_CONTAINER) == 0 ||
-           label_int (c, STG_FLEET_LABEL_RUN) == slot->base.run_id))
+          (g_strcmp0 (slot->container_id, id) == 0 ||
+           (!older && (slot->op != OP_IDLE ||
+                       g_strcmp0 (slot->container_id, STG_FLEET_UNKNOWN_CONTAINER) == 0 ||
+                       label_int (c, STG_FLEET_LABEL_RUN) == slot->base.run_id))))
         continue;
-      g_message ("fleet: removing stray container %.12s on %s", id, h->config->name);
-      stg_docker_remove_async (h->docker, id, h->cancel, on_stray_removed,
-                               g_strdup_printf ("%.12s on %s", id, h->config->name));
+      remove_stray (h, id);
+      found++;
     }
+  return found;
 }
 
 /* Slots on @h whose container the listing does not show running. */
@@ -193,8 +236,20 @@ check_containers (Host *h, JsonArray *list)
       JsonObject *c = g_hash_table_lookup (by_id, slot->container_id);
       if (c != NULL && g_str_equal (container_state (c), "running"))
         {
+          /* Running, and nothing watches it (its config could not be read
+           * when it was adopted or started): watch it now. */
+          if (slot->health == NULL && !slot->confirming && slot->op == OP_IDLE)
+            stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
           if (slot->pod != NULL)
             stg_fleet_pod_check (slot, by_id, h->list_sent_us);
+          continue;
+        }
+      if (c != NULL && g_strcmp0 (slot->stop_sent, slot->container_id) == 0)
+        {
+          /* Ended by the stop this replica sent, whose answer was lost:
+           * not a failure; removed as a stopped one. */
+          slot->dead = TRUE;
+          stg_fleet_drive (slot);
           continue;
         }
       g_autofree gchar *what = c == NULL ? g_strdup_printf ("container %.12s is gone from %s",
@@ -210,9 +265,9 @@ check_containers (Host *h, JsonArray *list)
 static void
 on_listed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
 {
-  Host *h = data;
+  Host *h = data; /* freed, when the runtime was: read only once not cancelled */
   g_autoptr (GError) error = NULL;
-  g_autoptr (JsonNode) list = stg_docker_list_finish (h->docker, result, &error);
+  g_autoptr (JsonNode) list = stg_docker_list_finish (NULL, result, &error);
 
   if (list == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
@@ -227,7 +282,13 @@ on_listed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
   h->failed_lists = 0;
   host_reachable (h, TRUE, NULL);
   check_containers (h, json_node_get_array (list));
-  remove_strays (h, json_node_get_array (list));
+  if (remove_strays (h, json_node_get_array (list)) == 0 && g_hash_table_size (h->removing) == 0 &&
+      h->reconciling)
+    {
+      h->reconciling = FALSE;
+      g_message ("fleet: host %s is reconciled: instances may be placed there again",
+                 h->config->name);
+    }
 }
 
 static void
@@ -337,10 +398,17 @@ static void
 on_stray_removed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree gchar *what = data;
+  Stray *s = data;
 
-  if (!stg_docker_finish (NULL, result, &error) && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    g_warning ("fleet: cannot remove stray container %s: %s", what, error->message);
+  /* Cancelled: the runtime, its hosts included, may be gone. */
+  if (stg_docker_finish (NULL, result, &error) ||
+      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_hash_table_remove (s->host->removing, s->id);
+  if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_warning ("fleet: cannot remove stray container %.12s on %s: %s", s->id, s->host->config->name,
+               error->message);
+  g_free (s->id);
+  g_free (s);
 }
 
 /* Adopts container @c of host @h for its slot, or removes it as a stray. */
@@ -359,9 +427,7 @@ adopt_container (StgFleetRuntime *rt, Host *h, JsonObject *c, GHashTable *rows)
   if (slot == NULL || row == NULL || (slot->container_id != NULL && !member) ||
       label_int (c, STG_FLEET_LABEL_RUN) != row->run_id)
     {
-      g_message ("fleet: removing stray container %.12s on %s", id, h->config->name);
-      stg_docker_remove_async (h->docker, id, h->cancel, on_stray_removed,
-                               g_strdup_printf ("%.12s on %s", id, h->config->name));
+      remove_stray (h, id);
       return;
     }
   stg_fleet_set_host (slot, h);
@@ -472,6 +538,7 @@ list_all (StgFleetRuntime *rt)
             g_main_context_iteration (NULL, TRUE);
           g_clear_object (&l->host->cancel);
           l->host->cancel = g_cancellable_new ();
+          g_hash_table_remove_all (l->host->removing); /* cancelled with it */
           host_reachable (l->host, FALSE, "no answer at start-up");
         }
     }

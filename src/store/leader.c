@@ -5,8 +5,17 @@
  * its write transactions first reads that row FOR SHARE and stops unless
  * the epoch is still its own (fencing, in store.c's stg_store_begin). On
  * SQLite, one process per file, leading always succeeds and nothing is
- * checked. Calls store.c's statements and transactions and the database
- * layer (db.h); main-loop thread only.
+ * checked.
+ *
+ * The lease: the server ends a leader's session once it has been idle for
+ * lease_ms, which frees the lock, so no other replica can lead before
+ * lease_ms after the last query this session sent. Every query that finds
+ * the epoch still ours (taking the lock, a transaction's fencing check,
+ * a read of the leader row) proves the lead from the moment it was sent,
+ * for half the lease (ACTING_SHARE): a leader acts on the outside world
+ * (the runtime's hosts) only while stg_store_lead_left_ms says so, well
+ * before its lock can have been taken. Calls store.c's statements and
+ * transactions and the database layer (db.h); main-loop thread only.
  */
 #include "config.h"
 
@@ -14,6 +23,8 @@
 
 /* The advisory lock's key: "stg" and 1 in one bigint. */
 #define LEADER_LOCK "7566183001"
+/* A proof of the lead lasts this share of the lease (1/2). */
+#define ACTING_SHARE 2
 
 void
 stg_leader_info_clear (StgLeaderInfo *info)
@@ -65,6 +76,7 @@ stg_store_try_lead (StgStore *store, const gchar *holder, const gchar *url, guin
       *epoch = store->epoch;
       return TRUE;
     }
+  gint64 sent_us = g_get_monotonic_time ();
   if (!take_lock (store, lease_ms, &got, error) || !got)
     return FALSE;
   if (!stg_store_begin (store, error))
@@ -84,6 +96,8 @@ stg_store_try_lead (StgStore *store, const gchar *holder, const gchar *url, guin
   if (!stg_store_commit (store, error))
     return FALSE;
   store->epoch = mine;
+  store->acting_us = (gint64) lease_ms * 1000 / ACTING_SHARE;
+  stg_store_lead_proven (store, sent_us);
   *epoch = mine;
   return TRUE;
 
@@ -98,9 +112,26 @@ stg_store_epoch (StgStore *store)
   return store->epoch;
 }
 
+gint64
+stg_store_lead_acting_ms (StgStore *store)
+{
+  return is_pg (store) ? store->acting_us / 1000 : G_MAXINT64;
+}
+
+gint64
+stg_store_lead_left_ms (StgStore *store)
+{
+  if (!is_pg (store))
+    return G_MAXINT64;
+  if (store->epoch == 0)
+    return 0;
+  return MAX ((store->proven_us + store->acting_us - g_get_monotonic_time ()) / 1000, 0);
+}
+
 gboolean
 stg_store_leader (StgStore *store, StgLeaderInfo *info, GError **error)
 {
+  gint64 sent_us = g_get_monotonic_time ();
   g_autoptr (StgStmt) st = stg_store_stmt (store,
       "SELECT epoch, holder, url, since_ms FROM stagger_leader WHERE id = 1", error);
 
@@ -112,6 +143,8 @@ stg_store_leader (StgStore *store, StgLeaderInfo *info, GError **error)
   info->holder = stg_column_dup (st, 1);
   info->url = stg_column_dup (st, 2);
   info->since_ms = stg_db_column_int64 (st, 3);
+  if (store->epoch > 0 && info->epoch == store->epoch)
+    stg_store_lead_proven (store, sent_us);
   return TRUE;
 }
 
@@ -126,6 +159,7 @@ stg_store_reconnect (StgStore *store, GError **error)
 {
   g_return_val_if_fail (store->depth == 0, FALSE);
   store->epoch = 0;
+  store->proven_us = 0;
   g_hash_table_remove_all (store->configs);
   g_hash_table_remove_all (store->versions);
   return stg_db_reconnect (store->db, error);

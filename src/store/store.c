@@ -265,6 +265,12 @@ stg_store_close (StgStore *store)
 
 /* ---- transactions ------------------------------------------------------ */
 
+void
+stg_store_lead_proven (StgStore *store, gint64 sent_us)
+{
+  store->proven_us = MAX (store->proven_us, sent_us);
+}
+
 /* Inside a level-1 transaction of a leader (leader.c): FALSE with
  * STG_STORE_ERROR_FENCED unless the leader row still has our epoch (read
  * FOR SHARE, so no takeover commits before this transaction ends). */
@@ -273,6 +279,7 @@ check_epoch (StgStore *store, GError **error)
 {
   g_autoptr (StgStmt) st = NULL;
   gint64 now;
+  gint64 sent_us = g_get_monotonic_time ();
 
   if (store->epoch == 0 || stg_db_engine (store->db) != STG_DB_POSTGRESQL)
     return TRUE;
@@ -290,6 +297,7 @@ check_epoch (StgStore *store, GError **error)
                    now, store->epoch);
       return FALSE;
     }
+  stg_store_lead_proven (store, sent_us);
   return TRUE;
 }
 

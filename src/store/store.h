@@ -73,7 +73,18 @@ gboolean stg_store_try_lead (StgStore *store, const gchar *holder, const gchar *
 /* The epoch this store leads under, or 0. */
 gint64 stg_store_epoch (StgStore *store);
 
-/* Reads the stagger_leader row. */
+/* How long this replica may still act on the outside world, in ms: on
+ * SQLite, always (G_MAXINT64); on PostgreSQL, while it leads, until half
+ * a lease after the last query that found its epoch was sent (taking the
+ * lock, a transaction's fencing check, stg_store_leader); the server's
+ * idle timeout (the whole lease) keeps its lock at least that long. 0
+ * when that time is over or it does not lead. */
+gint64 stg_store_lead_left_ms (StgStore *store);
+/* How long one proof lasts: half the lease (G_MAXINT64 on SQLite; 0 on
+ * PostgreSQL before this replica first led). */
+gint64 stg_store_lead_acting_ms (StgStore *store);
+
+/* Reads the stagger_leader row (finding our epoch there proves the lead). */
 gboolean stg_store_leader (StgStore *store, StgLeaderInfo *info, GError **error);
 
 /* A round trip to the database, so a lost connection is noticed (and, on

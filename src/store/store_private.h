@@ -17,7 +17,14 @@ struct _StgStore
   gint64 commit_us;        /* time spent in outermost commits */
   guint fail_commit_in;    /* 0: no injected fault */
   gint64 epoch;            /* leading under this epoch; 0: not leading */
+  gint64 acting_us;        /* how long a proof of the lead lasts (leader.c) */
+  gint64 proven_us;        /* when the last query that proved it was sent (monotonic) */
 };
+
+/* A query sent at @sent_us (monotonic) found the epoch still ours: the
+ * lead holds until @sent_us plus the acting time (in store.c, which the
+ * fencing check calls; leader.c reads it). */
+void stg_store_lead_proven (StgStore *store, gint64 sent_us);
 
 /* A cached statement, borrowed for one use: g_autoptr (StgStmt) resets it
  * and clears its bindings when it goes out of scope. */
