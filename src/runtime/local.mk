@@ -20,9 +20,10 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/thermos_task.c src/runtime/thermos_task.h
 # The fleet runtime: containers on many hosts through the Docker Engine API.
 libstg_runtime_a_SOURCES += \
-	src/runtime/docker.c src/runtime/docker.h \
+	src/runtime/docker.c src/runtime/docker.h src/runtime/docker_private.h \
+	src/runtime/docker_calls.c \
 	src/runtime/fleet.c src/runtime/fleet.h src/runtime/fleet_private.h \
-	src/runtime/fleet_container.c src/runtime/fleet_health.c \
+	src/runtime/fleet_container.c src/runtime/fleet_place.c src/runtime/fleet_health.c \
 	src/runtime/fleet_hosts.c src/runtime/fleet_hosts.h \
 	src/runtime/fleet_sync.c src/runtime/fleet_drain.c src/runtime/fleet_hooks.c \
 	src/runtime/fleet_anchor.c src/runtime/fleet_pod.c src/runtime/fleet_pod_spec.c \
