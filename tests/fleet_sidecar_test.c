@@ -9,7 +9,7 @@
  * update rolls back; a kill -9 of staggerd mid-upgrade is adopted with no
  * container left behind or doubled. The web UI's page of the set says the
  * same; its routes check their input on a runtime without pods. Host
- * ports come from 17100-17499 (no other suite uses them: suites run at
+ * ports come from 17300-17699 (no other suite uses them: suites run at
  * once).
  * Test process: main thread, and the client's thread.
  */
@@ -24,7 +24,7 @@
 
 #define IMAGE_V1 "localhost/stagger-test:1"
 #define IMAGE_V2 "localhost/stagger-test:2"
-#define PORTS "--port-range=17100-17499"
+#define PORTS "--port-range=17300-17699"
 #define INSTANCES 3
 #define WAIT_MS (300 * 1000)
 
