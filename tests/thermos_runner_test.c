@@ -779,6 +779,41 @@ START_TEST (daemonizing_process)
 }
 END_TEST
 
+static gboolean
+file_exists (gpointer path)
+{
+  return g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+/* The same with a daemon slow to leave: its parent exits at once and the
+ * child sits in the run's process group for half a second before setsid.
+ * The run's success must not kill the group under it (on a loaded machine
+ * the Python of Aurora's test is as slow). */
+START_TEST (daemonizing_slowly)
+{
+  g_autoptr (Run) r = run_new ();
+  g_autofree gchar *term = g_build_filename (r->dir, "term_file", NULL);
+  g_autofree gchar *up = g_build_filename (r->dir, "up", NULL);
+  g_autofree gchar *json = g_strdup_printf (
+      "{\"name\": \"t\", \"role\": \"r\", \"environment\": \"test\", \"cluster\": \"c\", "
+      "\"task\": {\"processes\": ["
+      "{\"name\": \"main\", \"cmdline\": \"sleep 60\"},"
+      "{\"name\": \"leave\", \"cmdline\": \"(sleep 0.5; exec setsid sh -c "
+      "'trap \\\"rm -f %s; exit 0\\\" TERM; touch %s; while :; do sleep 0.1; done') &\"}],"
+      "\"finalization_wait\": 5}}",
+      term, up);
+
+  ck_assert (g_file_set_contents (term, "", 0, NULL));
+  run_start (r, json, NULL);
+  wait_process (r, "leave", "SUCCESS");
+  ck_assert_msg (stg_test_wait (file_exists, up, WAIT_MS), "the daemon never left its group");
+  stop (r);
+  ck_assert_int_eq (run_wait (r), 2);
+  ck_assert (!g_file_test (term, G_FILE_TEST_EXISTS));
+  ck_assert_uint_eq (stg_test_kill_instances (r->dir), 0);
+}
+END_TEST
+
 /* Without a stop, the runner SIGKILLs what its processes left behind when
  * the task ends. */
 START_TEST (leftovers_killed_at_the_end)
@@ -874,6 +909,7 @@ runner_suite (void)
   tcase_add_test (tc, lifecycle_unanswered);
   tcase_add_test (tc, http_example);
   tcase_add_test (tc, daemonizing_process);
+  tcase_add_test (tc, daemonizing_slowly);
   tcase_add_test (tc, leftovers_killed_at_the_end);
   tcase_add_test (tc, exit_statuses);
   suite_add_tcase (s, tc);

@@ -333,8 +333,15 @@ process_exited (StgRunner *r, GPid pid, gint status)
   proc->state = proc->signal != 0        ? STG_RUN_KILLED
                 : proc->exit_status == 0 ? STG_RUN_SUCCESS
                                          : STG_RUN_FAILED;
-  /* As Thermos: what the run left in its process group goes with it. */
-  kill (-pid, SIGKILL);
+  /* What a failed or killed run left in its process group goes with it,
+   * before the process runs again. A successful run's leftovers are what it
+   * started on purpose: a program that daemonizes exits 0 while its child
+   * is still on its way out of the group (fork, then setsid), and a group
+   * kill here would race with that setsid. They stay the runner's orphans
+   * and are signalled with the task. A daemon process runs again, so its
+   * group is emptied first either way. */
+  if (proc->state != STG_RUN_SUCCESS || proc->spec->daemon)
+    kill (-pid, SIGKILL);
   if (proc->signal != 0)
     g_message ("process %s: run %d killed by signal %d", proc->spec->name, proc->run, proc->signal);
   else
