@@ -734,6 +734,36 @@ START_TEST (lifecycle_unanswered)
 }
 END_TEST
 
+/* An ephemeral process does not keep the task going: once the server has
+ * quit on /quitquitquit, the wait ends (no /abortabortabort to a closed
+ * port after graceful_shutdown_wait_secs) and the log shipper gets
+ * SIGTERM. */
+START_TEST (lifecycle_ends_when_only_ephemerals_are_left)
+{
+  g_autoptr (Run) r = run_new ();
+  g_autofree gchar *task = g_strdup_printf (
+      "{\"processes\": [{\"name\": \"server\", \"cmdline\": \"exec python3 %s/tests/aurora/"
+      "http_server.py {{thermos.ports[http]}} {{thermos.ports[health]}}\"}, "
+      "{\"name\": \"shipper\", \"cmdline\": \"exec sleep 60\", \"ephemeral\": true}]}",
+      STG_SRCDIR);
+  g_autofree gchar *json = job (task, ", \"lifecycle\": {\"http\": "
+                                      "{\"graceful_shutdown_wait_secs\": 10}}");
+
+  run_start (r, json, "--port", "http=29130", "--port", "health=29131", NULL);
+  wait_serving (29131);
+  wait_process (r, "shipper", "RUNNING");
+  gint64 asked = g_get_monotonic_time ();
+  stop (r);
+  ck_assert_int_eq (run_wait (r), 2);
+  gint64 took_ms = (g_get_monotonic_time () - asked) / 1000;
+  ck_assert_msg (took_ms < 4000, "the stop took %" G_GINT64_FORMAT " ms", took_ms);
+  assert_task_state (r, "KILLED");
+  assert_file (r, "lifecycle.log", "/quitquitquit\n");
+  assert_process (r, "server", "SUCCESS", 0, 0);
+  assert_signalled (r, "shipper", SIGTERM);
+}
+END_TEST
+
 /* A stop gives the processes Thermos's preemption wait (a minute), not
  * finalization_wait: one that takes 2 s to drain after SIGTERM finishes,
  * and the final processes run after it. */
@@ -929,6 +959,7 @@ runner_suite (void)
   tcase_add_test (tc, lifecycle_graceful);
   tcase_add_test (tc, lifecycle_escalates);
   tcase_add_test (tc, lifecycle_unanswered);
+  tcase_add_test (tc, lifecycle_ends_when_only_ephemerals_are_left);
   tcase_add_test (tc, stop_gives_the_preemption_wait);
   tcase_add_test (tc, stop_window_ends_in_sigkill);
   tcase_add_test (tc, http_example);

@@ -560,6 +560,9 @@ START_TEST (planner_daemon_ephemeral_and_run_limit)
   ck_assert_uint_eq (ready_count (plan, 0), 3);
   for (guint i = 0; i < 3; i++)
     stg_thermos_planner_start (plan, i);
+  /* Of the three running, the completion waits for two: not the ephemeral one. */
+  ck_assert_uint_eq (stg_thermos_planner_running (plan), 3);
+  ck_assert_uint_eq (stg_thermos_planner_running_required (plan), 2);
   /* The ephemeral process's last failure finishes it; the task does not
    * wait for it anyway. */
   stg_thermos_planner_end (plan, 1, STG_THERMOS_RUN_FAILED, 1);

@@ -179,14 +179,15 @@ enter_ending (StgRunner *r)
 static void lifecycle_post (StgRunner *r, const gchar *endpoint);
 
 /* A stop was asked: the HTTP lifecycle, then CLEANING. The waits end early
- * when no process runs any more. */
+ * when only ephemeral processes run, as Aurora's executor stops waiting
+ * once the task has ended, which ephemeral processes do not hold up. */
 static void
 lifecycle_step (StgRunner *r)
 {
   const StgThermosLifecycle *l = &r->job->lifecycle;
   gboolean waiting = r->lifecycle == STG_LIFECYCLE_GRACEFUL_WAIT ||
                      r->lifecycle == STG_LIFECYCLE_SHUTDOWN_WAIT;
-  gboolean running = stg_thermos_planner_running (r->regular) > 0;
+  gboolean running = stg_thermos_planner_running_required (r->regular) > 0;
 
   if (waiting && !running)
     r->lifecycle = STG_LIFECYCLE_DONE;
