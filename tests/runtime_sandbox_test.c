@@ -1,8 +1,10 @@
 /* runtime_sandbox_test.c: Check suite for the local runtime's own
  * bookkeeping, with real processes: the spec cache, run numbers across a
  * kill and a re-add, sandboxes inside the data dir, an environment with
- * nothing of the daemon's, the cause of a failure in observe(), and a hot
- * upgrade of a `command`. Ports 25000-25299. */
+ * nothing of the daemon's, the cause of a failure in observe(), a hot
+ * upgrade of a `command`, and how often a failing task that is not a
+ * service runs (maxTaskFailures, across a restart too). Ports
+ * 25000-25299. */
 #include "config.h"
 
 #include <glib/gstdio.h>
@@ -287,6 +289,69 @@ START_TEST (hot_upgrade_with_a_command)
 }
 END_TEST
 
+/* A failing task that is not a service runs maxTaskFailures times in all,
+ * as Aurora reschedules one only while its failures stay under the limit:
+ * once for 1 (a migration must not run twice), three times for 3, and
+ * without end for -1. Each run appends a line to a file of the test. */
+static const struct
+{
+  gint32 max;
+  guint runs;
+} batch_limits[] = { { 1, 1 }, { 3, 3 }, { -1, 4 } };
+
+START_TEST (batch_task_runs_max_task_failures_times)
+{
+  g_autofree gchar *count = g_build_filename (fx.dir, "runs", NULL);
+  g_autofree gchar *data = g_strdup_printf ("{\"command\": \"echo run >> %s; exit 3\"}", count);
+  g_autoptr (ApiTaskConfig) t = config ("migration", data, "", FALSE);
+  gint64 c;
+
+  g_object_set (t, "maxTaskFailures", batch_limits[_i].max, NULL);
+  gint64 job = make_job (t, 1, &c);
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_FAILED, c, batch_limits[_i].runs, 15000);
+  if (batch_limits[_i].max >= 0)
+    spin (batch_limits[_i].runs == 1 ? 2500 : 4500); /* past the next back-off */
+  g_autofree gchar *text = NULL;
+  ck_assert (g_file_get_contents (count, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  guint runs = g_strv_length (lines) - 1;
+  if (batch_limits[_i].max >= 0)
+    {
+      ck_assert_uint_eq (runs, batch_limits[_i].runs);
+      ck_assert_int_eq (observe (job, 0).phase, STG_TASK_FAILED);
+      ck_assert_uint_eq (observe (job, 0).failures, batch_limits[_i].runs);
+    }
+  else
+    ck_assert_uint_ge (runs, batch_limits[_i].runs);
+}
+END_TEST
+
+/* A daemon that starts again finds a task that is not a service failed
+ * for the last time, and leaves it failed. */
+START_TEST (failed_batch_task_stays_failed_after_a_restart)
+{
+  g_autofree gchar *count = g_build_filename (fx.dir, "runs", NULL);
+  g_autofree gchar *data = g_strdup_printf ("{\"command\": \"echo run >> %s; exit 3\"}", count);
+  g_autoptr (ApiTaskConfig) t = config ("mailer", data, "", FALSE);
+  g_autoptr (GError) error = NULL;
+  gint64 c;
+
+  g_object_set (t, "maxTaskFailures", 1, NULL);
+  gint64 job = make_job (t, 1, &c);
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_FAILED, c, 1, 10000);
+  make_runtime (25200, 25299);
+  ck_assert_msg (stg_local_runtime_adopt (fx.rt, &error), "%s", error ? error->message : "");
+  spin (2500);
+  g_autofree gchar *text = NULL;
+  ck_assert (g_file_get_contents (count, &text, NULL, NULL));
+  ck_assert_str_eq (text, "run\n");
+  ck_assert_int_eq (observe (job, 0).phase, STG_TASK_FAILED);
+  ck_assert_uint_eq (observe (job, 0).failures, 1);
+}
+END_TEST
+
 static Suite *
 runtime_sandbox_suite (void)
 {
@@ -301,6 +366,8 @@ runtime_sandbox_suite (void)
   tcase_add_test (tc, instances_inherit_nothing);
   tcase_add_test (tc, observe_reports_the_cause);
   tcase_add_test (tc, hot_upgrade_with_a_command);
+  tcase_add_loop_test (tc, batch_task_runs_max_task_failures_times, 0, G_N_ELEMENTS (batch_limits));
+  tcase_add_test (tc, failed_batch_task_stays_failed_after_a_restart);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -3,9 +3,9 @@
  * ephemeral, daemon and final processes, finalization_wait, concurrency,
  * .thermos_profile, templates and port aliases, the logs' layout and
  * rotation, the environment, the HTTP lifecycle against a small server
- * (tests/aurora/http_server.py), a daemonizing process killed with the
- * task, and the exit statuses. Aurora's end-to-end jobs run from
- * tests/aurora. Fixed ports: 29100-29199. */
+ * (tests/aurora/http_server.py), a stop's preemption wait, a daemonizing
+ * process killed with the task, and the exit statuses. Aurora's end-to-end
+ * jobs run from tests/aurora. Fixed ports: 29100-29199. */
 #include "config.h"
 
 #include <check.h>
@@ -210,6 +210,17 @@ assert_process (Run *r, const gchar *name, const gchar *state, gint run, gint ex
   ck_assert_int_eq (json_object_get_int_member (p, "run"), run);
   if (exit_status >= 0)
     ck_assert_int_eq (json_object_get_int_member (p, "exit_status"), exit_status);
+}
+
+/* Process @name's last run was ended by signal @sig. */
+static void
+assert_signalled (Run *r, const gchar *name, gint sig)
+{
+  g_autoptr (JsonObject) p = state_process (r, name);
+
+  ck_assert_msg (p != NULL, "no process %s in the state file", name);
+  ck_assert_str_eq (json_object_get_string_member (p, "state"), "KILLED");
+  ck_assert_int_eq (json_object_get_int_member (p, "signal"), sig);
 }
 
 static void
@@ -455,27 +466,27 @@ START_TEST (daemon_runs_again)
 }
 END_TEST
 
+/* A process that ignores SIGTERM (it makes the file "up" once started),
+ * and a final process that makes "last_ran". */
+#define STUBBORN \
+  "{\"name\": \"stubborn\", \"cmdline\": \"trap '' TERM; touch up; while :; do sleep 0.1; done\""
+#define LAST "{\"name\": \"last\", \"cmdline\": \"touch last_ran\", \"final\": true}"
+
 /* CLEANING lasts at most finalization_wait: a process that ignores SIGTERM
  * gets SIGKILL then, and the final processes do not run. */
 START_TEST (finalization_wait_ends_cleaning)
 {
   g_autoptr (Run) r = run_new ();
-  g_autofree gchar *json =
-      job ("{\"processes\": ["
-           "{\"name\": \"stubborn\", \"cmdline\": \"trap '' TERM; while :; do sleep 0.1; done\", "
-           "\"ephemeral\": true},"
-           "{\"name\": \"main\", \"cmdline\": \"sleep 0.3\"},"
-           "{\"name\": \"last\", \"cmdline\": \"touch last_ran\", \"final\": true}],"
-           "\"finalization_wait\": 1}",
-           "");
+  g_autofree gchar *json = job ("{\"processes\": [" STUBBORN ", \"ephemeral\": true},"
+                                "{\"name\": \"main\", \"cmdline\": \"sleep 0.3\"}, " LAST
+                                "], \"finalization_wait\": 1}",
+                                "");
 
   run_start (r, json, NULL);
   ck_assert_int_eq (run_wait (r), 0);
   assert_task_state (r, "SUCCESS");
   ck_assert (!run_has (r, "last_ran"));
-  g_autoptr (JsonObject) p = state_process (r, "stubborn");
-  ck_assert_str_eq (json_object_get_string_member (p, "state"), "KILLED");
-  ck_assert_int_eq (json_object_get_int_member (p, "signal"), SIGKILL);
+  assert_signalled (r, "stubborn", SIGKILL);
   assert_process (r, "last", "WAITING", -1, -1);
 }
 END_TEST
@@ -698,9 +709,7 @@ START_TEST (lifecycle_escalates)
   stop (r);
   ck_assert_int_eq (run_wait (r), 2);
   assert_file (r, "lifecycle.log", "/quitquitquit\n/abort/4\n");
-  g_autoptr (JsonObject) p = state_process (r, "server");
-  ck_assert_str_eq (json_object_get_string_member (p, "state"), "KILLED");
-  ck_assert_int_eq (json_object_get_int_member (p, "signal"), SIGTERM);
+  assert_signalled (r, "server", SIGTERM);
 }
 END_TEST
 
@@ -722,6 +731,84 @@ START_TEST (lifecycle_unanswered)
   ck_assert_int_eq (run_wait (r), 2);
   ck_assert (!run_has (r, "lifecycle.log"));
   assert_process (r, "sleeper", "KILLED", 0, -1);
+}
+END_TEST
+
+/* An ephemeral process does not keep the task going: once the server has
+ * quit on /quitquitquit, the wait ends (no /abortabortabort to a closed
+ * port after graceful_shutdown_wait_secs) and the log shipper gets
+ * SIGTERM. */
+START_TEST (lifecycle_ends_when_only_ephemerals_are_left)
+{
+  g_autoptr (Run) r = run_new ();
+  g_autofree gchar *task = g_strdup_printf (
+      "{\"processes\": [{\"name\": \"server\", \"cmdline\": \"exec python3 %s/tests/aurora/"
+      "http_server.py {{thermos.ports[http]}} {{thermos.ports[health]}}\"}, "
+      "{\"name\": \"shipper\", \"cmdline\": \"exec sleep 60\", \"ephemeral\": true}]}",
+      STG_SRCDIR);
+  g_autofree gchar *json = job (task, ", \"lifecycle\": {\"http\": "
+                                      "{\"graceful_shutdown_wait_secs\": 10}}");
+
+  run_start (r, json, "--port", "http=29130", "--port", "health=29131", NULL);
+  wait_serving (29131);
+  wait_process (r, "shipper", "RUNNING");
+  gint64 asked = g_get_monotonic_time ();
+  stop (r);
+  ck_assert_int_eq (run_wait (r), 2);
+  gint64 took_ms = (g_get_monotonic_time () - asked) / 1000;
+  ck_assert_msg (took_ms < 4000, "the stop took %" G_GINT64_FORMAT " ms", took_ms);
+  assert_task_state (r, "KILLED");
+  assert_file (r, "lifecycle.log", "/quitquitquit\n");
+  assert_process (r, "server", "SUCCESS", 0, 0);
+  assert_signalled (r, "shipper", SIGTERM);
+}
+END_TEST
+
+/* A stop gives the processes Thermos's preemption wait (a minute), not
+ * finalization_wait: one that takes 2 s to drain after SIGTERM finishes,
+ * and the final processes run after it. */
+START_TEST (stop_gives_the_preemption_wait)
+{
+  g_autoptr (Run) r = run_new ();
+  g_autofree gchar *json =
+      job ("{\"processes\": ["
+           "{\"name\": \"drain\", \"cmdline\": \"trap 'sleep 2; touch drained; exit 0' TERM; "
+           "touch up; while :; do sleep 0.1; done\"}," LAST "], \"finalization_wait\": 1}",
+           "");
+  g_autofree gchar *up = g_build_filename (r->sandbox, "up", NULL);
+
+  run_start (r, json, NULL);
+  wait_file (up, TRUE);
+  stop (r);
+  ck_assert_int_eq (run_wait (r), 2);
+  assert_task_state (r, "KILLED");
+  ck_assert (run_has (r, "drained"));
+  assert_process (r, "drain", "SUCCESS", 0, 0);
+  assert_process (r, "last", "SUCCESS", 0, 0);
+  ck_assert (run_has (r, "last_ran"));
+}
+END_TEST
+
+/* The preemption wait ends in SIGKILL, whatever finalization_wait says
+ * (30 by default): a process that ignores SIGTERM goes at once after it,
+ * and the final processes are skipped. */
+START_TEST (stop_window_ends_in_sigkill)
+{
+  g_autoptr (Run) r = run_new ();
+  g_autofree gchar *json = job ("{\"processes\": [" STUBBORN "}, " LAST "]}", "");
+  g_autofree gchar *up = g_build_filename (r->sandbox, "up", NULL);
+
+  run_start (r, json, "--preemption-wait", "1", NULL);
+  wait_file (up, TRUE);
+  gint64 asked = g_get_monotonic_time ();
+  stop (r);
+  ck_assert_int_eq (run_wait (r), 2);
+  gint64 took_ms = (g_get_monotonic_time () - asked) / 1000;
+  ck_assert_msg (took_ms >= 900 && took_ms < 4000, "the stop took %" G_GINT64_FORMAT " ms",
+                 took_ms);
+  assert_signalled (r, "stubborn", SIGKILL);
+  assert_process (r, "last", "WAITING", -1, -1);
+  ck_assert (!run_has (r, "last_ran"));
 }
 END_TEST
 
@@ -907,6 +994,9 @@ runner_suite (void)
   tcase_add_test (tc, lifecycle_graceful);
   tcase_add_test (tc, lifecycle_escalates);
   tcase_add_test (tc, lifecycle_unanswered);
+  tcase_add_test (tc, lifecycle_ends_when_only_ephemerals_are_left);
+  tcase_add_test (tc, stop_gives_the_preemption_wait);
+  tcase_add_test (tc, stop_window_ends_in_sigkill);
   tcase_add_test (tc, http_example);
   tcase_add_test (tc, daemonizing_process);
   tcase_add_test (tc, daemonizing_slowly);

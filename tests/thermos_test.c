@@ -560,6 +560,9 @@ START_TEST (planner_daemon_ephemeral_and_run_limit)
   ck_assert_uint_eq (ready_count (plan, 0), 3);
   for (guint i = 0; i < 3; i++)
     stg_thermos_planner_start (plan, i);
+  /* Of the three running, the completion waits for two: not the ephemeral one. */
+  ck_assert_uint_eq (stg_thermos_planner_running (plan), 3);
+  ck_assert_uint_eq (stg_thermos_planner_running_required (plan), 2);
   /* The ephemeral process's last failure finishes it; the task does not
    * wait for it anyway. */
   stg_thermos_planner_end (plan, 1, STG_THERMOS_RUN_FAILED, 1);
@@ -607,6 +610,32 @@ START_TEST (planner_run_limit)
 }
 END_TEST
 
+/* finalization_wait is capped at a minute, as on Aurora; and a stop
+ * takes Thermos's preemption wait (a minute) whatever finalization_wait
+ * says, after the lifecycle's POSTs and waits: that is what staggerd
+ * allows the runner before SIGKILL. */
+START_TEST (finalization_wait_capped_and_the_stop_length)
+{
+  g_autofree gchar *long_wait = job_text ("{\"processes\": [{\"name\": \"p\", \"cmdline\": "
+                                          "\"true\"}], \"finalization_wait\": 600}",
+                                          "");
+  g_autofree gchar *short_wait = job_text ("{\"processes\": [{\"name\": \"p\", \"cmdline\": "
+                                           "\"true\"}], \"finalization_wait\": 3}",
+                                           "");
+  g_autoptr (StgThermosJob) capped = parse_ok (long_wait);
+  g_autoptr (StgThermosJob) kept = parse_ok (short_wait);
+  g_autoptr (StgThermosJob) example = parse_fixture ("http_example.json");
+
+  ck_assert_int_eq (capped->task.finalization_wait, 60);
+  ck_assert_int_eq (kept->task.finalization_wait, 3);
+  ck_assert_int_eq (stg_thermos_job_stop_secs (capped), 60 + STG_THERMOS_REAP_WAIT_SECS);
+  ck_assert_int_eq (stg_thermos_job_stop_secs (kept), 60 + STG_THERMOS_REAP_WAIT_SECS);
+  /* Two POSTs of a second at most, and their waits (5 s each). */
+  ck_assert_int_eq (stg_thermos_job_stop_secs (example),
+                    2 + 5 + 5 + 60 + STG_THERMOS_REAP_WAIT_SECS);
+}
+END_TEST
+
 static Suite *
 thermos_suite (void)
 {
@@ -620,6 +649,7 @@ thermos_suite (void)
 
   tc = tcase_create ("parse");
   tcase_add_test (tc, defaults_of_a_bare_job);
+  tcase_add_test (tc, finalization_wait_capped_and_the_stop_length);
   tcase_add_test (tc, announce_defaults_and_loggers);
   tcase_add_test (tc, containers);
   tcase_add_loop_test (tc, bad_job_names_the_key, 0, G_N_ELEMENTS (bad_jobs));

@@ -183,6 +183,16 @@ judge_gone (Slot *slot, const StgInstanceRow *row)
 
   if (row->status == API_SCHEDULE_STATUS_FINISHED)
     return;
+  if (row->status == API_SCHEDULE_STATUS_FAILED && row->pid == 0 && row->run_config_id == 0)
+    {
+      /* Its run ended and was judged (counted, FAILED; no start since):
+       * what follows is what follows a failure, another start only while
+       * it may run again. */
+      stg_slot_assume (&slot->base, STG_TASK_FAILED, row->status);
+      slot->base.config_id = row->config_id;
+      stg_local_after_exit (slot, NULL, FALSE, NULL);
+      return;
+    }
   if (reason == STOP_KILL || (reason == STOP_NONE && row->status == API_SCHEDULE_STATUS_KILLING))
     {
       stg_slot_set_phase (&slot->base, STG_TASK_ABSENT, 0, API_SCHEDULE_STATUS_KILLED,

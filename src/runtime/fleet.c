@@ -14,7 +14,8 @@
  *   STARTING --[on_health, or fleet_hooks.c once post_update passed:
  *            stg_fleet_healthy]--> RUNNING
  *   STARTING, RUNNING --[an exit seen by fleet_sync.c, a failed check or
- *            hook: stg_fleet_container_failed]--> FAILED (dead)
+ *            hook: stg_fleet_container_failed]--> FAILED (dead; done too
+ *            once a task that is not a service may not run again)
  *   STARTING, RUNNING --[an exit 0 of a task that is not a service:
  *            stg_fleet_container_finished]--> FINISHED
  *   any, its host away too long --[stg_fleet_slot_lost]--> FAILED (LOST),
@@ -152,6 +153,14 @@ stg_fleet_retry_later (Slot *slot)
   retry_in (slot, ENGINE_RETRY_MS);
 }
 
+gboolean
+stg_fleet_runs_again (Slot *slot, gint64 config_id)
+{
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, config_id, NULL);
+
+  return config == NULL || stg_slot_runs_again (&slot->base, config);
+}
+
 void
 stg_fleet_container_failed (Slot *slot, const gchar *why)
 {
@@ -159,6 +168,7 @@ stg_fleet_container_failed (Slot *slot, const gchar *why)
   g_clear_pointer (&slot->health, stg_health_free);
   stg_slot_count_failure (&slot->base, why);
   slot->dead = TRUE;
+  slot->done = !stg_fleet_runs_again (slot, shown_config (slot));
   stg_fleet_set_phase (slot, STG_TASK_FAILED, API_SCHEDULE_STATUS_FAILED, why);
   slot->not_before_ms = g_get_monotonic_time () / 1000 +
                         stg_slot_backoff (&slot->base, BACKOFF_MAX_MS);
@@ -171,7 +181,7 @@ stg_fleet_container_finished (Slot *slot, const gchar *why)
   stg_fleet_hook_drop (slot);
   g_clear_pointer (&slot->health, stg_health_free);
   stg_slot_set_cause (&slot->base, NULL);
-  slot->finished = TRUE;
+  slot->done = TRUE;
   slot->dead = TRUE; /* its container is removed; nothing starts again */
   stg_fleet_set_phase (slot, STG_TASK_FINISHED, API_SCHEDULE_STATUS_FINISHED, why);
   stg_fleet_drive (slot);
@@ -547,7 +557,7 @@ stg_fleet_drive (Slot *slot)
       return;
     }
   slot->restart = FALSE;
-  if (slot->base.want == 0 || slot->finished)
+  if (slot->base.want == 0 || slot->done)
     return;
   gint64 now = g_get_monotonic_time () / 1000;
   if (slot->not_before_ms > now)
@@ -570,7 +580,7 @@ fleet_apply (StgRuntime *base, gint64 job_id, gint32 instance_id, gint64 config_
     return FALSE;
   if (slot->base.want != config_id || slot->killing)
     {
-      slot->finished = FALSE;
+      slot->done = FALSE;
       slot->not_before_ms = 0;
       g_clear_handle_id (&slot->retry_timer, g_source_remove);
     }
@@ -613,7 +623,7 @@ fleet_restart (StgRuntime *base, gint64 job_id, gint32 instance_id, GError **err
       return FALSE;
     }
   slot->restart = slot->container_id != NULL;
-  slot->finished = FALSE;
+  slot->done = FALSE;
   g_clear_handle_id (&slot->retry_timer, g_source_remove);
   slot->not_before_ms = 0;
   stg_fleet_drive (slot);

@@ -91,7 +91,8 @@ typedef struct
   Host *host;                     /* NULL until placed */
   gboolean killing;               /* remove the slot once its container is gone */
   gboolean restart;               /* stop and start the same config */
-  gboolean finished;              /* a non-service task ended well: leave it */
+  gboolean done;                  /* a non-service task ended well, or failed its last
+                                   * allowed time (stg_fleet_runs_again): leave it */
   gboolean dead;                  /* the container failed: remove it, start anew after not_before_ms */
   gint64 not_before_ms;           /* monotonic ms */
   guint stop_timeout_secs;
@@ -170,6 +171,10 @@ void stg_fleet_healthy (Slot *slot, const gchar *message);
 /* A non-service task's container exited with status 0: FINISHED, the
  * container removed, nothing started again until a new config is applied. */
 void stg_fleet_container_finished (Slot *slot, const gchar *why);
+
+/* Whether the slot starts again after a failure of config @config_id
+ * (stg_slot_runs_again; a config that cannot be read: it does). */
+gboolean stg_fleet_runs_again (Slot *slot, gint64 config_id);
 
 /* The slot's container ended or failed (@why in words): counted, then
  * restarted after a back-off unless the slot goes away. */

@@ -320,7 +320,7 @@ declare_lost (StgFleetRuntime *rt)
       if (slot->host != NULL && !slot->host->reachable &&
           now - slot->host->unreachable_since_ms >= grace &&
           (slot->container_id != NULL || slot->op != OP_IDLE ||
-           (slot->base.want != 0 && !slot->finished)))
+           (slot->base.want != 0 && !slot->done)))
         g_ptr_array_add (lost, slot);
     }
   for (guint i = 0; i < lost->len; i++)
@@ -480,6 +480,8 @@ adopt_container (StgFleetRuntime *rt, Host *h, JsonObject *c, GHashTable *rows)
 static void
 adopt_missing (Slot *slot, const StgInstanceRow *row)
 {
+  gboolean failed = row->status == API_SCHEDULE_STATUS_FAILED;
+
   slot->container_config = row->run_config_id;
   if (slot->host != NULL && !slot->host->reachable)
     {
@@ -495,13 +497,19 @@ adopt_missing (Slot *slot, const StgInstanceRow *row)
   if (row->status == API_SCHEDULE_STATUS_KILLING)
     slot->killing = TRUE;
   else if (row->status == API_SCHEDULE_STATUS_FINISHED)
-    slot->finished = TRUE;
+    slot->done = TRUE;
   else if (row->status == API_SCHEDULE_STATUS_RUNNING && row->run_id > 0)
     {
       stg_slot_count_failure (&slot->base, NULL);
       stg_fleet_set_phase (slot, STG_TASK_FAILED, API_SCHEDULE_STATUS_FAILED,
                            "its container went away while staggerd was not running");
+      failed = TRUE;
     }
+  /* A failed task that is not a service stays failed once it has had its
+   * runs, as it would have had staggerd kept running. */
+  if (failed)
+    slot->done = !stg_fleet_runs_again (slot,
+                                        row->run_config_id ? row->run_config_id : row->config_id);
   slot->container_config = 0;
   stg_fleet_drive (slot);
 }

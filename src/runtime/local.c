@@ -229,6 +229,18 @@ on_restart (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* Whether @slot starts again after a failure, judged by the config of
+ * @run, or without one (a start that failed, a run that ended while
+ * staggerd was away) by the config it would start. */
+static gboolean
+runs_again (Slot *slot, const Run *run)
+{
+  if (run != NULL)
+    return stg_slot_runs_again (&slot->base, run->task->config);
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, slot->base.want, NULL);
+  return config == NULL || stg_slot_runs_again (&slot->base, config);
+}
+
 void
 stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *message)
 {
@@ -247,15 +259,8 @@ stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *messa
       stg_slot_set_phase (&slot->base, STG_TASK_FAILED, run->config_id, API_SCHEDULE_STATUS_FAILED,
                           message);
     }
-  if (slot->base.want == 0 || slot->run != NULL)
+  if (slot->base.want == 0 || slot->run != NULL || !runs_again (slot, run))
     return;
-  if (!service)
-    {
-      /* A task that is not a service is retried up to maxTaskFailures. */
-      gint max = run->task->config->maxTaskFailures;
-      if (max >= 0 && (gint) slot->base.failures > max)
-        return;
-    }
   gint wait_ms = stg_slot_backoff (&slot->base, BACKOFF_MAX_MS);
   g_clear_handle_id (&slot->restart_timer, g_source_remove);
   slot->restart_timer = g_timeout_add ((guint) wait_ms, on_restart, slot);

@@ -24,7 +24,8 @@
  * What a run's exit leads to, by its StopReason (run_ended):
  *   STOP_NONE     it ended on its own: stg_local_after_exit (FINISHED for a
  *                 task that succeeded, else FAILED and a restart after
- *                 back-off); a next that died leaves run serving.
+ *                 back-off, for a task that is not a service only while
+ *                 stg_slot_runs_again); a next that died leaves run serving.
  *   STOP_KILL     the slot goes once both runs are gone: stg_slot_remove
  *                 (ABSENT, instance row deleted).
  *   STOP_REPLACE  PENDING, then stg_run_start_config of the wanted config

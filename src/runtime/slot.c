@@ -235,6 +235,13 @@ stg_slot_count_failure (StgSlot *slot, const gchar *why)
     stg_slot_set_cause (slot, why);
 }
 
+gboolean
+stg_slot_runs_again (const StgSlot *slot, const ApiTaskConfig *config)
+{
+  return config->isService || config->maxTaskFailures < 0 ||
+         slot->failures < (guint32) config->maxTaskFailures;
+}
+
 gint
 stg_slot_backoff (StgSlot *slot, gint max_ms)
 {

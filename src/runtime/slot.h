@@ -123,6 +123,12 @@ void stg_slot_set_cause (StgSlot *slot, const gchar *why);
  * when @why is not NULL, says why it failed. */
 void stg_slot_count_failure (StgSlot *slot, const gchar *why);
 
+/* Whether a failed run of @config is followed by another, as Aurora
+ * reschedules a task: a service always; another task only while its
+ * failures (counted already, the last one too) stay under maxTaskFailures,
+ * so that 1 runs it once; -1 without end. */
+gboolean stg_slot_runs_again (const StgSlot *slot, const ApiTaskConfig *config);
+
 #define STG_SLOT_BACKOFF_FIRST_MS 1000
 
 /* The wait before the next start after a failure: from

@@ -159,6 +159,18 @@ stg_thermos_planner_running (const StgThermosPlanner *planner)
 }
 
 guint
+stg_thermos_planner_running_required (const StgThermosPlanner *planner)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < planner->n; i++)
+    if (planner->entries[i].in_plan && planner->entries[i].state == STG_THERMOS_PLAN_RUNNING &&
+        !stg_thermos_task_process (planner->task, i)->ephemeral)
+      n++;
+  return n;
+}
+
+guint
 stg_thermos_planner_failed (const StgThermosPlanner *planner)
 {
   return count (planner, STG_THERMOS_PLAN_FAILED);

@@ -66,6 +66,9 @@ void stg_thermos_planner_end (StgThermosPlanner *planner, guint index, StgThermo
                               gdouble now);
 
 guint stg_thermos_planner_running (const StgThermosPlanner *planner);
+/* The running processes the plan's completion waits for: those that are
+ * not ephemeral. */
+guint stg_thermos_planner_running_required (const StgThermosPlanner *planner);
 guint stg_thermos_planner_failed (const StgThermosPlanner *planner);
 gboolean stg_thermos_planner_complete (const StgThermosPlanner *planner);
 gboolean stg_thermos_planner_deadlocked (const StgThermosPlanner *planner);

@@ -4,16 +4,19 @@
  *   ACTIVE --[regular plan complete, or unhealthy: active_step]---------> CLEANING
  *   ACTIVE --[SIGTERM/SIGINT, after the HTTP lifecycle: lifecycle_step]--> CLEANING
  *   CLEANING --[no process left: cleaning_step]--------------------------> FINALIZING
- *   CLEANING --[finalization_wait over: cleaning_step]-------------------> ending
- *   FINALIZING --[final plan complete or stuck, or the wait over]--------> ending
+ *   CLEANING --[the deadline passed: cleaning_step]----------------------> ending
+ *   FINALIZING --[final plan complete or stuck, or the deadline passed]--> ending
  *   ending = SUCCESS | FAILED | KILLED (a stop was asked)
  *
  * Invariants: (1) processes start only in ACTIVE (ordinary ones, and not
  * once a stop is asked) and FINALIZING (final ones); (2) entering CLEANING
- * sends SIGTERM to every process tree, and sets the deadline
- * finalization_wait seconds ahead, for CLEANING and FINALIZING together;
- * (3) in an ending state nothing starts, and what is left gets SIGKILL until
- * no child is left (or the reap deadline passes); then the loop quits.
+ * sends SIGTERM to every process tree, and sets one deadline for CLEANING
+ * and FINALIZING together: finalization_wait seconds ahead when the task
+ * ended on its own, the preemption wait (a minute, as Thermos's kill) when
+ * a stop was asked; a stop asked in CLEANING or FINALIZING sets it anew
+ * from then, as Thermos's kill does; (3) in an ending state nothing
+ * starts, and what is left gets SIGKILL until no child is left (or the
+ * reap deadline passes); then the loop quits.
  *
  * Every event (a child's exit, a timer, a signal, a lifecycle answer) ends
  * in pump(), which runs the current stage's step. Main-loop thread only.
@@ -136,14 +139,31 @@ start_ready (StgRunner *r, StgThermosPlanner *plan)
     save (r);
 }
 
-/* ACTIVE ends: SIGTERM to every process tree, and finalization_wait for
- * the rest. */
+/* What CLEANING and FINALIZING get from now: the preemption wait once a
+ * stop was asked, else finalization_wait. */
+static void
+set_deadline (StgRunner *r)
+{
+  gint secs = stopping (r) ? r->preemption_wait : r->job->task.finalization_wait;
+
+  r->deadline = g_get_monotonic_time () + (gint64) secs * G_USEC_PER_SEC;
+}
+
+/* The deadline's name, for messages. */
+static const gchar *
+deadline_name (const StgRunner *r)
+{
+  return stopping (r) ? "the preemption wait" : "finalization_wait";
+}
+
+/* ACTIVE ends: SIGTERM to every process tree, and the deadline for the
+ * rest. */
 static void
 enter_cleaning (StgRunner *r, StgRunnerStage ending)
 {
   if (r->ending != STG_RUNNER_KILLED)
     r->ending = ending;
-  r->deadline = g_get_monotonic_time () + (gint64) r->job->task.finalization_wait * G_USEC_PER_SEC;
+  set_deadline (r);
   set_stage (r, STG_RUNNER_CLEANING);
   stg_runner_tree_signal (r, SIGTERM);
 }
@@ -159,14 +179,15 @@ enter_ending (StgRunner *r)
 static void lifecycle_post (StgRunner *r, const gchar *endpoint);
 
 /* A stop was asked: the HTTP lifecycle, then CLEANING. The waits end early
- * when no process runs any more. */
+ * when only ephemeral processes run, as Aurora's executor stops waiting
+ * once the task has ended, which ephemeral processes do not hold up. */
 static void
 lifecycle_step (StgRunner *r)
 {
   const StgThermosLifecycle *l = &r->job->lifecycle;
   gboolean waiting = r->lifecycle == STG_LIFECYCLE_GRACEFUL_WAIT ||
                      r->lifecycle == STG_LIFECYCLE_SHUTDOWN_WAIT;
-  gboolean running = stg_thermos_planner_running (r->regular) > 0;
+  gboolean running = stg_thermos_planner_running_required (r->regular) > 0;
 
   if (waiting && !running)
     r->lifecycle = STG_LIFECYCLE_DONE;
@@ -207,7 +228,7 @@ cleaning_step (StgRunner *r)
     }
   if (g_get_monotonic_time () >= r->deadline)
     {
-      g_message ("finalization_wait is over: skipping the final processes");
+      g_message ("%s is over: skipping the final processes", deadline_name (r));
       enter_ending (r);
     }
 }
@@ -217,7 +238,7 @@ finalizing_step (StgRunner *r)
 {
   if (g_get_monotonic_time () >= r->deadline)
     {
-      g_message ("finalization_wait is over");
+      g_message ("%s is over", deadline_name (r));
       enter_ending (r);
       return;
     }
@@ -436,6 +457,8 @@ on_stop_signal (gpointer data)
     }
   g_message ("asked to stop");
   r->ending = STG_RUNNER_KILLED;
+  if (r->stage == STG_RUNNER_CLEANING || r->stage == STG_RUNNER_FINALIZING)
+    set_deadline (r); /* the preemption wait, from now */
   if (r->stage == STG_RUNNER_ACTIVE && r->job->lifecycle.enabled)
     lifecycle_post (r, r->job->lifecycle.graceful_shutdown_endpoint);
   else if (r->stage == STG_RUNNER_ACTIVE)
@@ -465,6 +488,7 @@ stg_runner_new (StgThermosJob *job, const StgThermosVars *vars, GHashTable *port
   r->bash = g_str_equal (shell_name, "bash");
   r->environ = g_strdupv (env);
   r->log_defaults = *log_defaults;
+  r->preemption_wait = STG_THERMOS_PREEMPTION_WAIT_SECS;
   r->sigchld_fd = -1;
   r->job = g_steal_pointer (&owned);
   r->n_procs = r->job->task.processes->len;

@@ -86,6 +86,7 @@ typedef struct
   gboolean bash;
   gchar **environ; /* what every process starts from */
   StgRunnerLogDefaults log_defaults;
+  gint preemption_wait; /* seconds a stop gives CLEANING and FINALIZING together */
 
   StgRunnerProc *procs; /* one per process of the task, in its order */
   guint n_procs;
@@ -96,7 +97,7 @@ typedef struct
   StgRunnerStage stage;
   StgRunnerStage ending; /* the terminal state CLEANING leads to; KILLED: a stop was asked */
   gint64 launch_time;    /* wall clock, microseconds */
-  gint64 deadline;       /* monotonic: the end of finalization_wait */
+  gint64 deadline;       /* monotonic: the end of CLEANING and FINALIZING */
   gint64 reap_deadline;  /* monotonic: the last wait for leftovers */
   StgLifecyclePhase lifecycle;
   gint64 lifecycle_deadline; /* monotonic: the end of a lifecycle wait */
@@ -110,8 +111,10 @@ typedef struct
 
 /* runner.c ----------------------------------------------------------------------------- */
 
-/* Builds the runner of @job (taken) with everything main() decided.
- * Fails when a template cannot be filled in. */
+/* Builds the runner of @job (taken) with everything main() decided (its
+ * preemption_wait is STG_THERMOS_PREEMPTION_WAIT_SECS; main() may set
+ * another before stg_runner_run). Fails when a template cannot be filled
+ * in. */
 StgRunner *stg_runner_new (StgThermosJob *job, const StgThermosVars *vars, GHashTable *ports,
                            const gchar *sandbox, const gchar *shell, gchar **env,
                            const StgRunnerLogDefaults *log_defaults, GError **error);

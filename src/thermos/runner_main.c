@@ -37,6 +37,7 @@ typedef struct
   gchar *log_mode;
   gint rotate_log_size_mb;
   gint rotate_log_backups;
+  gint preemption_wait; /* -1: not given */
   gboolean check;
   gboolean version;
   gchar **args;
@@ -205,6 +206,8 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       "For them, in rotate mode: the size of a log file (default: 100)", "MB" },
     { "rotate-log-backups", 0, 0, G_OPTION_ARG_INT, &o->rotate_log_backups,
       "For them, in rotate mode: the rolled-over files kept (default: 5)", "N" },
+    { "preemption-wait", 0, 0, G_OPTION_ARG_INT, &o->preemption_wait,
+      "Seconds a stop gives the processes, final ones included (0 to 60; default: 60)", "SECS" },
     { "check", 0, 0, G_OPTION_ARG_NONE, &o->check,
       "Only check the task; print the ports it needs, one a line", NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version and exit", NULL },
@@ -233,6 +236,10 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     return stg_fail (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                      "--instance, --rotate-log-size-mb and --rotate-log-backups take no "
                      "negative number");
+  if (o->preemption_wait > STG_THERMOS_PREEMPTION_WAIT_SECS || o->preemption_wait < -1)
+    return stg_fail (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                     "--preemption-wait is 0 to %d seconds (staggerd allows a stop no more)",
+                     STG_THERMOS_PREEMPTION_WAIT_SECS);
   return TRUE;
 }
 
@@ -359,6 +366,8 @@ run (Options *o)
                                       &defaults, &error);
   if (runner == NULL)
     return fail (STG_RUNNER_EXIT_INVALID, "invalid task: %s", error->message);
+  if (o->preemption_wait >= 0)
+    runner->preemption_wait = o->preemption_wait;
   gint status = stg_runner_run (runner, &error);
   stg_runner_free (runner);
   if (error != NULL)
@@ -370,7 +379,7 @@ int
 main (int argc, char **argv)
 {
   sigset_t chld;
-  Options o = { .task_fd = -1 };
+  Options o = { .task_fd = -1, .preemption_wait = -1 };
   g_autoptr (GError) error = NULL;
 
   /* Before any thread exists, so that SIGCHLD reaches only the signalfd. */

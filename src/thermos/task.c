@@ -533,7 +533,7 @@ stg_thermos_job_stop_secs (const StgThermosJob *job)
                                     l->graceful_shutdown_wait_secs + l->shutdown_wait_secs
                               : 0;
 
-  return lifecycle + job->task.finalization_wait + STG_THERMOS_REAP_WAIT_SECS;
+  return lifecycle + STG_THERMOS_PREEMPTION_WAIT_SECS + STG_THERMOS_REAP_WAIT_SECS;
 }
 
 const gchar *

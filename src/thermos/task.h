@@ -66,7 +66,8 @@ typedef struct
   gboolean daemon;    /* run again after a success */
   gboolean ephemeral; /* the task's end does not wait for it */
   gint min_duration;  /* seconds between the end of a run and the next; default 5 */
-  gboolean final;     /* runs after the others, within finalization_wait */
+  gboolean final;     /* runs after the others, within finalization_wait (a stop's
+                       * preemption wait when stopped) */
   StgThermosLogger logger;
   GArray *after; /* guint: indices of the processes that must finish first */
 } StgThermosProcess;
@@ -77,7 +78,9 @@ typedef struct
   GPtrArray *processes;   /* StgThermosProcess, in the order of the JSON */
   gint max_failures;      /* failed processes that fail the task; default 1; 0: none do */
   gint max_concurrency;   /* processes running at once; default 0, unlimited */
-  gint finalization_wait; /* seconds for cleaning and final processes; default 30 */
+  gint finalization_wait; /* seconds for cleaning and final processes when the task ends
+                           * on its own; default 30, at most
+                           * STG_THERMOS_FINALIZATION_WAIT_MAX */
   gdouble cpu;            /* resources, as the task declares them (0 when absent) */
   gint64 ram;
   gint64 disk;
@@ -184,8 +187,18 @@ const gchar *stg_thermos_exit_meaning (gint status);
 #define STG_THERMOS_LIFECYCLE_POST_SECS 1
 #define STG_THERMOS_REAP_WAIT_SECS 10
 
+/* A stop gives the task's processes this long, from the SIGTERM that ends
+ * ACTIVE to the end of the final processes, whatever finalization_wait
+ * says: Thermos's preemption wait, which Aurora's executor kills a task
+ * with. */
+#define STG_THERMOS_PREEMPTION_WAIT_SECS 60
+
+/* Aurora caps finalization_wait at a minute (its configuration reference;
+ * its client takes bigger values): the task model holds at most this. */
+#define STG_THERMOS_FINALIZATION_WAIT_MAX 60
+
 /* The longest a runner of @job takes to end once asked to stop: the
- * lifecycle's POSTs and waits (when it has one), finalization_wait, and
+ * lifecycle's POSTs and waits (when it has one), the preemption wait, and
  * the last wait for leftovers. */
 gint stg_thermos_job_stop_secs (const StgThermosJob *job);
 

@@ -288,6 +288,9 @@ stg_thermos_read_task (StgThermosJob *job, JsonObject *o, GError **error)
       !stg_thermos_read (json_object_get_object_member (o, "resources"), "task.resources",
                          resources_fields, task, error))
     return FALSE;
+  /* Aurora's cap: its client takes a bigger value, and the task gets a
+   * minute. */
+  task->finalization_wait = MIN (task->finalization_wait, STG_THERMOS_FINALIZATION_WAIT_MAX);
   JsonArray *processes = json_object_get_array_member (o, "processes");
   if (json_array_get_length (processes) == 0)
     return stg_thermos_bad (error, "task.processes: a task needs at least one process");
