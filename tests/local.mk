@@ -48,7 +48,7 @@ tests_body_buffer_test_SOURCES = tests/body_buffer_test.c
 tests_body_buffer_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_body_buffer_test_LDADD = $(STG_TEST_LDADD)
 
-tests_store_test_SOURCES = tests/store_test.c
+tests_store_test_SOURCES = tests/store_test.c tests/store_test.h tests/store_notices_test.c
 tests_store_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_store_test_LDADD = $(STG_TEST_LDADD)
 
