@@ -29,8 +29,9 @@ static ScriptedGates *gates;
 typedef struct
 {
   StgNotifier parent;
-  GPtrArray *seen;   /* "event[:stage]:STATUS:reason" */
-  GPtrArray *bodies; /* the JSON of each */
+  GPtrArray *seen;    /* "event[:stage]:STATUS:reason" */
+  GPtrArray *bodies;  /* the JSON of each */
+  GPtrArray *pending; /* posted, waiting for their transaction's end: seen, then body */
 } Recorder;
 
 static Recorder *recorder;
@@ -40,9 +41,24 @@ record (StgNotifier *base, const StgNotice *n)
 {
   Recorder *r = (Recorder *) base;
 
-  g_ptr_array_add (r->seen, g_strdup_printf ("%s%s%s:%s:%s", n->event, n->stage ? ":" : "",
-                                             n->stage ? n->stage : "", n->status, n->reason));
-  g_ptr_array_add (r->bodies, stg_notice_to_json (n, "test", r->bodies->len + 1));
+  g_ptr_array_add (r->pending, g_strdup_printf ("%s%s%s:%s:%s", n->event, n->stage ? ":" : "",
+                                                n->stage ? n->stage : "", n->status, n->reason));
+  g_ptr_array_add (r->pending,
+                   stg_notice_to_json (n, "test", r->bodies->len + r->pending->len / 2 + 1, NULL));
+}
+
+/* Only the notices of a committed step count. */
+static void
+record_end (StgNotifier *base, gboolean committed)
+{
+  Recorder *r = (Recorder *) base;
+
+  for (guint i = 0; committed && i + 1 < r->pending->len; i += 2)
+    {
+      g_ptr_array_add (r->seen, g_steal_pointer (&r->pending->pdata[i]));
+      g_ptr_array_add (r->bodies, g_steal_pointer (&r->pending->pdata[i + 1]));
+    }
+  g_ptr_array_set_size (r->pending, 0);
 }
 
 static void
@@ -52,10 +68,11 @@ recorder_free (StgNotifier *base)
 
   g_ptr_array_unref (r->seen);
   g_ptr_array_unref (r->bodies);
+  g_ptr_array_unref (r->pending);
   g_free (r);
 }
 
-static const StgNotifierOps recorder_ops = { record, recorder_free };
+static const StgNotifierOps recorder_ops = { record, record_end, recorder_free };
 
 /* The notices seen of @event ("plan", "stage", "update"; NULL: all), in
  * order, space-separated. */
@@ -83,6 +100,7 @@ setup (void)
   recorder->parent.ops = &recorder_ops;
   recorder->seen = g_ptr_array_new_with_free_func (g_free);
   recorder->bodies = g_ptr_array_new_with_free_func (g_free);
+  recorder->pending = g_ptr_array_new_with_free_func (g_free);
   stg_engine_set_notifier (fx.engine, &recorder->parent);
 }
 

@@ -5,8 +5,10 @@
  * and is cancelled) and shell gates (exit status and output, the
  * environment the engine gives, a command that hangs and is cancelled with
  * its whole process group); and the webhook notifier (src/runtime/notify.c):
- * signed bodies, a bounded queue that drops rather than waits, retries then
- * giving up, refused hosts. */
+ * signed bodies with a delivery id, a bounded queue that gives up its
+ * oldest rather than waits, retries then giving up, refused hosts, and
+ * notices kept in a store: those of a rolled back transaction never, the
+ * waiting ones sent by the next notifier on the same store. */
 #include "config.h"
 
 #include <check.h>
@@ -15,7 +17,7 @@
 #include "common/json_check.h"
 #include "runtime/gates.h"
 #include "runtime/notify.h"
-#include "testutil.h"
+#include "store/notices.h"
 #include "testutil.h"
 
 static GSubprocess *server;
@@ -57,7 +59,9 @@ static const gchar server_py[] =
     "        if 'task=' in url.query:\n"
     "            return self.coordinator(url, json.loads(body))\n"
     "        H.last = json.dumps({'sig': self.headers.get('X-Stagger-Signature-256'),\n"
-    "            'event': self.headers.get('X-Stagger-Event'), 'body': body.decode()}).encode()\n"
+    "            'event': self.headers.get('X-Stagger-Event'),\n"
+    "            'delivery': self.headers.get('X-Stagger-Delivery'),\n"
+    "            'body': body.decode()}).encode()\n"
     "        self.send_response(204 if self.path == '/hook' else 500)\n"
     "        self.send_header('Content-Length', '0')\n"
     "        self.end_headers()\n"
@@ -529,11 +533,11 @@ END_TEST
 
 /* ---- the webhook notifier ----------------------------------------------------------- */
 
-/* A notifier of one webhook at @path of the test server (or @url), with
- * @secret (nullable), counting in @counts. */
+/* A notifier of one webhook at @url, with @secret (nullable), counting in
+ * @counts, keeping its notices in @store (nullable). */
 static StgNotifier *
-notifier_to (const gchar *url, const gchar *secret, gint queue_size, gint max_attempts,
-             StgNotifyCounts *counts)
+notifier_kept (const gchar *url, const gchar *secret, gint queue_size, gint max_attempts,
+               StgNotifyCounts *counts, StgStore *store)
 {
   StgNotifyOptions o;
   stg_notify_options_init (&o);
@@ -545,9 +549,24 @@ notifier_to (const gchar *url, const gchar *secret, gint queue_size, gint max_at
   o.queue_size = queue_size;
   o.max_attempts = max_attempts;
   o.retry_secs = 1;
-  StgNotifier *n = stg_notifier_new (&o, "test", NULL, counts);
+  StgNotifier *n = stg_notifier_new (&o, "test", NULL, counts, store);
   stg_notify_options_clear (&o);
   return n;
+}
+
+static StgNotifier *
+notifier_to (const gchar *url, const gchar *secret, gint queue_size, gint max_attempts,
+             StgNotifyCounts *counts)
+{
+  return notifier_kept (url, secret, queue_size, max_attempts, counts, NULL);
+}
+
+/* @notice posted and its transaction committed. */
+static void
+post (StgNotifier *n, const StgNotice *notice)
+{
+  stg_notifier_post (n, notice);
+  stg_notifier_end (n, TRUE);
 }
 
 static const StgNotice notice = { .event = "plan",
@@ -578,7 +597,7 @@ START_TEST (notify_posts_a_signed_body)
   g_autofree gchar *url = g_strdup_printf ("%s/hook", base);
   g_autoptr (StgNotifier) n = notifier_to (url, "k3y", 10, 3, &counts);
 
-  stg_notifier_post (n, &notice);
+  post (n, &notice);
   until (&counts.delivered, 1);
   ck_assert_uint_eq (counts.queued, 0);
   g_autofree gchar *last = NULL;
@@ -593,7 +612,10 @@ START_TEST (notify_posts_a_signed_body)
   g_autofree gchar *sig = g_strconcat ("sha256=", mac, NULL);
   ck_assert_str_eq (json_object_get_string_member (o, "sig"), sig);
   ck_assert_str_eq (json_object_get_string_member (o, "event"), "plan.ROLLED_BACK");
-  g_autofree gchar *want = stg_notice_to_json (&notice, "test", 1);
+  /* The delivery id: a UUID, in the header and the body. */
+  const gchar *id = json_object_get_string_member (o, "delivery");
+  ck_assert_msg (g_uuid_string_is_valid (id), "%s", id);
+  g_autofree gchar *want = stg_notice_to_json (&notice, "test", 1, id);
   ck_assert_str_eq (body, want);
   ck_assert_msg (strstr (body, "\"reason\":\"RolledBack\"") &&
                      strstr (body, "\"plan\":{\"id\":\"p-1\",\"name\":\"pravega\"}"),
@@ -601,19 +623,99 @@ START_TEST (notify_posts_a_signed_body)
 }
 END_TEST
 
-/* A webhook that never answers: posts keep returning at once, and what
- * its queue cannot hold is dropped. */
+/* A store in a new folder (freed with the test's data). */
+static StgStore *
+new_store (gchar **dir)
+{
+  g_autoptr (GError) error = NULL;
+  *dir = stg_test_tmpdir ();
+  g_autofree gchar *path = g_build_filename (*dir, "stagger.db", NULL);
+  StgStore *store = stg_store_open (path, &error);
+  ck_assert_msg (store != NULL, "%s", error ? error->message : "");
+  return store;
+}
+
+/* The numbers of the notices the store keeps, space-separated. */
+static gchar *
+kept (StgStore *store)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) rows = stg_store_list_notices (store, &error);
+  g_autoptr (GString) s = g_string_new (NULL);
+
+  ck_assert_msg (rows != NULL, "%s", error ? error->message : "");
+  for (guint i = 0; i < rows->len; i++)
+    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? " " : "",
+                            ((StgNoticeRow *) rows->pdata[i])->seq);
+  return g_string_free (g_steal_pointer (&s), FALSE);
+}
+
+/* A webhook that never answers: posts keep returning at once, and past
+ * its bound the oldest are given up, in memory and in the store. */
 START_TEST (notify_queue_is_bounded)
 {
+  g_autofree gchar *dir = NULL;
+  g_autoptr (StgStore) store = new_store (&dir);
   StgNotifyCounts counts = { 0 };
   g_autofree gchar *url = g_strdup_printf ("%s/slow", base);
-  g_autoptr (StgNotifier) n = notifier_to (url, NULL, 2, 3, &counts);
+  g_autoptr (StgNotifier) n = notifier_kept (url, NULL, 2, 3, &counts, store);
 
   for (gint i = 0; i < 5; i++)
-    stg_notifier_post (n, &notice);
+    post (n, &notice);
   ck_assert_uint_eq (counts.queued, 2);
   ck_assert_uint_eq (counts.dropped, 3);
   ck_assert_uint_eq (counts.delivered, 0);
+  g_autofree gchar *left = kept (store);
+  ck_assert_str_eq (left, "4 5");
+  g_clear_pointer (&n, stg_notifier_free);
+  stg_test_rmtree (dir);
+}
+END_TEST
+
+/* Notices kept in the store: one whose transaction is rolled back never
+ * was; those a notifier could not deliver are sent by the next one on the
+ * same store (a restart), in order, with their delivery ids, then leave
+ * the store; new ones are numbered after them. */
+START_TEST (notify_sends_what_a_previous_one_kept)
+{
+  g_autofree gchar *dir = NULL;
+  g_autoptr (StgStore) store = new_store (&dir);
+  StgNotifyCounts counts = { 0 };
+  g_autofree gchar *slow = g_strdup_printf ("%s/slow", base);
+  g_autoptr (StgNotifier) n = notifier_kept (slow, NULL, 10, 3, &counts, store);
+
+  ck_assert (stg_store_begin (store, NULL));
+  stg_notifier_post (n, &notice);
+  stg_notifier_post (n, &notice);
+  ck_assert (stg_store_commit (store, NULL));
+  stg_notifier_end (n, TRUE);
+  ck_assert (stg_store_begin (store, NULL));
+  stg_notifier_post (n, &notice);
+  stg_store_rollback (store);
+  stg_notifier_end (n, FALSE);
+  ck_assert_uint_eq (counts.queued, 2);
+  g_autofree gchar *before = kept (store);
+  ck_assert_str_eq (before, "1 2");
+  g_autoptr (GPtrArray) rows = stg_store_list_notices (store, NULL);
+  g_clear_pointer (&n, stg_notifier_free);
+
+  StgNotifyCounts again = { 0 };
+  g_autofree gchar *url = g_strdup_printf ("%s/hook", base);
+  n = notifier_kept (url, NULL, 10, 3, &again, store);
+  ck_assert_uint_eq (again.queued, 2);
+  post (n, &notice);
+  until (&again.delivered, 3);
+  g_autofree gchar *after = kept (store);
+  ck_assert_str_eq (after, "");
+  /* The last one is the new one, numbered after those kept. */
+  g_autofree gchar *last = NULL;
+  guint16 port = (guint16) atoi (strrchr (base, ':') + 1);
+  ck_assert_uint_eq (stg_test_http_get (port, "/last", &last), 200);
+  ck_assert_msg (strstr (last, "\\\"seq\\\":3,") != NULL, "%s", last);
+  for (guint i = 0; i < rows->len; i++)
+    ck_assert (g_uuid_string_is_valid (((StgNoticeRow *) rows->pdata[i])->delivery_id));
+  g_clear_pointer (&n, stg_notifier_free);
+  stg_test_rmtree (dir);
 }
 END_TEST
 
@@ -625,7 +727,7 @@ START_TEST (notify_retries_then_gives_up)
   g_autofree gchar *url = g_strdup_printf ("%s/fail", base);
   g_autoptr (StgNotifier) n = notifier_to (url, NULL, 10, 2, &counts);
 
-  stg_notifier_post (n, &notice);
+  post (n, &notice);
   until (&counts.failed, 1);
   ck_assert_uint_eq (counts.retried, 1);
   ck_assert_uint_eq (counts.delivered, 0);
@@ -633,7 +735,7 @@ START_TEST (notify_retries_then_gives_up)
 
   StgNotifyCounts refused = { 0 };
   g_autoptr (StgNotifier) m = notifier_to ("http://169.254.169.254/hook", NULL, 10, 1, &refused);
-  stg_notifier_post (m, &notice);
+  post (m, &notice);
   until (&refused.failed, 1);
   ck_assert_uint_eq (refused.delivered, 0);
 }
@@ -659,6 +761,7 @@ gates_suite (void)
   tcase_add_test (tc, http_allowed_hosts);
   tcase_add_test (tc, notify_posts_a_signed_body);
   tcase_add_test (tc, notify_queue_is_bounded);
+  tcase_add_test (tc, notify_sends_what_a_previous_one_kept);
   tcase_add_test (tc, notify_retries_then_gives_up);
   return s;
 }

@@ -3,7 +3,8 @@
 
 check_LIBRARIES = libstg_testutil.a
 libstg_testutil_a_SOURCES = tests/testutil.c tests/testutil.h tests/pgtest.c tests/pgtest.h \
-	tests/framed_client.c tests/framed_client.h tests/daemon_fixture.c tests/daemon_fixture.h
+	tests/framed_client.c tests/framed_client.h tests/daemon_fixture.c tests/daemon_fixture.h \
+	tests/webhook_receiver.c tests/webhook_receiver.h
 libstg_testutil_a_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 STG_TEST_LDADD = libstg_testutil.a $(STG_CORE_LIBS) $(CHECK_LIBS) $(STG_LIBS)
@@ -24,6 +25,7 @@ STG_CHECK_SUITES = \
 	tests/engine_rollout_test \
 	tests/gates_test \
 	tests/plan_daemon_test \
+	tests/notify_daemon_test \
 	tests/engine_recover_test \
 	tests/runtime_test \
 	tests/spawn_test \
@@ -48,7 +50,7 @@ tests_body_buffer_test_SOURCES = tests/body_buffer_test.c
 tests_body_buffer_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_body_buffer_test_LDADD = $(STG_TEST_LDADD)
 
-tests_store_test_SOURCES = tests/store_test.c
+tests_store_test_SOURCES = tests/store_test.c tests/store_test.h tests/store_notices_test.c
 tests_store_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_store_test_LDADD = $(STG_TEST_LDADD)
 
@@ -84,6 +86,10 @@ tests_engine_test_LDADD = $(STG_TEST_LDADD)
 tests_plan_daemon_test_SOURCES = tests/plan_daemon_test.c tests/rollout.c tests/rollout.h
 tests_plan_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_plan_daemon_test_LDADD = $(STG_TEST_LDADD)
+
+tests_notify_daemon_test_SOURCES = tests/notify_daemon_test.c $(STG_ROLLOUT)
+tests_notify_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_notify_daemon_test_LDADD = $(STG_TEST_LDADD)
 
 tests_gates_test_SOURCES = tests/gates_test.c
 tests_gates_test_CFLAGS = $(STG_TEST_CFLAGS)

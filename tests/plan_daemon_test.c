@@ -20,6 +20,7 @@
 #include "common/enums.h"
 #include "common/json_check.h"
 #include "rollout.h"
+#include "webhook_receiver.h"
 #include "spawn/process.h"
 
 #define PORT_RANGE "--port-range=28000-28499"
@@ -611,72 +612,17 @@ END_TEST
 
 /* ---- webhooks ---------------------------------------------------------------------- */
 
-/* A webhook receiver: answers its first POST 500 (so it is tried again),
- * then 204, and writes each request it took as a JSON line (event,
- * delivery, signature, body) to the file named first on its command line;
- * prints its port. */
-static const gchar receiver_py[] =
-    "import http.server, json, sys\n"
-    "out = sys.argv[1]\n"
-    "first = [True]\n"
-    "class H(http.server.BaseHTTPRequestHandler):\n"
-    "    def log_message(self, *a): pass\n"
-    "    def do_POST(self):\n"
-    "        body = self.rfile.read(int(self.headers['Content-Length'])).decode()\n"
-    "        if first[0]:\n"
-    "            first[0] = False\n"
-    "            self.send_response(500); self.end_headers(); return\n"
-    "        with open(out, 'a') as f:\n"
-    "            f.write(json.dumps({'event': self.headers['X-Stagger-Event'],\n"
-    "                'delivery': self.headers['X-Stagger-Delivery'],\n"
-    "                'signature': self.headers['X-Stagger-Signature-256'],\n"
-    "                'body': body}) + '\\n')\n"
-    "        self.send_response(204); self.end_headers()\n"
-    "s = http.server.HTTPServer(('127.0.0.1', 0), H)\n"
-    "print(s.server_address[1], flush=True)\n"
-    "s.serve_forever()\n";
-
-/* The lines the receiver wrote so far. */
-static gchar **
-received (const gchar *path)
-{
-  g_autofree gchar *text = NULL;
-  if (!g_file_get_contents (path, &text, NULL, NULL))
-    return g_new0 (gchar *, 1);
-  g_strchomp (text);
-  return text[0] ? g_strsplit (text, "\n", -1) : g_new0 (gchar *, 1);
-}
-
-/* The value of counter @outcome of stagger_notify_total in /metrics. */
-static gint
-notify_count (StgTestDaemon *d, const gchar *outcome)
-{
-  g_autofree gchar *body = NULL;
-  ck_assert_uint_eq (stg_test_http_get (d->http_port, "/metrics", &body), 200);
-  g_autofree gchar *name = g_strdup_printf ("stagger_notify_total{outcome=\"%s\"} ", outcome);
-  const gchar *at = strstr (body, name);
-  ck_assert_msg (at != NULL, "no %s in /metrics", name);
-  return atoi (at + strlen (name));
-}
-
 START_TEST (webhook_hears_every_change_of_a_plan_that_rolls_back)
 {
-  g_autofree gchar *log = g_build_filename (dir, "received.jsonl", NULL);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocess) receiver = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                                       "python3", "-c", receiver_py, log, NULL);
-  ck_assert_msg (receiver != NULL, "python3: %s", error ? error->message : "");
-  g_autoptr (GDataInputStream) in = g_data_input_stream_new (
-      g_subprocess_get_stdout_pipe (receiver));
-  g_autofree gchar *port = g_data_input_stream_read_line (in, NULL, NULL, &error);
-  ck_assert_msg (port != NULL, "no port from the receiver");
+  /* Its first POST is answered 500, so it is tried again. */
+  g_autoptr (StgTestReceiver) receiver = stg_test_receiver_start (dir, "once");
   g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
   g_autofree gchar *conf_text = g_strdup_printf (
       "[gates]\nallowed_hosts = 127.0.0.1\n"
-      "[notify]\nurl = http://127.0.0.1:%s/hook\nsecret = s3cret\nevents = plan stage\n"
+      "[notify]\nurl = http://127.0.0.1:%u/hook\nsecret = s3cret\nevents = plan stage\n"
       "max_attempts = 2\nretry_secs = 1\n"
       "[notify metadata]\nurl = http://169.254.169.254/hook\nevents = plan.ROLLED_BACK\n",
-      port);
+      receiver->port);
   ck_assert (g_file_set_contents (conf, conf_text, -1, NULL));
   g_autofree gchar *config = g_strdup_printf ("--config=%s", conf);
   write_job ("a", "1", FALSE);
@@ -727,35 +673,15 @@ START_TEST (webhook_hears_every_change_of_a_plan_that_rolls_back)
                                                 stg_rollout_status_name (e->status)));
     }
   ck_assert_uint_ge (want->len, 8);
-  g_auto (GStrv) lines = NULL;
-  for (gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;;)
+  g_auto (GStrv) lines = stg_test_receiver_wait (receiver, want->len, 30);
+  /* Each signed, in order, with its delivery id. */
+  g_autoptr (GPtrArray) notices = stg_test_receiver_notices (lines, "s3cret");
+  ck_assert_uint_eq (notices->len, want->len);
+  for (guint i = 0; i < notices->len; i++)
     {
-      g_clear_pointer (&lines, g_strfreev);
-      lines = received (log);
-      if (g_strv_length (lines) >= want->len)
-        break;
-      ck_assert_msg (g_get_monotonic_time () < end, "the receiver has %u of %u notices",
-                     g_strv_length (lines), want->len);
-      g_usleep (100 * 1000);
-    }
-  ck_assert_uint_eq (g_strv_length (lines), want->len);
-  guint64 last_delivery = 0;
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      g_autoptr (JsonNode) line = json_root (lines[i]);
-      JsonObject *r = json_node_get_object (line);
-      const gchar *body = json_object_get_string_member (r, "body");
-      g_autofree gchar *mac = g_compute_hmac_for_string (G_CHECKSUM_SHA256,
-                                                         (const guchar *) "s3cret", 6, body, -1);
-      g_autofree gchar *signature = g_strconcat ("sha256=", mac, NULL);
-      ck_assert_str_eq (json_object_get_string_member (r, "signature"), signature);
-      guint64 delivery = g_ascii_strtoull (json_object_get_string_member (r, "delivery"), NULL, 10);
-      ck_assert_uint_gt (delivery, last_delivery);
-      last_delivery = delivery;
-      g_autoptr (JsonNode) notice = json_root (body);
-      JsonObject *n = json_node_get_object (notice);
-      const gchar *event = json_object_get_string_member (n, "event");
-      g_autofree gchar *got = g_strdup_printf ("%s %s %s", event,
+      JsonObject *n = json_node_get_object (notices->pdata[i]);
+      g_autofree gchar *got = g_strdup_printf ("%s %s %s",
+                                               json_object_get_string_member (n, "event"),
                                                json_object_has_member (n, "stage")
                                                    ? json_object_get_string_member (n, "stage")
                                                    : "-",
@@ -764,23 +690,19 @@ START_TEST (webhook_hears_every_change_of_a_plan_that_rolls_back)
       ck_assert_str_eq (json_object_get_string_member (json_object_get_object_member (n, "plan"),
                                                        "id"),
                         id);
-      g_autofree gchar *header = g_strdup_printf ("%s.%s", event,
-                                                  json_object_get_string_member (n, "status"));
-      ck_assert_str_eq (json_object_get_string_member (r, "event"), header);
     }
   /* The first was answered 500 and sent again; the webhook staggerd may
    * not reach (a metadata address) failed, and /metrics says so. */
-  ck_assert_int_ge (notify_count (d, "retried"), 1);
-  ck_assert_int_eq (notify_count (d, "delivered"), (gint) want->len);
-  for (gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC; notify_count (d, "failed") < 1;)
+  ck_assert_int_ge ((gint) stg_test_notify_count (d, "retried"), 1);
+  ck_assert_int_eq ((gint) stg_test_notify_count (d, "delivered"), (gint) want->len);
+  for (gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+       (gint) stg_test_notify_count (d, "failed") < 1;)
     {
       ck_assert_msg (g_get_monotonic_time () < end, "the refused webhook was not given up");
       g_usleep (100 * 1000);
     }
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
-  g_subprocess_force_exit (receiver);
-  g_subprocess_wait (receiver, NULL, NULL);
 }
 END_TEST
 

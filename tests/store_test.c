@@ -1,8 +1,8 @@
 /* store_test.c: Check suite for src/store: migrations, round trips of
  * configs, jobs, instances and task events, update queries and their
- * indexes, transactions and injected faults. The same tests run twice: on
- * SQLite files, then on a real PostgreSQL (tests/pgtest.h, one fresh
- * database per test). */
+ * indexes, transactions and injected faults, and (store_notices_test.c)
+ * webhook notices. The same tests run twice: on SQLite files, then on a
+ * real PostgreSQL (tests/pgtest.h, one fresh database per test). */
 #include "config.h"
 
 #include <check.h>
@@ -14,14 +14,15 @@
 #include "common/jobkey.h"
 #include "store/store.h"
 #include "pgtest.h"
+#include "store_test.h"
 #include "testutil.h"
 
 static gchar *dir;
 static gchar *db_path;      /* a SQLite file, or a PostgreSQL conninfo */
 static StgTestPg *pg;       /* set while the PostgreSQL run goes on */
 
-static void
-setup (void)
+void
+store_test_setup (void)
 {
   g_autoptr (GError) error = NULL;
 
@@ -31,16 +32,16 @@ setup (void)
   ck_assert_msg (db_path != NULL, "%s", error ? error->message : "");
 }
 
-static void
-teardown (void)
+void
+store_test_teardown (void)
 {
   stg_test_rmtree (dir);
   g_clear_pointer (&dir, g_free);
   g_clear_pointer (&db_path, g_free);
 }
 
-static StgStore *
-open_store (void)
+StgStore *
+store_test_open (void)
 {
   g_autoptr (GError) error = NULL;
   StgStore *store = stg_store_open (db_path, &error);
@@ -140,14 +141,14 @@ version_sql (void)
 START_TEST (migrations_apply_in_order_once)
 {
   {
-    g_autoptr (StgStore) store = open_store ();
+    g_autoptr (StgStore) store = store_test_open ();
     ck_assert_int_eq (stg_store_schema_version (store), stg_store_latest_schema_version ());
     ck_assert_int_ge (stg_store_latest_schema_version (), 1);
   }
   /* Mark the file so a second run of the migrations would be visible. */
   raw_sql ("INSERT INTO jobs (role, environment, name, created_ms) VALUES ('m', 'e', 'n', 1)");
   {
-    g_autoptr (StgStore) store = open_store ();
+    g_autoptr (StgStore) store = store_test_open ();
     ck_assert_int_eq (stg_store_schema_version (store), stg_store_latest_schema_version ());
   }
   ck_assert_int_eq (raw_count ("SELECT COUNT(*) FROM jobs"), 1);
@@ -162,7 +163,7 @@ END_TEST
 START_TEST (newer_database_refused)
 {
   {
-    g_autoptr (StgStore) store = open_store ();
+    g_autoptr (StgStore) store = store_test_open ();
     (void) store;
   }
   g_autofree gchar *bump = g_strdup_printf (pg != NULL ? "UPDATE stagger_schema SET version = %d"
@@ -181,7 +182,7 @@ END_TEST
 
 START_TEST (pragmas_set)
 {
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   gint64 config_id = put (store, "a", "x", NULL);
 
@@ -212,7 +213,7 @@ END_TEST
 
 START_TEST (configs_stored_once_and_numbered)
 {
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiTaskConfig) b = make_config ("www", "hello", "v2");
   gint va, va2, vb, vo;
@@ -241,7 +242,7 @@ END_TEST
 
 START_TEST (config_history_lists_versions)
 {
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hist");
   gint64 i1 = put (store, "hist", "v1", NULL);
@@ -272,12 +273,12 @@ START_TEST (damaged_config_reported)
 {
   gint64 id;
   {
-    g_autoptr (StgStore) store = open_store ();
+    g_autoptr (StgStore) store = store_test_open ();
     id = put (store, "hello", "v1", NULL);
   }
   raw_sql (pg != NULL ? "UPDATE task_configs SET blob = '\\x0c0001'::bytea"
                       : "UPDATE task_configs SET blob = x'0c0001'");
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   ck_assert_ptr_null (stg_store_get_config (store, id, &error));
   ck_assert (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_CORRUPT));
@@ -293,7 +294,7 @@ START_TEST (jobs_round_trip)
   gint64 job_id, config_id;
 
   {
-    g_autoptr (StgStore) store = open_store ();
+    g_autoptr (StgStore) store = store_test_open ();
     config_id = put (store, "hello", "v1", NULL);
     ck_assert (stg_store_create_job (store, key, "alice", config_id, 3, 1234, &job_id, &error));
     ck_assert (!stg_store_create_job (store, key, "bob", config_id, 1, 1, &job_id, &error));
@@ -302,7 +303,7 @@ START_TEST (jobs_round_trip)
     g_clear_error (&error);
   }
   /* Survives closing and reopening. */
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (StgJobRow) job = stg_store_get_job (store, key, &error);
   ck_assert_ptr_nonnull (job);
   ck_assert_int_eq (job->id, job_id);
@@ -367,7 +368,7 @@ END_TEST
 
 START_TEST (task_events_newest_kept)
 {
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hello");
   gint64 job_id, config_id;
@@ -391,7 +392,7 @@ END_TEST
 
 START_TEST (quotas_round_trip)
 {
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiResourceAggregate) none = stg_store_get_quota (store, "www", &error);
   ck_assert_ptr_null (none);
@@ -414,7 +415,7 @@ END_TEST
 
 START_TEST (snapshot_says_what_it_did)
 {
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiTaskConfig) c = make_config ("www", "hello", "v1");
   gint64 config_id;
@@ -437,7 +438,7 @@ END_TEST
 
 START_TEST (task_events_of_gone_instances_deleted)
 {
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hello");
   gint64 job_id, config_id;
@@ -460,7 +461,7 @@ END_TEST
 
 START_TEST (maintenance_round_trip)
 {
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiCountSlaPolicy) count = g_object_new (API_TYPE_COUNT_SLA_POLICY, "count",
                                                       (gint64) 2, "durationSecs", (gint64) 60,
@@ -496,7 +497,7 @@ END_TEST
 
 START_TEST (backups_stage_commit_and_install)
 {
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   g_autofree gchar *backups_dir = g_build_filename (dir, "backups", NULL);
   g_autoptr (StgBackups) b = stg_backups_new (store, db_path, backups_dir);
@@ -546,7 +547,7 @@ START_TEST (backups_stage_commit_and_install)
   gboolean installed = FALSE;
   ck_assert (stg_store_install_recovered (db_path, &installed, &error));
   ck_assert (installed);
-  g_autoptr (StgStore) again = open_store ();
+  g_autoptr (StgStore) again = store_test_open ();
   g_autoptr (StgJobRow) back = stg_store_get_job (again, key, &error);
   ck_assert_ptr_nonnull (back);
   ck_assert (stg_store_install_recovered (db_path, &installed, &error));
@@ -558,7 +559,7 @@ END_TEST
 
 START_TEST (transactions_nest_and_roll_back)
 {
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiJobKey) k1 = stg_job_key_new ("www", "prod", "one");
   g_autoptr (ApiJobKey) k2 = stg_job_key_new ("www", "prod", "two");
@@ -585,7 +586,7 @@ END_TEST
 
 START_TEST (injected_commit_failure_leaves_nothing)
 {
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiJobKey) k = stg_job_key_new ("www", "prod", "one");
   gint64 config_id, job;
@@ -688,14 +689,14 @@ query_of (const QueryCase *c)
 START_TEST (update_queries_filter_page_and_order)
 {
   {
-    g_autoptr (StgStore) store = open_store ();
+    g_autoptr (StgStore) store = store_test_open ();
     (void) store;
   }
   insert_update ("u1", "www", "hello", "alice", API_JOB_UPDATE_STATUS_ROLLED_FORWARD, 100);
   insert_update ("u2", "www", "hello", "bob", API_JOB_UPDATE_STATUS_ROLLED_BACK, 200);
   insert_update ("u3", "www", "other", "alice", API_JOB_UPDATE_STATUS_ABORTED, 300);
   insert_update ("u4", "db", "pg", "carol", API_JOB_UPDATE_STATUS_ROLLING_FORWARD, 400);
-  g_autoptr (StgStore) store = open_store ();
+  g_autoptr (StgStore) store = store_test_open ();
 
   g_autoptr (GPtrArray) all = query (store, NULL);
   ck_assert_uint_eq (all->len, 4);
@@ -725,7 +726,7 @@ END_TEST
 START_TEST (update_queries_use_indexes)
 {
   {
-    g_autoptr (StgStore) store = open_store ();
+    g_autoptr (StgStore) store = store_test_open ();
     (void) store;
   }
   static const gchar *const shapes[] = {
@@ -764,7 +765,7 @@ store_suite (const gchar *name, gboolean sqlite)
   TCase *tc;
 
   tc = tcase_create ("migrations");
-  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_checked_fixture (tc, store_test_setup, store_test_teardown);
   tcase_add_test (tc, migrations_apply_in_order_once);
   tcase_add_test (tc, newer_database_refused);
   tcase_add_test (tc, pragmas_set);
@@ -772,7 +773,7 @@ store_suite (const gchar *name, gboolean sqlite)
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("rows");
-  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_checked_fixture (tc, store_test_setup, store_test_teardown);
   tcase_add_test (tc, configs_stored_once_and_numbered);
   tcase_add_test (tc, damaged_config_reported);
   tcase_add_test (tc, config_history_lists_versions);
@@ -786,17 +787,19 @@ store_suite (const gchar *name, gboolean sqlite)
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("transactions");
-  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_checked_fixture (tc, store_test_setup, store_test_teardown);
   tcase_add_test (tc, transactions_nest_and_roll_back);
   tcase_add_test (tc, injected_commit_failure_leaves_nothing);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("updates");
-  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_checked_fixture (tc, store_test_setup, store_test_teardown);
   tcase_add_test (tc, update_queries_filter_page_and_order);
   if (sqlite)
     tcase_add_test (tc, update_queries_use_indexes);
   suite_add_tcase (s, tc);
+
+  suite_add_tcase (s, store_notices_tcase ());
   return s;
 }
 

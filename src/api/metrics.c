@@ -144,9 +144,10 @@ notify_lines (GString *out, const StgNotifyCounts *n)
                { "failed", (n ? n : &none)->failed },
                { "dropped", (n ? n : &none)->dropped } };
 
-  g_string_append (out, "# HELP stagger_notify_total Webhook notices by outcome (retried: "
-                        "failed attempts tried again; failed: given up; dropped: the queue "
-                        "was full).\n# TYPE stagger_notify_total counter\n");
+  g_string_append (out,
+                   "# HELP stagger_notify_total Webhook notices by outcome (retried: "
+                   "failed attempts tried again; failed: given up; dropped: the oldest "
+                   "given up, the queue over its bound).\n# TYPE stagger_notify_total counter\n");
   for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
     g_string_append_printf (out, "stagger_notify_total{outcome=\"%s\"} %" G_GUINT64_FORMAT "\n",
                             rows[i].outcome, rows[i].count);

@@ -383,7 +383,7 @@ start_runtime (StgDaemon *d, GError **error)
     }
   d->gates = stg_gate_runner_new (lo.role_users, lo.default_user, hosts);
   d->notifier = stg_notifier_new (&d->settings.notify, d->settings.cluster, hosts,
-                                  &d->notify_counts);
+                                  &d->notify_counts, d->store);
   lo.health_counts = &d->health_counts;
   if (g_str_equal (d->settings.runtime, "simulated"))
     d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);

@@ -80,8 +80,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgEngine, stg_engine_free)
  * saying this staggerd runs none). */
 void stg_engine_set_gate_runner (StgEngine *engine, StgGateRunner *runner);
 
-/* Every committed state change of an update, a plan or a stage goes to
- * @notifier (borrowed; NULL: none), in order, after its commit. */
+/* Every state change of an update, a plan or a stage goes to @notifier
+ * (borrowed; NULL: none), in order, inside the transaction that records
+ * it and just before its commit; then the notifier hears whether that
+ * commit happened (see runtime/notify.h). */
 void stg_engine_set_notifier (StgEngine *engine, StgNotifier *notifier);
 
 /* Reloads every active update and plan from the store and continues them. */

@@ -1,8 +1,11 @@
 /* notice.c: the state changes the engine tells its notifier
  * (runtime/notify.h): queued inside a step as they are recorded, handed
- * over in order once the step is committed (step.c), dropped with a step
- * that was not stored, so a notice always stands for a stored change.
- * Calls reasons.c only. Main-loop thread only.
+ * over in order inside the step's transaction just before its commit,
+ * once everything else of the step is written (step.c), so the notifier
+ * can keep them in the store with the change; then the notifier hears
+ * whether the commit happened, and only a committed change is sent.
+ * Notices of a step that failed before its commit never reach it. Calls
+ * reasons.c only. Main-loop thread only.
  */
 #include "config.h"
 
@@ -42,6 +45,7 @@ stg_engine_notice (StgEngine *e, const StgNotice *n)
   if (e->step_depth == 0)
     {
       stg_notifier_post (e->notifier, n);
+      stg_notifier_end (e->notifier, TRUE);
       return;
     }
   Notice *x = g_new0 (Notice, 1);
@@ -83,10 +87,18 @@ stg_engine_notice_update (StgEngine *e, const gchar *uid, const ApiJobKey *job, 
 }
 
 void
-stg_engine_notices_end (StgEngine *e, gboolean committed)
+stg_engine_notices_keep (StgEngine *e)
 {
   g_autoptr (GPtrArray) notices = g_steal_pointer (&e->notices);
 
-  for (guint i = 0; committed && notices != NULL && i < notices->len; i++)
+  for (guint i = 0; notices != NULL && i < notices->len; i++)
     stg_notifier_post (e->notifier, &((Notice *) notices->pdata[i])->n);
+}
+
+void
+stg_engine_notices_end (StgEngine *e, gboolean committed)
+{
+  g_clear_pointer (&e->notices, g_ptr_array_unref);
+  if (e->notifier != NULL)
+    stg_notifier_end (e->notifier, committed);
 }

@@ -237,6 +237,11 @@ stg_engine_step_end (StgEngine *engine, GError **error)
       if (u != NULL && !stg_update_write (u, &local))
         ok = FALSE;
     }
+  /* The notices go in the same transaction (the notifier writes them in a
+   * savepoint, so they cannot fail the step): stored with the change or
+   * not at all. */
+  if (ok)
+    stg_engine_notices_keep (engine);
   if (ok && !stg_store_commit (engine->store, &local))
     ok = FALSE;
   else if (!ok && stg_store_in_transaction (engine->store))

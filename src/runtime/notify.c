@@ -1,18 +1,30 @@
 /* notify.c: the real StgNotifier: state changes POSTed to webhooks.
  *
- * Each webhook has a queue of bodies waiting (at most queue_size: a notice
- * that finds it full is dropped, counted and logged) and sends one at a
- * time, in order: a POST of the JSON body (stg_notice_to_json) with
- * X-Stagger-Event, X-Stagger-Delivery (the notice's number) and, with a
- * secret, X-Stagger-Signature-256: sha256=HEX, the HMAC-SHA-256 of the
- * body. A 2xx answer delivers it; anything else (another status, no
- * answer within timeout_secs, a refused or failed connection) is tried
- * again after a wait that doubles from retry_secs up to 60 s, up to
- * max_attempts in all, then given up (counted and logged; drops are
- * logged once per spell of a full queue). Connections
- * go only where the StgHostPolicy allows (host_guard.c). post() only
- * queues: it never waits for a webhook. Calls common/ and host_guard.c.
- * Main-loop thread only.
+ * A notice posted gets its number (seq, from the store's counter, which
+ * only grows) and a delivery id (a UUID), and with a store is written
+ * there once per webhook that wants it (store/notices.c), in a savepoint
+ * of the transaction recording the change: it commits with the change or
+ * not at all, costs no commit of its own, and a failure to write it is
+ * logged and undone without failing the change (the notice is then sent
+ * from memory only). When that transaction commits (end), the notices go
+ * to their webhooks' queues. A new notifier first queues what the store
+ * still holds, so notices waiting when staggerd stopped (or its leader
+ * went) are sent, in order, before any new one: at least once, a
+ * receiver drops repeats by their delivery id.
+ *
+ * Each webhook has a queue of bodies waiting (at most queue_size: past
+ * it the oldest is given up, counted as dropped and logged once per
+ * spell of a full queue) and sends one at a time, in order: a POST of the
+ * JSON body (stg_notice_to_json) with X-Stagger-Event, X-Stagger-Delivery
+ * (the delivery id) and, with a secret, X-Stagger-Signature-256:
+ * sha256=HEX, the HMAC-SHA-256 of the body. A 2xx answer delivers it;
+ * anything else (another status, no answer within timeout_secs, a refused
+ * or failed connection) is tried again after a wait that doubles from
+ * retry_secs up to 60 s, up to max_attempts in all, then given up
+ * (counted and logged). A notice delivered, given up or dropped leaves
+ * the store. Connections go only where the StgHostPolicy allows
+ * (host_guard.c). post() never waits for a webhook. Calls common/,
+ * host_guard.c and the store. Main-loop thread only.
  */
 #include "config.h"
 
@@ -23,16 +35,19 @@
 #include "common/json_write.h"
 #include "runtime/host_guard.h"
 #include "runtime/notify.h"
-
-typedef struct
-{
-  guint64 seq;
-  gchar *event; /* "plan.ROLLED_BACK", for the header and messages */
-  GBytes *body;
-} Delivery;
+#include "store/notices.h"
 
 typedef struct _Notifier Notifier;
 typedef struct _Webhook Webhook;
+
+typedef struct
+{
+  Webhook *w; /* the webhook it is for */
+  guint64 seq;
+  gchar *id;    /* the delivery id */
+  gchar *event; /* "plan.ROLLED_BACK", for the header and messages */
+  GBytes *body;
+} Delivery;
 
 /* One POST in flight; the webhook drops it (w NULL) when it gives up
  * waiting or goes, and its callback frees it. */
@@ -64,8 +79,10 @@ struct _Notifier
   StgHostPolicy *hosts;
   StgNotifyCounts *counts; /* (nullable) */
   StgNotifyCounts own;     /* when none is given */
+  StgStore *store;         /* (nullable) borrowed: where notices are kept */
   GPtrArray *hooks;        /* Webhook* */
-  guint64 seq;
+  GPtrArray *pending;      /* Delivery*: posted, their transaction not yet ended */
+  guint64 seq;             /* the last notice number given */
 };
 
 static void send_head (Webhook *w);
@@ -75,6 +92,9 @@ delivery_free (gpointer data)
 {
   Delivery *d = data;
 
+  if (d == NULL)
+    return;
+  g_free (d->id);
   g_free (d->event);
   g_bytes_unref (d->body);
   g_free (d);
@@ -92,13 +112,14 @@ member (JsonBuilder *b, const gchar *name, const gchar *value)
 }
 
 gchar *
-stg_notice_to_json (const StgNotice *n, const gchar *cluster, guint64 seq)
+stg_notice_to_json (const StgNotice *n, const gchar *cluster, guint64 seq, const gchar *delivery_id)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "seq");
   json_builder_add_int_value (b, (gint64) seq);
+  member (b, "delivery_id", delivery_id);
   member (b, "cluster", cluster);
   member (b, "event", n->event);
   json_builder_set_member_name (b, "timestamp_ms");
@@ -181,11 +202,28 @@ attempt_drop (Webhook *w)
   w->attempt = NULL;
 }
 
+/* @d leaves the store: delivered, given up or dropped. A failure only
+ * means it may be sent again after a restart. */
+static void
+forget (Notifier *n, Delivery *d)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (n->store != NULL &&
+      !stg_store_delete_notice (n->store, d->w->hook->name, (gint64) d->seq, &error))
+    g_warning ("notify: webhook %s: notice %" G_GUINT64_FORMAT " (%s) stays in the store, and may "
+               "be sent again after a restart: %s",
+               hook_name (d->w), d->seq, d->event, error->message);
+}
+
 /* The head is done with (delivered or given up): on to the next. */
 static void
 next (Webhook *w)
 {
-  delivery_free (g_queue_pop_head (&w->waiting));
+  Delivery *d = g_queue_pop_head (&w->waiting);
+
+  forget (w->owner, d);
+  delivery_free (d);
   w->owner->counts->queued--;
   w->attempts = 0;
   if (!g_queue_is_empty (&w->waiting))
@@ -295,7 +333,6 @@ send_head (Webhook *w)
 {
   Notifier *n = w->owner;
   Delivery *d = g_queue_peek_head (&w->waiting);
-  g_autofree gchar *seq = g_strdup_printf ("%" G_GUINT64_FORMAT, d->seq);
   SoupMessage *msg = soup_message_new ("POST", w->hook->url);
 
   w->attempts++;
@@ -306,7 +343,7 @@ send_head (Webhook *w)
     }
   SoupMessageHeaders *h = soup_message_get_request_headers (msg);
   soup_message_headers_replace (h, "X-Stagger-Event", d->event);
-  soup_message_headers_replace (h, "X-Stagger-Delivery", seq);
+  soup_message_headers_replace (h, "X-Stagger-Delivery", d->id);
   if (w->hook->secret != NULL)
     {
       g_autofree gchar *sig = signature (w->hook->secret, d->body);
@@ -323,47 +360,189 @@ send_head (Webhook *w)
   soup_session_send_and_read_async (n->session, msg, G_PRIORITY_DEFAULT, a->cancel, on_sent, a);
 }
 
+/* ---- queues ---------------------------------------------------------------------- */
+
+/* The oldest notice of @w is given up to keep its queue within its
+ * bound (the one being sent, if it is that one). Said once per spell of
+ * a full queue, not once per notice. */
+static void
+drop_oldest (Webhook *w)
+{
+  Notifier *n = w->owner;
+  Delivery *d = g_queue_pop_head (&w->waiting);
+
+  if (w->attempts > 0)
+    attempt_drop (w);
+  w->attempts = 0;
+  n->counts->dropped++;
+  n->counts->queued--;
+  if (w->dropping++ == 0)
+    g_warning ("notify: webhook %s: more than %d notices are waiting: the oldest, "
+               "%" G_GUINT64_FORMAT " (%s), given up, and the oldest of those after it until "
+               "the queue drains",
+               hook_name (w), n->options.queue_size, d->seq, d->event);
+  forget (n, d);
+  delivery_free (d);
+}
+
+/* Queues @d (taken) on its webhook, the oldest given up past the bound,
+ * and sends the head unless one is in flight or waiting for a retry. */
+static void
+enqueue (Delivery *d)
+{
+  Webhook *w = d->w;
+  Notifier *n = w->owner;
+  guint dropped = w->dropping;
+
+  g_queue_push_tail (&w->waiting, d);
+  n->counts->queued++;
+  while (g_queue_get_length (&w->waiting) > (guint) n->options.queue_size)
+    drop_oldest (w);
+  if (w->dropping > 0 && w->dropping == dropped)
+    {
+      g_warning ("notify: webhook %s: %u notices were given up while its queue was full",
+                 hook_name (w), w->dropping);
+      w->dropping = 0;
+    }
+  if (w->attempt == NULL && w->timer == 0)
+    send_head (w);
+}
+
+/* ---- keeping notices in the store ------------------------------------------------- */
+
+/* The notice numbered and written for each webhook of @to, in a
+ * savepoint of the transaction recording the change (a transaction of
+ * its own outside one); on failure nothing of it stays and @error says
+ * why. *@seq is set either way. */
+static gboolean
+keep (Notifier *n, GPtrArray *to, const StgNotice *notice, guint64 *seq, gchar **json,
+      const gchar *id, GError **error)
+{
+  gboolean nested = stg_store_in_transaction (n->store);
+  gint64 next = 0;
+
+  *seq = n->seq + 1;
+  if (!stg_store_begin (n->store, error))
+    return FALSE;
+  gboolean ok = stg_store_next_notice_seq (n->store, (gint64) n->seq, &next, error);
+  if (ok)
+    *seq = (guint64) next;
+  *json = stg_notice_to_json (notice, n->cluster, *seq, id);
+  g_autofree gchar *event = g_strdup_printf ("%s.%s", notice->event, notice->status);
+  for (guint i = 0; ok && i < to->len; i++)
+    {
+      Webhook *w = to->pdata[i];
+      StgNoticeRow row = { .webhook = w->hook->name,
+                           .seq = (gint64) *seq,
+                           .delivery_id = (gchar *) id,
+                           .event = event,
+                           .body = *json };
+      ok = stg_store_add_notice (n->store, &row, n->options.queue_size, error);
+    }
+  if (!ok)
+    {
+      stg_store_rollback (n->store);
+      return FALSE;
+    }
+  /* A failed outermost commit rolls back by itself; a failed release not. */
+  if (!stg_store_commit (n->store, error))
+    {
+      if (nested)
+        stg_store_rollback (n->store);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* ---- the notifier ---------------------------------------------------------------- */
 
 static void
 notifier_post (StgNotifier *base, const StgNotice *notice)
 {
   Notifier *n = (Notifier *) base;
-  g_autofree gchar *event = g_strdup_printf ("%s.%s", notice->event, notice->status);
-  g_autofree gchar *json = NULL;
-  guint64 seq = ++n->seq;
+  g_autoptr (GPtrArray) to = g_ptr_array_new ();
 
   for (guint i = 0; i < n->hooks->len; i++)
+    if (wants (((Webhook *) n->hooks->pdata[i])->hook, notice))
+      g_ptr_array_add (to, n->hooks->pdata[i]);
+  if (to->len == 0)
+    return;
+  g_autofree gchar *id = g_uuid_string_random ();
+  g_autofree gchar *json = NULL;
+  g_autoptr (GError) error = NULL;
+  guint64 seq = n->seq + 1;
+  if (n->store != NULL && !keep (n, to, notice, &seq, &json, id, &error))
+    g_warning ("notify: notice %" G_GUINT64_FORMAT " (%s.%s) is not kept in the store, so it is "
+               "lost if staggerd stops before it is sent: %s",
+               seq, notice->event, notice->status, error->message);
+  if (json == NULL)
+    json = stg_notice_to_json (notice, n->cluster, seq, id);
+  n->seq = seq;
+  for (guint i = 0; i < to->len; i++)
     {
-      Webhook *w = n->hooks->pdata[i];
-      if (!wants (w->hook, notice))
-        continue;
-      if (g_queue_get_length (&w->waiting) >= (guint) n->options.queue_size)
+      Delivery *d = g_new0 (Delivery, 1);
+      d->w = to->pdata[i];
+      d->seq = seq;
+      d->id = g_strdup (id);
+      d->event = g_strdup_printf ("%s.%s", notice->event, notice->status);
+      d->body = g_bytes_new (json, strlen (json));
+      g_ptr_array_add (n->pending, d);
+    }
+}
+
+static void
+notifier_end (StgNotifier *base, gboolean committed)
+{
+  Notifier *n = (Notifier *) base;
+  g_autoptr (GPtrArray) pending = g_steal_pointer (&n->pending);
+
+  n->pending = g_ptr_array_new_with_free_func (delivery_free);
+  for (guint i = 0; committed && i < pending->len; i++)
+    enqueue (g_steal_pointer (&pending->pdata[i]));
+}
+
+/* Queues what the store kept (another staggerd's, before a restart or a
+ * takeover), oldest first; a notice of a webhook no longer configured is
+ * deleted. */
+static void
+load (Notifier *n)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) rows = stg_store_list_notices (n->store, &error);
+
+  if (rows == NULL)
+    {
+      g_warning ("notify: cannot read the notices kept in the store: %s", error->message);
+      return;
+    }
+  for (guint i = 0; i < rows->len; i++)
+    {
+      StgNoticeRow *row = rows->pdata[i];
+      Webhook *w = NULL;
+      n->seq = MAX (n->seq, (guint64) row->seq);
+      for (guint k = 0; w == NULL && k < n->hooks->len; k++)
+        if (g_str_equal (((Webhook *) n->hooks->pdata[k])->hook->name, row->webhook))
+          w = n->hooks->pdata[k];
+      g_autoptr (GError) gone = NULL;
+      if (w == NULL)
         {
-          /* Said once per spell, not once per notice. */
-          n->counts->dropped++;
-          if (w->dropping++ == 0)
-            g_warning (
-                "notify: webhook %s: %u notices are waiting already: notice %" G_GUINT64_FORMAT
-                " (%s) dropped, and those after it until the queue drains",
-                hook_name (w), g_queue_get_length (&w->waiting), seq, event);
+          g_message ("notify: notice %" G_GINT64_FORMAT " (%s) was kept for webhook '%s', which "
+                     "is no longer configured: forgotten",
+                     row->seq, row->event, row->webhook);
+          if (!stg_store_delete_notice (n->store, row->webhook, row->seq, &gone))
+            g_warning ("notify: %s", gone->message);
           continue;
         }
-      if (w->dropping > 0)
-        g_warning ("notify: webhook %s: %u notices were dropped while its queue was full",
-                   hook_name (w), w->dropping);
-      w->dropping = 0;
-      if (json == NULL)
-        json = stg_notice_to_json (notice, n->cluster, seq);
       Delivery *d = g_new0 (Delivery, 1);
-      d->seq = seq;
-      d->event = g_strdup (event);
-      d->body = g_bytes_new (json, strlen (json));
-      g_queue_push_tail (&w->waiting, d);
-      n->counts->queued++;
-      if (g_queue_get_length (&w->waiting) == 1 && w->timer == 0 && w->attempt == NULL)
-        send_head (w);
+      d->w = w;
+      d->seq = (guint64) row->seq;
+      d->id = g_strdup (row->delivery_id);
+      d->event = g_strdup (row->event);
+      d->body = g_bytes_new (row->body, strlen (row->body));
+      enqueue (d);
     }
+  if (rows->len > 0)
+    g_message ("notify: %u notices kept from before are sent first", rows->len);
 }
 
 static void
@@ -380,6 +559,7 @@ notifier_free (StgNotifier *base)
 {
   Notifier *n = (Notifier *) base;
 
+  g_ptr_array_unref (n->pending);
   g_ptr_array_unref (n->hooks);
   g_clear_object (&n->session);
   g_clear_pointer (&n->hosts, stg_host_policy_unref);
@@ -388,11 +568,11 @@ notifier_free (StgNotifier *base)
   g_free (n);
 }
 
-static const StgNotifierOps notifier_ops = { notifier_post, notifier_free };
+static const StgNotifierOps notifier_ops = { notifier_post, notifier_end, notifier_free };
 
 StgNotifier *
 stg_notifier_new (const StgNotifyOptions *options, const gchar *cluster, StgHostPolicy *hosts,
-                  StgNotifyCounts *counts)
+                  StgNotifyCounts *counts, StgStore *store)
 {
   Notifier *n = g_new0 (Notifier, 1);
 
@@ -408,6 +588,8 @@ stg_notifier_new (const StgNotifyOptions *options, const gchar *cluster, StgHost
                                               "proxy-resolver", NULL, NULL);
   n->hosts = hosts != NULL ? stg_host_policy_ref (hosts)
                            : stg_host_policy_new (NULL, "[gates] allowed_hosts", NULL);
+  n->store = store;
+  n->pending = g_ptr_array_new_with_free_func (delivery_free);
   n->hooks = g_ptr_array_new_with_free_func ((GDestroyNotify) webhook_free);
   for (guint i = 0; i < n->options.webhooks->len; i++)
     {
@@ -417,6 +599,8 @@ stg_notifier_new (const StgNotifyOptions *options, const gchar *cluster, StgHost
       g_queue_init (&w->waiting);
       g_ptr_array_add (n->hooks, w);
     }
+  if (store != NULL && n->hooks->len > 0)
+    load (n);
   return &n->parent;
 }
 

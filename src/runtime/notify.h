@@ -1,13 +1,18 @@
 /* notify.h: the notification seam: news of updates, rollout plans and
  * their stages changing state, and the webhooks that carry it.
  *
- * The engine hands each state change it has committed, in order, to a
- * StgNotifier (post never blocks and copies what it keeps); the real
- * notifier (notify.c) sends each to the webhooks of the config file's
- * [notify] groups whose events it matches, as a JSON body POSTed with an
- * optional HMAC-SHA-256 signature, from a bounded queue per webhook with
- * retries and back-off, to hosts the StgHostPolicy allows. Tests use a
- * recording notifier. Main-loop thread only.
+ * The engine hands each state change to a StgNotifier, in order, inside
+ * the transaction that records it (post), then says whether that
+ * transaction committed (end): only committed notices are sent. post
+ * never blocks on a webhook and copies what it keeps. The real notifier
+ * (notify.c) keeps each notice in the store beside the change (so those
+ * not yet delivered when staggerd stops are sent after it starts again,
+ * or by the next leader) and sends it to the webhooks of the config
+ * file's [notify] groups whose events it matches, as a JSON body POSTed
+ * with a delivery id and an optional HMAC-SHA-256 signature, from a
+ * bounded queue per webhook with retries and back-off, to hosts the
+ * StgHostPolicy allows. Tests use a recording notifier. Main-loop thread
+ * only.
  */
 #pragma once
 
@@ -15,6 +20,7 @@
 
 #include "common/host_policy.h"
 #include "common/thrift_glue.h"
+#include "store/store.h"
 
 G_BEGIN_DECLS
 
@@ -39,7 +45,11 @@ typedef struct _StgNotifier StgNotifier;
 
 typedef struct
 {
+  /* @notice is being recorded, inside the store's open transaction. */
   void (*post) (StgNotifier *notifier, const StgNotice *notice);
+  /* (nullable) The transaction of the notices posted since the last
+   * call ended: @committed, they are sent; otherwise forgotten. */
+  void (*end) (StgNotifier *notifier, gboolean committed);
   void (*free) (StgNotifier *notifier);
 } StgNotifierOps;
 
@@ -53,6 +63,13 @@ static inline void
 stg_notifier_post (StgNotifier *notifier, const StgNotice *notice)
 {
   notifier->ops->post (notifier, notice);
+}
+
+static inline void
+stg_notifier_end (StgNotifier *notifier, gboolean committed)
+{
+  if (notifier->ops->end != NULL)
+    notifier->ops->end (notifier, committed);
 }
 
 void stg_notifier_free (StgNotifier *notifier);
@@ -71,7 +88,7 @@ typedef struct
 typedef struct
 {
   GPtrArray *webhooks; /* StgWebhook* */
-  gint queue_size;     /* notices waiting per webhook; one more is dropped */
+  gint queue_size;     /* notices waiting per webhook; past it the oldest is dropped */
   gint max_attempts;   /* attempts per notice before it is given up */
   gint timeout_secs;   /* one attempt */
   gint retry_secs;     /* the first wait after a failed attempt; doubles up to 60 s */
@@ -98,19 +115,22 @@ typedef struct
   guint64 delivered; /* notices a webhook took (2xx) */
   guint64 retried;   /* failed attempts followed by another */
   guint64 failed;    /* notices given up after max_attempts */
-  guint64 dropped;   /* notices that found the queue full */
+  guint64 dropped;   /* the oldest notices, given up when the queue was over its bound */
   guint64 queued;    /* waiting now (a gauge) */
 } StgNotifyCounts;
 
 /* The real notifier; NULL options or no webhook: one that sends nothing.
  * Bodies name @cluster; connections go where @hosts allows (referenced;
  * NULL: the default policy); what it does is counted in @counts
- * (nullable; borrowed). */
+ * (nullable; borrowed). With @store (nullable; borrowed, outliving the
+ * notifier) notices are kept there until delivered, and those it kept
+ * before (another staggerd's on the same data) are sent first. */
 StgNotifier *stg_notifier_new (const StgNotifyOptions *options, const gchar *cluster,
-                               StgHostPolicy *hosts, StgNotifyCounts *counts);
+                               StgHostPolicy *hosts, StgNotifyCounts *counts, StgStore *store);
 
 /* The JSON body of @notice as the webhooks get it (@cluster: the
- * cluster's name; @seq: its number, from 1). */
-gchar *stg_notice_to_json (const StgNotice *notice, const gchar *cluster, guint64 seq);
+ * cluster's name; @seq: its number; @delivery_id (nullable): its UUID). */
+gchar *stg_notice_to_json (const StgNotice *notice, const gchar *cluster, guint64 seq,
+                           const gchar *delivery_id);
 
 G_END_DECLS
