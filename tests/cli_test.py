@@ -331,6 +331,7 @@ def small_fixes(r, tmp):
                 ":1.1," in page and "0000000" not in page, page[:3000])
         clusters_file(r, tmp, cli.url)
         constraints_note(r, tmp, cli)
+        plan_not_reached(r, tmp, cli)
     finally:
         r.check("staggerd exits cleanly (small fixes)", d.stop() == 0)
 
@@ -357,6 +358,29 @@ def constraints_note(r, tmp, cli):
             out + err)
     code, out, err = cli("update", "start", key, v2)
     r.check("update start says so too", code == 0 and note in out, out + err)
+
+
+def plan_not_reached(r, tmp, cli):
+    """update start of a job that an active plan has yet to update is
+    refused, naming the plan, unless --force."""
+    key = "local/www/prod/planned"
+    code, _, err = cli("job", "create", key, job_file(tmp, "planned", "one"))
+    r.check("job create (planned)", code == 0, err)
+    plan = os.path.join(tmp, "held.json")
+    with open(plan, "w") as f:
+        json.dump({"name": "held", "stages": [{"name": "s", "job": job_file(tmp, "planned", "two"),
+                                               "require_approval": True}]}, f)
+    code, out, err = cli("plan", "start", plan)
+    r.check("plan start (held)", code == 0, out + err)
+    three = job_file(tmp, "planned", "three")
+    code, _, err = cli("update", "start", key, three)
+    r.check("update start of a job a plan has yet to reach: exit 1, naming the plan",
+            code == 1 and "rollout plan held (" in err and "has not reached it yet" in err
+            and "--force" in err, (code, err))
+    code, out, err = cli("update", "start", key, three, "--force")
+    r.check("... and --force starts it", code == 0 and "started update" in out, (code, out, err))
+    code, out, err = cli("plan", "abort", "held")
+    r.check("plan abort (held)", code == 0, out + err)
 
 
 def clusters_file(r, tmp, url):

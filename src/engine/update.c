@@ -5,7 +5,7 @@
  * stg_update_transition, and only along these arrows; each names the
  * function that takes it [file when not this one]:
  *
- *   (start) --[stg_engine_start_update, control.c]--> ROLLING_FORWARD, or
+ *   (start) --[stg_update_start, control.c]--> ROLLING_FORWARD, or
  *           ROLL_FORWARD_AWAITING_PULSE when coordinated, or ROLLED_FORWARD
  *           at once when nothing changes
  *
