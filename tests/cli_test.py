@@ -245,6 +245,9 @@ def plan_files(r, cli, tmp):
     code, _, err = cli("plan", "diff", plan)
     r.check("a {{name}} that is no variable (3) is named",
             code == 3 and "{{greting}} is not a variable of the plan" in err, err)
+    r.check("... with the closest variable, and no --set that would be refused",
+            "did you mean {{greeting}}?" in err and "--set greting" not in err
+            and 'declare greting under "variables"' in err, err)
     both = job_file(tmp, "vy", "x", update={"instance_gates": {"before": [
         {"name": "b", "shell": "true", "retries": 2, "wait_secs": 5}]}})
     code, _, err = cli("job", "inspect", both)
