@@ -335,6 +335,7 @@ def small_fixes(r, tmp):
         clusters_file(r, tmp, cli.url)
         constraints_note(r, tmp, cli)
         plan_not_reached(r, tmp, cli)
+        update_info_settings(r, tmp, cli)
     finally:
         r.check("staggerd exits cleanly (small fixes)", d.stop() == 0)
 
@@ -361,6 +362,34 @@ def constraints_note(r, tmp, cli):
             out + err)
     code, out, err = cli("update", "start", key, v2)
     r.check("update start says so too", code == 0 and note in out, out + err)
+
+
+def update_info_settings(r, tmp, cli):
+    """update info shows every setting the update runs with, a percent
+    failure allowance as a percent."""
+    key = "local/www/prod/settled"
+    code, _, err = cli("job", "create", key, job_file(tmp, "settled", "one", count=4))
+    r.check("job create (settled)", code == 0, err)
+    code, out, err = cli("update", "start", key, job_file(tmp, "settled", "two", count=4, update={
+        "max_total_failures": "20%", "max_per_shard_failures": 2, "growth_factor": 2,
+        "max_batch_size": 4, "min_in_service": 1, "pause_between_batches_secs": 5,
+        "max_surge": "25%", "update_deadline_secs": 600, "sla_aware": True,
+        "max_instance_start_secs": 30, "update_strategy": {"batch": {"batch_size": 1}}}))
+    r.check("update start (settled)", code == 0, out + err)
+    code, out, err = cli("update", "info", key)
+    for what, text in (("the percent failure allowance", "20% of the instances touched may fail"),
+                       ("the strategy", "batches of 1"),
+                       ("the growth factor and the largest batch", "each batch 2x the one before, up to 4"),
+                       ("the failures per instance", "2 allowed per instance"),
+                       ("min in service", "at least 1 in service"),
+                       ("the surge", "surge of 25% of the instances touched"),
+                       ("the pause between batches", "5s between batches"),
+                       ("the deadline", "deadline 10m 0s"),
+                       ("the start limit", "healthy within 30s"),
+                       ("SLA-awareness", "SLA-aware")):
+        r.check("update info shows %s" % what, code == 0 and text in out, out + err)
+    r.check("... and no count of 0 failed instances", "0 failed instances" not in out
+            and "not SLA-aware" not in out, out)
 
 
 def plan_not_reached(r, tmp, cli):

@@ -143,12 +143,7 @@ print_details (StgCli *cli, ApiJobUpdateDetails *d)
   fprintf (cli->out, "progress:  %d of %d instances\n", done, total);
   stg_cli_print_conditions (cli, "conditions: ", d->conditions);
   if (st != NULL)
-    {
-      g_autofree gchar *watch = stg_cli_format_duration (st->minWaitInInstanceRunningMs);
-      fprintf (cli->out, "settings:  groups of %d, watch %s, %d failures per instance, "
-               "%d failed instances, %s\n", st->updateGroupSize, watch, st->maxPerInstanceFailures,
-               st->maxFailedInstances, st->rollbackOnFailure ? "roll back on failure" : "no rollback");
-    }
+    stg_cli_print_update_settings (cli, st);
 
   /* The latest event of each instance, by instance id, and the latest
    * cause each one was given (why it failed, when it did). */
