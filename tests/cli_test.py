@@ -245,6 +245,9 @@ def plan_files(r, cli, tmp):
     code, _, err = cli("plan", "diff", plan)
     r.check("a {{name}} that is no variable (3) is named",
             code == 3 and "{{greting}} is not a variable of the plan" in err, err)
+    r.check("... with the closest variable, and no --set that would be refused",
+            "did you mean {{greeting}}?" in err and "--set greting" not in err
+            and 'declare greting under "variables"' in err, err)
     both = job_file(tmp, "vy", "x", update={"instance_gates": {"before": [
         {"name": "b", "shell": "true", "retries": 2, "wait_secs": 5}]}})
     code, _, err = cli("job", "inspect", both)
@@ -331,6 +334,8 @@ def small_fixes(r, tmp):
                 ":1.1," in page and "0000000" not in page, page[:3000])
         clusters_file(r, tmp, cli.url)
         constraints_note(r, tmp, cli)
+        plan_not_reached(r, tmp, cli)
+        update_info_settings(r, tmp, cli)
     finally:
         r.check("staggerd exits cleanly (small fixes)", d.stop() == 0)
 
@@ -357,6 +362,57 @@ def constraints_note(r, tmp, cli):
             out + err)
     code, out, err = cli("update", "start", key, v2)
     r.check("update start says so too", code == 0 and note in out, out + err)
+
+
+def update_info_settings(r, tmp, cli):
+    """update info shows every setting the update runs with, a percent
+    failure allowance as a percent."""
+    key = "local/www/prod/settled"
+    code, _, err = cli("job", "create", key, job_file(tmp, "settled", "one", count=4))
+    r.check("job create (settled)", code == 0, err)
+    code, out, err = cli("update", "start", key, job_file(tmp, "settled", "two", count=4, update={
+        "max_total_failures": "20%", "max_per_shard_failures": 2, "growth_factor": 2,
+        "max_batch_size": 4, "min_in_service": 1, "pause_between_batches_secs": 5,
+        "max_surge": "25%", "update_deadline_secs": 600, "sla_aware": True,
+        "max_instance_start_secs": 30, "update_strategy": {"batch": {"batch_size": 1}}}))
+    r.check("update start (settled)", code == 0, out + err)
+    code, out, err = cli("update", "info", key)
+    for what, text in (("the percent failure allowance", "20% of the instances touched may fail"),
+                       ("the strategy", "batches of 1"),
+                       ("the growth factor and the largest batch", "each batch 2x the one before, up to 4"),
+                       ("the failures per instance", "2 allowed per instance"),
+                       ("min in service", "at least 1 in service"),
+                       ("the surge", "surge of 25% of the instances touched"),
+                       ("the pause between batches", "5s between batches"),
+                       ("the deadline", "deadline 10m 0s"),
+                       ("the start limit", "healthy within 30s"),
+                       ("SLA-awareness", "SLA-aware")):
+        r.check("update info shows %s" % what, code == 0 and text in out, out + err)
+    r.check("... and no count of 0 failed instances", "0 failed instances" not in out
+            and "not SLA-aware" not in out, out)
+
+
+def plan_not_reached(r, tmp, cli):
+    """update start of a job that an active plan has yet to update is
+    refused, naming the plan, unless --force."""
+    key = "local/www/prod/planned"
+    code, _, err = cli("job", "create", key, job_file(tmp, "planned", "one"))
+    r.check("job create (planned)", code == 0, err)
+    plan = os.path.join(tmp, "held.json")
+    with open(plan, "w") as f:
+        json.dump({"name": "held", "stages": [{"name": "s", "job": job_file(tmp, "planned", "two"),
+                                               "require_approval": True}]}, f)
+    code, out, err = cli("plan", "start", plan)
+    r.check("plan start (held)", code == 0, out + err)
+    three = job_file(tmp, "planned", "three")
+    code, _, err = cli("update", "start", key, three)
+    r.check("update start of a job a plan has yet to reach: exit 1, naming the plan",
+            code == 1 and "rollout plan held (" in err and "has not reached it yet" in err
+            and "--force" in err, (code, err))
+    code, out, err = cli("update", "start", key, three, "--force")
+    r.check("... and --force starts it", code == 0 and "started update" in out, (code, out, err))
+    code, out, err = cli("plan", "abort", "held")
+    r.check("plan abort (held)", code == 0, out + err)
 
 
 def clusters_file(r, tmp, url):

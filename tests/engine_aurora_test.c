@@ -425,6 +425,10 @@ START_TEST (an_update_counts_the_larger_of_its_two_sides)
   assert_contains (error->message,
                    "Insufficient resource quota: CPU quota exceeded by 0.50 core(s)");
   ck_assert_ptr_null (strstr (error->message, "RAM quota"));
+  /* What is this job's and what is the other jobs' is told apart. */
+  assert_contains (error->message, "during the update this job counts 4.00 CPU, 600 MB RAM, "
+                                   "0 MB disk there, the role's other jobs 0.50 CPU, 0 MB RAM, "
+                                   "0 MB disk");
   g_clear_error (&error);
 
   /* Without the other job it fits: during the update the job counts

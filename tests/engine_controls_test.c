@@ -407,6 +407,29 @@ START_TEST (deadline_fails_or_rolls_back)
 }
 END_TEST
 
+/* A rollback the deadline began that fails itself: the update's last
+ * message still says the deadline started it all. */
+START_TEST (failed_rollback_after_the_deadline_names_it)
+{
+  fx_create_job (4);
+  g_autoptr (ApiJobUpdateRequest) r = fx_request ("v2", 4);
+  g_object_set (r->settings, "updateDeadlineMs", (gint64) 2500, NULL);
+  g_autoptr (ApiJobUpdateKey) key = fx_start (r);
+  fx_run (2400);
+  ck_assert_int_eq (fx_status (key), S (ROLLING_FORWARD));
+  for (gint i = 0; i < 4; i++)
+    scripted_runtime_behave (fx.rt, i, fx.v1, SCRIPT_CRASH);
+  fx_run (60000);
+  g_autofree gchar *statuses = fx_update_events (key);
+  ck_assert_str_eq (statuses, "ROLLING_FORWARD ROLLING_BACK FAILED");
+  g_autoptr (GPtrArray) events = stg_store_list_update_events (fx.store, fx_update_id (key), NULL);
+  ApiJobUpdateEvent *last = events->pdata[events->len - 1];
+  ck_assert_msg (strstr (last->message, "update deadline passed") != NULL &&
+                     strstr (last->message, "failure threshold reached") != NULL,
+                 "%s", last->message);
+}
+END_TEST
+
 START_TEST (deadline_survives_a_restart)
 {
   fx_create_job (4);
@@ -457,6 +480,7 @@ controls_suite (void)
 
   CASE ("deadline");
   tcase_add_test (tc, deadline_fails_or_rolls_back);
+  tcase_add_test (tc, failed_rollback_after_the_deadline_names_it);
   tcase_add_test (tc, deadline_survives_a_restart);
 
 #undef CASE

@@ -547,6 +547,56 @@ START_TEST (approval_lets_a_stage_go)
 }
 END_TEST
 
+/* A manual update of a job that an active plan has yet to reach is
+ * refused, naming the plan, unless it overrides the plan; once the plan
+ * has passed the job, it is not. */
+START_TEST (manual_update_before_the_plan_reaches_the_job)
+{
+  g_autoptr (GError) error = NULL;
+
+  create_job ("a", 1);
+  create_job ("b", 1);
+  g_autoptr (ApiRolloutPlan) plan = plan_new ("p");
+  ApiRolloutStage *a = stage_new ("a", "a", "v2", 1, NULL);
+  g_object_set (a, "requireApproval", TRUE, NULL);
+  g_ptr_array_add (plan->stages, a);
+  g_ptr_array_add (plan->stages, stage_new ("b", "b", "v2", 1, "a"));
+  g_autofree gchar *uid = start (plan);
+  fx_run (1000);
+  ck_assert_int_eq (plan_status (uid), P (AWAITING_APPROVAL));
+
+  for (const gchar *const *job = (const gchar *const[]){ "a", "b", NULL }; *job; job++)
+    {
+      g_autoptr (ApiJobUpdateRequest) r = fx_request ("v3", 1);
+      g_autoptr (ApiTaskConfig) task = config_of (*job, "v3");
+      g_object_set (r, "taskConfig", task, NULL);
+      g_autoptr (ApiJobUpdateKey) k = stg_engine_start_update (fx.engine, r, "bob", NULL, NULL,
+                                                               &error);
+      ck_assert_msg (k == NULL, "an update of %s before the plan reached it", *job);
+      ck_assert (g_error_matches (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_UPDATING));
+      g_autofree gchar *want = g_strdup_printf ("rollout plan p (%s) has not reached it yet", uid);
+      ck_assert_msg (strstr (error->message, want) != NULL, "%s", error->message);
+      g_clear_error (&error);
+    }
+  /* Overridden, it starts. */
+  g_autoptr (ApiJobUpdateRequest) forced = fx_request ("v3", 1);
+  g_autoptr (ApiTaskConfig) v3 = config_of ("b", "v3");
+  g_object_set (forced, "taskConfig", v3, "overridePlan", TRUE, NULL);
+  g_autoptr (ApiJobUpdateKey) fk = fx_start (forced);
+  fx_run (10000);
+  ck_assert_int_eq (fx_status (fk), U (ROLLED_FORWARD));
+
+  ck_assert (stg_engine_approve_stage (fx.engine, uid, "a", "bob", NULL, &error));
+  run_until_done (uid, 30000);
+  ck_assert_int_eq (plan_status (uid), P (DONE));
+  g_autoptr (ApiJobUpdateRequest) after = fx_request ("v3", 1);
+  g_autoptr (ApiTaskConfig) task = config_of ("b", "v3");
+  g_object_set (after, "taskConfig", task, NULL);
+  g_autoptr (ApiJobUpdateKey) k = fx_start (after);
+  ck_assert_ptr_nonnull (k);
+}
+END_TEST
+
 /* Pause holds the stage's update; resume goes on to the end. */
 START_TEST (pause_and_resume)
 {
@@ -872,6 +922,7 @@ engine_plan_suite (void)
   tcase_add_test (tc, batch_gate_failure_rolls_the_update_back);
   tcase_add_test (tc, hanging_gate_times_out_and_retries);
   tcase_add_test (tc, approval_lets_a_stage_go);
+  tcase_add_test (tc, manual_update_before_the_plan_reaches_the_job);
   tcase_add_test (tc, pause_and_resume);
   tcase_add_test (tc, abort_stops_and_undoes_nothing);
   tcase_add_test (tc, rollback_by_hand_after_done);

@@ -586,6 +586,11 @@ struct JobUpdateRequest {
   2: i32 instanceCount
   3: JobUpdateSettings settings
   4: optional set<Metadata> metadata
+  /* Stagger: startJobUpdate refuses a job that an active rollout plan has yet to update (its
+     stage has not started its update): the plan would then find the job elsewhere than where
+     it was planned from. True starts the update anyway; the plan's stage fails if this update
+     is still active when the plan gets there. Ignored in a rollout plan's stages. */
+  100: optional bool overridePlan
 }
 
 /* An update filter; every term that is set must match. */

@@ -143,12 +143,7 @@ print_details (StgCli *cli, ApiJobUpdateDetails *d)
   fprintf (cli->out, "progress:  %d of %d instances\n", done, total);
   stg_cli_print_conditions (cli, "conditions: ", d->conditions);
   if (st != NULL)
-    {
-      g_autofree gchar *watch = stg_cli_format_duration (st->minWaitInInstanceRunningMs);
-      fprintf (cli->out, "settings:  groups of %d, watch %s, %d failures per instance, "
-               "%d failed instances, %s\n", st->updateGroupSize, watch, st->maxPerInstanceFailures,
-               st->maxFailedInstances, st->rollbackOnFailure ? "roll back on failure" : "no rollback");
-    }
+    stg_cli_print_update_settings (cli, st);
 
   /* The latest event of each instance, by instance id, and the latest
    * cause each one was given (why it failed, when it did). */
@@ -332,18 +327,23 @@ update_start (StgCli *cli, int argc, gchar **argv)
 {
   int code;
   g_autofree gchar *message = NULL;
-  gboolean wait = FALSE;
+  gboolean wait = FALSE, force = FALSE;
   g_autoptr (GError) error = NULL;
   g_autoptr (StgJobPath) path = NULL;
   const GOptionEntry entries[] = {
     { "message", 'm', 0, G_OPTION_ARG_STRING, &message, "Why, recorded with the update", "TEXT" },
-    { "wait", 'w', 0, G_OPTION_ARG_NONE, &wait, "Follow the update to its end (exit codes as update wait)", NULL },
+    { "wait", 'w', 0, G_OPTION_ARG_NONE, &wait,
+      "Follow the update to its end (exit codes as update wait)", NULL },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force,
+      "Start even though an active rollout plan has yet to update the job", NULL },
     { NULL },
   };
 
   if (!stg_cli_parse (cli, self ("start"), "update", entries,
                       "Starts moving the job to the job file's configuration, on every instance "
-                      "or only those listed after the key (a canary: cluster/role/env/name/0-1).",
+                      "or only those listed after the key (a canary: cluster/role/env/name/0-1). "
+                      "A job that an active rollout plan has yet to update is refused, naming the "
+                      "plan, unless --force.",
                       2, 2, &argc, &argv, &code))
     return code;
   g_autoptr (StgJobPath) parsed = stg_job_path_parse (argv[1], TRUE, &error);
@@ -352,6 +352,8 @@ update_start (StgCli *cli, int argc, gchar **argv)
     g_clear_pointer (&jf, stg_job_file_free);
   g_autoptr (StgCliClient) c = jf ? stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error) : NULL;
   g_autoptr (ApiJobUpdateRequest) req = c ? stg_job_file_update_request (jf, path->instances) : NULL;
+  if (req != NULL && force)
+    g_object_set (req, "overridePlan", TRUE, NULL);
   g_autoptr (ApiResponse) diff = req && !cli->json ? stg_cli_get_job_update_diff (c, req, NULL) : NULL;
   g_autoptr (ApiResponse) r = req ? stg_cli_start_job_update (c, req, message, &error) : NULL;
   if (r == NULL)

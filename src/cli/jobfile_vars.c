@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "cli/jobfile_private.h"
+#include "cli/suggest.h"
+#include "common/strings.h"
 
 /* Names staggerd fills in itself (runtime/executor.c's templates). */
 static const gchar *const templates[] = { "instance",    "mesos.instance", "cluster", "role",
@@ -57,6 +59,42 @@ append_escaped (GString *out, const gchar *value)
     }
 }
 
+/* The error for {{@name}}, which is neither a variable nor a template:
+ * declaring it is the fix (--set refuses what is not declared), unless it
+ * is a typo of a declared variable, or of a template, which it names. */
+static void
+not_a_variable (const gchar *file, const gchar *name, GHashTable *vars, GError **error)
+{
+  g_autoptr (GPtrArray) known = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer key;
+
+  if (vars != NULL)
+    {
+      g_hash_table_iter_init (&it, vars);
+      while (g_hash_table_iter_next (&it, &key, NULL))
+        g_ptr_array_add (known, key);
+      g_ptr_array_sort (known, stg_compare_string_ptrs);
+    }
+  for (guint i = 0; templates[i] != NULL; i++)
+    g_ptr_array_add (known, (gpointer) templates[i]);
+  g_ptr_array_add (known, NULL);
+  /* Declared variables come first: a tie goes to one of them. */
+  const gchar *close = stg_cli_suggest (name, (const gchar *const *) known->pdata);
+  gboolean template = close != NULL && (vars == NULL || !g_hash_table_contains (vars, close));
+
+  if (close != NULL)
+    g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_VALUE,
+                 "%s: {{%s}} is not a variable of the plan: did you mean {{%s}}%s? Otherwise "
+                 "declare %s under \"variables\" in the plan file",
+                 file, name, close, template ? ", which staggerd fills in" : "", name);
+  else
+    g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_VALUE,
+                 "%s: {{%s}} is not a variable of the plan: declare %s under \"variables\" in "
+                 "the plan file (--set gives values only to declared variables)",
+                 file, name, name);
+}
+
 gchar *
 stg_jf_substitute (const gchar *file, const gchar *text, GHashTable *vars, GError **error)
 {
@@ -86,10 +124,7 @@ stg_jf_substitute (const gchar *file, const gchar *text, GHashTable *vars, GErro
         g_string_append_len (out, open, close + 2 - open);
       else
         {
-          g_set_error (error, STG_JOB_FILE_ERROR, STG_JOB_FILE_ERROR_VALUE,
-                       "%s: {{%s}} is not a variable of the plan: declare it under \"variables\" "
-                       "in the plan file, or give it with --set %s=VALUE",
-                       file, name, name);
+          not_a_variable (file, name, vars, error);
           return NULL;
         }
       p = close + 2;

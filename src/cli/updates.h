@@ -1,5 +1,6 @@
 /* updates.h: what the commands that start updates share (update start,
- * job restart, job revert): following an update (cmd_update.c), the job
+ * job restart, job revert): following an update (cmd_update.c), its
+ * settings in words (update_settings.c), the job
  * as the daemon keeps it (job_config.c), a config as lines
  * (common/task_lines.h). One
  * thread: the process's main thread. */
@@ -17,6 +18,10 @@ G_BEGIN_DECLS
  * follows it when @wait. Returns the exit code. */
 int stg_cli_update_started (StgCli *cli, StgCliClient *c, const gchar *text, const gchar *what,
                             ApiJobUpdateKey *key, ApiGetJobUpdateDiffResult *diff, gboolean wait);
+
+/* Every setting @settings holds, a line for each group of them, as update
+ * info prints them (update_settings.c). */
+void stg_cli_print_update_settings (StgCli *cli, const ApiJobUpdateSettings *settings);
 
 /* The exit code for an update (or a sidecar set's update) that ended in
  * @status: 0 for ROLLED_FORWARD, else stagger(1)'s codes 10 to 13. */

@@ -330,13 +330,6 @@ check_no_active (StgEngine *e, const Checked *c, ApiJobUpdateSummary **active_ou
 }
 
 ApiJobUpdateKey *
-stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const gchar *user,
-                         const gchar *message, ApiJobUpdateSummary **active_out, GError **error)
-{
-  return stg_update_start (e, request, user, message, NULL, NULL, active_out, error);
-}
-
-ApiJobUpdateKey *
 stg_update_start (StgEngine *e, const ApiJobUpdateRequest *request, const gchar *user,
                   const gchar *message, StgUpdateStartHook hook, gpointer hook_data,
                   ApiJobUpdateSummary **active_out, GError **error)

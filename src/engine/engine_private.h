@@ -258,6 +258,8 @@ struct _StgUpdate
   gint64 gate_ms;            /* no new batch before this */
   gint64 last_pulse_ms;
   gchar *last_failure;       /* why the last instance failed, for the update's message */
+  gchar *rollback_cause;     /* (nullable) why it rolls back, for the message of a failed
+                                rollback */
   GArray *gated;             /* (nullable) gint32: instances in their before gates, as the
                                 stored progress says (recover.c applies it) */
 

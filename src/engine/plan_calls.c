@@ -2,7 +2,8 @@
  * stage checked as startJobUpdate checks its request, names, dependencies,
  * one stage a job and one active plan a job, gates), and pause, resume,
  * abort, rollback and approve, each stored before the stages' updates are
- * told. Calls plan.c, plan_state.c and control.c. Main-loop thread only.
+ * told; and startJobUpdate, which refuses a job an active plan has yet to
+ * update. Calls plan.c, plan_state.c and control.c. Main-loop thread only.
  */
 #include "config.h"
 
@@ -63,6 +64,52 @@ plan_of_job (StgEngine *e, const ApiJobKey *job)
           return p;
     }
   return NULL;
+}
+
+/* The stage of an active plan, still going forward, that has yet to start
+ * @job's update (pending, awaiting approval or its before gates), or NULL. */
+static StgStage *
+stage_ahead (StgEngine *e, const ApiJobKey *job)
+{
+  StgPlan *p = plan_of_job (e, job);
+
+  if (p == NULL || p->row.stopping || p->row.back)
+    return NULL;
+  for (guint i = 0; i < p->stages->len; i++)
+    {
+      StgStage *s = stg_plan_stage (p, i);
+      gint status = s->row.status;
+      if (stg_job_key_equal (s->job, job) &&
+          (status == S (PENDING) || status == S (AWAITING_APPROVAL) ||
+           (status == S (WAITING_FOR_GATE) && s->row.update_uid == NULL)))
+        return s;
+    }
+  return NULL;
+}
+
+/* startJobUpdate: refused for a job an active plan has yet to update,
+ * unless the request overrides the plan. */
+ApiJobUpdateKey *
+stg_engine_start_update (StgEngine *e, const ApiJobUpdateRequest *request, const gchar *user,
+                         const gchar *message, ApiJobUpdateSummary **active_out, GError **error)
+{
+  const ApiJobKey *job = request != NULL && request->taskConfig != NULL ? request->taskConfig->job
+                                                                        : NULL;
+  gboolean override = request != NULL && request->__isset_overridePlan && request->overridePlan;
+  StgStage *s = job != NULL && !override ? stage_ahead (e, job) : NULL;
+
+  if (s != NULL)
+    {
+      g_autofree gchar *name = stg_job_key_to_string (job);
+      fail (error, STG_ENGINE_ERROR_UPDATING,
+            "job %s: rollout plan %s (%s) has not reached it yet (its stage '%s' is %s): wait "
+            "for the plan or abort it, or override the plan (overridePlan; stagger update start "
+            "--force)",
+            name, s->plan->row.name, s->plan->row.uid, s->spec->name,
+            stg_rollout_status_name (s->row.status));
+      return NULL;
+    }
+  return stg_update_start (e, request, user, message, NULL, NULL, active_out, error);
 }
 
 /* Checks stage @i of @plan as starting it would (@starting: also that no

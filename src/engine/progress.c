@@ -1,8 +1,8 @@
 /* progress.c: an update's position, as stored and as shown.
  *
- * The progress JSON (direction, cursor, batch, counts, last failure) is
- * written with every step that touches an update and read back by
- * recover.c; StgUpdateProgress is the read of one update for live displays,
+ * The progress JSON (direction, cursor, batch, counts, last failure, why it
+ * rolls back) is written with every step that touches an update and read
+ * back by recover.c; StgUpdateProgress is the read of one update for live displays,
  * from memory while the update is active and from the store afterwards.
  * Calls the store and errors.c only. Main-loop thread only.
  */
@@ -43,6 +43,11 @@ stg_update_progress_json (StgUpdate *u)
   json_builder_set_member_name (b, "last_failure");
   if (u->last_failure)
     json_builder_add_string_value (b, u->last_failure);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "rollback_cause");
+  if (u->rollback_cause)
+    json_builder_add_string_value (b, u->rollback_cause);
   else
     json_builder_add_null_value (b);
   /* Instances waiting for their before gates: the runtime was not asked. */
@@ -96,6 +101,9 @@ stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error)
   if (json_object_has_member (o, "last_failure") &&
       !json_object_get_null_member (o, "last_failure"))
     u->last_failure = g_strdup (json_object_get_string_member (o, "last_failure"));
+  if (json_object_has_member (o, "rollback_cause") &&
+      !json_object_get_null_member (o, "rollback_cause"))
+    u->rollback_cause = g_strdup (json_object_get_string_member (o, "rollback_cause"));
   JsonArray *gated = json_object_has_member (o, "before_gates")
                          ? json_object_get_array_member (o, "before_gates")
                          : NULL;

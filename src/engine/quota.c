@@ -204,10 +204,11 @@ tally_job (Tally *t, const StgJobRow *job, const StgQuotaPending *pending, GErro
 }
 
 /* Role @role's quota and consumption, with @pending (nullable) counted in
- * place of its job's active update, if any. */
+ * place of its job's active update, if any. With @own (nullable), the
+ * pending job's consumption goes there and not into @info's. */
 static gboolean
 quota_info (StgEngine *e, const gchar *role, const StgQuotaPending *pending, StgQuotaInfo *info,
-            GError **error)
+            StgQuotaInfo *own, GError **error)
 {
   g_autoptr (GHashTable) configs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                                           g_free);
@@ -226,17 +227,28 @@ quota_info (StgEngine *e, const gchar *role, const StgQuotaPending *pending, Stg
   g_autoptr (GPtrArray) jobs = stg_store_list_jobs (e->store, role, error);
   if (jobs == NULL)
     return FALSE;
+  if (own != NULL)
+    memset (own, 0, sizeof *own);
   for (guint i = 0; i < jobs->len; i++)
-    if (!tally_job (&t, jobs->pdata[i], pending, error))
-      return FALSE;
+    {
+      const StgJobRow *job = jobs->pdata[i];
+      t.info = own != NULL && pending != NULL && job->id == pending->job_id ? own : info;
+      if (!tally_job (&t, job, pending, error))
+        return FALSE;
+    }
   return TRUE;
 }
 
 /* ---- checks ------------------------------------------------------------------ */
 
-/* Refuses when @need (production, shared pool) exceeds @info's quota. */
+#define BAG_FORMAT "%.2f CPU, %.0f MB RAM, %.0f MB disk"
+#define BAG_ARGS(b) (b).cpus, (b).ram_mb, (b).disk_mb
+
+/* Refuses when @need (production, shared pool) exceeds @info's quota;
+ * @used says in words what @info's consumption is, and what else counts. */
 static gboolean
-check_fits (const gchar *role, const StgQuotaInfo *info, const StgResourceBag *need, GError **error)
+check_fits (const gchar *role, const StgQuotaInfo *info, const StgResourceBag *need,
+            const gchar *used, GError **error)
 {
   g_autofree gchar *over = shortfall (&info->quota, need);
 
@@ -244,12 +256,8 @@ check_fits (const gchar *role, const StgQuotaInfo *info, const StgResourceBag *n
     return TRUE;
   return bad (error,
               "Insufficient resource quota: %s (role %s has a quota of %.2f CPU, %.0f MB RAM and "
-              "%.0f MB disk for production tasks of the shared pool; its other production "
-              "tasks there use %.2f CPU, %.0f MB RAM, %.0f MB disk)",
-              over, role, info->quota.cpus, info->quota.ram_mb, info->quota.disk_mb,
-              info->consumption[STG_QUOTA_PROD_SHARED].cpus,
-              info->consumption[STG_QUOTA_PROD_SHARED].ram_mb,
-              info->consumption[STG_QUOTA_PROD_SHARED].disk_mb);
+              "%.0f MB disk for production tasks of the shared pool; %s)",
+              over, role, info->quota.cpus, info->quota.ram_mb, info->quota.disk_mb, used);
 }
 
 gboolean
@@ -261,7 +269,7 @@ stg_quota_check_add (StgEngine *e, const ApiJobKey *key, const ApiTaskConfig *ta
 
   if (pool_of (e, task) != STG_QUOTA_PROD_SHARED)
     return TRUE;
-  if (!quota_info (e, key->role, NULL, &info, error))
+  if (!quota_info (e, key->role, NULL, &info, NULL, error))
     {
       stg_engine_wrap_error (error);
       return FALSE;
@@ -269,24 +277,33 @@ stg_quota_check_add (StgEngine *e, const ApiJobKey *key, const ApiTaskConfig *ta
   need = info.consumption[STG_QUOTA_PROD_SHARED];
   bag_from_set (task->resources, &each);
   bag_add (&need, &each, count);
-  return check_fits (key->role, &info, &need, error);
+  g_autofree gchar *used = g_strdup_printf ("its other production tasks there use " BAG_FORMAT,
+                                            BAG_ARGS (info.consumption[STG_QUOTA_PROD_SHARED]));
+  return check_fits (key->role, &info, &need, used, error);
 }
 
 gboolean
 stg_quota_check_update (StgEngine *e, const ApiJobKey *key, gint64 job_id,
                         const ApiTaskConfig *desired, const StgDiff *diff, GError **error)
 {
-  StgQuotaInfo info;
+  StgQuotaInfo others, own;
   StgQuotaPending pending = { job_id, diff->changes };
 
   if (pool_of (e, desired) != STG_QUOTA_PROD_SHARED)
     return TRUE;
-  if (!quota_info (e, key->role, &pending, &info, error))
+  if (!quota_info (e, key->role, &pending, &others, &own, error))
     {
       stg_engine_wrap_error (error);
       return FALSE;
     }
-  return check_fits (key->role, &info, &info.consumption[STG_QUOTA_PROD_SHARED], error);
+  const StgResourceBag *mine = &own.consumption[STG_QUOTA_PROD_SHARED];
+  StgResourceBag need = others.consumption[STG_QUOTA_PROD_SHARED];
+  bag_add (&need, mine, 1);
+  g_autofree gchar *used = g_strdup_printf ("during the update this job counts " BAG_FORMAT
+                                            " there, the role's other jobs " BAG_FORMAT,
+                                            BAG_ARGS (*mine),
+                                            BAG_ARGS (others.consumption[STG_QUOTA_PROD_SHARED]));
+  return check_fits (key->role, &others, &need, used, error);
 }
 
 /* ---- the calls --------------------------------------------------------------- */
@@ -305,7 +322,7 @@ stg_engine_get_quota (StgEngine *e, const gchar *role, StgQuotaInfo *info, GErro
 {
   if (!check_role (role, error))
     return FALSE;
-  if (!quota_info (e, role, NULL, info, error))
+  if (!quota_info (e, role, NULL, info, NULL, error))
     {
       stg_engine_wrap_error (error);
       return FALSE;
@@ -353,7 +370,7 @@ stg_engine_set_quota (StgEngine *e, const gchar *role, const ApiResourceAggregat
     return FALSE;
   if (!stg_store_begin (e->store, error))
     goto failed;
-  if (!quota_info (e, role, NULL, &info, error))
+  if (!quota_info (e, role, NULL, &info, NULL, error))
     goto rollback;
   bag_from_set (quota->resources, &want);
   over = shortfall (&want, &info.consumption[STG_QUOTA_PROD_SHARED]);

@@ -5,7 +5,7 @@
  * stg_update_transition, and only along these arrows; each names the
  * function that takes it [file when not this one]:
  *
- *   (start) --[stg_engine_start_update, control.c]--> ROLLING_FORWARD, or
+ *   (start) --[stg_update_start, control.c]--> ROLLING_FORWARD, or
  *           ROLL_FORWARD_AWAITING_PULSE when coordinated, or ROLLED_FORWARD
  *           at once when nothing changes
  *
@@ -151,6 +151,7 @@ stg_update_free (StgUpdate *u)
   g_clear_object (&u->job);
   g_free (u->user);
   g_free (u->last_failure);
+  g_free (u->rollback_cause);
   g_clear_pointer (&u->gated, g_array_unref);
   stg_settings_clear (&u->s);
   g_array_unref (u->work);
@@ -298,7 +299,8 @@ fail_or_roll_back (StgUpdate *u, const gchar *why)
 }
 
 /* TRUE when the failure threshold is crossed (and the update moved on).
- * Failed surge instances count as failed instances. */
+ * Failed surge instances count as failed instances. A rollback that fails
+ * also says why it began: that is what went wrong in the first place. */
 static gboolean
 check_failures (StgUpdate *u)
 {
@@ -310,6 +312,11 @@ check_failures (StgUpdate *u)
                                            failed, failed == 1 ? "" : "s",
                                            u->last_failure ? "; " : "",
                                            u->last_failure ? u->last_failure : "");
+  if (u->back && u->rollback_cause != NULL)
+    {
+      g_autofree gchar *first = g_steal_pointer (&why);
+      why = g_strdup_printf ("%s; the rollback's cause: %s", first, u->rollback_cause);
+    }
   fail_or_roll_back (u, why);
   return TRUE;
 }
@@ -645,6 +652,13 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
   u->gates_passed = 0;
   g_clear_pointer (&u->gate_run, stg_gate_run_free);
   stg_update_sla_clear (u);
+  g_free (u->rollback_cause);
+  if (user == NULL)
+    u->rollback_cause = g_strdup (message);
+  else if (message != NULL && message[0] != '\0')
+    u->rollback_cause = g_strdup_printf ("asked by %s: %s", user, message);
+  else
+    u->rollback_cause = g_strdup_printf ("asked by %s", user);
   stg_update_touch (u);
   stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLING_BACK, user, message);
   stg_update_arm_pulse (u);
