@@ -21,7 +21,7 @@ _stagger_options ()
 {
   local common="--url --auth-user --json --help"
   case "$1 $2" in
-    "update start") echo "$common --message --wait" ;;
+    "update start") echo "$common --message --wait --force" ;;
     "update info"|"update wait") echo "$common --id" ;;
     "update pause"|"update resume"|"update abort"|"update rollback") echo "$common --message --id" ;;
     "update pulse") echo "$common --every --id" ;;
