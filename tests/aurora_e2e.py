@@ -481,10 +481,19 @@ def daemonizing_process(r, t, mod, d, shared):
     a.ok(a.create_job(data), "createJob daemonize")
     a.wait_running(key, 1)
     daemon = wait_for("the daemon to handle SIGTERM", lambda: catches_sigterm(b"./daemon.py"))
-    with open("/proc/%d/stat" % daemon) as f:
-        parent = int(f.read().rsplit(")", 1)[1].split()[1])
-    with open("/proc/%d/comm" % parent) as f:
-        comm = f.read().strip()
+
+    def parent_comm():
+        with open("/proc/%d/stat" % daemon) as f:
+            parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        with open("/proc/%d/comm" % parent) as f:
+            return f.read().strip()
+    # The middle process (python3) may still be on its way out on a loaded
+    # machine: the daemon is the runner's once that exit is done.
+    comm = parent_comm()
+    deadline = time.monotonic() + DEADLINE
+    while comm != "stagger-thermos" and time.monotonic() < deadline:
+        time.sleep(0.1)
+        comm = parent_comm()
     r.check("the daemon is an orphan the runner reaps", comm == "stagger-thermos", comm)
     a.kill(key)
     wait_for("the daemon's SIGTERM handler to remove the term file",

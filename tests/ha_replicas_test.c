@@ -107,19 +107,31 @@ wait_leader (gint bound_s)
     }
 }
 
-/* The leader's Thrift port, from its ready file (rewritten on takeover). */
+/* Whether something accepts connections on 127.0.0.1:@port. */
+static gboolean
+accepts (guint16 port)
+{
+  g_autoptr (GSocketClient) client = g_socket_client_new ();
+  g_autoptr (GSocketConnection) c = g_socket_client_connect_to_host (client, "127.0.0.1", port,
+                                                                     NULL, NULL);
+  return c != NULL;
+}
+
+/* The leader's Thrift port, from its ready file (rewritten on takeover:
+ * until then the file may still name the port it had as a follower,
+ * closed by now, so the port must take a connection too). */
 static void
 refresh_ports (Replica *r)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
-  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
   for (;;)
     {
       if (json_parser_load_from_file (parser, r->d->ready_file, NULL))
         {
           JsonObject *o = json_node_get_object (json_parser_get_root (parser));
           r->d->thrift_port = (guint16) json_object_get_int_member (o, "thrift_port");
-          if (r->d->thrift_port != 0)
+          if (r->d->thrift_port != 0 && accepts (r->d->thrift_port))
             return;
         }
       ck_assert_msg (g_get_monotonic_time () < deadline, "no Thrift port in %s", r->d->ready_file);
