@@ -264,7 +264,8 @@ tests_fleet_test_LDADD = libstg_cli.a $(STG_TEST_LDADD)
 
 check_PROGRAMS += tests/fleet_ha_test
 TESTS += tests/fleet_ha_test
-tests_fleet_ha_test_SOURCES = tests/fleet_ha_test.c $(STG_PODMAN_HOSTS)
+tests_fleet_ha_test_SOURCES = tests/fleet_ha_test.c tests/fleet_ha_fixture.c \
+	tests/fleet_ha_fixture.h $(STG_PODMAN_HOSTS)
 tests_fleet_ha_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_ha_test_LDADD = $(STG_TEST_LDADD)
 
