@@ -19,6 +19,20 @@ def mounts_under(path):
         return [line.split()[1] for line in f if line.split()[1].startswith(path + "/")]
 
 
+def processes_naming(path):
+    """(pid, command line) of every process whose command line names path."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if pid.isdigit() and int(pid) != os.getpid() and path in cmdline:
+            found.append((int(pid), cmdline))
+    return found
+
+
 def demo(r):
     with tempfile.TemporaryDirectory(prefix="sf-", dir="/tmp") as tmp:
         folder = os.path.join(tmp, "d")
@@ -43,6 +57,14 @@ def demo(r):
         r.check("host2 is opened again", "host host2 is open" in out, tail)
         r.check("fleet-demo removes what it made",
                 not os.path.exists(folder) and not mounts_under(folder), tail)
+        # Its podman services, registry and staggerd end with it.
+        left = processes_naming(folder + "/")
+        r.check("fleet-demo leaves no process behind", not left, left)
+        for pid, _ in left:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
 
 
 def main():
