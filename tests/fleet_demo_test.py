@@ -2,8 +2,9 @@
 several hosts" step by step, on this build: three Podman hosts, a
 registry on loopback the hosts pull the example's image from, staggerd
 with the fleet runtime, examples/fleet-web.json created and rolled to
-fleet-web-v2.json, a host drained and opened again, and everything
-removed at the end (ports 26300-26499).
+fleet-web-v2.json, a host drained (each move watched for the job's
+watch_secs) and opened again, and everything removed at the end, its
+processes included (ports 26300-26499).
 """
 import os
 import re
@@ -54,6 +55,8 @@ def demo(r):
         r.check("the drain moves host2's instances",
                 "moving instances" in out and "off host2" in out
                 and re.search(r"^host2\s+up, draining\s+0\s", out, re.M) is not None, tail)
+        r.check("the drain watches each moved instance for the job's watch_secs",
+                "each watched 5 s (the job's watch_secs)" in out, tail)
         r.check("host2 is opened again", "host host2 is open" in out, tail)
         r.check("fleet-demo removes what it made",
                 not os.path.exists(folder) and not mounts_under(folder), tail)
