@@ -116,6 +116,18 @@ container_gone (gpointer data)
   return strstr (ps, g->id) == NULL;
 }
 
+/* The port the late container's httpd listens on (host network). */
+#define LATE_PORT 17199
+
+static gboolean
+port_closed (gpointer data)
+{
+  if (!stg_test_port_open ((guint16) GPOINTER_TO_UINT (data)))
+    return TRUE;
+  g_usleep (100 * 1000);
+  return FALSE;
+}
+
 /* A new leader adopts what runs, then a container of the old leader's
  * epoch appears for the same instance and run (its create arrived late):
  * the new leader removes it and keeps the one it adopted. */
@@ -147,12 +159,15 @@ START_TEST (late_container_of_an_older_epoch_is_removed)
   e->rt = fha_runtime_new (e, b, 30);
   fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
 
-  /* The old leader's late create: same instance, same run, its epoch. */
+  /* The old leader's late create: same instance, same run, its epoch.
+   * httpd, as a container's first process, ignores SIGTERM: a short stop
+   * timeout lets the engine end it within the runtime's call timeout (a
+   * removal still stopping it when the hosts go would leave it running). */
   g_autofree gchar *with = g_strconcat ("--label-file=", labels, NULL);
   g_autofree gchar *late = stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[0], "run",
-                                                "--detach", "--name=late", "--network=host", with,
-                                                IMAGE, "httpd", "-f", "-p", "17199",
-                                                "-h", "/www", NULL);
+                                                "--detach", "--name=late", "--network=host",
+                                                "--stop-timeout=1", with, IMAGE, "httpd", "-f",
+                                                "-p", G_STRINGIFY (LATE_PORT), "-h", "/www", NULL);
   g_strstrip (late);
   Gone g = { e, late, 0 };
   ck_assert_msg (stg_test_wait (container_gone, &g, 30000),
@@ -161,6 +176,9 @@ START_TEST (late_container_of_an_older_epoch_is_removed)
   ck_assert_str_eq (left, adopted);
   fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
   fha_env_free (e);
+  /* Its httpd went with it, and with the hosts nothing is left serving. */
+  ck_assert_msg (stg_test_wait (port_closed, GUINT_TO_POINTER (LATE_PORT), 15000),
+                 "the late container's httpd still listens on %u", LATE_PORT);
 }
 END_TEST
 
