@@ -116,8 +116,9 @@ container_gone (gpointer data)
   return strstr (ps, g->id) == NULL;
 }
 
-/* The port the late container's httpd listens on (host network). */
-#define LATE_PORT 17199
+/* The port the late container's httpd listens on (host network): near
+ * the top of the suite's range, which instances reach last. */
+#define LATE_PORT 17198
 
 static gboolean
 port_closed (gpointer data)
@@ -159,6 +160,8 @@ START_TEST (late_container_of_an_older_epoch_is_removed)
   e->rt = fha_runtime_new (e, b, 30);
   fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
 
+  ck_assert_msg (!stg_test_port_open (LATE_PORT),
+                 "something already listens on %u (a process an earlier run left?)", LATE_PORT);
   /* The old leader's late create: same instance, same run, its epoch.
    * httpd, as a container's first process, ignores SIGTERM: a short stop
    * timeout lets the engine end it within the runtime's call timeout (a
