@@ -9,7 +9,7 @@ EXTRA_DIST += examples/local.mk
 EXTRA_DIST += examples/README.md examples/hello.json examples/hello-v2.json \
 	examples/hello-coordinated.json examples/hot.json examples/hot-v2.json \
 	examples/hello-broken.json
-EXTRA_DIST += examples/fleet-web.json examples/fleet-web-v2.json
+EXTRA_DIST += examples/fleet-web.json examples/fleet-web-v2.json examples/fleet-proxy.json
 # A rollout plan in Pravega's order: three jobs, gated, and a broken variant.
 EXTRA_DIST += examples/pravega/bookkeeper.json examples/pravega/bookkeeper-release.json \
 	examples/pravega/controller.json examples/pravega/controller-release.json \

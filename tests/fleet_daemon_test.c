@@ -1076,6 +1076,7 @@ START_TEST (fleet_drain_without_room_stops_nothing)
   gint code = cli_status (d, &out, &err, "host", "drain", "local/host1", "--wait", NULL);
   ck_assert_msg (code == 1 && strstr (err, "host host1 cannot be drained now") != NULL &&
                      strstr (err, "of www/prod/full: no host fits") != NULL &&
+                     strstr (err, "host1: the host being drained") != NULL &&
                      strstr (err, "Nothing was changed or stopped") != NULL,
                  "exit %d:\n%s%s", code, out, err);
   g_autofree gchar *json = cli (d, "hosts", "--json", NULL);

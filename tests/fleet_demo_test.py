@@ -2,9 +2,13 @@
 several hosts" step by step, on this build: three Podman hosts, a
 registry on loopback the hosts pull the example's image from, staggerd
 with the fleet runtime, examples/fleet-web.json created and rolled to
-fleet-web-v2.json, a host drained and opened again, and everything
-removed at the end (ports 26300-26499).
+fleet-web-v2.json, a host drained (each move watched for the job's
+watch_secs) and opened again, examples/fleet-proxy.json's proxy put beside
+each instance, and everything removed at the end, its processes included
+(ports 26300-26499).
 """
+import importlib.machinery
+import importlib.util
 import os
 import re
 import subprocess
@@ -13,10 +17,35 @@ import tempfile
 
 import stgtest
 
+PORTS = (26300, 26499)
+
+
+def leak_check():
+    """scripts/leak-check as a module: its /proc readers."""
+    path = os.path.join(stgtest.SRCDIR, "scripts", "leak-check")
+    loader = importlib.machinery.SourceFileLoader("leak_check", path)
+    spec = importlib.util.spec_from_loader("leak_check", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
 
 def mounts_under(path):
     with open("/proc/mounts") as f:
         return [line.split()[1] for line in f if line.split()[1].startswith(path + "/")]
+
+
+def processes_left(path):
+    """(pid, command line) of every process whose command line names path
+    or that listens on one of the demo's ports (a container's)."""
+    lc = leak_check()
+    inodes = lc.listening_inodes([PORTS])
+    found = []
+    for pid in lc.alive_pids():
+        line = lc.cmdline(pid)
+        if pid != os.getpid() and (path in line or lc.sockets_of(pid, inodes)):
+            found.append((pid, line[:200]))
+    return found
 
 
 def demo(r):
@@ -40,9 +69,25 @@ def demo(r):
         r.check("the drain moves host2's instances",
                 "moving instances" in out and "off host2" in out
                 and re.search(r"^host2\s+up, draining\s+0\s", out, re.M) is not None, tail)
+        r.check("the drain watches each moved instance for the job's watch_secs",
+                "each watched 5 s (the job's watch_secs)" in out, tail)
         r.check("host2 is opened again", "host host2 is open" in out, tail)
+        # examples/fleet-proxy.json, with the proxy make check builds.
+        if os.path.exists(os.path.join(stgtest.BUILDDIR, "tests", "stg-test-proxy")):
+            pod = r"^www/prod/fleet-web/\d\s+host\d\s+1\s+1\s+RUNNING\s.*proxy-\d=1\*"
+            r.check("the sidecar set example puts a proxy in every pod",
+                    "sidecar set proxy: " in out and "fleet-demo: done" in out
+                    and len(re.findall(pod, out, re.M)) == 6, tail)
         r.check("fleet-demo removes what it made",
                 not os.path.exists(folder) and not mounts_under(folder), tail)
+        # Its podman services, registry and staggerd end with it.
+        left = processes_left(folder + "/")
+        r.check("fleet-demo leaves no process behind", not left, left)
+        for pid, _ in left:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
 
 
 def main():

@@ -12,244 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pgtest.h"
-#include "podman_hosts.h"
-#include "runtime/fleet.h"
-#include "testutil.h"
-
-#define IMAGE "localhost/stagger-test:1"
-#define LEASE_MS 2000
-
-static StgTestPg *pg;
-
-typedef struct
-{
-  StgTestPodman *fleet;
-  gchar *dir;      /* the data directory */
-  gchar *conninfo; /* a fresh database */
-  StgClock *clock;
-  StgStore *store;
-  StgRuntime *rt;
-  gint64 job;
-  gint64 config;
-  guint prover; /* proves the lead, as the leadership's tick does */
-} Env;
-
-/* What was logged during a test, for it to read (GIO's threads log too). */
-static GString *logged;
-G_LOCK_DEFINE_STATIC (logged);
-
-static GLogWriterOutput
-capture (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
-{
-  G_LOCK (logged);
-  for (gsize i = 0; logged != NULL && i < n_fields; i++)
-    if (g_str_equal (fields[i].key, "MESSAGE") && fields[i].length < 0)
-      g_string_append_printf (logged, "%s\n", (const gchar *) fields[i].value);
-  G_UNLOCK (logged);
-  return g_log_writer_default (level, fields, n_fields, data);
-}
-
-/* TRUE when @text was logged during this test. */
-static gboolean
-was_logged (const gchar *text)
-{
-  G_LOCK (logged);
-  gboolean found = strstr (logged->str, text) != NULL;
-  G_UNLOCK (logged);
-  return found;
-}
-
-static StgStore *
-leading_store (const gchar *conninfo, const gchar *holder, gint64 *epoch)
-{
-  g_autoptr (GError) error = NULL;
-  StgStore *store = stg_store_open (conninfo, &error);
-
-  ck_assert_msg (store != NULL, "%s", error ? error->message : "");
-  ck_assert_msg (stg_store_try_lead (store, holder, "http://x", LEASE_MS, g_get_real_time () / 1000,
-                                     epoch, &error),
-                 "%s leads not: %s", holder, error ? error->message : "another leads");
-  return store;
-}
-
-static gboolean
-prove (gpointer data)
-{
-  Env *e = data;
-  StgLeaderInfo info = { 0 };
-
-  (void) stg_store_leader (e->store, &info, NULL);
-  stg_leader_info_clear (&info);
-  return G_SOURCE_CONTINUE;
-}
-
-/* @n podman hosts (attribute zone=z0, z1...), a database, a store that
- * leads on it and proves it every quarter lease. */
-static Env *
-env_new (guint n)
-{
-  Env *e = g_new0 (Env, 1);
-  g_autoptr (GError) error = NULL;
-  gint64 epoch = 0;
-
-  e->fleet = stg_test_podman_start (n);
-  stg_test_podman_import (e->fleet, IMAGE, "1");
-  e->dir = stg_test_tmpdir ();
-  e->conninfo = stg_test_pg_new_database (pg, &error);
-  ck_assert_msg (e->conninfo != NULL, "%s", error ? error->message : "");
-  e->clock = stg_clock_new_real ();
-  e->store = leading_store (e->conninfo, "a:1", &epoch);
-  ck_assert_int_eq (epoch, 1);
-  logged = g_string_new (NULL);
-  e->prover = g_timeout_add (LEASE_MS / 4, prove, e);
-  return e;
-}
-
-static void
-env_free (Env *e)
-{
-  g_clear_handle_id (&e->prover, g_source_remove);
-  g_clear_pointer (&e->rt, stg_runtime_free);
-  g_clear_pointer (&e->store, stg_store_close);
-  g_clear_pointer (&e->clock, stg_clock_free);
-  stg_test_podman_stop (e->fleet);
-  stg_test_rmtree (e->dir);
-  g_free (e->dir);
-  g_free (e->conninfo);
-  g_free (e);
-  G_LOCK (logged);
-  g_string_free (logged, TRUE);
-  logged = NULL;
-  G_UNLOCK (logged);
-}
-
-/* A fleet runtime over @store, on every host of @e; a host that does not
- * answer for @lost_after_s is lost. */
-static StgRuntime *
-runtime_new (Env *e, StgStore *store, guint lost_after_s)
-{
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GKeyFile) kf = g_key_file_new ();
-  g_autoptr (GString) text = g_string_new ("[fleet]\npoll_interval_ms = 200\n"
-                                           "call_timeout_secs = 3\n");
-  StgFleetRuntimeOptions o = {
-    .data_dir = e->dir, .cluster = (gchar *) "local", .port_min = 17100, .port_max = 17199
-  };
-
-  g_string_append_printf (text, "lost_after_secs = %u\n", lost_after_s);
-  for (guint i = 0; i < e->fleet->hosts->len; i++)
-    {
-      StgTestPodmanHost *h = e->fleet->hosts->pdata[i];
-      g_string_append_printf (text,
-                              "[host %s]\nendpoint = %s\naddress = 127.0.0.1\n"
-                              "attributes = zone=z%u\n",
-                              h->name, h->endpoint, i);
-    }
-  ck_assert (g_key_file_load_from_data (kf, text->str, -1, G_KEY_FILE_NONE, NULL));
-  stg_fleet_options_init (&o.fleet);
-  ck_assert_msg (stg_fleet_options_load (&o.fleet, kf, &error), "%s", error->message);
-  StgRuntime *rt = stg_fleet_runtime_new (store, e->clock, &o, &error);
-  stg_fleet_options_clear (&o.fleet);
-  ck_assert_msg (rt != NULL, "%s", error ? error->message : "");
-  ck_assert_msg (stg_fleet_runtime_adopt (rt, &error), "adopt: %s", error ? error->message : "");
-  return rt;
-}
-
-/* Job www/prod/web: @n instances of @data's command (an executor
- * config), HTTP-checked, on hosts of zone @zone only (NULL: any). */
-static void
-make_job_running (Env *e, gint32 n, const gchar *zone, const gchar *data)
-{
-  g_autoptr (GError) error = NULL;
-  g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", "web", n, data, "http");
-  ApiTaskConfig *task = job->taskConfig;
-  g_autoptr (ApiDockerParameter) net = g_object_new (API_TYPE_DOCKER_PARAMETER, "name", "network",
-                                                     "value", "host", NULL);
-  g_autoptr (ApiDockerContainer) docker = g_object_new (API_TYPE_DOCKER_CONTAINER, "image", IMAGE,
-                                                        NULL);
-  g_ptr_array_add (docker->parameters, g_object_ref (net));
-  docker->__isset_parameters = TRUE;
-  g_autoptr (ApiContainer) box = g_object_new (API_TYPE_CONTAINER, "docker", docker, NULL);
-  g_object_set (task, "container", box, NULL);
-  if (zone != NULL)
-    {
-      g_autoptr (ApiValueConstraint) v = g_object_new (API_TYPE_VALUE_CONSTRAINT, NULL);
-      g_hash_table_add (v->values, g_strdup (zone));
-      g_autoptr (ApiTaskConstraint) tc = g_object_new (API_TYPE_TASK_CONSTRAINT, "value", v, NULL);
-      g_hash_table_add (task->constraints,
-                        g_object_new (API_TYPE_CONSTRAINT, "name", "zone", "constraint", tc, NULL));
-      task->__isset_constraints = TRUE;
-    }
-  ck_assert_msg (stg_runtime_validate (e->rt, task, &error), "%s", error ? error->message : "");
-  ck_assert (stg_store_put_config (e->store, task, &e->config, NULL, &error));
-  ck_assert (stg_store_create_job (e->store, task->job, "www", e->config, n, 0, &e->job, &error));
-  for (gint32 i = 0; i < n; i++)
-    ck_assert_msg (stg_runtime_apply (e->rt, e->job, i, e->config, &error), "%s", error->message);
-}
-
-/* The end of a job's executor config: its HTTP health check. */
-#define HTTP_CHECKED \
-  " \"health_check\": {\"http\": {\"endpoint\": \"/health\"}, \"timeout_secs\": 1," \
-  " \"initial_interval_secs\": 0.5, \"interval_secs\": 0.3, \"max_consecutive_failures\": 1}}"
-
-/* ... of busybox httpd, stopped within a second. */
-static void
-make_job (Env *e, gint32 n, const gchar *zone)
-{
-  make_job_running (e, n, zone,
-                    "{\"argv\": [\"httpd\", \"-f\", \"-p\", \"{{ports[http]}}\", \"-h\", \"/www\"],"
-                    " \"stop_timeout_secs\": 1," HTTP_CHECKED);
-}
-
-typedef struct
-{
-  StgRuntime *rt;
-  gint64 job;
-  gint32 instance;
-  StgTaskPhase phase;
-} Want;
-
-static gboolean
-reached (gpointer data)
-{
-  Want *w = data;
-  StgTaskObservation o;
-
-  stg_runtime_observe (w->rt, w->job, w->instance, &o);
-  return o.phase == w->phase;
-}
-
-static void
-wait_phase (StgRuntime *rt, gint64 job, gint32 i, StgTaskPhase phase)
-{
-  Want w = { rt, job, i, phase };
-  StgTaskObservation o;
-
-  if (!stg_test_wait (reached, &w, 60000))
-    {
-      stg_runtime_observe (rt, job, i, &o);
-      ck_abort_msg ("instance %d: wanted %s, got %s", i, stg_task_phase_name (phase),
-                    stg_task_phase_name (o.phase));
-    }
-}
-
-/* The ids of @host's containers of job www/prod/web ("all" with exited
- * ones), one a line. */
-static gchar *
-container_ids (Env *e, guint host, gboolean all)
-{
-  gchar *ps = stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[host], "ps", "--quiet",
-                                   "--no-trunc", all ? "--all" : "--filter=status=running",
-                                   "--filter=label=org.stagger.job=www/prod/web", NULL);
-  return g_strstrip (ps);
-}
+#include "fleet_ha_fixture.h"
 
 /* ---- a lead that is not proven -------------------------------------------------- */
 
 typedef struct
 {
-  Env *e;
+  FhaEnv *e;
   const gchar *gone; /* a container id */
   gint64 next_us;    /* when to ask the engine again */
 } Held;
@@ -259,36 +28,13 @@ held_or_gone (gpointer data)
 {
   Held *h = data;
 
-  if (was_logged ("holding back requests"))
+  if (fha_was_logged ("holding back requests"))
     return TRUE;
   if (g_get_monotonic_time () < h->next_us)
     return FALSE;
   h->next_us = g_get_monotonic_time () + 200 * 1000;
-  g_autofree gchar *ps = container_ids (h->e, 0, TRUE);
+  g_autofree gchar *ps = fha_container_ids (h->e, 0, TRUE);
   return strstr (ps, h->gone) == NULL;
-}
-
-typedef struct
-{
-  StgStore *store;
-  gint64 epoch;
-  gint64 next_us; /* when to try again */
-} Takeover;
-
-/* One try (every 100 ms) to take over from an idle leader. */
-static gboolean
-takes_over (gpointer data)
-{
-  Takeover *t = data;
-  g_autoptr (GError) error = NULL;
-
-  if (g_get_monotonic_time () < t->next_us)
-    return FALSE;
-  t->next_us = g_get_monotonic_time () + 100 * 1000;
-  if (stg_store_try_lead (t->store, "b:2", "http://b", LEASE_MS, 0, &t->epoch, &error))
-    return TRUE;
-  ck_assert_msg (error == NULL, "%s", error ? error->message : "");
-  return FALSE;
 }
 
 /* The leader loses its lock while it sits idle (a paused process), and
@@ -297,12 +43,12 @@ takes_over (gpointer data)
  * the lead that never comes, and is dropped with the runtime. */
 START_TEST (stale_leader_sends_nothing)
 {
-  Env *e = env_new (1);
+  FhaEnv *e = fha_env_new (1);
 
-  e->rt = runtime_new (e, e->store, 30);
-  make_job (e, 1, NULL);
-  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
-  g_autofree gchar *id = container_ids (e, 0, FALSE);
+  e->rt = fha_runtime_new (e, e->store, 30);
+  fha_make_job (e, 1, NULL);
+  fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  g_autofree gchar *id = fha_container_ids (e, 0, FALSE);
   ck_assert_uint_eq (strlen (id), 64);
 
   /* The leader stops proving its lead (paused); another replica takes
@@ -311,22 +57,22 @@ START_TEST (stale_leader_sends_nothing)
   g_clear_handle_id (&e->prover, g_source_remove);
   g_autoptr (GError) error = NULL;
   g_autoptr (StgStore) b = stg_store_open (e->conninfo, &error);
-  Takeover t = { b, 0, 0 };
-  ck_assert_msg (stg_test_wait (takes_over, &t, 30000), "no takeover");
+  FhaTakeover t = { b, 0, 0 };
+  ck_assert_msg (stg_test_wait (fha_takes_over, &t, 30000), "no takeover");
   ck_assert_int_eq (t.epoch, 2);
   ck_assert_int_eq (stg_store_lead_left_ms (e->store), 0);
 
   ck_assert (stg_runtime_kill (e->rt, e->job, 0, &error));
   Held h = { e, id, 0 };
   ck_assert_msg (stg_test_wait (held_or_gone, &h, 30000), "neither held nor sent");
-  g_autofree gchar *after = container_ids (e, 0, FALSE);
+  g_autofree gchar *after = fha_container_ids (e, 0, FALSE);
   ck_assert_msg (strstr (after, id) != NULL, "the stale leader stopped container %.12s", id);
-  ck_assert (was_logged ("holding back requests to the hosts"));
+  ck_assert (fha_was_logged ("holding back requests to the hosts"));
   /* Its runtime ends (the replica restarts as a follower): nothing sent. */
   g_clear_pointer (&e->rt, stg_runtime_free);
-  g_autofree gchar *still = container_ids (e, 0, FALSE);
+  g_autofree gchar *still = fha_container_ids (e, 0, FALSE);
   ck_assert_str_eq (still, id);
-  env_free (e);
+  fha_env_free (e);
 }
 END_TEST
 
@@ -334,7 +80,7 @@ END_TEST
 
 /* @host's container @id's labels, as lines of a label file. */
 static gchar *
-label_file (Env *e, guint host, const gchar *id)
+label_file (FhaEnv *e, guint host, const gchar *id)
 {
   g_autofree gchar *json = stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[host], "inspect",
                                                 "--format", "{{json .Config.Labels}}", id, NULL);
@@ -353,7 +99,7 @@ label_file (Env *e, guint host, const gchar *id)
 
 typedef struct
 {
-  Env *e;
+  FhaEnv *e;
   const gchar *id;
   gint64 next_us;
 } Gone;
@@ -366,8 +112,21 @@ container_gone (gpointer data)
   if (g_get_monotonic_time () < g->next_us)
     return FALSE;
   g->next_us = g_get_monotonic_time () + 200 * 1000;
-  g_autofree gchar *ps = container_ids (g->e, 0, TRUE);
+  g_autofree gchar *ps = fha_container_ids (g->e, 0, TRUE);
   return strstr (ps, g->id) == NULL;
+}
+
+/* The port the late container's httpd listens on (host network): near
+ * the top of the suite's range, which instances reach last. */
+#define LATE_PORT 17198
+
+static gboolean
+port_closed (gpointer data)
+{
+  if (!stg_test_port_open ((guint16) GPOINTER_TO_UINT (data)))
+    return TRUE;
+  g_usleep (100 * 1000);
+  return FALSE;
 }
 
 /* A new leader adopts what runs, then a container of the old leader's
@@ -375,13 +134,13 @@ container_gone (gpointer data)
  * the new leader removes it and keeps the one it adopted. */
 START_TEST (late_container_of_an_older_epoch_is_removed)
 {
-  Env *e = env_new (1);
+  FhaEnv *e = fha_env_new (1);
   g_autoptr (GError) error = NULL;
 
-  e->rt = runtime_new (e, e->store, 30);
-  make_job (e, 1, NULL);
-  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
-  g_autofree gchar *adopted = container_ids (e, 0, FALSE);
+  e->rt = fha_runtime_new (e, e->store, 30);
+  fha_make_job (e, 1, NULL);
+  fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  g_autofree gchar *adopted = fha_container_ids (e, 0, FALSE);
   g_autofree gchar *labels = label_file (e, 0, adopted);
   g_autofree gchar *text = NULL;
   ck_assert (g_file_get_contents (labels, &text, NULL, NULL));
@@ -394,27 +153,35 @@ START_TEST (late_container_of_an_older_epoch_is_removed)
   StgStore *b = stg_store_open (e->conninfo, &error);
   ck_assert_msg (b != NULL, "%s", error ? error->message : "");
   e->store = b;
-  Takeover t = { b, 0, 0 };
-  ck_assert_msg (stg_test_wait (takes_over, &t, 30000), "no takeover");
+  FhaTakeover t = { b, 0, 0 };
+  ck_assert_msg (stg_test_wait (fha_takes_over, &t, 30000), "no takeover");
   ck_assert_int_eq (t.epoch, 2);
-  e->prover = g_timeout_add (LEASE_MS / 4, prove, e);
-  e->rt = runtime_new (e, b, 30);
-  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  e->prover = g_timeout_add (LEASE_MS / 4, fha_prove, e);
+  e->rt = fha_runtime_new (e, b, 30);
+  fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
 
-  /* The old leader's late create: same instance, same run, its epoch. */
+  ck_assert_msg (!stg_test_port_open (LATE_PORT),
+                 "something already listens on %u (a process an earlier run left?)", LATE_PORT);
+  /* The old leader's late create: same instance, same run, its epoch.
+   * httpd, as a container's first process, ignores SIGTERM: a short stop
+   * timeout lets the engine end it within the runtime's call timeout (a
+   * removal still stopping it when the hosts go would leave it running). */
   g_autofree gchar *with = g_strconcat ("--label-file=", labels, NULL);
   g_autofree gchar *late = stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[0], "run",
-                                                "--detach", "--name=late", "--network=host", with,
-                                                IMAGE, "httpd", "-f", "-p", "17199", "-h", "/www",
-                                                NULL);
+                                                "--detach", "--name=late", "--network=host",
+                                                "--stop-timeout=1", with, IMAGE, "httpd", "-f",
+                                                "-p", G_STRINGIFY (LATE_PORT), "-h", "/www", NULL);
   g_strstrip (late);
   Gone g = { e, late, 0 };
   ck_assert_msg (stg_test_wait (container_gone, &g, 30000),
                  "the old epoch's late container %.12s is still there", late);
-  g_autofree gchar *left = container_ids (e, 0, TRUE);
+  g_autofree gchar *left = fha_container_ids (e, 0, TRUE);
   ck_assert_str_eq (left, adopted);
-  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
-  env_free (e);
+  fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  fha_env_free (e);
+  /* Its httpd went with it, and with the hosts nothing is left serving. */
+  ck_assert_msg (stg_test_wait (port_closed, GUINT_TO_POINTER (LATE_PORT), 15000),
+                 "the late container's httpd still listens on %u", LATE_PORT);
 }
 END_TEST
 
@@ -423,7 +190,7 @@ END_TEST
 static gboolean
 end_sessions (gpointer data)
 {
-  Env *e = data;
+  FhaEnv *e = data;
   PGconn *conn = PQconnectdb (e->conninfo);
   PGresult *res = PQexec (conn, "SELECT pg_terminate_backend (pid) FROM pg_stat_activity "
                                 "WHERE datname = current_database () AND pid <> pg_backend_pid ()");
@@ -436,7 +203,7 @@ end_sessions (gpointer data)
 
 typedef struct
 {
-  Env *e;
+  FhaEnv *e;
   const gchar *id;
   gint64 next_us;
 } Kept;
@@ -449,13 +216,13 @@ unwatched_or_judged (gpointer data)
   StgTaskObservation o;
 
   stg_runtime_observe (k->e->rt, k->e->job, 0, &o);
-  if (was_logged ("cannot watch instance 0 of www/prod/web yet") || o.failures > 0 ||
+  if (fha_was_logged ("cannot watch instance 0 of www/prod/web yet") || o.failures > 0 ||
       o.phase != STG_TASK_RUNNING)
     return TRUE;
   if (g_get_monotonic_time () < k->next_us)
     return FALSE;
   k->next_us = g_get_monotonic_time () + 200 * 1000;
-  g_autofree gchar *ps = container_ids (k->e, 0, FALSE);
+  g_autofree gchar *ps = fha_container_ids (k->e, 0, FALSE);
   return strstr (ps, k->id) == NULL;
 }
 
@@ -466,13 +233,13 @@ unwatched_or_judged (gpointer data)
  * instance: the container keeps running. */
 START_TEST (unreadable_config_stops_nothing)
 {
-  Env *e = env_new (1);
+  FhaEnv *e = fha_env_new (1);
   g_autoptr (GError) error = NULL;
 
-  e->rt = runtime_new (e, e->store, 30);
-  make_job (e, 1, NULL);
-  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
-  g_autofree gchar *id = container_ids (e, 0, FALSE);
+  e->rt = fha_runtime_new (e, e->store, 30);
+  fha_make_job (e, 1, NULL);
+  fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  g_autofree gchar *id = fha_container_ids (e, 0, FALSE);
 
   /* A new leader, whose store has read no config yet. */
   g_clear_handle_id (&e->prover, g_source_remove);
@@ -481,8 +248,8 @@ START_TEST (unreadable_config_stops_nothing)
   StgStore *b = stg_store_open (e->conninfo, &error);
   ck_assert_msg (b != NULL, "%s", error ? error->message : "");
   e->store = b;
-  Takeover t = { b, 0, 0 };
-  ck_assert_msg (stg_test_wait (takes_over, &t, 30000), "no takeover");
+  FhaTakeover t = { b, 0, 0 };
+  ck_assert_msg (stg_test_wait (fha_takes_over, &t, 30000), "no takeover");
   if (_i == 1)
     {
       g_autoptr (ApiTaskConfig) read = stg_store_get_config (b, e->config, &error);
@@ -492,19 +259,19 @@ START_TEST (unreadable_config_stops_nothing)
    * listing's first turn of the loop: a default idle could come after
    * an engine quick to answer). */
   g_idle_add_full (G_PRIORITY_HIGH, end_sessions, e, NULL);
-  e->rt = runtime_new (e, b, 30);
+  e->rt = fha_runtime_new (e, b, 30);
   Kept k = { e, id, 0 };
   ck_assert_msg (stg_test_wait (unwatched_or_judged, &k, 30000), "neither unwatched nor judged");
   StgTaskObservation o;
   stg_runtime_observe (e->rt, e->job, 0, &o);
   ck_assert_msg (o.failures == 0 && o.phase == STG_TASK_RUNNING, "judged %s, %u failures: %s",
                  stg_task_phase_name (o.phase), o.failures, o.cause);
-  g_autofree gchar *after = container_ids (e, 0, FALSE);
+  g_autofree gchar *after = fha_container_ids (e, 0, FALSE);
   ck_assert_msg (strstr (after, id) != NULL, "container %.12s was stopped", id);
   /* A port the database could not give is the database's error. */
-  ck_assert_msg (!was_logged ("no free port left") && !was_logged ("over the top"),
+  ck_assert_msg (!fha_was_logged ("no free port left") && !fha_was_logged ("over the top"),
                  "a database error reported as no free port");
-  env_free (e);
+  fha_env_free (e);
 }
 END_TEST
 
@@ -513,7 +280,7 @@ END_TEST
 /* The pid of every process of @host's container @id (its init and what
  * it started). */
 static GArray *
-container_pids (Env *e, guint host, const gchar *id)
+container_pids (FhaEnv *e, guint host, const gchar *id)
 {
   g_autofree gchar *out = stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[host], "inspect",
                                                "--format", "{{.State.Pid}}", id, NULL);
@@ -567,14 +334,14 @@ judged (gpointer data)
  * same container, no failure. */
 START_TEST (unanswered_check_on_an_unanswering_host_counts_nothing)
 {
-  Env *e = env_new (1);
+  FhaEnv *e = fha_env_new (1);
   StgTestPodmanHost *h0 = e->fleet->hosts->pdata[0];
   StgTaskObservation o;
 
-  e->rt = runtime_new (e, e->store, 60);
-  make_job (e, 1, NULL);
-  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
-  g_autofree gchar *id = container_ids (e, 0, FALSE);
+  e->rt = fha_runtime_new (e, e->store, 60);
+  fha_make_job (e, 1, NULL);
+  fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  g_autofree gchar *id = fha_container_ids (e, 0, FALSE);
   g_autoptr (GArray) pids = container_pids (e, 0, id);
 
   stg_test_podman_host_down (h0);
@@ -587,12 +354,12 @@ START_TEST (unanswered_check_on_an_unanswering_host_counts_nothing)
 
   signal_all (pids, SIGCONT);
   stg_test_podman_host_up (e->fleet, h0);
-  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
   stg_runtime_observe (e->rt, e->job, 0, &o);
   ck_assert_uint_eq (o.failures, 0);
-  g_autofree gchar *after = container_ids (e, 0, FALSE);
+  g_autofree gchar *after = fha_container_ids (e, 0, FALSE);
   ck_assert_str_eq (after, id);
-  env_free (e);
+  fha_env_free (e);
 }
 END_TEST
 
@@ -600,7 +367,7 @@ END_TEST
 
 /* Another config of the job (a new environment variable): its id. */
 static gint64
-second_config (Env *e)
+second_config (FhaEnv *e)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiTaskConfig) task = stg_store_get_config (e->store, e->config, &error);
@@ -636,7 +403,7 @@ lost (gpointer data)
 
 /* @host's container events, in order, one "STATUS ID" a line. */
 static gchar *
-engine_events (Env *e, guint host)
+engine_events (FhaEnv *e, guint host)
 {
   return stg_test_podman_cli (e->fleet, e->fleet->hosts->pdata[host], "events", "--stream=false",
                               "--filter=type=container", "--format={{.Status}} {{.ID}}", NULL);
@@ -648,14 +415,14 @@ engine_events (Env *e, guint host)
  * created there, never beside it. */
 START_TEST (returning_host_is_reconciled_before_use)
 {
-  Env *e = env_new (2);
+  FhaEnv *e = fha_env_new (2);
   StgTestPodmanHost *h0 = e->fleet->hosts->pdata[0];
   g_autoptr (GError) error = NULL;
 
-  e->rt = runtime_new (e, e->store, 1);
-  make_job (e, 1, "z0");
-  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
-  g_autofree gchar *old = container_ids (e, 0, FALSE);
+  e->rt = fha_runtime_new (e, e->store, 1);
+  fha_make_job (e, 1, "z0");
+  fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  g_autofree gchar *old = fha_container_ids (e, 0, FALSE);
   gint64 v2 = second_config (e);
 
   stg_test_podman_host_down (h0);
@@ -665,9 +432,9 @@ START_TEST (returning_host_is_reconciled_before_use)
   ck_assert_msg (stg_test_wait (host_answers, e->rt, 30000), "host0 never answered again");
   ck_assert (stg_store_set_instance_config (e->store, e->job, 0, v2, &error));
   ck_assert_msg (stg_runtime_apply (e->rt, e->job, 0, v2, &error), "%s", error->message);
-  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
 
-  g_autofree gchar *now = container_ids (e, 0, FALSE);
+  g_autofree gchar *now = fha_container_ids (e, 0, FALSE);
   ck_assert_str_ne (now, old);
   g_autofree gchar *events = engine_events (e, 0);
   g_autofree gchar *removed = g_strdup_printf ("remove %s", old);
@@ -675,7 +442,7 @@ START_TEST (returning_host_is_reconciled_before_use)
   const gchar *r = strstr (events, removed), *c = strstr (events, created);
   ck_assert_msg (r != NULL && c != NULL && r < c,
                  "the new container was created before the old one was removed:\n%s", events);
-  env_free (e);
+  fha_env_free (e);
 }
 END_TEST
 
@@ -702,28 +469,28 @@ runs_config (gpointer data)
  * replaced by the new config's. */
 START_TEST (config_applied_while_its_host_is_away_is_applied_when_it_answers)
 {
-  Env *e = env_new (1);
+  FhaEnv *e = fha_env_new (1);
   StgTestPodmanHost *h0 = e->fleet->hosts->pdata[0];
   g_autoptr (GError) error = NULL;
 
-  e->rt = runtime_new (e, e->store, 60);
-  make_job (e, 1, NULL);
-  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
-  g_autofree gchar *old = container_ids (e, 0, FALSE);
+  e->rt = fha_runtime_new (e, e->store, 60);
+  fha_make_job (e, 1, NULL);
+  fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  g_autofree gchar *old = fha_container_ids (e, 0, FALSE);
   gint64 v2 = second_config (e);
 
   g_clear_pointer (&e->rt, stg_runtime_free);
   stg_test_podman_host_down (h0);
-  e->rt = runtime_new (e, e->store, 60);
+  e->rt = fha_runtime_new (e, e->store, 60);
   ck_assert (stg_store_set_instance_config (e->store, e->job, 0, v2, &error));
   ck_assert_msg (stg_runtime_apply (e->rt, e->job, 0, v2, &error), "%s", error->message);
   stg_test_podman_host_up (e->fleet, h0);
   Runs w = { e->rt, e->job, v2 };
   ck_assert_msg (stg_test_wait (runs_config, &w, 60000),
                  "the new config was never applied once the host answered");
-  g_autofree gchar *now = container_ids (e, 0, FALSE);
+  g_autofree gchar *now = fha_container_ids (e, 0, FALSE);
   ck_assert_str_ne (now, old);
-  env_free (e);
+  fha_env_free (e);
 }
 END_TEST
 
@@ -733,14 +500,14 @@ END_TEST
  * then shows is this replica's doing, not a failure of the instance. */
 START_TEST (exit_of_a_container_stopped_unanswered_counts_nothing)
 {
-  Env *e = env_new (1);
+  FhaEnv *e = fha_env_new (1);
   g_autoptr (GError) error = NULL;
 
-  e->rt = runtime_new (e, e->store, 60);
-  make_job_running (e, 1, NULL,
-                    "{\"argv\": [\"sh\", \"-c\", \"trap '' TERM; httpd -f -p {{ports[http]}} -h "
-                    "/www\"], \"stop_timeout_secs\": 6," HTTP_CHECKED);
-  wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
+  e->rt = fha_runtime_new (e, e->store, 60);
+  fha_make_job_running (e, 1, NULL,
+                        "{\"argv\": [\"sh\", \"-c\", \"trap '' TERM; httpd -f -p "
+                        "{{ports[http]}} -h /www\"], \"stop_timeout_secs\": 6," HTTP_CHECKED);
+  fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);
   gint64 v2 = second_config (e);
   ck_assert (stg_store_set_instance_config (e->store, e->job, 0, v2, &error));
   ck_assert_msg (stg_runtime_apply (e->rt, e->job, 0, v2, &error), "%s", error->message);
@@ -749,7 +516,7 @@ START_TEST (exit_of_a_container_stopped_unanswered_counts_nothing)
   StgTaskObservation o;
   stg_runtime_observe (e->rt, e->job, 0, &o);
   ck_assert_msg (o.failures == 0, "counted %u failures: %s", o.failures, o.cause);
-  env_free (e);
+  fha_env_free (e);
 }
 END_TEST
 
@@ -779,24 +546,5 @@ fleet_ha_suite (void)
 int
 main (void)
 {
-  g_autoptr (GError) error = NULL;
-  gchar *scope = stg_test_scope_begin ();
-  SRunner *sr = srunner_create (fleet_ha_suite ());
-  int failed = 1;
-
-  g_log_set_writer_func (capture, NULL, NULL);
-
-  pg = stg_test_pg_start (&error);
-  if (pg == NULL)
-    g_printerr ("fleet_ha_test: cannot start PostgreSQL: %s\n", error->message);
-  else
-    {
-      srunner_run_all (sr, CK_NORMAL);
-      failed = srunner_ntests_failed (sr);
-    }
-  srunner_free (sr);
-  g_clear_pointer (&pg, stg_test_pg_free);
-  stg_test_podman_purge (scope);
-  stg_test_scope_end (scope);
-  return failed == 0 ? 0 : 1;
+  return fha_run (fleet_ha_suite ());
 }

@@ -63,7 +63,8 @@ tests_thrift_transcode_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 STG_PY_SUITES = tests/json_compat.py tests/api_compat.py tests/auth_compat.py tests/cli_test.py \
 	tests/aurora_compat.py tests/aurora_e2e.py \
 	tests/limits_compat.py tests/packaging_test.py tests/demo_test.py tests/ha_compat.py \
-	tests/fleet_demo_test.py tests/partition_checker_test.py tests/partition_test.py
+	tests/fleet_demo_test.py tests/partition_checker_test.py tests/partition_test.py \
+	tests/leak_check_test.py tests/beside_test.py
 TESTS += $(STG_PY_SUITES)
 TEST_EXTENSIONS = .py
 PY_LOG_COMPILER = $(PYTHON3)
@@ -263,7 +264,8 @@ tests_fleet_test_LDADD = libstg_cli.a $(STG_TEST_LDADD)
 
 check_PROGRAMS += tests/fleet_ha_test
 TESTS += tests/fleet_ha_test
-tests_fleet_ha_test_SOURCES = tests/fleet_ha_test.c $(STG_PODMAN_HOSTS)
+tests_fleet_ha_test_SOURCES = tests/fleet_ha_test.c tests/fleet_ha_fixture.c \
+	tests/fleet_ha_fixture.h $(STG_PODMAN_HOSTS)
 tests_fleet_ha_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_ha_test_LDADD = $(STG_TEST_LDADD)
 

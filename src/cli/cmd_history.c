@@ -122,21 +122,11 @@ stg_cli_job_history (StgCli *cli, int argc, gchar **argv)
 static ApiJobUpdateSettings *
 revert_settings (StgCliClient *c, ApiJobKey *key)
 {
-  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", key, "limit",
-                                                  1, NULL);
-  g_autoptr (ApiResponse) list = stg_cli_get_job_update_summaries (c, q, NULL);
-  GPtrArray *s = list ? list->result->getJobUpdateSummariesResult->updateSummaries : NULL;
-  g_autoptr (ApiResponse) d =
-      s && s->len > 0
-          ? stg_cli_get_job_update_details (c, ((ApiJobUpdateSummary *) s->pdata[0])->key, NULL)
-          : NULL;
-  ApiJobUpdateDetails *details = d ? d->result->getJobUpdateDetailsResult->details : NULL;
-  ApiJobUpdateInstructions *ins = details && details->update ? details->update->instructions : NULL;
+  ApiJobUpdateSettings *copy = stg_cli_newest_update_settings (c, key);
 
-  if (ins == NULL || ins->settings == NULL)
+  if (copy == NULL)
     return g_object_new (API_TYPE_JOB_UPDATE_SETTINGS, "updateGroupSize", 1,
                          "minWaitInInstanceRunningMs", 30000, "rollbackOnFailure", TRUE, NULL);
-  ApiJobUpdateSettings *copy = stg_thrift_copy (ins->settings);
   g_hash_table_remove_all (copy->updateOnlyTheseInstances);
   copy->__isset_updateOnlyTheseInstances = FALSE;
   copy->restartInstances = FALSE;

@@ -129,9 +129,12 @@ instances_by_job (ApiFleetHostStatus *host, GHashTable *keys)
   return jobs;
 }
 
+/* The watch time when neither --watch-secs nor the job says one. */
+#define DEFAULT_WATCH_MS 30000
+
 typedef struct
 {
-  gint batch, watch, floor;
+  gint batch, watch, floor; /* watch -1: the job's own watch time */
   gboolean wait, force;
   const gchar *message;
 } DrainOptions;
@@ -160,13 +163,20 @@ move_off (StgCli *cli, StgCliClient *c, const gchar *host, ApiJobKey *key, GArra
 
   if (job == NULL)
     return stg_cli_fail (cli, error);
-  /* The floor: what the user says, else all but one batch of the job. */
+  /* The floor: what the user says, else all but one batch of the job.
+   * The watch time: what the user says, else that of the job's newest
+   * update (its job file's watch_secs). */
   gint floor = o->floor >= 0 ? o->floor : MAX (job->instanceCount - o->batch, 0);
+  g_autoptr (ApiJobUpdateSettings) newest = o->watch < 0 ? stg_cli_newest_update_settings (c, key)
+                                                         : NULL;
+  gint watch_ms = o->watch >= 0 ? o->watch * 1000
+                  : newest      ? newest->minWaitInInstanceRunningMs
+                                : DEFAULT_WATCH_MS;
   g_autoptr (ApiJobUpdateSettings) settings = g_object_new (API_TYPE_JOB_UPDATE_SETTINGS,
                                                             "updateGroupSize", o->batch,
-                                                            "minWaitInInstanceRunningMs",
-                                                            o->watch * 1000, "rollbackOnFailure",
-                                                            FALSE, "restartInstances", TRUE,
+                                                            "minWaitInInstanceRunningMs", watch_ms,
+                                                            "rollbackOnFailure", FALSE,
+                                                            "restartInstances", TRUE,
                                                             "minInService", floor, NULL);
   g_autoptr (StgRanges) ranges = stg_ranges_new ();
   for (guint i = 0; i < ids->len; i++)
@@ -186,9 +196,15 @@ move_off (StgCli *cli, StgCliClient *c, const gchar *host, ApiJobKey *key, GArra
       return stg_cli_fail (cli, error);
     }
   g_autofree gchar *range_text = stg_cli_ranges_text (ranges);
-  g_autofree gchar *what = g_strdup_printf ("moving instances %s of %s off %s, %d at a time, "
-                                            "at least %d in service",
-                                            range_text, text, host, o->batch, floor);
+  g_autofree gchar *watched = watch_ms % 1000 == 0 ? g_strdup_printf ("%d s", watch_ms / 1000)
+                                                   : g_strdup_printf ("%d ms", watch_ms);
+  g_autofree gchar *what = g_strdup_printf (
+      "moving instances %s of %s off %s, %d at a time, at least %d in service, each watched "
+      "%s%s",
+      range_text, text, host, o->batch, floor, watched,
+      o->watch >= 0 ? ""
+      : newest      ? " (the job's watch_secs)"
+                    : " (the job has had no update to take a watch time from)");
   return stg_cli_update_started (cli, c, text, what, r->result->startJobUpdateResult->key, NULL,
                                  o->wait);
 }
@@ -256,7 +272,7 @@ host_drain (StgCli *cli, int argc, gchar **argv)
 {
   int code;
   g_autofree gchar *message = NULL;
-  DrainOptions o = { .batch = 1, .watch = 30, .floor = -1 };
+  DrainOptions o = { .batch = 1, .watch = -1, .floor = -1 };
   const GOptionEntry entries[] = {
     { "batch-size", 0, 0, G_OPTION_ARG_INT, &o.batch,
       "Instances of a job moved at a time (default 1)", "N" },
@@ -264,7 +280,9 @@ host_drain (StgCli *cli, int argc, gchar **argv)
       "Instances of each job kept running and healthy throughout (default: all but one batch)",
       "N" },
     { "watch-secs", 0, 0, G_OPTION_ARG_INT, &o.watch,
-      "Seconds a moved instance must stay healthy before the next batch (default 30)", "S" },
+      "Seconds a moved instance must stay healthy before the next batch (default: the job's "
+      "watch_secs, from its newest update; 30 if it has had none)",
+      "S" },
     { "message", 'm', 0, G_OPTION_ARG_STRING, &message, "Why, recorded with each move", "TEXT" },
     { "wait", 'w', 0, G_OPTION_ARG_NONE, &o.wait, "Follow each move to its end", NULL },
     { "force", 0, 0, G_OPTION_ARG_NONE, &o.force,
@@ -283,7 +301,7 @@ host_drain (StgCli *cli, int argc, gchar **argv)
                       "before anything stops, saying what is short, unless --force.",
                       1, 1, &argc, &argv, &code))
     return code;
-  if (o.batch < 1 || o.watch < 0 || o.floor < -1)
+  if (o.batch < 1 || o.watch < -1 || o.floor < -1)
     return stg_cli_usage_error (cli, "--batch-size must be at least 1, the others at least 0");
   o.message = message;
   return drain_or_open (cli, argv[1], TRUE, &o);

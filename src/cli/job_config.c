@@ -34,6 +34,23 @@ stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error)
   return NULL;
 }
 
+ApiJobUpdateSettings *
+stg_cli_newest_update_settings (StgCliClient *c, ApiJobKey *key)
+{
+  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", key, "limit",
+                                                  1, NULL);
+  g_autoptr (ApiResponse) list = stg_cli_get_job_update_summaries (c, q, NULL);
+  GPtrArray *s = list ? list->result->getJobUpdateSummariesResult->updateSummaries : NULL;
+  g_autoptr (ApiResponse) d =
+      s && s->len > 0
+          ? stg_cli_get_job_update_details (c, ((ApiJobUpdateSummary *) s->pdata[0])->key, NULL)
+          : NULL;
+  ApiJobUpdateDetails *details = d ? d->result->getJobUpdateDetailsResult->details : NULL;
+  ApiJobUpdateInstructions *ins = details && details->update ? details->update->instructions : NULL;
+
+  return ins && ins->settings ? stg_thrift_copy (ins->settings) : NULL;
+}
+
 void
 stg_cli_print_config_changes (StgCli *cli, ApiTaskConfig *want_config,
                               ApiGetJobUpdateDiffResult *diff, const gchar *indent)

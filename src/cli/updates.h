@@ -31,6 +31,12 @@ int stg_cli_update_exit_code (gint status);
  * count), from getJobSummary; NULL with @error (NOT_FOUND: no such job). */
 ApiJobConfiguration *stg_cli_current_job (StgCliClient *c, const ApiJobKey *key, GError **error);
 
+/* A copy of the settings of the job @key's newest update (its watch time,
+ * batch size, ...), for the commands that start an update of their own
+ * the way the job updates; NULL when the job has had none or they cannot
+ * be read. */
+ApiJobUpdateSettings *stg_cli_newest_update_settings (StgCliClient *c, ApiJobKey *key);
+
 /* For each group of instances @diff updates, the lines of its config that
  * @want_config changes ("- old", "+ new"), each line after @indent. */
 void stg_cli_print_config_changes (StgCli *cli, ApiTaskConfig *want_config,

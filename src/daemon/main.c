@@ -1,7 +1,8 @@
 /* main.c: staggerd's entry point: options, config file, signals, main loop.
  *
- * Settings come from defaults, then the --config file, then the command
- * line. SIGTERM and SIGINT end the main loop; the daemon then stops
+ * Settings come from defaults (the helper programs beside staggerd's own
+ * binary when they are there, as in a build tree), then the --config file,
+ * then the command line. SIGTERM and SIGINT end the main loop; the daemon then stops
  * accepting, closes its connections and closes the database.
  */
 #include "config.h"
@@ -161,15 +162,17 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       "FILE" },
     { "thermos-runner", 0, 0, G_OPTION_ARG_FILENAME, &o->thermos_runner,
       "Run AuroraExecutor (Thermos) tasks with the stagger-thermos at PATH (default: the one "
-      "installed in $libexecdir/stagger/)",
+      "beside staggerd's own binary, else the one installed in $libexecdir/stagger/)",
       "PATH" },
     { "thermos-bundle", 0, 0, G_OPTION_ARG_FILENAME, &o->thermos_bundle,
       "With --runtime=fleet: the folder, on every host, of stagger-thermos as containers run it "
-      "(default: $libexecdir/stagger/thermos-bundle)",
+      "(default: thermos-bundle beside staggerd's own binary, else "
+      "$libexecdir/stagger/thermos-bundle)",
       "DIR" },
     { "anchor", 0, 0, G_OPTION_ARG_FILENAME, &o->anchor,
       "With --runtime=fleet: the stagger-anchor that staggerd imports into each host as the "
-      "anchor of its pods (default: $libexecdir/stagger/stagger-anchor)",
+      "anchor of its pods (default: the one beside staggerd's own binary, else "
+      "$libexecdir/stagger/stagger-anchor)",
       "PATH" },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert,
       "Serve HTTPS with this PEM certificate (with --tls-key)", "FILE" },
@@ -204,6 +207,54 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       return FALSE;
     }
   return TRUE;
+}
+
+/* @name in the folder of the running binary, or in the parent of that
+ * folder when it is libtool's `.libs`; NULL when it is in neither. */
+static gchar *
+beside_self (const gchar *name, GFileTest test)
+{
+  g_autofree gchar *exe = g_file_read_link ("/proc/self/exe", NULL);
+  g_autofree gchar *dir = exe ? g_path_get_dirname (exe) : NULL;
+  g_autofree gchar *base = dir ? g_path_get_basename (dir) : NULL;
+  g_autofree gchar *here = dir ? g_build_filename (dir, name, NULL) : NULL;
+
+  if (here == NULL)
+    return NULL;
+  if (g_file_test (here, test))
+    return g_steal_pointer (&here);
+  if (!g_str_equal (base, ".libs"))
+    return NULL;
+  g_autofree gchar *parent = g_path_get_dirname (dir);
+  g_autofree gchar *up = g_build_filename (parent, name, NULL);
+  return g_file_test (up, test) ? g_steal_pointer (&up) : NULL;
+}
+
+/* The defaults of the helper programs are those beside staggerd when there
+ * are any there (a build tree), else the installed ones. */
+static void
+find_helpers (StgDaemonSettings *settings)
+{
+  const struct
+  {
+    gchar **field;
+    const gchar *name;
+    GFileTest test;
+  } helpers[] = {
+    { &settings->thermos_runner, "stagger-thermos", G_FILE_TEST_IS_EXECUTABLE },
+    { &settings->anchor, "stagger-anchor", G_FILE_TEST_IS_REGULAR },
+    { &settings->thermos_bundle, "thermos-bundle", G_FILE_TEST_IS_DIR },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (helpers); i++)
+    {
+      gchar *found = beside_self (helpers[i].name, helpers[i].test);
+      if (found != NULL)
+        {
+          g_free (*helpers[i].field);
+          *helpers[i].field = found;
+        }
+    }
 }
 
 /* Replaces *@field with *@given when given. */
@@ -329,6 +380,7 @@ main (int argc, char **argv)
     g_setenv ("G_MESSAGES_DEBUG", G_LOG_DOMAIN, TRUE);
 
   stg_daemon_settings_init (&settings);
+  find_helpers (&settings);
   if (!load_settings (&settings, &o, &error))
     {
       g_printerr ("staggerd: %s\n", error->message);

@@ -66,14 +66,16 @@ stg_fleet_anchor_load (StgFleetRuntime *rt, const gchar *path)
 
   if (path == NULL)
     {
-      rt->anchor_error = g_strdup ("staggerd has no stagger-anchor (anchor = PATH)");
+      rt->anchor_error = g_strdup ("staggerd has no stagger-anchor (name it with staggerd's "
+                                   "--anchor, or anchor in its config file)");
       return;
     }
   if (!g_file_get_contents (path, &data, &size, &error) || size > ANCHOR_MAX || size < 4 ||
       memcmp (data, "\177ELF", 4) != 0)
     {
-      rt->anchor_error = g_strdup_printf ("cannot use stagger-anchor %s (anchor): %s", path,
-                                          error ? error->message : "not a program");
+      rt->anchor_error = g_strdup_printf ("cannot use stagger-anchor %s (name it with "
+                                          "staggerd's --anchor, or anchor in its config file): %s",
+                                          path, error ? error->message : "not a program");
       g_warning ("fleet: %s; pods, and so sidecar sets, are refused", rt->anchor_error);
       return;
     }

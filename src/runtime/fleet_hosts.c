@@ -328,8 +328,8 @@ stg_fleet_place (const StgPlaceHost *hosts, guint n_hosts, GHashTable *constrain
   for (guint h = 0; h < n_hosts; h++)
     {
       g_autofree gchar *veto = NULL;
-      if (!hosts[h].available)
-        veto = g_strdup ("unreachable, not yet reconciled, or draining");
+      if (hosts[h].unavailable != NULL)
+        veto = g_strdup (hosts[h].unavailable);
       GHashTableIter it;
       gpointer key;
       if (constraints != NULL)

@@ -54,7 +54,8 @@ gboolean stg_fleet_options_load (StgFleetOptions *options, GKeyFile *kf, GError 
 typedef struct
 {
   const StgFleetHostConfig *config;
-  gboolean available;     /* up, reconciled and not draining */
+  const gchar *unavailable; /* why nothing may be placed there now ("unreachable",
+                             * "draining", ...); NULL: up, reconciled and open */
   guint total;            /* instances of every job placed there */
 } StgPlaceHost;
 

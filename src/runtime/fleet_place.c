@@ -33,6 +33,21 @@ job_hosts (Slot *slot, Host *without)
   return out;
 }
 
+/* Why nothing may be placed on @h now, or NULL when something may. */
+static const gchar *
+unavailable (Host *h, Host *without)
+{
+  if (h == without)
+    return "the host being drained";
+  if (!h->reachable)
+    return "unreachable";
+  if (h->reconciling)
+    return "not yet reconciled (its strays are being removed)";
+  if (h->draining)
+    return "draining";
+  return NULL;
+}
+
 gint
 stg_fleet_choose_host (Slot *slot, Host *without, gchar **why)
 {
@@ -45,8 +60,7 @@ stg_fleet_choose_host (Slot *slot, Host *without, gchar **why)
     {
       Host *h = rt->hosts->pdata[i];
       hosts[i] = (StgPlaceHost){ .config = h->config,
-                                 .available = h->reachable && !h->reconciling && !h->draining &&
-                                              h != without,
+                                 .unavailable = unavailable (h, without),
                                  .total = h->slots };
     }
   return stg_fleet_place (hosts, rt->hosts->len,

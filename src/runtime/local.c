@@ -499,7 +499,8 @@ local_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
     {
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
                    "executorConfig.name: %s tasks run with stagger-thermos, which is not at %s "
-                   "(staggerd's thermos_runner)",
+                   "(name it with staggerd's --thermos-runner, or thermos_runner in its config "
+                   "file)",
                    STG_THERMOS_EXECUTOR_NAME, rt->options.thermos_runner);
       return FALSE;
     }
