@@ -562,7 +562,7 @@ docker_exec (StgDocker *d, const gchar *id, const gchar *const *argv, gchar **ou
   GAsyncResult *slot = NULL;
   gint code = -1;
 
-  stg_docker_exec_async (d, id, argv, NULL, keep_result, &slot);
+  stg_docker_exec_async (d, id, argv, NULL, NULL, keep_result, &slot);
   g_autoptr (GAsyncResult) r = await_result (&slot);
   ck_assert_msg (stg_docker_exec_finish (d, r, &code, output, &error), "exec: %s", error ? error->message : "");
   return code;

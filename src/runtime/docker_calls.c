@@ -369,7 +369,8 @@ exec_created (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
 
 void
 stg_docker_exec_async (StgDocker *d, const gchar *id, const gchar *const *argv,
-                       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+                       const gchar *const *env, GCancellable *cancellable,
+                       GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = stg_docker_new_task (d, cancellable, callback, user_data,
                                                 stg_docker_exec_async);
@@ -384,6 +385,14 @@ stg_docker_exec_async (StgDocker *d, const gchar *id, const gchar *const *argv,
   for (guint i = 0; argv[i] != NULL; i++)
     json_builder_add_string_value (b, argv[i]);
   json_builder_end_array (b);
+  if (env != NULL)
+    {
+      json_builder_set_member_name (b, "Env");
+      json_builder_begin_array (b);
+      for (guint i = 0; env[i] != NULL; i++)
+        json_builder_add_string_value (b, env[i]);
+      json_builder_end_array (b);
+    }
   json_builder_set_member_name (b, "AttachStdout");
   json_builder_add_boolean_value (b, TRUE);
   json_builder_set_member_name (b, "AttachStderr");
