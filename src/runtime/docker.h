@@ -137,4 +137,11 @@ void stg_docker_exec_async (StgDocker *docker, const gchar *id, const gchar *con
 gboolean stg_docker_exec_finish (StgDocker *docker, GAsyncResult *result, gint *exit_code, gchar **output,
                                  GError **error);
 
+/* GET /containers/ID/logs: the last @tail lines the container wrote, its
+ * standard output and error together (at most 64 KiB). */
+void stg_docker_logs_async (StgDocker *docker, const gchar *id, guint tail,
+                            GCancellable *cancellable, GAsyncReadyCallback callback,
+                            gpointer user_data);
+gchar *stg_docker_logs_finish (StgDocker *docker, GAsyncResult *result, GError **error);
+
 G_END_DECLS

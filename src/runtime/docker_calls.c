@@ -1,6 +1,6 @@
 /* docker_calls.c: the Docker Engine API calls (see docker.h): ping, pull
- * and import, create, start, stop, remove, stat, inspect, list, and exec
- * (create, start attached, inspect). Each is one GTask whose requests go
+ * and import, create, start, stop, remove, stat, inspect, list, exec
+ * (create, start attached, inspect) and logs. Each is one GTask whose requests go
  * through docker.c's stg_docker_request*, which waits for the guard.
  * Calls no other layer. Main-loop thread only.
  */
@@ -11,7 +11,7 @@
 #include "common/json_check.h"
 #include "runtime/docker_private.h"
 
-/* Output kept from an exec. */
+/* Output kept from an exec or a container's logs. */
 #define EXEC_OUTPUT_MAX (64 * 1024)
 
 void
@@ -421,4 +421,30 @@ stg_docker_exec_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, gint *
       *output = g_strdup (s->output ? s->output : "");
     }
   return TRUE;
+}
+
+/* ---- logs -------------------------------------------------------------------- */
+
+static void
+logs_read (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
+{
+  g_task_return_pointer (task, demultiplex (body), g_free);
+}
+
+void
+stg_docker_logs_async (StgDocker *d, const gchar *id, guint tail, GCancellable *cancellable,
+                       GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = stg_docker_new_task (d, cancellable, callback, user_data,
+                                                stg_docker_logs_async);
+  g_autofree gchar *what = g_strdup_printf ("/logs?stdout=true&stderr=true&tail=%u", tail);
+  g_autofree gchar *path = container_path (id, what);
+
+  stg_docker_request (task, "GET", path, NULL, 0, logs_read);
+}
+
+gchar *
+stg_docker_logs_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
 }

@@ -49,8 +49,8 @@ exec_check (gpointer data, const gchar *const *argv, GCancellable *cancel, GAsyn
 {
   Box *box = data;
 
-  stg_docker_exec_async (box->slot->host->docker, box->m[box->watched].id, argv, NULL, cancel,
-                         done, done_data);
+  stg_docker_exec_async (box->slot->host->docker, box->m[box->watched].id, argv, NULL, cancel, done,
+                         done_data);
 }
 
 /* The port the box's HTTP checks of member @k go to: its probe socket's
