@@ -112,14 +112,25 @@ shared_port (const ApiSidecar *sidecar, gchar **task_ports)
   return NULL;
 }
 
+/* Sidecar set @set selects the slot's job, but there is no anchor: the
+ * instance runs without its sidecars, and the log and its events say
+ * why. */
+static void
+no_anchor (Slot *slot, const gchar *set)
+{
+  g_autofree gchar *what = g_strdup_printf ("sidecar set %s selects %s/%s/%s", set,
+                                            slot->base.job->role, slot->base.job->environment,
+                                            slot->base.job->name);
+  g_autofree gchar *m = g_strdup_printf ("not a pod, so without sidecar set %s: %s", set,
+                                         stg_fleet_anchor_missing (slot->rt, what));
+  stg_slot_note (&slot->base, m);
+}
+
 gboolean
 stg_fleet_pod_plan (Slot *slot)
 {
   StgFleetRuntime *rt = slot->rt;
   g_autoptr (GError) error = NULL;
-
-  if (rt->anchor_image == NULL)
-    return FALSE;
   g_autoptr (GPtrArray) sets = stg_store_list_sidecar_sets (rt->store, &error);
   g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, slot->base.want, NULL);
   if (sets == NULL || config == NULL)
@@ -139,6 +150,11 @@ stg_fleet_pod_plan (Slot *slot)
                                                                             NULL)
                                            : NULL;
       const gchar *shared = sidecar != NULL ? shared_port (sidecar, task_ports) : NULL;
+      if (sidecar != NULL && rt->anchor_image == NULL)
+        {
+          no_anchor (slot, set->name);
+          return FALSE;
+        }
       if (sidecar == NULL || shared != NULL)
         {
           if (shared != NULL)

@@ -132,6 +132,7 @@ struct _StgFleetRuntime
   GBytes *anchor_tar;  /* (nullable) the anchor image as a tar archive */
   gchar *anchor_image; /* (nullable) its name:tag on the hosts */
   gchar *anchor_error; /* (nullable) why there is none: no pods then */
+  gboolean anchor_warned; /* the log said so (once a pod was asked for) */
 };
 
 /* ---- hosts seen from the API, and draining (fleet_drain.c) ------------------- */
@@ -217,9 +218,10 @@ gchar **stg_fleet_hook_argv (Slot *slot, gint64 config_id, gboolean pre, gdouble
 /* ---- update hooks in containers (fleet_hooks.c) ----------------------------- */
 
 /* A command run in a container with a time limit, through the engine's
- * exec, with @env (nullable) over the container's environment: @done gets its exit code and output, or an error when it could
- * not run or ran out of time (G_IO_ERROR_TIMED_OUT); called once, never
- * after stg_fleet_exec_drop. */
+ * exec, with @env (nullable) over the container's environment: @done
+ * gets its exit code and output, or an error when it could not run or
+ * ran out of time (G_IO_ERROR_TIMED_OUT); called once, never after
+ * stg_fleet_exec_drop. */
 typedef void (*StgFleetExecDone) (gpointer data, gint code, const gchar *output,
                                   const GError *error);
 typedef struct _FleetExec FleetExec;
@@ -289,8 +291,14 @@ const gchar *stg_fleet_parameter (const ApiTaskConfig *config, const gchar *name
 
 /* Reads stagger-anchor at @path and makes the anchor image of it (a tar
  * of the one program) for the hosts; on failure pods are refused, saying
- * why. */
+ * why and how to give staggerd one (rt->anchor_error), but not yet: a
+ * staggerd that makes no pod does not need it. */
 void stg_fleet_anchor_load (StgFleetRuntime *rt, const gchar *path);
+
+/* A pod was asked for (@what, in words) with no anchor image: warns, the
+ * first time, and returns why there is none and what to do
+ * (rt->anchor_error). */
+const gchar *stg_fleet_anchor_missing (StgFleetRuntime *rt, const gchar *what);
 
 /* Calls stg_fleet_pod_create_anchor (@slot) once the slot's host has the
  * anchor image (imported on first use); FALSE when it cannot have it
