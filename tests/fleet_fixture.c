@@ -43,8 +43,8 @@ stg_fleet_env_free (StgFleetEnv *e)
 static void
 add_parameter (ApiDockerContainer *docker, const gchar *name, const gchar *value)
 {
-  g_autoptr (ApiDockerParameter) p = g_object_new (API_TYPE_DOCKER_PARAMETER, "name", name,
-                                                   "value", value, NULL);
+  g_autoptr (ApiDockerParameter) p = g_object_new (API_TYPE_DOCKER_PARAMETER, "name", name, "value",
+                                                   value, NULL);
 
   g_ptr_array_add (docker->parameters, g_object_ref (p));
   docker->__isset_parameters = TRUE;
@@ -73,8 +73,9 @@ stg_fleet_create_job (StgTestDaemon *d, ApiJobConfiguration *job)
   g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
   g_autoptr (GError) error = NULL;
 
-  ck_assert (api_aurora_scheduler_manager_if_create_job (
-      API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r, job, &error));
+  ck_assert (
+      api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                  job, &error));
   ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "createJob: %s",
                  r->details && r->details->len
                      ? ((ApiResponseDetail *) r->details->pdata[0])->message

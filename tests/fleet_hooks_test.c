@@ -20,8 +20,9 @@
 #define PORTS "--port-range=17700-17749"
 
 /* What each hook writes, one line a run: hook, from, to, version, instance. */
-#define SAY "echo $STAGGER_HOOK $STAGGER_FROM_VERSION $STAGGER_TO_VERSION $STAGGER_VERSION " \
-            "$STAGGER_INSTANCE >> /hooks/seen"
+#define SAY \
+  "echo $STAGGER_HOOK $STAGGER_FROM_VERSION $STAGGER_TO_VERSION $STAGGER_VERSION " \
+  "$STAGGER_INSTANCE >> /hooks/seen"
 
 /* busybox httpd on port http with both hooks: @pre and @post. */
 static gchar *
@@ -41,8 +42,8 @@ runs (gpointer data)
 {
   StgTestDaemon *d = data;
   GArray *a = stg_rollout_instances (d, "hooked");
-  gboolean ok = a->len == 1 && g_str_equal (g_array_index (a, StgRolloutInstance, 0).status,
-                                            "RUNNING");
+  gboolean ok = a->len == 1 &&
+                g_str_equal (g_array_index (a, StgRolloutInstance, 0).status, "RUNNING");
 
   stg_rollout_instances_free (a);
   if (!ok)
@@ -57,9 +58,10 @@ static void
 update (StgTestDaemon *d, ApiJobConfiguration *job, gint status)
 {
   g_autoptr (ApiJobUpdateSettings) settings = stg_rollout_batch_settings (1, 500);
-  g_autoptr (ApiJobUpdateRequest) request = g_object_new (
-      API_TYPE_JOB_UPDATE_REQUEST, "taskConfig", job->taskConfig, "instanceCount",
-      job->instanceCount, "settings", settings, NULL);
+  g_autoptr (ApiJobUpdateRequest) request = g_object_new (API_TYPE_JOB_UPDATE_REQUEST, "taskConfig",
+                                                          job->taskConfig, "instanceCount",
+                                                          job->instanceCount, "settings", settings,
+                                                          NULL);
   g_autoptr (ApiJobUpdateKey) key = stg_rollout_try_start_request (d, request, NULL);
 
   ck_assert (key != NULL);
@@ -82,12 +84,12 @@ START_TEST (fleet_hooks_know_the_versions)
   g_autofree gchar *config = g_strconcat ("--config=", e->conf, NULL);
   g_autofree gchar *good = hooked_data (SAY, SAY);
   g_autofree gchar *bad = hooked_data (SAY, SAY "; exit 7");
-  g_autoptr (ApiJobConfiguration) v1 = stg_fleet_job ("hooked", 1, STG_FLEET_IMAGE_V1, good,
-                                                      "http", volume);
-  g_autoptr (ApiJobConfiguration) v2 = stg_fleet_job ("hooked", 1, STG_FLEET_IMAGE_V2, good,
-                                                      "http", volume);
-  g_autoptr (ApiJobConfiguration) v3 = stg_fleet_job ("hooked", 1, STG_FLEET_IMAGE_V1, bad,
-                                                      "http", volume);
+  g_autoptr (ApiJobConfiguration) v1 = stg_fleet_job ("hooked", 1, STG_FLEET_IMAGE_V1, good, "http",
+                                                      volume);
+  g_autoptr (ApiJobConfiguration) v2 = stg_fleet_job ("hooked", 1, STG_FLEET_IMAGE_V2, good, "http",
+                                                      volume);
+  g_autoptr (ApiJobConfiguration) v3 = stg_fleet_job ("hooked", 1, STG_FLEET_IMAGE_V1, bad, "http",
+                                                      volume);
 
   ck_assert_int_eq (g_mkdir (dir, 0777), 0);
   ck_assert_int_eq (g_chmod (dir, 0777), 0);

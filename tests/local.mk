@@ -283,6 +283,13 @@ tests_fleet_hooks_test_SOURCES = tests/fleet_hooks_test.c $(STG_FLEET_FIXTURE) $
 tests_fleet_hooks_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_hooks_test_LDADD = $(STG_TEST_LDADD)
 
+# What staggerd says of pods' anchors: a busy port, no anchor at all.
+check_PROGRAMS += tests/fleet_anchor_test
+TESTS += tests/fleet_anchor_test
+tests_fleet_anchor_test_SOURCES = tests/fleet_anchor_test.c $(STG_FLEET_FIXTURE)
+tests_fleet_anchor_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_fleet_anchor_test_LDADD = $(STG_TEST_LDADD)
+
 # Pods and sidecar sets on real podman services: stg-test-proxy is the
 # Envoy-like sidecar of the test image (static, libc only, so without the
 # sanitizers, as stagger-anchor).
