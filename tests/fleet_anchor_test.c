@@ -93,7 +93,7 @@ names_the_port (gpointer data)
  * seconds, its task's events naming the port and the host. */
 START_TEST (fleet_anchor_names_a_busy_port)
 {
-  StgFleetEnv *e = stg_fleet_env_new (1);
+  StgFleetEnv *e = stg_fleet_env_new (1, NULL);
   g_autoptr (GPtrArray) busy = g_ptr_array_new_with_free_func (g_object_unref);
   g_autofree gchar *config = g_strconcat ("--config=", e->conf, NULL);
   g_autofree gchar *anchor = g_strconcat ("--anchor=", STG_BUILDDIR, "/stagger-anchor", NULL);
@@ -136,7 +136,7 @@ runs (gpointer data)
  * both name --anchor. */
 START_TEST (fleet_without_anchor_warns_only_when_pods_are_asked_for)
 {
-  StgFleetEnv *e = stg_fleet_env_new (1);
+  StgFleetEnv *e = stg_fleet_env_new (1, NULL);
   g_autofree gchar *config = g_strconcat ("--config=", e->conf, NULL);
   g_autofree gchar *anchor = g_strconcat ("--anchor=", e->data_dir, "/no-such-anchor", NULL);
   g_autofree gchar *log = g_build_filename (e->data_dir, "staggerd.log", NULL);
@@ -180,12 +180,5 @@ fleet_anchor_suite (void)
 int
 main (void)
 {
-  gchar *scope = stg_test_scope_begin ();
-  SRunner *sr = srunner_create (fleet_anchor_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  stg_test_podman_purge (scope);
-  stg_test_scope_end (scope);
-  return failed == 0 ? 0 : 1;
+  return stg_test_podman_main (fleet_anchor_suite ());
 }

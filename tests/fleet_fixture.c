@@ -8,7 +8,7 @@
 #include "fleet_fixture.h"
 
 StgFleetEnv *
-stg_fleet_env_new (guint n)
+stg_fleet_env_new (guint n, const gchar *const *programs)
 {
   StgFleetEnv *e = g_new0 (StgFleetEnv, 1);
   g_autoptr (GString) conf = g_string_new ("[fleet]\npoll_interval_ms = 200\n"
@@ -16,8 +16,8 @@ stg_fleet_env_new (guint n)
   g_autoptr (GError) error = NULL;
 
   e->fleet = stg_test_podman_start (n);
-  stg_test_podman_import (e->fleet, STG_FLEET_IMAGE_V1, "1");
-  stg_test_podman_import (e->fleet, STG_FLEET_IMAGE_V2, "2");
+  stg_test_podman_import_with (e->fleet, STG_FLEET_IMAGE_V1, "1", programs);
+  stg_test_podman_import_with (e->fleet, STG_FLEET_IMAGE_V2, "2", programs);
   for (guint i = 0; i < e->fleet->hosts->len; i++)
     {
       StgTestPodmanHost *h = e->fleet->hosts->pdata[i];
@@ -99,7 +99,7 @@ stg_fleet_task_messages (StgTestDaemon *d)
       for (guint j = 0; j < t->taskEvents->len; j++)
         {
           ApiTaskEvent *ev = t->taskEvents->pdata[j];
-          g_string_append_printf (out, "%d %s\n", t->assignedTask->instanceId,
+          g_string_append_printf (out, "instance %d: %s\n", t->assignedTask->instanceId,
                                   ev->message ? ev->message : "");
         }
     }

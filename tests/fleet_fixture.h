@@ -20,9 +20,9 @@ typedef struct
   gchar *conf;     /* its config file: [fleet] and one [host NAME] per host */
 } StgFleetEnv;
 
-/* @n podman hosts with both test images, and a config file naming them
- * (poll_interval_ms = 200). */
-StgFleetEnv *stg_fleet_env_new (guint n);
+/* @n podman hosts with both test images (@programs, nullable, copied into
+ * their /bin), and a config file naming them (poll_interval_ms = 200). */
+StgFleetEnv *stg_fleet_env_new (guint n, const gchar *const *programs);
 void stg_fleet_env_free (StgFleetEnv *env);
 
 /* The job www/prod/@name: @count instances of @image running the executor
@@ -34,7 +34,7 @@ ApiJobConfiguration *stg_fleet_job (const gchar *name, gint32 count, const gchar
 /* createJob; asserts OK. */
 void stg_fleet_create_job (StgTestDaemon *d, ApiJobConfiguration *job);
 
-/* Every event message of role www's tasks, one a line. */
+/* Every event message of role www's tasks, one a line ("instance N: ..."). */
 gchar *stg_fleet_task_messages (StgTestDaemon *d);
 
 G_END_DECLS

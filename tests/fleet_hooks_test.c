@@ -77,7 +77,7 @@ update (StgTestDaemon *d, ApiJobConfiguration *job, gint status)
  * post_update hook in the new container of 2 is told "from 3 to 2". */
 START_TEST (fleet_hooks_know_the_versions)
 {
-  StgFleetEnv *e = stg_fleet_env_new (1);
+  StgFleetEnv *e = stg_fleet_env_new (1, NULL);
   g_autofree gchar *dir = g_build_filename (e->data_dir, "hooks", NULL);
   g_autofree gchar *seen_path = g_build_filename (dir, "seen", NULL);
   g_autofree gchar *volume = g_strconcat (dir, ":/hooks", NULL);
@@ -136,12 +136,5 @@ fleet_hooks_suite (void)
 int
 main (void)
 {
-  gchar *scope = stg_test_scope_begin ();
-  SRunner *sr = srunner_create (fleet_hooks_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  stg_test_podman_purge (scope);
-  stg_test_scope_end (scope);
-  return failed == 0 ? 0 : 1;
+  return stg_test_podman_main (fleet_hooks_suite ());
 }

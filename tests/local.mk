@@ -302,7 +302,7 @@ tests_stg_test_proxy_LDADD =
 
 check_PROGRAMS += tests/fleet_sidecar_test
 TESTS += tests/fleet_sidecar_test
-tests_fleet_sidecar_test_SOURCES = tests/fleet_sidecar_test.c $(STG_PODMAN_HOSTS)
+tests_fleet_sidecar_test_SOURCES = tests/fleet_sidecar_test.c $(STG_FLEET_FIXTURE)
 tests_fleet_sidecar_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_sidecar_test_LDADD = $(STG_TEST_LDADD)
 
