@@ -1371,12 +1371,5 @@ fleet_daemon_suite (void)
 int
 main (void)
 {
-  gchar *scope = stg_test_scope_begin ();
-  SRunner *sr = srunner_create (fleet_daemon_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  stg_test_podman_purge (scope);
-  stg_test_scope_end (scope);
-  return failed == 0 ? 0 : 1;
+  return stg_test_podman_main (fleet_daemon_suite ());
 }

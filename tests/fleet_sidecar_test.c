@@ -19,8 +19,7 @@
 #include <string.h>
 
 #include "common/enums.h"
-#include "podman_hosts.h"
-#include "testutil.h"
+#include "fleet_fixture.h"
 
 #define IMAGE_V1 "localhost/stagger-test:1"
 #define IMAGE_V2 "localhost/stagger-test:2"
@@ -28,48 +27,17 @@
 #define INSTANCES 3
 #define WAIT_MS (300 * 1000)
 
-typedef struct
-{
-  StgTestPodman *fleet;
-  gchar *data_dir;
-  gchar *conf;
-} Env;
+typedef StgFleetEnv Env;
 
 /* Three podman hosts with both images (stg-test-proxy in each), and a
  * config file naming them. */
 static Env *
 env_new (void)
 {
-  Env *e = g_new0 (Env, 1);
-  g_autoptr (GString) conf = g_string_new (
-      "[fleet]\npoll_interval_ms = 200\ncall_timeout_secs = 120\n");
-  g_autoptr (GError) error = NULL;
   g_autofree gchar *proxy = g_build_filename (STG_BUILDDIR, "tests", "stg-test-proxy", NULL);
   const gchar *programs[] = { proxy, NULL };
 
-  e->fleet = stg_test_podman_start (3);
-  stg_test_podman_import_with (e->fleet, IMAGE_V1, "1", programs);
-  stg_test_podman_import_with (e->fleet, IMAGE_V2, "2", programs);
-  for (guint i = 0; i < e->fleet->hosts->len; i++)
-    {
-      StgTestPodmanHost *h = e->fleet->hosts->pdata[i];
-      g_string_append_printf (conf, "[host %s]\nendpoint = %s\naddress = 127.0.0.1\n", h->name,
-                              h->endpoint);
-    }
-  e->data_dir = stg_test_tmpdir ();
-  e->conf = g_build_filename (e->data_dir, "staggerd.conf", NULL);
-  ck_assert (g_file_set_contents (e->conf, conf->str, -1, &error));
-  return e;
-}
-
-static void
-env_free (Env *e)
-{
-  stg_test_podman_stop (e->fleet);
-  stg_test_rmtree (e->data_dir);
-  g_free (e->data_dir);
-  g_free (e->conf);
-  g_free (e);
+  return stg_fleet_env_new (3, programs);
 }
 
 static StgTestDaemon *
@@ -182,24 +150,10 @@ set_details (StgTestDaemon *d)
 static void
 print_events (StgTestDaemon *d)
 {
-  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
-  g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, "role", "www", NULL);
-  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
   g_autoptr (ApiSidecarSetDetails) det = set_details (d);
+  g_autofree gchar *tasks = stg_fleet_task_messages (d);
 
-  ck_assert (api_read_only_scheduler_if_get_tasks_status (API_READ_ONLY_SCHEDULER_IF (c->client),
-                                                          &r, q, NULL));
-  GPtrArray *tasks = r->result->scheduleStatusResult->tasks;
-  for (guint i = 0; i < tasks->len; i++)
-    {
-      ApiScheduledTask *t = tasks->pdata[i];
-      for (guint j = 0; j < t->taskEvents->len; j++)
-        {
-          ApiTaskEvent *ev = t->taskEvents->pdata[j];
-          g_printerr ("instance %d: %s\n", t->assignedTask->instanceId,
-                      ev->message ? ev->message : "");
-        }
-    }
+  g_printerr ("%s", tasks);
   for (guint i = 0; i < det->events->len; i++)
     g_printerr ("set: %s\n", ((ApiSidecarEvent *) det->events->pdata[i])->message);
 }
@@ -598,7 +552,7 @@ finish_case (Env *e, StgTestDaemon *d, Client *client, gint before, const gchar 
   ck_assert_str_eq (apps, apps_after);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
-  env_free (e);
+  stg_fleet_env_free (e);
 }
 
 /* ---- the cases -------------------------------------------------------------------------- */
@@ -771,12 +725,5 @@ fleet_sidecar_suite (void)
 int
 main (void)
 {
-  gchar *scope = stg_test_scope_begin ();
-  SRunner *sr = srunner_create (fleet_sidecar_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  stg_test_podman_purge (scope);
-  stg_test_scope_end (scope);
-  return failed == 0 ? 0 : 1;
+  return stg_test_podman_main (fleet_sidecar_suite ());
 }

@@ -561,7 +561,7 @@ docker_exec (StgDocker *d, const gchar *id, const gchar *const *argv, gchar **ou
   GAsyncResult *slot = NULL;
   gint code = -1;
 
-  stg_docker_exec_async (d, id, argv, NULL, keep_result, &slot);
+  stg_docker_exec_async (d, id, argv, NULL, NULL, keep_result, &slot);
   g_autoptr (GAsyncResult) r = await_result (&slot);
   ck_assert_msg (stg_docker_exec_finish (d, r, &code, output, &error), "exec: %s", error ? error->message : "");
   return code;
@@ -897,12 +897,5 @@ fleet_suite (void)
 int
 main (void)
 {
-  gchar *scope = stg_test_scope_begin ();
-  SRunner *sr = srunner_create (fleet_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  int failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  stg_test_podman_purge (scope);
-  stg_test_scope_end (scope);
-  return failed == 0 ? 0 : 1;
+  return stg_test_podman_main (fleet_suite ());
 }

@@ -275,6 +275,23 @@ tests_fleet_daemon_test_SOURCES = tests/fleet_daemon_test.c $(STG_PODMAN_HOSTS) 
 tests_fleet_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_daemon_test_LDADD = $(STG_TEST_LDADD)
 
+# What the suites below share (tests/fleet_fixture.c): hosts, jobs, events.
+STG_FLEET_FIXTURE = tests/fleet_fixture.c tests/fleet_fixture.h $(STG_PODMAN_HOSTS)
+
+# Update hooks in containers: the environment they get.
+check_PROGRAMS += tests/fleet_hooks_test
+TESTS += tests/fleet_hooks_test
+tests_fleet_hooks_test_SOURCES = tests/fleet_hooks_test.c $(STG_FLEET_FIXTURE) $(STG_ROLLOUT)
+tests_fleet_hooks_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_fleet_hooks_test_LDADD = $(STG_TEST_LDADD)
+
+# What staggerd says of pods' anchors: a busy port, no anchor at all.
+check_PROGRAMS += tests/fleet_anchor_test
+TESTS += tests/fleet_anchor_test
+tests_fleet_anchor_test_SOURCES = tests/fleet_anchor_test.c $(STG_FLEET_FIXTURE)
+tests_fleet_anchor_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_fleet_anchor_test_LDADD = $(STG_TEST_LDADD)
+
 # Pods and sidecar sets on real podman services: stg-test-proxy is the
 # Envoy-like sidecar of the test image (static, libc only, so without the
 # sanitizers, as stagger-anchor).
@@ -287,7 +304,7 @@ tests_stg_test_proxy_LDADD =
 
 check_PROGRAMS += tests/fleet_sidecar_test
 TESTS += tests/fleet_sidecar_test
-tests_fleet_sidecar_test_SOURCES = tests/fleet_sidecar_test.c $(STG_PODMAN_HOSTS)
+tests_fleet_sidecar_test_SOURCES = tests/fleet_sidecar_test.c $(STG_FLEET_FIXTURE)
 tests_fleet_sidecar_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_sidecar_test_LDADD = $(STG_TEST_LDADD)
 

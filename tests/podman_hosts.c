@@ -521,3 +521,17 @@ stg_test_podman_stop (StgTestPodman *fleet)
   g_free (fleet->dir);
   g_free (fleet);
 }
+
+int
+stg_test_podman_main (Suite *suite)
+{
+  gchar *scope = stg_test_scope_begin ();
+  SRunner *sr = srunner_create (suite);
+
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  stg_test_podman_purge (scope);
+  stg_test_scope_end (scope);
+  return failed == 0 ? 0 : 1;
+}

@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <check.h>
 #include <gio/gio.h>
 
 G_BEGIN_DECLS
@@ -93,5 +94,10 @@ gboolean stg_test_wait_http_body (guint16 port, const gchar *path, const gchar *
  * every process whose command line names a folder under @dir (conmon,
  * containers' init, services) and unmounts what podman mounted there. */
 void stg_test_podman_purge (const gchar *dir);
+
+/* A suite's whole main(): runs @suite in a scope of its own
+ * (stg_test_scope_begin), purges what podman left there and ends the
+ * scope; the exit status (0 when every test passed). */
+int stg_test_podman_main (Suite *suite);
 
 G_END_DECLS

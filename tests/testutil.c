@@ -96,13 +96,14 @@ die_with_parent (gpointer data G_GNUC_UNUSED)
   prctl (PR_SET_PDEATHSIG, SIGTERM);
 }
 
-StgTestDaemon *
-stg_test_daemon_start (const gchar *data_dir, ...)
+/* Starts staggerd with @data_dir and the arguments in @ap; its standard
+ * error goes to @log when given. */
+static StgTestDaemon *
+daemon_startv (const gchar *data_dir, const gchar *log, va_list ap)
 {
   StgTestDaemon *d = g_new0 (StgTestDaemon, 1);
   g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GError) error = NULL;
-  va_list ap;
   const gchar *arg;
 
   d->data_dir = g_strdup (data_dir);
@@ -117,18 +118,40 @@ stg_test_daemon_start (const gchar *data_dir, ...)
    * to; the tests of [roles] start their daemons without this. */
   if (geteuid () == 0 && !g_getenv ("STG_TEST_NO_ROOT_INSTANCES"))
     g_ptr_array_add (argv, g_strdup ("--allow-root-instances"));
-  va_start (ap, data_dir);
   while ((arg = va_arg (ap, const gchar *)) != NULL)
     g_ptr_array_add (argv, g_strdup (arg));
-  va_end (ap);
   g_ptr_array_add (argv, NULL);
 
   /* A test that fails ends its process at once: the daemon goes with it. */
   g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
   g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
+  if (log != NULL)
+    g_subprocess_launcher_set_stderr_file_path (launcher, log);
   d->process = g_subprocess_launcher_spawnv (launcher, (const gchar *const *) argv->pdata, &error);
   ck_assert_msg (d->process != NULL, "cannot start staggerd: %s", error ? error->message : "");
   stg_test_daemon_wait_ready (d);
+  return d;
+}
+
+StgTestDaemon *
+stg_test_daemon_start (const gchar *data_dir, ...)
+{
+  va_list ap;
+
+  va_start (ap, data_dir);
+  StgTestDaemon *d = daemon_startv (data_dir, NULL, ap);
+  va_end (ap);
+  return d;
+}
+
+StgTestDaemon *
+stg_test_daemon_start_logged (const gchar *data_dir, const gchar *log, ...)
+{
+  va_list ap;
+
+  va_start (ap, log);
+  StgTestDaemon *d = daemon_startv (data_dir, log, ap);
+  va_end (ap);
   return d;
 }
 

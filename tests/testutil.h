@@ -47,6 +47,11 @@ typedef struct
  * is set (the tests of the users instances run as). */
 StgTestDaemon *stg_test_daemon_start (const gchar *data_dir, ...) G_GNUC_NULL_TERMINATED;
 
+/* The same, with staggerd's standard error (its log) written to the file
+ * @log, which a test reads to see what it said. */
+StgTestDaemon *stg_test_daemon_start_logged (const gchar *data_dir, const gchar *log,
+                                             ...) G_GNUC_NULL_TERMINATED;
+
 /* Waits until @daemon has written its ready file (removed by the caller
  * before the daemon restarts itself) and reads its ports from it. */
 void stg_test_daemon_wait_ready (StgTestDaemon *daemon);

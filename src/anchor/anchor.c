@@ -20,8 +20,10 @@
  *   stagger-anchor sleep
  *       The empty slot of a hot sidecar: does nothing until SIGTERM.
  *
- * Every mode ends with status 0 on SIGTERM or SIGINT. One thread; no
- * other layer.
+ * Every mode ends with status 0 on SIGTERM or SIGINT. A failure ends it
+ * with one line on standard error and status 2, or 3 when hold cannot
+ * listen on a port (another process has it): staggerd shows that line.
+ * One thread; no other layer.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +45,8 @@
 #define REQUEST_MAX 2048
 #define SOCKET_FILE "anchor.sock"
 #define COPY_FILE "stagger-anchor"
+/* hold's status when a port is taken. */
+#define EXIT_PORT 3
 /* How long exec waits for the anchor's socket to appear. */
 #define CONNECT_WAIT_MS 30000
 
@@ -62,10 +66,13 @@ on_stop (int sig)
   stopping = 1;
 }
 
-static void die (const char *format, ...) __attribute__ ((format (printf, 1, 2), noreturn));
+static void fail (int status, const char *format, ...)
+    __attribute__ ((format (printf, 2, 3), noreturn));
 
+/* Says why on standard error, one line (what staggerd shows of an
+ * anchor that ended), and exits with @status. */
 static void
-die (const char *format, ...)
+fail (int status, const char *format, ...)
 {
   va_list ap;
 
@@ -74,7 +81,7 @@ die (const char *format, ...)
   vfprintf (stderr, format, ap);
   va_end (ap);
   fputc ('\n', stderr);
-  exit (2);
+  exit (status);
 }
 
 /* SIGTERM and SIGINT end the program (status 0); no SA_RESTART, so a
@@ -149,7 +156,7 @@ static void
 path_in (char *out, size_t size, const char *dir, const char *file)
 {
   if ((size_t) snprintf (out, size, "%s/%s", dir, file) >= size)
-    die ("%s/%s: path too long", dir, file);
+    fail (2, "%s/%s: path too long", dir, file);
 }
 
 /* Copies this program to DIR/stagger-anchor (through a temporary name, so
@@ -166,12 +173,12 @@ copy_self (const char *dir)
   int in = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   int out = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
   if (in < 0 || out < 0)
-    die ("cannot copy itself to %s: %s", dest, strerror (errno));
+    fail (2, "cannot copy itself to %s: %s", dest, strerror (errno));
   while ((n = read (in, buf, sizeof buf)) > 0)
     if (write (out, buf, (size_t) n) != n)
-      die ("cannot write %s: %s", tmp, strerror (errno));
+      fail (2, "cannot write %s: %s", tmp, strerror (errno));
   if (n < 0 || close (out) != 0 || chmod (tmp, 0555) != 0 || rename (tmp, dest) != 0)
-    die ("cannot copy itself to %s: %s", dest, strerror (errno));
+    fail (2, "cannot copy itself to %s: %s", dest, strerror (errno));
   close (in);
 }
 
@@ -260,7 +267,7 @@ cmd_hold (int argc, char **argv)
   struct sockaddr_un addr;
 
   if (argc < 1)
-    die ("usage: stagger-anchor hold DIR [NAME=PORT]...");
+    fail (2, "usage: stagger-anchor hold DIR [NAME=PORT]...");
   const char *dir = argv[0];
   for (int i = 1; i < argc; i++)
     {
@@ -269,18 +276,19 @@ cmd_hold (int argc, char **argv)
       long port = eq ? strtol (eq + 1, &end, 10) : 0;
       if (eq == NULL || !valid_name (argv[i], (size_t) (eq - argv[i])) || end == eq + 1 ||
           *end != '\0' || port < 1 || port > 65535 || n_held == MAX_SOCKETS)
-        die ("\"%s\": give each socket as NAME=PORT (at most %d)", argv[i], MAX_SOCKETS);
+        fail (2, "\"%s\": give each socket as NAME=PORT (at most %d)", argv[i], MAX_SOCKETS);
       memcpy (held[n_held].name, argv[i], (size_t) (eq - argv[i]));
       held[n_held].name[eq - argv[i]] = '\0';
       held[n_held].port = (int) port;
       held[n_held].fd = listen_on ((int) port);
       if (held[n_held].fd < 0)
-        die ("cannot listen on port %ld (%s): %s", port, held[n_held].name, strerror (errno));
+        fail (EXIT_PORT, "cannot listen on port %ld (%s): %s", port, held[n_held].name,
+              strerror (errno));
       n_held++;
     }
   catch_stop ();
   if (mkdir (dir, 0755) != 0 && errno != EEXIST)
-    die ("cannot make %s: %s", dir, strerror (errno));
+    fail (2, "cannot make %s: %s", dir, strerror (errno));
   chmod (dir, 0755);
   copy_self (dir);
   memset (&addr, 0, sizeof addr);
@@ -290,7 +298,7 @@ cmd_hold (int argc, char **argv)
   int server = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (server < 0 || bind (server, (struct sockaddr *) &addr, sizeof addr) != 0 ||
       chmod (addr.sun_path, 0666) != 0 || listen (server, 64) != 0)
-    die ("cannot serve %s: %s", addr.sun_path, strerror (errno));
+    fail (2, "cannot serve %s: %s", addr.sun_path, strerror (errno));
   while (!stopping)
     {
       int conn = accept4 (server, NULL, NULL, SOCK_CLOEXEC);
@@ -328,13 +336,13 @@ connect_anchor (const char *dir)
     {
       int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
       if (fd < 0)
-        die ("socket: %s", strerror (errno));
+        fail (2, "socket: %s", strerror (errno));
       if (connect (fd, (struct sockaddr *) &addr, sizeof addr) == 0)
         return fd;
       int e = errno;
       close (fd);
       if ((e != ENOENT && e != ECONNREFUSED) || waited >= CONNECT_WAIT_MS)
-        die ("cannot reach the anchor at %s: %s", addr.sun_path, strerror (e));
+        fail (2, "cannot reach the anchor at %s: %s", addr.sun_path, strerror (e));
       nanosleep (&pause_time, NULL);
     }
 }
@@ -356,7 +364,7 @@ take_sockets (const char *dir, const char *names, int *fds, char *got_names, siz
 
   if ((size_t) snprintf (line, sizeof line, "%s\n", names) >= sizeof line ||
       write (conn, line, strlen (line)) < 0)
-    die ("cannot ask the anchor for %s: %s", names, strerror (errno));
+    fail (2, "cannot ask the anchor for %s: %s", names, strerror (errno));
   memset (&msg, 0, sizeof msg);
   memset (line, 0, sizeof line);
   iov.iov_base = line;
@@ -367,7 +375,7 @@ take_sockets (const char *dir, const char *names, int *fds, char *got_names, siz
   msg.msg_controllen = sizeof control.buf;
   ssize_t n = recvmsg (conn, &msg, MSG_CMSG_CLOEXEC);
   if (n <= 0)
-    die ("the anchor did not answer: %s", n < 0 ? strerror (errno) : "connection closed");
+    fail (2, "the anchor did not answer: %s", n < 0 ? strerror (errno) : "connection closed");
   for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c != NULL; c = CMSG_NXTHDR (&msg, c))
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
       {
@@ -378,9 +386,9 @@ take_sockets (const char *dir, const char *names, int *fds, char *got_names, siz
   close (conn);
   line[strcspn (line, "\n")] = '\0';
   if (strncmp (line, "OK ", 3) != 0)
-    die ("the anchor refused: %s", strncmp (line, "ERR ", 4) == 0 ? line + 4 : line);
+    fail (2, "the anchor refused: %s", strncmp (line, "ERR ", 4) == 0 ? line + 4 : line);
   if ((size_t) snprintf (got_names, size, "%s", line + 3) >= size)
-    die ("the anchor's answer is too long");
+    fail (2, "the anchor's answer is too long");
   return count;
 }
 
@@ -397,14 +405,14 @@ cmd_exec (int argc, char **argv)
       first = 4;
     }
   if (argc < first + 2 || strcmp (argv[first], "--") != 0 || (first == 4 && probe <= 0))
-    die ("usage: stagger-anchor exec DIR NAMES [--probe PORT] -- COMMAND [ARG]...");
+    fail (2, "usage: stagger-anchor exec DIR NAMES [--probe PORT] -- COMMAND [ARG]...");
   if (argv[1][0] != '\0')
     count = take_sockets (argv[0], argv[1], fds, names, sizeof names - 8);
   if (probe > 0)
     {
       fds[count] = listen_on (probe);
       if (fds[count] < 0)
-        die ("cannot listen on the probe port %d: %s", probe, strerror (errno));
+        fail (2, "cannot listen on the probe port %d: %s", probe, strerror (errno));
       strcat (names, count > 0 ? ":probe" : "probe");
       count++;
     }
@@ -413,14 +421,14 @@ cmd_exec (int argc, char **argv)
     {
       int high = fcntl (fds[i], F_DUPFD_CLOEXEC, 3 + MAX_SOCKETS + 1);
       if (high < 0)
-        die ("dup: %s", strerror (errno));
+        fail (2, "dup: %s", strerror (errno));
       close (fds[i]);
       fds[i] = high;
     }
   for (int i = 0; i < count; i++)
     {
       if (dup2 (fds[i], 3 + i) < 0)
-        die ("dup2: %s", strerror (errno));
+        fail (2, "dup2: %s", strerror (errno));
       close (fds[i]);
     }
   snprintf (env, sizeof env, "%d", count);
@@ -429,7 +437,7 @@ cmd_exec (int argc, char **argv)
   setenv ("LISTEN_PID", env, 1);
   setenv ("LISTEN_FDNAMES", names, 1);
   execvp (argv[first + 1], argv + first + 1);
-  die ("cannot run %s: %s", argv[first + 1], strerror (errno));
+  fail (2, "cannot run %s: %s", argv[first + 1], strerror (errno));
   return 2;
 }
 

@@ -127,12 +127,21 @@ void stg_docker_list_async (StgDocker *docker, const gchar *const *labels, GCanc
 JsonNode *stg_docker_list_finish (StgDocker *docker, GAsyncResult *result, GError **error);
 
 /* Runs @argv inside container @id (create an exec, start it attached,
- * read its output, then its exit code). */
+ * read its output, then its exit code), with @env ("NAME=value",
+ * NULL-terminated; nullable) over the container's own environment. */
 void stg_docker_exec_async (StgDocker *docker, const gchar *id, const gchar *const *argv,
-                            GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+                            const gchar *const *env, GCancellable *cancellable,
+                            GAsyncReadyCallback callback, gpointer user_data);
 /* The exit code (*@exit_code) and, when @output is not NULL, stdout and
  * stderr together (at most 64 KiB, the rest dropped). */
 gboolean stg_docker_exec_finish (StgDocker *docker, GAsyncResult *result, gint *exit_code, gchar **output,
                                  GError **error);
+
+/* GET /containers/ID/logs: the last @tail lines the container wrote, its
+ * standard output and error together (at most 64 KiB). */
+void stg_docker_logs_async (StgDocker *docker, const gchar *id, guint tail,
+                            GCancellable *cancellable, GAsyncReadyCallback callback,
+                            gpointer user_data);
+gchar *stg_docker_logs_finish (StgDocker *docker, GAsyncResult *result, GError **error);
 
 G_END_DECLS

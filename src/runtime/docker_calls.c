@@ -1,6 +1,6 @@
 /* docker_calls.c: the Docker Engine API calls (see docker.h): ping, pull
- * and import, create, start, stop, remove, stat, inspect, list, and exec
- * (create, start attached, inspect). Each is one GTask whose requests go
+ * and import, create, start, stop, remove, stat, inspect, list, exec
+ * (create, start attached, inspect) and logs. Each is one GTask whose requests go
  * through docker.c's stg_docker_request*, which waits for the guard.
  * Calls no other layer. Main-loop thread only.
  */
@@ -11,7 +11,7 @@
 #include "common/json_check.h"
 #include "runtime/docker_private.h"
 
-/* Output kept from an exec. */
+/* Output kept from an exec or a container's logs. */
 #define EXEC_OUTPUT_MAX (64 * 1024)
 
 void
@@ -369,7 +369,8 @@ exec_created (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
 
 void
 stg_docker_exec_async (StgDocker *d, const gchar *id, const gchar *const *argv,
-                       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+                       const gchar *const *env, GCancellable *cancellable,
+                       GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = stg_docker_new_task (d, cancellable, callback, user_data,
                                                 stg_docker_exec_async);
@@ -384,6 +385,14 @@ stg_docker_exec_async (StgDocker *d, const gchar *id, const gchar *const *argv,
   for (guint i = 0; argv[i] != NULL; i++)
     json_builder_add_string_value (b, argv[i]);
   json_builder_end_array (b);
+  if (env != NULL)
+    {
+      json_builder_set_member_name (b, "Env");
+      json_builder_begin_array (b);
+      for (guint i = 0; env[i] != NULL; i++)
+        json_builder_add_string_value (b, env[i]);
+      json_builder_end_array (b);
+    }
   json_builder_set_member_name (b, "AttachStdout");
   json_builder_add_boolean_value (b, TRUE);
   json_builder_set_member_name (b, "AttachStderr");
@@ -412,4 +421,30 @@ stg_docker_exec_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, gint *
       *output = g_strdup (s->output ? s->output : "");
     }
   return TRUE;
+}
+
+/* ---- logs -------------------------------------------------------------------- */
+
+static void
+logs_read (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
+{
+  g_task_return_pointer (task, demultiplex (body), g_free);
+}
+
+void
+stg_docker_logs_async (StgDocker *d, const gchar *id, guint tail, GCancellable *cancellable,
+                       GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = stg_docker_new_task (d, cancellable, callback, user_data,
+                                                stg_docker_logs_async);
+  g_autofree gchar *what = g_strdup_printf ("/logs?stdout=true&stderr=true&tail=%u", tail);
+  g_autofree gchar *path = container_path (id, what);
+
+  stg_docker_request (task, "GET", path, NULL, 0, logs_read);
+}
+
+gchar *
+stg_docker_logs_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
 }

@@ -480,6 +480,13 @@ start (Slot *slot)
   /* The intent first: this run's number and config are in the store
    * before the engine hears of it. */
   slot->base.run_id++;
+  /* Another config's container went before (replaced, or failed and then
+   * rolled back): the new one's post_update hook is owed, from that one. */
+  if (slot->container_config != 0 && slot->container_config != slot->base.want)
+    {
+      slot->base.post_owed = slot->base.want;
+      slot->post_from = slot->container_config;
+    }
   slot->container_config = slot->base.want;
   slot->pulled = FALSE;
   slot->suspect = FALSE;

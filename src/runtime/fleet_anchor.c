@@ -57,6 +57,11 @@ make_tar (const gchar *data, gsize size)
   return g_bytes_new_take (tar, total);
 }
 
+/* How to give staggerd an anchor, said with every reason it has none. */
+#define ANCHOR_FIX \
+  "give staggerd --anchor=PATH (or anchor = PATH in its config file), " \
+  "PATH the stagger-anchor built with it"
+
 void
 stg_fleet_anchor_load (StgFleetRuntime *rt, const gchar *path)
 {
@@ -64,25 +69,32 @@ stg_fleet_anchor_load (StgFleetRuntime *rt, const gchar *path)
   g_autofree gchar *data = NULL;
   gsize size = 0;
 
+  /* Nothing said yet: only a pod asked for needs it (stg_fleet_anchor_missing). */
   if (path == NULL)
     {
-      rt->anchor_error = g_strdup ("staggerd has no stagger-anchor (name it with staggerd's "
-                                   "--anchor, or anchor in its config file)");
+      rt->anchor_error = g_strdup ("staggerd has no stagger-anchor: " ANCHOR_FIX);
       return;
     }
   if (!g_file_get_contents (path, &data, &size, &error) || size > ANCHOR_MAX || size < 4 ||
       memcmp (data, "\177ELF", 4) != 0)
     {
-      rt->anchor_error = g_strdup_printf ("cannot use stagger-anchor %s (name it with "
-                                          "staggerd's --anchor, or anchor in its config file): %s",
-                                          path, error ? error->message : "not a program");
-      g_warning ("fleet: %s; pods, and so sidecar sets, are refused", rt->anchor_error);
+      rt->anchor_error = g_strdup_printf ("cannot use stagger-anchor %s: %s; " ANCHOR_FIX, path,
+                                          error ? error->message : "not a program");
       return;
     }
   g_autofree gchar *digest = g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) data,
                                                           size);
   rt->anchor_image = g_strdup_printf ("localhost/stagger-anchor:%.16s", digest);
   rt->anchor_tar = make_tar (data, size);
+}
+
+const gchar *
+stg_fleet_anchor_missing (StgFleetRuntime *rt, const gchar *what)
+{
+  if (!rt->anchor_warned)
+    g_warning ("fleet: %s, but there are no pods: %s", what, rt->anchor_error);
+  rt->anchor_warned = TRUE;
+  return rt->anchor_error;
 }
 
 static void

@@ -142,7 +142,8 @@ exec_check (gpointer data, const gchar *const *argv, GCancellable *cancel, GAsyn
 {
   Slot *slot = data;
 
-  stg_docker_exec_async (slot->host->docker, slot->container_id, argv, cancel, done, done_data);
+  stg_docker_exec_async (slot->host->docker, slot->container_id, argv, NULL, cancel, done,
+                         done_data);
 }
 
 gboolean

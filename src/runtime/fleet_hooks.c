@@ -6,7 +6,8 @@
  * post_update runs in the new container once healthy: passed, it counts as
  * RUNNING; failed, the container failed. Both go through the engine's exec
  * API with the hook's timeout (stg_fleet_exec, which the pods' sidecars
- * and anchors use too). Main-loop thread only.
+ * and anchors use too) and the environment a local hook gets (run.c's
+ * stg_run_hook), over the container's own. Main-loop thread only.
  */
 #include "config.h"
 
@@ -83,8 +84,8 @@ stg_fleet_exec_outcome (const gchar *name, gint code, const GError *error)
 }
 
 FleetExec *
-stg_fleet_exec (StgDocker *docker, const gchar *id, const gchar *const *argv, gdouble timeout_secs,
-                StgFleetExecDone done, gpointer data)
+stg_fleet_exec (StgDocker *docker, const gchar *id, const gchar *const *argv,
+                const gchar *const *env, gdouble timeout_secs, StgFleetExecDone done, gpointer data)
 {
   FleetExec *x = g_new0 (FleetExec, 1);
 
@@ -92,7 +93,7 @@ stg_fleet_exec (StgDocker *docker, const gchar *id, const gchar *const *argv, gd
   x->data = data;
   x->cancel = g_cancellable_new ();
   x->timer = g_timeout_add ((guint) (timeout_secs * 1000), on_exec_timeout, x);
-  stg_docker_exec_async (docker, id, argv, x->cancel, on_exec_done, x);
+  stg_docker_exec_async (docker, id, argv, env, x->cancel, on_exec_done, x);
   return x;
 }
 
@@ -167,6 +168,30 @@ on_hook_done (gpointer data, gint code, const gchar *output G_GNUC_UNUSED, const
   hook_ended (slot, pre, config, ok, why);
 }
 
+/* What a hook of @config_id sees besides the container's environment, as
+ * a local hook does: the instance, its hook's name, and the versions it
+ * moves between, the right way round on a rollback too (pre_update: from
+ * what the container runs; post_update: from what the container replaced). */
+static gchar **
+hook_environ (Slot *slot, gint64 config_id, gboolean pre)
+{
+  StgStore *store = slot->rt->store;
+  gint64 from_config = pre ? slot->container_config : slot->post_from;
+  gint from = from_config != 0 ? stg_store_config_version (store, from_config) : 0;
+  gint to = stg_store_config_version (store, config_id);
+  g_autofree gchar *inst = g_strdup_printf ("%d", slot->base.key.instance);
+  g_autofree gchar *from_text = g_strdup_printf ("%d", from);
+  g_autofree gchar *to_text = g_strdup_printf ("%d", to);
+  gchar **env = NULL;
+
+  env = g_environ_setenv (env, "STAGGER_INSTANCE", inst, TRUE);
+  env = g_environ_setenv (env, "STAGGER_VERSION", to_text, TRUE);
+  env = g_environ_setenv (env, "STAGGER_HOOK", pre ? "pre_update" : "post_update", TRUE);
+  env = g_environ_setenv (env, "STAGGER_FROM_VERSION", from_text, TRUE);
+  env = g_environ_setenv (env, "STAGGER_TO_VERSION", to_text, TRUE);
+  return env;
+}
+
 gboolean
 stg_fleet_hook_start (Slot *slot, gint64 config_id, gboolean pre)
 {
@@ -194,7 +219,8 @@ stg_fleet_hook_start (Slot *slot, gint64 config_id, gboolean pre)
                                          pre ? "pre_update" : "post_update", slot->container_id,
                                          slot->host->config->name);
   stg_slot_note (&slot->base, m);
+  g_auto (GStrv) env = hook_environ (slot, config_id, pre);
   h->exec = stg_fleet_exec (slot->host->docker, slot->container_id, (const gchar *const *) argv,
-                            timeout_secs, on_hook_done, h);
+                            (const gchar *const *) env, timeout_secs, on_hook_done, h);
   return TRUE;
 }

@@ -13,7 +13,9 @@
  * The pod is the slot's unit: placed, lost, drained and adopted whole; it
  * starts anchor first (stg_fleet_pod_start: the image imported when the
  * host lacks it, then create, start, and a stat of its copy of
- * stagger-anchor in the volume until it is there), then the main
+ * stagger-anchor in the volume until it is there; an anchor that ended
+ * instead fails the start at once with its last line, such as a port it
+ * could not listen on), then the main
  * container (fleet.c), then
  * the sidecars; it is taken apart sidecars first, then the main container,
  * then the anchor with the volume (stg_fleet_pod_teardown). A gone anchor
@@ -38,6 +40,7 @@ struct _Pod
   gint64 started_us; /* when the anchor started (monotonic) */
   gboolean ready;    /* the anchor serves its socket */
   guint tries;
+  GError *unready; /* (nullable) why the last readiness check failed */
   guint ready_timer;
   GPtrArray *boxes; /* Box*, by sidecar name */
 };
@@ -55,6 +58,7 @@ static void
 pod_free (Pod *pod)
 {
   g_clear_handle_id (&pod->ready_timer, g_source_remove);
+  g_clear_error (&pod->unready);
   g_ptr_array_unref (pod->boxes);
   g_free (pod->anchor_id);
   g_free (pod);
@@ -108,14 +112,25 @@ shared_port (const ApiSidecar *sidecar, gchar **task_ports)
   return NULL;
 }
 
+/* Sidecar set @set selects the slot's job, but there is no anchor: the
+ * instance runs without its sidecars, and the log and its events say
+ * why. */
+static void
+no_anchor (Slot *slot, const gchar *set)
+{
+  g_autofree gchar *what = g_strdup_printf ("sidecar set %s selects %s/%s/%s", set,
+                                            slot->base.job->role, slot->base.job->environment,
+                                            slot->base.job->name);
+  g_autofree gchar *m = g_strdup_printf ("not a pod, so without sidecar set %s: %s", set,
+                                         stg_fleet_anchor_missing (slot->rt, what));
+  stg_slot_note (&slot->base, m);
+}
+
 gboolean
 stg_fleet_pod_plan (Slot *slot)
 {
   StgFleetRuntime *rt = slot->rt;
   g_autoptr (GError) error = NULL;
-
-  if (rt->anchor_image == NULL)
-    return FALSE;
   g_autoptr (GPtrArray) sets = stg_store_list_sidecar_sets (rt->store, &error);
   g_autoptr (ApiTaskConfig) config = stg_store_get_config (rt->store, slot->base.want, NULL);
   if (sets == NULL || config == NULL)
@@ -135,6 +150,11 @@ stg_fleet_pod_plan (Slot *slot)
                                                                             NULL)
                                            : NULL;
       const gchar *shared = sidecar != NULL ? shared_port (sidecar, task_ports) : NULL;
+      if (sidecar != NULL && rt->anchor_image == NULL)
+        {
+          no_anchor (slot, set->name);
+          return FALSE;
+        }
       if (sidecar == NULL || shared != NULL)
         {
           if (shared != NULL)
@@ -213,6 +233,61 @@ on_ready_timer (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* The anchor's last line of output, its own words on why it ended
+ * ("cannot listen on port 17750 (proxy): Address already in use"). */
+static void
+on_anchor_logs (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  Slot *slot = data;
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *logs = stg_docker_logs_finish (NULL, result, &error);
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  if (logs != NULL)
+    {
+      g_strchomp (logs);
+      const gchar *line = strrchr (logs, '\n') ? strrchr (logs, '\n') + 1 : logs;
+      if (g_str_has_prefix (line, "stagger-anchor: "))
+        line += strlen ("stagger-anchor: ");
+      error = g_error_new (STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_FAILED, "%s",
+                           *line != '\0' ? line : "it said nothing");
+    }
+  stg_fleet_start_failed (slot, "the pod's anchor exited", error);
+}
+
+/* The engine's word on the anchor, asked when it does not serve yet: one
+ * that ended (a port it could not listen on) fails the start at once,
+ * with what it said; one that runs is asked again, a while. */
+static void
+on_anchor_inspected (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  Slot *slot = data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) node = stg_docker_inspect_finish (NULL, result, &error);
+  JsonObject *o = node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node)
+                                                                : NULL;
+  JsonNode *state = o != NULL ? json_object_get_member (o, "State") : NULL;
+  Pod *pod = slot->pod;
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  if (state != NULL && JSON_NODE_HOLDS_OBJECT (state) &&
+      !json_object_get_boolean_member_with_default (json_node_get_object (state), "Running", TRUE))
+    {
+      stg_docker_logs_async (slot->host->docker, pod->anchor_id, 5, slot->base.cancel,
+                             on_anchor_logs, slot);
+      return;
+    }
+  if (g_error_matches (pod->unready, STG_DOCKER_ERROR, STG_DOCKER_ERROR_NOT_FOUND) &&
+      ++pod->tries < READY_TRIES)
+    {
+      pod->ready_timer = g_timeout_add (READY_EVERY_MS, on_ready_timer, slot);
+      return;
+    }
+  stg_fleet_start_failed (slot, "the pod's anchor does not serve its volume", pod->unready);
+}
+
 static void
 on_ready_answer (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
 {
@@ -228,13 +303,10 @@ on_ready_answer (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer d
     }
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
-  if (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_NOT_FOUND) &&
-      ++slot->pod->tries < READY_TRIES)
-    {
-      slot->pod->ready_timer = g_timeout_add (READY_EVERY_MS, on_ready_timer, slot);
-      return;
-    }
-  stg_fleet_start_failed (slot, "the pod's anchor does not serve its volume", error);
+  g_clear_error (&slot->pod->unready);
+  slot->pod->unready = g_steal_pointer (&error);
+  stg_docker_inspect_async (slot->host->docker, slot->pod->anchor_id, slot->base.cancel,
+                            on_anchor_inspected, slot);
 }
 
 /* Asks whether the anchor has put its copy of stagger-anchor into the

@@ -109,6 +109,7 @@ typedef struct
                                    * failure in a row counts */
   guint retry_timer;
   FleetHook *hook;   /* (nullable) the hook in flight */
+  gint64 post_from;  /* the config the container post_owed replaces (STAGGER_FROM_VERSION) */
   gint64 pre_passed; /* the config whose pre_update hook passed here */
   gint64 pre_failed; /* ... or failed (not run again until applied again) */
   Pod *pod;          /* (nullable) its containers are a pod: an anchor, the task's
@@ -131,6 +132,7 @@ struct _StgFleetRuntime
   GBytes *anchor_tar;  /* (nullable) the anchor image as a tar archive */
   gchar *anchor_image; /* (nullable) its name:tag on the hosts */
   gchar *anchor_error; /* (nullable) why there is none: no pods then */
+  gboolean anchor_warned; /* the log said so (once a pod was asked for) */
 };
 
 /* ---- hosts seen from the API, and draining (fleet_drain.c) ------------------- */
@@ -216,14 +218,16 @@ gchar **stg_fleet_hook_argv (Slot *slot, gint64 config_id, gboolean pre, gdouble
 /* ---- update hooks in containers (fleet_hooks.c) ----------------------------- */
 
 /* A command run in a container with a time limit, through the engine's
- * exec: @done gets its exit code and output, or an error when it could
- * not run or ran out of time (G_IO_ERROR_TIMED_OUT); called once, never
- * after stg_fleet_exec_drop. */
+ * exec, with @env (nullable) over the container's environment: @done
+ * gets its exit code and output, or an error when it could not run or
+ * ran out of time (G_IO_ERROR_TIMED_OUT); called once, never after
+ * stg_fleet_exec_drop. */
 typedef void (*StgFleetExecDone) (gpointer data, gint code, const gchar *output,
                                   const GError *error);
 typedef struct _FleetExec FleetExec;
 FleetExec *stg_fleet_exec (StgDocker *docker, const gchar *id, const gchar *const *argv,
-                           gdouble timeout_secs, StgFleetExecDone done, gpointer data);
+                           const gchar *const *env, gdouble timeout_secs, StgFleetExecDone done,
+                           gpointer data);
 void stg_fleet_exec_drop (FleetExec *exec);
 
 /* What an exec's outcome means, in words ("post_update hook exited with
@@ -231,7 +235,10 @@ void stg_fleet_exec_drop (FleetExec *exec);
 gchar *stg_fleet_exec_outcome (const gchar *name, gint code, const GError *error);
 
 /* Runs @config_id's pre_update (@pre) or post_update hook in the slot's
- * container; FALSE when there is none to run (then nothing happened).
+ * container, with the environment a local hook gets (STAGGER_INSTANCE,
+ * STAGGER_VERSION, STAGGER_HOOK, STAGGER_FROM_VERSION and
+ * STAGGER_TO_VERSION: the versions moved from and to, on a rollback
+ * too); FALSE when there is none to run (then nothing happened).
  * While it runs the slot's op is OP_HOOK; when it ends the slot goes on
  * (pre: replaced, or left running with the failure counted; post: RUNNING,
  * or failed). */
@@ -284,8 +291,14 @@ const gchar *stg_fleet_parameter (const ApiTaskConfig *config, const gchar *name
 
 /* Reads stagger-anchor at @path and makes the anchor image of it (a tar
  * of the one program) for the hosts; on failure pods are refused, saying
- * why. */
+ * why and how to give staggerd one (rt->anchor_error), but not yet: a
+ * staggerd that makes no pod does not need it. */
 void stg_fleet_anchor_load (StgFleetRuntime *rt, const gchar *path);
+
+/* A pod was asked for (@what, in words) with no anchor image: warns, the
+ * first time, and returns why there is none and what to do
+ * (rt->anchor_error). */
+const gchar *stg_fleet_anchor_missing (StgFleetRuntime *rt, const gchar *what);
 
 /* Calls stg_fleet_pod_create_anchor (@slot) once the slot's host has the
  * anchor image (imported on first use); FALSE when it cannot have it

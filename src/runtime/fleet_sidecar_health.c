@@ -49,7 +49,7 @@ exec_check (gpointer data, const gchar *const *argv, GCancellable *cancel, GAsyn
 {
   Box *box = data;
 
-  stg_docker_exec_async (box->slot->host->docker, box->m[box->watched].id, argv, cancel, done,
+  stg_docker_exec_async (box->slot->host->docker, box->m[box->watched].id, argv, NULL, cancel, done,
                          done_data);
 }
 
@@ -167,7 +167,7 @@ run_hook (Box *box, guint k)
                       stg_fleet_box_slot_label (box, k, buf), box->m[k].version, box->m[k].from);
   const gchar *argv[] = { "/bin/sh", "-c", command, NULL };
   box->hook_member = (gint) k;
-  box->hook = stg_fleet_exec (box->slot->host->docker, box->m[k].id, argv,
+  box->hook = stg_fleet_exec (box->slot->host->docker, box->m[k].id, argv, NULL,
                               spec->post_update.timeout_secs, on_hook_done, box);
 }
 

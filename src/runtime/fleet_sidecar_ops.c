@@ -146,8 +146,8 @@ same_ports (const ApiSidecar *a, const ApiSidecar *b)
 }
 
 gboolean
-stg_fleet_sidecar_validate (StgRuntime *base, const gchar *name G_GNUC_UNUSED,
-                            const ApiSidecar *sidecar, const ApiSidecar *previous, GError **error)
+stg_fleet_sidecar_validate (StgRuntime *base, const gchar *name, const ApiSidecar *sidecar,
+                            const ApiSidecar *previous, GError **error)
 {
   StgFleetRuntime *rt = (StgFleetRuntime *) base;
   g_autoptr (StgExecutorSpec) spec = NULL;
@@ -157,8 +157,9 @@ stg_fleet_sidecar_validate (StgRuntime *base, const gchar *name G_GNUC_UNUSED,
 
   if (rt->anchor_image == NULL)
     {
+      g_autofree gchar *what = g_strdup_printf ("sidecar set %s was refused", name);
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
-                   "sidecar sets need pods, and %s", rt->anchor_error);
+                   "sidecar sets need pods, and %s", stg_fleet_anchor_missing (rt, what));
       return FALSE;
     }
   spec = stg_fleet_box_parse (sidecar, error);
