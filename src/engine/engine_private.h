@@ -554,20 +554,6 @@ gboolean stg_sla_holds (StgEngine *engine, gint64 job_id, gint32 instance,
                         const ApiSlaPolicy *policy, gboolean production, GHashTable *leaving,
                         gchar **why, gint64 *recheck_ms);
 
-/* A coordinator's answer: @yes the instance may go; @message in words.
- * Called once, on the main loop, outside steps; the owner may free the
- * question inside. */
-typedef void (*StgSlaAnswerFunc) (gpointer data, gboolean yes, const gchar *message);
-
-/* Asks @policy's coordinator whether instance @instance of job @key may go
- * (@countdown_ms: forceMaintenanceCountdownMs, or negative), from the next
- * iteration; NULL when the coordinator answers another question now. */
-StgSlaAsk *stg_sla_ask (StgEngine *engine, const ApiJobKey *key, gint32 instance,
-                        const ApiCoordinatorSlaPolicy *policy, gint64 countdown_ms,
-                        StgSlaAnswerFunc func, gpointer data);
-/* Stops a question (no answer comes after). */
-void stg_sla_ask_free (StgSlaAsk *ask);
-
 /* An SLA-aware update: whether work item @idx may start now (its instance
  * goes down only within its SLA); when not, it waits (an event says so
  * once, a timer or an answer wakes the update). */
