@@ -253,7 +253,7 @@ static gboolean
 explicit_reconciliation (ApiAuroraAdminIf *admin, ApiResponse **r, GError **error)
 {
   g_autoptr (ApiExplicitReconciliationSettings) s =
-      g_object_new (API_TYPE_EXPLICIT_RECONCILIATION_SETTINGS, NULL);
+      g_object_new (API_TYPE_EXPLICIT_RECONCILIATION_SETTINGS, "batchSize", 1, NULL);
   return api_aurora_admin_if_trigger_explicit_task_reconciliation (admin, r, s, error);
 }
 
@@ -276,7 +276,8 @@ START_TEST (reconciliation_stops_strays_and_finds_every_instance)
   ck_assert_msg (stray != NULL, "%s", error ? error->message : "");
 
   g_autofree gchar *expl = admin_detail (d, explicit_reconciliation, "explicit");
-  ck_assert_str_eq (expl, "local: 2 instance processes looked for in /proc; 0 gone (ended now)");
+  ck_assert_str_eq (expl, "2 tasks in 2 batches of at most 1, 5 s apart; the first: local: 1 "
+                          "instance process looked for in /proc; 0 gone (ended now)");
   ck_assert (g_subprocess_get_identifier (stray) != NULL); /* explicit leaves strays */
   g_autofree gchar *impl = admin_detail (d,
                                          api_aurora_admin_if_trigger_implicit_task_reconciliation,

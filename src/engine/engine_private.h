@@ -355,6 +355,7 @@ struct _StgEngine
   GHashTable *leftover_surge; /* StgSlotKey* set: surge instances of ended updates still to
                                  remove (surge.c) */
   GHashTable *sla_busy;       /* SLA coordinators' URLs with a question under way (sla.c) */
+  struct _StgReconcile *reconcile; /* (nullable) explicit batches still to go (reconcile.c) */
   GHashTable *drains;         /* host -> its DRAINING drain's memory (maintenance.c) */
   guint maintenance_timer;    /* the next pass over DRAINING hosts */
   const StgTiers *tiers;   /* borrowed: default_tiers or the daemon's */

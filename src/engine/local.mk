@@ -14,6 +14,7 @@ libstg_engine_a_SOURCES = \
 	src/engine/progress.c \
 	src/engine/quota.c \
 	src/engine/reasons.c \
+	src/engine/reconcile.c src/engine/reconcile_private.h \
 	src/engine/recover.c \
 	src/engine/service.c \
 	src/engine/settings.c \
