@@ -665,7 +665,8 @@ assert_drain_question (JsonObject *asked)
   ck_assert_str_eq (json_node_get_string (at (body, "taskConfig.assignedTask.task.job.role")),
                     "www");
   /* Enums and booleans are numbers in Thrift's simple JSON. */
-  ck_assert_int_eq (json_node_get_int (at (body, "taskConfig.status")), API_SCHEDULE_STATUS_RUNNING);
+  ck_assert_int_eq (json_node_get_int (at (body, "taskConfig.status")),
+                    API_SCHEDULE_STATUS_RUNNING);
   ck_assert (json_node_get_value_type (at (body, "taskConfig.assignedTask.task.isService")) ==
              G_TYPE_INT64);
   JsonArray *events = json_node_get_array (at (body, "taskConfig.taskEvents"));
@@ -700,8 +701,9 @@ START_TEST (an_sla_drain_waits_for_its_coordinator)
                                                              "http");
     g_autoptr (ApiTaskConfig) task = prod_task ("drained", 2, v1, policy);
     g_object_set (job, "taskConfig", task, NULL);
-    ck_assert (api_aurora_scheduler_manager_if_create_job (
-        API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r, job, &error));
+    ck_assert (
+        api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                    job, &error));
     assert_ok (r, "createJob");
   }
   stg_rollout_wait_running (d, "drained", 2, 1);

@@ -54,7 +54,7 @@ struct _StgJsonRecorder
   ThriftProtocol parent;
   GPtrArray *frames;       /* Frame*, innermost last */
   JsonNode *root;
-  gboolean simple;         /* TSimpleJSONProtocol's form */
+  gboolean simple; /* TSimpleJSONProtocol's form */
 };
 
 G_DEFINE_TYPE (StgJsonRecorder, stg_json_recorder, THRIFT_TYPE_PROTOCOL)

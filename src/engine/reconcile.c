@@ -137,7 +137,8 @@ stg_engine_reconcile (StgEngine *e, gboolean implicit, gint32 batch_size, gchar 
   if (!implicit && batch_size < 0)
     return stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID,
                      "Batch size must be greater than zero.");
-  if (!implicit && !reconcile_explicit (e, batch_size > 0 ? batch_size : DEFAULT_BATCH_SIZE, summary, error))
+  if (!implicit &&
+      !reconcile_explicit (e, batch_size > 0 ? batch_size : DEFAULT_BATCH_SIZE, summary, error))
     return FALSE;
   if (implicit && !stg_runtime_reconcile (e->runtime, TRUE, NULL, summary, error))
     {

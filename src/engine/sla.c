@@ -319,9 +319,9 @@ on_start (gpointer data)
 }
 
 StgSlaAsk *
-stg_sla_ask (StgEngine *e, gint64 job_id, const ApiJobKey *key, gint32 instance,
-             const gchar *host, const ApiCoordinatorSlaPolicy *policy, gint64 countdown_ms,
-             StgSlaAnswerFunc func, gpointer data)
+stg_sla_ask (StgEngine *e, gint64 job_id, const ApiJobKey *key, gint32 instance, const gchar *host,
+             const ApiCoordinatorSlaPolicy *policy, gint64 countdown_ms, StgSlaAnswerFunc func,
+             gpointer data)
 {
   g_autoptr (GError) error = NULL;
 
@@ -336,7 +336,7 @@ stg_sla_ask (StgEngine *e, gint64 job_id, const ApiJobKey *key, gint32 instance,
   ask->status_key = g_strdup (policy->statusKey && policy->statusKey[0] ? policy->statusKey
                                                                         : DEFAULT_STATUS_KEY);
   ask->body = stg_sla_ask_body (e, job_id, key, instance, host, ask->task_key, countdown_ms,
-                               &error);
+                                &error);
   if (ask->body == NULL)
     ask->failed = g_strdup_printf ("cannot say which task asks: %s", error->message);
   ask->func = func;

@@ -47,8 +47,8 @@ task_of (StgEngine *e, gint64 job_id, const ApiJobKey *key, gint32 instance, con
 
   if (!stg_store_get_instance (e->store, job_id, instance, &row, error))
     return NULL;
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (
-      e->store, row.run_config_id ? row.run_config_id : row.config_id, error);
+  g_autoptr (ApiTaskConfig) config =
+      stg_store_get_config (e->store, row.run_config_id ? row.run_config_id : row.config_id, error);
   if (config == NULL)
     return NULL;
   g_autofree gchar *where = host ? g_strdup (host) : host_of (e, key, instance);

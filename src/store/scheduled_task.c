@@ -15,17 +15,18 @@ stg_store_scheduled_task (StgStore *store, const ApiJobKey *key, gint64 job_id,
                           guint max_events, GError **error)
 {
   g_autoptr (GHashTable) ports = stg_store_list_ports (store, key, row->instance_id, error);
-  g_autoptr (GPtrArray) events = ports ? stg_store_list_task_events (store, job_id,
-                                                                     row->instance_id, max_events,
-                                                                     error)
-                                       : NULL;
+  g_autoptr (GPtrArray) events = ports
+                                     ? stg_store_list_task_events (store, job_id, row->instance_id,
+                                                                   max_events, error)
+                                     : NULL;
   if (events == NULL)
     return NULL;
 
   g_autofree gchar *task_id = stg_job_key_task_id (key, row->instance_id, row->run_id);
-  g_autoptr (ApiAssignedTask) assigned = g_object_new (API_TYPE_ASSIGNED_TASK,
-      "taskId", task_id, "slaveId", "local", "slaveHost", host, "task", config,
-      "instanceId", row->instance_id, NULL);
+  g_autoptr (ApiAssignedTask) assigned = g_object_new (API_TYPE_ASSIGNED_TASK, "taskId", task_id,
+                                                       "slaveId", "local", "slaveHost", host,
+                                                       "task", config, "instanceId",
+                                                       row->instance_id, NULL);
   GHashTableIter it;
   gpointer name, port;
   g_hash_table_iter_init (&it, ports);
