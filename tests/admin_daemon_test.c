@@ -387,9 +387,10 @@ END_TEST
 /* A coordinator: POST answers {"drain": ALLOW} a moment later and is
  * recorded (its query's task, its body, ALLOW) with the most questions it
  * had open at once; GET /allow turns ALLOW on; GET / says what it was
- * asked (JSON). */
+ * asked (JSON). It exits when its stdin closes. */
 static const gchar coordinator_py[] =
-    "import http.server, json, threading, time, urllib.parse\n"
+    "import http.server, json, os, sys, threading, time, urllib.parse\n"
+    "threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()\n"
     "state = {'allow': False, 'asked': [], 'open': 0, 'most_open': 0}\n"
     "lock = threading.Lock()\n"
     "class H(http.server.BaseHTTPRequestHandler):\n"
@@ -434,8 +435,9 @@ coordinator_start (Coordinator *c)
 {
   g_autoptr (GError) error = NULL;
 
-  c->process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "python3", "-c",
-                                 coordinator_py, NULL);
+  /* It ends when its stdin closes: with the test, even a failed one. */
+  c->process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE,
+                                 &error, "python3", "-c", coordinator_py, NULL);
   ck_assert_msg (c->process != NULL, "python3: %s", error ? error->message : "");
   g_autoptr (GDataInputStream) in = g_data_input_stream_new (
       g_subprocess_get_stdout_pipe (c->process));
