@@ -3,8 +3,9 @@
  * (stagger-example-server): a backup taken during an update and restored
  * into a fresh staggerd through the recovery calls, from which the update
  * finishes; reconciliation (a stray process with this staggerd's mark
- * stopped) and pruneTasks; an SLA-aware update whose coordinator (a small
- * HTTP server) refuses, then allows. Instances' ports: 25600-25799. */
+ * stopped) and pruneTasks; an SLA-aware update and an SLA drain whose
+ * coordinator (a small HTTP server that records what it is asked) refuses,
+ * then allows. Instances' ports: 25600-25799. */
 #include "config.h"
 
 #include <check.h>
@@ -252,7 +253,7 @@ static gboolean
 explicit_reconciliation (ApiAuroraAdminIf *admin, ApiResponse **r, GError **error)
 {
   g_autoptr (ApiExplicitReconciliationSettings) s =
-      g_object_new (API_TYPE_EXPLICIT_RECONCILIATION_SETTINGS, NULL);
+      g_object_new (API_TYPE_EXPLICIT_RECONCILIATION_SETTINGS, "batchSize", 1, NULL);
   return api_aurora_admin_if_trigger_explicit_task_reconciliation (admin, r, s, error);
 }
 
@@ -275,7 +276,8 @@ START_TEST (reconciliation_stops_strays_and_finds_every_instance)
   ck_assert_msg (stray != NULL, "%s", error ? error->message : "");
 
   g_autofree gchar *expl = admin_detail (d, explicit_reconciliation, "explicit");
-  ck_assert_str_eq (expl, "local: 2 instance processes looked for in /proc; 0 gone (ended now)");
+  ck_assert_str_eq (expl, "2 tasks in 2 batches of at most 1, 5 s apart; the first: local: 1 "
+                          "instance process looked for in /proc; 0 gone (ended now)");
   ck_assert (g_subprocess_get_identifier (stray) != NULL); /* explicit leaves strays */
   g_autofree gchar *impl = admin_detail (d,
                                          api_aurora_admin_if_trigger_implicit_task_reconciliation,
@@ -382,11 +384,15 @@ END_TEST
 
 /* ---- SLA coordinators ---------------------------------------------------------------- */
 
-/* A coordinator: POST answers {"drain": ALLOW} and is recorded; GET /allow
- * turns ALLOW on; GET / says what it was asked (JSON). */
+/* A coordinator: POST answers {"drain": ALLOW} a moment later and is
+ * recorded (its query's task, its body, ALLOW) with the most questions it
+ * had open at once; GET /allow turns ALLOW on; GET / says what it was
+ * asked (JSON). It exits when its stdin closes. */
 static const gchar coordinator_py[] =
-    "import http.server, json, urllib.parse\n"
-    "state = {'allow': False, 'asked': []}\n"
+    "import http.server, json, os, sys, threading, time, urllib.parse\n"
+    "threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()\n"
+    "state = {'allow': False, 'asked': [], 'open': 0, 'most_open': 0}\n"
+    "lock = threading.Lock()\n"
     "class H(http.server.BaseHTTPRequestHandler):\n"
     "    def log_message(self, *a): pass\n"
     "    def reply(self, obj):\n"
@@ -399,13 +405,21 @@ static const gchar coordinator_py[] =
     "    def do_GET(self):\n"
     "        if self.path == '/allow':\n"
     "            state['allow'] = True\n"
-    "        self.reply(state)\n"
+    "        with lock:\n"
+    "            self.reply(state)\n"
     "    def do_POST(self):\n"
+    "        with lock:\n"
+    "            state['open'] += 1\n"
+    "            state['most_open'] = max(state['most_open'], state['open'])\n"
     "        body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))\n"
     "        query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)\n"
-    "        state['asked'].append({'task': query['task'][0], 'body': body['task'],\n"
-    "            'instance': body['taskConfig']['assignedTask']['instanceId']})\n"
-    "        self.reply({'drain': state['allow']})\n"
+    "        time.sleep(0.2)\n"
+    "        allow = state['allow']\n"
+    "        with lock:\n"
+    "            state['asked'].append({'task': query['task'][0], 'body': body,\n"
+    "                                   'allowed': allow})\n"
+    "            state['open'] -= 1\n"
+    "        self.reply({'drain': allow})\n"
     "s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)\n"
     "print(s.server_address[1], flush=True)\n"
     "s.serve_forever()\n";
@@ -421,8 +435,9 @@ coordinator_start (Coordinator *c)
 {
   g_autoptr (GError) error = NULL;
 
-  c->process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "python3", "-c",
-                                 coordinator_py, NULL);
+  /* It ends when its stdin closes: with the test, even a failed one. */
+  c->process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE,
+                                 &error, "python3", "-c", coordinator_py, NULL);
   ck_assert_msg (c->process != NULL, "python3: %s", error ? error->message : "");
   g_autoptr (GDataInputStream) in = g_data_input_stream_new (
       g_subprocess_get_stdout_pipe (c->process));
@@ -447,6 +462,22 @@ coordinator_asked (Coordinator *c)
 
   ck_assert_uint_eq (stg_test_http_get (c->port, "/", &body), 200);
   return stg_test_parse_json (body);
+}
+
+/* The member of @o at @path (names joined by dots); fails when absent. */
+static JsonNode *
+at (JsonObject *o, const gchar *path)
+{
+  g_auto (GStrv) names = g_strsplit (path, ".", -1);
+  JsonNode *node = NULL;
+
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      ck_assert_msg (o != NULL && json_object_has_member (o, names[i]), "no %s", path);
+      node = json_object_get_member (o, names[i]);
+      o = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+    }
+  return node;
 }
 
 typedef struct
@@ -491,6 +522,33 @@ prod_task (const gchar *name, gint32 count, const gchar *data, ApiSlaPolicy *pol
                                                            "http");
   g_object_set (job->taskConfig, "tier", "preferred", "slaPolicy", policy, NULL);
   return g_object_ref (job->taskConfig);
+}
+
+/* This machine's maintenance mode (the local runtime's one host). */
+static gint
+maintenance_mode (StgTestDaemon *d)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (ApiHosts) hosts = g_object_new (API_TYPE_HOSTS, NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_hash_table_add (hosts->hostNames, g_strdup (g_get_host_name ()));
+  ck_assert (
+      api_aurora_admin_if_maintenance_status (API_AURORA_ADMIN_IF (c->client), &r, hosts, &error));
+  assert_ok (r, "maintenanceStatus");
+  g_autoptr (GList) only = g_hash_table_get_keys (r->result->maintenanceStatusResult->statuses);
+  ck_assert (only != NULL);
+  return ((ApiHostStatus *) only->data)->mode;
+}
+
+static gboolean
+drained (gpointer data)
+{
+  if (maintenance_mode (data) == API_MAINTENANCE_MODE_DRAINED)
+    return TRUE;
+  g_usleep (200000);
+  return FALSE;
 }
 
 /* The instance events of @key for @action. */
@@ -569,15 +627,127 @@ START_TEST (a_refusing_coordinator_keeps_an_sla_aware_update_waiting)
   g_autoptr (JsonNode) state = coordinator_asked (&coord);
   JsonArray *asked = json_object_get_array_member (json_node_get_object (state), "asked");
   JsonObject *first = json_array_get_object_element (asked, 0);
+  JsonObject *body = json_object_get_object_member (first, "body");
   ck_assert_str_eq (json_object_get_string_member (first, "task"), "local/www/prod/web/0");
-  ck_assert_str_eq (json_object_get_string_member (first, "body"), "local/www/prod/web/0");
-  ck_assert_int_eq (json_object_get_int_member (first, "instance"), 0);
+  ck_assert_str_eq (json_object_get_string_member (body, "task"), "local/www/prod/web/0");
+  ck_assert_int_eq (json_node_get_int (at (body, "taskConfig.assignedTask.instanceId")), 0);
 
   /* Allowed: the update goes through. */
   g_autofree gchar *allowed = NULL;
   ck_assert_uint_eq (stg_test_http_get (coord.port, "/allow", &allowed), 200);
   ck_assert_int_eq (stg_rollout_wait_terminal (d, key), API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
   stg_rollout_wait_running (d, "web", 2, 2);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  coordinator_stop (&coord);
+}
+END_TEST
+
+/* A coordinator's question about one instance of www/prod/drained, as
+ * Aurora's scheduler asks it: the task key in the query and the body, the
+ * whole ScheduledTask in Thrift's simple JSON, the drain's countdown. */
+static void
+assert_drain_question (JsonObject *asked)
+{
+  JsonObject *body = json_object_get_object_member (asked, "body");
+  const gchar *key = json_object_get_string_member (asked, "task");
+  gint64 instance = json_node_get_int (at (body, "taskConfig.assignedTask.instanceId"));
+  g_autofree gchar *want_key = g_strdup_printf ("local/www/prod/drained/%" G_GINT64_FORMAT,
+                                                instance);
+  g_autofree gchar *id_prefix = g_strdup_printf ("www-prod-drained-%" G_GINT64_FORMAT "-",
+                                                 instance);
+
+  ck_assert_str_eq (key, want_key);
+  ck_assert_str_eq (json_node_get_string (at (body, "task")), want_key);
+  ck_assert (g_str_has_prefix (json_node_get_string (at (body, "taskConfig.assignedTask.taskId")),
+                               id_prefix));
+  ck_assert_str_eq (json_node_get_string (at (body, "taskConfig.assignedTask.slaveHost")),
+                    g_get_host_name ());
+  ck_assert_int_gt (json_node_get_int (at (body, "taskConfig.assignedTask.assignedPorts.http")), 0);
+  ck_assert_str_eq (json_node_get_string (at (body, "taskConfig.assignedTask.task.job.role")),
+                    "www");
+  /* Enums and booleans are numbers in Thrift's simple JSON. */
+  ck_assert_int_eq (json_node_get_int (at (body, "taskConfig.status")),
+                    API_SCHEDULE_STATUS_RUNNING);
+  ck_assert (json_node_get_value_type (at (body, "taskConfig.assignedTask.task.isService")) ==
+             G_TYPE_INT64);
+  JsonArray *events = json_node_get_array (at (body, "taskConfig.taskEvents"));
+  ck_assert_uint_gt (json_array_get_length (events), 0);
+  ck_assert (json_object_has_member (json_array_get_object_element (events, 0), "timestamp"));
+  ck_assert (json_node_get_value_type (at (body, "forceMaintenanceCountdownMs")) == G_TYPE_STRING);
+}
+
+START_TEST (an_sla_drain_waits_for_its_coordinator)
+{
+  Coordinator coord = { 0 };
+  coordinator_start (&coord);
+  g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
+  ck_assert (g_file_set_contents (conf, "[maintenance]\npolling_interval_secs = 1\n", -1, NULL));
+  g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
+  g_autofree gchar *data_dir = g_build_filename (dir, "data", NULL);
+  StgTestDaemon *d = stg_test_daemon_start (data_dir, PORT_RANGE, conf_arg, NULL);
+  give_quota (d);
+
+  /* The policy names no status key: "drain" is read. */
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u/sla", coord.port);
+  g_autoptr (ApiCoordinatorSlaPolicy) cp = g_object_new (API_TYPE_COORDINATOR_SLA_POLICY,
+                                                         "coordinatorUrl", url, NULL);
+  g_autoptr (ApiSlaPolicy) policy = g_object_new (API_TYPE_SLA_POLICY, "coordinatorSlaPolicy", cp,
+                                                  NULL);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (GError) error = NULL;
+  {
+    g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+    g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", "drained", 2, v1,
+                                                             "http");
+    g_autoptr (ApiTaskConfig) task = prod_task ("drained", 2, v1, policy);
+    g_object_set (job, "taskConfig", task, NULL);
+    ck_assert (
+        api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                    job, &error));
+    assert_ok (r, "createJob");
+  }
+  stg_rollout_wait_running (d, "drained", 2, 1);
+  {
+    g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+    g_autoptr (ApiHosts) hosts = g_object_new (API_TYPE_HOSTS, NULL);
+    g_autoptr (ApiSlaPolicy) none = g_object_new (API_TYPE_SLA_POLICY, NULL);
+    g_hash_table_add (hosts->hostNames, g_strdup (g_get_host_name ()));
+    ck_assert (api_aurora_admin_if_sla_drain_hosts (API_AURORA_ADMIN_IF (c->client), &r, hosts,
+                                                    none, 3600, &error));
+    assert_ok (r, "slaDrainHosts");
+  }
+
+  /* Told no three times: the host stays DRAINING, every instance runs. */
+  Asked three = { &coord, 3 };
+  ck_assert (stg_test_wait (asked_enough, &three, 30000));
+  ck_assert_int_eq (maintenance_mode (d), API_MAINTENANCE_MODE_DRAINING);
+  stg_rollout_wait_running (d, "drained", 2, 1);
+  {
+    g_autoptr (JsonNode) state = coordinator_asked (&coord);
+    JsonArray *asked = json_object_get_array_member (json_node_get_object (state), "asked");
+    for (guint i = 0; i < json_array_get_length (asked); i++)
+      assert_drain_question (json_array_get_object_element (asked, i));
+  }
+
+  /* Allowed: the instances leave and the host is DRAINED. */
+  g_autofree gchar *allowed = NULL;
+  ck_assert_uint_eq (stg_test_http_get (coord.port, "/allow", &allowed), 200);
+  ck_assert (stg_test_wait (drained, d, 60000));
+  g_autoptr (JsonNode) state = coordinator_asked (&coord);
+  JsonObject *o = json_node_get_object (state);
+  JsonArray *asked = json_object_get_array_member (o, "asked");
+  guint yes = 0;
+  for (guint i = 0; i < json_array_get_length (asked); i++)
+    {
+      JsonObject *one = json_array_get_object_element (asked, i);
+      assert_drain_question (one);
+      yes += json_object_get_boolean_member (one, "allowed");
+    }
+  ck_assert_uint_ge (yes, 2);
+  /* One question at a time to one coordinator URL. */
+  ck_assert_int_eq (json_object_get_int_member (o, "most_open"), 1);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
   coordinator_stop (&coord);
@@ -606,6 +776,7 @@ admin_daemon_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, a_refusing_coordinator_keeps_an_sla_aware_update_waiting);
+  tcase_add_test (tc, an_sla_drain_waits_for_its_coordinator);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -1,5 +1,5 @@
 /* common_test.c: Check suite for src/common: ranges, job keys, the clock,
- * the memory transport and canonical hashing. */
+ * the memory transport, canonical hashing and structs as JSON. */
 #include "config.h"
 
 #include <check.h>
@@ -16,6 +16,7 @@
 #include "common/ranges.h"
 #include "common/strings.h"
 #include "common/thrift_glue.h"
+#include "common/thrift_json.h"
 #include "common/tiers.h"
 
 /* ---- ranges ------------------------------------------------------------- */
@@ -611,6 +612,42 @@ START_TEST (strings_sort_by_content)
 }
 END_TEST
 
+/* Thrift's TSimpleJSONProtocol form (what an SLA coordinator is sent)
+ * beside the readable one: enums and booleans as numbers. */
+START_TEST (thrift_simple_json_has_numbers)
+{
+  g_autoptr (ApiTaskConfig) config = g_object_new (API_TYPE_TASK_CONFIG, "isService", TRUE, NULL);
+  g_autoptr (ApiAssignedTask) assigned = g_object_new (API_TYPE_ASSIGNED_TASK, "taskId", "t-0",
+                                                       "task", config, "instanceId", 3, NULL);
+  gint32 *port = g_new (gint32, 1);
+  *port = 8080;
+  g_hash_table_insert (assigned->assignedPorts, g_strdup ("http"), port);
+  g_autoptr (ApiScheduledTask) task = g_object_new (API_TYPE_SCHEDULED_TASK, "assignedTask",
+                                                    assigned, "status", API_SCHEDULE_STATUS_RUNNING,
+                                                    NULL);
+
+  g_autoptr (JsonNode) simple = stg_thrift_to_simple_json (task);
+  g_autofree gchar *text = json_to_string (simple, FALSE);
+  JsonObject *o = json_node_get_object (simple);
+  JsonObject *a = json_object_get_object_member (o, "assignedTask");
+  ck_assert_int_eq (json_object_get_int_member (o, "status"), API_SCHEDULE_STATUS_RUNNING);
+  ck_assert_int_eq (json_object_get_int_member (a, "instanceId"), 3);
+  ck_assert_str_eq (json_object_get_string_member (a, "taskId"), "t-0");
+  ck_assert_int_eq (json_object_get_int_member (json_object_get_object_member (a, "assignedPorts"),
+                                                "http"),
+                    8080);
+  JsonNode *service = json_object_get_member (json_object_get_object_member (a, "task"),
+                                              "isService");
+  ck_assert_msg (json_node_get_value_type (service) == G_TYPE_INT64 &&
+                     json_node_get_int (service) == 1,
+                 "%s", text);
+
+  g_autoptr (JsonNode) readable = stg_thrift_to_json (task);
+  ck_assert_str_eq (json_object_get_string_member (json_node_get_object (readable), "status"),
+                    "RUNNING");
+}
+END_TEST
+
 static Suite *
 common_suite (void)
 {
@@ -657,6 +694,7 @@ common_suite (void)
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("thrift");
+  tcase_add_test (tc, thrift_simple_json_has_numbers);
   tcase_add_test (tc, mem_transport_truncated_fails);
   tcase_add_test (tc, mem_transport_output_limit);
   tcase_add_test (tc, canonical_hash_ignores_set_order);

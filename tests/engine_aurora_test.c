@@ -2,7 +2,8 @@
  * Aurora's scheduler: tiers (TaskConfig.tier checked, production following
  * it), the TaskConfig fields Stagger refuses by name, quotas (consumption
  * by pool and the refusals at createJob, addInstances and startJobUpdate),
- * createJob of a job whose instances have all ended, and populateJobConfig.
+ * createJob of a job whose instances have all ended, populateJobConfig,
+ * and explicit reconciliation in batches of the size asked.
  * A fake clock and a scripted runtime drive a real store on a temporary
  * file (engine_fixture.c). */
 #include "config.h"
@@ -592,6 +593,59 @@ START_TEST (create_refuses_cron)
 }
 END_TEST
 
+/* ---- reconciliation ------------------------------------------------------------ */
+
+START_TEST (explicit_reconciliation_goes_in_batches)
+{
+  g_autofree gchar *summary = NULL;
+  g_autoptr (GError) error = NULL;
+
+  fx_create_job (5);
+  /* Batches of 2, 5 s apart, as Aurora's TaskReconciler sends them. */
+  ck_assert (stg_engine_reconcile (fx.engine, FALSE, 2, &summary, &error));
+  ck_assert_msg (strstr (summary, "5 tasks in 3 batches of at most 2") != NULL, "%s", summary);
+  g_autofree gchar *first = fx_take_log ();
+  ck_assert_str_eq (first, "reconcile 0;1");
+  fx_run (4999);
+  g_autofree gchar *none = fx_take_log ();
+  ck_assert_str_eq (none, "");
+  fx_run (1);
+  g_autofree gchar *second = fx_take_log ();
+  ck_assert_str_eq (second, "reconcile 2;3");
+  fx_run (5000);
+  g_autofree gchar *third = fx_take_log ();
+  ck_assert_str_eq (third, "reconcile 4");
+  fx_run (60000);
+  g_autofree gchar *after = fx_take_log ();
+  ck_assert_str_eq (after, "");
+
+  /* No batch size: Aurora's default (1000), all at once; implicit: once. */
+  g_clear_pointer (&summary, g_free);
+  ck_assert (stg_engine_reconcile (fx.engine, FALSE, 0, &summary, &error));
+  g_autofree gchar *all = fx_take_log ();
+  ck_assert_str_eq (all, "reconcile 0;1;2;3;4");
+  g_clear_pointer (&summary, g_free);
+  ck_assert (stg_engine_reconcile (fx.engine, TRUE, 0, &summary, &error));
+  g_autofree gchar *implicit = fx_take_log ();
+  ck_assert_str_eq (implicit, "reconcile implicit");
+  ck_assert (!stg_engine_reconcile (fx.engine, FALSE, -1, &summary, &error));
+}
+END_TEST
+
+/* Batches still to go when the engine stops are dropped with it. */
+START_TEST (pending_batches_end_with_the_engine)
+{
+  g_autofree gchar *summary = NULL;
+  g_autoptr (GError) error = NULL;
+
+  fx_create_job (3);
+  ck_assert (stg_engine_reconcile (fx.engine, FALSE, 1, &summary, &error));
+  g_autofree gchar *first = fx_take_log ();
+  ck_assert_str_eq (first, "reconcile 0");
+  /* fx_teardown frees the engine with two batches queued. */
+}
+END_TEST
+
 static Suite *
 aurora_suite (void)
 {
@@ -625,6 +679,10 @@ aurora_suite (void)
   tcase_add_test (tc, create_again_after_a_full_kill);
   tcase_add_test (tc, create_again_while_the_job_row_outlives_its_instances);
   tcase_add_test (tc, create_refuses_cron);
+
+  CASE ("reconciliation");
+  tcase_add_test (tc, explicit_reconciliation_goes_in_batches);
+  tcase_add_test (tc, pending_batches_end_with_the_engine);
 
 #undef CASE
   return s;

@@ -246,7 +246,38 @@ sr_free (StgRuntime *base)
   g_free (rt);
 }
 
+static gint
+by_int (gconstpointer a, gconstpointer b)
+{
+  return *(const gint *) a - *(const gint *) b;
+}
+
+/* Logs the batch's instances; finds nothing gone. */
+static gboolean
+sr_reconcile (StgRuntime *base, gboolean implicit, GHashTable *tasks, gchar **summary,
+              GError **error)
+{
+  ScriptedRuntime *rt = (ScriptedRuntime *) base;
+  g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint));
+  g_autoptr (GString) text = g_string_new (implicit ? "reconcile implicit" : "reconcile ");
+  GHashTableIter it;
+  gpointer key;
+  (void) error;
+
+  if (tasks != NULL)
+    g_hash_table_iter_init (&it, tasks);
+  while (tasks != NULL && g_hash_table_iter_next (&it, &key, NULL))
+    g_array_append_val (ids, ((StgSlotKey *) key)->instance);
+  g_array_sort (ids, by_int);
+  for (guint i = 0; i < ids->len; i++)
+    g_string_append_printf (text, "%s%d", i ? ";" : "", g_array_index (ids, gint, i));
+  g_ptr_array_add (rt->log, g_strdup (text->str));
+  *summary = g_strdup_printf ("%u looked at", ids->len);
+  return TRUE;
+}
+
 static const StgRuntimeOps scripted_ops = {
+  .reconcile = sr_reconcile,
   .apply = sr_apply,
   .kill = sr_kill,
   .restart = sr_restart,

@@ -6,7 +6,8 @@
  * slot STARTING at once and, after the slot's delay, RUNNING (or whatever
  * the script says for that instance and config); kill makes it KILLING and,
  * after the delay, ABSENT (removing the instance row, as a real runtime
- * does). Every call is logged as "apply I C", "kill I" or "restart I", and
+ * does). Every call is logged as "apply I C", "kill I", "restart I" or
+ * "reconcile I;J;..." (an explicit batch's instances, sorted), and
  * every change is announced from a clock timer, never from inside a call.
  * Test processes only.
  */

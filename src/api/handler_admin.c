@@ -101,14 +101,15 @@ handler_snapshot (ApiAuroraAdminIf *iface, ApiResponse **_return, GError **unuse
 }
 
 static gboolean
-reconcile (StgHandler *self, ApiResponse *response, const gchar *method, gboolean implicit)
+reconcile (StgHandler *self, ApiResponse *response, const gchar *method, gboolean implicit,
+           gint32 batch_size)
 {
   g_autoptr (GError) error = NULL;
   g_autofree gchar *summary = NULL;
 
   if (!stg_handler_allowed (self, response, method, NULL, TRUE))
     return TRUE;
-  if (!stg_engine_reconcile (self->ctx.engine, implicit, &summary, &error))
+  if (!stg_engine_reconcile (self->ctx.engine, implicit, batch_size, &summary, &error))
     return stg_handler_answer_error (self, response, method, error);
   stg_response_ok (response, self->ctx.cluster, NULL);
   stg_response_add_detail (response, "%s", summary);
@@ -122,8 +123,7 @@ handler_trigger_explicit (ApiAuroraAdminIf *iface, ApiResponse **_return,
   StgHandler *self = HANDLER (iface);
   (void) unused;
 
-  /* The batch size only paces Aurora's questions to Mesos: each slot is
-   * looked at in one pass here. */
+  /* Aurora's check and message; no batch size: Aurora's default. */
   if (settings != NULL && settings->__isset_batchSize && settings->batchSize <= 0 &&
       stg_handler_allowed (self, *_return, "triggerExplicitTaskReconciliation", NULL, TRUE))
     {
@@ -131,14 +131,15 @@ handler_trigger_explicit (ApiAuroraAdminIf *iface, ApiResponse **_return,
                          "Batch size must be greater than zero.");
       return TRUE;
     }
-  return reconcile (self, *_return, "triggerExplicitTaskReconciliation", FALSE);
+  return reconcile (self, *_return, "triggerExplicitTaskReconciliation", FALSE,
+                    settings != NULL && settings->__isset_batchSize ? settings->batchSize : 0);
 }
 
 static gboolean
 handler_trigger_implicit (ApiAuroraAdminIf *iface, ApiResponse **_return, GError **unused)
 {
   (void) unused;
-  return reconcile (HANDLER (iface), *_return, "triggerImplicitTaskReconciliation", TRUE);
+  return reconcile (HANDLER (iface), *_return, "triggerImplicitTaskReconciliation", TRUE, 0);
 }
 
 static const gint TERMINAL[] = { API_SCHEDULE_STATUS_FINISHED, API_SCHEDULE_STATUS_FAILED,

@@ -76,38 +76,6 @@ without_data (ApiTaskConfig *config)
   return copy;
 }
 
-static ApiScheduledTask *
-scheduled_task (StgStore *store, StgJobRow *job, const StgInstanceRow *row, const gchar *task_id,
-                ApiTaskConfig *config, GError **error)
-{
-  g_autoptr (GHashTable) ports = stg_store_list_ports (store, job->key, row->instance_id, error);
-  g_autoptr (GPtrArray) events = ports
-                                     ? stg_store_list_task_events (store, job->id, row->instance_id,
-                                                                   MAX_TASK_EVENTS, error)
-                                     : NULL;
-  if (events == NULL)
-    return NULL;
-
-  g_autoptr (ApiAssignedTask) assigned = g_object_new (API_TYPE_ASSIGNED_TASK,
-      "taskId", task_id, "slaveId", "local", "slaveHost", g_get_host_name (),
-      "task", config, "instanceId", row->instance_id, NULL);
-  GHashTableIter it;
-  gpointer name, port;
-  g_hash_table_iter_init (&it, ports);
-  while (g_hash_table_iter_next (&it, &name, &port))
-    {
-      gint32 *value = g_new (gint32, 1);
-      *value = GPOINTER_TO_INT (port);
-      g_hash_table_insert (assigned->assignedPorts, g_strdup (name), value);
-    }
-  ApiScheduledTask *task = g_object_new (API_TYPE_SCHEDULED_TASK, "assignedTask", assigned,
-                                         "status", row->status, "failureCount", row->failure_count,
-                                         "ancestorId", "", NULL);
-  for (guint i = 0; i < events->len; i++)
-    g_ptr_array_add (task->taskEvents, g_object_ref (events->pdata[i]));
-  return task;
-}
-
 GPtrArray *
 stg_handler_query_tasks (StgStore *store, const ApiTaskQuery *q, gboolean with_configs,
                          GError **error)
@@ -157,7 +125,9 @@ stg_handler_query_tasks (StgStore *store, const ApiTaskQuery *q, gboolean with_c
                 }
               g_hash_table_insert (configs, g_memdup2 (&config_id, sizeof config_id), config);
             }
-          ApiScheduledTask *task = scheduled_task (store, job, row, task_id, config, error);
+          ApiScheduledTask *task = stg_store_scheduled_task (store, job->key, job->id, row, config,
+                                                             g_get_host_name (), MAX_TASK_EVENTS,
+                                                             error);
           if (task == NULL)
             return NULL;
           g_ptr_array_add (out, task);

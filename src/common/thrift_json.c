@@ -1,6 +1,8 @@
 /* thrift_json.c: a write-only ThriftProtocol that builds JSON: the struct
  * writes itself into it (field names included, since the generated code
- * passes them), and the result is the tree built. Pure; any thread. */
+ * passes them), and the result is the tree built: Stagger's readable form,
+ * or the form of Thrift's TSimpleJSONProtocol (what Aurora's scheduler
+ * sends an SLA coordinator). Pure; any thread. */
 #include "config.h"
 
 #include <string.h>
@@ -52,6 +54,7 @@ struct _StgJsonRecorder
   ThriftProtocol parent;
   GPtrArray *frames;       /* Frame*, innermost last */
   JsonNode *root;
+  gboolean simple; /* TSimpleJSONProtocol's form */
 };
 
 G_DEFINE_TYPE (StgJsonRecorder, stg_json_recorder, THRIFT_TYPE_PROTOCOL)
@@ -104,8 +107,14 @@ emit (StgJsonRecorder *self, JsonNode *node)
           f->key = node;
           break;
         }
-      if (f->string_keys)
+      if (f->string_keys && json_node_get_value_type (f->key) == G_TYPE_STRING)
         json_object_set_member (json_node_get_object (f->node), json_node_get_string (f->key), node);
+      else if (f->string_keys)
+        {
+          /* TSimpleJSONProtocol: any key as its JSON text, quoted. */
+          g_autofree gchar *text = json_to_string (f->key, FALSE);
+          json_object_set_member (json_node_get_object (f->node), text, node);
+        }
       else
         {
           JsonArray *pair = json_array_new ();
@@ -257,12 +266,13 @@ w_map_begin (ThriftProtocol *p, const ThriftType key_type, const ThriftType valu
              const guint32 size, GError **error)
 {
   StgJsonRecorder *self = STG_JSON_RECORDER (p);
+  gboolean object = key_type == T_STRING || self->simple;
   JsonNode *node;
   (void) value_type;
   (void) size;
   (void) error;
 
-  if (key_type == T_STRING)
+  if (object)
     {
       node = json_node_new (JSON_NODE_OBJECT);
       json_node_take_object (node, json_object_new ());
@@ -270,7 +280,7 @@ w_map_begin (ThriftProtocol *p, const ThriftType key_type, const ThriftType valu
   else
     node = array_node ();
   push (self, FRAME_MAP, node);
-  top (self)->string_keys = key_type == T_STRING;
+  top (self)->string_keys = object;
   return 0;
 }
 
@@ -297,11 +307,15 @@ w_set_begin (ThriftProtocol *p, const ThriftType type, const guint32 size, GErro
 static gint32
 w_bool (ThriftProtocol *p, const gboolean value, GError **error)
 {
+  StgJsonRecorder *self = STG_JSON_RECORDER (p);
   JsonNode *node = json_node_new (JSON_NODE_VALUE);
   (void) error;
 
-  json_node_set_boolean (node, value);
-  emit (STG_JSON_RECORDER (p), node);
+  if (self->simple)
+    json_node_set_int (node, value ? 1 : 0); /* TSimpleJSONProtocol writes a byte */
+  else
+    json_node_set_boolean (node, value);
+  emit (self, node);
   return 0;
 }
 
@@ -311,7 +325,7 @@ w_int (StgJsonRecorder *self, gint64 value)
   Frame *f = top (self);
   JsonNode *node = json_node_new (JSON_NODE_VALUE);
 
-  if (f != NULL && f->namer != NULL && !(f->kind == FRAME_MAP))
+  if (!self->simple && f != NULL && f->namer != NULL && !(f->kind == FRAME_MAP))
     json_node_set_string (node, f->namer ((gint) value));
   else
     json_node_set_int (node, value);
@@ -372,6 +386,12 @@ w_string (ThriftProtocol *p, const gchar *str, GError **error)
 static gint32
 w_binary (ThriftProtocol *p, const gpointer buf, const guint32 len, GError **error)
 {
+  /* TSimpleJSONProtocol: the bytes as text, when they are UTF-8. */
+  if (STG_JSON_RECORDER (p)->simple && g_utf8_validate_len (buf, len, NULL))
+    {
+      g_autofree gchar *text = g_strndup (buf, len);
+      return w_string (p, text, error);
+    }
   g_autofree gchar *b64 = g_base64_encode (buf, len);
 
   return w_string (p, b64, error);
@@ -423,15 +443,28 @@ stg_json_recorder_init (StgJsonRecorder *self)
   self->frames = g_ptr_array_new_with_free_func ((GDestroyNotify) frame_free);
 }
 
-JsonNode *
-stg_thrift_to_json (gpointer object)
+static JsonNode *
+to_json (gpointer object, gboolean simple)
 {
   g_autoptr (StgMemTransport) sink = stg_mem_transport_new (NULL, 0);
   g_autoptr (StgJsonRecorder) rec = g_object_new (STG_TYPE_JSON_RECORDER, "transport", sink, NULL);
 
   g_return_val_if_fail (THRIFT_IS_STRUCT (object), NULL);
+  rec->simple = simple;
   if (thrift_struct_write (THRIFT_STRUCT (object), THRIFT_PROTOCOL (rec), NULL) < 0 ||
       rec->root == NULL)
     return json_node_new (JSON_NODE_NULL);
   return g_steal_pointer (&rec->root);
+}
+
+JsonNode *
+stg_thrift_to_json (gpointer object)
+{
+  return to_json (object, FALSE);
+}
+
+JsonNode *
+stg_thrift_to_simple_json (gpointer object)
+{
+  return to_json (object, TRUE);
 }

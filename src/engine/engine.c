@@ -13,7 +13,7 @@
 #include "common/enums.h"
 #include "common/error.h"
 #include "common/jobkey.h"
-#include "engine/engine_private.h"
+#include "engine/reconcile_private.h"
 
 void
 stg_engine_limits_init (StgEngineLimits *limits)
@@ -143,6 +143,7 @@ stg_engine_free (StgEngine *engine)
   g_hash_table_unref (engine->by_job);
   g_array_unref (engine->watchers);
   g_clear_pointer (&engine->notices, g_ptr_array_unref);
+  stg_reconcile_free (engine);
   stg_maintenance_free (engine); /* its questions first: they hold sla_busy */
   g_hash_table_unref (engine->sla_busy);
   stg_tiers_free (engine->default_tiers);

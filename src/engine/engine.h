@@ -242,10 +242,12 @@ gchar *stg_engine_instance_cause (StgEngine *engine, const ApiJobKey *key, gint3
 gboolean stg_engine_prune_tasks (StgEngine *engine, const ApiJobKey *key, GHashTable *instances,
                                  gboolean history, guint *pruned, GError **error);
 
-/* The runtime compares what runs with the store now (see
- * StgRuntimeOps.reconcile); *@summary says what it found. */
-gboolean stg_engine_reconcile (StgEngine *engine, gboolean implicit, gchar **summary,
-                               GError **error);
+/* The runtime compares what runs with the store (see
+ * StgRuntimeOps.reconcile); *@summary says what it found. Explicit: the
+ * tasks in batches of @batch_size (0: Aurora's default, 1000; negative:
+ * _INVALID), the first now, the others later (reconcile.c). */
+gboolean stg_engine_reconcile (StgEngine *engine, gboolean implicit, gint32 batch_size,
+                               gchar **summary, GError **error);
 
 /* ---- host maintenance (maintenance.c) ----------------------------------- */
 

@@ -355,6 +355,7 @@ struct _StgEngine
   GHashTable *leftover_surge; /* StgSlotKey* set: surge instances of ended updates still to
                                  remove (surge.c) */
   GHashTable *sla_busy;       /* SLA coordinators' URLs with a question under way (sla.c) */
+  struct _StgReconcile *reconcile; /* (nullable) explicit batches still to go (reconcile.c) */
   GHashTable *drains;         /* host -> its DRAINING drain's memory (maintenance.c) */
   guint maintenance_timer;    /* the next pass over DRAINING hosts */
   const StgTiers *tiers;   /* borrowed: default_tiers or the daemon's */
@@ -553,20 +554,6 @@ ApiSlaPolicy *stg_sla_policy_of (StgEngine *engine, const ApiTaskConfig *task,
 gboolean stg_sla_holds (StgEngine *engine, gint64 job_id, gint32 instance,
                         const ApiSlaPolicy *policy, gboolean production, GHashTable *leaving,
                         gchar **why, gint64 *recheck_ms);
-
-/* A coordinator's answer: @yes the instance may go; @message in words.
- * Called once, on the main loop, outside steps; the owner may free the
- * question inside. */
-typedef void (*StgSlaAnswerFunc) (gpointer data, gboolean yes, const gchar *message);
-
-/* Asks @policy's coordinator whether instance @instance of job @key may go
- * (@countdown_ms: forceMaintenanceCountdownMs, or negative), from the next
- * iteration; NULL when the coordinator answers another question now. */
-StgSlaAsk *stg_sla_ask (StgEngine *engine, const ApiJobKey *key, gint32 instance,
-                        const ApiCoordinatorSlaPolicy *policy, gint64 countdown_ms,
-                        StgSlaAnswerFunc func, gpointer data);
-/* Stops a question (no answer comes after). */
-void stg_sla_ask_free (StgSlaAsk *ask);
 
 /* An SLA-aware update: whether work item @idx may start now (its instance
  * goes down only within its SLA); when not, it waits (an event says so

@@ -1,6 +1,6 @@
 /* jobs.c: the engine's job mutations besides createJob: kill instances,
  * add instances (within the role's quota), restart instances, prune ended
- * ones and their history; and the runtime's reconciliation.
+ * ones and their history.
  *
  * Each checks the job and the instance ids, refuses while the job has an
  * active update (the update owns the job's instances until it ends), writes
@@ -305,20 +305,4 @@ stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, const 
                      : STG_ENGINE_ERROR_NOT_FOUND,
                  "%s", local->message);
   return bytes;
-}
-
-/* The runtime's error as the engine's (NOT_FOUND or INVALID). */
-gboolean
-stg_engine_reconcile (StgEngine *e, gboolean implicit, gchar **summary, GError **error)
-{
-  if (e->runtime == NULL)
-    return stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID,
-                     "this staggerd has no runtime to reconcile");
-  if (!stg_runtime_reconcile (e->runtime, implicit, summary, error))
-    {
-      stg_engine_wrap_error (error);
-      return FALSE;
-    }
-  g_message ("engine: %s reconciliation: %s", implicit ? "implicit" : "explicit", *summary);
-  return TRUE;
 }

@@ -14,11 +14,12 @@ libstg_engine_a_SOURCES = \
 	src/engine/progress.c \
 	src/engine/quota.c \
 	src/engine/reasons.c \
+	src/engine/reconcile.c src/engine/reconcile_private.h \
 	src/engine/recover.c \
 	src/engine/service.c \
 	src/engine/settings.c \
 	src/engine/sidecar.c src/engine/sidecar_calls.c \
-	src/engine/sla.c \
+	src/engine/sla.c src/engine/sla_private.h src/engine/sla_body.c \
 	src/engine/starts.c \
 	src/engine/step.c \
 	src/engine/surge.c \

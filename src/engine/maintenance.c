@@ -28,7 +28,7 @@
 
 #include "common/error.h"
 #include "common/jobkey.h"
-#include "engine/engine_private.h"
+#include "engine/sla_private.h"
 
 #define M(x) API_MAINTENANCE_MODE_##x
 
@@ -40,6 +40,7 @@ typedef struct
   GHashTable *noted;   /* StgSlotKey*: its wait is logged */
   StgSlaAsk *ask;      /* (nullable) the question to a coordinator under way */
   StgSlotKey asked;    /* whom it is about */
+  gchar *host;         /* the host drained */
   StgEngine *engine;
 } Drain;
 
@@ -52,6 +53,7 @@ drain_free (gpointer data)
   g_hash_table_unref (d->moving);
   g_hash_table_unref (d->allowed);
   g_hash_table_unref (d->noted);
+  g_free (d->host);
   g_free (d);
 }
 
@@ -70,6 +72,7 @@ drain_of (StgEngine *e, const gchar *host)
     {
       d = g_new0 (Drain, 1);
       d->engine = e;
+      d->host = g_strdup (host);
       d->moving = key_set ();
       d->allowed = key_set ();
       d->noted = key_set ();
@@ -410,8 +413,8 @@ sla_lets_go (StgEngine *e, Drain *d, const ApiHostMaintenanceRequest *request, c
       if (d->ask == NULL)
         {
           d->asked = *k;
-          d->ask = stg_sla_ask (e, job->key, k->instance, p->coordinatorSlaPolicy, remaining_ms,
-                                on_coordinator, d);
+          d->ask = stg_sla_ask (e, k->job_id, job->key, k->instance, d->host,
+                                p->coordinatorSlaPolicy, remaining_ms, on_coordinator, d);
         }
       return FALSE;
     }

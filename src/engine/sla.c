@@ -11,22 +11,20 @@
  * it is skipped for non-production tasks (unless the limits say
  * otherwise) and for jobs with fewer tasks than min_required_instances. A
  * coordinator policy asks the coordinator over HTTP through the gate
- * runner seam (runtime/gates.h): one question at a time per coordinator
- * (Aurora's lock), each within the coordinator timeout, asked again after
- * a back-off when the answer is no or none. Calls the store, the runtime,
- * the clock, the gate runner, task_fields.c and step.c; a waiting update
- * is woken through engine->up. Main-loop thread only.
+ * runner seam (runtime/gates.h), sending the task as Aurora does
+ * (sla_body.c): one question at a time per coordinator URL (Aurora's
+ * lock), each within the coordinator timeout, asked again after a
+ * back-off when the answer is no or none. Calls the store, the runtime,
+ * the clock, the gate runner, sla_body.c, task_fields.c and step.c; a
+ * waiting update is woken through engine->up. Main-loop thread only.
  */
 #include "config.h"
 
 #include <math.h>
 #include <string.h>
 
-#include <json-glib/json-glib.h>
-
 #include "common/error.h"
-#include "common/json_write.h"
-#include "engine/engine_private.h"
+#include "engine/sla_private.h"
 
 #define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
 
@@ -237,7 +235,8 @@ struct _StgSlaAsk
   gchar *url; /* in engine->sla_busy while asked */
   gchar *task_key;
   gchar *status_key;
-  gchar *body;
+  gchar *body;          /* (nullable) */
+  gchar *failed;        /* (nullable) why there is no body: the answer is no */
   GCancellable *cancel; /* (nullable) the question in the runner */
   gboolean holds;       /* its URL is in engine->sla_busy: no answer yet */
   guint timer;          /* the timeout, or the start */
@@ -260,6 +259,7 @@ stg_sla_ask_free (StgSlaAsk *ask)
   g_free (ask->task_key);
   g_free (ask->status_key);
   g_free (ask->body);
+  g_free (ask->failed);
   g_free (ask);
 }
 
@@ -307,60 +307,24 @@ on_start (gpointer data)
       answer (ask, FALSE, "this staggerd asks no SLA coordinators");
       return;
     }
+  if (ask->body == NULL)
+    {
+      answer (ask, FALSE, ask->failed);
+      return;
+    }
   ask->cancel = g_cancellable_new ();
   ask->timer = stg_clock_add_timer (e->clock, e->limits.sla_coordinator_timeout_ms, on_timeout,
                                     ask);
   stg_gate_runner_ask (e->gates, &q, ask->cancel, on_answer, ask);
 }
 
-/* What Aurora's scheduler POSTs: the task (as much of its ScheduledTask
- * as the engine knows), its key and the parameters. */
-static gchar *
-ask_body (const ApiJobKey *key, gint32 instance, const gchar *task_key, gint64 countdown_ms)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "task");
-  json_builder_add_string_value (b, task_key);
-  if (countdown_ms >= 0)
-    {
-      g_autofree gchar *text = g_strdup_printf ("%" G_GINT64_FORMAT, countdown_ms);
-      json_builder_set_member_name (b, "forceMaintenanceCountdownMs");
-      json_builder_add_string_value (b, text);
-    }
-  json_builder_set_member_name (b, "taskConfig");
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "assignedTask");
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "instanceId");
-  json_builder_add_int_value (b, instance);
-  json_builder_set_member_name (b, "task");
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "job");
-  json_builder_begin_object (b);
-  const gchar *const parts[][2] = { { "role", key->role },
-                                    { "environment", key->environment },
-                                    { "name", key->name } };
-  for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
-    {
-      json_builder_set_member_name (b, parts[i][0]);
-      json_builder_add_string_value (b, parts[i][1]);
-    }
-  json_builder_end_object (b);
-  json_builder_end_object (b);
-  json_builder_end_object (b);
-  json_builder_end_object (b);
-  json_builder_end_object (b);
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  return stg_json_write (root, FALSE, NULL);
-}
-
 StgSlaAsk *
-stg_sla_ask (StgEngine *e, const ApiJobKey *key, gint32 instance,
+stg_sla_ask (StgEngine *e, gint64 job_id, const ApiJobKey *key, gint32 instance, const gchar *host,
              const ApiCoordinatorSlaPolicy *policy, gint64 countdown_ms, StgSlaAnswerFunc func,
              gpointer data)
 {
+  g_autoptr (GError) error = NULL;
+
   if (g_hash_table_contains (e->sla_busy, policy->coordinatorUrl))
     return NULL;
   StgSlaAsk *ask = g_new0 (StgSlaAsk, 1);
@@ -371,7 +335,10 @@ stg_sla_ask (StgEngine *e, const ApiJobKey *key, gint32 instance,
                                    key->environment, key->name, instance);
   ask->status_key = g_strdup (policy->statusKey && policy->statusKey[0] ? policy->statusKey
                                                                         : DEFAULT_STATUS_KEY);
-  ask->body = ask_body (key, instance, ask->task_key, countdown_ms);
+  ask->body = stg_sla_ask_body (e, job_id, key, instance, host, ask->task_key, countdown_ms,
+                                &error);
+  if (ask->body == NULL)
+    ask->failed = g_strdup_printf ("cannot say which task asks: %s", error->message);
   ask->func = func;
   ask->data = data;
   g_hash_table_add (e->sla_busy, g_strdup (ask->url));
@@ -499,7 +466,8 @@ coordinator_may (StgUpdate *u, guint idx, const ApiCoordinatorSlaPolicy *c)
     waits (u, idx, said);
   if (w->ask == NULL && w->timer == 0)
     {
-      w->ask = stg_sla_ask (u->engine, u->job, work->instance, c, -1, on_coordinator, u);
+      w->ask = stg_sla_ask (u->engine, u->job_id, u->job, work->instance, NULL, c, -1,
+                            on_coordinator, u);
       if (w->ask == NULL) /* it answers another question now */
         arm (u, u->engine->limits.sla_retry_min_ms);
     }

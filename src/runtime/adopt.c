@@ -313,7 +313,8 @@ processes_in (GHashTable *found)
 }
 
 gboolean
-stg_local_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error)
+stg_local_reconcile (StgRuntime *base, gboolean implicit, GHashTable *tasks, gchar **summary,
+                     GError **error)
 {
   StgLocalRuntime *rt = (StgLocalRuntime *) base;
   g_autoptr (GPtrArray) marked = stg_process_find_marked (STG_LOCAL_MARK);
@@ -330,6 +331,8 @@ stg_local_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GErro
     {
       Slot *slot = value;
       Run *runs[] = { slot->run, slot->next };
+      if (tasks != NULL && !g_hash_table_contains (tasks, &slot->base.key))
+        continue; /* another batch's */
       for (guint i = 0; i < G_N_ELEMENTS (runs); i++)
         {
           Run *run = runs[i];

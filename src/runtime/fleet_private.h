@@ -150,8 +150,10 @@ gboolean stg_fleet_leave_drained (Slot *slot);
 
 /* ---- watching hosts (fleet_sync.c) ------------------------------------------- */
 
-/* StgRuntimeOps.reconcile: every host's containers listed now. */
-gboolean stg_fleet_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error);
+/* StgRuntimeOps.reconcile: every host's containers listed now; with
+ * @tasks, the hosts those slots are on. */
+gboolean stg_fleet_reconcile (StgRuntime *base, gboolean implicit, GHashTable *tasks,
+                              gchar **summary, GError **error);
 
 /* ---- slots (fleet.c) --------------------------------------------------------- */
 

@@ -343,16 +343,32 @@ on_poll (gpointer data)
 }
 
 gboolean
-stg_fleet_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error)
+stg_fleet_reconcile (StgRuntime *base, gboolean implicit, GHashTable *tasks, gchar **summary,
+                     GError **error)
 {
   StgFleetRuntime *rt = (StgFleetRuntime *) base;
+  g_autoptr (GHashTable) wanted = tasks ? g_hash_table_new (NULL, NULL) : NULL;
   guint listing = 0;
+  GHashTableIter it;
+  gpointer key;
 
   (void) implicit; /* a listing judges both: slots' containers, and strays */
   (void) error;
+  /* A batch: the hosts its slots are on (a listing covers a whole host). */
+  if (tasks != NULL)
+    g_hash_table_iter_init (&it, tasks);
+  while (tasks != NULL && g_hash_table_iter_next (&it, &key, NULL))
+    {
+      Slot *slot = (Slot *) stg_slots_find (rt->slots, ((StgSlotKey *) key)->job_id,
+                                            ((StgSlotKey *) key)->instance);
+      if (slot != NULL && slot->host != NULL)
+        g_hash_table_add (wanted, slot->host);
+    }
   for (guint i = 0; i < rt->hosts->len; i++)
     {
       Host *h = rt->hosts->pdata[i];
+      if (wanted != NULL && !g_hash_table_contains (wanted, h))
+        continue;
       if (!h->listing)
         list_host (h, on_listed, h);
       listing++;

@@ -217,7 +217,8 @@ void stg_run_lost (Run *run);
 
 /* The runtime's reconcile operation (adopt.c: the marked processes in
  * /proc against the slots' runs). */
-gboolean stg_local_reconcile (StgRuntime *base, gboolean implicit, gchar **summary, GError **error);
+gboolean stg_local_reconcile (StgRuntime *base, gboolean implicit, GHashTable *tasks,
+                              gchar **summary, GError **error);
 
 /* Starts a hook command for @slot as its role's user (output appended to
  * hooks.log in the slot's folder), with STAGGER_FROM_VERSION

@@ -132,10 +132,11 @@ stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GErro
 }
 
 gboolean
-stg_runtime_reconcile (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error)
+stg_runtime_reconcile (StgRuntime *rt, gboolean implicit, GHashTable *tasks, gchar **summary,
+                       GError **error)
 {
   if (rt->ops->reconcile != NULL)
-    return rt->ops->reconcile (rt, implicit, summary, error);
+    return rt->ops->reconcile (rt, implicit, implicit ? NULL : tasks, summary, error);
   *summary = g_strdup ("nothing to compare: this runtime runs nothing outside the store");
   return TRUE;
 }

@@ -166,9 +166,12 @@ typedef struct
   /* (nullable) Compares what runs with the store now. !@implicit: each
    * slot's process or container is looked for; one that is gone has
    * ended (its slot hears of it as of any end). @implicit: what runs with
-   * this runtime's mark but no slot expects is stopped. *@summary says
-   * what was found or is under way, in words. */
-  gboolean (*reconcile) (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error);
+   * this runtime's mark but no slot expects is stopped. @tasks (nullable;
+   * StgSlotKey* set, !@implicit only) limits it to those slots: one batch
+   * of an explicit reconciliation. *@summary says what was found or is
+   * under way, in words. */
+  gboolean (*reconcile) (StgRuntime *rt, gboolean implicit, GHashTable *tasks, gchar **summary,
+                         GError **error);
   /* (nullable: no sidecars here) Checks that @sidecar (of the set named
    * @name) can run beside instances, and can follow @previous (nullable:
    * the set's version before it) in the pods that carry it. */
@@ -248,7 +251,8 @@ gboolean stg_runtime_sidecar_apply (StgRuntime *rt, gint64 job_id, gint32 instan
 
 /* See StgRuntimeOps.reconcile; a runtime without it runs nothing outside
  * the store, and says so. */
-gboolean stg_runtime_reconcile (StgRuntime *rt, gboolean implicit, gchar **summary, GError **error);
+gboolean stg_runtime_reconcile (StgRuntime *rt, gboolean implicit, GHashTable *tasks,
+                                gchar **summary, GError **error);
 
 static inline gboolean
 stg_runtime_validate (StgRuntime *rt, const ApiTaskConfig *config, GError **error)

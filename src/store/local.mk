@@ -13,6 +13,7 @@ libstg_store_a_SOURCES = \
 	src/store/quotas.c \
 	src/store/retention.c \
 	src/store/runtime_facts.c \
+	src/store/scheduled_task.c \
 	src/store/sidecars.c \
 	src/store/updates.c
 nodist_libstg_store_a_SOURCES = src/store/schema-resources.c

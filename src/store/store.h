@@ -283,6 +283,13 @@ gboolean stg_store_add_task_event (StgStore *store, gint64 job_id, gint32 instan
 GPtrArray *stg_store_list_task_events (StgStore *store, gint64 job_id, gint32 instance_id,
                                        guint limit, GError **error);
 
+/* Instance @row of job @job_id (@key) as Aurora's ScheduledTask: running
+ * @config on @host, with its named ports and its newest @max_events task
+ * events. */
+ApiScheduledTask *stg_store_scheduled_task (StgStore *store, const ApiJobKey *key, gint64 job_id,
+                                            const StgInstanceRow *row, ApiTaskConfig *config,
+                                            const gchar *host, guint max_events, GError **error);
+
 /* ---- runtime facts: ports, all slots ------------------------------------ */
 
 /* The port kept for (@job, @instance, @name), or 0. */
