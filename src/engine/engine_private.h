@@ -116,6 +116,8 @@ gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_conf
  *
  *   UPDATING, UPDATED, UPDATE_FAILED
  *        --[stg_update_start_rollback]--> ROLLBACK_PENDING   (PENDING stays PENDING)
+ *   UPDATING in its before gates --[stg_update_start_rollback]--> PENDING
+ *   UPDATE_FAILED in its before gates (unchanged): stays UPDATE_FAILED
  *
  *   ROLLBACK_PENDING --[start]--> ROLLING_BACK --[finish_work: ok]--> ROLLED_BACK
  *                                      |
@@ -133,7 +135,8 @@ gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_conf
  *   AFTER --[gates_hold: one failed, counted, tolerated]--> RESTARTED (the instance
  *             restarted) --[stg_work_evaluate: a run healthy since, for the watch time]--> AFTER
  *   AFTER, RESTARTED --[stg_work_evaluate: a failure of the slot]--> NONE
- *   any --[count_failure: too many]--> finish_work: failed
+ *   any --[count_failure: too many]--> finish_work: failed (from BEFORE: unchanged, the
+ *             runtime never asked, so stg_update_start_rollback leaves it be)
  *
  * What holds in each state:
  *   PENDING            not started: the runtime was never asked; the slot
@@ -143,7 +146,9 @@ gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_conf
  *                      counted; a watch or deadline timer may be armed.
  *   UPDATED            to_config has run healthy for the watch time (or the
  *                      slot is gone when to_config is 0); counted in n_done.
- *   UPDATE_FAILED      failures > maxPerInstanceFailures; counted in n_failed.
+ *   UPDATE_FAILED      failures > maxPerInstanceFailures; counted in n_failed;
+ *                      unchanged when its before gates failed it (the slot
+ *                      still has from_config).
  *   ROLLBACK_PENDING   touched forward, to be moved back to from_config; in
  *                      the back order (descending instance), not started.
  *   ROLLING_BACK       as UPDATING, with from_config as the target.
@@ -176,11 +181,14 @@ typedef struct
   struct _StgUpdate *owner;
   guint timer;             /* watch or deadline */
   gboolean asked;          /* the runtime was asked to act in this direction */
+  gboolean unchanged;      /* failed in its before gates: the runtime never heard of the
+                              change, so a rollback leaves it be (stored with the progress) */
   gint gates;              /* StgWorkGates: the instance gates' phase (BEFORE: stored
                               with the progress, so a restart tries them again) */
   guint gates_passed;      /* of the phase's gates */
   gint gate_verdict;       /* the current gate: 0 trying, 1 passed, -1 failed (last attempt) */
   gchar *gate_message;     /* (nullable) its last attempt's message */
+  gchar *gate_said;        /* (nullable) "NAME said ANSWER" of its last attempt */
   struct _StgGateRun *gate_run; /* (nullable) */
 } StgWork;
 
@@ -262,6 +270,10 @@ struct _StgUpdate
                                 rollback */
   GArray *gated;             /* (nullable) gint32: instances in their before gates, as the
                                 stored progress says (recover.c applies it) */
+  GArray *unchanged;         /* (nullable) gint32: instances failed in their before gates, as
+                                the stored progress says (recover.c applies it) */
+  gchar *gate_cause;         /* (nullable) "NAME said ANSWER": the gate that failed the last
+                                failed instance, until check_failures has looked */
 
   GHashTable *healthy;       /* instance -> TRUE: the job's running, healthy instances
                                 (kept only when min_in_service > 0) */
