@@ -512,6 +512,10 @@ void stg_update_on_instance (StgUpdate *u, gint32 instance);
 
 /* ---- starting an update (control.c) ------------------------------------------ */
 
+/* The stored config equal to the one @request would store (checked as a
+ * start checks it), or 0: none yet, or the request does not pass. */
+gint64 stg_update_stored_config (StgEngine *engine, const ApiJobUpdateRequest *request);
+
 /* Called inside the step that records a new update @uid, to write more in
  * the same transaction; FALSE (with @error) fails the step. */
 typedef gboolean (*StgUpdateStartHook) (StgEngine *engine, const gchar *uid, gpointer data,

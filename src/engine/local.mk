@@ -10,7 +10,7 @@ libstg_engine_a_SOURCES = \
 	src/engine/maintenance.c \
 	src/engine/notice.c \
 	src/engine/plan.c src/engine/plan_private.h src/engine/plan_calls.c \
-	src/engine/plan_stage.c src/engine/plan_state.c \
+	src/engine/plan_stage.c src/engine/plan_state.c src/engine/plan_view.c \
 	src/engine/progress.c \
 	src/engine/quota.c \
 	src/engine/reasons.c \
