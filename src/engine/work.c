@@ -3,7 +3,7 @@
  * a failure counted, the runtime asked again, a deadline or watch timer
  * armed), with the instance events each move records, and the verdicts of
  * its instance gates (work_gates.c runs them). The states and what holds
- * in each are drawn in engine_private.h; update.c decides when work
+ * in each are drawn in work_state.h; update.c decides when work
  * starts and what a finished or failed instance means for the update.
  * Calls step.c, work_gates.c and the store. Main-loop thread only.
  */

@@ -7,7 +7,7 @@
  * the work item (StgWork.gate_verdict, gate_message) and notes the slot,
  * so the next news step's stg_work_evaluate (work.c) takes it up: records
  * it, moves on, or counts the failure as a failed health check would be
- * counted. The phases are drawn in engine_private.h. Each gate of an
+ * counted. The phases are drawn in work_state.h. Each gate of an
  * instance gets the instance's {{instance}} and {{ports[NAME]}} (and the
  * job's names, {{version}} the one it moves to) in its URL or command,
  * and a shell gate STAGGER_JOB, STAGGER_INSTANCE, STAGGER_FROM_VERSION,
