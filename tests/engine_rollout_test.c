@@ -190,10 +190,11 @@ START_TEST (instance_gate_failing_twice_then_passing_lets_the_update_finish)
 }
 END_TEST
 
-/* A before gate that never passes going forward (it waits 5 s, then
- * fails): that instance fails without the runtime hearing of the new
- * version, and the update rolls back; going back, the gate gets the
- * versions the right way round and passes. */
+/* A before gate that passes on instance 0 and never on instance 1
+ * going forward (it waits 5 s, then fails): instance 1 fails without the
+ * runtime hearing of the new version, and the update rolls back instance
+ * 0 alone; going back, the gate gets the versions the right way round
+ * and passes. */
 START_TEST (instance_gate_never_passing_fails_the_instance_and_rolls_back)
 {
   fx_create_job (2);
@@ -201,21 +202,19 @@ START_TEST (instance_gate_never_passing_fails_the_instance_and_rolls_back)
   ApiRolloutGate *g = gate_new ("bookies", 0);
   g_object_set (g, "waitSecs", 5, NULL);
   instance_gate (r, TRUE, g);
-  scripted_gates_fail_when (gates, "bookies", "STAGGER_DIRECTION", "forward");
+  scripted_gates_fail_when (gates, "bookies", "STAGGER_INSTANCE", "1");
   g_autoptr (ApiJobUpdateKey) key = fx_start (r);
   gint64 v2 = fx_desired (key);
 
   run_update (key, 60000);
   ck_assert_int_eq (fx_status (key), U (ROLLED_BACK));
   g_autofree gchar *log = fx_take_log ();
-  g_autofree gchar *v2_apply = g_strdup_printf ("apply 0 %" G_GINT64_FORMAT, v2);
-  ck_assert_msg (strstr (log, v2_apply) == NULL, "instance 0 was told to run v2: %s", log);
+  g_autofree gchar *v2_apply = g_strdup_printf ("apply 1 %" G_GINT64_FORMAT, v2);
+  ck_assert_msg (strstr (log, v2_apply) == NULL, "instance 1 was told to run v2: %s", log);
   g_autofree gchar *failed = instance_messages (key, "did not pass");
-  ck_assert_msg (strstr (failed, "0: failed 1 time; last: before gate 'bookies' failed") &&
-                     strstr (failed, "did not pass within 5 s: STAGGER_DIRECTION=forward"),
+  ck_assert_msg (strstr (failed, "1: failed 1 time; last: before gate 'bookies' failed") &&
+                     strstr (failed, "did not pass within 5 s: STAGGER_INSTANCE=1"),
                  "events: %s", failed);
-  /* 5 s of attempts a second apart, then one more going back. */
-  ck_assert_uint_ge (scripted_gates_attempts (gates, "bookies"), 6);
   ck_assert_str_eq (scripted_gates_env (gates, "bookies", "STAGGER_DIRECTION"), "rollback");
   ck_assert_str_eq (scripted_gates_env (gates, "bookies", "STAGGER_FROM_VERSION"), "2");
   ck_assert_str_eq (scripted_gates_env (gates, "bookies", "STAGGER_TO_VERSION"), "1");
@@ -224,9 +223,64 @@ START_TEST (instance_gate_never_passing_fails_the_instance_and_rolls_back)
   ck_assert_str_eq (scripted_gates_env (gates, "bookies", "STAGGER_JOB"), "www/prod/app");
   ck_assert_int_eq (fx_intent (0), fx.v1);
   ck_assert_int_eq (fx_intent (1), fx.v1);
+  g_autofree gchar *ev = fx_instance_events (key);
+  ck_assert_str_eq (ev, "0:UPDATING 0:UPDATING 0:UPDATED 1:UPDATING 1:UPDATING "
+                        "1:UPDATE_FAILED 0:ROLLING_BACK 0:ROLLING_BACK 0:ROLLED_BACK");
   g_autofree gchar *updates = notices ("update");
   ck_assert_str_eq (updates, "update:ROLLING_FORWARD:Started update:ROLLING_BACK:"
                              "FailureThresholdReached update:ROLLED_BACK:RolledBack");
+}
+END_TEST
+
+/* The message of update @key's last event. */
+static gchar *
+last_update_message (ApiJobUpdateKey *key)
+{
+  g_autoptr (GPtrArray) events = stg_store_list_update_events (fx.store, fx_update_id (key), NULL);
+  ApiJobUpdateEvent *e = events->pdata[events->len - 1];
+  return g_strdup (e->__isset_message && e->message ? e->message : "");
+}
+
+/* A before gate that never passes in either direction: the instance it
+ * held never changed, so nothing is taken back and the gate is not tried
+ * again. The update ends ROLLED_BACK, or with rollback off FAILED, its
+ * message naming the gate and its last answer. */
+START_TEST (an_instance_that_never_changed_needs_no_rollback)
+{
+  fx_create_job (2);
+  for (gint rollback = 1; rollback >= 0; rollback--)
+    {
+      g_autoptr (ApiJobUpdateRequest) r = fx_request (rollback ? "v2" : "v3", 2);
+      g_object_set (r->settings, "rollbackOnFailure", rollback, NULL);
+      instance_gate (r, TRUE, gate_new ("bookies", 1));
+      scripted_gates_fail_when (gates, "bookies", "STAGGER_JOB", "www/prod/app");
+      g_autoptr (ApiJobUpdateKey) key = fx_start (r);
+
+      run_update (key, 60000);
+      g_autofree gchar *message = last_update_message (key);
+      g_autofree gchar *ev = fx_instance_events (key);
+      g_autofree gchar *log = fx_take_log ();
+      ck_assert_str_eq (ev, "0:UPDATING 0:UPDATING 0:UPDATE_FAILED");
+      ck_assert_msg (strstr (log, "apply") == NULL, "an instance was told to change: %s", log);
+      ck_assert_uint_eq (scripted_gates_attempts (gates, "bookies"), rollback ? 2 : 4);
+      ck_assert_str_eq (scripted_gates_env (gates, "bookies", "STAGGER_DIRECTION"), "forward");
+      ck_assert_int_eq (fx_intent (0), fx.v1);
+      ck_assert_int_eq (fx_intent (1), fx.v1);
+      if (rollback)
+        {
+          ck_assert_int_eq (fx_status (key), U (ROLLED_BACK));
+          ck_assert_msg (g_str_has_suffix (message, "; the rollback's cause: bookies said "
+                                                    "STAGGER_JOB=www/prod/app"),
+                         "message: %s", message);
+        }
+      else
+        {
+          ck_assert_int_eq (fx_status (key), U (FAILED));
+          ck_assert_msg (strstr (message, "before gate 'bookies' failed (attempt 2): "
+                                          "STAGGER_JOB=www/prod/app"),
+                         "message: %s", message);
+        }
+    }
 }
 END_TEST
 
@@ -624,6 +678,7 @@ suite (void)
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, instance_gate_failing_twice_then_passing_lets_the_update_finish);
   tcase_add_test (tc, instance_gate_never_passing_fails_the_instance_and_rolls_back);
+  tcase_add_test (tc, an_instance_that_never_changed_needs_no_rollback);
   tcase_add_test (tc, tolerated_after_gate_failure_restarts_the_instance);
   tcase_add_test (tc, before_gates_are_tried_again_after_a_restart);
   tcase_add_test (tc, bad_instance_gates_are_refused);

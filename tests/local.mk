@@ -23,11 +23,13 @@ STG_CHECK_SUITES = \
 	tests/engine_controls_test \
 	tests/engine_plan_test \
 	tests/engine_rollout_test \
+	tests/plan_view_test \
 	tests/gates_test \
 	tests/plan_daemon_test \
 	tests/notify_daemon_test \
 	tests/engine_recover_test \
 	tests/runtime_test \
+	tests/runtime_hooks_test \
 	tests/spawn_test \
 	tests/runtime_sandbox_test \
 	tests/runtime_daemon_test \
@@ -112,6 +114,10 @@ tests_engine_rollout_test_SOURCES = tests/engine_rollout_test.c $(STG_ENGINE_FIX
 tests_engine_rollout_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_rollout_test_LDADD = $(STG_TEST_LDADD)
 
+tests_plan_view_test_SOURCES = tests/plan_view_test.c $(STG_ENGINE_FIXTURE)
+tests_plan_view_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_plan_view_test_LDADD = $(STG_TEST_LDADD)
+
 tests_engine_control_test_SOURCES = tests/engine_control_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_control_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_control_test_LDADD = $(STG_TEST_LDADD)
@@ -133,6 +139,11 @@ tests_runtime_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_test_LDADD = $(STG_TEST_LDADD)
 
 STG_ROLLOUT = tests/rollout.c tests/rollout.h
+
+tests_runtime_hooks_test_SOURCES = tests/runtime_hooks_test.c tests/runtime_fixture.c \
+	tests/runtime_fixture.h
+tests_runtime_hooks_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_runtime_hooks_test_LDADD = $(STG_TEST_LDADD)
 
 tests_runtime_sandbox_test_SOURCES = tests/runtime_sandbox_test.c tests/runtime_fixture.c \
 	tests/runtime_fixture.h

@@ -1,7 +1,8 @@
 /* runtime_test.c: Check suite for the local runtime, with real processes
  * (stagger-example-server and shell commands), real sockets and a real
  * store: start, kill, crash and back-off, exit statuses, health checks,
- * ports and environment, templates, hooks, and hot upgrade under load. */
+ * ports and environment, templates, and hot upgrade under load (the hooks
+ * are runtime_hooks_test's). */
 #include "config.h"
 
 #include <check.h>
@@ -456,106 +457,6 @@ START_TEST (bad_configs_are_refused_when_submitted)
 }
 END_TEST
 
-/* ---- hooks ----------------------------------------------------------------------------- */
-
-/* A file in the folder of instance @i of job row @job. */
-static gchar *
-slot_file (gint64 job, gint32 i, const gchar *file)
-{
-  g_autofree gchar *jid = g_strdup_printf ("%" G_GINT64_FORMAT, job);
-  g_autofree gchar *inst = g_strdup_printf ("%d", i);
-  return g_build_filename (fx.dir, "sandboxes", jid, inst, file, NULL);
-}
-
-START_TEST (pre_update_hook)
-{
-  g_autofree gchar *v1 = server_data (NULL, NULL);
-  g_autoptr (ApiTaskConfig) t1 = config ("hooked", v1, "http", TRUE);
-  gint64 c1;
-  gint64 job = make_job (t1, 1, &c1);
-  apply (job, 0, c1);
-  wait_for (job, 0, STG_TASK_RUNNING, c1, 0, 10000);
-  gint pid = pid_of (job, 0);
-
-  /* A failing check before going down leaves the instance as it is. */
-  g_autofree gchar *v2 = server_data (NULL, ", \"hooks\": {\"pre_update\": \"echo refusing; exit 1\"}");
-  g_autoptr (ApiTaskConfig) t2 = config ("hooked", v2, "http", TRUE);
-  gint64 c2 = add_config (t2);
-  apply (job, 0, c2);
-  wait_for (job, 0, STG_TASK_RUNNING, c1, 1, 10000);
-  ck_assert_int_eq (pid_of (job, 0), pid);
-  ck_assert (stg_test_process_alive (pid));
-  g_autofree gchar *ev = events (job, 0);
-  ck_assert_ptr_nonnull (strstr (ev, "pre_update hook exited with status 1"));
-  g_autofree gchar *log = slot_file (job, 0, "hooks.log");
-  g_autofree gchar *text = NULL;
-  ck_assert (g_file_get_contents (log, &text, NULL, NULL));
-  ck_assert_ptr_nonnull (strstr (text, "refusing"));
-
-  /* A passing one lets the replace go on; it knows what it replaces. */
-  g_autofree gchar *v3 = server_data (NULL,
-                                      ", \"hooks\": {\"pre_update\": {\"command\": "
-                                      "\"echo checked v{{version}} from v$STAGGER_FROM_VERSION "
-                                      "to v$STAGGER_TO_VERSION\", \"timeout_secs\": 5}}");
-  g_autoptr (ApiTaskConfig) t3 = config ("hooked", v3, "http", TRUE);
-  gint64 c3 = add_config (t3);
-  apply (job, 0, c3);
-  wait_for (job, 0, STG_TASK_RUNNING, c3, 1, 10000);
-  ck_assert_int_ne (pid_of (job, 0), pid);
-  g_autofree gchar *text2 = NULL;
-  ck_assert (g_file_get_contents (log, &text2, NULL, NULL));
-  ck_assert_ptr_nonnull (strstr (text2, "checked v3 from v1 to v3"));
-}
-END_TEST
-
-START_TEST (post_update_hook)
-{
-  g_autofree gchar *v1 = server_data (NULL, NULL);
-  g_autoptr (ApiTaskConfig) t1 = config ("posthook", v1, "http", TRUE);
-  gint64 c1;
-  gint64 job = make_job (t1, 1, &c1);
-  apply (job, 0, c1);
-  wait_for (job, 0, STG_TASK_RUNNING, c1, 0, 10000);
-
-  /* The new version comes up, its check after the update fails: counted. */
-  g_autofree gchar *v2 = server_data (NULL, ", \"hooks\": {\"post_update\": \"exit 2\"}");
-  g_autoptr (ApiTaskConfig) t2 = config ("posthook", v2, "http", TRUE);
-  gint64 c2 = add_config (t2);
-  apply (job, 0, c2);
-  wait_for (job, 0, STG_TASK_FAILED, c2, 1, 10000);
-  g_autofree gchar *ev = events (job, 0);
-  ck_assert_ptr_nonnull (strstr (ev, "post_update hook exited with status 2"));
-
-  /* Asked again, it runs the hook again (and fails again). */
-  apply (job, 0, c2);
-  wait_for (job, 0, STG_TASK_FAILED, c2, 2, 10000);
-
-  static const gchar hook[] = ", \"hooks\": {\"post_update\": "
-                              "\"echo post v$STAGGER_FROM_VERSION to v$STAGGER_TO_VERSION\"}";
-  g_autofree gchar *v3 = server_data (NULL, hook);
-  g_autoptr (ApiTaskConfig) t3 = config ("posthook", v3, "http", TRUE);
-  gint64 c3 = add_config (t3);
-  apply (job, 0, c3);
-  wait_for (job, 0, STG_TASK_RUNNING, c3, 2, 10000);
-
-  /* On to version 4, then back to 3: each hook knows where it came from,
-   * the right way round going back. */
-  g_autofree gchar *v4 = server_data (", \"--start-delay\", \"0\"", hook);
-  g_autoptr (ApiTaskConfig) t4 = config ("posthook", v4, "http", TRUE);
-  gint64 c4 = add_config (t4);
-  apply (job, 0, c4);
-  wait_for (job, 0, STG_TASK_RUNNING, c4, 2, 10000);
-  apply (job, 0, c3);
-  wait_for (job, 0, STG_TASK_RUNNING, c3, 2, 10000);
-  g_autofree gchar *log = slot_file (job, 0, "hooks.log");
-  g_autofree gchar *text = NULL;
-  ck_assert (g_file_get_contents (log, &text, NULL, NULL));
-  ck_assert_msg (strstr (text, "post v2 to v3") && strstr (text, "post v3 to v4") &&
-                     strstr (text, "post v4 to v3"),
-                 "hooks.log: %s", text);
-}
-END_TEST
-
 /* ---- hot upgrade ------------------------------------------------------------------------- */
 
 typedef struct
@@ -735,9 +636,6 @@ runtime_suite (void)
   CASE ("config");
   tcase_add_test (tc, ports_and_environment);
   tcase_add_test (tc, bad_configs_are_refused_when_submitted);
-  CASE ("hooks");
-  tcase_add_test (tc, pre_update_hook);
-  tcase_add_test (tc, post_update_hook);
   CASE ("hot");
   tcase_add_test (tc, hot_upgrade_keeps_every_connection);
 #undef CASE

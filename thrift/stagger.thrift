@@ -845,8 +845,11 @@ struct RolloutStageState {
   9: bool requireApproval
   10: optional string approvedBy
   11: i32 currentVersion     /* the configuration (JobConfigVersion.version) most of the job's
-                                instances should run now; 0: none */
-  12: i32 desiredVersion     /* the one the stage moves to; 0: not stored yet */
+                                instances should run now; 0: none. Once the plan has ended,
+                                this and the fields below as they were when the stage (or
+                                the plan) ended */
+  12: i32 desiredVersion     /* the one the stage moves to (before its update starts, the one
+                                its job file makes); 0: not stored yet */
   13: i32 previousVersion    /* the one from before the plan, which a rollback returns to;
                                 0: not recorded yet, or the job did not exist */
   14: list<RolloutGate> before
@@ -860,7 +863,8 @@ struct RolloutStageState {
   104: list<UnreadyInstance> unready   /* the others, each with why */
   105: i32 targetVersion     /* the version it moves its job to now: desiredVersion, or
                                 previousVersion once it goes back (where a rollback ended);
-                                before its update starts, the one the job runs */
+                                readyInstances counts, before its update starts, the
+                                instances on the one the job runs */
 }
 
 /* A change of a plan's or a stage's status, or an approval. */

@@ -106,6 +106,13 @@ job_name (ApiJobKey *k)
   return k->name;
 }
 
+/* "v2", or "-" for none (not numbered yet). */
+static gchar *
+version_text (gint v)
+{
+  return v > 0 ? g_strdup_printf ("v%d", v) : g_strdup ("-");
+}
+
 /* "bookkeeper:v3 controller:v2" from each stage's @current version or
  * the one it moves its job to (0: "-"). */
 static gchar *
@@ -116,11 +123,8 @@ versions (ApiRolloutPlanDetails *d, gboolean current)
   for (guint i = 0; i < d->stages->len; i++)
     {
       ApiRolloutStageState *st = d->stages->pdata[i];
-      gint v = current ? st->currentVersion : st->targetVersion;
-      if (v > 0)
-        g_string_append_printf (s, "%s%s:v%d", s->len ? " " : "", job_name (st->job), v);
-      else
-        g_string_append_printf (s, "%s%s:-", s->len ? " " : "", job_name (st->job));
+      g_autofree gchar *v = version_text (current ? st->currentVersion : st->targetVersion);
+      g_string_append_printf (s, "%s%s:%s", s->len ? " " : "", job_name (st->job), v);
     }
   return g_string_free (s, FALSE);
 }
@@ -159,19 +163,21 @@ last_gate (ApiRolloutPlanDetails *d, const gchar *stage)
 }
 
 /* "v1 -> v2", "v2 -> v1 (back)" while it goes back, "v1 (back from v2)"
- * once it went back, "v1" when nothing moves. */
+ * once it went back, "v1 -> -" before its update when the version it
+ * brings is not numbered yet, "v1" when nothing moves. */
 static gchar *
 stage_version (ApiRolloutStageState *st)
 {
   gboolean back = st->status == API_ROLLOUT_STATUS_ROLLING_BACK ||
                   st->status == API_ROLLOUT_STATUS_ROLLED_BACK;
+  g_autofree gchar *current = version_text (st->currentVersion);
+  g_autofree gchar *target = version_text (st->targetVersion);
 
   if (back && st->status == API_ROLLOUT_STATUS_ROLLED_BACK && st->desiredVersion > 0)
-    return g_strdup_printf ("v%d (back from v%d)", st->currentVersion, st->desiredVersion);
-  if (st->targetVersion > 0 && st->targetVersion != st->currentVersion)
-    return g_strdup_printf ("v%d -> v%d%s", st->currentVersion, st->targetVersion,
-                            back ? " (back)" : "");
-  return g_strdup_printf ("v%d", st->currentVersion);
+    return g_strdup_printf ("%s (back from v%d)", current, st->desiredVersion);
+  if ((st->targetVersion > 0 || !st->__isset_update) && st->targetVersion != st->currentVersion)
+    return g_strdup_printf ("%s -> %s%s", current, target, back ? " (back)" : "");
+  return g_steal_pointer (&current);
 }
 
 /* "version=0.10 zone=b", sorted; NULL when there are none. */

@@ -529,13 +529,35 @@ stg_engine_pulse_update (StgEngine *e, const ApiJobUpdateKey *key, ApiJobUpdateP
 
 /* ---- reads ------------------------------------------------------------------------- */
 
+/* The stored config equal to @task (checked), or 0. The config need not be
+ * stored to compare: canonical hashes are. */
+static gint64
+stored_config (StgEngine *e, ApiTaskConfig *task)
+{
+  g_autoptr (GError) ignored = NULL;
+  g_autofree gchar *hash = stg_thrift_hash (THRIFT_STRUCT (task), &ignored);
+
+  return hash != NULL ? stg_store_find_config (e->store, hash, &ignored) : 0;
+}
+
+gint64
+stg_update_stored_config (StgEngine *e, const ApiJobUpdateRequest *request)
+{
+  Checked c;
+  gint64 id = 0;
+
+  if (check_request (e, request, FALSE, &c, NULL))
+    id = stored_config (e, c.task);
+  checked_clear (&c);
+  return id;
+}
+
 ApiGetJobUpdateDiffResult *
 stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **error)
 {
   Checked c;
   StgDiff diff = { 0 };
   ApiGetJobUpdateDiffResult *result = NULL;
-  g_autofree gchar *want_hash = NULL;
   g_autoptr (GHashTable) remove = group_new ();
   g_autoptr (GHashTable) update = group_new ();
   g_autoptr (GHashTable) unchanged = group_new ();
@@ -544,16 +566,8 @@ stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **erro
 
   if (!check_request (e, request, FALSE, &c, error))
     goto out;
-  /* The config need not be stored to compare: compare canonical hashes. */
-  want_hash = stg_thrift_hash (THRIFT_STRUCT (c.task), error);
-  if (want_hash == NULL)
-    goto out;
-  gint64 want = 0;
-  {
-    /* Only an existing config can equal a current one. */
-    g_autoptr (GError) ignored = NULL;
-    want = stg_store_find_config (e->store, want_hash, &ignored);
-  }
+  /* Only an existing config can equal a current one. */
+  gint64 want = stored_config (e, c.task);
   if (!stg_diff_compute (e, c.job ? c.job->id : 0, want > 0 ? want : -1, request->instanceCount,
                          c.s.only, c.s.restart, &diff, error) ||
       !check_scope (e, &c.s, request->instanceCount, &diff, error))

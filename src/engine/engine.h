@@ -322,6 +322,14 @@ gboolean stg_engine_approve_stage (StgEngine *engine, const gchar *uid, const gc
 /* Active plans held in memory. */
 guint stg_engine_active_plans (StgEngine *engine);
 
+/* Sets @st's versions (currentVersion, desiredVersion, targetVersion)
+ * and readiness (readyInstances, desiredInstances, unready) for stage
+ * @row of a plan, @spec its part of the plan: where it ended, as it
+ * recorded, when @ended (the plan has) and it did; else its job as it
+ * stands now (plan_view.c). */
+void stg_plan_stage_view (StgStore *store, const ApiRolloutStage *spec, const StgStageRow *row,
+                          gboolean ended, ApiRolloutStageState *st);
+
 /* ---- reason codes (reasons.c; stagger(1), CONDITIONS, lists them) ---------- */
 
 /* Updates (and plans and stages, where they say the same). */

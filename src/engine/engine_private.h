@@ -14,6 +14,7 @@
 #pragma once
 
 #include "engine/engine.h"
+#include "engine/work_state.h"
 
 /* ---- settings ------------------------------------------------------------ */
 
@@ -104,86 +105,6 @@ gboolean stg_diff_compute (StgEngine *engine, gint64 job_id, gint64 desired_conf
                            gint32 instance_count, StgRanges *only, gboolean restart, StgDiff *diff,
                            GError **error);
 
-/* ---- per-instance work ------------------------------------------------------- */
-
-/* update_instances.state: one instance's work, forward states then the
- * same four for rollback. Each arrow names the function that takes it
- * (work.c's, but stg_update_start_rollback in update.c):
- *
- *   PENDING --[start]--> UPDATING --[finish_work: ok]--> UPDATED
- *                            |
- *                            +--[finish_work: failed (count_failure)]--> UPDATE_FAILED
- *
- *   UPDATING, UPDATED, UPDATE_FAILED
- *        --[stg_update_start_rollback]--> ROLLBACK_PENDING   (PENDING stays PENDING)
- *
- *   ROLLBACK_PENDING --[start]--> ROLLING_BACK --[finish_work: ok]--> ROLLED_BACK
- *                                      |
- *                                      +--[finish_work: failed]--> ROLLBACK_FAILED
- *
- * Inside UPDATING and ROLLING_BACK, the instance gates
- * (instanceGatesBefore/After) add a phase of their own (StgWork.gates,
- * work_gates.c's), in both directions:
- *
- *   start --[stg_work_gates_begin: before gates, an instance that exists]--> BEFORE
- *   BEFORE --[gates_hold: all passed]--> NONE, the runtime asked (not before)
- *   BEFORE --[gates_hold: one failed, counted, tolerated]--> BEFORE again
- *   NONE --[stg_work_evaluate: healthy for the watch time, after gates]--> AFTER
- *   AFTER --[gates_hold: all passed]--> NONE, finish_work: ok
- *   AFTER --[gates_hold: one failed, counted, tolerated]--> RESTARTED (the instance
- *             restarted) --[stg_work_evaluate: a run healthy since, for the watch time]--> AFTER
- *   AFTER, RESTARTED --[stg_work_evaluate: a failure of the slot]--> NONE
- *   any --[count_failure: too many]--> finish_work: failed
- *
- * What holds in each state:
- *   PENDING            not started: the runtime was never asked; the slot
- *                      has from_config (or is absent when from_config is 0).
- *   UPDATING           in update->active; started_ms is this attempt's start;
- *                      seen_failures is the runtime's failure count already
- *                      counted; a watch or deadline timer may be armed.
- *   UPDATED            to_config has run healthy for the watch time (or the
- *                      slot is gone when to_config is 0); counted in n_done.
- *   UPDATE_FAILED      failures > maxPerInstanceFailures; counted in n_failed.
- *   ROLLBACK_PENDING   touched forward, to be moved back to from_config; in
- *                      the back order (descending instance), not started.
- *   ROLLING_BACK       as UPDATING, with from_config as the target.
- *   ROLLED_BACK        from_config is back and healthy (or the slot is gone
- *                      when from_config is 0); counted in n_done.
- *   ROLLBACK_FAILED    as UPDATE_FAILED, in the back direction.
- */
-typedef enum
-{
-  STG_WORK_PENDING = 0,
-  STG_WORK_UPDATING = 1,
-  STG_WORK_UPDATED = 2,
-  STG_WORK_UPDATE_FAILED = 3,
-  STG_WORK_ROLLBACK_PENDING = 4,
-  STG_WORK_ROLLING_BACK = 5,
-  STG_WORK_ROLLED_BACK = 6,
-  STG_WORK_ROLLBACK_FAILED = 7,
-} StgWorkState;
-
-typedef struct
-{
-  gint32 instance;
-  gint64 from_config;      /* 0: absent before the update */
-  gint64 to_config;        /* 0: absent after it */
-  gint state;              /* StgWorkState */
-  gint32 failures;         /* failures counted in the current direction */
-  gint64 started_ms;       /* when the current attempt began (deadline) */
-  gint64 seen_failures;    /* the runtime's failure count already accounted for */
-  /* memory only */
-  struct _StgUpdate *owner;
-  guint timer;             /* watch or deadline */
-  gboolean asked;          /* the runtime was asked to act in this direction */
-  gint gates;              /* StgWorkGates: the instance gates' phase (BEFORE: stored
-                              with the progress, so a restart tries them again) */
-  guint gates_passed;      /* of the phase's gates */
-  gint gate_verdict;       /* the current gate: 0 trying, 1 passed, -1 failed (last attempt) */
-  gchar *gate_message;     /* (nullable) its last attempt's message */
-  struct _StgGateRun *gate_run; /* (nullable) */
-} StgWork;
-
 /* ---- surge instances ----------------------------------------------------------- */
 
 /* An extra instance an update with maxSurge runs beyond the job's count
@@ -201,14 +122,6 @@ typedef struct
   gboolean asked; /* the runtime was asked for config (or to kill it) */
   gboolean dirty; /* its row is to be written with the step */
 } StgSurge;
-typedef enum
-{
-  STG_WORK_GATES_NONE = 0,
-  STG_WORK_GATES_BEFORE,
-  STG_WORK_GATES_AFTER,
-  STG_WORK_GATES_RESTARTED, /* an after gate failed: the instance was restarted, and only a
-                               run healthy since counts */
-} StgWorkGates;
 
 /* ---- updates ---------------------------------------------------------------- */
 
@@ -262,6 +175,10 @@ struct _StgUpdate
                                 rollback */
   GArray *gated;             /* (nullable) gint32: instances in their before gates, as the
                                 stored progress says (recover.c applies it) */
+  GArray *unchanged;         /* (nullable) gint32: instances failed in their before gates, as
+                                the stored progress says (recover.c applies it) */
+  gchar *gate_cause;         /* (nullable) "NAME said ANSWER": the gate that failed the last
+                                failed instance, until check_failures has looked */
 
   GHashTable *healthy;       /* instance -> TRUE: the job's running, healthy instances
                                 (kept only when min_in_service > 0) */
@@ -500,6 +417,10 @@ gboolean stg_update_transition_allowed (gint from, gint to);
 void stg_update_on_instance (StgUpdate *u, gint32 instance);
 
 /* ---- starting an update (control.c) ------------------------------------------ */
+
+/* The stored config equal to the one @request would store (checked as a
+ * start checks it), or 0: none yet, or the request does not pass. */
+gint64 stg_update_stored_config (StgEngine *engine, const ApiJobUpdateRequest *request);
 
 /* Called inside the step that records a new update @uid, to write more in
  * the same transaction; FALSE (with @error) fails the step. */

@@ -1,7 +1,7 @@
 # src/engine/local.mk: the scheduler core (pure logic behind clock, store, runtime).
 noinst_LIBRARIES += libstg_engine.a
 libstg_engine_a_SOURCES = \
-	src/engine/engine.c src/engine/engine.h src/engine/engine_private.h \
+	src/engine/engine.c src/engine/engine.h src/engine/engine_private.h src/engine/work_state.h \
 	src/engine/control.c \
 	src/engine/diff.c \
 	src/engine/errors.c \
@@ -10,7 +10,7 @@ libstg_engine_a_SOURCES = \
 	src/engine/maintenance.c \
 	src/engine/notice.c \
 	src/engine/plan.c src/engine/plan_private.h src/engine/plan_calls.c \
-	src/engine/plan_stage.c src/engine/plan_state.c \
+	src/engine/plan_stage.c src/engine/plan_state.c src/engine/plan_view.c \
 	src/engine/progress.c \
 	src/engine/quota.c \
 	src/engine/reasons.c \

@@ -255,6 +255,22 @@ stg_engine_plan_diff (StgEngine *e, const ApiRolloutPlan *plan, GError **error)
   return g_steal_pointer (&r);
 }
 
+/* Records, for each stage of new plan @row, the stored config equal to
+ * the one its job file makes: the version the plan will bring, shown
+ * before the stage's update starts. */
+static gboolean
+record_planned (StgEngine *e, const StgPlanRow *row, GError **error)
+{
+  for (guint i = 0; i < row->plan->stages->len; i++)
+    {
+      const ApiRolloutStage *s = row->plan->stages->pdata[i];
+      gint64 id = stg_update_stored_config (e, s->request);
+      if (id != 0 && !stg_store_set_stage_planned (e->store, row->id, (gint) i, id, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 gchar *
 stg_engine_start_plan (StgEngine *e, const ApiRolloutPlan *plan, const gchar *user,
                        const gchar *message, GError **error)
@@ -279,6 +295,7 @@ stg_engine_start_plan (StgEngine *e, const ApiRolloutPlan *plan, const gchar *us
 
   stg_engine_step_begin (e);
   if (!stg_store_insert_plan (e->store, row, row->plan, &local) ||
+      !record_planned (e, row, &local) ||
       !stg_store_add_plan_event (e->store, row->id, NULL, now, S (PENDING), STG_REASON_STARTED,
                                  user, said, &local))
     {

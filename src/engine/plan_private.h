@@ -1,4 +1,4 @@
-/* plan_private.h: what the rollout plan files share (plan_state.c,
+/* plan_private.h: what the rollout plan files share (plan_view.c, plan_state.c,
  * plan_stage.c, plan.c, plan_calls.c): a plan and its stages in memory.
  * Not for use outside src/engine/. Main-loop thread only.
  */
@@ -92,6 +92,10 @@ gchar **stg_stage_gate_environ (StgStage *s);
 
 /* The message a stage's update records ("rollout plan ..., stage ..."). */
 gchar *stg_stage_message (StgStage *s, const gchar *what);
+
+/* Records in @s's row where it ended: its job's versions and readiness
+ * now, and its reason (plan_view.c; saved with the row). */
+void stg_stage_note_end (StgStage *s);
 
 /* An ended plan leaves memory (@p is freed); the store keeps it. */
 void stg_plan_retire (StgPlan *p);

@@ -5,9 +5,10 @@
  * plan is announced to the engine's watchers and, once committed, its
  * notifier, each with its reason code (reasons.c's when the caller names
  * none). Also what a stage's state says: the gates of the phase it waits
- * in, why it waits, and what its shell gates get. Calls step.c,
- * notice.c, reasons.c, gate.c, errors.c and the store. Main-loop thread
- * only.
+ * in, why it waits, and what its shell gates get; an ended stage or
+ * plan records where each stage ended (plan_view.c). Calls step.c,
+ * notice.c, reasons.c, gate.c, errors.c, plan_view.c and the store.
+ * Main-loop thread only.
  */
 #include "config.h"
 
@@ -256,6 +257,17 @@ stg_plan_set (StgPlan *p, gint status, const gchar *code, const gchar *user, con
   if (moved || code != NULL)
     set_code (&p->row.reason_code, code, FALSE, status);
   plan_save (p);
+  /* An ended plan shows where each stage ended: those that did not end
+   * on their own end with it. */
+  for (guint i = 0; moved && stg_rollout_status_is_terminal (status) && i < p->stages->len; i++)
+    {
+      StgStage *s = p->stages->pdata[i];
+      if (!stg_rollout_status_is_terminal (s->row.status) || s->row.end_ms == 0)
+        {
+          stg_stage_note_end (s);
+          stg_stage_save (s);
+        }
+    }
   if (moved)
     {
       stg_plan_event (p, NULL, status, p->row.reason_code, user, p->row.reason);
@@ -299,6 +311,8 @@ stg_stage_set (StgStage *s, gint status, const gchar *code, const gchar *user, c
   s->row.reason = copy;
   if (moved || code != NULL)
     set_code (&s->row.reason_code, code, TRUE, status);
+  if (stg_rollout_status_is_terminal (status))
+    stg_stage_note_end (s); /* where it ended, as an ended plan shows it */
   stg_stage_save (s);
   if (moved)
     {

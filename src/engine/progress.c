@@ -14,6 +14,32 @@
 
 /* ---- the stored progress ------------------------------------------------------ */
 
+/* Member @name: the instances of @u's work items for which @pick holds. */
+static void
+add_instances (JsonBuilder *b, const gchar *name, StgUpdate *u, gboolean (*pick) (const StgWork *))
+{
+  json_builder_set_member_name (b, name);
+  json_builder_begin_array (b);
+  for (guint i = 0; i < u->work->len; i++)
+    if (pick (&g_array_index (u->work, StgWork, i)))
+      json_builder_add_int_value (b, g_array_index (u->work, StgWork, i).instance);
+  json_builder_end_array (b);
+}
+
+/* Instances waiting for their before gates: the runtime was not asked. */
+static gboolean
+in_before_gates (const StgWork *w)
+{
+  return w->gates == STG_WORK_GATES_BEFORE;
+}
+
+/* Instances their before gates failed: the runtime was never asked. */
+static gboolean
+unchanged (const StgWork *w)
+{
+  return w->unchanged;
+}
+
 gchar *
 stg_update_progress_json (StgUpdate *u)
 {
@@ -50,13 +76,8 @@ stg_update_progress_json (StgUpdate *u)
     json_builder_add_string_value (b, u->rollback_cause);
   else
     json_builder_add_null_value (b);
-  /* Instances waiting for their before gates: the runtime was not asked. */
-  json_builder_set_member_name (b, "before_gates");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < u->work->len; i++)
-    if (g_array_index (u->work, StgWork, i).gates == STG_WORK_GATES_BEFORE)
-      json_builder_add_int_value (b, g_array_index (u->work, StgWork, i).instance);
-  json_builder_end_array (b);
+  add_instances (b, "before_gates", u, in_before_gates);
+  add_instances (b, "unchanged", u, unchanged);
   json_builder_end_object (b);
 #undef INT
   g_autoptr (JsonNode) root = json_builder_get_root (b);
@@ -68,6 +89,24 @@ static gint64
 member_int (JsonObject *o, const gchar *name)
 {
   return json_object_has_member (o, name) ? json_object_get_int_member (o, name) : 0;
+}
+
+/* Member @name's instances (gint32), or NULL when there are none. */
+static GArray *
+member_instances (JsonObject *o, const gchar *name)
+{
+  JsonArray *list = json_object_has_member (o, name) ? json_object_get_array_member (o, name)
+                                                     : NULL;
+  GArray *out = NULL;
+
+  for (guint i = 0; list != NULL && i < json_array_get_length (list); i++)
+    {
+      if (out == NULL)
+        out = g_array_new (FALSE, FALSE, sizeof (gint32));
+      gint32 instance = (gint32) json_array_get_int_element (list, i);
+      g_array_append_val (out, instance);
+    }
+  return out;
 }
 
 gboolean
@@ -104,16 +143,8 @@ stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error)
   if (json_object_has_member (o, "rollback_cause") &&
       !json_object_get_null_member (o, "rollback_cause"))
     u->rollback_cause = g_strdup (json_object_get_string_member (o, "rollback_cause"));
-  JsonArray *gated = json_object_has_member (o, "before_gates")
-                         ? json_object_get_array_member (o, "before_gates")
-                         : NULL;
-  for (guint i = 0; gated != NULL && i < json_array_get_length (gated); i++)
-    {
-      if (u->gated == NULL)
-        u->gated = g_array_new (FALSE, FALSE, sizeof (gint32));
-      gint32 instance = (gint32) json_array_get_int_element (gated, i);
-      g_array_append_val (u->gated, instance);
-    }
+  u->gated = member_instances (o, "before_gates");
+  u->unchanged = member_instances (o, "unchanged");
   return TRUE;
 }
 

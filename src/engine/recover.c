@@ -16,6 +16,14 @@
 #include "engine/engine_private.h"
 
 /* Loads update @row into memory (no evaluation). */
+/* The work item of @instance, or NULL. */
+static StgWork *
+work_of (StgUpdate *u, gint32 instance)
+{
+  gpointer pos = g_hash_table_lookup (u->position, GINT_TO_POINTER (instance));
+  return pos != NULL ? &g_array_index (u->work, StgWork, GPOINTER_TO_UINT (pos) - 1) : NULL;
+}
+
 static StgUpdate *
 update_load (StgEngine *e, StgUpdateRow *row, GError **error)
 {
@@ -68,12 +76,18 @@ update_load (StgEngine *e, StgUpdateRow *row, GError **error)
     {
       /* Its before gates had not passed: they are tried again, from the
        * first, before the runtime hears of it. */
-      gpointer pos = g_hash_table_lookup (u->position,
-                                          GINT_TO_POINTER (g_array_index (u->gated, gint32, i)));
-      if (pos != NULL)
-        g_array_index (u->work, StgWork, GPOINTER_TO_UINT (pos) - 1).gates = STG_WORK_GATES_BEFORE;
+      StgWork *w = work_of (u, g_array_index (u->gated, gint32, i));
+      if (w != NULL)
+        w->gates = STG_WORK_GATES_BEFORE;
+    }
+  for (guint i = 0; u->unchanged != NULL && i < u->unchanged->len; i++)
+    {
+      StgWork *w = work_of (u, g_array_index (u->unchanged, gint32, i));
+      if (w != NULL)
+        w->unchanged = TRUE; /* its before gates failed it: a rollback leaves it be */
     }
   g_clear_pointer (&u->gated, g_array_unref);
+  g_clear_pointer (&u->unchanged, g_array_unref);
   for (guint i = 0; i < u->work->len; i++)
     {
       StgWork *w = &g_array_index (u->work, StgWork, i);

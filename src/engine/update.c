@@ -152,7 +152,9 @@ stg_update_free (StgUpdate *u)
   g_free (u->user);
   g_free (u->last_failure);
   g_free (u->rollback_cause);
+  g_free (u->gate_cause);
   g_clear_pointer (&u->gated, g_array_unref);
+  g_clear_pointer (&u->unchanged, g_array_unref);
   stg_settings_clear (&u->s);
   g_array_unref (u->work);
   g_hash_table_unref (u->position);
@@ -307,7 +309,10 @@ check_failures (StgUpdate *u)
   guint failed = u->n_failed + u->surge_failed;
 
   if (failed <= (guint) u->s.max_failed_instances)
-    return FALSE;
+    {
+      g_clear_pointer (&u->gate_cause, g_free); /* tolerated: no update's cause */
+      return FALSE;
+    }
   g_autofree gchar *why = g_strdup_printf ("failure threshold reached: %u instance%s failed%s%s",
                                            failed, failed == 1 ? "" : "s",
                                            u->last_failure ? "; " : "",
@@ -455,12 +460,21 @@ batch_done (StgUpdate *u)
   return TRUE;
 }
 
+/* A rollback's end says what it took back and why it began. */
 static void
 finish (StgUpdate *u)
 {
   if (u->back)
-    stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLED_BACK, NULL,
-                           "all changed instances have their previous configuration again");
+    {
+      const gchar *cause = u->rollback_cause;
+      g_autofree gchar *why =
+          g_strdup_printf ("%s%s%s",
+                           u->order->len > 0
+                               ? "all changed instances have their previous configuration again"
+                               : "no instance had changed",
+                           cause ? "; the rollback's cause: " : "", cause ? cause : "");
+      stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLED_BACK, NULL, why);
+    }
   else
     stg_update_transition (u, API_JOB_UPDATE_STATUS_ROLLED_FORWARD, NULL, NULL);
 }
@@ -627,11 +641,18 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
   for (guint i = 0; i < u->work->len; i++)
     {
       StgWork *w = &g_array_index (u->work, StgWork, i);
+      gboolean gated = w->gates == STG_WORK_GATES_BEFORE; /* the runtime not asked yet */
       stg_clock_cancel_timer (u->engine->clock, w->timer);
       w->timer = 0;
       stg_work_gates_stop (w);
-      if (w->state == STG_WORK_PENDING)
+      if (w->state == STG_WORK_PENDING || w->unchanged)
         continue;                          /* never touched: nothing to undo */
+      if (gated)
+        {
+          w->state = STG_WORK_PENDING; /* as if never started */
+          stg_update_touch_work (u, i);
+          continue;
+        }
       w->state = STG_WORK_ROLLBACK_PENDING;
       w->failures = 0;
       w->asked = FALSE;
@@ -653,7 +674,9 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
   g_clear_pointer (&u->gate_run, stg_gate_run_free);
   stg_update_sla_clear (u);
   g_free (u->rollback_cause);
-  if (user == NULL)
+  if (user == NULL && u->gate_cause != NULL)
+    u->rollback_cause = g_steal_pointer (&u->gate_cause);
+  else if (user == NULL)
     u->rollback_cause = g_strdup (message);
   else if (message != NULL && message[0] != '\0')
     u->rollback_cause = g_strdup_printf ("asked by %s: %s", user, message);

@@ -3,7 +3,7 @@
  * a failure counted, the runtime asked again, a deadline or watch timer
  * armed), with the instance events each move records, and the verdicts of
  * its instance gates (work_gates.c runs them). The states and what holds
- * in each are drawn in engine_private.h; update.c decides when work
+ * in each are drawn in work_state.h; update.c decides when work
  * starts and what a finished or failed instance means for the update.
  * Calls step.c, work_gates.c and the store. Main-loop thread only.
  */
@@ -82,6 +82,7 @@ finish_work (StgUpdate *u, guint idx, gboolean ok, const gchar *message)
     {
       w->state = u->back ? STG_WORK_ROLLBACK_FAILED : STG_WORK_UPDATE_FAILED;
       u->n_failed++;
+      g_clear_pointer (&u->gate_cause, g_free); /* set again when a gate failed it */
       u->batch_failed = TRUE;
       g_free (u->last_failure);
       u->last_failure = g_strdup_printf ("instance %d: %s", w->instance, message);
@@ -231,9 +232,17 @@ gates_hold (StgUpdate *u, guint idx, const StgTaskObservation *obs)
       ask (u, w, target_of (u, w));
       return FALSE;
     }
+  g_autofree gchar *said = g_strdup (w->gate_said);
   stg_work_gates_stop (w);
   if (count_failure (u, idx, 1, message))
-    return TRUE;
+    {
+      /* Failed before its change began: the runtime never heard of it. */
+      w->unchanged = phase == STG_WORK_GATES_BEFORE;
+      g_free (u->gate_cause);
+      u->gate_cause = g_steal_pointer (&said);
+      stg_update_touch (u);
+      return TRUE;
+    }
   if (phase == STG_WORK_GATES_BEFORE)
     stg_work_gates_begin (u, idx, STG_WORK_GATES_BEFORE);
   else
@@ -337,6 +346,7 @@ stg_work_start (StgUpdate *u, guint idx)
   w->state = u->back ? STG_WORK_ROLLING_BACK : STG_WORK_UPDATING;
   w->failures = 0;
   w->asked = FALSE;
+  w->unchanged = FALSE;
   w->started_ms = stg_clock_now_ms (e->clock);
   w->seen_failures = obs.phase == STG_TASK_ABSENT ? 0 : obs.failures;
   g_hash_table_add (u->active, GUINT_TO_POINTER (idx));

@@ -7,7 +7,7 @@
  * the work item (StgWork.gate_verdict, gate_message) and notes the slot,
  * so the next news step's stg_work_evaluate (work.c) takes it up: records
  * it, moves on, or counts the failure as a failed health check would be
- * counted. The phases are drawn in engine_private.h. Each gate of an
+ * counted. The phases are drawn in work_state.h. Each gate of an
  * instance gets the instance's {{instance}} and {{ports[NAME]}} (and the
  * job's names, {{version}} the one it moves to) in its URL or command,
  * and a shell gate STAGGER_JOB, STAGGER_INSTANCE, STAGGER_FROM_VERSION,
@@ -208,6 +208,8 @@ on_result (gpointer data, guint attempt, gboolean passed, gboolean last, const g
   g_free (w->gate_message);
   w->gate_message = g_strdup_printf ("%s gate '%s' %s (attempt %u): %s", phase_names[w->gates],
                                      g->name, passed ? "passed" : "failed", attempt, message);
+  g_free (w->gate_said);
+  w->gate_said = g_strdup_printf ("%s said %s", g->name, message);
   if (!last)
     return;
   g_clear_pointer (&w->gate_run, stg_gate_run_free);
@@ -231,6 +233,8 @@ try_gate (StgUpdate *u, StgWork *w)
       g_free (w->gate_message);
       w->gate_message = g_strdup_printf ("%s gate '%s' failed: %s", phase_names[w->gates], g->name,
                                          why);
+      g_free (w->gate_said);
+      w->gate_said = g_strdup_printf ("%s said %s", g->name, why);
       w->gate_verdict = -1;
       stg_engine_note (u->engine, u->job_id, w->instance);
       return;
@@ -293,6 +297,7 @@ stg_work_gates_stop (StgWork *w)
 {
   g_clear_pointer (&w->gate_run, stg_gate_run_free);
   g_clear_pointer (&w->gate_message, g_free);
+  g_clear_pointer (&w->gate_said, g_free);
   w->gates = STG_WORK_GATES_NONE;
   w->gates_passed = 0;
   w->gate_verdict = 0;

@@ -397,9 +397,12 @@ local_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GE
   if (r == NULL)
     {
       g_clear_handle_id (&slot->restart_timer, g_source_remove);
+      /* A version that failed is replaced as a running one is: pre_update
+       * first (from the failed version), then post_update. */
       if (slot->base.config_id != 0 && slot->base.config_id != config)
-        slot->base.post_owed = config;
-      stg_run_start_config (slot, config, FALSE, config == slot->base.post_owed);
+        replace (slot, config);
+      else
+        stg_run_start_config (slot, config, FALSE, config == slot->base.post_owed);
       return TRUE;
     }
   if (r->stopping)

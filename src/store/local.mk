@@ -29,7 +29,8 @@ STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.
 	$(srcdir)/schema/015_reasons.sql \
 	$(srcdir)/schema/016_maintenance.sql $(srcdir)/schema/016_maintenance.pg.sql \
 	$(srcdir)/schema/017_sidecars.sql $(srcdir)/schema/017_sidecars.pg.sql \
-	$(srcdir)/schema/018_notices.sql $(srcdir)/schema/018_notices.pg.sql
+	$(srcdir)/schema/018_notices.sql $(srcdir)/schema/018_notices.pg.sql \
+	$(srcdir)/schema/019_stage_ends.sql $(srcdir)/schema/019_stage_ends.pg.sql
 libstg_store_a_SOURCES += src/store/fleet_facts.c src/store/maintenance.c \
 	src/store/notices.c src/store/notices.h
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)

@@ -1,7 +1,8 @@
 /* plans.c: rollout plans in the store: the plan as started (a RolloutPlan,
  * Thrift binary), where it and each of its stages stand, and its events
  * and gate attempts (schema/010_plans.sql), with reason codes
- * (schema/015_reasons.sql). The engine's plan.c writes
+ * (schema/015_reasons.sql), where each stage ended and the configuration
+ * its job file makes (schema/019_stage_ends.sql). The engine's plan.c writes
  * them inside its steps; the API reads them. Main-loop thread only.
  */
 #include "config.h"
@@ -27,6 +28,8 @@ stg_stage_row_clear (StgStageRow *row)
   g_clear_pointer (&row->update_uid, g_free);
   g_clear_pointer (&row->rollback_uid, g_free);
   g_clear_pointer (&row->approved_by, g_free);
+  g_clear_pointer (&row->end_unready, g_free);
+  g_clear_pointer (&row->end_message, g_free);
 }
 
 void
@@ -160,7 +163,9 @@ stg_store_set_stage (StgStore *store, gint64 plan_id, const StgStageRow *row, GE
       store,
       "UPDATE rollout_stages SET status = ?, since_ms = ?, reason = ?, update_uid = ?, "
       "rollback_uid = ?, prior_config_id = ?, prior_count = ?, prior_known = ?, "
-      "gates_passed = ?, roll_back = ?, rolled = ?, approved_by = ?, reason_code = ? "
+      "gates_passed = ?, roll_back = ?, rolled = ?, approved_by = ?, reason_code = ?, "
+      "end_ms = ?, end_current = ?, end_desired = ?, end_target = ?, end_ready = ?, "
+      "end_want = ?, end_unready = ?, end_message = ? "
       "WHERE plan_id = ? AND idx = ?",
       error);
   if (st == NULL)
@@ -178,9 +183,32 @@ stg_store_set_stage (StgStore *store, gint64 plan_id, const StgStageRow *row, GE
   stg_db_bind_int64 (st, 11, row->rolled);
   stg_bind_text (st, 12, row->approved_by);
   stg_bind_text (st, 13, row->reason_code ? row->reason_code : "");
-  stg_db_bind_int64 (st, 14, plan_id);
-  stg_db_bind_int64 (st, 15, row->idx);
+  stg_db_bind_int64 (st, 14, row->end_ms);
+  stg_db_bind_int64 (st, 15, row->end_current);
+  stg_db_bind_int64 (st, 16, row->end_desired);
+  stg_db_bind_int64 (st, 17, row->end_target);
+  stg_db_bind_int64 (st, 18, row->end_ready);
+  stg_db_bind_int64 (st, 19, row->end_want);
+  stg_bind_text (st, 20, row->end_unready ? row->end_unready : "[]");
+  stg_bind_text (st, 21, row->end_message ? row->end_message : "");
+  stg_db_bind_int64 (st, 22, plan_id);
+  stg_db_bind_int64 (st, 23, row->idx);
   return stg_store_exec_stmt (store, st, error, "recording a stage's status");
+}
+
+gboolean
+stg_store_set_stage_planned (StgStore *store, gint64 plan_id, gint idx, gint64 config_id,
+                             GError **error)
+{
+  g_autoptr (StgStmt) st = stg_store_stmt (
+      store, "UPDATE rollout_stages SET planned_config_id = ? WHERE plan_id = ? AND idx = ?",
+      error);
+  if (st == NULL)
+    return FALSE;
+  stg_db_bind_int64 (st, 1, config_id);
+  stg_db_bind_int64 (st, 2, plan_id);
+  stg_db_bind_int64 (st, 3, idx);
+  return stg_store_exec_stmt (store, st, error, "recording a stage's planned configuration");
 }
 
 static gboolean
@@ -252,7 +280,9 @@ read_whole (StgStore *store, StgPlanRow *row, GError **error)
   g_autoptr (StgStmt) st = stg_store_stmt (
       store,
       "SELECT idx, name, status, since_ms, reason, update_uid, rollback_uid, prior_config_id, "
-      "prior_count, prior_known, gates_passed, roll_back, rolled, approved_by, reason_code "
+      "prior_count, prior_known, gates_passed, roll_back, rolled, approved_by, reason_code, "
+      "planned_config_id, end_ms, end_current, end_desired, end_target, end_ready, end_want, "
+      "end_unready, end_message "
       "FROM rollout_stages WHERE plan_id = ? ORDER BY idx",
       error);
   int rc;
@@ -280,6 +310,15 @@ read_whole (StgStore *store, StgPlanRow *row, GError **error)
         .rolled = stg_db_column_int64 (st, 12) != 0,
         .approved_by = column_nullable (st, 13),
         .reason_code = stg_column_dup (st, 14),
+        .planned_config_id = stg_db_column_int64 (st, 15),
+        .end_ms = stg_db_column_int64 (st, 16),
+        .end_current = stg_db_column_int (st, 17),
+        .end_desired = stg_db_column_int (st, 18),
+        .end_target = stg_db_column_int (st, 19),
+        .end_ready = stg_db_column_int (st, 20),
+        .end_want = stg_db_column_int (st, 21),
+        .end_unready = stg_column_dup (st, 22),
+        .end_message = stg_column_dup (st, 23),
       };
       g_array_append_val (row->stages, s);
     }

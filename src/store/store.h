@@ -496,6 +496,18 @@ typedef struct
   gboolean roll_back;     /* goes back even when the plan does not (an after-gate failed) */
   gboolean rolled;        /* its going back was started (or found needless) */
   gchar *approved_by;     /* (nullable) */
+  gint64 planned_config_id; /* the stored config equal to its job file as the plan began (0:
+                               a new one) */
+  /* Where it ended (schema/019_stage_ends.sql), recorded when it or its
+   * plan ends: */
+  gint64 end_ms;      /* 0: not recorded */
+  gint32 end_current; /* the version most of the job's instances were to run */
+  gint32 end_desired; /* the version the stage moved to (0: none) */
+  gint32 end_target;  /* the version it was moving the job to */
+  gint32 end_ready;   /* of end_want instances, running end_target healthy */
+  gint32 end_want;
+  gchar *end_unready; /* (nullable) JSON: [{"instance", "status", "reason"}] */
+  gchar *end_message; /* (nullable) why it stood where it did */
 } StgStageRow;
 
 void stg_stage_row_clear (StgStageRow *row);
@@ -533,6 +545,10 @@ gboolean stg_store_insert_plan (StgStore *store, StgPlanRow *row, ApiRolloutPlan
 /* Saves @row's status (and whether it is active), since_ms, reason,
  * reason code, stopping and back. */
 gboolean stg_store_set_plan (StgStore *store, const StgPlanRow *row, GError **error);
+
+/* Records @config_id as the planned config of stage @idx of plan @plan_id. */
+gboolean stg_store_set_stage_planned (StgStore *store, gint64 plan_id, gint idx, gint64 config_id,
+                                      GError **error);
 
 /* Saves every column of one stage row of plan @plan_id. */
 gboolean stg_store_set_stage (StgStore *store, gint64 plan_id, const StgStageRow *row,
