@@ -2,8 +2,8 @@
 beside its own binary, with no option: stagger-thermos (an AuroraExecutor
 job is accepted) and stagger-anchor (the fleet runtime loads it), also
 from libtool's `.libs` folder (the helpers in its parent); and a helper
-that is missing is refused with the option that names it (--thermos-runner,
---anchor). Instances' ports 17900-17929; every daemon is stopped and its
+that is missing is refused with the option that names it (--thermos-runner;
+--anchor, when a sidecar set asks for pods). Instances' ports 17900-17929; every daemon is stopped and its
 instances killed.
 """
 import json
@@ -96,20 +96,31 @@ FLEET = ("[staggerd]\nruntime = fleet\n\n[host h0]\nendpoint = unix:///nonexiste
          "address = 127.0.0.1\n")
 
 
+def apply_sidecar_set(d):
+    """stagger sidecar apply of the example sidecar set: a pod asked for."""
+    argv = [stgtest.program("stagger"), "--url", "http://127.0.0.1:%d" % d.http_port,
+            "sidecar", "apply", os.path.join(stgtest.SRCDIR, "examples", "fleet-proxy.json")]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, NO_COLOR=""))
+    return p.returncode, p.stdout + p.stderr
+
+
 def anchor_beside(r, tmp):
+    """Pods need stagger-anchor: a sidecar set asks for them."""
     d = daemon(stgtest.BUILDDIR, PORTS, config=FLEET)
     try:
+        code, out = apply_sidecar_set(d)
         log = d.output()
         r.check("a build tree's staggerd loads the stagger-anchor beside it",
-                "stagger-anchor" not in log, log)
+                "stagger-anchor" not in out and "stagger-anchor" not in log, out + log)
     finally:
         d.stop()
     d = daemon(stgtest.BUILDDIR, PORTS, "--anchor=" + os.path.join(tmp, "none", "stagger-anchor"),
                config=FLEET)
     try:
-        log = d.output()
-        r.check("a missing stagger-anchor is reported naming --anchor",
-                "cannot use stagger-anchor" in log and "--anchor" in log, log)
+        code, out = apply_sidecar_set(d)
+        r.check("a missing stagger-anchor is refused naming --anchor",
+                code != 0 and "cannot use stagger-anchor" in out and "--anchor" in out, out)
     finally:
         d.stop()
 
