@@ -109,6 +109,9 @@ struct _Run
   gboolean failed;           /* counted as a failed run already */
   gboolean counted;          /* one of the runtime's starts in flight */
   guint kill_timer;
+  guint group_timer;         /* its first process gone, the rest of its group not yet */
+  gboolean end_success;      /* ... and how that first process ended */
+  gchar *end_how;
   gchar *sandbox;
 };
 

@@ -26,6 +26,7 @@
 #include "spawn/process.h"
 
 static void run_ended (Run *run, gboolean success, const gchar *how);
+static void run_end (Run *run, gboolean success, const gchar *how);
 
 /* ---- health and hooks ------------------------------------------------------------ */
 
@@ -323,7 +324,7 @@ on_child (GPid pid, gint wait_status, gpointer data)
       g_free (how);
       how = g_steal_pointer (&runner);
     }
-  run_ended (run, WIFEXITED (wait_status) && WEXITSTATUS (wait_status) == 0, how);
+  run_end (run, WIFEXITED (wait_status) && WEXITSTATUS (wait_status) == 0, how);
 }
 
 /* The state an AuroraExecutor task's runner left in the run's sandbox
@@ -372,7 +373,7 @@ on_pidfd (gint fd, GIOCondition condition, gpointer data)
       return G_SOURCE_REMOVE;
     }
   /* Not our child: its exit status is not ours to know. */
-  run_ended (run, FALSE, "ended (its exit status is unknown: it was adopted)");
+  run_end (run, FALSE, "ended (its exit status is unknown: it was adopted)");
   return G_SOURCE_REMOVE;
 }
 
@@ -408,6 +409,7 @@ stg_run_lost (Run *run)
 {
   g_clear_handle_id (&run->child_watch, g_source_remove);
   g_clear_handle_id (&run->pidfd_watch, g_source_remove);
+  g_clear_handle_id (&run->group_timer, g_source_remove);
   run_ended (run, FALSE, "was gone when the runtime looked for it (its end was not seen)");
 }
 
@@ -422,6 +424,8 @@ stg_run_free (Run *run)
   g_clear_handle_id (&run->pidfd_watch, g_source_remove);
   g_clear_handle_id (&run->kill_timer, g_source_remove);
   g_clear_handle_id (&run->hook_timer, g_source_remove);
+  g_clear_handle_id (&run->group_timer, g_source_remove);
+  g_clear_pointer (&run->end_how, g_free);
   g_clear_pointer (&run->health, stg_health_free);
   if (run->hook != NULL)
     {
@@ -437,6 +441,43 @@ stg_run_free (Run *run)
   g_free (run->target.snooze_file);
   g_free (run->sandbox);
   g_free (run);
+}
+
+static gboolean
+on_group_gone (gpointer data)
+{
+  Run *run = data;
+
+  if (stg_process_group_runs (run->pid))
+    return G_SOURCE_CONTINUE;
+  run->group_timer = 0;
+  g_autofree gchar *how = g_steal_pointer (&run->end_how);
+  run_ended (run, run->end_success, how);
+  return G_SOURCE_REMOVE;
+}
+
+/* The run's first process is gone (for a command string, the shell that
+ * ran it). The rest of its process group may still hold what the run had
+ * (its port): the run ends once that is gone too, killed at once when
+ * nobody asked the run to stop, else given the stop's own time (its kill
+ * timer sends SIGKILL). A Thermos runner's processes are ended by mark. */
+static void
+run_end (Run *run, gboolean success, const gchar *how)
+{
+  if (run->task->thermos != NULL || run->group_timer != 0 || !stg_process_group_runs (run->pid))
+    {
+      if (run->group_timer == 0)
+        run_ended (run, success, how);
+      return;
+    }
+  g_message ("runtime: instance %d: run %" G_GINT64_FORMAT "'s first process ended; waiting "
+             "for the rest of its group%s",
+             run->slot->base.key.instance, run->id, run->stopping ? "" : " (killed)");
+  if (!run->stopping)
+    stg_process_signal_group (run->pid, SIGKILL);
+  run->end_success = success;
+  run->end_how = g_strdup (how);
+  run->group_timer = g_timeout_add (10, on_group_gone, run);
 }
 
 /* The run's process is gone: decide what follows, by why it stopped. */

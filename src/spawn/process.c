@@ -83,6 +83,27 @@ stg_process_signal_group (GPid pid, gint sig)
     kill (-pid, sig);
 }
 
+gboolean
+stg_process_group_runs (GPid pgid)
+{
+  g_autoptr (GDir) dir = g_dir_open ("/proc", 0, NULL);
+  const gchar *entry;
+
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    {
+      if (!g_ascii_isdigit (entry[0]))
+        continue;
+      g_autofree gchar *path = g_strdup_printf ("/proc/%s/stat", entry);
+      g_autofree gchar *text = NULL;
+      const gchar *p = g_file_get_contents (path, &text, NULL, NULL) ? strrchr (text, ')') : NULL;
+      g_auto (GStrv) f = p != NULL ? g_strsplit (p + 2, " ", 5) : NULL;
+      if (f != NULL && g_strv_length (f) >= 4 && f[0][0] != 'Z' && f[0][0] != 'X' &&
+          g_ascii_strtoll (f[2], NULL, 10) == pgid)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 static void
 marked_process_free (StgMarkedProcess *p)
 {

@@ -50,6 +50,11 @@ guint stg_process_signal_marked (const gchar *name, const gchar *value, gint sig
 /* Sends @sig to the process group led by @pid. */
 void stg_process_signal_group (GPid pid, gint sig);
 
+/* Whether a process of group @pgid still runs, its leader gone or not
+ * (a zombie holds nothing and may never be reaped: orphans go to a PID 1
+ * that need not reap them). */
+gboolean stg_process_group_runs (GPid pgid);
+
 /* The executable @name in the folders of @search (a PATH), or NULL. */
 gchar *stg_process_search_path (const gchar *name, const gchar *search);
 
