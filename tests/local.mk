@@ -296,6 +296,13 @@ tests_fleet_hooks_test_SOURCES = tests/fleet_hooks_test.c $(STG_FLEET_FIXTURE) $
 tests_fleet_hooks_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_hooks_test_LDADD = $(STG_TEST_LDADD)
 
+# Instances' output on the fleet runtime: their containers' logs.
+check_PROGRAMS += tests/fleet_logs_test
+TESTS += tests/fleet_logs_test
+tests_fleet_logs_test_SOURCES = tests/fleet_logs_test.c $(STG_FLEET_FIXTURE) $(STG_ROLLOUT)
+tests_fleet_logs_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_fleet_logs_test_LDADD = $(STG_TEST_LDADD)
+
 # What staggerd says of pods' anchors: a busy port, no anchor at all.
 check_PROGRAMS += tests/fleet_anchor_test
 TESTS += tests/fleet_anchor_test

@@ -161,7 +161,9 @@ task_logs (StgCli *cli, int argc, gchar **argv)
           "Prints an instance's output as its sandbox keeps it (the current run's, or the "
           "newest run's between runs): all of it, the last lines with --tail, and what "
           "it writes next with --follow. For an AuroraExecutor task, that is what its "
-          "runner, stagger-thermos, says; --process shows one process's output.",
+          "runner, stagger-thermos, says; --process shows one process's output. On the "
+          "fleet runtime, the output is the container's log as its host keeps it, and "
+          "--process is refused.",
           1, 1, &argc, &argv, &code))
     return code;
   if (tail == 0 || tail < -1)

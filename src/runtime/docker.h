@@ -137,9 +137,16 @@ void stg_docker_exec_async (StgDocker *docker, const gchar *id, const gchar *con
 gboolean stg_docker_exec_finish (StgDocker *docker, GAsyncResult *result, gint *exit_code, gchar **output,
                                  GError **error);
 
-/* GET /containers/ID/logs: the last @tail lines the container wrote, its
- * standard output and error together (at most 64 KiB). */
-void stg_docker_logs_async (StgDocker *docker, const gchar *id, guint tail,
+/* The streams a logs call reads (bits of @streams). */
+#define STG_DOCKER_STDOUT (1u << 1)
+#define STG_DOCKER_STDERR (1u << 2)
+/* The most a logs call keeps: the first bytes, the rest dropped. */
+#define STG_DOCKER_LOGS_MAX (4 * 1024 * 1024)
+
+/* GET /containers/ID/logs: what the container wrote to the streams in
+ * @streams (together, as they came), its last @tail lines (-1: all), at
+ * most STG_DOCKER_LOGS_MAX bytes; finishes with it as UTF-8. */
+void stg_docker_logs_async (StgDocker *docker, const gchar *id, gint tail, guint streams,
                             GCancellable *cancellable, GAsyncReadyCallback callback,
                             gpointer user_data);
 gchar *stg_docker_logs_finish (StgDocker *docker, GAsyncResult *result, GError **error);

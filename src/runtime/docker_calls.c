@@ -296,10 +296,11 @@ exec_state_free (ExecState *s)
 }
 
 /* The attached stream's frames: [stream, 0, 0, 0, size (big-endian)] then
- * size bytes; stdout and stderr are kept together, up to the limit. A body
- * without frame headers (a TTY) is kept as it is. */
+ * size bytes; those of the streams in @streams (a bit per stream number:
+ * 1 << 1 stdout, 1 << 2 stderr) are kept together, up to @max bytes. A
+ * body without frame headers (a TTY) is kept as it is. */
 static gchar *
-demultiplex (GBytes *body)
+demultiplex (GBytes *body, guint streams, gsize max)
 {
   gsize len = 0;
   const guint8 *p = g_bytes_get_data (body, &len);
@@ -311,12 +312,13 @@ demultiplex (GBytes *body)
       gsize size = ((gsize) p[i + 4] << 24) | ((gsize) p[i + 5] << 16) | ((gsize) p[i + 6] << 8) |
                    p[i + 7];
       gsize take = MIN (size, len - i - 8);
-      g_string_append_len (out, (const gchar *) p + i + 8,
-                           (gssize) MIN (take, EXEC_OUTPUT_MAX - MIN (out->len, EXEC_OUTPUT_MAX)));
+      if (streams & (1u << MAX (p[i], 1)))
+        g_string_append_len (out, (const gchar *) p + i + 8,
+                             (gssize) MIN (take, max - MIN (out->len, max)));
       i += 8 + take;
     }
   if (i == 0 && p != NULL && len > 0)
-    g_string_append_len (out, (const gchar *) p, (gssize) MIN (len, EXEC_OUTPUT_MAX));
+    g_string_append_len (out, (const gchar *) p, (gssize) MIN (len, max));
   return g_utf8_make_valid (out->str, (gssize) out->len);
 }
 
@@ -346,7 +348,7 @@ exec_started (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
   ExecState *s = g_object_get_data (G_OBJECT (task), "exec");
   g_autofree gchar *path = g_strconcat ("/exec/", s->exec_id, "/json", NULL);
 
-  s->output = demultiplex (body);
+  s->output = demultiplex (body, STG_DOCKER_STDOUT | STG_DOCKER_STDERR, EXEC_OUTPUT_MAX);
   stg_docker_request (task, "GET", path, NULL, 0, exec_inspected);
 }
 
@@ -428,18 +430,24 @@ stg_docker_exec_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, gint *
 static void
 logs_read (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
 {
-  g_task_return_pointer (task, demultiplex (body), g_free);
+  guint streams = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (task), "streams"));
+
+  g_task_return_pointer (task, demultiplex (body, streams, STG_DOCKER_LOGS_MAX), g_free);
 }
 
 void
-stg_docker_logs_async (StgDocker *d, const gchar *id, guint tail, GCancellable *cancellable,
-                       GAsyncReadyCallback callback, gpointer user_data)
+stg_docker_logs_async (StgDocker *d, const gchar *id, gint tail, guint streams,
+                       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = stg_docker_new_task (d, cancellable, callback, user_data,
                                                 stg_docker_logs_async);
-  g_autofree gchar *what = g_strdup_printf ("/logs?stdout=true&stderr=true&tail=%u", tail);
+  g_autofree gchar *lines = tail < 0 ? g_strdup ("all") : g_strdup_printf ("%d", tail);
+  g_autofree gchar *what = g_strdup_printf ("/logs?stdout=%s&stderr=%s&tail=%s",
+                                            streams & STG_DOCKER_STDOUT ? "true" : "false",
+                                            streams & STG_DOCKER_STDERR ? "true" : "false", lines);
   g_autofree gchar *path = container_path (id, what);
 
+  g_object_set_data (G_OBJECT (task), "streams", GUINT_TO_POINTER (streams));
   stg_docker_request (task, "GET", path, NULL, 0, logs_read);
 }
 

@@ -685,7 +685,7 @@ static const StgRuntimeOps fleet_ops = {
   .apply = fleet_apply, .kill = fleet_kill, .restart = fleet_restart, .observe = fleet_observe,
   .validate = stg_fleet_validate, .free = fleet_free,
   .hosts = stg_fleet_hosts, .drain_host = stg_fleet_drain_host, /* a runtime of several hosts */
-  .reconcile = stg_fleet_reconcile,
+  .reconcile = stg_fleet_reconcile, .read_log = stg_fleet_read_log,
   .sidecar_validate = stg_fleet_sidecar_validate, .sidecars = stg_fleet_sidecars,
   .sidecar_apply = stg_fleet_sidecar_apply, /* pods */
 };

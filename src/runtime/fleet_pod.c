@@ -275,7 +275,8 @@ on_anchor_inspected (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpoint
   if (state != NULL && JSON_NODE_HOLDS_OBJECT (state) &&
       !json_object_get_boolean_member_with_default (json_node_get_object (state), "Running", TRUE))
     {
-      stg_docker_logs_async (slot->host->docker, pod->anchor_id, 5, slot->base.cancel,
+      stg_docker_logs_async (slot->host->docker, pod->anchor_id, 5,
+                             STG_DOCKER_STDOUT | STG_DOCKER_STDERR, slot->base.cancel,
                              on_anchor_logs, slot);
       return;
     }

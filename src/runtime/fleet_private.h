@@ -148,6 +148,13 @@ gboolean stg_fleet_load_drained (StgFleetRuntime *rt, GError **error);
  * TRUE when it did (it is then placed anew). */
 gboolean stg_fleet_leave_drained (Slot *slot);
 
+/* ---- instances' output (fleet_logs.c) ----------------------------------------- */
+
+/* StgRuntimeOps.read_log: the container's stdout or stderr, as its engine
+ * keeps it; a process's own output is refused (INVALID). */
+GBytes *stg_fleet_read_log (StgRuntime *base, gint64 job_id, gint32 instance,
+                            const StgLogQuery *query, StgLogInfo *info, GError **error);
+
 /* ---- watching hosts (fleet_sync.c) ------------------------------------------- */
 
 /* StgRuntimeOps.reconcile: every host's containers listed now; with

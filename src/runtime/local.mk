@@ -26,6 +26,7 @@ libstg_runtime_a_SOURCES += \
 	src/runtime/fleet_container.c src/runtime/fleet_place.c src/runtime/fleet_health.c \
 	src/runtime/fleet_hosts.c src/runtime/fleet_hosts.h \
 	src/runtime/fleet_sync.c src/runtime/fleet_drain.c src/runtime/fleet_hooks.c \
+	src/runtime/fleet_logs.c \
 	src/runtime/fleet_anchor.c src/runtime/fleet_pod.c src/runtime/fleet_pod_spec.c \
 	src/runtime/fleet_sidecar.c src/runtime/fleet_sidecar_health.c \
 	src/runtime/fleet_sidecar_members.c src/runtime/fleet_sidecar_ops.c \
