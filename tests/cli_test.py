@@ -742,6 +742,18 @@ def sla_and_admin(r, tmp):
         code, out, err = cli("update", "start", "--wait", "local/www/prod/sla", path, timeout=180)
         r.check("an SLA-aware update finishes", code == 0 and "ROLLED_FORWARD" in out,
                 (code, out, err))
+        r.check("an SLA-aware update with a policy is not warned of it",
+                "no SLA policy" not in err, err)
+        nopol = job_file(tmp, "nopol", "hi", count=1, update={"sla_aware": True})
+        code, out, err = cli("job", "create", "local/www/prod/nopol", nopol)
+        r.check("a job of the default tier, no SLA policy", code == 0, (code, out, err))
+        nopol = job_file(tmp, "nopol", "hello", count=1, update={"sla_aware": True})
+        code, out, err = cli("update", "start", "--wait", "local/www/prod/nopol", nopol,
+                             timeout=120)
+        r.check("an SLA-aware update of a job with no SLA policy is warned of it",
+                code == 0 and "warning:" in err and "SLA-aware" in err
+                and "www/prod/nopol has no SLA policy" in err and "slaPolicy" in err
+                and "tier 'preemptible'" in err, (code, out, err))
         code, out, _ = cli("update", "info", "local/www/prod/sla")
         r.check("update info says when it waited for the SLA",
                 code == 0 and "waits for its SLA" in out and "its count policy needs 2" in out, out)
