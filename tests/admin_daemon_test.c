@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <glib/gstdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "rollout.h"
@@ -524,9 +525,9 @@ prod_task (const gchar *name, gint32 count, const gchar *data, ApiSlaPolicy *pol
   return g_object_ref (job->taskConfig);
 }
 
-/* This machine's maintenance mode (the local runtime's one host). */
-static gint
-maintenance_mode (StgTestDaemon *d)
+/* This machine's maintenance status (the local runtime's one host). */
+static ApiHostStatus *
+maintenance_status (StgTestDaemon *d)
 {
   g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
   g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
@@ -539,7 +540,14 @@ maintenance_mode (StgTestDaemon *d)
   assert_ok (r, "maintenanceStatus");
   g_autoptr (GList) only = g_hash_table_get_keys (r->result->maintenanceStatusResult->statuses);
   ck_assert (only != NULL);
-  return ((ApiHostStatus *) only->data)->mode;
+  return g_object_ref (only->data);
+}
+
+static gint
+maintenance_mode (StgTestDaemon *d)
+{
+  g_autoptr (ApiHostStatus) s = maintenance_status (d);
+  return s->mode;
 }
 
 static gboolean
@@ -724,6 +732,15 @@ START_TEST (an_sla_drain_waits_for_its_coordinator)
   ck_assert (stg_test_wait (asked_enough, &three, 30000));
   ck_assert_int_eq (maintenance_mode (d), API_MAINTENANCE_MODE_DRAINING);
   stg_rollout_wait_running (d, "drained", 2, 1);
+  {
+    /* ... and says why, beside the host's mode. */
+    g_autoptr (ApiHostStatus) s = maintenance_status (d);
+    g_autofree gchar *why = g_strdup_printf ("of www/prod/drained waits for its SLA: its "
+                                             "coordinator %s said ",
+                                             url);
+    ck_assert (s->__isset_slaWait);
+    ck_assert_msg (strstr (s->slaWait, why) != NULL, "%s", s->slaWait);
+  }
   {
     g_autoptr (JsonNode) state = coordinator_asked (&coord);
     JsonArray *asked = json_object_get_array_member (json_node_get_object (state), "asked");

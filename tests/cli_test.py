@@ -10,6 +10,7 @@ import json
 import os
 import pwd
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -727,6 +728,53 @@ def quotas_and_tiers(r, tmp):
         r.check("staggerd exits cleanly (quotas)", d.stop() == 0)
 
 
+def wait_output(cli, args, text, deadline=30):
+    """The output of cli(*args) once it has @text in it (else the last one)."""
+    end = time.monotonic() + deadline
+    while True:
+        code, out, err = cli(*args)
+        if (code == 0 and text in out) or time.monotonic() >= end:
+            return code, out, err
+        time.sleep(0.2)
+
+
+def local_host(r, cli, tmp):
+    """stagger hosts names the local runtime's one host, the name host
+    maintenance takes; an SLA drain of it says why it waits."""
+    name = socket.gethostname()
+    code, out, err = cli("hosts")
+    r.check("stagger hosts names this machine", code == 0 and name in out.split(), (code, out, err))
+    code, out, err = cli("host", "maintenance", "status", name)
+    r.check("host maintenance takes that name", code == 0 and "NONE" in out, (code, out, err))
+
+    key = "local/www/prod/held"
+    path = job_file(tmp, "held", "hi", count=1)
+    with open(path) as f:
+        conf = json.load(f)
+    conf["tier"] = "preferred"
+    conf["sla_policy"] = {"coordinator_url": "http://127.0.0.1:19450/sla"}
+    with open(path, "w") as f:
+        json.dump(conf, f)
+    code, _, err = cli("quota", "set", "local/www", "10", "1GB", "1GB")
+    r.check("quota for the held job", code == 0, err)
+    code, _, err = cli("job", "create", key, path)
+    r.check("a job whose coordinator never answers", code == 0, err)
+    r.check("it runs", wait_running(cli, key, 1))
+    code, _, err = cli("host", "maintenance", "sla-drain", name)
+    r.check("an SLA drain of this machine", code == 0, (code, err))
+    why = ("instance 0 of www/prod/held waits for its SLA: its coordinator "
+           "http://127.0.0.1:19450/sla")
+    code, out, err = wait_output(cli, ("host", "maintenance", "status", name), why)
+    r.check("host maintenance status says why the drain waits",
+            code == 0 and "DRAINING" in out and "%s: %s" % (name, why) in out, (code, out, err))
+    code, out, err = cli("hosts")
+    r.check("stagger hosts says it too", code == 0 and why in out, (code, out, err))
+    code, out, err = cli("host", "maintenance", "end", name)
+    r.check("maintenance ends", code == 0 and "NONE" in out and why not in out, (code, out, err))
+    code, _, err = cli("job", "kill", key)
+    r.check("the held job is killed", code == 0, err)
+
+
 def sla_and_admin(r, tmp):
     """A job file's sla_policy and update_config.sla_aware, and stagger
     admin backup|backups|restore --dry-run|reconcile|prune."""
@@ -769,6 +817,18 @@ def sla_and_admin(r, tmp):
         code, out, err = cli("update", "start", "--wait", "local/www/prod/sla", path, timeout=180)
         r.check("an SLA-aware update finishes", code == 0 and "ROLLED_FORWARD" in out,
                 (code, out, err))
+        r.check("an SLA-aware update with a policy is not warned of it",
+                "no SLA policy" not in err, err)
+        nopol = job_file(tmp, "nopol", "hi", count=1, update={"sla_aware": True})
+        code, out, err = cli("job", "create", "local/www/prod/nopol", nopol)
+        r.check("a job of the default tier, no SLA policy", code == 0, (code, out, err))
+        nopol = job_file(tmp, "nopol", "hello", count=1, update={"sla_aware": True})
+        code, out, err = cli("update", "start", "--wait", "local/www/prod/nopol", nopol,
+                             timeout=120)
+        r.check("an SLA-aware update of a job with no SLA policy is warned of it",
+                code == 0 and "warning:" in err and "SLA-aware" in err
+                and "www/prod/nopol has no SLA policy" in err and "slaPolicy" in err
+                and "tier 'preemptible'" in err, (code, out, err))
         code, out, _ = cli("update", "info", "local/www/prod/sla")
         r.check("update info says when it waited for the SLA",
                 code == 0 and "waits for its SLA" in out and "its count policy needs 2" in out, out)
@@ -810,6 +870,7 @@ def main():
             r.run("rolling restart", rolling_restart, r, cli, tmp)
             r.run("history and revert", history_and_revert, r, cli, tmp)
             r.run("task logs", task_logs, r, cli, tmp)
+            r.run("local host", local_host, r, cli, tmp)
         finally:
             r.check("staggerd exits cleanly", d.stop() == 0)
         r.run("credentials", credentials, r, tmp)

@@ -678,6 +678,8 @@ enum MaintenanceMode {
 struct HostStatus {
   1: string host
   2: MaintenanceMode mode
+  100: optional string slaWait         /* a DRAINING host: why instances still wait for their
+                                        * SLA before they leave (one line each) */
 }
 
 struct Hosts {
@@ -762,6 +764,8 @@ struct FleetHostStatus {
                                         * other hosts now ("" when all could): a drain would
                                         * wait on them */
   11: MaintenanceMode mode             /* its maintenance (NONE, SCHEDULED, DRAINING, DRAINED) */
+  12: string slaWait                   /* a DRAINING host: why instances still wait for their
+                                        * SLA before they leave, one line each ("" when none) */
 }
 
 struct GetHostsResult {

@@ -568,10 +568,7 @@ async function viewHosts() {
   setNav('hosts');
   const data = await getJSON('/ui/api/hosts');
   if (data.hosts === null) {
-    /* The local runtime's one host: this machine, and its maintenance. */
-    show(el('h1', {}, 'Hosts'), el('p', { class: 'notice' }, data.why),
-      (data.local || []).map((h) => el('p', {}, 'This machine, ', el('strong', {}, h.host),
-        ': maintenance ', badge(h.mode))));
+    show(el('h1', {}, 'Hosts'), el('p', { class: 'notice' }, data.why));
     return;
   }
   const rows = data.hosts.map((h) => {
@@ -583,7 +580,8 @@ async function viewHosts() {
     const state = !h.reachable ? 'UNREACHABLE' : h.draining ? 'DRAINING' : 'UP';
     return el('tr', {},
       el('td', {}, h.name),
-      el('td', {}, badge(h.mode)),
+      el('td', {}, badge(h.mode), h.sla_wait
+        ? h.sla_wait.split('\n').map((w) => el('div', { class: 'muted' }, w)) : ''),
       el('td', {}, badge(state), !h.reachable
         ? [' ', el('span', { class: 'muted' }, 'for ' + duration(data.now_ms - h.unreachable_since_ms)),
           h.last_error ? el('div', { class: 'muted' }, h.last_error) : '']

@@ -135,7 +135,11 @@ handler_start_job_update (ApiAuroraSchedulerManagerIf *iface, ApiResponse **_ret
                                                 : NULL;
   if (summary != NULL)
     g_object_set (sr, "updateSummary", summary, NULL);
-  return stg_handler_answer_ok (self, *_return, "startJobUpdateResult", sr);
+  stg_handler_answer_ok (self, *_return, "startJobUpdateResult", sr);
+  g_autofree gchar *warning = stg_engine_update_warning (self->ctx.engine, request);
+  if (warning != NULL)
+    stg_response_add_detail (*_return, "%s", warning);
+  return TRUE;
 }
 
 typedef gboolean (*UpdateCall) (StgEngine *engine, const ApiJobUpdateKey *key, const gchar *user,

@@ -55,7 +55,8 @@ host_list (StgCli *cli, int argc, gchar **argv)
   if (!stg_cli_parse (cli, self ("list"), "host", NULL,
                       "Lists the fleet runtime's hosts: up or unreachable (since when), "
                       "draining, their instances, address, attributes and maintenance mode "
-                      "(NONE, SCHEDULED, DRAINING, DRAINED).",
+                      "(NONE, SCHEDULED, DRAINING, DRAINED). The local runtime has one host, "
+                      "this machine, under the name host maintenance takes.",
                       0, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgCliClient) c = stg_cli_client_new (cli, argc > 1 ? argv[1] : NULL, &error);
@@ -99,6 +100,11 @@ host_list (StgCli *cli, int argc, gchar **argv)
       if (h->draining && h->instances->len > 0 && h->drainBlocked[0] != '\0')
         fprintf (cli->out, "%s: the drain waits, nothing stopped, for room elsewhere: %s\n",
                  h->name, h->drainBlocked);
+      g_auto (GStrv) waits = h->slaWait != NULL && h->slaWait[0] != '\0'
+                                 ? g_strsplit (h->slaWait, "\n", -1)
+                                 : NULL;
+      for (guint w = 0; waits != NULL && waits[w] != NULL; w++)
+        fprintf (cli->out, "%s: %s\n", h->name, waits[w]);
     }
   return STG_EXIT_OK;
 }

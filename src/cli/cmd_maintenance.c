@@ -139,14 +139,19 @@ print_statuses (StgCli *cli, StgCliClient *c, ApiHosts *hosts, ApiResponse *r)
                     : res->__isset_endMaintenanceResult ? res->endMaintenanceResult->statuses
                                                         : res->maintenanceStatusResult->statuses;
   g_autoptr (GHashTable) modes = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr (GHashTable) waits = g_hash_table_new (g_str_hash, g_str_equal);
   GHashTableIter it;
   gpointer key;
   int code = STG_EXIT_OK;
 
   g_hash_table_iter_init (&it, set);
   while (g_hash_table_iter_next (&it, &key, NULL))
-    g_hash_table_insert (modes, ((ApiHostStatus *) key)->host,
-                         GINT_TO_POINTER (((ApiHostStatus *) key)->mode));
+    {
+      ApiHostStatus *h = key;
+      g_hash_table_insert (modes, h->host, GINT_TO_POINTER (h->mode));
+      if (h->__isset_slaWait && h->slaWait != NULL && h->slaWait[0] != '\0')
+        g_hash_table_insert (waits, h->host, h->slaWait);
+    }
   g_autoptr (GList) names = g_list_sort (g_hash_table_get_keys (hosts->hostNames),
                                          (GCompareFunc) g_strcmp0);
   g_autoptr (StgTable) t = stg_table_new ("HOST", "MAINTENANCE", NULL);
@@ -168,6 +173,14 @@ print_statuses (StgCli *cli, StgCliClient *c, ApiHosts *hosts, ApiResponse *r)
     }
   if (stg_table_rows (t) > 0)
     stg_table_print (t, cli);
+  /* Why a drain waits: each instance its SLA holds on the host. */
+  for (GList *l = names; l != NULL; l = l->next)
+    {
+      const gchar *wait = g_hash_table_lookup (waits, l->data);
+      g_auto (GStrv) lines = wait ? g_strsplit (wait, "\n", -1) : NULL;
+      for (guint i = 0; lines != NULL && lines[i] != NULL; i++)
+        fprintf (cli->out, "%s: %s\n", (const gchar *) l->data, lines[i]);
+    }
   return code;
 }
 

@@ -358,6 +358,9 @@ update_start (StgCli *cli, int argc, gchar **argv)
   g_autoptr (ApiResponse) r = req ? stg_cli_start_job_update (c, req, message, &error) : NULL;
   if (r == NULL)
     return stg_cli_fail (cli, error);
+  /* What staggerd warns of (an SLA-aware update with no SLA to wait for). */
+  for (guint i = 0; r->details != NULL && i < r->details->len; i++)
+    stg_cli_warn (cli, "%s", ((ApiResponseDetail *) r->details->pdata[i])->message);
   g_autofree gchar *notes = diff ? stg_cli_change_notes (diff->result->getJobUpdateDiffResult,
                                                          req->taskConfig)
                                  : NULL;

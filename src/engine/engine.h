@@ -206,6 +206,11 @@ ApiJobUpdateKey *stg_engine_start_update (StgEngine *engine, const ApiJobUpdateR
                                           const gchar *user, const gchar *message,
                                           ApiJobUpdateSummary **active_out, GError **error);
 
+/* What @request asks that will not happen, for its submitter (NULL when
+ * nothing): an SLA-aware update (slaAware) of a task with no SLA policy (no
+ * slaPolicy of its own and a tier that is not production) waits for none. */
+gchar *stg_engine_update_warning (StgEngine *engine, const ApiJobUpdateRequest *request);
+
 gboolean stg_engine_pause_update (StgEngine *engine, const ApiJobUpdateKey *key,
                                   const gchar *user, const gchar *message, GError **error);
 gboolean stg_engine_resume_update (StgEngine *engine, const ApiJobUpdateKey *key,

@@ -21,13 +21,16 @@
  * them once the request's timeout has passed (drainHosts: at once).
  * drainHost's DRAINING has no request: `stagger host drain` moves the
  * instances itself. A job with an update under way keeps its instances
- * until the update ends. Calls the store, the runtime, the clock and
- * sla.c. Main-loop thread only.
+ * until the update ends. Why an instance still waits for its SLA is kept
+ * in memory with the drain (Drain.waits) and read back as the host's
+ * slaWait by maintenanceStatus and getHosts. Calls the store, the
+ * runtime, the clock and sla.c. Main-loop thread only.
  */
 #include "config.h"
 
 #include "common/error.h"
 #include "common/jobkey.h"
+#include "common/strings.h"
 #include "engine/sla_private.h"
 
 #define M(x) API_MAINTENANCE_MODE_##x
@@ -38,8 +41,10 @@ typedef struct
   GHashTable *moving;  /* StgSlotKey*: restarted to move off, still on the host */
   GHashTable *allowed; /* StgSlotKey*: a coordinator said it may go */
   GHashTable *noted;   /* StgSlotKey*: its wait is logged */
+  GHashTable *waits;   /* StgSlotKey* -> gchar*: why it waits for its SLA now */
   StgSlaAsk *ask;      /* (nullable) the question to a coordinator under way */
   StgSlotKey asked;    /* whom it is about */
+  gchar *asked_url;    /* (nullable) the coordinator asked */
   gchar *host;         /* the host drained */
   StgEngine *engine;
 } Drain;
@@ -53,6 +58,8 @@ drain_free (gpointer data)
   g_hash_table_unref (d->moving);
   g_hash_table_unref (d->allowed);
   g_hash_table_unref (d->noted);
+  g_hash_table_unref (d->waits);
+  g_free (d->asked_url);
   g_free (d->host);
   g_free (d);
 }
@@ -76,6 +83,7 @@ drain_of (StgEngine *e, const gchar *host)
       d->moving = key_set ();
       d->allowed = key_set ();
       d->noted = key_set ();
+      d->waits = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, g_free);
       g_hash_table_insert (e->drains, g_strdup (host), d);
     }
   return d;
@@ -183,6 +191,26 @@ row_of (GPtrArray *rows, const gchar *host)
     if (g_str_equal (((StgMaintenanceRow *) rows->pdata[i])->host, host))
       return rows->pdata[i];
   return NULL;
+}
+
+/* Why instances of @host's drain wait for their SLA, one line each
+ * (NULL when none do). */
+static gchar *
+sla_waits (StgEngine *e, const gchar *host)
+{
+  Drain *d = g_hash_table_lookup (e->drains, host);
+  g_autoptr (GPtrArray) lines = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer why;
+
+  if (d == NULL || g_hash_table_size (d->waits) == 0)
+    return NULL;
+  g_hash_table_iter_init (&it, d->waits);
+  while (g_hash_table_iter_next (&it, NULL, &why))
+    g_ptr_array_add (lines, why);
+  g_ptr_array_sort (lines, stg_compare_string_ptrs);
+  g_ptr_array_add (lines, NULL);
+  return g_strjoinv ("\n", (gchar **) lines->pdata);
 }
 
 static ApiHostStatus *
@@ -303,7 +331,11 @@ stg_engine_maintenance_status (StgEngine *e, GHashTable *hosts, GError **error)
     if (g_hash_table_contains (known, name))
       {
         StgMaintenanceRow *row = row_of (rows, name);
-        g_ptr_array_add (out, status_new (name, row ? row->mode : M (NONE)));
+        ApiHostStatus *status = status_new (name, row ? row->mode : M (NONE));
+        g_autofree gchar *wait = sla_waits (e, name);
+        if (wait != NULL)
+          g_object_set (status, "slaWait", wait, NULL);
+        g_ptr_array_add (out, status);
       }
   return g_steal_pointer (&out);
 }
@@ -326,20 +358,47 @@ stg_engine_drain_host (StgEngine *e, const gchar *name, gboolean drain, const gc
   return done != NULL;
 }
 
+/* The local runtime's one host: this machine, under the name the
+ * maintenance calls take, with the instances that run or stop on it. */
+static GPtrArray *
+this_host (StgEngine *e, GError **error)
+{
+  const gchar *name = g_get_host_name ();
+  g_autoptr (GArray) keys = host_instances (e, name, error);
+  g_autoptr (GPtrArray) jobs = keys ? stg_store_list_jobs (e->store, NULL, error) : NULL;
+
+  if (jobs == NULL)
+    return NULL;
+  g_autoptr (ApiFleetHostStatus) h = g_object_new (API_TYPE_FLEET_HOST_STATUS, "name", name,
+                                                   "endpoint", "", "address", name, "reachable",
+                                                   TRUE, "lastError", "", "drainBlocked", "",
+                                                   "slaWait", "", NULL);
+  for (guint i = 0; i < keys->len; i++)
+    {
+      StgSlotKey *k = &g_array_index (keys, StgSlotKey, i);
+      for (guint j = 0; j < jobs->len; j++)
+        if (((StgJobRow *) jobs->pdata[j])->id == k->job_id)
+          g_ptr_array_add (h->instances, g_object_new (API_TYPE_INSTANCE_KEY, "jobKey",
+                                                       ((StgJobRow *) jobs->pdata[j])->key,
+                                                       "instanceId", k->instance, NULL));
+    }
+  GPtrArray *hosts = g_ptr_array_new_with_free_func (g_object_unref);
+  g_ptr_array_add (hosts, g_steal_pointer (&h));
+  return hosts;
+}
+
 GPtrArray *
 stg_engine_hosts (StgEngine *e, GError **error)
 {
   g_autoptr (GError) local = NULL;
-  g_autoptr (GPtrArray) hosts = e->runtime ? stg_runtime_hosts (e->runtime, &local) : NULL;
-  g_autoptr (GPtrArray) rows = hosts ? stg_store_list_maintenance (e->store, error) : NULL;
+  g_autoptr (GPtrArray) hosts = fleet_hosts (e, &local);
 
-  if (hosts == NULL && local != NULL)
-    g_propagate_error (error, g_steal_pointer (&local));
-  else if (hosts == NULL)
-    g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID,
-                 "this staggerd has no runtime and no hosts");
+  if (hosts == NULL && local == NULL)
+    hosts = this_host (e, &local);
+  g_autoptr (GPtrArray) rows = hosts ? stg_store_list_maintenance (e->store, &local) : NULL;
   if (rows == NULL)
     {
+      g_propagate_error (error, g_steal_pointer (&local));
       stg_engine_wrap_error (error);
       return NULL;
     }
@@ -347,12 +406,26 @@ stg_engine_hosts (StgEngine *e, GError **error)
     {
       ApiFleetHostStatus *h = hosts->pdata[i];
       StgMaintenanceRow *row = row_of (rows, h->name);
-      g_object_set (h, "mode", row ? row->mode : M (NONE), NULL);
+      g_autofree gchar *wait = sla_waits (e, h->name);
+      g_object_set (h, "mode", row ? row->mode : M (NONE), "slaWait", wait ? wait : "", NULL);
     }
   return g_steal_pointer (&hosts);
 }
 
 /* ---- moving instances off ----------------------------------------------------------- */
+
+/* Instance @k of @job waits for its SLA (@why): kept for readers
+ * (stg_engine_sla_waits), logged the first time. */
+static void
+note_wait (Drain *d, const StgSlotKey *k, const ApiJobKey *job, const gchar *why)
+{
+  g_autofree gchar *name = stg_job_key_to_string (job);
+  gchar *text = g_strdup_printf ("instance %d of %s waits for its SLA: %s", k->instance, name, why);
+
+  if (g_hash_table_add (d->noted, stg_slot_key_new (k->job_id, k->instance)))
+    g_message ("engine: drain of %s: %s", d->host, text);
+  g_hash_table_replace (d->waits, stg_slot_key_new (k->job_id, k->instance), text);
+}
 
 static void
 on_coordinator (gpointer data, gboolean yes, const gchar *message)
@@ -369,6 +442,12 @@ on_coordinator (gpointer data, gboolean yes, const gchar *message)
     }
   g_info ("engine: drain: instance %d of job %" G_GINT64_FORMAT " waits: its coordinator said %s",
           d->asked.instance, d->asked.job_id, message);
+  g_autoptr (StgJobRow) job = stg_store_get_job_by_id (e->store, d->asked.job_id, NULL);
+  if (job != NULL)
+    {
+      g_autofree gchar *why = g_strdup_printf ("its coordinator %s said %s", d->asked_url, message);
+      note_wait (d, &d->asked, job->key, why);
+    }
 }
 
 /* The instances of job @job_id in @d->moving, as ids (leaving the job). */
@@ -410,9 +489,17 @@ sla_lets_go (StgEngine *e, Drain *d, const ApiHostMaintenanceRequest *request, c
     {
       if (g_hash_table_remove (d->allowed, k))
         return TRUE;
+      if (!g_hash_table_contains (d->waits, k))
+        {
+          g_autofree gchar *why = g_strdup_printf ("its coordinator %s has yet to answer",
+                                                   p->coordinatorSlaPolicy->coordinatorUrl);
+          note_wait (d, k, job->key, why);
+        }
       if (d->ask == NULL)
         {
           d->asked = *k;
+          g_free (d->asked_url);
+          d->asked_url = g_strdup (p->coordinatorSlaPolicy->coordinatorUrl);
           d->ask = stg_sla_ask (e, k->job_id, job->key, k->instance, d->host,
                                 p->coordinatorSlaPolicy, remaining_ms, on_coordinator, d);
         }
@@ -424,9 +511,7 @@ sla_lets_go (StgEngine *e, Drain *d, const ApiHostMaintenanceRequest *request, c
   if (stg_sla_holds (e, k->job_id, k->instance, p, stg_task_is_production (e, task), leaving, &why,
                      &recheck))
     return TRUE;
-  if (g_hash_table_add (d->noted, stg_slot_key_new (k->job_id, k->instance)))
-    g_message ("engine: drain: instance %d of %s/%s/%s waits for its SLA: %s", k->instance,
-               job->key->role, job->key->environment, job->key->name, why);
+  note_wait (d, k, job->key, why);
   return FALSE;
 }
 
@@ -466,6 +551,10 @@ pass_host (StgEngine *e, const StgMaintenanceRow *row)
   while (g_hash_table_iter_next (&it, &key, NULL))
     if (!g_hash_table_contains (still, key))
       g_hash_table_iter_remove (&it);
+  g_hash_table_iter_init (&it, d->waits);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    if (!g_hash_table_contains (still, key))
+      g_hash_table_iter_remove (&it);
 
   gint64 deadline = row->request->createdTimestampMs + row->request->timeoutSecs * 1000;
   gint64 remaining = deadline - stg_clock_now_ms (e->clock);
@@ -480,6 +569,7 @@ pass_host (StgEngine *e, const StgMaintenanceRow *row)
                  row->host, k->instance, k->job_id, remaining > 0 ? "" : " (no SLA wait)");
       g_hash_table_add (d->moving, stg_slot_key_new (k->job_id, k->instance));
       g_hash_table_remove (d->noted, k);
+      g_hash_table_remove (d->waits, k);
       if (!stg_runtime_restart (e->runtime, k->job_id, k->instance, &error))
         {
           g_warning ("engine: drain of %s: instance %d: %s", row->host, k->instance,

@@ -2,7 +2,8 @@
  * and ConfigurationManager): the policy a task has (its own; a production
  * task without one has Aurora's default for the preferred tier, 95 % of
  * the job active over 30 minutes), the checks made when a job or an update
- * is submitted, whether one instance of a job may go down now, and the
+ * is submitted (and the warning an SLA-aware update with no policy gets),
+ * whether one instance of a job may go down now, and the
  * waits of an SLA-aware update (JobUpdateSettings.slaAware).
  *
  * A task is active when it has been RUNNING (healthy) for the policy's
@@ -24,6 +25,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/jobkey.h"
 #include "engine/sla_private.h"
 
 #define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
@@ -63,6 +65,27 @@ stg_sla_policy_of (StgEngine *e, const ApiTaskConfig *task, const ApiSlaPolicy *
 }
 
 /* ---- checks at submission ------------------------------------------------------ */
+
+gchar *
+stg_engine_update_warning (StgEngine *e, const ApiJobUpdateRequest *request)
+{
+  const ApiJobUpdateSettings *s = request != NULL ? request->settings : NULL;
+  const ApiTaskConfig *task = request != NULL ? request->taskConfig : NULL;
+
+  if (s == NULL || !s->__isset_slaAware || !s->slaAware || task == NULL || task->job == NULL)
+    return NULL;
+  g_autoptr (ApiSlaPolicy) p = stg_sla_policy_of (e, task, NULL);
+  if (p != NULL)
+    return NULL;
+  g_autofree gchar *job = stg_job_key_to_string (task->job);
+  const gchar *tier = task->__isset_tier && task->tier ? task->tier
+                                                       : stg_tiers_default_name (e->tiers);
+  return g_strdup_printf ("the update is SLA-aware (slaAware) but job %s has no SLA policy, so "
+                          "its instances go down without waiting for one: give the task a "
+                          "slaPolicy, or a production tier for the default policy (its tier "
+                          "'%s' is not production)",
+                          job, tier);
+}
 
 static gboolean
 check_duration (StgEngine *e, const gchar *kind, gint64 secs, const gchar *what, GError **error)

@@ -68,8 +68,8 @@ host_status (StgFleetRuntime *rt, Host *h)
                                         "unreachableSinceMs",
                                         h->reachable ? (gint64) 0 : h->unreachable_since_ms,
                                         "lastError", h->last_error ? h->last_error : "", "draining",
-                                        h->draining, "drainBlocked", blocked ? blocked : "", "mode",
-                                        API_MAINTENANCE_MODE_NONE, NULL);
+                                        h->draining, "drainBlocked", blocked ? blocked : "",
+                                        "slaWait", "", "mode", API_MAINTENANCE_MODE_NONE, NULL);
   GHashTableIter it;
   gpointer k, v;
 

@@ -382,7 +382,7 @@ add_host (JsonBuilder *b, gconstpointer item)
 
   stg_webui_add_fields (b, h,
                         "name address endpoint reachable unreachable_since_ms last_error "
-                        "draining drain_blocked mode:maintenance");
+                        "draining drain_blocked sla_wait mode:maintenance");
   json_builder_set_member_name (b, "attributes");
   json_builder_begin_object (b);
   g_hash_table_iter_init (&it, h->attributes);
@@ -392,16 +392,9 @@ add_host (JsonBuilder *b, gconstpointer item)
   stg_webui_add_list (b, "instances", h->instances, G_MAXUINT, add_instance_key);
 }
 
-/* A host's maintenance mode (ApiHostStatus). */
-static void
-add_host_status (JsonBuilder *b, gconstpointer item)
-{
-  stg_webui_add_fields (b, item, "host mode:maintenance");
-}
-
-/* The fleet's hosts, each with its maintenance mode; "hosts": null and
- * "why" when the runtime has none, and then the maintenance of this
- * machine when the runtime can drain it ("local": [{host, mode}]). */
+/* The runtime's hosts (the local runtime's one: this machine), each with
+ * its maintenance mode and why its drain waits; "hosts": null and "why"
+ * when the runtime has none. */
 static guint
 read_hosts (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
 {
@@ -415,13 +408,8 @@ read_hosts (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **erro
     stg_webui_add_list (b, "hosts", hosts, G_MAXUINT, add_host);
   else
     {
-      g_autoptr (GHashTable) me = g_hash_table_new (g_str_hash, g_str_equal);
-      g_hash_table_add (me, (gpointer) g_get_host_name ());
-      g_autoptr (GPtrArray) local = stg_engine_maintenance_status (ui->ctx.engine, me, NULL);
       member_string (b, "hosts", NULL);
       member_string (b, "why", why->message);
-      if (local != NULL)
-        stg_webui_add_list (b, "local", local, G_MAXUINT, add_host_status);
     }
   json_builder_end_object (b);
   return 200;
