@@ -14,6 +14,7 @@
 #include "common/jobkey.h"
 #include "engine_fixture.h"
 #include "scripted_gates.h"
+#include "store/plans.h"
 
 #define P(x) API_ROLLOUT_STATUS_##x
 #define U(x) API_JOB_UPDATE_STATUS_##x

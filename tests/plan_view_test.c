@@ -12,6 +12,7 @@
 #include "common/enums.h"
 #include "engine_fixture.h"
 #include "testutil.h"
+#include "store/plans.h"
 
 #define P(x) API_ROLLOUT_STATUS_##x
 #define U(x) API_JOB_UPDATE_STATUS_##x

@@ -13,6 +13,7 @@
 
 #include "common/jobkey.h"
 #include "store/store.h"
+#include "store/plans.h"
 #include "pgtest.h"
 #include "store_test.h"
 #include "testutil.h"

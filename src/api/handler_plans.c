@@ -9,6 +9,7 @@
 
 #include "api/handler_private.h"
 #include "api/plan_details.h"
+#include "store/plans.h"
 
 #define PLAN_LIST_MAX 1000
 

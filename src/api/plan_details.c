@@ -12,6 +12,7 @@
 #include "api/plan_details.h"
 #include "common/enums.h"
 #include "engine/engine.h"
+#include "store/plans.h"
 
 /* @code as recorded, else the status's own. */
 static const gchar *

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "store/store.h"
+#include "store/plans.h"
 
 G_BEGIN_DECLS
 

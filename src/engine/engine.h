@@ -24,6 +24,7 @@
 #include "runtime/notify.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
+#include "store/plans.h"
 
 G_BEGIN_DECLS
 

@@ -84,6 +84,7 @@
 #include "common/enums.h"
 #include "common/jobkey.h"
 #include "engine/plan_private.h"
+#include "store/plans.h"
 
 static gboolean plan_reload (StgEngine *e, const gchar *uid);
 

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/jobkey.h"
 #include "engine/plan_private.h"
+#include "store/plans.h"
 
 #define fail(error, code, ...) stg_fail (error, STG_ENGINE_ERROR, code, __VA_ARGS__)
 

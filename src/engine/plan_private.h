@@ -5,6 +5,7 @@
 #pragma once
 
 #include "engine/engine_private.h"
+#include "store/plans.h"
 
 #define S(x) API_ROLLOUT_STATUS_##x
 

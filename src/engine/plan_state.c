@@ -16,6 +16,7 @@
 
 #include "common/enums.h"
 #include "engine/plan_private.h"
+#include "store/plans.h"
 
 static const gchar *stage_phase (StgStage *s);
 

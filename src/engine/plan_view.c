@@ -15,6 +15,7 @@
 #include "common/json_check.h"
 #include "common/json_write.h"
 #include "engine/plan_private.h"
+#include "store/plans.h"
 
 /* The version of config @id (0 for none). */
 static gint

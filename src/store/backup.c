@@ -18,6 +18,7 @@
 
 #include "common/error.h"
 #include "store/store_private.h"
+#include "store/plans.h"
 
 #define PREFIX "scheduler-backup-"
 

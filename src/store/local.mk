@@ -32,7 +32,7 @@ STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.
 	$(srcdir)/schema/018_notices.sql $(srcdir)/schema/018_notices.pg.sql \
 	$(srcdir)/schema/019_stage_ends.sql $(srcdir)/schema/019_stage_ends.pg.sql
 libstg_store_a_SOURCES += src/store/fleet_facts.c src/store/maintenance.c \
-	src/store/notices.c src/store/notices.h
+	src/store/notices.c src/store/notices.h src/store/plans.h
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)
 	$(AM_V_GEN)$(MKDIR_P) src/store && \
 	$(GLIB_COMPILE_RESOURCES) --target=$@ --sourcedir=$(srcdir)/schema \

@@ -10,6 +10,7 @@
 #include "common/enums.h"
 #include "common/jobkey.h"
 #include "store/store_private.h"
+#include "store/plans.h"
 
 #define PLAN_COLUMNS \
   "p.id, p.uid, p.name, p.\"user\", p.status, p.since_ms, p.created_ms, p.reason, " \

@@ -21,6 +21,7 @@
 #include "webui/webui_private.h"
 #include "common/enums.h"
 #include "common/jobkey.h"
+#include "store/plans.h"
 
 #define PLANS_PAGE_MAX 200
 #define PLANS_PAGE_DEFAULT 25
