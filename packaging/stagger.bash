@@ -37,7 +37,7 @@ _stagger_options ()
     "host drain") echo "$common --batch-size --min-in-service --watch-secs --message --wait --force" ;;
     "host maintenance") echo "$common --count --percentage --duration --coordinator --status-key --timeout" ;;
     "admin restore") echo "$common --delete --dry-run" ;;
-    "admin reconcile") echo "$common --implicit" ;;
+    "admin reconcile") echo "$common --implicit --batch-size" ;;
     *) echo "$common" ;;
   esac
 }

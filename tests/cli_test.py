@@ -849,6 +849,16 @@ def sla_and_admin(r, tmp):
                 (code, err))
         code, out, _ = cli("admin", "reconcile", "--implicit")
         r.check("admin reconcile", code == 0 and "nothing to compare" in out, out)
+        code, out, err = cli("admin", "reconcile", "--batch-size", "2")
+        r.check("admin reconcile --batch-size: batches of at most 2",
+                code == 0 and re.search(r"\d+ tasks? in \d+ batch(es)? of at most 2,", out)
+                is not None, (code, out, err))
+        code, _, err = cli("admin", "reconcile", "--batch-size", "0")
+        r.check("admin reconcile --batch-size 0: exit 2, said why",
+                code == 2 and "greater than zero" in err, (code, err))
+        code, _, err = cli("admin", "reconcile", "--implicit", "--batch-size", "5")
+        r.check("admin reconcile --implicit --batch-size: exit 2",
+                code == 2 and "explicit" in err, (code, err))
         code, out, _ = cli("admin", "prune", "local/www")
         r.check("admin prune", code == 0 and "pruned 0 ended tasks" in out, out)
         code, _, err = cli("admin", "prune", "local/www/prod")

@@ -429,10 +429,12 @@ stg_cli_unload_recovery (StgCliClient *c, GError **error)
 }
 
 ApiResponse *
-stg_cli_reconcile (StgCliClient *c, gboolean implicit, GError **error)
+stg_cli_reconcile (StgCliClient *c, gboolean implicit, gint32 batch_size, GError **error)
 {
   g_autoptr (ApiExplicitReconciliationSettings) settings =
       g_object_new (API_TYPE_EXPLICIT_RECONCILIATION_SETTINGS, NULL);
+  if (batch_size > 0)
+    g_object_set (settings, "batchSize", batch_size, NULL);
   CALL_BEGIN = implicit
                    ? api_aurora_admin_if_trigger_implicit_task_reconciliation (AA (c), &r, &local)
                    : api_aurora_admin_if_trigger_explicit_task_reconciliation (AA (c), &r, settings,

@@ -77,7 +77,8 @@ ApiResponse *stg_cli_commit_recovery (StgCliClient *c, GError **error);
 ApiResponse *stg_cli_unload_recovery (StgCliClient *c, GError **error);
 /* AuroraAdmin's triggerExplicitTaskReconciliation (or, @implicit,
  * triggerImplicitTaskReconciliation) and pruneTasks. */
-ApiResponse *stg_cli_reconcile (StgCliClient *c, gboolean implicit, GError **error);
+ApiResponse *stg_cli_reconcile (StgCliClient *c, gboolean implicit, gint32 batch_size,
+                                GError **error);
 ApiResponse *stg_cli_prune_tasks (StgCliClient *c, ApiTaskQuery *query, GError **error);
 /* AuroraAdmin's maintenance call @call ("startMaintenance", "drainHosts",
  * "slaDrainHosts" with @policy and @timeout_secs, "maintenanceStatus" or

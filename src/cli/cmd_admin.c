@@ -208,11 +208,15 @@ admin_reconcile (StgCli *cli, int argc, gchar **argv)
   int code;
   g_autoptr (GError) error = NULL;
   gboolean implicit = FALSE;
+  gint batch_size = G_MININT; /* not given */
   const GOptionEntry entries[] = {
     { "implicit", 0, 0, G_OPTION_ARG_NONE, &implicit,
       "Stop what runs with staggerd's mark that no instance expects (default: look for each "
       "instance)",
       NULL },
+    { "batch-size", 0, 0, G_OPTION_ARG_INT, &batch_size,
+      "Look for at most N instances at a time, the batches 5 s apart (default: staggerd's, 1000)",
+      "N" },
     { NULL },
   };
 
@@ -223,8 +227,15 @@ admin_reconcile (StgCli *cli, int argc, gchar **argv)
                       "with staggerd's mark that no instance expects are stopped.",
                       0, 1, &argc, &argv, &code))
     return code;
+  if (batch_size != G_MININT && implicit)
+    return stg_cli_usage_error (cli, "--batch-size is for the explicit reconciliation (without "
+                                     "--implicit)");
+  if (batch_size != G_MININT && batch_size <= 0)
+    return stg_cli_usage_error (cli, "--batch-size must be greater than zero, not %d", batch_size);
+  if (batch_size == G_MININT)
+    batch_size = 0; /* staggerd's own */
   g_autoptr (StgCliClient) c = stg_cli_client_new (cli, argc > 1 ? argv[1] : NULL, &error);
-  g_autoptr (ApiResponse) r = c ? stg_cli_reconcile (c, implicit, &error) : NULL;
+  g_autoptr (ApiResponse) r = c ? stg_cli_reconcile (c, implicit, batch_size, &error) : NULL;
   if (r == NULL)
     return stg_cli_fail (cli, error);
   print_details (cli, r);
