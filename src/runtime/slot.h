@@ -87,6 +87,10 @@ StgSlot *stg_slots_get (StgSlots *slots, gint64 job_id, gint32 instance, GError 
 /* Iterates over the slots (values: StgSlot*, keys: StgSlotKey*). */
 void stg_slots_iter_init (StgSlots *slots, GHashTableIter *it);
 
+/* The other slots of @slot's job (element-type StgSlot*, borrowed), in no
+ * order. */
+GPtrArray *stg_slots_job_others (StgSlots *slots, const StgSlot *slot);
+
 /* The slot is gone: its instance row is deleted, the slot freed, and its
  * absence announced. */
 void stg_slot_remove (StgSlot *slot);
