@@ -1,7 +1,8 @@
 /* runtime_place_test.c: Check suite for what the local runtime cannot
  * honour and says so: constraints judged against this host (its name, its
  * configured attributes, a limit per host, dedicated hosts) keep an
- * instance PENDING with Aurora's reason; a docker image is refused. Real
+ * instance PENDING with Aurora's reason; a docker image is refused; an
+ * instance waiting out its restart back-off shows THROTTLED and why. Real
  * processes and a real store (runtime_fixture.c). */
 #include "config.h"
 
@@ -160,6 +161,27 @@ START_TEST (docker_images_are_refused)
 }
 END_TEST
 
+/* A service that keeps failing waits out its back-off THROTTLED, saying
+ * for how long. */
+START_TEST (back_off_shows_throttled)
+{
+  g_autoptr (ApiTaskConfig) t = config ("crashy", "{\"command\": \"exit 3\"}", "", TRUE);
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_FAILED, c, 1, 10000);
+  spin (100);
+  StgInstanceRow row;
+  ck_assert (stg_store_get_instance (fx.store, job, 0, &row, NULL));
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_msg (row.status == API_SCHEDULE_STATUS_THROTTLED, "status %d, events:\n%s", row.status,
+                 ev);
+  ck_assert_msg (strstr (ev, "16: restarting in 1.0 s (back-off after 1 failed run)") != NULL, "%s",
+                 ev);
+}
+END_TEST
+
 static Suite *
 runtime_place_suite (void)
 {
@@ -173,6 +195,7 @@ runtime_place_suite (void)
   tcase_add_test (tc, limit_per_host);
   tcase_add_test (tc, dedicated_hosts);
   tcase_add_test (tc, docker_images_are_refused);
+  tcase_add_test (tc, back_off_shows_throttled);
   suite_add_tcase (s, tc);
   return s;
 }

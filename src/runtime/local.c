@@ -294,6 +294,13 @@ stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *messa
   gint wait_ms = stg_slot_backoff (&slot->base, BACKOFF_MAX_MS);
   g_clear_handle_id (&slot->restart_timer, g_source_remove);
   slot->restart_timer = g_timeout_add ((guint) wait_ms, on_restart, slot);
+  /* Shown as Aurora shows a task waiting out its penalty: THROTTLED, with
+   * the wait as its pending reason. The phase stays what the engine saw. */
+  g_autofree gchar *m = g_strdup_printf ("restarting in %.1f s (back-off after %u failed run%s)",
+                                         wait_ms / 1000.0, slot->base.failures,
+                                         slot->base.failures == 1 ? "" : "s");
+  stg_slot_set_phase (&slot->base, slot->base.phase, slot->base.config_id,
+                      API_SCHEDULE_STATUS_THROTTLED, m);
 }
 
 /* ---- replacing: pre_update hooks, then hot or cold ----------------------------- */
