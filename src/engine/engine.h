@@ -280,6 +280,12 @@ GPtrArray *stg_engine_end_maintenance (StgEngine *engine, GHashTable *hosts, con
  * instances, so that none starts on a drained host. */
 gboolean stg_engine_recover_hosts (StgEngine *engine, GError **error);
 
+/* Why a drain waits for the SLA of instance @instance of job @job_id
+ * before moving it ("instance 0 of www/prod/web waits for its SLA: ..."),
+ * or NULL when no drain waits for it. Owned by the engine; valid until it
+ * next runs. */
+const gchar *stg_engine_sla_wait (StgEngine *engine, gint64 job_id, gint32 instance);
+
 /* The runtime's hosts, each with its maintenance mode (element-type
  * ApiFleetHostStatus); INVALID when it has none. */
 GPtrArray *stg_engine_hosts (StgEngine *engine, GError **error);
