@@ -2,8 +2,9 @@
 through a real staggerd: instances its host's constraints rule out stay
 PENDING with Aurora's reason in getPendingReason and `stagger job status`;
 an instance waiting out its restart back-off is THROTTLED and
-getPendingReason says for how long; a docker image is refused naming
---runtime=fleet, through Thrift and the CLI. Instances' ports come from
+getPendingReason says for how long; a killed task stays, KILLED, for the
+queries that ask for ended statuses until pruneTasks removes it; a docker
+image is refused naming --runtime=fleet, through Thrift and the CLI. Instances' ports come from
 19500-19549."""
 import json
 import os
@@ -126,6 +127,36 @@ def held(r, t, c, d):
     r.check("once instance 0 is killed, instance 1 starts", got, reasons(t, c))
 
 
+def ended(t, c, name, statuses):
+    resp = c.getTasksWithoutConfigs(t.TaskQuery(role="www", jobName=name, statuses=statuses))
+    return [x for x in resp.result.scheduleStatusResult.tasks
+            if x.status in (t.ScheduleStatus.KILLED, t.ScheduleStatus.FINISHED,
+                            t.ScheduleStatus.FAILED, t.ScheduleStatus.LOST)]
+
+
+def killed_tasks_stay(r, t, c):
+    """Aurora keeps terminal tasks until they are pruned."""
+    every = set(t.ScheduleStatus._VALUES_TO_NAMES)
+    killed = t.ScheduleStatus.KILLED
+    got = wait_until(lambda: ended(t, c, "limited", every))
+    r.check("the killed instance's task stays, KILLED, when every status is asked for",
+            len(got) == 1 and got[0].assignedTask.instanceId == 0
+            and got[0].assignedTask.taskId.startswith("www-prod-limited-0-")
+            and got[0].taskEvents[-1].status == killed, got)
+    c.killTasks(t.JobKey(role="www", environment="prod", name="pinned"), None, "done")
+    got = wait_until(lambda: ended(t, c, "pinned", {killed}))
+    r.check("a job killed whole keeps its killed task, PENDING when killed",
+            len(got) == 1 and got[0].status == killed
+            and any(e.status == t.ScheduleStatus.PENDING for e in got[0].taskEvents), got)
+    active = c.getTasksWithoutConfigs(t.TaskQuery(role="www", jobName="pinned"))
+    r.check("a query without statuses shows only what the job has",
+            active.result.scheduleStatusResult.tasks == [], active)
+    pruned = c.pruneTasks(t.TaskQuery(role="www", statuses={killed}))
+    r.check("pruneTasks removes them", pruned.responseCode == t.ResponseCode.OK
+            and ended(t, c, "pinned", every) == [] and ended(t, c, "limited", every) == [],
+            (pruned, ended(t, c, "limited", every)))
+
+
 def docker(r, t, c, d, tmp):
     resp = create(t, c, task(t, "boxed", "exec sleep 600", docker="nginx:1.25"), 1)
     r.check("createJob with a docker image is refused, naming --runtime=fleet",
@@ -153,6 +184,7 @@ def main():
                                               "application/json")
             c = mod.Client(TJSONProtocol.TJSONProtocol(transport))
             r.run("held", held, r, t, c, d)
+            r.run("killed tasks stay", killed_tasks_stay, r, t, c)
             r.run("docker", docker, r, t, c, d, tmp)
     finally:
         if d is not None:

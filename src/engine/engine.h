@@ -243,8 +243,14 @@ gchar *stg_engine_instance_cause (StgEngine *engine, const ApiJobKey *key, gint3
  * every one) that have ended for good (a terminal status, nothing running
  * or to start again) and their task events, and with @history the task
  * events of instances the job no longer has; *@pruned counts the
- * instances. A job left with none goes, as after a kill. Refused with
- * _UPDATING while the job has an active update. */
+ * instances. No ended task is kept of them. A job left with none goes, as
+ * after a kill. Refused with _UPDATING while the job has an active
+ * update. */
+/* Removes the ended tasks kept of instance @instance of job @key (every
+ * instance when negative), as pruneTasks does; adds how many to *@pruned. */
+gboolean stg_engine_prune_ended_tasks (StgEngine *engine, const ApiJobKey *key, gint32 instance,
+                                       guint *pruned, GError **error);
+
 gboolean stg_engine_prune_tasks (StgEngine *engine, const ApiJobKey *key, GHashTable *instances,
                                  gboolean history, guint *pruned, GError **error);
 

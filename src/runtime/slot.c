@@ -150,7 +150,8 @@ stg_slot_remove (StgSlot *slot)
   StgSlotKey key = slot->key;
   g_autoptr (GError) error = NULL;
 
-  if (!stg_store_delete_instance (slots->store, key.job_id, key.instance, &error))
+  if (!stg_store_end_instance (slots->store, key.job_id, key.instance,
+                               stg_clock_now_ms (slots->clock), &error))
     g_warning ("%s: cannot remove instance %d: %s", slots->klass->name, key.instance,
                error->message);
   g_hash_table_remove (slots->slots, &key);

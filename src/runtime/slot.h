@@ -91,8 +91,8 @@ void stg_slots_iter_init (StgSlots *slots, GHashTableIter *it);
  * order. */
 GPtrArray *stg_slots_job_others (StgSlots *slots, const StgSlot *slot);
 
-/* The slot is gone: its instance row is deleted, the slot freed, and its
- * absence announced. */
+/* The slot is gone: its instance row is deleted (its task kept as ended
+ * for the task queries), the slot freed, and its absence announced. */
 void stg_slot_remove (StgSlot *slot);
 
 /* Sets what observe reports, records the slot's facts and a TaskEvent with
