@@ -769,6 +769,9 @@ def local_host(r, cli, tmp):
             code == 0 and "DRAINING" in out and "%s: %s" % (name, why) in out, (code, out, err))
     code, out, err = cli("hosts")
     r.check("stagger hosts says it too", code == 0 and why in out, (code, out, err))
+    code, out, err = cli("job", "status", key)
+    r.check("job status says it for the instance", code == 0 and "drain: " + why in out,
+            (code, out, err))
     code, out, err = cli("host", "maintenance", "end", name)
     r.check("maintenance ends", code == 0 and "NONE" in out and why not in out, (code, out, err))
     code, _, err = cli("job", "kill", key)

@@ -32,6 +32,7 @@ STG_CHECK_SUITES = \
 	tests/runtime_hooks_test \
 	tests/spawn_test \
 	tests/runtime_sandbox_test \
+	tests/runtime_place_test \
 	tests/runtime_daemon_test \
 	tests/admin_daemon_test \
 	tests/crash_test \
@@ -66,7 +67,7 @@ STG_PY_SUITES = tests/json_compat.py tests/api_compat.py tests/auth_compat.py te
 	tests/aurora_compat.py tests/aurora_e2e.py \
 	tests/limits_compat.py tests/packaging_test.py tests/demo_test.py tests/ha_compat.py \
 	tests/fleet_demo_test.py tests/partition_checker_test.py tests/partition_test.py \
-	tests/leak_check_test.py tests/beside_test.py
+	tests/leak_check_test.py tests/beside_test.py tests/local_pending_test.py
 TESTS += $(STG_PY_SUITES)
 TEST_EXTENSIONS = .py
 PY_LOG_COMPILER = $(PYTHON3)
@@ -149,6 +150,11 @@ tests_runtime_sandbox_test_SOURCES = tests/runtime_sandbox_test.c tests/runtime_
 	tests/runtime_fixture.h
 tests_runtime_sandbox_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_sandbox_test_LDADD = $(STG_TEST_LDADD)
+
+tests_runtime_place_test_SOURCES = tests/runtime_place_test.c tests/runtime_fixture.c \
+	tests/runtime_fixture.h
+tests_runtime_place_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_runtime_place_test_LDADD = $(STG_TEST_LDADD)
 
 tests_admin_daemon_test_SOURCES = tests/admin_daemon_test.c $(STG_ROLLOUT)
 tests_admin_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)

@@ -18,6 +18,12 @@ on_notice (gpointer data, gint64 job_id, gint32 instance)
 void
 make_runtime (gint min, gint max)
 {
+  make_runtime_on (min, max, NULL);
+}
+
+void
+make_runtime_on (gint min, gint max, GHashTable *attributes)
+{
   g_autoptr (GError) error = NULL;
   StgLocalOptions o;
 
@@ -27,6 +33,7 @@ make_runtime (gint min, gint max)
   o.data_dir = g_strdup (fx.dir);
   o.port_min = min;
   o.port_max = max;
+  o.attributes = attributes != NULL ? g_hash_table_ref (attributes) : NULL;
   fx.rt = stg_local_runtime_new (fx.store, fx.clock, &o, &error);
   stg_local_options_clear (&o);
   ck_assert_msg (fx.rt != NULL, "runtime: %s", error ? error->message : "");

@@ -26,6 +26,8 @@ void stg_rt_setup (void);
 void stg_rt_teardown (void);
 /* (Re)makes the fixture's runtime with ports @min-@max. */
 void make_runtime (gint min, gint max);
+/* ... on a host with @attributes (nullable; name -> value, referenced). */
+void make_runtime_on (gint min, gint max, GHashTable *attributes);
 /* The path of stagger-example-server. */
 gchar *server (void);
 /* A config of job www/prod/NAME with executor data @data and named ports

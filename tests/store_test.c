@@ -460,6 +460,81 @@ START_TEST (task_events_of_gone_instances_deleted)
 }
 END_TEST
 
+/* Job @key of @n instances, its last one FINISHED in run 2; its id. */
+static gint64
+job_with_finished (StgStore *store, const ApiJobKey *key, gint32 n)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 job_id, config_id = put (store, key->name, "v1", NULL);
+  StgInstanceRow row = { .instance_id = n - 1,
+                         .status = API_SCHEDULE_STATUS_FINISHED,
+                         .run_id = 2 };
+
+  ck_assert (stg_store_create_job (store, key, "", config_id, n, 0, &job_id, &error));
+  ck_assert (stg_store_set_instance_facts (store, job_id, &row, &error));
+  return job_id;
+}
+
+/* An instance that ends keeps its task, KILLED (a FINISHED one stays
+ * FINISHED), the newest STG_STORE_ENDED_PER_JOB of a job, until old
+ * events go or they are pruned; a job that is gone keeps them too. */
+START_TEST (ended_tasks_kept_and_bounded)
+{
+  g_autoptr (StgStore) store = store_test_open ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "hello");
+  const gint32 n = STG_STORE_ENDED_PER_JOB + 5;
+  gint64 job_id = job_with_finished (store, key, n);
+  guint deleted = 0;
+
+  for (gint32 i = 0; i < n; i++)
+    ck_assert_msg (stg_store_end_instance (store, job_id, i, 1000 + i, &error), "end: %s",
+                   error ? error->message : "");
+  ck_assert (stg_store_delete_job (store, job_id, &error));
+  g_autoptr (GPtrArray) ended = stg_store_list_ended_tasks (store, "www", &error);
+  ck_assert_uint_eq (ended->len, STG_STORE_ENDED_PER_JOB);
+  const ApiScheduledTask *first = ended->pdata[0];
+  ck_assert_int_eq (first->assignedTask->instanceId, 5); /* the oldest five went */
+  ck_assert_int_eq (first->status, API_SCHEDULE_STATUS_KILLED);
+  const ApiScheduledTask *last = ended->pdata[ended->len - 1];
+  ck_assert_int_eq (last->status, API_SCHEDULE_STATUS_FINISHED);
+  ck_assert_str_eq (first->assignedTask->task->job->name, "hello");
+  g_autoptr (GPtrArray) others = stg_store_list_ended_tasks (store, "db", &error);
+  ck_assert_uint_eq (others->len, 0);
+
+  /* Old events go, and the tasks that ended as long ago. */
+  ck_assert (stg_store_prune (store, 0, 1000 + 50, 1000, &deleted, &error));
+  g_autoptr (GPtrArray) newer = stg_store_list_ended_tasks (store, NULL, &error);
+  ck_assert_uint_eq (newer->len, (guint) n - 50);
+  deleted = 0;
+  ck_assert (stg_store_delete_ended_tasks (store, key, 60, &deleted, &error));
+  ck_assert_uint_eq (deleted, 1);
+  ck_assert (stg_store_delete_ended_tasks (store, key, -1, &deleted, &error));
+  ck_assert_uint_eq (deleted, (guint) n - 50);
+}
+END_TEST
+
+START_TEST (ended_task_keeps_its_end)
+{
+  g_autoptr (StgStore) store = store_test_open ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiJobKey) key = stg_job_key_new ("www", "prod", "batch");
+  gint64 job_id = job_with_finished (store, key, 1);
+
+  ck_assert (stg_store_add_task_event (store, job_id, 0, 10, API_SCHEDULE_STATUS_FINISHED, "done",
+                                       &error));
+  ck_assert (stg_store_end_instance (store, job_id, 0, 20, &error));
+  g_autoptr (GPtrArray) ended = stg_store_list_ended_tasks (store, NULL, &error);
+  ck_assert_uint_eq (ended->len, 1);
+  const ApiScheduledTask *task = ended->pdata[0];
+  ck_assert_int_eq (task->status, API_SCHEDULE_STATUS_FINISHED);
+  ck_assert_str_eq (task->assignedTask->taskId, "www-prod-batch-0-2");
+  ck_assert_uint_eq (task->taskEvents->len, 1);
+  StgInstanceRow gone;
+  ck_assert (!stg_store_get_instance (store, job_id, 0, &gone, NULL));
+}
+END_TEST
+
 START_TEST (maintenance_round_trip)
 {
   g_autoptr (StgStore) store = store_test_open ();
@@ -783,6 +858,8 @@ store_suite (const gchar *name, gboolean sqlite)
   tcase_add_test (tc, quotas_round_trip);
   tcase_add_test (tc, snapshot_says_what_it_did);
   tcase_add_test (tc, task_events_of_gone_instances_deleted);
+  tcase_add_test (tc, ended_tasks_kept_and_bounded);
+  tcase_add_test (tc, ended_task_keeps_its_end);
   tcase_add_test (tc, maintenance_round_trip);
   tcase_add_test (tc, backups_stage_commit_and_install);
   suite_add_tcase (s, tc);

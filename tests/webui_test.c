@@ -371,7 +371,8 @@ diff_text (JsonNode *diff, const gchar *member)
  * constraints says that the instances will be replaced. */
 START_TEST (update_diff_shows_every_field)
 {
-  StgTestDaemon *d = dfx_start (NULL);
+  /* Simulated: the local runtime refuses a docker image. */
+  StgTestDaemon *d = dfx_start ("--runtime=simulated", NULL);
   g_autoptr (ApiJobConfiguration) v1 = placed_job ("img", "example/web:1", 0);
   g_autoptr (ApiJobConfiguration) v2 = placed_job ("img", "example/web:2", 0);
   g_autoptr (JsonNode) image = diff_of (d, v1, v2);

@@ -313,7 +313,8 @@ async function viewJob(role, env, name) {
     el('td', { class: 'num hide-narrow' }, i.pid === null ? '–' : i.pid),
     el('td', { class: 'hide-narrow' }, i.started_ms ? duration(now - i.started_ms) : '–'),
     el('td', {}, i.last_event ? [badge(i.last_event.status), ' ', i.last_event.message || '',
-      ' ', el('span', { class: 'muted' }, when(i.last_event.ts_ms))] : '')));
+      ' ', el('span', { class: 'muted' }, when(i.last_event.ts_ms))] : '',
+    i.sla_wait ? el('div', { class: 'muted' }, 'drain: ' + i.sla_wait) : '')));
   show(el('h1', {}, jobLabel(data)),
     el('h2', {}, 'Configurations'),
     el('ul', {}, data.groups.map((g) => el('li', {}, 'v' + g.version + ': instances ' + g.ranges))),

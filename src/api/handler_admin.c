@@ -222,6 +222,23 @@ prune_jobs (StgHandler *self, ApiResponse *response, ApiTaskQuery *q, GPtrArray 
   return TRUE;
 }
 
+/* Removes the ended tasks kept of the instances of @tasks that ended (the
+ * jobs' own instances are pruned already: prune_jobs). */
+static gboolean
+prune_ended (StgHandler *self, GPtrArray *tasks, guint *pruned, GError **error)
+{
+  for (guint i = 0; i < tasks->len; i++)
+    {
+      const ApiScheduledTask *task = tasks->pdata[i];
+      const ApiAssignedTask *a = task->assignedTask;
+      if (stg_store_status_ended (task->status) &&
+          !stg_engine_prune_ended_tasks (self->ctx.engine, a->task->job, a->instanceId, pruned,
+                                         error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 handler_prune_tasks (ApiAuroraAdminIf *iface, ApiResponse **_return, const ApiTaskQuery *query,
                      GError **unused)
@@ -243,7 +260,8 @@ handler_prune_tasks (ApiAuroraAdminIf *iface, ApiResponse **_return, const ApiTa
     }
   stg_response_ok (*_return, self->ctx.cluster, NULL);
   g_autoptr (GPtrArray) tasks = stg_handler_query_tasks (self->ctx.store, q, FALSE, &error);
-  if (tasks == NULL || !prune_jobs (self, *_return, q, tasks, &pruned, &error))
+  if (tasks == NULL || !prune_jobs (self, *_return, q, tasks, &pruned, &error) ||
+      !prune_ended (self, tasks, &pruned, &error))
     return stg_handler_answer_error (self, *_return, "pruneTasks", error);
   stg_response_add_detail (*_return, "pruned %u ended task%s", pruned, pruned == 1 ? "" : "s");
   return TRUE;

@@ -3,8 +3,9 @@
  * (a job checked as createJob would, its task config populated),
  * getPendingReason (Aurora's query rules; a PENDING task's reason is what
  * the runtime last said of it: the fleet's placement, the local start
- * queue), getRoleSummary (from the store), and the cron calls, refused:
- * Stagger runs no cron jobs. Main-loop thread only.
+ * queue and constraints; a THROTTLED task's, its restart back-off),
+ * getRoleSummary (from the store), and the cron calls, refused: Stagger
+ * runs no cron jobs. Main-loop thread only.
  */
 #include "config.h"
 
@@ -72,15 +73,16 @@ handler_populate_job_config (ApiReadOnlySchedulerIf *iface, ApiResponse **_retur
   return TRUE;
 }
 
-/* Why a PENDING task has not started: the message of its newest PENDING
- * event (what the runtime said when it made it wait). */
+/* Why a task waiting to start (PENDING, or THROTTLED: waiting out its
+ * restart back-off) has not started: the message of its newest event of
+ * its status (what the runtime said when it made it wait). */
 static const gchar *
 pending_reason (const ApiScheduledTask *task)
 {
   for (guint i = task->taskEvents->len; i > 0; i--)
     {
       const ApiTaskEvent *ev = task->taskEvents->pdata[i - 1];
-      if (ev->status == API_SCHEDULE_STATUS_PENDING && ev->__isset_message && ev->message != NULL &&
+      if (ev->status == task->status && ev->__isset_message && ev->message != NULL &&
           ev->message[0] != '\0')
         return ev->message;
     }
@@ -103,7 +105,7 @@ handler_get_pending_reason (ApiReadOnlySchedulerIf *iface, ApiResponse **_return
                              ? "SlaveHosts are not supported in the query (query.slaveHosts)"
                          : q->__isset_statuses && g_hash_table_size (q->statuses) > 0
                              ? "Statuses is not supported in the query (query.statuses): only "
-                               "PENDING tasks have reasons"
+                               "PENDING and THROTTLED tasks have reasons"
                              : NULL;
   if (refused != NULL)
     {
@@ -112,6 +114,7 @@ handler_get_pending_reason (ApiReadOnlySchedulerIf *iface, ApiResponse **_return
       return TRUE;
     }
   g_hash_table_add (q->statuses, GINT_TO_POINTER (API_SCHEDULE_STATUS_PENDING));
+  g_hash_table_add (q->statuses, GINT_TO_POINTER (API_SCHEDULE_STATUS_THROTTLED));
   q->__isset_statuses = TRUE;
   g_autoptr (GPtrArray) tasks = stg_handler_query_tasks (self->ctx.store, q, FALSE, &error);
   if (tasks == NULL)

@@ -1,8 +1,9 @@
 /* handler_tasks.c: the task read methods: getTasksStatus,
  * getTasksWithoutConfigs (TaskQuery filters, offset and limit) and
  * getConfigSummary. Tasks are the instance rows the runtime keeps up to
- * date; a task id names the job, the instance and the run:
- * ROLE-ENV-NAME-INSTANCE-RUN. Main-loop thread only.
+ * date, and, for a query that asks for an ended status, the tasks that
+ * ended with their instance (kept until pruned); a task id names the job,
+ * the instance and the run: ROLE-ENV-NAME-INSTANCE-RUN. Main-loop thread only.
  */
 #include "config.h"
 
@@ -40,14 +41,14 @@ stg_handler_task_query_job (const ApiTaskQuery *q, const ApiJobKey *key)
 }
 
 static gboolean
-instance_matches (const ApiTaskQuery *q, const StgInstanceRow *row, const gchar *task_id)
+instance_matches (const ApiTaskQuery *q, gint status, gint32 instance_id, const gchar *task_id)
 {
   GHashTableIter it;
   gpointer k;
   gboolean any = FALSE, found = FALSE;
 
   if (q->__isset_statuses && q->statuses != NULL && g_hash_table_size (q->statuses) > 0 &&
-      !g_hash_table_contains (q->statuses, GINT_TO_POINTER (row->status)))
+      !g_hash_table_contains (q->statuses, GINT_TO_POINTER (status)))
     return FALSE;
   if (q->__isset_instanceIds && q->instanceIds != NULL)
     {
@@ -55,7 +56,7 @@ instance_matches (const ApiTaskQuery *q, const StgInstanceRow *row, const gchar 
       while (g_hash_table_iter_next (&it, &k, NULL))
         {
           any = TRUE;
-          found = found || *(const gint32 *) k == row->instance_id;
+          found = found || *(const gint32 *) k == instance_id;
         }
       if (any && !found)
         return FALSE;
@@ -74,6 +75,52 @@ without_data (ApiTaskConfig *config)
   if (copy != NULL && copy->executorConfig != NULL)
     g_object_set (copy->executorConfig, "data", "", NULL);
   return copy;
+}
+
+/* Whether @q asks for an ended status (FINISHED, FAILED, KILLED, LOST). */
+static gboolean
+asks_ended (const ApiTaskQuery *q)
+{
+  GHashTableIter it;
+  gpointer k;
+
+  if (!q->__isset_statuses || q->statuses == NULL)
+    return FALSE;
+  g_hash_table_iter_init (&it, q->statuses);
+  while (g_hash_table_iter_next (&it, &k, NULL))
+    if (stg_store_status_ended (GPOINTER_TO_INT (k)))
+      return TRUE;
+  return FALSE;
+}
+
+/* Adds to @out the ended tasks (killed with their instance, kept until
+ * pruned) that @q matches, past *@skip of them, up to @limit tasks in all. */
+static gboolean
+add_ended (StgStore *store, const ApiTaskQuery *q, gboolean with_configs, GPtrArray *out,
+           gint64 *skip, gint64 limit, GError **error)
+{
+  g_autoptr (GPtrArray) ended = stg_store_list_ended_tasks (store, term (q->__isset_role, q->role),
+                                                            error);
+
+  if (ended == NULL)
+    return FALSE;
+  for (guint i = 0; i < ended->len && (gint64) out->len < limit; i++)
+    {
+      ApiScheduledTask *task = ended->pdata[i];
+      ApiAssignedTask *a = task->assignedTask;
+      if (!stg_handler_task_query_job (q, a->task->job) ||
+          !instance_matches (q, task->status, a->instanceId, a->taskId))
+        continue;
+      if (*skip > 0)
+        {
+          (*skip)--;
+          continue;
+        }
+      if (!with_configs && a->task->executorConfig != NULL)
+        g_object_set (a->task->executorConfig, "data", "", NULL);
+      g_ptr_array_add (out, g_object_ref (task));
+    }
+  return TRUE;
 }
 
 GPtrArray *
@@ -102,7 +149,7 @@ stg_handler_query_tasks (StgStore *store, const ApiTaskQuery *q, gboolean with_c
         {
           const StgInstanceRow *row = &g_array_index (rows, StgInstanceRow, i);
           g_autofree gchar *task_id = stg_job_key_task_id (job->key, row->instance_id, row->run_id);
-          if (!instance_matches (q, row, task_id))
+          if (!instance_matches (q, row->status, row->instance_id, task_id))
             continue;
           if (skip > 0)
             {
@@ -133,6 +180,10 @@ stg_handler_query_tasks (StgStore *store, const ApiTaskQuery *q, gboolean with_c
           g_ptr_array_add (out, task);
         }
     }
+  /* Aurora keeps terminal tasks until they are pruned: those asked for by
+   * status come after the live ones. */
+  if (asks_ended (q) && !add_ended (store, q, with_configs, out, &skip, limit, error))
+    return NULL;
   return g_steal_pointer (&out);
 }
 

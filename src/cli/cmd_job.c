@@ -158,6 +158,24 @@ ports_text (ApiAssignedTask *a)
   return g_strdup (s->len ? s->str : "-");
 }
 
+/* Why a drain waits for the SLA of each instance it holds, one line
+ * each, from the web UI's data (@extra: instance + 1 -> its object). */
+static void
+print_sla_waits (StgCli *cli, GPtrArray *tasks, GHashTable *extra)
+{
+  for (guint i = 0; i < tasks->len; i++)
+    {
+      const ApiScheduledTask *task = tasks->pdata[i];
+      JsonObject *x = g_hash_table_lookup (extra,
+                                           GINT_TO_POINTER (task->assignedTask->instanceId + 1));
+      const gchar *why = x != NULL
+                             ? json_object_get_string_member_with_default (x, "sla_wait", NULL)
+                             : NULL;
+      if (why != NULL && why[0] != '\0')
+        fprintf (cli->out, "drain: %s\n", why);
+    }
+}
+
 static int
 job_status (StgCli *cli, int argc, gchar **argv)
 {
@@ -167,7 +185,8 @@ job_status (StgCli *cli, int argc, gchar **argv)
 
   if (!stg_cli_parse (cli, self ("status"), "job", NULL,
                       "Shows each instance: status, health, ports, config version, pid, failures, "
-                      "uptime and its last event.",
+                      "uptime and its last event (a PENDING or THROTTLED instance's says why it "
+                      "waits), then why a host drain waits for an instance's SLA.",
                       1, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
@@ -241,6 +260,7 @@ job_status (StgCli *cli, int argc, gchar **argv)
       stg_table_cell (t, STG_STYLE_DIM, "%s", last && last->__isset_message && last->message ? last->message : "-");
     }
   stg_table_print (t, cli);
+  print_sla_waits (cli, tasks, extra);
   JsonNode *health = ui != NULL ? json_object_get_member (json_node_get_object (ui), "health_check")
                                 : NULL;
   if (health != NULL && JSON_NODE_HOLDS_VALUE (health))

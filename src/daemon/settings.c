@@ -63,6 +63,8 @@ typedef struct
 
 static gboolean parse_sync (StgDaemonSettings *settings, const gchar *text, GError **error);
 static gboolean parse_gate_hosts (StgDaemonSettings *settings, const gchar *text, GError **error);
+static gboolean parse_host_attributes (StgDaemonSettings *settings, const gchar *text,
+                                       GError **error);
 static gchar **split_words (const gchar *text);
 
 /* Every key of the config file; staggerd(8) says the same at length. */
@@ -103,6 +105,8 @@ static const Setting SETTINGS[] = {
   FLAG (S, "allow_root_instances", allow_root_instances, "instances may run as root"),
   INT (S, "max_ports_per_role", max_ports_per_role, 0, 65535, 0, "0: half the port range"),
   INT (S, "max_concurrent_starts", max_concurrent_starts, 0, 100000, 0, "starting at once; 0: 100"),
+  PARSED (S, "host_attributes", parse_host_attributes, NULL,
+          "local runtime: this host's attributes for constraints, \"zone=a; dedicated=db\""),
   STRING (S, "tier_config", tier_config, NULL, "task tiers, as Aurora's tiers.json"),
   STRING (S, "thermos_runner", thermos_runner, STG_THERMOS_RUNNER_DEFAULT,
           "stagger-thermos, which runs AuroraExecutor tasks"),
@@ -197,6 +201,21 @@ parse_gate_hosts (StgDaemonSettings *settings, const gchar *text, GError **error
   return TRUE;
 }
 
+/* host_attributes: "NAME=VALUE; ..." (as a fleet host's attributes). */
+static gboolean
+parse_host_attributes (StgDaemonSettings *settings, const gchar *text, GError **error)
+{
+  g_auto (GStrv) items = g_strsplit (text, ";", -1);
+  g_autoptr (GHashTable) attributes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                             g_free);
+
+  if (!stg_place_parse_attributes (items, "host_attributes", attributes, error))
+    return FALSE;
+  g_clear_pointer (&settings->host_attributes, g_hash_table_unref);
+  settings->host_attributes = g_steal_pointer (&attributes);
+  return TRUE;
+}
+
 /* ---- defaults, copies ------------------------------------------------------- */
 
 void
@@ -241,6 +260,7 @@ stg_daemon_settings_clear (StgDaemonSettings *settings)
   stg_notify_options_clear (&settings->notify);
   g_clear_pointer (&settings->users, g_hash_table_unref);
   g_clear_pointer (&settings->role_users, g_hash_table_unref);
+  g_clear_pointer (&settings->host_attributes, g_hash_table_unref);
 }
 
 void
@@ -262,6 +282,7 @@ stg_daemon_settings_copy (StgDaemonSettings *to, const StgDaemonSettings *from)
   stg_notify_options_copy (&to->notify, &from->notify);
   to->users = from->users ? g_hash_table_ref (from->users) : NULL;
   to->role_users = from->role_users ? g_hash_table_ref (from->role_users) : NULL;
+  to->host_attributes = from->host_attributes ? g_hash_table_ref (from->host_attributes) : NULL;
 }
 
 /* ---- the config file -------------------------------------------------------- */

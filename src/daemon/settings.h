@@ -63,6 +63,8 @@ typedef struct
   gboolean allow_root_instances; /* instances may run as root */
   gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
   gint max_concurrent_starts;    /* local runtime: instances starting at once; 0: 100 */
+  GHashTable *host_attributes;   /* (nullable) local runtime: this host's attributes, name ->
+                                    value, for constraints */
   gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go,
                                     and webhooks */
   StgNotifyOptions notify;       /* [notify] and [notify NAME]: webhooks */

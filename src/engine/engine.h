@@ -243,8 +243,14 @@ gchar *stg_engine_instance_cause (StgEngine *engine, const ApiJobKey *key, gint3
  * every one) that have ended for good (a terminal status, nothing running
  * or to start again) and their task events, and with @history the task
  * events of instances the job no longer has; *@pruned counts the
- * instances. A job left with none goes, as after a kill. Refused with
- * _UPDATING while the job has an active update. */
+ * instances. No ended task is kept of them. A job left with none goes, as
+ * after a kill. Refused with _UPDATING while the job has an active
+ * update. */
+/* Removes the ended tasks kept of instance @instance of job @key (every
+ * instance when negative), as pruneTasks does; adds how many to *@pruned. */
+gboolean stg_engine_prune_ended_tasks (StgEngine *engine, const ApiJobKey *key, gint32 instance,
+                                       guint *pruned, GError **error);
+
 gboolean stg_engine_prune_tasks (StgEngine *engine, const ApiJobKey *key, GHashTable *instances,
                                  gboolean history, guint *pruned, GError **error);
 
@@ -279,6 +285,12 @@ GPtrArray *stg_engine_end_maintenance (StgEngine *engine, GHashTable *hosts, con
  * staggerd's local runtime forgets them): before the runtime adopts its
  * instances, so that none starts on a drained host. */
 gboolean stg_engine_recover_hosts (StgEngine *engine, GError **error);
+
+/* Why a drain waits for the SLA of instance @instance of job @job_id
+ * before moving it ("instance 0 of www/prod/web waits for its SLA: ..."),
+ * or NULL when no drain waits for it. Owned by the engine; valid until it
+ * next runs. */
+const gchar *stg_engine_sla_wait (StgEngine *engine, gint64 job_id, gint32 instance);
 
 /* The runtime's hosts, each with its maintenance mode (element-type
  * ApiFleetHostStatus); INVALID when it has none. */

@@ -174,8 +174,11 @@ stg_engine_prune_tasks (StgEngine *e, const ApiJobKey *key, GHashTable *instance
     return FALSE;
   guint events = 0;
   gboolean ok = TRUE;
+  guint kept = 0;
   for (guint i = 0; ok && i < gone->len; i++)
     ok = stg_store_delete_task_events (e->store, job->id, g_array_index (gone, gint32, i), &events,
+                                       error) &&
+         stg_store_delete_ended_tasks (e->store, key, g_array_index (gone, gint32, i), &kept,
                                        error);
   if (ok && history)
     ok = stg_store_delete_task_events (e->store, job->id, -1, &events, error);
@@ -189,6 +192,16 @@ stg_engine_prune_tasks (StgEngine *e, const ApiJobKey *key, GHashTable *instance
              gone->len == 1 ? "" : "s", events, events == 1 ? "" : "s", key->role, key->environment,
              key->name);
   return TRUE;
+}
+
+gboolean
+stg_engine_prune_ended_tasks (StgEngine *e, const ApiJobKey *key, gint32 instance, guint *pruned,
+                              GError **error)
+{
+  if (stg_store_delete_ended_tasks (e->store, key, instance, pruned, error))
+    return TRUE;
+  stg_engine_wrap_error (error);
+  return FALSE;
 }
 
 gboolean

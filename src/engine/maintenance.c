@@ -213,6 +213,23 @@ sla_waits (StgEngine *e, const gchar *host)
   return g_strjoinv ("\n", (gchar **) lines->pdata);
 }
 
+const gchar *
+stg_engine_sla_wait (StgEngine *e, gint64 job_id, gint32 instance)
+{
+  StgSlotKey k = { .job_id = job_id, .instance = instance };
+  GHashTableIter it;
+  gpointer value;
+
+  g_hash_table_iter_init (&it, e->drains);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      const gchar *why = g_hash_table_lookup (((Drain *) value)->waits, &k);
+      if (why != NULL)
+        return why;
+    }
+  return NULL;
+}
+
 static ApiHostStatus *
 status_new (const gchar *host, gint mode)
 {

@@ -91,12 +91,9 @@ name_valid (const gchar *name)
   return TRUE;
 }
 
-/* "zone=a; rack=r1" (a list separated by ';') into @h->attributes. */
-static gboolean
-load_attributes (GKeyFile *kf, const gchar *group, StgFleetHostConfig *h, GError **error)
+gboolean
+stg_place_parse_attributes (gchar **items, const gchar *where, GHashTable *into, GError **error)
 {
-  g_auto (GStrv) items = g_key_file_get_string_list (kf, group, "attributes", NULL, NULL);
-
   for (guint i = 0; items != NULL && items[i] != NULL; i++)
     {
       g_autofree gchar *item = g_strstrip (g_strdup (items[i]));
@@ -106,7 +103,7 @@ load_attributes (GKeyFile *kf, const gchar *group, StgFleetHostConfig *h, GError
       if (eq == NULL || eq == item || eq[1] == '\0')
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "[%s] attributes: \"%s\" is not NAME=VALUE", group, item);
+                       "%s: \"%s\" is not NAME=VALUE", where, item);
           return FALSE;
         }
       *eq = '\0';
@@ -114,12 +111,22 @@ load_attributes (GKeyFile *kf, const gchar *group, StgFleetHostConfig *h, GError
       if (g_str_equal (item, "host"))
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "[%s] attributes: \"host\" is the host's own name and cannot be set", group);
+                       "%s: \"host\" is the host's own name and cannot be set", where);
           return FALSE;
         }
-      g_hash_table_insert (h->attributes, g_strdup (item), g_strstrip (g_strdup (eq + 1)));
+      g_hash_table_insert (into, g_strdup (item), g_strstrip (g_strdup (eq + 1)));
     }
   return TRUE;
+}
+
+/* "zone=a; rack=r1" (a list separated by ';') into @h->attributes. */
+static gboolean
+load_attributes (GKeyFile *kf, const gchar *group, StgFleetHostConfig *h, GError **error)
+{
+  g_auto (GStrv) items = g_key_file_get_string_list (kf, group, "attributes", NULL, NULL);
+  g_autofree gchar *where = g_strdup_printf ("[%s] attributes", group);
+
+  return stg_place_parse_attributes (items, where, h->attributes, error);
 }
 
 /* The default address: a tcp:// endpoint's host, else 127.0.0.1. */
@@ -315,6 +322,85 @@ constraint_veto (const StgPlaceHost *hosts, guint h, const ApiConstraint *c, con
                           value ? value : "none");
 }
 
+/* Whether @constraints (nullable) name attribute @name. */
+static gboolean
+names (GHashTable *constraints, const gchar *name)
+{
+  GHashTableIter it;
+  gpointer key;
+
+  if (constraints == NULL)
+    return FALSE;
+  g_hash_table_iter_init (&it, constraints);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    if (g_str_equal (((const ApiConstraint *) key)->name, name))
+      return TRUE;
+  return FALSE;
+}
+
+/* The first of @constraints (nullable) that rules out host @h, judged in
+ * Aurora's order: value constraints, then limits; NULL when none does. The
+ * reason goes to *@detail. */
+static const ApiConstraint *
+first_veto (const StgPlaceHost *hosts, guint h, GHashTable *constraints, const GArray *job_hosts,
+            gchar **detail)
+{
+  for (gint limits = 0; limits < 2 && constraints != NULL; limits++)
+    {
+      GHashTableIter it;
+      gpointer key;
+      g_hash_table_iter_init (&it, constraints);
+      while (g_hash_table_iter_next (&it, &key, NULL))
+        {
+          const ApiConstraint *c = key;
+          if (c->constraint->__isset_limit != limits)
+            continue;
+          *detail = constraint_veto (hosts, h, c, job_hosts);
+          if (*detail != NULL)
+            return c;
+        }
+    }
+  return NULL;
+}
+
+/* Why host @h may not take an instance of a job with @constraints whose
+ * other live instances sit on @job_hosts, or NULL: a host with a
+ * "dedicated" attribute takes only jobs that ask for it, then constraints
+ * as first_veto. *@aurora (nullable) gets Aurora's words for it. */
+static gchar *
+host_veto (const StgPlaceHost *hosts, guint h, GHashTable *constraints, const GArray *job_hosts,
+           gchar **aurora)
+{
+  const gchar *dedicated = stg_fleet_host_attribute (hosts[h].config, STG_PLACE_DEDICATED);
+  gchar *detail = NULL;
+
+  if (dedicated != NULL && !names (constraints, STG_PLACE_DEDICATED))
+    {
+      if (aurora != NULL)
+        *aurora = g_strdup ("Host is dedicated");
+      return g_strdup_printf ("dedicated to %s (the job has no dedicated constraint)", dedicated);
+    }
+  const ApiConstraint *c = first_veto (hosts, h, constraints, job_hosts, &detail);
+  if (c != NULL && aurora != NULL)
+    {
+      /* A limit on an attribute the host lacks is a mismatch, as a value is. */
+      gboolean limit = c->constraint->__isset_limit &&
+                       stg_fleet_host_attribute (hosts[h].config, c->name);
+      *aurora = g_strdup_printf ("%s not satisfied: %s", limit ? "Limit" : "Constraint", c->name);
+    }
+  return detail;
+}
+
+gchar *
+stg_place_veto (const StgPlaceHost *hosts, guint h, GHashTable *constraints,
+                const GArray *job_hosts)
+{
+  gchar *aurora = NULL;
+
+  g_free (host_veto (hosts, h, constraints, job_hosts, &aurora));
+  return aurora;
+}
+
 gint
 stg_fleet_place (const StgPlaceHost *hosts, guint n_hosts, GHashTable *constraints, const GArray *job_hosts,
                  gchar **why)
@@ -327,15 +413,9 @@ stg_fleet_place (const StgPlaceHost *hosts, guint n_hosts, GHashTable *constrain
     of_job[g_array_index (job_hosts, gint, i)]++;
   for (guint h = 0; h < n_hosts; h++)
     {
-      g_autofree gchar *veto = NULL;
-      if (hosts[h].unavailable != NULL)
-        veto = g_strdup (hosts[h].unavailable);
-      GHashTableIter it;
-      gpointer key;
-      if (constraints != NULL)
-        g_hash_table_iter_init (&it, constraints);
-      while (veto == NULL && constraints != NULL && g_hash_table_iter_next (&it, &key, NULL))
-        veto = constraint_veto (hosts, h, key, job_hosts);
+      g_autofree gchar *veto = hosts[h].unavailable != NULL
+                                   ? g_strdup (hosts[h].unavailable)
+                                   : host_veto (hosts, h, constraints, job_hosts, NULL);
       if (veto != NULL)
         {
           g_string_append_printf (reasons, "%s%s: %s", reasons->len ? "; " : "", hosts[h].config->name, veto);

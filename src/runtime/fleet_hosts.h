@@ -4,9 +4,11 @@
  * [host NAME] group per host: endpoint, address, attributes, TLS files,
  * registry credentials; a
  * [fleet] group for the runtime's timings), and placement: which host an
- * instance goes to under Aurora's constraints (limit per host or attribute
- * value, value sets), choosing the host with the fewest instances of its
- * job, then the fewest overall, then the first name. Pure functions of
+ * instance goes to under Aurora's constraints (dedicated hosts, limit per
+ * host or attribute value, value sets), choosing the host with the fewest
+ * instances of its job, then the fewest overall, then the first name; the
+ * local runtime judges its one host with the same rules (stg_place_veto).
+ * Pure functions of
  * their inputs; calls no other layer. Any thread.
  */
 #pragma once
@@ -67,8 +69,27 @@ typedef struct
 gint stg_fleet_place (const StgPlaceHost *hosts, guint n_hosts, GHashTable *constraints,
                       const GArray *job_hosts, gchar **why);
 
+/* The attribute of a host kept for the jobs that ask for it (Aurora's
+ * dedicated hosts). */
+#define STG_PLACE_DEDICATED "dedicated"
+
+/* Why host @h of @hosts may not take an instance of a job with
+ * @constraints (nullable) whose other live instances sit on @job_hosts, in
+ * Aurora's words as getPendingReason gives them ("Host is dedicated",
+ * "Constraint not satisfied: NAME", "Limit not satisfied: NAME"); NULL
+ * when it may. The same judgement as stg_fleet_place's, its availability
+ * aside. */
+gchar *stg_place_veto (const StgPlaceHost *hosts, guint h, GHashTable *constraints,
+                       const GArray *job_hosts);
+
 /* The value of attribute @name of @host ("host" is its name), or NULL. */
 const gchar *stg_fleet_host_attribute (const StgFleetHostConfig *host, const gchar *name);
+
+/* Host attributes, "NAME=VALUE" each (blank items skipped), into @into
+ * (name -> value, both owned); errors begin with @where. "host" is the
+ * host's own name and cannot be set. */
+gboolean stg_place_parse_attributes (gchar **items, const gchar *where, GHashTable *into,
+                                     GError **error);
 
 /* Checks @constraints for the fleet: names and values not empty, limits
  * from 1. */

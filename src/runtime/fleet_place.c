@@ -14,20 +14,17 @@ static GArray *
 job_hosts (Slot *slot, Host *without)
 {
   GArray *out = g_array_new (FALSE, FALSE, sizeof (gint));
-  GHashTableIter it;
-  gpointer value;
+  g_autoptr (GPtrArray) others = stg_slots_job_others (slot->rt->slots, &slot->base);
 
-  stg_slots_iter_init (slot->rt->slots, &it);
-  while (g_hash_table_iter_next (&it, NULL, &value))
+  for (guint i = 0; i < others->len; i++)
     {
-      Slot *other = value;
+      Slot *other = others->pdata[i];
       guint index = 0;
-      if (other != slot && other->base.key.job_id == slot->base.key.job_id && other->host != NULL &&
-          other->host != without && !other->killing &&
+      if (other->host != NULL && other->host != without && !other->killing &&
           g_ptr_array_find (slot->rt->hosts, other->host, &index))
         {
-          gint i = (gint) index;
-          g_array_append_val (out, i);
+          gint at = (gint) index;
+          g_array_append_val (out, at);
         }
     }
   return out;

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/fleet_hosts.h"
 #include "runtime/local_private.h"
 #include "runtime/thermos_task.h"
 #include "spawn/process.h"
@@ -48,6 +49,7 @@ stg_local_options_clear (StgLocalOptions *o)
   g_clear_pointer (&o->thermos_runner, g_free);
   g_clear_pointer (&o->role_users, g_hash_table_unref);
   g_clear_pointer (&o->default_user, stg_identity_free);
+  g_clear_pointer (&o->attributes, g_hash_table_unref);
 }
 
 /* ---- slots ------------------------------------------------------------------- */
@@ -72,6 +74,7 @@ slot_clear (StgSlot *base)
   g_clear_pointer (&slot->pre_hook, stg_child_free);
   if (slot->queued != 0)
     g_queue_remove (&slot->rt->waiting, slot);
+  g_free (slot->held);
   /* Runs are forgotten, not killed: their processes outlive us. */
   stg_run_free (slot->run);
   stg_run_free (slot->next);
@@ -153,32 +156,59 @@ stg_local_close_sockets (Slot *slot)
 
 /* ---- paced starts --------------------------------------------------------------- */
 
-gboolean
-stg_local_start_held (Slot *slot, gint64 config_id, gboolean from_update)
+/* Why @slot may not start @spec now, or NULL: the host is drained, its
+ * constraints (Aurora's words, which getPendingReason gives), or the pace. */
+static gchar *
+hold_reason (Slot *slot, const StgTaskSpec *spec)
 {
   StgLocalRuntime *rt = slot->rt;
 
-  if (!rt->drained && rt->starting < rt->options.max_concurrent_starts)
-    return FALSE;
+  if (rt->drained)
+    return g_strdup_printf ("waiting to start: host %s is drained for maintenance", rt->host);
+  gchar *veto = stg_local_veto (slot, spec);
+  if (veto != NULL)
+    return veto;
+  if (rt->starting >= rt->options.max_concurrent_starts)
+    return g_strdup_printf ("waiting to start: %u instances are starting on this host "
+                            "(max_concurrent_starts)",
+                            rt->starting);
+  return NULL;
+}
+
+gboolean
+stg_local_start_held (Slot *slot, const StgTaskSpec *spec, gboolean from_update)
+{
+  StgLocalRuntime *rt = slot->rt;
+  g_autofree gchar *why = hold_reason (slot, spec);
+
+  if (why == NULL)
+    {
+      g_clear_pointer (&slot->held, g_free);
+      return FALSE;
+    }
   if (slot->queued == 0)
     g_queue_push_tail (&rt->waiting, slot);
-  slot->queued = config_id;
+  slot->queued = spec->config_id;
   slot->queued_update = from_update;
-  g_autofree gchar *m =
-      rt->drained
-          ? g_strdup_printf ("waiting to start: host %s is drained for maintenance", rt->host)
-          : g_strdup_printf ("waiting to start: %u instances are starting on this host "
-                             "(max_concurrent_starts)",
-                             rt->starting);
-  stg_slot_set_phase (&slot->base, STG_TASK_PENDING, config_id, API_SCHEDULE_STATUS_PENDING, m);
+  /* Held again for the same reason: nothing new to record. */
+  if (slot->base.phase == STG_TASK_PENDING && slot->base.config_id == spec->config_id &&
+      g_strcmp0 (slot->held, why) == 0)
+    return TRUE;
+  g_free (slot->held);
+  slot->held = g_strdup (why);
+  stg_slot_set_phase (&slot->base, STG_TASK_PENDING, spec->config_id, API_SCHEDULE_STATUS_PENDING,
+                      why);
   return TRUE;
 }
 
-/* Starts what waits, as far as the pace and the host allow. */
-static void
-release_waiting (StgLocalRuntime *rt)
+void
+stg_local_release_waiting (StgLocalRuntime *rt)
 {
-  while (!rt->drained && rt->starting < rt->options.max_concurrent_starts &&
+  /* Each waiting slot is tried once: one its constraints hold back goes
+   * to the back of the queue again. */
+  guint n = g_queue_get_length (&rt->waiting);
+
+  while (n-- > 0 && !rt->drained && rt->starting < rt->options.max_concurrent_starts &&
          !g_queue_is_empty (&rt->waiting))
     {
       Slot *slot = g_queue_pop_head (&rt->waiting);
@@ -198,7 +228,7 @@ stg_local_start_done (Run *run)
     return;
   run->counted = FALSE;
   rt->starting--;
-  release_waiting (rt);
+  stg_local_release_waiting (rt);
 }
 
 /* StgRuntimeOps.drain_host: this machine is the one host. */
@@ -214,7 +244,7 @@ local_drain_host (StgRuntime *base, const gchar *name, gboolean drain, GError **
       return FALSE;
     }
   rt->drained = drain;
-  release_waiting (rt);
+  stg_local_release_waiting (rt);
   return TRUE;
 }
 
@@ -264,6 +294,13 @@ stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *messa
   gint wait_ms = stg_slot_backoff (&slot->base, BACKOFF_MAX_MS);
   g_clear_handle_id (&slot->restart_timer, g_source_remove);
   slot->restart_timer = g_timeout_add ((guint) wait_ms, on_restart, slot);
+  /* Shown as Aurora shows a task waiting out its penalty: THROTTLED, with
+   * the wait as its pending reason. The phase stays what the engine saw. */
+  g_autofree gchar *m = g_strdup_printf ("restarting in %.1f s (back-off after %u failed run%s)",
+                                         wait_ms / 1000.0, slot->base.failures,
+                                         slot->base.failures == 1 ? "" : "s");
+  stg_slot_set_phase (&slot->base, slot->base.phase, slot->base.config_id,
+                      API_SCHEDULE_STATUS_THROTTLED, m);
 }
 
 /* ---- replacing: pre_update hooks, then hot or cold ----------------------------- */
@@ -483,10 +520,35 @@ local_observe (StgRuntime *base, gint64 job_id, gint32 instance, StgTaskObservat
   stg_slot_observe (stg_slots_find (((StgLocalRuntime *) base)->slots, job_id, instance), out);
 }
 
+/* The image @config asks to run in, or NULL: the local runtime runs
+ * processes on this host, never in an image. */
+static const gchar *
+image_of (const ApiTaskConfig *config)
+{
+  const ApiContainer *c = config->__isset_container ? config->container : NULL;
+
+  if (c != NULL && c->__isset_docker && c->docker != NULL)
+    return c->docker->image != NULL ? c->docker->image : "";
+  return NULL;
+}
+
 static gboolean
 local_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
 {
   StgLocalRuntime *rt = (StgLocalRuntime *) base;
+  const gchar *image = image_of (config);
+
+  if (image != NULL)
+    {
+      g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                   "container.docker: the local runtime runs processes on this host and cannot "
+                   "run image '%s'; run staggerd with --runtime=fleet to run containers",
+                   image);
+      return FALSE;
+    }
+  if (!stg_fleet_check_constraints (config->__isset_constraints ? config->constraints : NULL,
+                                    error))
+    return FALSE;
 
   if (!stg_task_spec_check (config, error))
     {
@@ -536,6 +598,7 @@ local_free (StgRuntime *base)
   g_clear_pointer (&rt->specs, stg_spec_cache_free);
   g_free (rt->mark_dir);
   g_free (rt->host);
+  g_hash_table_unref (rt->attributes);
   g_free (rt->crash_at);
   g_clear_object (&rt->session);
   stg_local_options_clear (&rt->options);
@@ -611,6 +674,9 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->specs = stg_spec_cache_new (store);
   rt->mark_dir = g_canonicalize_filename (options->data_dir, NULL);
   rt->host = g_strdup (g_get_host_name ());
+  rt->attributes = options->attributes != NULL
+                       ? g_hash_table_ref (options->attributes)
+                       : g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   rt->crash_at = g_strdup (g_getenv ("STAGGER_TEST_CRASH_AT"));
   rt->slots = stg_slots_new (&rt->base, store, clock, &local_slot_class);
   rt->log_timer = g_timeout_add_seconds (LOG_TRIM_S, on_log_timer, rt);

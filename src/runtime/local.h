@@ -5,7 +5,9 @@
  * sandbox folder with its output, stable named ports, health checks, hooks
  * around updates, restarts with back-off, hot upgrades that hand listening
  * sockets from the old version to the new, and adoption of instances that
- * outlived a previous staggerd. Main-loop thread only.
+ * outlived a previous staggerd. This machine is its one host: an instance
+ * whose constraints it does not meet waits PENDING, saying why in Aurora's
+ * words. Main-loop thread only.
  */
 #pragma once
 
@@ -34,6 +36,8 @@ typedef struct
   StgIdentity *default_user; /* (nullable) for the other roles; NULL: staggerd's own user */
   StgHealthCounts *health_counts; /* (nullable) borrowed: where health checks are counted */
   gchar *thermos_runner;          /* stagger-thermos, which runs AuroraExecutor tasks */
+  GHashTable *attributes;         /* (nullable) name -> value: this host's attributes, which
+                                   * constraints are judged against ("host" is its name) */
 } StgLocalOptions;
 
 void stg_local_options_init (StgLocalOptions *options);

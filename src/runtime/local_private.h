@@ -129,6 +129,7 @@ struct _Slot
   GHashTable *ports;         /* name -> port (GINT_TO_POINTER) */
   gint64 queued;             /* config waiting for a start (max_concurrent_starts); 0: none */
   gboolean queued_update;    /* ... started for an update (post_update owed) */
+  gchar *held;               /* ... why it waits, as recorded (nullable) */
 };
 
 struct _StgLocalRuntime
@@ -146,6 +147,7 @@ struct _StgLocalRuntime
   guint starting; /* runs started and not yet healthy nor gone */
   GQueue waiting; /* Slot*: starts held back by max_concurrent_starts or a drain */
   gchar *host;    /* this machine's name: the one host a drain may name */
+  GHashTable *attributes; /* name -> value: this host's, for constraints ("host" aside) */
   gboolean drained; /* the host is drained for maintenance: nothing starts */
 };
 
@@ -176,14 +178,27 @@ void stg_local_count_failure (Slot *slot, const Run *run, const gchar *why);
  * could not start). @message (nullable) is recorded. */
 void stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *message);
 
-/* TRUE when max_concurrent_starts runs are starting already: @slot then
- * waits (PENDING, saying why) and starts @config_id once one of them is
- * healthy or gone. */
-gboolean stg_local_start_held (Slot *slot, gint64 config_id, gboolean from_update);
+/* TRUE when @slot may not start @spec now: the host is drained, its
+ * constraints rule this host out (stg_local_veto), or max_concurrent_starts
+ * runs are starting already. It then waits (PENDING, saying why) until
+ * stg_local_release_waiting starts it. */
+gboolean stg_local_start_held (Slot *slot, const StgTaskSpec *spec, gboolean from_update);
+
+/* Starts what waits, as far as the pace, the host and the constraints
+ * allow; each waiting slot is tried once. */
+void stg_local_release_waiting (StgLocalRuntime *rt);
 
 /* @run no longer counts as starting (healthy, or gone): starts what
  * waits, as far as the cap allows. */
 void stg_local_start_done (Run *run);
+
+/* ---- constraints (local_place.c) -------------------------------------------- */
+
+/* Why this host may not run @spec for @slot, given where the job's other
+ * instances run (all here), in Aurora's words ("Constraint not satisfied:
+ * host", "Limit not satisfied: host", "Host is dedicated"); NULL when it
+ * may. */
+gchar *stg_local_veto (Slot *slot, const StgTaskSpec *spec);
 
 /* ---- runs (run.c) ---------------------------------------------------------- */
 

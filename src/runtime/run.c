@@ -26,6 +26,7 @@
 #include "spawn/process.h"
 
 static void run_ended (Run *run, gboolean success, const gchar *how);
+static void run_settle (Run *run, gboolean success, const gchar *how);
 static void run_end (Run *run, gboolean success, const gchar *how);
 
 /* ---- health and hooks ------------------------------------------------------------ */
@@ -484,6 +485,17 @@ run_end (Run *run, gboolean success, const gchar *how)
 static void
 run_ended (Run *run, gboolean success, const gchar *how)
 {
+  StgLocalRuntime *rt = run->slot->rt;
+
+  run_settle (run, success, how);
+  /* One instance fewer here: a start its job's limit held back may fit. */
+  stg_local_release_waiting (rt);
+}
+
+/* What follows the end of @run, by why it stopped (run_ended). */
+static void
+run_settle (Run *run, gboolean success, const gchar *how)
+{
   Slot *slot = run->slot;
   gboolean was_next = slot->next == run;
   StopReason reason = run->stopping;
@@ -647,7 +659,7 @@ stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean fr
   Launch l = { .probe_fd = -1, .task_fd = -1 };
   Run *run = NULL;
 
-  if (!beside && stg_local_start_held (slot, spec->config_id, from_update))
+  if (!beside && stg_local_start_held (slot, spec, from_update))
     return NULL;
 
   l.ports = stg_local_ports (rt, slot, spec->port_names, &error);

@@ -109,6 +109,23 @@ stg_slots_iter_init (StgSlots *slots, GHashTableIter *it)
   g_hash_table_iter_init (it, slots->slots);
 }
 
+GPtrArray *
+stg_slots_job_others (StgSlots *slots, const StgSlot *slot)
+{
+  GPtrArray *out = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer value;
+
+  g_hash_table_iter_init (&it, slots->slots);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      StgSlot *other = value;
+      if (other != slot && other->key.job_id == slot->key.job_id)
+        g_ptr_array_add (out, other);
+    }
+  return out;
+}
+
 static void
 announce (StgSlots *slots, StgSlotKey key)
 {
@@ -133,7 +150,8 @@ stg_slot_remove (StgSlot *slot)
   StgSlotKey key = slot->key;
   g_autoptr (GError) error = NULL;
 
-  if (!stg_store_delete_instance (slots->store, key.job_id, key.instance, &error))
+  if (!stg_store_end_instance (slots->store, key.job_id, key.instance,
+                               stg_clock_now_ms (slots->clock), &error))
     g_warning ("%s: cannot remove instance %d: %s", slots->klass->name, key.instance,
                error->message);
   g_hash_table_remove (slots->slots, &key);

@@ -87,8 +87,12 @@ StgSlot *stg_slots_get (StgSlots *slots, gint64 job_id, gint32 instance, GError 
 /* Iterates over the slots (values: StgSlot*, keys: StgSlotKey*). */
 void stg_slots_iter_init (StgSlots *slots, GHashTableIter *it);
 
-/* The slot is gone: its instance row is deleted, the slot freed, and its
- * absence announced. */
+/* The other slots of @slot's job (element-type StgSlot*, borrowed), in no
+ * order. */
+GPtrArray *stg_slots_job_others (StgSlots *slots, const StgSlot *slot);
+
+/* The slot is gone: its instance row is deleted (its task kept as ended
+ * for the task queries), the slot freed, and its absence announced. */
 void stg_slot_remove (StgSlot *slot);
 
 /* Sets what observe reports, records the slot's facts and a TaskEvent with

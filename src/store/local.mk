@@ -8,6 +8,7 @@ libstg_store_a_SOURCES = \
 	src/store/backup.c \
 	src/store/jobs.c \
 	src/store/config_history.c \
+	src/store/ended_tasks.c \
 	src/store/job_lookups.c \
 	src/store/plans.c \
 	src/store/quotas.c \
@@ -30,7 +31,8 @@ STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.
 	$(srcdir)/schema/016_maintenance.sql $(srcdir)/schema/016_maintenance.pg.sql \
 	$(srcdir)/schema/017_sidecars.sql $(srcdir)/schema/017_sidecars.pg.sql \
 	$(srcdir)/schema/018_notices.sql $(srcdir)/schema/018_notices.pg.sql \
-	$(srcdir)/schema/019_stage_ends.sql $(srcdir)/schema/019_stage_ends.pg.sql
+	$(srcdir)/schema/019_stage_ends.sql $(srcdir)/schema/019_stage_ends.pg.sql \
+	$(srcdir)/schema/020_ended_tasks.sql $(srcdir)/schema/020_ended_tasks.pg.sql
 libstg_store_a_SOURCES += src/store/fleet_facts.c src/store/maintenance.c \
 	src/store/notices.c src/store/notices.h src/store/plans.h
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)

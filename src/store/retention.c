@@ -40,23 +40,27 @@ stg_store_prune (StgStore *store, guint keep_updates, gint64 events_before_ms, g
   /* Finished updates past the newest @keep_updates of their job; their
    * instances and events go with them (ON DELETE CASCADE). */
   gboolean ok =
-    (keep_updates == 0 ||
-     delete_some (store,
-                  "DELETE FROM updates WHERE id IN (SELECT id FROM (SELECT id, active, "
-                  "ROW_NUMBER () OVER (PARTITION BY role, environment, name "
-                  "ORDER BY created_ms DESC, id DESC) AS n FROM updates) AS ranked "
-                  "WHERE active = 0 AND n > ?1 LIMIT ?2)",
-                  keep_updates, limit, &n, error)) &&
-    (events_before_ms <= 0 ||
-     (delete_some (store,
-                   "DELETE FROM task_events WHERE id IN (SELECT id FROM task_events "
-                   "WHERE ts_ms < ?1 ORDER BY id LIMIT ?2)",
-                   events_before_ms, limit, &n, error) &&
-      delete_some (store,
-                   "DELETE FROM instance_events WHERE id IN (SELECT e.id FROM instance_events e "
-                   "JOIN updates u ON u.id = e.update_id WHERE u.active = 0 AND e.ts_ms < ?1 "
-                   "ORDER BY e.id LIMIT ?2)",
-                   events_before_ms, limit, &n, error)));
+      (keep_updates == 0 ||
+       delete_some (store,
+                    "DELETE FROM updates WHERE id IN (SELECT id FROM (SELECT id, active, "
+                    "ROW_NUMBER () OVER (PARTITION BY role, environment, name "
+                    "ORDER BY created_ms DESC, id DESC) AS n FROM updates) AS ranked "
+                    "WHERE active = 0 AND n > ?1 LIMIT ?2)",
+                    keep_updates, limit, &n, error)) &&
+      (events_before_ms <= 0 ||
+       (delete_some (store,
+                     "DELETE FROM task_events WHERE id IN (SELECT id FROM task_events "
+                     "WHERE ts_ms < ?1 ORDER BY id LIMIT ?2)",
+                     events_before_ms, limit, &n, error) &&
+        delete_some (store,
+                     "DELETE FROM ended_tasks WHERE id IN (SELECT id FROM ended_tasks "
+                     "WHERE ended_ms < ?1 ORDER BY id LIMIT ?2)",
+                     events_before_ms, limit, &n, error) &&
+        delete_some (store,
+                     "DELETE FROM instance_events WHERE id IN (SELECT e.id FROM instance_events e "
+                     "JOIN updates u ON u.id = e.update_id WHERE u.active = 0 AND e.ts_ms < ?1 "
+                     "ORDER BY e.id LIMIT ?2)",
+                     events_before_ms, limit, &n, error)));
   if (!ok)
     {
       stg_store_rollback (store);

@@ -274,6 +274,30 @@ gboolean stg_store_set_instance_facts (StgStore *store, gint64 job_id,
 gboolean stg_store_delete_instance (StgStore *store, gint64 job_id, gint32 instance_id,
                                     GError **error);
 
+/* ---- ended tasks (ended_tasks.c) ---- */
+
+/* Ended tasks kept per job (Aurora's history_max_per_job_threshold). */
+#define STG_STORE_ENDED_PER_JOB 100
+
+/* Whether ScheduleStatus @status is terminal (FINISHED, FAILED, KILLED,
+ * LOST). */
+gboolean stg_store_status_ended (gint status);
+
+/* Deletes the instance row, keeping its task as it ends at @now_ms
+ * (KILLED unless it ended already) for the task queries, as Aurora keeps
+ * terminal tasks until pruned; a task that cannot be kept is logged. */
+gboolean stg_store_end_instance (StgStore *store, gint64 job_id, gint32 instance_id, gint64 now_ms,
+                                 GError **error);
+
+/* The ended tasks of role @role's jobs (nullable: all), by job and
+ * instance (element-type ApiScheduledTask). */
+GPtrArray *stg_store_list_ended_tasks (StgStore *store, const gchar *role, GError **error);
+
+/* Deletes the ended tasks of job @key, of instance @instance only unless
+ * it is negative; adds how many to *@deleted. */
+gboolean stg_store_delete_ended_tasks (StgStore *store, const ApiJobKey *key, gint32 instance,
+                                       guint *deleted, GError **error);
+
 /* Appends a TaskEvent to a slot's history. */
 gboolean stg_store_add_task_event (StgStore *store, gint64 job_id, gint32 instance_id,
                                    gint64 ts_ms, gint32 status, const gchar *message,

@@ -163,13 +163,15 @@ read_jobs (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error
 
 /* ---- /ui/api/job ----------------------------------------------------------------- */
 
-/* Adds one instance; @ports and @last hold every instance's link port and
- * newest task event (one query each for the whole page). */
+/* Adds one instance of job @job_id; @ports and @last hold every
+ * instance's link port and newest task event (one query each for the whole
+ * page). */
 static void
-add_instance (StgWebUi *ui, JsonBuilder *b, const StgInstanceRow *row, GHashTable *ports,
-              GHashTable *last, StgRanges *surge)
+add_instance (StgWebUi *ui, JsonBuilder *b, gint64 job_id, const StgInstanceRow *row,
+              GHashTable *ports, GHashTable *last, StgRanges *surge)
 {
   gpointer id = GINT_TO_POINTER (row->instance_id);
+  const gchar *sla_wait = stg_engine_sla_wait (ui->ctx.engine, job_id, row->instance_id);
   gint port = GPOINTER_TO_INT (g_hash_table_lookup (ports, id));
   ApiTaskEvent *ev = g_hash_table_lookup (last, id);
 
@@ -198,6 +200,8 @@ add_instance (StgWebUi *ui, JsonBuilder *b, const StgInstanceRow *row, GHashTabl
     json_builder_add_int_value (b, row->status_ms);
   else
     json_builder_add_null_value (b);
+  /* Why a drain of its host waits for its SLA before moving it. */
+  member_string (b, "sla_wait", sla_wait);
   json_builder_set_member_name (b, "last_event");
   if (ev != NULL)
     {
@@ -284,7 +288,7 @@ read_job (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
   json_builder_set_member_name (b, "instances");
   json_builder_begin_array (b);
   for (guint i = 0; i < rows->len && i < JOB_PAGE_INSTANCES; i++)
-    add_instance (ui, b, &g_array_index (rows, StgInstanceRow, i), ports, last, p.surge);
+    add_instance (ui, b, job->id, &g_array_index (rows, StgInstanceRow, i), ports, last, p.surge);
   json_builder_end_array (b);
   stg_update_progress_clear (&p);
   add_groups (ui, b, rows);
