@@ -23,33 +23,13 @@
 static ApiResponse *
 apply_proxy (StgTestDaemon *d)
 {
-  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
-  g_autoptr (ApiSidecarSelector) sel = g_object_new (API_TYPE_SIDECAR_SELECTOR, "role", "www",
-                                                     "environment", "prod", "name", "*", NULL);
   g_autoptr (ApiSidecar) sc =
       g_object_new (API_TYPE_SIDECAR, "image", STG_FLEET_IMAGE_V1, "executorData",
                     "{\"command\": \"sleep 600\", \"hot_upgrade\": true, \"stop_timeout_secs\": 1}",
                     "socketActivation", TRUE, NULL);
+
   g_ptr_array_add (sc->ports, g_strdup ("proxy"));
-  g_autoptr (ApiSidecarUpdateSettings) settings = g_object_new (API_TYPE_SIDECAR_UPDATE_SETTINGS,
-                                                                "maxUnavailable", 1, "partition", 0,
-                                                                "maxFailures", 1,
-                                                                "rollbackOnFailure", TRUE, "paused",
-                                                                FALSE, NULL);
-  g_autoptr (ApiSidecarSet) set = g_object_new (API_TYPE_SIDECAR_SET, "name", "proxy", "selector",
-                                                sel, "sidecar", sc, "settings", settings, NULL);
-  ApiResponse *r = g_object_new (API_TYPE_RESPONSE, NULL);
-  g_autoptr (GError) error = NULL;
-
-  ck_assert_msg (api_stagger_scheduler_if_apply_sidecar_set (c->client, &r, set, "test", &error),
-                 "applySidecarSet: %s", error ? error->message : "");
-  return r;
-}
-
-static const gchar *
-details_message (ApiResponse *r)
-{
-  return r->details && r->details->len ? ((ApiResponseDetail *) r->details->pdata[0])->message : "";
+  return stg_fleet_apply_proxy (d, "*", sc, 1);
 }
 
 /* A listening socket on every address, port @port, as a program of the
@@ -107,7 +87,7 @@ START_TEST (fleet_anchor_names_a_busy_port)
                                             NULL);
   g_autoptr (ApiResponse) r = apply_proxy (d);
   ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "applySidecarSet: %s",
-                 details_message (r));
+                 stg_fleet_detail (r));
   stg_fleet_create_job (d, job);
   Told t = { d, NULL };
   gboolean told = stg_test_wait (names_the_port, &t, 12000);
@@ -153,7 +133,7 @@ START_TEST (fleet_without_anchor_warns_only_when_pods_are_asked_for)
 
   g_autoptr (ApiResponse) r = apply_proxy (d);
   ck_assert_int_ne (r->responseCode, API_RESPONSE_CODE_OK);
-  ck_assert_msg (strstr (details_message (r), "--anchor") != NULL, "%s", details_message (r));
+  ck_assert_msg (strstr (stg_fleet_detail (r), "--anchor") != NULL, "%s", stg_fleet_detail (r));
   g_autofree gchar *warned = NULL;
   ck_assert (g_file_get_contents (log, &warned, NULL, NULL));
   ck_assert_msg (strstr (warned, "--anchor") != NULL, "the log does not say what to do:\n%s",

@@ -105,3 +105,31 @@ stg_fleet_task_messages (StgTestDaemon *d)
     }
   return g_string_free (out, FALSE);
 }
+
+ApiResponse *
+stg_fleet_apply_proxy (StgTestDaemon *d, const gchar *job, ApiSidecar *sidecar, gint max_failures)
+{
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiSidecarSelector) sel = g_object_new (API_TYPE_SIDECAR_SELECTOR, "role", "www",
+                                                     "environment", "prod", "name", job, NULL);
+  g_autoptr (ApiSidecarUpdateSettings) settings = g_object_new (API_TYPE_SIDECAR_UPDATE_SETTINGS,
+                                                                "maxUnavailable", 1, "partition", 0,
+                                                                "maxFailures", max_failures,
+                                                                "rollbackOnFailure", TRUE, "paused",
+                                                                FALSE, NULL);
+  g_autoptr (ApiSidecarSet) set = g_object_new (API_TYPE_SIDECAR_SET, "name", "proxy", "selector",
+                                                sel, "sidecar", sidecar, "settings", settings,
+                                                NULL);
+  ApiResponse *r = g_object_new (API_TYPE_RESPONSE, NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (api_stagger_scheduler_if_apply_sidecar_set (c->client, &r, set, "test", &error),
+                 "applySidecarSet: %s", error ? error->message : "");
+  return r;
+}
+
+const gchar *
+stg_fleet_detail (ApiResponse *r)
+{
+  return r->details && r->details->len ? ((ApiResponseDetail *) r->details->pdata[0])->message : "";
+}

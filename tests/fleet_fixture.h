@@ -34,6 +34,15 @@ ApiJobConfiguration *stg_fleet_job (const gchar *name, gint32 count, const gchar
 /* createJob; asserts OK. */
 void stg_fleet_create_job (StgTestDaemon *d, ApiJobConfiguration *job);
 
+/* applySidecarSet of "proxy" selecting www/prod/@job ("*": every job
+ * of www/prod), running @sidecar, one instance at a time, @max_failures
+ * failed starts each, rolled back on failure; the response. */
+ApiResponse *stg_fleet_apply_proxy (StgTestDaemon *d, const gchar *job, ApiSidecar *sidecar,
+                                    gint max_failures);
+
+/* The first detail's message of @r ("" when none). */
+const gchar *stg_fleet_detail (ApiResponse *r);
+
 /* Every event message of role www's tasks, one a line ("instance N: ..."). */
 gchar *stg_fleet_task_messages (StgTestDaemon *d);
 

@@ -49,12 +49,6 @@ daemon_start (Env *e)
   return stg_test_daemon_start (e->data_dir, "--runtime=fleet", config, PORTS, anchor, NULL);
 }
 
-static const gchar *
-details_message (ApiResponse *r)
-{
-  return r->details && r->details->len ? ((ApiResponseDetail *) r->details->pdata[0])->message : "";
-}
-
 /* ---- the job and the sidecar set ----------------------------------------------------- */
 
 /* www/prod/web: busybox httpd on port http, one instance a host, on the
@@ -90,7 +84,7 @@ create_web_job (StgTestDaemon *d)
   ck_assert (
       api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
                                                   job, &error));
-  ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "createJob: %s", details_message (r));
+  ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "createJob: %s", stg_fleet_detail (r));
 }
 
 /* The proxy's executor data: stg-test-proxy relays its socket-activated
@@ -111,26 +105,13 @@ proxy_data (const gchar *command, const gchar *hooks)
 static void
 apply_proxy (StgTestDaemon *d, const gchar *image, const gchar *data, gint max_failures)
 {
-  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
-  g_autoptr (ApiSidecarSelector) sel = g_object_new (API_TYPE_SIDECAR_SELECTOR, "role", "www",
-                                                     "environment", "prod", "name", "web", NULL);
   g_autoptr (ApiSidecar) sc = g_object_new (API_TYPE_SIDECAR, "image", image, "executorData", data,
                                             "socketActivation", TRUE, NULL);
-  g_ptr_array_add (sc->ports, g_strdup ("proxy"));
-  g_autoptr (ApiSidecarUpdateSettings) settings = g_object_new (API_TYPE_SIDECAR_UPDATE_SETTINGS,
-                                                                "maxUnavailable", 1, "partition", 0,
-                                                                "maxFailures", max_failures,
-                                                                "rollbackOnFailure", TRUE, "paused",
-                                                                FALSE, NULL);
-  g_autoptr (ApiSidecarSet) set = g_object_new (API_TYPE_SIDECAR_SET, "name", "proxy", "selector",
-                                                sel, "sidecar", sc, "settings", settings, NULL);
-  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
-  g_autoptr (GError) error = NULL;
 
-  ck_assert_msg (api_stagger_scheduler_if_apply_sidecar_set (c->client, &r, set, "test", &error),
-                 "applySidecarSet: %s", error ? error->message : "");
+  g_ptr_array_add (sc->ports, g_strdup ("proxy"));
+  g_autoptr (ApiResponse) r = stg_fleet_apply_proxy (d, "web", sc, max_failures);
   ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "applySidecarSet: %s",
-                 details_message (r));
+                 stg_fleet_detail (r));
 }
 
 static ApiSidecarSetDetails *
@@ -141,7 +122,7 @@ set_details (StgTestDaemon *d)
 
   ck_assert (api_stagger_scheduler_if_get_sidecar_set_details (c->client, &r, "proxy", NULL));
   ck_assert_msg (r->responseCode == API_RESPONSE_CODE_OK, "getSidecarSetDetails: %s",
-                 details_message (r));
+                 stg_fleet_detail (r));
   return g_object_ref (r->result->getSidecarSetDetailsResult->details);
 }
 

@@ -316,6 +316,14 @@ tests_fleet_anchor_test_SOURCES = tests/fleet_anchor_test.c $(STG_FLEET_FIXTURE)
 tests_fleet_anchor_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_anchor_test_LDADD = $(STG_TEST_LDADD)
 
+# How a pod's serving sidecar is judged: failed checks in a row, as a main
+# container's.
+check_PROGRAMS += tests/fleet_serving_test
+TESTS += tests/fleet_serving_test
+tests_fleet_serving_test_SOURCES = tests/fleet_serving_test.c $(STG_FLEET_FIXTURE)
+tests_fleet_serving_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_fleet_serving_test_LDADD = $(STG_TEST_LDADD)
+
 # Pods and sidecar sets on real podman services: stg-test-proxy is the
 # Envoy-like sidecar of the test image (static, libc only, so without the
 # sanitizers, as stagger-anchor).

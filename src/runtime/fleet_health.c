@@ -1,7 +1,9 @@
 /* fleet_health.c: the health of a slot's main container: its checks
  * (HTTP from staggerd to the host's address, or a shell command run in the
  * container through the exec API; a failed one confirmed with the engine
- * first: no answer from it counts nothing), and what healthy means for the slot:
+ * first: no answer from it counts nothing, a container that runs gets a
+ * second round; sidecar containers are judged so too), and what healthy
+ * means for the slot:
  * RUNNING after its post_update hook, and, for a pod, once its sidecars
  * serve too (as a Kubernetes pod is ready once all its containers are).
  * Calls docker.c, health.c and fleet_pod.c. Main-loop thread only.
@@ -39,14 +41,18 @@ stg_fleet_main_healthy (Slot *slot)
 /* A failed health check waiting for the engine's word on its container. */
 typedef struct
 {
-  Slot *slot;
+  FleetConfirmFunc func;
+  gpointer data;
+  gchar *host;      /* the host's name */
   gchar *container; /* the container the check was for */
   gchar *why;
+  gboolean suspect;
 } Confirm;
 
 static void
 confirm_free (Confirm *c)
 {
+  g_free (c->host);
   g_free (c->container);
   g_free (c->why);
   g_free (c);
@@ -54,71 +60,91 @@ confirm_free (Confirm *c)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (Confirm, confirm_free)
 
 static void
-on_confirmed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+on_inspected (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
 {
   g_autoptr (Confirm) c = data;
   g_autoptr (GError) error = NULL;
   g_autoptr (JsonNode) node = stg_docker_inspect_finish (NULL, result, &error);
-  Slot *slot = c->slot;
+  g_autofree gchar *excuse = NULL;
+  gboolean suspect = c->suspect;
 
   if (node == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
-  slot->confirming = FALSE;
-  if (g_strcmp0 (slot->container_id, c->container) != 0 || slot->op != OP_IDLE || slot->dead ||
-      slot->health != NULL)
-    return; /* the slot moved on meanwhile */
   JsonObject *state = node != NULL && JSON_NODE_HOLDS_OBJECT (node)
                           ? json_object_get_object_member (json_node_get_object (node), "State")
                           : NULL;
   gboolean running = state != NULL &&
                      json_object_get_boolean_member_with_default (state, "Running", FALSE);
-  g_autofree gchar *m = NULL;
   if (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE))
-    m = g_strdup_printf ("health checks get no answer (%s), nor does host %s's engine: not "
-                         "counted while the host is away",
-                         c->why, slot->host->config->name);
-  else if (running && !slot->suspect)
+    excuse = g_strdup_printf ("health checks get no answer (%s), nor does host %s's engine: not "
+                              "counted while the host is away",
+                              c->why, c->host);
+  else if (running && !suspect)
     {
-      /* The engine answers now; the checks may have failed while this
-       * replica could not reach the host at all: a new round decides. */
-      m = g_strdup_printf ("health checks failed (%s); host %s answers again: checking again",
-                           c->why, slot->host->config->name);
-      slot->suspect = TRUE;
+      /* The engine answers and the container runs: one round of failed
+       * checks (a slow answer on a loaded host, or a host back just now)
+       * is not enough; a second round decides. */
+      excuse = g_strdup_printf ("health checks failed (%s); host %s answers and the container "
+                                "runs: checking again",
+                                c->why, c->host);
+      suspect = TRUE;
     }
-  if (m == NULL)
+  FleetCheckWord word = { c->container, c->why, excuse, suspect };
+  c->func (c->data, &word);
+}
+
+void
+stg_fleet_confirm (Host *host, const gchar *container, const gchar *why, gboolean suspect,
+                   GCancellable *cancel, FleetConfirmFunc func, gpointer data)
+{
+  Confirm *c = g_new0 (Confirm, 1);
+
+  c->func = func;
+  c->data = data;
+  c->host = g_strdup (host->config->name);
+  c->container = g_strdup (container);
+  c->why = g_strdup (why ? why : "health check failed");
+  c->suspect = suspect;
+  stg_docker_inspect_async (host->docker, container, cancel, on_inspected, c);
+}
+
+static void
+on_confirmed (gpointer data, const FleetCheckWord *word)
+{
+  Slot *slot = data;
+
+  slot->confirming = FALSE;
+  if (g_strcmp0 (slot->container_id, word->container) != 0 || slot->op != OP_IDLE || slot->dead ||
+      slot->health != NULL)
+    return; /* the slot moved on meanwhile */
+  if (word->excuse == NULL)
     {
-      g_autofree gchar *failed = g_strdup_printf ("unhealthy: %s", c->why);
+      g_autofree gchar *failed = g_strdup_printf ("unhealthy: %s", word->why);
       stg_fleet_container_failed (slot, failed);
       return;
     }
-  if (g_strcmp0 (slot->base.cause, m) != 0)
+  slot->suspect = word->suspect;
+  if (g_strcmp0 (slot->base.cause, word->excuse) != 0)
     {
-      stg_slot_set_cause (&slot->base, m);
-      stg_slot_note (&slot->base, m);
+      stg_slot_set_cause (&slot->base, word->excuse);
+      stg_slot_note (&slot->base, word->excuse);
     }
   stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
 }
 
 /* A failed health check counts only when the host's engine answers about
- * the container: a check that gets no answer from a host whose engine
- * does not answer either says nothing about the instance (this replica
- * is cut off from the host), and the host's grace period
- * (lost_after_secs) decides instead. When the engine answers and the
- * container runs, a second round of checks decides (the host may have
- * come back just now); a second failure in a row counts. Checks stop
- * until the engine says. */
+ * the container (stg_fleet_confirm); checks stop until the engine says. A
+ * round that passed a check since the last one failed ends the suspicion:
+ * only failures in a row count. */
 static void
 confirm_unhealthy (Slot *slot, const gchar *why)
 {
-  Confirm *c = g_new0 (Confirm, 1);
-
-  c->slot = slot;
-  c->container = g_strdup (slot->container_id);
-  c->why = g_strdup (why ? why : "health check failed");
+  if (stg_health_passed (slot->health) > 0)
+    slot->suspect = FALSE;
   g_clear_pointer (&slot->health, stg_health_free);
   slot->confirming = TRUE;
-  stg_docker_inspect_async (slot->host->docker, slot->container_id, slot->base.cancel, on_confirmed,
-                            c);
+  stg_fleet_confirm (slot->host, slot->container_id, why, slot->suspect, slot->base.cancel,
+                     on_confirmed, slot);
 }
 
 static void

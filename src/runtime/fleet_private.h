@@ -106,7 +106,7 @@ typedef struct
   StgHealth *health;
   gboolean confirming; /* a failed check waits for the engine's word (fleet.c) */
   gboolean suspect;    /* checks failed while the engine answered: a second
-                                   * failure in a row counts */
+                                   * round that passes none counts */
   guint retry_timer;
   FleetHook *hook;   /* (nullable) the hook in flight */
   gint64 post_from;  /* the config the container post_owed replaces (STAGGER_FROM_VERSION) */
@@ -205,6 +205,29 @@ void stg_fleet_main_healthy (Slot *slot);
 
 /* Starts health checks of the slot's container (fleet_health.c). */
 void stg_fleet_watch (Slot *slot, gboolean already_healthy);
+
+/* The engine's word on a container whose health checks failed
+ * (stg_fleet_confirm). */
+typedef struct
+{
+  const gchar *container; /* the container asked about */
+  const gchar *why;       /* how its checks failed */
+  const gchar *excuse;    /* (nullable) why the failure does not count (the checks go on);
+                           * NULL: it counts */
+  gboolean suspect;       /* it runs and a round of checks failed: the next
+                           * round that passes none counts */
+} FleetCheckWord;
+
+typedef void (*FleetConfirmFunc) (gpointer data, const FleetCheckWord *word);
+
+/* Asks @host's engine about @container, whose checks failed (@why), and
+ * calls @func with its word, unless @cancel was cancelled: no answer from
+ * the engine either counts nothing (the host's grace period decides); a
+ * container that runs gets a second round of checks unless @suspect (the
+ * round before failed too); any other word counts. The main container and
+ * each sidecar container are judged so (fleet_health.c). */
+void stg_fleet_confirm (Host *host, const gchar *container, const gchar *why, gboolean suspect,
+                        GCancellable *cancel, FleetConfirmFunc func, gpointer data);
 
 /* StgHealthTarget.run_finish of shell checks run through the exec API
  * (fleet_health.c). */

@@ -4,8 +4,10 @@
  * holds the sidecar's sockets, or a shell command run in its container),
  * then its migration hook (post_update, through exec), then the commit
  * that makes it the serving slot, recorded in the store before the old
- * slot is reset. Calls the store, docker.c and health.c. Main-loop thread
- * only.
+ * slot is reset. A member whose checks fail, the serving one too, is
+ * judged as a main container is (fleet_health.c's stg_fleet_confirm):
+ * failed once a second round of checks in a row fails. Calls the store,
+ * docker.c and health.c. Main-loop thread only.
  */
 #include "config.h"
 
@@ -19,6 +21,37 @@ static void commit (Box *box, guint k);
 static void run_hook (Box *box, guint k);
 
 static void
+on_confirmed (gpointer data, const FleetCheckWord *word)
+{
+  Box *box = data;
+  gint k = box->watched;
+
+  if (k < 0 || box->health != NULL || g_strcmp0 (box->m[k].id, word->container) != 0)
+    return; /* the box moved on meanwhile */
+  if (word->excuse == NULL)
+    {
+      g_autofree gchar *m = g_strdup_printf ("unhealthy: %s", word->why);
+      stg_fleet_box_member_failed (box, (guint) k, m);
+      return;
+    }
+  box->m[k].suspect = word->suspect;
+  stg_fleet_box_note (box, "%s", word->excuse);
+  stg_fleet_box_watch (box, (guint) k, box->m[k].healthy);
+}
+
+/* Member @k's checks failed: judged as a main container's are
+ * (stg_fleet_confirm), a serving version too; no checks meanwhile. */
+static void
+confirm_unhealthy (Box *box, guint k, const gchar *why)
+{
+  if (stg_health_passed (box->health) > 0)
+    box->m[k].suspect = FALSE;
+  g_clear_pointer (&box->health, stg_health_free);
+  stg_fleet_confirm (box->slot->host, box->m[k].id, why, box->m[k].suspect, box->cancel,
+                     on_confirmed, box);
+}
+
+static void
 on_health (gpointer data, gboolean healthy, const gchar *why)
 {
   Box *box = data;
@@ -28,8 +61,7 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
     return;
   if (!healthy)
     {
-      g_autofree gchar *m = g_strdup_printf ("unhealthy: %s", why ? why : "health check failed");
-      stg_fleet_box_member_failed (box, (guint) k, m);
+      confirm_unhealthy (box, (guint) k, why);
       return;
     }
   box->m[k].healthy = TRUE;

@@ -20,6 +20,8 @@ typedef struct
   gint64 started_us; /* when it started (monotonic); 0: not started */
   gboolean healthy;  /* its checks passed, and its hook when it took over */
   gboolean dead;     /* exited or failed: to be removed */
+  gboolean suspect;  /* a round of its checks failed while it ran: the next
+                      * round that passes none fails it (stg_fleet_confirm) */
 } Member;
 
 struct _Box
@@ -43,7 +45,8 @@ struct _Box
   guint calling;     /* ... about this member */
   gboolean pulled;   /* the image of the member being made was pulled already */
   StgHealth *health;
-  gint watched;    /* the member @health checks; -1 */
+  gint watched;    /* the member @health checks (NULL while the engine is
+                    * asked about its failed checks); -1 */
   FleetExec *hook; /* the migration hook in flight */
   gint hook_member;
   guint retry_timer;

@@ -26,6 +26,7 @@ struct _StgHealth
   gboolean failed;
   gint successes;
   gint failures;
+  guint passed;              /* checks passed since it started */
   gint attempts;             /* aurora: checks so far, up to max_attempts + 1 */
   gint forgiving;            /* aurora: the first checks whose failures do not count */
   gint max_attempts;         /* aurora: the checks an instance has to become healthy */
@@ -104,6 +105,7 @@ result (StgHealth *h, gboolean ok, const gchar *why)
     {
       h->failures = 0;
       h->successes++;
+      h->passed++;
       if (!h->healthy && h->successes >= h->spec.min_consecutive_successes)
         {
           h->healthy = TRUE;
@@ -366,6 +368,12 @@ stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *target, gboole
   else
     schedule (h, already_healthy ? (guint) (spec->interval_secs * 1000) : FIRST_CHECK_MS);
   return h;
+}
+
+guint
+stg_health_passed (const StgHealth *h)
+{
+  return h->passed;
 }
 
 void

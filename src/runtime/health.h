@@ -74,4 +74,8 @@ StgHealth *stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *tar
                            gboolean already_healthy, StgHealthFunc func, gpointer data);
 void stg_health_free (StgHealth *health);
 
+/* How many checks passed since @health started (a round that passed one
+ * ended a run of failures). */
+guint stg_health_passed (const StgHealth *health);
+
 G_END_DECLS
