@@ -43,16 +43,6 @@ NO_CRON = "cron jobs are not supported by Stagger"
 PORTS = "27100-27199"
 
 
-def wait_until(what, fn, timeout=60):
-    """fn() until it is truthy, polling; its last value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.1)
-
-
 class Clients:
     """The three ways to reach one staggerd."""
 
@@ -148,7 +138,7 @@ def statuses(t, c, key):
 
 
 def running(t, c, key, n):
-    return wait_until("running", lambda: statuses(t, c, key) == [t.ScheduleStatus.RUNNING] * n)
+    return stgtest.wait_until(lambda: statuses(t, c, key) == [t.ScheduleStatus.RUNNING] * n)
 
 
 def update_status(t, c, key):
@@ -241,8 +231,7 @@ def update(r, t, c, label, role, key, prod):
     r.check("%s: the metadata is kept with the update" % label,
             [(m.key, m.value) for s in listed for m in (s.metadata or [])] == [(CLIENT_UPDATE_ID, first)],
             listed)
-    done = wait_until("rolled forward",
-                      lambda: update_status(t, c, sr.key) == t.JobUpdateStatus.ROLLED_FORWARD)
+    done = stgtest.wait_until(lambda: update_status(t, c, sr.key) == t.JobUpdateStatus.ROLLED_FORWARD)
     r.check("%s: the update rolls forward" % label, done, update_status(t, c, sr.key))
 
     grow = c.startJobUpdate(update_request(t, new, 4, str(uuid.uuid4())), "grow")
@@ -268,7 +257,7 @@ def kill_and_create(r, t, c, label, key, prod, update_key):
     terminal = {t.ScheduleStatus.FAILED, t.ScheduleStatus.FINISHED, t.ScheduleStatus.KILLED,
                 t.ScheduleStatus.LOST}
     r.check("%s: every task ends" % label,
-            wait_until("ended", lambda: all(s in terminal for s in statuses(t, c, key))),
+            stgtest.wait_until(lambda: all(s in terminal for s in statuses(t, c, key))),
             statuses(t, c, key))
     created = c.createJob(aurora_job(t, prod, 2))
     r.check("%s: createJob once every task has ended" % label, created.responseCode == ok, created)
@@ -547,7 +536,7 @@ def maintenance_story(r, t, c, label, key, host):
     r.check("%s: a drain" % label, drained.responseCode == t.ResponseCode.OK
             and modes(drained, "drainHostsResult") == {host: m.DRAINING}, drained)
     r.check("%s: the host is DRAINED once its instances have stopped" % label,
-            wait_until("drained", lambda: modes(c.maintenanceStatus(hosts),
+            stgtest.wait_until(lambda: modes(c.maintenanceStatus(hosts),
                                                 "maintenanceStatusResult") == {host: m.DRAINED}))
     r.check("%s: its instances wait, PENDING" % label,
             statuses(t, c, key) == [t.ScheduleStatus.PENDING] * 2, statuses(t, c, key))
@@ -627,7 +616,7 @@ def pending_and_tiers(r, t, mod):
             resp = c.getPendingReason(t.TaskQuery(role="aurora", jobName="slow"))
             return resp.result.getPendingReasonResult.reasons if resp.result else set()
 
-        found = wait_until("pending", reasons)
+        found = stgtest.wait_until(reasons)
         r.check("getPendingReason: the waiting instance and why",
                 len(found) == 1 and next(iter(found)).taskId.startswith("aurora-prod-slow-1-")
                 and "max_concurrent_starts" in next(iter(found)).reason, found)

@@ -34,6 +34,25 @@ fha_was_logged (const gchar *text)
   return found;
 }
 
+gchar *
+fha_logged_tail (gsize max)
+{
+  g_autoptr (GString) tail = g_string_new (NULL);
+
+  G_LOCK (logged);
+  g_auto (GStrv) lines = g_strsplit (logged->str, "\n", -1);
+  G_UNLOCK (logged);
+  for (gint i = (gint) g_strv_length (lines) - 1; i >= 0 && tail->len < max; i--)
+    if (g_str_has_prefix (lines[i], "fleet:"))
+      {
+        g_string_prepend (tail, " | ");
+        g_string_prepend (tail, lines[i]);
+      }
+  if (tail->len > max)
+    g_string_erase (tail, 0, tail->len - max);
+  return g_string_free (g_steal_pointer (&tail), FALSE);
+}
+
 static StgStore *
 leading_store (const gchar *conninfo, const gchar *holder, gint64 *epoch)
 {

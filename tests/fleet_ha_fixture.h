@@ -55,6 +55,10 @@ gboolean fha_prove (gpointer data);
 /* TRUE when @text was logged during this test. */
 gboolean fha_was_logged (const gchar *text);
 
+/* The fleet's last messages logged during this test (at most @max
+ * characters, " | " between them), for a failure's message. */
+gchar *fha_logged_tail (gsize max);
+
 /* A fleet runtime over @store, on every host of @e; a host that does not
  * answer for @lost_after_s is lost. */
 StgRuntime *fha_runtime_new (FhaEnv *e, StgStore *store, guint lost_after_s);

@@ -173,8 +173,11 @@ START_TEST (late_container_of_an_older_epoch_is_removed)
                                                 "-p", G_STRINGIFY (LATE_PORT), "-h", "/www", NULL);
   g_strstrip (late);
   Gone g = { e, late, 0 };
-  ck_assert_msg (stg_test_wait (container_gone, &g, 30000),
-                 "the old epoch's late container %.12s is still there", late);
+  if (!stg_test_wait (container_gone, &g, 30000))
+    {
+      g_autofree gchar *tail = fha_logged_tail (700);
+      ck_abort_msg ("the old epoch's late container %.12s is still there; logged: %s", late, tail);
+    }
   g_autofree gchar *left = fha_container_ids (e, 0, TRUE);
   ck_assert_str_eq (left, adopted);
   fha_wait_phase (e->rt, e->job, 0, STG_TASK_RUNNING);

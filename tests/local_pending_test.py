@@ -21,16 +21,6 @@ PORTS = "19500-19549"
 CLUSTER = "local"
 
 
-def wait_until(fn, timeout=30):
-    """fn() until it is truthy, polling; its last value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.1)
-
-
 def task(t, name, command, constraints=(), docker=None):
     key = t.JobKey(role="www", environment="prod", name=name)
     return t.TaskConfig(
@@ -96,7 +86,7 @@ def held(r, t, c, d):
         got = reasons(t, c)
         return got if len(got) == 3 and any("restarting in" in x for x in got.values()) else None
 
-    got = wait_until(all_there) or reasons(t, c)
+    got = stgtest.wait_until(all_there) or reasons(t, c)
     by_job = {k.split("-")[2]: v for k, v in got.items()}
     r.check("getPendingReason: the pinned instance, in Aurora's words",
             by_job.get("pinned") == "Constraint not satisfied: host", got)
@@ -123,7 +113,7 @@ def held(r, t, c, d):
             code == 0 and "Constraint not satisfied: host" in out, (code, out, err))
 
     c.killTasks(t.JobKey(role="www", environment="prod", name="limited"), {0}, "make room")
-    got = wait_until(lambda: "limited" not in {k.split("-")[2] for k in reasons(t, c)} or None)
+    got = stgtest.wait_until(lambda: "limited" not in {k.split("-")[2] for k in reasons(t, c)} or None)
     r.check("once instance 0 is killed, instance 1 starts", got, reasons(t, c))
 
 
@@ -138,13 +128,13 @@ def killed_tasks_stay(r, t, c):
     """Aurora keeps terminal tasks until they are pruned."""
     every = set(t.ScheduleStatus._VALUES_TO_NAMES)
     killed = t.ScheduleStatus.KILLED
-    got = wait_until(lambda: ended(t, c, "limited", every))
+    got = stgtest.wait_until(lambda: ended(t, c, "limited", every))
     r.check("the killed instance's task stays, KILLED, when every status is asked for",
             len(got) == 1 and got[0].assignedTask.instanceId == 0
             and got[0].assignedTask.taskId.startswith("www-prod-limited-0-")
             and got[0].taskEvents[-1].status == killed, got)
     c.killTasks(t.JobKey(role="www", environment="prod", name="pinned"), None, "done")
-    got = wait_until(lambda: ended(t, c, "pinned", {killed}))
+    got = stgtest.wait_until(lambda: ended(t, c, "pinned", {killed}))
     r.check("a job killed whole keeps its killed task, PENDING when killed",
             len(got) == 1 and got[0].status == killed
             and any(e.status == t.ScheduleStatus.PENDING for e in got[0].taskEvents), got)

@@ -68,6 +68,35 @@ podman_launcher (StgTestPodman *fleet, GSubprocessFlags flags)
   return launcher;
 }
 
+/* Keeps an async call's result for turn_until. */
+static void
+on_done (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
+{
+  *(GAsyncResult **) data = g_object_ref (result);
+}
+
+/* Turns the default main context until *@done is set: a runtime in this
+ * process goes on proving its lead and serving its hosts meanwhile, as it
+ * would while a user's podman command runs (one can take seconds on a
+ * loaded machine, longer than a test's lease). */
+static void
+turn_until (GAsyncResult **done)
+{
+  while (*done == NULL)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* The same for @ms milliseconds. */
+static void
+turn_for_ms (guint ms)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) ms * 1000;
+
+  while (g_get_monotonic_time () < end)
+    if (!g_main_context_iteration (NULL, FALSE))
+      g_usleep (2000);
+}
+
 gchar *
 stg_test_podman_cli (StgTestPodman *fleet, StgTestPodmanHost *host, ...)
 {
@@ -87,7 +116,10 @@ stg_test_podman_cli (StgTestPodman *fleet, StgTestPodmanHost *host, ...)
     podman_launcher (fleet, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
   g_autoptr (GSubprocess) p = g_subprocess_launcher_spawnv (launcher, (const gchar *const *) argv->pdata, &error);
   ck_assert_msg (p != NULL, "cannot run podman: %s", error ? error->message : "");
-  ck_assert_msg (g_subprocess_communicate_utf8 (p, NULL, NULL, &out, &err, &error), "podman: %s",
+  g_autoptr (GAsyncResult) done = NULL;
+  g_subprocess_communicate_utf8_async (p, NULL, NULL, on_done, &done);
+  turn_until (&done);
+  ck_assert_msg (g_subprocess_communicate_utf8_finish (p, done, &out, &err, &error), "podman: %s",
                  error ? error->message : "");
   ck_assert_msg (g_subprocess_get_if_exited (p) && g_subprocess_get_exit_status (p) == 0,
                  "podman %s failed: %s", (const gchar *) argv->pdata[7], err ? err : "");
@@ -146,7 +178,7 @@ stg_test_podman_host_up (StgTestPodman *fleet, StgTestPodmanHost *host)
         }
       ck_assert_msg (g_get_monotonic_time () < deadline, "podman service %s not answering after 60 s",
                      host->name);
-      g_usleep (20 * 1000);
+      turn_for_ms (20);
     }
 }
 
@@ -155,9 +187,38 @@ stg_test_podman_host_down (StgTestPodmanHost *host)
 {
   if (host->service == NULL)
     return;
+  g_autoptr (GAsyncResult) done = NULL;
   g_subprocess_send_signal (host->service, SIGTERM);
-  g_subprocess_wait (host->service, NULL, NULL);
+  g_subprocess_wait_async (host->service, NULL, on_done, &done);
+  turn_until (&done);
   g_clear_object (&host->service);
+}
+
+/* What an earlier test of this suite left behind: a failing check ends
+ * its test's process before the test cleans up, and its containers would
+ * hold the ports and names the next test needs. Tests of a suite run one
+ * at a time, so a fleet folder already in the suite's own temporary
+ * folder is such a leftover (never another suite's: each has its own). */
+static void
+purge_leftovers (void)
+{
+  const gchar *tmp = g_get_tmp_dir ();
+  g_autofree gchar *base = g_path_get_basename (tmp);
+  g_autoptr (GDir) d = NULL;
+  g_autoptr (GPtrArray) found = g_ptr_array_new_with_free_func (g_free);
+  const gchar *name;
+
+  if (!g_str_has_prefix (base, "stagger-suite-") || (d = g_dir_open (tmp, 0, NULL)) == NULL)
+    return;
+  while ((name = g_dir_read_name (d)) != NULL)
+    if (g_str_has_prefix (name, "pm-"))
+      g_ptr_array_add (found, g_build_filename (tmp, name, NULL));
+  for (guint i = 0; i < found->len; i++)
+    {
+      g_message ("podman hosts: removing what an earlier test left in %s", (gchar *) found->pdata[i]);
+      stg_test_podman_purge (found->pdata[i]);
+      stg_test_rmtree (found->pdata[i]);
+    }
 }
 
 StgTestPodman *
@@ -171,6 +232,7 @@ stg_test_podman_start (guint n)
                  "the fleet tests need podman, runc and busybox-static: run scripts/install-deps.sh");
   StgTestPodman *fleet = g_new0 (StgTestPodman, 1);
   /* Short paths: podman refuses a runroot longer than 50 characters. */
+  purge_leftovers ();
   fleet->dir = g_dir_make_tmp ("pm-XXXXXX", &error);
   ck_assert_msg (fleet->dir != NULL, "%s", error ? error->message : "");
   fleet->conf_path = g_build_filename (fleet->dir, "containers.conf", NULL);

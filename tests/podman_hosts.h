@@ -51,8 +51,9 @@ void stg_test_podman_import (StgTestPodman *fleet, const gchar *tag, const gchar
 void stg_test_podman_import_with (StgTestPodman *fleet, const gchar *tag, const gchar *version,
                                   const gchar *const *programs);
 
-/* Runs the podman command line against @host with @args (NULL-terminated);
- * returns its standard output, fails the test if it fails. */
+/* Runs the podman command line against @host with @args (NULL-terminated),
+ * turning the default main context until it ends; returns its standard
+ * output, fails the test if it fails. */
 gchar *stg_test_podman_cli (StgTestPodman *fleet, StgTestPodmanHost *host, ...) G_GNUC_NULL_TERMINATED;
 
 /* Stops one host's service (SIGTERM, waits) or starts it again: its

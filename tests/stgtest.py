@@ -171,6 +171,16 @@ class Daemon:
         return status
 
 
+def wait_until(fn, timeout=60):
+    """fn() until it is truthy or @timeout seconds pass, polling; its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
+
+
 def port_free(port):
     """True when a listening socket could bind 127.0.0.1:port now."""
     s = socket.socket()
