@@ -215,7 +215,8 @@ purge_leftovers (void)
       g_ptr_array_add (found, g_build_filename (tmp, name, NULL));
   for (guint i = 0; i < found->len; i++)
     {
-      g_message ("podman hosts: removing what an earlier test left in %s", (gchar *) found->pdata[i]);
+      g_message ("podman hosts: removing what an earlier test left in %s",
+                 (gchar *) found->pdata[i]);
       stg_test_podman_purge (found->pdata[i]);
       stg_test_rmtree (found->pdata[i]);
     }
