@@ -2,7 +2,8 @@
  * with real processes (stagger-example-server) and a real store:
  * pre_update before a version goes down (a failing one leaves it running),
  * post_update once the new one is healthy, each knowing the versions it
- * moves from and to, also when a version that failed is taken back.
+ * moves from and to, also when a version that failed is taken back, and
+ * a version's own pre_update when an update changes course meanwhile.
  * Ports 17830-17879. */
 #include "config.h"
 
@@ -166,6 +167,66 @@ START_TEST (taking_back_a_failed_version_runs_both_hooks)
 }
 END_TEST
 
+/* hooks.log of instance 0 of @job once it holds @text (10 s at most). */
+static gchar *
+hooks_log_with (gint64 job, const gchar *text)
+{
+  g_autofree gchar *log = slot_file (job, 0, "hooks.log");
+  gchar *got = NULL;
+
+  for (gint tries = 0; tries < 100; tries++)
+    {
+      g_clear_pointer (&got, g_free);
+      if (g_file_get_contents (log, &got, NULL, NULL) && strstr (got, text) != NULL)
+        break;
+      spin (100);
+    }
+  return got != NULL ? got : g_strdup ("");
+}
+
+/* The update moves on from version 2 to 3 and, while version 2 is still
+ * stopping (it takes a second and a half over SIGTERM), goes back to 1:
+ * version 1 starts only after its own pre_update, from 2, not after the
+ * check made for version 3. And a change of mind while a pre_update runs
+ * is checked by the new target's own hook. */
+START_TEST (going_back_while_the_old_version_stops_runs_pre_update)
+{
+  static const gchar hooks[] =
+      ", \"hooks\": {"
+      "\"pre_update\": \"echo pre v$STAGGER_FROM_VERSION to v$STAGGER_TO_VERSION; sleep 0.3\"}";
+  gint64 c1;
+  gint64 job = running_job ("stopping", hooks, &c1);
+
+  g_autofree gchar *bin = server ();
+  g_autofree gchar *slow = g_strdup_printf (
+      "{\"command\": \"trap 'sleep 1.5; exit 0' TERM; %s --port {{ports[http]}} & wait; wait\","
+      " \"health_check\": {\"http\": {\"endpoint\": \"/health\"}, \"initial_interval_secs\": 2,"
+      " \"interval_secs\": 0.05, \"timeout_secs\": 1}%s}",
+      bin, hooks);
+  g_autoptr (ApiTaskConfig) t2 = config ("stopping", slow, "http", TRUE);
+  gint64 c2 = add_config (t2);
+  apply (job, 0, c2);
+  wait_for (job, 0, STG_TASK_RUNNING, c2, 0, 10000);
+  gint64 c3 = server_config ("stopping", NULL, NULL);
+  apply (job, 0, c3);
+  spin (200);
+  apply (job, 0, c1);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 0, 15000);
+  g_autofree gchar *text = hooks_log_with (job, "pre v2 to v1");
+  ck_assert_msg (strstr (text, "pre v1 to v2") && strstr (text, "pre v2 to v1"), "hooks.log: %s",
+                 text);
+
+  /* To 2 again, and back to 1 while 2's pre_update still runs: 1 runs
+   * already, so nothing more is checked or started. */
+  gint pid = pid_of (job, 0);
+  apply (job, 0, c2);
+  apply (job, 0, c1);
+  spin (1000);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 0, 10000);
+  ck_assert_int_eq (pid_of (job, 0), pid);
+}
+END_TEST
+
 static Suite *
 hooks_suite (void)
 {
@@ -178,6 +239,7 @@ hooks_suite (void)
   tcase_add_test (tc, pre_update_hook);
   tcase_add_test (tc, post_update_hook);
   tcase_add_test (tc, taking_back_a_failed_version_runs_both_hooks);
+  tcase_add_test (tc, going_back_while_the_old_version_stops_runs_pre_update);
   return s;
 }
 

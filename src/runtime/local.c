@@ -337,6 +337,8 @@ proceed_replace (Slot *slot, gint64 config, const StgTaskSpec *spec)
   stg_local_crash_point (rt, "replace-signalled");
 }
 
+static void apply_config (Slot *slot, gint64 config);
+
 static void
 on_pre_hook (gpointer data, gint status)
 {
@@ -348,7 +350,12 @@ on_pre_hook (gpointer data, gint status)
   gint64 config = slot->pre_hook_config;
   g_clear_pointer (&slot->pre_hook, stg_child_free);
   if (slot->base.want != config)
-    return;                            /* wanted something else meanwhile */
+    {
+      /* Something else is wanted now: checked by its own hook, if it is
+       * not what runs already. */
+      apply_config (slot, slot->base.want);
+      return;
+    }
   if (ok)
     {
       proceed_replace (slot, config, stg_spec_cache_get (slot->rt->specs, config, NULL));
@@ -401,6 +408,19 @@ replace (Slot *slot, gint64 config)
                                         on_pre_hook_timeout, slot);
 }
 
+void
+stg_local_start_replacement (Slot *slot)
+{
+  gint64 want = slot->base.want;
+
+  /* proceed_replace marks the config whose pre_update ran (or had none)
+   * as owing its post_update; another one has not been checked yet. */
+  if (want != slot->base.post_owed && want != slot->base.config_id)
+    replace (slot, want);
+  else
+    stg_run_start_config (slot, want, FALSE, TRUE);
+}
+
 /* ---- operations ---------------------------------------------------------------- */
 
 /* The slot an operation is about, made from the store if need be. */
@@ -410,23 +430,17 @@ slot_of (StgRuntime *base, gint64 job_id, gint32 instance, GError **error)
   return (Slot *) stg_slots_get (((StgLocalRuntime *) base)->slots, job_id, instance, error);
 }
 
-static gboolean
-local_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GError **error)
+/* Makes @slot run @config. */
+static void
+apply_config (Slot *slot, gint64 config)
 {
-  Slot *slot = slot_of (base, job_id, instance, error);
-
-  if (slot == NULL)
-    return FALSE;
   slot->base.want = config;
   if (slot->pre_hook != NULL)
-    {
-      slot->pre_hook_config = config;   /* the hook's outcome goes on from here */
-      return TRUE;
-    }
+    return; /* on_pre_hook goes on to what is wanted then */
   if (slot->next != NULL)
     {
       if (slot->next->config_id == config)
-        return TRUE;
+        return;
       slot->next->stopping = STOP_ABANDON;
       stg_run_stop (slot->next);
     }
@@ -440,19 +454,28 @@ local_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GE
         replace (slot, config);
       else
         stg_run_start_config (slot, config, FALSE, config == slot->base.post_owed);
-      return TRUE;
+      return;
     }
   if (r->stopping)
     {
       /* Whatever it was stopped for, start what is wanted once it is gone. */
       if (r->stopping != STOP_REPLACE && r->stopping != STOP_RESTART)
         r->stopping = STOP_REPLACE;
-      return TRUE;
+      return;
     }
   if (r->config_id == config)
-    return TRUE;            /* already runs it */
+    return; /* already runs it */
   replace (slot, config);
-  return TRUE;
+}
+
+static gboolean
+local_apply (StgRuntime *base, gint64 job_id, gint32 instance, gint64 config, GError **error)
+{
+  Slot *slot = slot_of (base, job_id, instance, error);
+
+  if (slot != NULL)
+    apply_config (slot, config);
+  return slot != NULL;
 }
 
 static gboolean

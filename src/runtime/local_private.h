@@ -28,8 +28,9 @@
  *                 stg_slot_runs_again); a next that died leaves run serving.
  *   STOP_KILL     the slot goes once both runs are gone: stg_slot_remove
  *                 (ABSENT, instance row deleted).
- *   STOP_REPLACE  PENDING, then stg_run_start_config of the wanted config
- *                 (a cold replace; post_update owed).
+ *   STOP_REPLACE  PENDING, then stg_local_start_replacement: the wanted
+ *                 config (a cold replace; post_update owed), after its
+ *                 pre_update when that did not run for it.
  *   STOP_RESTART  PENDING, then the same config again.
  *   STOP_FAILED   counted already (fail_running): restart after back-off.
  *   STOP_OLD      nothing: the new version serves.
@@ -177,6 +178,12 @@ void stg_local_count_failure (Slot *slot, const Run *run, const gchar *why);
 /* Decides what follows a run that ended on its own (@run NULL: one that
  * could not start). @message (nullable) is recorded. */
 void stg_local_after_exit (Slot *slot, Run *run, gboolean success, const gchar *message);
+
+/* Starts the wanted config once the run stopped to replace it is gone:
+ * through that config's pre_update hook first when the hook has not run
+ * for it (the config changed while the run was stopping: a rollback
+ * decided while a failed version was being stopped). */
+void stg_local_start_replacement (Slot *slot);
 
 /* TRUE when @slot may not start @spec now: the host is drained, its
  * constraints rule this host out (stg_local_veto), or max_concurrent_starts

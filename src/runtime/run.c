@@ -556,8 +556,10 @@ run_settle (Run *run, gboolean success, const gchar *how)
     case STOP_RESTART:
       stg_slot_set_phase (&slot->base, STG_TASK_PENDING, run->config_id, API_SCHEDULE_STATUS_KILLED,
                           message);
-      if (slot->base.want != 0)
-        stg_run_start_config (slot, slot->base.want, FALSE, reason == STOP_REPLACE);
+      if (slot->base.want != 0 && (reason == STOP_REPLACE || slot->base.want != run->config_id))
+        stg_local_start_replacement (slot);
+      else if (slot->base.want != 0)
+        stg_run_start_config (slot, slot->base.want, FALSE, FALSE);
       break;
     case STOP_OLD:
     case STOP_ABANDON:
