@@ -163,7 +163,7 @@ task_logs (StgCli *cli, int argc, gchar **argv)
           "it writes next with --follow. For an AuroraExecutor task, that is what its "
           "runner, stagger-thermos, says; --process shows one process's output. On the "
           "fleet runtime, the output is the container's log as its host keeps it, and "
-          "--process is refused.",
+          "--process reads the process's file from the sandbox inside the container.",
           1, 1, &argc, &argv, &code))
     return code;
   if (tail == 0 || tail < -1)

@@ -151,4 +151,15 @@ void stg_docker_logs_async (StgDocker *docker, const gchar *id, gint tail, guint
                             gpointer user_data);
 gchar *stg_docker_logs_finish (StgDocker *docker, GAsyncResult *result, GError **error);
 
+/* GET /containers/@id/archive?path=@path: the regular file @path names in
+ * the container's file system, running or stopped, read whole from the
+ * tar stream the engine answers with (Docker, and Podman's compatible
+ * API). Finishes with its bytes; STG_DOCKER_ERROR_NOT_FOUND when the
+ * container or the file does not exist, _INVALID when @path is not a
+ * regular file or the stream is not a tar archive. */
+void stg_docker_archive_async (StgDocker *docker, const gchar *id, const gchar *path,
+                               GCancellable *cancellable, GAsyncReadyCallback callback,
+                               gpointer user_data);
+GBytes *stg_docker_archive_finish (StgDocker *docker, GAsyncResult *result, GError **error);
+
 G_END_DECLS

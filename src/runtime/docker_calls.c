@@ -1,6 +1,7 @@
 /* docker_calls.c: the Docker Engine API calls (see docker.h): ping, pull
  * and import, create, start, stop, remove, stat, inspect, list, exec
- * (create, start attached, inspect) and logs. Each is one GTask whose requests go
+ * (create, start attached, inspect), logs, and archive (one file out of a
+ * container, read from the tar stream the engine sends). Each is one GTask whose requests go
  * through docker.c's stg_docker_request*, which waits for the guard.
  * Calls no other layer. Main-loop thread only.
  */
@@ -215,15 +216,23 @@ stg_docker_remove_async (StgDocker *d, const gchar *id, GCancellable *cancellabl
   stg_docker_request (task, "DELETE", path, NULL, 404, stg_docker_done_ok);
 }
 
+/* /containers/ID/archive?path=PATH, both escaped. */
+static gchar *
+archive_path (const gchar *id, const gchar *path)
+{
+  g_autofree gchar *escaped = g_uri_escape_string (path, NULL, FALSE);
+  g_autofree gchar *what = g_strconcat ("/archive?path=", escaped, NULL);
+
+  return container_path (id, what);
+}
+
 void
 stg_docker_stat_async (StgDocker *d, const gchar *id, const gchar *path, GCancellable *cancellable,
                        GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = stg_docker_new_task (d, cancellable, callback, user_data,
                                                 stg_docker_stat_async);
-  g_autofree gchar *escaped = g_uri_escape_string (path, NULL, FALSE);
-  g_autofree gchar *what = g_strconcat ("/archive?path=", escaped, NULL);
-  g_autofree gchar *url = container_path (id, what);
+  g_autofree gchar *url = archive_path (id, path);
 
   stg_docker_request (task, "HEAD", url, NULL, 0, stg_docker_done_ok);
 }
@@ -453,6 +462,116 @@ stg_docker_logs_async (StgDocker *d, const gchar *id, gint tail, guint streams,
 
 gchar *
 stg_docker_logs_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ---- archive: one file of a container, out of a tar stream ------------------- */
+
+#define TAR_BLOCK 512
+
+/* A tar header's number: octal digits (ended by NUL or space), or, with
+ * the top bit of its first byte set, GNU's base-256; -1 when malformed. */
+static gint64
+tar_number (const guint8 *field, gsize len)
+{
+  gint64 n = 0;
+  gsize i = 0;
+
+  if (field[0] & 0x80)
+    {
+      if (field[0] & 0x40)
+        return -1; /* negative */
+      for (n = field[0] & 0x3f, i = 1; i < len; i++)
+        {
+          if (n > (G_MAXINT64 >> 8))
+            return -1;
+          n = (n << 8) | field[i];
+        }
+      return n;
+    }
+  while (i < len && field[i] == ' ')
+    i++;
+  gsize first = i;
+  for (; i < len && field[i] >= '0' && field[i] <= '7'; i++)
+    {
+      if (n > (G_MAXINT64 >> 3))
+        return -1;
+      n = (n << 3) | (field[i] - '0');
+    }
+  return i > first && (i == len || field[i] == '\0' || field[i] == ' ') ? n : -1;
+}
+
+/* Whether header @h's checksum (its bytes summed, the checksum field as
+ * spaces) is the one it records. */
+static gboolean
+tar_checksum_ok (const guint8 *h)
+{
+  gint64 sum = 0;
+
+  for (gsize i = 0; i < TAR_BLOCK; i++)
+    sum += i >= 148 && i < 156 ? ' ' : h[i];
+  return tar_number (h + 148, 8) == sum;
+}
+
+/* The bytes of the first regular file in @tar, the archive of @path; a
+ * pax or GNU long-name header before it is skipped. */
+static GBytes *
+tar_regular_file (GBytes *tar, const gchar *path, GError **error)
+{
+  gsize len = 0;
+  const guint8 *p = tar != NULL ? g_bytes_get_data (tar, &len) : NULL;
+
+  for (gsize at = 0; p != NULL && at + TAR_BLOCK <= len && p[at] != 0;)
+    {
+      const guint8 *h = p + at;
+      gint64 size = tar_number (h + 124, 12);
+      gsize data = at + TAR_BLOCK;
+      if (size < 0 || (guint64) size > len - data || !tar_checksum_ok (h))
+        break;
+      if (h[156] == '0' || h[156] == '\0' || h[156] == '7')
+        return g_bytes_new_from_bytes (tar, data, (gsize) size);
+      if (!strchr ("xgLK", h[156]))
+        {
+          g_set_error (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_INVALID,
+                       "%s is not a regular file", path);
+          return NULL;
+        }
+      at = data + (((gsize) size + TAR_BLOCK - 1) / TAR_BLOCK) * TAR_BLOCK;
+    }
+  g_set_error (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_INVALID,
+               "the engine's archive of %s holds no file it can read", path);
+  return NULL;
+}
+
+static void
+archive_read (GTask *task, guint status G_GNUC_UNUSED, GBytes *body)
+{
+  const gchar *path = g_object_get_data (G_OBJECT (task), "path");
+  GError *error = NULL;
+  GBytes *file = tar_regular_file (body, path, &error);
+
+  if (file == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, file, (GDestroyNotify) g_bytes_unref);
+}
+
+void
+stg_docker_archive_async (StgDocker *d, const gchar *id, const gchar *path,
+                          GCancellable *cancellable, GAsyncReadyCallback callback,
+                          gpointer user_data)
+{
+  g_autoptr (GTask) task = stg_docker_new_task (d, cancellable, callback, user_data,
+                                                stg_docker_archive_async);
+  g_autofree gchar *url = archive_path (id, path);
+
+  g_object_set_data_full (G_OBJECT (task), "path", g_strdup (path), g_free);
+  stg_docker_request (task, "GET", url, NULL, 0, archive_read);
+}
+
+GBytes *
+stg_docker_archive_finish (StgDocker *d G_GNUC_UNUSED, GAsyncResult *result, GError **error)
 {
   return g_task_propagate_pointer (G_TASK (result), error);
 }

@@ -19,11 +19,10 @@
 #include "runtime/thermos_task.h"
 
 /* Where an AuroraExecutor task's container finds the runner's bundle
- * (mounted read-only), where its sandbox is (Aurora's, in a container), and
- * the variable its JSON comes in (which the runner unsets), at most
- * STG_FLEET_TASK_MAX bytes (an environment string's limit is 128 KiB). */
+ * (mounted read-only; its sandbox is STG_FLEET_SANDBOX), and the variable
+ * its JSON comes in (which the runner unsets), at most STG_FLEET_TASK_MAX
+ * bytes (an environment string's limit is 128 KiB). */
 #define BUNDLE_AT "/.stagger-thermos"
-#define SANDBOX "/mnt/mesos/sandbox"
 #define STG_FLEET_TASK_ENV "STAGGER_THERMOS_TASK"
 #define STG_FLEET_TASK_MAX (96 * 1024)
 
@@ -254,8 +253,8 @@ static void
 add_runner (JsonBuilder *b, const StgThermosVars *vars, GHashTable *assigned)
 {
   const gchar *tail[] = { "--task-env", STG_FLEET_TASK_ENV, NULL };
-  g_auto (GStrv) argv = stg_thermos_task_argv (BUNDLE_AT "/stagger-thermos", SANDBOX, vars,
-                                               assigned, tail);
+  g_auto (GStrv) argv = stg_thermos_task_argv (BUNDLE_AT "/stagger-thermos", STG_FLEET_SANDBOX,
+                                               vars, assigned, tail);
 
   json_builder_set_member_name (b, "Entrypoint");
   json_builder_begin_array (b);

@@ -38,6 +38,10 @@ G_BEGIN_DECLS
  * anchor's socket and its copy of stagger-anchor). */
 #define STG_FLEET_POD_DIR "/.stagger"
 
+/* Where an AuroraExecutor task's runner keeps its sandbox in a container
+ * (Aurora's place for it): its state file and .logs/PROCESS/RUN/. */
+#define STG_FLEET_SANDBOX "/mnt/mesos/sandbox"
+
 /* The container id of a slot adopted while its host did not answer. */
 #define STG_FLEET_UNKNOWN_CONTAINER "unknown"
 
@@ -151,7 +155,8 @@ gboolean stg_fleet_leave_drained (Slot *slot);
 /* ---- instances' output (fleet_logs.c) ----------------------------------------- */
 
 /* StgRuntimeOps.read_log: the container's stdout or stderr, as its engine
- * keeps it; a process's own output is refused (INVALID). */
+ * keeps it, or, with a process, that AuroraExecutor process's file in the
+ * sandbox inside the container. */
 GBytes *stg_fleet_read_log (StgRuntime *base, gint64 job_id, gint32 instance,
                             const StgLogQuery *query, StgLogInfo *info, GError **error);
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "runtime/local_private.h"
+#include "runtime/thermos_task.h"
 
 /* TRUE when @path lies strictly inside DATA_DIR/sandboxes/ (lexically,
  * after making it absolute and removing "." and ".."). */
@@ -276,31 +277,16 @@ newest_process_run (const gchar *dir, const gchar *process)
   return runs->len > 0 ? (gint) g_ascii_strtoll (runs->pdata[runs->len - 1], NULL, 10) : -1;
 }
 
-/* Fills @info->processes with the task's processes, when the slot runs an
- * AuroraExecutor task; FALSE with @error when @process is not one of them. */
+/* Fills @info->processes when the slot runs an AuroraExecutor task; FALSE
+ * with @error when @process is not one of them. */
 static gboolean
 task_processes (Slot *slot, const gchar *process, StgLogInfo *info, GError **error)
 {
   gint64 config = slot->run != NULL ? slot->run->config_id : slot->base.config_id;
   const StgTaskSpec *spec = config != 0 ? stg_spec_cache_get (slot->rt->specs, config, NULL) : NULL;
-  const StgThermosTask *task = spec != NULL && spec->thermos != NULL ? &spec->thermos->task : NULL;
 
-  if (task != NULL)
-    {
-      info->processes = g_new0 (gchar *, task->processes->len + 1);
-      for (guint i = 0; i < task->processes->len; i++)
-        info->processes[i] = g_strdup (stg_thermos_task_process (task, i)->name);
-    }
-  if (process == NULL || (info->processes != NULL &&
-                          g_strv_contains ((const gchar *const *) info->processes, process)))
-    return TRUE;
-  g_autofree gchar *known = info->processes != NULL ? g_strjoinv (", ", info->processes) : NULL;
-  g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
-               known != NULL ? "instance %d's task has no process '%s' (its processes: %s)"
-                             : "instance %d does not run an AuroraExecutor task: it has no "
-                               "process '%s'%s",
-               slot->base.key.instance, process, known != NULL ? known : "");
-  return FALSE;
+  return stg_thermos_task_log_processes (spec != NULL ? spec->thermos : NULL,
+                                         slot->base.key.instance, process, info, error);
 }
 
 GBytes *

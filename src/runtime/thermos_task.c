@@ -1,7 +1,7 @@
 /* thermos_task.c: AuroraExecutor tasks as the runtimes see them (see
  * thermos_task.h): the data checked against the TaskConfig, the spec of
  * what staggerd does around the runner, template values, the runner's
- * command line. Calls libstg_thermos; any thread.
+ * command line, the processes a log read may name. Calls libstg_thermos; any thread.
  */
 #include "config.h"
 
@@ -159,4 +159,28 @@ stg_thermos_task_argv (const gchar *runner, const gchar *sandbox, const StgTherm
     g_ptr_array_add (argv, g_strdup (tail[i]));
   g_ptr_array_add (argv, NULL);
   return (gchar **) g_ptr_array_free (argv, FALSE);
+}
+
+gboolean
+stg_thermos_task_log_processes (const StgThermosJob *job, gint32 instance, const gchar *process,
+                                StgLogInfo *info, GError **error)
+{
+  const StgThermosTask *task = job != NULL ? &job->task : NULL;
+
+  if (task != NULL)
+    {
+      info->processes = g_new0 (gchar *, task->processes->len + 1);
+      for (guint i = 0; i < task->processes->len; i++)
+        info->processes[i] = g_strdup (stg_thermos_task_process (task, i)->name);
+    }
+  if (process == NULL || (info->processes != NULL &&
+                          g_strv_contains ((const gchar *const *) info->processes, process)))
+    return TRUE;
+  g_autofree gchar *known = info->processes != NULL ? g_strjoinv (", ", info->processes) : NULL;
+  g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_NOT_FOUND,
+               known != NULL ? "instance %d's task has no process '%s' (its processes: %s)"
+                             : "instance %d does not run an AuroraExecutor task: it has no "
+                               "process '%s'%s",
+               instance, process, known != NULL ? known : "");
+  return FALSE;
 }

@@ -14,6 +14,7 @@
 
 #include "common/thrift_glue.h"
 #include "runtime/executor.h"
+#include "runtime/runtime.h"
 #include "thermos/task.h"
 #include "thermos/template.h"
 
@@ -83,5 +84,13 @@ gchar *stg_thermos_task_health_text (const ApiTaskConfig *config);
 gchar **stg_thermos_task_argv (const gchar *runner, const gchar *sandbox,
                                const StgThermosVars *vars, GHashTable *assigned,
                                const gchar *const *tail);
+
+/* What a log read of an instance running @job (nullable: a task that is
+ * not AuroraExecutor) tells of its processes: fills @info->processes with
+ * theirs, in the task's order. FALSE with @error
+ * (STG_RUNTIME_ERROR_NOT_FOUND, naming the processes there are) when
+ * @process (nullable) is not one of them. Both runtimes' read_log. */
+gboolean stg_thermos_task_log_processes (const StgThermosJob *job, gint32 instance,
+                                         const gchar *process, StgLogInfo *info, GError **error);
 
 G_END_DECLS
