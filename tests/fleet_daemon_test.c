@@ -2,8 +2,9 @@
  * podman services (tests/podman_hosts.c): rolling updates across the hosts
  * under a host limit, a rollback in reverse order, adoption after kill -9,
  * and Aurora's jobs (AuroraExecutor) run by stagger-thermos's bundle in
- * containers. Host ports come from 16100-16999. Test process, main
- * thread.
+ * containers, and a tightened host limit moving instances. Host ports
+ * come from 16100-16999 (the tightened limit's from 19600-19649). Test
+ * process, main thread.
  */
 #include "config.h"
 
@@ -1136,6 +1137,100 @@ START_TEST (fleet_drain_without_room_stops_nothing)
 }
 END_TEST
 
+/* ---- a constraint that tightens ------------------------------------------------------ */
+
+/* `stagger job diff` of www/prod/tight with a job file at most @per_host
+ * per host. */
+static gchar *
+tight_diff (Env *e, StgTestDaemon *d, gint per_host)
+{
+  g_autofree gchar *file = g_strdup_printf ("%s/tight-%d.json", e->data_dir, per_host);
+  g_autofree gchar *text =
+      g_strdup_printf ("{\"cluster\": \"local\", \"role\": \"www\", \"environment\": \"prod\","
+                       " \"name\": \"tight\", \"instances\": 6,"
+                       " \"resources\": {\"cpu\": 0.25, \"ram_mb\": 64, \"ports\": [\"http\"]},"
+                       " \"container\": {\"docker\": {\"image\": \"%s\","
+                       " \"parameters\": [{\"name\": \"network\", \"value\": \"host\"}]}},"
+                       " \"constraints\": {\"host\": \"limit:%d\"},"
+                       " \"task\": {\"command\": \"exec httpd -f -p {{ports[http]}} -h /www\"}}",
+                       IMAGE_V1, per_host);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (g_file_set_contents (file, text, -1, &error));
+  const gchar *const args[] = { "job", "diff", "local/www/prod/tight", file, NULL };
+  return cli_words (d, args);
+}
+
+/* A constraint that tightens (limit:3 to limit:2 per host) moves the
+ * instances that break it: six instances, three on each of two hosts
+ * while the third drains, end two per host after the update, and
+ * `stagger job diff` names the two that move beforehand. Tightened past
+ * what the hosts hold (limit:1), the diff says no host fits them, and an
+ * instance that would break it waits PENDING with Aurora's reason instead
+ * of staying. Container ports 19600-19649. */
+START_TEST (fleet_moves_instances_a_tightened_limit_rules_out)
+{
+  Env *e = env_new ("");
+  StgTestDaemon *d = daemon_start (e, "19600-19649");
+
+  /* Host2 drains while the job starts: three on each of the others. */
+  g_free (cli (d, "host", "drain", "local/host2"));
+  g_autoptr (ApiJobConfiguration) v1 = web_job ("tight", 6, IMAGE_V1, "/health", 3);
+  create_job (d, v1);
+  wait_running (d, "tight", 6);
+  g_autoptr (GPtrArray) before = containers_of (e, "tight");
+  g_autofree gchar *before_text = joined (before);
+  ck_assert_msg (count_on (before, "host0", NULL) == 3 && count_on (before, "host1", NULL) == 3,
+                 "%s", before_text);
+  g_free (cli (d, "host", "undrain", "host2"));
+
+  g_autofree gchar *diff = tight_diff (e, d, 2);
+  g_autoptr (ApiJobConfiguration) v2 = web_job ("tight", 6, IMAGE_V1, "/health", 2);
+  g_autoptr (ApiJobUpdateKey) key = start_update (d, v2, 1, 1000);
+  expect_terminal (d, key, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  wait_running (d, "tight", 6);
+  g_autoptr (GPtrArray) after = containers_of (e, "tight");
+  g_autofree gchar *after_text = joined (after);
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autofree gchar *host = g_strdup_printf ("host%u", i);
+      ck_assert_msg (count_on (after, host, NULL) == 2, "not two per host after limit:2:\n%s",
+                     after_text);
+    }
+  ck_assert_msg (strstr (diff, "instance 0: moves off host0 (limit:host=2) to host2\n"
+                               "instance 1: moves off host1 (limit:host=2) to host2\n"
+                               "constraints changed") != NULL,
+                 "job diff before the update:\n%s", diff);
+
+  /* Three hosts hold three at one per host: the diff says where none fits. */
+  g_autofree gchar *tighter = tight_diff (e, d, 1);
+  ck_assert_msg (strstr (tighter, "unchanged: -\n"
+                                  "instance 0: moves off host2 (limit:host=1); no host fits now: "
+                                  "it would wait PENDING\n"
+                                  "instance 2: moves off host0 (limit:host=1); no host fits now: "
+                                  "it would wait PENDING\n"
+                                  "instance 3: moves off host1 (limit:host=1); no host fits now: "
+                                  "it would wait PENDING\n"
+                                  "constraints changed") != NULL,
+                 "%s", tighter);
+  g_autoptr (ApiJobConfiguration) v3 = web_job ("tight", 6, IMAGE_V1, "/health", 1);
+  g_autoptr (ApiJobUpdateKey) stuck = start_update (d, v3, 1, 1000);
+  PageWant w = { d, "tight", "Limit not satisfied: host (limit:host=1), moving off host2: " };
+  ck_assert_msg (stg_test_wait (page_says, &w, 120000), "instance 0 never said why it waits");
+  g_autoptr (GPtrArray) waiting = containers_of (e, "tight");
+  g_autofree gchar *waiting_text = joined (waiting);
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autofree gchar *host = g_strdup_printf ("host%u", i);
+      ck_assert_msg (count_on (waiting, host, NULL) <= 2, "%s", waiting_text);
+    }
+  g_free (cli (d, "update", "abort", "local/www/prod/tight"));
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+  env_free (e);
+}
+END_TEST
+
 /* ---- an SLA drain ------------------------------------------------------------------- */
 
 #define SLA_SECS 3
@@ -1349,6 +1444,11 @@ fleet_daemon_suite (void)
   tc = tcase_create ("drain");
   tcase_set_timeout (tc, 900);
   tcase_add_test (tc, fleet_drain_without_room_stops_nothing);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("tightened constraints");
+  tcase_set_timeout (tc, 900);
+  tcase_add_test (tc, fleet_moves_instances_a_tightened_limit_rules_out);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("images");

@@ -331,6 +331,44 @@ START_TEST (fleet_placement_spreads_under_constraints)
 }
 END_TEST
 
+/* The host an instance is on, judged again under constraints that
+ * tightened: a limit counts the job's other instances there, a value set
+ * may leave the host out; the constraint comes back in short, with
+ * Aurora's words beside it. */
+START_TEST (fleet_placement_says_what_a_host_breaks)
+{
+  StgFleetOptions o;
+  load_hosts (&o, hosts_conf);
+  StgPlaceHost hosts[3];
+  g_autoptr (GArray) others = g_array_new (FALSE, FALSE, sizeof (gint));
+  const gint on_a = 0;
+
+  for (guint i = 0; i < 3; i++)
+    hosts[i] = (StgPlaceHost){ .config = o.hosts->pdata[i], .unavailable = NULL, .total = 3 };
+  g_array_append_val (others, on_a);
+  g_array_append_val (others, on_a);
+  g_autoptr (GHashTable) three = one_constraint ("host", 3, NULL);
+  ck_assert_ptr_null (stg_place_broken (hosts, 0, three, others, NULL));
+  g_autoptr (GHashTable) two = one_constraint ("host", 2, NULL);
+  g_autofree gchar *limit_aurora = NULL;
+  g_autofree gchar *limit = stg_place_broken (hosts, 0, two, others, &limit_aurora);
+  ck_assert_str_eq (limit, "limit:host=2");
+  ck_assert_str_eq (limit_aurora, "Limit not satisfied: host");
+  ck_assert_ptr_null (stg_place_broken (hosts, 1, two, others, NULL)); /* none on b */
+
+  g_autoptr (GHashTable) z2 = one_constraint ("zone", 0, "z2");
+  g_autofree gchar *zone_aurora = NULL;
+  g_autofree gchar *zone = stg_place_broken (hosts, 0, z2, NULL, &zone_aurora);
+  ck_assert_str_eq (zone, "zone in {z2}");
+  ck_assert_str_eq (zone_aurora, "Constraint not satisfied: zone");
+  g_autoptr (GHashTable) not_z1 = one_constraint ("zone", 0, "!z1");
+  g_autofree gchar *not_zone = stg_place_broken (hosts, 1, not_z1, NULL, NULL);
+  ck_assert_str_eq (not_zone, "zone not in {z1}");
+  ck_assert_ptr_null (stg_place_broken (hosts, 2, not_z1, NULL, NULL));
+  stg_fleet_options_clear (&o);
+}
+END_TEST
+
 /* ---- what the fleet runtime accepts ------------------------------------------ */
 
 static const struct
@@ -871,6 +909,7 @@ fleet_suite (void)
   tcase_add_test (tc, fleet_hosts_come_from_the_config_file);
   tcase_add_loop_test (tc, fleet_hosts_refuse_bad_config, 0, G_N_ELEMENTS (bad_hosts));
   tcase_add_test (tc, fleet_placement_spreads_under_constraints);
+  tcase_add_test (tc, fleet_placement_says_what_a_host_breaks);
   tcase_add_loop_test (tc, fleet_validate_says_what_it_cannot_run, 0, G_N_ELEMENTS (fleet_configs));
   tcase_add_test (tc, fleet_validate_aurora_tasks);
   tcase_add_test (tc, fleet_runtime_needs_good_hosts);

@@ -639,12 +639,24 @@ struct PulseJobUpdateResult {
   1: JobUpdatePulseStatus status
 }
 
+/* Stagger: an instance an update moves off its host, which breaks the
+ * new config's constraints (one tightened), counting the job's other
+ * instances there: it stops there and starts on a host that keeps them. */
+struct InstanceMove {
+  1: i32 instanceId
+  2: string host               /* the host it leaves */
+  3: string constraint         /* what it breaks there: "limit:host=2", "zone in {a}", "dedicated" */
+  4: optional string toHost    /* where it would go now; unset: no host fits, it would wait PENDING */
+}
+
 /* What an update would do, instance range by instance range. */
 struct GetJobUpdateDiffResult {
   1: set<ConfigGroup> add
   2: set<ConfigGroup> remove
   3: set<ConfigGroup> update
   4: set<ConfigGroup> unchanged
+  /* Stagger: the updated instances that move off their hosts (runtimes of several hosts). */
+  100: optional list<InstanceMove> moves
 }
 
 /* A tier and its settings ("preemptible", "revocable": "true" or "false"). */

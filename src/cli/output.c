@@ -400,4 +400,13 @@ stg_cli_print_diff_groups (StgCli *cli, ApiGetJobUpdateDiffResult *diff)
   print_groups (cli, "remove:   ", STG_STYLE_BAD, diff->remove);
   print_groups (cli, "update:   ", STG_STYLE_WARN, diff->update);
   print_groups (cli, "unchanged:", STG_STYLE_DIM, diff->unchanged);
+  for (guint i = 0; diff->__isset_moves && i < diff->moves->len; i++)
+    {
+      ApiInstanceMove *m = diff->moves->pdata[i];
+      g_autofree gchar *to = m->__isset_toHost
+                                 ? g_strdup_printf (" to %s", m->toHost)
+                                 : g_strdup ("; no host fits now: it would wait PENDING");
+      fprintf (cli->out, "instance %d: moves off %s (%s)%s\n", m->instanceId, m->host,
+               m->constraint, to);
+    }
 }

@@ -81,7 +81,9 @@ StgRanges *stg_cli_ranges_from_set (GHashTable *set);
 /* "0-2,5", or "-" when empty. */
 gchar *stg_cli_ranges_text (StgRanges *ranges);
 /* Prints a getJobUpdateDiff answer's instances, one line each for add,
- * remove, update and unchanged ("update:    0-2,5"). */
+ * remove, update and unchanged ("update:    0-2,5"), then one per
+ * instance that moves off its host ("instance 2: moves off host1
+ * (limit:host=2) to host3"). */
 void stg_cli_print_diff_groups (StgCli *cli, ApiGetJobUpdateDiffResult *diff);
 /* What moving the diff's updated instances to @config means beyond the
  * fields (common/task_lines.h), one line each; NULL when nothing. */

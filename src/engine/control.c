@@ -552,6 +552,27 @@ stg_update_stored_config (StgEngine *e, const ApiJobUpdateRequest *request)
   return id;
 }
 
+/* The instances @diff starts again (replaced, restarted) that the runtime
+ * would move off their hosts under @task's constraints, into @r. */
+static void
+add_moves (StgEngine *e, gint64 job_id, const ApiTaskConfig *task, const StgDiff *diff,
+           ApiGetJobUpdateDiffResult *r)
+{
+  g_autoptr (GArray) instances = g_array_new (FALSE, FALSE, sizeof (gint32));
+
+  for (guint i = 0; i < diff->changes->len; i++)
+    {
+      const StgChange *ch = &g_array_index (diff->changes, StgChange, i);
+      if (ch->from_config != 0 && ch->to_config != 0)
+        g_array_append_val (instances, ch->instance);
+    }
+  g_autoptr (GPtrArray) moves = instances->len > 0
+                                    ? stg_runtime_moves (e->runtime, job_id, task, instances)
+                                    : NULL;
+  if (moves != NULL && moves->len > 0)
+    g_object_set (r, "moves", moves, NULL);
+}
+
 ApiGetJobUpdateDiffResult *
 stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **error)
 {
@@ -609,6 +630,8 @@ stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **erro
                                               "instances", ranges, NULL));
     }
   r->__isset_add = r->__isset_remove = r->__isset_update = r->__isset_unchanged = TRUE;
+  if (c.job != NULL && e->runtime != NULL)
+    add_moves (e, c.job->id, c.task, &diff, r);
   result = g_steal_pointer (&r);
 
 out:

@@ -11,6 +11,8 @@
  *            (pull the image first when the host lacks it), start
  *            (on_started)]--> STARTING
  *   no container --[place: no host fits]--> PENDING
+ *            (moving off a host that broke its constraints:
+ *            stg_fleet_leave_broken, Aurora's words first)
  *   STARTING --[on_health, or fleet_hooks.c once post_update passed:
  *            stg_fleet_healthy]--> RUNNING
  *   STARTING, RUNNING --[an exit seen by fleet_sync.c, a failed check or
@@ -38,7 +40,9 @@
  * Invariants: (1) a run's number and config are in the store before its
  * container is created, so a restarted staggerd finds it by its labels;
  * (2) a slot keeps its host from placement until it is removed, is lost
- * with its host, or starts again with no container while its host drains;
+ * with its host, or starts again with no container while its host drains
+ * or on a host that breaks the constraints of the config it is to run
+ * (stg_fleet_leave_broken: a constraint tightened, so the update moves it);
  * (3) a new container starts only once the old one is removed, so a slot
  * never has two. Engine calls are asynchronous; a slot's cancellable
  * (base.cancel) is cancelled only when the slot is freed or lost, and a
@@ -73,6 +77,7 @@ slot_clear (StgSlot *base)
   g_free (slot->container_id);
   g_free (slot->stop_sent);
   g_free (slot->pulling);
+  g_free (slot->moving);
 }
 
 /* The slot's fact that is the fleet's: the config its container runs. */
@@ -107,7 +112,10 @@ stg_fleet_set_host (Slot *slot, Host *host)
     slot->host->slots--;
   slot->host = host;
   if (host != NULL)
-    host->slots++;
+    {
+      host->slots++;
+      g_clear_pointer (&slot->moving, g_free); /* placed again: it has moved */
+    }
 }
 
 /* The config a slot reports: its container's, else the one it is to run
@@ -475,6 +483,7 @@ static void
 start (Slot *slot)
 {
   (void) stg_fleet_leave_drained (slot);
+  (void) stg_fleet_leave_broken (slot);
   if ((slot->host == NULL && !place (slot)) || waits_for_reconcile (slot))
     return;
   /* The intent first: this run's number and config are in the store
@@ -685,6 +694,7 @@ static const StgRuntimeOps fleet_ops = {
   .apply = fleet_apply, .kill = fleet_kill, .restart = fleet_restart, .observe = fleet_observe,
   .validate = stg_fleet_validate, .free = fleet_free,
   .hosts = stg_fleet_hosts, .drain_host = stg_fleet_drain_host, /* a runtime of several hosts */
+  .moves = stg_fleet_moves,
   .reconcile = stg_fleet_reconcile, .read_log = stg_fleet_read_log,
   .sidecar_validate = stg_fleet_sidecar_validate, .sidecars = stg_fleet_sidecars,
   .sidecar_apply = stg_fleet_sidecar_apply, /* pods */

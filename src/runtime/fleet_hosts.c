@@ -363,13 +363,26 @@ first_veto (const StgPlaceHost *hosts, guint h, GHashTable *constraints, const G
   return NULL;
 }
 
+/* @c in short, as `stagger job diff` names a constraint an instance
+ * breaks: "limit:host=2", "zone in {a,b}", "zone not in {a}". */
+static gchar *
+constraint_text (const ApiConstraint *c)
+{
+  if (c->constraint->__isset_limit)
+    return g_strdup_printf ("limit:%s=%d", c->name, c->constraint->limit->limit);
+  g_autofree gchar *set = values_text (c->constraint->value->values);
+  return g_strdup_printf ("%s %s{%s}", c->name, c->constraint->value->negated ? "not in " : "in ",
+                          set);
+}
+
 /* Why host @h may not take an instance of a job with @constraints whose
  * other live instances sit on @job_hosts, or NULL: a host with a
  * "dedicated" attribute takes only jobs that ask for it, then constraints
- * as first_veto. *@aurora (nullable) gets Aurora's words for it. */
+ * as first_veto. *@aurora (nullable) gets Aurora's words for it, *@brief
+ * (nullable) the constraint in short (constraint_text; "dedicated"). */
 static gchar *
 host_veto (const StgPlaceHost *hosts, guint h, GHashTable *constraints, const GArray *job_hosts,
-           gchar **aurora)
+           gchar **aurora, gchar **brief)
 {
   const gchar *dedicated = stg_fleet_host_attribute (hosts[h].config, STG_PLACE_DEDICATED);
   gchar *detail = NULL;
@@ -378,6 +391,8 @@ host_veto (const StgPlaceHost *hosts, guint h, GHashTable *constraints, const GA
     {
       if (aurora != NULL)
         *aurora = g_strdup ("Host is dedicated");
+      if (brief != NULL)
+        *brief = g_strdup (STG_PLACE_DEDICATED);
       return g_strdup_printf ("dedicated to %s (the job has no dedicated constraint)", dedicated);
     }
   const ApiConstraint *c = first_veto (hosts, h, constraints, job_hosts, &detail);
@@ -388,6 +403,8 @@ host_veto (const StgPlaceHost *hosts, guint h, GHashTable *constraints, const GA
                        stg_fleet_host_attribute (hosts[h].config, c->name);
       *aurora = g_strdup_printf ("%s not satisfied: %s", limit ? "Limit" : "Constraint", c->name);
     }
+  if (c != NULL && brief != NULL)
+    *brief = constraint_text (c);
   return detail;
 }
 
@@ -397,8 +414,18 @@ stg_place_veto (const StgPlaceHost *hosts, guint h, GHashTable *constraints,
 {
   gchar *aurora = NULL;
 
-  g_free (host_veto (hosts, h, constraints, job_hosts, &aurora));
+  g_free (host_veto (hosts, h, constraints, job_hosts, &aurora, NULL));
   return aurora;
+}
+
+gchar *
+stg_place_broken (const StgPlaceHost *hosts, guint h, GHashTable *constraints,
+                  const GArray *job_hosts, gchar **aurora)
+{
+  gchar *brief = NULL;
+
+  g_free (host_veto (hosts, h, constraints, job_hosts, aurora, &brief));
+  return brief;
 }
 
 gint
@@ -415,7 +442,7 @@ stg_fleet_place (const StgPlaceHost *hosts, guint n_hosts, GHashTable *constrain
     {
       g_autofree gchar *veto = hosts[h].unavailable != NULL
                                    ? g_strdup (hosts[h].unavailable)
-                                   : host_veto (hosts, h, constraints, job_hosts, NULL);
+                                   : host_veto (hosts, h, constraints, job_hosts, NULL, NULL);
       if (veto != NULL)
         {
           g_string_append_printf (reasons, "%s%s: %s", reasons->len ? "; " : "", hosts[h].config->name, veto);

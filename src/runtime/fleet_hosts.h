@@ -82,6 +82,16 @@ gint stg_fleet_place (const StgPlaceHost *hosts, guint n_hosts, GHashTable *cons
 gchar *stg_place_veto (const StgPlaceHost *hosts, guint h, GHashTable *constraints,
                        const GArray *job_hosts);
 
+/* The constraint of @constraints (nullable) that host @h breaks for an
+ * instance of the job already there, whose other live instances sit on
+ * @job_hosts: in short ("limit:host=2", "zone in {a,b}", "zone not in
+ * {a}", "dedicated"), with Aurora's words in *@aurora (nullable) as
+ * stg_place_veto gives them; NULL when the host still fits. The same
+ * judgement as stg_place_veto's: a constraint tightened since the
+ * instance was placed is what makes it break. */
+gchar *stg_place_broken (const StgPlaceHost *hosts, guint h, GHashTable *constraints,
+                         const GArray *job_hosts, gchar **aurora);
+
 /* The value of attribute @name of @host ("host" is its name), or NULL. */
 const gchar *stg_fleet_host_attribute (const StgFleetHostConfig *host, const gchar *name);
 

@@ -93,6 +93,9 @@ typedef struct
   StgSlot base; /* the instance: key, job, want, phase, failures... (slot.h) */
   StgFleetRuntime *rt;
   Host *host;                     /* NULL until placed */
+  gchar *moving;                  /* (nullable) why it left its host, which broke its
+                                   * config's constraints (stg_fleet_leave_broken):
+                                   * Aurora's words and the host, until placed again */
   gboolean killing;               /* remove the slot once its container is gone */
   gboolean restart;               /* stop and start the same config */
   gboolean done;                  /* a non-service task ended well, or failed its last
@@ -176,6 +179,18 @@ Host *stg_fleet_host (StgFleetRuntime *rt, const gchar *name);
  * none fits. */
 gint stg_fleet_choose_host (Slot *slot, Host *without, gchar **why);
 void stg_fleet_set_host (Slot *slot, Host *host);
+
+/* A slot about to start with no container on a host that breaks the
+ * constraints of the config it is to run (they tightened since it was
+ * placed), counting the job's other instances there, leaves it: TRUE when
+ * it did (noted; it is then placed anew, PENDING with Aurora's words
+ * while no host fits). */
+gboolean stg_fleet_leave_broken (Slot *slot);
+
+/* StgRuntimeOps.moves: the starts' judgement of stg_fleet_leave_broken,
+ * made ahead for `stagger job diff`. */
+GPtrArray *stg_fleet_moves (StgRuntime *base, gint64 job_id, const ApiTaskConfig *config,
+                            const GArray *instances);
 
 /* Changes what observe reports, records a TaskEvent with @message, saves
  * the slot's facts and announces the change. */

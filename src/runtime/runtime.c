@@ -125,6 +125,15 @@ stg_runtime_hosts (StgRuntime *rt, GError **error)
   return has_hosts (rt->ops->hosts, error) ? rt->ops->hosts (rt) : NULL;
 }
 
+GPtrArray *
+stg_runtime_moves (StgRuntime *rt, gint64 job_id, const ApiTaskConfig *config,
+                   const GArray *instances)
+{
+  if (rt->ops->moves == NULL)
+    return g_ptr_array_new_with_free_func (g_object_unref);
+  return rt->ops->moves (rt, job_id, config, instances);
+}
+
 gboolean
 stg_runtime_drain_host (StgRuntime *rt, const gchar *name, gboolean drain, GError **error)
 {

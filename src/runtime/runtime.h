@@ -163,6 +163,13 @@ typedef struct
    * name; the caller says it again after a restart). !@drain: places
    * there again. */
   gboolean (*drain_host) (StgRuntime *rt, const gchar *name, gboolean drain, GError **error);
+  /* (nullable: no hosts to move between) Which of @instances (ascending)
+   * of job @job_id an update to @config would move off their hosts
+   * (element-type ApiInstanceMove): those whose host breaks @config's
+   * constraints, counting the job's other instances there, judged one by
+   * one in that order as the update's starts judge them. */
+  GPtrArray *(*moves) (StgRuntime *rt, gint64 job_id, const ApiTaskConfig *config,
+                       const GArray *instances);
   /* (nullable) Compares what runs with the store now. !@implicit: each
    * slot's process or container is looked for; one that is gone has
    * ended (its slot hears of it as of any end). @implicit: what runs with
@@ -235,6 +242,11 @@ GBytes *stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id,
 /* The runtime's hosts (element-type ApiFleetHostStatus);
  * STG_RUNTIME_ERROR_INVALID when it has none (only the fleet runtime has). */
 GPtrArray *stg_runtime_hosts (StgRuntime *rt, GError **error);
+
+/* See StgRuntimeOps.moves (@instances: gint32, ascending); an empty
+ * array from a runtime without it. */
+GPtrArray *stg_runtime_moves (StgRuntime *rt, gint64 job_id, const ApiTaskConfig *config,
+                              const GArray *instances);
 
 /* See StgRuntimeOps.drain_host; STG_RUNTIME_ERROR_NOT_FOUND for an
  * unknown host, _INVALID when the runtime has no hosts to drain. */
