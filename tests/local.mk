@@ -33,6 +33,7 @@ STG_CHECK_SUITES = \
 	tests/spawn_test \
 	tests/runtime_sandbox_test \
 	tests/runtime_place_test \
+	tests/runtime_disk_test \
 	tests/runtime_daemon_test \
 	tests/admin_daemon_test \
 	tests/crash_test \
@@ -150,6 +151,11 @@ tests_runtime_sandbox_test_SOURCES = tests/runtime_sandbox_test.c tests/runtime_
 	tests/runtime_fixture.h
 tests_runtime_sandbox_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_sandbox_test_LDADD = $(STG_TEST_LDADD)
+
+tests_runtime_disk_test_SOURCES = tests/runtime_disk_test.c tests/runtime_fixture.c \
+	tests/runtime_fixture.h
+tests_runtime_disk_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_runtime_disk_test_LDADD = $(STG_TEST_LDADD)
 
 tests_runtime_place_test_SOURCES = tests/runtime_place_test.c tests/runtime_fixture.c \
 	tests/runtime_fixture.h

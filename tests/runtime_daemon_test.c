@@ -6,6 +6,7 @@
 
 #include <check.h>
 #include <signal.h>
+#include <string.h>
 
 #include "common/enums.h"
 #include "rollout.h"
@@ -154,6 +155,48 @@ START_TEST (unhealthy_update_rolls_back)
   stg_rollout_action_times (det, 2, API_JOB_UPDATE_ACTION_INSTANCE_UPDATING, &first, &last);
   ck_assert_int_lt (first, 0);
   stg_rollout_wait_running (d, "web", 3, 1);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
+static gchar *task_messages (StgTestDaemon *d, const gchar *role);
+
+/* An update to a version that writes 40 MiB into its sandbox while it
+ * reserves 16 fails on the disk limit (disk_collection_interval_secs = 1,
+ * measured within its watch) and rolls back; the failed task's events say
+ * why in Aurora's words. */
+START_TEST (disk_hog_update_rolls_back)
+{
+  g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
+  ck_assert (
+      g_file_set_contents (conf, "[staggerd]\ndisk_collection_interval_secs = 1\n", -1, NULL));
+  g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
+  StgTestDaemon *d = stg_test_daemon_start (dir, conf_arg, PORT_RANGE, NULL);
+  g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
+  stg_rollout_create_job (d, "web", 2, v1);
+  stg_rollout_wait_running (d, "web", 2, 1);
+
+  g_autofree gchar *bin = stg_test_program ("stagger-example-server");
+  g_autofree gchar *hog = g_strdup_printf (
+      "{\"command\": \"dd if=/dev/zero of=big bs=1M count=40 2>/dev/null; exec %s --port "
+      "{{ports[http]}}\", \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
+      " \"initial_interval_secs\": 1, \"interval_secs\": 0.1}}",
+      bin);
+  g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", "web", 2, hog, "http");
+  g_hash_table_add (job->taskConfig->resources,
+                    g_object_new (API_TYPE_RESOURCE, "diskMb", (gint64) 16, NULL));
+  g_autoptr (ApiJobUpdateSettings) settings = stg_rollout_batch_settings (1, 4000);
+  g_autoptr (ApiJobUpdateRequest) request = g_object_new (API_TYPE_JOB_UPDATE_REQUEST, "taskConfig",
+                                                          job->taskConfig, "instanceCount", 2,
+                                                          "settings", settings, NULL);
+  g_autoptr (ApiJobUpdateKey) key = stg_rollout_try_start_request (d, request, NULL);
+  ck_assert_ptr_nonnull (key);
+  ck_assert_int_eq (stg_rollout_wait_terminal (d, key), API_JOB_UPDATE_STATUS_ROLLED_BACK);
+  stg_rollout_wait_running (d, "web", 2, 1);
+  g_autofree gchar *messages = task_messages (d, "www");
+  const gchar *said = "Disk limit exceeded.  Reserved 16777216 bytes vs used ";
+  ck_assert_msg (strstr (messages, said) != NULL, "%s", messages);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
 }
@@ -390,6 +433,7 @@ runtime_daemon_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, rolling_update_goes_batch_by_batch);
   tcase_add_test (tc, unhealthy_update_rolls_back);
+  tcase_add_test (tc, disk_hog_update_rolls_back);
   tcase_add_test (tc, surge_keeps_full_capacity);
   suite_add_tcase (s, tc);
   return s;

@@ -33,6 +33,7 @@ make_runtime_on (gint min, gint max, GHashTable *attributes)
   o.data_dir = g_strdup (fx.dir);
   o.port_min = min;
   o.port_max = max;
+  o.disk_interval_ms = fx.disk_interval_ms;
   o.attributes = attributes != NULL ? g_hash_table_ref (attributes) : NULL;
   fx.rt = stg_local_runtime_new (fx.store, fx.clock, &o, &error);
   stg_local_options_clear (&o);

@@ -17,6 +17,7 @@ typedef struct
   StgClock *clock;
   StgRuntime *rt;
   guint notices;
+  guint disk_interval_ms; /* make_runtime's disk interval; 0: the runtime's default */
 } Fx;
 
 extern Fx fx;

@@ -105,6 +105,8 @@ static const Setting SETTINGS[] = {
   FLAG (S, "allow_root_instances", allow_root_instances, "instances may run as root"),
   INT (S, "max_ports_per_role", max_ports_per_role, 0, 65535, 0, "0: half the port range"),
   INT (S, "max_concurrent_starts", max_concurrent_starts, 0, 100000, 0, "starting at once; 0: 100"),
+  INT (S, "disk_collection_interval_secs", disk_interval_s, 1, 86400, 60,
+       "local runtime: how often each sandbox's disk use is measured, against its diskMb"),
   PARSED (S, "host_attributes", parse_host_attributes, NULL,
           "local runtime: this host's attributes for constraints, \"zone=a; dedicated=db\""),
   STRING (S, "tier_config", tier_config, NULL, "task tiers, as Aurora's tiers.json"),

@@ -63,6 +63,7 @@ typedef struct
   gboolean allow_root_instances; /* instances may run as root */
   gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
   gint max_concurrent_starts;    /* local runtime: instances starting at once; 0: 100 */
+  gint disk_interval_s;          /* local runtime: how often sandboxes are measured; default 60 */
   GHashTable *host_attributes;   /* (nullable) local runtime: this host's attributes, name ->
                                     value, for constraints */
   gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go,

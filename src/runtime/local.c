@@ -616,6 +616,7 @@ local_free (StgRuntime *base)
   StgLocalRuntime *rt = (StgLocalRuntime *) base;
 
   g_clear_handle_id (&rt->log_timer, g_source_remove);
+  stg_local_disk_stop (rt);
   g_clear_pointer (&rt->slots, stg_slots_free);
   g_queue_clear (&rt->waiting);
   g_clear_pointer (&rt->specs, stg_spec_cache_free);
@@ -691,6 +692,8 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->options.default_user = options->default_user ? stg_identity_copy (options->default_user)
                                                    : NULL;
   rt->options.health_counts = options->health_counts;
+  rt->options.disk_interval_ms = options->disk_interval_ms > 0 ? options->disk_interval_ms
+                                                               : STG_LOCAL_DISK_INTERVAL_MS;
   /* Health checks go straight to this host: no proxy lookups. */
   rt->session = soup_session_new_with_options ("max-conns", 4096, "max-conns-per-host", 4,
                                                "proxy-resolver", NULL, NULL);
@@ -703,6 +706,7 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->crash_at = g_strdup (g_getenv ("STAGGER_TEST_CRASH_AT"));
   rt->slots = stg_slots_new (&rt->base, store, clock, &local_slot_class);
   rt->log_timer = g_timeout_add_seconds (LOG_TRIM_S, on_log_timer, rt);
+  stg_local_disk_start (rt);
   return &rt->base;
 }
 

@@ -38,7 +38,12 @@ typedef struct
   gchar *thermos_runner;          /* stagger-thermos, which runs AuroraExecutor tasks */
   GHashTable *attributes;         /* (nullable) name -> value: this host's attributes, which
                                    * constraints are judged against ("host" is its name) */
+  guint disk_interval_ms;         /* how often the sandboxes of tasks that reserve disk are
+                                   * measured; 0: STG_LOCAL_DISK_INTERVAL_MS */
 } StgLocalOptions;
+
+/* Thermos's disk collection interval: 60 s. */
+#define STG_LOCAL_DISK_INTERVAL_MS 60000
 
 void stg_local_options_init (StgLocalOptions *options);
 void stg_local_options_clear (StgLocalOptions *options);

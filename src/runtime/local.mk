@@ -4,13 +4,14 @@ noinst_LIBRARIES += libstg_runtime.a
 libstg_runtime_a_SOURCES = \
 	src/runtime/runtime.c src/runtime/runtime.h \
 	src/runtime/adopt.c \
+	src/runtime/disk_usage.c src/runtime/disk_usage.h \
 	src/runtime/environ.c \
 	src/runtime/executor.c src/runtime/executor.h \
 	src/runtime/gates.c src/runtime/gates.h \
 	src/runtime/health.c src/runtime/health.h \
 	src/runtime/host_guard.c src/runtime/host_guard.h \
 	src/runtime/local.c src/runtime/local.h src/runtime/local_private.h \
-	src/runtime/local_place.c \
+	src/runtime/local_disk.c src/runtime/local_place.c \
 	src/runtime/notify.c src/runtime/notify.h src/runtime/notify_options.c \
 	src/runtime/ports.c \
 	src/runtime/run.c src/runtime/run_launch.c \

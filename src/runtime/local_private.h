@@ -18,7 +18,7 @@
  *            replaces run, whose stopping becomes STOP_OLD]--> RUNNING
  *   STARTING, RUNNING --[stg_run_stop, after setting run->stopping:
  *            local_kill, local_restart, proceed_replace, local_apply
- *            (STOP_ABANDON), fail_running]--> stopping
+ *            (STOP_ABANDON), stg_run_fail]--> stopping
  *   any --[run_ended, from on_child or on_pidfd; then stg_run_free]--> gone
  *
  * What a run's exit leads to, by its StopReason (run_ended):
@@ -32,7 +32,7 @@
  *                 config (a cold replace; post_update owed), after its
  *                 pre_update when that did not run for it.
  *   STOP_RESTART  PENDING, then the same config again.
- *   STOP_FAILED   counted already (fail_running): restart after back-off.
+ *   STOP_FAILED   counted already (stg_run_fail): restart after back-off.
  *   STOP_OLD      nothing: the new version serves.
  *   STOP_ABANDON  nothing: the old version keeps serving.
  *
@@ -45,7 +45,7 @@
  *   STARTING, RUNNING --[local_kill, local_restart, proceed_replace]--> KILLING
  *   KILLING --[run_ended: STOP_REPLACE, STOP_RESTART]--> PENDING
  *   KILLING --[run_ended: STOP_KILL, then stg_slot_remove]--> ABSENT (slot gone)
- *   STARTING, RUNNING --[fail_running, start_failed, stg_local_after_exit]--> FAILED
+ *   STARTING, RUNNING --[stg_run_fail, start_failed, stg_local_after_exit]--> FAILED
  *   RUNNING --[stg_local_after_exit: a task that exited 0]--> FINISHED
  *   (a restart) --[adopt.c: adopt_run, judge_gone]--> RUNNING, STARTING,
  *            KILLING, FAILED, or ABSENT (slot gone)
@@ -150,6 +150,11 @@ struct _StgLocalRuntime
   gchar *host;    /* this machine's name: the one host a drain may name */
   GHashTable *attributes; /* name -> value: this host's, for constraints ("host" aside) */
   gboolean drained; /* the host is drained for maintenance: nothing starts */
+  guint disk_timer; /* the disk limit (local_disk.c): samples every disk_interval_ms */
+  GQueue disk_queue;         /* ... DiskSample*: sandboxes waiting for a walk */
+  GHashTable *disk_busy;     /* ... sandbox paths queued or being walked: one walk each */
+  guint disk_walks;          /* ... walks under way */
+  GCancellable *disk_cancel; /* ... cancelled when the runtime goes */
 };
 
 /* Runs that may be starting at once (spawned, not yet healthy), unless
@@ -199,6 +204,15 @@ void stg_local_release_waiting (StgLocalRuntime *rt);
  * waits, as far as the cap allows. */
 void stg_local_start_done (Run *run);
 
+/* ---- the disk limit (local_disk.c) ------------------------------------------- */
+
+/* Starts sampling the sandboxes of runs that reserve disk, every
+ * options.disk_interval_ms; a run over its reservation fails. */
+void stg_local_disk_start (StgLocalRuntime *rt);
+
+/* Stops sampling: walks under way are cancelled and their ends ignored. */
+void stg_local_disk_stop (StgLocalRuntime *rt);
+
 /* ---- constraints (local_place.c) -------------------------------------------- */
 
 /* Why this host may not run @spec for @slot, given where the job's other
@@ -230,6 +244,12 @@ typedef struct
 
 /* Adopts a process that outlived the previous daemon, as slot->run. */
 Run *stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error);
+
+/* A run that failed while still running (health, hook, disk): the failure
+ * is counted with @why and the run stopped, to start again after back-off
+ * (a new version of a hot upgrade: the old one keeps serving). Nothing
+ * when it is stopping or failed already. */
+void stg_run_fail (Run *run, const gchar *why);
 
 /* Asks a run to stop: SIGTERM to its group, SIGKILL after its stop timeout. */
 void stg_run_stop (Run *run);

@@ -162,9 +162,8 @@ commit (Run *run, const gchar *why)
   stg_slot_healthy (&slot->base, run->config_id, run->healthy_since_ms, message);
 }
 
-/* A run that failed while still running (health, hook): count, stop. */
-static void
-fail_running (Run *run, const gchar *why)
+void
+stg_run_fail (Run *run, const gchar *why)
 {
   Slot *slot = run->slot;
 
@@ -209,7 +208,7 @@ on_post_hook (gpointer data, gint status)
   if (ok)
     commit (run, why);
   else
-    fail_running (run, why);
+    stg_run_fail (run, why);
 }
 
 static void
@@ -223,7 +222,7 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
   if (!healthy)
     {
       g_autofree gchar *m = g_strdup_printf ("failed its health check: %s", why);
-      fail_running (run, m);
+      stg_run_fail (run, m);
       return;
     }
   if (run->healthy || run->hook != NULL)
@@ -236,7 +235,7 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
       if (run->hook == NULL)
         {
           g_autofree gchar *m = g_strdup_printf ("cannot run the post_update hook: %s", error->message);
-          fail_running (run, m);
+          stg_run_fail (run, m);
           return;
         }
       run->hook_timer = g_timeout_add ((guint) (run->spec->post_update.timeout_secs * 1000),
