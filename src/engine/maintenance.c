@@ -432,7 +432,7 @@ stg_engine_hosts (StgEngine *e, GError **error)
 /* ---- moving instances off ----------------------------------------------------------- */
 
 /* Instance @k of @job waits for its SLA (@why): kept for readers
- * (stg_engine_sla_waits), logged the first time. */
+ * (stg_engine_sla_wait), logged the first time. */
 static void
 note_wait (Drain *d, const StgSlotKey *k, const ApiJobKey *job, const gchar *why)
 {

@@ -41,7 +41,7 @@
  *             --[decide: what its stages do]--> another forward status
  *   forward --[decide: every stage DONE]--> DONE
  *   forward --[plan_finish: it stopped, nothing goes back]--> FAILED
- *   forward, PAUSED --[stg_plan_stop: a stage failed, rollbackOnFailure;
+ *   forward, PAUSED --[plan_stop (plan_state.c): a stage failed, rollbackOnFailure;
  *             stg_engine_rollback_plan]--> ROLLING_BACK
  *   forward, ROLLING_BACK --[stg_engine_pause_plan]--> PAUSED
  *   PAUSED --[stg_engine_resume_plan]--> forward, or ROLLING_BACK

@@ -28,7 +28,7 @@
  *   ROLLING_BACK --[look_at_set: an instance failed more than maxFailures
  *            starts]--> FAILED
  *   ROLLING_FORWARD, ROLL_FORWARD_PAUSED, ROLLED_FORWARD, ABORTED, FAILED
- *            --[stg_sidecar_start_rollback]--> ROLLING_BACK
+ *            --[rollback: stg_engine_sidecar_control]--> ROLLING_BACK
  *   ROLLING_FORWARD, ROLLING_BACK --[pause: stg_sidecar_transition]--> the
  *            PAUSED of the direction --[resume]--> back to it
  *   ROLLING_*, ROLL_*_PAUSED --[abort: stg_sidecar_transition]--> ABORTED
