@@ -182,6 +182,28 @@ START_TEST (back_off_shows_throttled)
 }
 END_TEST
 
+/* A service that comes up healthy and fails soon after, again and again
+ * (flapping), waits twice as long each time, as one that never comes up
+ * does: not a restart every second without end. */
+START_TEST (flapping_service_backs_off_more_each_time)
+{
+  g_autoptr (ApiTaskConfig) t = config ("flapping", "{\"command\": \"sleep 0.3; exit 3\"}", "",
+                                        TRUE);
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_FAILED, c, 3, 15000);
+  spin (100);
+  g_autofree gchar *ev = events (job, 0);
+  ck_assert_msg (strstr (ev, "healthy") != NULL, "it never came up: %s", ev);
+  ck_assert_msg (strstr (ev, "restarting in 1.0 s (back-off after 1 failed run)") &&
+                     strstr (ev, "restarting in 2.0 s (back-off after 2 failed runs)") &&
+                     strstr (ev, "restarting in 4.0 s (back-off after 3 failed runs)"),
+                 "%s", ev);
+}
+END_TEST
+
 static Suite *
 runtime_place_suite (void)
 {
@@ -196,6 +218,7 @@ runtime_place_suite (void)
   tcase_add_test (tc, dedicated_hosts);
   tcase_add_test (tc, docker_images_are_refused);
   tcase_add_test (tc, back_off_shows_throttled);
+  tcase_add_test (tc, flapping_service_backs_off_more_each_time);
   suite_add_tcase (s, tc);
   return s;
 }

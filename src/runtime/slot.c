@@ -230,7 +230,7 @@ void
 stg_slot_healthy (StgSlot *slot, gint64 config_id, gint64 since_ms, const gchar *message)
 {
   slot->healthy_since_ms = since_ms;
-  slot->backoff_ms = 0;
+  slot->steady_from_ms = since_ms;
   stg_slot_set_cause (slot, NULL);
   stg_slot_set_phase (slot, STG_TASK_RUNNING, config_id, API_SCHEDULE_STATUS_RUNNING, message);
 }
@@ -263,6 +263,11 @@ stg_slot_runs_again (const StgSlot *slot, const ApiTaskConfig *config)
 gint
 stg_slot_backoff (StgSlot *slot, gint max_ms)
 {
+  gint64 now = stg_clock_now_ms (slot->table->clock);
+
+  if (slot->steady_from_ms > 0 && now - slot->steady_from_ms >= STG_SLOT_STEADY_MS)
+    slot->backoff_ms = 0;
+  slot->steady_from_ms = 0; /* the run that failed is judged */
   slot->backoff_ms = slot->backoff_ms == 0 ? STG_SLOT_BACKOFF_FIRST_MS
                                            : MIN (slot->backoff_ms * 2, max_ms);
   return slot->backoff_ms;

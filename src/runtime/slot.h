@@ -46,7 +46,8 @@ typedef struct
   gchar *cause;            /* ... why its last run failed, or what it waits on, in words
                             * (nullable); cleared once it is healthy */
   gint64 cause_ms;         /* ... when the cause was given */
-  gint backoff_ms;         /* the wait before a start after a failure; 0 once healthy */
+  gint backoff_ms;         /* the wait before a start after a failure; 0: none yet */
+  gint64 steady_from_ms;   /* when the run now serving became healthy; 0: none since a failure */
   gint64 post_owed;        /* the config whose post_update hook is owed once healthy; 0: none */
   GCancellable *cancel;    /* cancelled when the slot is freed */
 } StgSlot;
@@ -134,9 +135,14 @@ void stg_slot_count_failure (StgSlot *slot, const gchar *why);
 gboolean stg_slot_runs_again (const StgSlot *slot, const ApiTaskConfig *config);
 
 #define STG_SLOT_BACKOFF_FIRST_MS 1000
+/* A run healthy this long before it fails starts the back-off afresh
+ * (Aurora's flapping_task_threshold, 5 minutes). */
+#define STG_SLOT_STEADY_MS (5 * 60 * 1000)
 
 /* The wait before the next start after a failure: from
- * STG_SLOT_BACKOFF_FIRST_MS, doubled each time up to @max_ms. */
+ * STG_SLOT_BACKOFF_FIRST_MS, doubled each time up to @max_ms, also when
+ * each run became healthy and failed soon after (a flapping instance, as
+ * Aurora calls it); afresh after a run that served STG_SLOT_STEADY_MS. */
 gint stg_slot_backoff (StgSlot *slot, gint max_ms);
 
 /* The template variables of @slot's instance in cluster @cluster, at
