@@ -187,9 +187,12 @@ stg_daemon_route_follower (StgHttpRequest *request, StgHttpResponse *response, g
     return stg_daemon_route_leader (request, response, d);
   if (g_str_equal (path, "/cluster"))
     return stg_daemon_route_cluster (request, response, d);
+  /* Clients that know replicas (the CLI) try again, or another. */
+  stg_http_response_header (response, "X-Stagger-Replica", "follower");
   if (!stg_store_leader (d->store, &info, NULL) || info.url[0] == '\0')
     {
       stg_http_response_text (response, 503, "no replica leads yet; try again\n");
+      stg_http_response_header (response, "Retry-After", "1");
       /* A browser on its way to the new leader asks again by itself. */
       stg_http_response_header (response, "Refresh", "2");
     }
@@ -218,7 +221,9 @@ stg_daemon_follower_why (gpointer daemon)
   StgLeaderInfo info = { 0 };
   gchar *why;
 
-  if (!stg_store_leader (d->store, &info, &error))
+  if (leading (d))
+    why = g_strdup ("this replica is taking the lead; try again in a moment");
+  else if (!stg_store_leader (d->store, &info, &error))
     why = g_strdup_printf ("this replica follows, and cannot tell who leads (%s); try again",
                            error->message);
   else if (info.url[0] == '\0')

@@ -1,0 +1,151 @@
+"""ha_takeover.py: clients through a takeover, three replicas on a real
+PostgreSQL started here.
+
+The leader is killed (SIGKILL) while:
+- the CLI, given all three replicas in a clusters file, runs `job list`
+  in a loop: every call succeeds (the CLI tries the other replicas and
+  waits for the election instead of giving up);
+- `update start --wait` follows an update: it exits with the update's
+  true outcome (ROLLED_FORWARD, 0), finished by the new leader;
+- `stagger cluster status` asked with the dead leader first in the list
+  answers, during the election and after.
+Ports 19750-19799.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import stgtest
+
+LEASE_MS = 3000
+BOUND_S = 15
+
+
+def wait_leader(replicas):
+    return stgtest.wait_leader(replicas, BOUND_S)
+
+
+def cli(env, *args):
+    return stgtest.run_cli(env, *args)
+
+
+def kill(replica):
+    replica.daemon.proc.send_signal(signal.SIGKILL)
+    replica.daemon.proc.wait()
+
+
+def job_file(tmp, version):
+    path = os.path.join(tmp, "web-%d.json" % version)
+    with open(path, "w") as f:
+        json.dump({"cluster": "ha", "role": "www", "environment": "prod", "name": "web",
+                   "instances": 3, "task": {"argv": ["sleep", "600"],
+                                            "env": {"VERSION": str(version)}},
+                   "update_config": {"batch_size": 1, "watch_secs": 2}}, f)
+    return path
+
+
+def clusters_env(tmp, urls):
+    os.makedirs(os.path.join(tmp, "stagger"), exist_ok=True)
+    with open(os.path.join(tmp, "stagger", "clusters.json"), "w") as f:
+        json.dump({"ha": urls}, f)
+    env = dict(os.environ, XDG_CONFIG_HOME=tmp)
+    env.pop("STAGGER_URL", None)
+    return env
+
+
+class Loop(threading.Thread):
+    """Runs `stagger job list ha` until told to stop; keeps every failure."""
+
+    def __init__(self, env):
+        super().__init__(daemon=True)
+        self.env = env
+        self.calls = 0
+        self.failures = []
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.is_set():
+            code, out, err = cli(self.env, "job", "list", "ha")
+            self.calls += 1
+            if code != 0 or "ha/www/prod/web" not in out:
+                self.failures.append((code, err.strip()))
+
+
+def takeover(r, replicas, tmp):
+    leader = wait_leader(replicas)
+    followers = [x for x in replicas if x is not leader]
+    # The dead leader first: every client starts where it can no longer be.
+    env = clusters_env(tmp, [leader.url] + [x.url for x in followers])
+    code, out, err = cli(env, "job", "create", "ha/www/prod/web", job_file(tmp, 1))
+    r.check("job create", code == 0, err)
+
+    waiter = subprocess.Popen([stgtest.program("stagger"), "update", "start", "ha/www/prod/web",
+                               job_file(tmp, 2), "--wait"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    stgtest.wait_until(lambda: cli(env, "update", "list", "ha")[1].count(
+        "ROLLING_FORWARD") > 0, timeout=20)
+    loops = [Loop(env) for _ in range(3)]
+    for loop in loops:
+        loop.start()
+    time.sleep(0.5)
+    kill(leader)
+    killed = time.monotonic()
+
+    # During the election, and after it: cluster status from any replica.
+    status = []
+    while not any(stgtest.health(x.port) == "leader" for x in followers) and \
+            time.monotonic() - killed < BOUND_S:
+        status.append(cli(env, "cluster", "status", "ha"))
+    status.append(cli(env, "cluster", "status", "ha"))
+    failed = [s for s in status if s[0] != 0]
+    r.check("cluster status answers during the election and after", not failed,
+            failed[:2])
+    survivor = wait_leader(followers)
+    r.check("takeover: another replica leads", survivor is not leader)
+    time.sleep(1.0)
+    for loop in loops:
+        loop.halt.set()
+    for loop in loops:
+        loop.join(timeout=120)
+
+    calls = sum(loop.calls for loop in loops)
+    failures = [f for loop in loops for f in loop.failures]
+    r.check("CLI loops: calls made across the kill", calls >= 10, calls)
+    r.check("CLI loops: every call succeeded", not failures, (len(failures), failures[:2]))
+
+    try:
+        out, err = waiter.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        waiter.kill()
+        out, err = waiter.communicate()
+    r.check("update start --wait followed the update to ROLLED_FORWARD (exit 0)",
+            waiter.returncode == 0 and "ROLLED_FORWARD" in out, (waiter.returncode, out[-400:],
+                                                                  err[-400:]))
+    code, out, err = cli(env, "update", "list", "ha")
+    r.check("the update did end ROLLED_FORWARD", "ROLLED_FORWARD" in out, out + err)
+
+
+def main():
+    r = stgtest.Results("ha_takeover")
+    pg = stgtest.Postgres(range(19750, 19760))
+    replicas = []
+    tmp = tempfile.mkdtemp(prefix="stg-ha-takeover-")
+    try:
+        for low in (19760, 19770, 19780):
+            replicas.append(stgtest.Replica(pg, stgtest.free_port(low, low + 10), LEASE_MS))
+        r.run("takeover", takeover, r, replicas, tmp)
+    finally:
+        stgtest.stop_replicas(replicas)
+        pg.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return r.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
