@@ -7,6 +7,9 @@ The leader is killed (SIGKILL) while:
   waits for the election instead of giving up);
 - `update start --wait` follows an update: it exits with the update's
   true outcome (ROLLED_FORWARD, 0), finished by the new leader;
+- a probe connects every few milliseconds to the followers' HTTP and
+  Thrift ports: the one that takes the lead never refuses a connection
+  (it keeps its listeners);
 - `stagger cluster status` asked with the dead leader first in the list
   answers, during the election and after.
 Ports 19750-19799.
@@ -15,6 +18,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -59,6 +63,33 @@ def clusters_env(tmp, urls):
     return env
 
 
+class Probe(threading.Thread):
+    """Connects to each port every few milliseconds; counts refusals."""
+
+    def __init__(self, ports):
+        super().__init__(daemon=True)
+        self.ports = ports
+        self.refused = {p: 0 for p in ports}
+        self.tries = 0
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.is_set():
+            for port in self.ports:
+                s = socket.socket()
+                s.settimeout(2)
+                try:
+                    s.connect(("127.0.0.1", port))
+                except ConnectionRefusedError:
+                    self.refused[port] += 1
+                except OSError:
+                    pass
+                finally:
+                    s.close()
+            self.tries += 1
+            time.sleep(0.003)
+
+
 class Loop(threading.Thread):
     """Runs `stagger job list ha` until told to stop; keeps every failure."""
 
@@ -91,8 +122,10 @@ def takeover(r, replicas, tmp):
     stgtest.wait_until(lambda: cli(env, "update", "list", "ha")[1].count(
         "ROLLING_FORWARD") > 0, timeout=20)
     loops = [Loop(env) for _ in range(3)]
+    probe = Probe([p for x in followers for p in (x.port, x.thrift_port)])
     for loop in loops:
         loop.start()
+    probe.start()
     time.sleep(0.5)
     kill(leader)
     killed = time.monotonic()
@@ -111,13 +144,20 @@ def takeover(r, replicas, tmp):
     time.sleep(1.0)
     for loop in loops:
         loop.halt.set()
+    probe.halt.set()
     for loop in loops:
         loop.join(timeout=120)
+    probe.join(timeout=10)
 
     calls = sum(loop.calls for loop in loops)
     failures = [f for loop in loops for f in loop.failures]
     r.check("CLI loops: calls made across the kill", calls >= 10, calls)
     r.check("CLI loops: every call succeeded", not failures, (len(failures), failures[:2]))
+    refused = {p: n for p, n in probe.refused.items() if n}
+    r.check("probe: ran often", probe.tries > 50, probe.tries)
+    r.check("probe: the new leader never refused a connection",
+            refused.get(survivor.port, 0) == 0 and refused.get(survivor.thrift_port, 0) == 0,
+            refused)
 
     try:
         out, err = waiter.communicate(timeout=60)
