@@ -11,7 +11,9 @@ The leader is killed (SIGKILL) while:
   Thrift ports: the one that takes the lead never refuses a connection
   (it keeps its listeners);
 - `stagger cluster status` asked with the dead leader first in the list
-  answers, during the election and after.
+  answers, during the election and after; it shows the dead leader gone
+  within a lease (and a second), then not at all once it has been gone
+  for forget_replicas_secs, which the new leader logs.
 Ports 19750-19799.
 """
 import json
@@ -28,6 +30,7 @@ import time
 import stgtest
 
 LEASE_MS = 3000
+FORGET_S = 7
 BOUND_S = 15
 
 
@@ -129,6 +132,7 @@ def takeover(r, replicas, tmp):
     time.sleep(0.5)
     kill(leader)
     killed = time.monotonic()
+    killed_ms = time.time() * 1000
 
     # During the election, and after it: cluster status from any replica.
     status = []
@@ -141,6 +145,25 @@ def takeover(r, replicas, tmp):
             failed[:2])
     survivor = wait_leader(followers)
     r.check("takeover: another replica leads", survivor is not leader)
+
+    def dead_leader_line():
+        code, out, err = cli(env, "cluster", "status", "ha")
+        return next((line for line in out.splitlines() if leader.url in line), "")
+
+    def dead_leader_gone():
+        # When the answering replica first called it gone (its clock, not
+        # the CLI's latency under load).
+        code, out, err = cli(env, "--json", "cluster", "status", "ha")
+        status = json.loads(out) if code == 0 else {}
+        for x in status.get("replicas", []):
+            if x["url"] == leader.url and x["role"] == "gone":
+                return status["now_ms"]
+        return None
+
+    gone_ms = stgtest.wait_until(dead_leader_gone, timeout=BOUND_S)
+    r.check("cluster status: the killed leader is gone", gone_ms, dead_leader_line())
+    r.check("... within a lease of the kill (and a second)",
+            gone_ms and gone_ms - killed_ms < LEASE_MS + 1000, (gone_ms or 0) - killed_ms)
     time.sleep(1.0)
     for loop in loops:
         loop.halt.set()
@@ -170,6 +193,14 @@ def takeover(r, replicas, tmp):
     code, out, err = cli(env, "update", "list", "ha")
     r.check("the update did end ROLLED_FORWARD", "ROLLED_FORWARD" in out, out + err)
 
+    forgotten = stgtest.wait_until(lambda: dead_leader_line() == "" and
+                                   cli(env, "cluster", "status", "ha")[0] == 0, timeout=BOUND_S)
+    r.check("cluster status: the killed leader forgotten after forget_replicas_secs",
+            forgotten and time.monotonic() - killed > FORGET_S - 1,
+            (time.monotonic() - killed, dead_leader_line()))
+    r.check("... which the leader logged", "ha: forgot replica" in survivor.daemon.output(),
+            survivor.daemon.output()[-600:])
+
 
 def main():
     r = stgtest.Results("ha_takeover")
@@ -178,7 +209,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="stg-ha-takeover-")
     try:
         for low in (19760, 19770, 19780):
-            replicas.append(stgtest.Replica(pg, stgtest.free_port(low, low + 10), LEASE_MS))
+            replicas.append(stgtest.Replica(pg, stgtest.free_port(low, low + 10), LEASE_MS,
+                                            "[staggerd]\nforget_replicas_secs = %d\n" % FORGET_S))
         r.run("takeover", takeover, r, replicas, tmp)
     finally:
         stgtest.stop_replicas(replicas)

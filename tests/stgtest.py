@@ -219,12 +219,12 @@ class Replica:
     """A staggerd replica of the cluster "ha" on a PostgreSQL, the simulated
     runtime, its HTTP port given."""
 
-    def __init__(self, pg, port, lease_ms):
+    def __init__(self, pg, port, lease_ms, config=None):
         self.port = port
         self.url = "http://127.0.0.1:%d" % port
         self.daemon = Daemon("--store=" + pg.conninfo(), "--http-port=%d" % port,
                              "--advertise-url=" + self.url, "--lease-ms=%d" % lease_ms,
-                             "--runtime=simulated", "--cluster=ha")
+                             "--runtime=simulated", "--cluster=ha", config=config)
         self.thrift_port = self.daemon.thrift_port
 
 

@@ -342,7 +342,9 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
     d->settings.advertise_url = g_strdup_printf ("http://%s:%d", d->settings.bind,
                                                  d->settings.http_port);
   d->leadership = stg_leadership_new (d->store, d->holder, d->settings.advertise_url,
-                                      (guint) d->settings.lease_ms, take_over, step_down, d);
+                                      (guint) d->settings.lease_ms,
+                                      d->settings.forget_replicas_s * (gint64) 1000, take_over,
+                                      step_down, d);
   if (stg_leadership_try (d->leadership) ? !start_core (d, error) : !start_follower (d, error))
     goto fail;
   return d;
