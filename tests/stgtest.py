@@ -240,12 +240,13 @@ def wait_leader(replicas, bound_s):
 
 
 def stop_replicas(replicas):
-    """Stops the replicas still alive; closes the logs of those killed."""
+    """Stops the replicas still alive; cleans up after those killed."""
     for x in replicas:
         if x.daemon.alive():
             x.daemon.stop()
         else:
             x.daemon.log.close()
+            shutil.rmtree(x.daemon.dir, ignore_errors=True)
 
 
 def run_cli(env, *args, timeout=60):

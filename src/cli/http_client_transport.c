@@ -242,8 +242,8 @@ move_to (StgHttpClientTransport *self, const gchar *base)
 }
 
 /* The replica to try after the one at @base: the next of the list, round
- * and round; TRUE when that starts a new round. */
-static gboolean
+ * and round. */
+static void
 next_replica (StgHttpClientTransport *self, const gchar *base)
 {
   guint n = g_strv_length (self->replicas);
@@ -252,7 +252,6 @@ next_replica (StgHttpClientTransport *self, const gchar *base)
     if (g_str_equal (self->replicas[i], base))
       self->turn = i;
   self->turn = (self->turn + 1) % n;
-  return self->turn == 0;
 }
 
 /* Why no replica could serve: each replica's last error, in order. */
@@ -281,22 +280,22 @@ no_leader_error (StgHttpClientTransport *self, GHashTable *why, gboolean electio
  * replicas to ask or a follower named a leader (a new one may be named
  * next time), and it reached no server or changes nothing (@again_ok). */
 static gboolean
-worth_again (StgHttpClientTransport *self, const GError *e, gboolean sent, gboolean again_ok,
-             gboolean redirected, gboolean rotate)
+worth_again (const GError *e, gboolean sent, gboolean again_ok, gboolean redirected,
+             gboolean rotate)
 {
   if (g_error_matches (e, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_NO_LEADER))
     return TRUE;
   return g_error_matches (e, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_UNREACHABLE) &&
-         (rotate || redirected) && (!sent || again_ok) && self->leader_wait_ms > 0;
+         (rotate || redirected) && (!sent || again_ok);
 }
 
 /* The request as request_once makes it, made again while no replica
  * leads: at the next replica (a follower sends it on to the leader) when
  * the one asked cannot be reached or answers that an election is under
- * way, round and round, for up to leader_wait_ms. A request that may have
- * reached a server is made again only when @again_ok (it changes
- * nothing). A success elsewhere moves the endpoint to the replica that
- * answered. */
+ * way, round and round, for up to leader_wait_ms (every replica asked at
+ * least once). A request that may have reached a server is made again
+ * only when @again_ok (it changes nothing). A success elsewhere moves the
+ * endpoint to the replica that answered. */
 static SoupMessage *
 request (StgHttpClientTransport *self, const gchar *method, GUri **at, GBytes *body,
          gboolean again_ok, GByteArray *into, GError **error)
@@ -308,6 +307,7 @@ request (StgHttpClientTransport *self, const gchar *method, GUri **at, GBytes *b
   gboolean rotate = self->replicas != NULL && path != NULL;
   gboolean election = FALSE;
   gint64 deadline = 0;
+  guint tried = 0;
 
   for (;;)
     {
@@ -333,7 +333,7 @@ request (StgHttpClientTransport *self, const gchar *method, GUri **at, GBytes *b
                      "%s follows and no replica leads yet", answered);
       else if (redirected)
         g_prefix_error (&local, "%s named the leader, but ", asked);
-      if (!worth_again (self, local, sent, again_ok, redirected, rotate))
+      if (!worth_again (local, sent, again_ok, redirected, rotate))
         {
           g_propagate_error (error, g_steal_pointer (&local));
           return NULL;
@@ -347,14 +347,23 @@ request (StgHttpClientTransport *self, const gchar *method, GUri **at, GBytes *b
                                          ? g_strndup (asked, strlen (asked) - strlen (path))
                                          : g_strdup (asked);
       g_hash_table_replace (why, g_strdup (asked_base), g_strdup (local->message));
-      if (now >= deadline)
+      /* Every replica is asked once a round, however short the wait. */
+      gboolean round = TRUE;
+      if (rotate)
         {
-          no_leader_error (self, why, election, error);
-          return NULL;
+          next_replica (self, asked_base);
+          round = ++tried >= g_strv_length (self->replicas);
         }
-      gboolean round = !rotate || next_replica (self, asked_base);
       if (round)
-        g_usleep ((gulong) MIN (deadline - now, (gint64) 100 * 1000));
+        {
+          if (now >= deadline)
+            {
+              no_leader_error (self, why, election, error);
+              return NULL;
+            }
+          tried = 0;
+          g_usleep ((gulong) MIN (deadline - now, (gint64) 100 * 1000));
+        }
       g_autofree gchar *next = rotate ? g_strconcat (self->replicas[self->turn], path, NULL)
                                       : g_strdup (first);
       g_uri_unref (*at);

@@ -83,8 +83,9 @@ const gchar *stg_http_client_transport_url (StgHttpClientTransport *self);
  * endpoint's base that cannot reach it goes to the next replica, round and
  * round (a follower redirects it to the leader); one a follower answers
  * with 503 (no replica leads yet) is made again, at the next replica if
- * any; for up to @wait_ms, then STG_HTTP_CLIENT_ERROR_NO_LEADER (a
- * follower answered) or _UNREACHABLE naming each replica's error. A
+ * any; for up to @wait_ms (each replica asked once at least), then
+ * STG_HTTP_CLIENT_ERROR_NO_LEADER (a follower answered) or _UNREACHABLE
+ * naming each replica's error. A
  * request that may have reached a server is made again only when it
  * cannot change anything (a GET, a Thrift call whose name starts with
  * get, query or list, or maintenanceStatus). Where the leader answered is
