@@ -335,6 +335,10 @@ request (StgHttpClientTransport *self, const gchar *method, GUri **at, GBytes *b
         g_prefix_error (&local, "%s named the leader, but ", asked);
       if (!worth_again (local, sent, again_ok, redirected, rotate))
         {
+          if (rotate && sent && !again_ok &&
+              g_error_matches (local, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_UNREACHABLE))
+            g_prefix_error (&local, "the answer was lost, so whether the change was made is not "
+                                    "known (look before making it again): ");
           g_propagate_error (error, g_steal_pointer (&local));
           return NULL;
         }
