@@ -10,15 +10,12 @@ the leader. The CLI, given the cluster's replicas in a clusters file (one
 of them down), finds the leader by itself, before and after the leader is
 killed. Ports 19000-19299.
 """
-import http.client
 import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
-import time
 
 from thrift.protocol import TBinaryProtocol, TJSONProtocol
 from thrift.transport import THttpClient, TSocket, TTransport
@@ -29,46 +26,8 @@ LEASE_MS = 2000
 BOUND_S = 10
 
 
-def health(port):
-    try:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-        conn.request("GET", "/health")
-        resp = conn.getresponse()
-        body = resp.read().decode().strip()
-        conn.close()
-    except OSError:
-        return ""
-    return body if resp.status == 200 else ""
-
-
-def free_port(low, high):
-    for port in range(low, high):
-        if stgtest.port_free(port):
-            return port
-    raise RuntimeError("no free port in %d-%d" % (low, high))
-
-
-class Replica:
-    def __init__(self, pg, port):
-        self.port = port
-        self.url = "http://127.0.0.1:%d" % port
-        self.daemon = stgtest.Daemon("--store=" + pg.conninfo(), "--http-port=%d" % port,
-                                     "--advertise-url=" + self.url, "--lease-ms=%d" % LEASE_MS,
-                                     "--runtime=simulated", "--cluster=ha")
-
-    def thrift_port(self):
-        with open(self.daemon.ready) as f:
-            return json.load(f)["thrift_port"]
-
-
 def wait_leader(replicas):
-    deadline = time.monotonic() + BOUND_S
-    while time.monotonic() < deadline:
-        leaders = [r for r in replicas if r.daemon.alive() and health(r.port) == "leader"]
-        if len(leaders) == 1:
-            return leaders[0]
-        time.sleep(0.05)
-    raise RuntimeError("no single leader within %d s" % BOUND_S)
+    return stgtest.wait_leader(replicas, BOUND_S)
 
 
 def stock_http_client(mod, url):
@@ -93,7 +52,7 @@ def redirect(r, t, mod, leader, follower):
 
 
 def framed(r, t, mod, leader, follower):
-    sock = TSocket.TSocket("127.0.0.1", follower.thrift_port())
+    sock = TSocket.TSocket("127.0.0.1", follower.thrift_port)
     transport = TTransport.TFramedTransport(sock)
     c = mod.Client(TBinaryProtocol.TBinaryProtocol(transport))
     transport.open()
@@ -108,9 +67,7 @@ def framed(r, t, mod, leader, follower):
 
 
 def cli(env, *args):
-    p = subprocess.run([stgtest.program("stagger")] + list(args), env=env, capture_output=True,
-                       text=True, timeout=60)
-    return p.returncode, p.stdout, p.stderr
+    return stgtest.run_cli(env, *args)
 
 
 def job_file(tmp):
@@ -124,8 +81,8 @@ def job_file(tmp):
 def clusters(r, replicas, pg):
     tmp = tempfile.mkdtemp(prefix="stg-ha-cli-")
     os.makedirs(os.path.join(tmp, "stagger"))
-    dead = "http://127.0.0.1:%d" % free_port(19200, 19250)
-    dead2 = "http://127.0.0.1:%d" % free_port(19250, 19300)
+    dead = "http://127.0.0.1:%d" % stgtest.free_port(19200, 19250)
+    dead2 = "http://127.0.0.1:%d" % stgtest.free_port(19250, 19300)
     with open(os.path.join(tmp, "stagger", "clusters.json"), "w") as f:
         json.dump({"ha": [dead] + [x.url for x in replicas], "gone": [dead, dead2],
                    "typo": [replicas[0].url, "http//nowhere"]}, f)
@@ -164,18 +121,14 @@ def main():
     replicas = []
     try:
         for low in (19100, 19150):
-            replicas.append(Replica(pg, free_port(low, low + 50)))
+            replicas.append(stgtest.Replica(pg, stgtest.free_port(low, low + 50), LEASE_MS))
         leader = wait_leader(replicas)
         follower = next(x for x in replicas if x is not leader)
         r.run("redirect", redirect, r, t, mod, leader, follower)
         r.run("framed", framed, r, t, mod, leader, follower)
         r.run("clusters file", clusters, r, replicas, pg)
     finally:
-        for x in replicas:
-            if x.daemon.alive():
-                x.daemon.stop()
-            else:
-                x.daemon.log.close()
+        stgtest.stop_replicas(replicas)
         pg.close()
         stgtest.cleanup_stubs()
     return r.finish()

@@ -317,7 +317,8 @@ START_TEST (slow_takeover_keeps_its_lead)
   gint64 epoch = 0;
 
   ck_assert (stg_store_try_lead (a, "a:1", "http://a", 1000, 1000, &epoch, &error));
-  StgLeadership *l = stg_leadership_new (b, "b:2", "http://b", 1000, slow_take_over, lost_lead, &t);
+  StgLeadership *l = stg_leadership_new (b, "b:2", "http://b", 1000, 3600 * 1000, slow_take_over,
+                                         lost_lead, &t);
   stg_store_close (a);
   ck_assert_msg (stg_test_wait (took_over, &t, 30000), "no takeover");
   ck_assert_msg (!t.lost, "the new leader lost its lead while it started leading");

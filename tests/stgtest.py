@@ -194,6 +194,68 @@ def port_free(port):
         s.close()
 
 
+def free_port(low, high):
+    """A port of low..high-1 that is free now."""
+    for port in range(low, high):
+        if port_free(port):
+            return port
+    raise RuntimeError("no free port in %d-%d" % (low, high))
+
+
+def health(port):
+    """What a staggerd's /health on 127.0.0.1:port says ("" if nothing)."""
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("GET", "/health")
+        resp = conn.getresponse()
+        body = resp.read().decode().strip()
+        conn.close()
+    except OSError:
+        return ""
+    return body if resp.status == 200 else ""
+
+
+class Replica:
+    """A staggerd replica of the cluster "ha" on a PostgreSQL, the simulated
+    runtime, its HTTP port given."""
+
+    def __init__(self, pg, port, lease_ms, config=None):
+        self.port = port
+        self.url = "http://127.0.0.1:%d" % port
+        self.daemon = Daemon("--store=" + pg.conninfo(), "--http-port=%d" % port,
+                             "--advertise-url=" + self.url, "--lease-ms=%d" % lease_ms,
+                             "--runtime=simulated", "--cluster=ha", config=config)
+        self.thrift_port = self.daemon.thrift_port
+
+
+def wait_leader(replicas, bound_s):
+    """The one replica of `replicas` that says it leads, within bound_s."""
+    deadline = time.monotonic() + bound_s
+    while time.monotonic() < deadline:
+        leaders = [r for r in replicas if r.daemon.alive() and health(r.port) == "leader"]
+        if len(leaders) == 1:
+            return leaders[0]
+        time.sleep(0.02)
+    raise RuntimeError("no single leader within %d s" % bound_s)
+
+
+def stop_replicas(replicas):
+    """Stops the replicas still alive; cleans up after those killed."""
+    for x in replicas:
+        if x.daemon.alive():
+            x.daemon.stop()
+        else:
+            x.daemon.log.close()
+            shutil.rmtree(x.daemon.dir, ignore_errors=True)
+
+
+def run_cli(env, *args, timeout=60):
+    """stagger ARGS with env: (exit status, stdout, stderr)."""
+    p = subprocess.run([program("stagger")] + list(args), env=env, capture_output=True,
+                       text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
 class Postgres:
     """A real PostgreSQL 15 (Debian's initdb and pg_ctl, or $STG_PG_BINDIR)
     in a temporary directory, on 127.0.0.1 and a free port of `ports`, with

@@ -54,6 +54,9 @@ struct _StgHttpServer
   GDestroyNotify gate_release;
   gpointer gate_data;
   GHashTable *waiting;       /* StgHttpRequest* set: parked by the gate */
+  StgHttpHold hold;          /* (nullable) */
+  gpointer hold_data;
+  GHashTable *held; /* StgHttpRequest* set: parked while hold says so */
   StgBodyBudget own_budget;
   StgBodyBudget *budget;     /* what unfinished bodies hold: own_budget or a shared one */
 };
@@ -158,6 +161,7 @@ request_unpark (StgHttpRequest *request)
   StgHttpServer *server = request->server;
 
   g_hash_table_remove (server->waiting, request);
+  g_hash_table_remove (server->held, request);
   if (request->pending != NULL)
     server->gate_release (g_steal_pointer (&request->pending));
 }
@@ -456,6 +460,12 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
     return simple (conn, HTTP_TOO_LARGE, "request body too large\n");
   if (req->refused != NULL)
     return simple (conn, MHD_HTTP_SERVICE_UNAVAILABLE, req->refused);
+  if (server->hold != NULL && server->hold (server->hold_data))
+    {
+      g_hash_table_add (server->held, req);
+      MHD_suspend_connection (conn);
+      return MHD_YES;
+    }
   if (server->gate != NULL && !req->gated)
     {
       req->gated = TRUE;
@@ -527,6 +537,7 @@ stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *o
   server->routes = g_ptr_array_new ();
   server->streams = g_hash_table_new (NULL, NULL);
   server->waiting = g_hash_table_new (NULL, NULL);
+  server->held = g_hash_table_new (NULL, NULL);
   /* One largest body always fits. */
   server->own_budget.max = server->options.max_buffered == 0 ? 0
                          : MAX (server->options.max_buffered, server->options.max_body);
@@ -616,6 +627,8 @@ stg_http_server_free (StgHttpServer *server)
           request_unpark (l->data);
           MHD_resume_connection (((StgHttpRequest *) l->data)->conn);
         }
+      server->hold = NULL;
+      stg_http_server_release_held (server);
       MHD_run (server->daemon);
       MHD_stop_daemon (server->daemon);
     }
@@ -628,6 +641,7 @@ stg_http_server_free (StgHttpServer *server)
   g_ptr_array_unref (server->routes);
   g_hash_table_unref (server->streams);
   g_hash_table_unref (server->waiting);
+  g_hash_table_unref (server->held);
   g_free (server->tls_cert_pem);
   g_free (server->tls_key_pem);
   g_free (server);
@@ -650,6 +664,41 @@ stg_http_server_route (StgHttpServer *server, const gchar *path, StgHttpHandler 
   r->handler = handler;
   r->data = user_data;
   g_ptr_array_add (server->routes, r);
+}
+
+void
+stg_http_server_clear_routes (StgHttpServer *server)
+{
+  for (guint i = 0; i < server->routes->len; i++)
+    {
+      Route *r = server->routes->pdata[i];
+      g_free (r->path);
+      g_free (r);
+    }
+  g_ptr_array_set_size (server->routes, 0);
+}
+
+void
+stg_http_server_set_hold (StgHttpServer *server, StgHttpHold hold, gpointer data)
+{
+  server->hold = hold;
+  server->hold_data = data;
+}
+
+void
+stg_http_server_release_held (StgHttpServer *server)
+{
+  g_autoptr (GList) held = g_hash_table_get_keys (server->held);
+
+  g_hash_table_remove_all (server->held);
+  for (GList *l = held; l != NULL; l = l->next)
+    MHD_resume_connection (((StgHttpRequest *) l->data)->conn);
+  /* Let MHD see the resumed connections on the next iteration. */
+  if (held != NULL && server->daemon != NULL)
+    {
+      g_clear_handle_id (&server->timer, g_source_remove);
+      server->timer = g_idle_add (on_timer, server);
+    }
 }
 
 void

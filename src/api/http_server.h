@@ -64,6 +64,23 @@ guint16 stg_http_server_port (StgHttpServer *server);
 void stg_http_server_route (StgHttpServer *server, const gchar *path, StgHttpHandler handler,
                             gpointer user_data);
 
+/* Forgets every route (a server that goes on listening while what it
+ * serves is replaced). */
+void stg_http_server_clear_routes (StgHttpServer *server);
+
+/* Asked before each request's gate and route, its body read: TRUE makes
+ * the request wait (its connection parked) until
+ * stg_http_server_release_held(), then it goes on as if it had just come
+ * (asked again). For a switch of what the server serves: requests wait
+ * instead of being refused or sent away. */
+typedef gboolean (*StgHttpHold) (gpointer data);
+
+/* Sets the hold (@hold NULL: none). */
+void stg_http_server_set_hold (StgHttpServer *server, StgHttpHold hold, gpointer data);
+
+/* Lets every request the hold parked go on. */
+void stg_http_server_release_held (StgHttpServer *server);
+
 /* Runs once before each request's route, its body read: returns NULL to
  * go on, or a pending handle to make the request wait (its connection
  * parked) until stg_http_request_resume(). The server hands the handle to

@@ -409,6 +409,13 @@ stg_tcp_server_new (StgDispatch *dispatch, const gchar *address, guint16 port,
   return server;
 }
 
+void
+stg_tcp_server_serve (StgTcpServer *server, StgDispatch *dispatch, const StgCaller *caller)
+{
+  server->dispatch = dispatch;
+  server->options.caller = *caller;
+}
+
 guint16
 stg_tcp_server_port (StgTcpServer *server)
 {

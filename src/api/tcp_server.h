@@ -43,6 +43,11 @@ typedef struct _StgTcpServer StgTcpServer;
 StgTcpServer *stg_tcp_server_new (StgDispatch *dispatch, const gchar *address, guint16 port,
                                   const StgTcpOptions *options, GError **error);
 
+/* Serves @dispatch (borrowed), to callers that are @caller, from now on:
+ * every frame not yet dispatched, on connections open or to come. The
+ * listener stays open (a follower that takes the lead). */
+void stg_tcp_server_serve (StgTcpServer *server, StgDispatch *dispatch, const StgCaller *caller);
+
 /* The port actually bound. */
 guint16 stg_tcp_server_port (StgTcpServer *server);
 

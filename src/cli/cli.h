@@ -45,8 +45,9 @@ typedef enum
 typedef struct
 {
   /* Global options. */
-  gchar *url;
+  gchar **urls; /* --url, given once or once per replica */
   gchar *user;
+  gdouble leader_wait; /* --leader-wait in seconds; negative: not given */
   gboolean json;
   gboolean help;
   gboolean version;

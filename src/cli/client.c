@@ -20,6 +20,7 @@ struct _StgCliClient
   StgCli *cli;
   gchar *cluster;                   /* (nullable) what the command names */
   gchar *served;                    /* (nullable) what the daemon says it serves */
+  gchar *run;                       /* (nullable) whose change numbers update waits hold */
   StgCliTarget *target;
   ThriftTransport *transport;
   ThriftProtocol *protocol;
@@ -37,6 +38,7 @@ stg_cli_client_free (StgCliClient *c)
   stg_cli_target_free (c->target);
   g_free (c->cluster);
   g_free (c->served);
+  g_free (c->run);
   g_free (c);
 }
 
@@ -52,41 +54,6 @@ is_loopback (const gchar *url)
     return TRUE;
   g_autoptr (GInetAddress) addr = g_inet_address_new_from_string (host);
   return addr != NULL && g_inet_address_get_is_loopback (addr);
-}
-
-/* The leader, as the first replica of @urls that answers /leader tells
- * (asked with @t's session); NULL with @error when none can say. */
-static gchar *
-find_leader (StgHttpClientTransport *t, gchar **urls, GError **error)
-{
-  g_autoptr (GString) why = g_string_new (NULL);
-
-  for (guint i = 0; urls[i] != NULL; i++)
-    {
-      g_autoptr (GError) local = NULL;
-      g_autofree gchar *probe = g_strconcat (urls[i], "/leader", NULL);
-      g_autoptr (GBytes) body = stg_http_client_transport_get (t, probe, NULL, &local);
-      g_autoptr (JsonParser) parser = json_parser_new ();
-      gsize len = 0;
-      const gchar *data = body != NULL ? g_bytes_get_data (body, &len) : NULL;
-      JsonNode *root = NULL;
-
-      if (data != NULL && stg_json_load (parser, data, (gssize) len, NULL))
-        root = json_parser_get_root (parser);
-      const gchar *url =
-          root != NULL && JSON_NODE_HOLDS_OBJECT (root)
-              ? json_object_get_string_member_with_default (json_node_get_object (root), "url", "")
-              : "";
-      if (url[0] != '\0')
-        return g_strdup (url);
-      g_string_append_printf (why, "%s%s: %s", why->len ? "; " : "", urls[i],
-                              local != NULL  ? local->message
-                              : root != NULL ? "no replica leads yet"
-                                             : "not a staggerd replica");
-    }
-  g_set_error (error, STG_HTTP_CLIENT_ERROR, STG_HTTP_CLIENT_ERROR_UNREACHABLE,
-               "no replica of the cluster says who leads (%s)", why->str);
-  return NULL;
 }
 
 StgCliClient *
@@ -105,7 +72,8 @@ stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
   c->cli = cli;
   c->cluster = g_strdup (cluster);
   stg_cli_sources_init (&sources);
-  sources.url_option = cli->url;
+  sources.url_options = (const gchar *const *) cli->urls;
+  sources.leader_wait_option = cli->leader_wait;
   sources.user_option = cli->user;
   sources.cluster = cluster;
   c->target = stg_cli_target_resolve (&sources, error);
@@ -126,23 +94,10 @@ stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
   StgHttpClientTransport *t = stg_http_client_transport_new (c->target->api_url, &options, error);
   if (t == NULL)
     return NULL;
-  if (c->target->replicas != NULL)
-    {
-      /* Several replicas: talk to the leader straight away. */
-      g_autofree gchar *leader = find_leader (t, c->target->replicas, error);
-      g_object_unref (t);
-      if (leader == NULL)
-        return NULL;
-      g_free (c->target->base_url);
-      g_free (c->target->api_url);
-      c->target->base_url = g_strdup (leader);
-      while (g_str_has_suffix (c->target->base_url, "/"))
-        c->target->base_url[strlen (c->target->base_url) - 1] = '\0';
-      c->target->api_url = g_strconcat (c->target->base_url, "/api", NULL);
-      t = stg_http_client_transport_new (c->target->api_url, &options, error);
-      if (t == NULL)
-        return NULL;
-    }
+  /* Several replicas: the first that answers sends every request on to
+   * the leader, and through a takeover the others are asked in turn. */
+  stg_http_client_transport_set_replicas (t, (const gchar *const *) c->target->replicas,
+                                          c->target->leader_wait_ms);
   c->transport = THRIFT_TRANSPORT (t);
   c->protocol = stg_binary_protocol_new (c->transport);
   c->client = g_object_new (API_TYPE_STAGGER_SCHEDULER_CLIENT, "input_protocol", c->protocol,
@@ -687,23 +642,11 @@ stg_cli_client_get_json (StgCliClient *c, const gchar *path, GError **error)
 {
   follow_transport (c);
   g_autofree gchar *url = g_strconcat (c->target->base_url, path, NULL);
-  g_autofree gchar *answered = NULL;
   g_autoptr (GBytes) body = stg_http_client_transport_get (STG_HTTP_CLIENT_TRANSPORT (c->transport),
-                                                           url, &answered, error);
-  g_autoptr (GUri) from = answered ? g_uri_parse (answered, G_URI_FLAGS_ENCODED, NULL) : NULL;
-  g_autofree gchar *asked = g_strndup (path, strcspn (path, "?"));
-  if (from != NULL && g_strcmp0 (answered, url) != 0 &&
-      g_str_has_suffix (g_uri_get_path (from), asked))
-    {
-      /* A follower sent us to the leader: every request goes there now. */
-      g_autoptr (GUri) base = g_uri_build (G_URI_FLAGS_ENCODED, g_uri_get_scheme (from), NULL,
-                                           g_uri_get_host (from), g_uri_get_port (from),
-                                           g_uri_get_path (from), NULL, NULL);
-      g_autofree gchar *text = g_uri_to_string (base);
-      set_base (c, text, strlen (text) - strlen (asked));
-      stg_http_client_transport_set_url (STG_HTTP_CLIENT_TRANSPORT (c->transport),
-                                         c->target->api_url);
-    }
+                                                           url, NULL, error);
+  /* A follower sent us to the leader, or another replica answered: every
+   * request goes there now (the transport moved). */
+  follow_transport (c);
   g_autoptr (JsonParser) parser = json_parser_new ();
   gsize len = 0;
   const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
@@ -736,19 +679,31 @@ stg_cli_client_wait_update (StgCliClient *c, const gchar *id, gint64 *seq, guint
                             GError **error)
 {
   g_autofree gchar *escaped = g_uri_escape_string (id, NULL, FALSE);
+  g_autofree gchar *run = c->run != NULL ? g_uri_escape_string (c->run, NULL, FALSE) : NULL;
+  /* The change number is the answering leader's own count (named by its
+   * run): one that took over answers a number of its predecessor's at
+   * once. */
   g_autofree gchar *path = g_strdup_printf ("/ui/api/wait?update=%s&since=%" G_GINT64_FORMAT
-                                            "&timeout_ms=%u",
-                                            escaped, *seq, timeout_ms);
+                                            "&timeout_ms=%u%s%s",
+                                            escaped, *seq, timeout_ms, run ? "&run=" : "",
+                                            run ? run : "");
   g_autoptr (JsonNode) root = stg_cli_client_get_json (c, path, error);
 
   if (root == NULL)
     return FALSE;
-  if (!json_object_has_member (json_node_get_object (root), "seq"))
+  JsonObject *o = json_node_get_object (root);
+  if (!json_object_has_member (o, "seq"))
     {
       g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_FAILED, "%s: not a change number", path);
       return FALSE;
     }
-  *seq = json_object_get_int_member (json_node_get_object (root), "seq");
+  const gchar *now = json_object_get_string_member_with_default (o, "run", NULL);
+  if (g_strcmp0 (now, c->run) != 0)
+    {
+      g_free (c->run);
+      c->run = g_strdup (now);
+    }
+  *seq = json_object_get_int_member (o, "seq");
   return TRUE;
 }
 

@@ -36,6 +36,12 @@ print_status (StgCli *cli, JsonObject *o)
   fprintf (cli->out, "cluster  %s\nstore    %s\n", text_of (o, "cluster"), text_of (o, "store"));
   if (text_of (leader, "url")[0] == '\0')
     fprintf (cli->out, "leader   none yet\n\n");
+  else if (json_object_get_boolean_member_with_default (leader, "gone", FALSE))
+    fprintf (cli->out,
+             "leader   none: %s at %s (epoch %" G_GINT64_FORMAT ") is gone; an election "
+             "is under way\n\n",
+             text_of (leader, "holder"), text_of (leader, "url"),
+             json_object_get_int_member_with_default (leader, "epoch", 0));
   else
     fprintf (cli->out, "leader   %s at %s, epoch %" G_GINT64_FORMAT ", since %s (%s ago)\n\n",
              text_of (leader, "holder"), text_of (leader, "url"),

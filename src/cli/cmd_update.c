@@ -277,11 +277,10 @@ follow_update (StgCli *cli, StgCliClient *c, ApiJobUpdateKey *key)
         }
       fflush (cli->out);
       gint64 asked = g_get_monotonic_time ();
+      /* A long poll that fails (no leader within the wait) is tried
+       * again after the next read: the update goes on meanwhile. */
       if (!follow || !stg_cli_client_wait_update (c, key->id, &seq, WAIT_POLL_MS, NULL))
-        {
-          follow = FALSE;
-          g_usleep (POLL_INTERVAL_US);
-        }
+        g_usleep (POLL_INTERVAL_US);
       else if (g_get_monotonic_time () - asked < MIN_READ_GAP_US)
         g_usleep ((gulong) (MIN_READ_GAP_US - (g_get_monotonic_time () - asked)));
     }

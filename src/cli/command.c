@@ -104,20 +104,26 @@ stg_cli_usage_error (StgCli *cli, const gchar *format, ...)
 /* ---- parsing a command's arguments -------------------------------------------- */
 
 static const gchar global_help[] =
-  "Global options (any command): --url URL, --auth-user USER[:PASSWORD], --json.\n"
-  "Exit codes: 0 done, 1 the daemon refused, 2 bad command line, 3 bad file or\n"
-  "mismatched key or cluster, 4 daemon not reachable, 5 credentials refused,\n"
-  "6 not found; see stagger(1).";
+    "Global options (any command): --url URL (once per replica), --leader-wait SECONDS,\n"
+    "--auth-user USER[:PASSWORD], --json.\n"
+    "Exit codes: 0 done, 1 the daemon refused, 2 bad command line, 3 bad file or\n"
+    "mismatched key or cluster, 4 daemon not reachable, 5 credentials refused,\n"
+    "6 not found; see stagger(1).";
 
 gboolean
 stg_cli_parse (StgCli *cli, const StgCliCommand *command, const gchar *group,
                const GOptionEntry *entries, const gchar *description, guint min_args,
                guint max_args, int *argc, gchar ***argv, int *exit_code)
 {
-  g_autofree gchar *url = NULL, *user = NULL;
+  g_autofree gchar *user = NULL;
+  g_auto (GStrv) urls = NULL;
   const GOptionEntry globals[] = {
-    { "url", 0, 0, G_OPTION_ARG_STRING, &url,
-      "Base URL of staggerd (default: STAGGER_URL, the clusters file, http://127.0.0.1:8081)", "URL" },
+    { "url", 0, 0, G_OPTION_ARG_STRING_ARRAY, &urls,
+      "Base URL of staggerd, once per replica (default: STAGGER_URL, the clusters file, "
+      "http://127.0.0.1:8081)",
+      "URL" },
+    { "leader-wait", 0, 0, G_OPTION_ARG_DOUBLE, &cli->leader_wait,
+      "How long to look for a leading replica (default: STAGGER_LEADER_WAIT, else 10)", "SECONDS" },
     { "auth-user", 0, 0, G_OPTION_ARG_STRING, &user,
       "Authenticate as USER (asks for the password when it is not given)", "USER[:PASSWORD]" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &cli->json, "Print JSON instead of text", NULL },
@@ -143,11 +149,12 @@ stg_cli_parse (StgCli *cli, const StgCliCommand *command, const gchar *group,
       *exit_code = stg_cli_usage_error (cli, "%s", error->message);
       return FALSE;
     }
-  /* Given again after the command: the later one wins. */
-  if (url != NULL)
+  /* Given again after the command: those win (--url: all of them, the
+   * replicas, replace the ones before the command). */
+  if (urls != NULL)
     {
-      g_free (cli->url);
-      cli->url = g_steal_pointer (&url);
+      g_strfreev (cli->urls);
+      cli->urls = g_steal_pointer (&urls);
     }
   if (user != NULL)
     {

@@ -33,6 +33,8 @@ stg_cli_sources_init (StgCliSources *s)
   s->env_url = nonempty (g_getenv ("STAGGER_URL"));
   s->env_token = nonempty (g_getenv ("STAGGER_TOKEN"));
   s->env_ca_file = nonempty (g_getenv ("STAGGER_CA_FILE"));
+  s->env_leader_wait = nonempty (g_getenv ("STAGGER_LEADER_WAIT"));
+  s->leader_wait_option = -1;
   s->owned_dir = g_build_filename (g_get_user_config_dir (), "stagger", NULL);
   s->user_config_dir = s->owned_dir;
   s->system_config_dir = STG_CLI_SYSTEM_CONFIG_DIR;
@@ -131,12 +133,35 @@ string_member (JsonObject *o, const gchar *name)
   return nonempty (json_node_get_string (n));
 }
 
-/* Sets @t's URL from @n: one URL, or a list of a cluster's replicas (all
- * kept in @t->replicas; the first is where to start). */
+/* Sets @t's URLs from @given, the URLs of a cluster's replicas (from
+ * @from): all kept in @t->replicas; the first is where to start. */
+static gboolean
+set_replicas (StgCliTarget *t, GPtrArray *given, const gchar *from, GError **error)
+{
+  g_autoptr (GPtrArray) urls = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint i = 0; i < given->len; i++)
+    {
+      g_autoptr (StgCliTarget) one = g_new0 (StgCliTarget, 1);
+      if (!set_url (one, given->pdata[i], from, error))
+        return FALSE;
+      g_ptr_array_add (urls, g_steal_pointer (&one->base_url));
+    }
+  if (!set_url (t, given->pdata[0], from, error))
+    return FALSE;
+  if (urls->len > 1)
+    {
+      g_ptr_array_add (urls, NULL);
+      t->replicas = (gchar **) g_ptr_array_free (g_steal_pointer (&urls), FALSE);
+    }
+  return TRUE;
+}
+
+/* Sets @t's URL from @n: one URL, or a list of a cluster's replicas. */
 static gboolean
 set_urls (StgCliTarget *t, JsonNode *n, const gchar *path, const gchar *cluster, GError **error)
 {
-  g_autoptr (GPtrArray) urls = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) urls = g_ptr_array_new ();
 
   if (n != NULL && JSON_NODE_HOLDS_ARRAY (n))
     for (guint i = 0; i < json_array_get_length (json_node_get_array (n)); i++)
@@ -148,10 +173,7 @@ set_urls (StgCliTarget *t, JsonNode *n, const gchar *path, const gchar *cluster,
                          "%s: the cluster '%s' lists a URL that is not a string", path, cluster);
             return FALSE;
           }
-        g_autoptr (StgCliTarget) one = g_new0 (StgCliTarget, 1);
-        if (!set_url (one, json_node_get_string (e), path, error))
-          return FALSE;
-        g_ptr_array_add (urls, g_steal_pointer (&one->base_url));
+        g_ptr_array_add (urls, (gpointer) json_node_get_string (e));
       }
   else if (n != NULL && JSON_NODE_HOLDS_VALUE (n) &&
            json_node_get_value_type (n) == G_TYPE_STRING &&
@@ -163,14 +185,7 @@ set_urls (StgCliTarget *t, JsonNode *n, const gchar *path, const gchar *cluster,
                    "%s: the cluster '%s' has no \"url\"", path, cluster);
       return FALSE;
     }
-  if (!set_url (t, urls->pdata[0], path, error))
-    return FALSE;
-  if (urls->len > 1)
-    {
-      g_ptr_array_add (urls, NULL);
-      t->replicas = (gchar **) g_ptr_array_free (g_steal_pointer (&urls), FALSE);
-    }
-  return TRUE;
+  return set_replicas (t, urls, path, error);
 }
 
 /* Looks @cluster up in the clusters file at @path. These forms work:
@@ -305,8 +320,13 @@ sole_cluster (const StgCliSources *s, gchar **cluster, GError **error)
 static gboolean
 resolve_url (const StgCliSources *s, const gchar *cluster, StgCliTarget *t, GError **error)
 {
-  if (s->url_option != NULL)
-    return set_url (t, s->url_option, "--url", error);
+  if (s->url_options != NULL && s->url_options[0] != NULL)
+    {
+      g_autoptr (GPtrArray) urls = g_ptr_array_new ();
+      for (guint i = 0; s->url_options[i] != NULL; i++)
+        g_ptr_array_add (urls, (gpointer) s->url_options[i]);
+      return set_replicas (t, urls, "--url", error);
+    }
   if (s->env_url != NULL)
     return set_url (t, s->env_url, "STAGGER_URL", error);
   if (cluster != NULL)
@@ -455,6 +475,35 @@ resolve_credentials (const StgCliSources *s, const gchar *cluster, StgCliTarget 
   return credentials_from_file (path, cluster, t, error);
 }
 
+/* ---- the wait for a leader ------------------------------------------------ */
+
+static gboolean
+resolve_leader_wait (const StgCliSources *s, StgCliTarget *t, GError **error)
+{
+  gdouble seconds = s->leader_wait_option;
+  gchar *end = NULL;
+
+  if (seconds < 0 && s->env_leader_wait != NULL)
+    {
+      seconds = g_ascii_strtod (s->env_leader_wait, &end);
+      if (end == s->env_leader_wait || *end != '\0' || !(seconds >= 0))
+        {
+          g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                       "STAGGER_LEADER_WAIT='%s': expected seconds, such as 10 or 0.5",
+                       s->env_leader_wait);
+          return FALSE;
+        }
+    }
+  if (seconds > 3600)
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE,
+                   "a leader wait of %g s is too long: at most 3600", seconds);
+      return FALSE;
+    }
+  t->leader_wait_ms = seconds < 0 ? STG_CLI_DEFAULT_LEADER_WAIT_MS : (guint) (seconds * 1000);
+  return TRUE;
+}
+
 StgCliTarget *
 stg_cli_target_resolve (const StgCliSources *sources, GError **error)
 {
@@ -463,12 +512,12 @@ stg_cli_target_resolve (const StgCliSources *sources, GError **error)
 
   /* A command that names no cluster, with no URL given, uses the clusters
    * file's only cluster. */
-  if (sources->cluster == NULL && sources->url_option == NULL && sources->env_url == NULL &&
-      !sole_cluster (sources, &sole, error))
+  if (sources->cluster == NULL && (sources->url_options == NULL || !sources->url_options[0]) &&
+      sources->env_url == NULL && !sole_cluster (sources, &sole, error))
     return NULL;
   const gchar *cluster = sources->cluster ? sources->cluster : sole;
   if (!resolve_url (sources, cluster, t, error) ||
-      !resolve_credentials (sources, cluster, t, error))
+      !resolve_credentials (sources, cluster, t, error) || !resolve_leader_wait (sources, t, error))
     return NULL;
   if (sources->env_ca_file != NULL)
     {

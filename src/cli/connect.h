@@ -1,13 +1,16 @@
 /* connect.h: where the CLI connects and with which credentials.
  *
- * The URL: --url, else STAGGER_URL, else the cluster's entry in a clusters
- * file (the user's, then the system's), else http://127.0.0.1:8081. A
+ * The URL: --url (given once per replica of a cluster, or once), else
+ * STAGGER_URL, else the cluster's entry in a clusters file (the user's,
+ * then the system's), else http://127.0.0.1:8081. A
  * command that names no cluster takes the only cluster of the first
  * clusters file there is; one that lists several is an error. The
  * credentials: --auth-user USER:PASSWORD (or USER, with the password asked on
  * the terminal), else STAGGER_TOKEN (a Bearer token), else the cluster's
  * entry in the user's credentials file, which must be readable by its
- * owner only. Everything is passed in (StgCliSources), so tests can check
+ * owner only. How long to look for a leading replica through a takeover:
+ * --leader-wait, else STAGGER_LEADER_WAIT (seconds), else
+ * STG_CLI_DEFAULT_LEADER_WAIT_MS. Everything is passed in (StgCliSources), so tests can check
  * the order without touching the real environment. One thread.
  */
 #pragma once
@@ -18,13 +21,18 @@ G_BEGIN_DECLS
 
 #define STG_CLI_DEFAULT_URL "http://127.0.0.1:8081"
 #define STG_CLI_SYSTEM_CONFIG_DIR "/etc/stagger"
+/* Two leases of staggerd's default (5 s): the lock passes within one, and
+ * the new leader starts serving soon after. */
+#define STG_CLI_DEFAULT_LEADER_WAIT_MS 10000
 
 /* Asks for a password; NULL when it cannot (no terminal). */
 typedef gchar *(*StgCliPrompt) (const gchar *question, gpointer data);
 
 typedef struct
 {
-  const gchar *url_option;          /* --url */
+  const gchar *const *url_options;  /* (nullable) --url, once or once per replica */
+  gdouble leader_wait_option;       /* --leader-wait in seconds; negative: not given */
+  const gchar *env_leader_wait;     /* STAGGER_LEADER_WAIT */
   const gchar *user_option;         /* --auth-user */
   const gchar *env_url;             /* STAGGER_URL */
   const gchar *env_token;           /* STAGGER_TOKEN */
@@ -53,7 +61,9 @@ typedef struct
   gchar *credentials_from;  /* (nullable) "--auth-user", "STAGGER_TOKEN", a credentials file */
   gchar *ca_file;       /* (nullable) */
   gchar **replicas;     /* (nullable) the base URLs of a cluster's replicas, when its
-                         * clusters file entry lists several; base_url is the first */
+                         * clusters file entry or --url lists several; base_url is the
+                         * first */
+  guint leader_wait_ms; /* how long to look for a leader through a takeover */
 } StgCliTarget;
 
 void stg_cli_target_free (StgCliTarget *target);

@@ -22,13 +22,17 @@ GQuark stg_http_client_error_quark (void);
 typedef enum
 {
   STG_HTTP_CLIENT_ERROR_FAILED,
-  STG_HTTP_CLIENT_ERROR_INVALID,       /* bad URL or options */
-  STG_HTTP_CLIENT_ERROR_UNREACHABLE,   /* no connection: refused, unknown host, timeout */
-  STG_HTTP_CLIENT_ERROR_TLS,           /* TLS handshake or certificate refused */
-  STG_HTTP_CLIENT_ERROR_AUTH_FAILED,   /* HTTP 401 or 403 */
-  STG_HTTP_CLIENT_ERROR_STATUS,        /* any other status outside 2xx */
-  STG_HTTP_CLIENT_ERROR_BAD_REPLY,     /* not a Thrift binary reply, or too large */
+  STG_HTTP_CLIENT_ERROR_INVALID,     /* bad URL or options */
+  STG_HTTP_CLIENT_ERROR_UNREACHABLE, /* no connection: refused, unknown host, timeout */
+  STG_HTTP_CLIENT_ERROR_TLS,         /* TLS handshake or certificate refused */
+  STG_HTTP_CLIENT_ERROR_AUTH_FAILED, /* HTTP 401 or 403 */
+  STG_HTTP_CLIENT_ERROR_STATUS,      /* any other status outside 2xx */
+  STG_HTTP_CLIENT_ERROR_BAD_REPLY,   /* not a Thrift binary reply, or too large */
+  STG_HTTP_CLIENT_ERROR_NO_LEADER,   /* replicas answer, but none leads (an election) */
 } StgHttpClientError;
+
+/* The header a replica's answers carry: "follower" on a follower's. */
+#define STG_HTTP_CLIENT_REPLICA_HEADER "X-Stagger-Replica"
 
 typedef struct
 {
@@ -73,6 +77,21 @@ GBytes *stg_http_client_transport_get (StgHttpClientTransport *self, const gchar
 /* The URL the transport POSTs to now: the one it was made with, or the
  * leader's once a follower redirected it. */
 const gchar *stg_http_client_transport_url (StgHttpClientTransport *self);
+
+/* The base URLs of a cluster's replicas (NULL: only the endpoint), and
+ * how long (@wait_ms) a request looks for a leader. A request to the
+ * endpoint's base that cannot reach it goes to the next replica, round and
+ * round (a follower redirects it to the leader); one a follower answers
+ * with 503 (no replica leads yet) is made again, at the next replica if
+ * any; for up to @wait_ms (each replica asked once at least), then
+ * STG_HTTP_CLIENT_ERROR_NO_LEADER (a follower answered) or _UNREACHABLE
+ * naming each replica's error. A
+ * request that may have reached a server is made again only when it
+ * cannot change anything (a GET, a Thrift call whose name starts with
+ * get, query or list, or maintenanceStatus). Where the leader answered is
+ * the endpoint from then on. */
+void stg_http_client_transport_set_replicas (StgHttpClientTransport *self,
+                                             const gchar *const *bases, guint wait_ms);
 
 /* POSTs to @url from now on (a leader found by a GET's redirect). */
 void stg_http_client_transport_set_url (StgHttpClientTransport *self, const gchar *url);

@@ -61,7 +61,10 @@ print_help (StgCli *cli, const Group *only)
         fputc ('\n', cli->out);
       }
   fputs ("Global options (before or after the command):\n"
-         "  --url URL                    staggerd's base URL; the API is at URL/api\n"
+         "  --url URL                    staggerd's base URL; the API is at URL/api (once\n"
+         "                               per replica: the CLI finds the leader)\n"
+         "  --leader-wait SECONDS        how long to look for a leading replica through\n"
+         "                               a takeover (default STAGGER_LEADER_WAIT, else 10)\n"
          "  --auth-user USER[:PASSWORD]  authenticate with HTTP Basic (asks for a missing\n"
          "                               password)\n"
          "  --json                       print JSON instead of tables and text\n"
@@ -133,7 +136,8 @@ run (StgCli *cli, int argc, gchar **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new (NULL);
   g_autoptr (GError) error = NULL;
   const GOptionEntry entries[] = {
-    { "url", 0, 0, G_OPTION_ARG_STRING, &cli->url, NULL, NULL },
+    { "url", 0, 0, G_OPTION_ARG_STRING_ARRAY, &cli->urls, NULL, NULL },
+    { "leader-wait", 0, 0, G_OPTION_ARG_DOUBLE, &cli->leader_wait, NULL, NULL },
     { "auth-user", 0, 0, G_OPTION_ARG_STRING, &cli->user, NULL, NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &cli->json, NULL, NULL },
     { "help", 'h', 0, G_OPTION_ARG_NONE, &cli->help, NULL, NULL },
@@ -223,7 +227,7 @@ run (StgCli *cli, int argc, gchar **argv)
 int
 main (int argc, char **argv)
 {
-  StgCli cli = { 0 };
+  StgCli cli = { .leader_wait = -1 };
 
   setlocale (LC_ALL, "");
   g_set_prgname ("stagger");
@@ -235,7 +239,7 @@ main (int argc, char **argv)
 
   int code = run (&cli, argc, argv);
   fflush (cli.out);
-  g_free (cli.url);
+  g_strfreev (cli.urls);
   g_free (cli.user);
   return code;
 }

@@ -9,9 +9,10 @@
 
 #include "daemon/daemon_private.h"
 
-/* A replica not seen for this many leases (and at least this long) is gone. */
-#define GONE_LEASES 3
-#define GONE_MIN_MS 5000
+/* A replica not seen for a lease (it says it is alive every quarter of
+ * one), and at least this long, is gone: a leader that silent has lost
+ * its lock too. */
+#define GONE_MIN_MS 1000
 
 static gboolean
 leading (StgDaemon *d)
@@ -63,6 +64,12 @@ leader_info (StgDaemon *d, StgLeaderInfo *info, GError **error)
   return TRUE;
 }
 
+static gboolean
+replica_gone (const StgReplicaRow *r, gint64 now_ms)
+{
+  return now_ms - r->seen_ms > MAX (r->lease_ms, GONE_MIN_MS);
+}
+
 static void
 add_leader (JsonBuilder *b, const StgLeaderInfo *info)
 {
@@ -103,9 +110,8 @@ static void
 add_replica (JsonBuilder *b, StgDaemon *d, const StgReplicaRow *r, const StgLeaderInfo *leader,
              gint64 now_ms)
 {
-  gint64 gone_ms = MAX (GONE_LEASES * r->lease_ms, GONE_MIN_MS);
   const gchar *role = d->leadership == NULL                        ? "single"
-                      : now_ms - r->seen_ms > gone_ms              ? "gone"
+                      : replica_gone (r, now_ms)                   ? "gone"
                       : g_strcmp0 (r->holder, leader->holder) == 0 ? "leader"
                                                                    : "follower";
 
@@ -163,6 +169,16 @@ stg_daemon_route_cluster (StgHttpRequest *request, StgHttpResponse *response, gp
   json_builder_set_member_name (b, "leader");
   json_builder_begin_object (b);
   add_leader (b, &info);
+  /* The leader named in the database, gone: an election is under way. */
+  gboolean leader_gone = FALSE;
+  for (guint i = 0; i < replicas->len; i++)
+    {
+      const StgReplicaRow *r = g_ptr_array_index (replicas, i);
+      if (d->leadership != NULL && g_strcmp0 (r->holder, info.holder) == 0)
+        leader_gone = replica_gone (r, now_ms);
+    }
+  json_builder_set_member_name (b, "gone");
+  json_builder_add_boolean_value (b, leader_gone);
   json_builder_end_object (b);
   json_builder_set_member_name (b, "replicas");
   json_builder_begin_array (b);
@@ -187,9 +203,12 @@ stg_daemon_route_follower (StgHttpRequest *request, StgHttpResponse *response, g
     return stg_daemon_route_leader (request, response, d);
   if (g_str_equal (path, "/cluster"))
     return stg_daemon_route_cluster (request, response, d);
+  /* Clients that know replicas (the CLI) try again, or another. */
+  stg_http_response_header (response, "X-Stagger-Replica", "follower");
   if (!stg_store_leader (d->store, &info, NULL) || info.url[0] == '\0')
     {
       stg_http_response_text (response, 503, "no replica leads yet; try again\n");
+      stg_http_response_header (response, "Retry-After", "1");
       /* A browser on its way to the new leader asks again by itself. */
       stg_http_response_header (response, "Refresh", "2");
     }
@@ -218,7 +237,9 @@ stg_daemon_follower_why (gpointer daemon)
   StgLeaderInfo info = { 0 };
   gchar *why;
 
-  if (!stg_store_leader (d->store, &info, &error))
+  if (leading (d))
+    why = g_strdup ("this replica is taking the lead; try again in a moment");
+  else if (!stg_store_leader (d->store, &info, &error))
     why = g_strdup_printf ("this replica follows, and cannot tell who leads (%s); try again",
                            error->message);
   else if (info.url[0] == '\0')

@@ -199,24 +199,35 @@ on_recovered (gpointer data)
 
 static gboolean start_core (StgDaemon *d, GError **error);
 
-/* Became the leader: the follower's HTTP server gives way to the full one,
- * on the same port. */
+/* Became the leader: the follower's servers serve the leader's parts
+ * from now on, their listeners never closed. HTTP requests that came
+ * since the lead was won have waited (the hold, switching()); they go on
+ * now. The Thrift port answered with the follower's dispatch meanwhile. */
 static void
 take_over (gpointer data)
 {
   StgDaemon *d = data;
   g_autoptr (GError) error = NULL;
+  /* Borrowed by the Thrift port until start_core gives it the leader's. */
+  g_autoptr (StgDispatch) follower = g_steal_pointer (&d->dispatch);
 
-  d->settings.http_port = stg_http_server_port (d->http);
-  d->settings.thrift_port = stg_tcp_server_port (d->tcp);
-  g_clear_pointer (&d->http, stg_http_server_free);
-  g_clear_pointer (&d->tcp, stg_tcp_server_free);
-  g_clear_pointer (&d->dispatch, stg_dispatch_free);
   if (!start_core (d, &error))
     {
       g_warning ("ha: cannot start leading: %s", error->message);
       step_down (d);
     }
+  stg_http_server_set_hold (d->http, NULL, NULL);
+  stg_http_server_release_held (d->http);
+}
+
+/* The follower's HTTP hold: requests wait from the moment the lead is won
+ * until take_over has put the leader's routes in place. */
+static gboolean
+switching (gpointer data)
+{
+  StgDaemon *d = data;
+
+  return d->leadership != NULL && stg_leadership_leading (d->leadership);
 }
 
 /* The limits of what unfinished requests hold (api/body_buffer.h): one
@@ -277,6 +288,7 @@ start_follower (StgDaemon *d, GError **error)
   if (!start_http (d, error))
     return FALSE;
   stg_http_server_route (d->http, "/", stg_daemon_route_follower, d);
+  stg_http_server_set_hold (d->http, switching, d);
   d->dispatch = stg_dispatch_new (NULL, (gsize) d->settings.max_frame);
   stg_dispatch_refuse_all (d->dispatch, API_RESPONSE_CODE_ERROR_TRANSIENT, d->settings.cluster,
                            stg_daemon_follower_why, d);
@@ -330,7 +342,9 @@ stg_daemon_start (const StgDaemonSettings *settings, GError **error)
     d->settings.advertise_url = g_strdup_printf ("http://%s:%d", d->settings.bind,
                                                  d->settings.http_port);
   d->leadership = stg_leadership_new (d->store, d->holder, d->settings.advertise_url,
-                                      (guint) d->settings.lease_ms, take_over, step_down, d);
+                                      (guint) d->settings.lease_ms,
+                                      d->settings.forget_replicas_s * (gint64) 1000, take_over,
+                                      step_down, d);
   if (stg_leadership_try (d->leadership) ? !start_core (d, error) : !start_follower (d, error))
     goto fail;
   return d;
@@ -496,12 +510,18 @@ start_core (StgDaemon *d, GError **error)
       .access = stg_auth_read_requires_auth (d->auth) ? STG_ACCESS_NONE : STG_ACCESS_READ,
       .why = "the TCP port is read-only when auth is on (use /api over HTTP, or tcp_trusted)",
     };
-  d->tcp = stg_tcp_server_new (d->dispatch, d->settings.bind, (guint16) d->settings.thrift_port,
-                               &options, error);
-  if (d->tcp == NULL)
+  /* A follower taking the lead keeps its listeners: they serve the
+   * leader's parts from here. */
+  if (d->tcp != NULL)
+    stg_tcp_server_serve (d->tcp, d->dispatch, &options.caller);
+  else if ((d->tcp = stg_tcp_server_new (d->dispatch, d->settings.bind,
+                                         (guint16) d->settings.thrift_port, &options, error)) ==
+           NULL)
     return FALSE;
 
-  if (!start_http (d, error))
+  if (d->http != NULL)
+    stg_http_server_clear_routes (d->http);
+  else if (!start_http (d, error))
     return FALSE;
   stg_http_server_route (d->http, "/health", stg_daemon_route_health, d);
   stg_http_server_route (d->http, "/leader", stg_daemon_route_leader, d);

@@ -22,6 +22,7 @@ struct _StgLeadership
   gchar *holder;
   gchar *url;
   guint lease_ms;
+  gint64 forget_ms; /* replicas not seen this long are forgotten */
   StgLeadershipFunc on_lead;
   StgLeadershipFunc on_lost;
   gpointer data;
@@ -44,6 +45,32 @@ say_alive (StgLeadership *l)
   if (!stg_store_replica_seen (l->store, l->holder, l->url, l->lease_ms, l->started_ms,
                                g_get_real_time () / 1000, &error))
     g_debug ("ha: %s", error->message);
+}
+
+/* The leader forgets the replicas gone for longer than forget_ms, each
+ * with a line in the log (what `stagger cluster status` no longer
+ * shows). */
+static void
+forget_gone (StgLeadership *l)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 now_ms = g_get_real_time () / 1000;
+
+  if (stg_store_in_transaction (l->store))
+    return;
+  g_autoptr (GPtrArray) gone = stg_store_forget_replicas (l->store, now_ms - l->forget_ms, &error);
+  if (gone == NULL)
+    {
+      g_debug ("ha: %s", error->message);
+      return;
+    }
+  for (guint i = 0; i < gone->len; i++)
+    {
+      StgReplicaRow *r = gone->pdata[i];
+      g_message ("ha: forgot replica %s at %s: not seen for %" G_GINT64_FORMAT
+                 " s (forget_replicas_secs)",
+                 r->holder, r->url, (now_ms - r->seen_ms) / 1000);
+    }
 }
 
 static void
@@ -118,7 +145,10 @@ tick (gpointer data)
   gint64 epoch = info.epoch;
   stg_leader_info_clear (&info);
   if (ok && epoch == stg_store_epoch (l->store))
-    return G_SOURCE_CONTINUE;
+    {
+      forget_gone (l);
+      return G_SOURCE_CONTINUE;
+    }
   if (ok)
     g_warning ("ha: replica of epoch %" G_GINT64_FORMAT " took over from ours (%" G_GINT64_FORMAT
                "): stepping down", epoch, stg_store_epoch (l->store));
@@ -132,7 +162,8 @@ tick (gpointer data)
 
 StgLeadership *
 stg_leadership_new (StgStore *store, const gchar *holder, const gchar *url, guint lease_ms,
-                    StgLeadershipFunc on_lead, StgLeadershipFunc on_lost, gpointer data)
+                    gint64 forget_ms, StgLeadershipFunc on_lead, StgLeadershipFunc on_lost,
+                    gpointer data)
 {
   StgLeadership *l = g_new0 (StgLeadership, 1);
 
@@ -140,6 +171,7 @@ stg_leadership_new (StgStore *store, const gchar *holder, const gchar *url, guin
   l->holder = g_strdup (holder);
   l->url = g_strdup (url);
   l->lease_ms = lease_ms;
+  l->forget_ms = forget_ms;
   l->on_lead = on_lead;
   l->on_lost = on_lost;
   l->data = data;

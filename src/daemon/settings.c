@@ -101,6 +101,8 @@ static const Setting SETTINGS[] = {
   INT (S, "keep_events_days", keep_events_days, 0, 100000, 30, "days of events kept; 0: all"),
   STRING (S, "advertise_url", advertise_url, NULL, "where other replicas send clients"),
   INT (S, "lease_ms", lease_ms, 400, 600000, 5000, "a silent leader loses the lead after this"),
+  INT (S, "forget_replicas_secs", forget_replicas_s, 1, 366 * 86400, 3600,
+       "a replica not seen this long leaves cluster status"),
   STRING (S, "instance_user", instance_user, NULL, "as root: other roles' instances' user"),
   FLAG (S, "allow_root_instances", allow_root_instances, "instances may run as root"),
   INT (S, "max_ports_per_role", max_ports_per_role, 0, 65535, 0, "0: half the port range"),

@@ -48,6 +48,7 @@ typedef struct
   gboolean sqlite_normal_sync; /* [store] sqlite_synchronous = normal */
   gchar *advertise_url;    /* (nullable) where followers send clients; default http://BIND:PORT */
   gint lease_ms;           /* PostgreSQL: a silent leader loses the lead after this; default 5000 */
+  gint forget_replicas_s;  /* PostgreSQL: a replica not seen this long is forgotten; default 3600 */
   gchar **http_names;      /* (nullable) Host names served besides IPs and localhost */
   gchar **allowed_origins; /* (nullable) web origins besides our own that may call /api */
   gint tcp_backlog;        /* TCP listen queue; default 4096 (capped by somaxconn) */

@@ -8,8 +8,6 @@
 
 #include "store/store_private.h"
 
-#define FORGET_AFTER_MS (3600 * 1000)
-
 void
 stg_replica_row_free (StgReplicaRow *row)
 {
@@ -25,46 +23,32 @@ stg_store_replica_seen (StgStore *store, const gchar *holder, const gchar *url, 
                         gint64 started_ms, gint64 now_ms, GError **error)
 {
   g_return_val_if_fail (store->depth == 0, FALSE);
-  {
-    g_autoptr (StgStmt) st = stg_store_stmt (
-        store,
-        "INSERT INTO stagger_replicas (holder, url, lease_ms, started_ms, seen_ms) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (holder) DO UPDATE SET url = excluded.url, "
-        "lease_ms = excluded.lease_ms, started_ms = excluded.started_ms, "
-        "seen_ms = excluded.seen_ms",
-        error);
-    if (st == NULL)
-      return FALSE;
-    stg_bind_text (st, 1, holder);
-    stg_bind_text (st, 2, url != NULL ? url : "");
-    stg_db_bind_int64 (st, 3, lease_ms);
-    stg_db_bind_int64 (st, 4, started_ms);
-    stg_db_bind_int64 (st, 5, now_ms);
-    if (!stg_store_exec_stmt (store, st, error, "recording this replica"))
-      return FALSE;
-  }
-  g_autoptr (StgStmt) gone = stg_store_stmt (store,
-                                             "DELETE FROM stagger_replicas WHERE seen_ms < ?",
-                                             error);
-  if (gone == NULL)
+  g_autoptr (StgStmt) st = stg_store_stmt (
+      store,
+      "INSERT INTO stagger_replicas (holder, url, lease_ms, started_ms, seen_ms) "
+      "VALUES (?, ?, ?, ?, ?) ON CONFLICT (holder) DO UPDATE SET url = excluded.url, "
+      "lease_ms = excluded.lease_ms, started_ms = excluded.started_ms, "
+      "seen_ms = excluded.seen_ms",
+      error);
+  if (st == NULL)
     return FALSE;
-  stg_db_bind_int64 (gone, 1, now_ms - FORGET_AFTER_MS);
-  return stg_store_exec_stmt (store, gone, error, "forgetting replicas long gone");
+  stg_bind_text (st, 1, holder);
+  stg_bind_text (st, 2, url != NULL ? url : "");
+  stg_db_bind_int64 (st, 3, lease_ms);
+  stg_db_bind_int64 (st, 4, started_ms);
+  stg_db_bind_int64 (st, 5, now_ms);
+  return stg_store_exec_stmt (store, st, error, "recording this replica");
 }
 
-GPtrArray *
-stg_store_list_replicas (StgStore *store, GError **error)
+/* The rows @st gives (holder, url, lease_ms, started_ms, seen_ms), or NULL
+ * with @error (@what failed). */
+static GPtrArray *
+replica_rows (StgStore *store, StgStmt *st, const gchar *what, GError **error)
 {
   g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (
       (GDestroyNotify) stg_replica_row_free);
-  g_autoptr (StgStmt) st = stg_store_stmt (
-      store,
-      "SELECT holder, url, lease_ms, started_ms, seen_ms FROM stagger_replicas ORDER BY holder",
-      error);
   StgDbStep step;
 
-  if (st == NULL)
-    return NULL;
   while ((step = stg_db_step (st)) == STG_DB_ROW)
     {
       StgReplicaRow *row = g_new0 (StgReplicaRow, 1);
@@ -77,10 +61,36 @@ stg_store_list_replicas (StgStore *store, GError **error)
     }
   if (step == STG_DB_FAILED)
     {
-      stg_store_fail (store, error, "listing the replicas");
+      stg_store_fail (store, error, what);
       return NULL;
     }
   return g_steal_pointer (&rows);
+}
+
+GPtrArray *
+stg_store_list_replicas (StgStore *store, GError **error)
+{
+  g_autoptr (StgStmt) st = stg_store_stmt (
+      store,
+      "SELECT holder, url, lease_ms, started_ms, seen_ms FROM stagger_replicas ORDER BY holder",
+      error);
+
+  return st != NULL ? replica_rows (store, st, "listing the replicas", error) : NULL;
+}
+
+GPtrArray *
+stg_store_forget_replicas (StgStore *store, gint64 before_ms, GError **error)
+{
+  g_return_val_if_fail (store->depth == 0, NULL);
+  g_autoptr (StgStmt) st = stg_store_stmt (store,
+                                           "DELETE FROM stagger_replicas WHERE seen_ms < ? "
+                                           "RETURNING holder, url, lease_ms, started_ms, seen_ms",
+                                           error);
+
+  if (st == NULL)
+    return NULL;
+  stg_db_bind_int64 (st, 1, before_ms);
+  return replica_rows (store, st, "forgetting replicas long gone", error);
 }
 
 gchar *

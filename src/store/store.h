@@ -107,13 +107,17 @@ typedef struct
 void stg_replica_row_free (StgReplicaRow *row);
 
 /* Records that @holder (at @url, with @lease_ms, started at @started_ms)
- * is alive at @now_ms, and forgets replicas not seen for an hour. Only
- * outside transactions; moves no commit count. */
+ * is alive at @now_ms. Only outside transactions; moves no commit count. */
 gboolean stg_store_replica_seen (StgStore *store, const gchar *holder, const gchar *url,
                                  gint64 lease_ms, gint64 started_ms, gint64 now_ms, GError **error);
 
 /* The replicas, by name (element-type StgReplicaRow). */
 GPtrArray *stg_store_list_replicas (StgStore *store, GError **error);
+
+/* Forgets the replicas last seen before @before_ms; those it forgot
+ * (element-type StgReplicaRow), or NULL with @error. Only outside
+ * transactions; moves no commit count. */
+GPtrArray *stg_store_forget_replicas (StgStore *store, gint64 before_ms, GError **error);
 
 /* What the store is, for people: "PostgreSQL 15.9, database D on H port
  * P" or "SQLite 3.40.1, /path/stagger.db". Never a password. */

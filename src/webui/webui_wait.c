@@ -1,8 +1,10 @@
 /* webui_wait.c: the long poll that tells a client an update has changed.
  *
- * GET /ui/api/wait?update=ID&since=SEQ&timeout_ms=T answers {"seq": N} as
- * soon as update ID has changed after change number SEQ (at once if it
- * already has), or when T ms (at most MAX_TIMEOUT_MS) have passed. Change
+ * GET /ui/api/wait?update=ID&since=SEQ&timeout_ms=T&run=R answers
+ * {"seq": N, "run": R} as soon as update ID has changed after change
+ * number SEQ (at once if it already has), or when T ms (at most
+ * MAX_TIMEOUT_MS) have passed. R names this process's count: a SEQ of
+ * another (a leader that was replaced) answers at once. Change
  * numbers count every update change the engine committed; the last one of
  * each update is remembered (MAX_KNOWN of them; past that the table starts
  * again from a floor, which can only wake a waiter early, never late). So
@@ -25,6 +27,7 @@ struct _StgWebUiWaits
 {
   gint64 seq;          /* changes seen so far */
   gint64 floor;        /* the change number of every forgotten update */
+  gchar *run;          /* names this count of changes (a random UUID) */
   GHashTable *last;    /* update id -> gint64*: its last change */
   GHashTable *waiters; /* Waiter* set: unanswered polls */
 };
@@ -45,6 +48,7 @@ stg_webui_waits_new (void)
 
   w->last = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   w->waiters = g_hash_table_new (NULL, NULL);
+  w->run = g_uuid_string_random ();
   return w;
 }
 
@@ -75,6 +79,7 @@ stg_webui_waits_free (StgWebUiWaits *w)
     }
   g_hash_table_unref (w->waiters);
   g_hash_table_unref (w->last);
+  g_free (w->run);
   g_free (w);
 }
 
@@ -86,9 +91,9 @@ last_change (StgWebUiWaits *w, const gchar *id)
 }
 
 static gchar *
-answer_text (gint64 seq)
+answer_text (StgWebUiWaits *w, gint64 seq)
 {
-  return g_strdup_printf ("{\"seq\": %" G_GINT64_FORMAT "}\n", seq);
+  return g_strdup_printf ("{\"seq\": %" G_GINT64_FORMAT ", \"run\": \"%s\"}\n", seq, w->run);
 }
 
 /* Sends the answer and ends the stream; the waiter is freed when the
@@ -96,7 +101,7 @@ answer_text (gint64 seq)
 static void
 answer (Waiter *waiter)
 {
-  g_autofree gchar *text = answer_text (last_change (waiter->waits, waiter->id));
+  g_autofree gchar *text = answer_text (waiter->waits, last_change (waiter->waits, waiter->id));
 
   g_hash_table_remove (waiter->waits->waiters, waiter);
   g_clear_handle_id (&waiter->timer, g_source_remove);
@@ -165,6 +170,7 @@ route_wait (StgHttpRequest *request, StgHttpResponse *response, gpointer user_da
   StgWebUi *ui = user_data;
   StgWebUiWaits *w = ui->waits;
   const gchar *id = stg_http_request_query (request, "update");
+  const gchar *run = stg_http_request_query (request, "run");
   gint64 since, timeout_ms;
 
   if (!g_str_equal (stg_http_request_method (request), "GET"))
@@ -188,9 +194,9 @@ route_wait (StgHttpRequest *request, StgHttpResponse *response, gpointer user_da
     }
   stg_http_response_header (response, "Cache-Control", "no-store");
   if (last_change (w, id) > since || timeout_ms == 0 ||
-      g_hash_table_size (w->waiters) >= MAX_WAITERS)
+      (run != NULL && strcmp (run, w->run) != 0) || g_hash_table_size (w->waiters) >= MAX_WAITERS)
     {
-      gchar *text = answer_text (last_change (w, id));
+      gchar *text = answer_text (w, last_change (w, id));
       stg_http_response_set (response, 200, "application/json",
                              g_bytes_new_take (text, strlen (text)));
       return;

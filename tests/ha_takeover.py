@@ -1,0 +1,284 @@
+"""ha_takeover.py: clients through a takeover, three replicas on a real
+PostgreSQL started here.
+
+The leader is killed (SIGKILL) while:
+- the CLI, given all three replicas in a clusters file, runs `job list`
+  in a loop: every call succeeds (the CLI tries the other replicas and
+  waits for the election instead of giving up);
+- `update start --wait` follows an update: it exits with the update's
+  true outcome (ROLLED_FORWARD, 0), finished by the new leader;
+- a probe connects every few milliseconds to the followers' HTTP and
+  Thrift ports: the one that takes the lead never refuses a connection
+  (it keeps its listeners);
+- `stagger cluster status` asked with the dead leader first in the list
+  answers, during the election and after; it shows the dead leader gone
+  within a lease (and a second), then not at all once it has been gone
+  for forget_replicas_secs, which the new leader logs.
+Then, with the leadership lock held by another session after the next
+leader is killed, the CLI waits --leader-wait and says that an election
+is under way; once the lock is free it finds the new leader, given the
+replicas by --url once each.
+Ports 19750-19799.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import stgtest
+
+LEASE_MS = 3000
+FORGET_S = 12
+BOUND_S = 15
+
+
+def wait_leader(replicas):
+    return stgtest.wait_leader(replicas, BOUND_S)
+
+
+def cli(env, *args):
+    return stgtest.run_cli(env, *args)
+
+
+def kill(replica):
+    replica.daemon.proc.send_signal(signal.SIGKILL)
+    replica.daemon.proc.wait()
+
+
+def job_file(tmp, version):
+    path = os.path.join(tmp, "web-%d.json" % version)
+    with open(path, "w") as f:
+        json.dump({"cluster": "ha", "role": "www", "environment": "prod", "name": "web",
+                   "instances": 3, "task": {"argv": ["sleep", "600"],
+                                            "env": {"VERSION": str(version)}},
+                   "update_config": {"batch_size": 1, "watch_secs": 2}}, f)
+    return path
+
+
+def clusters_env(tmp, urls):
+    os.makedirs(os.path.join(tmp, "stagger"), exist_ok=True)
+    with open(os.path.join(tmp, "stagger", "clusters.json"), "w") as f:
+        json.dump({"ha": urls}, f)
+    env = dict(os.environ, XDG_CONFIG_HOME=tmp)
+    env.pop("STAGGER_URL", None)
+    return env
+
+
+class Probe(threading.Thread):
+    """Connects to each port every few milliseconds; counts refusals."""
+
+    def __init__(self, ports):
+        super().__init__(daemon=True)
+        self.ports = ports
+        self.refused = {p: 0 for p in ports}
+        self.tries = 0
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.is_set():
+            for port in self.ports:
+                s = socket.socket()
+                s.settimeout(2)
+                try:
+                    s.connect(("127.0.0.1", port))
+                except ConnectionRefusedError:
+                    self.refused[port] += 1
+                except OSError:
+                    pass
+                finally:
+                    s.close()
+            self.tries += 1
+            time.sleep(0.003)
+
+
+class Loop(threading.Thread):
+    """Runs `stagger job list ha` until told to stop; keeps every failure."""
+
+    def __init__(self, env):
+        super().__init__(daemon=True)
+        self.env = env
+        self.calls = 0
+        self.failures = []
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.is_set():
+            code, out, err = cli(self.env, "job", "list", "ha")
+            self.calls += 1
+            if code != 0 or "ha/www/prod/web" not in out:
+                self.failures.append((code, err.strip()))
+
+
+def takeover(r, replicas, tmp):
+    leader = wait_leader(replicas)
+    followers = [x for x in replicas if x is not leader]
+    # The dead leader first: every client starts where it can no longer be.
+    env = clusters_env(tmp, [leader.url] + [x.url for x in followers])
+    code, out, err = cli(env, "job", "create", "ha/www/prod/web", job_file(tmp, 1))
+    r.check("job create", code == 0, err)
+
+    waiter = subprocess.Popen([stgtest.program("stagger"), "update", "start", "ha/www/prod/web",
+                               job_file(tmp, 2), "--wait"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    stgtest.wait_until(lambda: cli(env, "update", "list", "ha")[1].count(
+        "ROLLING_FORWARD") > 0, timeout=20)
+    loops = [Loop(env) for _ in range(3)]
+    probe = Probe([p for x in followers for p in (x.port, x.thrift_port)])
+    for loop in loops:
+        loop.start()
+    probe.start()
+    time.sleep(0.5)
+    kill(leader)
+    killed = time.monotonic()
+    killed_ms = time.time() * 1000
+
+    # During the election, and after it: cluster status from any replica.
+    status = []
+    while not any(stgtest.health(x.port) == "leader" for x in followers) and \
+            time.monotonic() - killed < BOUND_S:
+        status.append(cli(env, "cluster", "status", "ha"))
+    status.append(cli(env, "cluster", "status", "ha"))
+    failed = [s for s in status if s[0] != 0]
+    r.check("cluster status answers during the election and after", not failed,
+            failed[:2])
+    survivor = wait_leader(followers)
+    r.check("takeover: another replica leads", survivor is not leader)
+
+    def dead_leader_line():
+        code, out, err = cli(env, "cluster", "status", "ha")
+        return next((line for line in out.splitlines() if leader.url in line), "")
+
+    seen = []  # (the answering replica's now_ms, the killed leader's role)
+
+    def dead_leader_gone():
+        code, out, err = cli(env, "--json", "cluster", "status", "ha")
+        status = json.loads(out) if code == 0 else {}
+        for x in status.get("replicas", []):
+            if x["url"] == leader.url:
+                seen.append((status["now_ms"], x["role"]))
+        return seen and seen[-1][1] == "gone"
+
+    gone = stgtest.wait_until(dead_leader_gone, timeout=BOUND_S)
+    r.check("cluster status: the killed leader is gone", gone, seen[-3:])
+    # By the answering replica's clock, not the CLI's latency under load.
+    late = [(t - killed_ms, role) for t, role in seen
+            if t - killed_ms > LEASE_MS + 500 and role != "gone"]
+    r.check("... from a lease after the kill on (and half a second)", not late, late)
+    time.sleep(1.0)
+    for loop in loops:
+        loop.halt.set()
+    probe.halt.set()
+    for loop in loops:
+        loop.join(timeout=120)
+    probe.join(timeout=10)
+
+    calls = sum(loop.calls for loop in loops)
+    failures = [f for loop in loops for f in loop.failures]
+    r.check("CLI loops: calls made across the kill", calls >= 10, calls)
+    r.check("CLI loops: every call succeeded", not failures, (len(failures), failures[:2]))
+    refused = {p: n for p, n in probe.refused.items() if n}
+    r.check("probe: ran often", probe.tries > 50, probe.tries)
+    r.check("probe: the new leader never refused a connection",
+            refused.get(survivor.port, 0) == 0 and refused.get(survivor.thrift_port, 0) == 0,
+            refused)
+
+    try:
+        out, err = waiter.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        waiter.kill()
+        out, err = waiter.communicate()
+    r.check("update start --wait followed the update to ROLLED_FORWARD (exit 0)",
+            waiter.returncode == 0 and "ROLLED_FORWARD" in out, (waiter.returncode, out[-400:],
+                                                                  err[-400:]))
+    code, out, err = cli(env, "update", "list", "ha")
+    r.check("the update did end ROLLED_FORWARD", "ROLLED_FORWARD" in out, out + err)
+
+    forgotten = stgtest.wait_until(lambda: dead_leader_line() == "" and
+                                   cli(env, "cluster", "status", "ha")[0] == 0, timeout=BOUND_S)
+    r.check("cluster status: the killed leader forgotten after forget_replicas_secs",
+            forgotten and time.monotonic() - killed > FORGET_S - 1,
+            (time.monotonic() - killed, dead_leader_line()))
+    r.check("... which the leader logged", "ha: forgot replica" in survivor.daemon.output(),
+            survivor.daemon.output()[-600:])
+
+
+HOLDER = "stg-lock-holder"
+
+
+def hold_lock(pg):
+    """A psql session that takes the leaders' advisory lock (waiting for
+    it): no replica can lead while it lives."""
+    argv = [os.path.join(pg.bindir, "psql"), "-X", "-q", "-At", "-h", pg.dir, "-p", str(pg.port),
+            "-U", "stagger", "-d", "postgres"]
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, text=True,
+                         env=dict(os.environ, PGAPPNAME=HOLDER))
+    p.stdin.write("SELECT pg_advisory_lock(7566183001);\n")
+    p.stdin.flush()
+    return p
+
+
+def lock_held(pg):
+    return pg.sql("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                  "WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = '%s'"
+                  % HOLDER)[0][0] == "1"
+
+
+def election(r, replicas, pg, tmp):
+    alive = [x for x in replicas if x.daemon.alive()]
+    leader = wait_leader(alive)
+    follower = next(x for x in alive if x is not leader)
+    env = clusters_env(tmp, [x.url for x in replicas])
+    holder = hold_lock(pg)
+    try:
+        kill(leader)
+        if not r.check("the lock is held elsewhere",
+                       stgtest.wait_until(lambda: lock_held(pg), timeout=BOUND_S)):
+            return
+        started = time.monotonic()
+        code, out, err = cli(env, "--leader-wait", "1", "job", "list", "ha")
+        r.check("no leader: exit 4 after the wait", code == 4 and time.monotonic() - started < 10,
+                (code, err))
+        r.check("no leader: the message says an election is under way",
+                "election is under way" in err and "Is staggerd running" not in err, err)
+        code, out, err = cli(env, "--leader-wait", "0", "cluster", "status", "ha")
+        r.check("no leader: cluster status still answers", code == 0 and follower.url in out,
+                (code, out, err))
+    finally:
+        holder.stdin.close()
+        try:
+            holder.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            holder.kill()
+            holder.wait()
+    code, out, err = cli(env, "--url", leader.url, "--url", follower.url, "job", "list")
+    r.check("lock free: --url once per replica finds the new leader",
+            code == 0 and "ha/www/prod/web" in out, (code, out, err))
+
+
+def main():
+    r = stgtest.Results("ha_takeover")
+    pg = stgtest.Postgres(range(19750, 19760))
+    replicas = []
+    tmp = tempfile.mkdtemp(prefix="stg-ha-takeover-")
+    try:
+        for low in (19760, 19770, 19780):
+            replicas.append(stgtest.Replica(pg, stgtest.free_port(low, low + 10), LEASE_MS,
+                                            "[staggerd]\nforget_replicas_secs = %d\n" % FORGET_S))
+        r.run("takeover", takeover, r, replicas, tmp)
+        r.run("election", election, r, replicas, pg, tmp)
+    finally:
+        stgtest.stop_replicas(replicas)
+        pg.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return r.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
