@@ -19,7 +19,7 @@ _stagger_commands ()
 
 _stagger_options ()
 {
-  local common="--url --auth-user --json --help"
+  local common="--url --auth-user --leader-wait --json --help"
   case "$1 $2" in
     "update start") echo "$common --message --wait --force" ;;
     "update info"|"update wait") echo "$common --id" ;;
@@ -48,14 +48,14 @@ _stagger ()
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --url|--auth-user|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version|--tail|--name|--min-in-service|--process|-p|--run|--set|-s|--count|--percentage|--duration|--coordinator|--status-key|--timeout|--delete) ((i++)) ;;
+      --url|--auth-user|--leader-wait|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version|--tail|--name|--min-in-service|--process|-p|--run|--set|-s|--count|--percentage|--duration|--coordinator|--status-key|--timeout|--delete) ((i++)) ;;
       -*) ;;
       *) if [[ -z $group ]]; then group="${COMP_WORDS[i]}"; elif [[ -z $command ]]; then command="${COMP_WORDS[i]}"; fi ;;
     esac
   done
   if [[ $cur == -* ]]; then
     if [[ -z $group ]]; then
-      COMPREPLY=($(compgen -W "--url --auth-user --json --help --version" -- "$cur"))
+      COMPREPLY=($(compgen -W "--url --auth-user --leader-wait --json --help --version" -- "$cur"))
     else
       COMPREPLY=($(compgen -W "$(_stagger_options "$group" "$command")" -- "$cur"))
     fi
