@@ -117,7 +117,11 @@ try {
   result.screenshots.push(final);
   // The Plans page lists it.
   await page.evaluate(() => { location.hash = '#/plans'; });
-  await page.waitForSelector('main table tbody tr');
+  // The plan's page has tables too: wait for the list's own row.
+  await page.waitForFunction(() => {
+    const row = document.querySelector('main table tbody tr');
+    return row !== null && row.innerText.startsWith('browser');
+  }, null, { timeout: 15000 }).catch(() => {});
   result.list = await page.evaluate(() => document.querySelector('main table tbody tr').innerText);
   const list = join(shots, 'plans.png');
   await page.screenshot({ path: list, fullPage: true });
