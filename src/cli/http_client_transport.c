@@ -233,12 +233,14 @@ own_base (StgHttpClientTransport *self)
 }
 
 /* Moves the endpoint to @base's /api: where the leader answered. */
+static void set_url (StgHttpClientTransport *self, const gchar *url);
+
 static void
 move_to (StgHttpClientTransport *self, const gchar *base)
 {
   g_autofree gchar *api = g_strconcat (base, "/api", NULL);
 
-  stg_http_client_transport_set_url (self, api);
+  set_url (self, api);
 }
 
 /* The replica to try after the one at @base: the next of the list, round
@@ -668,8 +670,9 @@ stg_http_client_transport_set_replicas (StgHttpClientTransport *self, const gcha
   self->leader_wait_ms = wait_ms;
 }
 
-void
-stg_http_client_transport_set_url (StgHttpClientTransport *self, const gchar *url)
+/* POSTs to @url from now on (a leader found by a GET's redirect). */
+static void
+set_url (StgHttpClientTransport *self, const gchar *url)
 {
   GUri *next = g_uri_parse (url, SOUP_HTTP_URI_FLAGS, NULL);
 

@@ -93,7 +93,5 @@ const gchar *stg_http_client_transport_url (StgHttpClientTransport *self);
 void stg_http_client_transport_set_replicas (StgHttpClientTransport *self,
                                              const gchar *const *bases, guint wait_ms);
 
-/* POSTs to @url from now on (a leader found by a GET's redirect). */
-void stg_http_client_transport_set_url (StgHttpClientTransport *self, const gchar *url);
 
 G_END_DECLS

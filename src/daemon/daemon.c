@@ -209,7 +209,7 @@ take_over (gpointer data)
   StgDaemon *d = data;
   g_autoptr (GError) error = NULL;
   /* Borrowed by the Thrift port until start_core gives it the leader's. */
-  g_autoptr (StgDispatch) follower = g_steal_pointer (&d->dispatch);
+  StgDispatch *follower = g_steal_pointer (&d->dispatch);
 
   if (!start_core (d, &error))
     {
@@ -218,6 +218,7 @@ take_over (gpointer data)
     }
   stg_http_server_set_hold (d->http, NULL, NULL);
   stg_http_server_release_held (d->http);
+  stg_dispatch_free (follower);
 }
 
 /* The follower's HTTP hold: requests wait from the moment the lead is won

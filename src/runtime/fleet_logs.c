@@ -97,8 +97,9 @@ engine_lacks (Engine *e, const gchar *id)
   g_autoptr (GError) error = NULL;
 
   stg_docker_inspect_async (e->docker, id, NULL, on_done, &result);
-  g_autoptr (JsonNode) node = stg_docker_inspect_finish (e->docker, engine_wait (e, &result),
-                                                         &error);
+  JsonNode *node = stg_docker_inspect_finish (e->docker, engine_wait (e, &result), &error);
+
+  g_clear_pointer (&node, json_node_unref);
   return g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_NOT_FOUND);
 }
 
