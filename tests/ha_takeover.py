@@ -159,10 +159,13 @@ def takeover(r, replicas, tmp):
     def dead_leader_gone():
         code, out, err = cli(env, "--json", "cluster", "status", "ha")
         status = json.loads(out) if code == 0 else {}
-        for x in status.get("replicas", []):
-            if x["url"] == leader.url:
-                seen.append((status["now_ms"], x["role"]))
-        return seen and seen[-1][1] == "gone"
+        listed = [x for x in status.get("replicas", []) if x["url"] == leader.url]
+        for x in listed:
+            seen.append((status["now_ms"], x["role"]))
+        # Gone, or already forgotten (a slow CLI on a loaded machine can
+        # miss the window between the two; "late" below still holds it to
+        # being gone within a lease whenever it was listed).
+        return (seen and seen[-1][1] == "gone") or (code == 0 and not listed)
 
     gone = stgtest.wait_until(dead_leader_gone, timeout=BOUND_S)
     r.check("cluster status: the killed leader is gone", gone, seen[-3:])
@@ -204,7 +207,9 @@ def takeover(r, replicas, tmp):
     r.check("cluster status: the killed leader forgotten after forget_replicas_secs",
             forgotten and time.monotonic() - killed > FORGET_S - 1,
             (time.monotonic() - killed, dead_leader_line()))
-    r.check("... which the leader logged", "ha: forgot replica" in survivor.daemon.output(),
+    # The leader then: the survivor, unless a loaded machine moved the lead on.
+    logs = [x.daemon.output() for x in followers if x.daemon.alive()]
+    r.check("... which the leader logged", any("ha: forgot replica" in o for o in logs),
             survivor.daemon.output()[-600:])
 
 
