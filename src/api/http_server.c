@@ -14,13 +14,13 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <glib-unix.h>
 #include <microhttpd.h>
 #include <string.h>
 
 #include "api/body_buffer.h"
 #include "api/http_guard.h"
+#include "api/http_private.h"
 #include "api/http_server.h"
 
 #define HTTP_TOO_LARGE 413
@@ -53,38 +53,11 @@ struct _StgHttpServer
   StgHttpGate gate;
   GDestroyNotify gate_release;
   gpointer gate_data;
-  GHashTable *waiting;       /* StgHttpRequest* set: parked by the gate */
+  GHashTable *waiting;       /* StgHttpRequest* set: parked by the hold, or the gate (gated) */
   StgHttpHold hold;          /* (nullable) */
   gpointer hold_data;
-  GHashTable *held; /* StgHttpRequest* set: parked while hold says so */
   StgBodyBudget own_budget;
   StgBodyBudget *budget;     /* what unfinished bodies hold: own_budget or a shared one */
-};
-
-struct _StgHttpRequest
-{
-  struct MHD_Connection *conn;
-  gchar *method;
-  gchar *path;
-  StgBodyBuffer body;
-  gint64 started;            /* monotonic µs */
-  gboolean too_large;
-  gchar *refused; /* (nullable) why its body found no room (503) */
-  gchar peer[INET6_ADDRSTRLEN];
-  StgHttpServer *server;
-  gboolean gated;            /* the gate has seen it */
-  gpointer pending;          /* (nullable) the gate's handle while it waits */
-};
-
-struct _StgHttpResponse
-{
-  guint status;
-  gchar *content_type;
-  GBytes *body;
-  GPtrArray *headers;        /* name, value, name, value, ... */
-  StgHttpServer *server;
-  struct MHD_Connection *conn;
-  StgHttpStream *stream;     /* (nullable) set by stg_http_response_stream() */
 };
 
 struct _StgHttpStream
@@ -132,6 +105,14 @@ on_timer (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* Lets MHD see resumed connections on the next iteration. */
+static void
+run_soon (StgHttpServer *server)
+{
+  g_clear_handle_id (&server->timer, g_source_remove);
+  server->timer = g_idle_add (on_timer, server);
+}
+
 static gboolean
 on_fd (gint fd, GIOCondition condition, gpointer user_data)
 {
@@ -161,7 +142,6 @@ request_unpark (StgHttpRequest *request)
   StgHttpServer *server = request->server;
 
   g_hash_table_remove (server->waiting, request);
-  g_hash_table_remove (server->held, request);
   if (request->pending != NULL)
     server->gate_release (g_steal_pointer (&request->pending));
 }
@@ -254,9 +234,7 @@ stream_wake (StgHttpStream *st)
     return;
   st->suspended = FALSE;
   MHD_resume_connection (st->conn);
-  /* Let MHD see the resumed connection on the next iteration. */
-  g_clear_handle_id (&st->server->timer, g_source_remove);
-  st->server->timer = g_idle_add (on_timer, st->server);
+  run_soon (st->server);
 }
 
 StgHttpStream *
@@ -462,7 +440,7 @@ on_access (void *cls, struct MHD_Connection *conn, const char *url, const char *
     return simple (conn, MHD_HTTP_SERVICE_UNAVAILABLE, req->refused);
   if (server->hold != NULL && server->hold (server->hold_data))
     {
-      g_hash_table_add (server->held, req);
+      g_hash_table_add (server->waiting, req);
       MHD_suspend_connection (conn);
       return MHD_YES;
     }
@@ -537,7 +515,6 @@ stg_http_server_new (const gchar *address, guint16 port, const StgHttpOptions *o
   server->routes = g_ptr_array_new ();
   server->streams = g_hash_table_new (NULL, NULL);
   server->waiting = g_hash_table_new (NULL, NULL);
-  server->held = g_hash_table_new (NULL, NULL);
   /* One largest body always fits. */
   server->own_budget.max = server->options.max_buffered == 0 ? 0
                          : MAX (server->options.max_buffered, server->options.max_body);
@@ -627,21 +604,13 @@ stg_http_server_free (StgHttpServer *server)
           request_unpark (l->data);
           MHD_resume_connection (((StgHttpRequest *) l->data)->conn);
         }
-      server->hold = NULL;
-      stg_http_server_release_held (server);
       MHD_run (server->daemon);
       MHD_stop_daemon (server->daemon);
     }
-  for (guint i = 0; i < server->routes->len; i++)
-    {
-      Route *r = server->routes->pdata[i];
-      g_free (r->path);
-      g_free (r);
-    }
+  stg_http_server_clear_routes (server);
   g_ptr_array_unref (server->routes);
   g_hash_table_unref (server->streams);
   g_hash_table_unref (server->waiting);
-  g_hash_table_unref (server->held);
   g_free (server->tls_cert_pem);
   g_free (server->tls_key_pem);
   g_free (server);
@@ -688,17 +657,20 @@ stg_http_server_set_hold (StgHttpServer *server, StgHttpHold hold, gpointer data
 void
 stg_http_server_release_held (StgHttpServer *server)
 {
-  g_autoptr (GList) held = g_hash_table_get_keys (server->held);
+  g_autoptr (GList) parked = g_hash_table_get_keys (server->waiting);
+  gboolean resumed = FALSE;
 
-  g_hash_table_remove_all (server->held);
-  for (GList *l = held; l != NULL; l = l->next)
-    MHD_resume_connection (((StgHttpRequest *) l->data)->conn);
-  /* Let MHD see the resumed connections on the next iteration. */
-  if (held != NULL && server->daemon != NULL)
+  for (GList *l = parked; l != NULL; l = l->next)
     {
-      g_clear_handle_id (&server->timer, g_source_remove);
-      server->timer = g_idle_add (on_timer, server);
+      StgHttpRequest *req = l->data;
+      if (req->gated)
+        continue; /* the gate's to let go */
+      g_hash_table_remove (server->waiting, req);
+      MHD_resume_connection (req->conn);
+      resumed = TRUE;
     }
+  if (resumed && server->daemon != NULL)
+    run_soon (server);
 }
 
 void
@@ -719,94 +691,5 @@ stg_http_request_resume (StgHttpRequest *request)
     return;
   request_unpark (request);
   MHD_resume_connection (request->conn);
-  /* Let MHD see the resumed connection on the next iteration. */
-  g_clear_handle_id (&server->timer, g_source_remove);
-  server->timer = g_idle_add (on_timer, server);
-}
-
-const gchar *
-stg_http_request_method (StgHttpRequest *request)
-{
-  return request->method;
-}
-
-const gchar *
-stg_http_request_path (StgHttpRequest *request)
-{
-  return request->path;
-}
-
-const gchar *
-stg_http_request_header (StgHttpRequest *request, const gchar *name)
-{
-  return MHD_lookup_connection_value (request->conn, MHD_HEADER_KIND, name);
-}
-
-const gchar *
-stg_http_request_cookie (StgHttpRequest *request, const gchar *name)
-{
-  return MHD_lookup_connection_value (request->conn, MHD_COOKIE_KIND, name);
-}
-
-const gchar *
-stg_http_request_query (StgHttpRequest *request, const gchar *name)
-{
-  return MHD_lookup_connection_value (request->conn, MHD_GET_ARGUMENT_KIND, name);
-}
-
-static enum MHD_Result
-add_argument (void *data, enum MHD_ValueKind kind G_GNUC_UNUSED, const char *key, const char *value)
-{
-  GString *s = data;
-  g_autofree gchar *k = g_uri_escape_string (key, NULL, FALSE);
-  g_autofree gchar *v = value ? g_uri_escape_string (value, NULL, FALSE) : NULL;
-
-  g_string_append_printf (s, "%s%s%s%s", s->len ? "&" : "", k, v ? "=" : "", v ? v : "");
-  return MHD_YES;
-}
-
-gchar *
-stg_http_request_query_string (StgHttpRequest *request)
-{
-  GString *s = g_string_new (NULL);
-
-  MHD_get_connection_values (request->conn, MHD_GET_ARGUMENT_KIND, add_argument, s);
-  return g_string_free (s, FALSE);
-}
-
-GBytes *
-stg_http_request_body (StgHttpRequest *request)
-{
-  return g_bytes_new (request->body.data, request->body.len);
-}
-
-const gchar *
-stg_http_request_peer (StgHttpRequest *request)
-{
-  return request->peer;
-}
-
-void
-stg_http_response_set (StgHttpResponse *response, guint status, const gchar *content_type,
-                       GBytes *body)
-{
-  response->status = status;
-  g_free (response->content_type);
-  response->content_type = g_strdup (content_type);
-  g_clear_pointer (&response->body, g_bytes_unref);
-  response->body = body;
-}
-
-void
-stg_http_response_text (StgHttpResponse *response, guint status, const gchar *text)
-{
-  stg_http_response_set (response, status, "text/plain; charset=utf-8",
-                         g_bytes_new (text, strlen (text)));
-}
-
-void
-stg_http_response_header (StgHttpResponse *response, const gchar *name, const gchar *value)
-{
-  g_ptr_array_add (response->headers, g_strdup (name));
-  g_ptr_array_add (response->headers, g_strdup (value));
+  run_soon (server);
 }

@@ -15,7 +15,7 @@ libstg_api_a_SOURCES = \
 	src/api/handler_updates.c \
 	src/api/http_api.c src/api/http_api.h \
 	src/api/http_guard.c src/api/http_guard.h \
-	src/api/http_server.c src/api/http_server.h \
+	src/api/http_server.c src/api/http_server.h src/api/http_private.h src/api/http_request.c \
 	src/api/json_protocol.c src/api/json_protocol.h src/api/json_protocol_private.h \
 	src/api/json_context.c src/api/json_reader.c src/api/json_writer.c \
 	src/api/reply_cache.c src/api/reply_cache.h \
