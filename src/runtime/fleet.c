@@ -10,9 +10,8 @@
  *   no container, want != 0 --[start: place, record the run, create
  *            (pull the image first when the host lacks it), start
  *            (on_started)]--> STARTING
- *   no container --[place: no host fits]--> PENDING
- *            (moving off a host that broke its constraints:
- *            stg_fleet_leave_broken, Aurora's words first)
+ *   no container --[place: no host fits (also after
+ *            stg_fleet_leave_broken, Aurora's words first)]--> PENDING
  *   STARTING --[on_health, or fleet_hooks.c once post_update passed:
  *            stg_fleet_healthy]--> RUNNING
  *   STARTING, RUNNING --[an exit seen by fleet_sync.c, a failed check or
@@ -40,9 +39,9 @@
  * Invariants: (1) a run's number and config are in the store before its
  * container is created, so a restarted staggerd finds it by its labels;
  * (2) a slot keeps its host from placement until it is removed, is lost
- * with its host, or starts again with no container while its host drains
- * or on a host that breaks the constraints of the config it is to run
- * (stg_fleet_leave_broken: a constraint tightened, so the update moves it);
+ * with its host, or starts again with no container on a host that drains
+ * or breaks the constraints of the config it is to run (moved:
+ * stg_fleet_leave_broken);
  * (3) a new container starts only once the old one is removed, so a slot
  * never has two. Engine calls are asynchronous; a slot's cancellable
  * (base.cancel) is cancelled only when the slot is freed or lost, and a
@@ -111,11 +110,9 @@ stg_fleet_set_host (Slot *slot, Host *host)
   if (slot->host != NULL)
     slot->host->slots--;
   slot->host = host;
+  g_clear_pointer (&slot->moving, g_free); /* a move ends with any change of host */
   if (host != NULL)
-    {
-      host->slots++;
-      g_clear_pointer (&slot->moving, g_free); /* placed again: it has moved */
-    }
+    host->slots++;
 }
 
 /* The config a slot reports: its container's, else the one it is to run

@@ -111,11 +111,11 @@ stg_fleet_leave_broken (Slot *slot)
 
   if (brief == NULL)
     return FALSE;
-  g_free (slot->moving);
-  slot->moving = g_strdup_printf ("%s (%s), moving off %s", aurora, brief,
-                                  slot->host->config->name);
-  stg_slot_note (&slot->base, slot->moving);
+  g_autofree gchar *moving = g_strdup_printf ("%s (%s), moving off %s", aurora, brief,
+                                              slot->host->config->name);
   stg_fleet_set_host (slot, NULL);
+  slot->moving = g_steal_pointer (&moving);
+  stg_slot_note (&slot->base, slot->moving);
   if (!stg_store_delete_placement (rt->store, slot->base.key.job_id, slot->base.key.instance,
                                    &error))
     g_warning ("fleet: %s", error->message);
