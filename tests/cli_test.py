@@ -198,6 +198,16 @@ def errors(r, cli, tmp, port):
     r.check("a cluster that is not the file's (3)", code == 3, err)
     code, _, err = cli("--url", "http://127.0.0.1:1", "job", "list", url=False)
     r.check("an unreachable daemon (4) says where", code == 4 and "127.0.0.1:1" in err, err)
+    for wait in ("-1", "-5", "4000"):
+        code, _, err = cli("--leader-wait", wait, "job", "list")
+        r.check("--leader-wait %s is a usage error (2) naming it" % wait,
+                code == 2 and "leader wait" in err.replace("-", " "), err)
+    code, out, err = cli("--leader-wait", "0", "job", "list")
+    r.check("--leader-wait 0 still asks the one replica", code == 0, err)
+    bad_env = Cli(port, {"STAGGER_LEADER_WAIT": "soon"})
+    code, _, err = bad_env("job", "list")
+    r.check("a bad STAGGER_LEADER_WAIT is refused, named",
+            code != 0 and "STAGGER_LEADER_WAIT='soon'" in err, err)
     code, _, err = cli("job", "status", "local/www/prod/nothing")
     r.check("no such job (6)", code == 6, err)
     code, _, err = cli("job", "status", "not-a-key")

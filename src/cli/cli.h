@@ -47,7 +47,7 @@ typedef struct
   /* Global options. */
   gchar **urls; /* --url, given once or once per replica */
   gchar *user;
-  gdouble leader_wait; /* --leader-wait in seconds; negative: not given */
+  gdouble leader_wait; /* --leader-wait in seconds; NAN: not given */
   gboolean json;
   gboolean help;
   gboolean version;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -34,7 +35,7 @@ stg_cli_sources_init (StgCliSources *s)
   s->env_token = nonempty (g_getenv ("STAGGER_TOKEN"));
   s->env_ca_file = nonempty (g_getenv ("STAGGER_CA_FILE"));
   s->env_leader_wait = nonempty (g_getenv ("STAGGER_LEADER_WAIT"));
-  s->leader_wait_option = -1;
+  s->leader_wait_option = NAN;
   s->owned_dir = g_build_filename (g_get_user_config_dir (), "stagger", NULL);
   s->user_config_dir = s->owned_dir;
   s->system_config_dir = STG_CLI_SYSTEM_CONFIG_DIR;
@@ -483,7 +484,13 @@ resolve_leader_wait (const StgCliSources *s, StgCliTarget *t, GError **error)
   gdouble seconds = s->leader_wait_option;
   gchar *end = NULL;
 
-  if (seconds < 0 && s->env_leader_wait != NULL)
+  if (!isnan (seconds) && !(seconds >= 0))
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_USAGE,
+                   "--leader-wait %g: expected seconds, 0 or more", seconds);
+      return FALSE;
+    }
+  if (isnan (seconds) && s->env_leader_wait != NULL)
     {
       seconds = g_ascii_strtod (s->env_leader_wait, &end);
       if (end == s->env_leader_wait || *end != '\0' || !(seconds >= 0))
@@ -500,7 +507,7 @@ resolve_leader_wait (const StgCliSources *s, StgCliTarget *t, GError **error)
                    "a leader wait of %g s is too long: at most 3600", seconds);
       return FALSE;
     }
-  t->leader_wait_ms = seconds < 0 ? STG_CLI_DEFAULT_LEADER_WAIT_MS : (guint) (seconds * 1000);
+  t->leader_wait_ms = isnan (seconds) ? STG_CLI_DEFAULT_LEADER_WAIT_MS : (guint) (seconds * 1000);
   return TRUE;
 }
 

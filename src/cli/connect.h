@@ -31,7 +31,7 @@ typedef gchar *(*StgCliPrompt) (const gchar *question, gpointer data);
 typedef struct
 {
   const gchar *const *url_options;  /* (nullable) --url, once or once per replica */
-  gdouble leader_wait_option;       /* --leader-wait in seconds; negative: not given */
+  gdouble leader_wait_option;       /* --leader-wait in seconds; NAN: not given */
   const gchar *env_leader_wait;     /* STAGGER_LEADER_WAIT */
   const gchar *user_option;         /* --auth-user */
   const gchar *env_url;             /* STAGGER_URL */

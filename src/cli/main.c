@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <locale.h>
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -227,7 +228,7 @@ run (StgCli *cli, int argc, gchar **argv)
 int
 main (int argc, char **argv)
 {
-  StgCli cli = { .leader_wait = -1 };
+  StgCli cli = { .leader_wait = NAN };
 
   setlocale (LC_ALL, "");
   g_set_prgname ("stagger");
