@@ -1,7 +1,8 @@
 /* runtime_disk_test.c: Check suite for the local runtime's disk limit,
  * with real processes and a real store: how a sandbox is measured
  * (allocated blocks, a hard link once, no symlink followed), a task that
- * writes past its diskMb fails in Aurora's words and is retried as any
+ * writes past its diskMb fails in Aurora's words (its executor's
+ * executor/common/resource_manager.py, the disk check) and is retried as any
  * failed task, and tasks under their limit or without one keep running.
  * The sandboxes are measured every 200 ms here. No ports.
  */

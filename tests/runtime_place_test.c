@@ -184,7 +184,10 @@ END_TEST
 
 /* A service that comes up healthy and fails soon after, again and again
  * (flapping), waits twice as long each time, as one that never comes up
- * does: not a restart every second without end. */
+ * does: not a restart every second without end. (Aurora: a task that runs
+ * less than -flapping_task_threshold, 5 minutes, before it ends is
+ * flapping and its penalty grows: scheduler/scheduling/SchedulingModule.java,
+ * RescheduleCalculator.getFlappingPenaltyMs.) */
 START_TEST (flapping_service_backs_off_more_each_time)
 {
   g_autoptr (ApiTaskConfig) t = config ("flapping", "{\"command\": \"sleep 0.3; exit 3\"}", "",
