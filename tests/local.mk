@@ -31,6 +31,7 @@ STG_CHECK_SUITES = \
 	tests/runtime_test \
 	tests/runtime_hooks_test \
 	tests/spawn_test \
+	tests/cgroup_test \
 	tests/runtime_sandbox_test \
 	tests/runtime_place_test \
 	tests/runtime_disk_test \
@@ -136,6 +137,10 @@ tests_engine_recover_test_LDADD = $(STG_TEST_LDADD)
 tests_spawn_test_SOURCES = tests/spawn_test.c
 tests_spawn_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_spawn_test_LDADD = $(STG_TEST_LDADD)
+
+tests_cgroup_test_SOURCES = tests/cgroup_test.c
+tests_cgroup_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_cgroup_test_LDADD = $(STG_TEST_LDADD)
 
 tests_runtime_test_SOURCES = tests/runtime_test.c tests/runtime_fixture.c tests/runtime_fixture.h
 tests_runtime_test_CFLAGS = $(STG_TEST_CFLAGS)

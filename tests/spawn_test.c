@@ -254,6 +254,15 @@ START_TEST (failures_say_which_step)
   StgSpawnRequest req3 = { .argv = unknown, .envp = base_env };
   ck_assert (!stg_spawn (&req3, &s, &e3));
   ck_assert (g_error_matches (e3, STG_SPAWN_ERROR, STG_SPAWN_ERROR_NOT_FOUND));
+
+  /* A group it cannot join (here: a file open for reading only). */
+  g_autoptr (GError) e4 = NULL;
+  gint ro = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  StgSpawnRequest req4 = { .argv = sh, .envp = base_env, .join = &ro, .n_join = 1 };
+  ck_assert (!stg_spawn (&req4, &s, &e4));
+  close (ro);
+  ck_assert_str_eq (e4->message,
+                    "cannot run /bin/sh: joining its control group: Bad file descriptor");
 }
 END_TEST
 

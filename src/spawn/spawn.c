@@ -33,6 +33,7 @@ G_DEFINE_QUARK (stg-spawn-error-quark, stg_spawn_error)
 typedef enum
 {
   STEP_FDS = 1,
+  STEP_CGROUP,
   STEP_CWD,
   STEP_LIMITS,
   STEP_IDENTITY,
@@ -328,12 +329,25 @@ child_limits (const StgSpawnRequest *r, gint report)
     }
 }
 
+/* Step 0: joins its control groups, before it does anything else. */
+static void
+child_join (const StgSpawnRequest *r, gint report)
+{
+  gchar pid[24];
+
+  put_number (pid, (long) getpid ());
+  for (guint i = 0; i < r->n_join; i++)
+    if (write (r->join[i], pid, strlen (pid)) < 0)
+      child_fail (report, STEP_CGROUP);
+}
+
 G_GNUC_NORETURN static void
 child_exec (const StgSpawnRequest *r, const Prep *p, const gchar *path, gchar **envp,
             gchar *listen_pid, pid_t parent)
 {
   gint report = p->report[1];
 
+  child_join (r, report);
   child_descriptors (r, p, &report);
   /* Entered as root: the user it becomes may not pass the folders above. */
   if (chdir (r->cwd != NULL ? r->cwd : "/") != 0)
@@ -373,6 +387,9 @@ child_failed (const StgSpawnRequest *r, const gchar *path, const Report *rep, GE
     {
     case STEP_FDS:
       step = g_strdup ("setting up its descriptors: ");
+      break;
+    case STEP_CGROUP:
+      step = g_strdup ("joining its control group: ");
       break;
     case STEP_CWD:
       step = g_strdup_printf ("chdir %s: ", r->cwd != NULL ? r->cwd : "/");

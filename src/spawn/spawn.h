@@ -7,6 +7,8 @@
  * forks or execs (scripts/spawn-check, run by make check, fails when
  * something does). Between the fork and the exec, the child, in order:
  *
+ *   0. joins its control groups (@join: cgroup.procs files, cgroup.h),
+ *      so not one of its instructions runs outside them;
  *   1. takes the default signal mask and dispositions (SIGPIPE included);
  *   2. leads a session, or a process group, of its own (StgSpawnGroup), so
  *      a stop or a timeout reaches everything it started;
@@ -107,6 +109,8 @@ typedef struct
   guint n_limits;
   const gchar *own_dir; /* (nullable) given to @identity once the outputs are open */
   gboolean die_with_parent; /* SIGKILL when the spawning process dies (PR_SET_PDEATHSIG) */
+  const gint *join;         /* (nullable) cgroup.procs files it writes its pid to, first */
+  guint n_join;
 } StgSpawnRequest;
 
 typedef struct

@@ -1,0 +1,282 @@
+/* cgroup_test.c: Check suite for src/spawn/cgroup.c with real processes,
+ * as root: a child spawned into a group is in it from its first
+ * instruction; a memory hog over its limit is killed and counted as an
+ * OOM kill; a busy loop given 0.25 cores is held to about a quarter of a
+ * core (and the quota says it held it back); a fork bomb stops at the pids
+ * limit; a group with processes cannot be removed until they are killed;
+ * a host with no cgroup file system says the limits are not enforced.
+ * Not root, or no cgroup can be made here: the suite is skipped (77), and
+ * says why. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spawn/cgroup.h"
+#include "spawn/spawn.h"
+#include "testutil.h"
+
+static StgCgroups *cg;
+static GPid run_pid; /* the suite's own: tests run in forks of it */
+
+static const gchar *const env[] = { "PATH=/usr/bin:/bin", NULL };
+
+/* A group name of this test run: "test-PID-what". */
+static gchar *
+group_name (const gchar *what)
+{
+  return g_strdup_printf ("test-%d-%s", (gint) run_pid, what);
+}
+
+/* Starts /bin/sh -c @script in group @name; output to a pipe (*@out). */
+static GPid
+start_in (const gchar *name, const gchar *script, gint *out)
+{
+  const gchar *argv[] = { "/bin/sh", "-c", script, NULL };
+  g_autoptr (GError) error = NULL;
+  GArray *join = stg_cgroup_open_procs (cg, name, &error);
+  ck_assert_msg (join != NULL, "%s", error ? error->message : "");
+  StgSpawnRequest req = {
+    .argv = argv,
+    .envp = env,
+    .out = { .to = out != NULL ? STG_SPAWN_PIPE : STG_SPAWN_NULL },
+    .err = { .to = STG_SPAWN_AS_STDOUT },
+    .join = (const gint *) join->data,
+    .n_join = join->len,
+  };
+  StgSpawned s;
+  ck_assert_msg (stg_spawn (&req, &s, &error), "spawn: %s", error ? error->message : "");
+  stg_cgroup_close_procs (join);
+  if (out != NULL)
+    *out = s.out;
+  return s.pid;
+}
+
+static gchar *
+read_all (gint fd)
+{
+  g_autoptr (GString) text = g_string_new (NULL);
+  gchar buf[4096];
+  gssize got;
+
+  while ((got = read (fd, buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR))
+    if (got > 0)
+      g_string_append_len (text, buf, got);
+  close (fd);
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+static void
+make (const gchar *name, const StgCgroupLimits *limits)
+{
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (stg_cgroup_make (cg, name, limits, &error), "%s", error ? error->message : "");
+}
+
+static void
+kill_and_remove (const gchar *name)
+{
+  g_autoptr (GError) error = NULL;
+
+  stg_cgroup_kill (cg, name);
+  for (gint i = 0; i < 200 && !stg_cgroup_remove (cg, name, NULL); i++)
+    g_usleep (10000);
+  ck_assert_msg (stg_cgroup_remove (cg, name, &error), "%s", error ? error->message : "");
+}
+
+START_TEST (child_is_in_its_group_from_the_start)
+{
+  g_autofree gchar *name = group_name ("join");
+  StgCgroupLimits none = { 0 };
+  gint out, status;
+
+  make (name, &none);
+  GPid pid = start_in (name, "cat /proc/self/cgroup", &out);
+  g_autofree gchar *text = read_all (out);
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  /* cat is a child of the shell: what it reports was inherited. */
+  g_autofree gchar *line = g_strdup_printf ("/%s\n", name);
+  ck_assert_msg (strstr (text, line) != NULL, "not in %s: %s", name, text);
+  kill_and_remove (name);
+}
+END_TEST
+
+START_TEST (memory_hog_is_oom_killed)
+{
+  g_autofree gchar *name = group_name ("memory");
+  StgCgroupLimits limits = { .memory = 32 * 1024 * 1024 };
+  StgCgroupUsage u;
+  gint status;
+
+  make (name, &limits);
+  GPid pid = start_in (name,
+                       "exec python3 -c 'import time; x = bytearray(200 << 20); time.sleep(30)'",
+                       NULL);
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  ck_assert_msg (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL, "status %d", status);
+  ck_assert (stg_cgroup_usage (cg, name, &u, NULL));
+  ck_assert_int_ge (u.oom_kills, 1);
+  ck_assert_int_le (u.memory_peak, 33 * 1024 * 1024);
+  kill_and_remove (name);
+}
+END_TEST
+
+START_TEST (cpu_quota_holds_a_busy_loop)
+{
+  g_autofree gchar *name = group_name ("cpu");
+  StgCgroupLimits limits = { .cpus = 0.25 };
+  StgCgroupUsage before, after;
+
+  make (name, &limits);
+  GPid pid = start_in (name, "while :; do :; done", NULL);
+  g_usleep (G_USEC_PER_SEC / 2);
+  ck_assert (stg_cgroup_usage (cg, name, &before, NULL));
+  gint64 t0 = g_get_monotonic_time ();
+  g_usleep (3 * G_USEC_PER_SEC);
+  ck_assert (stg_cgroup_usage (cg, name, &after, NULL));
+  gint64 wall_ns = (g_get_monotonic_time () - t0) * 1000;
+  gdouble cores = (gdouble) (after.cpu_ns - before.cpu_ns) / (gdouble) wall_ns;
+  kill (pid, SIGKILL);
+  waitpid (pid, NULL, 0);
+  /* A quarter, with room for a loaded machine below and for the period's
+   * rounding above; unlimited it would take a whole core when it can. */
+  ck_assert_msg (cores > 0.05 && cores < 0.35, "used %.2f cores", cores);
+  ck_assert_msg (after.throttled_ns > before.throttled_ns, "the quota never held it back");
+  kill_and_remove (name);
+}
+END_TEST
+
+START_TEST (fork_bomb_stops_at_the_pids_limit)
+{
+  g_autofree gchar *name = group_name ("pids");
+  StgCgroupLimits limits = { .pids = 16 };
+  StgCgroupUsage u;
+  gint out, status;
+
+  make (name, &limits);
+  GPid pid = start_in (name,
+                       "n=0; while [ $n -lt 100 ]; do sleep 30 & n=$((n+1)); done 2>/dev/null; "
+                       "wait",
+                       &out);
+  g_autofree gchar *text = NULL;
+  /* Until the count holds still for half a second: the shell gave up. */
+  gint64 last = -1;
+  for (gint still = 0, i = 0; still < 25 && i < 1000; i++)
+    {
+      ck_assert (stg_cgroup_usage (cg, name, &u, NULL));
+      still = u.pids == last ? still + 1 : 0;
+      last = u.pids;
+      g_usleep (20000);
+    }
+  ck_assert_int_le (u.pids, 16);
+  ck_assert_int_ge (u.pids, 15);
+  /* The host still answers: this process can start another. */
+  g_autofree gchar *other = group_name ("other");
+  StgCgroupLimits none = { 0 };
+  make (other, &none);
+  gint other_out;
+  GPid echo = start_in (other, "echo fine", &other_out);
+  g_autofree gchar *fine = read_all (other_out);
+  ck_assert_int_eq (waitpid (echo, &status, 0), echo);
+  ck_assert_str_eq (fine, "fine\n");
+  kill_and_remove (other);
+  ck_assert_uint_ge (stg_cgroup_kill (cg, name), 1);
+  text = read_all (out);
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  kill_and_remove (name);
+}
+END_TEST
+
+START_TEST (busy_group_is_not_removed)
+{
+  g_autofree gchar *name = group_name ("busy");
+  StgCgroupLimits none = { 0 };
+  g_autoptr (GError) error = NULL;
+
+  make (name, &none);
+  GPid pid = start_in (name, "sleep 30", NULL);
+  ck_assert (!stg_cgroup_remove (cg, name, &error));
+  ck_assert_msg (strstr (error->message, "processes remain") != NULL, "%s", error->message);
+  ck_assert_uint_ge (stg_cgroup_kill (cg, name), 1);
+  waitpid (pid, NULL, 0);
+  kill_and_remove (name);
+  /* Gone: removing it again is no error. */
+  ck_assert (stg_cgroup_remove (cg, name, NULL));
+}
+END_TEST
+
+START_TEST (no_cgroup_file_system_says_so)
+{
+  g_autoptr (StgCgroups) none = stg_cgroups_new (NULL, "/nonexistent/");
+  StgCgroupUsage u;
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_int_eq (stg_cgroups_version (none), STG_CGROUP_NONE);
+  ck_assert_msg (strstr (stg_cgroups_describe (none), "not limited") != NULL, "%s",
+                 stg_cgroups_describe (none));
+  ck_assert (!stg_cgroup_usage (none, "x", &u, &error));
+}
+END_TEST
+
+/* After each test, in the suite's process: a failed test's groups go too. */
+static void
+remove_groups (void)
+{
+  static const gchar *const whats[] = { "join", "memory", "cpu", "pids", "other", "busy" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (whats); i++)
+    {
+      g_autofree gchar *name = group_name (whats[i]);
+      stg_cgroup_kill (cg, name);
+      for (gint t = 0; t < 200 && !stg_cgroup_remove (cg, name, NULL); t++)
+        g_usleep (10000);
+    }
+}
+
+static Suite *
+cgroup_suite (void)
+{
+  Suite *s = suite_create ("cgroup");
+  TCase *tc = tcase_create ("limits");
+
+  tcase_set_timeout (tc, 60);
+  tcase_add_unchecked_fixture (tc, NULL, remove_groups);
+  tcase_add_test (tc, child_is_in_its_group_from_the_start);
+  tcase_add_test (tc, memory_hog_is_oom_killed);
+  tcase_add_test (tc, cpu_quota_holds_a_busy_loop);
+  tcase_add_test (tc, fork_bomb_stops_at_the_pids_limit);
+  tcase_add_test (tc, busy_group_is_not_removed);
+  tcase_add_test (tc, no_cgroup_file_system_says_so);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  if (geteuid () != 0)
+    {
+      g_print ("cgroup_test: skipped: control groups are made as root only\n");
+      return 77;
+    }
+  run_pid = getpid ();
+  cg = stg_cgroups_new (NULL, NULL);
+  g_print ("cgroup_test: %s\n", stg_cgroups_describe (cg));
+  if (stg_cgroups_version (cg) == STG_CGROUP_NONE)
+    {
+      stg_cgroups_free (cg);
+      return 77;
+    }
+  gchar *scope = stg_test_scope_begin ();
+  SRunner *sr = srunner_create (cgroup_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  stg_test_scope_end (scope);
+  stg_cgroups_free (cg);
+  return failed == 0 ? 0 : 1;
+}
