@@ -35,6 +35,7 @@ STG_CHECK_SUITES = \
 	tests/runtime_sandbox_test \
 	tests/runtime_place_test \
 	tests/runtime_disk_test \
+	tests/runtime_limits_test \
 	tests/runtime_daemon_test \
 	tests/admin_daemon_test \
 	tests/crash_test \
@@ -162,6 +163,11 @@ tests_runtime_disk_test_SOURCES = tests/runtime_disk_test.c tests/runtime_fixtur
 	tests/runtime_fixture.h
 tests_runtime_disk_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_runtime_disk_test_LDADD = $(STG_TEST_LDADD)
+
+tests_runtime_limits_test_SOURCES = tests/runtime_limits_test.c tests/runtime_fixture.c \
+	tests/runtime_fixture.h
+tests_runtime_limits_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_runtime_limits_test_LDADD = $(STG_TEST_LDADD)
 
 tests_runtime_place_test_SOURCES = tests/runtime_place_test.c tests/runtime_fixture.c \
 	tests/runtime_fixture.h

@@ -424,6 +424,9 @@ start_runtime (StgDaemon *d, GError **error)
       lo.max_ports_per_role = d->settings.max_ports_per_role;
       lo.max_concurrent_starts = (guint) d->settings.max_concurrent_starts;
       lo.disk_interval_ms = (guint) d->settings.disk_interval_s * 1000;
+      lo.cgroup_parent = g_strdup (d->settings.cgroup_parent);
+      lo.cpu_share = d->settings.cpu_share;
+      lo.max_pids = d->settings.max_pids;
       lo.attributes = d->settings.host_attributes ? g_hash_table_ref (d->settings.host_attributes)
                                                   : NULL;
       g_free (lo.thermos_runner), lo.thermos_runner = g_strdup (d->settings.thermos_runner);

@@ -62,6 +62,7 @@ typedef struct
 #define S "staggerd"
 
 static gboolean parse_sync (StgDaemonSettings *settings, const gchar *text, GError **error);
+static gboolean parse_cpu_limit (StgDaemonSettings *settings, const gchar *text, GError **error);
 static gboolean parse_gate_hosts (StgDaemonSettings *settings, const gchar *text, GError **error);
 static gboolean parse_host_attributes (StgDaemonSettings *settings, const gchar *text,
                                        GError **error);
@@ -109,6 +110,13 @@ static const Setting SETTINGS[] = {
   INT (S, "max_concurrent_starts", max_concurrent_starts, 0, 100000, 0, "starting at once; 0: 100"),
   INT (S, "disk_collection_interval_secs", disk_interval_s, 1, 86400, 60,
        "local runtime: how often each sandbox's disk use is measured, against its diskMb"),
+  STRING (S, "cgroup_parent", cgroup_parent, NULL,
+          "local runtime: the control group instances' groups go in; default: \"stagger\" in "
+          "staggerd's own"),
+  PARSED (S, "cpu_limit", parse_cpu_limit, "quota",
+          "local runtime: numCpus as a CFS quota (quota), or as a weight (share)"),
+  INT64 (S, "max_pids", max_pids, 0, 4194304, 4096,
+         "local runtime: processes and threads per instance; 0: not limited"),
   PARSED (S, "host_attributes", parse_host_attributes, NULL,
           "local runtime: this host's attributes for constraints, \"zone=a; dedicated=db\""),
   STRING (S, "tier_config", tier_config, NULL, "task tiers, as Aurora's tiers.json"),
@@ -186,6 +194,19 @@ parse_sync (StgDaemonSettings *settings, const gchar *text, GError **error)
       return FALSE;
     }
   settings->sqlite_normal_sync = g_str_equal (text, "normal");
+  return TRUE;
+}
+
+/* cpu_limit: quota or share. */
+static gboolean
+parse_cpu_limit (StgDaemonSettings *settings, const gchar *text, GError **error)
+{
+  if (!g_str_equal (text, "quota") && !g_str_equal (text, "share"))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "say quota or share");
+      return FALSE;
+    }
+  settings->cpu_share = g_str_equal (text, "share");
   return TRUE;
 }
 

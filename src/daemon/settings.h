@@ -65,6 +65,9 @@ typedef struct
   gint max_ports_per_role;       /* local runtime: ports one role may keep; 0: half the range */
   gint max_concurrent_starts;    /* local runtime: instances starting at once; 0: 100 */
   gint disk_interval_s;          /* local runtime: how often sandboxes are measured; default 60 */
+  gchar *cgroup_parent;          /* (nullable) local runtime: where instances' groups go */
+  gboolean cpu_share;            /* local runtime: numCpus as a weight, not a CFS quota */
+  gint64 max_pids;               /* local runtime: processes per instance; default 4096, 0: none */
   GHashTable *host_attributes;   /* (nullable) local runtime: this host's attributes, name ->
                                     value, for constraints */
   gchar **gate_hosts;            /* (nullable) [gates] allowed_hosts: where HTTP gates may go,

@@ -50,6 +50,7 @@ stg_local_options_clear (StgLocalOptions *o)
   g_clear_pointer (&o->role_users, g_hash_table_unref);
   g_clear_pointer (&o->default_user, stg_identity_free);
   g_clear_pointer (&o->attributes, g_hash_table_unref);
+  g_clear_pointer (&o->cgroup_parent, g_free);
 }
 
 /* ---- slots ------------------------------------------------------------------- */
@@ -618,6 +619,7 @@ local_free (StgRuntime *base)
   g_clear_handle_id (&rt->log_timer, g_source_remove);
   stg_local_disk_stop (rt);
   g_clear_pointer (&rt->slots, stg_slots_free);
+  stg_local_limits_close (rt);
   g_queue_clear (&rt->waiting);
   g_clear_pointer (&rt->specs, stg_spec_cache_free);
   g_free (rt->mark_dir);
@@ -694,6 +696,9 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->options.health_counts = options->health_counts;
   rt->options.disk_interval_ms = options->disk_interval_ms > 0 ? options->disk_interval_ms
                                                                : STG_LOCAL_DISK_INTERVAL_MS;
+  rt->options.cgroup_parent = g_strdup (options->cgroup_parent);
+  rt->options.cpu_share = options->cpu_share;
+  rt->options.max_pids = options->max_pids;
   /* Health checks go straight to this host: no proxy lookups. */
   rt->session = soup_session_new_with_options ("max-conns", 4096, "max-conns-per-host", 4,
                                                "proxy-resolver", NULL, NULL);
@@ -707,6 +712,7 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->slots = stg_slots_new (&rt->base, store, clock, &local_slot_class);
   rt->log_timer = g_timeout_add_seconds (LOG_TRIM_S, on_log_timer, rt);
   stg_local_disk_start (rt);
+  stg_local_limits_open (rt);
   return &rt->base;
 }
 

@@ -40,6 +40,10 @@ typedef struct
                                    * constraints are judged against ("host" is its name) */
   guint disk_interval_ms;         /* how often the sandboxes of tasks that reserve disk are
                                    * measured; 0: STG_LOCAL_DISK_INTERVAL_MS */
+  gchar *cgroup_parent;           /* (nullable) the control group runs' groups go in; NULL:
+                                   * "stagger" in staggerd's own (local_limits.c) */
+  gboolean cpu_share;             /* numCpus as a CPU weight rather than a quota */
+  gint64 max_pids;                /* processes and threads per run; 0: not limited */
 } StgLocalOptions;
 
 /* Thermos's disk collection interval: 60 s. */

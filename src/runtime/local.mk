@@ -11,7 +11,7 @@ libstg_runtime_a_SOURCES = \
 	src/runtime/health.c src/runtime/health.h \
 	src/runtime/host_guard.c src/runtime/host_guard.h \
 	src/runtime/local.c src/runtime/local.h src/runtime/local_private.h \
-	src/runtime/local_disk.c src/runtime/local_place.c \
+	src/runtime/local_disk.c src/runtime/local_limits.c src/runtime/local_place.c \
 	src/runtime/notify.c src/runtime/notify.h src/runtime/notify_options.c \
 	src/runtime/ports.c \
 	src/runtime/run.c src/runtime/run_launch.c \

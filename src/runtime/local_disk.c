@@ -37,28 +37,15 @@ disk_sample_free (gpointer data)
   g_free (s);
 }
 
-/* The disk @run's task reserves in bytes (an AuroraExecutor task's
- * resources.disk, else diskMb MiB); 0: it is not limited. */
+/* The disk @run's task reserves in bytes; 0: it is not limited. */
 static gint64
 disk_reserved (const Run *run)
 {
-  const ApiTaskConfig *config = run->task->config;
-  GHashTableIter it;
-  gpointer key;
-  gint64 mb = 0;
+  gdouble cpus;
+  gint64 ram, disk;
 
-  if (run->task->thermos != NULL && run->task->thermos->task.disk > 0)
-    return run->task->thermos->task.disk;
-  if (!config->__isset_resources || config->resources == NULL)
-    return 0;
-  g_hash_table_iter_init (&it, config->resources);
-  while (g_hash_table_iter_next (&it, &key, NULL))
-    {
-      const ApiResource *r = key;
-      if (r->__isset_diskMb)
-        mb = MAX (mb, r->diskMb);
-    }
-  return mb * 1024 * 1024;
+  stg_local_reserved (run, &cpus, &ram, &disk);
+  return disk;
 }
 
 /* Worker thread: walks the sandbox of the task's DiskSample. */

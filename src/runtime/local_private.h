@@ -58,6 +58,7 @@
 #include "runtime/health.h"
 #include "runtime/local.h"
 #include "runtime/slot.h"
+#include "spawn/cgroup.h"
 #include "spawn/spawn.h"
 #include "runtime/spec_cache.h"
 #include "store/store.h"
@@ -114,6 +115,7 @@ struct _Run
   gboolean end_success;      /* ... and how that first process ended */
   gchar *end_how;
   gchar *sandbox;
+  gchar *cgroup; /* (nullable) its control group's name (local_limits.c) */
 };
 
 struct _Slot
@@ -155,6 +157,10 @@ struct _StgLocalRuntime
   GHashTable *disk_busy;     /* ... sandbox paths queued or being walked: one walk each */
   guint disk_walks;          /* ... walks under way */
   GCancellable *disk_cancel; /* ... cancelled when the runtime goes */
+  StgCgroups *cgroups;       /* runs' limits (local_limits.c) */
+  gchar *cgroup_prefix;      /* ... the data folder's, in its runs' group names */
+  GPtrArray *cgroup_sweep;   /* ... names of groups to remove once their processes end */
+  guint cgroup_sweep_timer;
 };
 
 /* Runs that may be starting at once (spawned, not yet healthy), unless
@@ -212,6 +218,34 @@ void stg_local_disk_start (StgLocalRuntime *rt);
 
 /* Stops sampling: walks under way are cancelled and their ends ignored. */
 void stg_local_disk_stop (StgLocalRuntime *rt);
+
+/* ---- limits (local_limits.c) ------------------------------------------------- */
+
+/* The resources @run's task reserves: cores, bytes of RAM and of disk
+ * (an AuroraExecutor task's resources, else numCpus, ramMb, diskMb); 0:
+ * none reserved. */
+void stg_local_reserved (const Run *run, gdouble *cpus, gint64 *ram, gint64 *disk);
+
+/* Finds where runs' groups go (options.cgroup_parent) and says so once. */
+void stg_local_limits_open (StgLocalRuntime *rt);
+
+/* Forgets the groups (they and their processes stay: a restart adopts them). */
+void stg_local_limits_close (StgLocalRuntime *rt);
+
+/* Why runs are not limited on this host, or NULL when they are. */
+const gchar *stg_local_limits_unenforced (StgLocalRuntime *rt);
+
+/* The name of run @run_id's control group. */
+gchar *stg_local_cgroup_name (Slot *slot, gint64 run_id);
+
+/* Makes @run's group with its task's limits (run->cgroup), and returns its
+ * cgroup.procs files for the spawn to join (empty when groups cannot be
+ * made here; the caller closes them: stg_cgroup_close_procs). */
+GArray *stg_local_limits_join (Run *run, GError **error);
+
+/* @run is gone: why, when the memory limit killed it ("exceeded its 64 MiB
+ * of RAM (OOM kill)"), else NULL; its group is emptied and removed. */
+gchar *stg_local_limits_end (Run *run);
 
 /* ---- constraints (local_place.c) -------------------------------------------- */
 

@@ -440,6 +440,7 @@ stg_run_free (Run *run)
   g_free (run->target.cwd);
   g_free (run->target.snooze_file);
   g_free (run->sandbox);
+  g_free (run->cgroup);
   g_free (run);
 }
 
@@ -498,8 +499,9 @@ run_settle (Run *run, gboolean success, const gchar *how)
   Slot *slot = run->slot;
   gboolean was_next = slot->next == run;
   StopReason reason = run->stopping;
+  g_autofree gchar *oom = stg_local_limits_end (run);
   g_autofree gchar *message = g_strdup_printf ("run %" G_GINT64_FORMAT " (pid %d) %s", run->id,
-                                               (int) run->pid, how);
+                                               (int) run->pid, oom ? oom : how);
 
   g_clear_handle_id (&run->kill_timer, g_source_remove);
   g_clear_pointer (&run->health, stg_health_free);
@@ -689,11 +691,12 @@ stg_run_start (Slot *slot, const StgTaskSpec *spec, gboolean beside, gboolean fr
   launch_watch (run, &l, beside);
   stg_launch_clear (&l); /* the child holds the probe socket now */
 
-  g_autofree gchar *m = beside
-      ? g_strdup_printf ("started version %d beside version %d (pid %d, run %" G_GINT64_FORMAT ")",
-                         run->version, alt, (int) run->pid, run->id)
-      : g_strdup_printf ("started version %d (pid %d, run %" G_GINT64_FORMAT ")", run->version,
-                         (int) run->pid, run->id);
+  const gchar *unlimited = stg_local_limits_unenforced (rt);
+  g_autofree gchar *with = beside ? g_strdup_printf (" beside version %d", alt) : g_strdup ("");
+  g_autofree gchar *m = g_strdup_printf ("started version %d%s (pid %d, run %" G_GINT64_FORMAT
+                                         ")%s%s",
+                                         run->version, with, (int) run->pid, run->id,
+                                         unlimited ? "; " : "", unlimited ? unlimited : "");
   stg_slot_set_phase (&slot->base, STG_TASK_STARTING, spec->config_id, API_SCHEDULE_STATUS_STARTING,
                       m);
   return run;
@@ -743,6 +746,8 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
   g_autofree gchar *root = stg_local_slot_root (slot);
   g_autofree gchar *seq = g_strdup_printf ("%" G_GINT64_FORMAT, run->id);
   run->sandbox = g_build_filename (root, seq, NULL);
+  if (stg_local_limits_unenforced (rt) == NULL)
+    run->cgroup = stg_local_cgroup_name (slot, run->id); /* still holding it, limits and all */
   slot->run = run;
   slot->base.run_id = MAX (slot->base.run_id, row->run_id);
 

@@ -198,6 +198,9 @@ stg_launch_spawn (Run *run, Launch *l, GError **error)
   g_autofree gchar *err = g_build_filename (run->sandbox, "stderr", NULL);
   if (l->task_fd >= 0)
     g_array_append_val (l->fds, l->task_fd); /* 3, since a runner takes no socket */
+  GArray *join = stg_local_limits_join (run, error);
+  if (join == NULL)
+    return FALSE;
   StgSpawnRequest req = {
     .argv = (const gchar *const *) l->argv->pdata,
     .envp = (const gchar *const *) l->env,
@@ -211,9 +214,13 @@ stg_launch_spawn (Run *run, Launch *l, GError **error)
     .listen_fds = l->task_fd < 0,
     .fd_names = l->fd_names,
     .own_dir = run->sandbox,
+    .join = (const gint *) join->data,
+    .n_join = join->len,
   };
   StgSpawned spawned;
-  if (!stg_spawn (&req, &spawned, error))
+  gboolean ok = stg_spawn (&req, &spawned, error);
+  stg_cgroup_close_procs (join);
+  if (!ok)
     return FALSE;
   run->pid = spawned.pid;
   run->pid_start = spawned.start_time;

@@ -1,0 +1,142 @@
+/* runtime_limits_test.c: Check suite for the local runtime's limits on
+ * memory and CPU (local_limits.c), as root, with real processes and a
+ * real store: a task over its ramMb is killed by the memory limit and
+ * says so ("exceeded its 32 MiB of RAM (OOM kill)"), counted as a failure;
+ * a busy task of 0.25 cores is held to about a quarter of a core; a run's
+ * control group goes with it. Not root, or no cgroup here: skipped (77),
+ * saying why. No ports.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime_fixture.h"
+#include "spawn/cgroup.h"
+
+static void
+setup (void)
+{
+  stg_rt_setup ();
+  make_runtime (30000, 30999);
+}
+
+/* A config of job www/prod/@name running @command with @cpus cores and
+ * @ram_mb MiB, failing at most once. */
+static ApiTaskConfig *
+limited_config (const gchar *name, const gchar *command, gdouble cpus, gint64 ram_mb)
+{
+  g_autofree gchar *data = g_strdup_printf ("{\"command\": \"%s\"}", command);
+  ApiTaskConfig *t = config (name, data, "", FALSE);
+
+  g_hash_table_add (t->resources, g_object_new (API_TYPE_RESOURCE, "numCpus", cpus, NULL));
+  g_hash_table_add (t->resources, g_object_new (API_TYPE_RESOURCE, "ramMb", ram_mb, NULL));
+  g_object_set (t, "maxTaskFailures", 1, NULL);
+  return t;
+}
+
+/* Clock ticks of CPU @pid used (user and system), from /proc. */
+static gint64
+cpu_ticks (gint pid)
+{
+  g_autofree gchar *path = g_strdup_printf ("/proc/%d/stat", pid);
+  g_autofree gchar *text = NULL;
+
+  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
+  g_auto (GStrv) f = g_strsplit (strrchr (text, ')') + 2, " ", -1);
+  /* After the name: state is field 3, utime 14 and stime 15. */
+  return g_ascii_strtoll (f[11], NULL, 10) + g_ascii_strtoll (f[12], NULL, 10);
+}
+
+START_TEST (over_its_memory_is_oom_killed)
+{
+  g_autoptr (ApiTaskConfig) t =
+      limited_config ("hog",
+                      "exec python3 -c 'import time; x = bytearray(100 << 20); time.sleep(60)'",
+                      1.0, 32);
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_FAILED, c, 1, 20000);
+  StgTaskObservation o = observe (job, 0);
+  ck_assert_msg (o.cause != NULL && strstr (o.cause, "exceeded its 32 MiB of RAM (OOM kill)"),
+                 "cause: %s", o.cause);
+}
+END_TEST
+
+START_TEST (busy_task_is_held_to_its_cores)
+{
+  g_autoptr (ApiTaskConfig) t = limited_config ("spin", "while :; do :; done", 0.25, 64);
+  gint64 c;
+  gint64 job = make_job (t, 1, &c);
+
+  apply (job, 0, c);
+  wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
+  gint pid = pid_of (job, 0);
+  spin (500);
+  gint64 before = cpu_ticks (pid), t0 = g_get_monotonic_time ();
+  spin (3000);
+  gint64 used = cpu_ticks (pid) - before;
+  gdouble wall = (gdouble) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  gdouble cores = (gdouble) used / (gdouble) sysconf (_SC_CLK_TCK) / wall;
+  /* A quarter, with room for a loaded machine below and for the period's
+   * rounding above; unlimited it would take a whole core when it can. */
+  ck_assert_msg (cores > 0.05 && cores < 0.35, "used %.2f cores", cores);
+
+  /* Its group goes with it. */
+  g_autofree gchar *line = NULL;
+  g_autofree gchar *path = g_strdup_printf ("/proc/%d/cgroup", pid);
+  g_autofree gchar *text = NULL;
+  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (gchar **l = lines; *l != NULL && line == NULL; l++)
+    if (strstr (*l, ":pids:") != NULL || g_str_has_prefix (*l, "0::"))
+      line = g_strdup (strrchr (*l, ':') + 1);
+  ck_assert_msg (line != NULL && strstr (line, "/stagger/") != NULL, "in %s", text);
+  g_autoptr (GError) error = NULL;
+  ck_assert (stg_runtime_kill (fx.rt, job, 0, &error));
+  for (gint i = 0; i < 100 && kill (pid, 0) == 0; i++)
+    spin (50);
+  spin (500);
+  g_autofree gchar *dir = g_build_filename ("/sys/fs/cgroup/pids", line, NULL);
+  g_autofree gchar *v2dir = g_build_filename ("/sys/fs/cgroup", line, NULL);
+  ck_assert_msg (!g_file_test (dir, G_FILE_TEST_EXISTS) && !g_file_test (v2dir, G_FILE_TEST_EXISTS),
+                 "%s is still there", line);
+}
+END_TEST
+
+static Suite *
+runtime_limits_suite (void)
+{
+  Suite *s = suite_create ("runtime_limits");
+  TCase *tc = tcase_create ("limits");
+
+  tcase_set_timeout (tc, 60);
+  tcase_add_checked_fixture (tc, setup, stg_rt_teardown);
+  tcase_add_test (tc, over_its_memory_is_oom_killed);
+  tcase_add_test (tc, busy_task_is_held_to_its_cores);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  g_autoptr (StgCgroups) cg = geteuid () == 0 ? stg_cgroups_new (NULL, NULL) : NULL;
+
+  if (cg == NULL || stg_cgroups_version (cg) == STG_CGROUP_NONE)
+    {
+      g_print ("runtime_limits_test: skipped: %s\n",
+               cg ? stg_cgroups_describe (cg) : "control groups are made as root only");
+      return 77;
+    }
+  gchar *scope = stg_test_scope_begin ();
+  SRunner *sr = srunner_create (runtime_limits_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  stg_test_scope_end (scope);
+  return failed == 0 ? 0 : 1;
+}
