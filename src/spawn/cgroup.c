@@ -1,7 +1,8 @@
 /* cgroup.c: StgCgroups, groups that hold instances to their resources.
  *
  * Where: /proc/self/mountinfo names the cgroup file systems, and
- * /proc/self/cgroup the group staggerd is in within each. A v2 hierarchy
+ * /proc/self/cgroup the group staggerd is in within each (tests give
+ * files of their own). A v2 hierarchy
  * is used when the group the base goes in offers memory, cpu and pids
  * (cgroup.controllers); each group from there down to the base then hands
  * them on (cgroup.subtree_control), which v2 allows only to a group with
@@ -160,16 +161,17 @@ mount_clear (gpointer data)
   g_free (m->options);
 }
 
-/* The cgroup mounts of /proc/self/mountinfo ("36 35 0:31 / /sys/fs/cgroup/memory
- * rw - cgroup cgroup rw,memory"), below @root when given. */
+/* The cgroup mounts of @proc's mountinfo ("36 35 0:31 / /sys/fs/cgroup/memory
+ * rw - cgroup cgroup rw,memory"). */
 static GArray *
-read_mounts (const gchar *root)
+read_mounts (const gchar *proc)
 {
   GArray *mounts = g_array_new (FALSE, TRUE, sizeof (Mount));
+  g_autofree gchar *path = g_build_filename (proc, "mountinfo", NULL);
   g_autofree gchar *text = NULL;
 
   g_array_set_clear_func (mounts, mount_clear);
-  if (!g_file_get_contents ("/proc/self/mountinfo", &text, NULL, NULL))
+  if (!g_file_get_contents (path, &text, NULL, NULL))
     return mounts;
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   for (gchar **l = lines; *l != NULL; l++)
@@ -184,8 +186,6 @@ read_mounts (const gchar *root)
       gboolean v2 = strcmp (right[0], "cgroup2") == 0;
       if (!v2 && strcmp (right[0], "cgroup") != 0)
         continue;
-      if (root != NULL && !g_str_has_prefix (left[4], root))
-        continue;
       Mount m = { g_strdup (left[4]), g_strdup (left[3]), g_strdup (right[2]), v2 };
       g_array_append_val (mounts, m);
     }
@@ -193,13 +193,14 @@ read_mounts (const gchar *root)
 }
 
 /* The group this process is in within the hierarchy of @controller ("" for
- * v2), from /proc/self/cgroup ("4:memory:/a/b", "0::/a"); NULL if none. */
+ * v2), from @proc's cgroup ("4:memory:/a/b", "0::/a"); NULL if none. */
 static gchar *
-own_group (const gchar *controller)
+own_group (const gchar *proc, const gchar *controller)
 {
+  g_autofree gchar *path = g_build_filename (proc, "cgroup", NULL);
   g_autofree gchar *text = NULL;
 
-  if (!g_file_get_contents ("/proc/self/cgroup", &text, NULL, NULL))
+  if (!g_file_get_contents (path, &text, NULL, NULL))
     return NULL;
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   for (gchar **l = lines; *l != NULL; l++)
@@ -308,7 +309,7 @@ v2_open (StgCgroups *cg, const Mount *m, const gchar *base, const gchar *own, GE
 /* ---- v1 ------------------------------------------------------------------------ */
 
 static gboolean
-v1_open (StgCgroups *cg, GArray *mounts, const gchar *base, GError **error)
+v1_open (StgCgroups *cg, const gchar *proc, GArray *mounts, const gchar *base, GError **error)
 {
   g_autoptr (GString) text = g_string_new ("cgroup v1:");
   g_autoptr (GString) missing = g_string_new (NULL);
@@ -319,7 +320,7 @@ v1_open (StgCgroups *cg, GArray *mounts, const gchar *base, GError **error)
         const Mount *m = &g_array_index (mounts, Mount, i);
         if (m->v2 || !has_word (m->options, controller_names[c], ","))
           continue;
-        g_autofree gchar *own = own_group (controller_names[c]);
+        g_autofree gchar *own = own_group (proc, controller_names[c]);
         g_autofree gchar *group = base_group (base, own);
         g_autofree gchar *dir = group_dir (m, group);
         if (!make_dir (dir, TRUE, error))
@@ -347,12 +348,13 @@ v1_open (StgCgroups *cg, GArray *mounts, const gchar *base, GError **error)
 /* ---- the groups ---------------------------------------------------------------- */
 
 StgCgroups *
-stg_cgroups_new (const gchar *base, const gchar *root)
+stg_cgroups_new (const gchar *base, const gchar *proc)
 {
   StgCgroups *cg = g_new0 (StgCgroups, 1);
-  g_autoptr (GArray) mounts = read_mounts (root);
+  const gchar *from = proc != NULL ? proc : "/proc/self";
+  g_autoptr (GArray) mounts = read_mounts (from);
   g_autoptr (GError) v2_error = NULL, v1_error = NULL;
-  g_autofree gchar *own = own_group ("");
+  g_autofree gchar *own = own_group (from, "");
 
   for (guint i = 0; i < mounts->len; i++)
     {
@@ -361,7 +363,7 @@ stg_cgroups_new (const gchar *base, const gchar *root)
       if (m->v2 && v2_error == NULL && v2_open (cg, m, group, own, &v2_error))
         return cg;
     }
-  if (v1_open (cg, mounts, base, &v1_error))
+  if (v1_open (cg, from, mounts, base, &v1_error))
     return cg;
   for (guint c = 0; c < N_CONTROLLERS; c++)
     g_clear_pointer (&cg->base[c], g_free);

@@ -7,9 +7,9 @@
  * controllers can be had from one unified hierarchy, else cgroup v1 with
  * one hierarchy per controller (hybrid hosts mount both; this takes v2
  * only when its controllers are there). Groups are made below a base:
- * the one given, or staggerd's own group (where systemd's Delegate=yes
- * puts it), in which staggerd's own process moves to a leaf "daemon"
- * under v2 so its controllers may be handed down.
+ * the one given, or "stagger" in staggerd's own group (which systemd's
+ * Delegate=yes hands it), out of which staggerd's own process moves to a
+ * leaf "daemon" under v2 so its controllers may be handed down.
  *
  * A process joins a group by writing its own pid into the group's
  * cgroup.procs files before it execs (stg_cgroup_open_procs gives the
@@ -52,12 +52,12 @@ typedef struct
 } StgCgroupUsage;
 
 /* Finds where groups can be made, below @base (a path inside the
- * hierarchy, "/stagger"; NULL: staggerd's own group), and makes the base
- * ready. Never fails: a host where no group can be made gives a
- * StgCgroups of version STG_CGROUP_NONE whose stg_cgroups_describe()
- * says why. @root is where cgroup file systems are looked for in
- * /proc/self/mountinfo (NULL: anywhere). */
-StgCgroups *stg_cgroups_new (const gchar *base, const gchar *root);
+ * hierarchy, "/stagger"; NULL: "stagger" in staggerd's own group), and
+ * makes the base ready. Never fails: a host where no group can be made
+ * gives a StgCgroups of version STG_CGROUP_NONE whose
+ * stg_cgroups_describe() says why. @proc: the folder holding the
+ * "mountinfo" and "cgroup" files to read (NULL: /proc/self). */
+StgCgroups *stg_cgroups_new (const gchar *base, const gchar *proc);
 void stg_cgroups_free (StgCgroups *cg);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgCgroups, stg_cgroups_free)
 
