@@ -11,6 +11,11 @@
  * folder, the job's row, the instance and the run, so a restarted staggerd
  * finds it again, and two staggerds of one host never share one.
  *
+ * An AuroraExecutor task's group also holds its runner, stagger-thermos,
+ * Aurora's executor: as Aurora's scheduler adds the executor's overhead
+ * to such a task (-thermos_executor_cpu 0.25, -thermos_executor_ram
+ * 128 MiB, ExecutorModule), so are its limits raised.
+ *
  * A host where no group can be made: runs start unlimited, staggerd says
  * so once, and every start says the limits are not enforced.
  */
@@ -20,6 +25,10 @@
 
 /* How often groups whose last processes were still ending are tried again. */
 #define SWEEP_MS 200
+
+/* Aurora's executor overhead, added to an AuroraExecutor task's limits. */
+#define EXECUTOR_CPUS 0.25
+#define EXECUTOR_RAM (128 * 1024 * 1024)
 
 /* The resources @run's task reserves: cores, bytes of RAM and of disk
  * (an AuroraExecutor task's resources, else its numCpus, ramMb, diskMb);
@@ -101,6 +110,10 @@ stg_local_limits_join (Run *run, GError **error)
   if (stg_cgroups_version (rt->cgroups) == STG_CGROUP_NONE)
     return g_array_new (FALSE, FALSE, sizeof (gint));
   stg_local_reserved (run, &limits.cpus, &limits.memory, &disk);
+  if (run->task->thermos != NULL && limits.cpus > 0)
+    limits.cpus += EXECUTOR_CPUS;
+  if (run->task->thermos != NULL && limits.memory > 0)
+    limits.memory += EXECUTOR_RAM;
   g_free (run->cgroup);
   run->cgroup = stg_local_cgroup_name (run->slot, run->id);
   if (!stg_cgroup_make (rt->cgroups, run->cgroup, &limits, error))
@@ -141,8 +154,11 @@ stg_local_limits_end (Run *run)
       gdouble cpus;
       gint64 ram, disk;
       stg_local_reserved (run, &cpus, &ram, &disk);
-      cause = g_strdup_printf ("exceeded its %" G_GINT64_FORMAT " MiB of RAM (OOM kill)",
-                               ram / (1024 * 1024));
+      g_autofree gchar *executor = run->task->thermos != NULL
+          ? g_strdup_printf (" and its executor's %d MiB", EXECUTOR_RAM / (1024 * 1024))
+          : g_strdup ("");
+      cause = g_strdup_printf ("exceeded its %" G_GINT64_FORMAT " MiB of RAM%s (OOM kill)",
+                               ram / (1024 * 1024), executor);
     }
   stg_cgroup_kill (rt->cgroups, run->cgroup);
   if (!stg_cgroup_remove (rt->cgroups, run->cgroup, NULL))
