@@ -155,8 +155,9 @@ stg_local_limits_end (Run *run)
       gint64 ram, disk;
       stg_local_reserved (run, &cpus, &ram, &disk);
       g_autofree gchar *executor = run->task->thermos != NULL
-          ? g_strdup_printf (" and its executor's %d MiB", EXECUTOR_RAM / (1024 * 1024))
-          : g_strdup ("");
+                                       ? g_strdup_printf (" and its executor's %d MiB",
+                                                          EXECUTOR_RAM / (1024 * 1024))
+                                       : g_strdup ("");
       cause = g_strdup_printf ("exceeded its %" G_GINT64_FORMAT " MiB of RAM%s (OOM kill)",
                                ram / (1024 * 1024), executor);
     }
