@@ -17,7 +17,11 @@ bench_rpc_bench_LDADD = libstg_cli.a $(STG_BENCH_API_LIBS)
 bench_noop_server_SOURCES = bench/noop_server.c
 bench_noop_server_LDADD = $(STG_BENCH_API_LIBS)
 
-STG_BENCH_DEPS = bench/engine_bench bench/rpc_bench bench/noop_server staggerd stagger \
+EXTRA_PROGRAMS += bench/limits_bench
+bench_limits_bench_SOURCES = bench/limits_bench.c
+bench_limits_bench_LDADD = libstg_spawn.a $(STG_LIBS)
+
+STG_BENCH_DEPS = bench/engine_bench bench/rpc_bench bench/noop_server bench/limits_bench staggerd stagger \
 	stagger-example-server stagger-anchor tests/stg-test-proxy
 
 bench: $(STG_BENCH_DEPS)
@@ -50,12 +54,15 @@ bench: $(STG_BENCH_DEPS)
 	@echo "== 7. a sidecar set's hot upgrade across 30 pods on three podman hosts against a podman --url script (bench/sidecars.sh)"
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/sidecars.sh $(BENCH_SIDECARS_FLAGS) \
 		--json bench/sidecars.json
-	@echo "figures: bench/engine.json bench/rollout-20.json bench/rollout-40.json bench/rollout.json" \
+	@echo
+	@echo "== 8. what control groups cost: 1,000 starts with and without limits, and reading their use (bench/limits_bench; root)"
+	./bench/limits_bench $(BENCH_LIMITS_FLAGS) --json bench/limits.json || test $$? -eq 77
+	@echo "figures: bench/limits.json bench/engine.json bench/rollout-20.json bench/rollout-40.json bench/rollout.json" \
 		"bench/rpc.json bench/memory.json bench/fleet.json bench/sidecars.json"
 
 .PHONY: bench
 CLEANFILES += $(EXTRA_PROGRAMS) bench/engine.json bench/rollout.json bench/rollout-20.json \
 	bench/rollout-40.json bench/rpc.json \
-	bench/memory.json bench/fleet.json bench/sidecars.json
+	bench/memory.json bench/fleet.json bench/sidecars.json bench/limits.json
 EXTRA_DIST += bench/local.mk bench/common.sh bench/rollout.sh bench/memory.sh bench/fleet.sh \
 	bench/sidecars.sh bench/pg.sh
