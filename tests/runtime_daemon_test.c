@@ -7,6 +7,7 @@
 #include <check.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/enums.h"
 #include "rollout.h"
@@ -162,15 +163,15 @@ END_TEST
 
 static gchar *task_messages (StgTestDaemon *d, const gchar *role);
 
-/* An update to a version that writes 40 MiB into its sandbox while it
- * reserves 16 fails on the disk limit (disk_collection_interval_secs = 1,
- * measured within its watch) and rolls back; the failed task's events say
- * why in Aurora's words. */
-START_TEST (disk_hog_update_rolls_back)
+/* An update to a version that runs @prefix before the server, reserving
+ * @mb MiB of @resource, fails and rolls back (staggerd's settings:
+ * @conf_text); the failed task's events say @said. */
+static void
+hog_update_rolls_back (const gchar *conf_text, const gchar *resource, gint64 mb,
+                       const gchar *prefix, const gchar *said)
 {
   g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
-  ck_assert (
-      g_file_set_contents (conf, "[staggerd]\ndisk_collection_interval_secs = 1\n", -1, NULL));
+  ck_assert (g_file_set_contents (conf, conf_text, -1, NULL));
   g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
   StgTestDaemon *d = stg_test_daemon_start (dir, conf_arg, PORT_RANGE, NULL);
   g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
@@ -179,13 +180,13 @@ START_TEST (disk_hog_update_rolls_back)
 
   g_autofree gchar *bin = stg_test_program ("stagger-example-server");
   g_autofree gchar *hog = g_strdup_printf (
-      "{\"command\": \"dd if=/dev/zero of=big bs=1M count=40 2>/dev/null; exec %s --port "
+      "{\"command\": \"%s && exec %s --port "
       "{{ports[http]}}\", \"health_check\": {\"http\": {\"endpoint\": \"/health\"},"
       " \"initial_interval_secs\": 1, \"interval_secs\": 0.1}}",
-      bin);
+      prefix, bin);
   g_autoptr (ApiJobConfiguration) job = stg_test_job_full ("www", "prod", "web", 2, hog, "http");
   g_hash_table_add (job->taskConfig->resources,
-                    g_object_new (API_TYPE_RESOURCE, "diskMb", (gint64) 16, NULL));
+                    g_object_new (API_TYPE_RESOURCE, resource, mb, NULL));
   g_autoptr (ApiJobUpdateSettings) settings = stg_rollout_batch_settings (1, 4000);
   g_autoptr (ApiJobUpdateRequest) request = g_object_new (API_TYPE_JOB_UPDATE_REQUEST, "taskConfig",
                                                           job->taskConfig, "instanceCount", 2,
@@ -195,10 +196,29 @@ START_TEST (disk_hog_update_rolls_back)
   ck_assert_int_eq (stg_rollout_wait_terminal (d, key), API_JOB_UPDATE_STATUS_ROLLED_BACK);
   stg_rollout_wait_running (d, "web", 2, 1);
   g_autofree gchar *messages = task_messages (d, "www");
-  const gchar *said = "Disk limit exceeded.  Reserved 16777216 bytes vs used ";
   ck_assert_msg (strstr (messages, said) != NULL, "%s", messages);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
+}
+
+/* An update to a version that writes 40 MiB into its sandbox while it
+ * reserves 16 fails on the disk limit (disk_collection_interval_secs = 1,
+ * measured within its watch) and rolls back; the failed task's events say
+ * why in Aurora's words. */
+START_TEST (disk_hog_update_rolls_back)
+{
+  hog_update_rolls_back ("[staggerd]\ndisk_collection_interval_secs = 1\n", "diskMb", 16,
+                         "dd if=/dev/zero of=big bs=1M count=40 2>/dev/null; true",
+                         "Disk limit exceeded.  Reserved 16777216 bytes vs used ");
+}
+END_TEST
+
+/* As root, an update to a version that takes 100 MiB while it reserves 32
+ * is killed by its memory limit, says so, and rolls back. */
+START_TEST (memory_hog_update_rolls_back)
+{
+  hog_update_rolls_back ("[staggerd]\n", "ramMb", 32, "python3 -c 'x = bytearray(100 << 20)'",
+                         "exceeded its 32 MiB of RAM (OOM kill)");
 }
 END_TEST
 
@@ -434,6 +454,10 @@ runtime_daemon_suite (void)
   tcase_add_test (tc, rolling_update_goes_batch_by_batch);
   tcase_add_test (tc, unhealthy_update_rolls_back);
   tcase_add_test (tc, disk_hog_update_rolls_back);
+  if (geteuid () == 0)
+    tcase_add_test (tc, memory_hog_update_rolls_back);
+  else
+    g_print ("runtime_daemon_test: memory_hog_update_rolls_back skipped: limits need root\n");
   tcase_add_test (tc, surge_keeps_full_capacity);
   suite_add_tcase (s, tc);
   return s;
