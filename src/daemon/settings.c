@@ -26,6 +26,7 @@ typedef enum
   TYPE_FLAG,   /* gboolean: true or false */
   TYPE_INT,    /* gint from min to max */
   TYPE_INT64,  /* gint64 from min to max */
+  TYPE_CHOICE, /* gboolean: one of two words, "FALSE|TRUE" in choices */
   TYPE_PARSED, /* the text, handed to parse(), which sets the fields */
 } Type;
 
@@ -42,6 +43,7 @@ typedef struct
   const gchar *text; /* the default of STRING and PARSED */
   Parse parse;       /* PARSED */
   const gchar *help;
+  const gchar *choices; /* CHOICE: "FIRST|SECOND"; the first, the default, is FALSE */
 } Setting;
 
 /* The offset of @f in StgDaemonSettings, which must be a @T (a compile
@@ -57,12 +59,12 @@ typedef struct
 #define INT64(g, k, f, min, max, dflt, help) \
   { g, k, TYPE_INT64, AT (f, gint64), min, max, dflt, NULL, NULL, help }
 #define PARSED(g, k, parse, dflt, help) { g, k, TYPE_PARSED, 0, 0, 0, 0, dflt, parse, help }
+#define CHOICE(g, k, f, first, second, help) \
+  { g, k, TYPE_CHOICE, AT (f, gboolean), 0, 0, FALSE, first, NULL, help, first "|" second }
 // clang-format on
 
 #define S "staggerd"
 
-static gboolean parse_sync (StgDaemonSettings *settings, const gchar *text, GError **error);
-static gboolean parse_cpu_limit (StgDaemonSettings *settings, const gchar *text, GError **error);
 static gboolean parse_gate_hosts (StgDaemonSettings *settings, const gchar *text, GError **error);
 static gboolean parse_host_attributes (StgDaemonSettings *settings, const gchar *text,
                                        GError **error);
@@ -113,7 +115,7 @@ static const Setting SETTINGS[] = {
   STRING (S, "cgroup_parent", cgroup_parent, NULL,
           "local runtime: the control group instances' groups go in; default: \"stagger\" in "
           "staggerd's own"),
-  PARSED (S, "cpu_limit", parse_cpu_limit, "quota",
+  CHOICE (S, "cpu_limit", cpu_share, "quota", "share",
           "local runtime: numCpus as a CFS quota (quota), or as a weight (share)"),
   INT64 (S, "max_pids", max_pids, 0, 4194304, 4096,
          "local runtime: processes and threads per instance; 0: not limited"),
@@ -127,7 +129,8 @@ static const Setting SETTINGS[] = {
   STRING (S, "anchor", anchor, STG_PKGLIBEXECDIR "/stagger-anchor",
           "fleet: stagger-anchor, imported into each host as the pods' anchor"),
   STRING ("store", "url", store, NULL, "PostgreSQL (URL or conninfo) instead of SQLite"),
-  PARSED ("store", "sqlite_synchronous", parse_sync, "full", "full, or normal: no fsync a commit"),
+  CHOICE ("store", "sqlite_synchronous", sqlite_normal_sync, "full", "normal",
+          "full, or normal: no fsync a commit"),
   PARSED ("gates", "allowed_hosts", parse_gate_hosts, NULL,
           "where HTTP gates and webhooks may connect"),
   INT ("backup", "interval_secs", backup_interval_s, 0, 366 * 86400, 3600,
@@ -184,32 +187,6 @@ stg_daemon_settings_port_range (StgDaemonSettings *settings, const gchar *text, 
   return TRUE;
 }
 
-/* [store] sqlite_synchronous: full or normal. */
-static gboolean
-parse_sync (StgDaemonSettings *settings, const gchar *text, GError **error)
-{
-  if (!g_str_equal (text, "full") && !g_str_equal (text, "normal"))
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "say full or normal");
-      return FALSE;
-    }
-  settings->sqlite_normal_sync = g_str_equal (text, "normal");
-  return TRUE;
-}
-
-/* cpu_limit: quota or share. */
-static gboolean
-parse_cpu_limit (StgDaemonSettings *settings, const gchar *text, GError **error)
-{
-  if (!g_str_equal (text, "quota") && !g_str_equal (text, "share"))
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "say quota or share");
-      return FALSE;
-    }
-  settings->cpu_share = g_str_equal (text, "share");
-  return TRUE;
-}
-
 /* [gates] allowed_hosts: host name patterns, addresses, CIDR blocks; checked
  * now, so that a bad one stops staggerd at start. */
 static gboolean
@@ -253,7 +230,7 @@ stg_daemon_settings_init (StgDaemonSettings *settings)
       gpointer field = G_STRUCT_MEMBER_P (settings, s->field);
       if (s->type == TYPE_STRING)
         *(gchar **) field = g_strdup (s->text);
-      else if (s->type == TYPE_FLAG)
+      else if (s->type == TYPE_FLAG || s->type == TYPE_CHOICE)
         *(gboolean *) field = (gboolean) s->number;
       else if (s->type == TYPE_INT)
         *(gint *) field = (gint) s->number;
@@ -347,6 +324,22 @@ load_number (GKeyFile *kf, const Setting *s, gint64 *out, GError **error)
   return TRUE;
 }
 
+/* Sets *@field to which of @s's two words @text is. */
+static gboolean
+load_choice (const Setting *s, const gchar *text, gboolean *field, GError **error)
+{
+  g_auto (GStrv) words = g_strsplit (s->choices, "|", 2);
+
+  if (!g_str_equal (text, words[0]) && !g_str_equal (text, words[1]))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "say %s or %s",
+                   words[0], words[1]);
+      return FALSE;
+    }
+  *field = g_str_equal (text, words[1]);
+  return TRUE;
+}
+
 /* Reads setting @s, which @kf holds, into @settings. */
 static gboolean
 load_one (GKeyFile *kf, const Setting *s, StgDaemonSettings *settings, GError **error)
@@ -382,6 +375,8 @@ load_one (GKeyFile *kf, const Setting *s, StgDaemonSettings *settings, GError **
     return FALSE;
   if (s->type == TYPE_PARSED)
     return s->parse (settings, text, error);
+  if (s->type == TYPE_CHOICE)
+    return load_choice (s, text, field, error);
   if (s->type == TYPE_WORDS)
     {
       g_strfreev (*(gchar ***) field);
