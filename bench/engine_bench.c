@@ -24,6 +24,7 @@
 #include "engine/engine.h"
 #include "runtime/runtime.h"
 #include "store/store.h"
+#include "cpu_time.h"
 #include "pg_reset.h"
 
 /* ---- the bench runtime ----------------------------------------------------------- */
@@ -153,15 +154,6 @@ typedef struct
   glong rss_kb;
 } Result;
 
-static gdouble
-cpu_now (void)
-{
-  struct rusage ru;
-  getrusage (RUSAGE_SELF, &ru);
-  return (gdouble) ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (gdouble) ru.ru_stime.tv_sec +
-         ru.ru_stime.tv_usec / 1e6;
-}
-
 static ApiTaskConfig *
 task (ApiJobKey *key, const gchar *version)
 {
@@ -240,7 +232,7 @@ run_case (const Case *c, const gchar *pg_url)
       "instanceCount", c->instances, "settings", settings, NULL);
 
   guint64 steps0 = stg_engine_step_count (engine), commits0 = stg_store_commit_count (store);
-  gdouble cpu0 = cpu_now ();
+  gdouble cpu0 = stg_bench_cpu_seconds ();
   gint64 t0 = g_get_monotonic_time ();
   g_autoptr (ApiJobUpdateKey) ukey = stg_engine_start_update (engine, req, "bench", "bench", NULL, &error);
   if (ukey == NULL)
@@ -255,7 +247,7 @@ run_case (const Case *c, const gchar *pg_url)
   g_timeout_add (1, quit_when_done, pair);
   g_main_loop_run (loop);
   r.wall_s = (g_get_monotonic_time () - t0) / 1e6;
-  r.cpu_s = cpu_now () - cpu0;
+  r.cpu_s = stg_bench_cpu_seconds () - cpu0;
   r.steps = stg_engine_step_count (engine) - steps0;
   r.commits = stg_store_commit_count (store) - commits0;
   g_autoptr (StgUpdateRow) done = stg_store_get_update (store, ukey->id, &error);

@@ -14,12 +14,12 @@
 
 #include <signal.h>
 #include <stdio.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "spawn/cgroup.h"
 #include "spawn/spawn.h"
+#include "cpu_time.h"
 
 static gint n_instances = 1000;
 static gint n_samples = 10;
@@ -27,17 +27,6 @@ static gchar *json_path;
 
 static const gchar *const env[] = { "PATH=/usr/bin:/bin", NULL };
 static const gchar *const argv[] = { "sleep", "600", NULL };
-
-/* CPU seconds this process has used (user and system). */
-static gdouble
-cpu_now (void)
-{
-  struct rusage r;
-
-  getrusage (RUSAGE_SELF, &r);
-  return (gdouble) r.ru_utime.tv_sec + r.ru_utime.tv_usec / 1e6 + (gdouble) r.ru_stime.tv_sec +
-         r.ru_stime.tv_usec / 1e6;
-}
 
 typedef struct
 {
@@ -48,7 +37,8 @@ typedef struct
 static Cost
 since (gint64 t0, gdouble c0)
 {
-  return (Cost){ (gdouble) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC, cpu_now () - c0 };
+  return (Cost){ (gdouble) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC,
+                 stg_bench_cpu_seconds () - c0 };
 }
 
 /* Starts n sleeps (in groups "bench-PID-I" of @cg when given). */
@@ -57,7 +47,7 @@ start_all (StgCgroups *cg, GPid *pids)
 {
   StgCgroupLimits limits = { .memory = 64 << 20, .cpus = 0.25, .pids = 64 };
   gint64 t0 = g_get_monotonic_time ();
-  gdouble c0 = cpu_now ();
+  gdouble c0 = stg_bench_cpu_seconds ();
 
   for (gint i = 0; i < n_instances; i++)
     {
@@ -86,7 +76,7 @@ static Cost
 end_all (StgCgroups *cg, GPid *pids)
 {
   gint64 t0 = g_get_monotonic_time ();
-  gdouble c0 = cpu_now ();
+  gdouble c0 = stg_bench_cpu_seconds ();
 
   for (gint i = 0; i < n_instances; i++)
     kill (pids[i], SIGKILL);
@@ -107,7 +97,7 @@ static Cost
 sample_all (StgCgroups *cg)
 {
   gint64 t0 = g_get_monotonic_time ();
-  gdouble c0 = cpu_now ();
+  gdouble c0 = stg_bench_cpu_seconds ();
   gint64 memory = 0;
 
   for (gint s = 0; s < n_samples; s++)

@@ -4,7 +4,8 @@
 # SQLite (bench/pg.sh; skipped with a note when PostgreSQL is not
 # installed). BENCH_ENGINE_FLAGS and BENCH_RPC_FLAGS add options.
 EXTRA_PROGRAMS += bench/engine_bench
-bench_engine_bench_SOURCES = bench/engine_bench.c bench/pg_reset.c bench/pg_reset.h
+bench_engine_bench_SOURCES = bench/engine_bench.c bench/pg_reset.c bench/pg_reset.h bench/cpu_time.c \
+	bench/cpu_time.h
 bench_engine_bench_LDADD = libstg_engine.a libstg_runtime.a libstg_store.a libstg_thermos.a libstg_spawn.a libstg_common.a \
 	libstg_gen.a $(STG_LIBS)
 
@@ -18,7 +19,7 @@ bench_noop_server_SOURCES = bench/noop_server.c
 bench_noop_server_LDADD = $(STG_BENCH_API_LIBS)
 
 EXTRA_PROGRAMS += bench/limits_bench
-bench_limits_bench_SOURCES = bench/limits_bench.c
+bench_limits_bench_SOURCES = bench/limits_bench.c bench/cpu_time.c bench/cpu_time.h
 bench_limits_bench_LDADD = libstg_spawn.a $(STG_LIBS)
 
 STG_BENCH_DEPS = bench/engine_bench bench/rpc_bench bench/noop_server bench/limits_bench staggerd stagger \

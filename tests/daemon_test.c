@@ -411,6 +411,10 @@ START_TEST (settings_from_config_file)
   g_autofree gchar *err7 = NULL;
   ck_assert_int_eq (run_staggerd (&err7, conf_arg, NULL), 2);
   ck_assert_ptr_nonnull (strstr (err7, "sqlite_synchronous: say full or normal"));
+  ck_assert (g_file_set_contents (conf, "[staggerd]\ncpu_limit = shares\n", -1, NULL));
+  g_autofree gchar *err7b = NULL;
+  ck_assert_int_eq (run_staggerd (&err7b, conf_arg, NULL), 2);
+  ck_assert_ptr_nonnull (strstr (err7b, "cpu_limit: say quota or share"));
   ck_assert (g_file_set_contents (conf, "[gates]\nallowed_hosts = *.example.org, 10.0.0.0/33\n", -1,
                                   NULL));
   g_autofree gchar *err8 = NULL;
@@ -670,19 +674,6 @@ typedef struct
   gint done; /* atomic */
 } BigCreate;
 
-/* CPU time (user + system) process @pid has used, in seconds. */
-static gdouble
-cpu_seconds (gint pid)
-{
-  g_autofree gchar *path = g_strdup_printf ("/proc/%d/stat", pid);
-  g_autofree gchar *text = NULL;
-
-  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
-  /* Fields after the command name, which ends at the last ')'. */
-  g_auto (GStrv) f = g_strsplit (strrchr (text, ')') + 2, " ", -1);
-  return (g_ascii_strtod (f[11], NULL) + g_ascii_strtod (f[12], NULL)) / sysconf (_SC_CLK_TCK);
-}
-
 static gpointer
 big_create_run (gpointer data)
 {
@@ -709,7 +700,7 @@ START_TEST (hundred_thousand_instances_in_one_call)
     g_type_ensure (API_TYPE_AURORA_SCHEDULER_MANAGER_CREATE_JOB_ARGS);
     g_type_ensure (API_TYPE_AURORA_SCHEDULER_MANAGER_CREATE_JOB_RESULT);
   }
-  gdouble cpu0 = cpu_seconds (d->pid);
+  gdouble cpu0 = stg_test_cpu_seconds (d->pid);
   GThread *t = g_thread_new ("create", big_create_run, &b);
   guint answered = 0;
   while (!g_atomic_int_get (&b.done))
@@ -719,7 +710,7 @@ START_TEST (hundred_thousand_instances_in_one_call)
       answered++;
     }
   g_thread_join (t);
-  gdouble cpu = cpu_seconds (d->pid) - cpu0;
+  gdouble cpu = stg_test_cpu_seconds (d->pid) - cpu0;
   ck_assert_int_eq (b.code, API_RESPONSE_CODE_OK);
   ck_assert_msg (cpu < 5.0, "createJob of %d instances took %.1f s of CPU", b.instances, cpu);
   ck_assert_msg (b.took_us < 60 * G_USEC_PER_SEC, "createJob of %d instances took %.1f s",

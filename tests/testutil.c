@@ -235,6 +235,19 @@ stg_test_process_alive (gint pid)
   return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
+gdouble
+stg_test_cpu_seconds (gint pid)
+{
+  g_autofree gchar *path = g_strdup_printf ("/proc/%d/stat", pid);
+  g_autofree gchar *text = NULL;
+
+  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
+  /* Fields after the command name, which ends at the last ')': utime and
+   * stime are the 12th and 13th. */
+  g_auto (GStrv) f = g_strsplit (strrchr (text, ')') + 2, " ", -1);
+  return (g_ascii_strtod (f[11], NULL) + g_ascii_strtod (f[12], NULL)) / sysconf (_SC_CLK_TCK);
+}
+
 guint
 stg_test_kill_instances (const gchar *data_dir)
 {

@@ -74,6 +74,9 @@ gchar *stg_test_process_env (gint pid, const gchar *name);
 /* TRUE when process @pid exists (and is not a zombie). */
 gboolean stg_test_process_alive (gint pid);
 
+/* CPU seconds (user and system) process @pid has used, from /proc. */
+gdouble stg_test_cpu_seconds (gint pid);
+
 /* A client of staggerd's TCP port (framed, binary). */
 typedef struct
 {
