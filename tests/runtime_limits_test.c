@@ -3,8 +3,9 @@
  * real store: a task over its ramMb is killed by the memory limit and
  * says so ("exceeded its 32 MiB of RAM (OOM kill)"), counted as a failure;
  * a busy task of 0.25 cores is held to about a quarter of a core; a run's
- * control group goes with it. Not root, or no cgroup here: skipped (77),
- * saying why. No ports.
+ * control group goes with it; hooks and shell health checks run in the
+ * group of the run they act for. Not root, or no cgroup here: skipped
+ * (77), saying why. No ports.
  */
 #include "config.h"
 
@@ -36,17 +37,28 @@ limited_config (const gchar *name, const gchar *command, gdouble cpus, gint64 ra
   return t;
 }
 
-/* Clock ticks of CPU @pid used (user and system), from /proc. */
-static gint64
-cpu_ticks (gint pid)
+/* The pids controller's group (v2: the group) in the lines of a
+ * /proc/PID/cgroup @text; NULL when it has none. */
+static gchar *
+pids_group (const gchar *text)
 {
-  g_autofree gchar *path = g_strdup_printf ("/proc/%d/stat", pid);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+
+  for (gchar **l = lines; *l != NULL; l++)
+    if (strstr (*l, ":pids:") != NULL || g_str_has_prefix (*l, "0::"))
+      return g_strdup (strrchr (*l, ':') + 1);
+  return NULL;
+}
+
+/* The group of process @pid. */
+static gchar *
+group_of (gint pid)
+{
+  g_autofree gchar *path = g_strdup_printf ("/proc/%d/cgroup", pid);
   g_autofree gchar *text = NULL;
 
   ck_assert (g_file_get_contents (path, &text, NULL, NULL));
-  g_auto (GStrv) f = g_strsplit (strrchr (text, ')') + 2, " ", -1);
-  /* After the name: state is field 3, utime 14 and stime 15. */
-  return g_ascii_strtoll (f[11], NULL, 10) + g_ascii_strtoll (f[12], NULL, 10);
+  return pids_group (text);
 }
 
 START_TEST (over_its_memory_is_oom_killed)
@@ -76,25 +88,19 @@ START_TEST (busy_task_is_held_to_its_cores)
   wait_for (job, 0, STG_TASK_RUNNING, c, 0, 10000);
   gint pid = pid_of (job, 0);
   spin (500);
-  gint64 before = cpu_ticks (pid), t0 = g_get_monotonic_time ();
+  gdouble before = stg_test_cpu_seconds (pid);
+  gint64 t0 = g_get_monotonic_time ();
   spin (3000);
-  gint64 used = cpu_ticks (pid) - before;
+  gdouble used = stg_test_cpu_seconds (pid) - before;
   gdouble wall = (gdouble) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
-  gdouble cores = (gdouble) used / (gdouble) sysconf (_SC_CLK_TCK) / wall;
+  gdouble cores = used / wall;
   /* A quarter, with room for a loaded machine below and for the period's
    * rounding above; unlimited it would take a whole core when it can. */
   ck_assert_msg (cores > 0.05 && cores < 0.35, "used %.2f cores", cores);
 
   /* Its group goes with it. */
-  g_autofree gchar *line = NULL;
-  g_autofree gchar *path = g_strdup_printf ("/proc/%d/cgroup", pid);
-  g_autofree gchar *text = NULL;
-  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
-  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  for (gchar **l = lines; *l != NULL && line == NULL; l++)
-    if (strstr (*l, ":pids:") != NULL || g_str_has_prefix (*l, "0::"))
-      line = g_strdup (strrchr (*l, ':') + 1);
-  ck_assert_msg (line != NULL && strstr (line, "/stagger/") != NULL, "in %s", text);
+  g_autofree gchar *line = group_of (pid);
+  ck_assert_msg (line != NULL && strstr (line, "/stagger/") != NULL, "in %s", line);
   g_autoptr (GError) error = NULL;
   ck_assert (stg_runtime_kill (fx.rt, job, 0, &error));
   for (gint i = 0; i < 100 && kill (pid, 0) == 0; i++)
@@ -104,6 +110,72 @@ START_TEST (busy_task_is_held_to_its_cores)
   g_autofree gchar *v2dir = g_build_filename ("/sys/fs/cgroup", line, NULL);
   ck_assert_msg (!g_file_test (dir, G_FILE_TEST_EXISTS) && !g_file_test (v2dir, G_FILE_TEST_EXISTS),
                  "%s is still there", line);
+}
+END_TEST
+
+/* A config of job www/prod/hooked, version @v, whose shell health check
+ * writes its group to a file in the sandbox and whose hooks write theirs
+ * to hooks.log. */
+static ApiTaskConfig *
+hooked_config (gint v)
+{
+  ApiTaskConfig *t = limited_config ("hooked", "exec sleep 60", 1.0, 64);
+  g_autofree gchar *data = g_strdup_printf (
+      "{\"command\": \"exec sleep 60 # v%d\","
+      " \"hooks\": {\"pre_update\": \"echo pre; cat /proc/self/cgroup\","
+      " \"post_update\": \"echo post; cat /proc/self/cgroup\"},"
+      " \"health_check\": {\"shell\": {\"shell_command\": \"cat /proc/self/cgroup > check\"},"
+      " \"initial_interval_secs\": 0, \"interval_secs\": 0.05}}",
+      v);
+
+  g_object_set (t->executorConfig, "data", data, NULL);
+  return t;
+}
+
+/* The first group named after @mark in the file @path. */
+static gchar *
+group_after (const gchar *path, const gchar *mark)
+{
+  g_autofree gchar *text = NULL;
+
+  ck_assert_msg (g_file_get_contents (path, &text, NULL, NULL), "no %s", path);
+  const gchar *at = strstr (text, mark);
+  ck_assert_msg (at != NULL, "no %s in %s", mark, text);
+  return pids_group (at);
+}
+
+START_TEST (hooks_and_checks_run_in_the_group_of_their_run)
+{
+  g_autoptr (ApiTaskConfig) t1 = hooked_config (1);
+  g_autoptr (ApiTaskConfig) t2 = hooked_config (2);
+  gint64 c1;
+  gint64 job = make_job (t1, 1, &c1);
+
+  apply (job, 0, c1);
+  wait_for (job, 0, STG_TASK_RUNNING, c1, 0, 10000);
+  gint pid1 = pid_of (job, 0);
+  g_autofree gchar *run1 = group_of (pid1);
+  g_autofree gchar *cwd = g_strdup_printf ("/proc/%d/cwd", pid1);
+  g_autofree gchar *sandbox = g_file_read_link (cwd, NULL);
+  ck_assert_ptr_nonnull (sandbox);
+  g_autofree gchar *check = g_build_filename (sandbox, "check", NULL);
+  g_autofree gchar *checked = group_after (check, "");
+  ck_assert_msg (run1 != NULL && strstr (run1, "/stagger/") != NULL, "run in %s", run1);
+  ck_assert_str_eq (checked, run1);
+
+  /* The update: pre_update runs in the old run's group, post_update in the
+   * new one's. */
+  gint64 c2 = add_config (t2);
+  apply (job, 0, c2);
+  wait_for (job, 0, STG_TASK_RUNNING, c2, 0, 10000);
+  g_autofree gchar *run2 = group_of (pid_of (job, 0));
+  g_autofree gchar *jid = g_strdup_printf ("%" G_GINT64_FORMAT, job);
+  g_autofree gchar *log = g_build_filename (fx.dir, "sandboxes", jid, "0", "hooks.log", NULL);
+  g_autofree gchar *pre = group_after (log, "\npre\n");
+  g_autofree gchar *post = group_after (log, "\npost\n");
+  ck_assert_str_ne (run1, run2);
+  ck_assert_str_eq (pre, run1);
+  ck_assert_str_eq (post, run2);
 }
 END_TEST
 
@@ -117,6 +189,7 @@ runtime_limits_suite (void)
   tcase_add_checked_fixture (tc, setup, stg_rt_teardown);
   tcase_add_test (tc, over_its_memory_is_oom_killed);
   tcase_add_test (tc, busy_task_is_held_to_its_cores);
+  tcase_add_test (tc, hooks_and_checks_run_in_the_group_of_their_run);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -288,14 +288,21 @@ run_check (gpointer data)
       return G_SOURCE_REMOVE;
     }
   g_autoptr (GError) error = NULL;
+  GArray *join = h->target.cgroup == NULL
+                     ? g_array_new (FALSE, FALSE, sizeof (gint))
+                     : stg_cgroup_open_procs (h->target.cgroups, h->target.cgroup, &error);
   StgSpawnRequest req = {
     .argv = (const gchar *const *) h->target.shell_argv,
     .envp = (const gchar *const *) h->target.envp,
     .cwd = h->target.cwd,
     .identity = h->target.identity,
     .group = STG_SPAWN_GROUP,
+    .join = join != NULL ? (const gint *) join->data : NULL,
+    .n_join = join != NULL ? join->len : 0,
   };
-  c->proc = stg_child_spawn (&req, on_shell, c, &error);
+  c->proc = join != NULL ? stg_child_spawn (&req, on_shell, c, &error) : NULL;
+  if (join != NULL)
+    stg_cgroup_close_procs (join);
   if (c->proc == NULL)
     {
       h->check = NULL;
@@ -345,6 +352,8 @@ stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *target, gboole
   h->target.run_finish = target->run_finish;
   h->target.run_data = target->run_data;
   h->target.identity = target->identity;
+  h->target.cgroups = target->cgroups;
+  h->target.cgroup = g_strdup (target->cgroup);
   h->target.counts = target->counts;
   h->target.snooze_file = spec->aurora ? g_strdup (target->snooze_file) : NULL;
   if (spec->aurora)
@@ -397,6 +406,7 @@ stg_health_free (StgHealth *h)
   g_strfreev (h->target.envp);
   g_free (h->target.cwd);
   g_free (h->target.snooze_file);
+  g_free (h->target.cgroup);
   g_free (h->spec.endpoint);
   g_free (h->spec.expected_response);
   g_free (h->spec.shell_command);

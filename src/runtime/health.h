@@ -25,6 +25,7 @@
 #include <libsoup/soup.h>
 
 #include "runtime/executor.h"
+#include "spawn/cgroup.h"
 #include "spawn/identity.h"
 
 G_BEGIN_DECLS
@@ -62,6 +63,8 @@ typedef struct
   StgHealthRunFinish run_finish;
   gpointer run_data;
   const StgIdentity *identity; /* (nullable) shell checks run as this user; borrowed */
+  StgCgroups *cgroups;         /* (nullable) shell checks join group @cgroup of these; borrowed */
+  gchar *cgroup;               /* (nullable) the instance's control group */
   StgHealthCounts *counts;     /* (nullable) each check's outcome is counted here; borrowed */
   gchar *no_answer;            /* (nullable) HTTP: what an unanswered check says first (what
                                 * was asked and where to read about it) */

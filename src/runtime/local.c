@@ -396,7 +396,7 @@ replace (Slot *slot, gint64 config)
   slot->pre_hook_config = config;
   gint64 running = slot->run != NULL ? slot->run->config_id : slot->base.config_id;
   gint from = running != 0 ? stg_store_config_version (slot->rt->store, running) : 0;
-  slot->pre_hook = stg_run_hook (slot, &spec->exec->pre_update, spec, "pre_update", from,
+  slot->pre_hook = stg_run_hook (slot, slot->run, &spec->exec->pre_update, spec, "pre_update", from,
                                  on_pre_hook, slot, &error);
   if (slot->pre_hook == NULL)
     {

@@ -4,7 +4,8 @@
  * first process starts: a hard memory limit at the task's ramMb (an
  * AuroraExecutor task's resources.ram), numCpus cores as a CFS quota (a
  * weight with cpu_share), and max_pids processes and threads. Its process,
- * what it starts, and a Thermos runner's processes are all in it. A run
+ * what it starts, and a Thermos runner's processes are all in it, and so
+ * are the hooks and shell health checks acting for it. A run
  * the memory limit killed ends saying so; once a run is gone its group is
  * emptied and removed (retried while its last processes end). The group of
  * an adopted run is the one it was started in: names are made of the data
@@ -119,6 +120,14 @@ stg_local_limits_join (Run *run, GError **error)
   if (!stg_cgroup_make (rt->cgroups, run->cgroup, &limits, error))
     return NULL;
   return stg_cgroup_open_procs (rt->cgroups, run->cgroup, error);
+}
+
+GArray *
+stg_local_limits_join_run (Run *run, GError **error)
+{
+  if (run == NULL || run->cgroup == NULL)
+    return g_array_new (FALSE, FALSE, sizeof (gint));
+  return stg_cgroup_open_procs (run->slot->rt->cgroups, run->cgroup, error);
 }
 
 /* Removes the groups whose processes were still ending. */

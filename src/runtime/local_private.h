@@ -243,6 +243,11 @@ gchar *stg_local_cgroup_name (Slot *slot, gint64 run_id);
  * made here; the caller closes them: stg_cgroup_close_procs). */
 GArray *stg_local_limits_join (Run *run, GError **error);
 
+/* The cgroup.procs files of @run's group, made already, for a hook or a
+ * shell health check acting for it to join (empty: @run is NULL or has
+ * none; the caller closes them). */
+GArray *stg_local_limits_join_run (Run *run, GError **error);
+
 /* @run is gone: why, when the memory limit killed it ("exceeded its 64 MiB
  * of RAM (OOM kill)"), else NULL; its group is emptied and removed. */
 gchar *stg_local_limits_end (Run *run);
@@ -302,9 +307,10 @@ gboolean stg_local_reconcile (StgRuntime *base, gboolean implicit, GHashTable *t
 /* Starts a hook command for @slot as its role's user (output appended to
  * hooks.log in the slot's folder), with STAGGER_FROM_VERSION
  * @from_version (the version the change leaves) and STAGGER_TO_VERSION
- * (@spec's); @done gets its wait status. The caller bounds it with a
- * timer (stg_child_kill). */
-StgChild *stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec,
+ * (@spec's), in the control group of @in, the run it acts for (nullable:
+ * none, the instance is down); @done gets its wait status. The caller
+ * bounds it with a timer (stg_child_kill). */
+StgChild *stg_run_hook (Slot *slot, Run *in, const StgHookSpec *hook, const StgTaskSpec *spec,
                         const gchar *name, gint from_version, StgChildDone done, gpointer data,
                         GError **error);
 

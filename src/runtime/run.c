@@ -112,6 +112,8 @@ run_watch (Run *run, GHashTable *ports, gchar **env, const gchar *cwd, const gch
   run->target.envp = g_strdupv (env);
   run->target.cwd = g_strdup (cwd);
   run->target.identity = stg_local_identity (run->slot);
+  run->target.cgroups = rt->cgroups;
+  run->target.cgroup = g_strdup (run->cgroup);
   run->target.snooze_file = g_build_filename (run->sandbox, ".healthchecksnooze", NULL);
   StgHealthTarget now = run->target;
   g_autofree gchar *hint = NULL;
@@ -230,7 +232,7 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
   if (run->from_update && run->spec->post_update.command != NULL)
     {
       g_autoptr (GError) error = NULL;
-      run->hook = stg_run_hook (slot, &run->spec->post_update, run->task, "post_update",
+      run->hook = stg_run_hook (slot, run, &run->spec->post_update, run->task, "post_update",
                                 run->from_version, on_post_hook, run, &error);
       if (run->hook == NULL)
         {
@@ -246,8 +248,9 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
 }
 
 StgChild *
-stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, const gchar *name,
-              gint from_version, StgChildDone done, gpointer data, GError **error)
+stg_run_hook (Slot *slot, Run *in, const StgHookSpec *hook, const StgTaskSpec *spec,
+              const gchar *name, gint from_version, StgChildDone done, gpointer data,
+              GError **error)
 {
   StgLocalRuntime *rt = slot->rt;
   g_autoptr (GHashTable) ports = stg_local_ports (rt, slot, spec->port_names, error);
@@ -282,6 +285,12 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
   env = g_environ_setenv (env, "STAGGER_FROM_VERSION", from, TRUE);
   env = g_environ_setenv (env, "STAGGER_TO_VERSION", ver, TRUE);
   const gchar *argv[] = { "/bin/sh", "-c", command, NULL };
+  GArray *join = stg_local_limits_join_run (in, error);
+  if (join == NULL)
+    {
+      close (fd);
+      return NULL;
+    }
   StgSpawnRequest req = {
     .argv = argv,
     .envp = (const gchar *const *) env,
@@ -290,8 +299,11 @@ stg_run_hook (Slot *slot, const StgHookSpec *hook, const StgTaskSpec *spec, cons
     .group = STG_SPAWN_GROUP,
     .out = { .to = STG_SPAWN_FD, .fd = fd },
     .err = { .to = STG_SPAWN_AS_STDOUT },
+    .join = (const gint *) join->data,
+    .n_join = join->len,
   };
   StgChild *child = stg_child_spawn (&req, done, data, error);
+  stg_cgroup_close_procs (join);
   close (fd);
   return child;
 }
@@ -439,6 +451,7 @@ stg_run_free (Run *run)
   g_strfreev (run->target.envp);
   g_free (run->target.cwd);
   g_free (run->target.snooze_file);
+  g_free (run->target.cgroup);
   g_free (run->sandbox);
   g_free (run->cgroup);
   g_free (run);
