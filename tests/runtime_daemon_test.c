@@ -222,6 +222,91 @@ START_TEST (memory_hog_update_rolls_back)
 }
 END_TEST
 
+/* ---- what instances use ------------------------------------------------------------- */
+
+/* The "usage" of instance 0 of www/prod/@name in the web UI's data, once
+ * its disk has been sampled; NULL when it never is (10 s). */
+static JsonObject *
+wait_usage (StgTestDaemon *d, const gchar *name, JsonParser *parser)
+{
+  g_autofree gchar *path = g_strdup_printf ("/ui/api/job?role=www&environment=prod&name=%s", name);
+
+  for (gint tries = 0; tries < 100; tries++, g_usleep (100000))
+    {
+      g_autofree gchar *body = NULL;
+      if (stg_test_http_get (d->http_port, path, &body) != 200 ||
+          !json_parser_load_from_data (parser, body, -1, NULL))
+        continue;
+      JsonArray *list = json_object_get_array_member (json_node_get_object (
+                                                          json_parser_get_root (parser)),
+                                                      "instances");
+      JsonNode *u = json_object_get_member (json_array_get_object_element (list, 0), "usage");
+      if (u != NULL && JSON_NODE_HOLDS_OBJECT (u) &&
+          !json_object_get_null_member (json_node_get_object (u), "disk_bytes"))
+        return json_node_get_object (u);
+    }
+  return NULL;
+}
+
+/* As root, what each instance uses against what it reserves, read from
+ * its control group and its last disk sample: in the web UI's data, in
+ * `stagger job status`, and per job in /metrics. */
+START_TEST (usage_is_shown_against_reservations)
+{
+  g_autofree gchar *conf = g_build_filename (dir, "staggerd.conf", NULL);
+  ck_assert (
+      g_file_set_contents (conf, "[staggerd]\ndisk_collection_interval_secs = 1\n", -1, NULL));
+  g_autofree gchar *conf_arg = g_strconcat ("--config=", conf, NULL);
+  StgTestDaemon *d = stg_test_daemon_start (dir, conf_arg, PORT_RANGE, NULL);
+  g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
+  g_autoptr (ApiJobConfiguration) job =
+      stg_test_job_full ("www", "prod", "used", 2,
+                         "{\"command\": \"head -c 3000000 /dev/zero > data; exec sleep 60\"}",
+                         "http");
+  /* stg_test_job_full's task reserves 0.25 cores. */
+  g_hash_table_add (job->taskConfig->resources,
+                    g_object_new (API_TYPE_RESOURCE, "ramMb", 64, NULL));
+  g_hash_table_add (job->taskConfig->resources,
+                    g_object_new (API_TYPE_RESOURCE, "diskMb", 32, NULL));
+  g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
+  ck_assert (
+      api_aurora_scheduler_manager_if_create_job (API_AURORA_SCHEDULER_MANAGER_IF (c->client), &r,
+                                                  job, NULL));
+  ck_assert_int_eq (r->responseCode, API_RESPONSE_CODE_OK);
+  stg_rollout_wait_running (d, "used", 2, 1);
+
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *u = wait_usage (d, "used", parser);
+  ck_assert_msg (u != NULL, "no disk sample of instance 0");
+  ck_assert_double_eq_tol (json_object_get_double_member (u, "cpus"), 0.25, 1e-9);
+  ck_assert_int_eq (json_object_get_int_member (u, "ram_bytes"), 64 << 20);
+  ck_assert_int_eq (json_object_get_int_member (u, "disk_reserved_bytes"), 32 << 20);
+  gint64 disk = json_object_get_int_member (u, "disk_bytes");
+  ck_assert_msg (disk >= 3000000 && disk < (8 << 20), "disk %" G_GINT64_FORMAT, disk);
+  gint64 memory = json_object_get_int_member (u, "memory_bytes");
+  ck_assert_msg (memory > 0 && memory < (64 << 20), "memory %" G_GINT64_FORMAT, memory);
+  gdouble cpus = json_object_get_double_member (u, "cpus_used");
+  ck_assert_msg (cpus >= 0 && cpus < 0.5, "cpus %g", cpus);
+
+  const gchar *const status[] = { "job", "status", "local/www/prod/used", NULL };
+  g_autofree gchar *table = stg_test_cli (d, status);
+  ck_assert_msg (strstr (table, "CPU") && strstr (table, "/0.25") && strstr (table, "/64M") &&
+                     strstr (table, "3/32M"),
+                 "%s", table);
+
+  g_autofree gchar *metrics = NULL;
+  ck_assert_uint_eq (stg_test_http_get (d->http_port, "/metrics", &metrics), 200);
+  ck_assert_msg (strstr (metrics, "stagger_job_memory_reserved_bytes{job=\"www/prod/used\"} "
+                                  "134217728\n") &&
+                     strstr (metrics,
+                             "stagger_job_cpu_reserved_cores{job=\"www/prod/used\"} 0.5\n") &&
+                     strstr (metrics, "stagger_job_disk_bytes{job=\"www/prod/used\"} "),
+                 "%s", metrics);
+  ck_assert_int_eq (stg_test_daemon_stop (d), 0);
+  stg_test_daemon_free (d);
+}
+END_TEST
+
 /* ---- port quota ------------------------------------------------------------------- */
 
 static void
@@ -455,9 +540,13 @@ runtime_daemon_suite (void)
   tcase_add_test (tc, unhealthy_update_rolls_back);
   tcase_add_test (tc, disk_hog_update_rolls_back);
   if (geteuid () == 0)
-    tcase_add_test (tc, memory_hog_update_rolls_back);
+    {
+      tcase_add_test (tc, memory_hog_update_rolls_back);
+      tcase_add_test (tc, usage_is_shown_against_reservations);
+    }
   else
-    g_print ("runtime_daemon_test: memory_hog_update_rolls_back skipped: limits need root\n");
+    g_print ("runtime_daemon_test: memory_hog_update_rolls_back and "
+             "usage_is_shown_against_reservations skipped: limits need root\n");
   tcase_add_test (tc, surge_keeps_full_capacity);
   suite_add_tcase (s, tc);
   return s;

@@ -98,6 +98,16 @@ START_TEST (busy_task_is_held_to_its_cores)
    * rounding above; unlimited it would take a whole core when it can. */
   ck_assert_msg (cores > 0.05 && cores < 0.35, "used %.2f cores", cores);
 
+  /* What it uses, as the web UI and the CLI show it, says the same. */
+  StgInstanceUsage u;
+  ck_assert (stg_runtime_usage (fx.rt, job, 0, &u));
+  ck_assert_msg (u.cpus_used > 0.05 && u.cpus_used < 0.35, "cpus_used %.2f", u.cpus_used);
+  ck_assert_double_eq_tol (u.cpus, 0.25, 1e-9);
+  ck_assert_int_eq (u.ram, 64 << 20);
+  ck_assert_msg (u.memory > 0 && u.memory < (64 << 20), "memory %" G_GINT64_FORMAT, u.memory);
+  ck_assert_msg (u.throttled_ms > 500, "throttled for %" G_GINT64_FORMAT " ms", u.throttled_ms);
+  ck_assert_int_eq (u.disk, -1); /* it reserves no disk: never sampled */
+
   /* Its group goes with it. */
   g_autofree gchar *line = group_of (pid);
   ck_assert_msg (line != NULL && strstr (line, "/stagger/") != NULL, "in %s", line);

@@ -235,6 +235,29 @@ stg_test_process_alive (gint pid)
   return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
+gchar *
+stg_test_cli (StgTestDaemon *d, const gchar *const *args)
+{
+  g_autofree gchar *prog = stg_test_program ("stagger");
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autofree gchar *err = NULL;
+  gchar *out = NULL;
+  gint status = 0;
+
+  g_ptr_array_add (argv, prog);
+  g_ptr_array_add (argv, "--url");
+  g_ptr_array_add (argv, url);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  ck_assert (
+      g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
+  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger %s %s: %s", args[0],
+                 args[0] ? args[1] : "", err);
+  return out;
+}
+
 gdouble
 stg_test_cpu_seconds (gint pid)
 {

@@ -74,6 +74,10 @@ gchar *stg_test_process_env (gint pid, const gchar *name);
 /* TRUE when process @pid exists (and is not a zombie). */
 gboolean stg_test_process_alive (gint pid);
 
+/* Runs the stagger CLI against @d's HTTP port with the words of @args
+ * (NULL-terminated) and asserts it succeeds; its standard output. */
+gchar *stg_test_cli (StgTestDaemon *d, const gchar *const *args);
+
 /* CPU seconds (user and system) process @pid has used, from /proc. */
 gdouble stg_test_cpu_seconds (gint pid);
 

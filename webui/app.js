@@ -295,6 +295,35 @@ function summaryTable(list) {
     el('tbody', {}, summaryRows(list))));
 }
 
+/* An instance's use of one resource against what it reserved, as
+ * Aurora's observer shows it: "12 of 64 MiB"; '–' when not measured. */
+function used(value, reserved, unit) {
+  if (value === null || value === undefined) return '–';
+  const mib = (n) => (n / 1048576).toFixed(n < 10485760 ? 1 : 0);
+  const show = unit === 'cores' ? (n) => n.toFixed(2) : mib;
+  const suffix = unit === 'cores' ? ' cores' : ' MiB';
+  return show(value) + (reserved > 0 ? ' of ' + show(reserved) : '') + suffix;
+}
+
+function usageCells(u) {
+  return [
+    el('td', { class: 'num hide-narrow' }, u ? used(u.cpus_used, u.cpus, 'cores') : '–'),
+    el('td', { class: 'num hide-narrow' }, u ? used(u.memory_bytes, u.ram_bytes, 'bytes') : '–'),
+    el('td', { class: 'num hide-narrow' }, u ? used(u.disk_bytes, u.disk_reserved_bytes, 'bytes') : '–')];
+}
+
+function usageLine(u) {
+  if (!u) return '';
+  const extra = [];
+  if (u.rss_bytes !== null) extra.push('RSS ' + used(u.rss_bytes, 0, 'bytes'));
+  if (u.throttled_ms) extra.push('throttled for ' + duration(u.throttled_ms) + ' by its CPU quota');
+  if (u.oom_kills) extra.push(u.oom_kills + ' of its processes killed by its memory limit');
+  return el('p', { class: 'usage' }, 'Uses CPU ' + used(u.cpus_used, u.cpus, 'cores') +
+    ', memory ' + used(u.memory_bytes, u.ram_bytes, 'bytes') +
+    ', disk ' + used(u.disk_bytes, u.disk_reserved_bytes, 'bytes') +
+    (extra.length ? ' (' + extra.join('; ') + ')' : '') + '.');
+}
+
 async function viewJob(role, env, name) {
   setNav('jobs');
   const q = 'role=' + encodeURIComponent(role) + '&environment=' + encodeURIComponent(env) +
@@ -312,6 +341,7 @@ async function viewJob(role, env, name) {
     el('td', { class: 'num' }, 'v' + i.version),
     el('td', { class: 'num hide-narrow' }, i.pid === null ? '–' : i.pid),
     el('td', { class: 'hide-narrow' }, i.started_ms ? duration(now - i.started_ms) : '–'),
+    ...usageCells(i.usage),
     el('td', {}, i.last_event ? [badge(i.last_event.status), ' ', i.last_event.message || '',
       ' ', el('span', { class: 'muted' }, when(i.last_event.ts_ms))] : '',
     i.sla_wait ? el('div', { class: 'muted' }, 'drain: ' + i.sla_wait) : '')));
@@ -328,6 +358,8 @@ async function viewJob(role, env, name) {
       el('thead', {}, el('tr', {}, el('th', { class: 'num' }, 'Id'), el('th', {}, 'Status'),
         el('th', {}, 'Health'), el('th', { class: 'num' }, 'Port'), el('th', { class: 'num' }, 'Version'),
         el('th', { class: 'num hide-narrow' }, 'Pid'), el('th', { class: 'hide-narrow' }, 'Uptime'),
+        el('th', { class: 'num hide-narrow' }, 'CPU'), el('th', { class: 'num hide-narrow' }, 'Memory'),
+        el('th', { class: 'num hide-narrow' }, 'Disk'),
         el('th', {}, 'Last event'))),
       el('tbody', {}, rows))),
     data.instances_total > data.instances.length
@@ -456,6 +488,7 @@ async function showInstance(u, instance, panel, process) {
   panel.replaceChildren(
     el('h3', {}, 'Instance ' + instance + ' ', badge(d.status)),
     d.cause ? el('p', { class: 'cause' }, timeEl(d.cause_ms), ' ', d.cause) : '',
+    usageLine(d.usage),
     timeline('task-events', d.events.map((e) => ({ ts: e.ts_ms,
       node: [badge(e.status), e.message ? ' — ' + e.message : ''] }))),
     processes,

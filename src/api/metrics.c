@@ -5,7 +5,9 @@
  * histogram (the dispatcher reports each). Read when scraped: updates and
  * instances by status (store), store commits and their time (store),
  * engine steps and instance transitions (engine), health checks by outcome
- * (the runtime counts them in a StgHealthCounts the daemon owns). Only
+ * (the runtime counts them in a StgHealthCounts the daemon owns), and
+ * what each job's instances use and reserve (the runtime measures them:
+ * stg_engine_instance_usage), for jobs it measures at all. Only
  * known method names become label values, so clients cannot grow the
  * tables. Main-loop thread only.
  */
@@ -13,6 +15,7 @@
 
 #include "api/metrics.h"
 #include "common/enums.h"
+#include "common/jobkey.h"
 
 static const gdouble BUCKETS[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                    0.05,   0.1,   0.25,   0.5,   1 };
@@ -158,6 +161,92 @@ notify_lines (GString *out, const StgNotifyCounts *n)
       (n ? n : &none)->queued);
 }
 
+/* The per-job figures of what instances use, in the order of USAGE. */
+enum
+{
+  U_CPU,
+  U_CPU_RESERVED,
+  U_MEMORY,
+  U_MEMORY_RESERVED,
+  U_DISK,
+  U_DISK_RESERVED,
+  U_THROTTLED,
+  N_USAGE
+};
+
+static const struct
+{
+  const gchar *name, *type, *help;
+} USAGE[N_USAGE] = {
+  { "stagger_job_cpu_cores", "gauge", "CPU cores a job's instances use (over the last second)." },
+  { "stagger_job_cpu_reserved_cores", "gauge", "CPU cores they reserve (numCpus)." },
+  { "stagger_job_memory_bytes", "gauge", "Memory they use, page cache included." },
+  { "stagger_job_memory_reserved_bytes", "gauge", "Memory they reserve (ramMb)." },
+  { "stagger_job_disk_bytes", "gauge", "Bytes in their sandboxes when last sampled." },
+  { "stagger_job_disk_reserved_bytes", "gauge", "Disk they reserve (diskMb)." },
+  { "stagger_job_cpu_throttled_seconds_total", "counter",
+    "Time their CPU quotas held their current runs back." },
+};
+
+/* Adds instance use @u to the totals @v of its job (a figure not measured
+ * adds nothing). */
+static void
+add_usage (gdouble *v, const StgInstanceUsage *u)
+{
+  const gdouble figures[N_USAGE] = {
+    u->cpus_used,
+    u->cpus,
+    (gdouble) u->memory,
+    (gdouble) u->ram,
+    (gdouble) u->disk,
+    (gdouble) u->disk_reserved,
+    u->throttled_ms < 0 ? -1 : (gdouble) u->throttled_ms / 1000,
+  };
+  for (guint i = 0; i < N_USAGE; i++)
+    v[i] += MAX (figures[i], 0);
+}
+
+/* Every job's instances' use, added up per job: one line per figure and
+ * job the runtime measures. */
+static gboolean
+usage_lines (GString *out, StgStore *store, StgEngine *engine, GError **error)
+{
+  g_autoptr (GPtrArray) jobs = stg_store_list_jobs (store, NULL, error);
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GArray) totals = g_array_new (FALSE, TRUE, sizeof (gdouble) * N_USAGE);
+
+  if (jobs == NULL)
+    return FALSE;
+  for (guint j = 0; j < jobs->len; j++)
+    {
+      const StgJobRow *job = jobs->pdata[j];
+      gdouble v[N_USAGE] = { 0 };
+      gboolean measured = FALSE;
+      for (gint32 i = 0; i < job->instance_count; i++)
+        {
+          StgInstanceUsage u;
+          if (!stg_engine_instance_usage (engine, job->id, i, &u))
+            continue;
+          measured = TRUE;
+          add_usage (v, &u);
+        }
+      if (!measured)
+        continue;
+      g_ptr_array_add (names, stg_job_key_to_string (job->key));
+      g_array_append_vals (totals, v, 1);
+    }
+  for (guint k = 0; k < N_USAGE && names->len > 0; k++)
+    {
+      g_string_append_printf (out, "# HELP %s %s\n# TYPE %s %s\n", USAGE[k].name, USAGE[k].help,
+                              USAGE[k].name, USAGE[k].type);
+      for (guint j = 0; j < names->len; j++)
+        g_string_append_printf (out, "%s{job=\"%s\"} %.17g\n", USAGE[k].name,
+                                (const gchar *) names->pdata[j],
+                                ((const gdouble *) totals->data)[j * N_USAGE + k]);
+    }
+  return TRUE;
+}
+
 gchar *
 stg_metrics_render (StgMetrics *m, StgStore *store, StgEngine *engine,
                     const StgHealthCounts *health, const StgNotifyCounts *notify, GError **error)
@@ -180,6 +269,8 @@ stg_metrics_render (StgMetrics *m, StgStore *store, StgEngine *engine,
       counter (out, "stagger_instance_transitions_total",
                "Instance transitions of updates (instance events).",
                (gdouble) stg_engine_transition_count (engine));
+      if (!usage_lines (out, store, engine, error))
+        return NULL;
     }
   g_string_append (out,
                    "# HELP stagger_health_checks_total Health checks of instances by outcome.\n"

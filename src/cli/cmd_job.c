@@ -176,6 +176,41 @@ print_sla_waits (StgCli *cli, GPtrArray *tasks, GHashTable *extra)
     }
 }
 
+/* A member of @o as a number; -1 when it is absent or null. */
+static gdouble
+number_member (JsonObject *o, const gchar *name)
+{
+  JsonNode *n = o != NULL ? json_object_get_member (o, name) : NULL;
+
+  return n != NULL && JSON_NODE_HOLDS_VALUE (n) ? json_node_get_double (n) : -1;
+}
+
+/* A cell of what an instance uses of a resource against what it reserved
+ * ("0.21/0.25", "12/64M"), from its "usage" (@usage nullable); "-" when
+ * not measured. */
+static void
+usage_cell (StgTable *t, JsonObject *usage, const gchar *used, const gchar *reserved,
+            gboolean cores)
+{
+  gdouble u = number_member (usage, used), r = number_member (usage, reserved);
+
+  if (u < 0)
+    {
+      stg_table_cell (t, STG_STYLE_DIM, "-");
+      return;
+    }
+  gboolean over = r > 0 && u > r;
+  if (cores && r > 0)
+    stg_table_cell (t, over ? STG_STYLE_WARN : STG_STYLE_PLAIN, "%.2f/%.2f", u, r);
+  else if (cores)
+    stg_table_cell (t, STG_STYLE_PLAIN, "%.2f", u);
+  else if (r > 0)
+    stg_table_cell (t, over ? STG_STYLE_WARN : STG_STYLE_PLAIN, "%.0f/%.0fM", u / 1048576.0,
+                    r / 1048576.0);
+  else
+    stg_table_cell (t, STG_STYLE_PLAIN, "%.0fM", u / 1048576.0);
+}
+
 static int
 job_status (StgCli *cli, int argc, gchar **argv)
 {
@@ -185,8 +220,10 @@ job_status (StgCli *cli, int argc, gchar **argv)
 
   if (!stg_cli_parse (cli, self ("status"), "job", NULL,
                       "Shows each instance: status, health, ports, config version, pid, failures, "
-                      "uptime and its last event (a PENDING or THROTTLED instance's says why it "
-                      "waits), then why a host drain waits for an instance's SLA.",
+                      "uptime, the CPU cores, MiB of memory and of disk it uses against what it "
+                      "reserved (where measured: the local runtime as root), and its last event "
+                      "(a PENDING or THROTTLED instance's says why it waits), then why a host "
+                      "drain waits for an instance's SLA.",
                       1, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], TRUE, &path, &error);
@@ -220,8 +257,9 @@ job_status (StgCli *cli, int argc, gchar **argv)
                                  json_array_get_object_element (list, i), "id") + 1),
                              json_array_get_object_element (list, i));
     }
-  g_autoptr (StgTable) t = stg_table_new ("INSTANCE", "STATUS", "HEALTHY", "PORTS", "VERSION", "PID",
-                                          "FAILURES", "UP", "LAST EVENT", NULL);
+  g_autoptr (StgTable) t = stg_table_new ("INSTANCE", "STATUS", "HEALTHY", "PORTS", "VERSION",
+                                          "PID", "FAILURES", "UP", "CPU", "MEMORY", "DISK",
+                                          "LAST EVENT", NULL);
   gint64 now = stg_cli_now_ms ();
   for (guint i = 0; i < tasks->len; i++)
     {
@@ -257,6 +295,12 @@ job_status (StgCli *cli, int argc, gchar **argv)
         stg_table_cell (t, STG_STYLE_DIM, "-");
       stg_table_cell (t, task->failureCount ? STG_STYLE_WARN : STG_STYLE_PLAIN, "%d", task->failureCount);
       stg_table_cell (t, STG_STYLE_PLAIN, "%s", up);
+      JsonNode *un = x != NULL ? json_object_get_member (x, "usage") : NULL;
+      JsonObject *usage = un != NULL && JSON_NODE_HOLDS_OBJECT (un) ? json_node_get_object (un)
+                                                                    : NULL;
+      usage_cell (t, usage, "cpus_used", "cpus", TRUE);
+      usage_cell (t, usage, "memory_bytes", "ram_bytes", FALSE);
+      usage_cell (t, usage, "disk_bytes", "disk_reserved_bytes", FALSE);
       stg_table_cell (t, STG_STYLE_DIM, "%s", last && last->__isset_message && last->message ? last->message : "-");
     }
   stg_table_print (t, cli);

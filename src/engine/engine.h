@@ -239,6 +239,11 @@ GBytes *stg_engine_read_log (StgEngine *engine, const ApiJobKey *key, gint32 ins
 gchar *stg_engine_instance_cause (StgEngine *engine, const ApiJobKey *key, gint32 instance,
                                   gint64 *since_ms);
 
+/* What instance @instance of job row @job_id uses now and what it
+ * reserves (stg_runtime_usage); FALSE when nothing of it is measured. */
+gboolean stg_engine_instance_usage (StgEngine *engine, gint64 job_id, gint32 instance,
+                                    StgInstanceUsage *out);
+
 /* Removes the instances of job @key in @instances (gint32* set; NULL:
  * every one) that have ended for good (a terminal status, nothing running
  * or to start again) and their task events, and with @history the task

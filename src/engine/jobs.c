@@ -291,6 +291,13 @@ stg_engine_instance_cause (StgEngine *e, const ApiJobKey *key, gint32 instance, 
   return g_strdup (obs.cause);
 }
 
+gboolean
+stg_engine_instance_usage (StgEngine *e, gint64 job_id, gint32 instance, StgInstanceUsage *out)
+{
+  *out = STG_INSTANCE_USAGE_UNKNOWN;
+  return e->runtime != NULL && stg_runtime_usage (e->runtime, job_id, instance, out);
+}
+
 GBytes *
 stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, const StgLogQuery *query,
                      StgLogInfo *info, GError **error)

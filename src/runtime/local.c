@@ -611,6 +611,14 @@ local_read_log (StgRuntime *base, gint64 job_id, gint32 instance, const StgLogQu
   return stg_local_read_output (slot, query, info, error);
 }
 
+static gboolean
+local_usage (StgRuntime *base, gint64 job_id, gint32 instance, StgInstanceUsage *out)
+{
+  Slot *slot = (Slot *) stg_slots_find (((StgLocalRuntime *) base)->slots, job_id, instance);
+
+  return slot != NULL && slot->run != NULL && stg_local_limits_usage (slot->run, out);
+}
+
 static void
 local_free (StgRuntime *base)
 {
@@ -635,7 +643,7 @@ local_free (StgRuntime *base)
 static const StgRuntimeOps local_ops = {
   .apply = local_apply, .kill = local_kill, .restart = local_restart, .observe = local_observe,
   .validate = local_validate, .free = local_free, .read_log = local_read_log,
-  .reconcile = stg_local_reconcile, .drain_host = local_drain_host,
+  .reconcile = stg_local_reconcile, .drain_host = local_drain_host, .usage = local_usage,
 };
 /* clang-format on */
 

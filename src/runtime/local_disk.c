@@ -77,6 +77,7 @@ disk_judge (StgLocalRuntime *rt, const DiskSample *s, gint64 used)
   if (run == NULL)
     return;
   gint64 reserved = disk_reserved (run);
+  run->disk_used = used;
   g_debug ("runtime: %s holds %" G_GINT64_FORMAT " bytes of %" G_GINT64_FORMAT, s->sandbox, used,
            reserved);
   if (reserved <= 0 || used <= reserved || run->stopping || run->failed)

@@ -119,6 +119,8 @@ stg_local_limits_join (Run *run, GError **error)
   run->cgroup = stg_local_cgroup_name (run->slot, run->id);
   if (!stg_cgroup_make (rt->cgroups, run->cgroup, &limits, error))
     return NULL;
+  run->cpu_seen_us = g_get_monotonic_time (); /* a new group has used nothing yet */
+  run->cpu_seen_ns = 0;
   return stg_cgroup_open_procs (rt->cgroups, run->cgroup, error);
 }
 
@@ -128,6 +130,39 @@ stg_local_limits_join_run (Run *run, GError **error)
   if (run == NULL || run->cgroup == NULL)
     return g_array_new (FALSE, FALSE, sizeof (gint));
   return stg_cgroup_open_procs (run->slot->rt->cgroups, run->cgroup, error);
+}
+
+/* The shortest window over which a run's use of CPU is measured. */
+#define CPU_WINDOW_US G_USEC_PER_SEC
+
+gboolean
+stg_local_limits_usage (Run *run, StgInstanceUsage *out)
+{
+  StgLocalRuntime *rt = run->slot->rt;
+  StgCgroupUsage use;
+
+  stg_local_reserved (run, &out->cpus, &out->ram, &out->disk_reserved);
+  out->disk = run->disk_used;
+  if (run->cgroup == NULL || !stg_cgroup_usage (rt->cgroups, run->cgroup, &use, NULL))
+    return TRUE;
+  out->memory = use.memory;
+  out->rss = use.rss;
+  out->throttled_ms = use.throttled_ns / 1000000;
+  out->oom_kills = use.oom_kills;
+  /* Cores used since the last look a second or more ago (by anyone: the
+   * web UI, the CLI and /metrics share it), else that look's figure. */
+  gint64 now = g_get_monotonic_time ();
+  if (run->cpu_seen_us > 0 && (now - run->cpu_seen_us >= CPU_WINDOW_US || run->cpu_rate < 0) &&
+      now > run->cpu_seen_us)
+    run->cpu_rate = (gdouble) (use.cpu_ns - run->cpu_seen_ns) / 1000.0 /
+                    (gdouble) (now - run->cpu_seen_us);
+  if (run->cpu_seen_us == 0 || now - run->cpu_seen_us >= CPU_WINDOW_US)
+    {
+      run->cpu_seen_us = now;
+      run->cpu_seen_ns = use.cpu_ns;
+    }
+  out->cpus_used = run->cpu_rate;
+  return TRUE;
 }
 
 /* Removes the groups whose processes were still ending. */

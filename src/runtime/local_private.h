@@ -115,7 +115,11 @@ struct _Run
   gboolean end_success;      /* ... and how that first process ended */
   gchar *end_how;
   gchar *sandbox;
-  gchar *cgroup; /* (nullable) its control group's name (local_limits.c) */
+  gchar *cgroup;      /* (nullable) its control group's name (local_limits.c) */
+  gint64 disk_used;   /* bytes in its sandbox when last sampled; -1: not yet (local_disk.c) */
+  gint64 cpu_seen_us; /* its group's CPU time when last looked at, and when; 0: never */
+  gint64 cpu_seen_ns;
+  gdouble cpu_rate; /* cores it used over the last look's window; -1: not known yet */
 };
 
 struct _Slot
@@ -247,6 +251,10 @@ GArray *stg_local_limits_join (Run *run, GError **error);
  * shell health check acting for it to join (empty: @run is NULL or has
  * none; the caller closes them). */
 GArray *stg_local_limits_join_run (Run *run, GError **error);
+
+/* What @run uses (its group's figures, its last disk sample) and what
+ * its task reserves; figures its group cannot give stay -1. */
+gboolean stg_local_limits_usage (Run *run, StgInstanceUsage *out);
 
 /* @run is gone: why, when the memory limit killed it ("exceeded its 64 MiB
  * of RAM (OOM kill)"), else NULL; its group is emptied and removed. */

@@ -606,6 +606,8 @@ run_new (Slot *slot, const StgTaskSpec *spec, gboolean from_update, GError **err
 
   run->slot = slot;
   run->pidfd = -1;
+  run->disk_used = -1;
+  run->cpu_rate = -1;
   run->id = ++slot->base.run_id;
   run->config_id = spec->config_id;
   run->version = stg_store_config_version (slot->rt->store, spec->config_id);
@@ -746,6 +748,8 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
 
   Run *run = g_new0 (Run, 1);
   run->slot = slot;
+  run->disk_used = -1;
+  run->cpu_rate = -1;
   run->id = row->run_id;
   run->config_id = config_id;
   run->version = stg_store_config_version (rt->store, config_id);

@@ -107,6 +107,13 @@ stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id, const S
   return rt->ops->read_log (rt, job_id, instance_id, &capped, info, error);
 }
 
+gboolean
+stg_runtime_usage (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgInstanceUsage *out)
+{
+  *out = STG_INSTANCE_USAGE_UNKNOWN;
+  return rt->ops->usage != NULL && rt->ops->usage (rt, job_id, instance_id, out);
+}
+
 /* TRUE when the runtime has operation @op, else INVALID. */
 static gboolean
 has_hosts (gpointer op, GError **error)

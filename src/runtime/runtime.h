@@ -81,6 +81,27 @@ typedef struct
   gint64 cause_ms; /* when the cause was given; 0 without one */
 } StgTaskObservation;
 
+/* What an instance's current run uses and what its task reserves, as
+ * Aurora's observer shows them. A figure not measured is -1; a resource
+ * not reserved is 0. */
+typedef struct
+{
+  gdouble cpus_used;    /* cores, over the last second or more (since the run began at first) */
+  gint64 memory;        /* bytes of memory in use, page cache included (what the limit counts) */
+  gint64 rss;           /* bytes of anonymous memory */
+  gint64 disk;          /* bytes in its sandbox when last sampled */
+  gint64 throttled_ms;  /* time its CPU quota has held it back */
+  gint64 oom_kills;     /* its processes the memory limit killed */
+  gdouble cpus;         /* reserved: cores */
+  gint64 ram;           /* reserved: bytes of RAM */
+  gint64 disk_reserved; /* reserved: bytes of disk */
+} StgInstanceUsage;
+
+/* Nothing measured, nothing reserved. */
+#define STG_INSTANCE_USAGE_UNKNOWN \
+  ((StgInstanceUsage){ \
+      .cpus_used = -1, .memory = -1, .rss = -1, .disk = -1, .throttled_ms = -1, .oom_kills = -1 })
+
 /* Which output of an instance a read_log call reads, and how much. */
 typedef struct
 {
@@ -153,6 +174,9 @@ typedef struct
    * by the caller). */
   GBytes *(*read_log) (StgRuntime *rt, gint64 job_id, gint32 instance_id, const StgLogQuery *query,
                        StgLogInfo *info, GError **error);
+  /* (nullable: nothing measured) What the instance's current run uses;
+   * FALSE when nothing runs or nothing of it can be measured. */
+  gboolean (*usage) (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgInstanceUsage *out);
   /* (nullable) The hosts instances run on (element-type ApiFleetHostStatus),
    * for a runtime of several hosts. */
   GPtrArray *(*hosts) (StgRuntime *rt);
@@ -238,6 +262,11 @@ stg_runtime_observe (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgTaskO
  * STG_RUNTIME_ERROR_INVALID when this runtime keeps no output. */
 GBytes *stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id,
                               const StgLogQuery *query, StgLogInfo *info, GError **error);
+
+/* What the instance uses now (see StgRuntimeOps.usage); FALSE, with every
+ * figure -1 and nothing reserved, when this runtime measures nothing. */
+gboolean stg_runtime_usage (StgRuntime *rt, gint64 job_id, gint32 instance_id,
+                            StgInstanceUsage *out);
 
 /* The runtime's hosts (element-type ApiFleetHostStatus);
  * STG_RUNTIME_ERROR_INVALID when it has none (only the fleet runtime has). */

@@ -215,6 +215,46 @@ stg_webui_store_status (const GError *error)
 
 /* ---- the query string --------------------------------------------------------------- */
 
+/* Adds "@name": @value, or null when it is negative (not measured). */
+static void
+member_measured (JsonBuilder *b, const gchar *name, gint64 value)
+{
+  json_builder_set_member_name (b, name);
+  if (value < 0)
+    json_builder_add_null_value (b);
+  else
+    json_builder_add_int_value (b, value);
+}
+
+void
+stg_webui_add_usage (StgWebUi *ui, JsonBuilder *b, gint64 job_id, gint32 instance)
+{
+  StgInstanceUsage u;
+
+  json_builder_set_member_name (b, "usage");
+  if (ui->ctx.engine == NULL || !stg_engine_instance_usage (ui->ctx.engine, job_id, instance, &u))
+    {
+      json_builder_add_null_value (b);
+      return;
+    }
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "cpus_used");
+  if (u.cpus_used < 0)
+    json_builder_add_null_value (b);
+  else
+    json_builder_add_double_value (b, u.cpus_used);
+  json_builder_set_member_name (b, "cpus");
+  json_builder_add_double_value (b, u.cpus);
+  member_measured (b, "memory_bytes", u.memory);
+  member_measured (b, "rss_bytes", u.rss);
+  member_int (b, "ram_bytes", u.ram);
+  member_measured (b, "disk_bytes", u.disk);
+  member_int (b, "disk_reserved_bytes", u.disk_reserved);
+  member_measured (b, "throttled_ms", u.throttled_ms);
+  member_measured (b, "oom_kills", u.oom_kills);
+  json_builder_end_object (b);
+}
+
 gboolean
 stg_webui_parse_count (const gchar *text, gint64 max, gint32 *out)
 {

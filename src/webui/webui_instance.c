@@ -124,6 +124,7 @@ read_instance (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **e
     json_builder_add_int_value (b, cause_ms);
   else
     json_builder_add_null_value (b);
+  stg_webui_add_usage (ui, b, job->id, instance);
   /* The instance's own output, or that of the task's process the query
    * names (an AuroraExecutor task's), with the task's processes. */
   StgLogQuery q = { FALSE, -(gint64) TAIL_BYTES, TAIL_BYTES, process, run };

@@ -117,6 +117,11 @@ void stg_webui_add_records (JsonBuilder *b, const gchar *name, GPtrArray *items,
 void stg_webui_add_page (JsonBuilder *b, gint32 offset, gint32 limit, const gchar *name,
                          GPtrArray *items, StgWebUiMembers members);
 
+/* Adds "usage": what instance @instance of job row @job_id uses and
+ * reserves (a figure not measured is null; a resource not reserved 0),
+ * or null when nothing of it is measured. */
+void stg_webui_add_usage (StgWebUi *ui, JsonBuilder *b, gint64 job_id, gint32 instance);
+
 /* Reads a whole number from a query parameter into *@out, left as it is
  * when the parameter is absent or empty; FALSE when it is not a number
  * between 0 and @max. */
