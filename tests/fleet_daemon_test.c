@@ -353,6 +353,18 @@ START_TEST (fleet_rolls_thirty_instances_across_three_hosts)
   for (guint i = 0; i < 3; i++)
     ck_assert_uint_eq (count_on (first, ((StgTestPodmanHost *) e->fleet->hosts->pdata[i])->name, IMAGE_V1), 10);
   assert_versions (d, "web", 30, "1");
+  /* Each container is held to the task's 0.25 cores and to max_pids
+   * processes (its default, 4096). */
+  g_auto (GStrv) one = g_strsplit (first->pdata[0], " ", -1);
+  StgTestPodmanHost *host = NULL;
+  for (guint i = 0; i < e->fleet->hosts->len; i++)
+    if (g_str_equal (((StgTestPodmanHost *) e->fleet->hosts->pdata[i])->name, one[0]))
+      host = e->fleet->hosts->pdata[i];
+  ck_assert_ptr_nonnull (host);
+  g_autofree gchar *limits =
+      stg_test_podman_cli (e->fleet, host, "inspect", "--format",
+                           "{{.HostConfig.PidsLimit}} {{.HostConfig.NanoCpus}}", one[1], NULL);
+  ck_assert_msg (g_str_has_prefix (limits, "4096 250000000"), "limits: %s", limits);
 
   g_autoptr (ApiJobUpdateKey) k2 = start_update (d, v2, 5, 500);
   expect_terminal (d, k2, API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
@@ -833,37 +845,12 @@ running_now (StgTestDaemon *d, const gchar *name)
   return n;
 }
 
-/* Runs the CLI against @d with the words of @args (NULL-terminated); its
- * standard output. */
-static gchar *
-cli_words (StgTestDaemon *d, const gchar *const *args)
-{
-  g_autofree gchar *prog = stg_test_program ("stagger");
-  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autofree gchar *err = NULL;
-  gchar *out = NULL;
-  gint status = 0;
-
-  g_ptr_array_add (argv, prog);
-  g_ptr_array_add (argv, "--url");
-  g_ptr_array_add (argv, url);
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
-  g_ptr_array_add (argv, NULL);
-  ck_assert (
-      g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, 0, NULL, NULL, &out, &err, &status, NULL));
-  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "stagger %s %s: %s", args[0],
-                 args[0] ? args[1] : "", err);
-  return out;
-}
-
 /* The same with up to three words (the first NULL ends them). */
 static gchar *
 cli (StgTestDaemon *d, const gchar *a1, const gchar *a2, const gchar *a3)
 {
   const gchar *const args[] = { a1, a2, a3, NULL };
-  return cli_words (d, args);
+  return stg_test_cli (d, args);
 }
 
 /* #15: `stagger host drain` moves a host's instances off it a batch at a
@@ -1158,7 +1145,7 @@ tight_diff (Env *e, StgTestDaemon *d, gint per_host)
 
   ck_assert (g_file_set_contents (file, text, -1, &error));
   const gchar *const args[] = { "job", "diff", "local/www/prod/tight", file, NULL };
-  return cli_words (d, args);
+  return stg_test_cli (d, args);
 }
 
 /* A constraint that tightens (limit:3 to limit:2 per host) moves the
@@ -1352,7 +1339,7 @@ START_TEST (fleet_sla_drain_keeps_a_count_policy)
 
   g_object_set (job->taskConfig, "tier", "preferred", "slaPolicy", policy, NULL);
   const gchar *const quota[] = { "quota", "set", "www", "4", "0", "0", NULL };
-  g_free (cli_words (d, quota));
+  g_free (stg_test_cli (d, quota));
   create_job (d, job);
   wait_running (d, "sla", 4);
   g_autoptr (GPtrArray) before = containers_of (e, "sla");
@@ -1409,7 +1396,7 @@ START_TEST (fleet_sla_drain_keeps_a_count_policy)
   ck_assert_uint_eq (drained, 1);
 
   const gchar *const end[] = { "host", "maintenance", "end", host, NULL };
-  g_autofree gchar *ended = cli_words (d, end);
+  g_autofree gchar *ended = stg_test_cli (d, end);
   ck_assert_msg (strstr (ended, "NONE") != NULL, "%s", ended);
   ck_assert_int_eq (mode_of (d, host), API_MAINTENANCE_MODE_NONE);
   g_autofree gchar *json = cli (d, "hosts", "--json", NULL);

@@ -409,6 +409,7 @@ start_runtime (StgDaemon *d, GError **error)
         .port_min = d->settings.port_min, .port_max = d->settings.port_max, .fleet = d->settings.fleet,
       };
       fo.health_counts = &d->health_counts;
+      fo.max_pids = d->settings.max_pids;
       fo.thermos_bundle = d->settings.thermos_bundle;
       fo.anchor = d->settings.anchor;
       d->runtime = stg_fleet_runtime_new (d->store, d->clock, &fo, error);

@@ -118,7 +118,7 @@ static const Setting SETTINGS[] = {
   CHOICE (S, "cpu_limit", cpu_share, "quota", "share",
           "local runtime: numCpus as a CFS quota (quota), or as a weight (share)"),
   INT64 (S, "max_pids", max_pids, 0, 4194304, 4096,
-         "local runtime: processes and threads per instance; 0: not limited"),
+         "processes and threads per instance (local: its group; fleet: PidsLimit); 0: none"),
   PARSED (S, "host_attributes", parse_host_attributes, NULL,
           "local runtime: this host's attributes for constraints, \"zone=a; dedicated=db\""),
   STRING (S, "tier_config", tier_config, NULL, "task tiers, as Aurora's tiers.json"),

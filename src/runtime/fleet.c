@@ -761,12 +761,10 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
   rt->base.ops = &fleet_ops;
   rt->store = store;
   rt->clock = clock;
+  rt->options = *options; /* the numbers; the strings and hosts copied below */
   rt->options.data_dir = g_strdup (options->data_dir);
   rt->options.cluster = g_strdup (options->cluster);
-  rt->options.port_min = options->port_min;
-  rt->options.port_max = options->port_max;
   stg_fleet_options_copy (&rt->options.fleet, &options->fleet);
-  rt->options.health_counts = options->health_counts;
   rt->options.thermos_bundle = g_strdup (options->thermos_bundle);
   rt->options.anchor = g_strdup (options->anchor);
   stg_fleet_anchor_load (rt, options->anchor);

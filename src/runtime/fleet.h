@@ -29,6 +29,7 @@ typedef struct
   gint port_max;
   StgFleetOptions fleet;     /* hosts and timings */
   StgHealthCounts *health_counts; /* (nullable) borrowed: where health checks are counted */
+  gint64 max_pids;                /* processes and threads per container (PidsLimit); 0: none */
   gchar *thermos_bundle;          /* (nullable) on every host: stagger-thermos as containers run it
                                 (scripts/thermos-bundle); NULL: AuroraExecutor tasks refused */
   gchar *anchor;                  /* (nullable) stagger-anchor on this machine, imported into each

@@ -384,11 +384,11 @@ add_ulimits (JsonBuilder *b, const ApiDockerContainer *docker)
 
 /* The host config; the main container of @pod (nullable) joins its
  * anchor's network namespace and volume, and the anchor publishes the
- * ports. */
+ * ports. The task's CPU and RAM and @max_pids (0: none) limit it. */
 static void
 add_host_config (JsonBuilder *b, Slot *pod, const ApiTaskConfig *config,
                  const ApiDockerContainer *docker, GHashTable *ports, gchar **names,
-                 const gchar *bundle)
+                 const gchar *bundle, gint64 max_pids)
 {
   const gchar *network = parameter (docker, "network");
   const gchar *init = parameter (docker, "init");
@@ -403,6 +403,11 @@ add_host_config (JsonBuilder *b, Slot *pod, const ApiTaskConfig *config,
     stg_fleet_json_string (b, "NetworkMode", network);
   json_builder_set_member_name (b, "Init");
   json_builder_add_boolean_value (b, init == NULL || g_strcmp0 (init, "false") != 0);
+  if (max_pids > 0)
+    {
+      json_builder_set_member_name (b, "PidsLimit");
+      json_builder_add_int_value (b, max_pids);
+    }
   g_hash_table_iter_init (&it, config->resources);
   while (g_hash_table_iter_next (&it, &r, NULL))
     {
@@ -550,7 +555,7 @@ stg_fleet_container_spec (Slot *slot, gint64 config_id, gint64 run_id, gchar **n
   if (parameter (docker, "hostname") != NULL && slot->pod == NULL)
     stg_fleet_json_string (b, "Hostname", parameter (docker, "hostname"));
   add_host_config (b, slot->pod != NULL ? slot : NULL, config, docker, parts.ports, names,
-                   thermos ? slot->rt->options.thermos_bundle : NULL);
+                   thermos ? slot->rt->options.thermos_bundle : NULL, slot->rt->options.max_pids);
   json_builder_end_object (b);
   *name = g_strdup_printf ("stagger-%.12s-%s.%s.%s-%d-%" G_GINT64_FORMAT, slot->rt->marker,
                            slot->base.job->role, slot->base.job->environment, slot->base.job->name,
