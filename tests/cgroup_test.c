@@ -133,7 +133,9 @@ START_TEST (cpu_quota_holds_a_busy_loop)
   StgCgroupUsage before, after;
 
   make (name, &limits);
-  GPid pid = start_in (name, "while :; do :; done", NULL);
+  /* Four busy loops, so that the group wants more than its quota even
+   * when a loaded machine gives each of them little. */
+  GPid pid = start_in (name, "for i in 1 2 3 4; do (while :; do :; done) & done; wait", NULL);
   g_usleep (G_USEC_PER_SEC / 2);
   ck_assert (stg_cgroup_usage (cg, name, &before, NULL));
   gint64 t0 = g_get_monotonic_time ();
@@ -144,7 +146,7 @@ START_TEST (cpu_quota_holds_a_busy_loop)
   kill (pid, SIGKILL);
   waitpid (pid, NULL, 0);
   /* A quarter, with room for a loaded machine below and for the period's
-   * rounding above; unlimited it would take a whole core when it can. */
+   * rounding above; unlimited they would take every core they can. */
   ck_assert_msg (cores > 0.05 && cores < 0.35, "used %.2f cores", cores);
   ck_assert_msg (after.throttled_ns > before.throttled_ns, "the quota never held it back");
   kill_and_remove (name);
@@ -207,6 +209,33 @@ START_TEST (busy_group_is_not_removed)
   kill_and_remove (name);
   /* Gone: removing it again is no error. */
   ck_assert (stg_cgroup_remove (cg, name, NULL));
+}
+END_TEST
+
+/* Pruning by a prefix removes that prefix's empty groups only. */
+START_TEST (prune_removes_empty_groups_of_a_prefix)
+{
+  g_autofree gchar *prefix = group_name ("prune.");
+  g_autofree gchar *empty = g_strconcat (prefix, "empty", NULL);
+  g_autofree gchar *busy = g_strconcat (prefix, "busy", NULL);
+  g_autofree gchar *other = group_name ("other");
+  StgCgroupLimits none = { 0 };
+
+  make (empty, &none);
+  make (busy, &none);
+  make (other, &none);
+  GPid pid = start_in (busy, "sleep 30", NULL);
+  ck_assert_uint_eq (stg_cgroups_prune (cg, prefix), 1);
+  StgCgroupUsage u;
+  ck_assert (!stg_cgroup_usage (cg, empty, &u, NULL)); /* gone */
+  ck_assert (stg_cgroup_usage (cg, busy, &u, NULL));
+  ck_assert (stg_cgroup_usage (cg, other, &u, NULL));
+  stg_cgroup_kill (cg, busy);
+  waitpid (pid, NULL, 0);
+  for (gint i = 0; i < 200 && stg_cgroups_prune (cg, prefix) > 0; i++)
+    g_usleep (10000);
+  ck_assert (!stg_cgroup_usage (cg, busy, &u, NULL));
+  kill_and_remove (other);
 }
 END_TEST
 
@@ -353,6 +382,7 @@ cgroup_suite (void)
   tcase_add_test (tc, cpu_quota_holds_a_busy_loop);
   tcase_add_test (tc, fork_bomb_stops_at_the_pids_limit);
   tcase_add_test (tc, busy_group_is_not_removed);
+  tcase_add_test (tc, prune_removes_empty_groups_of_a_prefix);
   if (cg != NULL)
     suite_add_tcase (s, tc);
   TCase *files = tcase_create ("files");

@@ -12,6 +12,7 @@
 
 #include "common/binary_protocol.h"
 #include "common/jobkey.h"
+#include "spawn/cgroup.h"
 #include "testutil.h"
 
 gchar *
@@ -44,6 +45,26 @@ stg_test_scope_end (gchar *base)
   g_free (base);
 }
 
+/* Removes the control groups of the runs of data folder @data_dir (a
+ * staggerd's, stopped) once its killed instances have left them: names
+ * start with the first 8 hex digits of the SHA-256 of its path, as
+ * local_limits.c names them. Only as root, where groups are made. */
+static void
+remove_groups (const gchar *data_dir)
+{
+  if (geteuid () != 0)
+    return;
+  g_autoptr (StgCgroups) cg = stg_cgroups_new (NULL, NULL);
+  g_autofree gchar *path = g_canonicalize_filename (data_dir, NULL);
+  g_autofree gchar *sum = g_compute_checksum_for_string (G_CHECKSUM_SHA256, path, -1);
+  g_autofree gchar *prefix = g_strdup_printf ("%.8s.", sum);
+
+  if (stg_cgroups_version (cg) == STG_CGROUP_NONE)
+    return;
+  for (gint tries = 0; tries < 100 && stg_cgroups_prune (cg, prefix) > 0; tries++)
+    g_usleep (20000);
+}
+
 void
 stg_test_rmtree (const gchar *path)
 {
@@ -55,7 +76,10 @@ stg_test_rmtree (const gchar *path)
   /* A data directory: its instances go first, they outlive staggerd. */
   g_autofree gchar *sandboxes = g_build_filename (path, "sandboxes", NULL);
   if (g_file_test (sandboxes, G_FILE_TEST_IS_DIR))
-    stg_test_kill_instances (path);
+    {
+      stg_test_kill_instances (path);
+      remove_groups (path);
+    }
   dir = g_dir_open (path, 0, NULL);
   if (dir != NULL)
     while ((name = g_dir_read_name (dir)) != NULL)

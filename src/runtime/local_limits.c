@@ -10,7 +10,8 @@
  * emptied and removed (retried while its last processes end). The group of
  * an adopted run is the one it was started in: names are made of the data
  * folder, the job's row, the instance and the run, so a restarted staggerd
- * finds it again, and two staggerds of one host never share one.
+ * finds it again (and removes those of runs that ended meanwhile), and two
+ * staggerds of one host never share one.
  *
  * An AuroraExecutor task's group also holds its runner, stagger-thermos,
  * Aurora's executor: as Aurora's scheduler adds the executor's overhead
@@ -76,6 +77,10 @@ stg_local_limits_open (StgLocalRuntime *rt)
   rt->cgroup_prefix = g_compute_checksum_for_string (G_CHECKSUM_SHA256, rt->mark_dir, -1);
   rt->cgroup_prefix[8] = '\0';
   rt->cgroup_sweep = g_ptr_array_new_with_free_func (g_free);
+  /* Groups of runs that ended while no staggerd watched them; those of
+   * runs still alive hold processes and stay, to be adopted. */
+  g_autofree gchar *mine = g_strconcat (rt->cgroup_prefix, ".", NULL);
+  stg_cgroups_prune (rt->cgroups, mine);
 }
 
 void

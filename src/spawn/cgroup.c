@@ -601,3 +601,27 @@ stg_cgroup_remove (StgCgroups *cg, const gchar *name, GError **error)
       }
   return TRUE;
 }
+
+guint
+stg_cgroups_prune (StgCgroups *cg, const gchar *prefix)
+{
+  g_autoptr (GPtrArray) bases = group_dirs (cg, "");
+  g_autoptr (GHashTable) names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  GHashTableIter it;
+  gpointer name;
+  guint busy = 0;
+
+  for (guint i = 0; i < bases->len; i++)
+    {
+      g_autoptr (GDir) dir = g_dir_open (bases->pdata[i], 0, NULL);
+      const gchar *entry;
+      while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+        if (g_str_has_prefix (entry, prefix))
+          g_hash_table_add (names, g_strdup (entry));
+    }
+  g_hash_table_iter_init (&it, names);
+  while (g_hash_table_iter_next (&it, &name, NULL))
+    if (!stg_cgroup_remove (cg, name, NULL))
+      busy++;
+  return busy;
+}

@@ -87,6 +87,10 @@ guint stg_cgroup_kill (StgCgroups *cg, const gchar *name);
  * A group that is not there is removed already. */
 gboolean stg_cgroup_remove (StgCgroups *cg, const gchar *name, GError **error);
 
+/* Removes every group whose name starts with @prefix and holds no
+ * process; returns how many of them still hold processes. */
+guint stg_cgroups_prune (StgCgroups *cg, const gchar *prefix);
+
 /* Closes each descriptor of @fds (from stg_cgroup_open_procs) and frees it. */
 void stg_cgroup_close_procs (GArray *fds);
 
