@@ -13,6 +13,13 @@
 #include "common/error.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
+#include "engine/notice_private.h"
+#include "engine/settings_private.h"
+#include "engine/step_private.h"
+#include "engine/surge_private.h"
+#include "engine/task_private.h"
+#include "engine/update_private.h"
+#include "engine/work_state.h"
 
 #define fail(error, code, ...) stg_fail (error, STG_ENGINE_ERROR, code, __VA_ARGS__)
 
@@ -305,7 +312,7 @@ activate (StgEngine *e, gint64 update_id, const gchar *uid, const gchar *user, g
     g_array_index (u->work, StgWork, i).owner = u;
   stg_update_rebuild_order (u);
   u->batch_size = stg_strategy_first_size (&u->s);
-  u->surge_next = stg_surge_first_id (diff);
+  u->surge.next = stg_surge_first_id (diff);
   stg_engine_add_update (e, u);
   stg_update_track_health (u);
   stg_update_touch (u);

@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include "engine/engine_private.h"
+#include "engine/settings_private.h"
 
 void
 stg_diff_clear (StgDiff *diff)

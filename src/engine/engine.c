@@ -13,7 +13,16 @@
 #include "common/enums.h"
 #include "common/error.h"
 #include "common/jobkey.h"
+#include "engine/plan_private.h"
 #include "engine/reconcile_private.h"
+#include "engine/settings_private.h"
+#include "engine/sidecar_private.h"
+#include "engine/sla_private.h"
+#include "engine/step_private.h"
+#include "engine/surge_private.h"
+#include "engine/task_private.h"
+#include "engine/update_private.h"
+#include "engine/work_state.h"
 
 void
 stg_engine_limits_init (StgEngineLimits *limits)
@@ -253,11 +262,11 @@ stg_engine_check_invariants (StgEngine *engine)
        * twice that while a turn is under way), each past the ids that the
        * next one takes, none without maxSurge. */
       guint live = 0;
-      for (guint i = 0; i < u->surge->len; i++)
+      for (guint i = 0; i < u->surge.list->len; i++)
         {
-          const StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+          const StgSurge *s = &g_array_index (u->surge.list, StgSurge, i);
           live += s->config != 0;
-          g_assert_cmpint (s->instance, <, u->surge_next);
+          g_assert_cmpint (s->instance, <, u->surge.next);
         }
       g_assert_cmpuint (live, <=, 2 * (guint) MAX (u->s.max_surge, 0));
     }

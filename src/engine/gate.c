@@ -25,6 +25,7 @@
 #include "common/error.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
+#include "engine/gate_private.h"
 
 #define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
 

@@ -13,6 +13,9 @@
 #include "common/error.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
+#include "engine/step_private.h"
+#include "engine/task_private.h"
+#include "engine/update_private.h"
 
 /* The job, checked, and not being updated. */
 static StgJobRow *

@@ -31,7 +31,10 @@
 #include "common/error.h"
 #include "common/jobkey.h"
 #include "common/strings.h"
+#include "engine/engine_private.h"
 #include "engine/sla_private.h"
+#include "engine/task_private.h"
+#include "engine/update_private.h"
 
 #define M(x) API_MAINTENANCE_MODE_##x
 
@@ -48,6 +51,13 @@ typedef struct
   gchar *host;         /* the host drained */
   StgEngine *engine;
 } Drain;
+
+/* Host maintenance's memory (engine->maintenance). */
+struct _StgMaintenance
+{
+  GHashTable *drains; /* host -> its DRAINING drain's memory (Drain*) */
+  guint timer;        /* the next pass over DRAINING hosts */
+};
 
 static void
 drain_free (gpointer data)
@@ -73,7 +83,7 @@ key_set (void)
 static Drain *
 drain_of (StgEngine *e, const gchar *host)
 {
-  Drain *d = g_hash_table_lookup (e->drains, host);
+  Drain *d = g_hash_table_lookup (e->maintenance->drains, host);
 
   if (d == NULL)
     {
@@ -84,7 +94,7 @@ drain_of (StgEngine *e, const gchar *host)
       d->allowed = key_set ();
       d->noted = key_set ();
       d->waits = g_hash_table_new_full (stg_slot_key_hash, stg_slot_key_equal, g_free, g_free);
-      g_hash_table_insert (e->drains, g_strdup (host), d);
+      g_hash_table_insert (e->maintenance->drains, g_strdup (host), d);
     }
   return d;
 }
@@ -198,7 +208,7 @@ row_of (GPtrArray *rows, const gchar *host)
 static gchar *
 sla_waits (StgEngine *e, const gchar *host)
 {
-  Drain *d = g_hash_table_lookup (e->drains, host);
+  Drain *d = g_hash_table_lookup (e->maintenance->drains, host);
   g_autoptr (GPtrArray) lines = g_ptr_array_new ();
   GHashTableIter it;
   gpointer why;
@@ -220,7 +230,7 @@ stg_engine_sla_wait (StgEngine *e, gint64 job_id, gint32 instance)
   GHashTableIter it;
   gpointer value;
 
-  g_hash_table_iter_init (&it, e->drains);
+  g_hash_table_iter_init (&it, e->maintenance->drains);
   while (g_hash_table_iter_next (&it, NULL, &value))
     {
       const gchar *why = g_hash_table_lookup (((Drain *) value)->waits, &k);
@@ -253,7 +263,7 @@ set_mode (StgEngine *e, const gchar *host, gint mode, ApiHostMaintenanceRequest 
       return FALSE;
     }
   if (mode != M (DRAINING))
-    g_hash_table_remove (e->drains, host);
+    g_hash_table_remove (e->maintenance->drains, host);
   return TRUE;
 }
 
@@ -605,7 +615,7 @@ on_pass (gpointer data)
   g_autoptr (GPtrArray) rows = stg_store_list_maintenance (e->store, &error);
   gboolean draining = FALSE;
 
-  e->maintenance_timer = 0;
+  e->maintenance->timer = 0;
   if (rows == NULL)
     {
       g_warning ("engine: hosts in maintenance: %s", error->message);
@@ -627,8 +637,8 @@ arm (StgEngine *e, gint64 delay_ms)
 {
   if (e->runtime == NULL)
     return;
-  stg_clock_cancel_timer (e->clock, e->maintenance_timer);
-  e->maintenance_timer = stg_clock_add_timer (e->clock, delay_ms, on_pass, e);
+  stg_clock_cancel_timer (e->clock, e->maintenance->timer);
+  e->maintenance->timer = stg_clock_add_timer (e->clock, delay_ms, on_pass, e);
 }
 
 gboolean
@@ -657,13 +667,16 @@ stg_engine_recover_hosts (StgEngine *e, GError **error)
 void
 stg_maintenance_init (StgEngine *e)
 {
-  e->drains = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, drain_free);
+  e->maintenance = g_new0 (StgMaintenance, 1);
+  e->maintenance->drains = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, drain_free);
 }
 
 void
 stg_maintenance_free (StgEngine *e)
 {
-  stg_clock_cancel_timer (e->clock, e->maintenance_timer);
-  e->maintenance_timer = 0;
-  g_clear_pointer (&e->drains, g_hash_table_unref);
+  if (e->maintenance == NULL)
+    return;
+  stg_clock_cancel_timer (e->clock, e->maintenance->timer);
+  g_clear_pointer (&e->maintenance->drains, g_hash_table_unref);
+  g_clear_pointer (&e->maintenance, g_free);
 }

@@ -11,6 +11,7 @@
 
 #include "common/enums.h"
 #include "engine/engine_private.h"
+#include "engine/notice_private.h"
 
 typedef struct
 {

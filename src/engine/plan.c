@@ -83,6 +83,7 @@
 
 #include "common/enums.h"
 #include "common/jobkey.h"
+#include "engine/gate_private.h"
 #include "engine/plan_private.h"
 #include "store/plans.h"
 

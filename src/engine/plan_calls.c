@@ -12,7 +12,11 @@
 #include "common/enums.h"
 #include "common/error.h"
 #include "common/jobkey.h"
+#include "engine/gate_private.h"
+#include "engine/notice_private.h"
 #include "engine/plan_private.h"
+#include "engine/step_private.h"
+#include "engine/update_private.h"
 #include "store/plans.h"
 
 #define fail(error, code, ...) stg_fail (error, STG_ENGINE_ERROR, code, __VA_ARGS__)

@@ -5,7 +5,30 @@
 #pragma once
 
 #include "engine/engine_private.h"
+#include "engine/gate_private.h"
 #include "store/plans.h"
+
+/* ---- what the plans offer engine.c (plan.c, plan_state.c) ---------------- */
+
+/* engine->plans. */
+void stg_plans_init (StgEngine *engine);
+void stg_plans_free (StgEngine *engine);
+
+/* A StgEngineWatchFunc (@data: the engine): a committed change of a job
+ * wakes the plans with a stage on it. */
+void stg_plans_on_change (gpointer data, const StgEngineChange *change);
+
+/* Loads every active plan and continues it. */
+gboolean stg_plans_recover (StgEngine *engine, GError **error);
+
+/* The arrows of a plan's and a stage's machines (drawn in plan.c, the
+ * tables in plan_state.c): TRUE when the status may go from @from to
+ * another, @to. */
+gboolean stg_plan_transition_allowed (gint from, gint to);
+gboolean stg_stage_transition_allowed (gint from, gint to);
+
+/* Asserts what holds of every plan in memory (plan.c's invariants). */
+void stg_plans_check_invariants (StgEngine *engine);
 
 #define S(x) API_ROLLOUT_STATUS_##x
 

@@ -10,6 +10,7 @@
 #include "common/enums.h"
 #include "common/jobkey.h"
 #include "engine/plan_private.h"
+#include "engine/update_private.h"
 
 /* Whether @request would change its job: 1 yes, 0 no, -1 @error. */
 static gint

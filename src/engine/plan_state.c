@@ -15,7 +15,10 @@
 #include <string.h>
 
 #include "common/enums.h"
+#include "engine/gate_private.h"
+#include "engine/notice_private.h"
 #include "engine/plan_private.h"
+#include "engine/step_private.h"
 #include "store/plans.h"
 
 static const gchar *stage_phase (StgStage *s);

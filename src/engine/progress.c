@@ -11,6 +11,9 @@
 #include <json-glib/json-glib.h>
 
 #include "engine/engine_private.h"
+#include "engine/surge_private.h"
+#include "engine/update_private.h"
+#include "engine/work_state.h"
 
 /* ---- the stored progress ------------------------------------------------------ */
 
@@ -64,8 +67,8 @@ stg_update_progress_json (StgUpdate *u)
   INT ("gates_passed", u->gates_passed);
   INT ("done", u->n_done);
   INT ("failed", u->n_failed);
-  INT ("surge_next", u->surge_next);
-  INT ("surge_failed", u->surge_failed);
+  INT ("surge_next", u->surge.next);
+  INT ("surge_failed", u->surge.failed);
   json_builder_set_member_name (b, "last_failure");
   if (u->last_failure)
     json_builder_add_string_value (b, u->last_failure);
@@ -135,8 +138,8 @@ stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error)
   u->gate_ms = member_int (o, "gate_ms");
   u->gating = json_object_has_member (o, "gating") && json_object_get_boolean_member (o, "gating");
   u->gates_passed = (guint) member_int (o, "gates_passed");
-  u->surge_next = (gint32) member_int (o, "surge_next");
-  u->surge_failed = (guint) member_int (o, "surge_failed");
+  u->surge.next = (gint32) member_int (o, "surge_next");
+  u->surge.failed = (guint) member_int (o, "surge_failed");
   if (json_object_has_member (o, "last_failure") &&
       !json_object_get_null_member (o, "last_failure"))
     u->last_failure = g_strdup (json_object_get_string_member (o, "last_failure"));
@@ -213,8 +216,8 @@ stg_engine_update_progress (StgEngine *e, const gchar *uid, StgUpdateProgress *p
             g_array_append_val (p->in_flight, w->instance);
         }
       p->states = g_string_free (states, FALSE);
-      for (guint i = 0; i < u->surge->len; i++)
-        stg_ranges_add_one (p->surge, g_array_index (u->surge, StgSurge, i).instance);
+      for (guint i = 0; i < u->surge.list->len; i++)
+        stg_ranges_add_one (p->surge, g_array_index (u->surge.list, StgSurge, i).instance);
       return TRUE;
     }
 

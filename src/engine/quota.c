@@ -21,6 +21,17 @@
 #include "common/error.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
+#include "engine/settings_private.h"
+#include "engine/task_private.h"
+#include "engine/update_private.h"
+#include "engine/work_state.h"
+
+/* An update being checked, not yet active: its job and its changes. */
+typedef struct
+{
+  gint64 job_id;
+  GArray *changes; /* StgChange */
+} StgQuotaPending;
 
 #define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
 

@@ -14,6 +14,12 @@
 
 #include "common/enums.h"
 #include "engine/engine_private.h"
+#include "engine/notice_private.h"
+#include "engine/settings_private.h"
+#include "engine/step_private.h"
+#include "engine/surge_private.h"
+#include "engine/update_private.h"
+#include "engine/work_state.h"
 
 /* Loads update @row into memory (no evaluation). */
 /* The work item of @instance, or NULL. */

@@ -10,6 +10,9 @@
 #include "config.h"
 
 #include "engine/engine_private.h"
+#include "engine/sla_private.h"
+#include "engine/update_private.h"
+#include "engine/work_state.h"
 
 void
 stg_update_track_health (StgUpdate *u)

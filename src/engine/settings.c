@@ -22,6 +22,11 @@
 #include "common/error.h"
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
+#include "engine/gate_private.h"
+#include "engine/settings_private.h"
+#include "engine/sla_private.h"
+#include "engine/task_private.h"
+#include "engine/update_private.h"
 
 void
 stg_settings_clear (StgSettings *s)

@@ -44,6 +44,7 @@
 
 #include "common/enums.h"
 #include "engine/engine_private.h"
+#include "engine/sidecar_private.h"
 
 /* Looks again this often while an update moves, besides the runtime's news. */
 #define LOOK_AGAIN_MS 1000

@@ -12,6 +12,7 @@
 
 #include "common/enums.h"
 #include "engine/engine_private.h"
+#include "engine/sidecar_private.h"
 
 #define NAME_MAX_LEN 40
 #define PATTERN_MAX_LEN 200

@@ -26,7 +26,12 @@
 
 #include "common/error.h"
 #include "common/jobkey.h"
+#include "engine/engine_private.h"
 #include "engine/sla_private.h"
+#include "engine/step_private.h"
+#include "engine/task_private.h"
+#include "engine/update_private.h"
+#include "engine/work_state.h"
 
 #define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
 

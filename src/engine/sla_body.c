@@ -13,6 +13,7 @@
 #include "common/jobkey.h"
 #include "common/json_write.h"
 #include "common/thrift_json.h"
+#include "engine/engine_private.h"
 #include "engine/sla_private.h"
 
 /* As many task events as the task read methods give. */

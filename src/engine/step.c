@@ -11,6 +11,11 @@
 
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
+#include "engine/notice_private.h"
+#include "engine/step_private.h"
+#include "engine/surge_private.h"
+#include "engine/update_private.h"
+#include "engine/work_state.h"
 
 /* ---- steps --------------------------------------------------------------------- */
 
@@ -170,9 +175,9 @@ stg_update_write (StgUpdate *u, GError **error)
         return FALSE;
     }
   g_hash_table_remove_all (u->dirty_work);
-  for (guint i = 0; i < u->surge->len; i++)
+  for (guint i = 0; i < u->surge.list->len; i++)
     {
-      StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+      StgSurge *s = &g_array_index (u->surge.list, StgSurge, i);
       StgSurgeRow row = {
         .update_id = u->id,
         .job_id = u->job_id,

@@ -22,6 +22,11 @@
 #include "config.h"
 
 #include "engine/engine_private.h"
+#include "engine/settings_private.h"
+#include "engine/step_private.h"
+#include "engine/surge_private.h"
+#include "engine/update_private.h"
+#include "engine/work_state.h"
 
 /* ---- what a direction wants ---------------------------------------------------- */
 
@@ -136,9 +141,9 @@ on_surge_timer (gpointer data)
 {
   StgUpdate *u = data;
 
-  u->surge_timer = 0;
-  for (guint i = 0; i < u->surge->len; i++)
-    stg_engine_note (u->engine, u->job_id, g_array_index (u->surge, StgSurge, i).instance);
+  u->surge.timer = 0;
+  for (guint i = 0; i < u->surge.list->len; i++)
+    stg_engine_note (u->engine, u->job_id, g_array_index (u->surge.list, StgSurge, i).instance);
 }
 
 /* The next maxInstanceStartMs deadline of a starting surge instance. */
@@ -148,20 +153,20 @@ arm_timer (StgUpdate *u)
   StgClock *clock = u->engine->clock;
   gint64 due = G_MAXINT64;
 
-  stg_clock_cancel_timer (clock, u->surge_timer);
-  u->surge_timer = 0;
+  stg_clock_cancel_timer (clock, u->surge.timer);
+  u->surge.timer = 0;
   if (u->s.max_start_ms <= 0)
     return;
-  for (guint i = 0; i < u->surge->len; i++)
+  for (guint i = 0; i < u->surge.list->len; i++)
     {
-      StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+      StgSurge *s = &g_array_index (u->surge.list, StgSurge, i);
       StgTaskObservation obs = { 0 };
       stg_runtime_observe (u->engine->runtime, u->job_id, s->instance, &obs);
       if (s->config != 0 && obs.phase != STG_TASK_RUNNING)
         due = MIN (due, s->started_ms + u->s.max_start_ms);
     }
   if (due != G_MAXINT64)
-    u->surge_timer = stg_clock_add_timer (clock, MAX (0, due - stg_clock_now_ms (clock)),
+    u->surge.timer = stg_clock_add_timer (clock, MAX (0, due - stg_clock_now_ms (clock)),
                                           on_surge_timer, u);
 }
 
@@ -177,7 +182,7 @@ count_failure (StgUpdate *u, StgSurge *s, gint n, const gchar *why)
       ask (u, s);
       return;
     }
-  u->surge_failed++;
+  u->surge.failed++;
   u->batch_failed = TRUE;
   g_free (u->last_failure);
   u->last_failure = g_strdup_printf ("surge instance %d: %s", s->instance, why);
@@ -194,8 +199,8 @@ forget (StgUpdate *u, guint i)
 {
   StgEngine *e = u->engine;
 
-  delete_row (e, u->job_id, g_array_index (u->surge, StgSurge, i).instance);
-  g_array_remove_index (u->surge, i);
+  delete_row (e, u->job_id, g_array_index (u->surge.list, StgSurge, i).instance);
+  g_array_remove_index (u->surge.list, i);
   stg_update_touch (u);
   stg_engine_announce (e, u->job, u->uid);
 }
@@ -205,7 +210,7 @@ static void
 evaluate (StgUpdate *u, guint i)
 {
   StgEngine *e = u->engine;
-  StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+  StgSurge *s = &g_array_index (u->surge.list, StgSurge, i);
   StgTaskObservation obs = { 0 };
 
   if (e->runtime == NULL)
@@ -259,13 +264,13 @@ stg_surge_first_id (const StgDiff *diff)
 static void
 add (StgUpdate *u, gint64 config)
 {
-  StgSurge s = { .instance = u->surge_next++, .config = config };
+  StgSurge s = { .instance = u->surge.next++, .config = config };
   StgTaskObservation obs = { 0 };
 
   stg_runtime_observe (u->engine->runtime, u->job_id, s.instance, &obs);
   s.seen_failures = obs.phase == STG_TASK_ABSENT ? 0 : obs.failures;
-  g_array_append_val (u->surge, s);
-  StgSurge *added = &g_array_index (u->surge, StgSurge, u->surge->len - 1);
+  g_array_append_val (u->surge.list, s);
+  StgSurge *added = &g_array_index (u->surge.list, StgSurge, u->surge.list->len - 1);
   g_autofree gchar *event = g_strdup_printf ("surge instance %d starts", added->instance);
   note_event (u, event);
   ask (u, added);
@@ -279,9 +284,9 @@ stg_surge_pump (StgUpdate *u)
   guint live = 0, ready = 0;
 
   /* Those of the direction's config, up to what it wants; more go. */
-  for (guint i = 0; i < u->surge->len; i++)
+  for (guint i = 0; i < u->surge.list->len; i++)
     {
-      StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+      StgSurge *s = &g_array_index (u->surge.list, StgSurge, i);
       if (s->config == 0 || s->config != config)
         continue;
       if (live < want)
@@ -298,21 +303,21 @@ stg_surge_pump (StgUpdate *u)
     add (u, config);
   /* Those of the other config (the direction turned) stay until the new
    * ones are all up, so that the turn takes no capacity away. */
-  for (guint i = 0; i < u->surge->len; i++)
+  for (guint i = 0; i < u->surge.list->len; i++)
     {
-      StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+      StgSurge *s = &g_array_index (u->surge.list, StgSurge, i);
       if (s->config != 0 && s->config != config && ready >= want)
         remove_one (u, s);
     }
   arm_timer (u);
-  return u->surge->len == 0;
+  return u->surge.list->len == 0;
 }
 
 gboolean
 stg_surge_on_instance (StgUpdate *u, gint32 instance)
 {
-  for (guint i = 0; i < u->surge->len; i++)
-    if (g_array_index (u->surge, StgSurge, i).instance == instance)
+  for (guint i = 0; i < u->surge.list->len; i++)
+    if (g_array_index (u->surge.list, StgSurge, i).instance == instance)
       {
         evaluate (u, i);
         return TRUE;
@@ -324,7 +329,7 @@ void
 stg_surge_evaluate_all (StgUpdate *u)
 {
   /* evaluate may forget the one it looks at: go from the end. */
-  for (guint i = u->surge->len; i > 0; i--)
+  for (guint i = u->surge.list->len; i > 0; i--)
     evaluate (u, i - 1);
 }
 
@@ -333,9 +338,9 @@ stg_surge_release (StgUpdate *u)
 {
   StgEngine *e = u->engine;
 
-  for (guint i = 0; i < u->surge->len; i++)
+  for (guint i = 0; i < u->surge.list->len; i++)
     {
-      StgSurge *s = &g_array_index (u->surge, StgSurge, i);
+      StgSurge *s = &g_array_index (u->surge.list, StgSurge, i);
       StgTaskObservation obs = { 0 };
       if (e->runtime != NULL)
         stg_runtime_observe (e->runtime, u->job_id, s->instance, &obs);
@@ -369,8 +374,8 @@ stg_surge_load (StgUpdate *u, GError **error)
                      .started_ms = r->started_ms,
                      /* The runtime may not have heard of it before the restart. */
                      .asked = FALSE };
-      g_array_append_val (u->surge, s);
-      u->surge_next = MAX (u->surge_next, r->instance_id + 1);
+      g_array_append_val (u->surge.list, s);
+      u->surge.next = MAX (u->surge.next, r->instance_id + 1);
     }
   return TRUE;
 }

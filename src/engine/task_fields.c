@@ -15,6 +15,7 @@
 #include "common/jobkey.h"
 #include "common/tiers.h"
 #include "engine/engine_private.h"
+#include "engine/task_private.h"
 
 #define bad(error, ...) stg_fail (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__)
 

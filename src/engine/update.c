@@ -60,6 +60,14 @@
 
 #include "common/enums.h"
 #include "engine/engine_private.h"
+#include "engine/gate_private.h"
+#include "engine/notice_private.h"
+#include "engine/settings_private.h"
+#include "engine/sla_private.h"
+#include "engine/step_private.h"
+#include "engine/surge_private.h"
+#include "engine/update_private.h"
+#include "engine/work_state.h"
 
 #define PULSE_TIMEOUT_MESSAGE "Pulses from the coordinator have timed out"
 
@@ -116,7 +124,7 @@ stg_update_new (StgEngine *engine)
   u->order = g_array_new (FALSE, FALSE, sizeof (guint));
   u->active = g_hash_table_new (NULL, NULL);
   u->dirty_work = g_hash_table_new (NULL, NULL);
-  u->surge = g_array_new (FALSE, TRUE, sizeof (StgSurge));
+  u->surge.list = g_array_new (FALSE, TRUE, sizeof (StgSurge));
   return u;
 }
 
@@ -134,9 +142,9 @@ cancel_timers (StgUpdate *u)
     }
   stg_clock_cancel_timer (clock, u->pulse_timer);
   stg_clock_cancel_timer (clock, u->gate_timer);
-  stg_clock_cancel_timer (clock, u->surge_timer);
+  stg_clock_cancel_timer (clock, u->surge.timer);
   stg_clock_cancel_timer (clock, u->deadline_timer);
-  u->pulse_timer = u->gate_timer = u->surge_timer = u->deadline_timer = 0;
+  u->pulse_timer = u->gate_timer = u->surge.timer = u->deadline_timer = 0;
   g_clear_pointer (&u->gate_run, stg_gate_run_free);
   stg_update_sla_clear (u);
 }
@@ -161,7 +169,7 @@ stg_update_free (StgUpdate *u)
   g_array_unref (u->order);
   g_hash_table_unref (u->active);
   g_hash_table_unref (u->dirty_work);
-  g_array_unref (u->surge);
+  g_array_unref (u->surge.list);
   g_clear_pointer (&u->healthy, g_hash_table_unref);
   g_free (u);
 }
@@ -306,7 +314,7 @@ fail_or_roll_back (StgUpdate *u, const gchar *why)
 static gboolean
 check_failures (StgUpdate *u)
 {
-  guint failed = u->n_failed + u->surge_failed;
+  guint failed = u->n_failed + u->surge.failed;
 
   if (failed <= (guint) u->s.max_failed_instances)
     {
@@ -667,7 +675,7 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
   u->queue_done = 0;
   u->batch_failed = FALSE;
   u->n_done = u->n_failed = 0;
-  u->surge_failed = 0;
+  u->surge.failed = 0;
   u->gate_ms = 0;
   u->gating = FALSE;
   u->gates_passed = 0;

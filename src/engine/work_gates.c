@@ -21,6 +21,11 @@
 
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
+#include "engine/gate_private.h"
+#include "engine/settings_private.h"
+#include "engine/step_private.h"
+#include "engine/update_private.h"
+#include "engine/work_state.h"
 #include "runtime/executor.h"
 
 #define bad(error, ...) \

@@ -1,7 +1,7 @@
 /* work_state.h: one instance's work in an update (StgWork): its states
  * and, within them, its instance gates' phases, drawn with the function
  * behind each arrow and what holds in each. work.c, work_gates.c and
- * update.c move them; engine_private.h includes this. Not for use outside
+ * update.c move them; update_private.h includes this. Not for use outside
  * src/engine/. Main-loop thread only.
  */
 #pragma once
