@@ -378,22 +378,6 @@ stg_sla_ask (StgEngine *e, gint64 job_id, const ApiJobKey *key, gint32 instance,
 /* ---- an SLA-aware update's waits ------------------------------------------------------ */
 
 /* An event of @u's, inside the step. */
-static void
-note_event (StgUpdate *u, const gchar *message)
-{
-  StgEngine *e = u->engine;
-  GError *error = NULL;
-
-  if (!e->step_failed &&
-      !stg_store_add_update_event (e->store, u->id, u->status, stg_clock_now_ms (e->clock), NULL,
-                                   message, &error))
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-    }
-  stg_engine_announce (e, u->job, u->uid);
-}
-
 void
 stg_update_sla_clear (StgUpdate *u)
 {
@@ -433,7 +417,7 @@ waits (StgUpdate *u, guint idx, const gchar *why)
     return;
   u->sla.noted = TRUE;
   g_autofree gchar *text = g_strdup_printf ("instance %d waits for its SLA: %s", w->instance, why);
-  note_event (u, text);
+  stg_update_note_event (u, text);
 }
 
 /* Work item @idx may go: after a wait, an event says so. */
@@ -448,7 +432,7 @@ goes (StgUpdate *u, guint idx, const gchar *why)
       g_autofree gchar *text = g_strdup_printf ("instance %d: its SLA holds (%s); it goes after "
                                                 "waiting %" G_GINT64_FORMAT " s",
                                                 w->instance, why, waited / 1000);
-      note_event (u, text);
+      stg_update_note_event (u, text);
     }
   if (u->sla.idx1 == idx + 1)
     stg_update_sla_clear (u);

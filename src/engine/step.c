@@ -64,6 +64,23 @@ stg_engine_step_fail (StgEngine *engine, const GError *error)
   engine->step_failed = TRUE;
 }
 
+gboolean
+stg_engine_step_ok (StgEngine *engine)
+{
+  return !engine->step_failed;
+}
+
+gboolean
+stg_engine_step_check (StgEngine *engine, gboolean ok, GError **error)
+{
+  if (!ok)
+    {
+      stg_engine_step_fail (engine, *error);
+      g_clear_error (error);
+    }
+  return ok;
+}
+
 void
 stg_engine_queue (StgEngine *engine, StgActKind kind, gint64 job_id, gint32 instance, gint64 config,
                   const gchar *uid)
@@ -152,6 +169,21 @@ stg_update_touch_work (StgUpdate *u, guint idx)
 {
   g_hash_table_add (u->dirty_work, GUINT_TO_POINTER (idx));
   stg_update_touch (u);
+}
+
+void
+stg_update_note_event (StgUpdate *u, const gchar *message)
+{
+  StgEngine *e = u->engine;
+  GError *error = NULL;
+
+  if (stg_engine_step_ok (e))
+    stg_engine_step_check (e,
+                           stg_store_add_update_event (e->store, u->id, u->status,
+                                                       stg_clock_now_ms (e->clock), NULL, message,
+                                                       &error),
+                           &error);
+  stg_engine_announce (e, u->job, u->uid);
 }
 
 gboolean

@@ -1,8 +1,8 @@
 /* step_private.h: steps (step.c): the step in progress and what waits for
  * its commit (runtime actions, watchers' announcements), the slots noted
  * for the next news step, and the calls every engine file makes inside a
- * step: marking rows to write, failing the step. Not for use outside
- * src/engine/. Main-loop thread only.
+ * step: marking rows to write, recording an update's event, failing the
+ * step. Not for use outside src/engine/. Main-loop thread only.
  */
 #pragma once
 
@@ -55,6 +55,15 @@ gboolean stg_engine_step_end (StgEngine *engine, GError **error);
 /* Marks a store failure inside a step: the step's end will not commit. */
 void stg_engine_step_fail (StgEngine *engine, const GError *error);
 
+/* TRUE while nothing in the step has failed: what it writes may still be
+ * committed. A store call inside a step is made only then. */
+gboolean stg_engine_step_ok (StgEngine *engine);
+
+/* The one check after a store call inside a step: when @ok (the call's
+ * result) is FALSE, the step fails with *@error, which is then cleared.
+ * Returns @ok. */
+gboolean stg_engine_step_check (StgEngine *engine, gboolean ok, GError **error);
+
 /* Queues a runtime action for after the commit. */
 void stg_engine_queue (StgEngine *engine, StgActKind kind, gint64 job_id, gint32 instance,
                        gint64 config, const gchar *uid);
@@ -71,6 +80,10 @@ void stg_update_touch_work (StgUpdate *u, guint idx);
 
 /* Writes @u's marked rows and progress now (inside the step's transaction). */
 gboolean stg_update_write (StgUpdate *u, GError **error);
+
+/* Records @message as an event of @u at its current status (inside a
+ * step), and tells watchers. */
+void stg_update_note_event (StgUpdate *u, const gchar *message);
 
 /* Queues slot (@job_id, @instance) to be looked at in the next step. News
  * that arrives in one main-loop iteration is handled in one step. */

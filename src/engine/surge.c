@@ -80,22 +80,6 @@ delete_row (StgEngine *e, gint64 job_id, gint32 instance)
 }
 
 static void
-note_event (StgUpdate *u, const gchar *message)
-{
-  StgEngine *e = u->engine;
-  GError *error = NULL;
-
-  if (!e->step_failed &&
-      !stg_store_add_update_event (e->store, u->id, u->status, stg_clock_now_ms (e->clock), NULL,
-                                   message, &error))
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-    }
-  stg_engine_announce (e, u->job, u->uid);
-}
-
-static void
 touch (StgUpdate *u, StgSurge *s)
 {
   s->dirty = TRUE;
@@ -189,7 +173,7 @@ count_failure (StgUpdate *u, StgSurge *s, gint n, const gchar *why)
   g_autofree gchar *event = g_strdup_printf ("surge instance %d failed %d time%s; last: %s",
                                              s->instance, s->failures, s->failures == 1 ? "" : "s",
                                              why);
-  note_event (u, event);
+  stg_update_note_event (u, event);
   remove_one (u, s);
 }
 
@@ -272,7 +256,7 @@ add (StgUpdate *u, gint64 config)
   g_array_append_val (u->surge.list, s);
   StgSurge *added = &g_array_index (u->surge.list, StgSurge, u->surge.list->len - 1);
   g_autofree gchar *event = g_strdup_printf ("surge instance %d starts", added->instance);
-  note_event (u, event);
+  stg_update_note_event (u, event);
   ask (u, added);
 }
 

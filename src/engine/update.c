@@ -399,19 +399,11 @@ on_gate_result (gpointer data, guint attempt, gboolean passed, gboolean last, co
                                              g->name, u->batch_index, passed ? "passed" : "failed",
                                              attempt, of, message);
   g_autofree gchar *why = g_strdup_printf ("gate '%s' failed: %s", g->name, message);
-  GError *error = NULL;
 
   stg_engine_step_begin (e);
   if (last)
     g_clear_pointer (&u->gate_run, stg_gate_run_free);
-  if (!e->step_failed &&
-      !stg_store_add_update_event (e->store, u->id, u->status, stg_clock_now_ms (e->clock), NULL,
-                                   event, &error))
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-    }
-  stg_engine_announce (e, u->job, u->uid);
+  stg_update_note_event (u, event);
   stg_update_touch (u);
   if (last && passed)
     {
