@@ -166,11 +166,9 @@ stg_engine_prune_tasks (StgEngine *e, const ApiJobKey *key, GHashTable *instance
       GError *local = NULL;
       if (e->runtime != NULL)
         stg_engine_queue (e, STG_ACT_KILL, job->id, id, 0, NULL);
-      else if (!stg_store_delete_instance (e->store, job->id, id, &local))
-        {
-          stg_engine_step_fail (e, local);
-          g_error_free (local);
-        }
+      else
+        stg_engine_step_check (e, stg_store_delete_instance (e->store, job->id, id, &local),
+                               &local);
     }
   stg_engine_announce (e, job->key, NULL);
   if (!stg_engine_step_end (e, error))

@@ -151,7 +151,7 @@ stg_stage_watch (StgStage *s)
 static gboolean
 hook_result (StgStage *s, GError **error)
 {
-  if (!s->plan->engine->step_failed)
+  if (stg_engine_step_ok (s->plan->engine))
     return TRUE;
   g_set_error_literal (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_FAILED,
                        "the stage could not be stored");

@@ -98,16 +98,6 @@ stg_plan_new (StgEngine *e, StgPlanRow *row)
   return p;
 }
 
-static void
-check_store (StgEngine *e, gboolean ok, GError *error)
-{
-  if (!ok)
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-    }
-}
-
 /* Begins the pump's step if it has not yet. */
 void
 stg_plan_step (StgPlan *p)
@@ -128,8 +118,8 @@ plan_save (StgPlan *p)
   GError *error = NULL;
 
   stg_plan_step (p);
-  if (!e->step_failed)
-    check_store (e, stg_store_set_plan (e->store, &p->row, &error), error);
+  if (stg_engine_step_ok (e))
+    stg_engine_step_check (e, stg_store_set_plan (e->store, &p->row, &error), &error);
   stg_engine_announce_plan (e, p->row.uid);
 }
 
@@ -141,11 +131,12 @@ stg_plan_event (StgPlan *p, const gchar *stage, gint status, const gchar *code, 
   GError *error = NULL;
 
   stg_plan_step (p);
-  if (!e->step_failed)
-    check_store (e,
-                 stg_store_add_plan_event (e->store, p->row.id, stage, stg_clock_now_ms (e->clock),
-                                           status, code, user, message, &error),
-                 error);
+  if (stg_engine_step_ok (e))
+    stg_engine_step_check (e,
+                           stg_store_add_plan_event (e->store, p->row.id, stage,
+                                                     stg_clock_now_ms (e->clock), status, code,
+                                                     user, message, &error),
+                           &error);
 }
 
 /* Tells the notifier of the move of the plan (@s NULL) or of stage @s
@@ -286,8 +277,9 @@ stg_stage_save (StgStage *s)
   GError *error = NULL;
 
   stg_plan_step (s->plan);
-  if (!e->step_failed)
-    check_store (e, stg_store_set_stage (e->store, s->plan->row.id, &s->row, &error), error);
+  if (stg_engine_step_ok (e))
+    stg_engine_step_check (e, stg_store_set_stage (e->store, s->plan->row.id, &s->row, &error),
+                           &error);
   stg_engine_announce_plan (e, s->plan->row.uid);
 }
 
@@ -343,13 +335,13 @@ stg_stage_gate_result (StgStage *s, const gchar *gate, guint attempt, gboolean p
   GError *error = NULL;
 
   stg_plan_step (p);
-  if (!e->step_failed)
-    check_store (e,
-                 stg_store_add_gate_result (e->store, p->row.id, s->row.name,
-                                            stg_clock_now_ms (e->clock), s->row.status, gate,
-                                            stage_phase (s), (gint) attempt, passed, message,
-                                            &error),
-                 error);
+  if (stg_engine_step_ok (e))
+    stg_engine_step_check (e,
+                           stg_store_add_gate_result (e->store, p->row.id, s->row.name,
+                                                      stg_clock_now_ms (e->clock), s->row.status,
+                                                      gate, stage_phase (s), (gint) attempt, passed,
+                                                      message, &error),
+                           &error);
   stg_engine_announce_plan (e, p->row.uid);
 }
 

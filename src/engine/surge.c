@@ -71,12 +71,9 @@ delete_row (StgEngine *e, gint64 job_id, gint32 instance)
 {
   GError *error = NULL;
 
-  if (!e->step_failed && !stg_store_delete_surge (e->store, job_id, instance, &error))
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-    }
-  return !e->step_failed;
+  if (stg_engine_step_ok (e))
+    stg_engine_step_check (e, stg_store_delete_surge (e->store, job_id, instance, &error), &error);
+  return stg_engine_step_ok (e);
 }
 
 static void
@@ -102,12 +99,11 @@ ask (StgUpdate *u, StgSurge *s)
     }
   s->started_ms = stg_clock_now_ms (e->clock);
   touch (u, s);
-  if (!e->step_failed &&
-      !stg_store_set_instance_config (e->store, u->job_id, s->instance, s->config, &error))
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-    }
+  if (stg_engine_step_ok (e))
+    stg_engine_step_check (e,
+                           stg_store_set_instance_config (e->store, u->job_id, s->instance,
+                                                          s->config, &error),
+                           &error);
   stg_engine_queue (e, STG_ACT_APPLY, u->job_id, s->instance, s->config, u->uid);
 }
 

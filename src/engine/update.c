@@ -199,11 +199,8 @@ retire (StgUpdate *u)
   /* The step writes touched updates by looking them up: write this one's
    * final rows now, inside the step's transaction. */
   GError *error = NULL;
-  if (e->step_depth > 0 && !e->step_failed && !stg_update_write (u, &error))
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-    }
+  if (e->step_depth > 0 && stg_engine_step_ok (e))
+    stg_engine_step_check (e, stg_update_write (u, &error), &error);
   stg_update_free (u);
 }
 
@@ -224,13 +221,12 @@ stg_update_transition (StgUpdate *u, gint to, const gchar *user, const gchar *me
            stg_update_status_name (to), message ? message : "");
   u->status = to;
   stg_update_touch (u);
-  if (!e->step_failed &&
-      (!stg_store_set_update_status (e->store, u->id, to, now, &error) ||
-       !stg_store_add_update_event (e->store, u->id, to, now, user, message, &error)))
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-    }
+  if (stg_engine_step_ok (e))
+    stg_engine_step_check (e,
+                           stg_store_set_update_status (e->store, u->id, to, now, &error) &&
+                               stg_store_add_update_event (e->store, u->id, to, now, user, message,
+                                                           &error),
+                           &error);
   stg_engine_announce (e, u->job, u->uid);
   stg_engine_notice_update (e, u->uid, u->job, to, from, user, message);
   if (!running (u))

@@ -22,15 +22,14 @@ instance_event (StgUpdate *u, StgWork *w, gint action, const gchar *message)
   StgEngine *e = u->engine;
   GError *error = NULL;
 
-  if (e->step_failed)
+  if (!stg_engine_step_ok (e))
     return;
   e->transitions++;
-  if (!stg_store_add_instance_event (e->store, u->id, w->instance, stg_clock_now_ms (e->clock),
-                                     action, message, &error))
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-    }
+  stg_engine_step_check (e,
+                         stg_store_add_instance_event (e->store, u->id, w->instance,
+                                                       stg_clock_now_ms (e->clock), action, message,
+                                                       &error),
+                         &error);
 }
 
 static gint64
@@ -126,12 +125,11 @@ ask (StgUpdate *u, StgWork *w, gint64 target)
       return;
     }
   /* The intent is stored with the step, before the runtime hears of it. */
-  if (!e->step_failed &&
-      !stg_store_set_instance_config (e->store, u->job_id, w->instance, target, &error))
-    {
-      stg_engine_step_fail (e, error);
-      g_error_free (error);
-    }
+  if (stg_engine_step_ok (e))
+    stg_engine_step_check (e,
+                           stg_store_set_instance_config (e->store, u->job_id, w->instance, target,
+                                                          &error),
+                           &error);
   stg_engine_queue (e, STG_ACT_APPLY, u->job_id, w->instance, target, u->uid);
 }
 
