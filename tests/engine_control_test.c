@@ -215,6 +215,27 @@ START_TEST (transition_table_is_aurora_s)
 }
 END_TEST
 
+/* The work-item machine as work_state.h draws it (0 PENDING, 1 UPDATING,
+ * 2 UPDATED, 3 UPDATE_FAILED, 4 ROLLBACK_PENDING, 5 ROLLING_BACK, 6
+ * ROLLED_BACK, 7 ROLLBACK_FAILED). */
+START_TEST (work_transition_table_is_as_drawn)
+{
+  static const gint allowed[8][5] = {
+    [0] = { 1, -1 }, [1] = { 2, 3, 4, 0, -1 }, [2] = { 4, -1 }, [3] = { 4, -1 },
+    [4] = { 5, -1 }, [5] = { 6, 7, -1 },       [6] = { -1 },    [7] = { -1 },
+  };
+
+  for (gint from = 0; from < 8; from++)
+    for (gint to = 0; to < 8; to++)
+      {
+        gboolean want = FALSE;
+        for (guint i = 0; allowed[from][i] != -1; i++)
+          want |= allowed[from][i] == to;
+        ck_assert_msg (stg_engine_work_transition_allowed (from, to) == want, "%d -> %d", from, to);
+      }
+}
+END_TEST
+
 START_TEST (illegal_calls_name_both_states)
 {
   g_autoptr (GError) error = NULL;
@@ -483,6 +504,7 @@ engine_control_suite (void)
   tcase_add_test (tc, one_active_update_per_job);
   tcase_add_test (tc, bad_requests_are_refused_naming_the_field);
   tcase_add_test (tc, transition_table_is_aurora_s);
+  tcase_add_test (tc, work_transition_table_is_as_drawn);
   tcase_add_test (tc, illegal_calls_name_both_states);
   tcase_add_test (tc, coordinated_update_needs_pulses);
   tcase_add_test (tc, refreshing_pulses_cost_no_commit);

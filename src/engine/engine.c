@@ -211,6 +211,12 @@ stg_engine_plan_transition_allowed (gboolean stage, gint from, gint to)
   return stage ? stg_stage_transition_allowed (from, to) : stg_plan_transition_allowed (from, to);
 }
 
+gboolean
+stg_engine_work_transition_allowed (gint from, gint to)
+{
+  return stg_work_transition_allowed (from, to);
+}
+
 guint
 stg_engine_active_updates (StgEngine *engine)
 {

@@ -111,6 +111,10 @@ gboolean stg_engine_transition_allowed (gint from, gint to);
  * @from to another status @to (RolloutStatus; the machines of plan.c). */
 gboolean stg_engine_plan_transition_allowed (gboolean stage, gint from, gint to);
 
+/* TRUE when one instance's work in an update may go from state @from to
+ * state @to (update_instances.state; the machine work_state.h draws). */
+gboolean stg_engine_work_transition_allowed (gint from, gint to);
+
 /* Asserts the engine's invariants: those of its updates (update.c) and
  * plans (plan.c). Tests call it; where STG_CHECK_INVARIANTS is defined
  * (configure --enable-sanitizers) the engine calls it after every step. */

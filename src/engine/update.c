@@ -645,11 +645,11 @@ stg_update_start_rollback (StgUpdate *u, const gchar *user, const gchar *message
         continue;                          /* never touched: nothing to undo */
       if (gated)
         {
-          w->state = STG_WORK_PENDING; /* as if never started */
+          stg_work_set_state (u, w, STG_WORK_PENDING); /* as if never started */
           stg_update_touch_work (u, i);
           continue;
         }
-      w->state = STG_WORK_ROLLBACK_PENDING;
+      stg_work_set_state (u, w, STG_WORK_ROLLBACK_PENDING);
       w->failures = 0;
       w->asked = FALSE;
       stg_update_touch_work (u, i);

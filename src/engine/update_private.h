@@ -112,6 +112,13 @@ gchar **stg_update_gates_environ (StgUpdate *u);
  * step): the runtime is always told the target. */
 void stg_work_start (StgUpdate *u, guint idx);
 
+/* The work-item machine's table (work_state.h draws it). */
+gboolean stg_work_transition_allowed (gint from, gint to);
+
+/* Moves work item @w of @u to state @to, when the table allows it (a
+ * refused move is reported: stg_engine_transition_ok). */
+void stg_work_set_state (StgUpdate *u, StgWork *w, gint to);
+
 /* Looks at in-flight work item @idx and decides: done, failed, ask the
  * runtime again, or wait (inside a step). */
 void stg_work_evaluate (StgUpdate *u, guint idx);

@@ -60,6 +60,46 @@ arm_work_timer (StgUpdate *u, StgWork *w, gint64 at)
   w->timer = stg_clock_add_timer (clock, at - stg_clock_now_ms (clock), fire_work_timer, w);
 }
 
+static const gchar *const WORK_STATE_NAMES[] = {
+  "PENDING",          "UPDATING",     "UPDATED",     "UPDATE_FAILED",
+  "ROLLBACK_PENDING", "ROLLING_BACK", "ROLLED_BACK", "ROLLBACK_FAILED",
+};
+
+gboolean
+stg_work_transition_allowed (gint from, gint to)
+{
+#define W(x) STG_WORK_##x
+  switch (from)
+    {
+    case W (PENDING):
+      return to == W (UPDATING);
+    case W (UPDATING): /* PENDING: a rollback while its before gates held it */
+      return to == W (UPDATED) || to == W (UPDATE_FAILED) || to == W (ROLLBACK_PENDING) ||
+             to == W (PENDING);
+    case W (UPDATED):
+    case W (UPDATE_FAILED):
+      return to == W (ROLLBACK_PENDING);
+    case W (ROLLBACK_PENDING):
+      return to == W (ROLLING_BACK);
+    case W (ROLLING_BACK):
+      return to == W (ROLLED_BACK) || to == W (ROLLBACK_FAILED);
+    default:
+      return FALSE; /* ROLLED_BACK and ROLLBACK_FAILED are final */
+    }
+#undef W
+}
+
+void
+stg_work_set_state (StgUpdate *u, StgWork *w, gint to)
+{
+  g_assert (w->state >= 0 && w->state < (gint) G_N_ELEMENTS (WORK_STATE_NAMES));
+  g_assert (to >= 0 && to < (gint) G_N_ELEMENTS (WORK_STATE_NAMES));
+  g_autofree gchar *id = g_strdup_printf ("%s instance %d", u->uid, w->instance);
+  if (stg_engine_transition_ok (stg_work_transition_allowed (w->state, to), "work of update", id,
+                                WORK_STATE_NAMES[w->state], WORK_STATE_NAMES[to]))
+    w->state = to;
+}
+
 static void
 finish_work (StgUpdate *u, guint idx, gboolean ok, const gchar *message)
 {
@@ -73,7 +113,7 @@ finish_work (StgUpdate *u, guint idx, gboolean ok, const gchar *message)
   g_hash_table_remove (u->active, GUINT_TO_POINTER (idx));
   if (ok)
     {
-      w->state = u->back ? STG_WORK_ROLLED_BACK : STG_WORK_UPDATED;
+      stg_work_set_state (u, w, u->back ? STG_WORK_ROLLED_BACK : STG_WORK_UPDATED);
       u->n_done++;
       instance_event (u, w,
                       u->back ? API_JOB_UPDATE_ACTION_INSTANCE_ROLLED_BACK
@@ -82,7 +122,7 @@ finish_work (StgUpdate *u, guint idx, gboolean ok, const gchar *message)
     }
   else
     {
-      w->state = u->back ? STG_WORK_ROLLBACK_FAILED : STG_WORK_UPDATE_FAILED;
+      stg_work_set_state (u, w, u->back ? STG_WORK_ROLLBACK_FAILED : STG_WORK_UPDATE_FAILED);
       u->n_failed++;
       g_clear_pointer (&u->gate_cause, g_free); /* set again when a gate failed it */
       u->batch_failed = TRUE;
@@ -344,7 +384,7 @@ stg_work_start (StgUpdate *u, guint idx)
 
   if (e->runtime != NULL)
     stg_runtime_observe (e->runtime, u->job_id, w->instance, &obs);
-  w->state = u->back ? STG_WORK_ROLLING_BACK : STG_WORK_UPDATING;
+  stg_work_set_state (u, w, u->back ? STG_WORK_ROLLING_BACK : STG_WORK_UPDATING);
   w->failures = 0;
   w->asked = FALSE;
   w->unchanged = FALSE;

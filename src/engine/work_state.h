@@ -10,7 +10,9 @@
 
 /* update_instances.state: one instance's work, forward states then the
  * same four for rollback. Each arrow names the function that takes it
- * (work.c's, but stg_update_start_rollback in update.c):
+ * (work.c's, but stg_update_start_rollback in update.c); every move goes
+ * through stg_work_set_state, which refuses one the table
+ * (stg_work_transition_allowed) does not hold:
  *
  *   PENDING --[start]--> UPDATING --[finish_work: ok]--> UPDATED
  *                            |
