@@ -14,6 +14,7 @@ libstg_common_a_SOURCES = \
 	src/common/ranges.c src/common/ranges.h \
 	src/common/strings.c src/common/strings.h \
 	src/common/task_lines.c src/common/task_lines.h \
+	src/common/templates.c src/common/templates.h \
 	src/common/thrift_json.c src/common/thrift_json.h \
 	src/common/thrift_glue.c src/common/thrift_glue.h \
 	src/common/tiers.c src/common/tiers.h

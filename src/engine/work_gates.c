@@ -20,13 +20,13 @@
 #include <string.h>
 
 #include "common/jobkey.h"
+#include "common/templates.h"
 #include "engine/engine_private.h"
 #include "engine/gate_private.h"
 #include "engine/settings_private.h"
 #include "engine/step_private.h"
 #include "engine/update_private.h"
 #include "engine/work_state.h"
-#include "runtime/executor.h"
 
 #define bad(error, ...) \
   (g_set_error (error, STG_ENGINE_ERROR, STG_ENGINE_ERROR_INVALID, __VA_ARGS__), FALSE)
@@ -128,7 +128,7 @@ check_text (const gchar *text, const gchar *const *ports, const gchar *what, GEr
 gboolean
 stg_work_gates_check_task (const StgSettings *s, const ApiTaskConfig *task, GError **error)
 {
-  g_auto (GStrv) ports = stg_executor_port_names (task);
+  g_auto (GStrv) ports = stg_task_port_names (task);
 
   for (guint p = 0; p < 2; p++)
     for (guint i = 0; s->instance_gates[p] != NULL && i < s->instance_gates[p]->len; i++)

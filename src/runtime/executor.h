@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include "common/templates.h"
 #include "common/thrift_glue.h"
 
 G_BEGIN_DECLS
@@ -70,32 +71,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgExecutorSpec, stg_executor_spec_free)
 StgExecutorSpec *stg_executor_spec_parse (const gchar *data, const gchar *const *ports,
                                           GError **error);
 
-/* The config's named ports, in name order (NULL-terminated, owned). */
-gchar **stg_executor_port_names (const ApiTaskConfig *config);
-
 /* The shell line for the `command` of @spec (owned): "exec COMMAND" for a
  * hot-upgradable simple command, so LISTEN_PID names the program
  * (the local runtime's hot upgrade, the fleet's socket-activated sidecars). */
 gchar *stg_executor_shell_command (const StgExecutorSpec *spec);
-
-/* ---- templates ----------------------------------------------------------- */
-
-typedef struct
-{
-  gint32 instance;
-  const gchar *cluster;
-  const gchar *role;
-  const gchar *environment;
-  const gchar *name;
-  gint version;
-  GHashTable *ports;             /* name -> port (GINT_TO_POINTER) */
-} StgTemplateVars;
-
-/* Replaces {{instance}}, {{ports[NAME]}}, {{cluster}}, {{role}},
- * {{environment}}, {{name}}, {{version}} (and Aurora's {{mesos.instance}}
- * and {{thermos.ports[NAME]}}). With @vars NULL, only checks names (and
- * port names against @ports). */
-gchar *stg_template_expand (const gchar *text, const StgTemplateVars *vars,
-                            const gchar *const *ports, GError **error);
 
 G_END_DECLS

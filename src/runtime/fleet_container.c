@@ -15,6 +15,7 @@
 
 #include <string.h>
 
+#include "common/templates.h"
 #include "runtime/fleet_private.h"
 #include "runtime/thermos_task.h"
 
@@ -128,7 +129,7 @@ stg_fleet_validate (StgRuntime *base, const ApiTaskConfig *config, GError **erro
     return FALSE;
   if (stg_thermos_task_is (config))
     return check_thermos ((StgFleetRuntime *) base, config, error);
-  g_auto (GStrv) ports = stg_executor_port_names (config);
+  g_auto (GStrv) ports = stg_task_port_names (config);
   g_autoptr (StgExecutorSpec) spec = stg_executor_spec_parse (config->executorConfig->data,
                                                               (const gchar *const *) ports, error);
   return spec != NULL && check_stagger (spec, error) &&

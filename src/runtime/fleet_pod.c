@@ -28,6 +28,7 @@
 
 #include <string.h>
 
+#include "common/templates.h"
 #include "runtime/fleet_private.h"
 
 /* How often, and how long, the anchor's readiness is asked for. */
@@ -139,7 +140,7 @@ stg_fleet_pod_plan (Slot *slot)
         g_warning ("fleet: cannot read the sidecar sets: %s", error->message);
       return FALSE;
     }
-  g_auto (GStrv) task_ports = stg_executor_port_names (config);
+  g_auto (GStrv) task_ports = stg_task_port_names (config);
   g_autoptr (Pod) pod = NULL;
   for (guint i = 0; i < sets->len; i++)
     {
@@ -190,7 +191,7 @@ stg_fleet_pod_check_task (StgFleetRuntime *rt, const ApiTaskConfig *config, GErr
   if (config->job == NULL || rt->anchor_image == NULL ||
       (sets = stg_store_list_sidecar_sets (rt->store, NULL)) == NULL)
     return TRUE;
-  g_auto (GStrv) task_ports = stg_executor_port_names (config);
+  g_auto (GStrv) task_ports = stg_task_port_names (config);
   for (guint i = 0; i < sets->len; i++)
     {
       StgSidecarSetRow *set = sets->pdata[i];
@@ -576,7 +577,7 @@ stg_fleet_pod_ports (Slot *slot, GError **error)
 
   if (config == NULL)
     return NULL;
-  g_auto (GStrv) task = stg_executor_port_names (config);
+  g_auto (GStrv) task = stg_task_port_names (config);
   for (guint i = 0; task[i] != NULL; i++)
     g_ptr_array_add (names, g_strdup (task[i]));
   for (guint i = 0; slot->pod != NULL && i < slot->pod->boxes->len; i++)

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "common/error.h"
+#include "common/templates.h"
 #include "runtime/runtime.h"
 #include "runtime/spec_cache.h"
 #include "runtime/thermos_task.h"
@@ -43,7 +44,7 @@ stg_task_spec_new (ApiTaskConfig *config, gint64 config_id, GError **error)
       bad (error, "config %" G_GINT64_FORMAT " has no executor data", config_id);
       return NULL;
     }
-  spec->port_names = stg_executor_port_names (config);
+  spec->port_names = stg_task_port_names (config);
   const gchar *const *names = (const gchar *const *) spec->port_names;
   if (stg_thermos_task_is (config))
     {
@@ -73,7 +74,7 @@ stg_task_spec_check (const ApiTaskConfig *config, GError **error)
   if (!g_str_equal (ec->name, STG_EXECUTOR_NAME) && !stg_thermos_task_is (config))
     return bad (error, "executorConfig.name is '%s', but this runtime runs only '%s' and '%s'",
                 ec->name, STG_EXECUTOR_NAME, STG_THERMOS_EXECUTOR_NAME);
-  g_auto (GStrv) ports = stg_executor_port_names (config);
+  g_auto (GStrv) ports = stg_task_port_names (config);
   for (guint i = 0; ports[i] != NULL; i++)
     {
       gboolean good = ports[i][0] != '\0';
