@@ -6,10 +6,10 @@
 EXTRA_PROGRAMS += bench/engine_bench
 bench_engine_bench_SOURCES = bench/engine_bench.c bench/pg_reset.c bench/pg_reset.h bench/cpu_time.c \
 	bench/cpu_time.h
-bench_engine_bench_LDADD = libstg_engine.a libstg_runtime.a libstg_store.a libstg_thermos.a libstg_spawn.a libstg_common.a \
+bench_engine_bench_LDADD = libstg_engine.a libstg_senders.a libstg_runtime.a libstg_store.a libstg_thermos.a libstg_spawn.a libstg_common.a \
 	libstg_gen.a $(STG_LIBS)
 
-STG_BENCH_API_LIBS = libstg_api.a libstg_engine.a libstg_runtime.a libstg_store.a libstg_thermos.a libstg_spawn.a libstg_common.a \
+STG_BENCH_API_LIBS = libstg_api.a libstg_engine.a libstg_senders.a libstg_runtime.a libstg_store.a libstg_thermos.a libstg_spawn.a libstg_common.a \
 	libstg_gen.a $(STG_LIBS)
 EXTRA_PROGRAMS += bench/rpc_bench bench/noop_server
 bench_rpc_bench_SOURCES = bench/rpc_bench.c bench/pg_reset.c bench/pg_reset.h tests/framed_client.c \

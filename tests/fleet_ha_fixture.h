@@ -11,7 +11,7 @@
 
 #include "pgtest.h"
 #include "podman_hosts.h"
-#include "runtime/fleet.h"
+#include "runtime/fleet/fleet.h"
 #include "testutil.h"
 
 G_BEGIN_DECLS

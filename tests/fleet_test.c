@@ -9,9 +9,9 @@
 
 #include "cli/jobfile.h"
 #include "podman_hosts.h"
-#include "runtime/docker.h"
-#include "runtime/fleet.h"
-#include "runtime/fleet_hosts.h"
+#include "runtime/fleet/docker.h"
+#include "runtime/fleet/fleet.h"
+#include "runtime/place.h"
 #include "testutil.h"
 
 /* The simulated hosts: each has its own storage and socket, images come from

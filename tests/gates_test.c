@@ -15,8 +15,8 @@
 #include <signal.h>
 
 #include "common/json_check.h"
-#include "runtime/gates.h"
-#include "runtime/notify.h"
+#include "senders/gates.h"
+#include "senders/notify.h"
 #include "store/notices.h"
 #include "testutil.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/disk_usage.h"
+#include "runtime/local/disk_usage.h"
 #include "runtime_fixture.h"
 
 #define MIB (1024 * 1024)

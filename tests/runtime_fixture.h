@@ -7,7 +7,7 @@
 #include <check.h>
 
 #include "common/jobkey.h"
-#include "runtime/local.h"
+#include "runtime/local/local.h"
 #include "testutil.h"
 
 typedef struct

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "common/clock.h"
-#include "runtime/gates.h"
+#include "senders/gates.h"
 
 typedef struct _ScriptedGates ScriptedGates;
 

@@ -4,7 +4,7 @@
 
 #include "engine/engine.h"
 #include "runtime/health.h"
-#include "runtime/notify.h"
+#include "senders/notify.h"
 #include "store/store.h"
 
 G_BEGIN_DECLS

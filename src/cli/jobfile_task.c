@@ -12,64 +12,59 @@
 #include "cli/jobfile_private.h"
 #include "cli/suggest.h"
 #include "common/json_write.h"
+#include "common/templates.h"
 
 #define MAX_SECS 86400
 #define MAX_COUNT 1000000
 
 /* ---- templates ------------------------------------------------------------ */
 
-static const gchar *const plain_templates[] = {
-  "instance", "cluster", "role", "environment", "name", "version", "mesos.instance", NULL
-};
-
-/* TRUE when @inner ("ports[http]", "thermos.ports[http]") names a port;
- * *@port gets the name. */
-static gboolean
-port_template (const gchar *inner, gchar **port)
+typedef struct
 {
-  const gchar *rest = NULL;
+  const StgJfCtx *c;
+  const gchar *path;
+  GStrv ports;
+} Check;
 
-  if (g_str_has_prefix (inner, "ports["))
-    rest = inner + strlen ("ports[");
-  else if (g_str_has_prefix (inner, "thermos.ports["))
-    rest = inner + strlen ("thermos.ports[");
-  if (rest == NULL || !g_str_has_suffix (rest, "]"))
-    return FALSE;
-  *port = g_strndup (rest, strlen (rest) - 1);
-  return TRUE;
-}
-
+/* Checks the template {{@inner}}: a known name, or a declared port. */
 static gboolean
-check_template (const StgJfCtx *c, const gchar *inner, const gchar *path, GStrv ports,
+check_template (const gchar *inner, const gchar *raw, gsize len, GString *out, gpointer data,
                 GError **error)
 {
-  g_autofree gchar *port = NULL;
+  const Check *k = data;
+  g_autofree gchar *port = stg_template_port (inner);
 
-  if (g_strv_contains (plain_templates, inner))
+  (void) raw;
+  (void) len;
+  (void) out;
+  if (g_strv_contains (stg_template_names, inner))
     return TRUE;
-  if (port_template (inner, &port))
+  if (port != NULL)
     {
-      if (ports != NULL && g_strv_contains ((const gchar *const *) ports, port))
+      if (k->ports != NULL && g_strv_contains ((const gchar *const *) k->ports, port))
         return TRUE;
-      g_autofree gchar *declared = ports && ports[0] ? g_strjoinv (", ", ports) : g_strdup ("none");
-      return stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, path,
-                          "{{%s}} names no port in resources.ports (declared: %s)", inner, declared);
+      g_autofree gchar *declared = k->ports && k->ports[0] ? g_strjoinv (", ", k->ports)
+                                                           : g_strdup ("none");
+      return stg_jf_fail (k->c, error, STG_JOB_FILE_ERROR_VALUE, k->path,
+                          "{{%s}} names no port in resources.ports (declared: %s)", inner,
+                          declared);
     }
 
   /* Suggest among the plain names and ports[NAME] for each declared port. */
   g_autoptr (GPtrArray) all = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; plain_templates[i] != NULL; i++)
-    g_ptr_array_add (all, g_strdup (plain_templates[i]));
-  for (guint i = 0; ports != NULL && ports[i] != NULL; i++)
-    g_ptr_array_add (all, g_strdup_printf ("ports[%s]", ports[i]));
+  for (guint i = 0; stg_template_names[i] != NULL; i++)
+    g_ptr_array_add (all, g_strdup (stg_template_names[i]));
+  for (guint i = 0; k->ports != NULL && k->ports[i] != NULL; i++)
+    g_ptr_array_add (all, g_strdup_printf ("ports[%s]", k->ports[i]));
   g_ptr_array_add (all, NULL);
   const gchar *close = stg_cli_suggest (inner, (const gchar *const *) all->pdata);
   if (close != NULL)
-    return stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, path,
+    return stg_jf_fail (k->c, error, STG_JOB_FILE_ERROR_VALUE, k->path,
                         "unknown template {{%s}}, did you mean {{%s}}?", inner, close);
-  return stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, path,
+  return stg_jf_fail (k->c, error, STG_JOB_FILE_ERROR_VALUE, k->path,
                       "unknown template {{%s}}; known: {{instance}}, {{ports[NAME]}}, {{cluster}}, "
-                      "{{role}}, {{environment}}, {{name}}, {{version}}", inner);
+                      "{{role}}, {{environment}}, {{name}}, {{version}}",
+                      inner);
 }
 
 /* Checks every {{...}} in @text. */
@@ -77,20 +72,15 @@ static gboolean
 check_templates (const StgJfCtx *c, const gchar *text, const gchar *path, GStrv ports,
                  GError **error)
 {
-  const gchar *p = text;
+  g_autoptr (GError) local = NULL;
+  Check k = { c, path, ports };
 
-  while ((p = strstr (p, "{{")) != NULL)
-    {
-      const gchar *end = strstr (p + 2, "}}");
-      if (end == NULL)
-        return stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, path, "'{{' without a closing '}}'");
-      g_autofree gchar *inner = g_strndup (p + 2, (gsize) (end - p - 2));
-      g_strstrip (inner);
-      if (!check_template (c, inner, path, ports, error))
-        return FALSE;
-      p = end + 2;
-    }
-  return TRUE;
+  if (stg_template_each (text, NULL, check_template, &k, &local))
+    return TRUE;
+  if (g_error_matches (local, STG_TEMPLATE_ERROR, STG_TEMPLATE_ERROR_UNCLOSED))
+    return stg_jf_fail (c, error, STG_JOB_FILE_ERROR_VALUE, path, "'{{' without a closing '}}'");
+  g_propagate_error (error, g_steal_pointer (&local));
+  return FALSE;
 }
 
 /* ---- commands -------------------------------------------------------------- */

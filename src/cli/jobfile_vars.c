@@ -19,17 +19,14 @@
 #include "cli/jobfile_private.h"
 #include "cli/suggest.h"
 #include "common/strings.h"
+#include "common/templates.h"
 
-/* Names staggerd fills in itself (runtime/executor.c's templates). */
-static const gchar *const templates[] = { "instance",    "mesos.instance", "cluster", "role",
-                                          "environment", "name",           "version", NULL };
-
+/* TRUE for a name staggerd fills in itself (common/templates.c). */
 static gboolean
 template_name (const gchar *name)
 {
-  return g_strv_contains (templates, name) ||
-         ((g_str_has_prefix (name, "ports[") || g_str_has_prefix (name, "thermos.ports[")) &&
-          g_str_has_suffix (name, "]"));
+  g_autofree gchar *port = stg_template_port (name);
+  return port != NULL || g_strv_contains (stg_template_names, name);
 }
 
 /* Letters, digits and '_', not first a digit, at most 100. */
@@ -76,8 +73,8 @@ not_a_variable (const gchar *file, const gchar *name, GHashTable *vars, GError *
         g_ptr_array_add (known, key);
       g_ptr_array_sort (known, stg_compare_string_ptrs);
     }
-  for (guint i = 0; templates[i] != NULL; i++)
-    g_ptr_array_add (known, (gpointer) templates[i]);
+  for (guint i = 0; stg_template_names[i] != NULL; i++)
+    g_ptr_array_add (known, (gpointer) stg_template_names[i]);
   g_ptr_array_add (known, NULL);
   /* Declared variables come first: a tie goes to one of them. */
   const gchar *close = stg_cli_suggest (name, (const gchar *const *) known->pdata);
@@ -95,39 +92,44 @@ not_a_variable (const gchar *file, const gchar *name, GHashTable *vars, GError *
                  file, name, name);
 }
 
+typedef struct
+{
+  const gchar *file;
+  GHashTable *vars;
+} Substitute;
+
+static gboolean
+substitute_one (const gchar *name, const gchar *raw, gsize len, GString *out, gpointer data,
+                GError **error)
+{
+  const Substitute *sub = data;
+  const gchar *value = sub->vars ? g_hash_table_lookup (sub->vars, name) : NULL;
+
+  if (value != NULL)
+    append_escaped (out, value);
+  else if (template_name (name))
+    g_string_append_len (out, raw, (gssize) len);
+  else
+    {
+      not_a_variable (sub->file, name, sub->vars, error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gchar *
 stg_jf_substitute (const gchar *file, const gchar *text, GHashTable *vars, GError **error)
 {
   g_autoptr (GString) out = g_string_new (NULL);
-  const gchar *p = text;
+  g_autoptr (GError) local = NULL;
+  Substitute sub = { file, vars };
 
-  while (*p != '\0')
+  /* An unclosed "{{" stays as it is: the reader says what is wrong, if anything. */
+  if (!stg_template_each (text, out, substitute_one, &sub, &local) &&
+      !g_error_matches (local, STG_TEMPLATE_ERROR, STG_TEMPLATE_ERROR_UNCLOSED))
     {
-      const gchar *open = strstr (p, "{{");
-      if (open == NULL)
-        {
-          g_string_append (out, p);
-          break;
-        }
-      g_string_append_len (out, p, open - p);
-      const gchar *close = strstr (open + 2, "}}");
-      if (close == NULL)
-        {
-          g_string_append (out, open); /* the reader says what is wrong, if anything */
-          break;
-        }
-      g_autofree gchar *name = g_strstrip (g_strndup (open + 2, (gsize) (close - open - 2)));
-      const gchar *value = vars ? g_hash_table_lookup (vars, name) : NULL;
-      if (value != NULL)
-        append_escaped (out, value);
-      else if (template_name (name))
-        g_string_append_len (out, open, close + 2 - open);
-      else
-        {
-          not_a_variable (file, name, vars, error);
-          return NULL;
-        }
-      p = close + 2;
+      g_propagate_error (error, g_steal_pointer (&local));
+      return NULL;
     }
   return g_string_free (g_steal_pointer (&out), FALSE);
 }

@@ -12,10 +12,108 @@ G_DEFINE_QUARK (stg-template-error-quark, stg_template_error)
 #define bad(error, ...) \
   stg_fail (error, STG_TEMPLATE_ERROR, STG_TEMPLATE_ERROR_INVALID, __VA_ARGS__)
 
-static gboolean
-port_known (const gchar *const *ports, const gchar *name)
+const gchar *const stg_template_names[] = { "instance", "cluster", "role",           "environment",
+                                            "name",     "version", "mesos.instance", NULL };
+
+gchar *
+stg_template_port (const gchar *name)
 {
-  return ports != NULL && g_strv_contains (ports, name);
+  const gchar *rest = NULL;
+
+  if (g_str_has_prefix (name, "ports["))
+    rest = name + strlen ("ports[");
+  else if (g_str_has_prefix (name, "thermos.ports["))
+    rest = name + strlen ("thermos.ports[");
+  if (rest == NULL || !g_str_has_suffix (rest, "]"))
+    return NULL;
+  return g_strndup (rest, strlen (rest) - 1);
+}
+
+gboolean
+stg_template_each (const gchar *text, GString *out, StgTemplateFunc each, gpointer data,
+                   GError **error)
+{
+  const gchar *p = text;
+
+  for (;;)
+    {
+      const gchar *open = strstr (p, "{{");
+      if (open == NULL)
+        {
+          if (out != NULL)
+            g_string_append (out, p);
+          return TRUE;
+        }
+      if (out != NULL)
+        g_string_append_len (out, p, open - p);
+      const gchar *close = strstr (open + 2, "}}");
+      if (close == NULL)
+        {
+          if (out != NULL)
+            g_string_append (out, open);
+          return stg_fail (error, STG_TEMPLATE_ERROR, STG_TEMPLATE_ERROR_UNCLOSED,
+                           "unclosed template in '%s'", text);
+        }
+      g_autofree gchar *name = g_strstrip (g_strndup (open + 2, (gsize) (close - open - 2)));
+      if (!each (name, open, (gsize) (close + 2 - open), out, data, error))
+        return FALSE;
+      p = close + 2;
+    }
+}
+
+typedef struct
+{
+  const StgTemplateVars *vars;
+  const gchar *const *ports;
+} Expand;
+
+/* The value of the port template {{@name}} (port @port). */
+static gboolean
+expand_port (const Expand *e, const gchar *name, const gchar *port, GString *out, GError **error)
+{
+  if (e->ports != NULL && !g_strv_contains (e->ports, port))
+    return bad (error,
+                "template {{%s}} names port '%s', which the task does not ask for "
+                "(resources.namedPort)",
+                name, port);
+  if (e->vars == NULL)
+    return TRUE;
+  gpointer v = e->vars->ports ? g_hash_table_lookup (e->vars->ports, port) : NULL;
+  if (v == NULL)
+    return bad (error, "no port '%s' was assigned", port);
+  g_string_append_printf (out, "%d", GPOINTER_TO_INT (v));
+  return TRUE;
+}
+
+static gboolean
+expand_one (const gchar *name, const gchar *raw, gsize len, GString *out, gpointer data,
+            GError **error)
+{
+  const Expand *e = data;
+  const StgTemplateVars *vars = e->vars;
+  g_autofree gchar *port = stg_template_port (name);
+
+  (void) raw;
+  (void) len;
+  if (port != NULL)
+    return expand_port (e, name, port, out, error);
+  if (!g_strv_contains (stg_template_names, name))
+    return bad (error,
+                "unknown template {{%s}} (known: instance, ports[NAME], cluster, role, "
+                "environment, name, version)",
+                name);
+  if (vars == NULL)
+    return TRUE;
+  if (g_str_equal (name, "instance") || g_str_equal (name, "mesos.instance"))
+    g_string_append_printf (out, "%d", vars->instance);
+  else if (g_str_equal (name, "version"))
+    g_string_append_printf (out, "%d", vars->version);
+  else
+    g_string_append (out, g_str_equal (name, "cluster")       ? vars->cluster
+                          : g_str_equal (name, "role")        ? vars->role
+                          : g_str_equal (name, "environment") ? vars->environment
+                                                              : vars->name);
+  return TRUE;
 }
 
 gchar *
@@ -23,81 +121,10 @@ stg_template_expand (const gchar *text, const StgTemplateVars *vars, const gchar
                      GError **error)
 {
   g_autoptr (GString) out = g_string_new (NULL);
-  const gchar *p = text;
+  Expand e = { vars, ports };
 
-  while (*p != '\0')
-    {
-      const gchar *open = strstr (p, "{{");
-      if (open == NULL)
-        {
-          g_string_append (out, p);
-          break;
-        }
-      g_string_append_len (out, p, open - p);
-      const gchar *close = strstr (open + 2, "}}");
-      if (close == NULL)
-        {
-          bad (error, "unclosed template in '%s'", text);
-          return NULL;
-        }
-      g_autofree gchar *name = g_strstrip (g_strndup (open + 2, (gsize) (close - open - 2)));
-      const gchar *port = NULL;
-      if (g_str_has_prefix (name, "ports[") && g_str_has_suffix (name, "]"))
-        port = name + 6;
-      else if (g_str_has_prefix (name, "thermos.ports[") && g_str_has_suffix (name, "]"))
-        port = name + 14;
-
-      if (port != NULL)
-        {
-          g_autofree gchar *pname = g_strndup (port, strlen (port) - 1);
-          if (ports != NULL && !port_known (ports, pname))
-            {
-              bad (error,
-                   "template {{%s}} names port '%s', which the task does not ask for "
-                   "(resources.namedPort)",
-                   name, pname);
-              return NULL;
-            }
-          if (vars != NULL)
-            {
-              gpointer v = vars->ports ? g_hash_table_lookup (vars->ports, pname) : NULL;
-              if (v == NULL)
-                {
-                  bad (error, "no port '%s' was assigned", pname);
-                  return NULL;
-                }
-              g_string_append_printf (out, "%d", GPOINTER_TO_INT (v));
-            }
-        }
-      else if (g_str_equal (name, "instance") || g_str_equal (name, "mesos.instance"))
-        {
-          if (vars)
-            g_string_append_printf (out, "%d", vars->instance);
-        }
-      else if (g_str_equal (name, "version"))
-        {
-          if (vars)
-            g_string_append_printf (out, "%d", vars->version);
-        }
-      else if (g_str_equal (name, "cluster") || g_str_equal (name, "role") ||
-               g_str_equal (name, "environment") || g_str_equal (name, "name"))
-        {
-          if (vars)
-            g_string_append (out, g_str_equal (name, "cluster")       ? vars->cluster
-                                  : g_str_equal (name, "role")        ? vars->role
-                                  : g_str_equal (name, "environment") ? vars->environment
-                                                                      : vars->name);
-        }
-      else
-        {
-          bad (error,
-               "unknown template {{%s}} (known: instance, ports[NAME], cluster, role, "
-               "environment, name, version)",
-               name);
-          return NULL;
-        }
-      p = close + 2;
-    }
+  if (!stg_template_each (text, out, expand_one, &e, error))
+    return NULL;
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 

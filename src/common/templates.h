@@ -14,8 +14,29 @@ GQuark stg_template_error_quark (void);
 
 typedef enum
 {
-  STG_TEMPLATE_ERROR_INVALID, /* an unknown or unclosed template, an unknown port */
+  STG_TEMPLATE_ERROR_INVALID,  /* an unknown template, an unknown port */
+  STG_TEMPLATE_ERROR_UNCLOSED, /* a "{{" with no "}}" after it */
 } StgTemplateError;
+
+/* The names of the templates that are not ports, NULL-terminated:
+ * instance, mesos.instance, cluster, role, environment, name, version. */
+extern const gchar *const stg_template_names[];
+
+/* The port a template names ("ports[http]" and Aurora's
+ * "thermos.ports[http]": "http"), owned; NULL when it names none. */
+gchar *stg_template_port (const gchar *name);
+
+/* Called for each {{...}} of a text with its name (trimmed) and its whole
+ * text ("{{ name }}", @len bytes); it may append to @out. */
+typedef gboolean (*StgTemplateFunc) (const gchar *name, const gchar *raw, gsize len, GString *out,
+                                     gpointer data, GError **error);
+
+/* The one scanner of {{...}} templates: appends the text between them to
+ * @out (nullable) and calls @each for each. A "{{" with no "}}" fails
+ * with STG_TEMPLATE_ERROR_UNCLOSED, after the rest of @text (from that
+ * "{{") was appended to @out. */
+gboolean stg_template_each (const gchar *text, GString *out, StgTemplateFunc each, gpointer data,
+                            GError **error);
 
 typedef struct
 {

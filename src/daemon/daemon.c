@@ -12,9 +12,9 @@
 #include "common/host_policy.h"
 #include "daemon/daemon_private.h"
 #include "daemon/instance_users.h"
-#include "runtime/fleet.h"
-#include "runtime/local.h"
-#include "runtime/simulated.h"
+#include "runtime/fleet/fleet.h"
+#include "runtime/local/local.h"
+#include "runtime/simulated/simulated.h"
 #include "spawn/spawn.h"
 
 /* Every commit may change what the update queries answer. */

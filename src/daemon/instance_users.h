@@ -3,7 +3,7 @@
 #pragma once
 
 #include "daemon/settings.h"
-#include "runtime/local.h"
+#include "runtime/local/local.h"
 
 G_BEGIN_DECLS
 

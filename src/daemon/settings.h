@@ -10,8 +10,8 @@
 
 #include <glib.h>
 
-#include "runtime/fleet_hosts.h"
-#include "runtime/notify.h"
+#include "runtime/place.h"
+#include "senders/notify.h"
 
 G_BEGIN_DECLS
 
