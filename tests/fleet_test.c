@@ -893,6 +893,30 @@ START_TEST (docker_client_refuses_bad_endpoints)
 }
 END_TEST
 
+/* The fleet slot's states, as fleet_private.h numbers and draws them:
+ * IDLE, STARTING, HOOK, DEAD, STOPPING, STOPPING_DEAD. */
+START_TEST (fleet_slot_state_table_is_as_drawn)
+{
+  static const gint allowed[6][7] = {
+    [0] = { 0, 1, 2, 3, 4, -1 }, /* IDLE: start, hook, dead, stop */
+    [1] = { 1, 0, -1 },          /* STARTING: settles */
+    [2] = { 2, 0, -1 },          /* HOOK: settles */
+    [3] = { 3, 5, 0, -1 },       /* DEAD: stop (dead), or lost */
+    [4] = { 4, 0, -1 },          /* STOPPING: removed, settles, or lost */
+    [5] = { 5, 3, 0, -1 },       /* STOPPING_DEAD: no answer (dead again), removed */
+  };
+
+  for (gint from = 0; from < 6; from++)
+    for (gint to = 0; to < 6; to++)
+      {
+        gboolean want = FALSE;
+        for (guint i = 0; allowed[from][i] != -1; i++)
+          want |= allowed[from][i] == to;
+        ck_assert_msg (stg_fleet_state_allowed (from, to) == want, "%d -> %d", from, to);
+      }
+}
+END_TEST
+
 static Suite *
 fleet_suite (void)
 {
@@ -913,6 +937,7 @@ fleet_suite (void)
   tcase_add_loop_test (tc, fleet_validate_says_what_it_cannot_run, 0, G_N_ELEMENTS (fleet_configs));
   tcase_add_test (tc, fleet_validate_aurora_tasks);
   tcase_add_test (tc, fleet_runtime_needs_good_hosts);
+  tcase_add_test (tc, fleet_slot_state_table_is_as_drawn);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("podman");

@@ -26,6 +26,7 @@ libstg_fleet_a_SOURCES = \
 	src/runtime/fleet/docker.c src/runtime/fleet/docker.h src/runtime/fleet/docker_private.h \
 	src/runtime/fleet/docker_calls.c \
 	src/runtime/fleet/fleet.c src/runtime/fleet/fleet.h src/runtime/fleet/fleet_private.h \
+	src/runtime/fleet/fleet_slot.c src/runtime/fleet/fleet_box.c \
 	src/runtime/fleet/fleet_container.c src/runtime/fleet/fleet_place.c \
 	src/runtime/fleet/fleet_health.c \
 	src/runtime/fleet/fleet_sync.c src/runtime/fleet/fleet_drain.c \

@@ -2,7 +2,8 @@
  *
  * A Slot is a StgSlot (slot.h: key, job, wanted config, phase, failures,
  * run numbers, made from the store) with at most one container and one
- * thing done with it at a time (Slot.op). stg_fleet_drive() compares what
+ * thing done with it at a time (Slot.state, FleetState: drawn in
+ * fleet_private.h). stg_fleet_drive() compares what
  * the slot should run (want, killing, restart) with what it has and starts
  * the next step. Its phase changes through stg_fleet_set_phase (which
  * records it: stg_slot_set_phase), along these arrows:
@@ -93,107 +94,34 @@ static const StgSlotClass fleet_slot_class = {
 };
 /* clang-format on */
 
-Host *
-stg_fleet_host (StgFleetRuntime *rt, const gchar *name)
-{
-  for (guint i = 0; i < rt->hosts->len; i++)
-    if (g_str_equal (((Host *) rt->hosts->pdata[i])->config->name, name))
-      return rt->hosts->pdata[i];
-  return NULL;
-}
-
-void
-stg_fleet_set_host (Slot *slot, Host *host)
-{
-  if (slot->host == host)
-    return;
-  if (slot->host != NULL)
-    slot->host->slots--;
-  slot->host = host;
-  g_clear_pointer (&slot->moving, g_free); /* a move ends with any change of host */
-  if (host != NULL)
-    host->slots++;
-}
-
-/* The config a slot reports: its container's, else the one it is to run
- * (observe shows a change of either at once, not with the next phase). */
-static gint64
-shown_config (const Slot *slot)
-{
-  return slot->container_config ? slot->container_config : slot->base.want;
-}
-
-void
-stg_fleet_set_phase (Slot *slot, StgTaskPhase phase, gint status, const gchar *message)
-{
-  stg_slot_set_phase (&slot->base, phase, shown_config (slot), status, message);
-}
-
-void
-stg_fleet_healthy (Slot *slot, const gchar *message)
-{
-  stg_slot_healthy (&slot->base, shown_config (slot), stg_clock_now_ms (slot->rt->clock), message);
-}
-
-static gboolean
-on_retry (gpointer data)
-{
-  Slot *slot = data;
-
-  slot->retry_timer = 0;
-  stg_fleet_drive (slot);
-  return G_SOURCE_REMOVE;
-}
-
 static void
-retry_in (Slot *slot, guint ms)
-{
-  g_clear_handle_id (&slot->retry_timer, g_source_remove);
-  slot->retry_timer = g_timeout_add (ms, on_retry, slot);
-}
-
-void
-stg_fleet_retry_later (Slot *slot)
-{
-  retry_in (slot, ENGINE_RETRY_MS);
-}
-
-gboolean
-stg_fleet_runs_again (Slot *slot, gint64 config_id)
-{
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store, config_id, NULL);
-
-  return config == NULL || stg_slot_runs_again (&slot->base, config);
-}
-
-void
-stg_fleet_container_failed (Slot *slot, const gchar *why)
+container_failed (Slot *slot, const gchar *why)
 {
   stg_fleet_hook_drop (slot);
   g_clear_pointer (&slot->health, stg_health_free);
   stg_slot_count_failure (&slot->base, why);
-  slot->dead = TRUE;
-  slot->done = !stg_fleet_runs_again (slot, shown_config (slot));
+  stg_fleet_set_state (slot, FLEET_DEAD);
+  slot->done = !stg_fleet_runs_again (slot, stg_fleet_shown_config (slot));
   stg_fleet_set_phase (slot, STG_TASK_FAILED, API_SCHEDULE_STATUS_FAILED, why);
   slot->not_before_ms = g_get_monotonic_time () / 1000 +
                         stg_slot_backoff (&slot->base, BACKOFF_MAX_MS);
   stg_fleet_drive (slot);
 }
 
-void
-stg_fleet_container_finished (Slot *slot, const gchar *why)
+static void
+container_finished (Slot *slot, const gchar *why)
 {
   stg_fleet_hook_drop (slot);
   g_clear_pointer (&slot->health, stg_health_free);
   stg_slot_set_cause (&slot->base, NULL);
   slot->done = TRUE;
-  slot->dead = TRUE; /* its container is removed; nothing starts again */
+  stg_fleet_set_state (slot, FLEET_DEAD); /* its container is removed; nothing starts again */
   stg_fleet_set_phase (slot, STG_TASK_FINISHED, API_SCHEDULE_STATUS_FINISHED, why);
   stg_fleet_drive (slot);
 }
 
-void
-stg_fleet_slot_lost (Slot *slot)
+static void
+slot_lost (Slot *slot)
 {
   StgFleetRuntime *rt = slot->rt;
   g_autoptr (GError) error = NULL;
@@ -210,9 +138,8 @@ stg_fleet_slot_lost (Slot *slot)
   g_cancellable_cancel (slot->base.cancel);
   g_clear_object (&slot->base.cancel);
   slot->base.cancel = g_cancellable_new ();
-  slot->op = OP_IDLE;
+  stg_fleet_set_state (slot, FLEET_IDLE);
   slot->confirming = slot->suspect = FALSE;
-  slot->dead = FALSE;
   stg_slot_count_failure (&slot->base, why);
   stg_fleet_set_host (slot, NULL);
   if (!stg_store_delete_placement (rt->store, slot->base.key.job_id, slot->base.key.instance,
@@ -235,16 +162,16 @@ on_removed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
 
   if (!stg_docker_finish (NULL, result, &error) && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
-  slot->op = OP_IDLE;
   if (error != NULL)
     {
+      stg_fleet_settle (slot);
       g_warning ("fleet: cannot remove container %.12s on %s: %s", slot->container_id, slot->host->config->name,
                  error->message);
-      retry_in (slot, ENGINE_RETRY_MS);
+      stg_fleet_retry_in (slot, ENGINE_RETRY_MS);
       return;
     }
   g_clear_pointer (&slot->container_id, g_free);
-  slot->dead = FALSE;
+  stg_fleet_set_state (slot, FLEET_IDLE);
   stg_fleet_drive (slot);
 }
 
@@ -260,8 +187,8 @@ on_stopped (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
     {
       /* The stop may have been done all the same (its answer lost): the
        * container's exit, if a listing shows it, is not a failure. */
-      slot->op = OP_IDLE;
-      retry_in (slot, ENGINE_RETRY_MS);
+      stg_fleet_settle (slot);
+      stg_fleet_retry_in (slot, ENGINE_RETRY_MS);
       return;
     }
   g_clear_pointer (&slot->stop_sent, g_free);
@@ -272,9 +199,10 @@ on_stopped (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
 static void
 stop_remove (Slot *slot)
 {
+  g_assert (slot->container_id != NULL && slot->host != NULL);
   g_clear_pointer (&slot->health, stg_health_free);
-  slot->op = OP_STOPPING;
-  if (!slot->dead)
+  stg_fleet_begin_stop (slot);
+  if (slot->state == FLEET_STOPPING)
     {
       gboolean kill = slot->killing;
       g_autofree gchar *m = g_strdup_printf ("%s container %.12s on %s", kill ? "stopping" : "replacing",
@@ -293,6 +221,7 @@ finish_removal (Slot *slot)
 {
   g_autoptr (GError) error = NULL;
 
+  g_assert (slot->killing && slot->container_id == NULL && !stg_fleet_busy (slot));
   if (!stg_store_delete_placement (slot->rt->store, slot->base.key.job_id, slot->base.key.instance,
                                    &error) ||
       !stg_store_delete_pod_sidecar (slot->rt->store, slot->base.key.job_id,
@@ -303,24 +232,6 @@ finish_removal (Slot *slot)
 }
 
 /* ---- starting ------------------------------------------------------------------ */
-
-void
-stg_fleet_start_failed (Slot *slot, const gchar *what, const GError *error)
-{
-  g_autofree gchar *m = g_strdup_printf ("%s on %s: %s", what, slot->host->config->name, error->message);
-
-  slot->op = OP_IDLE;
-  if (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_UNREACHABLE))
-    {
-      /* The host failed, not the instance: nothing is counted. The start
-       * is tried again until the host answers, or is declared lost after
-       * the grace period (counted once then) and the slot placed anew. */
-      stg_slot_set_cause (&slot->base, m);
-      retry_in (slot, ENGINE_RETRY_MS);
-      return;
-    }
-  stg_fleet_container_failed (slot, m);
-}
 
 static void
 on_started (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
@@ -334,7 +245,8 @@ on_started (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
         stg_fleet_start_failed (slot, "cannot start the container", error);
       return;
     }
-  slot->op = OP_IDLE;
+  g_assert (slot->state == FLEET_STARTING && slot->container_id != NULL);
+  stg_fleet_settle (slot);
   slot->started_us = g_get_monotonic_time ();
   g_autofree gchar *m = g_strdup_printf ("started on %s (container %.12s)", slot->host->config->name,
                                          slot->container_id);
@@ -391,12 +303,12 @@ on_created (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
 {
   Slot *slot = data;
   g_autoptr (GError) error = NULL;
-  gchar *id = stg_docker_create_finish (NULL, result, &error);
+  gchar *id = stg_fleet_start_created (slot, result, on_started, &error);
 
-  if (id == NULL)
+  if (id != NULL)
+    slot->container_id = id;
+  else if (error != NULL)
     {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        return;
       g_autofree gchar *name = NULL;
       g_autoptr (JsonNode) spec = g_error_matches (error, STG_DOCKER_ERROR,
                                                    STG_DOCKER_ERROR_NOT_FOUND) &&
@@ -412,14 +324,11 @@ on_created (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
         pull (slot, image);
       else
         stg_fleet_start_failed (slot, "cannot create the container", error);
-      return;
     }
-  slot->container_id = id;
-  stg_docker_start_async (slot->host->docker, id, slot->base.cancel, on_started, slot);
 }
 
-void
-stg_fleet_create_main (Slot *slot)
+static void
+create_main (Slot *slot)
 {
   g_autoptr (GError) error = NULL;
   g_autofree gchar *name = NULL;
@@ -431,7 +340,7 @@ stg_fleet_create_main (Slot *slot)
       stg_fleet_start_failed (slot, "cannot build the container", error);
       return;
     }
-  slot->op = OP_STARTING;
+  stg_fleet_set_state (slot, FLEET_STARTING);
   stg_docker_create_async (slot->host->docker, name, spec, slot->base.cancel, on_created, slot);
 }
 
@@ -451,7 +360,7 @@ place (Slot *slot)
           stg_slot_set_cause (&slot->base, why);
           stg_fleet_set_phase (slot, STG_TASK_PENDING, API_SCHEDULE_STATUS_PENDING, why);
         }
-      retry_in (slot, UNPLACED_RETRY_MS);
+      stg_fleet_retry_in (slot, UNPLACED_RETRY_MS);
       return FALSE;
     }
   stg_fleet_set_host (slot, rt->hosts->pdata[best]);
@@ -472,13 +381,14 @@ waits_for_reconcile (Slot *slot)
                                          slot->host->config->name);
   if (g_strcmp0 (slot->base.cause, m) != 0)
     stg_slot_set_cause (&slot->base, m);
-  retry_in (slot, UNPLACED_RETRY_MS);
+  stg_fleet_retry_in (slot, UNPLACED_RETRY_MS);
   return TRUE;
 }
 
 static void
 start (Slot *slot)
 {
+  g_assert (slot->container_id == NULL && !stg_fleet_busy (slot));
   (void) stg_fleet_leave_drained (slot);
   (void) stg_fleet_leave_broken (slot);
   if ((slot->host == NULL && !place (slot)) || waits_for_reconcile (slot))
@@ -516,7 +426,7 @@ waits_for_room (Slot *slot)
 {
   g_autofree gchar *why = NULL;
 
-  if (slot->dead || slot->host == NULL || !slot->host->draining ||
+  if (stg_fleet_dead (slot) || slot->host == NULL || !slot->host->draining ||
       stg_fleet_choose_host (slot, slot->host, &why) >= 0)
     return FALSE;
   g_autofree gchar *m = g_strdup_printf ("waiting for room to move off draining host %s, "
@@ -527,25 +437,25 @@ waits_for_room (Slot *slot)
       stg_slot_set_cause (&slot->base, m);
       stg_slot_note (&slot->base, m);
     }
-  retry_in (slot, UNPLACED_RETRY_MS);
+  stg_fleet_retry_in (slot, UNPLACED_RETRY_MS);
   return TRUE;
 }
 
-void
-stg_fleet_drive (Slot *slot)
+static void
+drive (Slot *slot)
 {
-  if (slot->op != OP_IDLE || slot->retry_timer != 0 ||
+  if (stg_fleet_busy (slot) || slot->retry_timer != 0 ||
       g_strcmp0 (slot->container_id, STG_FLEET_UNKNOWN_CONTAINER) == 0)
     return; /* busy, waiting, or its host has not answered yet */
-  gboolean unwanted = slot->killing || slot->restart || slot->dead || slot->base.want == 0 ||
-                      slot->container_config != slot->base.want;
+  gboolean unwanted = slot->killing || slot->restart || stg_fleet_dead (slot) ||
+                      slot->base.want == 0 || slot->container_config != slot->base.want;
   gboolean changing = slot->base.want != 0 && !slot->killing &&
                       slot->container_config != slot->base.want;
   if (slot->container_id != NULL && unwanted)
     {
       /* A live container replaced by another config: its pre_update hook
        * first; failed, the container is left running until applied again. */
-      gboolean replacing = changing && !slot->dead && !slot->restart;
+      gboolean replacing = changing && !stg_fleet_dead (slot) && !slot->restart;
       if (replacing && slot->pre_failed == slot->base.want)
         return;
       if (replacing && slot->pre_passed != slot->base.want &&
@@ -575,7 +485,7 @@ stg_fleet_drive (Slot *slot)
   gint64 now = g_get_monotonic_time () / 1000;
   if (slot->not_before_ms > now)
     {
-      retry_in (slot, (guint) (slot->not_before_ms - now));
+      stg_fleet_retry_in (slot, (guint) (slot->not_before_ms - now));
       return;
     }
   start (slot);
@@ -617,7 +527,7 @@ fleet_kill (StgRuntime *base, gint64 job_id, gint32 instance_id, GError **error)
   slot->killing = TRUE;
   slot->base.want = 0;
   g_clear_handle_id (&slot->retry_timer, g_source_remove);
-  if (slot->op == OP_IDLE && slot->container_id == NULL)
+  if (!stg_fleet_busy (slot) && slot->container_id == NULL)
     stg_fleet_set_phase (slot, STG_TASK_KILLING, API_SCHEDULE_STATUS_KILLING, "killing");
   stg_fleet_drive (slot);
   return TRUE;
@@ -650,7 +560,7 @@ fleet_observe (StgRuntime *base, gint64 job_id, gint32 instance_id, StgTaskObser
 
   stg_slot_observe (slot != NULL ? &slot->base : NULL, out);
   if (slot != NULL && slot->base.phase != STG_TASK_ABSENT)
-    out->config_id = shown_config (slot);
+    out->config_id = stg_fleet_shown_config (slot);
 }
 
 static void
@@ -687,6 +597,12 @@ fleet_free (StgRuntime *base)
 }
 
 /* clang-format off */
+static const FleetCalls fleet_calls = {
+  .drive = drive, .container_failed = container_failed,
+  .container_finished = container_finished, .slot_lost = slot_lost, .create_main = create_main,
+  .create_anchor = stg_fleet_pod_create_anchor, .box_drive = stg_fleet_sidecar_drive,
+};
+
 static const StgRuntimeOps fleet_ops = {
   .apply = fleet_apply, .kill = fleet_kill, .restart = fleet_restart, .observe = fleet_observe,
   .validate = stg_fleet_validate, .free = fleet_free,
@@ -759,6 +675,7 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
     }
   StgFleetRuntime *rt = g_new0 (StgFleetRuntime, 1);
   rt->base.ops = &fleet_ops;
+  rt->calls = &fleet_calls;
   rt->store = store;
   rt->clock = clock;
   rt->options = *options; /* the numbers; the strings and hosts copied below */

@@ -48,4 +48,9 @@ StgRuntime *stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFl
  * engine recovers. */
 gboolean stg_fleet_runtime_adopt (StgRuntime *rt, GError **error);
 
+/* Whether a slot's state machine (FleetState in fleet_private.h, its
+ * states numbered as listed there) has the arrow @from -> @to; a state to
+ * itself is no change, always allowed. */
+gboolean stg_fleet_state_allowed (gint from, gint to);
+
 G_END_DECLS

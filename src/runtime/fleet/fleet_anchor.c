@@ -115,7 +115,7 @@ on_imported (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer data)
     {
       Slot *slot = waiting->pdata[i];
       if (error == NULL)
-        stg_fleet_pod_create_anchor (slot);
+        slot->rt->calls->create_anchor (slot);
       else
         stg_fleet_start_failed (slot, "cannot import the anchor image", error);
     }
@@ -129,7 +129,7 @@ stg_fleet_anchor_ensure (Slot *slot)
 
   if (h->anchor == ANCHOR_READY)
     {
-      stg_fleet_pod_create_anchor (slot);
+      slot->rt->calls->create_anchor (slot);
       return;
     }
   g_ptr_array_add (h->anchor_waiting, slot);

@@ -9,7 +9,9 @@
  * reads. An AuroraExecutor task's container runs stagger-thermos instead,
  * from its bundle (scripts/thermos-bundle) mounted read-only, through the
  * bundle's own dynamic loader, with the task's JSON in its environment.
- * Calls the store. Main-loop thread only.
+ * A pod's main container joins its anchor's namespace and volume; a task
+ * whose named port a sidecar set that selects its job names too is
+ * refused. Calls the store. Main-loop thread only.
  */
 #include "config.h"
 
@@ -603,4 +605,66 @@ stg_fleet_health_parts (Slot *slot, gint64 config_id, gchar **url, gchar **comma
     *command = job != NULL ? stg_thermos_task_health_command (job, &p.tv.vars, NULL)
                            : g_strdup (h->shell_command);
   return g_steal_pointer (&p.spec);
+}
+
+/* ---- pods' main containers ------------------------------------------------- */
+
+gboolean
+stg_fleet_set_selects (const StgSidecarSetRow *set, const ApiJobKey *job)
+{
+  return g_pattern_match_simple (set->role, job->role) &&
+         g_pattern_match_simple (set->environment, job->environment) &&
+         g_pattern_match_simple (set->job, job->name);
+}
+
+/* The name of a port both @sidecar and @task_ports name, or NULL. */
+const gchar *
+stg_fleet_shared_port (const ApiSidecar *sidecar, gchar **task_ports)
+{
+  for (guint i = 0; sidecar->ports != NULL && i < sidecar->ports->len; i++)
+    if (g_strv_contains ((const gchar *const *) task_ports, sidecar->ports->pdata[i]))
+      return sidecar->ports->pdata[i];
+  return NULL;
+}
+
+gboolean
+stg_fleet_pod_check_task (StgFleetRuntime *rt, const ApiTaskConfig *config, GError **error)
+{
+  g_autoptr (GPtrArray) sets = NULL;
+
+  if (config->job == NULL || rt->anchor_image == NULL ||
+      (sets = stg_store_list_sidecar_sets (rt->store, NULL)) == NULL)
+    return TRUE;
+  g_auto (GStrv) task_ports = stg_task_port_names (config);
+  for (guint i = 0; i < sets->len; i++)
+    {
+      StgSidecarSetRow *set = sets->pdata[i];
+      g_autoptr (ApiSidecar) sidecar = stg_fleet_set_selects (set, config->job)
+                                           ? stg_store_get_sidecar_version (rt->store, set->name,
+                                                                            set->inject_version,
+                                                                            NULL)
+                                           : NULL;
+      const gchar *shared = sidecar != NULL ? stg_fleet_shared_port (sidecar, task_ports) : NULL;
+      if (shared != NULL)
+        {
+          g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                       "named port %s is also sidecar set %s's, which goes into this job's pods: "
+                       "give the task's port another name",
+                       shared, set->name);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+void
+stg_fleet_pod_main_host_config (Slot *slot, JsonBuilder *b)
+{
+  g_autofree gchar *mode = g_strconcat ("container:", slot->pod->anchor_id, NULL);
+
+  stg_fleet_json_string (b, "NetworkMode", mode);
+  json_builder_set_member_name (b, "VolumesFrom");
+  json_builder_begin_array (b);
+  json_builder_add_string_value (b, slot->pod->anchor_id);
+  json_builder_end_array (b);
 }

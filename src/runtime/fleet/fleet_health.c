@@ -16,7 +16,7 @@ void
 stg_fleet_main_healthy (Slot *slot)
 {
   /* First healthy after an update: its post_update hook decides. */
-  if (slot->op == OP_HOOK)
+  if (slot->state == FLEET_HOOK)
     return;
   /* A pod is healthy once its sidecars serve too, as a Kubernetes pod is
    * ready once all its containers are (fleet_pod.c calls again). */
@@ -114,7 +114,7 @@ on_confirmed (gpointer data, const FleetCheckWord *word)
   Slot *slot = data;
 
   slot->confirming = FALSE;
-  if (g_strcmp0 (slot->container_id, word->container) != 0 || slot->op != OP_IDLE || slot->dead ||
+  if (g_strcmp0 (slot->container_id, word->container) != 0 || slot->state != FLEET_IDLE ||
       slot->health != NULL)
     return; /* the slot moved on meanwhile */
   if (word->excuse == NULL)
@@ -220,4 +220,12 @@ stg_fleet_watch (Slot *slot, gboolean already_healthy)
   if (already_healthy)
     stg_slot_assume (&slot->base, STG_TASK_RUNNING, slot->base.status); /* adopted as it was */
   slot->health = stg_health_new (&spec->exec->health, &target, already_healthy, on_health, slot);
+}
+
+void
+stg_fleet_pod_sidecar_serves (Slot *slot)
+{
+  if (slot->waits_sidecars && !stg_fleet_busy (slot) && slot->health != NULL &&
+      stg_fleet_pod_serving (slot))
+    stg_fleet_main_healthy (slot);
 }

@@ -117,15 +117,15 @@ stg_fleet_hook_drop (Slot *slot)
   slot->hook = NULL;
   stg_fleet_exec_drop (h->exec);
   g_free (h);
-  if (slot->op == OP_HOOK)
-    slot->op = OP_IDLE;
+  if (slot->state == FLEET_HOOK)
+    stg_fleet_settle (slot);
 }
 
 /* The hook's outcome, for the slot. */
 static void
 hook_ended (Slot *slot, gboolean pre, gint64 config, gboolean ok, const gchar *why)
 {
-  slot->op = OP_IDLE;
+  stg_fleet_settle (slot);
   if (pre)
     {
       if (ok)
@@ -205,7 +205,7 @@ stg_fleet_hook_start (Slot *slot, gint64 config_id, gboolean pre)
     {
       g_autofree gchar *why = g_strdup_printf ("%s hook could not run: %s",
                                                pre ? "pre_update" : "post_update", error->message);
-      slot->op = OP_HOOK;
+      stg_fleet_set_state (slot, FLEET_HOOK);
       hook_ended (slot, pre, config_id, FALSE, why);
       return TRUE;
     }
@@ -214,7 +214,7 @@ stg_fleet_hook_start (Slot *slot, gint64 config_id, gboolean pre)
   h->config = config_id;
   h->pre = pre;
   slot->hook = h;
-  slot->op = OP_HOOK;
+  stg_fleet_set_state (slot, FLEET_HOOK);
   g_autofree gchar *m = g_strdup_printf ("running the %s hook in container %.12s on %s",
                                          pre ? "pre_update" : "post_update", slot->container_id,
                                          slot->host->config->name);

@@ -35,17 +35,6 @@
 #define READY_EVERY_MS 50
 #define READY_TRIES 400
 
-struct _Pod
-{
-  gchar *anchor_id;  /* (nullable) */
-  gint64 started_us; /* when the anchor started (monotonic) */
-  gboolean ready;    /* the anchor serves its socket */
-  guint tries;
-  GError *unready; /* (nullable) why the last readiness check failed */
-  guint ready_timer;
-  GPtrArray *boxes; /* Box*, by sidecar name */
-};
-
 static Pod *
 pod_new (void)
 {
@@ -78,40 +67,7 @@ stg_fleet_pod_drop (Slot *slot)
   pod_free (pod);
 }
 
-GPtrArray *
-stg_fleet_pod_boxes (Slot *slot)
-{
-  return slot->pod->boxes;
-}
-
-Box *
-stg_fleet_pod_box (Slot *slot, const gchar *name)
-{
-  for (guint i = 0; slot->pod != NULL && i < slot->pod->boxes->len; i++)
-    if (g_str_equal (stg_fleet_box_name (slot->pod->boxes->pdata[i]), name))
-      return slot->pod->boxes->pdata[i];
-  return NULL;
-}
-
 /* ---- which sets go into a pod ------------------------------------------------ */
-
-static gboolean
-selects (const StgSidecarSetRow *set, const ApiJobKey *job)
-{
-  return g_pattern_match_simple (set->role, job->role) &&
-         g_pattern_match_simple (set->environment, job->environment) &&
-         g_pattern_match_simple (set->job, job->name);
-}
-
-/* The name of a port both @sidecar and @task_ports name, or NULL. */
-static const gchar *
-shared_port (const ApiSidecar *sidecar, gchar **task_ports)
-{
-  for (guint i = 0; sidecar->ports != NULL && i < sidecar->ports->len; i++)
-    if (g_strv_contains ((const gchar *const *) task_ports, sidecar->ports->pdata[i]))
-      return sidecar->ports->pdata[i];
-  return NULL;
-}
 
 /* Sidecar set @set selects the slot's job, but there is no anchor: the
  * instance runs without its sidecars, and the log and its events say
@@ -145,12 +101,12 @@ stg_fleet_pod_plan (Slot *slot)
   for (guint i = 0; i < sets->len; i++)
     {
       StgSidecarSetRow *set = sets->pdata[i];
-      g_autoptr (ApiSidecar) sidecar = selects (set, slot->base.job)
+      g_autoptr (ApiSidecar) sidecar = stg_fleet_set_selects (set, slot->base.job)
                                            ? stg_store_get_sidecar_version (rt->store, set->name,
                                                                             set->inject_version,
                                                                             NULL)
                                            : NULL;
-      const gchar *shared = sidecar != NULL ? shared_port (sidecar, task_ports) : NULL;
+      const gchar *shared = sidecar != NULL ? stg_fleet_shared_port (sidecar, task_ports) : NULL;
       if (sidecar != NULL && rt->anchor_image == NULL)
         {
           no_anchor (slot, set->name);
@@ -183,42 +139,12 @@ stg_fleet_pod_plan (Slot *slot)
   return TRUE;
 }
 
-gboolean
-stg_fleet_pod_check_task (StgFleetRuntime *rt, const ApiTaskConfig *config, GError **error)
-{
-  g_autoptr (GPtrArray) sets = NULL;
-
-  if (config->job == NULL || rt->anchor_image == NULL ||
-      (sets = stg_store_list_sidecar_sets (rt->store, NULL)) == NULL)
-    return TRUE;
-  g_auto (GStrv) task_ports = stg_task_port_names (config);
-  for (guint i = 0; i < sets->len; i++)
-    {
-      StgSidecarSetRow *set = sets->pdata[i];
-      g_autoptr (ApiSidecar) sidecar = selects (set, config->job)
-                                           ? stg_store_get_sidecar_version (rt->store, set->name,
-                                                                            set->inject_version,
-                                                                            NULL)
-                                           : NULL;
-      const gchar *shared = sidecar != NULL ? shared_port (sidecar, task_ports) : NULL;
-      if (shared != NULL)
-        {
-          g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
-                       "named port %s is also sidecar set %s's, which goes into this job's pods: "
-                       "give the task's port another name",
-                       shared, set->name);
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
-
 /* ---- starting -------------------------------------------------------------- */
 
 void
 stg_fleet_pod_start (Slot *slot)
 {
-  slot->op = OP_STARTING;
+  stg_fleet_set_state (slot, FLEET_STARTING);
   stg_fleet_anchor_ensure (slot);
 }
 
@@ -344,19 +270,16 @@ on_anchor_created (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer
 {
   Slot *slot = data;
   g_autoptr (GError) error = NULL;
-  gchar *id = stg_docker_create_finish (NULL, result, &error);
+  gchar *id = stg_fleet_start_created (slot, result, on_anchor_started, &error);
 
-  if (id == NULL)
+  if (id != NULL)
+    slot->pod->anchor_id = id;
+  else if (error != NULL)
     {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        return;
       if (g_error_matches (error, STG_DOCKER_ERROR, STG_DOCKER_ERROR_NOT_FOUND))
         stg_fleet_anchor_lost (slot->host); /* imported again on the next start */
       stg_fleet_start_failed (slot, "cannot create the pod's anchor", error);
-      return;
     }
-  slot->pod->anchor_id = id;
-  stg_docker_start_async (slot->host->docker, id, slot->base.cancel, on_anchor_started, slot);
 }
 
 void
@@ -376,39 +299,10 @@ stg_fleet_pod_create_anchor (Slot *slot)
 }
 
 void
-stg_fleet_pod_main_host_config (Slot *slot, JsonBuilder *b)
-{
-  g_autofree gchar *mode = g_strconcat ("container:", slot->pod->anchor_id, NULL);
-
-  stg_fleet_json_string (b, "NetworkMode", mode);
-  json_builder_set_member_name (b, "VolumesFrom");
-  json_builder_begin_array (b);
-  json_builder_add_string_value (b, slot->pod->anchor_id);
-  json_builder_end_array (b);
-}
-
-void
 stg_fleet_pod_main_started (Slot *slot)
 {
   for (guint i = 0; i < slot->pod->boxes->len; i++)
     stg_fleet_box_drive (slot->pod->boxes->pdata[i]);
-}
-
-gboolean
-stg_fleet_pod_serving (Slot *slot)
-{
-  for (guint i = 0; i < slot->pod->boxes->len; i++)
-    if (!stg_fleet_box_serving (slot->pod->boxes->pdata[i]))
-      return FALSE;
-  return TRUE;
-}
-
-void
-stg_fleet_pod_sidecar_serves (Slot *slot)
-{
-  if (slot->waits_sidecars && slot->op == OP_IDLE && slot->health != NULL &&
-      stg_fleet_pod_serving (slot))
-    stg_fleet_main_healthy (slot);
 }
 
 /* ---- taking it apart --------------------------------------------------------- */
@@ -422,7 +316,7 @@ on_anchor_removed (GObject *source G_GNUC_UNUSED, GAsyncResult *result, gpointer
   if (!stg_docker_finish (NULL, result, &error) &&
       g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
-  slot->op = OP_IDLE;
+  stg_fleet_settle (slot);
   if (error != NULL)
     {
       g_warning ("fleet: cannot remove the pod's anchor %.12s on %s: %s", slot->pod->anchor_id,
@@ -449,7 +343,7 @@ stg_fleet_pod_teardown (Slot *slot)
       stg_fleet_pod_drop (slot);
       return FALSE;
     }
-  slot->op = OP_STOPPING;
+  stg_fleet_begin_stop (slot);
   g_clear_handle_id (&pod->ready_timer, g_source_remove);
   stg_docker_remove_async (slot->host->docker, pod->anchor_id, slot->base.cancel, on_anchor_removed,
                            slot);
@@ -478,8 +372,8 @@ stg_fleet_pod_check (Slot *slot, GHashTable *by_id, gint64 sent_us)
 {
   Pod *pod = slot->pod;
 
-  if (pod->anchor_id != NULL && pod->ready && pod->started_us < sent_us && slot->op == OP_IDLE &&
-      slot->container_id != NULL && !slot->dead &&
+  if (pod->anchor_id != NULL && pod->ready && pod->started_us < sent_us &&
+      slot->state == FLEET_IDLE && slot->container_id != NULL &&
       !running (g_hash_table_lookup (by_id, pod->anchor_id)))
     {
       g_autofree gchar *why = g_strdup_printf ("the pod's anchor %.12s is gone from %s",
@@ -556,36 +450,11 @@ stg_fleet_pod_adopted (Slot *slot, GArray *rows)
         }
       stg_fleet_box_adopted (box, row);
     }
-  if (!pod->ready && slot->container_id != NULL && !slot->dead)
+  if (!pod->ready && slot->container_id != NULL && !stg_fleet_dead (slot))
     stg_fleet_container_failed (slot,
                                 pod->anchor_id != NULL
                                     ? "its pod's anchor stopped while staggerd was not running"
                                     : "its pod's anchor went away while staggerd was not running");
 }
 
-/* ---- the pod's ports ------------------------------------------------------------ */
 
-GHashTable *
-stg_fleet_pod_ports (Slot *slot, GError **error)
-{
-  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store,
-                                                           slot->container_config
-                                                               ? slot->container_config
-                                                               : slot->base.want,
-                                                           error);
-  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-
-  if (config == NULL)
-    return NULL;
-  g_auto (GStrv) task = stg_task_port_names (config);
-  for (guint i = 0; task[i] != NULL; i++)
-    g_ptr_array_add (names, g_strdup (task[i]));
-  for (guint i = 0; slot->pod != NULL && i < slot->pod->boxes->len; i++)
-    {
-      g_auto (GStrv) own = stg_fleet_box_port_names (slot->pod->boxes->pdata[i]);
-      for (guint j = 0; own != NULL && own[j] != NULL; j++)
-        g_ptr_array_add (names, g_strdup (own[j]));
-    }
-  g_ptr_array_add (names, NULL);
-  return stg_fleet_slot_ports (slot, (gchar **) names->pdata, error);
-}

@@ -18,12 +18,6 @@
 
 #define ANCHOR_STOP_SECS 2
 
-gchar *
-stg_fleet_probe_port_name (const gchar *set, guint index)
-{
-  return g_strdup_printf ("%s.probe%u", set, index + 1);
-}
-
 /* The container name of @slot's pod's part @what ("anchor", "proxy-1"). */
 static gchar *
 pod_name (Slot *slot, const gchar *what)
@@ -83,7 +77,7 @@ anchor_command (Slot *slot, GHashTable *ports)
   g_ptr_array_add (argv, g_strdup ("/stagger-anchor"));
   g_ptr_array_add (argv, g_strdup ("hold"));
   g_ptr_array_add (argv, g_strdup (STG_FLEET_POD_DIR));
-  GPtrArray *boxes = stg_fleet_pod_boxes (slot);
+  GPtrArray *boxes = slot->pod->boxes;
 
   for (guint i = 0; i < boxes->len; i++)
     {
@@ -289,4 +283,31 @@ stg_fleet_member_spec (Slot *slot, const StgFleetMember *m, gchar **name, GError
   json_builder_end_object (b);
   *name = pod_name (slot, slot_name);
   return json_builder_get_root (b);
+}
+
+/* ---- the pod's ports ------------------------------------------------------------ */
+
+GHashTable *
+stg_fleet_pod_ports (Slot *slot, GError **error)
+{
+  g_autoptr (ApiTaskConfig) config = stg_store_get_config (slot->rt->store,
+                                                           slot->container_config
+                                                               ? slot->container_config
+                                                               : slot->base.want,
+                                                           error);
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+
+  if (config == NULL)
+    return NULL;
+  g_auto (GStrv) task = stg_task_port_names (config);
+  for (guint i = 0; task[i] != NULL; i++)
+    g_ptr_array_add (names, g_strdup (task[i]));
+  for (guint i = 0; slot->pod != NULL && i < slot->pod->boxes->len; i++)
+    {
+      g_auto (GStrv) own = stg_fleet_box_port_names (slot->pod->boxes->pdata[i]);
+      for (guint j = 0; own != NULL && own[j] != NULL; j++)
+        g_ptr_array_add (names, g_strdup (own[j]));
+    }
+  g_ptr_array_add (names, NULL);
+  return stg_fleet_slot_ports (slot, (gchar **) names->pdata, error);
 }

@@ -77,18 +77,50 @@ typedef struct
   GPtrArray *anchor_waiting;      /* Slot*: pods waiting for it */
 } Host;
 
-/* What the slot is doing with its container. */
+/* What a slot is doing with its container: one state, changed only by
+ * stg_fleet_set_state along these arrows (its table is fleet_slot.c's;
+ * a change the table lacks aborts a build that checks invariants):
+ *
+ *   IDLE --[start, stg_fleet_create_main, stg_fleet_pod_start]--> STARTING
+ *   IDLE --[stg_fleet_hook_start]--> HOOK
+ *   IDLE --[stg_fleet_container_failed, stg_fleet_container_finished, an
+ *            exit seen by fleet_sync.c]--> DEAD
+ *   IDLE --[stop_remove, stg_fleet_pod_teardown: stg_fleet_begin_stop]--> STOPPING
+ *   DEAD --[stop_remove: stg_fleet_begin_stop]--> STOPPING_DEAD
+ *   STARTING, HOOK, STOPPING --[the call ended or failed: stg_fleet_settle]--> IDLE
+ *   STOPPING_DEAD --[its stop got no answer: stg_fleet_settle]--> DEAD
+ *   STOPPING, STOPPING_DEAD --[on_removed: the container is gone]--> IDLE
+ *   any --[stg_fleet_slot_lost: its host is gone]--> IDLE
+ */
 typedef enum
 {
-  OP_IDLE,
-  OP_STOPPING, /* stop, then remove */
-  OP_STARTING, /* create (the image pulled first when the host lacks it), then start */
-  OP_HOOK,     /* an update hook runs in the container */
-} SlotOp;
+  FLEET_IDLE,          /* nothing in flight: a container that serves, or none */
+  FLEET_STARTING,      /* create (the image pulled first when the host lacks it), then start */
+  FLEET_HOOK,          /* an update hook runs in the container */
+  FLEET_DEAD,          /* the container ended or failed: to be removed, nothing in flight */
+  FLEET_STOPPING,      /* stop, then remove, a live container */
+  FLEET_STOPPING_DEAD, /* stop, then remove, a dead one */
+} FleetState;
 
 typedef struct _FleetHook FleetHook;
 
+typedef struct _Slot Slot;
+
+/* What the files below fleet.c, fleet_pod.c and fleet_sidecar.c call back
+ * up for: fleet.c registers them (rt->calls) and fleet_slot.c and
+ * fleet_box.c call through them, so no file calls one above it. */
 typedef struct
+{
+  void (*drive) (Slot *slot);                                /* fleet.c: stg_fleet_drive */
+  void (*container_failed) (Slot *slot, const gchar *why);   /* stg_fleet_container_failed */
+  void (*container_finished) (Slot *slot, const gchar *why); /* stg_fleet_container_finished */
+  void (*slot_lost) (Slot *slot);                            /* stg_fleet_slot_lost */
+  void (*create_main) (Slot *slot);                          /* stg_fleet_create_main */
+  void (*create_anchor) (Slot *slot); /* fleet_pod.c: the anchor image is on the host */
+  void (*box_drive) (Box *box);       /* fleet_sidecar.c: stg_fleet_box_drive */
+} FleetCalls;
+
+struct _Slot
 {
   StgSlot base; /* the instance: key, job, want, phase, failures... (slot.h) */
   StgFleetRuntime *rt;
@@ -100,14 +132,13 @@ typedef struct
   gboolean restart;               /* stop and start the same config */
   gboolean done;                  /* a non-service task ended well, or failed its last
                                    * allowed time (stg_fleet_runs_again): leave it */
-  gboolean dead;                  /* the container failed: remove it, start anew after not_before_ms */
-  gint64 not_before_ms;           /* monotonic ms */
+  FleetState state;               /* what it does with its container; base.cancel cancels it */
+  gint64 not_before_ms;           /* monotonic ms: a dead container's slot starts anew then */
   guint stop_timeout_secs;
   gint64 started_us;              /* when its container last started (monotonic) */
   gchar *container_id;            /* NULL: no container */
   gchar *stop_sent;               /* (nullable) the container a stop went to, its answer unknown */
   gint64 container_config;        /* the config the container runs */
-  SlotOp op;                      /* what it does with its container; base.cancel cancels it */
   gboolean pulled;                /* this start pulled its image already */
   gchar *pulling;                 /* (nullable) the image being pulled */
   StgHealth *health;
@@ -122,11 +153,12 @@ typedef struct
   Pod *pod;          /* (nullable) its containers are a pod: an anchor, the task's
                         (container_id) and its sidecars' */
   gboolean waits_sidecars; /* its main container is healthy, its pod's sidecars not yet */
-} Slot;
+};
 
 struct _StgFleetRuntime
 {
   StgRuntime base;
+  const FleetCalls *calls;        /* fleet.c's, pods' and sidecars', for the files below */
   StgStore *store;                /* borrowed */
   StgClock *clock;                /* borrowed */
   StgFleetRuntimeOptions options; /* owned copy */
@@ -140,6 +172,18 @@ struct _StgFleetRuntime
   gchar *anchor_image; /* (nullable) its name:tag on the hosts */
   gchar *anchor_error; /* (nullable) why there is none: no pods then */
   gboolean anchor_warned; /* the log said so (once a pod was asked for) */
+};
+
+/* A pod's own (fleet_pod.c makes and frees it; drawn at its top). */
+struct _Pod
+{
+  gchar *anchor_id;  /* (nullable) */
+  gint64 started_us; /* when the anchor started (monotonic) */
+  gboolean ready;    /* the anchor serves its socket */
+  guint tries;
+  GError *unready; /* (nullable) why the last readiness check failed */
+  guint ready_timer;
+  GPtrArray *boxes; /* Box*, by sidecar name */
 };
 
 /* ---- hosts seen from the API, and draining (fleet_drain.c) ------------------- */
@@ -170,7 +214,7 @@ GBytes *stg_fleet_read_log (StgRuntime *base, gint64 job_id, gint32 instance,
 gboolean stg_fleet_reconcile (StgRuntime *base, gboolean implicit, GHashTable *tasks,
                               gchar **summary, GError **error);
 
-/* ---- slots (fleet.c) --------------------------------------------------------- */
+/* ---- slots (fleet_slot.c; fleet.c behind FleetCalls) ------------------------ */
 
 Host *stg_fleet_host (StgFleetRuntime *rt, const gchar *name);
 
@@ -191,6 +235,32 @@ gboolean stg_fleet_leave_broken (Slot *slot);
  * made ahead for `stagger job diff`. */
 GPtrArray *stg_fleet_moves (StgRuntime *base, gint64 job_id, const ApiTaskConfig *config,
                             const GArray *instances);
+
+/* Moves the slot to state @to (FleetState's arrows). */
+void stg_fleet_set_state (Slot *slot, FleetState to);
+
+/* The engine call in flight ended (as it went, or not at all): STARTING,
+ * HOOK and STOPPING become IDLE, STOPPING_DEAD becomes DEAD. */
+void stg_fleet_settle (Slot *slot);
+
+/* A stop, then a remove, of the slot's container begins: IDLE becomes
+ * STOPPING, DEAD becomes STOPPING_DEAD. */
+void stg_fleet_begin_stop (Slot *slot);
+
+/* An engine call is in flight for the slot's container (STARTING, HOOK,
+ * STOPPING, STOPPING_DEAD). */
+gboolean stg_fleet_busy (const Slot *slot);
+
+/* The slot's container ended or failed and is to be removed (DEAD,
+ * STOPPING_DEAD). */
+gboolean stg_fleet_dead (const Slot *slot);
+
+/* The config a slot reports: its container's, else the one it is to run
+ * (observe shows a change of either at once, not with the next phase). */
+gint64 stg_fleet_shown_config (const Slot *slot);
+
+/* Drives the slot again in @ms. */
+void stg_fleet_retry_in (Slot *slot, guint ms);
 
 /* Changes what observe reports, records a TaskEvent with @message, saves
  * the slot's facts and announces the change. */
@@ -225,6 +295,10 @@ void stg_fleet_main_healthy (Slot *slot);
 
 /* Starts health checks of the slot's container (fleet_health.c). */
 void stg_fleet_watch (Slot *slot, gboolean already_healthy);
+
+/* A sidecar of the pod began to serve: a slot waiting for its sidecars
+ * may be healthy now (fleet_health.c). */
+void stg_fleet_pod_sidecar_serves (Slot *slot);
 
 /* The engine's word on a container whose health checks failed
  * (stg_fleet_confirm). */
@@ -291,7 +365,7 @@ gchar *stg_fleet_exec_outcome (const gchar *name, gint code, const GError *error
  * STAGGER_VERSION, STAGGER_HOOK, STAGGER_FROM_VERSION and
  * STAGGER_TO_VERSION: the versions moved from and to, on a rollback
  * too); FALSE when there is none to run (then nothing happened).
- * While it runs the slot's op is OP_HOOK; when it ends the slot goes on
+ * While it runs the slot is in state HOOK; when it ends the slot goes on
  * (pre: replaced, or left running with the failure counted; post: RUNNING,
  * or failed). */
 gboolean stg_fleet_hook_start (Slot *slot, gint64 config_id, gboolean pre);
@@ -318,6 +392,13 @@ void stg_fleet_create_main (Slot *slot);
  * host did not answer, else the container failed (fleet.c). */
 void stg_fleet_start_failed (Slot *slot, const gchar *what, const GError *error);
 
+/* Ends a create call made for @slot and asks its engine to start the
+ * container it made (@started gets the start's result, with @slot):
+ * returns the new container's id (owned); NULL when the create failed
+ * (@error set) or was cancelled (nothing set: touch nothing). */
+gchar *stg_fleet_start_created (Slot *slot, GAsyncResult *result, GAsyncReadyCallback started,
+                                GError **error);
+
 /* Drives the slot again a little later (an engine call to try again). */
 void stg_fleet_retry_later (Slot *slot);
 
@@ -338,6 +419,22 @@ void stg_fleet_base_labels (JsonBuilder *b, Slot *slot, gint64 run_id);
 /* The value of the last docker parameter @name of @config's container, or
  * NULL (fleet_container.c). */
 const gchar *stg_fleet_parameter (const ApiTaskConfig *config, const gchar *name);
+
+/* Whether sidecar set @set selects @job (fleet_container.c). */
+gboolean stg_fleet_set_selects (const StgSidecarSetRow *set, const ApiJobKey *job);
+
+/* The name of a port both @sidecar and @task_ports name, or NULL
+ * (fleet_container.c). */
+const gchar *stg_fleet_shared_port (const ApiSidecar *sidecar, gchar **task_ports);
+
+/* Checks that task config @config, of a job some sidecar sets select, can
+ * be a pod with them (no named port of both) (fleet_container.c). */
+gboolean stg_fleet_pod_check_task (StgFleetRuntime *rt, const ApiTaskConfig *config,
+                                   GError **error);
+
+/* Network mode, volumes and the like of the main container of a pod, added
+ * to the HostConfig @b builds (fleet_container.c). */
+void stg_fleet_pod_main_host_config (Slot *slot, JsonBuilder *b);
 
 /* ---- the anchor image (fleet_anchor.c) ----------------------------------------- */
 
@@ -370,7 +467,7 @@ void stg_fleet_anchor_forget (Slot *slot);
 gboolean stg_fleet_pod_plan (Slot *slot);
 
 /* Starts the slot's pod: the anchor (image imported first when needed),
- * then the main container once the anchor serves (slot->op STARTING). */
+ * then the main container once the anchor serves (state STARTING). */
 void stg_fleet_pod_start (Slot *slot);
 
 /* The anchor image is on the slot's host: creates and starts the anchor. */
@@ -379,26 +476,15 @@ void stg_fleet_pod_create_anchor (Slot *slot);
 /* The pod's main container started: its sidecars start. */
 void stg_fleet_pod_main_started (Slot *slot);
 
-/* Whether every sidecar of the pod serves the version it is asked for. */
-gboolean stg_fleet_pod_serving (Slot *slot);
-
-/* A sidecar of the pod began to serve: a slot waiting for its sidecars
- * may be healthy now. */
-void stg_fleet_pod_sidecar_serves (Slot *slot);
-
 /* Takes the pod apart, sidecars first, then (the caller) the main
  * container, then the anchor: TRUE while something is still in the way of
  * the caller (a sidecar's containers being removed, or, without a main
- * container, the anchor being removed, slot->op STOPPING). FALSE once
+ * container, the anchor being removed, state STOPPING). FALSE once
  * only the main container is left, or nothing (the pod is freed then). */
 gboolean stg_fleet_pod_teardown (Slot *slot);
 
 /* Forgets the pod (its host is lost, or the slot freed): no engine call. */
 void stg_fleet_pod_drop (Slot *slot);
-
-/* Network mode, volumes and the like of the main container of a pod, added
- * to the HostConfig @b builds. */
-void stg_fleet_pod_main_host_config (Slot *slot, JsonBuilder *b);
 
 /* Sees that the pod's containers listed on its host (@by_id: Id ->
  * JsonObject*, from a listing sent at @sent_us) are running: a gone anchor
@@ -415,20 +501,7 @@ void stg_fleet_pod_adopt_main (Slot *slot);
  * facts of its sidecars (@rows: StgPodSidecarRow), and drives it. */
 void stg_fleet_pod_adopted (Slot *slot, GArray *rows);
 
-/* Checks that task config @config, of a job some sidecar sets select, can
- * be a pod with them (no named port of both). */
-gboolean stg_fleet_pod_check_task (StgFleetRuntime *rt, const ApiTaskConfig *config,
-                                   GError **error);
 
-/* The pod's boxes (Box*), by sidecar name. */
-GPtrArray *stg_fleet_pod_boxes (Slot *slot);
-
-/* The pod's box of sidecar @name, or NULL. */
-Box *stg_fleet_pod_box (Slot *slot, const gchar *name);
-
-/* The pod's named ports (the task's, its sidecars', their probes'): name ->
- * port, or NULL with @error. */
-GHashTable *stg_fleet_pod_ports (Slot *slot, GError **error);
 
 /* ---- container specs of a pod (fleet_pod_spec.c) ------------------------------- */
 
@@ -453,8 +526,9 @@ typedef struct
 JsonNode *stg_fleet_member_spec (Slot *slot, const StgFleetMember *member, gchar **name,
                                  GError **error);
 
-/* The name of the port of @set's probe socket in slot @index. */
-gchar *stg_fleet_probe_port_name (const gchar *set, guint index);
+/* The pod's named ports (the task's, its sidecars', their probes'): name ->
+ * port, or NULL with @error. */
+GHashTable *stg_fleet_pod_ports (Slot *slot, GError **error);
 
 /* ---- sidecars in pods (fleet_sidecar*.c) ---------------------------------------- */
 
@@ -473,14 +547,30 @@ gchar **stg_fleet_box_port_names (const Box *box);
  * sidecar's, when socket-activated), NULL-terminated (NULL: none). */
 const gchar *const *stg_fleet_box_held_ports (const Box *box);
 
+/* The box's phase as the sidecar's observation shows it: RUNNING when it
+ * serves the version asked for, healthy; FAILED while it waits out a
+ * back-off; PENDING with no container; else STARTING. */
+StgTaskPhase stg_fleet_box_phase (const Box *box);
+
 /* Whether the box serves the version it is asked for, healthy. */
 gboolean stg_fleet_box_serving (const Box *box);
+
+/* The name of the port of @set's probe socket in slot @index. */
+gchar *stg_fleet_probe_port_name (const gchar *set, guint index);
+
+/* The pod's box of sidecar @name, or NULL. */
+Box *stg_fleet_pod_box (Slot *slot, const gchar *name);
+
+/* Whether every sidecar of the pod serves the version it is asked for. */
+gboolean stg_fleet_pod_serving (Slot *slot);
 
 /* Records what the box is asked to run and which of its slots serves. */
 void stg_fleet_box_save (Box *box);
 
-/* Moves the box toward what it should run (one engine call at a time). */
+/* Moves the box toward what it should run (one engine call at a time):
+ * fleet_sidecar.c's stg_fleet_sidecar_drive, through FleetCalls. */
 void stg_fleet_box_drive (Box *box);
+void stg_fleet_sidecar_drive (Box *box);
 
 /* The pod goes: the box removes its containers; TRUE while it still has
  * some (it drives the slot again once they are gone). */

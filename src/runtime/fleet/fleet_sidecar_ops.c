@@ -2,7 +2,7 @@
  * (runtime.h: sidecar_validate, sidecars, sidecar_apply): what each pod's
  * box of a set looks like to the engine, what the engine asks a box to
  * run, and which sidecars (and which changes between versions) pods can
- * run. Calls the store and fleet_sidecar.c. Main-loop thread only.
+ * run. Calls the store and fleet_box.c. Main-loop thread only.
  */
 #include "config.h"
 
@@ -11,28 +11,6 @@
 #include "runtime/fleet/fleet_sidecar_private.h"
 
 /* ---- the runtime's operations ------------------------------------------------------------ */
-
-static StgTaskPhase phase_of (const Box *box);
-
-gboolean
-stg_fleet_box_serving (const Box *box)
-{
-  return box->want == 0 || box->clearing || phase_of (box) == STG_TASK_RUNNING;
-}
-
-static StgTaskPhase
-phase_of (const Box *box)
-{
-  gint s = box->serving;
-
-  if (s >= 0 && box->m[s].version == box->want && box->m[s].healthy)
-    return STG_TASK_RUNNING;
-  if (box->failures > 0 && box->not_before_ms > g_get_monotonic_time () / 1000)
-    return STG_TASK_FAILED;
-  if (box->slot->container_id == NULL && box->m[0].id == NULL && box->m[1].id == NULL)
-    return STG_TASK_PENDING;
-  return STG_TASK_STARTING;
-}
 
 static void
 observe (const Box *box, StgSidecarObservation *o)
@@ -47,7 +25,7 @@ observe (const Box *box, StgSidecarObservation *o)
   o->host = slot->host ? g_strdup (slot->host->config->name) : NULL;
   o->version = box->serving >= 0 ? box->m[box->serving].version : 0;
   o->want = box->want;
-  o->phase = phase_of (box);
+  o->phase = stg_fleet_box_phase (box);
   o->failures = box->failures;
   o->cause = g_strdup (box->cause);
   o->n_slots = box->hot ? 2 : 1;

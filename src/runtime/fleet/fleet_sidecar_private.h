@@ -1,9 +1,10 @@
 /* fleet_sidecar_private.h: what the files of a pod's sidecars share
- * (fleet_sidecar.c: the box, its versions, records and driving;
+ * (fleet_box.c: the box, its versions, records and failures;
+ * fleet_sidecar.c: driving it;
  * fleet_sidecar_members.c: its containers on the host;
  * fleet_sidecar_health.c: their checks and the hand-over;
  * fleet_sidecar_ops.c: the runtime's operations on sidecars). Not for use
- * outside src/runtime/fleet/fleet_sidecar*.c. Main-loop thread only.
+ * outside src/runtime/fleet/fleet_box.c and fleet_sidecar*.c. Main-loop thread only.
  */
 #pragma once
 
@@ -53,7 +54,7 @@ struct _Box
   GCancellable *cancel; /* cancelled when the box is freed */
 };
 
-/* ---- the box (fleet_sidecar.c) ------------------------------------------------- */
+/* ---- the box (fleet_box.c) ------------------------------------------------------- */
 
 /* @sidecar's executor data, parsed with its ports. */
 StgExecutorSpec *stg_fleet_box_parse (const ApiSidecar *sidecar, GError **error);
@@ -73,6 +74,14 @@ void stg_fleet_box_changed (Box *box);
 
 /* The name of member @k's container slot (NAME, NAME-1, NAME-2), in @buf. */
 const gchar *stg_fleet_box_slot_label (const Box *box, guint k, gchar buf[64]);
+
+/* Reads what version @version of the box's sidecar is (hot, socket
+ * activation, its ports) unless known already; FALSE with @error when it
+ * cannot be read. */
+gboolean stg_fleet_box_learn (Box *box, gint version, GError **error);
+
+/* No migration hook in flight. */
+void stg_fleet_box_drop_hook (Box *box);
 
 /* No health checks in flight. */
 void stg_fleet_box_stop_watching (Box *box);

@@ -193,7 +193,7 @@ remove_strays (Host *h, JsonArray *list)
         continue;
       if (slot != NULL && slot->host == h &&
           (g_strcmp0 (slot->container_id, id) == 0 ||
-           (!older && (slot->op != OP_IDLE ||
+           (!older && (stg_fleet_busy (slot) ||
                        g_strcmp0 (slot->container_id, STG_FLEET_UNKNOWN_CONTAINER) == 0 ||
                        label_int (c, STG_FLEET_LABEL_RUN) == slot->base.run_id))))
         continue;
@@ -224,7 +224,7 @@ check_containers (Host *h, JsonArray *list)
     {
       Slot *slot = value;
       /* A listing sent before the container started may show it created. */
-      if (slot->host == h && slot->container_id != NULL && slot->op == OP_IDLE && !slot->dead &&
+      if (slot->host == h && slot->container_id != NULL && slot->state == FLEET_IDLE &&
           slot->started_us < h->list_sent_us)
         g_ptr_array_add (failed, slot);
     }
@@ -238,7 +238,7 @@ check_containers (Host *h, JsonArray *list)
         {
           /* Running, and nothing watches it (its config could not be read
            * when it was adopted or started): watch it now. */
-          if (slot->health == NULL && !slot->confirming && slot->op == OP_IDLE)
+          if (slot->health == NULL && !slot->confirming && !stg_fleet_busy (slot))
             stg_fleet_watch (slot, slot->base.phase == STG_TASK_RUNNING);
           if (slot->pod != NULL)
             stg_fleet_pod_check (slot, by_id, h->list_sent_us);
@@ -248,7 +248,7 @@ check_containers (Host *h, JsonArray *list)
         {
           /* Ended by the stop this replica sent, whose answer was lost:
            * not a failure; removed as a stopped one. */
-          slot->dead = TRUE;
+          stg_fleet_set_state (slot, FLEET_DEAD);
           stg_fleet_drive (slot);
           continue;
         }
@@ -319,7 +319,7 @@ declare_lost (StgFleetRuntime *rt)
       /* Its container, an operation on it, or a start it keeps trying. */
       if (slot->host != NULL && !slot->host->reachable &&
           now - slot->host->unreachable_since_ms >= grace &&
-          (slot->container_id != NULL || slot->op != OP_IDLE ||
+          (slot->container_id != NULL || stg_fleet_busy (slot) ||
            (slot->base.want != 0 && !slot->done)))
         g_ptr_array_add (lost, slot);
     }
@@ -471,7 +471,7 @@ adopt_container (StgFleetRuntime *rt, Host *h, JsonObject *c, GHashTable *rows)
       /* Stopped because we asked (a replace under way), or created and
        * never started: not a failure; it is removed and the wanted config
        * started. */
-      slot->dead = TRUE;
+      stg_fleet_set_state (slot, FLEET_DEAD);
       stg_slot_assume (&slot->base, STG_TASK_STARTING, row->status);
       stg_fleet_drive (slot);
       return;

@@ -38,6 +38,7 @@ stg_local_show_run (Slot *slot, const gchar *message)
 {
   const Run *r = slot->run;
 
+  g_assert (r != NULL);
   stg_slot_set_phase (&slot->base, r->healthy ? STG_TASK_RUNNING : STG_TASK_STARTING, r->config_id,
                       r->healthy ? API_SCHEDULE_STATUS_RUNNING : API_SCHEDULE_STATUS_STARTING,
                       message);
@@ -108,6 +109,7 @@ stg_local_start_done (Run *run)
   if (!run->counted)
     return;
   run->counted = FALSE;
+  g_assert (rt->starting > 0);
   rt->starting--;
   stg_local_release_waiting (rt);
 }

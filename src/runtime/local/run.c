@@ -642,6 +642,7 @@ launch_intent (Run *run, gboolean beside)
 {
   Slot *slot = run->slot;
 
+  g_assert (beside ? slot->run != NULL : slot->run == NULL); /* one serving run, at most */
   if (beside)
     slot->next = run;
   else
