@@ -282,8 +282,9 @@ stg_fleet_box_phase (const Box *box)
   return STG_TASK_STARTING;
 }
 
-gboolean
-stg_fleet_box_serving (const Box *box)
+/* Whether the box serves the version it is asked for, healthy. */
+static gboolean
+box_serving (const Box *box)
 {
   return box->want == 0 || box->clearing || stg_fleet_box_phase (box) == STG_TASK_RUNNING;
 }
@@ -303,7 +304,7 @@ gboolean
 stg_fleet_pod_serving (Slot *slot)
 {
   for (guint i = 0; i < slot->pod->boxes->len; i++)
-    if (!stg_fleet_box_serving (slot->pod->boxes->pdata[i]))
+    if (!box_serving (slot->pod->boxes->pdata[i]))
       return FALSE;
   return TRUE;
 }

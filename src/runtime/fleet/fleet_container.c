@@ -106,6 +106,38 @@ check_stagger (const StgExecutorSpec *spec, GError **error)
   return TRUE;
 }
 
+/* Checks that task config @config, of a job some sidecar sets select, can
+ * be a pod with them (no named port of both). */
+static gboolean
+pod_check_task (StgFleetRuntime *rt, const ApiTaskConfig *config, GError **error)
+{
+  g_autoptr (GPtrArray) sets = NULL;
+
+  if (config->job == NULL || rt->anchor_image == NULL ||
+      (sets = stg_store_list_sidecar_sets (rt->store, NULL)) == NULL)
+    return TRUE;
+  g_auto (GStrv) task_ports = stg_task_port_names (config);
+  for (guint i = 0; i < sets->len; i++)
+    {
+      StgSidecarSetRow *set = sets->pdata[i];
+      g_autoptr (ApiSidecar) sidecar = stg_fleet_set_selects (set, config->job)
+                                           ? stg_store_get_sidecar_version (rt->store, set->name,
+                                                                            set->inject_version,
+                                                                            NULL)
+                                           : NULL;
+      const gchar *shared = sidecar != NULL ? stg_fleet_shared_port (sidecar, task_ports) : NULL;
+      if (shared != NULL)
+        {
+          g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                       "named port %s is also sidecar set %s's, which goes into this job's pods: "
+                       "give the task's port another name",
+                       shared, set->name);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 gboolean
 stg_fleet_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
 {
@@ -135,7 +167,7 @@ stg_fleet_validate (StgRuntime *base, const ApiTaskConfig *config, GError **erro
   g_autoptr (StgExecutorSpec) spec = stg_executor_spec_parse (config->executorConfig->data,
                                                               (const gchar *const *) ports, error);
   return spec != NULL && check_stagger (spec, error) &&
-         stg_fleet_pod_check_task ((StgFleetRuntime *) base, config, error);
+         pod_check_task ((StgFleetRuntime *) base, config, error);
 }
 
 /* ---- ports ------------------------------------------------------------------- */
@@ -625,36 +657,6 @@ stg_fleet_shared_port (const ApiSidecar *sidecar, gchar **task_ports)
     if (g_strv_contains ((const gchar *const *) task_ports, sidecar->ports->pdata[i]))
       return sidecar->ports->pdata[i];
   return NULL;
-}
-
-gboolean
-stg_fleet_pod_check_task (StgFleetRuntime *rt, const ApiTaskConfig *config, GError **error)
-{
-  g_autoptr (GPtrArray) sets = NULL;
-
-  if (config->job == NULL || rt->anchor_image == NULL ||
-      (sets = stg_store_list_sidecar_sets (rt->store, NULL)) == NULL)
-    return TRUE;
-  g_auto (GStrv) task_ports = stg_task_port_names (config);
-  for (guint i = 0; i < sets->len; i++)
-    {
-      StgSidecarSetRow *set = sets->pdata[i];
-      g_autoptr (ApiSidecar) sidecar = stg_fleet_set_selects (set, config->job)
-                                           ? stg_store_get_sidecar_version (rt->store, set->name,
-                                                                            set->inject_version,
-                                                                            NULL)
-                                           : NULL;
-      const gchar *shared = sidecar != NULL ? stg_fleet_shared_port (sidecar, task_ports) : NULL;
-      if (shared != NULL)
-        {
-          g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
-                       "named port %s is also sidecar set %s's, which goes into this job's pods: "
-                       "give the task's port another name",
-                       shared, set->name);
-          return FALSE;
-        }
-    }
-  return TRUE;
 }
 
 void

@@ -6,14 +6,17 @@
  * means for the slot:
  * RUNNING after its post_update hook, and, for a pod, once its sidecars
  * serve too (as a Kubernetes pod is ready once all its containers are).
- * Calls docker.c, health.c and fleet_pod.c. Main-loop thread only.
+ * Calls docker.c, health.c and fleet_box.c. Main-loop thread only.
  */
 #include "config.h"
 
 #include "runtime/fleet/fleet_private.h"
 
-void
-stg_fleet_main_healthy (Slot *slot)
+/* The slot's main container passed its checks: RUNNING (after its
+ * post_update hook), unless it is a pod whose sidecars do not all serve
+ * yet (then called again once they do: stg_fleet_pod_sidecar_serves). */
+static void
+main_healthy (Slot *slot)
 {
   /* First healthy after an update: its post_update hook decides. */
   if (slot->state == FLEET_HOOK)
@@ -158,7 +161,7 @@ on_health (gpointer data, gboolean healthy, const gchar *why)
       return;
     }
   slot->suspect = FALSE;
-  stg_fleet_main_healthy (slot);
+  main_healthy (slot);
 }
 
 /* Shell checks run inside the slot's container, through the exec API. */
@@ -227,5 +230,5 @@ stg_fleet_pod_sidecar_serves (Slot *slot)
 {
   if (slot->waits_sidecars && !stg_fleet_busy (slot) && slot->health != NULL &&
       stg_fleet_pod_serving (slot))
-    stg_fleet_main_healthy (slot);
+    main_healthy (slot);
 }

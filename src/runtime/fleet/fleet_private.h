@@ -288,11 +288,6 @@ void stg_fleet_slot_lost (Slot *slot);
 /* Moves the slot toward what it should run (one op at a time). */
 void stg_fleet_drive (Slot *slot);
 
-/* The slot's main container passed its checks (fleet_health.c): RUNNING
- * (after its post_update hook), unless it is a pod whose sidecars do not
- * all serve yet (then called again once they do). */
-void stg_fleet_main_healthy (Slot *slot);
-
 /* Starts health checks of the slot's container (fleet_health.c). */
 void stg_fleet_watch (Slot *slot, gboolean already_healthy);
 
@@ -427,11 +422,6 @@ gboolean stg_fleet_set_selects (const StgSidecarSetRow *set, const ApiJobKey *jo
  * (fleet_container.c). */
 const gchar *stg_fleet_shared_port (const ApiSidecar *sidecar, gchar **task_ports);
 
-/* Checks that task config @config, of a job some sidecar sets select, can
- * be a pod with them (no named port of both) (fleet_container.c). */
-gboolean stg_fleet_pod_check_task (StgFleetRuntime *rt, const ApiTaskConfig *config,
-                                   GError **error);
-
 /* Network mode, volumes and the like of the main container of a pod, added
  * to the HostConfig @b builds (fleet_container.c). */
 void stg_fleet_pod_main_host_config (Slot *slot, JsonBuilder *b);
@@ -551,9 +541,6 @@ const gchar *const *stg_fleet_box_held_ports (const Box *box);
  * serves the version asked for, healthy; FAILED while it waits out a
  * back-off; PENDING with no container; else STARTING. */
 StgTaskPhase stg_fleet_box_phase (const Box *box);
-
-/* Whether the box serves the version it is asked for, healthy. */
-gboolean stg_fleet_box_serving (const Box *box);
 
 /* The name of the port of @set's probe socket in slot @index. */
 gchar *stg_fleet_probe_port_name (const gchar *set, guint index);
