@@ -162,14 +162,14 @@ def takeover(r, replicas, tmp):
             return None
         return next((line for line in out.splitlines() if leader.url in line), "")
 
-    seen = []  # (the answering replica's now_ms, the killed leader's role)
+    seen = []  # (the answering replica's now_ms, the killed leader's role, its seen_ms)
 
     def dead_leader_gone():
         code, out, err = cli(env, "--json", "cluster", "status", "ha")
         status = json.loads(out) if code == 0 else {}
         listed = [x for x in status.get("replicas", []) if x["url"] == leader.url]
         for x in listed:
-            seen.append((status["now_ms"], x["role"]))
+            seen.append((status["now_ms"], x["role"], x["seen_ms"]))
         # Gone, or already forgotten (a slow CLI on a loaded machine can
         # miss the window between the two; "late" below still holds it to
         # being gone within a lease whenever it was listed).
@@ -178,7 +178,7 @@ def takeover(r, replicas, tmp):
     gone = stgtest.wait_until(dead_leader_gone, timeout=BOUND_S)
     r.check("cluster status: the killed leader is gone", gone, seen[-3:])
     # By the answering replica's clock, not the CLI's latency under load.
-    late = [(t - killed_ms, role) for t, role in seen
+    late = [(t - killed_ms, role) for t, role, _ in seen
             if t - killed_ms > LEASE_MS + 500 and role != "gone"]
     r.check("... from a lease after the kill on (and half a second)", not late, late)
     time.sleep(1.0)
@@ -213,7 +213,9 @@ def takeover(r, replicas, tmp):
     forgotten = stgtest.wait_until(lambda: dead_leader_line() == "", timeout=BOUND_S)
     r.check("cluster status: the killed leader forgotten after forget_replicas_secs",
             forgotten and time.monotonic() - killed > FORGET_S - 1,
-            (time.monotonic() - killed, dead_leader_line(), failed_status[-2:]))
+            (time.monotonic() - killed, dead_leader_line(), failed_status[-2:],
+             # how long before the kill the killed leader last said it was alive
+             [killed_ms - last for _, _, last in seen[-1:]]))
     # The leader then: the survivor, unless a loaded machine moved the lead on.
     logs = [x.daemon.output() for x in followers if x.daemon.alive()]
     r.check("... which the leader logged", any("ha: forgot replica" in o for o in logs),

@@ -52,6 +52,7 @@ stg_fleet_box_drop_hook (Box *box)
 void
 stg_fleet_box_unwatch (Box *box, guint k)
 {
+  g_assert (k < 2);
   if (box->watched == (gint) k)
     stg_fleet_box_stop_watching (box);
   if (box->hook_member == (gint) k)
@@ -204,6 +205,7 @@ stg_fleet_box_changed (Box *box)
 const gchar *
 stg_fleet_box_slot_label (const Box *box, guint k, gchar buf[64])
 {
+  g_assert (k < 2);
   if (!box->hot)
     return box->name;
   g_snprintf (buf, 64, "%s-%u", box->name, k + 1);

@@ -112,6 +112,8 @@ stg_fleet_box_watch (Box *box, guint k, gboolean healthy)
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiSidecar) sc = NULL;
   g_autoptr (StgExecutorSpec) spec = NULL;
+
+  g_assert (k < 2 && box->m[k].id != NULL); /* a member with a container */
   g_autoptr (GHashTable) ports = NULL;
 
   stg_fleet_box_stop_watching (box);

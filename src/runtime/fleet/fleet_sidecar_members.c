@@ -85,6 +85,8 @@ stg_fleet_box_remove_member (Box *box, guint k)
   g_autoptr (StgExecutorSpec) spec = NULL;
   guint timeout = EMPTY_STOP_SECS;
 
+  g_assert (k < 2 && box->m[k].id != NULL && !box->busy); /* one engine call at a time */
+
   stg_fleet_box_unwatch (box, k);
   if (box->serving == (gint) k)
     {
@@ -193,6 +195,8 @@ stg_fleet_box_create_member (Box *box, guint k, gint version)
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiSidecar) sc = NULL;
   g_autoptr (StgExecutorSpec) spec = NULL;
+
+  g_assert (k < 2 && box->m[k].id == NULL && !box->busy); /* one engine call at a time */
   g_autofree gchar *name = NULL;
   gint other = box->serving >= 0 && box->serving != (gint) k ? box->m[box->serving].version : 0;
   StgFleetMember member = {

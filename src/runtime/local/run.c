@@ -404,6 +404,7 @@ on_kill_timeout (gpointer data)
 void
 stg_run_stop (Run *run)
 {
+  g_assert (run->stopping != STOP_NONE); /* why it stops decides what follows its exit */
   if (run->pid <= 0)
     return;
   if (run->health != NULL)
