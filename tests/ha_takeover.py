@@ -134,6 +134,9 @@ def takeover(r, replicas, tmp):
         loop.start()
     probe.start()
     time.sleep(0.5)
+    code, out, err = cli(env, "--json", "cluster", "status", "ha")
+    before_kill = [x for x in json.loads(out).get("replicas", []) if x["url"] == leader.url] \
+        if code == 0 else (code, err)
     kill(leader)
     killed = time.monotonic()
     killed_ms = time.time() * 1000
@@ -215,7 +218,9 @@ def takeover(r, replicas, tmp):
             forgotten and time.monotonic() - killed > FORGET_S - 1,
             (time.monotonic() - killed, dead_leader_line(), failed_status[-2:],
              # how long before the kill the killed leader last said it was alive
-             [killed_ms - last for _, _, last in seen[-1:]]))
+             [killed_ms - last for _, _, last in seen[-1:]],
+             # its row just before the kill
+             before_kill))
     # The leader then: the survivor, unless a loaded machine moved the lead on.
     logs = [x.daemon.output() for x in followers if x.daemon.alive()]
     r.check("... which the leader logged", any("ha: forgot replica" in o for o in logs),

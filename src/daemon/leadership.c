@@ -176,6 +176,9 @@ stg_leadership_new (StgStore *store, const gchar *holder, const gchar *url, guin
   l->on_lost = on_lost;
   l->data = data;
   l->started_ms = g_get_real_time () / 1000;
+  /* Listed from the start, not from the first tick: a replica killed
+   * before its first tick (a busy start) would never have been listed. */
+  say_alive (l);
   l->timer = g_timeout_add (MAX (lease_ms / 4, 100u), tick, l);
   return l;
 }
