@@ -305,9 +305,36 @@ class Postgres:
         self._run("pg_ctl", "start", "-w", "-t", "60", "-D", self.data, "-l",
                   os.path.join(self.dir, "log"), "-o", opts)
 
-    def stop(self):
-        """Stops the server (fast: sessions are ended) and keeps its data."""
-        self._run("pg_ctl", "stop", "-w", "-m", "fast", "-D", self.data)
+    def stop(self, mode="fast"):
+        """Stops the server (fast: sessions are ended; immediate: as a crash)
+        and keeps its data."""
+        self._run("pg_ctl", "stop", "-w", "-m", mode, "-D", self.data)
+
+    def standby(self, ports):
+        """A streaming standby of this server (pg_basebackup -R), in a
+        folder of its own beside this one's, on a free port of `ports`,
+        started; promote() makes it a primary."""
+        s = object.__new__(Postgres)
+        s.bindir, s.address, s.wrap = self.bindir, self.address, self.wrap
+        s.dir = tempfile.mkdtemp(prefix="stg-pg-", dir=os.path.dirname(self.dir))
+        s.data = os.path.join(s.dir, "data")
+        if os.geteuid() == 0:
+            nobody = pwd.getpwnam("nobody")
+            os.chown(s.dir, nobody.pw_uid, nobody.pw_gid)
+        s._run("pg_basebackup", "-D", s.data, "-h", self.dir, "-p", str(self.port), "-U",
+               "stagger", "-R", "-X", "stream", "--no-sync")
+        for s.port in [p for p in ports if port_free(p)][:8]:
+            try:
+                s.start()
+                return s
+            except subprocess.CalledProcessError:
+                continue
+        raise RuntimeError("the standby would not start on any port of %r:\n%s" % (ports, s.log()))
+
+    def promote(self):
+        """Makes this standby a primary (on a new timeline), as an operator
+        fails over."""
+        self._run("pg_ctl", "promote", "-w", "-t", "60", "-D", self.data)
 
     def conninfo(self):
         return "host=%s port=%d user=stagger dbname=postgres" % (self.address, self.port)

@@ -120,6 +120,12 @@ open_store (StgDaemon *d, GError **error)
                    "--store takes a PostgreSQL URL (postgresql://...) or conninfo (host=...)");
       return FALSE;
     }
+  if (pg)
+    {
+      /* An old primary that comes back is refused after a restart too. */
+      g_autofree gchar *timelines = g_build_filename (d->settings.data_dir, "pg-timelines", NULL);
+      stg_store_remember_timelines (timelines);
+    }
   gboolean recovered = FALSE;
   if (!pg && !stg_store_install_recovered (db, &recovered, error))
     return FALSE;

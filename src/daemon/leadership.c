@@ -30,6 +30,7 @@ struct _StgLeadership
   guint lead_idle; /* on_lead, about to run */
   gboolean leading;
   gboolean unreachable;      /* the last attempt could not reach the database */
+  gchar *unreachable_why;    /* ... why, as last said */
   gint64 started_ms;
 };
 
@@ -73,12 +74,15 @@ forget_gone (StgLeadership *l)
     }
 }
 
+/* Says the database cannot be reached, once per reason. */
 static void
 note_unreachable (StgLeadership *l, const GError *error)
 {
-  if (!l->unreachable)
+  if (!l->unreachable || g_strcmp0 (l->unreachable_why, error->message) != 0)
     g_warning ("ha: cannot reach the database (%s); retrying every %u ms", error->message,
                MAX (l->lease_ms / 4, 100u));
+  g_free (l->unreachable_why);
+  l->unreachable_why = g_strdup (error->message);
   l->unreachable = TRUE;
 }
 
@@ -192,6 +196,7 @@ stg_leadership_free (StgLeadership *l)
   g_clear_handle_id (&l->lead_idle, g_source_remove);
   g_free (l->holder);
   g_free (l->url);
+  g_free (l->unreachable_why);
   g_free (l);
 }
 

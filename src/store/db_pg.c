@@ -4,7 +4,15 @@
  * statement is prepared once per connection. Parameters go as text, blobs
  * as binary bytea; results come back as text. The schema version lives in
  * the one-row table stagger_schema. Connections use TCP keepalives (about
- * 5 s to notice a dead peer) unless the URL says otherwise. Calls only
+ * 5 s to notice a dead peer) unless the URL says otherwise.
+ *
+ * A URL may name several servers (a primary and its standbys: libpq's
+ * host=a,b port=p,q): each is tried, only a writable one (not in recovery)
+ * is used, and of several writable ones the one on the newest timeline
+ * (after a failover, the promoted standby; an old primary started again
+ * is behind it). A server on an older timeline than one this process has
+ * used of the same database system is never used: an old primary that
+ * came back while its successor is away is refused, saying so. Calls only
  * libpq. Main-loop thread only.
  */
 #include "config.h"
@@ -14,6 +22,69 @@
 
 #include "store/db_private.h"
 #include "store/store.h"
+
+/* The engine's own state (StgDb.engine_state). */
+typedef struct
+{
+  gchar *conninfo; /* as given: one server or several */
+} PgState;
+
+/* The newest timeline of each database system (by its identifier) used,
+ * read from and kept in timelines_file when there is one: staggerd opens
+ * its store anew when it steps down, and restarts. Main-loop thread only. */
+static GHashTable *newest_timelines;
+static gchar *timelines_file;
+
+void
+stg_store_remember_timelines (const gchar *path)
+{
+  g_free (timelines_file);
+  timelines_file = g_strdup (path);
+  g_clear_pointer (&newest_timelines, g_hash_table_unref);
+}
+
+/* newest_timelines, read from timelines_file the first time. */
+static GHashTable *
+timelines (void)
+{
+  g_autofree gchar *text = NULL;
+
+  if (newest_timelines != NULL)
+    return newest_timelines;
+  newest_timelines = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (timelines_file == NULL || !g_file_get_contents (timelines_file, &text, NULL, NULL))
+    return newest_timelines;
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto (GStrv) f = g_strsplit (lines[i], " ", 2);
+      gint64 tl = f[0] != NULL && f[1] != NULL ? g_ascii_strtoll (f[1], NULL, 10) : 0;
+      if (tl > 0 && tl <= G_MAXINT)
+        g_hash_table_insert (newest_timelines, g_strdup (f[0]), GINT_TO_POINTER ((gint) tl));
+    }
+  return newest_timelines;
+}
+
+/* Records @timeline as the newest of @system (and in timelines_file). */
+static void
+note_timeline (const gchar *system, gint timeline)
+{
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autoptr (GError) error = NULL;
+  GHashTableIter it;
+  gpointer key, value;
+
+  g_hash_table_insert (timelines (), g_strdup (system), GINT_TO_POINTER (timeline));
+  if (timelines_file == NULL)
+    return;
+  g_hash_table_iter_init (&it, timelines ());
+  while (g_hash_table_iter_next (&it, &key, &value))
+    g_string_append_printf (text, "%s %d\n", (const gchar *) key, GPOINTER_TO_INT (value));
+  if (!g_file_set_contents_full (timelines_file, text->str, (gssize) text->len,
+                                 G_FILE_SET_CONTENTS_CONSISTENT, 0600, &error))
+    g_warning ("store: cannot keep the PostgreSQL timeline in %s: %s", timelines_file,
+               error->message);
+}
 
 typedef struct
 {
@@ -283,25 +354,23 @@ pg_set_schema_version (StgDb *db, gint version, GError **error)
   return pg_exec (db, sql, error);
 }
 
+static gboolean pg_connect (StgDb *db, GError **error);
+
 static gboolean
 pg_reconnect (StgDb *db, GError **error)
 {
-  PQreset (db->conn);
-  if (PQstatus (db->conn) != CONNECTION_OK)
-    {
-      g_autofree gchar *msg = g_strdup (PQerrorMessage (db->conn));
-      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FAILED, "connecting to PostgreSQL: %s",
-                   g_strchomp (msg));
-      return FALSE;
-    }
-  return TRUE;
+  return pg_connect (db, error);
 }
 
 static void
 pg_close (StgDb *db)
 {
+  PgState *state = db->engine_state;
+
   if (db->conn != NULL)
     PQfinish (db->conn);
+  g_free (state->conninfo);
+  g_free (state);
 }
 
 static const StgDbOps PG_OPS = {
@@ -344,32 +413,246 @@ ignore_notice (void *arg, const char *message)
   (void) message;
 }
 
+/* One server to try: its libpq parameters, and where it is, for people. */
+typedef struct
+{
+  GPtrArray *keys;   /* const gchar*, NULL-terminated once built */
+  GPtrArray *values; /* gchar*, owned */
+  gchar *where;      /* "HOST:PORT" */
+} Server;
+
+static void
+server_free (Server *s)
+{
+  g_ptr_array_unref (s->keys);
+  g_ptr_array_unref (s->values);
+  g_free (s->where);
+  g_free (s);
+}
+
+/* Our defaults first: keepalives notice a dead server or network within
+ * about five seconds instead of the kernel's two hours. */
+static const char *const DEFAULT_KEYS[] = { "connect_timeout",  "keepalives",
+                                            "keepalives_idle",  "keepalives_interval",
+                                            "keepalives_count", "tcp_user_timeout" };
+static const char *const DEFAULT_VALUES[] = { "5", "1", "2", "1", "3", "5000" };
+
+static void
+server_add (Server *s, const gchar *key, const gchar *value)
+{
+  g_ptr_array_add (s->keys, (gpointer) key);
+  g_ptr_array_add (s->values, g_strdup (value));
+}
+
+/* Item @i of the comma-separated @list, or its only item (libpq's rule for
+ * a port given once for several hosts); NULL for none. */
+static gchar *
+list_item (const gchar *list, guint i)
+{
+  if (list == NULL || list[0] == '\0')
+    return NULL;
+  g_auto (GStrv) items = g_strsplit (list, ",", -1);
+  guint n = g_strv_length (items);
+  return g_strdup (n == 1 ? items[0] : i < n ? items[i] : NULL);
+}
+
+/* The servers @conninfo names, each with every other setting of it, or
+ * NULL with @error. */
+static GPtrArray *
+servers_of (const gchar *conninfo, GError **error)
+{
+  char *msg = NULL;
+  PQconninfoOption *opts = PQconninfoParse (conninfo, &msg);
+  const gchar *host = NULL, *hostaddr = NULL, *port = NULL;
+
+  if (opts == NULL)
+    {
+      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FAILED,
+                   "not a PostgreSQL URL or conninfo: %s", msg ? msg : "out of memory");
+      PQfreemem (msg);
+      return NULL;
+    }
+  for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
+    if (g_str_equal (o->keyword, "host"))
+      host = o->val;
+    else if (g_str_equal (o->keyword, "hostaddr"))
+      hostaddr = o->val;
+    else if (g_str_equal (o->keyword, "port"))
+      port = o->val;
+  g_autoptr (GPtrArray) servers = g_ptr_array_new_with_free_func ((GDestroyNotify) server_free);
+  g_auto (GStrv) hosts = g_strsplit (host != NULL && host[0] ? host : "", ",", -1);
+  guint n = MAX (1u, g_strv_length (hosts));
+  for (guint i = 0; i < n; i++)
+    {
+      Server *s = g_new0 (Server, 1);
+      s->keys = g_ptr_array_new ();
+      s->values = g_ptr_array_new_with_free_func (g_free);
+      for (guint k = 0; k < G_N_ELEMENTS (DEFAULT_KEYS); k++)
+        server_add (s, DEFAULT_KEYS[k], DEFAULT_VALUES[k]);
+      for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
+        if (o->val != NULL && o->val[0] != '\0' && !g_str_equal (o->keyword, "host") &&
+            !g_str_equal (o->keyword, "hostaddr") && !g_str_equal (o->keyword, "port") &&
+            !g_str_equal (o->keyword, "target_session_attrs"))
+          server_add (s, o->keyword, o->val);
+      g_autofree gchar *h = list_item (host, i);
+      g_autofree gchar *a = list_item (hostaddr, i);
+      g_autofree gchar *p = list_item (port, i);
+      if (h != NULL)
+        server_add (s, "host", h);
+      if (a != NULL)
+        server_add (s, "hostaddr", a);
+      if (p != NULL)
+        server_add (s, "port", p);
+      /* This server only, and only while it takes writes. */
+      server_add (s, "target_session_attrs", "read-write");
+      g_ptr_array_add (s->keys, NULL);
+      g_ptr_array_add (s->values, NULL);
+      s->where = g_strdup_printf ("%s:%s", h ? h : a ? a : "localhost", p ? p : "5432");
+      g_ptr_array_add (servers, s);
+    }
+  PQconninfoFree (opts);
+  return g_steal_pointer (&servers);
+}
+
+/* The database system's identifier and the server's timeline (a writable
+ * server's: its WAL's), in *@system and *@timeline; FALSE when it cannot
+ * tell (an older server, or one in recovery). */
+static gboolean
+timeline_of (PGconn *conn, gchar **system, gint *timeline)
+{
+  PGresult *res = PQexec (conn, "SELECT system_identifier::text, "
+                                "('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))"
+                                "::bit(32)::int FROM pg_control_system()");
+  gboolean ok = PQresultStatus (res) == PGRES_TUPLES_OK && PQntuples (res) == 1;
+
+  if (ok)
+    {
+      *system = g_strdup (PQgetvalue (res, 0, 0));
+      *timeline = (gint) g_ascii_strtoll (PQgetvalue (res, 0, 1), NULL, 10);
+    }
+  PQclear (res);
+  return ok;
+}
+
+/* A server tried: its connection and timeline, or why it was not taken. */
+typedef struct
+{
+  PGconn *conn; /* NULL: not taken */
+  gchar *system;
+  gint timeline;
+} Tried;
+
+static void
+tried_clear (Tried *t)
+{
+  if (t->conn != NULL)
+    PQfinish (t->conn);
+  g_free (t->system);
+}
+
+/* Connects to each server of @servers; the index of the one to use (the
+ * writable one on the newest timeline, or the only one), or -1 with
+ * @error saying why each was not. */
+static gint
+choose (GPtrArray *servers, Tried *tried, GError **error)
+{
+  g_autoptr (GString) why = g_string_new (NULL);
+  gint best = -1;
+
+  for (guint i = 0; i < servers->len; i++)
+    {
+      Server *sv = servers->pdata[i];
+      PGconn *conn = PQconnectdbParams ((const char *const *) sv->keys->pdata,
+                                        (const char *const *) sv->values->pdata, 0);
+      if (PQstatus (conn) != CONNECTION_OK)
+        {
+          g_autofree gchar *msg = g_strdup (PQerrorMessage (conn));
+          g_string_append_printf (why, "%s%s", why->len ? "; " : "", g_strstrip (msg));
+          PQfinish (conn);
+          continue;
+        }
+      tried[i].conn = conn;
+      if (!timeline_of (conn, &tried[i].system, &tried[i].timeline))
+        tried[i].timeline = 0;
+      if (best < 0 || tried[i].timeline > tried[best].timeline)
+        best = (gint) i;
+    }
+  if (best < 0)
+    g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FAILED, "connecting to PostgreSQL: %s",
+                 why->str);
+  return best;
+}
+
+/* The newest timeline of @system used before (0: none). */
+static gint
+newest_timeline (const gchar *system)
+{
+  return GPOINTER_TO_INT (g_hash_table_lookup (timelines (), system));
+}
+
+/* Connects to the server to use of the URL (see the top of the file). */
+static gboolean
+pg_connect (StgDb *db, GError **error)
+{
+  PgState *state = db->engine_state;
+  g_autoptr (GPtrArray) servers = servers_of (state->conninfo, error);
+
+  if (servers == NULL)
+    return FALSE;
+  g_autofree Tried *tried = g_new0 (Tried, servers->len);
+  gint best = choose (servers, tried, error);
+  gboolean ok = best >= 0;
+  Server *chosen = ok ? servers->pdata[best] : NULL;
+  Tried *t = ok ? &tried[best] : NULL;
+
+  for (guint i = 0; ok && i < servers->len; i++)
+    if ((gint) i != best && tried[i].conn != NULL && tried[i].timeline > 0)
+      g_warning ("store: PostgreSQL at %s takes writes too, on timeline %d, behind %s on "
+                 "timeline %d (an old primary started again?): not used",
+                 ((Server *) servers->pdata[i])->where, tried[i].timeline, chosen->where,
+                 t->timeline);
+  gint newest = ok && t->timeline > 0 ? newest_timeline (t->system) : 0;
+  if (ok && t->timeline < newest)
+    {
+      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FAILED,
+                   "connecting to PostgreSQL: %s is on timeline %d, behind timeline %d this "
+                   "staggerd used before: an old primary started again while its successor is "
+                   "away? Not used (make it a standby of the new primary, or take it out of "
+                   "--store)",
+                   chosen->where, t->timeline, newest);
+      ok = FALSE;
+    }
+  if (ok)
+    {
+      if (db->conn != NULL)
+        PQfinish (db->conn);
+      db->conn = g_steal_pointer (&t->conn);
+      PQsetNoticeProcessor (db->conn, ignore_notice, NULL);
+      if (t->timeline > 0 && t->timeline != newest)
+        {
+          note_timeline (t->system, t->timeline);
+          g_message ("store: PostgreSQL at %s, timeline %d", chosen->where, t->timeline);
+        }
+    }
+  for (guint i = 0; i < servers->len; i++)
+    tried_clear (&tried[i]);
+  return ok;
+}
+
 StgDb *
 stg_db_open_pg (const gchar *conninfo, GError **error)
 {
-  StgDb *db;
-  PGconn *conn;
-
   if (!check_no_password (conninfo, error))
     return NULL;
-  /* Our defaults first; the URL's own settings, expanded from dbname,
-   * override them. Keepalives notice a dead server or network within
-   * about five seconds instead of the kernel's two hours. */
-  const char *const keys[] = { "connect_timeout", "keepalives", "keepalives_idle",
-                               "keepalives_interval", "keepalives_count", "tcp_user_timeout",
-                               "dbname", NULL };
-  const char *const values[] = { "5", "1", "2", "1", "3", "5000", conninfo, NULL };
-  conn = PQconnectdbParams (keys, values, 1);
-  if (PQstatus (conn) != CONNECTION_OK)
+  StgDb *db = stg_db_new (&PG_OPS, STG_DB_POSTGRESQL);
+  PgState *state = g_new0 (PgState, 1);
+
+  state->conninfo = g_strdup (conninfo);
+  db->engine_state = state;
+  if (!pg_connect (db, error))
     {
-      g_autofree gchar *msg = g_strdup (PQerrorMessage (conn));
-      g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_FAILED, "connecting to PostgreSQL: %s",
-                   g_strchomp (msg));
-      PQfinish (conn);
+      stg_db_close (db);
       return NULL;
     }
-  PQsetNoticeProcessor (conn, ignore_notice, NULL);
-  db = stg_db_new (&PG_OPS, STG_DB_POSTGRESQL);
-  db->conn = conn;
   return db;
 }

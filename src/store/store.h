@@ -125,6 +125,12 @@ gchar *stg_store_describe (StgStore *store, GError **error);
 
 /* TRUE when @location names a PostgreSQL database, not a SQLite file. */
 gboolean stg_store_is_postgresql (const gchar *location);
+
+/* Where the newest timeline of each PostgreSQL database system used is
+ * kept (a file of "SYSTEM TIMELINE" lines), so that a restarted staggerd
+ * still refuses an old primary that came back (db_pg.c); call before
+ * opening a store. NULL: in memory only. */
+void stg_store_remember_timelines (const gchar *path);
 void stg_store_close (StgStore *store);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgStore, stg_store_close)
 
