@@ -12,6 +12,7 @@ PACKAGES="
   libmicrohttpd-dev
   libjson-glib-dev
   libsoup-3.0-dev glib-networking
+  libzookeeper-mt-dev zookeeper python3-kazoo
   libcrypt-dev openssl
   check
   python3 python3-thrift

@@ -18,6 +18,7 @@
 #include "common/thrift_glue.h"
 #include "common/thrift_json.h"
 #include "common/tiers.h"
+#include "zk/zk_private.h"
 
 /* ---- ranges ------------------------------------------------------------- */
 
@@ -648,6 +649,97 @@ START_TEST (thrift_simple_json_has_numbers)
 }
 END_TEST
 
+START_TEST (zk_member_json_is_auroras)
+{
+  g_autoptr (GHashTable) extra = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_insert (extra, "http", GINT_TO_POINTER (80));
+  g_hash_table_insert (extra, "admin", GINT_TO_POINTER (81));
+  g_autofree gchar *task = stg_zk_member_json ("h", 80, extra, 2);
+  g_autofree gchar *leader = stg_zk_member_json ("h", 80, NULL, -1);
+  g_autofree gchar *host = NULL;
+  gint port = 0;
+
+  ck_assert_str_eq (task, "{\"serviceEndpoint\":{\"host\":\"h\",\"port\":80},"
+                          "\"additionalEndpoints\":{\"admin\":{\"host\":\"h\",\"port\":81},"
+                          "\"http\":{\"host\":\"h\",\"port\":80}},\"status\":\"ALIVE\","
+                          "\"shard\":2}");
+  ck_assert_str_eq (leader, "{\"serviceEndpoint\":{\"host\":\"h\",\"port\":80},"
+                            "\"additionalEndpoints\":{},\"status\":\"ALIVE\"}");
+  ck_assert (stg_zk_member_endpoint (task, "admin", &host, &port));
+  ck_assert_str_eq (host, "h");
+  ck_assert_int_eq (port, 81);
+  g_clear_pointer (&host, g_free);
+  ck_assert (stg_zk_member_endpoint (leader, NULL, &host, &port) && port == 80);
+  ck_assert (!stg_zk_member_endpoint (leader, "http", &host, &port));
+  ck_assert (!stg_zk_member_endpoint ("not json", NULL, &host, &port));
+  ck_assert (!stg_zk_member_endpoint ("{\"serviceEndpoint\":{\"host\":\"h\",\"port\":70000}}", NULL,
+                                      &host, &port));
+}
+END_TEST
+
+START_TEST (zk_ensembles_and_paths)
+{
+  const gchar *good[] = { "a:1", "a:2181,b:2182", "10.0.0.1:2181/chroot/x", NULL };
+  const gchar *bad[] = { "", "a", "a:0", "a:x", "a:1,", ":1", "a:1/x/", "a:1//x", NULL };
+  const gchar *paths[] = { "/", "/aurora", "/aurora/www/prod/web", NULL };
+  const gchar *not_paths[] = { "aurora", "/aurora/", "/a//b", "/a/../b", "/a/./b", NULL };
+
+  for (guint i = 0; good[i] != NULL; i++)
+    ck_assert_msg (stg_zk_ensemble_check (good[i], NULL), "%s", good[i]);
+  for (guint i = 0; bad[i] != NULL; i++)
+    {
+      g_autoptr (GError) error = NULL;
+      ck_assert_msg (!stg_zk_ensemble_check (bad[i], &error), "%s", bad[i]);
+      ck_assert (g_error_matches (error, STG_ZK_ERROR, STG_ZK_ERROR_INVALID));
+    }
+  for (guint i = 0; paths[i] != NULL; i++)
+    ck_assert_msg (stg_zk_path_check (paths[i], NULL), "%s", paths[i]);
+  for (guint i = 0; not_paths[i] != NULL; i++)
+    ck_assert_msg (!stg_zk_path_check (not_paths[i], NULL), "%s", not_paths[i]);
+}
+END_TEST
+
+START_TEST (zk_auth_file_as_auroras)
+{
+  const gchar *text = "{\"auth\": [{\"scheme\": \"digest\", \"credential\": \"u:p\"}],"
+                      " \"acl\": [{\"scheme\": \"digest\", \"credential\": \"u:p\","
+                      " \"permissions\": {\"read\": true, \"admin\": true, \"write\": false}}]}";
+  g_autoptr (StgZkAuth) auth = stg_zk_auth_parse (text, "auth.json", NULL);
+  struct
+  {
+    const gchar *text, *error;
+  } bad[] = {
+    { "[]", "auth.json: a JSON object" },
+    { "{\"acls\": []}", "auth.json.acls: no such key" },
+    { "{\"auth\": {}}", "auth.json.auth: a list is required" },
+    { "{\"auth\": [{\"scheme\": \"digest\"}]}", "auth.json.auth[0].credential: a string" },
+    { "{\"acl\": [{\"scheme\": \"digest\", \"credential\": \"nocolon\", \"permissions\": {}}]}",
+      "auth.json.acl[0]: a digest credential is user:password" },
+    { "{\"acl\": [{\"scheme\": \"world\", \"credential\": \"anyone\"}]}",
+      "auth.json.acl[0].permissions: an object is required" },
+    { "{\"acl\": [{\"scheme\": \"world\", \"credential\": \"anyone\", \"permissions\": "
+      "{\"read\": 1}}]}",
+      "auth.json.acl[0].permissions.read: true or false" },
+  };
+
+  ck_assert (auth != NULL);
+  struct ACL_vector *acl = stg_zk_auth_acl (auth);
+  ck_assert_int_eq (acl->count, 1);
+  ck_assert_str_eq (acl->data[0].id.scheme, "digest");
+  ck_assert_str_eq (acl->data[0].id.id, "u:Jq7wMyA/w2Vd5WIDAKdu4OIIFEQ=");
+  ck_assert_int_eq (acl->data[0].perms, ZOO_PERM_READ | ZOO_PERM_ADMIN);
+  ck_assert (stg_zk_auth_acl (NULL) == &ZOO_OPEN_ACL_UNSAFE);
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      ck_assert_msg (stg_zk_auth_parse (bad[i].text, "auth.json", &error) == NULL, "%s",
+                     bad[i].text);
+      ck_assert_msg (strstr (error->message, bad[i].error) != NULL, "%s: %s", bad[i].text,
+                     error->message);
+    }
+}
+END_TEST
+
 static Suite *
 common_suite (void)
 {
@@ -691,6 +783,12 @@ common_suite (void)
   tc = tcase_create ("clock");
   tcase_add_test (tc, fake_clock_fires_in_order);
   tcase_add_test (tc, real_clock_timer_fires);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("zookeeper");
+  tcase_add_test (tc, zk_member_json_is_auroras);
+  tcase_add_test (tc, zk_ensembles_and_paths);
+  tcase_add_test (tc, zk_auth_file_as_auroras);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("thrift");

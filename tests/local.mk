@@ -71,7 +71,7 @@ STG_PY_SUITES = tests/json_compat.py tests/api_compat.py tests/auth_compat.py te
 	tests/limits_compat.py tests/packaging_test.py tests/demo_test.py tests/ha_compat.py \
 	tests/ha_takeover.py tests/pg_failover_test.py \
 	tests/fleet_demo_test.py tests/partition_checker_test.py tests/partition_test.py \
-	tests/leak_check_test.py tests/beside_test.py tests/local_pending_test.py
+	tests/leak_check_test.py tests/beside_test.py tests/local_pending_test.py tests/zk_test.py
 TESTS += $(STG_PY_SUITES)
 TEST_EXTENSIONS = .py
 PY_LOG_COMPILER = $(PYTHON3)

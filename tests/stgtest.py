@@ -364,6 +364,75 @@ class Postgres:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class ZooKeeper:
+    """A ZooKeeper server (Debian's zookeeper package) on @port of
+    127.0.0.1, its data in a temporary directory; stop() ends it (the
+    data kept for start()), close() removes everything. @tick_ms is
+    ZooKeeper's tick: sessions time out between 2 and 20 ticks."""
+
+    JAR = "/usr/share/java/zookeeper.jar"
+
+    def __init__(self, port, tick_ms=500):
+        self.port = port
+        self.tick_ms = tick_ms
+        self.dir = tempfile.mkdtemp(prefix="stagger-zk-")
+        self.proc = None
+        self.log = open(os.path.join(self.dir, "zookeeper.log"), "a")
+        self.start()
+
+    @property
+    def ensemble(self):
+        return "127.0.0.1:%d" % self.port
+
+    def start(self, port=None):
+        """Starts the server (on @port for once: where no client looks, so
+        that their sessions expire) and waits until it answers."""
+        port = port or self.port
+        data = os.path.join(self.dir, "data")
+        os.makedirs(data, exist_ok=True)
+        self.proc = subprocess.Popen(
+            ["java", "-Xmx256m", "-Dzookeeper.admin.enableServer=false",
+             "-Dzookeeper.4lw.commands.whitelist=ruok", "-cp", self.JAR,
+             "org.apache.zookeeper.server.ZooKeeperServerMain", str(port), data,
+             str(self.tick_ms)], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("zookeeper exited:\n" + self.output())
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                    s.sendall(b"ruok")
+                    if s.recv(16) == b"imok":
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("zookeeper did not answer within 60 s:\n" + self.output())
+
+    def output(self):
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read()[-4000:]
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, sig)
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.proc = None
+
+    def close(self):
+        self.stop(signal.SIGKILL)
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 class HttpTransport(TTransport.TTransportBase):
     """One POST to /api per message, with the headers we choose, from the
     local address @source when given (e.g. 127.0.0.2)."""

@@ -98,6 +98,8 @@ stg_cli_client_new (StgCli *cli, const gchar *cluster, GError **error)
    * the leader, and through a takeover the others are asked in turn. */
   stg_http_client_transport_set_replicas (t, (const gchar *const *) c->target->replicas,
                                           c->target->leader_wait_ms);
+  if (c->target->zk_ensemble != NULL)
+    stg_http_client_transport_set_finder (t, stg_cli_target_refind, c->target);
   c->transport = THRIFT_TRANSPORT (t);
   c->protocol = stg_binary_protocol_new (c->transport);
   c->client = g_object_new (API_TYPE_STAGGER_SCHEDULER_CLIENT, "input_protocol", c->protocol,

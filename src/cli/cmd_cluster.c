@@ -23,6 +23,25 @@ role_style (const gchar *role)
                                                                       : STG_STYLE_PLAIN;
 }
 
+/* The leader's ServerSet in ZooKeeper, when staggerd announces it there. */
+static void
+print_zookeeper (StgCli *cli, JsonObject *o)
+{
+  JsonNode *n = json_object_get_member (o, "zookeeper");
+  JsonObject *zk = n != NULL && JSON_NODE_HOLDS_OBJECT (n) ? json_node_get_object (n) : NULL;
+
+  if (zk == NULL)
+    return;
+  fprintf (cli->out, "zk       %s", text_of (zk, "ensemble"));
+  if (json_object_has_member (zk, "scheduler_path"))
+    {
+      const gchar *member = text_of (zk, "member"), *problem = text_of (zk, "problem");
+      fprintf (cli->out, ", leader at %s: %s%s%s", text_of (zk, "scheduler_path"),
+               member[0] ? member : "not announced", problem[0] ? "; " : "", problem);
+    }
+  fprintf (cli->out, "\n");
+}
+
 static void
 print_status (StgCli *cli, JsonObject *o)
 {
@@ -34,6 +53,7 @@ print_status (StgCli *cli, JsonObject *o)
   g_autofree gchar *ago = stg_cli_format_duration (now - since);
 
   fprintf (cli->out, "cluster  %s\nstore    %s\n", text_of (o, "cluster"), text_of (o, "store"));
+  print_zookeeper (cli, o);
   if (text_of (leader, "url")[0] == '\0')
     fprintf (cli->out, "leader   none yet\n\n");
   else if (json_object_get_boolean_member_with_default (leader, "gone", FALSE))

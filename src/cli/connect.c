@@ -18,6 +18,7 @@
 #include "cli/connect.h"
 #include "common/json_check.h"
 #include "common/strings.h"
+#include "zk/zk.h"
 
 static const gchar *
 nonempty (const gchar *s)
@@ -64,6 +65,8 @@ stg_cli_target_free (StgCliTarget *t)
   g_free (t->credentials_from);
   g_free (t->ca_file);
   g_strfreev (t->replicas);
+  g_free (t->zk_ensemble);
+  g_free (t->zk_path);
   g_free (t);
 }
 
@@ -150,7 +153,8 @@ set_replicas (StgCliTarget *t, GPtrArray *given, const gchar *from, GError **err
     }
   if (!set_url (t, given->pdata[0], from, error))
     return FALSE;
-  if (urls->len > 1)
+  /* One replica is a list too when ZooKeeper may name another later. */
+  if (urls->len > 1 || t->zk_ensemble != NULL)
     {
       g_ptr_array_add (urls, NULL);
       t->replicas = (gchar **) g_ptr_array_free (g_steal_pointer (&urls), FALSE);
@@ -189,10 +193,136 @@ set_urls (StgCliTarget *t, JsonNode *n, const gchar *path, const gchar *cluster,
   return set_replicas (t, urls, path, error);
 }
 
+/* A member's endpoint as a base URL: https, else http, else the service
+ * endpoint (as Aurora's client picks it). */
+static gchar *
+member_url (const gchar *data)
+{
+  static const gchar *const names[] = { "https", "http", NULL };
+  g_autofree gchar *host = NULL;
+  gint port = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (stg_zk_member_endpoint (data, names[i], &host, &port))
+      {
+        gboolean v6 = strchr (host, ':') != NULL;
+        return g_strdup_printf ("%s://%s%s%s:%d", i == 0 ? "https" : "http", v6 ? "[" : "", host,
+                                v6 ? "]" : "", port);
+      }
+  return NULL;
+}
+
+/* The base URLs of the schedulers announced in the ServerSet at @path of
+ * ZooKeeper @ensemble, the leader first, as Aurora's client reads them;
+ * waits up to @wait_ms for one. A new NULL-terminated list, or NULL and
+ * @error. */
+static gchar **
+zk_find (const gchar *ensemble, const gchar *path, guint wait_ms, GError **error)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) wait_ms * 1000;
+
+  for (;;)
+    {
+      g_autoptr (GError) local = NULL;
+      g_autoptr (GPtrArray) members = stg_zk_members_read (ensemble, NULL, path,
+                                                           (gint) MAX (wait_ms, 2000u), &local);
+      g_autoptr (GStrvBuilder) urls = g_strv_builder_new ();
+      guint n = 0;
+      for (guint i = 0; members != NULL && i < members->len; i++)
+        {
+          const StgZkMember *m = g_ptr_array_index (members, i);
+          g_autofree gchar *url = member_url (m->data);
+          if (url != NULL)
+            g_strv_builder_add (urls, url), n++;
+        }
+      if (n > 0)
+        return g_strv_builder_end (urls);
+      if (g_get_monotonic_time () >= deadline)
+        {
+          if (local != NULL)
+            g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG, "%s", local->message);
+          else
+            g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                         "no scheduler is announced at %s in ZooKeeper %s (waited %u ms)", path,
+                         ensemble, wait_ms);
+          return NULL;
+        }
+      g_usleep (200 * 1000);
+    }
+}
+
+gchar **
+stg_cli_target_refind (gpointer target)
+{
+  StgCliTarget *t = target;
+
+  if (t->zk_ensemble == NULL)
+    return NULL;
+  return zk_find (t->zk_ensemble, t->zk_path, 0, NULL);
+}
+
+/* A clusters file entry with Aurora's "zk", "zk_port" (2181) and
+ * "scheduler_zk_path": the leader announced there. */
+static gboolean
+zk_cluster (StgCliTarget *t, JsonObject *entry, const gchar *path, const gchar *cluster,
+            GError **error)
+{
+  const gchar *zk = string_member (entry, "zk");
+  const gchar *zk_path = string_member (entry, "scheduler_zk_path");
+  JsonNode *port_node = json_object_get_member (entry, "zk_port");
+  gint64 port = 2181;
+  g_autoptr (GError) local = NULL;
+
+  if (zk == NULL || zk_path == NULL)
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                   "%s: the cluster '%s' names \"zk\" (a string of host names) but %s", path,
+                   cluster, zk == NULL ? "it is not a string" : "no \"scheduler_zk_path\"");
+      return FALSE;
+    }
+  if (port_node != NULL)
+    {
+      if (!JSON_NODE_HOLDS_VALUE (port_node) ||
+          json_node_get_value_type (port_node) != G_TYPE_INT64 ||
+          (port = json_node_get_int (port_node)) < 1 || port > 65535)
+        {
+          g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG,
+                       "%s: the cluster '%s': \"zk_port\" is a number from 1 to 65535", path,
+                       cluster);
+          return FALSE;
+        }
+    }
+  g_auto (GStrv) hosts = g_strsplit (zk, ",", -1);
+  g_autoptr (GString) ensemble = g_string_new (NULL);
+  for (guint i = 0; hosts[i] != NULL; i++)
+    g_string_append_printf (ensemble, "%s%s:%d", i ? "," : "", g_strstrip (hosts[i]), (gint) port);
+  if (!stg_zk_ensemble_check (ensemble->str, &local) || !stg_zk_path_check (zk_path, &local))
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG, "%s: the cluster '%s': %s", path,
+                   cluster, local->message);
+      return FALSE;
+    }
+  t->zk_ensemble = g_string_free (g_steal_pointer (&ensemble), FALSE);
+  t->zk_path = g_strdup (zk_path);
+  g_auto (GStrv) urls = zk_find (t->zk_ensemble, t->zk_path, t->leader_wait_ms, &local);
+  if (urls == NULL)
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_CONFIG, "%s: the cluster '%s': %s", path,
+                   cluster, local->message);
+      return FALSE;
+    }
+  g_autoptr (GPtrArray) list = g_ptr_array_new ();
+  for (guint i = 0; urls[i] != NULL; i++)
+    g_ptr_array_add (list, urls[i]);
+  return set_replicas (t, list, path, error);
+}
+
 /* Looks @cluster up in the clusters file at @path. These forms work:
  *   {"local": "http://127.0.0.1:8081", "prod": {"url": "...", "ca_file": "..."}}
  *   {"ha": ["http://a:8081", "http://b:8081"]}   (replicas: the CLI finds the leader)
  *   [{"name": "local", "url": "..."}, ...]   (Aurora's, with scheduler_uri too)
+ *   [{"name": "prod", "zk": "zk1,zk2", "scheduler_zk_path": "/aurora/scheduler"}]
+ *                                  (Aurora's: the leader found in ZooKeeper)
  * A "url" may be a list of replicas' URLs in each. *@found stays FALSE
  * when the file or the entry is absent. */
 static gboolean
@@ -244,6 +374,11 @@ cluster_from_file (const gchar *path, const gchar *cluster, StgCliTarget *t, gbo
       url = json_object_get_member (entry, "url");
       if (url == NULL)
         url = json_object_get_member (entry, "scheduler_uri");
+      if (url == NULL && json_object_has_member (entry, "zk"))
+        {
+          *found = TRUE;
+          return zk_cluster (t, entry, path, cluster, error);
+        }
       const gchar *ca = string_member (entry, "ca_file");
       if (ca != NULL)
         {
@@ -523,8 +658,9 @@ stg_cli_target_resolve (const StgCliSources *sources, GError **error)
       sources->env_url == NULL && !sole_cluster (sources, &sole, error))
     return NULL;
   const gchar *cluster = sources->cluster ? sources->cluster : sole;
-  if (!resolve_url (sources, cluster, t, error) ||
-      !resolve_credentials (sources, cluster, t, error) || !resolve_leader_wait (sources, t, error))
+  /* The wait first: a cluster found in ZooKeeper waits that long for a leader. */
+  if (!resolve_leader_wait (sources, t, error) || !resolve_url (sources, cluster, t, error) ||
+      !resolve_credentials (sources, cluster, t, error))
     return NULL;
   if (sources->env_ca_file != NULL)
     {

@@ -64,9 +64,15 @@ typedef struct
                          * clusters file entry or --url lists several; base_url is the
                          * first */
   guint leader_wait_ms; /* how long to look for a leader through a takeover */
+  gchar *zk_ensemble;   /* (nullable) a clusters file's zk entry: the leader is found in */
+  gchar *zk_path;       /* the ServerSet scheduler_zk_path names, again through a takeover */
 } StgCliTarget;
 
 void stg_cli_target_free (StgCliTarget *target);
+
+/* For the transport (StgReplicaFinder): @target's replicas found again in
+ * ZooKeeper, or NULL. */
+gchar **stg_cli_target_refind (gpointer target);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (StgCliTarget, stg_cli_target_free)
 
 /* Resolves the URL and credentials. Errors: STG_CLI_ERROR_USAGE for a bad

@@ -33,6 +33,8 @@ struct _StgHttpClientTransport
   gchar **replicas;     /* (nullable) a cluster's replicas' base URLs */
   guint turn;           /* the replica tried last */
   guint leader_wait_ms; /* how long to look for a leader */
+  StgReplicaFinder finder; /* (nullable) the replicas found again after a failed round */
+  gpointer finder_data;
 };
 
 G_DEFINE_TYPE (StgHttpClientTransport, stg_http_client_transport, THRIFT_TYPE_TRANSPORT)
@@ -369,6 +371,14 @@ request (StgHttpClientTransport *self, const gchar *method, GUri **at, GBytes *b
             }
           tried = 0;
           g_usleep ((gulong) MIN (deadline - now, (gint64) 100 * 1000));
+          gchar **found = rotate && self->finder != NULL ? self->finder (self->finder_data) : NULL;
+          if (found != NULL && found[0] != NULL)
+            {
+              g_strfreev (self->replicas);
+              self->replicas = g_steal_pointer (&found);
+              self->turn = 0;
+            }
+          g_strfreev (found);
         }
       g_autofree gchar *next = rotate ? g_strconcat (self->replicas[self->turn], path, NULL)
                                       : g_strdup (first);
@@ -668,6 +678,14 @@ stg_http_client_transport_set_replicas (StgHttpClientTransport *self, const gcha
   self->replicas = bases != NULL && bases[0] != NULL ? g_strdupv ((gchar **) bases) : NULL;
   self->turn = 0;
   self->leader_wait_ms = wait_ms;
+}
+
+void
+stg_http_client_transport_set_finder (StgHttpClientTransport *self, StgReplicaFinder finder,
+                                      gpointer data)
+{
+  self->finder = finder;
+  self->finder_data = data;
 }
 
 /* POSTs to @url from now on (a leader found by a GET's redirect). */

@@ -93,5 +93,11 @@ const gchar *stg_http_client_transport_url (StgHttpClientTransport *self);
 void stg_http_client_transport_set_replicas (StgHttpClientTransport *self,
                                              const gchar *const *bases, guint wait_ms);
 
+/* Where the replicas are found again after each round of them failed (a
+ * cluster whose leader is announced in ZooKeeper): a new NULL-terminated
+ * list of base URLs, or NULL to keep the old one. */
+typedef gchar **(*StgReplicaFinder) (gpointer data);
+void stg_http_client_transport_set_finder (StgHttpClientTransport *self, StgReplicaFinder finder,
+                                           gpointer data);
 
 G_END_DECLS

@@ -20,5 +20,5 @@ libstg_cli_a_SOURCES = \
 	src/cli/suggest.c src/cli/suggest.h \
 	src/cli/update_settings.c
 stagger_SOURCES = src/cli/main.c
-stagger_LDADD = libstg_cli.a libstg_thermos.a libstg_common.a libstg_gen.a $(STG_LIBS)
+stagger_LDADD = libstg_cli.a libstg_thermos.a libstg_zk.a libstg_common.a libstg_gen.a $(STG_LIBS)
 EXTRA_DIST += src/cli/local.mk

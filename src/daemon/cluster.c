@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon/daemon_private.h"
+#include "daemon/zookeeper.h"
 
 /* A replica not seen for a lease (it says it is alive every quarter of
  * one), and at least this long, is gone: a leader that silent has lost
@@ -185,6 +186,7 @@ stg_daemon_route_cluster (StgHttpRequest *request, StgHttpResponse *response, gp
   for (guint i = 0; i < replicas->len; i++)
     add_replica (b, d, g_ptr_array_index (replicas, i), &info, now_ms);
   json_builder_end_array (b);
+  stg_daemon_zk_add_json (d, b);
   json_builder_end_object (b);
   stg_leader_info_clear (&info);
   reply_json (response, b);

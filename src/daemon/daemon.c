@@ -12,6 +12,7 @@
 #include "common/host_policy.h"
 #include "daemon/daemon_private.h"
 #include "daemon/instance_users.h"
+#include "daemon/zookeeper.h"
 #include "runtime/fleet/fleet.h"
 #include "runtime/local/local.h"
 #include "runtime/simulated/simulated.h"
@@ -156,12 +157,14 @@ open_store (StgDaemon *d, GError **error)
 /* Starts this program again in place, with its command line: nothing of
  * the old process's state (engine, runtime, timers) can write after. */
 static void
-restart_in_place (const gchar *why)
+restart_in_place (StgDaemon *d, const gchar *why)
 {
   g_autofree gchar *cmdline = NULL;
   g_autoptr (GError) error = NULL;
   gsize len = 0;
 
+  /* The leader's member goes now, not when its session times out. */
+  g_clear_pointer (&d->zk_leader, stg_serverset_free);
   if (g_file_get_contents ("/proc/self/cmdline", &cmdline, &len, NULL) && len > 0)
     {
       g_autoptr (GPtrArray) argv = g_ptr_array_new ();
@@ -179,16 +182,14 @@ restart_in_place (const gchar *why)
 static void
 step_down (gpointer data)
 {
-  (void) data;
-  restart_in_place ("as a follower");
+  restart_in_place (data, "as a follower");
 }
 
 /* Timer: a recovery was committed; the answer has gone out. */
 static gboolean
 restart_recovered (gpointer data)
 {
-  (void) data;
-  restart_in_place ("to load the recovered backup");
+  restart_in_place (data, "to load the recovered backup");
   return G_SOURCE_REMOVE;
 }
 
@@ -406,6 +407,7 @@ start_runtime (StgDaemon *d, GError **error)
   d->notifier = stg_notifier_new (&d->settings.notify, d->settings.cluster, hosts,
                                   &d->notify_counts, d->store);
   lo.health_counts = &d->health_counts;
+  lo.announcer_args = stg_daemon_zk_runner_args (&d->settings);
   if (g_str_equal (d->settings.runtime, "simulated"))
     d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
   else if (g_str_equal (d->settings.runtime, "fleet"))
@@ -553,7 +555,8 @@ start_core (StgDaemon *d, GError **error)
     d->webui = stg_webui_new (d->http, &ui);
   }
 
-  if (d->settings.ready_file != NULL && !write_ready_file (d, error))
+  if (!stg_daemon_zk_announce_leader (d, error) ||
+      (d->settings.ready_file != NULL && !write_ready_file (d, error)))
     return FALSE;
   g_message ("staggerd: cluster '%s', data in %s, HTTP on %s:%u, Thrift on %s:%u",
              d->settings.cluster, d->settings.data_dir, d->settings.bind,
@@ -570,6 +573,7 @@ stg_daemon_stop (StgDaemon *d)
   g_clear_handle_id (&d->backup_id, g_source_remove);
   g_clear_handle_id (&d->restart_id, g_source_remove);
   /* Top-down: stop taking requests, then the core, then storage. */
+  g_clear_pointer (&d->zk_leader, stg_serverset_free);
   g_clear_pointer (&d->leadership, stg_leadership_free);
   g_clear_pointer (&d->http, stg_http_server_free);
   g_clear_pointer (&d->webui, stg_webui_free);

@@ -13,6 +13,7 @@
 #include "daemon/leadership.h"
 #include "engine/engine.h"
 #include "store/store.h"
+#include "zk/zk.h"
 
 struct _StgDaemon
 {
@@ -41,6 +42,7 @@ struct _StgDaemon
   StgBackups *backups;  /* the store's backups and recovery */
   guint backup_id;      /* the backup timer (SQLite, [backup] interval_secs) */
   guint restart_id;     /* a committed recovery's restart */
+  StgServerSet *zk_leader; /* (nullable) this leader's member of [zookeeper] scheduler_path */
 };
 
 /* GET /health: "ok" (one replica), "leader" or "follower". */

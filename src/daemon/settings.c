@@ -13,11 +13,13 @@
 #include <glib/gstdio.h>
 #include <sys/stat.h>
 
+#include "common/error.h"
 #include "common/host_policy.h"
 #include "daemon/instance_users.h"
 #include "daemon/settings.h"
 #include "daemon/systemd.h"
 #include "runtime/thermos_task.h"
+#include "zk/zk.h"
 
 typedef enum
 {
@@ -147,10 +149,23 @@ static const Setting SETTINGS[] = {
   INT ("sla", "retry_max_secs", sla_retry_max_s, 1, 86400, 300, "... doubling up to this"),
   INT ("maintenance", "polling_interval_secs", maintenance_poll_s, 1, 86400, 60,
        "draining hosts looked at this often"),
+  STRING ("zookeeper", "ensemble", zk_ensemble, NULL, "host:port,... ServerSets are kept in"),
+  INT ("zookeeper", "session_timeout_ms", zk_session_timeout_ms, 1000, 600000, 10000,
+       "a silent session's members go after this"),
+  STRING ("zookeeper", "serverset_path", zk_serverset_path, "/aurora",
+          "instances are announced in PATH/ROLE/ENVIRONMENT/JOB"),
+  FLAG ("zookeeper", "allow_custom_serverset_path", zk_allow_custom,
+        "a task's announce.zk_path is honoured"),
+  STRING ("zookeeper", "auth_config", zk_auth_config, NULL,
+          "Aurora's ZooKeeper auth file: credentials and ACL"),
+  STRING ("zookeeper", "scheduler_path", zk_scheduler_path, NULL,
+          "the leading staggerd is the one member here"),
+  STRING ("zookeeper", "hostname", zk_hostname, NULL, "the host announced endpoints name"),
 };
 
 /* Groups whose keys are all in SETTINGS: another key there is a typo. */
-static const gchar *const CLOSED_GROUPS[] = { S, "gates", "backup", "sla", "maintenance", NULL };
+static const gchar *const CLOSED_GROUPS[] = { S,           "gates", "backup", "sla", "maintenance",
+                                              "zookeeper", NULL };
 
 /* ---- the parsed keys -------------------------------------------------------- */
 
@@ -439,13 +454,38 @@ load_notify (GKeyFile *kf, StgDaemonSettings *settings, GError **error)
   return stg_notify_options_load (&settings->notify, kf, error);
 }
 
+/* [zookeeper]: the ensemble, the paths and the auth file checked now, so
+ * that a mistake stops staggerd at start rather than every announcement. */
+static gboolean
+check_zookeeper (GKeyFile *kf, StgDaemonSettings *settings, GError **error)
+{
+  g_autoptr (StgZkAuth) auth = NULL;
+
+  (void) kf;
+  if (settings->zk_ensemble == NULL)
+    {
+      if (settings->zk_scheduler_path != NULL)
+        return stg_fail (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                         "[zookeeper] scheduler_path needs [zookeeper] ensemble");
+      return TRUE;
+    }
+  if (!stg_zk_ensemble_check (settings->zk_ensemble, error) ||
+      !stg_zk_path_check (settings->zk_serverset_path, error) ||
+      (settings->zk_scheduler_path != NULL &&
+       !stg_zk_path_check (settings->zk_scheduler_path, error)) ||
+      (settings->zk_auth_config != NULL &&
+       (auth = stg_zk_auth_load (settings->zk_auth_config, error)) == NULL))
+    {
+      g_prefix_error (error, "[zookeeper]: ");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* The readers of groups of free-form keys. */
 static gboolean (*const GROUP_READERS[]) (GKeyFile *kf, StgDaemonSettings *settings,
                                           GError **error) = {
-  load_fleet,
-  load_notify,
-  load_users,
-  stg_daemon_load_roles,
+  load_fleet, load_notify, load_users, stg_daemon_load_roles, check_zookeeper,
 };
 
 gboolean

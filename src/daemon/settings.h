@@ -87,6 +87,13 @@ typedef struct
   gint sla_retry_min_s;           /* [sla] retry_min_secs; default 60 */
   gint sla_retry_max_s;           /* [sla] retry_max_secs; default 300 */
   gint maintenance_poll_s;        /* [maintenance] polling_interval_secs; default 60 */
+  gchar *zk_ensemble;             /* [zookeeper] ensemble: NULL, nothing is announced */
+  gint zk_session_timeout_ms;     /* [zookeeper] session_timeout_ms; default 10000 */
+  gchar *zk_serverset_path;       /* [zookeeper] serverset_path; default /aurora */
+  gboolean zk_allow_custom;       /* [zookeeper] allow_custom_serverset_path */
+  gchar *zk_auth_config;          /* [zookeeper] auth_config: Aurora's ZooKeeper auth file */
+  gchar *zk_scheduler_path;       /* [zookeeper] scheduler_path: the leader's ServerSet */
+  gchar *zk_hostname;             /* [zookeeper] hostname: what endpoints name; default ours */
 } StgDaemonSettings;
 
 /* Fills @settings with the defaults. */

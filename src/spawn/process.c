@@ -76,6 +76,21 @@ stg_process_getfd (gint pidfd, gint fd, GError **error)
   return copy;
 }
 
+gboolean
+stg_process_has_arg (GPid pid, const gchar *arg)
+{
+  g_autofree gchar *path = g_strdup_printf ("/proc/%d/cmdline", (int) pid);
+  g_autofree gchar *text = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (path, &text, &len, NULL))
+    return FALSE;
+  for (gsize at = 0; at < len; at += strlen (text + at) + 1)
+    if (g_str_equal (text + at, arg))
+      return TRUE;
+  return FALSE;
+}
+
 void
 stg_process_signal_group (GPid pid, gint sig)
 {

@@ -47,6 +47,10 @@ GPtrArray *stg_process_find_marked (const gchar *name);
  * environment holds @name=@value; returns how many it reached. */
 guint stg_process_signal_marked (const gchar *name, const gchar *value, gint sig);
 
+/* TRUE when @arg is one of the arguments @pid was started with
+ * (/proc/PID/cmdline); FALSE too when it cannot be read. */
+gboolean stg_process_has_arg (GPid pid, const gchar *arg);
+
 /* Sends @sig to the process group led by @pid. */
 void stg_process_signal_group (GPid pid, gint sig);
 

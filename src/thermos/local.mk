@@ -18,8 +18,10 @@ pkglibexec_PROGRAMS = stagger-thermos
 stagger_thermos_SOURCES = \
 	src/thermos/runner_main.c src/thermos/runner.c src/thermos/runner.h \
 	src/thermos/runner_spawn.c src/thermos/runner_tree.c src/thermos/runner_logs.c \
-	src/thermos/runner_state.c src/thermos/runner_lifecycle.c
-stagger_thermos_LDADD = libstg_thermos.a libstg_spawn.a libstg_common.a $(JSON_GLIB_LIBS) $(GLIB_LIBS) -lm
+	src/thermos/runner_state.c src/thermos/runner_lifecycle.c \
+	src/thermos/runner_announce.c
+stagger_thermos_LDADD = libstg_thermos.a libstg_zk.a libstg_spawn.a libstg_common.a $(ZK_LIBS) \
+	$(JSON_GLIB_LIBS) $(GLIB_LIBS) -lm
 
 # stagger-thermos as containers get it (scripts/thermos-bundle): the program
 # with its shared libraries and dynamic loader, which the fleet runtime

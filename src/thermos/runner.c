@@ -165,6 +165,8 @@ enter_cleaning (StgRunner *r, StgRunnerStage ending)
     r->ending = ending;
   set_deadline (r);
   set_stage (r, STG_RUNNER_CLEANING);
+  if (r->announcer != NULL)
+    stg_serverset_leave (r->announcer);
   stg_runner_tree_signal (r, SIGTERM);
 }
 
@@ -457,6 +459,9 @@ on_stop_signal (gpointer data)
     }
   g_message ("asked to stop");
   r->ending = STG_RUNNER_KILLED;
+  /* Clients stop coming before the task hears of the stop. */
+  if (r->announcer != NULL)
+    stg_serverset_leave (r->announcer);
   if (r->stage == STG_RUNNER_CLEANING || r->stage == STG_RUNNER_FINALIZING)
     set_deadline (r); /* the preemption wait, from now */
   if (r->stage == STG_RUNNER_ACTIVE && r->job->lifecycle.enabled)
@@ -464,6 +469,22 @@ on_stop_signal (gpointer data)
   else if (r->stage == STG_RUNNER_ACTIVE)
     r->lifecycle = STG_LIFECYCLE_DONE;
   pump (r);
+  return G_SOURCE_CONTINUE;
+}
+
+/* SIGUSR1: staggerd found the instance healthy (again, after a restart of
+ * its own): announced from now on, unless it is stopping. */
+static gboolean
+on_healthy_signal (gpointer data)
+{
+  StgRunner *r = data;
+
+  if (r->announcer != NULL && r->stage == STG_RUNNER_ACTIVE && !stopping (r) &&
+      !stg_serverset_wanted (r->announcer))
+    {
+      g_message ("healthy: announced in ZooKeeper");
+      stg_serverset_join (r->announcer);
+    }
   return G_SOURCE_CONTINUE;
 }
 
@@ -521,6 +542,7 @@ stg_runner_free (StgRunner *r)
   if (r == NULL)
     return;
   stg_runner_logs_close_all (r);
+  g_clear_pointer (&r->announcer, stg_serverset_free);
   for (guint i = 0; i < r->n_procs; i++)
     g_free (r->procs[i].cmdline);
   g_free (r->procs);
@@ -555,6 +577,7 @@ stg_runner_run (StgRunner *r, GError **error)
   r->sigchld_source = g_unix_fd_add (r->sigchld_fd, G_IO_IN, on_sigchld, r);
   r->signal_sources[0] = g_unix_signal_add (SIGTERM, on_stop_signal, r);
   r->signal_sources[1] = g_unix_signal_add (SIGINT, on_stop_signal, r);
+  r->signal_sources[2] = g_unix_signal_add (SIGUSR1, on_healthy_signal, r);
   g_message ("task %s (%s): %u processes in %s", r->task_id, r->job->task.name, r->n_procs,
              r->sandbox);
   pump (r);

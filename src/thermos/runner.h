@@ -13,6 +13,7 @@
 
 #include "thermos/planner.h"
 #include "thermos/task.h"
+#include "zk/zk.h"
 #include "thermos/template.h"
 
 G_BEGIN_DECLS
@@ -106,7 +107,8 @@ typedef struct
   guint timer; /* the next pump () */
   gint sigchld_fd;
   guint sigchld_source;
-  guint signal_sources[2];
+  guint signal_sources[3]; /* SIGTERM, SIGINT, SIGUSR1 */
+  StgServerSet *announcer; /* (nullable) the instance's ServerSet member-to-be */
 } StgRunner;
 
 /* runner.c ----------------------------------------------------------------------------- */
@@ -122,6 +124,25 @@ void stg_runner_free (StgRunner *runner);
 
 /* Runs the task to its end; returns the exit status (STG_RUNNER_EXIT_*). */
 gint stg_runner_run (StgRunner *runner, GError **error);
+
+/* runner_announce.c -------------------------------------------------------------------- */
+
+typedef struct
+{
+  gchar *ensemble;       /* --announcer-ensemble; NULL: nothing is announced */
+  gchar *root;           /* --announcer-serverset-path: /aurora by default */
+  gboolean allow_custom; /* --announcer-allow-custom-serverset-path: announce.zk_path honoured */
+  gchar *auth_config;    /* --announcer-zookeeper-auth-config (nullable) */
+  gchar *hostname;       /* --announcer-hostname (nullable): else the task's host name */
+} StgRunnerAnnounce;
+
+/* The member-to-be of the job's ServerSet for one instance of @job, with
+ * @ports (every port name and alias -> number) on @hostname; NULL with no
+ * @error when the job does not announce or no ensemble is given. It joins
+ * when staggerd says the instance is healthy (SIGUSR1, runner.c). */
+StgServerSet *stg_runner_announcer (const StgRunnerAnnounce *options, const StgThermosJob *job,
+                                    GHashTable *ports, const gchar *hostname, gint instance,
+                                    StgServerSetFunc changed, gpointer data, GError **error);
 
 /* runner_spawn.c ------------------------------------------------------------------------ */
 
@@ -178,6 +199,10 @@ const gchar *stg_runner_stage_name (StgRunnerStage stage);
 /* Writes STG_RUNNER_STATE_FILE in the sandbox (through a temporary file
  * and a rename, so that readers see a whole one). */
 gboolean stg_runner_state_write (StgRunner *runner, GError **error);
+
+/* StgServerSetFunc: the instance's membership changed; the state file
+ * says so ("announce"). */
+void stg_runner_announce_changed (StgServerSet *set, gpointer runner);
 
 /* runner_lifecycle.c -------------------------------------------------------------------- */
 

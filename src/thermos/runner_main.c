@@ -38,6 +38,7 @@ typedef struct
   gint rotate_log_size_mb;
   gint rotate_log_backups;
   gint preemption_wait; /* -1: not given */
+  StgRunnerAnnounce announce;
   gboolean check;
   gboolean version;
   gchar **args;
@@ -55,6 +56,10 @@ options_clear (Options *o)
   g_free (o->shell);
   g_free (o->log_destination);
   g_free (o->log_mode);
+  g_free (o->announce.ensemble);
+  g_free (o->announce.root);
+  g_free (o->announce.auth_config);
+  g_free (o->announce.hostname);
   g_strfreev (o->args);
 }
 
@@ -208,6 +213,18 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       "For them, in rotate mode: the rolled-over files kept (default: 5)", "N" },
     { "preemption-wait", 0, 0, G_OPTION_ARG_INT, &o->preemption_wait,
       "Seconds a stop gives the processes, final ones included (0 to 60; default: 60)", "SECS" },
+    { "announcer-ensemble", 0, 0, G_OPTION_ARG_STRING, &o->announce.ensemble,
+      "Announce a task with an announce section in this ZooKeeper ensemble once the runner "
+      "gets SIGUSR1 (staggerd's word that the instance is healthy)",
+      "HOST:PORT,..." },
+    { "announcer-serverset-path", 0, 0, G_OPTION_ARG_STRING, &o->announce.root,
+      "ServerSets are PATH/ROLE/ENVIRONMENT/JOB (default: /aurora)", "PATH" },
+    { "announcer-allow-custom-serverset-path", 0, 0, G_OPTION_ARG_NONE, &o->announce.allow_custom,
+      "Honour announce.zk_path (else such a task is refused)", NULL },
+    { "announcer-zookeeper-auth-config", 0, 0, G_OPTION_ARG_FILENAME, &o->announce.auth_config,
+      "Aurora's ZooKeeper auth file: credentials and the ACL of the nodes made", "FILE" },
+    { "announcer-hostname", 0, 0, G_OPTION_ARG_STRING, &o->announce.hostname,
+      "The host the endpoints name (default: --hostname)", "NAME" },
     { "check", 0, 0, G_OPTION_ARG_NONE, &o->check,
       "Only check the task; print the ports it needs, one a line", NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version and exit", NULL },
@@ -236,6 +253,14 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     return stg_fail (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                      "--instance, --rotate-log-size-mb and --rotate-log-backups take no "
                      "negative number");
+  if (o->announce.root == NULL)
+    o->announce.root = g_strdup ("/aurora");
+  if (o->announce.ensemble != NULL && !stg_zk_ensemble_check (o->announce.ensemble, error))
+    return FALSE;
+  g_autoptr (GError) bad_path = NULL;
+  if (!stg_zk_path_check (o->announce.root, &bad_path))
+    return stg_fail (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                     "--announcer-serverset-path: %s", bad_path->message);
   if (o->preemption_wait > STG_THERMOS_PREEMPTION_WAIT_SECS || o->preemption_wait < -1)
     return stg_fail (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                      "--preemption-wait is 0 to %d seconds (staggerd allows a stop no more)",
@@ -368,6 +393,14 @@ run (Options *o)
     return fail (STG_RUNNER_EXIT_INVALID, "invalid task: %s", error->message);
   if (o->preemption_wait >= 0)
     runner->preemption_wait = o->preemption_wait;
+  runner->announcer = stg_runner_announcer (&o->announce, runner->job, runner->ports,
+                                            runner->hostname, o->instance,
+                                            stg_runner_announce_changed, runner, &error);
+  if (error != NULL)
+    {
+      stg_runner_free (runner);
+      return fail (STG_RUNNER_EXIT_INVALID, "cannot announce the task: %s", error->message);
+    }
   gint status = stg_runner_run (runner, &error);
   stg_runner_free (runner);
   if (error != NULL)

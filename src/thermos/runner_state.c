@@ -92,6 +92,24 @@ add_process (JsonBuilder *b, const StgRunnerProc *p)
   json_builder_end_object (b);
 }
 
+/* "announce": the ServerSet, the member (while it is one) and what went
+ * wrong last (while something is wrong). */
+static void
+add_announce (JsonBuilder *b, StgServerSet *set)
+{
+  const gchar *member = stg_serverset_member (set);
+  const gchar *problem = stg_serverset_problem (set);
+
+  json_builder_set_member_name (b, "announce");
+  json_builder_begin_object (b);
+  add_string (b, "path", stg_serverset_path (set));
+  if (member != NULL)
+    add_string (b, "member", member);
+  if (problem != NULL && stg_serverset_wanted (set))
+    add_string (b, "problem", problem);
+  json_builder_end_object (b);
+}
+
 static JsonNode *
 state_json (StgRunner *r)
 {
@@ -124,8 +142,20 @@ state_json (StgRunner *r)
   for (guint i = 0; i < r->n_procs; i++)
     add_process (b, &r->procs[i]);
   json_builder_end_array (b);
+  if (r->announcer != NULL)
+    add_announce (b, r->announcer);
   json_builder_end_object (b);
   return json_builder_get_root (b);
+}
+
+void
+stg_runner_announce_changed (StgServerSet *set, gpointer runner)
+{
+  g_autoptr (GError) error = NULL;
+
+  (void) set;
+  if (!stg_runner_state_write (runner, &error))
+    g_warning ("cannot write the state file: %s", error->message);
 }
 
 gboolean

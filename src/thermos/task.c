@@ -42,6 +42,7 @@ stg_thermos_job_free (StgThermosJob *job)
   g_free (job->lifecycle.shutdown_endpoint);
   g_free (job->primary_port);
   g_clear_pointer (&job->portmap, g_hash_table_unref);
+  g_free (job->zk_path);
   g_free (job->image);
   g_strfreev (job->ports);
   g_clear_pointer (&job->port_refs, g_hash_table_unref);
@@ -208,14 +209,18 @@ read_announce (StgThermosJob *job, JsonObject *o, GError **error)
   static const StgField fields[] = {
     STG_FIELD_ROW ("primary_port", STG_FIELD_STRING, StgThermosJob, primary_port),
     STG_FIELD_CHECK ("portmap", STG_FIELD_STRMAP),
-    STG_FIELD_NO ("zk_path", "announcing in ZooKeeper is not supported (the announcer's portmap "
-                             "is, for port aliases)"),
+    STG_FIELD_ROW ("zk_path", STG_FIELD_STRING, StgThermosJob, zk_path),
     { NULL },
   };
 
   job->announce = TRUE;
   if (!stg_thermos_read (o, "announce", fields, job, error))
     return FALSE;
+  if (job->zk_path != NULL && job->zk_path[0] != '/')
+    return stg_thermos_bad (error,
+                            "announce.zk_path: '%s' is not a ZooKeeper path (it starts "
+                            "with '/')",
+                            job->zk_path);
   JsonObject *portmap = member_object (o, "portmap");
   if (portmap == NULL)
     {

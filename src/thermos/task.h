@@ -138,6 +138,7 @@ typedef struct
   gboolean announce;   /* an announce section is present */
   gchar *primary_port; /* announce.primary_port; default "http" */
   GHashTable *portmap; /* alias -> port name or static number, as text */
+  gchar *zk_path;      /* announce.zk_path (nullable): a ServerSet of its own */
   StgThermosContainerKind container;
   gchar *image;          /* the container's image ("name:tag"); NULL without */
   gchar **ports;         /* the named ports to assign, sorted */

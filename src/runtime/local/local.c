@@ -47,10 +47,32 @@ stg_local_options_clear (StgLocalOptions *o)
   g_clear_pointer (&o->cluster, g_free);
   g_clear_pointer (&o->bind, g_free);
   g_clear_pointer (&o->thermos_runner, g_free);
+  g_clear_pointer (&o->announcer_args, g_strfreev);
   g_clear_pointer (&o->role_users, g_hash_table_unref);
   g_clear_pointer (&o->default_user, stg_identity_free);
   g_clear_pointer (&o->attributes, g_hash_table_unref);
   g_clear_pointer (&o->cgroup_parent, g_free);
+}
+
+/* A task that names its own ServerSet (announce.zk_path) is refused when
+ * announcing is on but custom paths are not allowed: its runner would
+ * refuse it at every start, as Aurora's executor does. */
+static gboolean
+check_zk_path (StgLocalRuntime *rt, const ApiTaskConfig *config, GError **error)
+{
+  gchar **args = rt->options.announcer_args;
+
+  if (args == NULL || !stg_thermos_task_is (config) ||
+      g_strv_contains ((const gchar *const *) args, "--announcer-allow-custom-serverset-path"))
+    return TRUE;
+  g_autoptr (StgThermosJob) job = stg_thermos_job_parse (config->executorConfig->data, -1, NULL);
+  if (job == NULL || job->zk_path == NULL)
+    return TRUE;
+  g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+               "executorConfig.data: announce.zk_path '%s': custom ServerSet paths are not "
+               "allowed (staggerd's [zookeeper] allow_custom_serverset_path)",
+               job->zk_path);
+  return FALSE;
 }
 
 /* ---- slots ------------------------------------------------------------------- */
@@ -495,7 +517,7 @@ local_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
                    STG_THERMOS_EXECUTOR_NAME, rt->options.thermos_runner);
       return FALSE;
     }
-  return TRUE;
+  return check_zk_path (rt, config, error);
 }
 
 static GBytes *
@@ -596,6 +618,7 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->options.cluster = g_strdup (options->cluster);
   rt->options.bind = g_strdup (options->bind);
   rt->options.thermos_runner = g_strdup (options->thermos_runner);
+  rt->options.announcer_args = g_strdupv (options->announcer_args);
   rt->options.port_min = options->port_min;
   rt->options.port_max = options->port_max;
   rt->options.max_concurrent_starts = options->max_concurrent_starts > 0

@@ -36,6 +36,8 @@ typedef struct
   StgIdentity *default_user; /* (nullable) for the other roles; NULL: staggerd's own user */
   StgHealthCounts *health_counts; /* (nullable) borrowed: where health checks are counted */
   gchar *thermos_runner;          /* stagger-thermos, which runs AuroraExecutor tasks */
+  gchar **announcer_args;         /* (nullable) stagger-thermos's --announcer-* flags: a task
+                                   * with an announce section is told by SIGUSR1 once healthy */
   GHashTable *attributes;         /* (nullable) name -> value: this host's attributes, which
                                    * constraints are judged against ("host" is its name) */
   guint disk_interval_ms;         /* how often the sandboxes of tasks that reserve disk are

@@ -116,6 +116,7 @@ struct _Run
   StgHealth *health;
   StgHealthTarget target;    /* where its checks go once it serves alone */
   gboolean healthy;          /* checks pass, and post_update (if any) passed */
+  gboolean announcer;        /* a runner given --announcer-ensemble: SIGUSR1 once healthy */
   gint64 healthy_since_ms;
   gboolean from_update;      /* started to replace another config: run post_update */
   StgChild *hook;            /* post_update in flight */

@@ -133,6 +133,16 @@ run_rewatch (Run *run)
   run->health = stg_health_new (&run->spec->health, &run->target, run->healthy, on_health, run);
 }
 
+/* An announced AuroraExecutor task joins its ServerSet when its runner
+ * hears it is healthy (thermos/runner_announce.c); said again after a
+ * restart of staggerd, which the runner ignores when it is a member. */
+static void
+tell_announcer (Run *run)
+{
+  if (run->announcer && run->healthy && !run->stopping && run->pid > 0)
+    stg_process_signal_group (run->pid, SIGUSR1);
+}
+
 static void
 commit (Run *run, const gchar *why)
 {
@@ -160,7 +170,9 @@ commit (Run *run, const gchar *why)
       message = g_strdup_printf ("hot upgrade done: version %d serves (%s)", run->version, why);
     }
   else
-    message = g_strdup_printf ("healthy: %s", why);
+    message = g_strdup_printf ("healthy: %s%s", why,
+                               run->announcer ? " (its runner announces it in ZooKeeper)" : "");
+  tell_announcer (run);
   stg_slot_healthy (&slot->base, run->config_id, run->healthy_since_ms, message);
 }
 
@@ -788,6 +800,9 @@ stg_run_adopt (Slot *slot, const StgRunFacts *row, GError **error)
   gboolean healthy = row->healthy_since_ms > 0;
   run->healthy = healthy;
   run->healthy_since_ms = row->healthy_since_ms;
+  run->announcer = run->task->thermos != NULL && run->task->thermos->announce &&
+                   stg_process_has_arg (run->pid, "--announcer-ensemble");
+  tell_announcer (run);
   g_auto (GStrv) env = stg_local_base_environ (run->sandbox);
   run_watch (run, ports, env, run->sandbox, NULL, healthy);
   return run;

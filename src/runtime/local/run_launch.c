@@ -71,7 +71,7 @@ launch_runner (Run *run, Launch *l, GError **error)
   Slot *slot = run->slot;
   const StgThermosJob *job = run->task->thermos;
   g_autoptr (GHashTable) all = stg_thermos_job_resolve_ports (job, l->ports, error);
-  const gchar *tail[] = { "--task-fd", "3", NULL };
+  g_autoptr (GStrvBuilder) tail = g_strv_builder_new ();
   StgThermosRunVars tv;
 
   if (all == NULL)
@@ -81,8 +81,14 @@ launch_runner (Run *run, Launch *l, GError **error)
     return FALSE;
   stg_thermos_run_vars_init (&tv, slot->base.job, slot->base.key.instance, run->id, NULL,
                              stg_local_user_name (slot), all);
+  g_strv_builder_add_many (tail, "--task-fd", "3", NULL);
+  run->announcer = job->announce && slot->rt->options.announcer_args != NULL;
+  if (run->announcer)
+    g_strv_builder_addv (tail, (const gchar **) slot->rt->options.announcer_args);
+  g_auto (GStrv) tail_argv = g_strv_builder_end (tail);
   g_auto (GStrv) argv = stg_thermos_task_argv (slot->rt->options.thermos_runner, run->sandbox,
-                                               &tv.vars, l->ports, tail);
+                                               &tv.vars, l->ports,
+                                               (const gchar *const *) tail_argv);
   stg_thermos_run_vars_clear (&tv);
   l->cwd = g_strdup (run->sandbox);
   l->argv = g_ptr_array_new_with_free_func (g_free);
