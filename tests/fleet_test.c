@@ -430,7 +430,8 @@ START_TEST (fleet_validate_says_what_it_cannot_run)
 END_TEST
 
 /* An AuroraExecutor task in a container needs the runner's bundle, and
- * its JSON fits in one environment variable; bad data is refused by key. */
+ * its JSON fits in one environment variable; bad data is refused by key,
+ * and so is an announced task while staggerd announces in ZooKeeper. */
 START_TEST (fleet_validate_aurora_tasks)
 {
   g_autofree gchar *path = g_build_filename (STG_SRCDIR, "tests", "aurora",
@@ -442,16 +443,24 @@ START_TEST (fleet_validate_aurora_tasks)
   for (guint i = 0; i < 100 * 1024; i++)
     g_string_append_c (big, 'x');
   g_string_append_printf (big, "\", %s", data + 1);
+  /* The same, announced (on a static port: no port to assign). */
+  g_autofree gchar *announced = g_strdup_printf (
+      "{\"announce\": {\"primary_port\": \"aurora\", \"portmap\": {\"aurora\": \"8080\"}}, %s",
+      data + 1);
   const struct
   {
     const gchar *bundle;
     const gchar *data;
+    gboolean announcing;
     const gchar *message; /* NULL: accepted */
   } cases[] = {
-    { "/opt/bundle", data, NULL },
-    { NULL, data, "thermos_bundle" },
-    { "/opt/bundle", big->str, "hands a task of at most" },
-    { "/opt/bundle", "{\"name\": ", "executorConfig.data: not valid JSON" },
+    { "/opt/bundle", data, FALSE, NULL },
+    { NULL, data, FALSE, "thermos_bundle" },
+    { "/opt/bundle", big->str, FALSE, "hands a task of at most" },
+    { "/opt/bundle", "{\"name\": ", FALSE, "executorConfig.data: not valid JSON" },
+    { "/opt/bundle", announced, FALSE, NULL },
+    { "/opt/bundle", announced, TRUE, "does not announce containers in ZooKeeper yet" },
+    { "/opt/bundle", data, TRUE, NULL },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -460,7 +469,8 @@ START_TEST (fleet_validate_aurora_tasks)
                                    .cluster = (gchar *) "local",
                                    .port_min = 16900,
                                    .port_max = 16999,
-                                   .thermos_bundle = (gchar *) cases[i].bundle };
+                                   .thermos_bundle = (gchar *) cases[i].bundle,
+                                   .announcing = cases[i].announcing };
       g_autoptr (GError) error = NULL;
       load_hosts (&o.fleet, "[host a]\nendpoint = unix:///nonexistent/podman.sock\n");
       g_autoptr (StgRuntime) rt = stg_fleet_runtime_new (NULL, NULL, &o, &error);

@@ -420,6 +420,7 @@ start_runtime (StgDaemon *d, GError **error)
       fo.max_pids = d->settings.max_pids;
       fo.thermos_bundle = d->settings.thermos_bundle;
       fo.anchor = d->settings.anchor;
+      fo.announcing = d->settings.zk_ensemble != NULL;
       d->runtime = stg_fleet_runtime_new (d->store, d->clock, &fo, error);
       if (d->runtime != NULL && !stg_fleet_runtime_adopt (d->runtime, error))
         g_clear_pointer (&d->runtime, stg_runtime_free);

@@ -684,6 +684,7 @@ stg_fleet_runtime_new (StgStore *store, StgClock *clock, const StgFleetRuntimeOp
   stg_fleet_options_copy (&rt->options.fleet, &options->fleet);
   rt->options.thermos_bundle = g_strdup (options->thermos_bundle);
   rt->options.anchor = g_strdup (options->anchor);
+  rt->options.announcing = options->announcing;
   stg_fleet_anchor_load (rt, options->anchor);
   rt->marker = make_marker (options->cluster, options->data_dir);
   rt->slots = stg_slots_new (&rt->base, store, clock, &fleet_slot_class);

@@ -32,6 +32,8 @@ typedef struct
   gint64 max_pids;                /* processes and threads per container (PidsLimit); 0: none */
   gchar *thermos_bundle;          /* (nullable) on every host: stagger-thermos as containers run it
                                 (scripts/thermos-bundle); NULL: AuroraExecutor tasks refused */
+  gboolean announcing;            /* staggerd announces in ZooKeeper: an announced task is refused
+                                     (containers are not announced yet) */
   gchar *anchor;                  /* (nullable) stagger-anchor on this machine, imported into each
                                      host as the pods' anchor image; NULL: no pods, and so no
                                      sidecar sets */

@@ -70,6 +70,14 @@ check_parameters (const ApiDockerContainer *docker, GError **error)
 /* An AuroraExecutor task runs in its image through the runner's bundle,
  * with the task's JSON in one environment variable. */
 static gboolean
+announces (const ApiTaskConfig *config)
+{
+  g_autoptr (StgThermosJob) job = stg_thermos_job_parse (config->executorConfig->data, -1, NULL);
+
+  return job != NULL && job->announce;
+}
+
+static gboolean
 check_thermos (StgFleetRuntime *rt, const ApiTaskConfig *config, GError **error)
 {
   if (rt->options.thermos_bundle == NULL)
@@ -82,6 +90,11 @@ check_thermos (StgFleetRuntime *rt, const ApiTaskConfig *config, GError **error)
                  "executorConfig.data: %zu bytes; the fleet runtime hands a task of at most %d "
                  "bytes to its container",
                  strlen (config->executorConfig->data), STG_FLEET_TASK_MAX);
+  else if (rt->options.announcing && announces (config))
+    g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                 "executorConfig.data: announce: the fleet runtime does not announce containers "
+                 "in ZooKeeper yet (the local runtime does); remove the announce section or run "
+                 "the job with the local runtime");
   else
     return TRUE;
   return FALSE;
