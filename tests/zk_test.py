@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
@@ -168,6 +169,13 @@ def leader_flows(r, zk, kz, d, config_home):
     r.check("the leader is the one member of scheduler_path, with Aurora's JSON",
             member == {"serviceEndpoint": endpoint, "additionalEndpoints": {"http": endpoint},
                        "status": "ALIVE"}, member)
+    metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % d.http_port, timeout=30).read()
+    r.check("/metrics: connected and announced",
+            b"stagger_zookeeper_connected 1\n" in metrics
+            and b"stagger_zookeeper_leader_announced 1\n" in metrics, metrics[-400:])
+    code, out = cli_zk(d, config_home, "cluster", "status", "devcluster")
+    r.check("stagger cluster status names the leader's member",
+            code == 0 and "leader at %s: %s/member_" % (SCHEDULER_PATH, SCHEDULER_PATH) in out, out)
     code, out = cli_zk(d, config_home, "job", "list", "devcluster")
     r.check("stagger with a zk-style clusters file finds the leader", code == 0, out)
     code, out = cli_zk(d, config_home, "job", "list", "nopath")

@@ -552,6 +552,8 @@ start_core (StgDaemon *d, GError **error)
       .metrics = stg_dispatch_metrics (d->dispatch),
       .health_counts = &d->health_counts,
       .notify_counts = &d->notify_counts,
+      .more_metrics = stg_daemon_zk_metrics,
+      .more_metrics_data = d,
     };
     d->webui = stg_webui_new (d->http, &ui);
   }

@@ -126,3 +126,21 @@ stg_daemon_zk_add_json (StgDaemon *d, JsonBuilder *b)
     }
   json_builder_end_object (b);
 }
+
+gchar *
+stg_daemon_zk_metrics (gpointer daemon)
+{
+  StgDaemon *d = daemon;
+
+  if (d->zk_leader == NULL)
+    return g_strdup ("");
+  return g_strdup_printf (
+      "# HELP stagger_zookeeper_connected 1 while the leader's ZooKeeper session is connected.\n"
+      "# TYPE stagger_zookeeper_connected gauge\n"
+      "stagger_zookeeper_connected %d\n"
+      "# HELP stagger_zookeeper_leader_announced 1 while this leader is a member of "
+      "[zookeeper] scheduler_path.\n"
+      "# TYPE stagger_zookeeper_leader_announced gauge\n"
+      "stagger_zookeeper_leader_announced %d\n",
+      stg_serverset_connected (d->zk_leader), stg_serverset_member (d->zk_leader) != NULL);
+}

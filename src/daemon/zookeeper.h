@@ -21,4 +21,8 @@ gboolean stg_daemon_zk_announce_leader (StgDaemon *d, GError **error);
  * ensemble). */
 void stg_daemon_zk_add_json (StgDaemon *d, JsonBuilder *b);
 
+/* /metrics lines of the leader's ServerSet member (a new string; empty
+ * without scheduler_path). */
+gchar *stg_daemon_zk_metrics (gpointer d);
+
 G_END_DECLS

@@ -33,6 +33,8 @@ typedef struct
   StgMetrics *metrics;       /* (nullable) borrowed: serve /metrics from it */
   const StgHealthCounts *health_counts; /* (nullable) borrowed: for /metrics */
   const StgNotifyCounts *notify_counts; /* (nullable) borrowed: for /metrics */
+  gchar *(*more_metrics) (gpointer data); /* (nullable) more /metrics lines, a new string */
+  gpointer more_metrics_data;
 } StgWebUiContext;
 
 /* Adds the UI's routes to @http. */

@@ -149,6 +149,13 @@ route_metrics (StgHttpRequest *request, StgHttpResponse *response, gpointer user
       stg_http_response_text (response, 500, error->message);
       return;
     }
+  if (ui->ctx.more_metrics != NULL)
+    {
+      g_autofree gchar *more = ui->ctx.more_metrics (ui->ctx.more_metrics_data);
+      gchar *all = g_strconcat (text, more, NULL);
+      g_free (text);
+      text = all;
+    }
   stg_http_response_header (response, "Cache-Control", "no-store");
   stg_http_response_set (response, 200, "text/plain; version=0.0.4; charset=utf-8",
                          g_bytes_new_take (text, strlen (text)));
