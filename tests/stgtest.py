@@ -384,11 +384,14 @@ class ZooKeeper:
     def ensemble(self):
         return "127.0.0.1:%d" % self.port
 
-    def start(self, port=None):
+    def start(self, port=None, fresh=False):
         """Starts the server (on @port for once: where no client looks, so
-        that their sessions expire) and waits until it answers."""
+        that their sessions expire; on an empty data directory when @fresh:
+        every node and session lost) and waits until it answers."""
         port = port or self.port
         data = os.path.join(self.dir, "data")
+        if fresh:
+            shutil.rmtree(data, ignore_errors=True)
         os.makedirs(data, exist_ok=True)
         self.proc = subprocess.Popen(
             ["java", "-Xmx256m", "-Dzookeeper.admin.enableServer=false",

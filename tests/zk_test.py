@@ -152,6 +152,13 @@ class Watch:
             return list(self.counts)
 
 
+def client(zk):
+    """A kazoo client of @zk, as Aurora's tools read ServerSets."""
+    kz = KazooClient(zk.ensemble, connection_retry={"max_tries": -1, "max_delay": 1})
+    kz.start(timeout=30)
+    return kz
+
+
 def cli_zk(d, cluster_file, *args):
     """The stagger CLI given only a zk-style clusters file (no URL)."""
     env = dict(os.environ, NO_COLOR="", XDG_CONFIG_HOME=cluster_file)
@@ -273,6 +280,18 @@ def instance_flows(r, t, mod, zk, kz, d, shared, config_home):
     code, out = cli_zk(d, config_home, "job", "status", "devcluster/vagrant/test/http_example")
     r.check("the CLI finds the leader again", code == 0 and "RUNNING" in out, out)
 
+    # ZooKeeper back with its data lost: it refuses sessions that saw newer
+    # transactions; the clients open new ones and every member is back.
+    zk.stop()
+    zk.start(fresh=True)
+    kz.stop()  # refused too: kazoo would ask with its old session forever
+    kz.close()
+    kz = client(zk)
+    again = wait_members(kz, SERVERSET, 3, timeout=DEADLINE)
+    r.check("ZooKeeper back without its data: every healthy instance is a member again",
+            sorted(m["shard"] for m in again.values()) == [0, 1, 2], again)
+    r.check("... and the leader too", len(wait_members(kz, SCHEDULER_PATH, 1)) == 1)
+
     # A failing update rolled back: 3 members at the end.
     u = start_update(a, bad, 3, group=1)
     r.check("a failing update: ROLLED_BACK", a.wait_update(u) == "ROLLED_BACK")
@@ -294,6 +313,8 @@ def instance_flows(r, t, mod, zk, kz, d, shared, config_home):
     r.check("announce.zk_path refused at submission, naming allow_custom_serverset_path",
             resp.responseCode == t.ResponseCode.INVALID_REQUEST
             and "allow_custom_serverset_path" in why, why)
+    kz.stop()  # the client made after ZooKeeper lost its data
+    kz.close()
 
 
 def custom_path_flows(r, t, mod, zk, kz):
@@ -382,8 +403,7 @@ def main():
     os.chmod(shared, 0o777)
     config_home = tempfile.mkdtemp(prefix="stagger-zk-config-")
     zk = stgtest.ZooKeeper(ZK_PORT)
-    kz = KazooClient(zk.ensemble, connection_retry={"max_tries": -1, "max_delay": 1})
-    kz.start(timeout=30)
+    kz = client(zk)
     d = None
     try:
         os.makedirs(os.path.join(config_home, "stagger"))
@@ -395,6 +415,9 @@ def main():
         d = Staggerd(zk)
         r.run("leader", leader_flows, r, zk, kz, d, config_home)
         r.run("instances", instance_flows, r, t, mod, zk, kz, d, shared, config_home)
+        kz.stop()  # its session is the data-less ZooKeeper's refusal
+        kz.close()
+        kz = client(zk)
         log = d.output()
         status = d.stop()
         d = None

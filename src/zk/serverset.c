@@ -5,6 +5,9 @@
  *   member --[deleted by someone else]----------------------------------> created again
  *   member --[connection lost]--> kept (the session lives on) --[back]--> member
  *   member --[session expired]--> none --[a new session]----------------> created again
+ *   any --[no connection for two session timeouts: on_unheard]--> a new session
+ *        (a ZooKeeper that lost its data refuses a session that saw newer
+ *        transactions, and the client would ask again forever)
  *   member --[leave]--> deleted;  freed --[session closed]--> ZooKeeper deletes it
  *
  * ZooKeeper's client calls back on a thread of its own; each call becomes
@@ -49,6 +52,7 @@ struct _StgServerSet
   gchar *problem;
   gchar *unconnected; /* the problem while never connected */
   guint retry_id;
+  guint unheard_id; /* while not connected: a new session after two timeouts */
 };
 
 typedef enum
@@ -191,6 +195,26 @@ retry_later (StgServerSet *set)
     set->retry_id = g_timeout_add (RETRY_MS, on_retry, set);
 }
 
+static gboolean
+on_unheard (gpointer data)
+{
+  StgServerSet *set = data;
+
+  set->unheard_id = 0;
+  set_problem (set, g_strdup_printf ("no answer from ZooKeeper %s for %d ms: a new session",
+                                     set->ensemble, 2 * set->timeout_ms));
+  reopen (set);
+  return G_SOURCE_REMOVE;
+}
+
+/* Armed whenever the set is not connected, cancelled once it is. */
+static void
+watch_unheard (StgServerSet *set)
+{
+  if (set->unheard_id == 0)
+    set->unheard_id = g_timeout_add ((guint) (2 * set->timeout_ms), on_unheard, set);
+}
+
 /* A new session (the last one expired, or was never made). */
 static void
 reopen (StgServerSet *set)
@@ -213,7 +237,10 @@ reopen (StgServerSet *set)
     {
       set_problem (set, g_strdup (error->message));
       retry_later (set);
+      return;
     }
+  g_clear_handle_id (&set->unheard_id, g_source_remove);
+  watch_unheard (set);
 }
 
 /* Each folder above the member, then the member, in one pipeline:
@@ -252,6 +279,7 @@ on_state (StgServerSet *set, gint state)
   if (state == ZOO_CONNECTED_STATE)
     {
       set->connected = TRUE;
+      g_clear_handle_id (&set->unheard_id, g_source_remove);
       if (set->member != NULL || !set->wanted)
         set_problem (set, NULL);
       maybe_create (set);
@@ -275,6 +303,7 @@ on_state (StgServerSet *set, gint state)
   else if (set->connected)
     {
       set->connected = FALSE;
+      watch_unheard (set);
       set_problem (set, g_strdup_printf ("the connection to ZooKeeper %s was lost; the member "
                                          "stays while the session lives",
                                          set->ensemble));
@@ -389,6 +418,7 @@ stg_serverset_new (const StgServerSetSpec *spec, StgServerSetFunc func, gpointer
       set_unref (set);
       return NULL;
     }
+  watch_unheard (set);
   return set;
 }
 
@@ -449,6 +479,7 @@ stg_serverset_free (StgServerSet *set)
     return;
   set->closed = TRUE;
   g_clear_handle_id (&set->retry_id, g_source_remove);
+  g_clear_handle_id (&set->unheard_id, g_source_remove);
   if (set->zh != NULL)
     zookeeper_close (set->zh);
   set->zh = NULL;
