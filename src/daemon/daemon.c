@@ -408,6 +408,7 @@ start_runtime (StgDaemon *d, GError **error)
                                   &d->notify_counts, d->store);
   lo.health_counts = &d->health_counts;
   lo.announcer_args = stg_daemon_zk_runner_args (&d->settings);
+  lo.zk_allow_custom = d->settings.zk_allow_custom;
   if (g_str_equal (d->settings.runtime, "simulated"))
     d->runtime = stg_simulated_runtime_new (d->store, d->clock, error);
   else if (g_str_equal (d->settings.runtime, "fleet"))

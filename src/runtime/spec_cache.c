@@ -63,17 +63,23 @@ stg_task_spec_new (ApiTaskConfig *config, gint64 config_id, GError **error)
   return g_steal_pointer (&spec);
 }
 
-gboolean
-stg_task_spec_check (const ApiTaskConfig *config, GError **error)
+/* An error of the config checked: the runtime's, as its other checks give. */
+#define invalid(error, ...) \
+  (stg_fail (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID, __VA_ARGS__), \
+   (StgTaskSpec *) NULL)
+
+StgTaskSpec *
+stg_task_spec_check (ApiTaskConfig *config, GError **error)
 {
   const ApiExecutorConfig *ec = config->__isset_executorConfig ? config->executorConfig : NULL;
 
   if (ec == NULL || ec->name == NULL)
-    return bad (error, "executorConfig is missing (this runtime runs the executors '%s' and '%s')",
-                STG_EXECUTOR_NAME, STG_THERMOS_EXECUTOR_NAME);
+    return invalid (error,
+                    "executorConfig is missing (this runtime runs the executors '%s' and '%s')",
+                    STG_EXECUTOR_NAME, STG_THERMOS_EXECUTOR_NAME);
   if (!g_str_equal (ec->name, STG_EXECUTOR_NAME) && !stg_thermos_task_is (config))
-    return bad (error, "executorConfig.name is '%s', but this runtime runs only '%s' and '%s'",
-                ec->name, STG_EXECUTOR_NAME, STG_THERMOS_EXECUTOR_NAME);
+    return invalid (error, "executorConfig.name is '%s', but this runtime runs only '%s' and '%s'",
+                    ec->name, STG_EXECUTOR_NAME, STG_THERMOS_EXECUTOR_NAME);
   g_auto (GStrv) ports = stg_task_port_names (config);
   for (guint i = 0; ports[i] != NULL; i++)
     {
@@ -81,11 +87,15 @@ stg_task_spec_check (const ApiTaskConfig *config, GError **error)
       for (const gchar *c = ports[i]; *c && good; c++)
         good = g_ascii_isalnum (*c) || *c == '_' || *c == '-';
       if (!good)
-        return bad (error, "resources: port name '%s' may hold only letters, digits, '_' and '-'",
-                    ports[i]);
+        return invalid (error,
+                        "resources: port name '%s' may hold only letters, digits, '_' and '-'",
+                        ports[i]);
     }
-  g_autoptr (StgTaskSpec) spec = stg_task_spec_new ((ApiTaskConfig *) config, 0, error);
-  return spec != NULL;
+  g_autoptr (GError) local = NULL;
+  StgTaskSpec *spec = stg_task_spec_new (config, 0, &local);
+  if (spec == NULL)
+    return invalid (error, "%s", local->message);
+  return spec;
 }
 
 StgSpecCache *

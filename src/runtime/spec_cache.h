@@ -29,8 +29,9 @@ typedef struct
 
 /* Checks that @config can run: an executor this runtime runs ("stagger"
  * or AuroraExecutor), its named ports' names, and its data, whose errors
- * name the key. */
-gboolean stg_task_spec_check (const ApiTaskConfig *config, GError **error);
+ * name the key. Returns @config parsed (as config 0), or NULL with @error
+ * (STG_RUNTIME_ERROR_INVALID). */
+StgTaskSpec *stg_task_spec_check (ApiTaskConfig *config, GError **error);
 
 /* @config (referenced) parsed, as config @config_id; NULL with @error
  * when its executor data does not parse. */

@@ -70,16 +70,10 @@ check_parameters (const ApiDockerContainer *docker, GError **error)
 /* An AuroraExecutor task runs in its image through the runner's bundle,
  * with the task's JSON in one environment variable. */
 static gboolean
-announces (const ApiTaskConfig *config)
+check_thermos (StgFleetRuntime *rt, const StgTaskSpec *spec, GError **error)
 {
-  g_autoptr (StgThermosJob) job = stg_thermos_job_parse (config->executorConfig->data, -1, NULL);
+  const ApiTaskConfig *config = spec->config;
 
-  return job != NULL && job->announce;
-}
-
-static gboolean
-check_thermos (StgFleetRuntime *rt, const ApiTaskConfig *config, GError **error)
-{
   if (rt->options.thermos_bundle == NULL)
     g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
                  "executorConfig.name: %s tasks run in containers with stagger-thermos's bundle, "
@@ -90,7 +84,7 @@ check_thermos (StgFleetRuntime *rt, const ApiTaskConfig *config, GError **error)
                  "executorConfig.data: %zu bytes; the fleet runtime hands a task of at most %d "
                  "bytes to its container",
                  strlen (config->executorConfig->data), STG_FLEET_TASK_MAX);
-  else if (rt->options.announcing && announces (config))
+  else if (rt->options.announcing && spec->thermos->announce)
     g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
                  "executorConfig.data: announce: the fleet runtime does not announce containers "
                  "in ZooKeeper yet (the local runtime does); remove the announce section or run "
@@ -156,15 +150,10 @@ stg_fleet_validate (StgRuntime *base, const ApiTaskConfig *config, GError **erro
 {
   const ApiDockerContainer *docker = docker_of (config);
 
-  if (!stg_task_spec_check (config, error))
-    {
-      if (error != NULL && *error != NULL)
-        {
-          (*error)->domain = STG_RUNTIME_ERROR;
-          (*error)->code = STG_RUNTIME_ERROR_INVALID;
-        }
-      return FALSE;
-    }
+  g_autoptr (StgTaskSpec) spec = stg_task_spec_check ((ApiTaskConfig *) config, error);
+
+  if (spec == NULL)
+    return FALSE;
   if (docker == NULL || docker->image == NULL || docker->image[0] == '\0')
     {
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
@@ -174,12 +163,9 @@ stg_fleet_validate (StgRuntime *base, const ApiTaskConfig *config, GError **erro
   if (!check_parameters (docker, error) ||
       !stg_fleet_check_constraints (config->__isset_constraints ? config->constraints : NULL, error))
     return FALSE;
-  if (stg_thermos_task_is (config))
-    return check_thermos ((StgFleetRuntime *) base, config, error);
-  g_auto (GStrv) ports = stg_task_port_names (config);
-  g_autoptr (StgExecutorSpec) spec = stg_executor_spec_parse (config->executorConfig->data,
-                                                              (const gchar *const *) ports, error);
-  return spec != NULL && check_stagger (spec, error) &&
+  if (spec->thermos != NULL)
+    return check_thermos ((StgFleetRuntime *) base, spec, error);
+  return check_stagger (spec->exec, error) &&
          pod_check_task ((StgFleetRuntime *) base, config, error);
 }
 

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/error.h"
 #include "runtime/place.h"
 #include "runtime/local/local_private.h"
 #include "runtime/thermos_task.h"
@@ -58,21 +59,15 @@ stg_local_options_clear (StgLocalOptions *o)
  * announcing is on but custom paths are not allowed: its runner would
  * refuse it at every start, as Aurora's executor does. */
 static gboolean
-check_zk_path (StgLocalRuntime *rt, const ApiTaskConfig *config, GError **error)
+check_zk_path (StgLocalRuntime *rt, const StgTaskSpec *spec, GError **error)
 {
-  gchar **args = rt->options.announcer_args;
-
-  if (args == NULL || !stg_thermos_task_is (config) ||
-      g_strv_contains ((const gchar *const *) args, "--announcer-allow-custom-serverset-path"))
+  if (rt->options.announcer_args == NULL || rt->options.zk_allow_custom || spec->thermos == NULL ||
+      spec->thermos->zk_path == NULL)
     return TRUE;
-  g_autoptr (StgThermosJob) job = stg_thermos_job_parse (config->executorConfig->data, -1, NULL);
-  if (job == NULL || job->zk_path == NULL)
-    return TRUE;
-  g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
-               "executorConfig.data: announce.zk_path '%s': custom ServerSet paths are not "
-               "allowed (staggerd's [zookeeper] allow_custom_serverset_path)",
-               job->zk_path);
-  return FALSE;
+  return stg_fail (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
+                   "executorConfig.data: announce.zk_path '%s': custom ServerSet paths are not "
+                   "allowed (staggerd's [zookeeper] allow_custom_serverset_path)",
+                   spec->thermos->zk_path);
 }
 
 /* ---- slots ------------------------------------------------------------------- */
@@ -498,17 +493,10 @@ local_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
                                     error))
     return FALSE;
 
-  if (!stg_task_spec_check (config, error))
-    {
-      if (error && *error)
-        {
-          (*error)->domain = STG_RUNTIME_ERROR;
-          (*error)->code = STG_RUNTIME_ERROR_INVALID;
-        }
-      return FALSE;
-    }
-  if (stg_thermos_task_is (config) &&
-      !g_file_test (rt->options.thermos_runner, G_FILE_TEST_IS_EXECUTABLE))
+  g_autoptr (StgTaskSpec) spec = stg_task_spec_check ((ApiTaskConfig *) config, error);
+  if (spec == NULL)
+    return FALSE;
+  if (spec->thermos != NULL && !g_file_test (rt->options.thermos_runner, G_FILE_TEST_IS_EXECUTABLE))
     {
       g_set_error (error, STG_RUNTIME_ERROR, STG_RUNTIME_ERROR_INVALID,
                    "executorConfig.name: %s tasks run with stagger-thermos, which is not at %s "
@@ -517,7 +505,7 @@ local_validate (StgRuntime *base, const ApiTaskConfig *config, GError **error)
                    STG_THERMOS_EXECUTOR_NAME, rt->options.thermos_runner);
       return FALSE;
     }
-  return check_zk_path (rt, config, error);
+  return check_zk_path (rt, spec, error);
 }
 
 static GBytes *
@@ -619,6 +607,7 @@ stg_local_runtime_new (StgStore *store, StgClock *clock, const StgLocalOptions *
   rt->options.bind = g_strdup (options->bind);
   rt->options.thermos_runner = g_strdup (options->thermos_runner);
   rt->options.announcer_args = g_strdupv (options->announcer_args);
+  rt->options.zk_allow_custom = options->zk_allow_custom;
   rt->options.port_min = options->port_min;
   rt->options.port_max = options->port_max;
   rt->options.max_concurrent_starts = options->max_concurrent_starts > 0

@@ -38,6 +38,8 @@ typedef struct
   gchar *thermos_runner;          /* stagger-thermos, which runs AuroraExecutor tasks */
   gchar **announcer_args;         /* (nullable) stagger-thermos's --announcer-* flags: a task
                                    * with an announce section is told by SIGUSR1 once healthy */
+  gboolean zk_allow_custom;       /* announce.zk_path honoured (the runners are told so in
+                                   * @announcer_args); else a task naming one is refused */
   GHashTable *attributes;         /* (nullable) name -> value: this host's attributes, which
                                    * constraints are judged against ("host" is its name) */
   guint disk_interval_ms;         /* how often the sandboxes of tasks that reserve disk are
