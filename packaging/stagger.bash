@@ -6,7 +6,7 @@ _stagger_commands ()
 {
   case "$1" in
     job) echo "create kill status list diff restart history revert inspect" ;;
-    update) echo "start info pause resume abort rollback pulse list wait" ;;
+    update) echo "start info pause resume abort rollback pulse list wait timeline" ;;
     plan) echo "start diff status list wait pause resume abort rollback approve" ;;
     task) echo "logs" ;;
     host) echo "list drain undrain maintenance" ;;
@@ -23,6 +23,7 @@ _stagger_options ()
   case "$1 $2" in
     "update start") echo "$common --message --wait --force" ;;
     "update info"|"update wait") echo "$common --id" ;;
+    "update timeline") echo "$common --id --by --width" ;;
     "update pause"|"update resume"|"update abort"|"update rollback") echo "$common --message --id" ;;
     "update pulse") echo "$common --every --id" ;;
     "update list") echo "$common --status --user --limit" ;;
@@ -48,7 +49,7 @@ _stagger ()
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --url|--auth-user|--leader-wait|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version|--tail|--name|--min-in-service|--process|-p|--run|--set|-s|--count|--percentage|--duration|--coordinator|--status-key|--timeout|--delete) ((i++)) ;;
+      --url|--auth-user|--leader-wait|--message|-m|--id|--every|--status|--user|--limit|--batch-size|--watch-secs|--max-per-instance-failures|--max-total-failures|--to-version|--by|--width|--tail|--name|--min-in-service|--process|-p|--run|--set|-s|--count|--percentage|--duration|--coordinator|--status-key|--timeout|--delete) ((i++)) ;;
       -*) ;;
       *) if [[ -z $group ]]; then group="${COMP_WORDS[i]}"; elif [[ -z $command ]]; then command="${COMP_WORDS[i]}"; fi ;;
     esac

@@ -3,7 +3,8 @@
  * A real staggerd rolls real instances while tests/browser/watch_update.mjs
  * (playwright-core from npm, pinned by tests/browser/package-lock.json)
  * keeps an update's page open and watches it move, without a reload, to its
- * end: ROLLED_FORWARD with every instance updated, or ROLLED_BACK; and
+ * end: ROLLED_FORWARD with every instance updated and its timeline grown
+ * to every instance, drawn as /ui/api/timeline gives it, or ROLLED_BACK; and
  * tests/browser/watch_plan.mjs works a rollout plan's page: approves a
  * stage, then rolls the plan back, following each stage's status live. The
  * screenshots land in tests/browser-shots/ of the build tree. */
@@ -148,6 +149,18 @@ START_TEST (rollout_is_followed_live_to_the_end)
   /* The update's own events stand apart from the instances' events. */
   ck_assert_msg (has_text (o, "update_events", "rolled forward") && !has_text (o, "update_events", "instance "),
                  "update events: %s", output);
+  /* The timeline grew while the page watched, to a work for each of the
+   * six instances, and the page drew the same phases and times as
+   * /ui/api/timeline gives, with a row per batch. */
+  JsonArray *works = json_object_get_array_member (o, "timeline_works");
+  guint seen_works = json_array_get_length (works);
+  ck_assert_msg (seen_works >= 2 && json_array_get_int_element (works, seen_works - 1) == 6,
+                 "timeline works seen: %s", output);
+  const gchar *drawn = json_object_get_string_member (o, "timeline_page");
+  ck_assert_msg (strstr (drawn, "healthy@") != NULL && strstr (drawn, "5:") != NULL, "drawn: %s",
+                 output);
+  ck_assert_str_eq (drawn, json_object_get_string_member (o, "timeline_api"));
+  ck_assert_int_eq (json_object_get_int_member (o, "timeline_batches"), 3);
   ck_assert_uint_ge (json_array_get_length (json_object_get_array_member (o, "screenshots")), 3);
   dfx_stop (d);
 }

@@ -2,7 +2,7 @@
 instances (stagger-example-server): every command's happy path, its
 errors and exit codes, update start --wait to ROLLED_FORWARD and
 ROLLED_BACK, pause/resume/abort, a coordinated update kept going by
-update pulse --every, plan files (variables, instance gates, a dry run),
+update pulse --every, update timeline, plan files (variables, instance gates, a dry run),
 credentials, quotas and tiers, a job file's SLA policy with an SLA-aware
 update, and the admin commands.
 """
@@ -546,6 +546,62 @@ def rolling_restart(r, cli, tmp):
     r.check("kill", cli("job", "kill", key)[0] == 0)
 
 
+def update_timeline(r, cli, tmp):
+    """update timeline: an update of four instances in batches of two, as
+    JSON (two batches, each work's phases and time to healthy, a physical
+    limit within the time taken) and drawn in text that fits the width
+    asked, with the same times to healthy; bad arguments refused."""
+    key = "local/www/prod/timed"
+    r.check("create", cli("job", "create", key, job_file(tmp, "timed", "t1", count=4))[0] == 0)
+    r.check("four running", wait_running(cli, key, 4))
+    update = {"batch_size": 2, "wait_for_batch_completion": True}
+    code, out, err = cli("update", "start", key, job_file(tmp, "timed", "t2", count=4,
+                                                          update=update), "--wait")
+    r.check("the update rolls forward", code == 0 and "ROLLED_FORWARD" in out, out + err)
+    code, out, err = cli("--json", "update", "timeline", key)
+    t = json.loads(out) if code == 0 else {}
+    works = t.get("instances", [])
+    batches = t.get("batches", [])
+    r.check("--json: two batches of two, in order",
+            [(b["batch"], b["back"], b["instances"]) for b in batches]
+            == [(0, False, 2), (1, False, 2)], out + err)
+    r.check("--json: each instance updated in its batch, timed from start to healthy",
+            sorted((w["instance"], w["batch"], w["outcome"]) for w in works)
+            == [(0, 0, "updated"), (1, 0, "updated"), (2, 1, "updated"), (3, 1, "updated")]
+            and all(w["healthy_ms"] is not None and w["healthy_ms"] > 0 for w in works), out)
+    r.check("--json: each work starts, then is healthy for the watch time",
+            all([p["phase"] for p in w["phases"]][-2:] == ["starting", "healthy"]
+                and w["phases"][-1]["to_ms"] - w["phases"][-1]["from_ms"] >= 1000
+                for w in works), out)
+    r.check("--json: the physical limit is the batches' slowest to healthy plus the watch, "
+            "within the time taken",
+            t.get("limit_ms") == sum(max(w["healthy_ms"] for w in works if w["batch"] == b)
+                                     + 1000 for b in (0, 1))
+            and 0 < t["limit_ms"] <= t["to_ms"] - t["from_ms"], out)
+    code, out, err = cli("update", "timeline", key, "--width", "70")
+    lines = out.splitlines()
+    rows = [line for line in lines if re.match(r"^\d\s+\d\s+\|", line)]
+    r.check("text: the time taken beside the physical limit, a row per batch and per instance",
+            code == 0 and "took " in out and "times its physical limit" in out and len(rows) == 4
+            and all("=" in row for row in rows), out + err)
+    drawn = rows + [line for line in lines if line.startswith(". waiting")]
+    r.check("text: every instance row and the key fit the width asked",
+            len(drawn) == 5 and all(len(line) <= 70 for line in drawn), drawn)
+    said = {int(row.split()[0]): row.split("|")[-1].split()[-2] for row in rows}
+    r.check("text: the same times to healthy as --json",
+            said == {w["instance"]: "%.1f" % (w["healthy_ms"] / 1000.0) for w in works},
+            (said, works))
+    code, out, err = cli("update", "timeline", key, "--by", "batch")
+    r.check("--by batch: the batches only",
+            code == 0 and "BATCH" in out and "PHASES OVER TIME" not in out
+            and not re.search(r"^\d\s+\d\s+\|", out, re.M), out + err)
+    code, _, err = cli("update", "timeline", key, "--by", "host")
+    r.check("--by host: a usage error (2)", code == 2 and "--by" in err, err)
+    code, _, err = cli("update", "timeline", key, "--id", "no-such-update")
+    r.check("an update that does not exist: 6", code == 6 and "no-such-update" in err, err)
+    r.check("kill", cli("job", "kill", key)[0] == 0)
+
+
 def served_version(cli, key, instance=0):
     """The config version instance @instance of @key serves (/version)."""
     code, out, _ = cli("--json", "job", "status", key)
@@ -891,6 +947,7 @@ def main():
             r.run("errors", errors, r, cli, tmp, d.http_port)
             r.run("plan files", plan_files, r, cli, tmp)
             r.run("rolling restart", rolling_restart, r, cli, tmp)
+            r.run("update timeline", update_timeline, r, cli, tmp)
             r.run("history and revert", history_and_revert, r, cli, tmp)
             r.run("task logs", task_logs, r, cli, tmp)
             r.run("local host", local_host, r, cli, tmp)

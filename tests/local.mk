@@ -23,6 +23,7 @@ STG_CHECK_SUITES = \
 	tests/engine_controls_test \
 	tests/engine_plan_test \
 	tests/engine_rollout_test \
+	tests/engine_timeline_test \
 	tests/plan_view_test \
 	tests/gates_test \
 	tests/plan_daemon_test \
@@ -118,6 +119,10 @@ tests_engine_plan_test_LDADD = $(STG_TEST_LDADD)
 tests_engine_rollout_test_SOURCES = tests/engine_rollout_test.c $(STG_ENGINE_FIXTURE)
 tests_engine_rollout_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_engine_rollout_test_LDADD = $(STG_TEST_LDADD)
+
+tests_engine_timeline_test_SOURCES = tests/engine_timeline_test.c $(STG_ENGINE_FIXTURE)
+tests_engine_timeline_test_CFLAGS = $(STG_TEST_CFLAGS)
+tests_engine_timeline_test_LDADD = $(STG_TEST_LDADD)
 
 tests_plan_view_test_SOURCES = tests/plan_view_test.c $(STG_ENGINE_FIXTURE)
 tests_plan_view_test_CFLAGS = $(STG_TEST_CFLAGS)

@@ -243,6 +243,132 @@ function instanceGrid(ids, states, onPick) {
   return wrap;
 }
 
+/* ---- an update's timeline (canvas: a row per instance's work) --------------- */
+
+/* Each phase's colour and name, as /ui/api/timeline names them. */
+const PHASES = {
+  waiting: ['--untouched', 'waiting (gates, the runtime)'], pending: ['--pending', 'pending'],
+  stopping: ['--rolling-back', 'stopping'], stopped: ['--paused', 'stopped'],
+  starting: ['--updating', 'starting, until healthy'], healthy: ['--updated', 'healthy, watched'],
+  failed: ['--failed', 'failed'], paused: ['--paused', 'update paused'],
+  awaiting_pulse: ['--pulse', 'awaiting a pulse'],
+};
+
+/* Seconds with one decimal, for times within an update. */
+function secs(ms) {
+  return ms === null || ms === undefined ? '–' : (ms / 1000).toFixed(1) + ' s';
+}
+
+/* "3", "back 3" (a rollback's), "?" (not recorded). */
+function batchName(x) {
+  return (x.back ? 'back ' : '') + (x.batch === null ? '?' : x.batch);
+}
+
+function timelineCanvas(t) {
+  const works = t.instances;
+  const rows = [{ label: 'update', phases: t.holds }, ...works.map((w) => ({
+    label: 'instance ' + w.instance + ' (batch ' + batchName(w) + ')', phases: w.phases }))];
+  /* What is drawn, for tools that read the page: each work as
+     "instance[b]:phase@from-to,..." joined by ";" (b: rolling back). */
+  const drawn = works.map((w) => w.instance + (w.back ? 'b' : '') + ':' +
+    w.phases.map((p) => p.phase + '@' + p.from_ms + '-' + p.to_ms).join(',')).join(';');
+  const canvas = el('canvas', { class: 'timeline-chart', tabindex: 0, role: 'img',
+    'aria-label': 'Each instance\'s phases over the update\'s time; point at a row to read it',
+    'data-phases': drawn, 'data-works': works.length });
+  const info = el('div', { class: 'grid-info', 'aria-live': 'polite' });
+  let geometry = null;
+  const span = Math.max(t.to_ms - t.from_ms, 1);
+
+  function draw() {
+    const width = Math.max(canvas.clientWidth, 100);
+    /* Rows thin out with the count, but never below 2 px. */
+    const row = rows.length <= 60 ? 12 : rows.length <= 300 ? 5 : 2;
+    const gap = row >= 5 ? 2 : 0;
+    const limitBar = 8;
+    const height = limitBar * 2 + 6 + rows.length * (row + gap);
+    const ratio = window.devicePixelRatio || 1;
+    canvas.style.height = height + 'px';
+    canvas.width = Math.round(width * ratio);
+    canvas.height = Math.round(height * ratio);
+    const ctx = canvas.getContext('2d');
+    ctx.scale(ratio, ratio);
+    const cs = getComputedStyle(document.documentElement);
+    const colour = (name) => cs.getPropertyValue((PHASES[name] || PHASES.waiting)[0]).trim();
+    const x = (ms) => (ms - t.from_ms) / span * width;
+    /* The time taken, and under it the physical limit, from the same start. */
+    ctx.fillStyle = cs.getPropertyValue('--muted').trim();
+    ctx.fillRect(0, 0, width, limitBar);
+    ctx.fillStyle = cs.getPropertyValue('--gate').trim();
+    ctx.fillRect(0, limitBar + 2, Math.min(width, t.limit_ms / span * width), limitBar);
+    const top = limitBar * 2 + 6;
+    rows.forEach((r, i) => {
+      for (const p of r.phases) {
+        ctx.fillStyle = colour(p.phase);
+        ctx.fillRect(x(p.from_ms), top + i * (row + gap), Math.max(1, x(p.to_ms) - x(p.from_ms)), row);
+      }
+    });
+    /* Where each batch began. */
+    ctx.strokeStyle = cs.getPropertyValue('--muted').trim();
+    ctx.lineWidth = 1;
+    for (const b of t.batches) {
+      ctx.beginPath();
+      ctx.moveTo(Math.round(x(b.from_ms)) + 0.5, top);
+      ctx.lineTo(Math.round(x(b.from_ms)) + 0.5, height);
+      ctx.stroke();
+    }
+    geometry = { top, row, gap, width };
+  }
+
+  function describe(ev) {
+    if (!geometry) return;
+    const r = canvas.getBoundingClientRect();
+    const at = t.from_ms + (ev.clientX - r.left) / geometry.width * span;
+    const i = Math.floor((ev.clientY - r.top - geometry.top) / (geometry.row + geometry.gap));
+    if (i < 0 || i >= rows.length) {
+      info.textContent = 'took ' + secs(span) + '; its physical limit ' + secs(t.limit_ms);
+      return;
+    }
+    const p = rows[i].phases.find((q) => q.from_ms <= at && at < q.to_ms);
+    info.textContent = rows[i].label + ': ' + (p ? (PHASES[p.phase] || [0, p.phase])[1] + ' from +' +
+      secs(p.from_ms - t.from_ms) + ' to +' + secs(p.to_ms - t.from_ms) : 'not in the update then');
+  }
+
+  canvas.addEventListener('mousemove', describe);
+  new ResizeObserver(() => draw()).observe(canvas);
+  requestAnimationFrame(draw);
+  return el('div', { class: 'grid-wrap' }, canvas, info);
+}
+
+/* The timeline section of an update's page: the time taken beside the
+   physical limit, the batches and the chart. */
+function rolloutTimeline(t) {
+  const took = t.to_ms - t.from_ms;
+  const summary = t.limit_ms > 0
+    ? 'Took ' + secs(took) + (t.active ? ' so far' : '') + ', ' + (took / t.limit_ms).toFixed(2) +
+      ' times its physical limit of ' + secs(t.limit_ms) + ' (per batch, its slowest instance\'s ' +
+      'start to healthy plus the ' + secs(t.watch_ms) + ' watch).'
+    : 'Took ' + secs(took) + (t.active ? ' so far' : '') + '; no instance became healthy yet, so ' +
+      'no physical limit.';
+  const batches = el('table', { class: 'timeline-batches' },
+    el('thead', {}, el('tr', {}, ['Batch', 'Began', 'Took', 'Instances', 'Slowest to healthy',
+      'Limit', 'Wait before', 'Held by'].map((h) => el('th', {}, h)))),
+    el('tbody', {}, t.batches.map((b) => el('tr', {},
+      el('td', {}, batchName(b)), el('td', {}, '+' + secs(b.from_ms - t.from_ms)),
+      el('td', {}, secs(b.to_ms - b.from_ms)), el('td', {}, String(b.instances)),
+      el('td', {}, b.slowest === null ? '–' : secs(b.slowest_ms) + ' (instance ' + b.slowest + ')'),
+      el('td', {}, secs(b.limit_ms)),
+      el('td', {}, secs(b.gap_ms) + (b.gap_why ? ' (' + b.gap_why + ')' : '')),
+      el('td', {}, b.held_by || '–')))));
+  return el('section', { class: 'rollout-timeline' },
+    el('p', { class: 'timeline-summary' }, summary),
+    el('div', { class: 'legend' }, el('span', {}, el('i', { style: 'background: var(--muted)' }),
+      'time taken'), el('span', {}, el('i', { style: 'background: var(--gate)' }), 'physical limit'),
+    Object.keys(PHASES).map((k) => el('span', {}, el('i', { style: 'background: var(' + PHASES[k][0] +
+      ')' }), PHASES[k][1]))),
+    t.instances.length ? timelineCanvas(t) : el('p', { class: 'muted' }, 'No instance has begun yet.'),
+    t.batches.length ? batches : '');
+}
+
 function legend(states) {
   const counts = {};
   for (const ch of states) counts[ch] = (counts[ch] || 0) + 1;
@@ -502,7 +628,7 @@ async function viewUpdate(role, env, name, id) {
   setNav('updates');
   const q = 'role=' + encodeURIComponent(role) + '&environment=' + encodeURIComponent(env) +
     '&name=' + encodeURIComponent(name) + '&id=' + encodeURIComponent(id);
-  const u = await getJSON('/ui/api/update?' + q);
+  const [u, t] = await Promise.all([getJSON('/ui/api/update?' + q), getJSON('/ui/api/timeline?' + q)]);
   const p = u.progress;
   const ids = expandRanges(u.instances.ranges);
   const back = /BACK/.test(u.status);
@@ -540,6 +666,8 @@ async function viewUpdate(role, env, name, id) {
   ids.length ? instanceGrid(ids, u.instances.states, (i) => showInstance(u, i, panel))
     : el('p', { class: 'muted' }, 'No instance changes.'),
   panel,
+  el('h2', {}, 'Timeline'),
+  rolloutTimeline(t),
   el('h2', {}, 'Settings'),
   settingsFacts(u.settings),
   el('h2', {}, 'Update events'),

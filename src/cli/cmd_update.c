@@ -21,42 +21,6 @@ self (const gchar *name)
   return stg_cli_find_command (stg_cli_update_commands, name);
 }
 
-/* The job's update: @id, else the active one (@active) or the newest. */
-static ApiJobUpdateKey *
-find_update (StgCliClient *c, ApiJobKey *job, const gchar *id, gboolean active, GError **error)
-{
-  g_autofree gchar *text = stg_job_key_to_string (job);
-
-  g_autoptr (ApiJobUpdateKey) wanted = id ? g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id", id,
-                                                          NULL) : NULL;
-  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", job,
-                                                  "limit", 1, NULL);
-  /* A named update is looked up too, so that a wrong --id is "not found". */
-  if (wanted != NULL)
-    g_object_set (q, "key", wanted, NULL);
-  if (active)
-    for (gint s = 0; s < 32; s++)
-      if (stg_update_status_is_active (s))
-        g_hash_table_add (q->updateStatuses, GINT_TO_POINTER (s));
-  g_autoptr (ApiResponse) r = stg_cli_get_job_update_summaries (c, q, error);
-  if (r == NULL)
-    return NULL;
-  GPtrArray *list = r->result->getJobUpdateSummariesResult->updateSummaries;
-  if (list->len == 0 && id != NULL)
-    {
-      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "%s has no %supdate %s", text,
-                   active ? "active " : "", id);
-      return NULL;
-    }
-  if (list->len == 0)
-    {
-      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "%s has no %supdate", text,
-                   active ? "active " : "");
-      return NULL;
-    }
-  return g_object_ref (((ApiJobUpdateSummary *) list->pdata[0])->key);
-}
-
 static ApiJobUpdateDetails *
 details (StgCliClient *c, ApiJobUpdateKey *key, GError **error)
 {
@@ -198,7 +162,8 @@ update_info (StgCli *cli, int argc, gchar **argv)
                       "instance's latest action with its last cause, and the events.", 1, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], FALSE, &path, &error);
-  g_autoptr (ApiJobUpdateKey) key = c ? find_update (c, path->key, id, FALSE, &error) : NULL;
+  g_autoptr (ApiJobUpdateKey) key = c ? stg_cli_find_update (c, path->key, id, FALSE, &error)
+                                      : NULL;
   g_autoptr (ApiJobUpdateDetails) d = key ? details (c, key, &error) : NULL;
   if (d == NULL)
     return stg_cli_fail (cli, error);
@@ -384,7 +349,8 @@ update_wait (StgCli *cli, int argc, gchar **argv)
                       "11 ABORTED, 12 FAILED, 13 ERROR.", 1, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], FALSE, &path, &error);
-  g_autoptr (ApiJobUpdateKey) key = c ? find_update (c, path->key, id, FALSE, &error) : NULL;
+  g_autoptr (ApiJobUpdateKey) key = c ? stg_cli_find_update (c, path->key, id, FALSE, &error)
+                                      : NULL;
   if (key == NULL)
     return stg_cli_fail (cli, error);
   return follow_update (cli, c, key);
@@ -407,7 +373,7 @@ control (StgCli *cli, int argc, gchar **argv, const gchar *name, StgCliUpdateAct
   if (!stg_cli_parse (cli, self (name), "update", entries, NULL, 1, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], FALSE, &path, &error);
-  g_autoptr (ApiJobUpdateKey) key = c ? find_update (c, path->key, id, TRUE, &error) : NULL;
+  g_autoptr (ApiJobUpdateKey) key = c ? stg_cli_find_update (c, path->key, id, TRUE, &error) : NULL;
   g_autoptr (ApiResponse) r = key ? stg_cli_control_job_update (c, action, key, message, &error) : NULL;
   if (r == NULL)
     return stg_cli_fail (cli, error);
@@ -461,7 +427,7 @@ update_pulse (StgCli *cli, int argc, gchar **argv)
   if (every < 0 || every > 86400)
     return stg_cli_usage_error (cli, "--every: expected 1 to 86400 seconds");
   g_autoptr (StgCliClient) c = stg_cli_client_for_job (cli, argv[1], FALSE, &path, &error);
-  g_autoptr (ApiJobUpdateKey) key = c ? find_update (c, path->key, id, TRUE, &error) : NULL;
+  g_autoptr (ApiJobUpdateKey) key = c ? stg_cli_find_update (c, path->key, id, TRUE, &error) : NULL;
   if (key == NULL)
     return stg_cli_fail (cli, error);
   for (;;)
@@ -549,14 +515,21 @@ update_list (StgCli *cli, int argc, gchar **argv)
 }
 
 const StgCliCommand stg_cli_update_commands[] = {
-  { "start", "CLUSTER/ROLE/ENV/NAME[/INSTANCES] CONFIG", "Start an update to a job file", update_start },
+  { "start", "CLUSTER/ROLE/ENV/NAME[/INSTANCES] CONFIG", "Start an update to a job file",
+    update_start },
   { "info", "CLUSTER/ROLE/ENV/NAME", "Show an update's status, progress and events", update_info },
   { "pause", "CLUSTER/ROLE/ENV/NAME", "Pause the job's active update", update_pause },
   { "resume", "CLUSTER/ROLE/ENV/NAME", "Resume the job's paused update", update_resume },
-  { "abort", "CLUSTER/ROLE/ENV/NAME", "Abort the job's active update where it stands", update_abort },
+  { "abort", "CLUSTER/ROLE/ENV/NAME", "Abort the job's active update where it stands",
+    update_abort },
   { "rollback", "CLUSTER/ROLE/ENV/NAME", "Roll the job's active update back", update_rollback },
   { "pulse", "CLUSTER/ROLE/ENV/NAME", "Pulse a coordinated update", update_pulse },
   { "list", "[CLUSTER[/ROLE]]", "List updates, newest first", update_list },
-  { "wait", "CLUSTER/ROLE/ENV/NAME", "Wait for an update to end; the exit code says how", update_wait },
+  { "wait", "CLUSTER/ROLE/ENV/NAME", "Wait for an update to end; the exit code says how",
+    update_wait },
+  { "timeline", "CLUSTER/ROLE/ENV/NAME",
+    "Show where an update's time went, batch by batch and "
+    "instance by instance",
+    stg_cli_update_timeline },
   { NULL, NULL, NULL, NULL },
 };

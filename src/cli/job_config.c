@@ -1,6 +1,7 @@
 /* job_config.c: a job's configuration for the commands that compare or
  * change it (job diff, plan diff, job restart, job history and revert,
- * host drain): the job as the daemon keeps it, and the lines of a task
+ * host drain): the job as the daemon keeps it, its update named or
+ * newest (the update commands find theirs here), and the lines of a task
  * config that an update would change (a task config as readable lines is
  * common/task_lines.c).
  * Calls the client. One thread: the process's main thread.
@@ -10,6 +11,7 @@
 #include "cli/output.h"
 #include "common/thrift_json.h"
 #include "cli/updates.h"
+#include "common/enums.h"
 #include "common/jobkey.h"
 #include "common/task_lines.h"
 
@@ -83,4 +85,41 @@ stg_cli_print_config_changes (StgCli *cli, ApiTaskConfig *want_config,
               }
         }
     }
+}
+
+ApiJobUpdateKey *
+stg_cli_find_update (StgCliClient *c, ApiJobKey *job, const gchar *id, gboolean active,
+                     GError **error)
+{
+  g_autofree gchar *text = stg_job_key_to_string (job);
+
+  g_autoptr (ApiJobUpdateKey) wanted = id ? g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", job, "id",
+                                                          id, NULL)
+                                          : NULL;
+  g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", job, "limit",
+                                                  1, NULL);
+  /* A named update is looked up too, so that a wrong --id is "not found". */
+  if (wanted != NULL)
+    g_object_set (q, "key", wanted, NULL);
+  if (active)
+    for (gint s = 0; s < 32; s++)
+      if (stg_update_status_is_active (s))
+        g_hash_table_add (q->updateStatuses, GINT_TO_POINTER (s));
+  g_autoptr (ApiResponse) r = stg_cli_get_job_update_summaries (c, q, error);
+  if (r == NULL)
+    return NULL;
+  GPtrArray *list = r->result->getJobUpdateSummariesResult->updateSummaries;
+  if (list->len == 0 && id != NULL)
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "%s has no %supdate %s", text,
+                   active ? "active " : "", id);
+      return NULL;
+    }
+  if (list->len == 0)
+    {
+      g_set_error (error, STG_CLI_ERROR, STG_CLI_ERROR_NOT_FOUND, "%s has no %supdate", text,
+                   active ? "active " : "");
+      return NULL;
+    }
+  return g_object_ref (((ApiJobUpdateSummary *) list->pdata[0])->key);
 }

@@ -5,7 +5,8 @@ libstg_cli_a_SOURCES = \
 	src/cli/cli.h \
 	src/cli/client.c src/cli/client.h src/cli/client_private.h src/cli/client_sidecar.c \
 	src/cli/cmd_job.c src/cli/cmd_history.c src/cli/cmd_task.c \
-	src/cli/cmd_update.c src/cli/updates.h src/cli/cmd_cluster.c src/cli/cmd_host.c \
+	src/cli/cmd_update.c src/cli/cmd_timeline.c src/cli/updates.h src/cli/cmd_cluster.c \
+	src/cli/cmd_host.c \
 	src/cli/cmd_plan.c src/cli/cmd_quota.c src/cli/cmd_admin.c src/cli/cmd_maintenance.c \
 	src/cli/cmd_sidecar.c \
 	src/cli/command.c \

@@ -19,6 +19,14 @@ G_BEGIN_DECLS
 int stg_cli_update_started (StgCli *cli, StgCliClient *c, const gchar *text, const gchar *what,
                             ApiJobUpdateKey *key, ApiGetJobUpdateDiffResult *diff, gboolean wait);
 
+/* The job's update: @id, else the active one (@active) or the newest;
+ * NULL with @error (NOT_FOUND: the job has none). */
+ApiJobUpdateKey *stg_cli_find_update (StgCliClient *c, ApiJobKey *job, const gchar *id,
+                                      gboolean active, GError **error);
+
+/* stagger update timeline (cmd_timeline.c). */
+int stg_cli_update_timeline (StgCli *cli, int argc, gchar **argv);
+
 /* Every setting @settings holds, a line for each group of them, as update
  * info prints them (update_settings.c). */
 void stg_cli_print_update_settings (StgCli *cli, const ApiJobUpdateSettings *settings);

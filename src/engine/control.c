@@ -304,7 +304,8 @@ activate (StgEngine *e, gint64 update_id, const gchar *uid, const gchar *user, g
       StgWork w = { .instance = ch->instance,
                     .from_config = ch->from_config,
                     .to_config = ch->to_config,
-                    .state = STG_WORK_PENDING };
+                    .state = STG_WORK_PENDING,
+                    .batch = -1 };
       g_array_append_val (u->work, w);
       g_hash_table_insert (u->position, GINT_TO_POINTER (ch->instance), GUINT_TO_POINTER (i + 1));
     }

@@ -24,6 +24,7 @@ libstg_engine_a_SOURCES = \
 	src/engine/step.c src/engine/step_private.h \
 	src/engine/surge.c src/engine/surge_private.h \
 	src/engine/task_fields.c \
+	src/engine/timeline.c src/engine/timeline.h \
 	src/engine/update.c src/engine/update_private.h \
 	src/engine/work.c src/engine/work_gates.c
 EXTRA_DIST += src/engine/local.mk

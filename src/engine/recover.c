@@ -69,11 +69,16 @@ update_load (StgEngine *e, StgUpdateRow *row, GError **error)
     {
       StgUpdateInstanceRow *r = &g_array_index (rows, StgUpdateInstanceRow, i);
       StgWork w = {
-        .instance = r->instance_id, .from_config = r->initial_config_id,
-        .to_config = r->desired_config_id, .state = r->state, .failures = r->failures,
-        .started_ms = r->started_ms, .seen_failures = r->baseline,
+        .instance = r->instance_id,
+        .from_config = r->initial_config_id,
+        .to_config = r->desired_config_id,
+        .state = r->state,
+        .failures = r->failures,
+        .started_ms = r->started_ms,
+        .seen_failures = r->baseline,
         /* The runtime may not have heard of it before the restart: ask again. */
         .asked = FALSE,
+        .batch = -1,
       };
       g_array_append_val (u->work, w);
       g_hash_table_insert (u->position, GINT_TO_POINTER (r->instance_id), GUINT_TO_POINTER (i + 1));

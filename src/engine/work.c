@@ -27,8 +27,10 @@ instance_event (StgUpdate *u, StgWork *w, gint action, const gchar *message)
   e->transitions++;
   stg_engine_step_check (e,
                          stg_store_add_instance_event (e->store, u->id, w->instance,
-                                                       stg_clock_now_ms (e->clock), action, message,
-                                                       &error),
+                                                       stg_clock_now_ms (e->clock), action,
+                                                       w->batch >= 0 ? w->batch
+                                                                     : (gint) u->batch_index,
+                                                       message, &error),
                          &error);
 }
 
@@ -389,6 +391,7 @@ stg_work_start (StgUpdate *u, guint idx)
   w->asked = FALSE;
   w->unchanged = FALSE;
   w->started_ms = stg_clock_now_ms (e->clock);
+  w->batch = (gint) u->batch_index;
   w->seen_failures = obs.phase == STG_TASK_ABSENT ? 0 : obs.failures;
   g_hash_table_add (u->active, GUINT_TO_POINTER (idx));
   stg_update_touch_work (u, idx);

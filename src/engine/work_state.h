@@ -82,6 +82,8 @@ typedef struct
   gint64 started_ms;    /* when the current attempt began (deadline) */
   gint64 seen_failures; /* the runtime's failure count already accounted for */
   /* memory only */
+  gint batch; /* the update's batch its current attempt began in; -1: not known (begun
+               * before a restart: the update's current batch is taken) */
   struct _StgUpdate *owner;
   guint timer;    /* watch or deadline */
   gboolean asked; /* the runtime was asked to act in this direction */

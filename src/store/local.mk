@@ -16,6 +16,7 @@ libstg_store_a_SOURCES = \
 	src/store/runtime_facts.c \
 	src/store/scheduled_task.c \
 	src/store/sidecars.c \
+	src/store/timeline.c \
 	src/store/updates.c
 nodist_libstg_store_a_SOURCES = src/store/schema-resources.c
 
@@ -32,7 +33,8 @@ STG_SCHEMA_FILES = $(srcdir)/schema/001_initial.sql $(srcdir)/schema/002_engine.
 	$(srcdir)/schema/017_sidecars.sql $(srcdir)/schema/017_sidecars.pg.sql \
 	$(srcdir)/schema/018_notices.sql $(srcdir)/schema/018_notices.pg.sql \
 	$(srcdir)/schema/019_stage_ends.sql $(srcdir)/schema/019_stage_ends.pg.sql \
-	$(srcdir)/schema/020_ended_tasks.sql $(srcdir)/schema/020_ended_tasks.pg.sql
+	$(srcdir)/schema/020_ended_tasks.sql $(srcdir)/schema/020_ended_tasks.pg.sql \
+	$(srcdir)/schema/021_batches.sql
 libstg_store_a_SOURCES += src/store/fleet_facts.c src/store/maintenance.c \
 	src/store/notices.c src/store/notices.h src/store/plans.h
 src/store/schema-resources.c: $(srcdir)/schema/schema.gresource.xml $(STG_SCHEMA_FILES)

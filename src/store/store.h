@@ -419,8 +419,10 @@ gboolean stg_store_set_update_progress (StgStore *store, gint64 update_id, const
 gboolean stg_store_add_update_event (StgStore *store, gint64 update_id, gint status, gint64 ts_ms,
                                      const gchar *user, const gchar *message, GError **error);
 
+/* @batch: the batch of the work the event is about (schema/021_batches.sql);
+ * negative for none. */
 gboolean stg_store_add_instance_event (StgStore *store, gint64 update_id, gint32 instance_id,
-                                       gint64 ts_ms, gint action, const gchar *message,
+                                       gint64 ts_ms, gint action, gint batch, const gchar *message,
                                        GError **error);
 
 /* An update's work on one instance. Config ids of 0 mean "absent". */
@@ -509,6 +511,25 @@ GPtrArray *stg_store_list_instance_events (StgStore *store, gint64 update_id, gu
 
 /* The update's events, oldest first, as ApiJobUpdateEvent*. */
 GPtrArray *stg_store_list_update_events (StgStore *store, gint64 update_id, GError **error);
+
+/* ---- what an update's timeline is drawn from (timeline.c) ---------------- */
+
+/* One event of an instance, as the timeline reads it. */
+typedef struct
+{
+  gint32 instance;
+  gint64 ts_ms;
+  gint code;  /* an instance event's JobUpdateAction, a task event's ScheduleStatus */
+  gint batch; /* an instance event's batch (stg_store_add_instance_event); -1: none */
+} StgTimelineEvent;
+
+/* Every instance event of update @update_id, oldest first. */
+GArray *stg_store_timeline_instance_events (StgStore *store, gint64 update_id, GError **error);
+
+/* The task events of job @job_id's instances from @from_ms to @to_ms
+ * (both included), oldest first; batch is -1. */
+GArray *stg_store_timeline_task_events (StgStore *store, gint64 job_id, gint64 from_ms,
+                                        gint64 to_ms, GError **error);
 
 /* ---- a whole job at once (job_lookups.c) -------------------------------- */
 

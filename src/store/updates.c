@@ -160,12 +160,12 @@ stg_store_add_update_event (StgStore *store, gint64 update_id, gint status, gint
 
 gboolean
 stg_store_add_instance_event (StgStore *store, gint64 update_id, gint32 instance_id, gint64 ts_ms,
-                              gint action, const gchar *message, GError **error)
+                              gint action, gint batch, const gchar *message, GError **error)
 {
   g_autoptr (StgStmt) st = stg_store_stmt (
       store,
-      "INSERT INTO instance_events (update_id, instance_id, ts_ms, action, message, epoch) "
-      "VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT INTO instance_events (update_id, instance_id, ts_ms, action, message, epoch, batch) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?)",
       error);
   if (st == NULL)
     return FALSE;
@@ -175,6 +175,10 @@ stg_store_add_instance_event (StgStore *store, gint64 update_id, gint32 instance
   stg_db_bind_int64 (st, 4, action);
   stg_bind_text (st, 5, message);
   stg_db_bind_int64 (st, 6, store->epoch);
+  if (batch >= 0)
+    stg_db_bind_int64 (st, 7, batch);
+  else
+    stg_db_bind_null (st, 7);
   return stg_store_exec_stmt (store, st, error, "recording an instance event");
 }
 

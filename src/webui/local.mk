@@ -9,6 +9,7 @@ libstg_webui_a_SOURCES = \
 	src/webui/webui_session.c \
 	src/webui/webui_data.c \
 	src/webui/webui_update.c \
+	src/webui/webui_timeline.c \
 	src/webui/webui_plan.c \
 	src/webui/webui_wait.c \
 	src/webui/webui_sidecar.c \

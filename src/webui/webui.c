@@ -189,9 +189,10 @@ static const StgWebUiRoute FEED_ROUTES[] = {
 
 /* Every route, by file. */
 static const StgWebUiRoute *const ROUTE_TABLES[] = {
-  stg_webui_page_routes, stg_webui_session_routes,  FEED_ROUTES,
-  stg_webui_data_routes, stg_webui_update_routes,   stg_webui_plan_routes,
-  stg_webui_wait_routes, stg_webui_instance_routes, stg_webui_sidecar_routes,
+  stg_webui_page_routes,     stg_webui_session_routes,  FEED_ROUTES,
+  stg_webui_data_routes,     stg_webui_update_routes,   stg_webui_plan_routes,
+  stg_webui_wait_routes,     stg_webui_instance_routes, stg_webui_sidecar_routes,
+  stg_webui_timeline_routes,
 };
 
 StgWebUi *

@@ -49,13 +49,15 @@ typedef struct
 
 /* The route tables webui.c serves, each ended by { NULL }: the page and
  * its files (webui_pages.c), the session (webui_session.c), the JSON data
- * (webui_data.c), an update's page (webui_update.c), rollout plans
+ * (webui_data.c), an update's page (webui_update.c) and timeline
+ * (webui_timeline.c), rollout plans
  * (webui_plan.c), the picked instance (webui_instance.c), the long poll
  * (webui_wait.c) and sidecar sets (webui_sidecar.c). */
 extern const StgWebUiRoute stg_webui_page_routes[];
 extern const StgWebUiRoute stg_webui_session_routes[];
 extern const StgWebUiRoute stg_webui_data_routes[];
 extern const StgWebUiRoute stg_webui_update_routes[];
+extern const StgWebUiRoute stg_webui_timeline_routes[];
 extern const StgWebUiRoute stg_webui_plan_routes[];
 extern const StgWebUiRoute stg_webui_instance_routes[];
 extern const StgWebUiRoute stg_webui_wait_routes[];
@@ -130,6 +132,12 @@ gboolean stg_webui_parse_count (const gchar *text, gint64 max, gint32 *out);
 /* A job key from the query string (role, environment, name), or NULL
  * with @error (a 400). */
 ApiJobKey *stg_webui_query_key (StgHttpRequest *request, GError **error);
+
+/* The update the query string names (role, environment, name, id), or
+ * NULL with @error and *@status: 400 for a bad query, 404 for no such
+ * update of that job (webui_update.c). */
+StgUpdateRow *stg_webui_query_update (StgWebUi *ui, StgHttpRequest *request, guint *status,
+                                      GError **error);
 
 /* A web UI control's body: {role, environment, name, id, message?}. */
 typedef struct

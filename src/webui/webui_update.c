@@ -298,21 +298,34 @@ build_update (StgWebUi *ui, JsonBuilder *b, const StgUpdateRow *row, GError **er
   return TRUE;
 }
 
-static guint
-read_update (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
+StgUpdateRow *
+stg_webui_query_update (StgWebUi *ui, StgHttpRequest *request, guint *status, GError **error)
 {
   g_autoptr (ApiJobKey) key = stg_webui_query_key (request, error);
   const gchar *id = stg_http_request_query (request, "id");
 
+  *status = 400;
   if (key == NULL)
-    return 400;
+    return NULL;
   if (id == NULL || id[0] == '\0')
-    return stg_webui_fail (error, 400, "query.id is missing");
+    return stg_webui_fail (error, 400, "query.id is missing"), NULL;
+  *status = 404;
   g_autoptr (StgUpdateRow) row = stg_store_get_update (ui->ctx.store, id, error);
   if (row == NULL)
-    return 404;
+    return NULL;
   if (!stg_job_key_equal (row->job, key))
-    return stg_webui_fail (error, 404, "no update %s of this job", id);
+    return stg_webui_fail (error, 404, "no update %s of this job", id), NULL;
+  return g_steal_pointer (&row);
+}
+
+static guint
+read_update (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
+{
+  guint status;
+  g_autoptr (StgUpdateRow) row = stg_webui_query_update (ui, request, &status, error);
+
+  if (row == NULL)
+    return status;
   return build_update (ui, b, row, error) ? 200 : 500;
 }
 

@@ -8,7 +8,9 @@
 // reloaded, the screenshots written, the requests that failed (4xx/5xx),
 // the outline drawn around <main> on load, each "Current batch" text seen and
 // the final progress bar (its segment's class, colour and the fraction of
-// the bar it fills), and the panel
+// the bar it fills), the timeline (each count of works its chart drew while
+// the update ran, what it drew at the end and what /ui/api/timeline says
+// then, in the chart's own form), and the panel
 // shown once the first instance is clicked. Exits 0 when the page reached
 // EXPECTED_STATUS without a reload, 1 otherwise, 2 on bad usage.
 import { chromium } from 'playwright-core';
@@ -26,6 +28,7 @@ const TERMINAL = new Set(['ROLLED_FORWARD', 'ROLLED_BACK', 'ABORTED', 'ERROR', '
 const result = {
   seen: [], states: '', reloaded: false, screenshots: [], errors: [], failed_requests: [],
   main_outline: '', batches: [], bar: null, update_events: [], instance_panel: '', log_link: '',
+  timeline_works: [], timeline_page: '', timeline_api: '', timeline_batches: 0,
 };
 let code = 1;
 let browser = null;
@@ -71,6 +74,11 @@ try {
       return dt ? dt.nextElementSibling.textContent : '';
     });
     if (batch && !result.batches.includes(batch)) result.batches.push(batch);
+    const works = await page.evaluate(() => {
+      const c = document.querySelector('canvas.timeline-chart');
+      return c ? Number(c.dataset.works) : 0;
+    });
+    if (works && !result.timeline_works.includes(works)) result.timeline_works.push(works);
     if (TERMINAL.has(status)) break;
     await page.waitForTimeout(100);
   }
@@ -80,6 +88,19 @@ try {
     const c = document.querySelector('canvas.grid');
     return c ? c.dataset.states : '';
   });
+  // The chart as drawn, and the daemon's timeline in the chart's form.
+  Object.assign(result, await page.evaluate(async () => {
+    const c = document.querySelector('canvas.timeline-chart');
+    const [, role, env, name, id] = location.hash.slice(2).split('/').map(decodeURIComponent);
+    const q = new URLSearchParams({ role, environment: env, name, id });
+    const t = await (await fetch('/ui/api/timeline?' + q.toString())).json();
+    return {
+      timeline_page: c ? c.dataset.phases : '',
+      timeline_api: t.instances.map((w) => w.instance + (w.back ? 'b' : '') + ':' +
+        w.phases.map((p) => p.phase + '@' + p.from_ms + '-' + p.to_ms).join(',')).join(';'),
+      timeline_batches: document.querySelectorAll('table.timeline-batches tbody tr').length,
+    };
+  }));
   result.update_events = await page.evaluate(() =>
     [...document.querySelectorAll('ol.update-events li')].map((li) => li.textContent));
   // Its conditions, as "Type=Status/Reason".
