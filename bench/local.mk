@@ -58,12 +58,19 @@ bench: $(STG_BENCH_DEPS)
 	@echo
 	@echo "== 8. what control groups cost: 1,000 starts with and without limits, and reading their use (bench/limits_bench; root)"
 	./bench/limits_bench $(BENCH_LIMITS_FLAGS) --json bench/limits.json || test $$? -eq 77
+	@echo
+	@echo "== 9. an update's timeline at 200 and 1,000 instances: its JSON, the CLI and the page (bench/timeline.sh)"
+	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/timeline.sh --instances 200 --batch 20 \
+		--json bench/timeline-200.json
+	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/timeline.sh --json bench/timeline.json
 	@echo "figures: bench/limits.json bench/engine.json bench/rollout-20.json bench/rollout-40.json bench/rollout.json" \
-		"bench/rpc.json bench/memory.json bench/fleet.json bench/sidecars.json"
+		"bench/rpc.json bench/memory.json bench/fleet.json bench/sidecars.json" \
+		"bench/timeline-200.json bench/timeline.json"
 
 .PHONY: bench
 CLEANFILES += $(EXTRA_PROGRAMS) bench/engine.json bench/rollout.json bench/rollout-20.json \
 	bench/rollout-40.json bench/rpc.json \
-	bench/memory.json bench/fleet.json bench/sidecars.json bench/limits.json
+	bench/memory.json bench/fleet.json bench/sidecars.json bench/limits.json \
+	bench/timeline-200.json bench/timeline.json
 EXTRA_DIST += bench/local.mk bench/common.sh bench/rollout.sh bench/memory.sh bench/fleet.sh \
-	bench/sidecars.sh bench/pg.sh
+	bench/sidecars.sh bench/pg.sh bench/timeline.sh

@@ -95,6 +95,14 @@ hz=$(getconf CLK_TCK)
 stagger_wall=$(calc "$t1 - $t0")
 stagger_cpu=$(calc "($cpu1 - $cpu0) / $hz")
 stagger_limit=$(find "$tmp/data/sandboxes" -name stdout -exec cat {} + | limit)
+# The update's own timeline: its time and physical limit as staggerd saw
+# them (from its task events: each start to the health check it saw pass).
+$stagger --json update timeline local/bench/prod/fleet >"$tmp/timeline.json"
+# Top-level members are the ones indented by two spaces.
+timeline_took=$(awk -F' : ' '/^  "from_ms"/ { f = $2 + 0 } /^  "to_ms"/ { t = $2 + 0 }
+  END { printf "%.3f\n", (t - f) / 1000 }' "$tmp/timeline.json")
+timeline_limit=$(awk -F' : ' '/^  "limit_ms"/ { printf "%.3f\n", ($2 + 0) / 1000 }' \
+  "$tmp/timeline.json")
 $stagger job kill local/bench/prod/fleet >/dev/null
 sleep 2
 
@@ -168,6 +176,8 @@ verdict=$(calc "$ratio <= 1.10")
 printf '%-44s %10s %10s %10s\n' "rollout of $N instances, batches of $B" "seconds" "limit s" "x limit"
 printf '%-44s %10.2f %10.2f %10.2f\n' "stagger (update start --wait)" "$stagger_wall" \
   "$stagger_limit" "$stagger_phys"
+printf '%-44s %10.2f %10.2f %10.2f\n' "stagger, its timeline (update timeline)" \
+  "$timeline_took" "$timeline_limit" "$(calc "$timeline_took / $timeline_limit")"
 printf '%-44s %10.2f %10.2f %10.2f\n' "script, a batch's instances in parallel" "$par_wall" \
   "$par_limit" "$par_phys"
 if [ -n "$SERIAL" ]; then
@@ -178,8 +188,8 @@ printf '%-44s %10.3f   (target: at most 1.10, %s)\n' "ratio stagger / parallel s
   "$verdict"
 printf '%-44s %10.2f\n' "staggerd CPU during the rollout" "$stagger_cpu"
 if [ -n "$JSON" ]; then
-  printf '{"instances": %d, "batch": %d, "stagger_wall_s": %.3f, "stagger_limit_s": %.3f, "stagger_x_limit": %.3f, "script_wall_s": %.3f, "script_limit_s": %.3f, "script_x_limit": %.3f, "ratio": %.3f, "stagger_cpu_s": %.3f%s}\n' \
+  printf '{"instances": %d, "batch": %d, "stagger_wall_s": %.3f, "stagger_limit_s": %.3f, "stagger_x_limit": %.3f, "script_wall_s": %.3f, "script_limit_s": %.3f, "script_x_limit": %.3f, "ratio": %.3f, "stagger_cpu_s": %.3f, "timeline_s": %.3f, "timeline_limit_s": %.3f%s}\n' \
     "$N" "$B" "$stagger_wall" "$stagger_limit" "$stagger_phys" "$par_wall" "$par_limit" \
-    "$par_phys" "$ratio" "$stagger_cpu" \
+    "$par_phys" "$ratio" "$stagger_cpu" "$timeline_took" "$timeline_limit" \
     "${SERIAL:+, \"serial_script_wall_s\": ${ser_wall:-0}}" > "$JSON"
 fi
