@@ -536,6 +536,59 @@ finish_case (Env *e, StgTestDaemon *d, Client *client, gint before, const gchar 
   stg_fleet_env_free (e);
 }
 
+/* The headers of a web UI control: a new session's cookie and token. */
+static gchar *
+web_headers (StgTestDaemon *d)
+{
+  g_autofree gchar *cookie = NULL, *token = NULL;
+
+  stg_test_web_session (d->http_port, &cookie, &token);
+  ck_assert (cookie != NULL && token != NULL && strchr (cookie, ';') != NULL);
+  *strchr (cookie, ';') = '\0';
+  return g_strdup_printf ("Cookie: %s\r\nX-Stagger-CSRF: %s\r\nContent-Type: application/json\r\n",
+                          cookie, token);
+}
+
+/* POST /ui/api/sidecar/@path with @headers and @body: its status. */
+static guint
+web_control (StgTestDaemon *d, const gchar *path, const gchar *headers, const gchar *body)
+{
+  g_autofree gchar *full = g_strconcat ("/ui/api/sidecar/", path, NULL);
+
+  return stg_test_web_control (d->http_port, full, headers, body);
+}
+
+/* The status of the set's last update, as its web page reads it. */
+static gboolean
+web_status_is (StgTestDaemon *d, const gchar *status)
+{
+  StgTestReply r = stg_test_http (d->http_port, "GET", "/ui/api/sidecar?name=proxy", NULL, NULL);
+  g_autoptr (JsonNode) n = r.status == 200 ? stg_test_parse_json (r.body) : NULL;
+  gboolean is = n != NULL &&
+                g_strcmp0 (json_object_get_string_member (json_node_get_object (n), "status"),
+                           status) == 0;
+
+  stg_test_reply_clear (&r);
+  return is;
+}
+
+typedef struct
+{
+  StgTestDaemon *d;
+  const gchar *status;
+} WebWant;
+
+static gboolean
+web_reached (gpointer data)
+{
+  WebWant *w = data;
+  gboolean ok = web_status_is (w->d, w->status);
+
+  if (!ok)
+    g_usleep (100000);
+  return ok;
+}
+
 /* ---- the cases -------------------------------------------------------------------------- */
 
 /* #30 "Done means" 1: the hot upgrade of the proxy across the three pods
@@ -636,6 +689,15 @@ START_TEST (kill9_mid_upgrade_is_adopted)
 
   d = daemon_start (e);
   ck_assert (stg_test_wait (taking_over, d, WAIT_MS));
+  /* The set's page pauses and resumes the update it follows. */
+  g_autofree gchar *hdr = web_headers (d);
+  ck_assert_uint_eq (web_control (d, "proxy/pause", hdr, "{\"message\": \"a look\"}"), 200);
+  WebWant paused = { d, "ROLL_FORWARD_PAUSED" };
+  ck_assert_msg (stg_test_wait (web_reached, &paused, WAIT_MS), "the web's pause did not hold");
+  ck_assert_uint_eq (web_control (d, "proxy/pause", hdr, NULL), 409);
+  ck_assert_uint_eq (web_control (d, "proxy/resume", hdr, "{}"), 200);
+  WebWant resumed = { d, "ROLLING_FORWARD" };
+  ck_assert_msg (stg_test_wait (web_reached, &resumed, WAIT_MS), "the web's resume did not go on");
   release_hooks (e);
   wait_set (d, API_JOB_UPDATE_STATUS_ROLLED_FORWARD, 2);
   finish_case (e, d, client, before, apps, 2);
@@ -643,7 +705,8 @@ START_TEST (kill9_mid_upgrade_is_adopted)
 END_TEST
 
 /* The sidecar set routes on a runtime without pods: no sets, an unknown
- * set is not found, a missing name is a bad request. */
+ * set is not found, a missing name is a bad request, and the controls
+ * refuse what they should. */
 START_TEST (sidecar_routes_check_their_input)
 {
   g_autofree gchar *dir = stg_test_tmpdir ();
@@ -671,6 +734,19 @@ START_TEST (sidecar_routes_check_their_input)
   ck_assert (sets != NULL);
   ck_assert_uint_eq (json_array_get_length (sets), 0);
   stg_test_reply_clear (&list);
+  /* Its controls: POST only, with the session's token, a set and an
+   * action that exist, a body of strings. */
+  StgTestReply get = stg_test_http (d->http_port, "GET", "/ui/api/sidecar/proxy/pause", NULL, NULL);
+  ck_assert_uint_eq (get.status, 405);
+  stg_test_reply_clear (&get);
+  ck_assert_uint_eq (web_control (d, "proxy/pause", NULL, NULL), 403);
+  g_autofree gchar *hdr = web_headers (d);
+  ck_assert_uint_eq (web_control (d, "proxy/pause", hdr, NULL), 404);
+  ck_assert_uint_eq (web_control (d, "proxy/explode", hdr, NULL), 404);
+  ck_assert_uint_eq (web_control (d, "proxy/pause/more", hdr, NULL), 404);
+  ck_assert_uint_eq (web_control (d, "pause", hdr, NULL), 404);
+  ck_assert_uint_eq (web_control (d, "proxy/pause", hdr, "not json"), 400);
+  ck_assert_uint_eq (web_control (d, "proxy/pause", hdr, "{\"message\": 7}"), 400);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
   stg_test_rmtree (dir);

@@ -488,6 +488,46 @@ stg_test_http_header (const gchar *head, const gchar *name)
   return NULL;
 }
 
+void
+stg_test_web_session (guint16 port, gchar **cookie, gchar **token)
+{
+  StgTestReply s = stg_test_http (port, "GET", "/ui/api/session", NULL, NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonNode *root = s.body != NULL && json_parser_load_from_data (parser, s.body, -1, NULL)
+                       ? json_parser_get_root (parser)
+                       : NULL;
+  JsonObject *o = root != NULL && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root)
+                                                                : NULL;
+
+  *token = o != NULL ? g_strdup (json_object_get_string_member_with_default (o, "csrf", NULL))
+                     : NULL;
+  *cookie = stg_test_http_header (s.head, "Set-Cookie");
+  stg_test_reply_clear (&s);
+}
+
+guint
+stg_test_web_control (guint16 port, const gchar *path, const gchar *headers, const gchar *body)
+{
+  StgTestReply r = stg_test_http (port, "POST", path, headers, body);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  guint status = r.status;
+
+  if (status != 200)
+    {
+      JsonNode *root = r.body != NULL && json_parser_load_from_data (parser, r.body, -1, NULL)
+                           ? json_parser_get_root (parser)
+                           : NULL;
+      if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
+          !json_object_has_member (json_node_get_object (root), "error"))
+        {
+          g_printerr ("%s answered %u without saying why: %s\n", path, status, r.body);
+          status = 0;
+        }
+    }
+  stg_test_reply_clear (&r);
+  return status;
+}
+
 guint
 stg_test_http_get (guint16 port, const gchar *path, gchar **body)
 {

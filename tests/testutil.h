@@ -128,6 +128,17 @@ StgTestReply stg_test_http (guint16 port, const gchar *method, const gchar *path
 /* The value of header @name in @head, or NULL (new string). */
 gchar *stg_test_http_header (const gchar *head, const gchar *name);
 
+/* A new web UI session of the daemon on @port: *@cookie its Set-Cookie
+ * header's value, *@token its CSRF token (new strings; NULL when the
+ * daemon gave none). */
+void stg_test_web_session (guint16 port, gchar **cookie, gchar **token);
+
+/* POST @path (a web UI control) on 127.0.0.1:@port with @headers and
+ * @body: its status, or 0 (the body printed) for a refusal that does not
+ * say why in JSON ({"error": ...}). */
+guint stg_test_web_control (guint16 port, const gchar *path, const gchar *headers,
+                            const gchar *body);
+
 /* An HTTP GET of @path on 127.0.0.1:@port; returns the status and sets
  * *@body (nullable). */
 guint stg_test_http_get (guint16 port, const gchar *path, gchar **body);

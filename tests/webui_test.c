@@ -400,14 +400,12 @@ END_TEST
 static void
 new_session (StgTestDaemon *d, gchar **cookie, gchar **token)
 {
-  StgTestReply s = stg_test_http (d->http_port, "GET", "/ui/api/session", NULL, NULL);
-  g_autoptr (JsonNode) session = stg_test_parse_json (s.body);
-  *token = g_strdup (json_object_get_string_member (json_node_get_object (session), "csrf"));
-  *cookie = stg_test_http_header (s.head, "Set-Cookie");
-  ck_assert_msg (*cookie != NULL && g_str_has_prefix (*cookie, "stagger_session=") &&
-                 strstr (*cookie, "HttpOnly") && strstr (*cookie, "SameSite=Strict"), "cookie: %s", *cookie);
+  stg_test_web_session (d->http_port, cookie, token);
+  ck_assert_msg (*token != NULL && *cookie != NULL &&
+                     g_str_has_prefix (*cookie, "stagger_session=") &&
+                     strstr (*cookie, "HttpOnly") && strstr (*cookie, "SameSite=Strict"),
+                 "cookie: %s", *cookie);
   *strchr (*cookie, ';') = '\0';
-  stg_test_reply_clear (&s);
 }
 
 typedef struct
@@ -638,16 +636,8 @@ plan_control (StgTestDaemon *d, const gchar *id, const gchar *action, const gcha
               const gchar *body)
 {
   g_autofree gchar *path = g_strdup_printf ("/ui/api/plan/%s/%s", id, action);
-  StgTestReply r = stg_test_http (d->http_port, "POST", path, headers, body);
-  guint status = r.status;
-  if (status != 200)
-    {
-      /* Every refusal says why, in JSON. */
-      g_autoptr (JsonNode) e = stg_test_parse_json (r.body);
-      ck_assert_msg (json_object_has_member (json_node_get_object (e), "error"), "%s", r.body);
-    }
-  stg_test_reply_clear (&r);
-  return status;
+
+  return stg_test_web_control (d->http_port, path, headers, body);
 }
 
 START_TEST (plan_pages_data_and_controls)

@@ -1023,6 +1023,25 @@ function slotChips(i) {
     sl.serving ? el('strong', {}, ' serving') : ''));
 }
 
+/* A sidecar set's update controls, as the update page has them. */
+function sidecarControls(s) {
+  if (!session.can_act || !ACTIVE.has(s.status)) return '';
+  const act = (action, confirmText) => async () => {
+    if (confirmText && !window.confirm(confirmText)) return;
+    await control('/ui/api/sidecar/' + encodeURIComponent(s.name) + '/' + action,
+      { message: 'from the web page' }, action);
+  };
+  const paused = s.status.endsWith('_PAUSED');
+  const forward = s.status.startsWith('ROLL_FORWARD') || s.status === 'ROLLING_FORWARD';
+  return el('div', { class: 'controls' },
+    paused ? el('button', { onclick: act('resume') }, 'Resume')
+      : el('button', { onclick: act('pause') }, 'Pause'),
+    forward ? el('button', { class: 'danger', onclick: act('rollback',
+      'Roll this sidecar update back? Its pods get the previous sidecar version again.') }, 'Roll back') : '',
+    el('button', { class: 'danger', onclick: act('abort',
+      'Abort this sidecar update? Pods stay as they are now.') }, 'Abort'));
+}
+
 async function viewSidecar(name) {
   setNav('sidecars');
   const s = await getJSON('/ui/api/sidecar?name=' + encodeURIComponent(name));
@@ -1040,6 +1059,7 @@ async function viewSidecar(name) {
     e.job ? e.job + '/' + e.instance : badge(e.status, 'update'), ' ', e.message,
     e.user ? el('span', { class: 'muted' }, ' (' + e.user + ')') : ''));
   show(el('h1', {}, 'Sidecar set ', s.name),
+    sidecarControls(s),
     el('p', {}, badge(s.status, 'update'), ' ', sidecarMove(s), ' since ', timeEl(s.since_ms),
       s.reason ? el('span', { class: 'muted' }, ' — ' + s.reason) : ''),
     el('p', {}, 'Selects ', el('code', {}, selectorText(s.selector)), '; new pods get v' + s.inject_version,
@@ -1058,7 +1078,8 @@ async function viewSidecar(name) {
       v.user ? el('span', { class: 'muted' }, ' (' + v.user + ')') : ''))),
     el('h2', {}, 'Events'),
     el('ul', { class: 'events' }, events),
-    el('p', { class: 'muted' }, 'Controls: stagger sidecar pause|resume|abort|rollback|partition ' + s.name));
+    el('p', { class: 'muted' }, 'A new version: stagger sidecar apply FILE; its partition: stagger ' +
+      'sidecar partition ' + s.name + ' N'));
 }
 
 /* ---- routing and live changes ------------------------------------------------ */

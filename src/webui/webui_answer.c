@@ -284,8 +284,9 @@ stg_webui_query_key (StgHttpRequest *request, GError **error)
 
 /* ---- control bodies ----------------------------------------------------------------- */
 
-const gchar *
-stg_webui_string_member (JsonObject *o, const gchar *name)
+/* The string member @name of @o, or NULL (absent, or not a string). */
+static const gchar *
+string_member (JsonObject *o, const gchar *name)
 {
   JsonNode *n = json_object_get_member (o, name);
   return n != NULL && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
@@ -293,8 +294,11 @@ stg_webui_string_member (JsonObject *o, const gchar *name)
              : NULL;
 }
 
-JsonObject *
-stg_webui_body_object (JsonParser *parser, const gchar *data, gsize len, GError **error)
+/* A control's body loaded into @parser (@len bytes of @data, nesting
+ * bounded before json-glib sees it): its root object, owned by @parser,
+ * or NULL with @error when the body is not a JSON object. */
+static JsonObject *
+body_object (JsonParser *parser, const gchar *data, gsize len, GError **error)
 {
   if (!stg_json_check_depth (data, (gssize) len, STG_JSON_NESTING_MAX, error))
     return NULL;
@@ -305,6 +309,52 @@ stg_webui_body_object (JsonParser *parser, const gchar *data, gsize len, GError 
       return NULL;
     }
   return json_node_get_object (json_parser_get_root (parser));
+}
+
+guint
+stg_webui_body_strings (StgHttpRequest *request, guint n, const gchar *const *names, gchar **out,
+                        GError **error)
+{
+  g_autoptr (GBytes) body = stg_http_request_body (request);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  gsize len = 0;
+  const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
+
+  for (guint i = 0; i < n; i++)
+    out[i] = NULL;
+  if (len == 0)
+    return 200;
+  JsonObject *o = body_object (parser, data, len, error);
+  if (o == NULL)
+    return 400;
+  for (guint i = 0; i < n; i++)
+    {
+      JsonNode *node = json_object_get_member (o, names[i]);
+      const gchar *text = string_member (o, names[i]);
+      if (node != NULL && !JSON_NODE_HOLDS_NULL (node) && text == NULL)
+        return stg_webui_fail (error, 400, "body.%s must be a string", names[i]);
+      out[i] = text != NULL && text[0] != '\0' ? g_strdup (text) : NULL;
+    }
+  return 200;
+}
+
+gboolean
+stg_webui_path_control (StgHttpRequest *request, const gchar *prefix, gchar **id,
+                        const gchar **action, GError **error)
+{
+  const gchar *path = stg_http_request_path (request);
+  const gchar *rest = g_str_has_prefix (path, prefix) ? path + strlen (prefix) : "";
+  const gchar *slash = strrchr (rest, '/');
+
+  if (slash == NULL || slash == rest || slash[1] == '\0' ||
+      memchr (rest, '/', (gsize) (slash - rest)) != NULL)
+    {
+      stg_webui_fail (error, 404, "no such control: use %sID/ACTION", prefix);
+      return FALSE;
+    }
+  *id = g_strndup (rest, (gsize) (slash - rest));
+  *action = slash + 1;
+  return TRUE;
 }
 
 void
@@ -321,14 +371,14 @@ stg_webui_action_parse (const gchar *data, gsize len, StgWebUiAction *action, GE
   g_autoptr (JsonParser) parser = json_parser_new ();
 
   memset (action, 0, sizeof *action);
-  JsonObject *o = stg_webui_body_object (parser, data, len, error);
+  JsonObject *o = body_object (parser, data, len, error);
   if (o == NULL)
     return FALSE;
-  g_autoptr (ApiJobKey) job = stg_job_key_new (stg_webui_string_member (o, "role"),
-                                               stg_webui_string_member (o, "environment"),
-                                               stg_webui_string_member (o, "name"));
-  const gchar *id = stg_webui_string_member (o, "id");
-  const gchar *message = stg_webui_string_member (o, "message");
+  g_autoptr (ApiJobKey) job = stg_job_key_new (string_member (o, "role"),
+                                               string_member (o, "environment"),
+                                               string_member (o, "name"));
+  const gchar *id = string_member (o, "id");
+  const gchar *message = string_member (o, "message");
   if (!stg_job_key_check (job, "body", error))
     return FALSE;
   if (id == NULL)

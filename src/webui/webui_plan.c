@@ -253,35 +253,6 @@ static const struct
   { "approve", NULL },
 };
 
-/* A plan control's body: empty, or {message?, stage?} (stage: approve's
- * only). Sets the strings (NULL when absent or empty): 200, or 400 with
- * @error. */
-static guint
-parse_body (StgHttpRequest *request, gchar **message, gchar **stage, GError **error)
-{
-  g_autoptr (GBytes) body = stg_http_request_body (request);
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  gsize len = 0;
-  const gchar *data = body ? g_bytes_get_data (body, &len) : NULL;
-  static const gchar *const members[] = { "message", "stage" };
-  gchar **out[] = { message, stage };
-
-  if (len == 0)
-    return 200;
-  JsonObject *o = stg_webui_body_object (parser, data, len, error);
-  if (o == NULL)
-    return 400;
-  for (guint i = 0; i < G_N_ELEMENTS (members); i++)
-    {
-      JsonNode *n = json_object_get_member (o, members[i]);
-      const gchar *text = stg_webui_string_member (o, members[i]);
-      if (n != NULL && !JSON_NODE_HOLDS_NULL (n) && text == NULL)
-        return stg_webui_fail (error, 400, "body.%s must be a string", members[i]);
-      *out[i] = text != NULL && text[0] != '\0' ? g_strdup (text) : NULL;
-    }
-  return 200;
-}
-
 /* 200 when the viewer may change every job of @plan; else 401 or 403. */
 static guint
 may_change_plan (StgWebUi *ui, const ApiRolloutPlan *plan, GError **error)
@@ -297,42 +268,25 @@ may_change_plan (StgWebUi *ui, const ApiRolloutPlan *plan, GError **error)
   return status;
 }
 
-/* The action of path /ui/api/plan/ID/ACTION, with the plan's id; -1 with
- * @error when there is no such control. */
-static gint
-path_action (StgHttpRequest *request, gchar **id, GError **error)
-{
-  const gchar *rest = stg_http_request_path (request) + strlen ("/ui/api/plan/");
-  const gchar *slash = strrchr (rest, '/');
-  guint a = 0;
-
-  if (slash == NULL || slash == rest || memchr (rest, '/', (gsize) (slash - rest)) != NULL)
-    {
-      stg_webui_fail (error, 404, "no such control: use /ui/api/plan/ID/ACTION");
-      return -1;
-    }
-  while (a < G_N_ELEMENTS (ACTIONS) && !g_str_equal (ACTIONS[a].name, slash + 1))
-    a++;
-  if (a == G_N_ELEMENTS (ACTIONS))
-    {
-      stg_webui_fail (error, 404, "no such action");
-      return -1;
-    }
-  *id = g_strndup (rest, (gsize) (slash - rest));
-  return (gint) a;
-}
-
 /* Who asks is known before anything is read; the roles come from the plan. */
 static guint
 control_plan (StgWebUi *ui, StgHttpRequest *request, GError **error)
 {
-  g_autofree gchar *id = NULL, *message = NULL, *stage = NULL;
-  gint a = path_action (request, &id, error);
-  guint status;
+  static const gchar *const members[] = { "message", "stage" };
+  g_autofree gchar *id = NULL;
+  const gchar *name = NULL;
+  gchar *strings[G_N_ELEMENTS (members)] = { NULL };
+  guint a = 0, status;
 
-  if (a < 0)
+  if (!stg_webui_path_control (request, "/ui/api/plan/", &id, &name, error))
     return 404;
-  if ((status = parse_body (request, &message, &stage, error)) != 200)
+  while (a < G_N_ELEMENTS (ACTIONS) && !g_str_equal (ACTIONS[a].name, name))
+    a++;
+  if (a == G_N_ELEMENTS (ACTIONS))
+    return stg_webui_fail (error, 404, "no such action");
+  status = stg_webui_body_strings (request, G_N_ELEMENTS (members), members, strings, error);
+  g_autofree gchar *message = strings[0], *stage = strings[1];
+  if (status != 200)
     return status;
   if (stage != NULL && ACTIONS[a].call != NULL)
     return stg_webui_fail (error, 400, "body.stage: only approve names a stage");

@@ -155,14 +155,16 @@ gboolean stg_webui_action_parse (const gchar *data, gsize len, StgWebUiAction *a
 void stg_webui_action_clear (StgWebUiAction *action);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (StgWebUiAction, stg_webui_action_clear)
 
-/* A control's body loaded into @parser (@len bytes of @data, nesting
- * bounded before json-glib sees it): its root object, owned by @parser,
- * or NULL with @error when the body is not a JSON object. */
-JsonObject *stg_webui_body_object (JsonParser *parser, const gchar *data, gsize len,
-                                   GError **error);
+/* A control's body that is empty or an object of optional strings: each
+ * of the @n members named in @names goes to @out[i] (a new string; NULL
+ * when absent, null or empty). 200, or 400 with @error. */
+guint stg_webui_body_strings (StgHttpRequest *request, guint n, const gchar *const *names,
+                              gchar **out, GError **error);
 
-/* The string member @name of @o, or NULL (absent, or not a string). */
-const gchar *stg_webui_string_member (JsonObject *o, const gchar *name);
+/* A control on a path PREFIX/ID/ACTION: *@id (a new string) and *@action
+ * (in the request's path); FALSE with @error (a 404) for another shape. */
+gboolean stg_webui_path_control (StgHttpRequest *request, const gchar *prefix, gchar **id,
+                                 const gchar **action, GError **error);
 
 /* ---- the viewer (webui_session.c) ------------------------------------------------ */
 

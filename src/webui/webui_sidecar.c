@@ -8,9 +8,15 @@
  * asked for, status, failed starts, why it is not RUNNING, held back by
  * the partition, its container slots) and its events, newest last. Both
  * read through the engine, as getSidecarSets and getSidecarSetDetails do.
+ * POST /ui/api/sidecar/NAME/{pause,resume,abort,rollback} (body empty or
+ * {message}) acts on the set's update, with the update page's rules (the
+ * session's CSRF token; a viewer allowed the role the set selects, or
+ * every role for a role pattern), as the sidecar calls of the API do.
  * Main-loop thread only.
  */
 #include "config.h"
+
+#include <string.h>
 
 #include "webui/webui_private.h"
 
@@ -111,8 +117,57 @@ read_set (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
   return 200;
 }
 
+/* ---- POST /ui/api/sidecar/NAME/ACTION ---------------------------------------------- */
+
+static const struct
+{
+  const gchar *name;
+  StgSidecarControl what;
+} ACTIONS[] = {
+  { "pause", STG_SIDECAR_PAUSE },
+  { "resume", STG_SIDECAR_RESUME },
+  { "abort", STG_SIDECAR_ABORT },
+  { "rollback", STG_SIDECAR_ROLLBACK },
+};
+
+static guint
+control_set (StgWebUi *ui, StgHttpRequest *request, GError **error)
+{
+  static const gchar *const members[] = { "message" };
+  g_autofree gchar *name = NULL, *message = NULL;
+  const gchar *action = NULL;
+  guint a = 0, status;
+
+  if (!stg_webui_path_control (request, "/ui/api/sidecar/", &name, &action, error))
+    return 404;
+  while (a < G_N_ELEMENTS (ACTIONS) && !g_str_equal (ACTIONS[a].name, action))
+    a++;
+  if (a == G_N_ELEMENTS (ACTIONS))
+    return stg_webui_fail (error, 404, "no such action");
+  if ((status = stg_webui_body_strings (request, 1, members, &message, error)) != 200)
+    return status;
+  g_autoptr (StgSidecarSetRow) row = stg_store_get_sidecar_set (ui->ctx.store, name, error);
+  if (row == NULL)
+    return stg_webui_store_status (*error);
+  /* A role pattern selects jobs of many roles: only who may act on every
+   * role may change it. */
+  const gchar *role = strpbrk (row->role, "*?") == NULL ? row->role : NULL;
+  if ((status = stg_webui_may_act (ui, role, error)) != 200)
+    return status;
+  if (role == NULL && !stg_auth_user_may (ui->ctx.auth, ui->who, NULL))
+    return stg_webui_fail (error, 403,
+                           "user %s may not change set %s: its role pattern '%s' needs a user of "
+                           "every role (roles = *)",
+                           ui->who, name, row->role);
+  if (!stg_engine_sidecar_control (ui->ctx.engine, name, ACTIONS[a].what,
+                                   ui->who != NULL ? ui->who : "web", message, error))
+    return stg_webui_engine_status (*error);
+  return 200;
+}
+
 const StgWebUiRoute stg_webui_sidecar_routes[] = {
   { "/ui/api/sidecars", .read = read_sets },
   { "/ui/api/sidecar", .read = read_set },
+  { "/ui/api/sidecar/", .control = control_set },
   { NULL },
 };
