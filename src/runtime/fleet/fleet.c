@@ -474,6 +474,8 @@ drive (Slot *slot)
     return;
   if (slot->pod != NULL && stg_fleet_pod_teardown (slot))
     return; /* what is left of a pod goes before anything starts */
+  if (slot->state == FLEET_DEAD)
+    stg_fleet_set_state (slot, FLEET_IDLE); /* a pod that failed before its main container: gone */
   if (slot->killing)
     {
       finish_removal (slot);
