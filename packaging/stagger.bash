@@ -21,7 +21,7 @@ _stagger_options ()
 {
   local common="--url --auth-user --leader-wait --json --help"
   case "$1 $2" in
-    "update start") echo "$common --message --wait --force" ;;
+    "update start") echo "$common --message --wait --force --dry-run" ;;
     "update info"|"update wait") echo "$common --id" ;;
     "update timeline") echo "$common --id --by --width" ;;
     "update pause"|"update resume"|"update abort"|"update rollback") echo "$common --message --id" ;;

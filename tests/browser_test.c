@@ -160,6 +160,9 @@ START_TEST (rollout_is_followed_live_to_the_end)
   ck_assert_msg (strstr (drawn, "healthy@") != NULL && strstr (drawn, "5:") != NULL, "drawn: %s",
                  output);
   ck_assert_str_eq (drawn, json_object_get_string_member (o, "timeline_api"));
+  /* The prediction it started with, as the page says it and /ui/api has it. */
+  ck_assert_str_eq (json_object_get_string_member (o, "predicted_page"),
+                    json_object_get_string_member (o, "predicted_api"));
   ck_assert_int_eq (json_object_get_int_member (o, "timeline_batches"), 3);
   ck_assert_uint_ge (json_array_get_length (json_object_get_array_member (o, "screenshots")), 3);
   dfx_stop (d);

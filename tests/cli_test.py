@@ -2,7 +2,8 @@
 instances (stagger-example-server): every command's happy path, its
 errors and exit codes, update start --wait to ROLLED_FORWARD and
 ROLLED_BACK, pause/resume/abort, a coordinated update kept going by
-update pulse --every, update timeline, plan files (variables, instance gates, a dry run),
+update pulse --every, update timeline, update start --dry-run (a
+rehearsal with a prediction), plan files (variables, instance gates, a dry run),
 credentials, quotas and tiers, a job file's SLA policy with an SLA-aware
 update, and the admin commands.
 """
@@ -248,6 +249,9 @@ def plan_files(r, cli, tmp):
     r.check("a value with quotes fills in; a new job would change",
             code == 0 and len(stages) == 1 and stages[0]["changes"] and
             stages[0]["currentVersion"] == 0, out + err)
+    r.check("... and its rehearsal: the batches of its update, nothing measured yet",
+            code == 0 and len(stages[0]["diff"]["rehearsal"]["batches"]) > 0
+            and stages[0]["diff"]["rehearsal"]["predictedMs"] == -1, out)
     write({"greeting": "hello"})
     with open(job) as f:
         text = f.read()
@@ -602,6 +606,67 @@ def update_timeline(r, cli, tmp):
     r.check("kill", cli("job", "kill", key)[0] == 0)
 
 
+def update_rehearsal(r, cli, tmp):
+    """update start --dry-run: the batches an update would run, before
+    anything is measured (limits of the watch time, no prediction) and
+    after (each instance's start to healthy from the last update); nothing
+    is started by it; the update then started keeps its prediction, which
+    its timeline shows beside the time it took, within 25 % of it (tried
+    up to three times: a loaded machine can slow one run)."""
+    key = "local/www/prod/rehearsed"
+    update = {"batch_size": 2, "wait_for_batch_completion": True}
+
+    def conf(greeting):
+        return job_file(tmp, "rehearsed", greeting, count=4, update=update)
+
+    r.check("create", cli("job", "create", key, conf("r0"))[0] == 0)
+    r.check("four running", wait_running(cli, key, 4))
+    code, out, err = cli("--json", "update", "start", "--dry-run", key, conf("r1"))
+    blind = json.loads(out).get("rehearsal", {}) if code == 0 else {}
+    r.check("--json --dry-run: two batches of two, limits of the watch time, no prediction",
+            [b["instances"] for b in blind.get("batches", [])] == [[0, 1], [2, 3]]
+            and blind.get("limitMs") == 2000 and blind.get("predictedMs") == -1
+            and "measuredIn" not in blind, out + err)
+    code, out, err = cli("update", "list", key)
+    r.check("a dry run starts nothing", code == 0 and "ROLL" not in out, out + err)
+    code, out, err = cli("update", "start", "--wait", key, conf("r1"))
+    r.check("the first update rolls forward", code == 0 and "ROLLED_FORWARD" in out, out + err)
+    first = re.search(r"started update (\S+)", out)
+    within = []
+    for attempt in range(3):
+        greeting = "r%d" % (attempt + 2)
+        code, out, err = cli("--json", "update", "start", "-n", key, conf(greeting))
+        seen = json.loads(out).get("rehearsal", {}) if code == 0 else {}
+        if attempt == 0:
+            r.check("--dry-run after an update: measured in it, a prediction above the limit",
+                    first is not None and seen.get("measuredIn") == first.group(1)
+                    and seen.get("limitMs", 0) > 2000
+                    and seen.get("predictedMs", 0) >= seen.get("limitMs"), out + err)
+            code, text, err = cli("update", "start", "--dry-run", key, conf(greeting))
+            r.check("text: the diff, a line per batch, the prediction beside the limit",
+                    code == 0 and "nothing is started" in text and "update:    0-3" in text
+                    and "batch 1   2 instances (0-1)" in text and "predicted " in text
+                    and "physical limit" in text and "measured in update" in text, text + err)
+        code, out, err = cli("update", "start", "--wait", key, conf(greeting))
+        code, tl, err = cli("--json", "update", "timeline", key)
+        t = json.loads(tl) if code == 0 else {}
+        took = t.get("to_ms", 0) - t.get("from_ms", 0)
+        if attempt == 0:
+            r.check("the update keeps the prediction it started with",
+                    t.get("predicted_ms") == seen.get("predictedMs"), (t.get("predicted_ms"), seen))
+            code, text, _ = cli("update", "timeline", key, "--by", "batch")
+            r.check("update timeline shows it", code == 0 and "when it started" in text, text)
+        within.append((seen.get("predictedMs"), took))
+        if seen.get("predictedMs", -1) > 0 and abs(took - seen["predictedMs"]) <= 0.25 * took:
+            break
+    r.check("a repeated update takes within 25 % of its prediction", any(
+        p is not None and p > 0 and abs(took - p) <= 0.25 * took for p, took in within), within)
+    code, _, err = cli("update", "start", "--dry-run", key, os.path.join(tmp, "no-such.json"))
+    r.check("--dry-run of a file that does not exist: 3", code == 3 and "no-such.json" in err,
+            (code, err))
+    r.check("kill", cli("job", "kill", key)[0] == 0)
+
+
 def served_version(cli, key, instance=0):
     """The config version instance @instance of @key serves (/version)."""
     code, out, _ = cli("--json", "job", "status", key)
@@ -948,6 +1013,7 @@ def main():
             r.run("plan files", plan_files, r, cli, tmp)
             r.run("rolling restart", rolling_restart, r, cli, tmp)
             r.run("update timeline", update_timeline, r, cli, tmp)
+            r.run("update rehearsal", update_rehearsal, r, cli, tmp)
             r.run("history and revert", history_and_revert, r, cli, tmp)
             r.run("task logs", task_logs, r, cli, tmp)
             r.run("local host", local_host, r, cli, tmp)

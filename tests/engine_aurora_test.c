@@ -121,7 +121,7 @@ START_TEST (tier_must_be_known)
   ck_assert_ptr_null (key);
   assert_contains (error->message, "request.taskConfig.tier: Invalid tier 'gold'");
   g_clear_error (&error);
-  g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (fx.engine, r, &error);
+  g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (fx.engine, r, FALSE, &error);
   ck_assert_ptr_null (diff);
   assert_contains (error->message, "Invalid tier 'gold'");
 }

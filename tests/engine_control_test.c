@@ -407,7 +407,7 @@ START_TEST (group_size_zero_without_strategy_is_refused)
   g_autoptr (ApiJobUpdateRequest) r = fx_request ("v2", 2);
   g_object_set (r->settings, "updateGroupSize", 0, NULL);
   g_autoptr (GError) error = NULL;
-  g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (fx.engine, r, &error);
+  g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (fx.engine, r, FALSE, &error);
   ck_assert_ptr_nonnull (diff);
 }
 END_TEST

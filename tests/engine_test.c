@@ -149,7 +149,7 @@ START_TEST (diff_without_starting)
   g_autoptr (ApiRange) range = g_object_new (API_TYPE_RANGE, "first", 1, "last", 5, NULL);
   g_hash_table_add (r->settings->updateOnlyTheseInstances, g_object_ref (range));
   r->settings->__isset_updateOnlyTheseInstances = TRUE;
-  g_autoptr (ApiGetJobUpdateDiffResult) d = stg_engine_diff (fx.engine, r, &error);
+  g_autoptr (ApiGetJobUpdateDiffResult) d = stg_engine_diff (fx.engine, r, FALSE, &error);
 
   ck_assert_msg (d != NULL, "diff: %s", error ? error->message : "");
   ck_assert_uint_eq (g_hash_table_size (d->add), 1);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <string.h>
 
 #include "engine/timeline.h"
 #include "engine_fixture.h"
@@ -24,6 +25,22 @@ static void
 teardown (void)
 {
   fx_teardown ();
+}
+
+/* The engine over a runtime whose phases are TaskEvents in the store, as
+ * a real runtime's: what a timeline's works are split by. */
+static void
+setup_recorded (void)
+{
+  scripted_runtime_set_recording (TRUE);
+  fx_setup ();
+}
+
+static void
+teardown_recorded (void)
+{
+  fx_teardown ();
+  scripted_runtime_set_recording (FALSE);
 }
 
 static void
@@ -190,6 +207,21 @@ START_TEST (open_works_and_pauses_inside_a_batch)
 }
 END_TEST
 
+/* Starts @r, runs it to ROLLED_FORWARD and returns its timeline; its key
+ * in @key. */
+static StgTimeline *
+roll_forward (ApiJobUpdateRequest *r, ApiJobUpdateKey **key)
+{
+  g_autoptr (GError) error = NULL;
+
+  *key = fx_start (r);
+  fx_run (20000);
+  ck_assert_int_eq (fx_status (*key), API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+  StgTimeline *t = stg_engine_update_timeline (fx.engine, (*key)->id, &error);
+  ck_assert_msg (t != NULL, "%s", error ? error->message : "");
+  return t;
+}
+
 /* An update of 4 instances in batches of 2 on the engine: its instance
  * events carry their batches, which the timeline groups. */
 START_TEST (the_engine_records_each_work_s_batch)
@@ -197,13 +229,8 @@ START_TEST (the_engine_records_each_work_s_batch)
   fx_create_job (4);
   g_autoptr (ApiJobUpdateRequest) r = fx_request ("v2", 4);
   g_object_set (r->settings, "updateGroupSize", 2, "waitForBatchCompletion", TRUE, NULL);
-  g_autoptr (ApiJobUpdateKey) key = fx_start (r);
-  fx_run (20000);
-  ck_assert_int_eq (fx_status (key), API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
-
-  g_autoptr (GError) error = NULL;
-  g_autoptr (StgTimeline) t = stg_engine_update_timeline (fx.engine, key->id, &error);
-  ck_assert_msg (t != NULL, "%s", error ? error->message : "");
+  g_autoptr (ApiJobUpdateKey) key = NULL;
+  g_autoptr (StgTimeline) t = roll_forward (r, &key);
   ck_assert (!t->active);
   ck_assert_int_eq (t->watch_ms, 1000);
   ck_assert_uint_eq (t->works->len, 4);
@@ -224,6 +251,114 @@ START_TEST (the_engine_records_each_work_s_batch)
 }
 END_TEST
 
+/* The instances of each of @r's batches as "0 1|2 3". */
+static gchar *
+batches_of (const ApiUpdateRehearsal *r)
+{
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; i < r->batches->len; i++)
+    {
+      const ApiRehearsalBatch *b = r->batches->pdata[i];
+      if (i > 0)
+        g_string_append_c (out, '|');
+      for (guint j = 0; j < b->instances->len; j++)
+        g_string_append_printf (out, "%s%d", j > 0 ? " " : "",
+                                g_array_index (b->instances, gint32, j));
+    }
+  return g_string_free (out, FALSE);
+}
+
+static ApiUpdateRehearsal *
+rehearse (ApiJobUpdateRequest *r)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiGetJobUpdateDiffResult) d = stg_engine_diff (fx.engine, r, TRUE, &error);
+
+  ck_assert_msg (d != NULL, "%s", error ? error->message : "");
+  ck_assert (d->__isset_rehearsal && d->rehearsal != NULL);
+  return g_object_ref (d->rehearsal);
+}
+
+/* Before any update the rehearsal has batches and limits of the watch
+ * time only, and no prediction; after one, the times it measured predict
+ * the next update's batches and duration, which the update then takes
+ * (the scripted runtime is as slow each time). Nothing is started by a
+ * rehearsal. */
+START_TEST (a_rehearsal_predicts_from_the_last_update)
+{
+  fx_create_job (4);
+  for (gint32 i = 0; i < 4; i++)
+    scripted_runtime_delay (fx.rt, i, 300 + 100 * i); /* instance 3 the slowest: 600 ms */
+  g_autoptr (ApiJobUpdateRequest) r2 = fx_request ("v2", 4);
+  fx_set_strategy_batch (r2, 2, FALSE);
+  g_autoptr (ApiUpdateRehearsal) blind = rehearse (r2);
+  g_autofree gchar *blind_batches = batches_of (blind);
+  ck_assert_str_eq (blind_batches, "0 1|2 3");
+  ck_assert_str_eq (blind->strategy, "batch");
+  ck_assert_int_eq (blind->predictedMs, -1);
+  ck_assert_int_eq (blind->limitMs, 2 * 1000); /* the watch time per batch */
+  ck_assert_ptr_nonnull (strstr (blind->basis, "no earlier update"));
+  g_autofree gchar *log = fx_take_log ();
+  ck_assert_str_eq (log, ""); /* the runtime was asked nothing */
+
+  g_autoptr (ApiJobUpdateKey) k2 = NULL;
+  g_autoptr (StgTimeline) t2 = roll_forward (r2, &k2);
+
+  g_autoptr (ApiJobUpdateRequest) r3 = fx_request ("v3", 4);
+  fx_set_strategy_batch (r3, 2, FALSE);
+  g_autoptr (ApiUpdateRehearsal) seen = rehearse (r3);
+  ck_assert_str_eq (seen->measuredIn, k2->id);
+  ck_assert_int_eq (seen->batches->len, 2);
+  const ApiRehearsalBatch *b1 = seen->batches->pdata[1];
+  ck_assert_int_eq (b1->atOnce, 2);
+  ck_assert_int_eq (b1->limitMs, 600 + 1000); /* instance 3's start to healthy, then the watch */
+  ck_assert_int_eq (seen->limitMs, 400 + 1000 + 600 + 1000);
+  ck_assert_int_ge (seen->predictedMs, seen->limitMs);
+
+  g_autoptr (ApiJobUpdateKey) k3 = NULL;
+  g_autoptr (StgTimeline) t = roll_forward (r3, &k3);
+  gint64 took = t->to_ms - t->from_ms;
+  ck_assert_int_eq (t->predicted_ms, seen->predictedMs); /* kept from its start */
+  ck_assert_int_eq (t2->predicted_ms, -1);               /* nothing was measured before it */
+  ck_assert_msg (ABS (took - seen->predictedMs) * 20 <= took,
+                 "predicted %" G_GINT64_FORMAT " ms, took %" G_GINT64_FORMAT " ms",
+                 seen->predictedMs, took);
+}
+END_TEST
+
+/* Batches grow by the growth factor up to the cap; minInService holds
+ * how many go down at once and says so; a queue's groups overlap, so
+ * only the whole has a time. */
+START_TEST (a_rehearsal_grows_caps_and_queues)
+{
+  fx_create_job (8);
+  g_autoptr (ApiJobUpdateRequest) r = fx_request ("v2", 8);
+  fx_set_strategy_batch (r, 1, FALSE);
+  g_object_set (r->settings, "growthFactor", 2.0, "maxBatchSize", 3, NULL);
+  g_autoptr (ApiUpdateRehearsal) grown = rehearse (r);
+  g_autofree gchar *sizes = batches_of (grown);
+  ck_assert_str_eq (sizes, "0|1 2|3 4 5|6 7");
+
+  g_object_set (r->settings, "minInService", 6, NULL);
+  g_autoptr (ApiUpdateRehearsal) held = rehearse (r);
+  const ApiRehearsalBatch *b2 = held->batches->pdata[2];
+  ck_assert_int_eq (b2->atOnce, 2);
+  gboolean told = FALSE;
+  for (guint i = 0; i < held->notes->len; i++)
+    told |= strstr (held->notes->pdata[i], "minInService 6") != NULL;
+  ck_assert (told);
+
+  g_autoptr (ApiJobUpdateRequest) q = fx_request ("v2", 8);
+  fx_set_strategy_queue (q, 3);
+  g_autoptr (ApiUpdateRehearsal) queued = rehearse (q);
+  g_autofree gchar *groups = batches_of (queued);
+  ck_assert_str_eq (queued->strategy, "queue");
+  ck_assert_str_eq (groups, "0 1 2 3 4|5 6 7"); /* a group: what starts before its size finished */
+  ck_assert_int_eq (((ApiRehearsalBatch *) queued->batches->pdata[0])->predictedMs, -1);
+}
+END_TEST
+
 static Suite *
 suite (void)
 {
@@ -237,6 +372,12 @@ suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, the_engine_records_each_work_s_batch);
+  tcase_add_test (tc, a_rehearsal_grows_caps_and_queues);
+  suite_add_tcase (s, tc);
+  tc = tcase_create ("recorded");
+  tcase_add_checked_fixture (tc, setup_recorded, teardown_recorded);
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, a_rehearsal_predicts_from_the_last_update);
   suite_add_tcase (s, tc);
   return s;
 }

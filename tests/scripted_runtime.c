@@ -75,7 +75,7 @@ slot_clear (StgSlot *base)
 }
 
 /* Its slots are made from the store like a real runtime's; their phases
- * are not recorded there (a step's commits are counted in the tests). */
+ * are not recorded there (a step's commits are counted in the tests)... */
 static const StgSlotClass scripted_slot_class = {
   .name = "scripted",
   .size = sizeof (Slot),
@@ -83,6 +83,30 @@ static const StgSlotClass scripted_slot_class = {
   .clear = slot_clear,
   .announce = announce,
 };
+
+static void
+no_facts (const StgSlot *slot G_GNUC_UNUSED, StgInstanceRow *row G_GNUC_UNUSED)
+{
+}
+
+/* ...unless asked (scripted_runtime_set_recording): then their TaskEvents
+ * are, as a real runtime's, for what reads them (an update's timeline). */
+static const StgSlotClass recorded_slot_class = {
+  .name = "scripted",
+  .size = sizeof (Slot),
+  .init = slot_init,
+  .clear = slot_clear,
+  .facts = no_facts,
+  .announce = announce,
+};
+
+static gboolean recording;
+
+void
+scripted_runtime_set_recording (gboolean on)
+{
+  recording = on;
+}
 
 static Slot *
 slot_get (ScriptedRuntime *rt, gint64 job_id, gint32 instance, GError **error)
@@ -295,7 +319,8 @@ scripted_runtime_new (StgClock *clock, StgStore *store, gint64 delay_ms)
   rt->clock = clock;
   rt->store = store;
   rt->delay_ms = delay_ms;
-  rt->slots = stg_slots_new (&rt->base, store, clock, &scripted_slot_class);
+  rt->slots = stg_slots_new (&rt->base, store, clock,
+                             recording ? &recorded_slot_class : &scripted_slot_class);
   rt->causes = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   rt->behave = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   rt->delays = g_hash_table_new (NULL, NULL);

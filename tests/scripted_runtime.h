@@ -31,6 +31,10 @@ typedef enum
 typedef struct _ScriptedRuntime ScriptedRuntime;
 
 ScriptedRuntime *scripted_runtime_new (StgClock *clock, StgStore *store, gint64 delay_ms);
+
+/* Whether runtimes made from now on record their slots' phases as
+ * TaskEvents in the store (off: nothing is written for them). */
+void scripted_runtime_set_recording (gboolean on);
 StgRuntime *scripted_runtime_base (ScriptedRuntime *rt);
 
 /* What instance @instance does when asked to run config @config (0: any). */

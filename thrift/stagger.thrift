@@ -649,6 +649,26 @@ struct InstanceMove {
   4: optional string toHost    /* where it would go now; unset: no host fits, it would wait PENDING */
 }
 
+/* Stagger: one batch of a rehearsed update (getJobUpdateDiff). */
+struct RehearsalBatch {
+  1: list<i32> instances      /* in the order they would start */
+  2: i32 atOnce               /* how many would be down at once (minInService can hold it below the batch) */
+  3: i64 limitMs              /* its slowest instance's expected start-to-healthy plus the watch time */
+  4: i64 predictedMs          /* its expected time, overhead included; -1: not known (a queue's batches overlap) */
+}
+
+/* Stagger: what an update would do before it starts, and how long it would take, from the
+ * start-to-healthy times measured in the job's last finished update. Nothing is started. */
+struct UpdateRehearsal {
+  1: list<RehearsalBatch> batches
+  2: i64 limitMs              /* the sum of the batches' limits: no rollout in these batches is faster */
+  3: i64 predictedMs          /* -1: nothing measured yet (no earlier update of the job finished) */
+  4: string basis             /* where the numbers come from */
+  5: list<string> notes       /* what the prediction leaves out: pauses until resumed, pulses, gates */
+  6: string strategy          /* "batch", "queue" or "variable" */
+  7: optional string measuredIn  /* the update whose times were used */
+}
+
 /* What an update would do, instance range by instance range. */
 struct GetJobUpdateDiffResult {
   1: set<ConfigGroup> add
@@ -657,6 +677,8 @@ struct GetJobUpdateDiffResult {
   4: set<ConfigGroup> unchanged
   /* Stagger: the updated instances that move off their hosts (runtimes of several hosts). */
   100: optional list<InstanceMove> moves
+  /* Stagger: the batches it would run and their predicted times (a rehearsal). */
+  101: optional UpdateRehearsal rehearsal
 }
 
 /* A tier and its settings ("preemptible", "revocable": "true" or "false"). */

@@ -300,6 +300,11 @@ function timelineCanvas(t) {
     ctx.fillRect(0, 0, width, limitBar);
     ctx.fillStyle = cs.getPropertyValue('--gate').trim();
     ctx.fillRect(0, limitBar + 2, Math.min(width, t.limit_ms / span * width), limitBar);
+    /* The prediction made when it started, a mark across both bars. */
+    if (t.predicted_ms >= 0 && t.predicted_ms <= span) {
+      ctx.fillStyle = cs.getPropertyValue('--fg').trim();
+      ctx.fillRect(Math.min(width - 2, t.predicted_ms / span * width), 0, 2, limitBar * 2 + 2);
+    }
     const top = limitBar * 2 + 6;
     rows.forEach((r, i) => {
       for (const p of r.phases) {
@@ -349,6 +354,12 @@ function rolloutTimeline(t) {
       'start to healthy plus the ' + secs(t.watch_ms) + ' watch).'
     : 'Took ' + secs(took) + (t.active ? ' so far' : '') + '; no instance became healthy yet, so ' +
       'no physical limit.';
+  /* What its rehearsal predicted when it started, beside what it took. */
+  const prediction = t.predicted_ms >= 0
+    ? 'Predicted ' + secs(t.predicted_ms) + ' when it started (from the job\'s last finished ' +
+      'update); ' + (t.active ? 'so far ' : 'it took ') + Math.round(took / Math.max(t.predicted_ms, 1) *
+      100) + ' % of that.'
+    : 'No prediction: no earlier update of the job had measured its instances when it started.';
   const batches = el('table', { class: 'timeline-batches' },
     el('thead', {}, el('tr', {}, ['Batch', 'Began', 'Took', 'Instances', 'Slowest to healthy',
       'Limit', 'Wait before', 'Held by'].map((h) => el('th', {}, h)))),
@@ -361,8 +372,10 @@ function rolloutTimeline(t) {
       el('td', {}, b.held_by || '–')))));
   return el('section', { class: 'rollout-timeline' },
     el('p', { class: 'timeline-summary' }, summary),
+    el('p', { class: 'timeline-prediction', 'data-predicted': String(t.predicted_ms) }, prediction),
     el('div', { class: 'legend' }, el('span', {}, el('i', { style: 'background: var(--muted)' }),
       'time taken'), el('span', {}, el('i', { style: 'background: var(--gate)' }), 'physical limit'),
+    t.predicted_ms >= 0 ? el('span', {}, el('i', { style: 'background: var(--fg)' }), 'predicted') : '',
     Object.keys(PHASES).map((k) => el('span', {}, el('i', { style: 'background: var(' + PHASES[k][0] +
       ')' }), PHASES[k][1]))),
     t.instances.length ? timelineCanvas(t) : el('p', { class: 'muted' }, 'No instance has begun yet.'),

@@ -90,7 +90,8 @@ handler_get_job_update_diff (ApiReadOnlySchedulerIf *iface, ApiResponse **_retur
   if (!stg_handler_allowed (self, *_return, "getJobUpdateDiff", NULL, FALSE))
     return TRUE;
 
-  g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (self->ctx.engine, request, &error);
+  g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (self->ctx.engine, request, TRUE,
+                                                                &error);
   if (diff == NULL)
     return stg_handler_answer_error (self, *_return, "getJobUpdateDiff", error);
   return stg_handler_answer_ok (self, *_return, "getJobUpdateDiffResult", diff);

@@ -483,6 +483,8 @@ print_stage_diff (StgCli *cli, ApiRolloutStageDiff *sd, ApiRolloutStage *stage)
     return;
   stg_cli_print_diff_groups (cli, sd->diff);
   stg_cli_print_config_changes (cli, stage->request->taskConfig, sd->diff, "  ");
+  if (sd->diff->__isset_rehearsal && sd->diff->rehearsal != NULL)
+    stg_cli_print_rehearsal (cli, sd->diff->rehearsal, "  ");
 }
 
 static int
@@ -499,7 +501,8 @@ plan_diff (StgCli *cli, int argc, gchar **argv)
   if (!stg_cli_parse (cli, self ("diff"), "plan", entries,
                       "A dry run of the rollout plan in PLAN_FILE: for each stage, whether its "
                       "update would change its job now and what it would change, instance range "
-                      "by instance range and field by field. Starts nothing.",
+                      "by instance range and field by field, and the batches its update would "
+                      "run with their predicted times. Starts nothing.",
                       1, 1, &argc, &argv, &code))
     return code;
   g_autoptr (StgPlanFile) pf = load_plan (argv[1], sets, &error);

@@ -45,15 +45,6 @@ letter_of (const gchar *phase)
   return G_N_ELEMENTS (LETTERS);
 }
 
-/* "1.2 s" under a minute, else stg_cli_format_duration's words. */
-static gchar *
-secs (gint64 ms)
-{
-  if (ms < 60000)
-    return g_strdup_printf ("%.1f s", (gdouble) MAX (ms, 0) / 1000.0);
-  return stg_cli_format_duration (ms);
-}
-
 static gint64
 int_of (JsonObject *o, const gchar *name)
 {
@@ -141,12 +132,13 @@ print_batches (StgCli *cli, JsonArray *batches, gint64 from)
     {
       JsonObject *b = json_array_get_object_element (batches, i);
       g_autofree gchar *name = batch_name (b);
-      g_autofree gchar *begin = secs (int_of (b, "from_ms") - from);
-      g_autofree gchar *took = secs (int_of (b, "to_ms") - int_of (b, "from_ms"));
-      g_autofree gchar *slowest = int_of (b, "slowest_ms") >= 0 ? secs (int_of (b, "slowest_ms"))
-                                                                : NULL;
-      g_autofree gchar *limit = secs (int_of (b, "limit_ms"));
-      g_autofree gchar *gap = secs (int_of (b, "gap_ms"));
+      g_autofree gchar *begin = stg_cli_format_secs (int_of (b, "from_ms") - from);
+      g_autofree gchar *took = stg_cli_format_secs (int_of (b, "to_ms") - int_of (b, "from_ms"));
+      g_autofree gchar *slowest = int_of (b, "slowest_ms") >= 0
+                                      ? stg_cli_format_secs (int_of (b, "slowest_ms"))
+                                      : NULL;
+      g_autofree gchar *limit = stg_cli_format_secs (int_of (b, "limit_ms"));
+      g_autofree gchar *gap = stg_cli_format_secs (int_of (b, "gap_ms"));
       const gchar *why = json_object_get_string_member_with_default (b, "gap_why", NULL);
       const gchar *held = json_object_get_string_member_with_default (b, "held_by", NULL);
 
@@ -195,8 +187,9 @@ print_instances (StgCli *cli, JsonObject *root, gint64 from, gint64 to, guint wi
       g_autofree gchar *drawn = bar (cli, json_object_get_array_member (w, "phases"), from, to,
                                      cols);
       const gchar *outcome = json_object_get_string_member_with_default (w, "outcome", NULL);
-      g_autofree gchar *healthy = int_of (w, "healthy_ms") >= 0 ? secs (int_of (w, "healthy_ms"))
-                                                                : g_strdup ("-");
+      g_autofree gchar *healthy = int_of (w, "healthy_ms") >= 0
+                                      ? stg_cli_format_secs (int_of (w, "healthy_ms"))
+                                      : g_strdup ("-");
       fprintf (cli->out, "%-8" G_GINT64_FORMAT " %-7s|%s| %-16s %s\n", int_of (w, "instance"), name,
                drawn, outcome ? outcome : "under way", healthy);
     }
@@ -264,8 +257,8 @@ stg_cli_update_timeline (StgCli *cli, int argc, gchar **argv)
     }
   JsonObject *o = json_node_get_object (root);
   gint64 from = int_of (o, "from_ms"), to = int_of (o, "to_ms"), limit = int_of (o, "limit_ms");
-  g_autofree gchar *took = secs (to - from), *lim = secs (limit),
-                   *watch = secs (int_of (o, "watch_ms"));
+  g_autofree gchar *took = stg_cli_format_secs (to - from), *lim = stg_cli_format_secs (limit),
+                   *watch = stg_cli_format_secs (int_of (o, "watch_ms"));
   g_autofree gchar *job = stg_job_key_to_string (key->job);
   fprintf (cli->out, "update %s of %s/%s: %s%s\n", key->id, stg_cli_client_cluster (c), job,
            json_object_get_string_member_with_default (o, "status", "?"),
@@ -277,6 +270,13 @@ stg_cli_update_timeline (StgCli *cli, int argc, gchar **argv)
              took, (gdouble) (to - from) / (gdouble) limit, lim, watch);
   else
     fprintf (cli->out, "took %s; no instance became healthy, so no physical limit\n\n", took);
+  if (int_of (o, "predicted_ms") >= 0)
+    {
+      g_autofree gchar *predicted = stg_cli_format_secs (int_of (o, "predicted_ms"));
+      fprintf (cli->out,
+               "predicted %s when it started (update start --dry-run tells it before)\n\n",
+               predicted);
+    }
   print_batches (cli, json_object_get_array_member (o, "batches"), from);
   if (by == NULL || g_str_equal (by, "instance"))
     print_instances (cli, o, from, to, width_of (cli, width));

@@ -286,12 +286,42 @@ stg_cli_update_started (StgCli *cli, StgCliClient *c, const gchar *text, const g
   return wait ? follow_update (cli, c, key) : STG_EXIT_OK;
 }
 
+/* update start --dry-run: what the update would change and the batches
+ * it would run, with their predicted times; nothing is started. */
+static int
+rehearse (StgCli *cli, StgCliClient *c, const gchar *text, ApiJobUpdateRequest *req)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiResponse) r = stg_cli_get_job_update_diff (c, req, &error);
+
+  if (r == NULL)
+    return stg_cli_fail (cli, error);
+  ApiGetJobUpdateDiffResult *diff = r->result->getJobUpdateDiffResult;
+  if (cli->json)
+    {
+      g_autoptr (JsonNode) n = stg_thrift_to_json (diff);
+      stg_cli_print_json (cli, n, FALSE);
+      return STG_EXIT_OK;
+    }
+  fprintf (cli->out, "a rehearsal of the update of %s (nothing is started):\n", text);
+  stg_cli_print_diff_groups (cli, diff);
+  g_autofree gchar *notes = stg_cli_change_notes (diff, req->taskConfig);
+  if (notes != NULL)
+    fprintf (cli->out, "%s\n", notes);
+  if (diff->__isset_rehearsal && diff->rehearsal != NULL)
+    stg_cli_print_rehearsal (cli, diff->rehearsal, "");
+  else
+    stg_cli_warn (cli, "staggerd at %s sent no rehearsal (an older version?)",
+                  stg_cli_client_target (c)->base_url);
+  return STG_EXIT_OK;
+}
+
 static int
 update_start (StgCli *cli, int argc, gchar **argv)
 {
   int code;
   g_autofree gchar *message = NULL;
-  gboolean wait = FALSE, force = FALSE;
+  gboolean wait = FALSE, force = FALSE, dry_run = FALSE;
   g_autoptr (GError) error = NULL;
   g_autoptr (StgJobPath) path = NULL;
   const GOptionEntry entries[] = {
@@ -300,6 +330,10 @@ update_start (StgCli *cli, int argc, gchar **argv)
       "Follow the update to its end (exit codes as update wait)", NULL },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force,
       "Start even though an active rollout plan has yet to update the job", NULL },
+    { "dry-run", 'n', 0, G_OPTION_ARG_NONE, &dry_run,
+      "Start nothing: print what would change, the batches it would run and their predicted "
+      "times (from the job's last finished update)",
+      NULL },
     { NULL },
   };
 
@@ -307,7 +341,7 @@ update_start (StgCli *cli, int argc, gchar **argv)
                       "Starts moving the job to the job file's configuration, on every instance "
                       "or only those listed after the key (a canary: cluster/role/env/name/0-1). "
                       "A job that an active rollout plan has yet to update is refused, naming the "
-                      "plan, unless --force.",
+                      "plan, unless --force. With --dry-run, a rehearsal: nothing is started.",
                       2, 2, &argc, &argv, &code))
     return code;
   g_autoptr (StgJobPath) parsed = stg_job_path_parse (argv[1], TRUE, &error);
@@ -318,6 +352,8 @@ update_start (StgCli *cli, int argc, gchar **argv)
   g_autoptr (ApiJobUpdateRequest) req = c ? stg_job_file_update_request (jf, path->instances) : NULL;
   if (req != NULL && force)
     g_object_set (req, "overridePlan", TRUE, NULL);
+  if (req != NULL && dry_run)
+    return rehearse (cli, c, argv[1], req);
   g_autoptr (ApiResponse) diff = req && !cli->json ? stg_cli_get_job_update_diff (c, req, NULL) : NULL;
   g_autoptr (ApiResponse) r = req ? stg_cli_start_job_update (c, req, message, &error) : NULL;
   if (r == NULL)

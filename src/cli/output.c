@@ -267,6 +267,14 @@ stg_cli_format_duration (gint64 ms)
   return g_strdup_printf ("%" G_GINT64_FORMAT "d %" G_GINT64_FORMAT "h", s / 86400, s % 86400 / 3600);
 }
 
+gchar *
+stg_cli_format_secs (gint64 ms)
+{
+  if (ms < 60000)
+    return g_strdup_printf ("%.1f s", (gdouble) MAX (ms, 0) / 1000.0);
+  return stg_cli_format_duration (ms);
+}
+
 gint64
 stg_cli_now_ms (void)
 {
@@ -350,6 +358,55 @@ print_groups (StgCli *cli, const gchar *label, StgStyle style, GHashTable *group
   g_autofree gchar *text = stg_cli_ranges_text (all);
   g_autofree gchar *shown = stg_cli_styled (cli->color_out, style, label);
   fprintf (cli->out, "%s %s\n", shown, text);
+}
+
+#define REHEARSAL_ROWS 20 /* batches printed before "and N more" */
+
+void
+stg_cli_print_rehearsal (StgCli *cli, const ApiUpdateRehearsal *r, const gchar *indent)
+{
+  guint n = r->batches->len;
+  guint shown = n > REHEARSAL_ROWS + 2 ? REHEARSAL_ROWS : n;
+
+  /* A queue's groups overlap: a group is what starts before as many as
+   * its size have finished. */
+  gboolean queue = g_strcmp0 (r->strategy, "queue") == 0;
+  const gchar *unit = queue ? "group" : "batch";
+
+  fprintf (cli->out, "%s%u %s%s (%s strategy), as they would run:\n", indent, n, unit,
+           n == 1 ? "" : (queue ? "s" : "es"), r->strategy);
+  for (guint i = 0; i < shown; i++)
+    {
+      const ApiRehearsalBatch *b = r->batches->pdata[i];
+      g_autoptr (StgRanges) ids = stg_ranges_new ();
+      for (guint j = 0; j < b->instances->len; j++)
+        stg_ranges_add_one (ids, g_array_index (b->instances, gint32, j));
+      g_autofree gchar *text = stg_cli_ranges_text (ids);
+      g_autofree gchar *limit = stg_cli_format_secs (b->limitMs);
+      g_autofree gchar *predicted = b->predictedMs >= 0 ? stg_cli_format_secs (b->predictedMs)
+                                                        : g_strdup ("-");
+      g_autofree gchar *at_once = queue || (guint) b->atOnce < b->instances->len
+                                      ? g_strdup_printf (", up to %d at once", b->atOnce)
+                                      : g_strdup ("");
+      fprintf (cli->out, "%s  %s %-3u %u instance%s (%s)%s: limit %s, predicted %s\n", indent, unit,
+               i + 1, b->instances->len, b->instances->len == 1 ? "" : "s", text, at_once, limit,
+               predicted);
+    }
+  if (shown < n)
+    fprintf (cli->out, "%s  ... and %u more %s%s\n", indent, n - shown, unit, queue ? "s" : "es");
+  g_autofree gchar *limit = stg_cli_format_secs (r->limitMs);
+  if (r->predictedMs >= 0)
+    {
+      g_autofree gchar *predicted = stg_cli_format_secs (r->predictedMs);
+      g_autofree gchar *shown_predicted = stg_cli_styled (cli->color_out, STG_STYLE_GOOD,
+                                                          predicted);
+      fprintf (cli->out, "%spredicted %s; physical limit %s\n", indent, shown_predicted, limit);
+    }
+  else
+    fprintf (cli->out, "%sno time predicted; physical limit at least %s\n", indent, limit);
+  fprintf (cli->out, "%s(%s)\n", indent, r->basis);
+  for (guint i = 0; i < r->notes->len; i++)
+    fprintf (cli->out, "%snote: %s\n", indent, (const gchar *) r->notes->pdata[i]);
 }
 
 gchar *

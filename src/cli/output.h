@@ -61,6 +61,8 @@ void stg_table_print (StgTable *table, StgCli *cli);
 gchar *stg_cli_format_time (gint64 ms);
 /* "45s", "5m 12s", "3h 4m", "2d 1h". */
 gchar *stg_cli_format_duration (gint64 ms);
+/* "1.2 s" under a minute, else as stg_cli_format_duration. */
+gchar *stg_cli_format_secs (gint64 ms);
 /* Milliseconds since the epoch, now. */
 gint64 stg_cli_now_ms (void);
 
@@ -85,6 +87,11 @@ gchar *stg_cli_ranges_text (StgRanges *ranges);
  * instance that moves off its host ("instance 2: moves off host1
  * (limit:host=2) to host3"). */
 void stg_cli_print_diff_groups (StgCli *cli, ApiGetJobUpdateDiffResult *diff);
+/* Prints a rehearsal (getJobUpdateDiff's): a line per batch (its
+ * instances, how many at once, its limit and predicted time; the first
+ * of many, then how many more), the whole's limit and prediction, where
+ * the numbers come from, and its notes; each line after @indent. */
+void stg_cli_print_rehearsal (StgCli *cli, const ApiUpdateRehearsal *r, const gchar *indent);
 /* What moving the diff's updated instances to @config means beyond the
  * fields (common/task_lines.h), one line each; NULL when nothing. */
 gchar *stg_cli_change_notes (ApiGetJobUpdateDiffResult *diff, ApiTaskConfig *config);

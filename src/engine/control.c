@@ -14,6 +14,7 @@
 #include "common/jobkey.h"
 #include "engine/engine_private.h"
 #include "engine/notice_private.h"
+#include "engine/rehearsal_private.h"
 #include "engine/settings_private.h"
 #include "engine/step_private.h"
 #include "engine/surge_private.h"
@@ -289,6 +290,12 @@ activate (StgEngine *e, gint64 update_id, const gchar *uid, const gchar *user, g
           gint64 now, gint64 job_id, Checked *c, const StgDiff *diff)
 {
   StgUpdate *u = stg_update_new (e);
+  if (c->job != NULL)
+    {
+      /* Its rehearsal's prediction, kept to be shown beside what it takes. */
+      g_autoptr (ApiUpdateRehearsal) r = stg_rehearsal_build (e, c->key, &c->s, diff);
+      u->predicted_ms = r->predictedMs;
+    }
   u->id = update_id;
   u->uid = g_strdup (uid);
   u->job = stg_thrift_copy ((gpointer) c->key);
@@ -582,7 +589,8 @@ add_moves (StgEngine *e, gint64 job_id, const ApiTaskConfig *task, const StgDiff
 }
 
 ApiGetJobUpdateDiffResult *
-stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **error)
+stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, gboolean rehearse,
+                 GError **error)
 {
   Checked c;
   StgDiff diff = { 0 };
@@ -640,6 +648,12 @@ stg_engine_diff (StgEngine *e, const ApiJobUpdateRequest *request, GError **erro
   r->__isset_add = r->__isset_remove = r->__isset_update = r->__isset_unchanged = TRUE;
   if (c.job != NULL && e->runtime != NULL)
     add_moves (e, c.job->id, c.task, &diff, r);
+  if (rehearse)
+    {
+      g_autoptr (ApiUpdateRehearsal) rehearsal = stg_rehearsal_build (e, c.job ? c.key : NULL, &c.s,
+                                                                      &diff);
+      g_object_set (r, "rehearsal", rehearsal, NULL);
+    }
   result = g_steal_pointer (&r);
 
 out:

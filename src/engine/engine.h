@@ -311,9 +311,11 @@ GPtrArray *stg_engine_hosts (StgEngine *engine, GError **error);
 gboolean stg_engine_drain_host (StgEngine *engine, const gchar *name, gboolean drain,
                                 const gchar *user, GError **error);
 
-/* What @request would change, without starting anything. */
+/* What @request would change, without starting anything; with
+ * @rehearse, also the batches it would run and their predicted times
+ * (rehearsal.c; reads the job's last finished update). */
 ApiGetJobUpdateDiffResult *stg_engine_diff (StgEngine *engine, const ApiJobUpdateRequest *request,
-                                            GError **error);
+                                            gboolean rehearse, GError **error);
 
 /* ---- rollout plans (plan.c) ------------------------------------------ */
 

@@ -17,6 +17,7 @@ libstg_engine_a_SOURCES = \
 	src/engine/reconcile.c src/engine/reconcile_private.h \
 	src/engine/recover.c \
 	src/engine/service.c \
+	src/engine/rehearsal.c src/engine/rehearsal_private.h \
 	src/engine/settings.c src/engine/settings_private.h \
 	src/engine/sidecar.c src/engine/sidecar_calls.c src/engine/sidecar_private.h \
 	src/engine/sla.c src/engine/sla_private.h src/engine/sla_body.c \

@@ -144,7 +144,7 @@ check_stage (StgEngine *e, const ApiRolloutPlan *plan, guint i, gboolean startin
   if (s->request == NULL || s->request->taskConfig == NULL || !s->request->__isset_taskConfig ||
       s->request->taskConfig->job == NULL)
     return fail (error, STG_ENGINE_ERROR_INVALID, "%s.request.taskConfig.job is missing", what);
-  g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (e, s->request, error);
+  g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (e, s->request, FALSE, error);
   if (diff == NULL)
     {
       g_prefix_error (error, "%s: ", what);
@@ -238,7 +238,7 @@ stg_engine_plan_diff (StgEngine *e, const ApiRolloutPlan *plan, GError **error)
   for (guint i = 0; i < plan->stages->len; i++)
     {
       const ApiRolloutStage *s = plan->stages->pdata[i];
-      g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (e, s->request, error);
+      g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (e, s->request, TRUE, error);
       if (diff == NULL)
         {
           g_prefix_error (error, "plan.stages[%u]: ", i);

@@ -16,7 +16,7 @@
 static gint
 would_change (StgEngine *e, const ApiJobUpdateRequest *request, GError **error)
 {
-  g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (e, request, error);
+  g_autoptr (ApiGetJobUpdateDiffResult) diff = stg_engine_diff (e, request, FALSE, error);
 
   if (diff == NULL)
     return -1;

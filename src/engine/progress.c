@@ -69,6 +69,7 @@ stg_update_progress_json (StgUpdate *u)
   INT ("failed", u->n_failed);
   INT ("surge_next", u->surge.next);
   INT ("surge_failed", u->surge.failed);
+  INT ("predicted_ms", u->predicted_ms);
   json_builder_set_member_name (b, "last_failure");
   if (u->last_failure)
     json_builder_add_string_value (b, u->last_failure);
@@ -140,6 +141,8 @@ stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error)
   u->gates_passed = (guint) member_int (o, "gates_passed");
   u->surge.next = (gint32) member_int (o, "surge_next");
   u->surge.failed = (guint) member_int (o, "surge_failed");
+  u->predicted_ms = json_object_has_member (o, "predicted_ms") ? member_int (o, "predicted_ms")
+                                                               : -1;
   if (json_object_has_member (o, "last_failure") &&
       !json_object_get_null_member (o, "last_failure"))
     u->last_failure = g_strdup (json_object_get_string_member (o, "last_failure"));
@@ -149,6 +152,20 @@ stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error)
   u->gated = member_instances (o, "before_gates");
   u->unchanged = member_instances (o, "unchanged");
   return TRUE;
+}
+
+gint64
+stg_update_progress_predicted (const gchar *json)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  if (json == NULL || !json_parser_load_from_data (parser, json, -1, NULL))
+    return -1;
+  JsonNode *root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
+      !json_object_has_member (json_node_get_object (root), "predicted_ms"))
+    return -1;
+  return member_int (json_node_get_object (root), "predicted_ms");
 }
 
 /* ---- the progress shown ------------------------------------------------------- */

@@ -9,6 +9,7 @@
 #include "common/enums.h"
 #include "engine/engine_private.h"
 #include "engine/timeline.h"
+#include "engine/update_private.h"
 
 #define A(x) API_JOB_UPDATE_ACTION_INSTANCE_##x
 #define S(x) API_SCHEDULE_STATUS_##x
@@ -401,6 +402,7 @@ stg_timeline_build (const StgTimelineInput *in)
   g_autoptr (GHashTable) by_instance = g_hash_table_new_full (NULL, NULL, NULL,
                                                               (GDestroyNotify) g_array_unref);
 
+  t->predicted_ms = -1;
   t->from_ms = in->from_ms;
   t->to_ms = MAX (in->to_ms, in->from_ms);
   t->active = in->active;
@@ -473,5 +475,8 @@ stg_engine_update_timeline (StgEngine *e, const gchar *uid, GError **error)
     .active = active,
     .watch_ms = ins->settings->minWaitInInstanceRunningMs,
   };
-  return stg_timeline_build (&in);
+  StgTimeline *t = stg_timeline_build (&in);
+  StgUpdate *u = g_hash_table_lookup (e->updates, uid);
+  t->predicted_ms = u != NULL ? u->predicted_ms : stg_update_progress_predicted (row->progress);
+  return t;
 }

@@ -82,6 +82,7 @@ typedef struct
   gboolean active;
   gint64 watch_ms;
   gint64 limit_ms; /* the sum of the batches' limits */
+  gint64 predicted_ms; /* its rehearsal's prediction when it started; -1: none */
   GArray *works;   /* StgTimelineWork, by instance, then begin */
   GArray *batches; /* StgTimelineBatch, by begin */
   GArray *holds;   /* StgTimelineSpan: PAUSED and AWAITING_PULSE, in order */

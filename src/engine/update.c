@@ -125,6 +125,7 @@ stg_update_new (StgEngine *engine)
   u->active = g_hash_table_new (NULL, NULL);
   u->dirty_work = g_hash_table_new (NULL, NULL);
   u->surge.list = g_array_new (FALSE, TRUE, sizeof (StgSurge));
+  u->predicted_ms = -1;
   return u;
 }
 

@@ -49,6 +49,7 @@ struct _StgUpdate
   guint n_failed;        /* failed in this direction */
   gint64 gate_ms;        /* no new batch before this */
   gint64 last_pulse_ms;
+  gint64 predicted_ms;   /* its rehearsal's prediction when it started; -1: none */
   gchar *last_failure;   /* why the last instance failed, for the update's message */
   gchar *rollback_cause; /* (nullable) why it rolls back, for the message of a failed
                             rollback */
@@ -199,3 +200,5 @@ gboolean stg_update_may_start (StgUpdate *u, guint idx);
 /* The progress JSON, and reading it back (recover.c). */
 gchar *stg_update_progress_json (StgUpdate *u);
 gboolean stg_update_progress_load (StgUpdate *u, const gchar *json, GError **error);
+/* The predicted duration stored progress @json (nullable) keeps; -1: none. */
+gint64 stg_update_progress_predicted (const gchar *json);

@@ -93,6 +93,7 @@ read_timeline (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **e
   member_bool (b, "active", t->active);
   member_int (b, "watch_ms", t->watch_ms);
   member_int (b, "limit_ms", t->limit_ms);
+  member_int (b, "predicted_ms", t->predicted_ms);
   json_builder_set_member_name (b, "holds");
   json_builder_begin_array (b);
   for (guint i = 0; i < t->holds->len; i++)

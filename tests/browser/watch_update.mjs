@@ -99,6 +99,9 @@ try {
       timeline_api: t.instances.map((w) => w.instance + (w.back ? 'b' : '') + ':' +
         w.phases.map((p) => p.phase + '@' + p.from_ms + '-' + p.to_ms).join(',')).join(';'),
       timeline_batches: document.querySelectorAll('table.timeline-batches tbody tr').length,
+      predicted_page: (document.querySelector('p.timeline-prediction') || { dataset: {} }).dataset
+        .predicted || 'none',
+      predicted_api: String(t.predicted_ms),
     };
   }));
   result.update_events = await page.evaluate(() =>
