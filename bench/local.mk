@@ -63,14 +63,17 @@ bench: $(STG_BENCH_DEPS)
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/timeline.sh --instances 200 --batch 20 \
 		--json bench/timeline-200.json
 	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/timeline.sh --json bench/timeline.json
+	@echo
+	@echo "== 10. the rehearsal's prediction against the time taken, the example job updated four times (bench/rehearsal.sh)"
+	BUILDDIR='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/rehearsal.sh --json bench/rehearsal.json
 	@echo "figures: bench/limits.json bench/engine.json bench/rollout-20.json bench/rollout-40.json bench/rollout.json" \
 		"bench/rpc.json bench/memory.json bench/fleet.json bench/sidecars.json" \
-		"bench/timeline-200.json bench/timeline.json"
+		"bench/timeline-200.json bench/timeline.json bench/rehearsal.json"
 
 .PHONY: bench
 CLEANFILES += $(EXTRA_PROGRAMS) bench/engine.json bench/rollout.json bench/rollout-20.json \
 	bench/rollout-40.json bench/rpc.json \
 	bench/memory.json bench/fleet.json bench/sidecars.json bench/limits.json \
-	bench/timeline-200.json bench/timeline.json
+	bench/timeline-200.json bench/timeline.json bench/rehearsal.json
 EXTRA_DIST += bench/local.mk bench/common.sh bench/rollout.sh bench/memory.sh bench/fleet.sh \
-	bench/sidecars.sh bench/pg.sh bench/timeline.sh
+	bench/sidecars.sh bench/pg.sh bench/timeline.sh bench/rehearsal.sh
