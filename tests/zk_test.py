@@ -221,6 +221,18 @@ def instance_flows(r, t, mod, zk, kz, d, shared, config_home):
     code, out = cli_zk(d, config_home, "job", "status", "devcluster/vagrant/test/http_example")
     r.check("stagger job status through the zk-style cluster, the instances announced",
             code == 0 and out.count("RUNNING") == 3 and "announces it in ZooKeeper" in out, out)
+    endpoints = ["%s:%d" % (m["serviceEndpoint"]["host"], m["serviceEndpoint"]["port"])
+                 for m in want]
+    rows = [line for line in out.splitlines() if "RUNNING" in line]
+    r.check("job status: an ANNOUNCED column, each instance's row with its endpoint",
+            "ANNOUNCED" in out and len(rows) == 3
+            and all(e in row for e, row in zip(endpoints, rows)), (endpoints, out))
+    page = json.load(urllib.request.urlopen(
+        "http://127.0.0.1:%d/ui/api/job?role=vagrant&environment=test&name=http_example"
+        % d.http_port, timeout=30))
+    said = sorted((i["announce"] or {}).get("member") or "" for i in page["instances"])
+    r.check("the job's page has each instance's member, as ZooKeeper has it",
+            said == sorted(SERVERSET + "/" + m for m in found), (said, sorted(found)))
 
     # validate_serverset.py: a member deleted by someone else comes back.
     gone = sorted(found)[0]

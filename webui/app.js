@@ -463,12 +463,33 @@ function usageLine(u) {
     (extra.length ? ' (' + extra.join('; ') + ')' : '') + '.');
 }
 
+/* An instance's ServerSet membership (Aurora's announcer): its endpoint
+   while it is a member, else why not. */
+function announceCell(a) {
+  if (!a) return el('td', { class: 'announce muted' }, '–');
+  if (a.member) {
+    return el('td', { class: 'announce', 'data-member': a.member, title: a.member },
+      a.endpoint || a.member.replace(/.*\//, ''));
+  }
+  return el('td', { class: 'announce muted', 'data-member': '' },
+    a.problem ? 'not announced: ' + a.problem : 'not yet');
+}
+
+function announceLine(a) {
+  if (!a) return '';
+  return el('p', { class: 'announce' }, a.member
+    ? 'Announced in the ServerSet ' + a.path + (a.endpoint ? ' at ' + a.endpoint : '') + ' (' +
+      a.member.replace(/.*\//, '') + ').'
+    : 'Not announced in the ServerSet ' + a.path + (a.problem ? ': ' + a.problem : ' yet') + '.');
+}
+
 async function viewJob(role, env, name) {
   setNav('jobs');
   const q = 'role=' + encodeURIComponent(role) + '&environment=' + encodeURIComponent(env) +
     '&name=' + encodeURIComponent(name);
   const data = await getJSON('/ui/api/job?' + q);
   const now = data.now_ms;
+  const announced = data.instances.some((i) => i.announce);
   const rows = data.instances.map((i) => el('tr', {},
     el('td', { class: 'num' }, i.id, i.surge
       ? [' ', el('span', { class: 'muted', title: 'An extra instance beyond the job\'s count, ' +
@@ -481,6 +502,7 @@ async function viewJob(role, env, name) {
     el('td', { class: 'num hide-narrow' }, i.pid === null ? '–' : i.pid),
     el('td', { class: 'hide-narrow' }, i.started_ms ? duration(now - i.started_ms) : '–'),
     ...usageCells(i.usage),
+    announced ? announceCell(i.announce) : '',
     el('td', {}, i.last_event ? [badge(i.last_event.status), ' ', i.last_event.message || '',
       ' ', el('span', { class: 'muted' }, when(i.last_event.ts_ms))] : '',
     i.sla_wait ? el('div', { class: 'muted' }, 'drain: ' + i.sla_wait) : '')));
@@ -499,6 +521,8 @@ async function viewJob(role, env, name) {
         el('th', { class: 'num hide-narrow' }, 'Pid'), el('th', { class: 'hide-narrow' }, 'Uptime'),
         el('th', { class: 'num hide-narrow' }, 'CPU'), el('th', { class: 'num hide-narrow' }, 'Memory'),
         el('th', { class: 'num hide-narrow' }, 'Disk'),
+        announced ? el('th', { title: 'Its member in Aurora\'s ServerSet (ZooKeeper)' },
+          'Announced') : '',
         el('th', {}, 'Last event'))),
       el('tbody', {}, rows))),
     data.instances_total > data.instances.length
@@ -628,6 +652,7 @@ async function showInstance(u, instance, panel, process) {
     el('h3', {}, 'Instance ' + instance + ' ', badge(d.status)),
     d.cause ? el('p', { class: 'cause' }, timeEl(d.cause_ms), ' ', d.cause) : '',
     usageLine(d.usage),
+    announceLine(d.announce),
     timeline('task-events', d.events.map((e) => ({ ts: e.ts_ms,
       node: [badge(e.status), e.message ? ' — ' + e.message : ''] }))),
     processes,

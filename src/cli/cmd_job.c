@@ -211,6 +211,47 @@ usage_cell (StgTable *t, JsonObject *usage, const gchar *used, const gchar *rese
     stg_table_cell (t, STG_STYLE_PLAIN, "%.0fM", u / 1048576.0);
 }
 
+/* Whether an instance of @extra (the web UI's instances) is announced in
+ * Aurora's ServerSet: job status then has an ANNOUNCED column. */
+static gboolean
+any_announced (GHashTable *extra)
+{
+  GHashTableIter it;
+  gpointer value;
+
+  g_hash_table_iter_init (&it, extra);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      JsonNode *a = json_object_get_member (value, "announce");
+      if (a != NULL && JSON_NODE_HOLDS_OBJECT (a))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* The instance's ServerSet membership: its endpoint (or member node)
+ * while it is a member, else why not, else "-" when it announces nothing. */
+static void
+announce_cell (StgTable *t, JsonObject *x)
+{
+  JsonNode *n = x != NULL ? json_object_get_member (x, "announce") : NULL;
+  JsonObject *a = n != NULL && JSON_NODE_HOLDS_OBJECT (n) ? json_node_get_object (n) : NULL;
+  const gchar *member = a ? json_object_get_string_member_with_default (a, "member", NULL) : NULL;
+  const gchar *endpoint = a ? json_object_get_string_member_with_default (a, "endpoint", NULL)
+                            : NULL;
+  const gchar *problem = a ? json_object_get_string_member_with_default (a, "problem", NULL)
+                           : NULL;
+
+  if (a == NULL)
+    stg_table_cell (t, STG_STYLE_DIM, "-");
+  else if (member != NULL)
+    stg_table_cell (t, STG_STYLE_GOOD, "%s", endpoint ? endpoint : member);
+  else if (problem != NULL)
+    stg_table_cell (t, STG_STYLE_WARN, "no: %s", problem);
+  else
+    stg_table_cell (t, STG_STYLE_DIM, "not yet");
+}
+
 static int
 job_status (StgCli *cli, int argc, gchar **argv)
 {
@@ -257,9 +298,11 @@ job_status (StgCli *cli, int argc, gchar **argv)
                                  json_array_get_object_element (list, i), "id") + 1),
                              json_array_get_object_element (list, i));
     }
+  gboolean announced = any_announced (extra);
   g_autoptr (StgTable) t = stg_table_new ("INSTANCE", "STATUS", "HEALTHY", "PORTS", "VERSION",
                                           "PID", "FAILURES", "UP", "CPU", "MEMORY", "DISK",
-                                          "LAST EVENT", NULL);
+                                          announced ? "ANNOUNCED" : "LAST EVENT",
+                                          announced ? "LAST EVENT" : NULL, NULL);
   gint64 now = stg_cli_now_ms ();
   for (guint i = 0; i < tasks->len; i++)
     {
@@ -301,6 +344,8 @@ job_status (StgCli *cli, int argc, gchar **argv)
       usage_cell (t, usage, "cpus_used", "cpus", TRUE);
       usage_cell (t, usage, "memory_bytes", "ram_bytes", FALSE);
       usage_cell (t, usage, "disk_bytes", "disk_reserved_bytes", FALSE);
+      if (announced)
+        announce_cell (t, x);
       stg_table_cell (t, STG_STYLE_DIM, "%s", last && last->__isset_message && last->message ? last->message : "-");
     }
   stg_table_print (t, cli);

@@ -248,6 +248,11 @@ gchar *stg_engine_instance_cause (StgEngine *engine, const ApiJobKey *key, gint3
 gboolean stg_engine_instance_usage (StgEngine *engine, gint64 job_id, gint32 instance,
                                     StgInstanceUsage *out);
 
+/* Where instance @instance of job row @job_id is announced in Aurora's
+ * ServerSet (stg_runtime_announcement); FALSE when it announces nothing. */
+gboolean stg_engine_instance_announcement (StgEngine *engine, gint64 job_id, gint32 instance,
+                                           StgAnnouncement *out);
+
 /* Removes the instances of job @key in @instances (gint32* set; NULL:
  * every one) that have ended for good (a terminal status, nothing running
  * or to start again) and their task events, and with @history the task

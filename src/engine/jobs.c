@@ -299,6 +299,14 @@ stg_engine_instance_usage (StgEngine *e, gint64 job_id, gint32 instance, StgInst
   return e->runtime != NULL && stg_runtime_usage (e->runtime, job_id, instance, out);
 }
 
+gboolean
+stg_engine_instance_announcement (StgEngine *e, gint64 job_id, gint32 instance,
+                                  StgAnnouncement *out)
+{
+  *out = (StgAnnouncement){ 0 };
+  return e->runtime != NULL && stg_runtime_announcement (e->runtime, job_id, instance, out);
+}
+
 GBytes *
 stg_engine_read_log (StgEngine *e, const ApiJobKey *key, gint32 instance, const StgLogQuery *query,
                      StgLogInfo *info, GError **error)

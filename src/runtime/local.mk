@@ -20,7 +20,7 @@ libstg_local_a_SOURCES = \
 	src/runtime/local/local_disk.c src/runtime/local/local_limits.c \
 	src/runtime/local/local_place.c src/runtime/local/local_slot.c \
 	src/runtime/local/ports.c \
-	src/runtime/local/run.c src/runtime/local/run_launch.c \
+	src/runtime/local/run.c src/runtime/local/run_launch.c src/runtime/local/run_state.c \
 	src/runtime/local/sandbox.c
 libstg_fleet_a_SOURCES = \
 	src/runtime/fleet/docker.c src/runtime/fleet/docker.h src/runtime/fleet/docker_private.h \

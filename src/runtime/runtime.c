@@ -2,6 +2,8 @@
  * Main-loop thread only. */
 #include "config.h"
 
+#include <string.h>
+
 #include "runtime/runtime.h"
 
 G_DEFINE_QUARK (stg-runtime-error-quark, stg_runtime_error)
@@ -112,6 +114,28 @@ stg_runtime_usage (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgInstanc
 {
   *out = STG_INSTANCE_USAGE_UNKNOWN;
   return rt->ops->usage != NULL && rt->ops->usage (rt, job_id, instance_id, out);
+}
+
+void
+stg_announcement_clear (StgAnnouncement *a)
+{
+  g_clear_pointer (&a->path, g_free);
+  g_clear_pointer (&a->member, g_free);
+  g_clear_pointer (&a->endpoint, g_free);
+  g_clear_pointer (&a->problem, g_free);
+}
+
+gboolean
+stg_runtime_announcement (StgRuntime *rt, gint64 job_id, gint32 instance_id,
+                          StgAnnouncement *out)
+{
+  memset (out, 0, sizeof *out);
+  if (rt->ops->announcement == NULL || !rt->ops->announcement (rt, job_id, instance_id, out))
+    {
+      stg_announcement_clear (out);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* TRUE when the runtime has operation @op, else INVALID. */

@@ -102,6 +102,19 @@ typedef struct
   ((StgInstanceUsage){ \
       .cpus_used = -1, .memory = -1, .rss = -1, .disk = -1, .throttled_ms = -1, .oom_kills = -1 })
 
+/* An instance announced in Aurora's ServerSet by its runner (the local
+ * runtime's AuroraExecutor tasks), as the runner's state file says. */
+typedef struct
+{
+  gchar *path;     /* the ServerSet */
+  gchar *member;   /* (nullable) its member node, while it is one */
+  gchar *endpoint; /* (nullable) "host:port": the member's serviceEndpoint */
+  gchar *problem;  /* (nullable) why it is not a member while it should be */
+} StgAnnouncement;
+
+void stg_announcement_clear (StgAnnouncement *a);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (StgAnnouncement, stg_announcement_clear)
+
 /* Which output of an instance a read_log call reads, and how much. */
 typedef struct
 {
@@ -177,6 +190,10 @@ typedef struct
   /* (nullable: nothing measured) What the instance's current run uses;
    * FALSE when nothing runs or nothing of it can be measured. */
   gboolean (*usage) (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgInstanceUsage *out);
+  /* (nullable: nothing announced) Where the instance's current run is
+   * announced; FALSE when it announces nothing. */
+  gboolean (*announcement) (StgRuntime *rt, gint64 job_id, gint32 instance_id,
+                            StgAnnouncement *out);
   /* (nullable) The hosts instances run on (element-type ApiFleetHostStatus),
    * for a runtime of several hosts. */
   GPtrArray *(*hosts) (StgRuntime *rt);
@@ -267,6 +284,11 @@ GBytes *stg_runtime_read_log (StgRuntime *rt, gint64 job_id, gint32 instance_id,
  * figure -1 and nothing reserved, when this runtime measures nothing. */
 gboolean stg_runtime_usage (StgRuntime *rt, gint64 job_id, gint32 instance_id,
                             StgInstanceUsage *out);
+
+/* Where the instance is announced (see StgRuntimeOps.announcement); FALSE,
+ * @out cleared, when it announces nothing. */
+gboolean stg_runtime_announcement (StgRuntime *rt, gint64 job_id, gint32 instance_id,
+                                   StgAnnouncement *out);
 
 /* The runtime's hosts (element-type ApiFleetHostStatus);
  * STG_RUNTIME_ERROR_INVALID when it has none (only the fleet runtime has). */

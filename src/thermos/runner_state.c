@@ -92,19 +92,26 @@ add_process (JsonBuilder *b, const StgRunnerProc *p)
   json_builder_end_object (b);
 }
 
-/* "announce": the ServerSet, the member (while it is one) and what went
- * wrong last (while something is wrong). */
+/* "announce": the ServerSet, the member (while it is one), what it holds
+ * (Aurora's member JSON: the endpoints) and what went wrong last (while
+ * something is wrong). */
 static void
 add_announce (JsonBuilder *b, StgServerSet *set)
 {
   const gchar *member = stg_serverset_member (set);
   const gchar *problem = stg_serverset_problem (set);
+  g_autoptr (JsonNode) data = json_from_string (stg_serverset_data (set), NULL);
 
   json_builder_set_member_name (b, "announce");
   json_builder_begin_object (b);
   add_string (b, "path", stg_serverset_path (set));
   if (member != NULL)
     add_string (b, "member", member);
+  if (data != NULL)
+    {
+      json_builder_set_member_name (b, "data");
+      json_builder_add_value (b, g_steal_pointer (&data));
+    }
   if (problem != NULL && stg_serverset_wanted (set))
     add_string (b, "problem", problem);
   json_builder_end_object (b);

@@ -255,6 +255,26 @@ stg_webui_add_usage (StgWebUi *ui, JsonBuilder *b, gint64 job_id, gint32 instanc
   json_builder_end_object (b);
 }
 
+void
+stg_webui_add_announce (StgWebUi *ui, JsonBuilder *b, gint64 job_id, gint32 instance)
+{
+  g_auto (StgAnnouncement) a = { 0 };
+
+  json_builder_set_member_name (b, "announce");
+  if (ui->ctx.engine == NULL ||
+      !stg_engine_instance_announcement (ui->ctx.engine, job_id, instance, &a))
+    {
+      json_builder_add_null_value (b);
+      return;
+    }
+  json_builder_begin_object (b);
+  member_string (b, "path", a.path);
+  member_string (b, "member", a.member);
+  member_string (b, "endpoint", a.endpoint);
+  member_string (b, "problem", a.problem);
+  json_builder_end_object (b);
+}
+
 gboolean
 stg_webui_parse_count (const gchar *text, gint64 max, gint32 *out)
 {

@@ -201,6 +201,7 @@ add_instance (StgWebUi *ui, JsonBuilder *b, gint64 job_id, const StgInstanceRow 
   else
     json_builder_add_null_value (b);
   stg_webui_add_usage (ui, b, job_id, row->instance_id);
+  stg_webui_add_announce (ui, b, job_id, row->instance_id);
   /* Why a drain of its host waits for its SLA before moving it. */
   member_string (b, "sla_wait", sla_wait);
   json_builder_set_member_name (b, "last_event");

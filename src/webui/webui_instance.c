@@ -125,6 +125,7 @@ read_instance (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **e
   else
     json_builder_add_null_value (b);
   stg_webui_add_usage (ui, b, job->id, instance);
+  stg_webui_add_announce (ui, b, job->id, instance);
   /* The instance's own output, or that of the task's process the query
    * names (an AuroraExecutor task's), with the task's processes. */
   StgLogQuery q = { FALSE, -(gint64) TAIL_BYTES, TAIL_BYTES, process, run };

@@ -124,6 +124,11 @@ void stg_webui_add_page (JsonBuilder *b, gint32 offset, gint32 limit, const gcha
  * or null when nothing of it is measured. */
 void stg_webui_add_usage (StgWebUi *ui, JsonBuilder *b, gint64 job_id, gint32 instance);
 
+/* Adds "announce": where instance @instance of job row @job_id is
+ * announced in Aurora's ServerSet ({path, member, endpoint, problem}, the
+ * last three null when not known), or null when it announces nothing. */
+void stg_webui_add_announce (StgWebUi *ui, JsonBuilder *b, gint64 job_id, gint32 instance);
+
 /* Reads a whole number from a query parameter into *@out, left as it is
  * when the parameter is absent or empty; FALSE when it is not a number
  * between 0 and @max. */

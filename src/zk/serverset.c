@@ -447,6 +447,12 @@ stg_serverset_path (StgServerSet *set)
 }
 
 const gchar *
+stg_serverset_data (StgServerSet *set)
+{
+  return set->data;
+}
+
+const gchar *
 stg_serverset_member (StgServerSet *set)
 {
   return set->member;

@@ -107,6 +107,9 @@ const gchar *stg_serverset_path (StgServerSet *set);
 /* The member's node (a path), or NULL while it is none. */
 const gchar *stg_serverset_member (StgServerSet *set);
 
+/* What the member holds (its JSON), while it is one or not. */
+const gchar *stg_serverset_data (StgServerSet *set);
+
 gboolean stg_serverset_connected (StgServerSet *set);
 gboolean stg_serverset_wanted (StgServerSet *set);
 

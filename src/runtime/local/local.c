@@ -531,6 +531,14 @@ local_usage (StgRuntime *base, gint64 job_id, gint32 instance, StgInstanceUsage 
   return slot != NULL && slot->run != NULL && stg_local_limits_usage (slot->run, out);
 }
 
+static gboolean
+local_announcement (StgRuntime *base, gint64 job_id, gint32 instance, StgAnnouncement *out)
+{
+  Slot *slot = (Slot *) stg_slots_find (((StgLocalRuntime *) base)->slots, job_id, instance);
+
+  return slot != NULL && slot->run != NULL && stg_local_runner_announcement (slot->run, out);
+}
+
 static void
 local_free (StgRuntime *base)
 {
@@ -561,6 +569,7 @@ static const StgRuntimeOps local_ops = {
   .apply = local_apply, .kill = local_kill, .restart = local_restart, .observe = local_observe,
   .validate = local_validate, .free = local_free, .read_log = local_read_log,
   .reconcile = stg_local_reconcile, .drain_host = local_drain_host, .usage = local_usage,
+  .announcement = local_announcement,
 };
 /* clang-format on */
 

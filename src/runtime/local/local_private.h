@@ -424,6 +424,16 @@ GBytes *stg_local_read_output (Slot *slot, const StgLogQuery *query, StgLogInfo 
  * (STG_RUNTIME_ERROR_NOT_FOUND). */
 gint stg_local_open_run_file (const gchar *dir, const gchar *const *parts, GError **error);
 
+/* run_state.c ---------------------------------------------------------------------------- */
+
+/* The state an AuroraExecutor task's runner left in @run's sandbox
+ * (SUCCESS, FAILED, KILLED...), or NULL. */
+gchar *stg_local_runner_state (const Run *run);
+
+/* Where @run's runner announces its task, as its state file says: FALSE
+ * when it announces nothing (or has said nothing yet). */
+gboolean stg_local_runner_announcement (const Run *run, StgAnnouncement *out);
+
 /* Who runs @slot's instances (its role's user, else the default); NULL:
  * staggerd's own user. */
 const StgIdentity *stg_local_identity (Slot *slot);

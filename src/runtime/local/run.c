@@ -18,9 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <json-glib/json-glib.h>
-
-#include "common/json_check.h"
 #include "runtime/local/local_private.h"
 #include "runtime/thermos_task.h"
 #include "spawn/process.h"
@@ -351,39 +348,11 @@ on_child (GPid pid, gint wait_status, gpointer data)
   run_end (run, WIFEXITED (wait_status) && WEXITSTATUS (wait_status) == 0, how);
 }
 
-/* The state an AuroraExecutor task's runner left in the run's sandbox
- * (SUCCESS, FAILED, KILLED...), or NULL. */
-static gchar *
-runner_state (const Run *run)
-{
-  const gchar *parts[] = { ".thermos_state.json", NULL };
-  gint fd = stg_local_open_run_file (run->sandbox, parts, NULL);
-  gchar buf[65536];
-  ssize_t got = fd >= 0 ? read (fd, buf, sizeof buf - 1) : -1;
-
-  if (fd >= 0)
-    close (fd);
-  if (got <= 0)
-    return NULL;
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  if (!stg_json_check_depth (buf, got, STG_JSON_NESTING_MAX, NULL) ||
-      !json_parser_load_from_data (parser, buf, got, NULL))
-    return NULL;
-  JsonNode *root = json_parser_get_root (parser);
-  JsonNode *state = JSON_NODE_HOLDS_OBJECT (root)
-                        ? json_object_get_member (json_node_get_object (root), "state")
-                        : NULL;
-  return state != NULL && JSON_NODE_HOLDS_VALUE (state) &&
-                 json_node_get_value_type (state) == G_TYPE_STRING
-             ? g_strdup (json_node_get_string (state))
-             : NULL;
-}
-
 static gboolean
 on_pidfd (gint fd, GIOCondition condition, gpointer data)
 {
   Run *run = data;
-  g_autofree gchar *state = run->task->thermos != NULL ? runner_state (run) : NULL;
+  g_autofree gchar *state = stg_local_runner_state (run);
 
   (void) fd;
   (void) condition;
