@@ -239,8 +239,7 @@ announce_cell (StgTable *t, JsonObject *x)
   const gchar *member = a ? json_object_get_string_member_with_default (a, "member", NULL) : NULL;
   const gchar *endpoint = a ? json_object_get_string_member_with_default (a, "endpoint", NULL)
                             : NULL;
-  const gchar *problem = a ? json_object_get_string_member_with_default (a, "problem", NULL)
-                           : NULL;
+  const gchar *problem = a ? json_object_get_string_member_with_default (a, "problem", NULL) : NULL;
 
   if (a == NULL)
     stg_table_cell (t, STG_STYLE_DIM, "-");

@@ -126,8 +126,7 @@ stg_announcement_clear (StgAnnouncement *a)
 }
 
 gboolean
-stg_runtime_announcement (StgRuntime *rt, gint64 job_id, gint32 instance_id,
-                          StgAnnouncement *out)
+stg_runtime_announcement (StgRuntime *rt, gint64 job_id, gint32 instance_id, StgAnnouncement *out)
 {
   memset (out, 0, sizeof *out);
   if (rt->ops->announcement == NULL || !rt->ops->announcement (rt, job_id, instance_id, out))
