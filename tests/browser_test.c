@@ -7,7 +7,10 @@
  * to every instance, drawn as /ui/api/timeline gives it, or ROLLED_BACK; and
  * tests/browser/watch_plan.mjs works a rollout plan's page: approves a
  * stage, then rolls the plan back, following each stage's status live. The
- * screenshots land in tests/browser-shots/ of the build tree. */
+ * screenshots land in tests/browser-shots/ of the build tree.
+ * tests/browser/visit_pages.mjs then opens every page a user reaches
+ * (jobs, the job, updates, the update, plans, hosts, sidecars) and finds
+ * no console error on any. */
 #include "config.h"
 
 #include <check.h>
@@ -27,7 +30,8 @@ static gchar *env_dir;          /* node_modules and the script, in the build tre
 static void
 prepare_browser (void)
 {
-  static const gchar *const scripts[] = { "watch_update.mjs", "watch_plan.mjs", NULL };
+  static const gchar *const scripts[] = { "watch_update.mjs", "watch_plan.mjs", "visit_pages.mjs",
+                                          NULL };
 
   env_dir = stg_browser_env_prepare ("browser-env", scripts);
 }
@@ -104,6 +108,32 @@ saw (JsonObject *o, const gchar *status)
   return FALSE;
 }
 
+/* Every page a user reaches from the navigation and from a rollout (jobs,
+ * the job, updates, the update with its timeline, plans, hosts, sidecars)
+ * shows its heading in Chromium with no console error, no page error and
+ * no failed request; a screenshot of each is kept in
+ * tests/browser-shots/pages of the build tree. */
+static void
+every_page_loads (StgTestDaemon *d, ApiJobUpdateKey *key)
+{
+  g_autofree gchar *base = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
+  g_autofree gchar *shots = g_build_filename (STG_BUILDDIR, "tests", "browser-shots", "pages", NULL);
+  g_autofree gchar *job = g_strdup_printf ("#/job/www/prod/%s", key->job->name);
+  g_autofree gchar *update = g_strdup_printf ("#/update/www/prod/%s/%s", key->job->name, key->id);
+  g_autofree gchar *last = NULL, *output = NULL;
+  gint status = stg_browser_env_run (env_dir, &last, &output, "visit_pages.mjs", base, shots, "#/",
+                                     job, "#/updates", update, "#/plans", "#/hosts", "#/sidecars",
+                                     NULL);
+
+  ck_assert_msg (status == 0, "a page failed: %s", output);
+  g_autoptr (JsonNode) r = stg_test_parse_json (last);
+  JsonArray *pages = json_object_get_array_member (json_node_get_object (r), "pages");
+  ck_assert_uint_eq (json_array_get_length (pages), 7);
+  JsonObject *on_job = json_array_get_object_element (pages, 1);
+  ck_assert_msg (strstr (json_object_get_string_member (on_job, "heading"), "web") != NULL,
+                 "the job page's heading: %s", output);
+}
+
 START_TEST (rollout_is_followed_live_to_the_end)
 {
   StgTestDaemon *d = dfx_start (PORT_RANGE, NULL);
@@ -165,6 +195,7 @@ START_TEST (rollout_is_followed_live_to_the_end)
                     json_object_get_string_member (o, "predicted_api"));
   ck_assert_int_eq (json_object_get_int_member (o, "timeline_batches"), 3);
   ck_assert_uint_ge (json_array_get_length (json_object_get_array_member (o, "screenshots")), 3);
+  every_page_loads (d, key);
   dfx_stop (d);
 }
 END_TEST

@@ -229,7 +229,7 @@ AM_TESTS_ENVIRONMENT = \
 
 EXTRA_DIST += tests/local.mk tests/man_test.sh tests/spawn_check_test.sh \
 	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs \
-	tests/browser/watch_plan.mjs tests/browser/cross_site.mjs
+	tests/browser/watch_plan.mjs tests/browser/cross_site.mjs tests/browser/visit_pages.mjs
 
 # The browser test's node_modules and screenshots.
 clean-local: clean-browser-test
