@@ -117,7 +117,8 @@ static void
 every_page_loads (StgTestDaemon *d, ApiJobUpdateKey *key)
 {
   g_autofree gchar *base = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
-  g_autofree gchar *shots = g_build_filename (STG_BUILDDIR, "tests", "browser-shots", "pages", NULL);
+  g_autofree gchar *shots = g_build_filename (STG_BUILDDIR, "tests", "browser-shots", "pages",
+                                              NULL);
   g_autofree gchar *job = g_strdup_printf ("#/job/www/prod/%s", key->job->name);
   g_autofree gchar *update = g_strdup_printf ("#/update/www/prod/%s/%s", key->job->name, key->id);
   g_autofree gchar *last = NULL, *output = NULL;
