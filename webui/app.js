@@ -131,8 +131,12 @@ function show(...nodes) {
   main.replaceChildren(...nodes);
 }
 
+/* A page that could not be read: a heading, what went wrong, and the way
+   back to the jobs. */
 function failure(err) {
-  return el('p', { class: 'notice error', role: 'alert' }, 'Could not load this page: ' + err.message);
+  return [el('h1', {}, 'Could not load this page'),
+    el('p', { class: 'notice error', role: 'alert' }, err.message),
+    el('p', {}, el('a', { href: '#/' }, 'See all jobs.'))];
 }
 
 function setNav(which) {
@@ -1177,7 +1181,7 @@ async function refresh() {
     await current.render();
     window.scrollTo(0, y);
   } catch (err) {
-    show(failure(err));
+    show(...failure(err));
   }
   rendering = false;
   if (again) { again = false; setTimeout(refresh, 250); }
