@@ -315,6 +315,16 @@ START_TEST (a_rehearsal_predicts_from_the_last_update)
   ck_assert_int_eq (b1->limitMs, 600 + 1000); /* instance 3's start to healthy, then the watch */
   ck_assert_int_eq (seen->limitMs, 400 + 1000 + 600 + 1000);
   ck_assert_int_ge (seen->predictedMs, seen->limitMs);
+  /* minInService 3 of 4: one down at a time, so a batch takes its two
+   * instances one after the other (1.3 s + 1.4 s, not the slower 1.4 s). */
+  g_autoptr (ApiJobUpdateRequest) held_r = fx_request ("v3", 4);
+  fx_set_strategy_batch (held_r, 2, FALSE);
+  g_object_set (held_r->settings, "minInService", 3, NULL);
+  g_autoptr (ApiUpdateRehearsal) held = rehearse (held_r);
+  const ApiRehearsalBatch *h0 = held->batches->pdata[0], *s0 = seen->batches->pdata[0];
+  ck_assert_int_eq (h0->atOnce, 1);
+  ck_assert_int_eq (h0->limitMs, s0->limitMs); /* the limit is its slowest instance's */
+  ck_assert_int_eq (h0->predictedMs - s0->predictedMs, 1300);
 
   g_autoptr (ApiJobUpdateKey) k3 = NULL;
   g_autoptr (StgTimeline) t = roll_forward (r3, &k3);

@@ -146,23 +146,59 @@ floor_cap (const StgSettings *s, const StgDiff *diff)
   return (guint) CLAMP (room, 1, G_MAXINT32);
 }
 
+/* ---- when instances under way end: a binary min-heap of end times ---------- */
+
+static void
+heap_push (GArray *heap, gint64 end)
+{
+  g_array_append_val (heap, end);
+  gint64 *h = (gint64 *) heap->data;
+  for (guint i = heap->len - 1; i > 0 && h[(i - 1) / 2] > h[i]; i = (i - 1) / 2)
+    {
+      gint64 up = h[(i - 1) / 2];
+      h[(i - 1) / 2] = h[i];
+      h[i] = up;
+    }
+}
+
+/* Takes the earliest end out of @heap (not empty). */
+static gint64
+heap_pop (GArray *heap)
+{
+  gint64 *h = (gint64 *) heap->data, first = h[0];
+  guint n = heap->len - 1, i = 0;
+
+  h[0] = h[n];
+  g_array_set_size (heap, n);
+  for (;;)
+    {
+      guint least = i, l = 2 * i + 1, r = 2 * i + 2;
+      if (l < n && h[l] < h[least])
+        least = l;
+      if (r < n && h[r] < h[least])
+        least = r;
+      if (least == i)
+        return first;
+      gint64 down = h[i];
+      h[i] = h[least];
+      h[least] = down;
+      i = least;
+    }
+}
+
 /* Runs @ms (instances in order) on @lanes at once, each starting as soon
  * as a lane is free: when the last ends. */
 static gint64
 run_lanes (const gint64 *ms, guint n, guint lanes)
 {
-  lanes = MAX (1, MIN (lanes, n));
-  g_autofree gint64 *ends = g_new0 (gint64, MAX (lanes, 1));
+  g_autoptr (GArray) ends = g_array_new (FALSE, FALSE, sizeof (gint64));
   gint64 last = 0;
 
   for (guint i = 0; i < n; i++)
     {
-      guint free_lane = 0;
-      for (guint l = 1; l < lanes; l++)
-        if (ends[l] < ends[free_lane])
-          free_lane = l;
-      ends[free_lane] += ms[i];
-      last = MAX (last, ends[free_lane]);
+      gint64 start = ends->len < MAX (lanes, 1) ? 0 : heap_pop (ends);
+      heap_push (ends, start + ms[i]);
+      last = MAX (last, start + ms[i]);
     }
   return last;
 }
@@ -224,19 +260,13 @@ run_queue (const StgSettings *s, const StgDiff *diff, const gint64 *ms, guint ca
               b->atOnce = (gint32) MIN (size, cap);
               g_ptr_array_add (r->batches, b);
             }
-          gint64 end = MAX (now, not_before) + ms[next];
-          g_array_append_val (ends, end);
+          heap_push (ends, MAX (now, not_before) + ms[next]);
           g_array_append_val (b->instances,
                               g_array_index (diff->changes, StgChange, next).instance);
           b->limitMs = MAX (b->limitMs, ms[next]);
           next++;
         }
-      guint first = 0;
-      for (guint i = 1; i < ends->len; i++)
-        if (g_array_index (ends, gint64, i) < g_array_index (ends, gint64, first))
-          first = i;
-      now = g_array_index (ends, gint64, first);
-      g_array_remove_index_fast (ends, first);
+      now = heap_pop (ends);
       if (++done >= size)
         {
           size = MAX (stg_strategy_next_size (s, index++, size, FALSE), 1);
