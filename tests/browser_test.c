@@ -311,6 +311,14 @@ START_TEST (plan_page_approves_and_rolls_back)
   ck_assert (!json_object_get_boolean_member (o, "reloaded"));
   ck_assert_msg (json_array_get_length (json_object_get_array_member (o, "failed_requests")) == 0,
                  "requests failed: %s", output);
+  /* The plan's timeline drew each stage's statuses as its events give
+   * them, the web stage from waiting for approval to rolled back. */
+  ck_assert_str_eq (json_object_get_string_member (o, "plan_timeline_statuses"),
+                    json_object_get_string_member (o, "plan_stage_events"));
+  const gchar *drawn = json_object_get_string_member (o, "plan_timeline_statuses");
+  ck_assert_msg (strstr (drawn, "web:") && strstr (drawn, "AWAITING_APPROVAL") &&
+                     strstr (drawn, "ROLLED_BACK"),
+                 "plan timeline: %s", output);
   /* The stage moved on live: waiting, approved and done, then back. */
   JsonArray *web_seen = json_object_get_array_member (json_object_get_object_member (o,
                                                                                      "stages_seen"),

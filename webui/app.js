@@ -984,6 +984,83 @@ function stageItem(p, s, depth) {
       g.passed));
 }
 
+/* Each stage status's colour on the plan's timeline. */
+const STAGE_COLOURS = {
+  PENDING: '--pending', WAITING_FOR_GATE: '--gate', AWAITING_APPROVAL: '--pulse',
+  ROLLING_FORWARD: '--updating', DONE: '--updated', FAILED: '--failed',
+  ROLLING_BACK: '--rolling-back', ROLLED_BACK: '--rolled-back', ABORTED: '--failed',
+  PAUSED: '--paused',
+};
+
+/* The plan's time, stage by stage: a row per stage with the statuses its
+   events gave it (waiting for gates, for approval, its update rolling, done,
+   rolled back...) across the plan's time, and its gate attempts as ticks
+   (passed, failed). The spans are in the canvas's data-spans
+   ("stage:STATUS@from-to,...;...") for a reader. */
+function planTimeline(p) {
+  const from = p.created_ms;
+  const last = p.events.reduce((m, e) => Math.max(m, e.ts_ms), from);
+  const to = Math.max(ROLLOUT_ENDED.has(p.status) ? last : p.now_ms, from + 1);
+  const rows = p.stages.map((s) => {
+    const evs = p.events.filter((e) => e.stage === s.name).sort((a, b) => a.ts_ms - b.ts_ms);
+    return {
+      name: s.name,
+      spans: evs.map((e, i) => ({ status: e.status, from_ms: e.ts_ms,
+        to_ms: i + 1 < evs.length ? evs[i + 1].ts_ms : to })),
+      gates: p.gate_results.filter((g) => g.stage === s.name),
+    };
+  });
+  const canvas = el('canvas', { class: 'plan-timeline', role: 'img',
+    'aria-label': 'Each stage\'s statuses over the plan\'s time' });
+  canvas.dataset.spans = rows.map((r) => r.name + ':' + r.spans.map((s) => s.status + '@' +
+    s.from_ms + '-' + s.to_ms).join(',')).join(';');
+  const span = to - from;
+  function draw() {
+    const width = Math.max(canvas.clientWidth, 100);
+    const label = Math.min(160, width / 4);
+    const row = 14;
+    const gap = 6;
+    const height = rows.length * (row + gap) + gap;
+    const ratio = window.devicePixelRatio || 1;
+    canvas.style.height = height + 'px';
+    canvas.width = Math.round(width * ratio);
+    canvas.height = Math.round(height * ratio);
+    const ctx = canvas.getContext('2d');
+    ctx.scale(ratio, ratio);
+    const cs = getComputedStyle(document.documentElement);
+    const colour = (name) => cs.getPropertyValue(name).trim();
+    const x = (ms) => label + (ms - from) / span * (width - label);
+    ctx.font = '12px sans-serif';
+    ctx.textBaseline = 'middle';
+    rows.forEach((r, i) => {
+      const y = gap + i * (row + gap);
+      ctx.fillStyle = colour('--fg');
+      ctx.fillText(r.name, 0, y + row / 2, label - 6);
+      for (const s of r.spans) {
+        ctx.fillStyle = colour(STAGE_COLOURS[s.status] || '--pending');
+        /* A stage's end (done, failed, rolled back) is a moment: a cap wide
+           enough to see. */
+        const end = ROLLOUT_ENDED.has(s.status) ? 6 : 1;
+        ctx.fillRect(Math.min(x(s.from_ms), width - end), y, Math.max(end, x(s.to_ms) - x(s.from_ms)), row);
+      }
+      for (const g of r.gates) {
+        ctx.fillStyle = colour(g.passed ? '--updated' : '--failed');
+        ctx.fillRect(Math.round(x(g.ts_ms)) - 1, y - 3, 2, row + 6);
+      }
+    });
+  }
+  new ResizeObserver(() => draw()).observe(canvas);
+  requestAnimationFrame(draw);
+  const used = new Set(rows.flatMap((r) => r.spans.map((s) => s.status)));
+  return el('section', { class: 'plan-timeline' },
+    el('p', { class: 'timeline-summary' }, (ROLLOUT_ENDED.has(p.status) ? 'Took ' : 'So far ') +
+      duration(span) + '; a row per stage, ticks where a gate was tried.'),
+    el('div', { class: 'legend' }, Object.keys(STAGE_COLOURS).filter((k) => used.has(k)).map((k) =>
+      el('span', {}, el('i', { style: 'background: var(' + STAGE_COLOURS[k] + ')' }),
+        k.toLowerCase().replace(/_/g, ' ')))),
+    rows.some((r) => r.spans.length) ? canvas : el('p', { class: 'muted' }, 'No stage has begun yet.'));
+}
+
 async function viewPlan(id) {
   setNav('plans');
   const p = await getJSON('/ui/api/plan?id=' + encodeURIComponent(id));
@@ -1012,6 +1089,8 @@ async function viewPlan(id) {
     planControls(p),
     el('dl', { class: 'facts' }, facts.map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, v)))),
     stagesBar(p),
+    el('h2', {}, 'Timeline'),
+    planTimeline(p),
     el('h2', {}, 'Stages'),
     el('ol', { class: 'stages' }, p.stages.map((s) => stageItem(p, s, depth[s.name]))),
     el('h2', {}, 'Plan events'),

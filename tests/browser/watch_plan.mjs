@@ -8,7 +8,8 @@
 // Prints one JSON line: the plan's statuses seen in order (with the plan's
 // conditions as the page showed them at each), each stage's statuses seen,
 // at the end each stage's status, the colour of its left edge, the links to
-// its updates, its conditions and its readiness, the first row of the Plans
+// its updates, its conditions and its readiness, the plan's timeline (each
+// stage's statuses as drawn, and as /ui/api/plan's events give them), the first row of the Plans
 // page
 // afterwards, the controls clicked, the requests
 // that failed (4xx/5xx), errors, whether the page was reloaded and the
@@ -111,6 +112,19 @@ try {
   }));
   result.conditions = await page.evaluate(() => [...document.querySelectorAll('.facts .condition')]
     .map((c) => c.dataset.condition + '=' + c.dataset.status + '/' + c.dataset.reason));
+  // The plan's timeline as drawn (each stage's statuses, without their
+  // times) beside the statuses of each stage's events in /ui/api/plan.
+  Object.assign(result, await page.evaluate(async () => {
+    const c = document.querySelector('canvas.plan-timeline');
+    const id = decodeURIComponent(location.hash.split('/')[2]);
+    const p = await (await fetch('/ui/api/plan?id=' + encodeURIComponent(id))).json();
+    return {
+      plan_timeline: c ? c.dataset.spans : '',
+      plan_timeline_statuses: c ? c.dataset.spans.replace(/@\d+-\d+/g, '') : '',
+      plan_stage_events: p.stages.map((s) => s.name + ':' + p.events.filter((e) => e.stage === s.name)
+        .sort((a, b) => a.ts_ms - b.ts_ms).map((e) => e.status).join(',')).join(';'),
+    };
+  }));
   result.reloaded = loads > 1 || !(await page.evaluate(() => window.__staggerMarker === 1));
   const final = join(shots, 'final.png');
   await page.screenshot({ path: final, fullPage: true });
