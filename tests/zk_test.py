@@ -209,13 +209,22 @@ def instance_flows(r, t, mod, zk, kz, d, shared, config_home):
     got = sorted(found.values(), key=lambda m: m.get("shard", -1))
     r.check("3 announced instances: exactly 3 members with Aurora's JSON", got == want,
             (got, want))
-    states = []
-    for path in glob.glob(os.path.join(d.dir, "data", "sandboxes", "*", "*", "*",
-                                       ".thermos_state.json")):
-        with open(path) as f:
-            states.append(json.load(f))
-    announced = sorted(x["announce"].get("member", "").rsplit("/", 1)[-1] for x in states
-                       if x["state"] == "ACTIVE")
+    def state_members():
+        states = []
+        for path in glob.glob(os.path.join(d.dir, "data", "sandboxes", "*", "*", "*",
+                                           ".thermos_state.json")):
+            with open(path) as f:
+                states.append(json.load(f))
+        return sorted(x["announce"].get("member", "").rsplit("/", 1)[-1] for x in states
+                      if x["state"] == "ACTIVE")
+
+    # A runner writes its state file just after ZooKeeper answers its
+    # create: the file may lag the member by a moment.
+    try:
+        announced = aurora_e2e.wait_for("the state files", lambda: state_members() == sorted(found)
+                                        and state_members(), timeout=10)
+    except AssertionError:
+        announced = state_members()
     r.check("each runner's state file names its member", announced == sorted(found),
             (announced, sorted(found)))
     code, out = cli_zk(d, config_home, "job", "status", "devcluster/vagrant/test/http_example")
