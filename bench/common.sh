@@ -18,6 +18,22 @@ start_staggerd () {
   stagger="$BUILDDIR/stagger --url http://127.0.0.1:$port"
 }
 
+# Stops what start_staggerd started: first the jobs named ("$@": their
+# keys), waiting up to 10 s for each to be gone (staggerd leaves a local
+# job's instances running when it stops), then staggerd. Nothing when it
+# is not running.
+stop_staggerd () {
+  [ -n "${daemon:-}" ] || return 0
+  for key in "$@"; do
+    $stagger job kill "$key" >/dev/null 2>&1 || true
+    i=0; while [ "$i" -lt 100 ] && $stagger job status "$key" >/dev/null 2>&1; do
+      i=$((i + 1)); sleep 0.1
+    done
+  done
+  kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true
+  daemon=
+}
+
 # Arithmetic on decimals: calc "1.5 / 3".
 calc () { awk "BEGIN { print $1 }"; }
 

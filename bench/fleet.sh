@@ -53,7 +53,7 @@ PORTS=27000   # below 32768: host ports out of the ephemeral range, which client
 
 
 cleanup () {
-  [ -n "$daemon" ] && { kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; }
+  stop_staggerd
   for h in 0 1 2; do [ -d "$tmp/h$h/s" ] && pod $h rm --all --force --time=0 >/dev/null 2>&1 || true; done
   for p in $services; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   grep " $tmp/" /proc/self/mounts | awk '{ print $2 }' | sort -r | while read -r m; do umount -l "$m"; done

@@ -31,7 +31,7 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/stagger-memory-XXXXXX")
 daemon=
 cleanup () {
-  [ -n "$daemon" ] && { kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; }
+  stop_staggerd
   rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM

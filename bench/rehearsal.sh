@@ -27,7 +27,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/stagger-rehearsal-XXXXXX")
 daemon=
 
 cleanup () {
-  [ -n "$daemon" ] && { kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; }
+  stop_staggerd local/www/prod/hello
   rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM

@@ -43,8 +43,7 @@ now () { date +%s.%N; }
 ticks () { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 cleanup () {
-  [ -n "$daemon" ] && { $stagger job kill local/bench/prod/fleet >/dev/null 2>&1 || true; sleep 1;
-                        kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; }
+  stop_staggerd local/bench/prod/fleet
   for f in "$tmp"/pid.*; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
   rm -rf "$tmp"
 }

@@ -70,7 +70,7 @@ rm_all () {   # a pod's containers before its anchor, which podman wants
 }
 cleanup () {
   stop_client
-  [ -n "$daemon" ] && { kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; }
+  stop_staggerd
   [ -d "$tmp/h0/s" ] && rm_all
   for p in $services; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   grep " $tmp/" /proc/self/mounts | awk '{ print $2 }' | sort -r | while read -r m; do umount -l "$m"; done

@@ -27,7 +27,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/stagger-timeline-XXXXXX")
 daemon=
 
 cleanup () {
-  [ -n "$daemon" ] && { kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; }
+  stop_staggerd local/bench/prod/wide
   rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
