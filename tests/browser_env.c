@@ -35,6 +35,7 @@ stg_browser_env_prepare (const gchar *env, const gchar *const *scripts)
   g_mkdir_with_parents (env_dir, 0755);
   copy_in (env_dir, "package.json");
   copy_in (env_dir, "package-lock.json");
+  copy_in (env_dir, "chromium.mjs");
   for (guint i = 0; scripts[i] != NULL; i++)
     copy_in (env_dir, scripts[i]);
   g_autofree gchar *module = g_build_filename (env_dir, "node_modules", "playwright-core", "package.json",

@@ -9,10 +9,11 @@
 G_BEGIN_DECLS
 
 /* Makes @env (a folder name under tests/ of the build tree) hold
- * package.json, package-lock.json and @scripts (NULL-terminated names in
- * tests/browser/), runs `npm ci` there when playwright-core is missing,
- * and returns the folder's path. Fails the test, saying what to install,
- * when Chromium, node or npm is missing. */
+ * package.json, package-lock.json, chromium.mjs (what the scripts share)
+ * and @scripts (NULL-terminated names in tests/browser/), runs `npm ci`
+ * there when playwright-core is missing, and returns the folder's path.
+ * Fails the test, saying what to install, when Chromium, node or npm is
+ * missing. */
 gchar *stg_browser_env_prepare (const gchar *env, const gchar *const *scripts);
 
 /* Runs `node SCRIPT ARGS...` (NULL-terminated) from @env_dir and returns

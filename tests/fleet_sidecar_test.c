@@ -8,9 +8,10 @@
  * container; a new version that fails leaves the old one serving and the
  * update rolls back; a kill -9 of staggerd mid-upgrade is adopted with no
  * container left behind or doubled. The web UI's page of the set says the
- * same; its routes check their input on a runtime without pods. Host
- * ports come from 17300-17699 (no other suite uses them: suites run at
- * once).
+ * same, and applies the new image in Chromium (tests/browser/
+ * sidecar_page.mjs); its routes check their input on a runtime without
+ * pods. Host ports come from 17300-17699 (no other suite uses them:
+ * suites run at once).
  * Test process: main thread, and the client's thread.
  */
 #include "config.h"
@@ -18,6 +19,7 @@
 #include <check.h>
 #include <string.h>
 
+#include "browser_env.h"
 #include "common/enums.h"
 #include "fleet_fixture.h"
 
@@ -589,20 +591,48 @@ web_reached (gpointer data)
   return ok;
 }
 
+/* The new version's image applied from the set's web page, in Chromium
+ * (tests/browser/sidecar_page.mjs): from the list of sets to the set's
+ * page, the image new pods get now offered, @image typed over it, Apply;
+ * no console error, page error or failed request on the way. The rest of
+ * the sidecar stays as version 1 has it. */
+static void
+apply_from_page (StgTestDaemon *d, const gchar *image)
+{
+  static const gchar *const scripts[] = { "sidecar_page.mjs", NULL };
+  g_autofree gchar *env_dir = stg_browser_env_prepare ("browser-env-sidecar", scripts);
+  g_autofree gchar *base = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
+  g_autofree gchar *shots = g_build_filename (STG_BUILDDIR, "tests", "browser-shots", "sidecar",
+                                              NULL);
+  g_autofree gchar *last = NULL, *output = NULL;
+  gint status = stg_browser_env_run (env_dir, &last, &output, "sidecar_page.mjs", base, "proxy",
+                                     image, shots, NULL);
+
+  ck_assert_msg (status == 0, "the set's page: %s", output);
+  g_autoptr (JsonNode) n = stg_test_parse_json (last);
+  JsonObject *o = json_node_get_object (n);
+  ck_assert_str_eq (json_object_get_string_member (o, "list_heading"), "Sidecar sets");
+  ck_assert_str_eq (json_object_get_string_member (o, "heading"), "Sidecar set proxy");
+  const gchar *facts = json_object_get_string_member (o, "facts");
+  ck_assert_msg (strstr (facts, "3 of 3 instances run v1") != NULL, "the set's facts: %s", facts);
+  ck_assert_str_eq (json_object_get_string_member (o, "offered_image"), IMAGE_V1);
+  ck_assert_str_eq (json_object_get_string_member (o, "move"), "v1 → v2");
+}
+
 /* ---- the cases -------------------------------------------------------------------------- */
 
 /* #30 "Done means" 1: the hot upgrade of the proxy across the three pods
- * drops no request and leaves the application containers alone. */
+ * (its new image applied from the set's web page) drops no request and
+ * leaves the application containers alone. */
 START_TEST (hot_upgrade_drops_no_request)
 {
   Env *e = env_new ();
   Client *client = NULL;
   StgTestDaemon *d = start_pods (e, &client);
   g_autofree gchar *apps = main_containers (e);
-  g_autofree gchar *v2 = proxy_data (NULL, NULL);
   gint before = g_atomic_int_get (&client->ok);
 
-  apply_proxy (d, IMAGE_V2, v2, 1);
+  apply_from_page (d, IMAGE_V2);
   wait_set (d, API_JOB_UPDATE_STATUS_ROLLED_FORWARD, 2);
   finish_case (e, d, client, before, apps, 2);
 }
@@ -747,6 +777,11 @@ START_TEST (sidecar_routes_check_their_input)
   ck_assert_uint_eq (web_control (d, "pause", hdr, NULL), 404);
   ck_assert_uint_eq (web_control (d, "proxy/pause", hdr, "not json"), 400);
   ck_assert_uint_eq (web_control (d, "proxy/pause", hdr, "{\"message\": 7}"), 400);
+  /* A new version from the page: an image or executor data to apply, of
+   * a set that exists. */
+  ck_assert_uint_eq (web_control (d, "proxy/apply", hdr, "{}"), 400);
+  ck_assert_uint_eq (web_control (d, "proxy/apply", hdr, "{\"image\": 2}"), 400);
+  ck_assert_uint_eq (web_control (d, "proxy/apply", hdr, "{\"image\": \"x:1\"}"), 404);
   ck_assert_int_eq (stg_test_daemon_stop (d), 0);
   stg_test_daemon_free (d);
   stg_test_rmtree (dir);

@@ -229,12 +229,14 @@ AM_TESTS_ENVIRONMENT = \
 
 EXTRA_DIST += tests/local.mk tests/man_test.sh tests/spawn_check_test.sh \
 	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs \
-	tests/browser/watch_plan.mjs tests/browser/cross_site.mjs tests/browser/visit_pages.mjs
+	tests/browser/watch_plan.mjs tests/browser/cross_site.mjs tests/browser/visit_pages.mjs \
+	tests/browser/sidecar_page.mjs tests/browser/chromium.mjs
 
 # The browser test's node_modules and screenshots.
 clean-local: clean-browser-test
 clean-browser-test:
-	rm -rf tests/browser-env tests/browser-shots tests/browser-env-security
+	rm -rf tests/browser-env tests/browser-shots tests/browser-env-security \
+		tests/browser-env-sidecar
 .PHONY: clean-browser-test
 
 # Fuzz targets. With --enable-fuzzing (clang) they are libFuzzer programs and
@@ -359,7 +361,8 @@ tests_stg_test_proxy_LDADD =
 
 check_PROGRAMS += tests/fleet_sidecar_test
 TESTS += tests/fleet_sidecar_test
-tests_fleet_sidecar_test_SOURCES = tests/fleet_sidecar_test.c $(STG_FLEET_FIXTURE)
+tests_fleet_sidecar_test_SOURCES = tests/fleet_sidecar_test.c tests/browser_env.c tests/browser_env.h \
+	$(STG_FLEET_FIXTURE)
 tests_fleet_sidecar_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_sidecar_test_LDADD = $(STG_TEST_LDADD)
 

@@ -1163,6 +1163,64 @@ function sidecarControls(s) {
       'Abort this sidecar update? Pods stay as they are now.') }, 'Abort'));
 }
 
+/* What the viewer has typed into a set's "new version" form: the page
+   re-renders on every change of its pods, and the draft (and the field
+   being typed in) survives that. */
+let sidecarDraft = null;
+
+/* A new version of the set's sidecar from the page: the image and the
+   executor data new pods get now, changed and applied with the set's
+   selector and settings (POST /ui/api/sidecar/NAME/apply). Offered while
+   no update of the set is under way. */
+function sidecarApplyForm(s) {
+  if (!session.can_act || ACTIVE.has(s.status)) return '';
+  const now = s.versions.find((v) => v.version === s.inject_version) || {};
+  if (!sidecarDraft || sidecarDraft.name !== s.name) {
+    sidecarDraft = { name: s.name, open: false, image: now.image || '',
+      executor_data: now.executor_data || '', message: '', focus: null };
+  }
+  const d = sidecarDraft;
+  const field = (tag, name, attrs, text) => {
+    const f = el(tag, Object.assign({ name, id: 'sidecar-' + name }, attrs), text);
+    f.value = d[name];
+    f.addEventListener('input', () => { d[name] = f.value; });
+    f.addEventListener('focus', () => { d.focus = name; });
+    return f;
+  };
+  const form = el('form', {
+    class: 'apply',
+    onsubmit: async (ev) => {
+      ev.preventDefault();
+      const body = { image: d.image.trim(), message: d.message.trim() || 'from the web page' };
+      if (d.executor_data.trim() !== (now.executor_data || '').trim()) body.executor_data = d.executor_data;
+      if (body.image === (now.image || '') && !body.executor_data) {
+        window.alert('Nothing to apply: change the image or the executor data first.');
+        return;
+      }
+      sidecarDraft = null;
+      await control('/ui/api/sidecar/' + encodeURIComponent(s.name) + '/apply', body,
+        'apply the new version');
+    },
+  },
+  el('label', { for: 'sidecar-image' }, 'Image'),
+  field('input', 'image', { required: true, size: 50, spellcheck: 'false' }),
+  el('label', { for: 'sidecar-executor_data' }, 'Executor data (JSON)'),
+  field('textarea', 'executor_data', { rows: 6, cols: 70, spellcheck: 'false' }),
+  el('label', { for: 'sidecar-message' }, 'Message'),
+  field('input', 'message', { size: 50, placeholder: 'why (optional)' }),
+  el('div', {}, el('button', { type: 'submit' }, 'Apply'), el('span', { class: 'muted' },
+    ' New version v' + (s.version + 1) + ', at most ' + s.settings.max_unavailable +
+    ' instance(s) at a time, partition ' + s.settings.partition)));
+  const box = el('details', { class: 'apply', open: d.open },
+    el('summary', {}, 'Roll out a new version'), form);
+  box.addEventListener('toggle', () => { d.open = box.open; });
+  if (d.focus) {
+    const f = form.elements[d.focus];
+    queueMicrotask(() => { if (f && f.isConnected) f.focus({ preventScroll: true }); });
+  }
+  return box;
+}
+
 async function viewSidecar(name) {
   setNav('sidecars');
   const s = await getJSON('/ui/api/sidecar?name=' + encodeURIComponent(name));
@@ -1181,10 +1239,11 @@ async function viewSidecar(name) {
     e.user ? el('span', { class: 'muted' }, ' (' + e.user + ')') : ''));
   show(el('h1', {}, 'Sidecar set ', s.name),
     sidecarControls(s),
+    sidecarApplyForm(s),
     el('p', {}, badge(s.status, 'update'), ' ', sidecarMove(s), ' since ', timeEl(s.since_ms),
       s.reason ? el('span', { class: 'muted' }, ' — ' + s.reason) : ''),
     el('p', {}, 'Selects ', el('code', {}, selectorText(s.selector)), '; new pods get v' + s.inject_version,
-      '; ' + s.updated + ' of ' + s.instances + ' instances run v' + s.to_version,
+      '; ' + s.updated + ' of ' + s.instances.length + ' instances run v' + s.to_version,
       '; at most ' + st.max_unavailable + ' unavailable, partition ' + st.partition
       + ', at most ' + st.max_failures + ' failed starts each'
       + (st.rollback_on_failure ? ', rolled back on failure' : '')),
@@ -1199,7 +1258,7 @@ async function viewSidecar(name) {
       v.user ? el('span', { class: 'muted' }, ' (' + v.user + ')') : ''))),
     el('h2', {}, 'Events'),
     el('ul', { class: 'events' }, events),
-    el('p', { class: 'muted' }, 'A new version: stagger sidecar apply FILE; its partition: stagger ' +
+    el('p', { class: 'muted' }, 'From a file: stagger sidecar apply FILE; the partition: stagger ' +
       'sidecar partition ' + s.name + ' N'));
 }
 

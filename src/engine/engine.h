@@ -451,6 +451,14 @@ gboolean stg_engine_update_progress (StgEngine *engine, const gchar *uid,
 gboolean stg_engine_apply_sidecar_set (StgEngine *engine, const ApiSidecarSet *set,
                                        const gchar *user, const gchar *message, GError **error);
 
+/* Applies set @name again with its sidecar as new pods get it now, but
+ * @image and @executor_data where given (nullable): a new version rolled
+ * out with the set's selector and settings, as stg_engine_apply_sidecar_set()
+ * does (_NOT_FOUND for no such set). */
+gboolean stg_engine_sidecar_revise (StgEngine *engine, const gchar *name, const gchar *image,
+                                    const gchar *executor_data, const gchar *user,
+                                    const gchar *message, GError **error);
+
 typedef enum
 {
   STG_SIDECAR_PAUSE,

@@ -1,5 +1,6 @@
 /* sidecar_calls.c: the calls on sidecar sets: apply (a new set, or its
- * sidecar's new version rolled to the pods that carry it), pause, resume,
+ * sidecar's new version rolled to the pods that carry it; revise, the web
+ * page's apply, is one with a new image or executor data), pause, resume,
  * abort, rollback, the partition and delete, each checked and written in
  * one transaction before the runtime hears of it; and the sets as the API
  * shows them (summaries and details: the store's rows with what the
@@ -258,6 +259,36 @@ stg_engine_apply_sidecar_set (StgEngine *e, const ApiSidecarSet *set, const gcha
   gboolean ok = row == NULL ? create_set (e, set, user, message, error)
                             : change_set (e, row, set, user, message, error);
   return finish (e, ok, error);
+}
+
+gboolean
+stg_engine_sidecar_revise (StgEngine *e, const gchar *name, const gchar *image,
+                           const gchar *executor_data, const gchar *user, const gchar *message,
+                           GError **error)
+{
+  g_autoptr (StgSidecarSetRow) row = find_set (e, name, FALSE, error);
+  g_autoptr (ApiSidecar) sidecar = row != NULL
+                                       ? stg_store_get_sidecar_version (e->store, row->name,
+                                                                        row->inject_version, error)
+                                       : NULL;
+
+  if (sidecar == NULL)
+    {
+      if (row != NULL)
+        stg_engine_wrap_error (error);
+      return FALSE;
+    }
+  if (image != NULL)
+    g_object_set (sidecar, "image", image, NULL);
+  if (executor_data != NULL)
+    g_object_set (sidecar, "executorData", executor_data, NULL);
+  g_autoptr (ApiSidecarSelector) selector = g_object_new (API_TYPE_SIDECAR_SELECTOR, "role",
+                                                          row->role, "environment",
+                                                          row->environment, "name", row->job, NULL);
+  g_autoptr (ApiSidecarSet) set = g_object_new (API_TYPE_SIDECAR_SET, "name", row->name, "selector",
+                                                selector, "sidecar", sidecar, "settings",
+                                                row->settings, NULL);
+  return stg_engine_apply_sidecar_set (e, set, user, message, error);
 }
 
 /* ---- controls -------------------------------------------------------------------- */

@@ -9,9 +9,11 @@
  * the partition, its container slots) and its events, newest last. Both
  * read through the engine, as getSidecarSets and getSidecarSetDetails do.
  * POST /ui/api/sidecar/NAME/{pause,resume,abort,rollback} (body empty or
- * {message}) acts on the set's update, with the update page's rules (the
- * session's CSRF token; a viewer allowed the role the set selects, or
- * every role for a role pattern), as the sidecar calls of the API do.
+ * {message}) acts on the set's update, and POST /ui/api/sidecar/NAME/apply
+ * ({image?, executor_data?, message?}) rolls out a new version of its
+ * sidecar, with the update page's rules (the session's CSRF token; a
+ * viewer allowed the role the set selects, or every role for a role
+ * pattern), as the sidecar calls of the API do.
  * Main-loop thread only.
  */
 #include "config.h"
@@ -130,6 +132,48 @@ static const struct
   { "rollback", STG_SIDECAR_ROLLBACK },
 };
 
+/* 200 when the viewer may change set @name: a viewer allowed its role, or
+ * every role for a role pattern (which selects jobs of many roles). */
+static guint
+may_change (StgWebUi *ui, const gchar *name, GError **error)
+{
+  g_autoptr (StgSidecarSetRow) row = stg_store_get_sidecar_set (ui->ctx.store, name, error);
+  guint status;
+
+  if (row == NULL)
+    return stg_webui_store_status (*error);
+  const gchar *role = strpbrk (row->role, "*?") == NULL ? row->role : NULL;
+  if ((status = stg_webui_may_act (ui, role, error)) != 200)
+    return status;
+  if (role == NULL && !stg_auth_user_may (ui->ctx.auth, ui->who, NULL))
+    return stg_webui_fail (error, 403,
+                           "user %s may not change set %s: its role pattern '%s' needs a user of "
+                           "every role (roles = *)",
+                           ui->who, name, row->role);
+  return 200;
+}
+
+/* POST /ui/api/sidecar/NAME/apply {image?, executor_data?, message?}. */
+static guint
+apply_set (StgWebUi *ui, StgHttpRequest *request, const gchar *name, GError **error)
+{
+  static const gchar *const members[] = { "image", "executor_data", "message" };
+  gchar *v[G_N_ELEMENTS (members)] = { NULL };
+  guint status = stg_webui_body_strings (request, G_N_ELEMENTS (members), members, v, error);
+  g_autofree gchar *image = v[0], *data = v[1], *message = v[2];
+
+  if (status != 200)
+    return status;
+  if (image == NULL && data == NULL)
+    return stg_webui_fail (error, 400, "give the new version's image or executor_data");
+  if ((status = may_change (ui, name, error)) != 200)
+    return status;
+  if (!stg_engine_sidecar_revise (ui->ctx.engine, name, image, data,
+                                  ui->who != NULL ? ui->who : "web", message, error))
+    return stg_webui_engine_status (*error);
+  return 200;
+}
+
 static guint
 control_set (StgWebUi *ui, StgHttpRequest *request, GError **error)
 {
@@ -140,25 +184,15 @@ control_set (StgWebUi *ui, StgHttpRequest *request, GError **error)
 
   if (!stg_webui_path_control (request, "/ui/api/sidecar/", &name, &action, error))
     return 404;
+  if (g_str_equal (action, "apply"))
+    return apply_set (ui, request, name, error);
   while (a < G_N_ELEMENTS (ACTIONS) && !g_str_equal (ACTIONS[a].name, action))
     a++;
   if (a == G_N_ELEMENTS (ACTIONS))
     return stg_webui_fail (error, 404, "no such action");
-  if ((status = stg_webui_body_strings (request, 1, members, &message, error)) != 200)
+  if ((status = stg_webui_body_strings (request, 1, members, &message, error)) != 200 ||
+      (status = may_change (ui, name, error)) != 200)
     return status;
-  g_autoptr (StgSidecarSetRow) row = stg_store_get_sidecar_set (ui->ctx.store, name, error);
-  if (row == NULL)
-    return stg_webui_store_status (*error);
-  /* A role pattern selects jobs of many roles: only who may act on every
-   * role may change it. */
-  const gchar *role = strpbrk (row->role, "*?") == NULL ? row->role : NULL;
-  if ((status = stg_webui_may_act (ui, role, error)) != 200)
-    return status;
-  if (role == NULL && !stg_auth_user_may (ui->ctx.auth, ui->who, NULL))
-    return stg_webui_fail (error, 403,
-                           "user %s may not change set %s: its role pattern '%s' needs a user of "
-                           "every role (roles = *)",
-                           ui->who, name, row->role);
   if (!stg_engine_sidecar_control (ui->ctx.engine, name, ACTIONS[a].what,
                                    ui->who != NULL ? ui->who : "web", message, error))
     return stg_webui_engine_status (*error);

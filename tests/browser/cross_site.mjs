@@ -10,7 +10,7 @@
 // without a type, the same as text/plain, a cors fetch with Thrift's type.
 // Prints one JSON line: what each attempt saw and the page's origin. Exits
 // 0 once every attempt has finished, 1 on errors, 2 on bad usage.
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 
@@ -63,10 +63,7 @@ const server = createServer((req, res) => {
 try {
   const port = await listen(server, Number(portMin), Number(portMin) + 99);
   result.origin = `http://127.0.0.1:${port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
+  browser = await launch();
   const tab = await browser.newPage();
   await tab.goto(result.origin + '/');
   result.attempts = await tab.evaluate(() => window.attempts);

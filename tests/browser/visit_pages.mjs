@@ -7,7 +7,7 @@
 // console errors and page errors it raised and the requests that failed
 // (4xx/5xx), and its screenshot's file. Exits 0 when every page showed a
 // heading without an error, 1 otherwise, 2 on bad usage.
-import { chromium } from 'playwright-core';
+import { launch, watchedPage } from './chromium.mjs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -22,16 +22,10 @@ const result = { pages: [] };
 let code = 0;
 let browser = null;
 try {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
+  browser = await launch();
   for (const [i, hash] of hashes.entries()) {
-    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     const seen = { hash, heading: '', errors: [], failed_requests: [], screenshot: '' };
-    page.on('console', (m) => { if (m.type() === 'error') seen.errors.push(m.text()); });
-    page.on('pageerror', (e) => seen.errors.push(String(e)));
-    page.on('response', (r) => { if (r.status() >= 400) seen.failed_requests.push(r.status() + ' ' + r.url()); });
+    const page = await watchedPage(browser, seen);
     try {
       await page.goto(base + '/' + hash);
       await page.waitForSelector('main h1', { timeout: 20000 });

@@ -15,7 +15,7 @@
 // that failed (4xx/5xx), errors, whether the page was reloaded and the
 // screenshots written. Exits 0 when the plan reached ROLLED_BACK without a
 // reload, 1 otherwise, 2 on bad usage.
-import { chromium } from 'playwright-core';
+import { launch, watchedPage } from './chromium.mjs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -34,16 +34,11 @@ const result = {
 let code = 1;
 let browser = null;
 try {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-  page.on('pageerror', (e) => result.errors.push(String(e)));
+  browser = await launch();
+  const page = await watchedPage(browser, result, true);
   page.on('dialog', (d) => d.accept());
   let loads = 0;
   page.on('load', () => { loads++; });
-  page.on('response', (r) => { if (r.status() >= 400) result.failed_requests.push(r.status() + ' ' + r.url()); });
   await page.goto(url);
   await page.waitForSelector('ol.stages li.stage');
   await page.evaluate(() => { window.__staggerMarker = 1; });

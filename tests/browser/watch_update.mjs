@@ -13,7 +13,7 @@
 // then, in the chart's own form), and the panel
 // shown once the first instance is clicked. Exits 0 when the page reached
 // EXPECTED_STATUS without a reload, 1 otherwise, 2 on bad usage.
-import { chromium } from 'playwright-core';
+import { launch, watchedPage } from './chromium.mjs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -33,15 +33,10 @@ const result = {
 let code = 1;
 let browser = null;
 try {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-  page.on('pageerror', (e) => result.errors.push(String(e)));
+  browser = await launch();
+  const page = await watchedPage(browser, result, true);
   let loads = 0;
   page.on('load', () => { loads++; });
-  page.on('response', (r) => { if (r.status() >= 400) result.failed_requests.push(r.status() + ' ' + r.url()); });
   await page.goto(url);
   await page.waitForSelector('.facts .badge');
   await page.waitForTimeout(300);
