@@ -146,6 +146,27 @@ function setNav(which) {
   }
 }
 
+/* ---- canvases ------------------------------------------------------------- */
+
+/* Sizes @canvas to @width × @height CSS pixels at the screen's pixel ratio
+   (sharp on any screen) and returns its 2D context, drawing in CSS pixels. */
+function canvasContext(canvas, width, height) {
+  const ratio = window.devicePixelRatio || 1;
+  canvas.style.height = height + 'px';
+  canvas.width = Math.round(width * ratio);
+  canvas.height = Math.round(height * ratio);
+  const ctx = canvas.getContext('2d');
+  ctx.scale(ratio, ratio);
+  return ctx;
+}
+
+/* The CSS variables' values now, by name ('--fg'): the colours of the
+   light or the dark scheme, whichever shows. */
+function cssColours() {
+  const cs = getComputedStyle(document.documentElement);
+  return (name) => cs.getPropertyValue(name).trim();
+}
+
 /* ---- instance ranges ------------------------------------------------------- */
 
 /* "0-3,7" -> [0,1,2,3,7] */
@@ -174,10 +195,10 @@ function instanceGrid(ids, states, onPick) {
   let geometry = null;
 
   function colours() {
-    const cs = getComputedStyle(document.documentElement);
+    const css = cssColours();
     const c = {};
-    for (const [k, v] of Object.entries(STATE_VARS)) c[k] = cs.getPropertyValue(v).trim();
-    c.focus = cs.getPropertyValue('--focus').trim();
+    for (const [k, v] of Object.entries(STATE_VARS)) c[k] = css(v);
+    c.focus = css('--focus');
     return c;
   }
 
@@ -189,13 +210,8 @@ function instanceGrid(ids, states, onPick) {
     const gap = cell >= 8 ? 2 : 1;
     const perRow = Math.max(1, Math.floor(width / (cell + gap)));
     const rows = Math.ceil(n / perRow);
-    const ratio = window.devicePixelRatio || 1;
     const height = Math.max(rows * (cell + gap), cell);
-    canvas.style.height = height + 'px';
-    canvas.width = Math.round(width * ratio);
-    canvas.height = Math.round(height * ratio);
-    const ctx = canvas.getContext('2d');
-    ctx.scale(ratio, ratio);
+    const ctx = canvasContext(canvas, width, height);
     const c = colours();
     for (let i = 0; i < n; i++) {
       const x = (i % perRow) * (cell + gap);
@@ -290,23 +306,18 @@ function timelineCanvas(t) {
     const gap = row >= 5 ? 2 : 0;
     const limitBar = 8;
     const height = limitBar * 2 + 6 + rows.length * (row + gap);
-    const ratio = window.devicePixelRatio || 1;
-    canvas.style.height = height + 'px';
-    canvas.width = Math.round(width * ratio);
-    canvas.height = Math.round(height * ratio);
-    const ctx = canvas.getContext('2d');
-    ctx.scale(ratio, ratio);
-    const cs = getComputedStyle(document.documentElement);
-    const colour = (name) => cs.getPropertyValue((PHASES[name] || PHASES.waiting)[0]).trim();
+    const ctx = canvasContext(canvas, width, height);
+    const css = cssColours();
+    const colour = (name) => css((PHASES[name] || PHASES.waiting)[0]);
     const x = (ms) => (ms - t.from_ms) / span * width;
     /* The time taken, and under it the physical limit, from the same start. */
-    ctx.fillStyle = cs.getPropertyValue('--muted').trim();
+    ctx.fillStyle = css('--muted');
     ctx.fillRect(0, 0, width, limitBar);
-    ctx.fillStyle = cs.getPropertyValue('--gate').trim();
+    ctx.fillStyle = css('--gate');
     ctx.fillRect(0, limitBar + 2, Math.min(width, t.limit_ms / span * width), limitBar);
     /* The prediction made when it started, a mark across both bars. */
     if (t.predicted_ms >= 0 && t.predicted_ms <= span) {
-      ctx.fillStyle = cs.getPropertyValue('--fg').trim();
+      ctx.fillStyle = css('--fg');
       ctx.fillRect(Math.min(width - 2, t.predicted_ms / span * width), 0, 2, limitBar * 2 + 2);
     }
     const top = limitBar * 2 + 6;
@@ -317,7 +328,7 @@ function timelineCanvas(t) {
       }
     });
     /* Where each batch began. */
-    ctx.strokeStyle = cs.getPropertyValue('--muted').trim();
+    ctx.strokeStyle = css('--muted');
     ctx.lineWidth = 1;
     for (const b of t.batches) {
       ctx.beginPath();
@@ -1021,14 +1032,8 @@ function planTimeline(p) {
     const row = 14;
     const gap = 6;
     const height = rows.length * (row + gap) + gap;
-    const ratio = window.devicePixelRatio || 1;
-    canvas.style.height = height + 'px';
-    canvas.width = Math.round(width * ratio);
-    canvas.height = Math.round(height * ratio);
-    const ctx = canvas.getContext('2d');
-    ctx.scale(ratio, ratio);
-    const cs = getComputedStyle(document.documentElement);
-    const colour = (name) => cs.getPropertyValue(name).trim();
+    const ctx = canvasContext(canvas, width, height);
+    const colour = cssColours();
     const x = (ms) => label + (ms - from) / span * (width - label);
     ctx.font = '12px sans-serif';
     ctx.textBaseline = 'middle';
