@@ -251,6 +251,75 @@ announce_cell (StgTable *t, JsonObject *x)
     stg_table_cell (t, STG_STYLE_DIM, "not yet");
 }
 
+/* The web UI's instances of a job (@ui: its /ui/api/job answer, nullable)
+ * by instance id + 1: JsonObject*, owned by @ui. */
+static GHashTable *
+ui_instances (JsonNode *ui)
+{
+  GHashTable *by_id = g_hash_table_new (NULL, NULL);
+
+  if (ui == NULL || !json_object_has_member (json_node_get_object (ui), "instances"))
+    return by_id;
+  JsonArray *list = json_object_get_array_member (json_node_get_object (ui), "instances");
+  for (guint i = 0; i < json_array_get_length (list); i++)
+    {
+      JsonObject *x = json_array_get_object_element (list, i);
+      g_hash_table_insert (by_id, GINT_TO_POINTER (json_object_get_int_member (x, "id") + 1), x);
+    }
+  return by_id;
+}
+
+/* @x's member @name as a number cell, "-" when absent or null. */
+static void
+number_cell (StgTable *t, JsonObject *x, const gchar *name)
+{
+  if (x != NULL && json_object_has_member (x, name) && !json_object_get_null_member (x, name))
+    stg_table_cell (t, STG_STYLE_PLAIN, "%" G_GINT64_FORMAT, json_object_get_int_member (x, name));
+  else
+    stg_table_cell (t, STG_STYLE_DIM, "-");
+}
+
+/* One row of `job status`: @task, with @x its instance in the web UI's
+ * data (nullable), at @now. */
+static void
+status_row (StgTable *t, ApiScheduledTask *task, JsonObject *x, gboolean announced, gint64 now)
+{
+  ApiTaskEvent *last = task->taskEvents->len ? task->taskEvents->pdata[task->taskEvents->len - 1]
+                                             : NULL;
+  g_autofree gchar *ports = ports_text (task->assignedTask);
+  /* Up since it became healthy (kept across adoption and failover),
+   * else since its last event. */
+  gint64 since = x != NULL && json_object_has_member (x, "started_ms") &&
+                         !json_object_get_null_member (x, "started_ms")
+                     ? json_object_get_int_member (x, "started_ms")
+                 : last ? last->timestamp
+                        : 0;
+  g_autofree gchar *up = since > 0 && task->status == API_SCHEDULE_STATUS_RUNNING
+                             ? stg_cli_format_duration (now - since)
+                             : g_strdup ("-");
+  stg_table_row (t);
+  stg_table_cell (t, STG_STYLE_PLAIN, "%d", task->assignedTask->instanceId);
+  stg_table_cell (t, stg_cli_schedule_status_style (task->status), "%s",
+                  stg_schedule_status_name (task->status));
+  gboolean healthy = task->status == API_SCHEDULE_STATUS_RUNNING;
+  stg_table_cell (t, healthy ? STG_STYLE_GOOD : STG_STYLE_WARN, "%s", healthy ? "yes" : "no");
+  stg_table_cell (t, STG_STYLE_PLAIN, "%s", ports);
+  number_cell (t, x, "version");
+  number_cell (t, x, "pid");
+  stg_table_cell (t, task->failureCount ? STG_STYLE_WARN : STG_STYLE_PLAIN, "%d",
+                  task->failureCount);
+  stg_table_cell (t, STG_STYLE_PLAIN, "%s", up);
+  JsonNode *un = x != NULL ? json_object_get_member (x, "usage") : NULL;
+  JsonObject *usage = un != NULL && JSON_NODE_HOLDS_OBJECT (un) ? json_node_get_object (un) : NULL;
+  usage_cell (t, usage, "cpus_used", "cpus", TRUE);
+  usage_cell (t, usage, "memory_bytes", "ram_bytes", FALSE);
+  usage_cell (t, usage, "disk_bytes", "disk_reserved_bytes", FALSE);
+  if (announced)
+    announce_cell (t, x);
+  stg_table_cell (t, STG_STYLE_DIM, "%s",
+                  last && last->__isset_message && last->message ? last->message : "-");
+}
+
 static int
 job_status (StgCli *cli, int argc, gchar **argv)
 {
@@ -288,15 +357,7 @@ job_status (StgCli *cli, int argc, gchar **argv)
   /* The pid and config version come from the web UI's data when there is
    * one: Thrift's ScheduledTask has no place for them. */
   g_autoptr (JsonNode) ui = stg_cli_client_ui_job (c, path->key);
-  g_autoptr (GHashTable) extra = g_hash_table_new (NULL, NULL);
-  if (ui != NULL && json_object_has_member (json_node_get_object (ui), "instances"))
-    {
-      JsonArray *list = json_object_get_array_member (json_node_get_object (ui), "instances");
-      for (guint i = 0; i < json_array_get_length (list); i++)
-        g_hash_table_insert (extra, GINT_TO_POINTER (json_object_get_int_member (
-                                 json_array_get_object_element (list, i), "id") + 1),
-                             json_array_get_object_element (list, i));
-    }
+  g_autoptr (GHashTable) extra = ui_instances (ui);
   gboolean announced = any_announced (extra);
   g_autoptr (StgTable) t = stg_table_new ("INSTANCE", "STATUS", "HEALTHY", "PORTS", "VERSION",
                                           "PID", "FAILURES", "UP", "CPU", "MEMORY", "DISK",
@@ -306,46 +367,9 @@ job_status (StgCli *cli, int argc, gchar **argv)
   for (guint i = 0; i < tasks->len; i++)
     {
       ApiScheduledTask *task = tasks->pdata[i];
-      ApiTaskEvent *last = task->taskEvents->len ? task->taskEvents->pdata[task->taskEvents->len - 1] : NULL;
-      g_autofree gchar *ports = ports_text (task->assignedTask);
-      JsonObject *x = g_hash_table_lookup (extra,
-                                           GINT_TO_POINTER (task->assignedTask->instanceId + 1));
-      /* Up since it became healthy (kept across adoption and failover),
-       * else since its last event. */
-      gint64 since = x != NULL && json_object_has_member (x, "started_ms") &&
-                             !json_object_get_null_member (x, "started_ms")
-                         ? json_object_get_int_member (x, "started_ms")
-                     : last ? last->timestamp
-                            : 0;
-      g_autofree gchar *up = since > 0 && task->status == API_SCHEDULE_STATUS_RUNNING
-                                 ? stg_cli_format_duration (now - since)
-                                 : g_strdup ("-");
-      stg_table_row (t);
-      stg_table_cell (t, STG_STYLE_PLAIN, "%d", task->assignedTask->instanceId);
-      stg_table_cell (t, stg_cli_schedule_status_style (task->status), "%s",
-                      stg_schedule_status_name (task->status));
-      gboolean healthy = task->status == API_SCHEDULE_STATUS_RUNNING;
-      stg_table_cell (t, healthy ? STG_STYLE_GOOD : STG_STYLE_WARN, "%s", healthy ? "yes" : "no");
-      stg_table_cell (t, STG_STYLE_PLAIN, "%s", ports);
-      if (x != NULL && json_object_has_member (x, "version"))
-        stg_table_cell (t, STG_STYLE_PLAIN, "%" G_GINT64_FORMAT, json_object_get_int_member (x, "version"));
-      else
-        stg_table_cell (t, STG_STYLE_DIM, "-");
-      if (x != NULL && json_object_has_member (x, "pid") && !json_object_get_null_member (x, "pid"))
-        stg_table_cell (t, STG_STYLE_PLAIN, "%" G_GINT64_FORMAT, json_object_get_int_member (x, "pid"));
-      else
-        stg_table_cell (t, STG_STYLE_DIM, "-");
-      stg_table_cell (t, task->failureCount ? STG_STYLE_WARN : STG_STYLE_PLAIN, "%d", task->failureCount);
-      stg_table_cell (t, STG_STYLE_PLAIN, "%s", up);
-      JsonNode *un = x != NULL ? json_object_get_member (x, "usage") : NULL;
-      JsonObject *usage = un != NULL && JSON_NODE_HOLDS_OBJECT (un) ? json_node_get_object (un)
-                                                                    : NULL;
-      usage_cell (t, usage, "cpus_used", "cpus", TRUE);
-      usage_cell (t, usage, "memory_bytes", "ram_bytes", FALSE);
-      usage_cell (t, usage, "disk_bytes", "disk_reserved_bytes", FALSE);
-      if (announced)
-        announce_cell (t, x);
-      stg_table_cell (t, STG_STYLE_DIM, "%s", last && last->__isset_message && last->message ? last->message : "-");
+      status_row (t, task,
+                  g_hash_table_lookup (extra, GINT_TO_POINTER (task->assignedTask->instanceId + 1)),
+                  announced, now);
     }
   stg_table_print (t, cli);
   print_sla_waits (cli, tasks, extra);
