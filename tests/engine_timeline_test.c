@@ -283,8 +283,8 @@ rehearse (ApiJobUpdateRequest *r)
 /* Before any update the rehearsal has batches and limits of the watch
  * time only, and no prediction; after one, the times it measured predict
  * the next update's batches and duration, which the update then takes
- * (the scripted runtime is as slow each time). Nothing is started by a
- * rehearsal. */
+ * (the scripted runtime is as slow each time), and after that one its
+ * times. Nothing is started by a rehearsal. */
 START_TEST (a_rehearsal_predicts_from_the_last_update)
 {
   fx_create_job (4);
@@ -334,6 +334,12 @@ START_TEST (a_rehearsal_predicts_from_the_last_update)
   ck_assert_msg (ABS (took - seen->predictedMs) * 20 <= took,
                  "predicted %" G_GINT64_FORMAT " ms, took %" G_GINT64_FORMAT " ms",
                  seen->predictedMs, took);
+  /* The next rehearsal measures the update that finished since, not the
+   * one the engine kept from before. */
+  g_autoptr (ApiJobUpdateRequest) r4 = fx_request ("v4", 4);
+  fx_set_strategy_batch (r4, 2, FALSE);
+  g_autoptr (ApiUpdateRehearsal) next = rehearse (r4);
+  ck_assert_str_eq (next->measuredIn, k3->id);
 }
 END_TEST
 

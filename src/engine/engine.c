@@ -15,6 +15,7 @@
 #include "common/jobkey.h"
 #include "engine/plan_private.h"
 #include "engine/reconcile_private.h"
+#include "engine/rehearsal_private.h"
 #include "engine/settings_private.h"
 #include "engine/sidecar_private.h"
 #include "engine/sla_private.h"
@@ -138,6 +139,7 @@ stg_engine_free (StgEngine *engine)
   stg_clock_cancel_timer (engine->clock, engine->news_timer);
   stg_sidecars_free (engine);
   stg_plans_free (engine);
+  stg_rehearsal_forget (engine);
   stg_engine_starts_free (engine);
   g_hash_table_unref (engine->news);
   g_hash_table_unref (engine->leftover_surge);

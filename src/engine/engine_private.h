@@ -41,6 +41,7 @@ struct _StgEngine
   GHashTable *updates;      /* uid -> StgUpdate* (active updates only; owned) */
   GHashTable *by_job;       /* job id (gint64*) -> StgUpdate* */
   GHashTable *plans;        /* uid -> StgPlan* (active plans only; owned; plan.c) */
+  GHashTable *measured;     /* (nullable) job key text -> each job's measured times (rehearsal.c) */
   GArray *watchers;         /* StgWatcher */
 
   GHashTable *news;         /* StgSlotKey* set: slots to look at in the next step */

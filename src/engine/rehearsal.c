@@ -17,19 +17,24 @@
 
 #include <string.h>
 
+#include "common/jobkey.h"
 #include "engine/engine_private.h"
 #include "engine/rehearsal_private.h"
 #include "engine/timeline.h"
 
 #define RECENT_UPDATES 5 /* finished updates looked through for one with measured times */
 
-/* The instance times one earlier update measured. */
+/* The instance times one earlier update measured, kept per job in
+ * e->measured while the job's newest finished update stays the same (a
+ * start's rehearsal then reuses its diff's, and no timeline is built
+ * twice). */
 typedef struct
 {
   GHashTable *healthy_ms; /* instance -> start-to-healthy ms (+1, so 0 is not NULL) */
   gint64 median_ms;       /* -1: nothing measured */
   gint64 overhead_ms;     /* beyond the limit, per batch */
-  gchar *uid;
+  gchar *uid;             /* the update measured (NULL: none) */
+  gchar *newest;          /* the job's newest finished forward update when read */
 } Measured;
 
 static void
@@ -37,6 +42,22 @@ measured_clear (Measured *m)
 {
   g_clear_pointer (&m->healthy_ms, g_hash_table_unref);
   g_clear_pointer (&m->uid, g_free);
+}
+
+static void
+measured_free (gpointer data)
+{
+  Measured *m = data;
+
+  measured_clear (m);
+  g_free (m->newest);
+  g_free (m);
+}
+
+void
+stg_rehearsal_forget (StgEngine *e)
+{
+  g_clear_pointer (&e->measured, g_hash_table_unref);
 }
 
 static gint
@@ -89,11 +110,11 @@ measure (const StgTimeline *t, Measured *m)
   return TRUE;
 }
 
-/* The newest finished forward update of job @key with measured times,
- * into @m; FALSE when there is none (errors are logged: a rehearsal
- * without measurements is still one). */
-static gboolean
-find_measured (StgEngine *e, const ApiJobKey *key, Measured *m)
+/* The newest of job @key's last finished forward updates with measured
+ * times, or NULL when there is none (errors are logged: a rehearsal
+ * without measurements is still one). Owned by e->measured. */
+static const Measured *
+find_measured (StgEngine *e, const ApiJobKey *key)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (ApiJobUpdateQuery) q = g_object_new (API_TYPE_JOB_UPDATE_QUERY, "jobKey", key, "limit",
@@ -102,22 +123,43 @@ find_measured (StgEngine *e, const ApiJobKey *key, Measured *m)
   g_hash_table_add (q->updateStatuses, GINT_TO_POINTER (API_JOB_UPDATE_STATUS_ROLLED_FORWARD));
   q->__isset_updateStatuses = TRUE;
   g_autoptr (GPtrArray) list = stg_store_query_update_summaries (e->store, q, &error);
-  for (guint i = 0; list != NULL && i < list->len; i++)
+  if (list == NULL || list->len == 0)
+    {
+      if (error != NULL)
+        g_warning ("engine: a rehearsal reads no earlier update: %s", error->message);
+      return NULL;
+    }
+  const gchar *newest = ((ApiJobUpdateSummary *) list->pdata[0])->key->id;
+  g_autofree gchar *job = stg_job_key_to_string (key);
+  if (e->measured == NULL)
+    e->measured = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, measured_free);
+  Measured *m = g_hash_table_lookup (e->measured, job);
+  if (m != NULL && g_str_equal (m->newest, newest))
+    return m->uid != NULL ? m : NULL;
+
+  m = g_new0 (Measured, 1);
+  m->median_ms = -1;
+  m->newest = g_strdup (newest);
+  for (guint i = 0; i < list->len && m->uid == NULL; i++)
     {
       ApiJobUpdateSummary *s = list->pdata[i];
       g_autoptr (StgTimeline) t = stg_engine_update_timeline (e, s->key->id, &error);
       if (t == NULL)
         break;
       if (measure (t, m))
-        {
-          m->uid = g_strdup (s->key->id);
-          return TRUE;
-        }
-      measured_clear (m);
+        m->uid = g_strdup (s->key->id);
+      else
+        measured_clear (m);
     }
   if (error != NULL)
-    g_warning ("engine: a rehearsal reads no earlier update: %s", error->message);
-  return FALSE;
+    {
+      /* Not kept: the next rehearsal reads again. */
+      g_warning ("engine: a rehearsal reads no earlier update: %s", error->message);
+      measured_free (m);
+      return NULL;
+    }
+  g_hash_table_replace (e->measured, g_steal_pointer (&job), m);
+  return m->uid != NULL ? m : NULL;
 }
 
 /* Instance @ch's time: its measured start-to-healthy (the median when
@@ -334,16 +376,18 @@ strategy_name (const StgSettings *s)
 ApiUpdateRehearsal *
 stg_rehearsal_build (StgEngine *e, const ApiJobKey *key, const StgSettings *s, const StgDiff *diff)
 {
-  Measured m = { .median_ms = -1 };
-  gboolean known = key != NULL && find_measured (e, key, &m);
+  static const Measured none = { .median_ms = -1 };
+  const Measured *found = key != NULL ? find_measured (e, key) : NULL;
+  const Measured *m = found != NULL ? found : &none;
+  gboolean known = found != NULL;
   guint n = diff->changes->len, cap = floor_cap (s, diff);
   g_autofree gint64 *ms = g_new0 (gint64, MAX (n, 1));
   ApiUpdateRehearsal *r = g_object_new (API_TYPE_UPDATE_REHEARSAL, "strategy", strategy_name (s),
                                         NULL);
 
   for (guint i = 0; i < n; i++)
-    ms[i] = instance_ms (s, &m, &g_array_index (diff->changes, StgChange, i));
-  gint64 overhead = known ? m.overhead_ms : 0;
+    ms[i] = instance_ms (s, m, &g_array_index (diff->changes, StgChange, i));
+  gint64 overhead = known ? m->overhead_ms : 0;
   gint64 predicted = s->kind == STG_STRATEGY_QUEUE ? run_queue (s, diff, ms, cap, overhead, r)
                                                    : run_batches (s, diff, ms, cap, overhead, r);
   for (guint i = 0; i < r->batches->len; i++)
@@ -359,9 +403,10 @@ stg_rehearsal_build (StgEngine *e, const ApiJobKey *key, const StgSettings *s, c
       r->basis = g_strdup_printf ("start to healthy as measured in update %s (median %.1f s), "
                                   "plus the watch time (%.1f s), plus %.1f s a batch beyond its "
                                   "limits as that update took",
-                                  m.uid, (gdouble) m.median_ms / 1000.0,
-                                  (gdouble) s->watch_ms / 1000.0, (gdouble) m.overhead_ms / 1000.0);
-      g_object_set (r, "measuredIn", m.uid, NULL);
+                                  m->uid, (gdouble) m->median_ms / 1000.0,
+                                  (gdouble) s->watch_ms / 1000.0,
+                                  (gdouble) m->overhead_ms / 1000.0);
+      g_object_set (r, "measuredIn", m->uid, NULL);
     }
   else
     r->basis = g_strdup_printf ("no earlier update of the job finished with an instance healthy: "
@@ -369,6 +414,5 @@ stg_rehearsal_build (StgEngine *e, const ApiJobKey *key, const StgSettings *s, c
                                 "predicted",
                                 (gdouble) s->watch_ms / 1000.0);
   add_notes (s, cap, r);
-  measured_clear (&m);
   return r;
 }

@@ -12,4 +12,7 @@ G_BEGIN_DECLS
 ApiUpdateRehearsal *stg_rehearsal_build (StgEngine *engine, const ApiJobKey *key,
                                          const StgSettings *s, const StgDiff *diff);
 
+/* Drops the measurements rehearsals keep per job (at the engine's end). */
+void stg_rehearsal_forget (StgEngine *engine);
+
 G_END_DECLS
