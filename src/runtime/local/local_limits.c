@@ -137,8 +137,11 @@ stg_local_limits_join_run (Run *run, GError **error)
   return stg_cgroup_open_procs (run->slot->rt->cgroups, run->cgroup, error);
 }
 
-/* The shortest window over which a run's use of CPU is measured. */
+/* The window over which a run's use of CPU is measured, and the shortest
+ * its first figure may come from: a few CFS periods (100 ms), since over
+ * less a run held to its quota can show a burst of twice it and more. */
 #define CPU_WINDOW_US G_USEC_PER_SEC
+#define CPU_FIRST_US (300 * 1000)
 
 gboolean
 stg_local_limits_usage (Run *run, StgInstanceUsage *out)
@@ -155,12 +158,13 @@ stg_local_limits_usage (Run *run, StgInstanceUsage *out)
   out->throttled_ms = use.throttled_ns / 1000000;
   out->oom_kills = use.oom_kills;
   /* Cores used since the last look a second or more ago (by anyone: the
-   * web UI, the CLI and /metrics share it), else that look's figure. */
+   * web UI, the CLI and /metrics share it), else that look's figure; the
+   * first figure once the first look is CPU_FIRST_US old (none before). */
   gint64 now = g_get_monotonic_time ();
-  if (run->cpu_seen_us > 0 && (now - run->cpu_seen_us >= CPU_WINDOW_US || run->cpu_rate < 0) &&
-      now > run->cpu_seen_us)
-    run->cpu_rate = (gdouble) (use.cpu_ns - run->cpu_seen_ns) / 1000.0 /
-                    (gdouble) (now - run->cpu_seen_us);
+  gint64 since = now - run->cpu_seen_us;
+  if (run->cpu_seen_us > 0 &&
+      (since >= CPU_WINDOW_US || (run->cpu_rate < 0 && since >= CPU_FIRST_US)))
+    run->cpu_rate = (gdouble) (use.cpu_ns - run->cpu_seen_ns) / 1000.0 / (gdouble) since;
   if (run->cpu_seen_us == 0 || now - run->cpu_seen_us >= CPU_WINDOW_US)
     {
       run->cpu_seen_us = now;
