@@ -9,8 +9,8 @@
  * stage, then rolls the plan back, following each stage's status live. The
  * screenshots land in tests/browser-shots/ of the build tree.
  * tests/browser/visit_pages.mjs then opens every page a user reaches
- * (jobs, the job, updates, the update, plans, hosts, sidecars) and finds
- * no console error on any. */
+ * (jobs, the job, updates, the update, plans, the plan, hosts, sidecars)
+ * and finds no console error on any. */
 #include "config.h"
 
 #include <check.h>
@@ -374,6 +374,16 @@ START_TEST (plan_page_approves_and_rolls_back)
   ck_assert_msg (g_str_has_prefix (row, "browser") && strstr (row, "rolled back") &&
                      strstr (row, "0/2"),
                  "plans: %s", row);
+  /* The plan's page and the list, opened afresh once it has ended: no
+   * console error either (the script above counts page errors only). */
+  g_autofree gchar *base = g_strdup_printf ("http://127.0.0.1:%u", d->http_port);
+  g_autofree gchar *hash = g_strdup_printf ("#/plan/%s", id);
+  g_autofree gchar *pages = g_build_filename (STG_BUILDDIR, "tests", "browser-shots", "pages",
+                                              NULL);
+  g_autofree gchar *last = NULL, *visited = NULL;
+  gint status = stg_browser_env_run (env_dir, &last, &visited, "visit_pages.mjs", base, pages, hash,
+                                     "#/plans", NULL);
+  ck_assert_msg (status == 0, "the plan's page failed: %s", visited);
   dfx_stop (d);
 }
 END_TEST
