@@ -354,6 +354,40 @@ START_TEST (aurora_counting_decides)
 }
 END_TEST
 
+/* A Stagger task that warms up is checked again soon while it does not
+ * answer: here its fourth check passes, and the checks every 60 s would
+ * take three minutes to get there; the retries while it warms up (5 ms,
+ * then twice as long each time) take well under a second. */
+START_TEST (warming_up_is_checked_again_soon)
+{
+  g_autofree gchar *dir = stg_test_tmpdir ();
+  gchar *argv[] = { (gchar *) "/bin/sh", (gchar *) "-c",
+                    (gchar *) "n=$(cat calls 2>/dev/null || echo 0); n=$((n+1)); echo $n > calls;"
+                              " [ $n -ge 4 ]",
+                    NULL };
+  gchar *env[] = { (gchar *) "PATH=/usr/bin:/bin", NULL };
+  StgHealthSpec spec = { .kind = STG_HEALTH_SHELL,
+                         .initial_interval_secs = 120,
+                         .interval_secs = 60,
+                         .timeout_secs = 5,
+                         .max_consecutive_failures = 0,
+                         .min_consecutive_successes = 1 };
+  StgHealthTarget target = { .shell_argv = argv, .envp = env, .cwd = dir };
+  Decided d = { 0 };
+  StgHealth *health = stg_health_new (&spec, &target, FALSE, on_decided, &d);
+
+  ck_assert_msg (stg_test_wait (decided, &d, 30000), "not decided within 30 s");
+  ck_assert_msg (d.healthy, "%s", d.why);
+  g_autofree gchar *path = g_build_filename (dir, "calls", NULL);
+  g_autofree gchar *text = NULL;
+  ck_assert (g_file_get_contents (path, &text, NULL, NULL));
+  ck_assert_int_eq (atoi (text), 4);
+  stg_health_free (health);
+  g_free (d.why);
+  stg_test_rmtree (dir);
+}
+END_TEST
+
 /* ---- ports, environment, templates ----------------------------------------------------- */
 
 START_TEST (ports_and_environment)
@@ -633,6 +667,7 @@ runtime_suite (void)
   tcase_add_test (tc, initial_interval_forgives_a_slow_start);
   tcase_add_test (tc, consecutive_thresholds);
   tcase_add_loop_test (tc, aurora_counting_decides, 0, G_N_ELEMENTS (aurora_health_cases));
+  tcase_add_test (tc, warming_up_is_checked_again_soon);
   CASE ("config");
   tcase_add_test (tc, ports_and_environment);
   tcase_add_test (tc, bad_configs_are_refused_when_submitted);

@@ -1,7 +1,10 @@
 /* health.c: StgHealth, the health checks of one instance.
  *
  * One check at a time: the first soon after start, then one every
- * interval_secs, each bounded by timeout_secs. A check in flight when the
+ * interval_secs, each bounded by timeout_secs. While a Stagger task warms
+ * up (its failures do not count yet), a failed check is tried again after
+ * 5 ms, then twice as long each time up to interval_secs, so an instance
+ * is seen healthy within a few ms of answering. A check in flight when the
  * StgHealth is freed is cancelled; its callback finds its Check detached and
  * only frees it. Main-loop thread only.
  */
@@ -14,7 +17,8 @@
 #include "runtime/health.h"
 #include "spawn/spawn.h"
 
-#define FIRST_CHECK_MS 50
+#define FIRST_CHECK_MS 50 /* with no warm-up, where a failed first check counts */
+#define WARM_CHECK_MS 5   /* the first retry while warming up, doubled each time */
 
 struct _StgHealth
 {
@@ -31,6 +35,7 @@ struct _StgHealth
   gint forgiving;            /* aurora: the first checks whose failures do not count */
   gint max_attempts;         /* aurora: the checks an instance has to become healthy */
   gint64 started_us;         /* monotonic */
+  guint warm_ms;             /* the next retry while warming up (0: none) */
   guint timer;
   struct _Check *check;      /* in flight */
   gchar *last;
@@ -67,6 +72,21 @@ failure_counts (StgHealth *h)
     return h->attempts > h->forgiving;
   return h->healthy ||
          g_get_monotonic_time () - h->started_us >= (gint64) (h->spec.initial_interval_secs * 1e6);
+}
+
+/* When to check again after a check: after a failure that did not count
+ * while a Stagger task warms up, the warm-up's growing retry (never
+ * longer than interval_secs); else interval_secs. */
+static guint
+next_check_ms (StgHealth *h, gboolean ok)
+{
+  guint interval = (guint) (h->spec.interval_secs * 1000);
+
+  if (ok || h->healthy || h->warm_ms == 0 || failure_counts (h))
+    return interval;
+  guint ms = MIN (h->warm_ms, interval);
+  h->warm_ms = MIN (h->warm_ms * 2, interval);
+  return ms;
 }
 
 /* Aurora: an instance not healthy yet that can no longer get its
@@ -123,7 +143,7 @@ result (StgHealth *h, gboolean ok, const gchar *why)
           return;       /* @h may be gone now */
         }
     }
-  schedule (h, (guint) (h->spec.interval_secs * 1000));
+  schedule (h, next_check_ms (h, ok));
 }
 
 static gboolean
@@ -374,8 +394,17 @@ stg_health_new (const StgHealthSpec *spec, const StgHealthTarget *target, gboole
       if (!already_healthy)
         h->timer = g_idle_add (report_running, h);
     }
+  else if (already_healthy)
+    schedule (h, (guint) (spec->interval_secs * 1000));
   else
-    schedule (h, already_healthy ? (guint) (spec->interval_secs * 1000) : FIRST_CHECK_MS);
+    {
+      /* A Stagger task that warms up is looked at at once, and again soon
+       * while it does not answer; without a warm-up (or for Aurora's
+       * counted attempts) the first check leaves it time to start. */
+      gboolean warms = !spec->aurora && spec->initial_interval_secs * 1000 > FIRST_CHECK_MS;
+      h->warm_ms = warms ? WARM_CHECK_MS * 2 : 0;
+      schedule (h, warms ? WARM_CHECK_MS : FIRST_CHECK_MS);
+    }
   return h;
 }
 
