@@ -1314,23 +1314,35 @@ function route() {
 
 let rendering = false;
 let again = false;
+/* How long the view's last render took (its reads and drawing). A big
+   page (an update of 10,000 instances) repaints at most every twice that,
+   so following it live keeps neither the browser nor staggerd busy more
+   than a third of the time. */
+let renderMs = 0;
+
+function paced(ms) {
+  return Math.max(ms, 2 * renderMs);
+}
 
 async function refresh() {
   if (!current) return;
   if (rendering) { again = true; return; }
   rendering = true;
   const y = window.scrollY;
+  const began = performance.now();
   try {
     await current.render();
     window.scrollTo(0, y);
   } catch (err) {
     show(...failure(err));
   }
+  renderMs = performance.now() - began;
   rendering = false;
-  if (again) { again = false; setTimeout(refresh, 250); }
+  if (again) { again = false; setTimeout(refresh, paced(250)); }
 }
 
 function navigate() {
+  renderMs = 0;
   current = route();
   window.scrollTo(0, 0);
   refresh().then(() => document.getElementById('main').focus({ preventScroll: true }));
@@ -1342,12 +1354,13 @@ function setLive(on, text) {
   l.textContent = text;
 }
 
-/* Changes arrive in bursts; repaint at most a few times a second. */
+/* Changes arrive in bursts; repaint at most a few times a second, and a
+   slow page less often (paced()). */
 let pending = false;
 function onChange(change) {
   if (!current || !current.matches(change) || pending) return;
   pending = true;
-  setTimeout(() => { pending = false; refresh(); }, 200);
+  setTimeout(() => { pending = false; refresh(); }, paced(200));
 }
 
 function startPolling() {
