@@ -2,6 +2,8 @@
 data directory, ports the system picks, instances on 26200-26299), reaches
 ROLLED_FORWARD both times: the README says "run it again for another
 rollout", and the second run re-creates the job the first one killed.
+While the first run's staggerd serves, a run beside it starts the next
+rollout there and exits; the first run still stops everything.
 """
 import os
 import re
@@ -14,11 +16,41 @@ import types
 
 import stgtest
 
+ROLLOUT = re.compile(r"(http://127\.0\.0\.1:\d+)/#/update/www/prod/hello/(\S+)")
+
+
+def demo_env(data):
+    return dict(os.environ, STAGGER_DEMO_BUILD=stgtest.BUILDDIR, STAGGER_DEMO_DATA=data,
+                STAGGER_DEMO_PORT="0", NO_COLOR="")
+
+
+def demo_argv():
+    return ["sh", os.path.join(stgtest.SRCDIR, "scripts", "demo"), "--port-range=26200-26299"]
+
+
+def rolls_forward(r, what, url, update_id):
+    p = subprocess.run([stgtest.program("stagger"), "--url", url,
+                        "update", "wait", "local/www/prod/hello", "--id", update_id],
+                       capture_output=True, text=True, timeout=180)
+    r.check(what, p.returncode == 0 and "ROLLED_FORWARD" in p.stdout,
+            (p.returncode, p.stdout, p.stderr))
+
+
+def run_beside(r, data, url):
+    """scripts/demo again while the first run's staggerd at url serves data."""
+    p = subprocess.run(demo_argv(), env=demo_env(data), capture_output=True, text=True,
+                       timeout=180)
+    r.check("a run beside the first exits at once, done", p.returncode == 0 and
+            "already serves" in p.stdout, (p.returncode, p.stdout, p.stderr))
+    m = ROLLOUT.search(p.stdout)
+    r.check("a run beside the first rolls out on its staggerd",
+            m is not None and m.group(1) == url, p.stdout)
+    if m is not None:
+        rolls_forward(r, "the rollout beside rolls forward", url, m.group(2))
+
+
 def run_demo(r, data, n):
-    env = dict(os.environ, STAGGER_DEMO_BUILD=stgtest.BUILDDIR, STAGGER_DEMO_DATA=data,
-               STAGGER_DEMO_PORT="0", NO_COLOR="")
-    demo = subprocess.Popen(["sh", os.path.join(stgtest.SRCDIR, "scripts", "demo"),
-                             "--port-range=26200-26299"], env=env, stdout=subprocess.PIPE,
+    demo = subprocess.Popen(demo_argv(), env=demo_env(data), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     seen = []
     try:
@@ -27,15 +59,13 @@ def run_demo(r, data, n):
             seen.append(line)
             if "Watch the rollout:" in line or time.monotonic() > deadline:
                 break
-        m = re.search(r"(http://127\.0\.0\.1:\d+)/#/update/www/prod/hello/(\S+)", "".join(seen))
+        m = ROLLOUT.search("".join(seen))
         r.check("demo run %d starts a rollout" % n, m is not None, "".join(seen))
         if m is None:
             return
-        p = subprocess.run([stgtest.program("stagger"), "--url", m.group(1),
-                            "update", "wait", "local/www/prod/hello", "--id", m.group(2)],
-                           capture_output=True, text=True, timeout=180)
-        r.check("demo run %d rolls forward" % n, p.returncode == 0 and "ROLLED_FORWARD" in p.stdout,
-                (p.returncode, p.stdout, p.stderr))
+        rolls_forward(r, "demo run %d rolls forward" % n, m.group(1), m.group(2))
+        if n == 1:
+            run_beside(r, data, m.group(1))
     finally:
         if demo.poll() is None:
             os.killpg(demo.pid, signal.SIGTERM)
