@@ -616,6 +616,13 @@ apply_from_page (StgTestDaemon *d, const gchar *image)
   const gchar *facts = json_object_get_string_member (o, "facts");
   ck_assert_msg (strstr (facts, "3 of 3 instances run v1") != NULL, "the set's facts: %s", facts);
   ck_assert_str_eq (json_object_get_string_member (o, "offered_image"), IMAGE_V1);
+  /* What the viewer types survives a live re-render, and the page does not
+   * take the viewer back into the form once left. */
+  JsonObject *kept = json_object_get_object_member (o, "kept");
+  ck_assert_str_eq (json_object_get_string_member (kept, "focus"), "sidecar-message");
+  ck_assert_str_eq (json_object_get_string_member (kept, "image"), image);
+  ck_assert_str_eq (json_object_get_string_member (kept, "message"), "new image from the page");
+  ck_assert_str_eq (json_object_get_string_member (o, "focus_after_leaving"), "none");
   ck_assert_str_eq (json_object_get_string_member (o, "move"), "v1 → v2");
 }
 

@@ -1182,14 +1182,17 @@ function sidecarApplyForm(s) {
   const now = s.versions.find((v) => v.version === s.inject_version) || {};
   if (!sidecarDraft || sidecarDraft.name !== s.name) {
     sidecarDraft = { name: s.name, open: false, image: now.image || '',
-      executor_data: now.executor_data || '', message: '', focus: null };
+      executor_data: now.executor_data || '', message: '' };
   }
   const d = sidecarDraft;
+  /* The field being typed in now (the page about to be replaced still
+     shows it), to type on in after the re-render. */
+  const typing = document.activeElement && document.activeElement.closest &&
+    document.activeElement.closest('form.apply') ? document.activeElement : null;
   const field = (tag, name, attrs, text) => {
     const f = el(tag, Object.assign({ name, id: 'sidecar-' + name }, attrs), text);
     f.value = d[name];
     f.addEventListener('input', () => { d[name] = f.value; });
-    f.addEventListener('focus', () => { d.focus = name; });
     return f;
   };
   const form = el('form', {
@@ -1219,9 +1222,14 @@ function sidecarApplyForm(s) {
   const box = el('details', { class: 'apply', open: d.open },
     el('summary', {}, 'Roll out a new version'), form);
   box.addEventListener('toggle', () => { d.open = box.open; });
-  if (d.focus) {
-    const f = form.elements[d.focus];
-    queueMicrotask(() => { if (f && f.isConnected) f.focus({ preventScroll: true }); });
+  if (typing) {
+    const f = form.elements[typing.name];
+    const [from, to] = [typing.selectionStart, typing.selectionEnd];
+    queueMicrotask(() => {
+      if (!f || !f.isConnected) return;
+      f.focus({ preventScroll: true });
+      f.setSelectionRange(from, to);
+    });
   }
   return box;
 }

@@ -7,10 +7,13 @@
 // new version", types IMAGE over the image new pods get now and presses
 // Apply; then waits until the page shows the set's update moving to the new
 // version. Prints one JSON line: the list's and the set's headings, the
-// set's facts line ("Selects ..."), the image the form offered, the
-// update's move after the apply ("v1 → v2"), the console errors, page
-// errors and failed requests (4xx/5xx) seen, and the screenshots. Exits 0
-// when all went through without an error, 1 otherwise, 2 on bad usage.
+// set's facts line ("Selects ..."), the image the form offered, what a
+// re-render while typing kept (the focused field's id and the image and
+// message typed), the focused element after leaving the form and another
+// re-render, the update's move after the apply ("v1 → v2"), the console
+// errors, page errors and failed requests (4xx/5xx) seen, and the
+// screenshots. Exits 0 when all went through without an error, 1
+// otherwise, 2 on bad usage.
 import { launch, watchedPage } from './chromium.mjs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,7 +25,8 @@ if (!base || !set || !image || !shots) {
 }
 mkdirSync(shots, { recursive: true });
 
-const seen = { list_heading: '', heading: '', facts: '', offered_image: '', move: '', errors: [],
+const seen = { list_heading: '', heading: '', facts: '', offered_image: '', kept: null,
+  focus_after_leaving: '', move: '', errors: [],
   failed_requests: [], screenshots: [] };
 let browser = null;
 try {
@@ -48,6 +52,16 @@ try {
   seen.offered_image = await page.inputValue('#sidecar-image');
   await page.fill('#sidecar-image', image);
   await page.fill('#sidecar-message', 'new image from the page');
+  // A live re-render while typing keeps what was typed and the field typed
+  // in; once the viewer has left the form, a re-render does not pull them
+  // back into it.
+  await page.evaluate(() => refresh());
+  seen.kept = await page.evaluate(() => ({ focus: document.activeElement.id,
+    image: document.querySelector('#sidecar-image').value,
+    message: document.querySelector('#sidecar-message').value }));
+  await page.evaluate(() => document.activeElement.blur());
+  await page.evaluate(() => refresh());
+  seen.focus_after_leaving = await page.evaluate(() => document.activeElement.id || 'none');
   await page.click('form.apply button[type=submit]');
   // The set's update starts: its line names the move to the next version.
   await page.waitForFunction(() => [...document.querySelectorAll('main p')]
