@@ -66,7 +66,7 @@ names_the_port_twice (gpointer data)
   guint told = 0;
 
   g_free (t->messages);
-  t->messages = stg_fleet_task_messages (t->d);
+  t->messages = stg_fleet_task_messages (t->d, NULL);
   for (g_regex_match (re, t->messages, 0, &match); g_match_info_matches (match);
        g_match_info_next (match, NULL))
     told++;
@@ -111,7 +111,7 @@ static gboolean
 runs (gpointer data)
 {
   StgTestDaemon *d = data;
-  g_autofree gchar *messages = stg_fleet_task_messages (d);
+  g_autofree gchar *messages = stg_fleet_task_messages (d, NULL);
   gboolean ok = strstr (messages, "healthy on host0") != NULL;
 
   if (!ok)

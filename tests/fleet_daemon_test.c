@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "common/enums.h"
+#include "fleet_fixture.h"
 #include "podman_hosts.h"
 #include "rollout.h"
 
@@ -298,8 +299,13 @@ expect_terminal (StgTestDaemon *d, ApiJobUpdateKey *key, gint status)
       if (ev->message != NULL)
         g_string_append_printf (why, "\n  instance %d: %s", ev->instanceId, ev->message);
     }
-  ck_assert_msg (got == status, "the update ended %s, not %s:%s", stg_update_status_name (got),
-                 stg_update_status_name (status), why->str);
+  if (got != status)
+    {
+      g_autofree gchar *tasks = stg_fleet_task_messages (d, key->job->name);
+      ck_assert_msg (FALSE, "the update ended %s, not %s:%s\n tasks:\n%s",
+                     stg_update_status_name (got), stg_update_status_name (status), why->str,
+                     tasks);
+    }
 }
 
 typedef struct

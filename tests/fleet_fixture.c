@@ -83,13 +83,15 @@ stg_fleet_create_job (StgTestDaemon *d, ApiJobConfiguration *job)
 }
 
 gchar *
-stg_fleet_task_messages (StgTestDaemon *d)
+stg_fleet_task_messages (StgTestDaemon *d, const gchar *job)
 {
   g_autoptr (StgTestClient) c = stg_test_client_new (d->thrift_port);
   g_autoptr (ApiTaskQuery) q = g_object_new (API_TYPE_TASK_QUERY, "role", "www", NULL);
   g_autoptr (ApiResponse) r = g_object_new (API_TYPE_RESPONSE, NULL);
   GString *out = g_string_new (NULL);
 
+  if (job != NULL)
+    g_object_set (q, "jobName", job, NULL);
   ck_assert (api_read_only_scheduler_if_get_tasks_status (API_READ_ONLY_SCHEDULER_IF (c->client),
                                                           &r, q, NULL));
   GPtrArray *tasks = r->result->scheduleStatusResult->tasks;

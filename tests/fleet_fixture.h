@@ -43,7 +43,8 @@ ApiResponse *stg_fleet_apply_proxy (StgTestDaemon *d, const gchar *job, ApiSidec
 /* The first detail's message of @r ("" when none). */
 const gchar *stg_fleet_detail (ApiResponse *r);
 
-/* Every event message of role www's tasks, one a line ("instance N: ..."). */
-gchar *stg_fleet_task_messages (StgTestDaemon *d);
+/* Every event message of role www's tasks (of its job @job; NULL: all),
+ * one a line ("instance N: ..."). */
+gchar *stg_fleet_task_messages (StgTestDaemon *d, const gchar *job);
 
 G_END_DECLS

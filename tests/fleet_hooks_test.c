@@ -66,7 +66,7 @@ update (StgTestDaemon *d, ApiJobConfiguration *job, gint status)
 
   ck_assert (key != NULL);
   gint got = stg_rollout_wait_terminal_for (d, key, 600000);
-  g_autofree gchar *events = stg_fleet_task_messages (d);
+  g_autofree gchar *events = stg_fleet_task_messages (d, NULL);
   ck_assert_msg (got == status, "the update ended %s, not %s:\n%s", stg_update_status_name (got),
                  stg_update_status_name (status), events);
 }

@@ -55,7 +55,7 @@ static gboolean
 sidecar_serves (gpointer data)
 {
   Pod *p = data;
-  g_autofree gchar *messages = stg_fleet_task_messages (p->d);
+  g_autofree gchar *messages = stg_fleet_task_messages (p->d, NULL);
   gboolean ok = strstr (messages, "healthy on host0") != NULL &&
                 strstr (messages, "sidecar proxy: version 1 serves") != NULL;
 
@@ -132,14 +132,14 @@ START_TEST (serving_sidecar_survives_one_failed_round)
                                                "label=org.stagger.role=main", NULL);
   p.main_id = g_strstrip (g_strdup (ids));
   ck_assert_msg (p.main_id[0] != '\0' && strchr (p.main_id, '\n') == NULL, "main: %s", p.main_id);
-  g_autofree gchar *before = stg_fleet_task_messages (p.d);
+  g_autofree gchar *before = stg_fleet_task_messages (p.d, NULL);
 
   g_free (in_pod (&p, "touch /.stagger/flake"));
   ck_assert_msg (stg_test_wait (flake_taken, &p, 30000), "the check never ran");
   Count c = { &p, checks (&p) + 10 };
   ck_assert_msg (stg_test_wait (checked_enough, &c, 60000), "the checks stopped");
 
-  g_autofree gchar *after = stg_fleet_task_messages (p.d);
+  g_autofree gchar *after = stg_fleet_task_messages (p.d, NULL);
   ck_assert_msg (strstr (after, "failed in") == NULL, "one failed check failed it:\n%s", after);
   ck_assert_msg (count (after, "started in") == count (before, "started in"),
                  "the serving version was started again:\n%s", after);

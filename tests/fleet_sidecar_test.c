@@ -134,7 +134,7 @@ static void
 print_events (StgTestDaemon *d)
 {
   g_autoptr (ApiSidecarSetDetails) det = set_details (d);
-  g_autofree gchar *tasks = stg_fleet_task_messages (d);
+  g_autofree gchar *tasks = stg_fleet_task_messages (d, NULL);
 
   g_printerr ("%s", tasks);
   for (guint i = 0; i < det->events->len; i++)

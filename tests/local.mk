@@ -311,14 +311,14 @@ tests_fleet_ha_test_SOURCES = tests/fleet_ha_test.c tests/fleet_ha_fixture.c \
 tests_fleet_ha_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_ha_test_LDADD = $(STG_TEST_LDADD)
 
+# What fleet_daemon_test and the suites below share (tests/fleet_fixture.c): hosts, jobs, events.
+STG_FLEET_FIXTURE = tests/fleet_fixture.c tests/fleet_fixture.h $(STG_PODMAN_HOSTS)
+
 check_PROGRAMS += tests/fleet_daemon_test
 TESTS += tests/fleet_daemon_test
-tests_fleet_daemon_test_SOURCES = tests/fleet_daemon_test.c $(STG_PODMAN_HOSTS) $(STG_ROLLOUT)
+tests_fleet_daemon_test_SOURCES = tests/fleet_daemon_test.c $(STG_FLEET_FIXTURE) $(STG_ROLLOUT)
 tests_fleet_daemon_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_fleet_daemon_test_LDADD = $(STG_TEST_LDADD)
-
-# What the suites below share (tests/fleet_fixture.c): hosts, jobs, events.
-STG_FLEET_FIXTURE = tests/fleet_fixture.c tests/fleet_fixture.h $(STG_PODMAN_HOSTS)
 
 # Update hooks in containers: the environment they get.
 check_PROGRAMS += tests/fleet_hooks_test
