@@ -805,6 +805,12 @@ def metrics(r, tmp):
         r.check("transitions counted", (get("stagger_instance_transitions_total") or 0) >= 4)
         r.check("health checks counted", (get("stagger_health_checks_total", outcome="passed") or 0) > 0)
         r.check("store commits counted", (get("stagger_store_commits_total") or 0) > 0)
+        version = version_of_configure()
+        r.check("build info names staggerd's version", get("stagger_build_info", version=version) == 1,
+                [k for k in m if k[0] == "stagger_build_info"])
+        with urllib.request.urlopen("http://127.0.0.1:%d/ui/api/session" % d.http_port, timeout=10) as resp:
+            session = json.loads(resp.read().decode())
+        r.check("the web UI's session names the same version", session.get("version") == version, session)
         code = urllib.request.urlopen(urllib.request.Request(
             "http://127.0.0.1:%d/metrics" % d.http_port, method="HEAD"), timeout=10).status
         r.check("HEAD /metrics", code == 200, code)

@@ -1457,6 +1457,7 @@ async function start() {
   try {
     session = await getJSON('/ui/api/session');
     document.getElementById('cluster').textContent = 'cluster ' + session.cluster;
+    document.getElementById('foot').textContent = 'Stagger ' + session.version;
     /* With auth on, the controls need a signed-in user: the browser asks. */
     if (session.auth) {
       document.getElementById('cluster').after(session.user

@@ -254,6 +254,9 @@ stg_metrics_render (StgMetrics *m, StgStore *store, StgEngine *engine,
   g_autoptr (GString) out = g_string_new (NULL);
   guint64 passed = health ? health->passed : 0, failed = health ? health->failed : 0;
 
+  g_string_append (out, "# HELP stagger_build_info This staggerd's version.\n"
+                        "# TYPE stagger_build_info gauge\n"
+                        "stagger_build_info{version=\"" STG_VERSION "\"} 1\n");
   rpc_lines (m, out);
   if (!status_lines (store, "updates", out, error) ||
       !status_lines (store, "instances", out, error))

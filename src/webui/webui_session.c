@@ -135,7 +135,8 @@ session_id (StgHttpRequest *request, StgHttpResponse *response)
   return fresh;
 }
 
-/* /ui/api/session: the cluster, the viewer and the session's CSRF token. */
+/* /ui/api/session: the cluster, staggerd's version, the viewer and the
+ * session's CSRF token. */
 static void
 route_session (StgHttpRequest *request, StgHttpResponse *response, gpointer user_data)
 {
@@ -149,6 +150,7 @@ route_session (StgHttpRequest *request, StgHttpResponse *response, gpointer user
   gboolean auth = stg_auth_enabled (ui->ctx.auth);
   json_builder_begin_object (b);
   member_string (b, "cluster", ui->ctx.cluster);
+  member_string (b, "version", STG_VERSION);
   member_string (b, "user", ui->who);
   member_bool (b, "auth", auth);
   member_bool (b, "can_act", !auth || ui->who != NULL);
