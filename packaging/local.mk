@@ -18,3 +18,37 @@ packaging/stagger: packaging/stagger.bash
 
 CLEANFILES += packaging/staggerd.service packaging/stagger
 EXTRA_DIST += packaging/local.mk packaging/staggerd.service.in packaging/stagger.bash
+
+# make deb: the Debian package, built from the release tarball with
+# Debian's tools (dpkg-buildpackage, debhelper): the tarball unpacked in
+# deb-build/, packaging/debian/ laid into it as debian/, and the .deb
+# copied here. make package-check installs that .deb into a fresh Debian
+# root (scripts/package-check) and tries it there.
+STG_DEB_FILES = packaging/debian/changelog packaging/debian/control packaging/debian/copyright \
+	packaging/debian/rules packaging/debian/source/format packaging/debian/postinst \
+	packaging/debian/postrm packaging/debian/stagger.install packaging/debian/stagger.examples \
+	packaging/debian/staggerd.conf packaging/debian/staggerd.service.d/debian.conf \
+	packaging/debian/stagger.lintian-overrides
+EXTRA_DIST += $(STG_DEB_FILES) scripts/package-check
+STG_DEB_VERSION = `dpkg-parsechangelog -l $(srcdir)/packaging/debian/changelog -S Version`
+
+deb: dist-gzip
+	@v=$(STG_DEB_VERSION); case "$$v" in $(VERSION)-*) ;; *) \
+	  echo "packaging/debian/changelog is at $$v, the tarball at $(VERSION): add an entry" >&2; \
+	  exit 1;; esac
+	rm -rf deb-build
+	$(MKDIR_P) deb-build
+	tar -C deb-build -xzf $(distdir).tar.gz
+	cp $(distdir).tar.gz deb-build/$(PACKAGE)_$(VERSION).orig.tar.gz
+	cp -R $(srcdir)/packaging/debian deb-build/$(distdir)/debian
+	cd deb-build/$(distdir) && dpkg-buildpackage -us -uc -b
+	cp deb-build/$(PACKAGE)_$(STG_DEB_VERSION)_*.deb .
+	-lintian --info deb-build/*.changes
+
+package-check: deb
+	$(top_srcdir)/scripts/package-check $(PACKAGE)_$(STG_DEB_VERSION)_*.deb
+
+clean-local: clean-deb
+clean-deb:
+	rm -rf deb-build $(PACKAGE)_*.deb
+.PHONY: deb package-check clean-deb

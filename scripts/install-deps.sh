@@ -23,6 +23,7 @@ PACKAGES="
   iproute2
   docker-registry skopeo
   wrk
+  debhelper lintian mmdebstrap
 "
 # The browser test drives Chromium with playwright-core from npm. A machine
 # that already has node and npm (from elsewhere) keeps them.

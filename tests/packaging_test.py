@@ -37,6 +37,42 @@ def unit_verifies(r, tmp):
             p.stdout + p.stderr)
 
 
+def debian_files(r, tmp):
+    """The Debian package's settings file starts staggerd as shipped, its
+    drop-in verifies with the unit, and its changelog is at this version."""
+    debian = os.path.join(stgtest.SRCDIR, "packaging", "debian")
+    with open(os.path.join(debian, "staggerd.conf")) as f:
+        d = stgtest.Daemon("--runtime=simulated", config=f.read())
+    r.check("staggerd starts with the package's staggerd.conf", d.alive(), d.output())
+    output = d.output()
+    r.check("... and exits cleanly", d.stop() == 0, output)
+    with open(os.path.join(debian, "changelog")) as f:
+        top = f.readline()
+    r.check("the Debian changelog is at configure's version",
+            re.match(r"stagger \(%s-\d+\) " % re.escape(configure_version()), top) is not None, top)
+    if shutil.which("systemd-analyze") is None:
+        print("NOTE systemd-analyze is not installed: the Debian drop-in is not verified")
+        return
+    units = os.path.join(tmp, "units")
+    os.makedirs(os.path.join(units, "staggerd.service.d"))
+    staggerd = stgtest.program("staggerd")
+    with open(os.path.join(stgtest.BUILDDIR, "packaging", "staggerd.service")) as f:
+        unit = re.sub(r"^ExecStart=\S+", "ExecStart=" + staggerd, f.read(), flags=re.M)
+    with open(os.path.join(units, "staggerd.service"), "w") as f:
+        f.write(unit)
+    with open(os.path.join(debian, "staggerd.service.d", "debian.conf")) as f:
+        dropin = f.read()
+    r.check("the drop-in runs staggerd as stagger with /etc/stagger/staggerd.conf",
+            "User=stagger" in dropin and "DynamicUser=no" in dropin
+            and "--config /etc/stagger/staggerd.conf" in dropin, dropin)
+    with open(os.path.join(units, "staggerd.service.d", "debian.conf"), "w") as f:
+        f.write(dropin.replace("ExecStart=/usr/sbin/staggerd", "ExecStart=" + staggerd))
+    p = subprocess.run(["systemd-analyze", "verify", "--man=no", "staggerd.service"], capture_output=True,
+                       text=True, env=dict(os.environ, SYSTEMD_UNIT_PATH=units + ":"))
+    r.check("systemd-analyze verify staggerd.service with the Debian drop-in",
+            p.returncode == 0 and units not in p.stderr, p.stdout + p.stderr)
+
+
 def notify_and_state_directory(r, tmp):
     state = os.path.join(tmp, "state")
     os.mkdir(state)
@@ -130,6 +166,7 @@ def main():
         r.run("notify", notify_and_state_directory, r, tmp)
         r.run("completion", completion, r, tmp)
         r.run("version", one_version, r, tmp)
+        r.run("debian", debian_files, r, tmp)
     return r.finish()
 
 
