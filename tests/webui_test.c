@@ -13,7 +13,7 @@
 #include "common/jobkey.h"
 #include "daemon_fixture.h"
 #include "rollout.h"
-
+#include "store/store.h"
 
 static void
 create_job (StgTestDaemon *d, const gchar *name, gint32 instances)
@@ -915,6 +915,89 @@ START_TEST (plan_controls_need_every_role)
 }
 END_TEST
 
+/* Set @name selecting jobs of @role (a role or a pattern) written into the
+ * store in @data before staggerd opens it: no runtime but the fleet's runs
+ * pods, and only this test's rules need a set. */
+static void
+put_sidecar_set (const gchar *data, const gchar *name, const gchar *role)
+{
+  g_autofree gchar *path = g_build_filename (data, "stagger.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ApiSidecarUpdateSettings) settings = g_object_new (API_TYPE_SIDECAR_UPDATE_SETTINGS,
+                                                                NULL);
+
+  ck_assert (g_mkdir_with_parents (data, 0700) == 0);
+  g_autoptr (StgStore) store = stg_store_open (path, &error);
+  ck_assert_msg (store != NULL, "%s", error ? error->message : "");
+  StgSidecarSetRow row = { .name = (gchar *) name,
+                           .role = (gchar *) role,
+                           .environment = (gchar *) "prod",
+                           .job = (gchar *) "*",
+                           .version = 1,
+                           .inject_version = 1,
+                           .status = API_JOB_UPDATE_STATUS_ROLLED_FORWARD,
+                           .reason = (gchar *) "",
+                           .settings = settings,
+                           .user = (gchar *) "test",
+                           .created_ms = 1 };
+  ck_assert_msg (stg_store_insert_sidecar_set (store, &row, &error), "%s", error->message);
+}
+
+/* A sidecar set's controls need a user of the role it selects, or of every
+ * role when it selects a pattern (one rule, the engine's, for the page and
+ * the API). Past that rule the set's state refuses the pause: 409. */
+START_TEST (sidecar_controls_need_the_sets_role)
+{
+  g_autofree gchar *alice = token_digest ("alice-token-0123456789");
+  g_autofree gchar *dave = token_digest ("dave-token-0123456789ab");
+  g_autofree gchar *root = token_digest ("root-token-0123456789ab");
+  g_autofree gchar *config = g_strdup_printf ("[users]\nalice = %s www\ndave = %s data\n"
+                                              "root = %s *\n",
+                                              alice, dave, root);
+  g_autofree gchar *path = g_build_filename (dfx.dir, "staggerd.conf", NULL);
+  g_autofree gchar *data = g_build_filename (dfx.dir, "data", NULL);
+  g_autofree gchar *arg = g_strconcat ("--config=", path, NULL);
+  ck_assert (g_file_set_contents (path, config, -1, NULL));
+  ck_assert (g_chmod (path, 0600) == 0);
+  put_sidecar_set (data, "web", "www");
+  put_sidecar_set (data, "every", "*");
+  StgTestDaemon *d = stg_test_daemon_start (data, arg, "--runtime=simulated", NULL);
+
+  g_autofree gchar *cookie = NULL, *token = NULL;
+  new_session (d, &cookie, &token);
+  static const struct
+  {
+    const gchar *who;
+    const gchar *set;
+    guint status;
+    const gchar *says;
+  } cases[] = {
+    { NULL, "web", 401, NULL },
+    { "alice-token-0123456789", "web", 409, NULL },
+    { "dave-token-0123456789ab", "web", 403, "role www" },
+    { "alice-token-0123456789", "every", 403, "every role" },
+    { "root-token-0123456789ab", "every", 409, NULL },
+    { "root-token-0123456789ab", "gone", 404, NULL },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree gchar *headers = g_strdup_printf ("Cookie: %s\r\nX-Stagger-CSRF: %s\r\n%s%s%s",
+                                                   cookie, token,
+                                                   cases[i].who ? "Authorization: Bearer " : "",
+                                                   cases[i].who ? cases[i].who : "",
+                                                   cases[i].who ? "\r\n" : "");
+      g_autofree gchar *url = g_strdup_printf ("/ui/api/sidecar/%s/pause", cases[i].set);
+      StgTestReply r = stg_test_http (d->http_port, "POST", url, headers, NULL);
+      ck_assert_msg (r.status == cases[i].status, "case %u: %u, not %u: %s", i, r.status,
+                     cases[i].status, r.body);
+      ck_assert_msg (cases[i].says == NULL || strstr (r.body, cases[i].says) != NULL, "case %u: %s",
+                     i, r.body);
+      stg_test_reply_clear (&r);
+    }
+  dfx_stop (d);
+}
+END_TEST
+
 START_TEST (ten_thousand_instances_stay_small)
 {
   /* Ten thousand processes are no test; simulated instances are rows. */
@@ -1089,6 +1172,7 @@ webui_suite (void)
   tcase_add_test (tc, surge_instances_are_marked);
   tcase_add_test (tc, plan_pages_data_and_controls);
   tcase_add_test (tc, plan_controls_need_every_role);
+  tcase_add_test (tc, sidecar_controls_need_the_sets_role);
   tcase_add_test (tc, ten_thousand_instances_stay_small);
   tcase_add_test (tc, changes_are_pushed_to_open_pages);
   tcase_add_test (tc, wait_answers_when_the_update_changes);

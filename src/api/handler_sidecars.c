@@ -5,27 +5,18 @@
  * only. */
 #include "config.h"
 
-#include <string.h>
-
 #include "api/handler_private.h"
 
-/* The role a change of a set with role pattern @pattern needs: the role
- * itself, or NULL (every role) for a pattern with wildcards. */
-static const gchar *
-needed_role (const gchar *pattern)
-{
-  return pattern != NULL && strpbrk (pattern, "*?") == NULL ? pattern : NULL;
-}
-
-/* Whether the caller may change the existing set @name (a missing set is
- * for the engine to refuse). */
+/* Whether the caller may change set @name: a user of the role it selects,
+ * or of every role when that is a pattern or no set has the name yet (one
+ * being made, or a call the engine then refuses). */
 static gboolean
 may_change (StgHandler *self, ApiResponse *response, const gchar *method, const gchar *name)
 {
-  g_autoptr (StgSidecarSetRow) row = stg_store_get_sidecar_set (self->ctx.store, name ? name : "",
-                                                                NULL);
+  g_autofree gchar *role = NULL;
 
-  return stg_handler_allowed (self, response, method, row ? needed_role (row->role) : NULL, TRUE);
+  stg_engine_sidecar_role (self->ctx.engine, name ? name : "", &role, NULL);
+  return stg_handler_allowed (self, response, method, role, TRUE);
 }
 
 static gboolean
@@ -43,8 +34,8 @@ handler_apply_sidecar_set (ApiStaggerSchedulerIf *iface, ApiResponse **_return,
                          "applySidecarSet: give the set's name, selector, sidecar and settings");
       return TRUE;
     }
-  if (!stg_handler_allowed (self, *_return, "applySidecarSet", needed_role (set->selector->role),
-                            TRUE) ||
+  if (!stg_handler_allowed (self, *_return, "applySidecarSet",
+                            stg_sidecar_role_needed (set->selector->role), TRUE) ||
       !may_change (self, *_return, "applySidecarSet", set->name))
     return TRUE;
   if (!stg_engine_apply_sidecar_set (self->ctx.engine, set, self->user, message, &error))

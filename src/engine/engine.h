@@ -480,6 +480,17 @@ gboolean stg_engine_sidecar_partition (StgEngine *engine, const gchar *name, gin
 gboolean stg_engine_delete_sidecar_set (StgEngine *engine, const gchar *name, const gchar *user,
                                         const gchar *message, GError **error);
 
+/* The role a user needs to change sidecar sets that select @role (a role,
+ * or a pattern with * or ?): @role itself, or NULL for a pattern, since
+ * such a set selects jobs of many roles and needs a user of every role. */
+const gchar *stg_sidecar_role_needed (const gchar *role);
+
+/* The role a user needs to change existing set @name, as
+ * stg_sidecar_role_needed() says of its selector (owned; NULL: every
+ * role), into *@role; FALSE with _NOT_FOUND for no such set. */
+gboolean stg_engine_sidecar_role (StgEngine *engine, const gchar *name, gchar **role,
+                                  GError **error);
+
 /* Every set (ApiSidecarSetSummary*), by name. */
 GPtrArray *stg_engine_sidecar_sets (StgEngine *engine, GError **error);
 

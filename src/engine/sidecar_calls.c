@@ -4,7 +4,8 @@
  * abort, rollback, the partition and delete, each checked and written in
  * one transaction before the runtime hears of it; and the sets as the API
  * shows them (summaries and details: the store's rows with what the
- * runtime sees of each instance now). The updates themselves move in
+ * runtime sees of each instance now), and the role a change of a set
+ * needs (one rule for the API and the web UI). The updates themselves move in
  * sidecar.c. Calls sidecar.c and errors.c. Main-loop thread only.
  */
 #include "config.h"
@@ -504,6 +505,21 @@ instance_of (const StgSidecarObservation *o, gboolean held)
                                    o->slots[i].container_id ? o->slots[i].container_id : "",
                                    "serving", o->slots[i].serving, NULL));
   return si;
+}
+
+const gchar *
+stg_sidecar_role_needed (const gchar *role)
+{
+  return role != NULL && strpbrk (role, "*?") == NULL ? role : NULL;
+}
+
+gboolean
+stg_engine_sidecar_role (StgEngine *e, const gchar *name, gchar **role, GError **error)
+{
+  g_autoptr (StgSidecarSetRow) row = find_set (e, name, FALSE, error);
+
+  *role = row != NULL ? g_strdup (stg_sidecar_role_needed (row->role)) : NULL;
+  return row != NULL;
 }
 
 ApiSidecarSetDetails *

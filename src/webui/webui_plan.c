@@ -295,7 +295,7 @@ control_plan (StgWebUi *ui, StgHttpRequest *request, GError **error)
     return stg_webui_store_status (*error);
   if ((status = may_change_plan (ui, row->plan, error)) != 200)
     return status;
-  const gchar *user = ui->who != NULL ? ui->who : "web";
+  const gchar *user = stg_webui_actor (ui);
   gboolean ok = ACTIONS[a].call != NULL
                     ? ACTIONS[a].call (ui->ctx.engine, id, user, message, error)
                     : stg_engine_approve_stage (ui->ctx.engine, id, stage, user, message, error);

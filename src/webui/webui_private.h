@@ -190,6 +190,10 @@ gboolean stg_webui_control_allowed (StgWebUi *ui, StgHttpRequest *request,
  * them) or 403, with @error. */
 guint stg_webui_may_act (StgWebUi *ui, const gchar *role, GError **error);
 
+/* Who the current request's changes are recorded as: the signed-in
+ * viewer, else "web". */
+const gchar *stg_webui_actor (StgWebUi *ui);
+
 /* ---- the long poll (webui_wait.c) -------------------------------------------------- */
 
 StgWebUiWaits *stg_webui_waits_new (void);

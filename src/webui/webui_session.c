@@ -77,6 +77,12 @@ stg_webui_sign_in (StgWebUi *ui, StgHttpRequest *request, StgHttpResponse *respo
   return TRUE;
 }
 
+const gchar *
+stg_webui_actor (StgWebUi *ui)
+{
+  return ui->who != NULL ? ui->who : "web";
+}
+
 guint
 stg_webui_may_act (StgWebUi *ui, const gchar *role, GError **error)
 {

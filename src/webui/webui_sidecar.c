@@ -18,8 +18,6 @@
  */
 #include "config.h"
 
-#include <string.h>
-
 #include "webui/webui_private.h"
 
 /* A set's summary, in the list and on its page. */
@@ -137,19 +135,18 @@ static const struct
 static guint
 may_change (StgWebUi *ui, const gchar *name, GError **error)
 {
-  g_autoptr (StgSidecarSetRow) row = stg_store_get_sidecar_set (ui->ctx.store, name, error);
+  g_autofree gchar *role = NULL;
   guint status;
 
-  if (row == NULL)
-    return stg_webui_store_status (*error);
-  const gchar *role = strpbrk (row->role, "*?") == NULL ? row->role : NULL;
+  if (!stg_engine_sidecar_role (ui->ctx.engine, name, &role, error))
+    return stg_webui_engine_status (*error);
   if ((status = stg_webui_may_act (ui, role, error)) != 200)
     return status;
   if (role == NULL && !stg_auth_user_may (ui->ctx.auth, ui->who, NULL))
     return stg_webui_fail (error, 403,
-                           "user %s may not change set %s: its role pattern '%s' needs a user of "
-                           "every role (roles = *)",
-                           ui->who, name, row->role);
+                           "user %s may not change set %s: it selects a role pattern, which needs "
+                           "a user of every role (roles = *)",
+                           ui->who, name);
   return 200;
 }
 
@@ -168,8 +165,8 @@ apply_set (StgWebUi *ui, StgHttpRequest *request, const gchar *name, GError **er
     return stg_webui_fail (error, 400, "give the new version's image or executor_data");
   if ((status = may_change (ui, name, error)) != 200)
     return status;
-  if (!stg_engine_sidecar_revise (ui->ctx.engine, name, image, data,
-                                  ui->who != NULL ? ui->who : "web", message, error))
+  if (!stg_engine_sidecar_revise (ui->ctx.engine, name, image, data, stg_webui_actor (ui), message,
+                                  error))
     return stg_webui_engine_status (*error);
   return 200;
 }
@@ -193,8 +190,8 @@ control_set (StgWebUi *ui, StgHttpRequest *request, GError **error)
   if ((status = stg_webui_body_strings (request, 1, members, &message, error)) != 200 ||
       (status = may_change (ui, name, error)) != 200)
     return status;
-  if (!stg_engine_sidecar_control (ui->ctx.engine, name, ACTIONS[a].what,
-                                   ui->who != NULL ? ui->who : "web", message, error))
+  if (!stg_engine_sidecar_control (ui->ctx.engine, name, ACTIONS[a].what, stg_webui_actor (ui),
+                                   message, error))
     return stg_webui_engine_status (*error);
   return 200;
 }

@@ -367,8 +367,7 @@ control_update (StgWebUi *ui, StgHttpRequest *request, GError **error)
     return stg_webui_fail (error, 404, "no such action");
   g_autoptr (ApiJobUpdateKey) key = g_object_new (API_TYPE_JOB_UPDATE_KEY, "job", action.job, "id",
                                                   action.id, NULL);
-  if (!ACTIONS[a].call (ui->ctx.engine, key, ui->who != NULL ? ui->who : "web", action.message,
-                        error))
+  if (!ACTIONS[a].call (ui->ctx.engine, key, stg_webui_actor (ui), action.message, error))
     return stg_webui_engine_status (*error);
   return 200;
 }
