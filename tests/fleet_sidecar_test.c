@@ -499,7 +499,8 @@ assert_webui (StgTestDaemon *d, const gchar *status, gint version)
   g_autoptr (JsonNode) n = stg_test_parse_json (r.body);
   JsonObject *o = json_node_get_object (n);
   ck_assert_str_eq (json_object_get_string_member (o, "status"), status);
-  JsonArray *instances = json_object_get_array_member (o, "instances");
+  ck_assert_int_eq (json_object_get_int_member (o, "instances"), INSTANCES);
+  JsonArray *instances = json_object_get_array_member (o, "members");
   ck_assert_uint_eq (json_array_get_length (instances), INSTANCES);
   for (guint i = 0; i < INSTANCES; i++)
     {

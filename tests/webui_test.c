@@ -963,6 +963,17 @@ START_TEST (sidecar_controls_need_the_sets_role)
   put_sidecar_set (data, "every", "*");
   StgTestDaemon *d = stg_test_daemon_start (data, arg, "--runtime=simulated", NULL);
 
+  /* Its page's data: the count of instances carrying it, and the list. */
+  StgTestReply details = stg_test_http (d->http_port, "GET", "/ui/api/sidecar?name=web", NULL,
+                                        NULL);
+  ck_assert_msg (details.status == 200, "%u %s", details.status, details.body);
+  g_autoptr (JsonNode) dn = stg_test_parse_json (details.body);
+  JsonObject *dobj = json_node_get_object (dn);
+  ck_assert (JSON_NODE_HOLDS_VALUE (json_object_get_member (dobj, "instances")));
+  ck_assert_int_eq (json_object_get_int_member (dobj, "instances"), 0);
+  ck_assert (JSON_NODE_HOLDS_ARRAY (json_object_get_member (dobj, "members")));
+  stg_test_reply_clear (&details);
+
   g_autofree gchar *cookie = NULL, *token = NULL;
   new_session (d, &cookie, &token);
   static const struct

@@ -1238,7 +1238,7 @@ async function viewSidecar(name) {
   setNav('sidecars');
   const s = await getJSON('/ui/api/sidecar?name=' + encodeURIComponent(name));
   const st = s.settings;
-  const rows = s.instances.map((i) => el('tr', {},
+  const rows = s.members.map((i) => el('tr', {},
     el('td', {}, el('a', { href: '#/job/' + i.job.split('/').map(encodeURIComponent).join('/') },
       i.job), '/' + i.instance, i.held_back ? el('span', { class: 'muted' }, ' (held back)') : ''),
     el('td', {}, i.host || '–'),
@@ -1256,7 +1256,7 @@ async function viewSidecar(name) {
     el('p', {}, badge(s.status, 'update'), ' ', sidecarMove(s), ' since ', timeEl(s.since_ms),
       s.reason ? el('span', { class: 'muted' }, ' — ' + s.reason) : ''),
     el('p', {}, 'Selects ', el('code', {}, selectorText(s.selector)), '; new pods get v' + s.inject_version,
-      '; ' + s.updated + ' of ' + s.instances.length + ' instances run v' + s.to_version,
+      '; ' + s.updated + ' of ' + s.instances + ' instances run v' + s.to_version,
       '; at most ' + st.max_unavailable + ' unavailable, partition ' + st.partition
       + ', at most ' + st.max_failures + ' failed starts each'
       + (st.rollback_on_failure ? ', rolled back on failure' : '')),

@@ -110,7 +110,8 @@ read_set (StgWebUi *ui, StgHttpRequest *request, JsonBuilder *b, GError **error)
   json_builder_begin_object (b);
   add_summary (b, d->summary);
   stg_webui_add_list (b, "versions", d->versions, G_MAXUINT, add_version);
-  stg_webui_add_list (b, "instances", d->instances, G_MAXUINT, add_instance);
+  /* "instances" is the summary's count: the list is the set's members. */
+  stg_webui_add_list (b, "members", d->instances, G_MAXUINT, add_instance);
   stg_webui_add_list (b, "events", d->events, G_MAXUINT, add_event);
   member_int (b, "now_ms", stg_clock_now_ms (ui->ctx.clock));
   json_builder_end_object (b);
