@@ -23,13 +23,14 @@ EXTRA_DIST += packaging/local.mk packaging/staggerd.service.in packaging/stagger
 # Debian's tools (dpkg-buildpackage, debhelper): the tarball unpacked in
 # deb-build/, packaging/debian/ laid into it as debian/, and the .deb
 # copied here. make package-check installs that .deb into a fresh Debian
-# root (scripts/package-check) and tries it there.
+# root (scripts/package-check) and tries it there, then the image.
 STG_DEB_FILES = packaging/debian/changelog packaging/debian/control packaging/debian/copyright \
 	packaging/debian/rules packaging/debian/source/format packaging/debian/postinst \
 	packaging/debian/postrm packaging/debian/stagger.install packaging/debian/stagger.examples \
 	packaging/debian/staggerd.conf packaging/debian/staggerd.service.d/debian.conf \
 	packaging/debian/stagger.lintian-overrides
-EXTRA_DIST += $(STG_DEB_FILES) scripts/package-check
+EXTRA_DIST += $(STG_DEB_FILES) scripts/package-check scripts/image packaging/Containerfile \
+	packaging/container-entrypoint
 STG_DEB_VERSION = `dpkg-parsechangelog -l $(srcdir)/packaging/debian/changelog -S Version`
 
 deb: dist-gzip
@@ -41,14 +42,20 @@ deb: dist-gzip
 	tar -C deb-build -xzf $(distdir).tar.gz
 	cp $(distdir).tar.gz deb-build/$(PACKAGE)_$(VERSION).orig.tar.gz
 	cp -R $(srcdir)/packaging/debian deb-build/$(distdir)/debian
-	cd deb-build/$(distdir) && dpkg-buildpackage -us -uc -b
+	cd deb-build/$(distdir) && \
+	  DEB_BUILD_OPTIONS="parallel=$$(nproc) $${DEB_BUILD_OPTIONS:-}" dpkg-buildpackage -us -uc -b
 	cp deb-build/$(PACKAGE)_$(STG_DEB_VERSION)_*.deb .
 	-lintian --info deb-build/*.changes
+
+# make image: staggerd's container image made from that package
+# (scripts/image), saved as stagger-image-VERSION.tar.
+image: deb
+	$(top_srcdir)/scripts/image $(PACKAGE)_$(STG_DEB_VERSION)_*.deb .
 
 package-check: deb
 	$(top_srcdir)/scripts/package-check $(PACKAGE)_$(STG_DEB_VERSION)_*.deb
 
 clean-local: clean-deb
 clean-deb:
-	rm -rf deb-build $(PACKAGE)_*.deb
-.PHONY: deb package-check clean-deb
+	rm -rf deb-build $(PACKAGE)_*.deb stagger-image-*.tar
+.PHONY: deb image package-check clean-deb

@@ -23,7 +23,7 @@ PACKAGES="
   iproute2
   docker-registry skopeo
   wrk
-  debhelper lintian mmdebstrap
+  debhelper lintian mmdebstrap curl
 "
 # The browser test drives Chromium with playwright-core from npm. A machine
 # that already has node and npm (from elsewhere) keeps them.
