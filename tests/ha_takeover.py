@@ -227,38 +227,16 @@ def takeover(r, replicas, tmp):
             survivor.daemon.output()[-600:])
 
 
-HOLDER = "stg-lock-holder"
-
-
-def hold_lock(pg):
-    """A psql session that takes the leaders' advisory lock (waiting for
-    it): no replica can lead while it lives."""
-    argv = [os.path.join(pg.bindir, "psql"), "-X", "-q", "-At", "-h", pg.dir, "-p", str(pg.port),
-            "-U", "stagger", "-d", "postgres"]
-    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, text=True,
-                         env=dict(os.environ, PGAPPNAME=HOLDER))
-    p.stdin.write("SELECT pg_advisory_lock(7566183001);\n")
-    p.stdin.flush()
-    return p
-
-
-def lock_held(pg):
-    return pg.sql("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                  "WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = '%s'"
-                  % HOLDER)[0][0] == "1"
-
-
 def election(r, replicas, pg, tmp):
     alive = [x for x in replicas if x.daemon.alive()]
     leader = wait_leader(alive)
     follower = next(x for x in alive if x is not leader)
     env = clusters_env(tmp, [x.url for x in replicas])
-    holder = hold_lock(pg)
+    holder = stgtest.hold_lock(pg)
     try:
         kill(leader)
         if not r.check("the lock is held elsewhere",
-                       stgtest.wait_until(lambda: lock_held(pg), timeout=BOUND_S)):
+                       stgtest.wait_until(lambda: stgtest.lock_held(pg), timeout=BOUND_S)):
             return
         started = time.monotonic()
         code, out, err = cli(env, "--leader-wait", "1", "job", "list", "ha")
@@ -270,12 +248,7 @@ def election(r, replicas, pg, tmp):
         r.check("no leader: cluster status still answers", code == 0 and follower.url in out,
                 (code, out, err))
     finally:
-        holder.stdin.close()
-        try:
-            holder.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            holder.kill()
-            holder.wait()
+        stgtest.release_lock(holder)
     code, out, err = cli(env, "--url", leader.url, "--url", follower.url, "job", "list")
     r.check("lock free: --url once per replica finds the new leader",
             code == 0 and "ha/www/prod/web" in out, (code, out, err))

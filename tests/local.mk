@@ -70,7 +70,7 @@ tests_thrift_transcode_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 STG_PY_SUITES = tests/json_compat.py tests/api_compat.py tests/auth_compat.py tests/cli_test.py \
 	tests/aurora_compat.py tests/aurora_e2e.py \
 	tests/limits_compat.py tests/packaging_test.py tests/demo_test.py tests/ha_compat.py \
-	tests/ha_takeover.py tests/pg_failover_test.py \
+	tests/ha_takeover.py tests/ha_schema_test.py tests/pg_failover_test.py \
 	tests/fleet_demo_test.py tests/partition_checker_test.py tests/partition_test.py \
 	tests/leak_check_test.py tests/beside_test.py tests/local_pending_test.py tests/zk_test.py
 TESTS += $(STG_PY_SUITES)

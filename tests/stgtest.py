@@ -249,6 +249,39 @@ def stop_replicas(replicas):
             shutil.rmtree(x.daemon.dir, ignore_errors=True)
 
 
+LOCK_HOLDER = "stg-lock-holder"
+
+
+def hold_lock(pg):
+    """A psql session that takes the leaders' advisory lock (waiting for
+    it): no replica can lead while it lives (release_lock ends it)."""
+    argv = [os.path.join(pg.bindir, "psql"), "-X", "-q", "-At", "-h", pg.dir, "-p", str(pg.port),
+            "-U", "stagger", "-d", "postgres"]
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, text=True,
+                         env=dict(os.environ, PGAPPNAME=LOCK_HOLDER))
+    p.stdin.write("SELECT pg_advisory_lock(7566183001);\n")
+    p.stdin.flush()
+    return p
+
+
+def lock_held(pg):
+    """TRUE once hold_lock's session holds the lock."""
+    return pg.sql("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                  "WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = '%s'"
+                  % LOCK_HOLDER)[0][0] == "1"
+
+
+def release_lock(holder):
+    """Ends hold_lock's session, which frees the lock."""
+    holder.stdin.close()
+    try:
+        holder.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        holder.kill()
+        holder.wait()
+
+
 def run_cli(env, *args, timeout=60):
     """stagger ARGS with env: (exit status, stdout, stderr)."""
     p = subprocess.run([program("stagger")] + list(args), env=env, capture_output=True,

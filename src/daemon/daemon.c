@@ -135,7 +135,7 @@ open_store (StgDaemon *d, GError **error)
   for (;;)
     {
       g_autoptr (GError) local = NULL;
-      d->store = stg_store_open (db, &local);
+      d->store = stg_store_open_shared (db, &local);
       if (d->store != NULL)
         {
           g_autofree gchar *dir = g_build_filename (d->settings.data_dir, "backups", NULL);

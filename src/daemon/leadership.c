@@ -9,8 +9,12 @@
  * leading (on_lead) from an idle callback, not from inside the tick, so
  * the tick goes on proving the lead, and keeping the database session
  * from idling out, while the new leader adopts what runs (which waits on
- * the hosts, for longer than a lease when one does not answer). Calls the
- * store only; main-loop thread only.
+ * the hosts, for longer than a lease when one does not answer). A replica
+ * that finds the schema newer than it knows (another replica has been
+ * upgraded and migrated it) refuses to lead, says so once, and writes
+ * nothing, not even that it is alive, until the schema is one it knows:
+ * it goes on redirecting to the leader. Calls the store only; main-loop
+ * thread only.
  */
 #include "config.h"
 
@@ -29,6 +33,8 @@ struct _StgLeadership
   guint timer;
   guint lead_idle; /* on_lead, about to run */
   gboolean leading;
+  gboolean refusing;         /* the schema is newer than this build knows */
+  gboolean refusal_said;     /* ... and the log says so */
   gboolean unreachable;      /* the last attempt could not reach the database */
   gchar *unreachable_why;    /* ... why, as last said */
   gint64 started_ms;
@@ -41,7 +47,7 @@ say_alive (StgLeadership *l)
 {
   g_autoptr (GError) error = NULL;
 
-  if (l->unreachable || stg_store_in_transaction (l->store))
+  if (l->unreachable || l->refusing || stg_store_in_transaction (l->store))
     return;
   if (!stg_store_replica_seen (l->store, l->holder, l->url, l->lease_ms, l->started_ms,
                                g_get_real_time () / 1000, &error))
@@ -86,6 +92,16 @@ note_unreachable (StgLeadership *l, const GError *error)
   l->unreachable = TRUE;
 }
 
+/* Says, once, that this replica will not lead on a newer schema. */
+static void
+note_refusal (StgLeadership *l, const GError *error)
+{
+  if (!l->refusal_said)
+    g_warning ("ha: refusing to lead: %s", error->message);
+  l->refusing = l->refusal_said = TRUE;
+  l->unreachable = FALSE;
+}
+
 gboolean
 stg_leadership_try (StgLeadership *l)
 {
@@ -102,7 +118,9 @@ stg_leadership_try (StgLeadership *l)
   if (!stg_store_try_lead (l->store, l->holder, l->url, l->lease_ms, g_get_real_time () / 1000,
                            &epoch, &error))
     {
-      if (error != NULL)
+      if (g_error_matches (error, STG_STORE_ERROR, STG_STORE_ERROR_NEWER))
+        note_refusal (l, error);
+      else if (error != NULL)
         note_unreachable (l, error);
       else if (l->unreachable)
         {
@@ -114,6 +132,7 @@ stg_leadership_try (StgLeadership *l)
   if (l->unreachable)
     g_message ("ha: the database is back");
   l->unreachable = FALSE;
+  l->refusing = l->refusal_said = FALSE;
   l->leading = TRUE;
   g_message ("ha: leading as %s with epoch %" G_GINT64_FORMAT, l->holder, epoch);
   return TRUE;
@@ -180,6 +199,7 @@ stg_leadership_new (StgStore *store, const gchar *holder, const gchar *url, guin
   l->on_lost = on_lost;
   l->data = data;
   l->started_ms = g_get_real_time () / 1000;
+  l->refusing = stg_store_schema_version (store) > stg_store_latest_schema_version ();
   /* Listed from the start, not from the first tick: a replica killed
    * before its first tick (a busy start) would never have been listed. */
   say_alive (l);

@@ -5,7 +5,9 @@
  * its write transactions first reads that row FOR SHARE and stops unless
  * the epoch is still its own (fencing, in store.c's stg_store_begin). On
  * SQLite, one process per file, leading always succeeds and nothing is
- * checked.
+ * checked. The replica that takes the lock migrates the schema before it
+ * moves the epoch (replicas open the store unmigrated: store.c), or,
+ * finding a newer schema, lets the lock go and follows.
  *
  * The lease: the server ends a leader's session once it has been idle for
  * lease_ms, which frees the lock, so no other replica can lead before
@@ -79,6 +81,11 @@ stg_store_try_lead (StgStore *store, const gchar *holder, const gchar *url, guin
   gint64 sent_us = g_get_monotonic_time ();
   if (!take_lock (store, lease_ms, &got, error) || !got)
     return FALSE;
+  if (is_pg (store) && !stg_store_migrate (store, error))
+    {
+      (void) stg_store_exec (store, "SELECT pg_advisory_unlock(" LEADER_LOCK ")", NULL);
+      return FALSE;
+    }
   if (!stg_store_begin (store, error))
     return FALSE;
   {

@@ -8,6 +8,9 @@
  * number of the last one applied (SQLite: PRAGMA user_version; PostgreSQL:
  * the stagger_schema table); each applies in its own transaction. A
  * database with a higher number than this build knows is refused, untouched.
+ * Replicas sharing a PostgreSQL database migrate only when they win the
+ * lead (stg_store_open_shared, leader.c): a follower never changes the
+ * schema under a leader, and one that meets a newer schema follows.
  *
  * Transactions nest: level 1 is BEGIN IMMEDIATE / COMMIT, deeper levels are
  * SAVEPOINTs; a leader's level 1 first checks its epoch (see leader.c).
@@ -170,10 +173,12 @@ migrate (StgStore *store, GError **error)
     return stg_store_fail (store, error, "reading the schema version");
   if (current > latest)
     {
+      gboolean pg = stg_db_engine (store->db) == STG_DB_POSTGRESQL;
       g_set_error (error, STG_STORE_ERROR, STG_STORE_ERROR_NEWER,
-                   "the database is at schema version %d, but this Stagger knows only up to "
-                   "version %d: run a newer staggerd, or use another data directory",
-                   current, latest);
+                   "the database is at schema version %d, but this staggerd (%s) knows only "
+                   "up to version %d: run a newer staggerd%s",
+                   current, PACKAGE_VERSION, latest,
+                   pg ? "; this one will not lead" : ", or use another data directory");
       return FALSE;
     }
   for (guint i = 0; i < names->len; i++)
@@ -201,6 +206,8 @@ migrate (StgStore *store, GError **error)
         }
       g_info ("store: applied migration %s", name);
     }
+  if (current < latest)
+    g_message ("store: schema migrated from version %d to %d", current, latest);
   return TRUE;
 }
 
@@ -210,8 +217,8 @@ migrate (StgStore *store, GError **error)
  * time, under this session advisory lock. */
 #define MIGRATION_LOCK "7387781501"
 
-static gboolean
-migrate_locked (StgStore *store, GError **error)
+gboolean
+stg_store_migrate (StgStore *store, GError **error)
 {
   gboolean ok;
 
@@ -224,8 +231,8 @@ migrate_locked (StgStore *store, GError **error)
   return ok;
 }
 
-StgStore *
-stg_store_open (const gchar *location, GError **error)
+static StgStore *
+open_store (const gchar *location, gboolean migrate, GError **error)
 {
   g_autoptr (StgStore) store = g_new0 (StgStore, 1);
   gboolean pg = stg_db_is_postgresql (location);
@@ -235,13 +242,25 @@ stg_store_open (const gchar *location, GError **error)
   store->db = pg ? stg_db_open_pg (location, error) : stg_db_open_sqlite (location, error);
   if (store->db == NULL)
     return NULL;
-  if (!migrate_locked (store, error))
+  if (migrate && !stg_store_migrate (store, error))
     {
       /* Never echo a conninfo: it may name more than the reader needs. */
       g_prefix_error (error, "%s: ", pg ? "PostgreSQL store" : location);
       return NULL;
     }
   return g_steal_pointer (&store);
+}
+
+StgStore *
+stg_store_open (const gchar *location, GError **error)
+{
+  return open_store (location, TRUE, error);
+}
+
+StgStore *
+stg_store_open_shared (const gchar *location, GError **error)
+{
+  return open_store (location, !stg_db_is_postgresql (location), error);
 }
 
 gboolean

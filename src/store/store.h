@@ -42,6 +42,12 @@ typedef struct _StgStore StgStore;
  * be a PostgreSQL URL (postgresql://...) or libpq conninfo (host=...). */
 StgStore *stg_store_open (const gchar *path, GError **error);
 
+/* As stg_store_open for a store that replicas share: a PostgreSQL database
+ * is not migrated here, nor refused when its schema is newer; the replica
+ * that wins the lead migrates it (stg_store_try_lead). SQLite (one
+ * process, always the leader) is migrated at once. */
+StgStore *stg_store_open_shared (const gchar *path, GError **error);
+
 /* SQLite only: commits stop waiting for the disk (synchronous=NORMAL in
  * WAL mode): a commit survives the daemon's crash but may be lost, never
  * half-written, when the machine loses power. The default waits (FULL). */
@@ -65,8 +71,12 @@ void stg_leader_info_clear (StgLeaderInfo *info);
  * every transaction checks the epoch (STG_STORE_ERROR_FENCED when another
  * replica has taken over). On PostgreSQL the server ends this session
  * when it stays idle for @lease_ms (a paused replica), which frees the
- * lock for another: the leader pings more often. Returns FALSE without @error when another
- * replica holds the lock, FALSE with @error when the database failed. */
+ * lock for another: the leader pings more often. With the lock, and before
+ * the epoch moves, it applies the pending migrations; a schema newer than
+ * this build knows frees the lock again and fails with
+ * STG_STORE_ERROR_NEWER, having written nothing. Returns FALSE without
+ * @error when another replica holds the lock, FALSE with @error when the
+ * database failed or the schema is newer. */
 gboolean stg_store_try_lead (StgStore *store, const gchar *holder, const gchar *url,
                              guint lease_ms, gint64 now_ms, gint64 *epoch, GError **error);
 

@@ -26,6 +26,11 @@ struct _StgStore
  * fencing check calls; leader.c reads it). */
 void stg_store_lead_proven (StgStore *store, gint64 sent_us);
 
+/* Applies the pending migrations, each in its own transaction (one replica
+ * at a time on PostgreSQL); STG_STORE_ERROR_NEWER, nothing written, when
+ * the schema is newer than this build knows. */
+gboolean stg_store_migrate (StgStore *store, GError **error);
+
 /* A cached statement, borrowed for one use: g_autoptr (StgStmt) resets it
  * and clears its bindings when it goes out of scope. */
 typedef StgDbStmt StgStmt;
