@@ -66,11 +66,16 @@ check_PROGRAMS += tests/thrift_transcode
 tests_thrift_transcode_SOURCES = tests/thrift_transcode.c
 tests_thrift_transcode_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
 
+# A tool the migration tests use: a store left at a given schema version.
+check_PROGRAMS += tests/store_at
+tests_store_at_SOURCES = tests/store_at.c
+tests_store_at_LDADD = $(STG_CORE_LIBS) $(STG_LIBS)
+
 # Python suites (python3-thrift): each prints "N passed, N failed".
 STG_PY_SUITES = tests/json_compat.py tests/api_compat.py tests/auth_compat.py tests/cli_test.py \
 	tests/aurora_compat.py tests/aurora_e2e.py \
 	tests/limits_compat.py tests/packaging_test.py tests/demo_test.py tests/ha_compat.py \
-	tests/ha_takeover.py tests/ha_schema_test.py tests/pg_failover_test.py \
+	tests/ha_takeover.py tests/ha_schema_test.py tests/migration_test.py tests/pg_failover_test.py \
 	tests/fleet_demo_test.py tests/partition_checker_test.py tests/partition_test.py \
 	tests/leak_check_test.py tests/beside_test.py tests/local_pending_test.py tests/zk_test.py
 TESTS += $(STG_PY_SUITES)

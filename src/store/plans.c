@@ -397,12 +397,12 @@ stg_store_list_plans (StgStore *store, const gchar *name, gboolean active_only, 
                       guint limit, GError **error)
 {
   g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) stg_plan_row_free);
-  g_autoptr (StgStmt) st =
-      stg_store_stmt (store,
-                      "SELECT " PLAN_COLUMNS " FROM rollout_plans p "
-                      "WHERE (?1 IS NULL OR p.name = ?1) AND (?2 = 0 OR p.active = 1) "
-                      "ORDER BY p.created_ms DESC, p.id DESC LIMIT ?3 OFFSET ?4",
-                      error);
+  g_autoptr (StgStmt) st = stg_store_stmt (
+      store,
+      "SELECT " PLAN_COLUMNS " FROM rollout_plans p "
+      "WHERE (CAST(?1 AS TEXT) IS NULL OR p.name = ?1) AND (?2 = 0 OR p.active = 1) "
+      "ORDER BY p.created_ms DESC, p.id DESC LIMIT ?3 OFFSET ?4",
+      error);
   int rc;
 
   if (st == NULL)

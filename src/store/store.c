@@ -161,8 +161,9 @@ stg_store_schema_version (StgStore *store)
   return stg_db_schema_version (store->db);
 }
 
+/* Applies the migrations after the store's version up to @upto. */
 static gboolean
-migrate (StgStore *store, GError **error)
+migrate (StgStore *store, gint upto, GError **error)
 {
   g_autoptr (GPtrArray) names =
       list_migrations (stg_db_engine (store->db) == STG_DB_POSTGRESQL ? "pg" : "sqlite");
@@ -185,7 +186,7 @@ migrate (StgStore *store, GError **error)
     {
       const gchar *name = names->pdata[i];
       gint number = migration_number (name);
-      if (number <= current)
+      if (number <= current || number > upto)
         continue;
 
       g_autofree gchar *path = g_strconcat (SCHEMA_PREFIX "/", name, NULL);
@@ -206,8 +207,9 @@ migrate (StgStore *store, GError **error)
         }
       g_info ("store: applied migration %s", name);
     }
-  if (current < latest)
-    g_message ("store: schema migrated from version %d to %d", current, latest);
+  if (current < MIN (latest, upto))
+    g_message ("store: schema migrated from version %d to %d", current,
+               stg_store_schema_version (store));
   return TRUE;
 }
 
@@ -217,22 +219,29 @@ migrate (StgStore *store, GError **error)
  * time, under this session advisory lock. */
 #define MIGRATION_LOCK "7387781501"
 
-gboolean
-stg_store_migrate (StgStore *store, GError **error)
+static gboolean
+migrate_locked (StgStore *store, gint upto, GError **error)
 {
   gboolean ok;
 
   if (stg_db_engine (store->db) != STG_DB_POSTGRESQL)
-    return migrate (store, error);
+    return migrate (store, upto, error);
   if (!stg_store_exec (store, "SELECT pg_advisory_lock(" MIGRATION_LOCK ")", error))
     return FALSE;
-  ok = migrate (store, error);
+  ok = migrate (store, upto, error);
   (void) stg_store_exec (store, "SELECT pg_advisory_unlock(" MIGRATION_LOCK ")", NULL);
   return ok;
 }
 
+gboolean
+stg_store_migrate (StgStore *store, GError **error)
+{
+  return migrate_locked (store, G_MAXINT, error);
+}
+
+/* Opens the store at @location, migrated up to @upto (0: not at all). */
 static StgStore *
-open_store (const gchar *location, gboolean migrate, GError **error)
+open_store (const gchar *location, gint upto, GError **error)
 {
   g_autoptr (StgStore) store = g_new0 (StgStore, 1);
   gboolean pg = stg_db_is_postgresql (location);
@@ -242,7 +251,7 @@ open_store (const gchar *location, gboolean migrate, GError **error)
   store->db = pg ? stg_db_open_pg (location, error) : stg_db_open_sqlite (location, error);
   if (store->db == NULL)
     return NULL;
-  if (migrate && !stg_store_migrate (store, error))
+  if (upto > 0 && !migrate_locked (store, upto, error))
     {
       /* Never echo a conninfo: it may name more than the reader needs. */
       g_prefix_error (error, "%s: ", pg ? "PostgreSQL store" : location);
@@ -254,13 +263,19 @@ open_store (const gchar *location, gboolean migrate, GError **error)
 StgStore *
 stg_store_open (const gchar *location, GError **error)
 {
-  return open_store (location, TRUE, error);
+  return open_store (location, G_MAXINT, error);
+}
+
+StgStore *
+stg_store_open_at (const gchar *location, gint version, GError **error)
+{
+  return open_store (location, version, error);
 }
 
 StgStore *
 stg_store_open_shared (const gchar *location, GError **error)
 {
-  return open_store (location, !stg_db_is_postgresql (location), error);
+  return open_store (location, stg_db_is_postgresql (location) ? 0 : G_MAXINT, error);
 }
 
 gboolean

@@ -48,6 +48,10 @@ StgStore *stg_store_open (const gchar *path, GError **error);
  * process, always the leader) is migrated at once. */
 StgStore *stg_store_open_shared (const gchar *path, GError **error);
 
+/* As stg_store_open, migrating only up to schema @version: a store as an
+ * older release left it (tests of the migrations: tests/store_at). */
+StgStore *stg_store_open_at (const gchar *path, gint version, GError **error);
+
 /* SQLite only: commits stop waiting for the disk (synchronous=NORMAL in
  * WAL mode): a commit survives the daemon's crash but may be lost, never
  * half-written, when the machine loses power. The default waits (FULL). */
