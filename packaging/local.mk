@@ -30,7 +30,7 @@ STG_DEB_FILES = packaging/debian/changelog packaging/debian/control packaging/de
 	packaging/debian/staggerd.conf packaging/debian/staggerd.service.d/debian.conf \
 	packaging/debian/stagger.lintian-overrides
 EXTRA_DIST += $(STG_DEB_FILES) scripts/package-check scripts/image packaging/Containerfile \
-	packaging/container-entrypoint
+	packaging/container-entrypoint tests/image_ha.py
 STG_DEB_VERSION = `dpkg-parsechangelog -l $(srcdir)/packaging/debian/changelog -S Version`
 
 deb: dist-gzip
@@ -53,7 +53,7 @@ image: deb
 	$(top_srcdir)/scripts/image $(PACKAGE)_$(STG_DEB_VERSION)_*.deb .
 
 package-check: deb
-	$(top_srcdir)/scripts/package-check $(PACKAGE)_$(STG_DEB_VERSION)_*.deb
+	PYTHON3=$(PYTHON3) $(top_srcdir)/scripts/package-check $(PACKAGE)_$(STG_DEB_VERSION)_*.deb
 
 clean-local: clean-deb
 clean-deb:

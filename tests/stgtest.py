@@ -91,13 +91,34 @@ def cleanup_stubs():
         _stub_dir = None
 
 
+def kill_instances_under(folder):
+    """Kills every instance whose sandbox is under folder (instances outlive
+    staggerd by design)."""
+    prefix = folder.rstrip("/") + "/"
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        for var in env:
+            if var.startswith(b"STAGGER_SANDBOX=") and var[16:].decode(errors="replace").startswith(prefix):
+                for target in (-int(pid), int(pid)):
+                    try:
+                        os.kill(target, signal.SIGKILL)
+                    except OSError:
+                        pass
+
+
 class Daemon:
     """A staggerd on free ports in its own data directory."""
 
-    def __init__(self, *args, config=None):
+    def __init__(self, *args, config=None, binary=None):
         self.dir = tempfile.mkdtemp(prefix="stagger-pytest-")
         self.ready = os.path.join(self.dir, "ready.json")
-        argv = [program("staggerd"), "--data-dir=" + os.path.join(self.dir, "data"),
+        argv = [binary or program("staggerd"), "--data-dir=" + os.path.join(self.dir, "data"),
                 "--http-port=0", "--thrift-port=0", "--ready-file=" + self.ready]
         if config is not None:
             path = os.path.join(self.dir, "staggerd.conf")
@@ -136,25 +157,11 @@ class Daemon:
 
     def kill_instances(self):
         """Instances outlive staggerd by design: kill those of this daemon."""
-        prefix = self.dir + "/"
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                with open("/proc/%s/environ" % pid, "rb") as f:
-                    env = f.read().split(b"\0")
-            except OSError:
-                continue
-            for var in env:
-                if var.startswith(b"STAGGER_SANDBOX=") and var[16:].decode(errors="replace").startswith(prefix):
-                    for target in (-int(pid), int(pid)):
-                        try:
-                            os.kill(target, signal.SIGKILL)
-                        except OSError:
-                            pass
+        kill_instances_under(self.dir)
 
-    def stop(self):
-        """SIGTERM; returns the exit status."""
+    def stop_keeping_instances(self):
+        """SIGTERM, as an upgrade stops staggerd: its instances go on (in a
+        --data-dir given to it); returns the exit status."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -165,9 +172,14 @@ class Daemon:
         status = self.proc.returncode
         if status != 0:
             sys.stdout.write(self.output())
-        self.kill_instances()
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+        return status
+
+    def stop(self):
+        """SIGTERM, then its instances killed; returns the exit status."""
+        status = self.stop_keeping_instances()
+        self.kill_instances()
         return status
 
 
@@ -219,12 +231,13 @@ class Replica:
     """A staggerd replica of the cluster "ha" on a PostgreSQL, the simulated
     runtime, its HTTP port given."""
 
-    def __init__(self, pg, port, lease_ms, config=None):
+    def __init__(self, pg, port, lease_ms, config=None, binary=None, conninfo=None, args=()):
         self.port = port
         self.url = "http://127.0.0.1:%d" % port
-        self.daemon = Daemon("--store=" + pg.conninfo(), "--http-port=%d" % port,
+        self.daemon = Daemon("--store=" + (conninfo or pg.conninfo()), "--http-port=%d" % port,
                              "--advertise-url=" + self.url, "--lease-ms=%d" % lease_ms,
-                             "--runtime=simulated", "--cluster=ha", config=config)
+                             "--runtime=simulated", "--cluster=ha", *args, config=config,
+                             binary=binary)
         self.thrift_port = self.daemon.thrift_port
 
 
