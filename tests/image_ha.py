@@ -71,9 +71,10 @@ def run(r, image, pg, tmp):
                 [stgtest.health(x[1]) for x in replicas])
         if leader is None:
             return
-        r.check("the others follow",
-                sorted(stgtest.health(x[1]) for x in replicas) ==
-                ["follower", "follower", "leader"])
+        r.check("the others follow", stgtest.wait_until(
+            lambda: sorted(stgtest.health(x[1]) for x in replicas) ==
+            ["follower", "follower", "leader"], timeout=BOUND_S),
+            [stgtest.health(x[1]) for x in replicas])
         runner = next(x[0] for x in replicas if x is not leader)
         job = "ha/www/prod/web"
         for v in (1, 2):
