@@ -571,6 +571,35 @@ START_TEST (maintenance_round_trip)
 }
 END_TEST
 
+/* Plans by name, or all of them, newest first: on PostgreSQL too, where
+ * an untyped NULL parameter once failed the query. */
+START_TEST (plans_listed_by_name)
+{
+  g_autoptr (StgStore) store = store_test_open ();
+  g_autoptr (GError) error = NULL;
+  const gchar *blob = pg != NULL ? "'\\x00'" : "X'00'";
+
+  for (gint i = 0; i < 3; i++)
+    {
+      g_autofree gchar *sql = g_strdup_printf (
+          "INSERT INTO rollout_plans (uid, name, \"user\", status, active, since_ms, "
+          "created_ms, plan) VALUES ('u%d', '%s', 'me', 1, 1, %d, %d, %s)",
+          i, i == 1 ? "other" : "web", i, i, blob);
+      raw_sql (sql);
+    }
+  g_autoptr (GPtrArray) web = stg_store_list_plans (store, "web", FALSE, 0, 0, &error);
+  ck_assert_msg (web != NULL, "%s", error ? error->message : "");
+  ck_assert_uint_eq (web->len, 2);
+  ck_assert_str_eq (((StgPlanRow *) web->pdata[0])->uid, "u2");
+  ck_assert_str_eq (((StgPlanRow *) web->pdata[1])->uid, "u0");
+  g_autoptr (GPtrArray) all = stg_store_list_plans (store, NULL, FALSE, 0, 0, &error);
+  ck_assert_msg (all != NULL, "%s", error ? error->message : "");
+  ck_assert_uint_eq (all->len, 3);
+  g_autoptr (GPtrArray) none = stg_store_list_plans (store, "nothing", FALSE, 0, 0, &error);
+  ck_assert_uint_eq (none->len, 0);
+}
+END_TEST
+
 START_TEST (backups_stage_commit_and_install)
 {
   g_autoptr (StgStore) store = store_test_open ();
@@ -861,6 +890,7 @@ store_suite (const gchar *name, gboolean sqlite)
   tcase_add_test (tc, ended_tasks_kept_and_bounded);
   tcase_add_test (tc, ended_task_keeps_its_end);
   tcase_add_test (tc, maintenance_round_trip);
+  tcase_add_test (tc, plans_listed_by_name);
   tcase_add_test (tc, backups_stage_commit_and_install);
   suite_add_tcase (s, tc);
 
