@@ -18,6 +18,11 @@ Then, with the leadership lock held by another session after the next
 leader is killed, the CLI waits --leader-wait and says that an election
 is under way; once the lock is free it finds the new leader, given the
 replicas by --url once each.
+Last, the leader is killed again and again (STG_TAKEOVER_KILLS times, 2
+here, 5 in a minute under `make soak-ha`), each killed replica started
+again: a CLI loop calling every 50 ms never fails, and `update start
+--wait`, begun before the first kill, lives through all of them and exits
+with the update's outcome.
 Ports 19750-19799.
 """
 import json
@@ -51,12 +56,12 @@ def kill(replica):
     replica.daemon.proc.wait()
 
 
-def job_file(tmp, version):
-    path = os.path.join(tmp, "web-%d.json" % version)
+def job_file(tmp, version, name="web", instances=3):
+    path = os.path.join(tmp, "%s-%d.json" % (name, version))
     with open(path, "w") as f:
-        json.dump({"cluster": "ha", "role": "www", "environment": "prod", "name": "web",
-                   "instances": 3, "task": {"argv": ["sleep", "600"],
-                                            "env": {"VERSION": str(version)}},
+        json.dump({"cluster": "ha", "role": "www", "environment": "prod", "name": name,
+                   "instances": instances, "task": {"argv": ["sleep", "600"],
+                                                    "env": {"VERSION": str(version)}},
                    "update_config": {"batch_size": 1, "watch_secs": 2}}, f)
     return path
 
@@ -98,11 +103,13 @@ class Probe(threading.Thread):
 
 
 class Loop(threading.Thread):
-    """Runs `stagger job list ha` until told to stop; keeps every failure."""
+    """Runs `stagger job list ha` until told to stop, `pause` seconds
+    apart; keeps every failure."""
 
-    def __init__(self, env):
+    def __init__(self, env, pause=0):
         super().__init__(daemon=True)
         self.env = env
+        self.pause = pause
         self.calls = 0
         self.failures = []
         self.halt = threading.Event()
@@ -113,6 +120,7 @@ class Loop(threading.Thread):
             self.calls += 1
             if code != 0 or "ha/www/prod/web" not in out:
                 self.failures.append((code, err.strip()))
+            self.halt.wait(self.pause)
 
 
 def takeover(r, replicas, tmp):
@@ -254,6 +262,63 @@ def election(r, replicas, pg, tmp):
             code == 0 and "ha/www/prod/web" in out, (code, out, err))
 
 
+def kills(r, replicas, pg, tmp):
+    """STG_TAKEOVER_KILLS leader kills (2 here; `make soak-ha` 5), each
+    killed replica started again: a CLI loop, one call every 50 ms for the
+    whole time (a minute when soaking), never fails, and `update start
+    --wait`, begun before the first kill, exits with the update's outcome
+    after living through every kill."""
+    n = int(os.environ.get("STG_TAKEOVER_KILLS", "2"))
+    span_s = 60 if n >= 5 else 8 * n + 4
+    for i, x in enumerate(replicas):
+        if not x.daemon.alive():
+            x.daemon.log.close()
+            shutil.rmtree(x.daemon.dir, ignore_errors=True)
+            replicas[i] = stgtest.Replica(pg, x.port, LEASE_MS,
+                                          "[staggerd]\nforget_replicas_secs = %d\n" % FORGET_S)
+    env = clusters_env(tmp, [x.url for x in replicas])
+    code, _, err = cli(env, "job", "create", "ha/www/prod/kills",
+                       job_file(tmp, 1, "kills", 4 * n + 2))
+    r.check("job create", code == 0, err)
+    started = time.monotonic()
+    waiter = subprocess.Popen([stgtest.program("stagger"), "update", "start", "ha/www/prod/kills",
+                               job_file(tmp, 2, "kills", 4 * n + 2), "--wait"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    loop = Loop(env, pause=0.05)
+    loop.start()
+    survived = 0
+    try:
+        for k in range(n):
+            time.sleep(max(0, started + 4 + 8 * k - time.monotonic()))
+            leader = wait_leader(replicas)
+            if waiter.poll() is None:
+                survived += 1
+            kill(leader)
+            wait_leader([x for x in replicas if x is not leader])
+            i = replicas.index(leader)
+            leader.daemon.log.close()
+            shutil.rmtree(leader.daemon.dir, ignore_errors=True)
+            replicas[i] = stgtest.Replica(pg, leader.port, LEASE_MS,
+                                          "[staggerd]\nforget_replicas_secs = %d\n" % FORGET_S)
+        time.sleep(max(0, started + span_s - time.monotonic()))
+    finally:
+        loop.halt.set()
+        loop.join(timeout=120)
+    try:
+        out, err = waiter.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        waiter.kill()
+        out, err = waiter.communicate()
+    r.check("CLI loop every 50 ms through %d leader kills in %.0f s: %d calls, every one "
+            "succeeded" % (n, time.monotonic() - started, loop.calls),
+            not loop.failures and loop.calls >= span_s * 2,
+            (loop.calls, len(loop.failures), loop.failures[:2]))
+    r.check("update start --wait lived through every kill", survived == n, survived)
+    r.check("... and exited with the update's outcome, ROLLED_FORWARD (0)",
+            waiter.returncode == 0 and "ROLLED_FORWARD" in out,
+            (waiter.returncode, out[-400:], err[-400:]))
+
+
 def main():
     r = stgtest.Results("ha_takeover")
     pg = stgtest.Postgres(range(19750, 19760))
@@ -265,6 +330,7 @@ def main():
                                             "[staggerd]\nforget_replicas_secs = %d\n" % FORGET_S))
         r.run("takeover", takeover, r, replicas, tmp)
         r.run("election", election, r, replicas, pg, tmp)
+        r.run("kills", kills, r, replicas, pg, tmp)
     finally:
         stgtest.stop_replicas(replicas)
         pg.close()

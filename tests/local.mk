@@ -281,10 +281,13 @@ tests_fuzz_fuzz_thermos_LDADD = libstg_thermos.a libstg_common.a $(JSON_GLIB_LIB
 TESTS += tests/fuzz_test.sh
 EXTRA_DIST += tests/fuzz_test.sh tests/fuzz/replay.c tests/fuzz/corpus
 
-# The long high-availability run: 20 kills of the leader at random moments.
-soak-ha: tests/ha_replicas_test staggerd
+# The long high-availability run: 20 kills of the leader at random moments,
+# then 5 in a minute under a CLI loop and `update start --wait`.
+soak-ha: tests/ha_replicas_test staggerd stagger
 	$(AM_TESTS_ENVIRONMENT) STG_HA_KILLS=20; export STG_HA_KILLS; \
 	  STG_HA_OUTAGE_S=30; export STG_HA_OUTAGE_S; ./tests/ha_replicas_test
+	$(AM_TESTS_ENVIRONMENT) STG_TAKEOVER_KILLS=5; export STG_TAKEOVER_KILLS; \
+	  $(PYTHON3) $(srcdir)/tests/ha_takeover.py
 .PHONY: soak-ha
 
 # The partition campaign (tests/partition_test.py): replicas, PostgreSQL and
