@@ -141,11 +141,18 @@ class Daemon:
                 self.thrift_port = info["thrift_port"]
                 break
             if self.proc.poll() is not None:
-                raise RuntimeError("staggerd exited early:\n" + self.output())
+                self._give_up("staggerd exited early:\n" + self.output())
             if time.monotonic() > deadline:
                 self.proc.kill()
-                raise RuntimeError("staggerd not ready after 30 s")
+                self.proc.wait()
+                self._give_up("staggerd not ready after 30 s")
             time.sleep(0.01)
+
+    def _give_up(self, why):
+        """A staggerd that never became ready: its folder goes too."""
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        raise RuntimeError(why)
 
     def output(self):
         self.log.flush()
