@@ -262,6 +262,20 @@ def election(r, replicas, pg, tmp):
             code == 0 and "ha/www/prod/web" in out, (code, out, err))
 
 
+def replica(pg, port):
+    """A replica of this suite (its lease, forget_replicas_secs) on `port`."""
+    return stgtest.Replica(pg, port, LEASE_MS,
+                           "[staggerd]\nforget_replicas_secs = %d\n" % FORGET_S)
+
+
+def restart(pg, replicas, i):
+    """replicas[i], killed, started again on its port (its old folder gone)."""
+    old = replicas[i]
+    old.daemon.log.close()
+    shutil.rmtree(old.daemon.dir, ignore_errors=True)
+    replicas[i] = replica(pg, old.port)
+
+
 def kills(r, replicas, pg, tmp):
     """STG_TAKEOVER_KILLS leader kills (2 here; `make soak-ha` 5), each
     killed replica started again: a CLI loop, one call every 50 ms for the
@@ -272,10 +286,7 @@ def kills(r, replicas, pg, tmp):
     span_s = 60 if n >= 5 else 8 * n + 4
     for i, x in enumerate(replicas):
         if not x.daemon.alive():
-            x.daemon.log.close()
-            shutil.rmtree(x.daemon.dir, ignore_errors=True)
-            replicas[i] = stgtest.Replica(pg, x.port, LEASE_MS,
-                                          "[staggerd]\nforget_replicas_secs = %d\n" % FORGET_S)
+            restart(pg, replicas, i)
     env = clusters_env(tmp, [x.url for x in replicas])
     code, _, err = cli(env, "job", "create", "ha/www/prod/kills",
                        job_file(tmp, 1, "kills", 4 * n + 2))
@@ -295,11 +306,7 @@ def kills(r, replicas, pg, tmp):
                 survived += 1
             kill(leader)
             wait_leader([x for x in replicas if x is not leader])
-            i = replicas.index(leader)
-            leader.daemon.log.close()
-            shutil.rmtree(leader.daemon.dir, ignore_errors=True)
-            replicas[i] = stgtest.Replica(pg, leader.port, LEASE_MS,
-                                          "[staggerd]\nforget_replicas_secs = %d\n" % FORGET_S)
+            restart(pg, replicas, replicas.index(leader))
         time.sleep(max(0, started + span_s - time.monotonic()))
     finally:
         loop.halt.set()
@@ -326,8 +333,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="stg-ha-takeover-")
     try:
         for low in (19760, 19770, 19780):
-            replicas.append(stgtest.Replica(pg, stgtest.free_port(low, low + 10), LEASE_MS,
-                                            "[staggerd]\nforget_replicas_secs = %d\n" % FORGET_S))
+            replicas.append(replica(pg, stgtest.free_port(low, low + 10)))
         r.run("takeover", takeover, r, replicas, tmp)
         r.run("election", election, r, replicas, pg, tmp)
         r.run("kills", kills, r, replicas, pg, tmp)

@@ -18,7 +18,6 @@ plans) exactly as on the reference, and the paused update, resumed, must
 end ROLLED_FORWARD.
 Ports 19850-19899 (PostgreSQL 19850-19859).
 """
-import glob
 import json
 import os
 import shutil
@@ -34,8 +33,7 @@ JOB = "mig/www/prod/"
 
 def versions():
     """The schema versions before the newest, and the newest."""
-    names = glob.glob(os.path.join(stgtest.SRCDIR, "schema", "[0-9][0-9][0-9]_*.sql"))
-    numbers = sorted({int(os.path.basename(n)[:3]) for n in names})
+    numbers = stgtest.schema_versions()
     return numbers[:-1], numbers[-1]
 
 

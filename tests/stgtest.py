@@ -5,6 +5,7 @@ trees (from STG_BUILDDIR and STG_SRCDIR, set by `make check`), Python stubs
 generated at test time from thrift/stagger.thrift, and a real staggerd
 started on free ports (--ready-file) and stopped with SIGTERM.
 """
+import glob
 import http.client
 import json
 import os
@@ -300,6 +301,12 @@ def release_lock(holder):
     except subprocess.TimeoutExpired:
         holder.kill()
         holder.wait()
+
+
+def schema_versions():
+    """The numbers of the schema's migrations (schema/NNN_*.sql), in order."""
+    names = glob.glob(os.path.join(SRCDIR, "schema", "[0-9][0-9][0-9]_*.sql"))
+    return sorted({int(os.path.basename(n)[:3]) for n in names})
 
 
 def run_cli(env, *args, timeout=60):
