@@ -1,7 +1,8 @@
 /* ha_replicas_test.c: three staggerd replicas on one real PostgreSQL. One
  * leads, the others redirect to it; kill -9 the leader while an update
  * runs and another takes over within the bound and finishes the update;
- * a paused leader steps down; PostgreSQL stops and starts again.
+ * a paused leader steps down; PostgreSQL stops and starts again; an
+ * update's page open in Chromium follows the new leader by itself.
  * Every event an engine step writes carries the epoch it ran under; after
  * each test no event of an older epoch follows one of a newer epoch.
  * STG_HA_KILLS sets how many kills (default 3; `make soak-ha` runs 20),
@@ -13,6 +14,7 @@
 #include <signal.h>
 #include <libpq-fe.h>
 
+#include "browser_env.h"
 #include "pgtest.h"
 #include "rollout.h"
 
@@ -379,22 +381,29 @@ START_TEST (leader_killed_during_updates)
 }
 END_TEST
 
-/* Starts the replicas, creates www/prod/web (4 instances) on the leader
- * and starts an update of it to @env (one instance at a time, 400 ms
- * watch); returns the leader. */
+/* Starts the replicas, creates www/prod/web (@instances instances) on the
+ * leader and starts an update of it to @env (one instance at a time,
+ * @watch_ms watch); returns the leader. */
 static gint
-start_update (const gchar *env, ApiJobUpdateKey **key)
+start_update_of (gint32 instances, const gchar *env, gint32 watch_ms, ApiJobUpdateKey **key)
 {
   for (gint i = 0; i < REPLICAS; i++)
     start_replica (i);
   gint leader = wait_leader (BOUND_S);
   refresh_ports (&replicas[leader]);
   g_autofree gchar *v1 = stg_rollout_server_data (NULL, NULL);
-  stg_rollout_create_job (replicas[leader].d, "web", 4, v1);
+  stg_rollout_create_job (replicas[leader].d, "web", instances, v1);
   g_autofree gchar *extra = g_strdup_printf (", \"env\": {\"K\": \"%s\"}", env);
   g_autofree gchar *v2 = stg_rollout_server_data (NULL, extra);
-  *key = stg_rollout_start_update (replicas[leader].d, "web", 4, v2, 1, 400);
+  *key = stg_rollout_start_update (replicas[leader].d, "web", instances, v2, 1, watch_ms);
   return leader;
+}
+
+/* The same with 4 instances and a 400 ms watch. */
+static gint
+start_update (const gchar *env, ApiJobUpdateKey **key)
+{
+  return start_update_of (4, env, 400, key);
 }
 
 /* Paused past the lease, the leader loses the lead; resumed, it finds
@@ -424,6 +433,62 @@ START_TEST (paused_leader_steps_down)
       g_usleep (50 * 1000);
     }
   ck_assert_int_eq (wait_leader (BOUND_S), next);
+  ck_assert_int_eq (stg_rollout_wait_terminal (replicas[next].d, key),
+                    API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
+}
+END_TEST
+
+static gboolean
+file_exists (gpointer path)
+{
+  return g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+/* A page open on the leader, in Chromium (tests/browser/follow_leader.mjs),
+ * through a kill -9 of that leader: it finds the new leader by itself,
+ * says so, and goes on showing the update there, instance by instance, to
+ * its end. The killed replica stays down, so the page must move to another
+ * replica (the one /cluster named freshest) rather than wait for it. */
+START_TEST (page_follows_the_new_leader)
+{
+  static const gchar *const scripts[] = { "follow_leader.mjs", NULL };
+  g_autofree gchar *env_dir = stg_browser_env_prepare ("browser-env-ha", scripts);
+  g_autoptr (ApiJobUpdateKey) key = NULL;
+
+  gint leader = start_update_of (8, "page", 1500, &key);
+
+  g_autofree gchar *url = g_strdup_printf ("http://127.0.0.1:%u/#/update/www/prod/web/%s",
+                                           replicas[leader].http, key->id);
+  g_autofree gchar *markers = g_build_filename (replicas[leader].dir, "page", NULL);
+  g_autofree gchar *loaded = g_build_filename (markers, "loaded", NULL);
+  GSubprocess *page = stg_browser_env_start (env_dir, "follow_leader.mjs", url, "ROLLED_FORWARD",
+                                             markers, NULL);
+  ck_assert_msg (stg_test_wait (file_exists, loaded, 60000), "the page did not load");
+  g_autofree gchar *old_origin = g_strdup_printf ("http://127.0.0.1:%u", replicas[leader].http);
+  stg_test_daemon_kill9 (replicas[leader].d);
+  stg_test_daemon_free (replicas[leader].d);
+  replicas[leader].d = NULL;
+  gint next = wait_leader (BOUND_S);
+  refresh_ports (&replicas[next]);
+
+  g_autofree gchar *last = NULL, *output = NULL;
+  gint status = stg_browser_env_finish (page, &last, &output);
+  g_autoptr (JsonNode) result = stg_test_parse_json (last);
+  JsonObject *o = json_node_get_object (result);
+  ck_assert_msg (status == 0, "the page did not follow the leader to the end:\n%s", output);
+  ck_assert_str_eq (json_object_get_string_member (o, "first_origin"), old_origin);
+  JsonArray *origins = json_object_get_array_member (o, "origins");
+  g_autofree gchar *new_origin = g_strdup_printf ("http://127.0.0.1:%u", replicas[next].http);
+  ck_assert_str_eq (json_array_get_string_element (origins, json_array_get_length (origins) - 1),
+                    new_origin);
+  /* It says where it came from, and the grid moved while it was there:
+   * the update went on live, not one final read. */
+  const gchar *notice = json_object_get_string_member (o, "notice");
+  ck_assert_msg (strstr (notice, old_origin) != NULL && strstr (notice, "followed the new leader"),
+                 "notice: %s", notice);
+  ck_assert_msg (json_array_get_length (json_object_get_array_member (o, "states")) >= 2,
+                 "the grid did not change on the new leader:\n%s", output);
+  ck_assert_int_eq (json_array_get_length (json_object_get_array_member (o, "errors")), 0);
   ck_assert_int_eq (stg_rollout_wait_terminal (replicas[next].d, key),
                     API_JOB_UPDATE_STATUS_ROLLED_FORWARD);
 }
@@ -461,6 +526,7 @@ replicas_suite (void)
   tcase_add_test (tc, leader_killed_during_updates);
   tcase_add_test (tc, paused_leader_steps_down);
   tcase_add_test (tc, database_outage_survived);
+  tcase_add_test (tc, page_follows_the_new_leader);
   suite_add_tcase (s, tc);
   return s;
 }

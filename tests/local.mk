@@ -207,7 +207,8 @@ tests_ha_test_SOURCES = tests/ha_test.c $(STG_ROLLOUT)
 tests_ha_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_ha_test_LDADD = $(STG_TEST_LDADD)
 
-tests_ha_replicas_test_SOURCES = tests/ha_replicas_test.c $(STG_ROLLOUT)
+tests_ha_replicas_test_SOURCES = tests/ha_replicas_test.c tests/browser_env.c tests/browser_env.h \
+	$(STG_ROLLOUT)
 tests_ha_replicas_test_CFLAGS = $(STG_TEST_CFLAGS)
 tests_ha_replicas_test_LDADD = $(STG_TEST_LDADD)
 
@@ -235,13 +236,13 @@ AM_TESTS_ENVIRONMENT = \
 EXTRA_DIST += tests/local.mk tests/man_test.sh tests/spawn_check_test.sh \
 	tests/browser/package.json tests/browser/package-lock.json tests/browser/watch_update.mjs \
 	tests/browser/watch_plan.mjs tests/browser/cross_site.mjs tests/browser/visit_pages.mjs \
-	tests/browser/sidecar_page.mjs tests/browser/chromium.mjs
+	tests/browser/sidecar_page.mjs tests/browser/chromium.mjs tests/browser/follow_leader.mjs
 
 # The browser test's node_modules and screenshots.
 clean-local: clean-browser-test
 clean-browser-test:
 	rm -rf tests/browser-env tests/browser-shots tests/browser-env-security \
-		tests/browser-env-sidecar
+		tests/browser-env-sidecar tests/browser-env-ha
 .PHONY: clean-browser-test
 
 # Fuzz targets. With --enable-fuzzing (clang) they are libFuzzer programs and
