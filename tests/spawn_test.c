@@ -371,6 +371,34 @@ START_TEST (child_kill_reaches_the_group)
 }
 END_TEST
 
+/* A group runs while any of its processes does, its leader gone or not,
+ * and not once the last is gone (or only a zombie is left). */
+START_TEST (group_runs_until_its_last_process_ends)
+{
+  const gchar *argv[] = { "/bin/sh", "-c", "sleep 600 & echo $!", NULL };
+  g_autoptr (GError) error = NULL;
+  StgSpawnRequest req = {
+    .argv = argv, .envp = base_env, .group = STG_SPAWN_GROUP, .out = { .to = STG_SPAWN_PIPE }
+  };
+  StgSpawned s;
+  gchar buf[64] = { 0 };
+  gint st = 0;
+
+  ck_assert_msg (stg_spawn (&req, &s, &error), "spawn: %s", error ? error->message : "");
+  ck_assert_int_gt (read (s.out, buf, sizeof buf - 1), 0);
+  close (s.out);
+  ck_assert_int_eq (waitpid (s.pid, &st, 0), s.pid); /* the leader is gone */
+  ck_assert (stg_process_group_runs (s.pid));        /* its sleep is not */
+  stg_process_signal_group (s.pid, SIGKILL);
+  for (gint64 end = g_get_monotonic_time () + 20 * G_USEC_PER_SEC; stg_process_group_runs (s.pid);)
+    {
+      ck_assert_msg (g_get_monotonic_time () < end, "the group runs on after SIGKILL");
+      g_usleep (10 * 1000);
+    }
+  ck_assert_int_gt (g_ascii_strtoll (buf, NULL, 10), 0);
+}
+END_TEST
+
 /* A freed child never calls back, and is still reaped when it ends. */
 START_TEST (freed_child_is_reaped_quietly)
 {
@@ -419,6 +447,7 @@ spawn_suite (void)
   tcase_add_test (tc, describes_wait_statuses);
   tcase_add_test (tc, becomes_its_user_with_its_groups);
   tcase_add_test (tc, child_kill_reaches_the_group);
+  tcase_add_test (tc, group_runs_until_its_last_process_ends);
   tcase_add_test (tc, freed_child_is_reaped_quietly);
   suite_add_tcase (s, tc);
   return s;

@@ -174,6 +174,25 @@ save_facts (StgSlot *slot, GError **error)
   return stg_store_set_instance_facts (slot->table->store, slot->key.job_id, &facts, error);
 }
 
+/* The slot's facts and a task event saying @message, in one commit (one
+ * write to the disk where there were two). */
+static gboolean
+record_phase (StgSlot *slot, gint64 now, const gchar *message, GError **error)
+{
+  StgStore *store = slot->table->store;
+
+  if (!stg_store_begin (store, error))
+    return FALSE;
+  if (!save_facts (slot, error) ||
+      !stg_store_add_task_event (store, slot->key.job_id, slot->key.instance, now, slot->status,
+                                 message, error))
+    {
+      stg_store_rollback (store);
+      return FALSE;
+    }
+  return stg_store_commit (store, error);
+}
+
 void
 stg_slot_save (StgSlot *slot)
 {
@@ -202,10 +221,7 @@ stg_slot_set_phase (StgSlot *slot, StgTaskPhase phase, gint64 config_id, gint st
   slot->phase = phase;
   slot->config_id = config_id;
   slot->status = status;
-  if (slots->klass->facts != NULL &&
-      (!save_facts (slot, &error) ||
-       !stg_store_add_task_event (slots->store, slot->key.job_id, slot->key.instance, now, status,
-                                  message, &error)))
+  if (slots->klass->facts != NULL && !record_phase (slot, now, message, &error))
     warn (slot, error);
   g_debug ("%s: %s/%s/%s/%d: %s (%s)", slots->klass->name, slot->job->role, slot->job->environment,
            slot->job->name, slot->key.instance, stg_task_phase_name (phase),

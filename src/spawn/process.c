@@ -101,6 +101,11 @@ stg_process_signal_group (GPid pid, gint sig)
 gboolean
 stg_process_group_runs (GPid pgid)
 {
+  /* The usual case, a group gone with its leader, without reading every
+   * process's stat; a zombie still counts for kill(), so a live group is
+   * looked at process by process. */
+  if (kill (-pgid, 0) != 0 && errno == ESRCH)
+    return FALSE;
   g_autoptr (GDir) dir = g_dir_open ("/proc", 0, NULL);
   const gchar *entry;
 
