@@ -6,12 +6,14 @@
 
 #include <check.h>
 #include <libpq-fe.h>
+#include <signal.h>
 
 #include <glib/gstdio.h>
 
 #include "common/jobkey.h"
 #include "daemon/leadership.h"
 #include "pgtest.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "rollout.h"
 
@@ -223,6 +225,64 @@ START_TEST (paused_leader_loses_the_lock)
 }
 END_TEST
 
+/* A server that keeps the connection and never answers (here, the one
+ * process serving the store's session, stopped: its kernel still
+ * acknowledges, so keepalives pass) is given up within the answer bound
+ * instead of holding the caller for ever; later calls fail at once, and
+ * the store connects again once the server answers. */
+/* Wakes the stopped backend after 10 s, whatever the test does: a test
+ * that fails while it is stopped must not leave PostgreSQL unable to stop. */
+static gpointer
+wake_backend (gpointer data)
+{
+  GPid *backend = data;
+  for (gint i = 0; i < 100 && g_atomic_int_get (backend) != 0; i++)
+    g_usleep (100 * 1000);
+  GPid pid = g_atomic_int_get (backend);
+  if (pid != 0)
+    kill (pid, SIGCONT);
+  return NULL;
+}
+
+START_TEST (silent_server_given_up_within_the_bound)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree gchar *db = stg_test_pg_new_database (pg, &error);
+  ck_assert_msg (db != NULL, "%s", error ? error->message : "");
+  g_autoptr (StgStore) store = open_pg_store (db);
+  /* The store's is the one other session on this new database. */
+  g_autofree gchar *pid_text = query_value (db, "SELECT pid::text FROM pg_stat_activity WHERE "
+                                                "datname = current_database() AND "
+                                                "pid <> pg_backend_pid()");
+  GPid backend = (GPid) g_ascii_strtoll (pid_text, NULL, 10);
+  ck_assert_int_gt (backend, 0);
+
+  stg_db_pg_set_answer_timeout (300);
+  GPid stopped = backend;
+  GThread *waker = g_thread_new ("waker", wake_backend, &stopped);
+  ck_assert_int_eq (kill (backend, SIGSTOP), 0);
+  gint64 t0 = g_get_monotonic_time ();
+  gboolean answered = stg_store_ping (store, &error);
+  gint64 took_ms = (g_get_monotonic_time () - t0) / 1000;
+  ck_assert (!answered);
+  ck_assert_msg (strstr (error->message, "did not answer within 300 ms") != NULL, "%s",
+                 error->message);
+  ck_assert_int_ge (took_ms, 300);
+  ck_assert_int_lt (took_ms, 5000);
+  g_clear_error (&error);
+  t0 = g_get_monotonic_time ();
+  ck_assert (!stg_store_ping (store, &error)); /* shut: at once */
+  ck_assert_int_lt ((g_get_monotonic_time () - t0) / 1000, 250);
+  g_clear_error (&error);
+  kill (backend, SIGCONT);
+  g_atomic_int_set (&stopped, 0);
+  g_thread_join (waker);
+  stg_db_pg_set_answer_timeout (15000);
+  ck_assert_msg (stg_store_reconnect (store, &error), "%s", error ? error->message : "");
+  ck_assert_msg (stg_store_ping (store, &error), "%s", error ? error->message : "");
+}
+END_TEST
+
 /* A leader acts on the outside world only while a query sent less than
  * half a lease ago found its epoch: the server keeps its idle session (and
  * so its lock) for the whole lease, so that proof always outlives the
@@ -385,6 +445,7 @@ ha_suite (void)
   tcase_add_test (tc, paused_leader_loses_the_lock);
   tcase_add_test (tc, lead_is_held_half_a_lease_after_each_proof);
   tcase_add_test (tc, slow_takeover_keeps_its_lead);
+  tcase_add_test (tc, silent_server_given_up_within_the_bound);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("daemon");

@@ -72,6 +72,12 @@ stg_db_reconnect (StgDb *db, GError **error)
   return db->ops->reconnect (db, error);
 }
 
+void
+stg_db_set_patient (StgDb *db, gboolean patient)
+{
+  db->patient = patient;
+}
+
 StgDbEngine
 stg_db_engine (StgDb *db)
 {

@@ -52,6 +52,15 @@ StgDb *stg_db_open_pg (const gchar *conninfo, GError **error);
  * statement is forgotten: none may be in use. */
 gboolean stg_db_reconnect (StgDb *db, GError **error);
 
+/* PostgreSQL: a statement whose answer does not come within a bound
+ * (15 s) takes its server as gone: the connection is shut and the call
+ * fails, so the store connects again (see db_pg.c). @patient lifts the
+ * bound until it is set back (migrations). Nothing for SQLite. */
+void stg_db_set_patient (StgDb *db, gboolean patient);
+
+/* Tests: that bound, in milliseconds, for every PostgreSQL connection. */
+void stg_db_pg_set_answer_timeout (guint ms);
+
 /* Closes the connection and finalizes every statement. */
 void stg_db_close (StgDb *db);
 

@@ -12,13 +12,23 @@
  * (after a failover, the promoted standby; an old primary started again
  * is behind it). A server on an older timeline than one this process has
  * used of the same database system is never used: an old primary that
- * came back while its successor is away is refused, saying so. Calls only
+ * came back while its successor is away is refused, saying so.
+ *
+ * Every statement's answer is awaited for at most answer_timeout_ms (but
+ * a migration's): a server that keeps the connection and never answers
+ * (its processes stopped, or hung on a dead disk; its kernel still
+ * acknowledges, so keepalives pass) would otherwise hold the main loop
+ * for ever. The connection is shut then, later calls fail at once, and
+ * the store connects again, to whichever server takes writes. Calls only
  * libpq. Main-loop thread only.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "store/db_private.h"
 #include "store/store.h"
@@ -26,8 +36,87 @@
 /* The engine's own state (StgDb.engine_state). */
 typedef struct
 {
-  gchar *conninfo; /* as given: one server or several */
+  gchar *conninfo;     /* as given: one server or several */
+  gboolean unanswered; /* the last statement got no answer in time */
 } PgState;
+
+static guint answer_timeout_ms = 15000;
+
+void
+stg_db_pg_set_answer_timeout (guint ms)
+{
+  answer_timeout_ms = ms;
+}
+
+/* Waits until @conn can be read (or written too, @out); FALSE once
+ * @deadline (monotonic; 0: none) has passed first. */
+static gboolean
+wait_socket (PGconn *conn, gboolean out, gint64 deadline)
+{
+  for (;;)
+    {
+      gint64 left = deadline - g_get_monotonic_time ();
+      if (deadline > 0 && left <= 0)
+        return FALSE;
+      struct pollfd p = { .fd = PQsocket (conn), .events = (short) (POLLIN | (out ? POLLOUT : 0)) };
+      int n = poll (&p, 1, deadline > 0 ? (int) MIN (left / 1000 + 1, G_MAXINT) : -1);
+      if (n > 0 || (n < 0 && errno != EINTR))
+        return TRUE; /* ready, or an error libpq will report */
+    }
+}
+
+/* The answer to what was just sent on @conn (@sent: whether sending
+ * worked): as PQexec gives it, the first error or else the last result.
+ * NULL when it did not come within answer_timeout_ms (unless @patient):
+ * the connection is shut then, and *@unanswered set. */
+static PGresult *
+answer (PGconn *conn, gboolean sent, gboolean patient, gboolean *unanswered)
+{
+  gint64 deadline = patient ? 0 : g_get_monotonic_time () + (gint64) answer_timeout_ms * 1000;
+  PGresult *kept = NULL;
+
+  *unanswered = FALSE;
+  if (!sent)
+    return NULL;
+  for (int f; (f = PQflush (conn)) == 1;)
+    if (!wait_socket (conn, TRUE, deadline))
+      goto unanswered;
+  for (;;)
+    {
+      while (PQisBusy (conn))
+        {
+          if (!wait_socket (conn, FALSE, deadline))
+            goto unanswered;
+          if (!PQconsumeInput (conn))
+            break;
+        }
+      PGresult *res = PQgetResult (conn);
+      if (res == NULL)
+        return kept;
+      if (kept != NULL && PQresultStatus (kept) == PGRES_FATAL_ERROR)
+        PQclear (res);
+      else
+        {
+          PQclear (kept);
+          kept = res;
+        }
+      if (PQstatus (conn) == CONNECTION_BAD)
+        return kept;
+    }
+unanswered:
+  PQclear (kept);
+  shutdown (PQsocket (conn), SHUT_RDWR);
+  *unanswered = TRUE;
+  return NULL;
+}
+
+/* answer() for @db's connection. */
+static PGresult *
+db_answer (StgDb *db, gboolean sent)
+{
+  PgState *state = db->engine_state;
+  return answer (db->conn, sent, db->patient, &state->unanswered);
+}
 
 /* The newest timeline of each database system (by its identifier) used,
  * read from and kept in timelines_file when there is one: staggerd opens
@@ -103,7 +192,11 @@ note_result (StgDb *db, PGresult *res)
 {
   const gchar *state = res != NULL ? PQresultErrorField (res, PG_DIAG_SQLSTATE) : NULL;
   const gchar *msg = res != NULL ? PQresultErrorMessage (res) : NULL;
+  g_autofree gchar *silent = NULL;
 
+  if (res == NULL && ((PgState *) db->engine_state)->unanswered)
+    msg = silent = g_strdup_printf ("the server did not answer within %u ms: taken as gone",
+                                    answer_timeout_ms);
   if (msg == NULL || *msg == '\0')
     msg = PQerrorMessage (db->conn);
   stg_db_set_error (db, msg, state != NULL && g_str_has_prefix (state, "23"));
@@ -185,7 +278,7 @@ pg_prepare (StgDb *db, const gchar *sql, GError **error)
   st->values = g_new0 (gchar *, MAX (st->nparams, 1));
   st->lengths = g_new0 (int, MAX (st->nparams, 1));
   st->formats = g_new0 (int, MAX (st->nparams, 1));
-  res = PQprepare (db->conn, st->name, text, 0, NULL);
+  res = db_answer (db, PQsendPrepare (db->conn, st->name, text, 0, NULL));
   if (PQresultStatus (res) != PGRES_COMMAND_OK)
     {
       note_result (db, res);
@@ -241,8 +334,9 @@ pg_step (StgDb *db, gpointer stmt)
 
   if (st->res == NULL)
     {
-      st->res = PQexecPrepared (st->db->conn, st->name, st->nparams,
-                                (const char *const *) st->values, st->lengths, st->formats, 0);
+      st->res = db_answer (st->db, PQsendQueryPrepared (st->db->conn, st->name, st->nparams,
+                                                        (const char *const *) st->values,
+                                                        st->lengths, st->formats, 0));
       ExecStatusType status = PQresultStatus (st->res);
       if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK)
         {
@@ -306,7 +400,7 @@ pg_column_bytes (gpointer stmt, int col)
 static gboolean
 pg_exec (StgDb *db, const gchar *sql, GError **error)
 {
-  PGresult *res = PQexec (db->conn, sql);
+  PGresult *res = db_answer (db, PQsendQuery (db->conn, sql));
   ExecStatusType status = PQresultStatus (res);
 
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
@@ -336,7 +430,8 @@ pg_schema_version (StgDb *db)
 
   if (!pg_exec (db, "CREATE TABLE IF NOT EXISTS stagger_schema (version integer NOT NULL)", NULL))
     return -1;
-  res = PQexec (db->conn, "SELECT COALESCE(MAX(version), 0) FROM stagger_schema");
+  res = db_answer (db,
+                   PQsendQuery (db->conn, "SELECT COALESCE(MAX(version), 0) FROM stagger_schema"));
   if (PQresultStatus (res) == PGRES_TUPLES_OK && PQntuples (res) == 1)
     version = (gint) g_ascii_strtoll (PQgetvalue (res, 0, 0), NULL, 10);
   else
@@ -516,13 +611,17 @@ servers_of (const gchar *conninfo, GError **error)
 
 /* The database system's identifier and the server's timeline (a writable
  * server's: its WAL's), in *@system and *@timeline; FALSE when it cannot
- * tell (an older server, or one in recovery). */
+ * tell (an older server, or one in recovery; *@unanswered: one that did
+ * not answer). */
 static gboolean
-timeline_of (PGconn *conn, gchar **system, gint *timeline)
+timeline_of (PGconn *conn, gchar **system, gint *timeline, gboolean *unanswered)
 {
-  PGresult *res = PQexec (conn, "SELECT system_identifier::text, "
-                                "('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))"
-                                "::bit(32)::int FROM pg_control_system()");
+  PGresult *res = answer (conn,
+                          PQsendQuery (conn, "SELECT system_identifier::text, "
+                                             "('x' || substr(pg_walfile_name("
+                                             "pg_current_wal_lsn()), 1, 8))"
+                                             "::bit(32)::int FROM pg_control_system()"),
+                          FALSE, unanswered);
   gboolean ok = PQresultStatus (res) == PGRES_TUPLES_OK && PQntuples (res) == 1;
 
   if (ok)
@@ -571,9 +670,17 @@ choose (GPtrArray *servers, Tried *tried, GError **error)
           PQfinish (conn);
           continue;
         }
-      tried[i].conn = conn;
-      if (!timeline_of (conn, &tried[i].system, &tried[i].timeline))
+      gboolean unanswered = FALSE;
+      if (!timeline_of (conn, &tried[i].system, &tried[i].timeline, &unanswered))
         tried[i].timeline = 0;
+      if (unanswered)
+        {
+          g_string_append_printf (why, "%s%s did not answer within %u ms", why->len ? "; " : "",
+                                  sv->where, answer_timeout_ms);
+          PQfinish (conn);
+          continue;
+        }
+      tried[i].conn = conn;
       if (best < 0 || tried[i].timeline > tried[best].timeline)
         best = (gint) i;
     }

@@ -38,6 +38,7 @@ struct _StgDb
   gchar *last_error;       /* the engine's last error message */
   gboolean last_constraint;/* ... and whether it broke a constraint */
   guint next_name;         /* PostgreSQL: prepared statement names */
+  gboolean patient;        /* PostgreSQL: statements may take as long as they take */
   gpointer engine_state;   /* PostgreSQL: what to connect to, the newest timeline seen */
 };
 

@@ -197,9 +197,13 @@ migrate (StgStore *store, gint upto, GError **error)
 
       if (!stg_store_begin (store, error))
         return FALSE;
-      if (!stg_store_exec (store, text, error) ||
-          !stg_db_set_schema_version (store->db, number, error) ||
-          !stg_store_commit (store, error))
+      /* A migration may rewrite a large table: no bound on its answer. */
+      stg_db_set_patient (store->db, TRUE);
+      gboolean ok = stg_store_exec (store, text, error) &&
+                    stg_db_set_schema_version (store->db, number, error) &&
+                    stg_store_commit (store, error);
+      stg_db_set_patient (store->db, FALSE);
+      if (!ok)
         {
           stg_store_rollback (store);
           g_prefix_error (error, "applying migration %s: ", name);
