@@ -128,6 +128,31 @@ def main():
     expect_one(r, "a call whose outcome nobody can read",
                anomalies(CLEAN + [drain(40, "drain", "unclear", host="h2")], drained=["h2"]),
                ["nobody can read"])
+    # Failovers: the updates read before from the primary, after from the promoted one.
+    seen = {"1": [ph.ROLLED_FORWARD, 0, 9], "2": [0, 1, 4]}
+    failover = [{"kind": "db", "t": 40.0, "phase": "before", "old": "db", "updates": seen},
+                {"kind": "db", "t": 42.0, "phase": "after", "old": "db",
+                 "updates": {"1": [ph.ROLLED_FORWARD, 0, 9], "2": [0, 1, 6]}}]
+    r.check("a failover that kept every update (one moved on) is fine",
+            anomalies(CLEAN + failover) == [], anomalies(CLEAN + failover))
+
+    def after(updates):
+        return CLEAN + [failover[0], dict(failover[1], updates=updates)]
+    expect_one(r, "an update gone in a failover",
+               anomalies(after({"1": [ph.ROLLED_FORWARD, 0, 9]})), ["update 2 is gone"])
+    expect_one(r, "an update that went back in a failover",
+               anomalies(after({"1": [ph.ROLLED_FORWARD, 0, 9], "2": [0, 1, 3]})),
+               ["update 2 went back", "4 events to 3"])
+    expect_one(r, "an ended update active again after a failover",
+               anomalies(after({"1": [0, 1, 9], "2": [0, 1, 4]})),
+               ["update 1 had ended ROLLED_FORWARD"])
+    old = {"kind": "old-primary", "t": 45.0, "server": "db", "epoch_before": [["3"]],
+           "epoch_after": [["3"]], "alive": 0}
+    r.check("an old primary left alone is fine", anomalies(CLEAN + [old]) == [])
+    expect_one(r, "an old primary whose epoch moved",
+               anomalies(CLEAN + [dict(old, epoch_after=[["4"]])]), ["old primary db"])
+    expect_one(r, "an old primary with a replica's sign of life",
+               anomalies(CLEAN + [dict(old, alive=1)]), ["1 signs of life"])
     return r.finish()
 
 

@@ -15,6 +15,12 @@ of the test bed shares), kept in memory and written as JSON lines:
   engine   what a host's engine did (its event log): host, status
            (create, start, died, remove...), container id and name, and
            the container's labels (the epoch that ordered its creation)
+  db       the store's updates around a failover (phase before: read from
+           the primary; after: from the promoted server): {id: [status,
+           active, events]}
+  old-primary  an old primary back and writable for a while: its
+           leadership epoch at the start and end, and how many replicas'
+           signs of life it got meanwhile
 
 check() compares it with the final state (read once everything is healed
 and quiet) and returns the anomalies, each a short sentence; none is a
@@ -32,7 +38,10 @@ pass. The checks, after Jepsen's way of judging a distributed system:
      run and config the store records; no other container of ours;
   4. every call's outcome is knowable: ok, a clear error, or (unknown)
      found afterwards in the store or not, but never unexplained; a
-     host's drain state is what its last call left.
+     host's drain state is what its last call left;
+  5. failovers: every update read from the primary before is on the
+     promoted server after, with no fewer events and the same end if it
+     had ended; an old primary that came back writable got no write.
 
 Pure functions on plain data, so tests/partition_checker_test.py can feed
 it histories that must fail.
@@ -246,9 +255,46 @@ def check_calls(records):
     return anomalies
 
 
+def check_failovers(records):
+    """Around each failover, the updates read from the primary before ("db" records,
+    phase before) and from the promoted server after (phase after): none missing,
+    none with fewer events, none whose end changed (synchronous replication loses
+    nothing acknowledged). A writable old primary ("old-primary" records) got no
+    write: its epoch unchanged, no replica's sign of life."""
+    anomalies = []
+    before = None
+    for r in records:
+        if r["kind"] == "old-primary":
+            if r["epoch_before"] != r["epoch_after"] or r["alive"]:
+                anomalies.append("the old primary %s, writable again, was written to (epoch %s "
+                                 "to %s, %d signs of life)" % (r["server"], r["epoch_before"],
+                                                              r["epoch_after"], r["alive"]))
+        if r["kind"] != "db":
+            continue
+        if r["phase"] == "before":
+            before = r
+            continue
+        if before is None:
+            continue
+        for uid, (status, active, events) in sorted(before["updates"].items()):
+            now = r["updates"].get(uid)
+            if now is None:
+                anomalies.append("failover from %s: update %s is gone" % (r["old"], uid))
+            elif now[2] < events:
+                anomalies.append("failover from %s: update %s went back from %d events to %d"
+                                 % (r["old"], uid, events, now[2]))
+            elif not active and (now[0], now[1]) != (status, active):
+                anomalies.append("failover from %s: update %s had ended %s, now %s (active %d)"
+                                 % (r["old"], uid, TERMINAL.get(status, status),
+                                    TERMINAL.get(now[0], now[0]), now[1]))
+        before = None
+    return anomalies
+
+
 def check(records, updates, instances, containers, drained=(), db_epoch_violations=0,
           lost_after=None):
     anomalies = check_one_leader(records)
+    anomalies += check_failovers(records)
     if db_epoch_violations:
         anomalies.append("%d database events of an older epoch after a newer one" %
                          db_epoch_violations)

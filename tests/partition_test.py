@@ -1,13 +1,15 @@
 """partition_test.py: staggerd replicas, PostgreSQL and fleet hosts cut apart.
 
-The test bed (tests/netbed.py): one network namespace for PostgreSQL,
-one per staggerd replica (three, --runtime=fleet, one lease), one per
-fleet host (a `podman system service` listening on TCP in it), one for
-this test's client calls, all on one bridge. A job of four instances
-(busybox httpd, host networking, at most two per host) is updated again
-and again (`stagger update start`, each call numbered in its message),
-and a host is drained and opened now and then, while faults come at
-random moments, one after another, from a seeded generator:
+The test bed (tests/netbed.py): one network namespace for each of two
+PostgreSQL servers (a primary and its synchronous standby; each replica
+is given both, as libpq writes several hosts), one per staggerd replica
+(three, --runtime=fleet, one lease), one per fleet host (a `podman
+system service` listening on TCP in it), one for this test's client
+calls, all on one bridge. A job of four instances (busybox httpd, host
+networking, at most two per host) is updated again and again (`stagger
+update start`, each call numbered in its message), and a host is drained
+and opened now and then, while faults come at random moments, one after
+another, from a seeded generator:
 
   leader-db     the leader cut from PostgreSQL
   leader-hosts  the leader cut from every host
@@ -22,12 +24,23 @@ random moments, one after another, from a seeded generator:
                 elsewhere, then healed
   db-outage     the leader cut from the hosts, and PostgreSQL stopped and
                 started again during the cut
+  failover      the primary PostgreSQL killed, frozen (SIGSTOP) or cut from
+                the replicas, and its synchronous standby promoted, as an
+                operator fails over; a killed old primary is sometimes
+                started again, writable, for a few seconds, and a cut one
+                is healed while still writable (the replicas must not use
+                it); then it is rebuilt as the new primary's standby
+                (twice in each round of kinds)
 
 Everything is recorded (tests/partition_history.py): each client call and
 its outcome, each fault, each leader change and each request a replica
 sent to an engine with its epoch (from the replicas' debug logs), each
 container event of each engine with its labels (the engine's event log).
-Once every cut is healed and the job is quiet, the checks of
+Around each failover the store's updates are read from the primary
+before and from the promoted server after (no update missing, none with
+fewer events, none whose end changed), and a writable old primary must
+get nothing from the replicas. Once every cut is healed and the job is
+quiet, the checks of
 partition_history.py run on the history, the store and the hosts; any
 anomaly fails the test. The history is kept as
 partition-SEED.jsonl in the current folder, with each replica's and
@@ -57,7 +70,9 @@ import stgtest
 
 REPLICAS = ["r0", "r1", "r2"]
 HOSTS = ["h0", "h1", "h2"]
-NODES = {"db": 10, "r0": 20, "r1": 21, "r2": 22, "h0": 30, "h1": 31, "h2": 32, "client": 40}
+DBS = ["db", "db2"]
+NODES = {"db": 10, "db2": 11, "r0": 20, "r1": 21, "r2": 22, "h0": 30, "h1": 31, "h2": 32,
+         "client": 40}
 LEASE_MS = 2000
 LOST_AFTER_S = 6
 INSTANCES = 4
@@ -266,7 +281,8 @@ class Campaign:
         self.stop_workload = threading.Event()
         self.day = datetime.date.today()
         self.bed = None
-        self.pg = None
+        self.servers = {}        # "db", "db2": their Postgres
+        self.primary = "db"      # the one that takes writes
         self.hosts = []
         self.replicas = []
         self.pg_down = False
@@ -280,10 +296,16 @@ class Campaign:
         with open(os.path.join(d, "containers.conf"), "w") as f:
             f.write(CONTAINERS_CONF)
         image_tar = self.build_image()
-        self.pg = stgtest.Postgres([5432], address=self.bed.node("db").address,
-                                   trusted=netbed.SUBNET + "0/24", parent=d,
-                                   wrap=lambda argv: self.bed.argv("db", argv))
-        log("PostgreSQL on %s" % self.pg.conninfo())
+        pg = stgtest.Postgres([5432], address=self.bed.node("db").address,
+                              trusted=netbed.SUBNET + "0/24", parent=d,
+                              wrap=lambda argv: self.bed.argv("db", argv))
+        self.servers = {"db": pg}
+        self.servers["db2"] = pg.standby([5432], address=self.bed.node("db2").address,
+                                         wrap=lambda argv: self.bed.argv("db2", argv))
+        self.make_synchronous()
+        conninfo = "host=%s port=5432,5432 user=stagger dbname=postgres" % ",".join(
+            self.bed.node(n).address for n in DBS)
+        log("PostgreSQL: %s" % conninfo)
         for name in HOSTS:
             self.hosts.append(Host(self.bed, name, image_tar))
         log("podman services on %s" % ", ".join(h.address for h in self.hosts))
@@ -298,12 +320,28 @@ class Campaign:
         # their own: the containers' marker is made from it.
         data_dir = os.path.join(d, "data")
         for name in REPLICAS:
-            self.replicas.append(Replica(self.bed, name, self.pg.conninfo(), conf, data_dir))
+            self.replicas.append(Replica(self.bed, name, conninfo, conf, data_dir))
         os.makedirs(os.path.join(d, "config", "stagger"))
         with open(os.path.join(d, "config", "stagger", "clusters.json"), "w") as f:
             json.dump({"bed": [r.url for r in self.replicas]}, f)
         self.wait_leader(30)
         log("replicas up; %s leads" % self.leader().name)
+
+    @property
+    def pg(self):
+        """The PostgreSQL that takes writes now."""
+        return self.servers.get(self.primary)
+
+    def standby_name(self):
+        return [n for n in DBS if n != self.primary][0]
+
+    def make_synchronous(self):
+        """Makes the primary wait for its standby at each commit, once it streams."""
+        self.pg.sql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        self.pg.sql("SELECT pg_reload_conf()")
+        if not stgtest.wait_until(lambda: self.pg.sql(
+                "SELECT sync_state FROM pg_stat_replication") == [["sync"]], timeout=60):
+            raise RuntimeError("the standby does not stream synchronously")
 
     def build_image(self):
         root = os.path.join(self.bed.dir, "image")
@@ -442,7 +480,7 @@ class Campaign:
         rng = self.rng
         others = [r for r in REPLICAS if r != leader]
         if name == "leader-db":
-            cut = self.both(leader, ["db"])
+            cut = self.both(leader, [self.primary])
             self.cut_for(name, cut, 3, 8)
         elif name == "leader-hosts":
             cut = self.both(leader, HOSTS)
@@ -451,13 +489,13 @@ class Campaign:
             cut = self.both(rng.choice(HOSTS), REPLICAS)
             self.cut_for(name, cut, 2, LOST_AFTER_S - 2)
         elif name == "asymmetric":
-            cut = self.both(rng.choice(others), HOSTS) + self.both(leader, ["db"])
+            cut = self.both(rng.choice(others), HOSTS) + self.both(leader, [self.primary])
             self.cut_for(name, cut, 4, 10)
         elif name == "one-way":
             cut = [(leader, rng.choice(HOSTS))]
             self.cut_for(name, cut, 3, 8)
         elif name == "flapping":
-            cut = self.both(leader, [rng.choice(["db"] + HOSTS)])
+            cut = self.both(leader, [rng.choice([self.primary] + HOSTS)])
             self.history.add("fault", name=name, phase="start", cut=cut)
             end = time.monotonic() + rng.uniform(5, 10)
             while time.monotonic() < end:
@@ -484,8 +522,81 @@ class Campaign:
             self.hold(0.5, 3)
             self.bed.heal(cut)
             self.history.add("fault", name=name, phase="heal", cut=cut)
+        elif name == "failover":
+            cut = self.failover(rng.choice(["kill", "freeze", "cut"]))
         else:
             raise ValueError(name)
+        return cut
+
+    # ---- failing over to the standby ----------------------------------------------------
+
+    def updates_seen(self):
+        """Each update in the store, as {id: [status, active, events]}."""
+        rows = self.sql("SELECT u.id, u.status, u.active, (SELECT count(*) FROM update_events e "
+                        "WHERE e.update_id = u.id) FROM updates u")
+        return {uid: [int(st), int(act), int(n)] for uid, st, act, n in rows}
+
+    def failover(self, how):
+        """The primary dies (@how: kill, freeze or cut), the standby is promoted, a
+        replica leads on it, and the old primary is rebuilt as its standby; returns
+        what was cut."""
+        old, new = self.primary, self.standby_name()
+        old_pg, new_pg = self.servers[old], self.servers[new]
+        cut = self.both(old, REPLICAS) if how == "cut" else []
+        before = self.updates_seen()
+        epoch = int(self.sql("SELECT epoch FROM stagger_leader")[0][0])
+        self.history.add("fault", name="failover", phase="start", how=how, old=old, new=new,
+                         cut=cut)
+        self.history.add("db", phase="before", old=old, updates=before)
+        frozen = []
+        if how == "kill":
+            old_pg.stop("immediate")
+        elif how == "freeze":
+            frozen = old_pg.processes()
+            for pid in frozen:
+                os.kill(pid, signal.SIGSTOP)
+        else:
+            self.bed.cut(cut)
+        self.hold(0.5, 2)  # an operator makes sure the primary is gone
+        new_pg.promote()
+        promoted = time.monotonic()
+        self.primary = new
+        # Alone until the old one is rebuilt: commits must not wait for it.
+        new_pg.sql("ALTER SYSTEM SET synchronous_standby_names = ''")
+        new_pg.sql("SELECT pg_reload_conf()")
+        if not stgtest.wait_until(lambda: int(self.sql(
+                "SELECT epoch FROM stagger_leader")[0][0]) > epoch, timeout=60):
+            raise RuntimeError("no replica led on the promoted server within 60 s")
+        leader = self.wait_leader(60)
+        log("failover (%s): %s promoted, %s leads %.2f s after the promotion"
+            % (how, new, leader.name, time.monotonic() - promoted))
+        self.history.add("db", phase="after", old=old, updates=self.updates_seen(),
+                         took=time.monotonic() - promoted)
+        back = how == "cut" or (how == "kill" and self.rng.random() < 0.5)
+        if how == "kill" and back:
+            old_pg.start()  # as an operator who forgot it: writable, on the old timeline
+        if how == "cut":
+            self.bed.heal(cut)
+        if back:
+            since = int(time.time() * 1000)
+            old_epoch = old_pg.sql("SELECT epoch FROM stagger_leader")
+            self.hold(3, 6)
+            self.history.add("old-primary", server=old, epoch_before=old_epoch,
+                             epoch_after=old_pg.sql("SELECT epoch FROM stagger_leader"),
+                             alive=int(old_pg.sql(
+                                 "SELECT count(*) FROM stagger_replicas WHERE seen_ms >= %d"
+                                 % since)[0][0]))
+        for pid in frozen:
+            os.kill(pid, signal.SIGKILL)
+        if not frozen:
+            try:
+                old_pg.stop("immediate")
+            except subprocess.CalledProcessError:
+                pass  # down already
+        old_pg.follow(new_pg)
+        self.make_synchronous()
+        self.history.add("fault", name="failover", phase="heal", how=how, old=old, new=new,
+                         cut=cut)
         return cut
 
     def cut_for(self, name, cut, lo, hi):
@@ -496,13 +607,15 @@ class Campaign:
         self.history.add("fault", name=name, phase="heal", cut=cut)
 
     KINDS = ["leader-db", "leader-hosts", "host-alone", "asymmetric", "one-way", "flapping",
-             "host-moved", "db-outage"]
+             "host-moved", "db-outage", "failover"]
+    ROUND = KINDS + ["failover"]  # one round of faults
 
     def schedule(self):
-        """The seed's faults: every kind once in a shuffled round, round after round."""
+        """The seed's faults: every kind once (failovers twice) in a shuffled round,
+        round after round."""
         out = []
         while len(out) < self.n_faults:
-            kinds = list(self.KINDS)
+            kinds = list(self.ROUND)
             self.rng.shuffle(kinds)
             out += kinds
         return out[:self.n_faults]
@@ -645,10 +758,12 @@ class Campaign:
                 r.check("%s exits 0" % rep.name, False, "exit %s:\n%s" % (code, tail))
         for h in self.hosts:
             h.stop()
-        if self.pg is not None:
-            with open(os.path.join(self.pg.dir, "log"), errors="replace") as f:
-                f.read()
-            self.pg.close()
+        for name, pg in self.servers.items():
+            shutil.copy(os.path.join(pg.dir, "log"), "partition-%d-%s.log" % (self.seed, name))
+            try:
+                pg.close()
+            except subprocess.CalledProcessError:
+                shutil.rmtree(pg.dir, ignore_errors=True)  # stopped already
         self.history.close()
         if self.bed is not None:
             # The logs stay beside the history, for whoever reads a failure.

@@ -370,26 +370,61 @@ class Postgres:
         and keeps its data."""
         self._run("pg_ctl", "stop", "-w", "-m", mode, "-D", self.data)
 
-    def standby(self, ports):
+    def standby(self, ports, address=None, wrap=None):
         """A streaming standby of this server (pg_basebackup -R), in a
-        folder of its own beside this one's, on a free port of `ports`,
+        folder of its own beside this one's, on a free port of `ports`
+        (on `address` and through `wrap`, by default this one's),
         started; promote() makes it a primary."""
         s = object.__new__(Postgres)
-        s.bindir, s.address, s.wrap = self.bindir, self.address, self.wrap
+        s.bindir = self.bindir
+        s.address = address or self.address
+        s.wrap = wrap or self.wrap
         s.dir = tempfile.mkdtemp(prefix="stg-pg-", dir=os.path.dirname(self.dir))
         s.data = os.path.join(s.dir, "data")
         if os.geteuid() == 0:
             nobody = pwd.getpwnam("nobody")
             os.chown(s.dir, nobody.pw_uid, nobody.pw_gid)
-        s._run("pg_basebackup", "-D", s.data, "-h", self.dir, "-p", str(self.port), "-U",
-               "stagger", "-R", "-X", "stream", "--no-sync")
-        for s.port in [p for p in ports if port_free(p)][:8]:
+        s.follow(self, ports)
+        return s
+
+    def follow(self, primary, ports=None):
+        """Makes this server a streaming standby of @primary from a new base
+        backup of it, its own data thrown away (as an operator rebuilds an
+        old primary), and starts it: on its port, or a free one of
+        `ports`."""
+        shutil.rmtree(self.data, ignore_errors=True)
+        self._run("pg_basebackup", "-D", self.data, "-h", primary.dir, "-p", str(primary.port),
+                  "-U", "stagger", "-R", "-X", "stream", "--no-sync")
+        if ports is None:
+            self.start()
+            return
+        for self.port in [p for p in ports if self.address != "127.0.0.1" or port_free(p)][:8]:
             try:
-                s.start()
-                return s
+                self.start()
+                return
             except subprocess.CalledProcessError:
                 continue
-        raise RuntimeError("the standby would not start on any port of %r:\n%s" % (ports, s.log()))
+        raise RuntimeError("the standby would not start on any port of %r:\n%s"
+                           % (ports, self.log()))
+
+    def processes(self):
+        """The server's processes: the postmaster first, then its children."""
+        try:
+            with open(os.path.join(self.data, "postmaster.pid")) as f:
+                main = int(f.readline())
+        except (OSError, ValueError):
+            return []
+        out = [main]
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open("/proc/%s/stat" % entry) as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(fields[1]) == main:
+                    out.append(int(entry))
+        return out
 
     def promote(self):
         """Makes this standby a primary (on a new timeline), as an operator
